@@ -1,0 +1,62 @@
+// Package apperr holds the error kinds every layer shares, so the HTTP layer
+// can map them to status codes in one place.
+package apperr
+
+import (
+	"errors"
+	"fmt"
+)
+
+var (
+	// ErrNotFound: the record does not exist in the caller's organization.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict: the request conflicts with the record's state.
+	ErrConflict = errors.New("conflict")
+	// ErrForbidden: the caller's role may not do this.
+	ErrForbidden = errors.New("forbidden")
+	// ErrTooLarge: the record would exceed what can be stored.
+	ErrTooLarge = errors.New("too large")
+)
+
+// InvalidError is a bad input: Field names the offending field (a JSON path
+// such as "location.city" or a query parameter), Message what rule it broke.
+type InvalidError struct {
+	Field   string
+	Message string
+}
+
+func (e *InvalidError) Error() string {
+	if e.Field == "" {
+		return e.Message
+	}
+	return e.Field + ": " + e.Message
+}
+
+// Invalid returns an *InvalidError.
+func Invalid(field, format string, args ...any) error {
+	return &InvalidError{Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// Conflict returns an error wrapping ErrConflict with a message for the caller.
+func Conflict(format string, args ...any) error {
+	return &kindError{kind: ErrConflict, msg: fmt.Sprintf(format, args...)}
+}
+
+// Forbidden returns an error wrapping ErrForbidden with a message for the caller.
+func Forbidden(format string, args ...any) error {
+	return &kindError{kind: ErrForbidden, msg: fmt.Sprintf(format, args...)}
+}
+
+// TooLarge returns an error wrapping ErrTooLarge with a message for the caller.
+func TooLarge(format string, args ...any) error {
+	return &kindError{kind: ErrTooLarge, msg: fmt.Sprintf(format, args...)}
+}
+
+// kindError carries a caller-facing message and a kind for errors.Is.
+type kindError struct {
+	kind error
+	msg  string
+}
+
+func (e *kindError) Error() string { return e.msg }
+func (e *kindError) Unwrap() error { return e.kind }

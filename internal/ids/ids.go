@@ -1,0 +1,46 @@
+// Package ids makes identifiers: time-ordered ids for records, so that "id
+// descending" is "newest first" and an id cursor is a key condition, and
+// random tokens for secrets and client ids.
+package ids
+
+import (
+	"crypto/rand"
+	"encoding/base32"
+	"sync"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+)
+
+var (
+	mu      sync.Mutex
+	entropy = ulid.Monotonic(rand.Reader, 0)
+)
+
+// New returns prefix + "_" + a lowercase ULID. Ids made by one process are
+// strictly increasing, even within a millisecond.
+func New(prefix string) string {
+	mu.Lock()
+	id := ulid.MustNew(ulid.Timestamp(time.Now()), entropy)
+	mu.Unlock()
+	return prefix + "_" + lower(id.String())
+}
+
+// Random returns n random bytes encoded as lowercase unpadded base32.
+func Random(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic("crypto/rand failed: " + err.Error())
+	}
+	return lower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b))
+}
+
+func lower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}

@@ -1,0 +1,176 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/ids"
+	"github.com/sourcebase/sourcebase/internal/store"
+	"github.com/sourcebase/sourcebase/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+type thing struct {
+	ID    string  `json:"id"`
+	Name  string  `json:"name"`
+	Ext   string  `json:"ext"`
+	Note  *string `json:"note"`
+	Count int     `json:"count"`
+}
+
+func things(s *store.Store) *store.Collection[thing] {
+	return store.NewCollection(s, store.Spec[thing]{
+		Type:    "THING",
+		ID:      func(t *thing) string { return t.ID },
+		IDOrder: []string{"createdAt"},
+		Sorts:   []store.Sort[thing]{{Field: "name", Index: store.GSI1, Key: func(t *thing) string { return strings.ToLower(t.Name) }}},
+		Lookups: []store.Lookup[thing]{{Name: "ext", Index: store.GSI2, Key: func(t *thing) string { return t.Ext }}},
+	})
+}
+
+func seed(t *testing.T, c *store.Collection[thing], org string, names ...string) []thing {
+	t.Helper()
+	var out []thing
+	for _, n := range names {
+		v := thing{ID: ids.New("thg"), Name: n}
+		if err := c.Create(context.Background(), org, &v); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func idsOf(ts []thing) []string {
+	var out []string
+	for _, t := range ts {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+func TestCreateGetUpdateDeleteRoundTripsAndConflicts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := things(testenv.Store(t))
+	note := "x"
+	v := thing{ID: ids.New("thg"), Name: "A", Note: &note}
+	if err := c.Create(ctx, "o1", &v); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, "o1", &v); !errors.Is(err, apperr.ErrConflict) {
+		t.Fatalf("second create: %v, want conflict", err)
+	}
+	if _, err := c.Get(ctx, "o2", v.ID); !errors.Is(err, apperr.ErrNotFound) {
+		t.Fatalf("other org get: %v, want not found", err)
+	}
+	got, err := c.Update(ctx, "o1", v.ID, func(t *thing) error { t.Note = nil; t.Count++; return nil })
+	if err != nil || got.Note != nil || got.Count != 1 {
+		t.Fatalf("update: %+v %v", got, err)
+	}
+	if _, err := c.Update(ctx, "o2", v.ID, func(*thing) error { return nil }); !errors.Is(err, apperr.ErrNotFound) {
+		t.Fatalf("other org update: %v", err)
+	}
+	if err := c.Delete(ctx, "o2", v.ID); !errors.Is(err, apperr.ErrNotFound) {
+		t.Fatalf("other org delete: %v", err)
+	}
+	if err := c.Delete(ctx, "o1", v.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(ctx, "o1", v.ID); !errors.Is(err, apperr.ErrNotFound) {
+		t.Fatalf("second delete: %v", err)
+	}
+}
+
+func TestConcurrentUpdatesAreAllApplied(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := things(testenv.Store(t))
+	v := seed(t, c, "o", "n")[0]
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := c.Update(ctx, "o", v.ID, func(t *thing) error { t.Count++; return nil }); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	got, _ := c.Get(ctx, "o", v.ID)
+	if got.Count != 4 {
+		t.Fatalf("count = %d, want 4", got.Count)
+	}
+}
+
+func TestListOrdersPagesAndFilters(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := things(testenv.Store(t))
+	all := seed(t, c, "o", "b", "A", "c", "a b", "d")
+	seed(t, c, "other", "zzz")
+
+	cases := []struct {
+		name string
+		q    store.Query
+		want string
+	}{
+		{"id desc", store.Query{Limit: 10, Desc: true}, "d a b c A b"},
+		{"id asc", store.Query{Limit: 10}, "b A c a b d"},
+		{"createdAt is id order", store.Query{Limit: 10, Sort: "createdAt"}, "b A c a b d"},
+		{"offset", store.Query{Limit: 2, Offset: 2, Desc: true}, "c A"},
+		{"offset past end", store.Query{Limit: 2, Offset: 6, Desc: true}, ""},
+		{"cursor", store.Query{Limit: 2, Desc: true, Before: all[2].ID}, "A b"},
+		{"name asc", store.Query{Limit: 10, Sort: "name"}, "A a b b c d"},
+		{"name desc offset", store.Query{Limit: 2, Offset: 1, Sort: "name", Desc: true}, "c b"},
+		{"name with cursor", store.Query{Limit: 10, Sort: "name", Before: all[3].ID}, "A b c"},
+	}
+	for _, tc := range cases {
+		got, err := c.List(ctx, "o", tc.q)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if s := strings.Join(idsOf(got), " "); s != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.name, s, tc.want)
+		}
+	}
+	if _, err := c.List(ctx, "o", store.Query{Limit: 1, Sort: "nope"}); err == nil {
+		t.Error("unknown sort accepted")
+	}
+	found, err := c.FindBySortKey(ctx, "o", "name", "a", 10)
+	if err != nil || fmt.Sprint(idsOf(found)) != "[A]" {
+		t.Errorf("FindBySortKey = %v %v", idsOf(found), err)
+	}
+}
+
+func TestLookupFindsExactValuesOnly(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := things(testenv.Store(t))
+	v := thing{ID: ids.New("thg"), Name: "x", Ext: "E1"}
+	if err := c.Create(ctx, "o", &v); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		org, val string
+		n        int
+	}{{"o", "E1", 1}, {"o", "E", 0}, {"p", "E1", 0}} {
+		got, err := c.FindBy(ctx, tc.org, "ext", tc.val, 5)
+		if err != nil || len(got) != tc.n {
+			t.Errorf("FindBy(%s,%s) = %d %v, want %d", tc.org, tc.val, len(got), err, tc.n)
+		}
+	}
+	if _, err := c.Update(ctx, "o", v.ID, func(t *thing) error { t.Ext = ""; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := c.FindBy(ctx, "o", "ext", "E1", 5); len(got) != 0 {
+		t.Errorf("cleared lookup still finds %d", len(got))
+	}
+}

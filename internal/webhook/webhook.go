@@ -1,0 +1,157 @@
+// Package webhook authenticates inbound workflow webhook triggers.
+//
+// A trigger is reached at an unguessable slug and proves its sender with one of
+// two schemes (see the spec's "Webhook trigger authentication"): a shared secret
+// sent verbatim in a header, or a GitHub-style HMAC-SHA256 signature of the raw
+// body. The package knows nothing about storage or routing, so the webhook
+// handler, the dev server and tests share one definition of "valid".
+package webhook
+
+import (
+	"errors"
+	"fmt"
+	"net/textproto"
+	"slices"
+	"strings"
+)
+
+// Scheme names how a webhook sender proves it holds the trigger's secret.
+type Scheme string
+
+const (
+	// SharedSecret is the default scheme: the sender sends the secret itself.
+	SharedSecret Scheme = "shared-secret"
+	// HMACSHA256 has the sender sign the raw body, so the secret never travels.
+	HMACSHA256 Scheme = "hmac-sha256"
+)
+
+// Default header names per scheme; HMAC uses GitHub's name so GitHub-style
+// senders work without configuration.
+const (
+	sharedSecretHeader = "X-Service-Webhook-Secret"
+	hmacHeader         = "X-Hub-Signature"
+	authorizationHdr   = "Authorization"
+)
+
+// maxHeaderNameLen bounds custom header names; real names are far shorter and
+// the bound keeps stored trigger records and error messages small.
+const maxHeaderNameLen = 100
+
+// ParseScheme turns the API's scheme string into a Scheme. Matching is exact
+// because the value round-trips through the API and storage unchanged.
+func ParseScheme(s string) (Scheme, error) {
+	switch Scheme(s) {
+	case SharedSecret, HMACSHA256:
+		return Scheme(s), nil
+	}
+	return "", fmt.Errorf("invalid signature scheme %q: must be %q or %q", s, SharedSecret, HMACSHA256)
+}
+
+// DefaultHeader is the header the scheme reads when the trigger names none.
+// It returns "" for an unknown scheme so that nothing is ever read from a
+// header the caller did not intend.
+func (s Scheme) DefaultHeader() string {
+	switch s {
+	case SharedSecret:
+		return sharedSecretHeader
+	case HMACSHA256:
+		return hmacHeader
+	}
+	return ""
+}
+
+// reservedHeaders may not carry a signature: they are hop-by-hop, consumed or
+// rewritten by HTTP servers and proxies (API Gateway, Lambda function URLs), or
+// carry other credentials, so a secret placed there would be lost or confused.
+// Keys are lower case.
+var reservedHeaders = map[string]bool{
+	"authorization":       true,
+	"proxy-authorization": true,
+	"proxy-authenticate":  true,
+	"cookie":              true,
+	"set-cookie":          true,
+	"host":                true,
+	"content-type":        true,
+	"content-length":      true,
+	"content-encoding":    true,
+	"transfer-encoding":   true,
+	"connection":          true,
+	"keep-alive":          true,
+	"proxy-connection":    true,
+	"te":                  true,
+	"trailer":             true,
+	"upgrade":             true,
+	"expect":              true,
+	"x-forwarded-for":     true,
+	"x-forwarded-host":    true,
+	"x-forwarded-port":    true,
+	"x-forwarded-proto":   true,
+	"x-amzn-trace-id":     true,
+}
+
+// ValidateHeaderName checks a custom signature header name before it is stored,
+// so that a trigger can never be configured to read a header that senders
+// cannot set or that the platform overwrites.
+func ValidateHeaderName(name string) error {
+	if name == "" {
+		return errors.New("header name must not be empty")
+	}
+	if len(name) > maxHeaderNameLen {
+		return fmt.Errorf("header name must be at most %d characters, got %d", maxHeaderNameLen, len(name))
+	}
+	for i := 0; i < len(name); i++ {
+		if !isTokenChar(name[i]) {
+			return fmt.Errorf("header name contains an invalid character at position %d: only letters, digits and !#$%%&'*+-.^_`|~ are allowed", i+1)
+		}
+	}
+	if reservedHeaders[strings.ToLower(name)] {
+		return fmt.Errorf("header name %q is reserved and cannot carry a webhook signature", textproto.CanonicalMIMEHeaderKey(name))
+	}
+	return nil
+}
+
+// isTokenChar reports whether c is an RFC 7230 tchar, the only bytes allowed
+// in a header field name.
+func isTokenChar(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
+}
+
+// Trigger holds what verification needs from a workflow's webhook trigger.
+type Trigger struct {
+	// Scheme selects the check; anything but SharedSecret or HMACSHA256 fails closed.
+	Scheme Scheme
+	// HeaderName is a custom signature header; "" means the scheme's default.
+	HeaderName string
+	// Secret is the trigger's current secret; an empty secret never verifies.
+	Secret string
+}
+
+// Header returns the header that carries the secret or signature, in canonical
+// MIME form so it can be compared with and looked up in an http.Header.
+func (t Trigger) Header() string {
+	if t.HeaderName == "" {
+		return t.Scheme.DefaultHeader()
+	}
+	return textproto.CanonicalMIMEHeaderKey(t.HeaderName)
+}
+
+// CredentialHeaders lists the headers (canonical form) to strip before request
+// headers are exposed to a workflow run, so that the run never sees the secret.
+//
+// Besides the effective header and Authorization it also lists both schemes'
+// default headers: a sender that has not caught up with a change of header
+// name or scheme may still send the secret under the old name, and that header
+// must not leak into the run either.
+func (t Trigger) CredentialHeaders() []string {
+	names := make([]string, 0, 4)
+	for _, name := range []string{t.Header(), sharedSecretHeader, hmacHeader, authorizationHdr} {
+		if name != "" && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	return names
+}

@@ -1,0 +1,216 @@
+package webhook_test
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sourcebase/sourcebase/internal/webhook"
+)
+
+func TestParseScheme(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		in      string
+		want    webhook.Scheme
+		wantErr bool
+	}{
+		{name: "shared-secret parses", in: "shared-secret", want: webhook.SharedSecret},
+		{name: "hmac-sha256 parses", in: "hmac-sha256", want: webhook.HMACSHA256},
+		{name: "an empty string is refused", in: "", wantErr: true},
+		{name: "upper case is refused because matching is exact", in: "HMAC-SHA256", wantErr: true},
+		{name: "surrounding spaces are refused", in: " shared-secret", wantErr: true},
+		{name: "an abbreviation is refused", in: "hmac", wantErr: true},
+		{name: "another algorithm is refused", in: "hmac-sha1", wantErr: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := webhook.ParseScheme(tc.in)
+			if tc.wantErr {
+				if err == nil {
+					t.Fatalf("ParseScheme(%q) = %q, want an error", tc.in, got)
+				}
+				for _, allowed := range []string{"shared-secret", "hmac-sha256"} {
+					if !strings.Contains(err.Error(), allowed) {
+						t.Errorf("error %q does not name the allowed value %q", err, allowed)
+					}
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("ParseScheme(%q) = %q, %v; want %q, nil", tc.in, got, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestDefaultHeaderDependsOnTheScheme(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		scheme webhook.Scheme
+		want   string
+	}{
+		{webhook.SharedSecret, "X-Service-Webhook-Secret"},
+		{webhook.HMACSHA256, "X-Hub-Signature"},
+		{webhook.Scheme("hmac-sha1"), ""},
+		{webhook.Scheme(""), ""},
+	}
+	for _, tc := range tests {
+		if got := tc.scheme.DefaultHeader(); got != tc.want {
+			t.Errorf("Scheme(%q).DefaultHeader() = %q, want %q", tc.scheme, got, tc.want)
+		}
+	}
+}
+
+func TestValidateHeaderName(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		header    string
+		wantInErr string // "" means the name is valid
+	}{
+		{name: "a GitHub style name is valid", header: "X-Hub-Signature-256"},
+		{name: "a lower-case name is valid", header: "x-my-webhook-secret"},
+		{name: "a single character is valid", header: "s"},
+		{name: "every tchar punctuation is valid", header: "X!#$%&'*+-.^_`|~9"},
+		{name: "exactly 100 characters is valid", header: strings.Repeat("a", 100)},
+		{name: "the scheme's default name is valid", header: "X-Service-Webhook-Secret"},
+		{name: "an empty name is refused", header: "", wantInErr: "empty"},
+		{name: "101 characters is refused", header: strings.Repeat("a", 101), wantInErr: "at most 100"},
+		{name: "a space is refused", header: "X Signature", wantInErr: "invalid character"},
+		{name: "a colon is refused", header: "X-Sig:", wantInErr: "invalid character"},
+		{name: "a line break is refused", header: "X-Sig\r\nX-Other", wantInErr: "invalid character"},
+		{name: "a non-ASCII letter is refused", header: "X-Sïgnature", wantInErr: "invalid character"},
+		{name: "a separator such as slash is refused", header: "X/Sig", wantInErr: "invalid character"},
+		{name: "Authorization is reserved", header: "Authorization", wantInErr: "reserved"},
+		{name: "reserved names are matched case-insensitively", header: "aUtHoRiZaTiOn", wantInErr: "reserved"},
+		{name: "Content-Type is reserved", header: "content-type", wantInErr: "reserved"},
+		{name: "Content-Length is reserved", header: "CONTENT-LENGTH", wantInErr: "reserved"},
+		{name: "Host is reserved", header: "Host", wantInErr: "reserved"},
+		{name: "Cookie is reserved", header: "Cookie", wantInErr: "reserved"},
+		{name: "Transfer-Encoding is reserved", header: "Transfer-Encoding", wantInErr: "reserved"},
+		{name: "Connection is reserved", header: "connection", wantInErr: "reserved"},
+		{name: "Proxy-Authorization is reserved", header: "Proxy-Authorization", wantInErr: "reserved"},
+		{name: "a proxy-set forwarding header is reserved", header: "X-Forwarded-For", wantInErr: "reserved"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			err := webhook.ValidateHeaderName(tc.header)
+			if tc.wantInErr == "" {
+				if err != nil {
+					t.Fatalf("ValidateHeaderName(%q) = %v, want nil", tc.header, err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("ValidateHeaderName(%q) = nil, want an error mentioning %q", tc.header, tc.wantInErr)
+			}
+			if !strings.Contains(err.Error(), tc.wantInErr) {
+				t.Fatalf("ValidateHeaderName(%q) = %q, want it to mention %q", tc.header, err, tc.wantInErr)
+			}
+		})
+	}
+}
+
+func TestTriggerHeaderIsTheCanonicalEffectiveHeader(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		trigger webhook.Trigger
+		want    string
+	}{
+		{name: "shared secret without a custom name uses its default", trigger: webhook.Trigger{Scheme: webhook.SharedSecret}, want: "X-Service-Webhook-Secret"},
+		{name: "hmac without a custom name uses its default", trigger: webhook.Trigger{Scheme: webhook.HMACSHA256}, want: "X-Hub-Signature"},
+		{name: "a custom name replaces the default in canonical form", trigger: webhook.Trigger{Scheme: webhook.HMACSHA256, HeaderName: "x-hub-signature-256"}, want: "X-Hub-Signature-256"},
+		{name: "an unknown scheme has no header", trigger: webhook.Trigger{Scheme: "nope"}, want: ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := tc.trigger.Header(); got != tc.want {
+				t.Fatalf("Header() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCredentialHeaders(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		trigger webhook.Trigger
+		want    []string
+	}{
+		{
+			name:    "the default shared-secret trigger strips its header and Authorization",
+			trigger: webhook.Trigger{Scheme: webhook.SharedSecret, Secret: "s"},
+			want:    []string{"X-Service-Webhook-Secret", "X-Hub-Signature", "Authorization"},
+		},
+		{
+			name:    "a custom header is stripped in canonical form along with the defaults a stale sender may still use",
+			trigger: webhook.Trigger{Scheme: webhook.SharedSecret, HeaderName: "x-my-secret", Secret: "s"},
+			want:    []string{"X-My-Secret", "X-Service-Webhook-Secret", "X-Hub-Signature", "Authorization"},
+		},
+		{
+			name:    "the default hmac trigger strips its header first and Authorization always",
+			trigger: webhook.Trigger{Scheme: webhook.HMACSHA256, Secret: "s"},
+			want:    []string{"X-Hub-Signature", "X-Service-Webhook-Secret", "Authorization"},
+		},
+		{
+			name:    "a custom hmac header is listed first",
+			trigger: webhook.Trigger{Scheme: webhook.HMACSHA256, HeaderName: "X-Hub-Signature-256", Secret: "s"},
+			want:    []string{"X-Hub-Signature-256", "X-Service-Webhook-Secret", "X-Hub-Signature", "Authorization"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := tc.trigger.CredentialHeaders(); !slices.Equal(got, tc.want) {
+				t.Fatalf("CredentialHeaders() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestStrippingCredentialHeadersRemovesEverySecretCarrier(t *testing.T) {
+	t.Parallel()
+	const secret = "whsec_not-for-the-workflow"
+	for _, trigger := range []webhook.Trigger{
+		{Scheme: webhook.SharedSecret, Secret: secret},
+		{Scheme: webhook.SharedSecret, HeaderName: "x-custom-secret", Secret: secret},
+		{Scheme: webhook.HMACSHA256, HeaderName: "X-Hub-Signature-256", Secret: secret},
+	} {
+		h := http.Header{}
+		h.Add("x-custom-secret", secret)
+		h.Add("X-Service-Webhook-Secret", secret)
+		h.Add("Authorization", "Bearer "+secret)
+		h.Add("X-Hub-Signature", webhook.Sign(secret, nil))
+		h.Add("X-Hub-Signature-256", webhook.Sign(secret, nil))
+		h.Add("X-Request-Id", "kept")
+		// The custom header of the first two triggers is only stripped for the
+		// trigger that uses it; drop it here for the others, as they never read it.
+		if trigger.HeaderName == "" || !strings.EqualFold(trigger.HeaderName, "x-custom-secret") {
+			h.Del("x-custom-secret")
+		}
+		if trigger.Scheme != webhook.HMACSHA256 {
+			h.Del("X-Hub-Signature-256")
+		}
+		for _, name := range trigger.CredentialHeaders() {
+			h.Del(name)
+		}
+		for name, values := range h {
+			for _, v := range values {
+				if strings.Contains(v, secret) || strings.HasPrefix(v, "sha256=") {
+					t.Errorf("trigger %+v: header %s still carries a credential after stripping", trigger.Header(), name)
+				}
+			}
+		}
+		if h.Get("X-Request-Id") != "kept" {
+			t.Errorf("trigger %+v: an unrelated header was stripped", trigger.Header())
+		}
+	}
+}
