@@ -20,21 +20,34 @@ var (
 
 // InvalidError is a bad input: Field names the offending field (a JSON path
 // such as "location.city" or a query parameter), Message what rule it broke.
+// The message continues the field name: "website" + "must be a string".
 type InvalidError struct {
 	Field   string
 	Message string
+	In      string // InBody (default) or InQuery
 }
+
+// Where an invalid value was sent.
+const (
+	InBody  = ""
+	InQuery = "query"
+)
 
 func (e *InvalidError) Error() string {
 	if e.Field == "" {
 		return e.Message
 	}
-	return e.Field + ": " + e.Message
+	return e.Field + " " + e.Message
 }
 
-// Invalid returns an *InvalidError.
+// Invalid returns an *InvalidError for a body field.
 func Invalid(field, format string, args ...any) error {
 	return &InvalidError{Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// InvalidQuery returns an *InvalidError for a query parameter.
+func InvalidQuery(param, format string, args ...any) error {
+	return &InvalidError{Field: param, Message: fmt.Sprintf(format, args...), In: InQuery}
 }
 
 // Conflict returns an error wrapping ErrConflict with a message for the caller.

@@ -1,8 +1,10 @@
 package steps
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ohler55/ojg/jp"
@@ -15,6 +17,10 @@ type path struct {
 	// value; as in ASL they yield that value and fail when nothing matches.
 	// Other paths yield an array of all matches.
 	definite bool
+	// unordered paths (wildcard, descent, filter) can visit object members,
+	// which jp does in Go's random map order; their matches are put in
+	// document order so a run (and its retry) always sees the same array.
+	unordered bool
 }
 
 // compilePath parses a JSONPath that must start at the root ("$").
@@ -24,6 +30,11 @@ func compilePath(s string) (path, error) {
 	}
 	if len(s) > MaxPathLength {
 		return path{}, fmt.Errorf("must be a JSONPath of at most %d characters", MaxPathLength)
+	}
+	// jp silently drops a trailing '$' or '@' ("$.a$" parses as "$.a"); a
+	// path that does not mean what it says is an error, not a guess.
+	if last := s[len(s)-1]; len(s) > 1 && (last == '$' || last == '@') {
+		return path{}, fmt.Errorf("invalid JSONPath: unexpected %q at the end", last)
 	}
 	x, err := jp.ParseString(s)
 	if err != nil {
@@ -35,15 +46,21 @@ func compilePath(s string) (path, error) {
 	if _, ok := x[0].(jp.Root); !ok {
 		return path{}, errors.New(`must be a JSONPath starting with "$"`)
 	}
-	definite := true
+	p := path{expr: x, definite: true}
 	for _, f := range x[1:] {
 		switch f.(type) {
 		case jp.Child, jp.Nth, jp.Bracket:
+		case jp.Wildcard, jp.Descent, *jp.Filter:
+			p.definite, p.unordered = false, true
+		case jp.Union, jp.Slice:
+			p.definite = false
 		default:
-			definite = false
+			// Script procedures and the like: not part of the JSONPath the
+			// workflow language documents, and not something to run blindly.
+			return path{}, fmt.Errorf("invalid JSONPath: unsupported expression %q", f.Append(nil, true, false))
 		}
 	}
-	return path{expr: x, definite: definite}, nil
+	return p, nil
 }
 
 // resolveParameters returns a copy of v in which every ".$" key of every object
@@ -99,7 +116,7 @@ var errNoMatch = errors.New("matched nothing")
 // eval applies the path to data. Results are deep copies so that one step's
 // output never aliases the input or another step's output.
 func (p path) eval(data any) (any, error) {
-	matches := p.expr.Get(data)
+	matches := p.matches(data)
 	if p.definite {
 		if len(matches) == 0 {
 			return nil, errNoMatch
@@ -111,6 +128,52 @@ func (p path) eval(data any) (any, error) {
 		out[i] = copyJSON(m)
 	}
 	return out, nil
+}
+
+// matches returns the values the path selects. Paths that iterate objects
+// are evaluated as locations sorted in document order: array elements by
+// index, object members by key, a value before its descendants. Other paths
+// keep jp's order, so a union such as [1,0] yields its selectors' order.
+func (p path) matches(data any) []any {
+	if !p.unordered {
+		return p.expr.Get(data)
+	}
+	locs := p.expr.Locate(data, 0)
+	slices.SortStableFunc(locs, compareLocations)
+	out := make([]any, 0, len(locs))
+	for _, loc := range locs {
+		// A location is a normalized, definite path to one existing value.
+		if v := loc.Get(data); len(v) > 0 {
+			out = append(out, v[0])
+		}
+	}
+	return out
+}
+
+// compareLocations orders normalized paths ($, names, indexes) in document order.
+func compareLocations(a, b jp.Expr) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if c := compareFragments(a[i], b[i]); c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(len(a), len(b)) // a value comes before its descendants
+}
+
+func compareFragments(a, b jp.Frag) int {
+	switch fa := a.(type) {
+	case jp.Nth:
+		if fb, ok := b.(jp.Nth); ok {
+			return cmp.Compare(fa, fb)
+		}
+		return -1
+	case jp.Child:
+		if fb, ok := b.(jp.Child); ok {
+			return strings.Compare(string(fa), string(fb))
+		}
+		return 1
+	}
+	return 0
 }
 
 // copyJSON deep-copies decoded JSON containers; scalars are immutable.

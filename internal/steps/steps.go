@@ -40,6 +40,11 @@ const (
 	MaxPathLength = 1024
 )
 
+// MaxOutputBytes bounds the JSON size of one step's output; a step whose
+// output is larger fails. It matches the largest request body, so a step can
+// still pass a whole webhook payload on.
+const MaxOutputBytes = 1 << 20
+
 // stepTypes lists the known types in the order error messages show them.
 var stepTypes = []string{TypeSet, TypeUpsertCompany, TypeTagCompany, TypeFail}
 
@@ -214,7 +219,9 @@ func checkParameters(field string, v any) error {
 			if name == "" {
 				return invalid(kf, `must name the key before ".$"`)
 			}
-			if _, clash := t[name]; clash {
+			// "k.$.$" sets "k.$", which only a literal "k.$" could also set,
+			// and a "k.$" key is never literal.
+			if _, clash := t[name]; clash && !strings.HasSuffix(name, ".$") {
 				return invalid(kf, "conflicts with %q: both set the key %q", name, name)
 			}
 			s, ok := t[k].(string)

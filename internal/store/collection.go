@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -250,7 +251,7 @@ func (c *Collection[T]) pageQuery(org string, q Query) (pageQuery, error) {
 		}
 	}
 	if q.Where != nil {
-		return pq, apperr.Invalid("sort", "sorting by %q is not available on this list; sort by id", q.Sort)
+		return pq, apperr.InvalidQuery("sort", "%q is not available on this list; sort by id", q.Sort)
 	}
 	for _, s := range c.spec.Sorts {
 		if s.Field == q.Sort {
@@ -258,5 +259,5 @@ func (c *Collection[T]) pageQuery(org string, q Query) (pageQuery, error) {
 			return pq, nil
 		}
 	}
-	return pq, apperr.Invalid("sort", "unknown sort field %q; sortable fields: %v", q.Sort, c.SortFields())
+	return pq, apperr.InvalidQuery("sort", "%q is not a sortable field; use one of %s", q.Sort, strings.Join(c.SortFields(), ", "))
 }

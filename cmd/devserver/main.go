@@ -1,0 +1,143 @@
+// Command devserver runs the whole service in one process on loopback: every
+// resource group on one mux, against the table at AWS_ENDPOINT_URL_DYNAMODB,
+// or, when that is unset, against a DynamoDB Local it starts in memory
+// (-sharedDb, so the admin CLI sees the same tables) and stops on exit. It
+// creates the table and a demo organization with an admin key, and prints
+// how to call the API. This is what `make run` starts.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/sourcebase/sourcebase/internal/api"
+	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/dynamolocal"
+	"github.com/sourcebase/sourcebase/internal/store"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	app.Logger(os.Stderr)
+	if err := run(ctx, os.Stdout, nil); err != nil {
+		fmt.Fprintln(os.Stderr, "devserver:", err)
+		os.Exit(1)
+	}
+}
+
+// run serves until ctx ends. ready, when set, receives the base URL once
+// the server accepts requests.
+func run(ctx context.Context, out io.Writer, ready chan<- string) error {
+	port, err := envPort("PORT", 8080)
+	if err != nil {
+		return err
+	}
+	dbPort, err := envPort("DYNAMODB_PORT", 8000)
+	if err != nil {
+		return err
+	}
+	defaults := map[string]string{
+		"AWS_REGION":                "us-east-1",
+		"AWS_EC2_METADATA_DISABLED": "true",
+	}
+	if os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") == "" {
+		// Only our own local server gets dummy credentials.
+		defaults["AWS_ACCESS_KEY_ID"], defaults["AWS_SECRET_ACCESS_KEY"] = "local", "local"
+		ddb, err := dynamolocal.Start(ctx, dynamolocal.Options{Port: dbPort, SharedDB: true})
+		if err != nil {
+			return err
+		}
+		defer ddb.Stop()
+		os.Setenv("AWS_ENDPOINT_URL_DYNAMODB", ddb.Endpoint)
+	}
+	for k, v := range defaults {
+		if os.Getenv(k) == "" {
+			os.Setenv(k, v)
+		}
+	}
+
+	st, cfg, err := app.StoreFromEnv(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := store.CreateTable(ctx, st.DB, st.Table); err != nil {
+		return err
+	}
+	deps := app.Build(st, cfg)
+	org, err := deps.Keys.CreateOrg(ctx, "Demo", 0)
+	if err != nil {
+		return fmt.Errorf("create demo organization: %w", err)
+	}
+	key, err := deps.Keys.CreateKey(ctx, org.ID, "demo admin", "admin")
+	if err != nil {
+		return fmt.Errorf("create demo key: %w", err)
+	}
+
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return fmt.Errorf("listen on port %d (set PORT to use another): %w", port, err)
+	}
+	base := "http://" + ln.Addr().String()
+	srv := &http.Server{Handler: api.New(deps).Handler(), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+
+	fmt.Fprintf(out, `
+Sourcebase is serving on %[1]s
+  DynamoDB: %[2]s (table %[3]s)
+
+Demo organization %[4]s, admin API key (the secret is shown only now):
+  client id: %[5]s
+  secret:    %[6]s
+
+Try:
+  curl -s %[1]s/v1/companies \
+    -H 'x-service-client-id: %[5]s' \
+    -H 'x-service-api-key: %[6]s' \
+    -H 'content-type: application/json' \
+    -d '{"canonicalName":"Acme Robotics","website":"https://acme.example","companyType":"operating"}'
+
+  curl -s %[1]s/v1/companies -H 'x-service-client-id: %[5]s' -H 'x-service-api-key: %[6]s'
+
+Press Ctrl-C to stop.
+`, base, os.Getenv("AWS_ENDPOINT_URL_DYNAMODB"), st.Table, org.ID, key.ClientID, key.Secret)
+	if ready != nil {
+		ready <- base
+	}
+
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	slog.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func envPort(name string, def int) (int, error) {
+	s := os.Getenv(name)
+	if s == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n > 65535 {
+		return 0, fmt.Errorf("%s=%q is not a port number", name, s)
+	}
+	return n, nil
+}

@@ -1,0 +1,9 @@
+// Command companies is the Lambda function of the companies resource group.
+package main
+
+import (
+	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/routes"
+)
+
+func main() { app.ServeLambda(routes.Companies) }

@@ -1,0 +1,10 @@
+// Command keys is the Lambda function of the API key management group (and
+// the health check).
+package main
+
+import (
+	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/routes"
+)
+
+func main() { app.ServeLambda(routes.Keys) }

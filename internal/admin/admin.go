@@ -1,0 +1,63 @@
+// Package admin is the operator's interface to organizations and keys,
+// shared by the CLI (cmd/admin) and the admin Lambda invoked directly.
+package admin
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/keys"
+	"github.com/sourcebase/sourcebase/internal/store"
+)
+
+// Request is one operation. It is also the admin Lambda's event.
+type Request struct {
+	Action   string `json:"action"` // create-table, create-org, create-key, list-keys, revoke-key
+	Name     string `json:"name,omitempty"`
+	Org      string `json:"org,omitempty"`
+	Role     string `json:"role,omitempty"`
+	ClientID string `json:"clientId,omitempty"`
+	KeyLimit int64  `json:"keyLimit,omitempty"`
+}
+
+// Actions lists the operations.
+var Actions = []string{"create-table", "create-org", "create-key", "list-keys", "revoke-key"}
+
+// Run performs req against the table and returns what to print.
+func Run(ctx context.Context, st *store.Store, req Request) (any, error) {
+	k := keys.New(st)
+	switch req.Action {
+	case "create-table":
+		created, err := store.CreateTable(ctx, st.DB, st.Table)
+		return map[string]any{"table": st.Table, "created": created}, err
+	case "create-org":
+		return k.CreateOrg(ctx, req.Name, req.KeyLimit)
+	case "create-key":
+		if req.Org == "" {
+			return nil, apperr.Invalid("org", "is required")
+		}
+		return k.CreateKey(ctx, req.Org, req.Name, req.Role)
+	case "list-keys":
+		if req.Org == "" {
+			return nil, apperr.Invalid("org", "is required")
+		}
+		return k.List(ctx, req.Org)
+	case "revoke-key":
+		if req.ClientID == "" {
+			return nil, apperr.Invalid("clientId", "is required")
+		}
+		if err := k.Revoke(ctx, "", req.ClientID); err != nil {
+			return nil, err
+		}
+		return map[string]any{"clientId": req.ClientID, "revoked": true}, nil
+	default:
+		return nil, fmt.Errorf("unknown action %q; actions: %v", req.Action, Actions)
+	}
+}
+
+// Handler is the admin Lambda's handler over st.
+func Handler(st *store.Store) func(context.Context, Request) (any, error) {
+	return func(ctx context.Context, req Request) (any, error) { return Run(ctx, st, req) }
+}
+

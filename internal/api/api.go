@@ -1,0 +1,62 @@
+// Package api holds the HTTP handlers of every resource group: thin
+// functions that read the request, call a domain service and write the
+// envelope. The route table decides which group serves which path.
+package api
+
+import (
+	"net/http"
+
+	"github.com/sourcebase/sourcebase/internal/auth"
+	"github.com/sourcebase/sourcebase/internal/companies"
+	"github.com/sourcebase/sourcebase/internal/httpapi"
+	"github.com/sourcebase/sourcebase/internal/keys"
+	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/store"
+)
+
+// Deps are the services the handlers use.
+type Deps struct {
+	Store     *store.Store
+	Keys      *keys.Service
+	Auth      *auth.Authenticator
+	Companies *companies.Service
+}
+
+// API serves the resource groups.
+type API struct{ d Deps }
+
+// New returns the API over d.
+func New(d Deps) *API { return &API{d: d} }
+
+// Handler serves the routes of the given groups (every group when none).
+func (a *API) Handler(groups ...string) http.Handler {
+	return httpapi.NewRouter(routes.Of(groups...), a.Handlers(), httpapi.Authenticate(a.d.Auth))
+}
+
+// Handlers maps every route pattern of the table to its handler.
+func (a *API) Handlers() map[string]http.Handler {
+	return map[string]http.Handler{
+		"GET /healthz":               http.HandlerFunc(a.health),
+		"GET /v1/keys":               http.HandlerFunc(a.listKeys),
+		"DELETE /v1/keys/{clientId}": http.HandlerFunc(a.revokeKey),
+		"POST /v1/companies":         http.HandlerFunc(a.createCompany),
+		"GET /v1/companies":          http.HandlerFunc(a.listCompanies),
+		"GET /v1/companies/{id}":     http.HandlerFunc(a.getCompany),
+		"PUT /v1/companies/{id}":     http.HandlerFunc(a.updateCompany),
+		"DELETE /v1/companies/{id}":  http.HandlerFunc(a.deleteCompany),
+	}
+}
+
+// principal is the authenticated caller; the router guarantees one on /v1.
+func principal(r *http.Request) auth.Principal {
+	p, _ := auth.FromContext(r.Context())
+	return p
+}
+
+func (a *API) health(w http.ResponseWriter, r *http.Request) {
+	if err := a.d.Store.Ping(r.Context()); err != nil {
+		httpapi.ErrorBody(w, http.StatusServiceUnavailable, "table unreachable")
+		return
+	}
+	httpapi.JSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}

@@ -1,0 +1,41 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/httpapi"
+)
+
+func (a *API) requireAdmin(w http.ResponseWriter, r *http.Request) bool {
+	if !principal(r).IsAdmin() {
+		httpapi.Error(w, r, apperr.Forbidden("managing API keys requires an admin key"))
+		return false
+	}
+	return true
+}
+
+func (a *API) listKeys(w http.ResponseWriter, r *http.Request) {
+	if !a.requireAdmin(w, r) {
+		return
+	}
+	ks, err := a.d.Keys.List(r.Context(), principal(r).OrgID)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	httpapi.Data(w, http.StatusOK, ks)
+}
+
+func (a *API) revokeKey(w http.ResponseWriter, r *http.Request) {
+	if !a.requireAdmin(w, r) {
+		return
+	}
+	id := r.PathValue("clientId")
+	if err := a.d.Keys.Revoke(r.Context(), principal(r).OrgID, id); err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	a.d.Auth.Forget(id)
+	w.WriteHeader(http.StatusNoContent)
+}

@@ -1,0 +1,92 @@
+// Package app builds the service from its configuration: the one place
+// where environment variables are read and dependencies wired, shared by
+// the Lambda functions, the dev server and the operator CLI.
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/sourcebase/sourcebase/internal/api"
+	"github.com/sourcebase/sourcebase/internal/auth"
+	"github.com/sourcebase/sourcebase/internal/companies"
+	"github.com/sourcebase/sourcebase/internal/httpapi"
+	"github.com/sourcebase/sourcebase/internal/keys"
+	"github.com/sourcebase/sourcebase/internal/store"
+)
+
+// DefaultTable is the table name when TABLE_NAME is unset.
+const DefaultTable = "sourcebase"
+
+// Config is the service's configuration.
+type Config struct {
+	Table    string        // TABLE_NAME
+	CacheTTL time.Duration // API_KEY_CACHE_TTL
+}
+
+// ConfigFromEnv reads the configuration, rejecting invalid values.
+func ConfigFromEnv() (Config, error) {
+	c := Config{Table: os.Getenv("TABLE_NAME")}
+	if c.Table == "" {
+		c.Table = DefaultTable
+	}
+	ttl, err := auth.ParseCacheTTL(os.Getenv("API_KEY_CACHE_TTL"))
+	if err != nil {
+		return c, err
+	}
+	c.CacheTTL = ttl
+	return c, nil
+}
+
+// Logger installs the JSON logger (with request ids) as the default.
+func Logger(w io.Writer) *slog.Logger {
+	l := slog.New(httpapi.LogHandler{Handler: slog.NewJSONHandler(w, nil)})
+	slog.SetDefault(l)
+	return l
+}
+
+// Build wires the services over st.
+func Build(st *store.Store, cfg Config) api.Deps {
+	k := keys.New(st)
+	return api.Deps{
+		Store:     st,
+		Keys:      k,
+		Auth:      auth.New(k, cfg.CacheTTL),
+		Companies: companies.NewService(st),
+	}
+}
+
+// StoreFromEnv opens the table named by the configuration through the
+// SDK's standard AWS configuration.
+func StoreFromEnv(ctx context.Context) (*store.Store, Config, error) {
+	cfg, err := ConfigFromEnv()
+	if err != nil {
+		return nil, cfg, err
+	}
+	db, err := store.NewClient(ctx)
+	if err != nil {
+		return nil, cfg, err
+	}
+	return store.New(db, cfg.Table), cfg, nil
+}
+
+// FromEnv builds the services from the environment.
+func FromEnv(ctx context.Context) (api.Deps, Config, error) {
+	st, cfg, err := StoreFromEnv(ctx)
+	if err != nil {
+		return api.Deps{}, cfg, err
+	}
+	return Build(st, cfg), cfg, nil
+}
+
+// Must exits with a message when err is set: for main functions.
+func Must(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+}

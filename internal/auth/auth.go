@@ -1,0 +1,137 @@
+// Package auth verifies API keys. A verified key is cached in memory for a
+// bounded window (at most a minute), so a warm request costs no table read
+// and a revoked key stops working within that window.
+package auth
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/keys"
+)
+
+// MaxCacheTTL bounds how long a revoked key can keep working.
+const MaxCacheTTL = 60 * time.Second
+
+// ErrUnauthenticated: missing, unknown or wrong credentials.
+var ErrUnauthenticated = errors.New("invalid api key or clientId")
+
+// Principal is the verified caller.
+type Principal struct {
+	OrgID    string
+	ClientID string
+	Role     string
+}
+
+// IsAdmin reports whether the caller may manage keys.
+func (p Principal) IsAdmin() bool { return p.Role == keys.RoleAdmin }
+
+type ctxKey struct{}
+
+// WithPrincipal returns ctx carrying p.
+func WithPrincipal(ctx context.Context, p Principal) context.Context {
+	return context.WithValue(ctx, ctxKey{}, p)
+}
+
+// FromContext returns the caller; ok is false on unauthenticated paths.
+func FromContext(ctx context.Context) (Principal, bool) {
+	p, ok := ctx.Value(ctxKey{}).(Principal)
+	return p, ok
+}
+
+// Authenticator verifies client id and secret pairs.
+type Authenticator struct {
+	keys *keys.Service
+	ttl  time.Duration
+	now  func() time.Time
+
+	mu    sync.Mutex
+	cache map[string]entry
+}
+
+type entry struct {
+	principal Principal
+	hash      [sha256.Size]byte
+	expires   time.Time
+}
+
+// ParseCacheTTL reads API_KEY_CACHE_TTL: a Go duration from 0 (no cache)
+// to MaxCacheTTL; empty means MaxCacheTTL.
+func ParseCacheTTL(s string) (time.Duration, error) {
+	if s == "" {
+		return MaxCacheTTL, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("API_KEY_CACHE_TTL: %q is not a Go duration such as 30s", s)
+	}
+	if d < 0 || d > MaxCacheTTL {
+		return 0, fmt.Errorf("API_KEY_CACHE_TTL: %s is outside 0s..%s", d, MaxCacheTTL)
+	}
+	return d, nil
+}
+
+// New returns an Authenticator caching verified keys for ttl.
+func New(k *keys.Service, ttl time.Duration) *Authenticator {
+	return &Authenticator{keys: k, ttl: ttl, now: time.Now, cache: map[string]entry{}}
+}
+
+// Authenticate verifies the pair and returns the caller.
+func (a *Authenticator) Authenticate(ctx context.Context, clientID, secret string) (Principal, error) {
+	if clientID == "" || secret == "" || len(clientID) > 128 || len(secret) > 256 {
+		return Principal{}, ErrUnauthenticated
+	}
+	presented := sha256.Sum256([]byte(secret))
+	now := a.now()
+
+	a.mu.Lock()
+	e, ok := a.cache[clientID]
+	a.mu.Unlock()
+	if ok && now.Before(e.expires) {
+		if subtle.ConstantTimeCompare(presented[:], e.hash[:]) == 1 {
+			return e.principal, nil
+		}
+		return Principal{}, ErrUnauthenticated
+	}
+
+	k, err := a.keys.Lookup(ctx, clientID)
+	if errors.Is(err, apperr.ErrNotFound) {
+		a.Forget(clientID)
+		return Principal{}, ErrUnauthenticated
+	}
+	if err != nil {
+		return Principal{}, fmt.Errorf("look up API key: %w", err)
+	}
+	stored, err := hex.DecodeString(k.SecretHash)
+	if err != nil || subtle.ConstantTimeCompare(presented[:], stored) != 1 {
+		return Principal{}, ErrUnauthenticated
+	}
+	p := Principal{OrgID: k.OrganizationID, ClientID: k.ClientID, Role: k.Role}
+	if a.ttl > 0 {
+		e := entry{principal: p, expires: now.Add(a.ttl)}
+		copy(e.hash[:], stored)
+		a.mu.Lock()
+		a.cache[clientID] = e
+		a.mu.Unlock()
+	}
+	// lastUsedAt is refreshed once per cache window, not on every request.
+	if err := a.keys.Touch(ctx, clientID, now); err != nil && !errors.Is(err, apperr.ErrNotFound) {
+		slog.WarnContext(ctx, "record API key use", "clientId", clientID, "err", err)
+	}
+	return p, nil
+}
+
+// Forget drops a key from this process's cache (after revoking it here).
+func (a *Authenticator) Forget(clientID string) {
+	a.mu.Lock()
+	delete(a.cache, clientID)
+	a.mu.Unlock()
+}

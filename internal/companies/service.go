@@ -1,0 +1,140 @@
+package companies
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/sourcebase/sourcebase/internal/ids"
+	"github.com/sourcebase/sourcebase/internal/store"
+)
+
+// Sortable fields of the company list beyond id: createdAt follows the id
+// (ids are time-ordered); canonicalName (case-insensitive) and updatedAt
+// each have an index, so a sorted page is one Query, not a scan.
+var spec = store.Spec[Company]{
+	Type:    "COMPANY",
+	ID:      func(c *Company) string { return c.ID },
+	IDOrder: []string{"createdAt"},
+	Sorts: []store.Sort[Company]{
+		{Field: "canonicalName", Index: store.GSI1, Key: func(c *Company) string { return nameKey(c.CanonicalName) }},
+		{Field: "updatedAt", Index: store.GSI2, Key: func(c *Company) string { return sortTime(c.UpdatedAt) }},
+	},
+	Lookups: []store.Lookup[Company]{
+		{Name: "externalId", Index: store.GSI3, Key: func(c *Company) string {
+			if c.ExternalID == nil {
+				return ""
+			}
+			return *c.ExternalID
+		}},
+		{Name: "website", Index: store.GSI4, Key: func(c *Company) string {
+			if c.Website == nil {
+				return ""
+			}
+			return WebsiteKey(*c.Website)
+		}},
+	},
+}
+
+// Service stores the companies of every organization.
+type Service struct {
+	coll *store.Collection[Company]
+	now  func() time.Time
+}
+
+// NewService returns the company service over st.
+func NewService(st *store.Store) *Service {
+	return &Service{coll: store.NewCollection(st, spec), now: func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }}
+}
+
+// SortFields lists the fields the list can be sorted by.
+func (s *Service) SortFields() []string { return s.coll.SortFields() }
+
+// New builds a company record from create fields, without storing it.
+func (s *Service) New(f Fields, origin string) *Company {
+	now := s.now()
+	c := &Company{ID: ids.New("cmp"), Origin: origin, CreatedAt: now, UpdatedAt: now}
+	f.Apply(c)
+	return c
+}
+
+// Create stores a new company of org made from f.
+func (s *Service) Create(ctx context.Context, org string, f Fields, origin string) (*Company, error) {
+	c := s.New(f, origin)
+	if err := s.coll.Create(ctx, org, c); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Get reads a company of org.
+func (s *Service) Get(ctx context.Context, org, id string) (*Company, error) {
+	c, err := s.coll.Get(ctx, org, id)
+	if err != nil {
+		return nil, err
+	}
+	c.normalize()
+	return c, nil
+}
+
+// List returns a page of org's companies.
+func (s *Service) List(ctx context.Context, org string, q store.Query) ([]Company, error) {
+	cs, err := s.coll.List(ctx, org, q)
+	for i := range cs {
+		cs[i].normalize()
+	}
+	return cs, err
+}
+
+// Update applies f to a company of org. A request that changes nothing
+// writes nothing and leaves updatedAt alone.
+func (s *Service) Update(ctx context.Context, org, id string, f Fields) (*Company, error) {
+	c, err := s.coll.Update(ctx, org, id, func(c *Company) error {
+		c.normalize()
+		before, _ := json.Marshal(c)
+		f.Apply(c)
+		if after, _ := json.Marshal(c); string(after) == string(before) {
+			return store.ErrUnchanged
+		}
+		c.UpdatedAt = s.now()
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	c.normalize()
+	return c, nil
+}
+
+// Delete removes a company of org.
+func (s *Service) Delete(ctx context.Context, org, id string) error {
+	return s.coll.Delete(ctx, org, id)
+}
+
+// Match finds the company of org that fields identify: by externalId, then
+// website, then canonicalName (case-insensitive), the first that matches.
+// It returns nil when none does.
+func (s *Service) Match(ctx context.Context, org string, f Fields) (*Company, error) {
+	try := func(found []Company, err error) (*Company, error) {
+		if err != nil || len(found) == 0 {
+			return nil, err
+		}
+		c := found[0]
+		c.normalize()
+		return &c, nil
+	}
+	if f.ExternalID.Set && !f.ExternalID.Null {
+		if c, err := try(s.coll.FindBy(ctx, org, "externalId", f.ExternalID.Value, 1)); c != nil || err != nil {
+			return c, err
+		}
+	}
+	if f.Website.Set && !f.Website.Null {
+		if c, err := try(s.coll.FindBy(ctx, org, "website", WebsiteKey(f.Website.Value), 1)); c != nil || err != nil {
+			return c, err
+		}
+	}
+	if f.CanonicalName.Set {
+		return try(s.coll.FindBySortKey(ctx, org, "canonicalName", nameKey(f.CanonicalName.Value), 1))
+	}
+	return nil, nil
+}

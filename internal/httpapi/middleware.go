@@ -1,0 +1,136 @@
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/sourcebase/sourcebase/internal/auth"
+	"github.com/sourcebase/sourcebase/internal/ids"
+)
+
+// requestLog collects what the access log line reports; handlers deeper in
+// the stack fill in the caller once it is known.
+type requestLog struct {
+	id       string
+	org      string
+	clientID string
+}
+
+type logKey struct{}
+
+// LogHandler adds the request id and the caller to every record logged with
+// a request's context, so log lines of one request can be joined.
+type LogHandler struct{ slog.Handler }
+
+// Handle adds the request's attributes.
+func (h LogHandler) Handle(ctx context.Context, r slog.Record) error {
+	if rl, ok := ctx.Value(logKey{}).(*requestLog); ok {
+		r.AddAttrs(slog.String("requestId", rl.id))
+		if rl.org != "" {
+			r.AddAttrs(slog.String("organizationId", rl.org), slog.String("clientId", rl.clientID))
+		}
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+// WithAttrs keeps the wrapper.
+func (h LogHandler) WithAttrs(as []slog.Attr) slog.Handler { return LogHandler{h.Handler.WithAttrs(as)} }
+
+// WithGroup keeps the wrapper.
+func (h LogHandler) WithGroup(name string) slog.Handler { return LogHandler{h.Handler.WithGroup(name)} }
+
+// statusWriter remembers the status code for the access log.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += n
+	return n, err
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// requestID accepts the caller's X-Request-Id when it is short and plain,
+// so a request can be traced across systems; otherwise makes one.
+func requestID(r *http.Request) string {
+	id := r.Header.Get("X-Request-Id")
+	if id == "" || len(id) > 64 {
+		return ids.New("req")
+	}
+	for _, c := range id {
+		if !(c == '-' || c == '_' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return ids.New("req")
+		}
+	}
+	return id
+}
+
+// Observe logs one structured line per request (method, path, status,
+// duration; never headers, bodies or query strings, which may hold
+// secrets) and turns a panic into a 500.
+func Observe(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rl := &requestLog{id: requestID(r)}
+		ctx := context.WithValue(r.Context(), logKey{}, rl)
+		r = r.WithContext(ctx)
+		sw := &statusWriter{ResponseWriter: w}
+		sw.Header().Set("X-Request-Id", rl.id)
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				slog.ErrorContext(ctx, "panic", "panic", p, "stack", string(debug.Stack()))
+				if sw.status == 0 {
+					ErrorBody(sw, http.StatusInternalServerError, "internal error")
+				}
+			}
+			slog.InfoContext(ctx, "request",
+				"method", r.Method, "path", r.URL.Path, "status", sw.status,
+				"bytes", sw.bytes, "durationMs", float64(time.Since(start).Microseconds())/1000)
+		}()
+		next.ServeHTTP(sw, r)
+	})
+}
+
+// Client id and secret headers of every /v1 request.
+const (
+	HeaderClientID = "X-Service-Client-Id"
+	HeaderAPIKey   = "X-Service-Api-Key"
+)
+
+// Authenticate admits requests with a valid key pair and puts the caller
+// into the context; everything else is 401 with the spec's exact body.
+func Authenticate(a *auth.Authenticator) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			p, err := a.Authenticate(r.Context(), r.Header.Get(HeaderClientID), r.Header.Get(HeaderAPIKey))
+			if err != nil {
+				Error(w, r, err)
+				return
+			}
+			if rl, ok := r.Context().Value(logKey{}).(*requestLog); ok {
+				rl.org, rl.clientID = p.OrgID, p.ClientID
+			}
+			next.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), p)))
+		})
+	}
+}

@@ -1,0 +1,76 @@
+// Package httpapi is the HTTP edge shared by every resource group: the
+// {data: ...} envelope, the {error: ...} body and the one place where error
+// kinds become status codes, query parameters, body reading, middleware and
+// the router built from the route table.
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/auth"
+)
+
+// MaxBodyBytes is the largest request body accepted.
+const MaxBodyBytes = 1 << 20
+
+// JSON writes v as the response body with status.
+func JSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		slog.Error("encode response", "err", err)
+		status, b = http.StatusInternalServerError, []byte(`{"error":"internal error"}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
+
+// Data writes {"data": v}.
+func Data(w http.ResponseWriter, status int, v any) {
+	JSON(w, status, map[string]any{"data": v})
+}
+
+// ErrorBody writes {"error": msg}.
+func ErrorBody(w http.ResponseWriter, status int, msg string) {
+	JSON(w, status, map[string]string{"error": msg})
+}
+
+// ErrInvalidJSON marks a body that is not the expected JSON.
+var errBodyTooLarge = apperr.TooLarge("request body exceeds the 1 MiB limit")
+
+// Error writes the response for err: the one mapping of error kinds to
+// status codes. Unknown errors are logged and answered 500 without detail.
+func Error(w http.ResponseWriter, r *http.Request, err error) {
+	var inv *apperr.InvalidError
+	switch {
+	case errors.As(err, &inv):
+		ErrorBody(w, http.StatusBadRequest, invalidMessage(inv))
+	case errors.Is(err, auth.ErrUnauthenticated):
+		ErrorBody(w, http.StatusUnauthorized, auth.ErrUnauthenticated.Error())
+	case errors.Is(err, apperr.ErrNotFound):
+		ErrorBody(w, http.StatusNotFound, "not found")
+	case errors.Is(err, apperr.ErrForbidden):
+		ErrorBody(w, http.StatusForbidden, err.Error())
+	case errors.Is(err, apperr.ErrConflict):
+		ErrorBody(w, http.StatusConflict, err.Error())
+	case errors.Is(err, apperr.ErrTooLarge):
+		ErrorBody(w, http.StatusRequestEntityTooLarge, err.Error())
+	default:
+		slog.ErrorContext(r.Context(), "request failed", "err", err)
+		ErrorBody(w, http.StatusInternalServerError, "internal error")
+	}
+}
+
+// invalidMessage says what was wrong and where: "Invalid request body:
+// website must be a string", "Invalid query parameter: page must be ...".
+func invalidMessage(e *apperr.InvalidError) string {
+	prefix := "Invalid request body"
+	if e.In == apperr.InQuery {
+		prefix = "Invalid query parameter"
+	}
+	return prefix + ": " + e.Error()
+}

@@ -1,0 +1,233 @@
+// Package keys manages organizations and their API keys: creation by the
+// operator, listing and revocation by an organization's admins, and lookup
+// by client id for authentication. Only a SHA-256 hash of a key's secret is
+// stored; the secret itself is shown once, when the key is created.
+package keys
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/ids"
+	"github.com/sourcebase/sourcebase/internal/store"
+)
+
+// Roles a key can have.
+const (
+	RoleAdmin  = "admin"
+	RoleMember = "member"
+)
+
+// DefaultKeyLimit is the number of keys an organization may hold unless
+// the operator sets another limit (the plan's cap).
+const DefaultKeyLimit = 25
+
+// Organization is a tenant: every record belongs to exactly one.
+type Organization struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	KeyLimit  int64     `json:"keyLimit"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// Key is an API key's metadata as stored. SecretHash never leaves the service.
+type Key struct {
+	ClientID       string     `json:"clientId"`
+	Name           string     `json:"name"`
+	KeyLastFour    string     `json:"keyLastFour"`
+	Role           string     `json:"role"`
+	OrganizationID string     `json:"organizationId"`
+	CreatedAt      time.Time  `json:"createdAt"`
+	LastUsedAt     *time.Time `json:"lastUsedAt"`
+	SecretHash     string     `json:"secretHash,omitempty"`
+}
+
+// Public returns the metadata a client may see.
+func (k Key) Public() Key {
+	k.SecretHash = ""
+	return k
+}
+
+// Created is a new key with its secret: the only time the secret exists
+// outside the caller's hands.
+type Created struct {
+	ClientID       string `json:"clientId"`
+	Secret         string `json:"secret"`
+	KeyLastFour    string `json:"keyLastFour"`
+	Role           string `json:"role"`
+	Name           string `json:"name"`
+	OrganizationID string `json:"organizationId"`
+}
+
+const (
+	attrKeyCount   = "keyCount"
+	attrKeyLimit   = "keyLimit"
+	attrLastUsedAt = "lastUsedAt"
+)
+
+func orgPK(org string) string     { return "ORG#" + org }
+func keyPK(client string) string  { return "APIKEY#" + client }
+func orgKeysPK(org string) string { return store.OrgPartition(org, "APIKEY") }
+
+const (
+	orgSK = "ORG"
+	keySK = "APIKEY"
+)
+
+// Service stores organizations and keys in the table.
+type Service struct {
+	st  *store.Store
+	now func() time.Time
+}
+
+// New returns the service over st.
+func New(st *store.Store) *Service {
+	return &Service{st: st, now: func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }}
+}
+
+// CreateOrg creates an organization; keyLimit <= 0 means DefaultKeyLimit.
+func (s *Service) CreateOrg(ctx context.Context, name string, keyLimit int64) (Organization, error) {
+	name = strings.TrimSpace(name)
+	if name == "" || utf8.RuneCountInString(name) > 200 {
+		return Organization{}, apperr.Invalid("name", "must be 1 to 200 characters")
+	}
+	if keyLimit <= 0 {
+		keyLimit = DefaultKeyLimit
+	}
+	o := Organization{ID: ids.New("org"), Name: name, KeyLimit: keyLimit, CreatedAt: s.now()}
+	err := s.st.Create(ctx, store.Item{PK: orgPK(o.ID), SK: orgSK, Type: "ORG", Doc: o,
+		Numbers: map[string]int64{attrKeyCount: 0, attrKeyLimit: keyLimit}})
+	return o, err
+}
+
+// GetOrg reads an organization.
+func (s *Service) GetOrg(ctx context.Context, id string) (Organization, error) {
+	var o Organization
+	_, err := s.st.Get(ctx, orgPK(id), orgSK, &o)
+	return o, err
+}
+
+// CreateKey makes a key for org. The organization's key count and the key
+// are written in one transaction, so the plan's cap holds under concurrency.
+func (s *Service) CreateKey(ctx context.Context, org, name, role string) (Created, error) {
+	name = strings.TrimSpace(name)
+	if name == "" || utf8.RuneCountInString(name) > 200 {
+		return Created{}, apperr.Invalid("name", "must be 1 to 200 characters")
+	}
+	if role == "" {
+		role = RoleMember
+	}
+	if role != RoleAdmin && role != RoleMember {
+		return Created{}, apperr.Invalid("role", "must be admin or member")
+	}
+	o, err := s.GetOrg(ctx, org)
+	if errors.Is(err, apperr.ErrNotFound) {
+		return Created{}, apperr.Invalid("org", "organization %q does not exist", org)
+	}
+	if err != nil {
+		return Created{}, err
+	}
+	secret := newSecret()
+	k := Key{
+		ClientID:       ids.New("ck"),
+		Name:           name,
+		KeyLastFour:    secret[len(secret)-4:],
+		Role:           role,
+		OrganizationID: o.ID,
+		CreatedAt:      s.now(),
+		SecretHash:     HashSecret(secret),
+	}
+	put, err := s.st.CreateOp(store.Item{PK: keyPK(k.ClientID), SK: keySK, Type: "APIKEY", Doc: k,
+		Indexes: map[string]string{store.GSI1.PK: orgKeysPK(org), store.GSI1.SK: k.ClientID}})
+	if err != nil {
+		return Created{}, err
+	}
+	count := s.st.CounterOp(orgPK(org), orgSK, attrKeyCount, 1, attrKeyLimit)
+	if err := s.st.Transact(ctx, apperr.Conflict("organization %s has reached its limit of %d API keys; revoke unused keys first", org, o.KeyLimit), put, count); err != nil {
+		return Created{}, err
+	}
+	return Created{ClientID: k.ClientID, Secret: secret, KeyLastFour: k.KeyLastFour, Role: k.Role, Name: k.Name, OrganizationID: k.OrganizationID}, nil
+}
+
+// Lookup reads a key by client id, with its secret hash and last use.
+func (s *Service) Lookup(ctx context.Context, clientID string) (Key, error) {
+	var k Key
+	it, err := s.st.GetItem(ctx, keyPK(clientID), keySK, &k)
+	if err != nil {
+		return Key{}, err
+	}
+	k.LastUsedAt = parseTime(it.Strings[attrLastUsedAt])
+	return k, nil
+}
+
+// Touch records that a key was used at t. Keys are verified from the table
+// at most once per cache window, so lastUsedAt is exact to that window.
+func (s *Service) Touch(ctx context.Context, clientID string, t time.Time) error {
+	return s.st.SetStrings(ctx, keyPK(clientID), keySK, map[string]string{attrLastUsedAt: t.UTC().Format(time.RFC3339Nano)})
+}
+
+// List returns every key of org, oldest first, without secret hashes.
+func (s *Service) List(ctx context.Context, org string) ([]Key, error) {
+	out := []Key{}
+	err := s.st.QueryIndex(ctx, store.GSI1, orgKeysPK(org), func(decode func(any) (store.Item, error)) error {
+		var k Key
+		it, err := decode(&k)
+		if err != nil {
+			return err
+		}
+		k.LastUsedAt = parseTime(it.Strings[attrLastUsedAt])
+		out = append(out, k.Public())
+		return nil
+	})
+	return out, err
+}
+
+// Revoke deletes a key. With org set, only a key of that organization can
+// be revoked (another organization's key is not found); with org empty (the
+// operator) any key can.
+func (s *Service) Revoke(ctx context.Context, org, clientID string) error {
+	k, err := s.Lookup(ctx, clientID)
+	if err != nil {
+		return err
+	}
+	if org != "" && k.OrganizationID != org {
+		return apperr.ErrNotFound
+	}
+	return s.st.Transact(ctx, apperr.ErrNotFound,
+		s.st.DeleteOp(keyPK(clientID), keySK),
+		s.st.CounterOp(orgPK(k.OrganizationID), orgSK, attrKeyCount, -1, ""))
+}
+
+// HashSecret is the stored form of a secret.
+func HashSecret(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])
+}
+
+// newSecret returns 256 bits from crypto/rand, URL-safe.
+func newSecret() string {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		panic("crypto/rand failed: " + err.Error())
+	}
+	return "sk_" + base64.RawURLEncoding.EncodeToString(b)
+}
+
+func parseTime(s string) *time.Time {
+	if s == "" {
+		return nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return nil
+	}
+	return &t
+}

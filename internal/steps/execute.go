@@ -1,0 +1,228 @@
+package steps
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Companies is what the company-writing steps need; implemented elsewhere (package companies) over the real store.
+type Companies interface {
+	// Upsert finds the organization's company matching fields' externalId, website or canonicalName (first that matches, in that order),
+	// and creates it (origin "workflow") or applies fields as a partial update. With dryRun nothing is written and the result says what would happen.
+	Upsert(ctx context.Context, org string, fields map[string]any, dryRun bool) (UpsertResult, error)
+	// AddTags adds tags (deduplicated, order kept) to the company; with dryRun nothing is written.
+	AddTags(ctx context.Context, org, companyID string, tags []string, dryRun bool) (UpsertResult, error)
+}
+
+// UpsertResult is the step-facing result of a company write.
+//
+// In a dry run the executor reports "would create" when Created is true or
+// WouldCreate is non-nil, and otherwise "would update" Company with WouldUpdate
+// (which may be empty when nothing would change).
+type UpsertResult struct {
+	Company     any            // the company record after the write (or, in a dry run, the existing record or nil)
+	Created     bool           // the write created the company (or, in a dry run, would create it)
+	WouldCreate map[string]any // dry run only: fields that would be created
+	WouldUpdate map[string]any // dry run only: fields that would change
+}
+
+// RunError is the failure of a run: the message and the id of the step that failed.
+type RunError struct {
+	Message string `json:"message"`
+	Step    string `json:"step"`
+}
+
+// Result of executing a workflow's steps.
+type Result struct {
+	// Output is the output of the last step; with no steps, the run input
+	// itself ({} when input is nil). It is nil when the run failed.
+	Output map[string]any
+	// Error is non-nil when the run failed.
+	Error *RunError
+}
+
+// Executor runs steps. Org scopes every company operation.
+type Executor struct {
+	Companies Companies
+}
+
+// Execute runs steps in order against the run context {"input": input,
+// "steps": {<id>: <output>}}. A failing step ends the run with Result.Error
+// set; the returned error is reserved for the run being interrupted (context
+// cancelled or expired) and for programming errors such as unencodable input
+// or a company step without Companies, so the caller can retry those rather
+// than record a failed run.
+func (e Executor) Execute(ctx context.Context, org string, steps []Step, input map[string]any, dryRun bool) (Result, error) {
+	// A JSON round trip gives the paths plain JSON values to walk and keeps
+	// the run from ever mutating the caller's input.
+	plainInput, err := plainObject(input)
+	if err != nil {
+		return Result{}, fmt.Errorf("steps: run input: %w", err)
+	}
+	outputs := map[string]any{}
+	runContext := map[string]any{"input": plainInput, "steps": outputs}
+
+	output := plainInput
+	for _, step := range steps {
+		if err := ctx.Err(); err != nil {
+			return Result{}, fmt.Errorf("steps: run interrupted before step %q: %w", step.ID, err)
+		}
+		out, err := e.runStep(ctx, org, step, runContext, dryRun)
+		if err != nil {
+			if ctxErr := ctx.Err(); ctxErr != nil || errors.Is(err, context.Canceled) {
+				return Result{}, fmt.Errorf("steps: run interrupted in step %q: %w", step.ID, err)
+			}
+			var failed *failError
+			if errors.As(err, &failed) {
+				return Result{Error: &RunError{Message: failed.message, Step: step.ID}}, nil
+			}
+			var bug *programmingError
+			if errors.As(err, &bug) {
+				return Result{}, bug.err
+			}
+			return Result{Error: &RunError{Message: err.Error(), Step: step.ID}}, nil
+		}
+		outputs[step.ID] = out
+		output = out
+	}
+	return Result{Output: output}, nil
+}
+
+// failError is how a fail step ends the run with exactly its message.
+type failError struct{ message string }
+
+func (f *failError) Error() string { return f.message }
+
+// programmingError marks a step error that is the caller's bug, not the workflow's.
+type programmingError struct{ err error }
+
+func (p *programmingError) Error() string { return p.err.Error() }
+
+// runStep performs the step and bounds its output. Without the bound, a few
+// steps that each copy the whole run context ("x.$": "$") would double its
+// size step after step; with it the context stays below (steps+1) times the
+// limit.
+func (e Executor) runStep(ctx context.Context, org string, step Step, runContext map[string]any, dryRun bool) (map[string]any, error) {
+	out, err := e.perform(ctx, org, step, runContext, dryRun)
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, fmt.Errorf("step %q: encoding output: %w", step.ID, err)
+	}
+	if len(b) > MaxOutputBytes {
+		return nil, fmt.Errorf("step %q: output is %d bytes of JSON, more than the limit of %d", step.ID, len(b), MaxOutputBytes)
+	}
+	return out, nil
+}
+
+// perform resolves the step's parameters and performs it. It returns a
+// *failError for a fail step, and any other error for a step that failed.
+func (e Executor) perform(ctx context.Context, org string, step Step, runContext map[string]any, dryRun bool) (map[string]any, error) {
+	resolved, err := resolveParameters("with", step.With, runContext)
+	if err != nil {
+		return nil, fmt.Errorf("step %q: %w", step.ID, err)
+	}
+	with, _ := resolved.(map[string]any) // an object resolves to an object, even a nil one
+
+	switch step.Type {
+	case TypeSet:
+		return with, nil
+	case TypeFail:
+		msg, ok := with["message"].(string)
+		if !ok {
+			return nil, fmt.Errorf("step %q: message must be a string, got %s", step.ID, jsonType(with["message"]))
+		}
+		return nil, &failError{message: msg}
+	case TypeUpsertCompany:
+		if e.Companies == nil {
+			return nil, &programmingError{errors.New("steps: Executor.Companies is nil")}
+		}
+		res, err := e.Companies.Upsert(ctx, org, with, dryRun)
+		if err != nil {
+			return nil, err
+		}
+		return upsertOutput(res, dryRun)
+	case TypeTagCompany:
+		if e.Companies == nil {
+			return nil, &programmingError{errors.New("steps: Executor.Companies is nil")}
+		}
+		companyID, ok := with["companyId"].(string)
+		if !ok || companyID == "" {
+			return nil, fmt.Errorf("step %q: companyId must be a non-empty string, got %s", step.ID, describe(with["companyId"]))
+		}
+		tags, err := tagList("tags", with["tags"])
+		if err != nil {
+			return nil, fmt.Errorf("step %q: %w", step.ID, err)
+		}
+		res, err := e.Companies.AddTags(ctx, org, companyID, tags, dryRun)
+		if err != nil {
+			return nil, err
+		}
+		return tagOutput(res, dryRun)
+	default:
+		return nil, fmt.Errorf("step %q: unknown type %q", step.ID, step.Type)
+	}
+}
+
+func upsertOutput(res UpsertResult, dryRun bool) (map[string]any, error) {
+	switch {
+	case !dryRun:
+		return plainOutput(map[string]any{"company": res.Company, "created": res.Created})
+	case res.Created || res.WouldCreate != nil:
+		return plainOutput(map[string]any{"dryRun": true, "wouldCreate": objectOrEmpty(res.WouldCreate)})
+	default:
+		return plainOutput(map[string]any{"dryRun": true, "wouldUpdate": objectOrEmpty(res.WouldUpdate), "company": res.Company})
+	}
+}
+
+func tagOutput(res UpsertResult, dryRun bool) (map[string]any, error) {
+	if !dryRun {
+		return plainOutput(map[string]any{"company": res.Company})
+	}
+	return plainOutput(map[string]any{"dryRun": true, "wouldUpdate": objectOrEmpty(res.WouldUpdate), "company": res.Company})
+}
+
+func objectOrEmpty(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}
+
+// plainOutput turns typed company records into plain JSON values, so later
+// steps can address them with JSONPath (e.g. "$.steps.up.company.id").
+func plainOutput(out map[string]any) (map[string]any, error) {
+	plain, err := plainObject(out)
+	if err != nil {
+		return nil, fmt.Errorf("encoding step output: %w", err)
+	}
+	return plain, nil
+}
+
+// plainObject round-trips m through JSON; nil becomes {}.
+func plainObject(m map[string]any) (map[string]any, error) {
+	if m == nil {
+		return map[string]any{}, nil
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// describe says what a wrong runtime value was, without echoing large values.
+func describe(v any) string {
+	if s, ok := v.(string); ok && s == "" {
+		return "an empty string"
+	}
+	return jsonType(v)
+}
