@@ -60,4 +60,3 @@ func Run(ctx context.Context, st *store.Store, req Request) (any, error) {
 func Handler(st *store.Store) func(context.Context, Request) (any, error) {
 	return func(ctx context.Context, req Request) (any, error) { return Run(ctx, st, req) }
 }
-

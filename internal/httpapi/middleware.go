@@ -37,7 +37,9 @@ func (h LogHandler) Handle(ctx context.Context, r slog.Record) error {
 }
 
 // WithAttrs keeps the wrapper.
-func (h LogHandler) WithAttrs(as []slog.Attr) slog.Handler { return LogHandler{h.Handler.WithAttrs(as)} }
+func (h LogHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return LogHandler{h.Handler.WithAttrs(as)}
+}
 
 // WithGroup keeps the wrapper.
 func (h LogHandler) WithGroup(name string) slog.Handler { return LogHandler{h.Handler.WithGroup(name)} }
