@@ -3,7 +3,9 @@
 // or, when that is unset, against a DynamoDB Local it starts in memory
 // (-sharedDb, so the admin CLI sees the same tables) and stops on exit. It
 // creates the table and a demo organization with an admin key, and prints
-// how to call the API. This is what `make run` starts.
+// how to call the API. Workflow runs execute in process; runs a previous
+// process left unfinished are resumed or failed at start. This is what
+// `make run` starts.
 package main
 
 import (
@@ -74,7 +76,22 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 	if _, err := store.CreateTable(ctx, st.DB, st.Table); err != nil {
 		return err
 	}
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return fmt.Errorf("listen on port %d (set PORT to use another): %w", port, err)
+	}
+	base := "http://" + ln.Addr().String()
+	if cfg.WebhookBaseURL == "" {
+		cfg.WebhookBaseURL = base
+	}
 	deps := app.Build(st, cfg)
+	engine := app.InProcess(deps)
+	defer engine.Close(10 * time.Second)
+	if resumed, failed, err := deps.Runs.Recover(ctx); err != nil {
+		return fmt.Errorf("recover unfinished runs: %w", err)
+	} else if resumed+failed > 0 {
+		slog.Info("recovered runs left unfinished by a previous process", "resumed", resumed, "failed", failed)
+	}
 	org, err := deps.Keys.CreateOrg(ctx, "Demo", 0)
 	if err != nil {
 		return fmt.Errorf("create demo organization: %w", err)
@@ -84,11 +101,6 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 		return fmt.Errorf("create demo key: %w", err)
 	}
 
-	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-	if err != nil {
-		return fmt.Errorf("listen on port %d (set PORT to use another): %w", port, err)
-	}
-	base := "http://" + ln.Addr().String()
 	srv := &http.Server{Handler: api.New(deps).Handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

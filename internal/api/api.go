@@ -11,7 +11,9 @@ import (
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/keys"
 	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/store"
+	"github.com/sourcebase/sourcebase/internal/workflows"
 )
 
 // Deps are the services the handlers use.
@@ -20,6 +22,8 @@ type Deps struct {
 	Keys      *keys.Service
 	Auth      *auth.Authenticator
 	Companies *companies.Service
+	Workflows *workflows.Service
+	Runs      *runs.Service
 }
 
 // API serves the resource groups.
@@ -44,6 +48,21 @@ func (a *API) Handlers() map[string]http.Handler {
 		"GET /v1/companies/{id}":     http.HandlerFunc(a.getCompany),
 		"PUT /v1/companies/{id}":     http.HandlerFunc(a.updateCompany),
 		"DELETE /v1/companies/{id}":  http.HandlerFunc(a.deleteCompany),
+
+		"POST /v1/workflows":                                    http.HandlerFunc(a.createWorkflow),
+		"GET /v1/workflows":                                     http.HandlerFunc(a.listWorkflows),
+		"GET /v1/workflows/{id}":                                http.HandlerFunc(a.getWorkflow),
+		"PUT /v1/workflows/{id}":                                http.HandlerFunc(a.updateWorkflow),
+		"DELETE /v1/workflows/{id}":                             http.HandlerFunc(a.deleteWorkflow),
+		"POST /v1/workflows/{id}/trigger/webhook-secret/rotate": http.HandlerFunc(a.rotateWebhookSecret),
+		"POST /v1/workflows/{id}/runs":                          http.HandlerFunc(a.createRun),
+		"GET /v1/workflows/{id}/runs":                           http.HandlerFunc(a.listWorkflowRuns),
+		"GET /v1/workflow-runs":                                 http.HandlerFunc(a.listRuns),
+		"GET /v1/workflow-runs/{id}":                            http.HandlerFunc(a.getRun),
+		"PATCH /v1/workflow-runs/{id}":                          http.HandlerFunc(a.renameRun),
+		"POST /v1/workflow-runs/{id}/retry":                     http.HandlerFunc(a.retryRun),
+
+		"POST /webhooks/workflows/{slug}": http.HandlerFunc(a.receiveWebhook),
 	}
 }
 

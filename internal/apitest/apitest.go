@@ -18,15 +18,17 @@ import (
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/auth"
+	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 // Env is one running service.
 type Env struct {
-	URL   string
-	Deps  api.Deps
-	Store *store.Store
+	URL    string
+	Deps   api.Deps
+	Store  *store.Store
+	Engine *runs.InProcess
 }
 
 // Options tune an Env.
@@ -34,6 +36,10 @@ type Options struct {
 	CacheTTL  time.Duration // API key cache window; 0 means the maximum
 	NoCache   bool          // disable the key cache
 	Transport http.RoundTripper
+	// Store, when set, is served instead of a fresh table, so that two Envs
+	// (two processes, each with its own key cache) share one table.
+	// Transport is then ignored: the store already has its client.
+	Store *store.Store
 }
 
 // New starts the service over HTTP on a fresh table.
@@ -42,7 +48,10 @@ func New(t testing.TB) *Env { return NewWith(t, Options{}) }
 // NewWith is New with options.
 func NewWith(t testing.TB, o Options) *Env {
 	t.Helper()
-	st := testenv.StoreWith(t, o.Transport)
+	st := o.Store
+	if st == nil {
+		st = testenv.StoreWith(t, o.Transport)
+	}
 	ttl := o.CacheTTL
 	if ttl == 0 {
 		ttl = auth.MaxCacheTTL
@@ -50,10 +59,15 @@ func NewWith(t testing.TB, o Options) *Env {
 	if o.NoCache {
 		ttl = 0
 	}
-	deps := app.Build(st, app.Config{Table: st.Table, CacheTTL: ttl})
-	srv := httptest.NewServer(api.New(deps).Handler())
+	// The server starts first so that trigger urls can name it.
+	srv := httptest.NewUnstartedServer(nil)
+	srv.Start()
 	t.Cleanup(srv.Close)
-	return &Env{URL: srv.URL, Deps: deps, Store: st}
+	deps := app.Build(st, app.Config{Table: st.Table, CacheTTL: ttl, WebhookBaseURL: srv.URL})
+	engine := app.InProcess(deps)
+	t.Cleanup(func() { engine.Close(5 * time.Second) })
+	srv.Config.Handler = api.New(deps).Handler()
+	return &Env{URL: srv.URL, Deps: deps, Store: st, Engine: engine}
 }
 
 // Org makes an organization and returns an admin client of it.

@@ -11,12 +11,17 @@ import (
 	"os"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/keys"
+	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/store"
+	"github.com/sourcebase/sourcebase/internal/workflows"
 )
 
 // DefaultTable is the table name when TABLE_NAME is unset.
@@ -24,13 +29,15 @@ const DefaultTable = "sourcebase"
 
 // Config is the service's configuration.
 type Config struct {
-	Table    string        // TABLE_NAME
-	CacheTTL time.Duration // API_KEY_CACHE_TTL
+	Table           string        // TABLE_NAME
+	CacheTTL        time.Duration // API_KEY_CACHE_TTL
+	StateMachineARN string        // STATE_MACHINE_ARN: runs execute in Step Functions when set
+	WebhookBaseURL  string        // WEBHOOK_BASE_URL: public base of the webhook endpoint, shown in trigger urls
 }
 
 // ConfigFromEnv reads the configuration, rejecting invalid values.
 func ConfigFromEnv() (Config, error) {
-	c := Config{Table: os.Getenv("TABLE_NAME")}
+	c := Config{Table: os.Getenv("TABLE_NAME"), StateMachineARN: os.Getenv("STATE_MACHINE_ARN"), WebhookBaseURL: os.Getenv("WEBHOOK_BASE_URL")}
 	if c.Table == "" {
 		c.Table = DefaultTable
 	}
@@ -49,16 +56,24 @@ func Logger(w io.Writer) *slog.Logger {
 	return l
 }
 
-// Build wires the services over st.
+// Build wires the services over st. Runs have no engine yet: the caller
+// sets Step Functions (FromEnv) or the in-process engine (InProcess).
 func Build(st *store.Store, cfg Config) api.Deps {
 	k := keys.New(st)
+	cs := companies.NewService(st)
+	wf := workflows.NewService(st, cfg.WebhookBaseURL)
 	return api.Deps{
 		Store:     st,
 		Keys:      k,
 		Auth:      auth.New(k, cfg.CacheTTL),
-		Companies: companies.NewService(st),
+		Companies: cs,
+		Workflows: wf,
+		Runs:      runs.NewService(st, wf, cs),
 	}
 }
+
+// InProcess makes runs execute in this process (dev server, tests).
+func InProcess(deps api.Deps) *runs.InProcess { return runs.NewInProcess(deps.Runs, 8) }
 
 // StoreFromEnv opens the table named by the configuration through the
 // SDK's standard AWS configuration.
@@ -80,7 +95,15 @@ func FromEnv(ctx context.Context) (api.Deps, Config, error) {
 	if err != nil {
 		return api.Deps{}, cfg, err
 	}
-	return Build(st, cfg), cfg, nil
+	deps := Build(st, cfg)
+	if cfg.StateMachineARN != "" {
+		awsCfg, err := config.LoadDefaultConfig(ctx)
+		if err != nil {
+			return deps, cfg, fmt.Errorf("load AWS configuration: %w", err)
+		}
+		deps.Runs.SetEngine(runs.StepFunctions{Client: sfn.NewFromConfig(awsCfg), StateMachineARN: cfg.StateMachineARN})
+	}
+	return deps, cfg, nil
 }
 
 // Must exits with a message when err is set: for main functions.

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"os"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -9,6 +10,7 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/sourcebase/sourcebase/internal/api"
+	"github.com/sourcebase/sourcebase/internal/routes"
 )
 
 // LambdaHandler is the function a resource group's Lambda runs: API Gateway
@@ -19,9 +21,25 @@ func LambdaHandler(deps api.Deps, groups ...string) func(context.Context, events
 }
 
 // ServeLambda runs the handlers of the given groups as a Lambda function.
+// Groups that start runs need STATE_MACHINE_ARN: a Lambda cannot run them
+// in process.
 func ServeLambda(groups ...string) {
+	Logger(os.Stdout)
+	deps, cfg, err := FromEnv(context.Background())
+	Must(err)
+	for _, g := range groups {
+		if (g == routes.Workflows || g == routes.Webhook) && cfg.StateMachineARN == "" {
+			Must(fmt.Errorf("the %s function needs STATE_MACHINE_ARN", g))
+		}
+	}
+	lambda.Start(LambdaHandler(deps, groups...))
+}
+
+// ServeRunner runs the Lambda the state machine invokes to execute a run
+// and, from its Catch path, to mark a run failed.
+func ServeRunner() {
 	Logger(os.Stdout)
 	deps, _, err := FromEnv(context.Background())
 	Must(err)
-	lambda.Start(LambdaHandler(deps, groups...))
+	lambda.Start(deps.Runs.HandleTask)
 }

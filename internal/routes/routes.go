@@ -36,6 +36,21 @@ var Table = []Route{
 	{Companies, "GET", "/v1/companies/{id}"},
 	{Companies, "PUT", "/v1/companies/{id}"},
 	{Companies, "DELETE", "/v1/companies/{id}"},
+
+	{Workflows, "POST", "/v1/workflows"},
+	{Workflows, "GET", "/v1/workflows"},
+	{Workflows, "GET", "/v1/workflows/{id}"},
+	{Workflows, "PUT", "/v1/workflows/{id}"},
+	{Workflows, "DELETE", "/v1/workflows/{id}"},
+	{Workflows, "POST", "/v1/workflows/{id}/trigger/webhook-secret/rotate"},
+	{Workflows, "POST", "/v1/workflows/{id}/runs"},
+	{Workflows, "GET", "/v1/workflows/{id}/runs"},
+	{Workflows, "GET", "/v1/workflow-runs"},
+	{Workflows, "GET", "/v1/workflow-runs/{id}"},
+	{Workflows, "PATCH", "/v1/workflow-runs/{id}"},
+	{Workflows, "POST", "/v1/workflow-runs/{id}/retry"},
+
+	{Webhook, "POST", "/webhooks/workflows/{slug}"},
 }
 
 // Of returns the routes of the given groups (all routes when none given).

@@ -43,6 +43,9 @@ type Lookup[T any] struct {
 	Name  string
 	Index Index
 	Key   func(*T) string
+	// Global lookups span organizations (such as runs left unfinished,
+	// found at start-up); they are never exposed to a client.
+	Global bool
 }
 
 // Collection is the typed access to one record type of the table.
@@ -75,6 +78,13 @@ func (c *Collection[T]) lookupPartition(org, name, value string) string {
 	return c.Partition(org) + "#" + name + "=" + value
 }
 
+func (c *Collection[T]) lookupPK(org string, l Lookup[T], value string) string {
+	if l.Global {
+		return "GLOBAL#" + c.spec.Type + "#" + l.Name + "=" + value
+	}
+	return c.lookupPartition(org, l.Name, value)
+}
+
 // Item builds the stored item for v at the given version.
 func (c *Collection[T]) Item(org string, v *T, version int64) Item {
 	id := c.spec.ID(v)
@@ -85,7 +95,7 @@ func (c *Collection[T]) Item(org string, v *T, version int64) Item {
 	}
 	for _, l := range c.spec.Lookups {
 		if k := l.Key(v); k != "" {
-			ix[l.Index.PK] = c.lookupPartition(org, l.Name, k)
+			ix[l.Index.PK] = c.lookupPK(org, l, k)
 			ix[l.Index.SK] = id
 		}
 	}
@@ -235,7 +245,7 @@ func (c *Collection[T]) pageQuery(org string, q Query) (pageQuery, error) {
 	if q.Where != nil {
 		for _, l := range c.spec.Lookups {
 			if l.Name == q.Where.Lookup {
-				pq.index, pq.pk = l.Index, c.lookupPartition(org, l.Name, q.Where.Value)
+				pq.index, pq.pk = l.Index, c.lookupPK(org, l, q.Where.Value)
 			}
 		}
 		if pq.index.Name == "" {

@@ -257,6 +257,20 @@ func (s *Store) ReplaceOp(it Item) (types.TransactWriteItem, error) {
 	}}, nil
 }
 
+// OverwriteOp replaces an existing item whatever its version: for items
+// derived from another record whose own version check serializes writers.
+func (s *Store) OverwriteOp(it Item) (types.TransactWriteItem, error) {
+	av, err := it.encode()
+	if err != nil {
+		return types.TransactWriteItem{}, err
+	}
+	return types.TransactWriteItem{Put: &types.Put{
+		TableName:           aws.String(s.Table),
+		Item:                av,
+		ConditionExpression: aws.String("attribute_exists(pk)"),
+	}}, nil
+}
+
 // DeleteOp deletes an existing item; the transaction fails when it is absent.
 func (s *Store) DeleteOp(pk, sk string) types.TransactWriteItem {
 	return types.TransactWriteItem{Delete: &types.Delete{

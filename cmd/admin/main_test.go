@@ -1,0 +1,186 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sourcebase/sourcebase/internal/ids"
+	"github.com/sourcebase/sourcebase/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// localTable points the CLI at DynamoDB Local with an access key and table
+// of this test alone (DynamoDB Local without -sharedDb keeps tables per
+// access key). It sets the environment, so its tests are not parallel.
+func localTable(t *testing.T) string {
+	t.Helper()
+	table := "admin-cli-" + ids.Random(5)
+	none := filepath.Join(t.TempDir(), "none")
+	for k, v := range map[string]string{
+		"AWS_ENDPOINT_URL_DYNAMODB":   testenv.Endpoint(t),
+		"AWS_ENDPOINT_URL":            "",
+		"AWS_REGION":                  "us-east-1",
+		"AWS_ACCESS_KEY_ID":           "cli" + ids.Random(10),
+		"AWS_SECRET_ACCESS_KEY":       "x",
+		"AWS_SESSION_TOKEN":           "",
+		"AWS_PROFILE":                 "",
+		"AWS_CONFIG_FILE":             none,
+		"AWS_SHARED_CREDENTIALS_FILE": none,
+		"AWS_EC2_METADATA_DISABLED":   "true",
+		"TABLE_NAME":                  table,
+		"API_KEY_CACHE_TTL":           "",
+	} {
+		t.Setenv(k, v)
+	}
+	return table
+}
+
+// cli runs the command and returns its exit code, stdout and stderr.
+func cli(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// ok runs a command that must succeed and decodes its JSON output into out.
+func ok(t *testing.T, out any, args ...string) {
+	t.Helper()
+	code, stdout, stderr := cli(t, args...)
+	if code != 0 {
+		t.Fatalf("admin %s: exit %d; stderr: %s", strings.Join(args, " "), code, stderr)
+	}
+	if stderr != "" {
+		t.Errorf("admin %s wrote to stderr: %s", strings.Join(args, " "), stderr)
+	}
+	if err := json.Unmarshal([]byte(stdout), out); err != nil {
+		t.Fatalf("admin %s printed no JSON: %v\n%s", strings.Join(args, " "), err, stdout)
+	}
+}
+
+func TestEveryCommandAgainstDynamoDBLocal(t *testing.T) {
+	table := localTable(t)
+
+	var created struct {
+		Table   string `json:"table"`
+		Created bool   `json:"created"`
+	}
+	ok(t, &created, "create-table")
+	if created.Table != table || !created.Created {
+		t.Fatalf("create-table printed %+v, want table %s created", created, table)
+	}
+	ok(t, &created, "create-table")
+	if created.Created {
+		t.Errorf("create-table on an existing table printed created true")
+	}
+
+	var org struct {
+		ID       string `json:"id"`
+		Name     string `json:"name"`
+		KeyLimit int64  `json:"keyLimit"`
+	}
+	ok(t, &org, "create-org", "--name", "Acme Capital", "--key-limit", "3")
+	if !strings.HasPrefix(org.ID, "org_") || org.Name != "Acme Capital" || org.KeyLimit != 3 {
+		t.Fatalf("create-org printed %+v", org)
+	}
+
+	var key map[string]any
+	ok(t, &key, "create-key", "--org", org.ID, "--name", "ci", "--role", "admin")
+	secret, _ := key["secret"].(string)
+	clientID, _ := key["clientId"].(string)
+	if !strings.HasPrefix(clientID, "ck_") || len(secret) < 32 || key["keyLastFour"] != secret[len(secret)-4:] ||
+		key["role"] != "admin" || key["name"] != "ci" || key["organizationId"] != org.ID {
+		t.Fatalf("create-key printed %v", key)
+	}
+	var member map[string]any
+	ok(t, &member, "create-key", "--org", org.ID, "--name", "reader")
+	if member["role"] != "member" {
+		t.Errorf("create-key without --role made role %v, want member", member["role"])
+	}
+
+	var keys []map[string]any
+	ok(t, &keys, "list-keys", "--org", org.ID)
+	if len(keys) != 2 || keys[0]["clientId"] != clientID || keys[1]["clientId"] != member["clientId"] {
+		t.Fatalf("list-keys printed %v, want the two keys oldest first", keys)
+	}
+	for _, k := range keys {
+		if _, ok := k["secret"]; ok {
+			t.Errorf("list-keys prints a secret: %v", k)
+		}
+		if _, ok := k["secretHash"]; ok {
+			t.Errorf("list-keys prints a secret hash: %v", k)
+		}
+	}
+
+	var revoked struct {
+		ClientID string `json:"clientId"`
+		Revoked  bool   `json:"revoked"`
+	}
+	ok(t, &revoked, "revoke-key", "--client-id", clientID)
+	if revoked.ClientID != clientID || !revoked.Revoked {
+		t.Errorf("revoke-key printed %+v", revoked)
+	}
+	ok(t, &keys, "list-keys", "--org", org.ID)
+	if len(keys) != 1 || keys[0]["clientId"] != member["clientId"] {
+		t.Errorf("after revoke-key, list-keys printed %v, want only the member key", keys)
+	}
+}
+
+func TestFailedOperationsExitOneWithTheReason(t *testing.T) {
+	localTable(t)
+	ok(t, &map[string]any{}, "create-table")
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"create-key", "--name", "ci"}, "org is required"},
+		{[]string{"create-key", "--org", "org_missing", "--name", "ci"}, `organization "org_missing" does not exist`},
+		{[]string{"create-org"}, "name must be 1 to 200 characters"},
+		{[]string{"list-keys"}, "org is required"},
+		{[]string{"revoke-key"}, "clientId is required"},
+		{[]string{"revoke-key", "--client-id", "ck_missing"}, "not found"},
+	}
+	for _, tt := range tests {
+		code, stdout, stderr := cli(t, tt.args...)
+		if code != 1 || stdout != "" || !strings.Contains(stderr, tt.want) {
+			t.Errorf("admin %s: exit %d, stdout %q, stderr %q; want exit 1 and an error saying %q",
+				strings.Join(tt.args, " "), code, stdout, stderr, tt.want)
+		}
+	}
+}
+
+func TestUsageErrorsExitTwoWithTheUsage(t *testing.T) {
+	localTable(t)
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no command", nil, "no command given"},
+		{"unknown command", []string{"drop-table"}, `unknown command "drop-table"`},
+		{"stray argument", []string{"list-keys", "--org", "org_1", "extra"}, `unexpected argument "extra"`},
+		{"stray argument before flags", []string{"create-org", "Acme", "--name", "Acme"}, `unexpected argument "Acme"`},
+		{"unknown flag", []string{"create-org", "--nam", "Acme"}, "flag provided but not defined: -nam"},
+		{"flag without value", []string{"create-org", "--name"}, "flag needs an argument"},
+		{"bad number", []string{"create-org", "--name", "A", "--key-limit", "many"}, "invalid value"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := cli(t, tt.args...)
+			if code != 2 {
+				t.Errorf("exit %d, want 2", code)
+			}
+			if stdout != "" {
+				t.Errorf("printed %q to stdout", stdout)
+			}
+			if !strings.Contains(stderr, tt.want) || !strings.Contains(stderr, "usage: admin <command>") {
+				t.Errorf("stderr %q, want %q and the usage", stderr, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The smoke test sets the environment, so it is not parallel.
+func TestDevServerServesTheAPIAndStopsItsDynamoDBLocal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts DynamoDB Local")
+	}
+	none := filepath.Join(t.TempDir(), "none")
+	for k, v := range map[string]string{
+		"PORT":          "0",
+		"DYNAMODB_PORT": "0",
+		// "" is unset for run: it starts its own DynamoDB Local. run sets
+		// these itself; t.Setenv restores them afterwards.
+		"AWS_ENDPOINT_URL_DYNAMODB":   "",
+		"AWS_ENDPOINT_URL":            "",
+		"AWS_ACCESS_KEY_ID":           "",
+		"AWS_SECRET_ACCESS_KEY":       "",
+		"AWS_SESSION_TOKEN":           "",
+		"AWS_REGION":                  "",
+		"AWS_PROFILE":                 "",
+		"AWS_CONFIG_FILE":             none,
+		"AWS_SHARED_CREDENTIALS_FILE": none,
+		"AWS_EC2_METADATA_DISABLED":   "",
+		"TABLE_NAME":                  "",
+		"API_KEY_CACHE_TTL":           "",
+	} {
+		t.Setenv(k, v)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out bytes.Buffer
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, &out, ready) }()
+
+	var base string
+	select {
+	case base = <-ready:
+	case err := <-done:
+		t.Fatalf("run returned before serving: %v\n%s", err, out.String())
+	case <-time.After(90 * time.Second):
+		t.Fatal("the dev server was not ready within 90s")
+	}
+	// run wrote the banner before announcing readiness and writes no more.
+	banner := out.String()
+
+	clientID := field(t, banner, `client id:\s+(\S+)`)
+	secret := field(t, banner, `secret:\s+(\S+)`)
+	ddbURL := field(t, banner, `DynamoDB:\s+(\S+)`)
+	ddb, err := url.Parse(ddbURL)
+	if err != nil || ddb.Hostname() != "127.0.0.1" {
+		t.Fatalf("DynamoDB endpoint %q is not on loopback", ddbURL)
+	}
+	if ddb.Port() == "8000" || ddb.Port() == "0" {
+		t.Errorf("DYNAMODB_PORT=0 gave port %s, want a free port picked at start", ddb.Port())
+	}
+	if !strings.Contains(banner, base) {
+		t.Errorf("the banner does not show the URL %s:\n%s", base, banner)
+	}
+	if u, _ := url.Parse(base); u == nil || u.Port() == "8080" || u.Port() == "0" {
+		t.Errorf("PORT=0 served on %s, want a free port", base)
+	}
+
+	call := func(method, path, body string, auth bool) (int, []byte) {
+		t.Helper()
+		req, err := http.NewRequestWithContext(ctx, method, base+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		if auth {
+			req.Header.Set("X-Service-Client-Id", clientID)
+			req.Header.Set("X-Service-Api-Key", secret)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, b
+	}
+
+	if code, body := call("GET", "/healthz", "", false); code != 200 || !strings.Contains(string(body), `"ok"`) {
+		t.Errorf("GET /healthz: %d %s", code, body)
+	}
+	if code, _ := call("GET", "/v1/companies", "", false); code != 401 {
+		t.Errorf("GET /v1/companies without credentials: %d, want 401", code)
+	}
+	code, body := call("POST", "/v1/companies", `{"canonicalName":"Acme Robotics","website":"https://acme.example","companyType":"operating"}`, true)
+	if code != 201 {
+		t.Fatalf("POST /v1/companies: %d %s", code, body)
+	}
+	var created struct {
+		Data struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &created); err != nil || created.Data.ID == "" {
+		t.Fatalf("POST /v1/companies: %s", body)
+	}
+	code, body = call("GET", "/v1/companies", "", true)
+	var list struct {
+		Data []struct {
+			ID            string `json:"id"`
+			CanonicalName string `json:"canonicalName"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &list); code != 200 || err != nil || len(list.Data) != 1 ||
+		list.Data[0].ID != created.Data.ID || list.Data[0].CanonicalName != "Acme Robotics" {
+		t.Errorf("GET /v1/companies: %d %s, want the created company", code, body)
+	}
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("run returned %v after the context ended, want nil", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("run did not return within 30s of the context ending")
+	}
+	for name, addr := range map[string]string{"DynamoDB Local": ddb.Host, "API": strings.TrimPrefix(base, "http://")} {
+		if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			conn.Close()
+			t.Errorf("the %s port %s still accepts connections after run returned", name, addr)
+		}
+	}
+}
+
+// field returns the first group of pattern in the banner.
+func field(t *testing.T, banner, pattern string) string {
+	t.Helper()
+	m := regexp.MustCompile(pattern).FindStringSubmatch(banner)
+	if m == nil {
+		t.Fatalf("no %s in the banner:\n%s", pattern, banner)
+	}
+	return m[1]
+}

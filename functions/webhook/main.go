@@ -1,0 +1,10 @@
+// Command webhook receives workflow webhooks behind a Lambda function URL
+// (payload v2, the same adapter as API Gateway).
+package main
+
+import (
+	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/routes"
+)
+
+func main() { app.ServeLambda(routes.Webhook) }

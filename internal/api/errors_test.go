@@ -1,0 +1,175 @@
+package api_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sourcebase/sourcebase/internal/apitest"
+)
+
+func TestAKnownPathWithAnotherMethodIs405WithAllow(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	admin := e.Org(t)
+	id := idOf(t, createCompany(t, admin, map[string]any{"canonicalName": "Acme"}))
+
+	cases := []struct {
+		method, path, allow string
+	}{
+		{"PATCH", "/v1/companies/" + id, "DELETE, GET, PUT"},
+		{"POST", "/v1/companies/" + id, "DELETE, GET, PUT"},
+		{"DELETE", "/v1/companies", "GET, POST"},
+		{"PUT", "/v1/companies", "GET, POST"},
+		{"POST", "/v1/keys", "GET"},
+		{"GET", "/v1/keys/" + admin.ClientID, "DELETE"},
+		{"POST", "/healthz", "GET"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
+			t.Parallel()
+			r := as(t, e, admin).Do(tc.method, tc.path, map[string]any{"canonicalName": "Changed"})
+			wantError(t, r, 405, tc.method)
+			if got := r.Header.Get("Allow"); got != tc.allow {
+				t.Errorf("Allow %q, want %q", got, tc.allow)
+			}
+		})
+	}
+	got := admin.Do("GET", "/v1/companies/"+id, nil).Want(t, 200).Object(t)
+	if got["canonicalName"] != "Acme" {
+		t.Errorf("a refused method changed the company: %s", jsonOf(got))
+	}
+}
+
+func TestAnUnknownPathIs404JSON(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	admin := e.Org(t)
+	for _, path := range []string{"/v1/nothing", "/nothing", "/v1/companies/x/y", "/v2/companies", "/"} {
+		t.Run(path, func(t *testing.T) {
+			t.Parallel()
+			r := as(t, e, admin).Do("GET", path, nil)
+			wantError(t, r, 404)
+			wantExactBody(t, r, `{"error":"not found"}`)
+		})
+	}
+}
+
+func TestABodyOver1MiBIs413(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	admin := e.Org(t)
+	id := idOf(t, createCompany(t, admin, map[string]any{"canonicalName": "Acme"}))
+	big := `{"canonicalName":"Acme","description":"` + strings.Repeat("x", 1<<20) + `"}`
+
+	for _, tc := range []struct{ method, path string }{
+		{"POST", "/v1/companies"},
+		{"PUT", "/v1/companies/" + id},
+	} {
+		t.Run(tc.method, func(t *testing.T) {
+			t.Parallel()
+			wantError(t, as(t, e, admin).Do(tc.method, tc.path, big), 413, "1 MiB")
+		})
+	}
+}
+
+func TestABodyOfExactly1MiBIsAcceptedAndOneByteMoreIs413(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	obj := `{"canonicalName":"Acme"}`
+	exact := obj + strings.Repeat(" ", 1<<20-len(obj)) // trailing whitespace is allowed
+	c.Do("POST", "/v1/companies", exact).Want(t, 201)
+	wantError(t, c.Do("POST", "/v1/companies", exact+" "), 413, "1 MiB")
+}
+
+func TestInputsNearTheTablesKeySizeLimitsNeverCause500(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	admin := e.Org(t)
+	longID := strings.Repeat("a", 1100) // over DynamoDB's 1024-byte sort key limit
+	cases := []struct {
+		name, method, path string
+		body               any
+		want               []int  // acceptable statuses
+		bug                string // where the 500 comes from
+	}{
+		{"GET of an overlong company id", "GET", "/v1/companies/" + longID, nil, []int{404},
+			"store.Collection.get sends the id as the sort key unchecked; DynamoDB answers ValidationException"},
+		{"PUT of an overlong company id", "PUT", "/v1/companies/" + longID, map[string]any{"description": "x"}, []int{404},
+			"store.Collection.UpdateTx -> get sends the id as the sort key unchecked"},
+		{"DELETE of an overlong company id", "DELETE", "/v1/companies/" + longID, nil, []int{404},
+			"store.Collection.Delete sends the id as the sort key unchecked"},
+		{"DELETE of an overlong key id", "DELETE", "/v1/keys/" + longID, nil, []int{404}, ""},
+		{"overlong lt cursor", "GET", "/v1/companies?lt=" + longID, nil, []int{200, 400},
+			"store.page puts lt into the key condition unchecked; DynamoDB rejects a range key over 1024 bytes"},
+		{"canonicalName of 300 four-byte characters", "POST", "/v1/companies",
+			map[string]any{"canonicalName": strings.Repeat("\U0001F600", 300)}, []int{201, 400},
+			"the 300-character rule allows 1200 bytes, but the gsi1sk (name + id) must stay under 1024 bytes"},
+		{"bare-domain website of 2044 characters", "POST", "/v1/companies",
+			map[string]any{"canonicalName": "Acme", "website": strings.Repeat("a", 2040) + ".com"}, []int{201, 400},
+			"checkURL allows 2048 characters, but the website lookup partition key (gsi4pk) must stay under 2048 bytes"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := as(t, e, admin).Do(tc.method, tc.path, tc.body)
+			if !slices.Contains(tc.want, r.Status) {
+				t.Errorf("BUG: %s %.60s... answered %d %s, want one of %v (cause: %s)",
+					tc.method, tc.path, r.Status, r.Body, tc.want, tc.bug)
+			}
+		})
+	}
+}
+
+func TestARecordOverTheTablesItemLimitIs413Not500(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	// Under the 1 MiB body limit, but over DynamoDB's 400 KB item limit.
+	body := map[string]any{"canonicalName": "Acme", "custom": map[string]any{"blob": strings.Repeat("x", 600<<10)}}
+	wantError(t, c.Do("POST", "/v1/companies", body), 413)
+	if list := c.Do("GET", "/v1/companies", nil).Want(t, 200).List(t); len(list) != 0 {
+		t.Errorf("a refused create stored %s", jsonOf(list))
+	}
+}
+
+func TestTheRequestIDIsEchoedOrGenerated(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	admin := e.Org(t)
+	cases := []struct {
+		name, sent string
+		echoed     bool
+	}{
+		{"plain id is echoed", "req-abc_123.4", true},
+		{"no id gets one", "", false},
+		{"id with spaces is replaced", "abc def", false},
+		{"overlong id is replaced", strings.Repeat("a", 65), false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var headers []string
+			if tc.sent != "" {
+				headers = []string{"X-Request-Id", tc.sent}
+			}
+			for _, c := range []*apitest.Client{as(t, e, admin), e.Anonymous(t)} { // success and 401 alike
+				got := c.Do("GET", "/v1/companies", nil, headers...).Header.Get("X-Request-Id")
+				if tc.echoed && got != tc.sent {
+					t.Errorf("X-Request-Id %q, want the sent %q", got, tc.sent)
+				}
+				if !tc.echoed && (got == "" || got == tc.sent) {
+					t.Errorf("X-Request-Id %q, want a generated id (sent %q)", got, tc.sent)
+				}
+			}
+		})
+	}
+}
+
+func TestHealthzAnswers200WithoutCredentials(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	r := e.Anonymous(t).Do("GET", "/healthz", nil).Want(t, 200)
+	wantExactBody(t, r, `{"status":"ok"}`)
+}

@@ -1,0 +1,225 @@
+package api_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/keys"
+)
+
+// keyMetadataFields are the fields every listed key shows.
+var keyMetadataFields = []string{"clientId", "name", "keyLastFour", "role", "createdAt", "lastUsedAt"}
+
+// keysByClientID lists the caller's organization's keys.
+func keysByClientID(t *testing.T, c *apitest.Client) (map[string]map[string]any, []string, *apitest.Response) {
+	t.Helper()
+	r := c.Do("GET", "/v1/keys", nil).Want(t, 200)
+	out := map[string]map[string]any{}
+	var order []string
+	for _, k := range r.List(t) {
+		id, _ := k["clientId"].(string)
+		out[id] = k
+		order = append(order, id)
+	}
+	return out, order, r
+}
+
+func TestAdminListsItsOrganizationsKeysAsMetadataWithoutSecrets(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	admin := e.Org(t)
+	member := e.Key(t, admin.Org, "member")
+	foreign := e.Org(t)
+	foreign.Do("GET", "/v1/keys", nil).Want(t, 200)
+
+	list, order, r := keysByClientID(t, admin)
+	if want := []string{admin.ClientID, member.ClientID}; !slices.Equal(order, want) {
+		t.Fatalf("GET /v1/keys lists %v, want this organization's keys oldest first %v", order, want)
+	}
+	for _, c := range []*apitest.Client{admin, member, foreign} {
+		for _, secret := range []string{c.Secret, keys.HashSecret(c.Secret)} {
+			if strings.Contains(string(r.Body), secret) {
+				t.Errorf("the key list shows a secret or its hash: %s", r.Body)
+			}
+		}
+	}
+	if strings.Contains(strings.ToLower(string(r.Body)), "secret") {
+		t.Errorf("the key list has a secret field: %s", r.Body)
+	}
+	for _, c := range []struct {
+		client *apitest.Client
+		role   string
+	}{{admin, "admin"}, {member, "member"}} {
+		k := list[c.client.ClientID]
+		for _, f := range keyMetadataFields {
+			if _, ok := k[f]; !ok {
+				t.Errorf("key %s lacks %q: %s", c.client.ClientID, f, jsonOf(k))
+			}
+		}
+		if got, want := k["keyLastFour"], c.client.Secret[len(c.client.Secret)-4:]; got != want {
+			t.Errorf("keyLastFour = %v, want the secret's last four %q", got, want)
+		}
+		if k["role"] != c.role {
+			t.Errorf("role = %v, want %s", k["role"], c.role)
+		}
+		if name, _ := k["name"].(string); name == "" {
+			t.Errorf("name = %v, want the key's name", k["name"])
+		}
+		if _, err := time.Parse(time.RFC3339Nano, k["createdAt"].(string)); err != nil {
+			t.Errorf("createdAt = %v: %v", k["createdAt"], err)
+		}
+	}
+	if s, _ := list[admin.ClientID]["lastUsedAt"].(string); s == "" {
+		t.Errorf("the admin key that made the request has lastUsedAt %v, want a time", list[admin.ClientID]["lastUsedAt"])
+	}
+	if got := list[member.ClientID]["lastUsedAt"]; got != nil {
+		t.Errorf("a never used key has lastUsedAt %v, want null", got)
+	}
+
+	member.Do("GET", "/v1/companies", nil).Want(t, 200)
+	list, _, _ = keysByClientID(t, admin)
+	s, _ := list[member.ClientID]["lastUsedAt"].(string)
+	if _, err := time.Parse(time.RFC3339Nano, s); err != nil {
+		t.Errorf("after its first use a key has lastUsedAt %v, want a time", list[member.ClientID]["lastUsedAt"])
+	}
+}
+
+func TestMemberKeysMayNotListOrRevokeKeys(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	admin := e.Org(t)
+	member := e.Key(t, admin.Org, "member")
+
+	wantError(t, member.Do("GET", "/v1/keys", nil), 403, "admin")
+	wantError(t, member.Do("DELETE", "/v1/keys/"+admin.ClientID, nil), 403, "admin")
+	wantError(t, member.Do("DELETE", "/v1/keys/"+member.ClientID, nil), 403, "admin")
+
+	list, _, _ := keysByClientID(t, admin)
+	if len(list) != 2 {
+		t.Errorf("after a member's refused revokes the organization has %d keys, want 2", len(list))
+	}
+	member.Do("GET", "/v1/companies", nil).Want(t, 200)
+}
+
+func TestAdminCannotRevokeAnotherOrganizationsKey(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	admin := e.Org(t)
+	foreign := e.Org(t)
+
+	wantExactBody(t, admin.Do("DELETE", "/v1/keys/"+foreign.ClientID, nil).Want(t, 404), `{"error":"not found"}`)
+	wantExactBody(t, admin.Do("DELETE", "/v1/keys/ck_doesnotexist", nil).Want(t, 404), `{"error":"not found"}`)
+	foreign.Do("GET", "/v1/keys", nil).Want(t, 200)
+	if list, _, _ := keysByClientID(t, foreign); len(list) != 1 {
+		t.Errorf("the other organization has %d keys after the refused revoke, want 1", len(list))
+	}
+}
+
+func TestRevokedKeyIsRejectedAtOnceByTheProcessThatRevokedIt(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t) // the default cache window is a full minute
+	admin := e.Org(t)
+	victim := e.Key(t, admin.Org, "member")
+	victim.Do("GET", "/v1/companies", nil).Want(t, 200) // now cached
+
+	r := admin.Do("DELETE", "/v1/keys/"+victim.ClientID, nil).Want(t, 204)
+	if len(r.Body) != 0 {
+		t.Errorf("DELETE body %q, want empty", r.Body)
+	}
+	wantExactBody(t, victim.Do("GET", "/v1/companies", nil).Want(t, 401), unauthorizedBody)
+	list, _, _ := keysByClientID(t, admin)
+	if _, ok := list[victim.ClientID]; ok || len(list) != 1 {
+		t.Errorf("after revoking, the key list is %s, want only the admin key", jsonOf(list))
+	}
+	wantExactBody(t, admin.Do("DELETE", "/v1/keys/"+victim.ClientID, nil).Want(t, 404), `{"error":"not found"}`)
+}
+
+func TestRevokedKeyIsRejectedByAnotherProcessAfterTheCacheWindow(t *testing.T) {
+	t.Parallel()
+	const ttl = time.Second
+	a := apitest.NewWith(t, apitest.Options{CacheTTL: ttl})
+	b := apitest.NewWith(t, apitest.Options{CacheTTL: ttl, Store: a.Store})
+	admin := a.Org(t)
+	victim := a.Key(t, admin.Org, "member")
+
+	onB := b.Anonymous(t)
+	onB.ClientID, onB.Secret = victim.ClientID, victim.Secret
+	onB.Do("GET", "/v1/companies", nil).Want(t, 200) // cached in B
+
+	admin.Do("DELETE", "/v1/keys/"+victim.ClientID, nil).Want(t, 204)
+	wantExactBody(t, victim.Do("GET", "/v1/companies", nil).Want(t, 401), unauthorizedBody)
+
+	time.Sleep(ttl + 200*time.Millisecond)
+	wantExactBody(t, onB.Do("GET", "/v1/companies", nil).Want(t, 401), unauthorizedBody)
+}
+
+func TestKeyCreationIsRefusedAtThePlansCapUntilAKeyIsRevoked(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := apitest.New(t)
+	org, err := e.Deps.Keys.CreateOrg(ctx, "Capped", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := e.Key(t, org.ID, "admin")
+	spare := e.Key(t, org.ID, "member")
+
+	if _, err := e.Deps.Keys.CreateKey(ctx, org.ID, "one too many", "member"); !errors.Is(err, apperr.ErrConflict) {
+		t.Fatalf("creating a third key with a cap of 2: err = %v, want one wrapping apperr.ErrConflict", err)
+	}
+	if list, _, _ := keysByClientID(t, admin); len(list) != 2 {
+		t.Errorf("after a refused creation the organization has %d keys, want 2", len(list))
+	}
+
+	admin.Do("DELETE", "/v1/keys/"+spare.ClientID, nil).Want(t, 204)
+	k, err := e.Deps.Keys.CreateKey(ctx, org.ID, "replacement", "member")
+	if err != nil {
+		t.Fatalf("creating a key after revoking one: %v", err)
+	}
+	if _, err := e.Deps.Keys.CreateKey(ctx, org.ID, "over again", "member"); !errors.Is(err, apperr.ErrConflict) {
+		t.Errorf("creating a key at the cap again: err = %v, want one wrapping apperr.ErrConflict", err)
+	}
+	replacement := e.Anonymous(t)
+	replacement.ClientID, replacement.Secret = k.ClientID, k.Secret
+	replacement.Do("GET", "/v1/companies", nil).Want(t, 200)
+}
+
+func TestConcurrentKeyCreationNeverExceedsTheCap(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := apitest.New(t)
+	const limit, tries = 3, 8
+	org, err := e.Deps.Keys.CreateOrg(ctx, "Capped concurrently", limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, tries)
+	for i := range tries {
+		go func() {
+			_, err := e.Deps.Keys.CreateKey(ctx, org.ID, fmt.Sprintf("key %d", i), "admin")
+			errs <- err
+		}()
+	}
+	created := 0
+	for range tries {
+		switch err := <-errs; {
+		case err == nil:
+			created++
+		case !errors.Is(err, apperr.ErrConflict):
+			t.Errorf("a refused creation failed with %v, want an error wrapping apperr.ErrConflict", err)
+		}
+	}
+	if created == 0 || created > limit {
+		t.Errorf("%d of %d concurrent creations succeeded with a cap of %d", created, tries, limit)
+	}
+	if ks, err := e.Deps.Keys.List(ctx, org.ID); err != nil || len(ks) != created {
+		t.Errorf("the organization holds %d keys (err %v), want the %d created", len(ks), err, created)
+	}
+}

@@ -1,0 +1,166 @@
+package runs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
+)
+
+// ExecutionInput is what a run's state machine execution receives, and
+// what the runner Lambda is invoked with (plus the action).
+type ExecutionInput struct {
+	OrganizationID string `json:"organizationId"`
+	RunID          string `json:"runId"`
+}
+
+// StepFunctions starts each run as an execution of the state machine,
+// named after the run id, so starting a run twice starts it once.
+type StepFunctions struct {
+	Client          *sfn.Client
+	StateMachineARN string
+}
+
+// Start starts the run's execution.
+func (e StepFunctions) Start(ctx context.Context, org, runID string) error {
+	in, _ := json.Marshal(ExecutionInput{OrganizationID: org, RunID: runID})
+	_, err := e.Client.StartExecution(ctx, &sfn.StartExecutionInput{
+		StateMachineArn: aws.String(e.StateMachineARN),
+		Name:            aws.String(runID),
+		Input:           aws.String(string(in)),
+	})
+	var exists *sfntypes.ExecutionAlreadyExists
+	if errors.As(err, &exists) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("start Step Functions execution: %w", err)
+	}
+	return nil
+}
+
+// InProcess executes runs in goroutines of this process: the dev server's
+// and the tests' engine. At most Concurrency runs execute at once.
+type InProcess struct {
+	exec func(ctx context.Context, org, id string) (*Run, error)
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	sem    chan struct{}
+	mu     sync.Mutex
+	closed bool
+	wg     sync.WaitGroup
+}
+
+// NewInProcess returns an engine executing runs of svc, and sets it as
+// svc's engine.
+func NewInProcess(svc *Service, concurrency int) *InProcess {
+	ctx, cancel := context.WithCancel(context.Background())
+	e := &InProcess{exec: svc.Execute, ctx: ctx, cancel: cancel, sem: make(chan struct{}, max(concurrency, 1))}
+	svc.SetEngine(e)
+	return e
+}
+
+// Start executes the run in the background.
+func (e *InProcess) Start(_ context.Context, org, runID string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return errors.New("the engine is shutting down")
+	}
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		select {
+		case e.sem <- struct{}{}:
+		case <-e.ctx.Done():
+			return
+		}
+		defer func() { <-e.sem }()
+		if _, err := e.exec(e.ctx, org, runID); err != nil {
+			slog.Error("execute run", "runId", runID, "organizationId", org, "err", err)
+		}
+	}()
+	return nil
+}
+
+// Close stops accepting runs and waits up to grace for running ones; runs
+// still unfinished then are interrupted and found by Recover at the next start.
+func (e *InProcess) Close(grace time.Duration) {
+	e.mu.Lock()
+	e.closed = true
+	e.mu.Unlock()
+	done := make(chan struct{})
+	go func() { e.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(grace):
+		e.cancel()
+		<-done
+	}
+	e.cancel()
+}
+
+// Task is the runner Lambda's event, sent by the state machine: execute
+// the run, or (from the Catch path) mark it failed with the error.
+type Task struct {
+	Action         string     `json:"action"` // "execute" or "fail"
+	OrganizationID string     `json:"organizationId"`
+	RunID          string     `json:"runId"`
+	Error          *TaskError `json:"error,omitempty"`
+}
+
+// TaskError is what a Step Functions Catch puts at its ResultPath.
+type TaskError struct {
+	Error string `json:"Error"`
+	Cause string `json:"Cause"`
+}
+
+// TaskResult is the runner's answer: where the run ended up.
+type TaskResult struct {
+	RunID  string `json:"runId"`
+	Status string `json:"status"`
+}
+
+// HandleTask serves one state machine task. An error makes the state
+// machine retry or take its Catch path, which calls back with "fail".
+func (s *Service) HandleTask(ctx context.Context, t Task) (TaskResult, error) {
+	if t.OrganizationID == "" || t.RunID == "" {
+		return TaskResult{}, errors.New("task needs organizationId and runId")
+	}
+	var (
+		r   *Run
+		err error
+	)
+	switch t.Action {
+	case "execute":
+		r, err = s.Execute(ctx, t.OrganizationID, t.RunID)
+	case "fail":
+		msg := "the run's execution failed"
+		if t.Error != nil {
+			msg += ": " + strings.TrimSpace(t.Error.Error+" "+truncate(t.Error.Cause, 500))
+		}
+		r, err = s.Fail(ctx, t.OrganizationID, t.RunID, msg)
+	default:
+		return TaskResult{}, fmt.Errorf("unknown task action %q; use execute or fail", t.Action)
+	}
+	if err != nil {
+		return TaskResult{}, err
+	}
+	return TaskResult{RunID: r.ID, Status: r.Status}, nil
+}
+
+func truncate(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}

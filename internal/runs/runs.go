@@ -1,0 +1,324 @@
+// Package runs holds workflow runs: their creation (through the API, a
+// webhook or a retry), their execution by an engine (Step Functions in AWS,
+// in process locally) and their state changes, which are conditional
+// writes so that a run moves queued -> running -> completed | failed once.
+package runs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/companies"
+	"github.com/sourcebase/sourcebase/internal/ids"
+	"github.com/sourcebase/sourcebase/internal/steps"
+	"github.com/sourcebase/sourcebase/internal/store"
+	"github.com/sourcebase/sourcebase/internal/workflows"
+)
+
+// Statuses of a run.
+const (
+	Queued    = "queued"
+	Running   = "running"
+	Completed = "completed"
+	Failed    = "failed"
+)
+
+// Triggers: what started a run.
+const (
+	TriggerAPI     = "api"
+	TriggerWebhook = "webhook"
+	TriggerRetry   = "retry"
+)
+
+// MaxTitle is the longest run title, in characters.
+const MaxTitle = 120
+
+// Run is one execution of a workflow.
+type Run struct {
+	ID          string          `json:"id"`
+	WorkflowID  string          `json:"workflowId"`
+	Status      string          `json:"status"`
+	Title       string          `json:"title"`
+	Input       map[string]any  `json:"input"`
+	Output      map[string]any  `json:"output"`
+	Error       *steps.RunError `json:"error"`
+	DryRun      bool            `json:"dryRun"`
+	RetryOf     *string         `json:"retryOf"`
+	Trigger     string          `json:"trigger"`
+	CreatedAt   time.Time       `json:"createdAt"`
+	StartedAt   *time.Time      `json:"startedAt"`
+	CompletedAt *time.Time      `json:"completedAt"`
+}
+
+// Done reports whether the run has finished.
+func (r *Run) Done() bool { return r.Status == Completed || r.Status == Failed }
+
+// record is the stored run: the run and its organization, which the
+// start-up recovery (across organizations) needs.
+type record struct {
+	Run
+	OrganizationID string `json:"organizationId"`
+}
+
+const activeLookup = "active"
+
+var spec = store.Spec[record]{
+	Type:    "RUN",
+	ID:      func(r *record) string { return r.ID },
+	IDOrder: []string{"createdAt"},
+	Lookups: []store.Lookup[record]{
+		{Name: "workflowId", Index: store.GSI3, Key: func(r *record) string { return r.WorkflowID }},
+		// Unfinished runs of every organization, for recovery after a crash.
+		{Name: activeLookup, Index: store.GSI4, Global: true, Key: func(r *record) string {
+			if r.Done() {
+				return ""
+			}
+			return "1"
+		}},
+	},
+}
+
+// Engine starts the execution of a stored run. Starting a run twice must
+// be harmless.
+type Engine interface {
+	Start(ctx context.Context, org, runID string) error
+}
+
+// Service manages runs.
+type Service struct {
+	coll      *store.Collection[record]
+	workflows *workflows.Service
+	executor  steps.Executor
+	engine    Engine
+	now       func() time.Time
+}
+
+// NewService returns the run service. Call SetEngine before creating runs.
+func NewService(st *store.Store, wf *workflows.Service, cs *companies.Service) *Service {
+	return &Service{
+		coll:      store.NewCollection(st, spec),
+		workflows: wf,
+		executor:  steps.Executor{Companies: companyWriter{cs}},
+		now:       func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) },
+	}
+}
+
+// SetEngine sets the engine that executes runs.
+func (s *Service) SetEngine(e Engine) { s.engine = e }
+
+// SortFields lists the fields run lists can be sorted by.
+func (s *Service) SortFields() []string { return s.coll.SortFields() }
+
+// NewRun describes a run to create.
+type NewRun struct {
+	Input   map[string]any
+	DryRun  bool
+	Title   string // "" for a generated title
+	Trigger string
+	RetryOf string
+}
+
+// Create stores a queued run of wf and starts it. If the engine cannot
+// start it, the run is marked failed with the reason, never left queued.
+func (s *Service) Create(ctx context.Context, org string, wf *workflows.Workflow, n NewRun) (*Run, error) {
+	now := s.now()
+	r := &record{OrganizationID: org, Run: Run{
+		ID: ids.New("run"), WorkflowID: wf.ID, Status: Queued, Input: n.Input, DryRun: n.DryRun,
+		Trigger: n.Trigger, CreatedAt: now, Title: n.Title,
+	}}
+	if r.Input == nil {
+		r.Input = map[string]any{}
+	}
+	if r.Title == "" {
+		r.Title = generateTitle(wf.Name, n.Trigger, n.DryRun, now)
+	}
+	if n.RetryOf != "" {
+		r.RetryOf = &n.RetryOf
+	}
+	if err := s.coll.Create(ctx, org, r); err != nil {
+		return nil, err
+	}
+	if err := s.start(ctx, org, r.ID); err != nil {
+		slog.ErrorContext(ctx, "start run", "runId", r.ID, "err", err)
+		return s.finish(ctx, org, r.ID, nil, &steps.RunError{Message: "the run could not be started: " + err.Error()})
+	}
+	return &r.Run, nil
+}
+
+func (s *Service) start(ctx context.Context, org, id string) error {
+	if s.engine == nil {
+		return errors.New("no run engine is configured (set STATE_MACHINE_ARN)")
+	}
+	return s.engine.Start(ctx, org, id)
+}
+
+// generateTitle names a run by its workflow, trigger and time, within MaxTitle.
+func generateTitle(workflow, trigger string, dryRun bool, at time.Time) string {
+	how := map[string]string{TriggerAPI: "API run", TriggerWebhook: "webhook", TriggerRetry: "retry"}[trigger]
+	if dryRun {
+		how = "dry " + how
+	}
+	suffix := " · " + how + " · " + at.Format("2006-01-02 15:04 UTC")
+	room := MaxTitle - utf8.RuneCountInString(suffix)
+	name := []rune(strings.TrimSpace(workflow))
+	if len(name) > room {
+		name = append(name[:room-1], '…')
+	}
+	return string(name) + suffix
+}
+
+// Get reads a run of org.
+func (s *Service) Get(ctx context.Context, org, id string) (*Run, error) {
+	r, err := s.coll.Get(ctx, org, id)
+	if err != nil {
+		return nil, err
+	}
+	return &r.Run, nil
+}
+
+// List returns a page of org's runs, of one workflow when workflowID is set.
+func (s *Service) List(ctx context.Context, org, workflowID string, q store.Query) ([]Run, error) {
+	if workflowID != "" {
+		q.Where = &store.Where{Lookup: "workflowId", Value: workflowID}
+	}
+	rs, err := s.coll.List(ctx, org, q)
+	out := make([]Run, len(rs))
+	for i := range rs {
+		out[i] = rs[i].Run
+	}
+	return out, err
+}
+
+// Rename sets a run's title.
+func (s *Service) Rename(ctx context.Context, org, id, title string) (*Run, error) {
+	r, err := s.coll.Update(ctx, org, id, func(r *record) error {
+		if r.Title == title {
+			return store.ErrUnchanged
+		}
+		r.Title = title
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &r.Run, nil
+}
+
+// Retry creates a new run with a failed run's input and dry-run setting;
+// the failed run is left as it is. Only a failed run can be retried.
+func (s *Service) Retry(ctx context.Context, org, id string) (*Run, error) {
+	src, err := s.Get(ctx, org, id)
+	if err != nil {
+		return nil, err
+	}
+	if src.Status != Failed {
+		return nil, apperr.Conflict("only a failed run can be retried; run %s is %s", src.ID, src.Status)
+	}
+	wf, err := s.workflows.Get(ctx, org, src.WorkflowID)
+	if errors.Is(err, apperr.ErrNotFound) {
+		return nil, apperr.Conflict("the workflow of run %s has been deleted; it cannot be retried", src.ID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.Create(ctx, org, wf, NewRun{Input: src.Input, DryRun: src.DryRun, Trigger: TriggerRetry, RetryOf: src.ID})
+}
+
+// Execute runs a run's steps: the work of the runner Lambda and of the
+// in-process engine. It marks the run running, executes the workflow's
+// current steps and records the outcome. A finished run is left alone, so
+// a duplicate delivery does nothing. The returned error means the
+// execution was interrupted (the run stays running for the engine to
+// retry or fail); a failing step is a failed run, not an error.
+func (s *Service) Execute(ctx context.Context, org, id string) (*Run, error) {
+	r, err := s.coll.Update(ctx, org, id, func(r *record) error {
+		if r.Status != Queued {
+			return store.ErrUnchanged
+		}
+		now := s.now()
+		r.Status, r.StartedAt = Running, &now
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("mark run %s running: %w", id, err)
+	}
+	if r.Done() {
+		return &r.Run, nil
+	}
+	wf, err := s.workflows.Get(ctx, org, r.WorkflowID)
+	if errors.Is(err, apperr.ErrNotFound) {
+		return s.finish(ctx, org, id, nil, &steps.RunError{Message: "the workflow was deleted before the run executed"})
+	}
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.executor.Execute(ctx, org, wf.Steps, r.Input, r.DryRun)
+	if err != nil {
+		return nil, fmt.Errorf("execute run %s: %w", id, err)
+	}
+	return s.finish(ctx, org, id, res.Output, res.Error)
+}
+
+// Fail marks an unfinished run failed with message; the path the state
+// machine takes when execution itself failed (timeout, crash).
+func (s *Service) Fail(ctx context.Context, org, id, message string) (*Run, error) {
+	return s.finish(ctx, org, id, nil, &steps.RunError{Message: message})
+}
+
+// finish records the outcome of an unfinished run; a finished run keeps
+// its first outcome.
+func (s *Service) finish(ctx context.Context, org, id string, output map[string]any, runErr *steps.RunError) (*Run, error) {
+	r, err := s.coll.Update(ctx, org, id, func(r *record) error {
+		if r.Done() {
+			return store.ErrUnchanged
+		}
+		now := s.now()
+		r.CompletedAt = &now
+		if r.StartedAt == nil {
+			r.StartedAt = &now
+		}
+		if runErr != nil {
+			r.Status, r.Error, r.Output = Failed, runErr, nil
+		} else {
+			r.Status, r.Output = Completed, output
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("record outcome of run %s: %w", id, err)
+	}
+	return &r.Run, nil
+}
+
+// Recover handles runs a previous process left unfinished: queued runs
+// are started again; running runs, whose steps may have partly applied,
+// are failed with a message saying so. It returns how many of each.
+func (s *Service) Recover(ctx context.Context) (resumed, failed int, err error) {
+	q := store.Query{Limit: 100, Desc: true, Where: &store.Where{Lookup: activeLookup, Value: "1"}}
+	for {
+		rs, err := s.coll.List(ctx, "", q)
+		if err != nil {
+			return resumed, failed, err
+		}
+		for _, r := range rs {
+			if r.Status == Queued && s.start(ctx, r.OrganizationID, r.ID) == nil {
+				resumed++
+				continue
+			}
+			if _, err := s.Fail(ctx, r.OrganizationID, r.ID, "the service stopped while this run was "+r.Status+"; retry it to run it again"); err != nil {
+				return resumed, failed, err
+			}
+			failed++
+		}
+		if len(rs) < q.Limit {
+			return resumed, failed, nil
+		}
+		q.Before = rs[len(rs)-1].ID
+	}
+}

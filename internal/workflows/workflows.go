@@ -1,0 +1,340 @@
+// Package workflows stores workflow definitions and their webhook triggers.
+// A workflow's trigger secret lives in the workflow item and, for the
+// webhook path's single read, in a trigger item keyed by slug; both are
+// written in one transaction so they never disagree.
+package workflows
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/ids"
+	"github.com/sourcebase/sourcebase/internal/input"
+	"github.com/sourcebase/sourcebase/internal/steps"
+	"github.com/sourcebase/sourcebase/internal/store"
+	"github.com/sourcebase/sourcebase/internal/webhook"
+)
+
+// WebhookPath is where a trigger receives webhooks: WebhookPath + slug.
+const WebhookPath = "/webhooks/workflows/"
+
+// Trigger is a workflow's webhook trigger as clients see it (no secret,
+// except Secret in the create and rotate responses).
+type Trigger struct {
+	Slug       string         `json:"slug"`
+	Scheme     webhook.Scheme `json:"scheme"`
+	HeaderName *string        `json:"headerName"`
+	URL        string         `json:"url"`
+	Secret     string         `json:"secret,omitempty"`
+}
+
+// Workflow is a workflow definition.
+type Workflow struct {
+	ID          string       `json:"id"`
+	Name        string       `json:"name"`
+	Description *string      `json:"description"`
+	Steps       []steps.Step `json:"steps"`
+	Trigger     Trigger      `json:"trigger"`
+	CreatedAt   time.Time    `json:"createdAt"`
+	UpdatedAt   time.Time    `json:"updatedAt"`
+}
+
+// record is the stored workflow: the definition plus the trigger secret.
+type record struct {
+	Workflow
+	TriggerSecret string `json:"triggerSecret"`
+}
+
+// TriggerTarget is the trigger item: everything the webhook path needs in
+// one read.
+type TriggerTarget struct {
+	Slug           string         `json:"slug"`
+	OrganizationID string         `json:"organizationId"`
+	WorkflowID     string         `json:"workflowId"`
+	Scheme         webhook.Scheme `json:"scheme"`
+	HeaderName     string         `json:"headerName"`
+	Secret         string         `json:"secret"`
+}
+
+// Verifier returns the trigger as signature verification needs it.
+func (t TriggerTarget) Verifier() webhook.Trigger {
+	return webhook.Trigger{Scheme: t.Scheme, HeaderName: t.HeaderName, Secret: t.Secret}
+}
+
+var spec = store.Spec[record]{
+	Type:    "WORKFLOW",
+	ID:      func(r *record) string { return r.ID },
+	IDOrder: []string{"createdAt"},
+	Sorts: []store.Sort[record]{
+		{Field: "name", Index: store.GSI1, Key: func(r *record) string { return strings.ToLower(r.Name) }},
+		{Field: "updatedAt", Index: store.GSI2, Key: func(r *record) string { return r.UpdatedAt.UTC().Format("2006-01-02T15:04:05.000000000Z") }},
+	},
+}
+
+func triggerPK(slug string) string { return "TRIGGER#" + slug }
+
+const triggerSK = "TRIGGER"
+
+// Service stores workflows.
+type Service struct {
+	st          *store.Store
+	coll        *store.Collection[record]
+	webhookBase string
+	now         func() time.Time
+}
+
+// NewService returns the service; webhookBase is the public base URL of the
+// webhook endpoint (such as https://abc.lambda-url.us-east-1.on.aws), used
+// to show each trigger's url.
+func NewService(st *store.Store, webhookBase string) *Service {
+	return &Service{st: st, coll: store.NewCollection(st, spec), webhookBase: strings.TrimRight(webhookBase, "/"),
+		now: func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }}
+}
+
+// SortFields lists the fields the list can be sorted by.
+func (s *Service) SortFields() []string { return s.coll.SortFields() }
+
+func (s *Service) view(r *record) *Workflow {
+	w := r.Workflow
+	w.Trigger.URL = s.webhookBase + WebhookPath + w.Trigger.Slug
+	w.Trigger.Secret = ""
+	if w.Steps == nil {
+		w.Steps = []steps.Step{}
+	}
+	return &w
+}
+
+func (s *Service) triggerOp(org string, r *record, create bool) (types.TransactWriteItem, error) {
+	header := ""
+	if r.Trigger.HeaderName != nil {
+		header = *r.Trigger.HeaderName
+	}
+	it := store.Item{PK: triggerPK(r.Trigger.Slug), SK: triggerSK, Type: "TRIGGER", Doc: TriggerTarget{
+		Slug: r.Trigger.Slug, OrganizationID: org, WorkflowID: r.ID,
+		Scheme: r.Trigger.Scheme, HeaderName: header, Secret: r.TriggerSecret,
+	}}
+	if create {
+		return s.st.CreateOp(it)
+	}
+	return s.st.OverwriteOp(it)
+}
+
+// Create stores a new workflow with a new trigger. The returned workflow's
+// trigger carries the secret: the one time it is shown besides rotation.
+func (s *Service) Create(ctx context.Context, org string, in Input) (*Workflow, error) {
+	now := s.now()
+	r := &record{Workflow: Workflow{
+		ID: ids.New("wf"), Steps: []steps.Step{}, CreatedAt: now, UpdatedAt: now,
+		Trigger: Trigger{Slug: webhook.NewSlug(), Scheme: webhook.SharedSecret},
+	}, TriggerSecret: webhook.NewSecret()}
+	in.apply(r)
+	op, err := s.triggerOp(org, r, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.coll.Create(ctx, org, r, op); err != nil {
+		return nil, err
+	}
+	w := s.view(r)
+	w.Trigger.Secret = r.TriggerSecret
+	return w, nil
+}
+
+// Get reads a workflow of org.
+func (s *Service) Get(ctx context.Context, org, id string) (*Workflow, error) {
+	r, err := s.coll.Get(ctx, org, id)
+	if err != nil {
+		return nil, err
+	}
+	return s.view(r), nil
+}
+
+// List returns a page of org's workflows.
+func (s *Service) List(ctx context.Context, org string, q store.Query) ([]Workflow, error) {
+	rs, err := s.coll.List(ctx, org, q)
+	out := make([]Workflow, len(rs))
+	for i := range rs {
+		out[i] = *s.view(&rs[i])
+	}
+	return out, err
+}
+
+// Update applies a partial update; the trigger item follows in the same
+// transaction when the trigger changes.
+func (s *Service) Update(ctx context.Context, org, id string, in Input) (*Workflow, error) {
+	r, err := s.coll.UpdateTx(ctx, org, id, func(r *record) ([]types.TransactWriteItem, error) {
+		before := r.Trigger
+		beforeHeader := ""
+		if before.HeaderName != nil {
+			beforeHeader = *before.HeaderName
+		}
+		if !in.changes() {
+			return nil, store.ErrUnchanged
+		}
+		in.apply(r)
+		r.UpdatedAt = s.now()
+		afterHeader := ""
+		if r.Trigger.HeaderName != nil {
+			afterHeader = *r.Trigger.HeaderName
+		}
+		if r.Trigger.Scheme == before.Scheme && afterHeader == beforeHeader {
+			return nil, nil
+		}
+		op, err := s.triggerOp(org, r, false)
+		return []types.TransactWriteItem{op}, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.view(r), nil
+}
+
+// RotateSecret replaces the trigger's secret; the old one stops working at
+// once. It returns the trigger with the new secret.
+func (s *Service) RotateSecret(ctx context.Context, org, id string) (*Trigger, error) {
+	r, err := s.coll.UpdateTx(ctx, org, id, func(r *record) ([]types.TransactWriteItem, error) {
+		r.TriggerSecret = webhook.NewSecret()
+		r.UpdatedAt = s.now()
+		op, err := s.triggerOp(org, r, false)
+		return []types.TransactWriteItem{op}, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	t := s.view(r).Trigger
+	t.Secret = r.TriggerSecret
+	return &t, nil
+}
+
+// Delete removes a workflow and its trigger: its webhook stops at once.
+// Its runs are kept.
+func (s *Service) Delete(ctx context.Context, org, id string) error {
+	r, err := s.coll.Get(ctx, org, id)
+	if err != nil {
+		return err
+	}
+	return s.coll.Delete(ctx, org, id, s.st.DeleteOp(triggerPK(r.Trigger.Slug), triggerSK))
+}
+
+// Trigger finds the trigger of a slug; apperr.ErrNotFound for an unknown
+// slug or a deleted workflow.
+func (s *Service) Trigger(ctx context.Context, slug string) (TriggerTarget, error) {
+	var t TriggerTarget
+	if slug == "" || len(slug) > 128 {
+		return t, apperr.ErrNotFound
+	}
+	_, err := s.st.Get(ctx, triggerPK(slug), triggerSK, &t)
+	return t, err
+}
+
+// Input is a workflow create or update body.
+type Input struct {
+	Name        input.Field[string]
+	Description input.Field[string]
+	Steps       input.Field[[]steps.Step]
+	Scheme      input.Field[string]
+	HeaderName  input.Field[string]
+}
+
+func (in Input) changes() bool {
+	return in.Name.Set || in.Description.Set || in.Steps.Set || in.Scheme.Set || in.HeaderName.Set
+}
+
+func (in Input) apply(r *record) {
+	if in.Name.Set {
+		r.Name = in.Name.Value
+	}
+	if in.Description.Set {
+		if in.Description.Null {
+			r.Description = nil
+		} else {
+			d := in.Description.Value
+			r.Description = &d
+		}
+	}
+	if in.Steps.Set {
+		r.Steps = in.Steps.Value
+	}
+	if in.Scheme.Set {
+		r.Trigger.Scheme = webhook.Scheme(in.Scheme.Value)
+	}
+	if in.HeaderName.Set {
+		if in.HeaderName.Null {
+			r.Trigger.HeaderName = nil
+		} else {
+			h := in.HeaderName.Value
+			r.Trigger.HeaderName = &h
+		}
+	}
+}
+
+// DecodeCreate parses a create body: name is required.
+func DecodeCreate(body []byte) (Input, error) {
+	in, err := decode(body)
+	if err == nil && !in.Name.Set {
+		err = apperr.Invalid("name", "is required")
+	}
+	return in, err
+}
+
+// DecodeUpdate parses a partial update body.
+func DecodeUpdate(body []byte) (Input, error) { return decode(body) }
+
+func decode(body []byte) (in Input, err error) {
+	o, err := input.ParseObject(body, "name", "description", "steps", "trigger")
+	if err != nil {
+		return in, err
+	}
+	if in.Name, err = o.String("name", input.Text{Min: 1, Max: 200, Trim: true}); err != nil {
+		return in, err
+	}
+	if in.Name.Null {
+		return in, apperr.Invalid("name", "must not be null")
+	}
+	if in.Description, err = o.String("description", input.Text{Max: 2000}); err != nil {
+		return in, err
+	}
+	if raw, ok := o.Raw("steps"); ok {
+		parsed, err := steps.Parse(raw)
+		var ve *steps.ValidationError
+		if errors.As(err, &ve) {
+			return in, apperr.Invalid(ve.Field, "%s", ve.Message)
+		}
+		if err != nil {
+			return in, apperr.Invalid("steps", "%v", err)
+		}
+		in.Steps = input.Field[[]steps.Step]{Set: true, Value: parsed}
+	}
+	trig, err := o.Object("trigger", "scheme", "headerName")
+	if err != nil || !trig.Set {
+		return in, err
+	}
+	if trig.Null {
+		return in, apperr.Invalid("trigger", "must be an object with scheme and/or headerName")
+	}
+	if in.Scheme, err = trig.Value.String("scheme", input.Text{}); err != nil {
+		return in, err
+	}
+	if in.Scheme.Set {
+		if in.Scheme.Null {
+			return in, apperr.Invalid("trigger.scheme", "must be %s or %s", webhook.SharedSecret, webhook.HMACSHA256)
+		}
+		if _, err := webhook.ParseScheme(in.Scheme.Value); err != nil {
+			return in, apperr.Invalid("trigger.scheme", "must be %s or %s", webhook.SharedSecret, webhook.HMACSHA256)
+		}
+	}
+	if in.HeaderName, err = trig.Value.String("headerName", input.Text{}); err != nil {
+		return in, err
+	}
+	if in.HeaderName.Set && !in.HeaderName.Null {
+		if err := webhook.ValidateHeaderName(in.HeaderName.Value); err != nil {
+			return in, apperr.Invalid("trigger.headerName", "is invalid: %v", err)
+		}
+	}
+	return in, nil
+}
