@@ -1,0 +1,228 @@
+package runs_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
+	"github.com/sourcebase/sourcebase/internal/companies"
+	"github.com/sourcebase/sourcebase/internal/runs"
+	"github.com/sourcebase/sourcebase/internal/testenv"
+	"github.com/sourcebase/sourcebase/internal/workflows"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// held is an engine that starts nothing: runs stay queued.
+type held struct{}
+
+func (held) Start(context.Context, string, string) error { return nil }
+
+type failing struct{}
+
+func (failing) Start(context.Context, string, string) error { return errors.New("state machine unavailable") }
+
+func setup(t *testing.T, stepsJSON string) (*runs.Service, *workflows.Workflow) {
+	t.Helper()
+	return setupWith(t, stepsJSON, nil)
+}
+
+func setupWith(t *testing.T, stepsJSON string, transport http.RoundTripper) (*runs.Service, *workflows.Workflow) {
+	t.Helper()
+	st := testenv.StoreWith(t, transport)
+	wfs := workflows.NewService(st, "http://example.test")
+	in, err := workflows.DecodeCreate([]byte(`{"name":"Recover me","steps":` + stepsJSON + `}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf, err := wfs.Create(context.Background(), "org1", in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runs.NewService(st, wfs, companies.NewService(st)), wf
+}
+
+func wait(t *testing.T, svc *runs.Service, id string) *runs.Run {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r, err := svc.Get(context.Background(), "org1", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Done() || time.Now().After(deadline) {
+			return r
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestRecoverResumesQueuedRunsAndFailsInterruptedOnes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cut := &cutAfterPut{}
+	svc, wf := setupWith(t, `[{"id":"s","type":"set","with":{"v.$":"$.input.v"}}]`, cut)
+	svc.SetEngine(held{})
+	queued, err := svc.Create(ctx, "org1", wf, runs.NewRun{Trigger: runs.TriggerAPI, Input: map[string]any{"v": 1.0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	interrupted, _ := svc.Create(ctx, "org1", wf, runs.NewRun{Trigger: runs.TriggerAPI})
+	// A process that marked the run running and died before finishing:
+	// its context ends right after the write that marked the run running.
+	runCtx, cancel := context.WithCancel(ctx)
+	cut.arm(cancel)
+	if _, err := svc.Execute(runCtx, "org1", interrupted.ID); err == nil {
+		t.Fatal("execute with a cancelled context reported success")
+	}
+	if r, _ := svc.Get(ctx, "org1", interrupted.ID); r.Status != runs.Running {
+		t.Fatalf("interrupted run is %s, want running", r.Status)
+	}
+
+	engine := runs.NewInProcess(svc, 2)
+	defer engine.Close(time.Second)
+	resumed, failed, err := svc.Recover(ctx)
+	if err != nil || resumed != 1 || failed != 1 {
+		t.Fatalf("Recover = %d resumed, %d failed, %v; want 1, 1", resumed, failed, err)
+	}
+	if r := wait(t, svc, queued.ID); r.Status != runs.Completed || r.Output["v"] != 1.0 {
+		t.Errorf("resumed run: %s %v", r.Status, r.Output)
+	}
+	r := wait(t, svc, interrupted.ID)
+	if r.Status != runs.Failed || r.Error == nil || !strings.Contains(r.Error.Message, "stopped while this run was running") {
+		t.Errorf("interrupted run: %s %+v", r.Status, r.Error)
+	}
+	if resumed, failed, _ := svc.Recover(ctx); resumed+failed != 0 {
+		t.Errorf("second Recover found %d runs", resumed+failed)
+	}
+}
+
+// cutAfterPut, once armed, cancels a context right after the next
+// successful PutItem: the moment a run has been marked running.
+type cutAfterPut struct {
+	mu     sync.Mutex
+	cancel context.CancelFunc
+}
+
+func (c *cutAfterPut) arm(cancel context.CancelFunc) {
+	c.mu.Lock()
+	c.cancel = cancel
+	c.mu.Unlock()
+}
+
+func (c *cutAfterPut) RoundTrip(r *http.Request) (*http.Response, error) {
+	res, err := http.DefaultTransport.RoundTrip(r)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cancel != nil && err == nil && res.StatusCode == 200 && strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".PutItem") {
+		c.cancel()
+		c.cancel = nil
+	}
+	return res, err
+}
+
+func TestARunThatCannotStartIsFailedNotLeftQueued(t *testing.T) {
+	t.Parallel()
+	svc, wf := setup(t, `[]`)
+	svc.SetEngine(failing{})
+	r, err := svc.Create(context.Background(), "org1", wf, runs.NewRun{Trigger: runs.TriggerAPI})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != runs.Failed || r.Error == nil || !strings.Contains(r.Error.Message, "state machine unavailable") {
+		t.Fatalf("run = %s %+v, want failed with the reason", r.Status, r.Error)
+	}
+}
+
+func TestAServiceWithoutAnEngineFailsRunsWithAClearError(t *testing.T) {
+	t.Parallel()
+	svc, wf := setup(t, `[]`)
+	r, err := svc.Create(context.Background(), "org1", wf, runs.NewRun{Trigger: runs.TriggerAPI})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != runs.Failed || !strings.Contains(r.Error.Message, "STATE_MACHINE_ARN") {
+		t.Fatalf("run = %s %+v", r.Status, r.Error)
+	}
+}
+
+// stepFunctionsAPI records StartExecution calls the way the Step Functions
+// JSON protocol carries them, and answers a repeated name as AWS does.
+type stepFunctionsAPI struct {
+	mu    sync.Mutex
+	names map[string]bool
+	calls []map[string]string
+}
+
+func (s *stepFunctionsAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	var in map[string]string
+	_ = json.Unmarshal(body, &in)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls = append(s.calls, map[string]string{"target": r.Header.Get("X-Amz-Target"), "name": in["name"], "input": in["input"], "arn": in["stateMachineArn"]})
+	w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+	if s.names[in["name"]] {
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, `{"__type":"com.amazonaws.swf.service.v2.model#ExecutionAlreadyExists","message":"Execution Already Exists"}`)
+		return
+	}
+	s.names[in["name"]] = true
+	io.WriteString(w, `{"executionArn":"arn:aws:states:us-east-1:123456789012:execution:runs:`+in["name"]+`","startDate":1.7e9}`)
+}
+
+func TestStepFunctionsEngineStartsOneExecutionNamedAfterTheRun(t *testing.T) {
+	t.Parallel()
+	api := &stepFunctionsAPI{names: map[string]bool{}}
+	srv := httptest.NewServer(api)
+	defer srv.Close()
+	client := sfn.New(sfn.Options{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL),
+		Credentials: credentials.NewStaticCredentialsProvider("k", "s", ""), RetryMaxAttempts: 1})
+	e := runs.StepFunctions{Client: client, StateMachineARN: "arn:aws:states:us-east-1:123456789012:stateMachine:runs"}
+	for range 2 {
+		if err := e.Start(context.Background(), "org_1", "run_01abc"); err != nil {
+			t.Fatalf("Start: %v", err)
+		}
+	}
+	if len(api.calls) != 2 {
+		t.Fatalf("%d calls, want 2", len(api.calls))
+	}
+	c := api.calls[0]
+	if c["target"] != "AWSStepFunctions.StartExecution" || c["name"] != "run_01abc" || c["arn"] != e.StateMachineARN ||
+		c["input"] != `{"organizationId":"org_1","runId":"run_01abc"}` {
+		t.Errorf("request = %v", c)
+	}
+}
+
+func TestRunnerTaskExecutesOnceAndFailPathKeepsTheFirstOutcome(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	svc, wf := setup(t, `[{"id":"s","type":"set","with":{"ok":true}}]`)
+	svc.SetEngine(held{})
+	r1, _ := svc.Create(ctx, "org1", wf, runs.NewRun{Trigger: runs.TriggerAPI})
+	res, err := svc.HandleTask(ctx, runs.Task{Action: "execute", OrganizationID: "org1", RunID: r1.ID})
+	if err != nil || res.Status != runs.Completed {
+		t.Fatalf("execute = %+v %v", res, err)
+	}
+	res, err = svc.HandleTask(ctx, runs.Task{Action: "fail", OrganizationID: "org1", RunID: r1.ID, Error: &runs.TaskError{Error: "States.Timeout"}})
+	if err != nil || res.Status != runs.Completed {
+		t.Fatalf("fail after completion = %+v %v, want completed kept", res, err)
+	}
+	if _, err := svc.HandleTask(ctx, runs.Task{Action: "bogus", OrganizationID: "org1", RunID: r1.ID}); err == nil {
+		t.Error("unknown action accepted")
+	}
+	if _, err := svc.HandleTask(ctx, runs.Task{Action: "execute", OrganizationID: "org2", RunID: r1.ID}); err == nil {
+		t.Error("another organization's run executed")
+	}
+}
