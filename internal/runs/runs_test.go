@@ -31,7 +31,9 @@ func (held) Start(context.Context, string, string) error { return nil }
 
 type failing struct{}
 
-func (failing) Start(context.Context, string, string) error { return errors.New("state machine unavailable") }
+func (failing) Start(context.Context, string, string) error {
+	return errors.New("state machine unavailable")
+}
 
 func setup(t *testing.T, stepsJSON string) (*runs.Service, *workflows.Workflow) {
 	t.Helper()
