@@ -39,7 +39,7 @@ func ErrorBody(w http.ResponseWriter, status int, msg string) {
 	JSON(w, status, map[string]string{"error": msg})
 }
 
-// ErrInvalidJSON marks a body that is not the expected JSON.
+// errBodyTooLarge answers a body over MaxBodyBytes.
 var errBodyTooLarge = apperr.TooLarge("request body exceeds the 1 MiB limit")
 
 // Error writes the response for err: the one mapping of error kinds to
