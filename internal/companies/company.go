@@ -120,7 +120,7 @@ func WebsiteKey(website string) string {
 	if err != nil {
 		return ""
 	}
-	return strings.TrimPrefix(strings.ToLower(u.Hostname()), "www.")
+	return strings.TrimPrefix(strings.TrimSuffix(strings.ToLower(u.Hostname()), "."), "www.")
 }
 
 // sortTime formats a time so that string order is time order.

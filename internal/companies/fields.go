@@ -2,6 +2,7 @@ package companies
 
 import (
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
@@ -136,19 +137,35 @@ func location(o *input.Object) (input.Field[Location], error) {
 }
 
 // checkURL accepts an absolute http(s) URL or a bare domain such as
-// acme.com, which is how company websites are usually written.
+// acme.com, which is how company websites are usually written: a host of
+// dot-separated non-empty labels (or localhost), no user info, and a port,
+// if any, from 1 to 65535.
 func checkURL(field, s string) error {
+	bad := apperr.Invalid(field, "must be a URL such as https://example.com")
 	t := strings.TrimSpace(s)
 	if t == "" || strings.ContainsAny(t, " \t\r\n") {
-		return apperr.Invalid(field, "must be a URL such as https://example.com")
+		return bad
 	}
 	if !strings.Contains(t, "://") {
 		t = "https://" + t
 	}
 	u, err := url.Parse(t)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" ||
-		(!strings.Contains(u.Hostname(), ".") && u.Hostname() != "localhost") {
-		return apperr.Invalid(field, "must be a URL such as https://example.com")
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.User != nil {
+		return bad
+	}
+	host := strings.TrimSuffix(u.Hostname(), ".")
+	if host == "" || len(host) > 253 || (!strings.Contains(host, ".") && host != "localhost") {
+		return bad
+	}
+	for _, label := range strings.Split(host, ".") {
+		if label == "" || len(label) > 63 || strings.HasPrefix(label, "-") || strings.HasSuffix(label, "-") {
+			return bad
+		}
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return bad
+		}
 	}
 	return nil
 }

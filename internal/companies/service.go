@@ -134,7 +134,16 @@ func (s *Service) Match(ctx context.Context, org string, f Fields) (*Company, er
 		}
 	}
 	if f.CanonicalName.Set {
-		return try(s.coll.FindBySortKey(ctx, org, "canonicalName", nameKey(f.CanonicalName.Value), 1))
+		// Long names share a cut sort key; keep only the exact match.
+		want := nameKey(f.CanonicalName.Value)
+		found, err := s.coll.FindBySortKey(ctx, org, "canonicalName", want, 25)
+		var exact []Company
+		for _, c := range found {
+			if nameKey(c.CanonicalName) == want {
+				exact = append(exact, c)
+			}
+		}
+		return try(exact, err)
 	}
 	return nil, nil
 }

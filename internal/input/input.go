@@ -212,7 +212,7 @@ func (o *Object) Strings(name string, t Text, max int) (Field[[]string], error) 
 	for i, e := range raw {
 		path := fmt.Sprintf("%s[%d]", o.Path(name), i)
 		var s string
-		if err := json.Unmarshal(e, &s); err != nil {
+		if isNull(e) || json.Unmarshal(e, &s) != nil {
 			return Field[[]string]{}, apperr.Invalid(path, "must be a string, not %s", typeName(e))
 		}
 		s, err := t.check(path, s)
@@ -254,9 +254,15 @@ func (o *Object) FreeObject(name string) (Field[map[string]any], error) {
 	if isNull(r) {
 		return Field[map[string]any]{Set: true, Null: true, Value: map[string]any{}}, nil
 	}
-	var m map[string]any
-	if err := json.Unmarshal(r, &m); err != nil {
+	if typeName(r) != "an object" {
 		return Field[map[string]any]{}, apperr.Invalid(o.Path(name), "must be an object, not %s", typeName(r))
+	}
+	// json.Number keeps every number exactly as sent (64-bit ids, 1e400).
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(r))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil {
+		return Field[map[string]any]{}, apperr.Invalid(o.Path(name), "must be a JSON object: %v", err)
 	}
 	return Field[map[string]any]{Set: true, Value: m}, nil
 }

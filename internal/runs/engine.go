@@ -51,6 +51,7 @@ func (e StepFunctions) Start(ctx context.Context, org, runID string) error {
 // and the tests' engine. At most Concurrency runs execute at once.
 type InProcess struct {
 	exec func(ctx context.Context, org, id string) (*Run, error)
+	fail func(ctx context.Context, org, id, message string) (*Run, error)
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -64,7 +65,7 @@ type InProcess struct {
 // svc's engine.
 func NewInProcess(svc *Service, concurrency int) *InProcess {
 	ctx, cancel := context.WithCancel(context.Background())
-	e := &InProcess{exec: svc.Execute, ctx: ctx, cancel: cancel, sem: make(chan struct{}, max(concurrency, 1))}
+	e := &InProcess{exec: svc.Execute, fail: svc.Fail, ctx: ctx, cancel: cancel, sem: make(chan struct{}, max(concurrency, 1))}
 	svc.SetEngine(e)
 	return e
 }
@@ -87,6 +88,14 @@ func (e *InProcess) Start(_ context.Context, org, runID string) error {
 		defer func() { <-e.sem }()
 		if _, err := e.exec(e.ctx, org, runID); err != nil {
 			slog.Error("execute run", "runId", runID, "organizationId", org, "err", err)
+			// Like the state machine's Catch path: a run whose execution
+			// failed is marked failed, unless the process is stopping
+			// (then Recover deals with it at the next start).
+			if e.ctx.Err() == nil {
+				if _, err := e.fail(e.ctx, org, runID, "the run could not be executed: "+err.Error()); err != nil {
+					slog.Error("mark run failed", "runId", runID, "err", err)
+				}
+			}
 		}
 	}()
 	return nil

@@ -262,7 +262,11 @@ func (s *Service) Execute(ctx context.Context, org, id string) (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("execute run %s: %w", id, err)
 	}
-	return s.finish(ctx, org, id, res.Output, res.Error)
+	done, err := s.finish(ctx, org, id, res.Output, res.Error)
+	if errors.Is(err, apperr.ErrTooLarge) {
+		return s.finish(ctx, org, id, nil, &steps.RunError{Message: "the run's output is too large to store (the record limit is 400 KB)"})
+	}
+	return done, err
 }
 
 // Fail marks an unfinished run failed with message; the path the state

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -98,7 +99,7 @@ func TestRecoverResumesQueuedRunsAndFailsInterruptedOnes(t *testing.T) {
 	if err != nil || resumed != 1 || failed != 1 {
 		t.Fatalf("Recover = %d resumed, %d failed, %v; want 1, 1", resumed, failed, err)
 	}
-	if r := wait(t, svc, queued.ID); r.Status != runs.Completed || r.Output["v"] != 1.0 {
+	if r := wait(t, svc, queued.ID); r.Status != runs.Completed || fmt.Sprint(r.Output["v"]) != "1" {
 		t.Errorf("resumed run: %s %v", r.Status, r.Output)
 	}
 	r := wait(t, svc, interrupted.ID)

@@ -2,9 +2,12 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -14,6 +17,37 @@ import (
 // sortSep separates a sort value from the id in a sort index key. It sorts
 // before every other character, so "abc" orders before "abc d".
 const sortSep = "\x00"
+
+// DynamoDB limits key attributes (sort keys to 1024 bytes, partition keys to
+// 2048). Sort values are cut to maxSortValue bytes, which orders by their
+// first ~500 bytes; long lookup values are replaced by their hash, which
+// keeps exact-match lookups exact. Ids longer than MaxIDLength cannot exist.
+const (
+	maxSortValue = 512
+	maxLookupLen = 512
+	MaxIDLength  = 256
+)
+
+// sortValue cuts v to maxSortValue bytes on a character boundary.
+func sortValue(v string) string {
+	if len(v) <= maxSortValue {
+		return v
+	}
+	cut := maxSortValue
+	for cut > 0 && !utf8.RuneStart(v[cut]) {
+		cut--
+	}
+	return v[:cut]
+}
+
+// lookupValue keeps short values readable and hashes long ones.
+func lookupValue(v string) string {
+	if len(v) <= maxLookupLen {
+		return v
+	}
+	sum := sha256.Sum256([]byte(v))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
 
 // Spec describes one organization-owned record type: its item type, how to
 // read its id, which fields it can be sorted by and which exact-match
@@ -79,6 +113,7 @@ func (c *Collection[T]) lookupPartition(org, name, value string) string {
 }
 
 func (c *Collection[T]) lookupPK(org string, l Lookup[T], value string) string {
+	value = lookupValue(value)
 	if l.Global {
 		return "GLOBAL#" + c.spec.Type + "#" + l.Name + "=" + value
 	}
@@ -91,7 +126,7 @@ func (c *Collection[T]) Item(org string, v *T, version int64) Item {
 	ix := map[string]string{}
 	for _, s := range c.spec.Sorts {
 		ix[s.Index.PK] = c.Partition(org)
-		ix[s.Index.SK] = s.Key(v) + sortSep + id
+		ix[s.Index.SK] = sortValue(s.Key(v)) + sortSep + id
 	}
 	for _, l := range c.spec.Lookups {
 		if k := l.Key(v); k != "" {
@@ -109,7 +144,7 @@ func (c *Collection[T]) Get(ctx context.Context, org, id string) (*T, error) {
 }
 
 func (c *Collection[T]) get(ctx context.Context, org, id string) (*T, int64, error) {
-	if id == "" {
+	if id == "" || len(id) > MaxIDLength {
 		return nil, 0, apperr.ErrNotFound
 	}
 	v := new(T)
@@ -173,6 +208,9 @@ var errRace = errors.New("version race")
 
 // Delete removes a record of org; apperr.ErrNotFound when absent.
 func (c *Collection[T]) Delete(ctx context.Context, org, id string, extra ...types.TransactWriteItem) error {
+	if id == "" || len(id) > MaxIDLength {
+		return apperr.ErrNotFound
+	}
 	return c.store.Transact(ctx, apperr.ErrNotFound, append([]types.TransactWriteItem{c.store.DeleteOp(c.Partition(org), id)}, extra...)...)
 }
 
@@ -220,11 +258,13 @@ func (c *Collection[T]) FindBy(ctx context.Context, org, lookup, value string, l
 }
 
 // FindBySortKey returns up to limit records of org whose sort key for field
-// equals key exactly (such as a normalized name), oldest first.
+// equals key exactly (such as a normalized name), oldest first. Sort keys
+// are cut to about 500 bytes, so with longer keys the caller must check the
+// records it gets.
 func (c *Collection[T]) FindBySortKey(ctx context.Context, org, field, key string, limit int) ([]T, error) {
 	for _, s := range c.spec.Sorts {
 		if s.Field == field {
-			pq := pageQuery{index: s.Index, pk: c.Partition(org), limit: limit, prefix: key + sortSep}
+			pq := pageQuery{index: s.Index, pk: c.Partition(org), limit: limit, prefix: sortValue(key) + sortSep}
 			var out []T
 			err := c.store.page(ctx, pq, func(it Item) error {
 				var v T
@@ -241,6 +281,9 @@ func (c *Collection[T]) FindBySortKey(ctx context.Context, org, field, key strin
 }
 
 func (c *Collection[T]) pageQuery(org string, q Query) (pageQuery, error) {
+	if len(q.Before) > MaxIDLength {
+		return pageQuery{}, apperr.InvalidQuery("lt", "must be an id (at most %d characters)", MaxIDLength)
+	}
 	pq := pageQuery{pk: c.Partition(org), limit: q.Limit, offset: q.Offset, desc: q.Desc, before: q.Before, idIsSortKey: true}
 	if q.Where != nil {
 		for _, l := range c.spec.Lookups {

@@ -84,7 +84,11 @@ func decode(av map[string]types.AttributeValue, out any) (int64, error) {
 	if !ok {
 		return 0, errors.New("stored item has no doc attribute")
 	}
-	if err := json.Unmarshal([]byte(doc.Value), out); err != nil {
+	// Numbers keep their exact text in free-form fields (json.Number), so a
+	// 64-bit id a client stored comes back unchanged.
+	dec := json.NewDecoder(strings.NewReader(doc.Value))
+	dec.UseNumber()
+	if err := dec.Decode(out); err != nil {
 		return 0, fmt.Errorf("decode stored item: %w", err)
 	}
 	var version int64

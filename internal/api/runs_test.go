@@ -1,0 +1,782 @@
+package api_test
+
+import (
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/sourcebase/sourcebase/internal/apitest"
+)
+
+// step builds a workflow step.
+func step(id, typ string, with map[string]any) map[string]any {
+	return map[string]any{"id": id, "type": typ, "with": with}
+}
+
+// workflowWith creates a workflow with steps and returns its id.
+func workflowWith(t *testing.T, c *apitest.Client, name string, steps ...map[string]any) string {
+	t.Helper()
+	list := make([]any, len(steps))
+	for i, s := range steps {
+		list[i] = s
+	}
+	return idOf(t, createWorkflow(t, c, map[string]any{"name": name, "steps": list}))
+}
+
+// runToEnd starts a run of the workflow and waits until it has finished.
+func runToEnd(t *testing.T, c *apitest.Client, workflowID string, body any) map[string]any {
+	t.Helper()
+	return awaitRun(t, c, idOf(t, startRun(t, c, workflowID, body)))
+}
+
+// wantStatus fails unless the run has the status.
+func wantStatus(t *testing.T, run map[string]any, status string) {
+	t.Helper()
+	if run["status"] != status {
+		t.Fatalf("run status %v, want %s: %s", run["status"], status, jsonOf(run))
+	}
+}
+
+// objectAt walks a decoded JSON value along keys.
+func objectAt(t *testing.T, v any, keys ...string) map[string]any {
+	t.Helper()
+	for _, k := range keys {
+		m, ok := v.(map[string]any)
+		if !ok {
+			t.Fatalf("no object at %q in %s", k, jsonOf(v))
+		}
+		v = m[k]
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		t.Fatalf("%s is not an object: %s", strings.Join(keys, "."), jsonOf(v))
+	}
+	return m
+}
+
+// companies lists the organization's companies.
+func companies(t *testing.T, c *apitest.Client) []map[string]any {
+	t.Helper()
+	return c.Do("GET", "/v1/companies", nil).Want(t, 200).List(t)
+}
+
+func TestARunIsAcceptedQueuedAndCompletesWithTheOutputOfItsLastStep(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	wfID := workflowWith(t, c, "Greeter",
+		step("first", "set", map[string]any{"ignored": true}),
+		step("greet", "set", map[string]any{"greeting": "hello", "name.$": "$.input.person.name",
+			"tags.$": "$.input.tags", "from.$": "$.steps.first.ignored", "nested": map[string]any{"n.$": "$.input.n"}}),
+	)
+	in := map[string]any{"person": map[string]any{"name": "Ada"}, "tags": []any{"x", "y"}, "n": 3.5}
+
+	r := c.Do("POST", "/v1/workflows/"+wfID+"/runs", map[string]any{"input": in})
+	accepted := r.Want(t, 202).Object(t)
+	wantKeys(t, "accepted run", accepted, runFields)
+	id := idOf(t, accepted)
+	if !strings.HasPrefix(id, "run_") {
+		t.Errorf("run id %q, want a run_ id", id)
+	}
+	if accepted["status"] != "queued" || accepted["workflowId"] != wfID || accepted["trigger"] != "api" ||
+		accepted["dryRun"] != false || accepted["retryOf"] != nil || accepted["output"] != nil || accepted["error"] != nil ||
+		accepted["completedAt"] != nil || accepted["createdAt"] == nil {
+		t.Errorf("accepted run %s, want a queued api run of %s", jsonOf(accepted), wfID)
+	}
+	if !reflect.DeepEqual(accepted["input"], in) {
+		t.Errorf("input %s, want %s", jsonOf(accepted["input"]), jsonOf(in))
+	}
+
+	run := awaitRun(t, c, id)
+	wantStatus(t, run, "completed")
+	wantKeys(t, "finished run", run, runFields)
+	want := map[string]any{"greeting": "hello", "name": "Ada", "tags": []any{"x", "y"}, "from": true,
+		"nested": map[string]any{"n": 3.5}}
+	if !reflect.DeepEqual(run["output"], want) {
+		t.Errorf("output %s, want %s", jsonOf(run["output"]), jsonOf(want))
+	}
+	if run["error"] != nil || run["startedAt"] == nil || run["completedAt"] == nil {
+		t.Errorf("completed run %s, want no error and startedAt, completedAt set", jsonOf(run))
+	}
+	if run["title"] != accepted["title"] || run["createdAt"] != accepted["createdAt"] || !reflect.DeepEqual(run["input"], in) {
+		t.Errorf("execution changed the run's title, createdAt or input: %s", jsonOf(run))
+	}
+	created, _ := time.Parse(time.RFC3339Nano, run["createdAt"].(string))
+	started, _ := time.Parse(time.RFC3339Nano, run["startedAt"].(string))
+	completed, _ := time.Parse(time.RFC3339Nano, run["completedAt"].(string))
+	if started.Before(created) || completed.Before(started) {
+		t.Errorf("createdAt %v, startedAt %v, completedAt %v are out of order", created, started, completed)
+	}
+}
+
+func TestAWorkflowWithoutStepsCompletesWithItsInputAsOutput(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	admin := e.Org(t)
+	wfID := workflowWith(t, admin, "Echo")
+	cases := []struct {
+		name string
+		body any
+		want map[string]any
+	}{
+		{"an input object", map[string]any{"input": map[string]any{"a": 1.0, "b": []any{"c"}}}, map[string]any{"a": 1.0, "b": []any{"c"}}},
+		{"no body", nil, map[string]any{}},
+		{"an empty object", map[string]any{}, map[string]any{}},
+		{"a null input", map[string]any{"input": nil}, map[string]any{}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			run := runToEnd(t, as(t, e, admin), wfID, tc.body)
+			wantStatus(t, run, "completed")
+			if !reflect.DeepEqual(run["output"], tc.want) || !reflect.DeepEqual(run["input"], tc.want) {
+				t.Errorf("input %s, output %s; want both %s", jsonOf(run["input"]), jsonOf(run["output"]), jsonOf(tc.want))
+			}
+		})
+	}
+}
+
+func TestCreateRunRejectsInvalidBodiesWith400(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	admin := e.Org(t)
+	wfID := workflowWith(t, admin, "Strict")
+	cases := []struct {
+		name  string
+		body  any
+		field string
+	}{
+		{"input an array", map[string]any{"input": []any{1}}, "input"},
+		{"input a string", map[string]any{"input": "x"}, "input"},
+		{"dryRun a string", map[string]any{"dryRun": "yes"}, "dryRun"},
+		{"title a number", map[string]any{"title": 5}, "title"},
+		{"title empty", map[string]any{"title": ""}, "title"},
+		{"title only spaces", map[string]any{"title": "   "}, "title"},
+		{"title null", map[string]any{"title": nil}, "title"},
+		{"title of 121 characters", map[string]any{"title": strings.Repeat("t", 121)}, "title"},
+		{"unknown field", map[string]any{"inputs": map[string]any{}}, "inputs"},
+		{"not JSON", `{"input":`, "JSON"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			wantError(t, as(t, e, admin).Do("POST", "/v1/workflows/"+wfID+"/runs", tc.body), 400, tc.field)
+		})
+	}
+	t.Cleanup(func() {
+		if runs := admin.Do("GET", "/v1/workflows/"+wfID+"/runs", nil).Want(t, 200).List(t); len(runs) != 0 {
+			t.Errorf("rejected requests created runs: %s", jsonOf(runs))
+		}
+	})
+}
+
+func TestAFailStepFailsTheRunWithItsMessageAndStep(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	admin := e.Org(t)
+	cases := []struct {
+		name  string
+		steps []map[string]any
+		input map[string]any
+		want  map[string]any // the run's error
+	}{
+		{"a literal message", []map[string]any{
+			step("prepare", "set", map[string]any{"x": 1}),
+			step("stop", "fail", map[string]any{"message": "deal is closed"}),
+			step("never", "set", map[string]any{"y": 2}),
+		}, nil, map[string]any{"message": "deal is closed", "step": "stop"}},
+		{"a message from the input", []map[string]any{
+			step("stop", "fail", map[string]any{"message.$": "$.input.reason"}),
+		}, map[string]any{"reason": "bad payload"}, map[string]any{"message": "bad payload", "step": "stop"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := as(t, e, admin)
+			run := runToEnd(t, c, workflowWith(t, c, "Failing", tc.steps...), map[string]any{"input": tc.input})
+			wantStatus(t, run, "failed")
+			if !reflect.DeepEqual(run["error"], tc.want) {
+				t.Errorf("error %s, want %s", jsonOf(run["error"]), jsonOf(tc.want))
+			}
+			if run["output"] != nil || run["completedAt"] == nil {
+				t.Errorf("failed run %s, want output null and completedAt set", jsonOf(run))
+			}
+		})
+	}
+}
+
+func TestAStepWhosePathFindsNothingFailsTheRunNamingTheStep(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	run := runToEnd(t, c, workflowWith(t, c, "Missing", step("read", "set", map[string]any{"v.$": "$.input.absent"})), nil)
+	wantStatus(t, run, "failed")
+	if errObj := objectAt(t, run, "error"); errObj["step"] != "read" || errObj["message"] == "" {
+		t.Errorf("error %s, want a message and step read", jsonOf(errObj))
+	}
+}
+
+// upsertStep maps each field from the same field of the run input.
+func upsertStep(fields ...string) map[string]any {
+	with := map[string]any{}
+	for _, f := range fields {
+		with[f+".$"] = "$.input." + f
+	}
+	return step("up", "upsertCompany", with)
+}
+
+func keysOf(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestUpsertCompanyCreatesAndThenUpdatesTheCompanyItMatches(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	first := map[string]any{"canonicalName": "Acme", "externalId": "ext-1", "website": "https://acme.example", "sector": "Industrials"}
+	cases := []struct {
+		name   string
+		second map[string]any // matches the company made by first, by the named field
+	}{
+		{"by externalId", map[string]any{"externalId": "ext-1", "canonicalName": "Acme Renamed", "description": "Updated."}},
+		{"by website when the externalId matches nothing", map[string]any{"externalId": "ext-other", "website": "https://acme.example",
+			"description": "Updated."}},
+		{"by canonicalName when externalId and website match nothing", map[string]any{"externalId": "ext-zzz",
+			"website": "https://elsewhere.example", "canonicalName": "Acme", "description": "Updated."}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := e.Org(t) // an organization per case: the matching looks at all its companies
+			// The organization's own company must be neither matched nor touched.
+			bystander := createCompany(t, c, map[string]any{"canonicalName": "Acme Holdings", "externalId": "ext-2",
+				"website": "https://holdings.example"})
+
+			created := runToEnd(t, c, workflowWith(t, c, "Upsert 1", upsertStep(keysOf(first)...)), map[string]any{"input": first})
+			wantStatus(t, created, "completed")
+			out := objectAt(t, created, "output")
+			if out["created"] != true {
+				t.Errorf("first run output %s, want created true", jsonOf(out))
+			}
+			company := objectAt(t, out, "company")
+			companyID := idOf(t, company)
+			for k, v := range first {
+				if company[k] != v {
+					t.Errorf("created company %s = %v, want %v", k, company[k], v)
+				}
+			}
+
+			updated := runToEnd(t, c, workflowWith(t, c, "Upsert 2", upsertStep(keysOf(tc.second)...)), map[string]any{"input": tc.second})
+			wantStatus(t, updated, "completed")
+			out = objectAt(t, updated, "output")
+			if out["created"] != false {
+				t.Errorf("second run output %s, want created false", jsonOf(out))
+			}
+			if got := idOf(t, objectAt(t, out, "company")); got != companyID {
+				t.Errorf("second run wrote company %s, want the matched %s", got, companyID)
+			}
+
+			var fromWorkflow []map[string]any
+			for _, co := range companies(t, c) {
+				if co["origin"] == "workflow" {
+					fromWorkflow = append(fromWorkflow, co)
+				}
+			}
+			if len(fromWorkflow) != 1 {
+				t.Fatalf("%d companies with origin workflow, want exactly 1: %s", len(fromWorkflow), jsonOf(fromWorkflow))
+			}
+			got := fromWorkflow[0]
+			if idOf(t, got) != companyID {
+				t.Errorf("the workflow's company is %s, want %s", idOf(t, got), companyID)
+			}
+			want := clone(t, first)
+			for k, v := range tc.second {
+				want[k] = v
+			}
+			for k, v := range want {
+				if got[k] != v {
+					t.Errorf("company %s = %v, want %v (first %s then %s)", k, got[k], v, jsonOf(first), jsonOf(tc.second))
+				}
+			}
+			after := c.Do("GET", "/v1/companies/"+idOf(t, bystander), nil).Want(t, 200).Object(t)
+			if !reflect.DeepEqual(after, bystander) {
+				t.Errorf("the upserts changed another company:\nbefore %s\nafter  %s", jsonOf(bystander), jsonOf(after))
+			}
+		})
+	}
+}
+
+func TestUpsertCompanyWithoutAMatchOrANameFailsTheRun(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	run := runToEnd(t, c, workflowWith(t, c, "No name", upsertStep("externalId")), map[string]any{"input": map[string]any{"externalId": "ext-9"}})
+	wantStatus(t, run, "failed")
+	if errObj := objectAt(t, run, "error"); errObj["step"] != "up" || !strings.Contains(errObj["message"].(string), "canonicalName") {
+		t.Errorf("error %s, want step up and a message naming canonicalName", jsonOf(errObj))
+	}
+	if list := companies(t, c); len(list) != 0 {
+		t.Errorf("a failed upsert stored companies: %s", jsonOf(list))
+	}
+}
+
+func TestTagCompanyTagsTheCompanyAnEarlierStepWrote(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	wfID := workflowWith(t, c, "Upsert and tag",
+		step("up", "upsertCompany", map[string]any{"canonicalName.$": "$.input.name", "tags": []any{"inbound"}}),
+		step("tag", "tagCompany", map[string]any{"companyId.$": "$.steps.up.company.id", "tags.$": "$.input.tags"}),
+	)
+	run := runToEnd(t, c, wfID, map[string]any{"input": map[string]any{"name": "Tagged Co", "tags": []any{"fintech", "seed"}}})
+	wantStatus(t, run, "completed")
+	company := objectAt(t, run, "output", "company")
+	wantTags := []any{"inbound", "fintech", "seed"}
+	if !reflect.DeepEqual(company["tags"], wantTags) {
+		t.Errorf("output company tags %v, want %v", company["tags"], wantTags)
+	}
+	list := companies(t, c)
+	if len(list) != 1 || !reflect.DeepEqual(list[0]["tags"], wantTags) || list[0]["canonicalName"] != "Tagged Co" {
+		t.Errorf("companies %s, want one Tagged Co with tags %v", jsonOf(list), wantTags)
+	}
+}
+
+func TestTagCompanyOfAnUnknownCompanyFailsTheRun(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	other := e.Org(t)
+	theirs := createCompany(t, other, map[string]any{"canonicalName": "Theirs"})
+	run := runToEnd(t, c, workflowWith(t, c, "Tag",
+		step("tag", "tagCompany", map[string]any{"companyId": idOf(t, theirs), "tags": []any{"stolen"}})), nil)
+	wantStatus(t, run, "failed")
+	if errObj := objectAt(t, run, "error"); errObj["step"] != "tag" {
+		t.Errorf("error %s, want step tag", jsonOf(errObj))
+	}
+	if got := other.Do("GET", "/v1/companies/"+idOf(t, theirs), nil).Want(t, 200).Object(t); !reflect.DeepEqual(got, theirs) {
+		t.Errorf("a run tagged another organization's company: %s", jsonOf(got))
+	}
+}
+
+func TestADryRunWritesNothingAndSaysWhatItWouldDo(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	upsert := workflowWith(t, c, "Dry upsert", upsertStep("canonicalName", "website", "description"))
+
+	in := map[string]any{"canonicalName": "Dry Co", "website": "https://dry.example", "description": "First."}
+	run := runToEnd(t, c, upsert, map[string]any{"input": in, "dryRun": true})
+	wantStatus(t, run, "completed")
+	if run["dryRun"] != true {
+		t.Errorf("dryRun %v, want true", run["dryRun"])
+	}
+	out := objectAt(t, run, "output")
+	if out["dryRun"] != true {
+		t.Errorf("output %s, want dryRun true", jsonOf(out))
+	}
+	if would := objectAt(t, out, "wouldCreate"); !reflect.DeepEqual(would, in) {
+		t.Errorf("wouldCreate %s, want the fields %s", jsonOf(would), jsonOf(in))
+	}
+	if list := companies(t, c); len(list) != 0 {
+		t.Fatalf("a dry run created companies: %s", jsonOf(list))
+	}
+
+	existing := createCompany(t, c, map[string]any{"canonicalName": "Dry Co", "website": "https://dry.example", "description": "First.",
+		"tags": []any{"a"}})
+	in["description"] = "Second."
+	out = objectAt(t, runToEnd(t, c, upsert, map[string]any{"input": in, "dryRun": true}), "output")
+	if would := objectAt(t, out, "wouldUpdate"); !reflect.DeepEqual(would, map[string]any{"description": "Second."}) {
+		t.Errorf("wouldUpdate %s, want only the changed description", jsonOf(would))
+	}
+	if _, ok := out["wouldCreate"]; ok {
+		t.Errorf("output %s says wouldCreate for an existing company", jsonOf(out))
+	}
+
+	tag := workflowWith(t, c, "Dry tag", step("tag", "tagCompany", map[string]any{"companyId": idOf(t, existing), "tags": []any{"b"}}))
+	out = objectAt(t, runToEnd(t, c, tag, map[string]any{"dryRun": true}), "output")
+	if would := objectAt(t, out, "wouldUpdate"); !reflect.DeepEqual(would, map[string]any{"tags": []any{"a", "b"}}) {
+		t.Errorf("tag wouldUpdate %s, want tags [a b]", jsonOf(would))
+	}
+
+	list := companies(t, c)
+	if len(list) != 1 || !reflect.DeepEqual(list[0], existing) {
+		t.Errorf("dry runs changed the companies: %s, want only %s unchanged", jsonOf(list), jsonOf(existing))
+	}
+}
+
+func TestAGeneratedTitleNamesTheWorkflowAndHowTheRunStarted(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	admin := e.Org(t)
+	long := strings.Repeat("Quarterly portfolio import ", 8)[:200]
+	cases := []struct {
+		name     string
+		workflow string
+		trigger  string // api, webhook or retry
+		dryRun   bool
+	}{
+		{"an API run", "Deal sync", "api", false},
+		{"an API dry run", "Deal sync", "api", true},
+		{"a webhook run", "Deal sync", "webhook", false},
+		{"a retry", "Deal sync", "retry", false},
+		{"a 200-character name", long, "api", false},
+		{"a 200-character name of multibyte letters", strings.Repeat("é", 200), "webhook", false},
+		{"a 200-character name on a dry retry", long, "retry", true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := as(t, e, admin)
+			var steps []any
+			if tc.trigger == "retry" {
+				steps = []any{step("stop", "fail", map[string]any{"message": "for the retry"})}
+			}
+			wf := createWorkflow(t, c, map[string]any{"name": tc.workflow, "steps": steps})
+			var run map[string]any
+			switch tc.trigger {
+			case "api":
+				run = startRun(t, c, idOf(t, wf), map[string]any{"dryRun": tc.dryRun})
+			case "webhook":
+				slug, secret := slugAndSecret(t, triggerOf(t, wf))
+				run = e.Anonymous(t).Do("POST", "/webhooks/workflows/"+slug, `{}`, "X-Service-Webhook-Secret", secret).Want(t, 202).Object(t)
+			case "retry":
+				src := runToEnd(t, c, idOf(t, wf), map[string]any{"dryRun": tc.dryRun})
+				run = c.Do("POST", "/v1/workflow-runs/"+idOf(t, src)+"/retry", nil).Want(t, 202).Object(t)
+			}
+			if run["trigger"] != tc.trigger {
+				t.Errorf("trigger %v, want %s", run["trigger"], tc.trigger)
+			}
+			title, _ := run["title"].(string)
+			n := utf8.RuneCountInString(title)
+			if strings.TrimSpace(title) == "" || n > 120 {
+				t.Fatalf("title %q has %d characters, want 1 to 120", title, n)
+			}
+			name := []rune(tc.workflow)
+			if len(name) > 20 {
+				name = name[:20] // a long name is shortened; its start must show
+			}
+			if !strings.Contains(title, string(name)) {
+				t.Errorf("title %q does not contain the workflow name %q", title, string(name))
+			}
+			if !strings.Contains(strings.ToLower(title), tc.trigger) {
+				t.Errorf("title %q does not say the run was started by %s", title, tc.trigger)
+			}
+			if got := c.Do("GET", "/v1/workflow-runs/"+idOf(t, run), nil).Want(t, 200).Object(t); got["title"] != title {
+				t.Errorf("stored title %v, want the returned %q", got["title"], title)
+			}
+		})
+	}
+}
+
+func TestATitleGivenAtCreationIsUsed(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	wfID := workflowWith(t, c, "Named runs")
+	for _, title := range []string{"Backfill March", "  Padded  ", strings.Repeat("ü", 120)} {
+		run := startRun(t, c, wfID, map[string]any{"title": title})
+		want := strings.TrimSpace(title)
+		if run["title"] != want {
+			t.Errorf("title %v, want %q", run["title"], want)
+		}
+		if got := awaitRun(t, c, idOf(t, run)); got["title"] != want {
+			t.Errorf("finished run title %v, want %q", got["title"], want)
+		}
+	}
+}
+
+func TestRenameRunSetsTheTitle(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	admin := e.Org(t)
+	wfID := workflowWith(t, admin, "Renamed")
+	cases := []struct{ name, title, want string }{
+		{"a short title", "Q3 import", "Q3 import"},
+		{"one character", "x", "x"},
+		{"exactly 120 characters", strings.Repeat("t", 120), strings.Repeat("t", 120)},
+		{"120 multibyte characters", strings.Repeat("日", 120), strings.Repeat("日", 120)},
+		{"surrounding spaces are trimmed", "  spaced  ", "spaced"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := as(t, e, admin)
+			before := awaitRun(t, c, idOf(t, startRun(t, c, wfID, map[string]any{"input": map[string]any{"k": "v"}})))
+			path := "/v1/workflow-runs/" + idOf(t, before)
+			got := c.Do("PATCH", path, map[string]any{"title": tc.title}).Want(t, 200).Object(t)
+			want := clone(t, before)
+			want["title"] = tc.want
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("PATCH returned\n%s\nwant the run with only the title changed\n%s", jsonOf(got), jsonOf(want))
+			}
+			if stored := c.Do("GET", path, nil).Want(t, 200).Object(t); !reflect.DeepEqual(stored, want) {
+				t.Errorf("GET after PATCH returned\n%s\nwant\n%s", jsonOf(stored), jsonOf(want))
+			}
+		})
+	}
+}
+
+func TestRenameRunRejectsInvalidTitlesWith400AndKeepsTheTitle(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	admin := e.Org(t)
+	wfID := workflowWith(t, admin, "Strict titles")
+	cases := []struct {
+		name  string
+		body  any
+		field string
+	}{
+		{"title missing", map[string]any{}, "title"},
+		{"title null", map[string]any{"title": nil}, "title"},
+		{"title empty", map[string]any{"title": ""}, "title"},
+		{"title only whitespace", map[string]any{"title": " \t\n "}, "title"},
+		{"title of 121 characters", map[string]any{"title": strings.Repeat("t", 121)}, "title"},
+		{"title of 121 multibyte characters", map[string]any{"title": strings.Repeat("日", 121)}, "title"},
+		{"title a number", map[string]any{"title": 42}, "title"},
+		{"title an array", map[string]any{"title": []any{"a"}}, "title"},
+		{"an unknown field", map[string]any{"title": "ok", "name": "x"}, "name"},
+		{"no body", nil, "Invalid request body"},
+		{"not JSON", `{"title": "x"`, "JSON"},
+		{"a JSON string", `"x"`, "object"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := as(t, e, admin)
+			before := awaitRun(t, c, idOf(t, startRun(t, c, wfID, nil)))
+			path := "/v1/workflow-runs/" + idOf(t, before)
+			wantError(t, c.Do("PATCH", path, tc.body), 400, tc.field)
+			if after := c.Do("GET", path, nil).Want(t, 200).Object(t); !reflect.DeepEqual(after, before) {
+				t.Errorf("a rejected rename changed the run:\nbefore %s\nafter  %s", jsonOf(before), jsonOf(after))
+			}
+		})
+	}
+}
+
+func TestRenameOfAnUnknownRunIs404(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	notFound(t, c.Do("PATCH", "/v1/workflow-runs/run_doesnotexist", map[string]any{"title": "x"}))
+	notFound(t, c.Do("GET", "/v1/workflow-runs/run_doesnotexist", nil))
+	notFound(t, c.Do("POST", "/v1/workflow-runs/run_doesnotexist/retry", nil))
+}
+
+func TestRetryingAFailedDryRunStartsADryRunOfTheSameInputAndLeavesTheSourceUnchanged(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	wfID := workflowWith(t, c, "Flaky", step("stop", "fail", map[string]any{"message.$": "$.input.why"}))
+	in := map[string]any{"why": "upstream down", "batch": 7.0}
+	src := runToEnd(t, c, wfID, map[string]any{"input": in, "dryRun": true, "title": "Source"})
+	wantStatus(t, src, "failed")
+	srcPath := "/v1/workflow-runs/" + idOf(t, src)
+
+	retry := c.Do("POST", srcPath+"/retry", nil).Want(t, 202).Object(t)
+	wantKeys(t, "retry", retry, runFields)
+	if idOf(t, retry) == idOf(t, src) {
+		t.Fatalf("the retry has the source's id")
+	}
+	if retry["retryOf"] != idOf(t, src) || retry["dryRun"] != true || retry["trigger"] != "retry" || retry["workflowId"] != wfID ||
+		retry["error"] != nil || retry["output"] != nil {
+		t.Errorf("retry %s, want a dry run of %s with retryOf %s, trigger retry, no error or output", jsonOf(retry), wfID, idOf(t, src))
+	}
+	if s := retry["status"]; s != "queued" && s != "running" {
+		t.Errorf("retry status %v, want queued or running", s)
+	}
+	if !reflect.DeepEqual(retry["input"], in) {
+		t.Errorf("retry input %s, want the source's %s", jsonOf(retry["input"]), jsonOf(in))
+	}
+
+	done := awaitRun(t, c, idOf(t, retry))
+	wantStatus(t, done, "failed")
+	if errObj := objectAt(t, done, "error"); errObj["message"] != "upstream down" {
+		t.Errorf("retry error %s, want the same failure", jsonOf(errObj))
+	}
+	if after := c.Do("GET", srcPath, nil).Want(t, 200).Object(t); !reflect.DeepEqual(after, src) {
+		t.Errorf("retry changed the source run:\nbefore %s\nafter  %s", jsonOf(src), jsonOf(after))
+	}
+	// The failed retry can itself be retried, and keeps pointing at its own source.
+	again := c.Do("POST", "/v1/workflow-runs/"+idOf(t, done)+"/retry", nil).Want(t, 202).Object(t)
+	if again["retryOf"] != idOf(t, done) || again["dryRun"] != true || !reflect.DeepEqual(again["input"], in) {
+		t.Errorf("retry of the retry %s, want retryOf %s, dryRun true and the same input", jsonOf(again), idOf(t, done))
+	}
+	awaitRun(t, c, idOf(t, again))
+	if got := idsOf(t, c.Do("GET", "/v1/workflows/"+wfID+"/runs", nil).Want(t, 200).List(t)); !slices.Equal(got,
+		[]string{idOf(t, again), idOf(t, done), idOf(t, src)}) {
+		t.Errorf("runs of the workflow %v, want the retries newest first then the source", got)
+	}
+}
+
+func TestARetryRunsTheWorkflowsCurrentSteps(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	wfID := workflowWith(t, c, "Fixed later", step("stop", "fail", map[string]any{"message": "bug"}))
+	src := runToEnd(t, c, wfID, map[string]any{"input": map[string]any{"v": "kept"}})
+	wantStatus(t, src, "failed")
+	c.Do("PUT", "/v1/workflows/"+wfID, map[string]any{"steps": []any{step("ok", "set", map[string]any{"v.$": "$.input.v"})}}).Want(t, 200)
+	retry := c.Do("POST", "/v1/workflow-runs/"+idOf(t, src)+"/retry", nil).Want(t, 202).Object(t)
+	done := awaitRun(t, c, idOf(t, retry))
+	wantStatus(t, done, "completed")
+	if !reflect.DeepEqual(done["output"], map[string]any{"v": "kept"}) || done["dryRun"] != false {
+		t.Errorf("retry %s, want a completed non-dry run with output {v: kept}", jsonOf(done))
+	}
+}
+
+func TestOnlyAFailedRunCanBeRetried(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	wfID := workflowWith(t, c, "Fine")
+	done := runToEnd(t, c, wfID, nil)
+	wantStatus(t, done, "completed")
+	path := "/v1/workflow-runs/" + idOf(t, done)
+	wantError(t, c.Do("POST", path+"/retry", nil), 409, "failed")
+	if after := c.Do("GET", path, nil).Want(t, 200).Object(t); !reflect.DeepEqual(after, done) {
+		t.Errorf("a refused retry changed the run: %s", jsonOf(after))
+	}
+	if runs := c.Do("GET", "/v1/workflows/"+wfID+"/runs", nil).Want(t, 200).List(t); len(runs) != 1 {
+		t.Errorf("a refused retry created a run: %s", jsonOf(runs))
+	}
+}
+
+func TestRetryingARunWhoseWorkflowWasDeletedIsAConflict(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	wfID := workflowWith(t, c, "Doomed", step("stop", "fail", map[string]any{"message": "x"}))
+	src := runToEnd(t, c, wfID, nil)
+	wantStatus(t, src, "failed")
+	c.Do("DELETE", "/v1/workflows/"+wfID, nil).Want(t, 204)
+
+	path := "/v1/workflow-runs/" + idOf(t, src)
+	// The run outlives its workflow.
+	if got := c.Do("GET", path, nil).Want(t, 200).Object(t); !reflect.DeepEqual(got, src) {
+		t.Errorf("deleting the workflow changed its run: %s", jsonOf(got))
+	}
+	wantError(t, c.Do("POST", path+"/retry", nil), 409, "deleted")
+	if runs := c.Do("GET", "/v1/workflow-runs", nil).Want(t, 200).List(t); len(runs) != 1 {
+		t.Errorf("a refused retry created a run: %s", jsonOf(runs))
+	}
+}
+
+func TestRunListsAreNewestFirstAndPerWorkflow(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	a := workflowWith(t, c, "A")
+	b := workflowWith(t, c, "B")
+	a1 := idOf(t, startRun(t, c, a, nil))
+	b1 := idOf(t, startRun(t, c, b, nil))
+	a2 := idOf(t, startRun(t, c, a, nil))
+	a3 := idOf(t, startRun(t, c, a, nil))
+	for _, id := range []string{a1, b1, a2, a3} {
+		awaitRun(t, c, id)
+	}
+	cases := []struct {
+		path string
+		want []string
+	}{
+		{"/v1/workflows/" + a + "/runs", []string{a3, a2, a1}},
+		{"/v1/workflows/" + b + "/runs", []string{b1}},
+		{"/v1/workflow-runs", []string{a3, a2, b1, a1}},
+		{"/v1/workflow-runs?limit=2", []string{a3, a2}},
+		{"/v1/workflow-runs?limit=2&page=2", []string{b1, a1}},
+		{"/v1/workflow-runs?lt=" + a2, []string{b1, a1}},
+		{"/v1/workflows/" + a + "/runs?limit=1&page=2", []string{a2}},
+		{"/v1/workflows/" + a + "/runs?lt=" + a3, []string{a2, a1}},
+		{"/v1/workflows/" + a + "/runs?direction=asc", []string{a1, a2, a3}},
+	}
+	for _, tc := range cases {
+		list := c.Do("GET", tc.path, nil).Want(t, 200).List(t)
+		if got := idsOf(t, list); !slices.Equal(got, tc.want) {
+			t.Errorf("GET %s = %v, want %v", tc.path, got, tc.want)
+		}
+		for _, r := range list {
+			wantKeys(t, "listed run", r, runFields)
+		}
+	}
+	wantError(t, c.Do("GET", "/v1/workflow-runs?page=101", nil), 400, "page")
+}
+
+func TestAnotherOrganizationsRunIsNotFoundAndUntouched(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	owner := e.Org(t)
+	other := e.Org(t)
+	wfID := workflowWith(t, owner, "Private", step("stop", "fail", map[string]any{"message": "x"}))
+	theirs := runToEnd(t, owner, wfID, map[string]any{"input": map[string]any{"secret": "data"}})
+	wantStatus(t, theirs, "failed")
+	mine := runToEnd(t, other, workflowWith(t, other, "Mine"), nil)
+	path := "/v1/workflow-runs/" + idOf(t, theirs)
+
+	notFound(t, other.Do("GET", path, nil))
+	notFound(t, other.Do("PATCH", path, map[string]any{"title": "Hijacked"}))
+	notFound(t, other.Do("POST", path+"/retry", nil))
+	notFound(t, other.Do("GET", "/v1/workflows/"+wfID+"/runs", nil))
+
+	if after := owner.Do("GET", path, nil).Want(t, 200).Object(t); !reflect.DeepEqual(after, theirs) {
+		t.Errorf("another organization's requests changed the run:\nbefore %s\nafter  %s", jsonOf(theirs), jsonOf(after))
+	}
+	if got := idsOf(t, other.Do("GET", "/v1/workflow-runs", nil).Want(t, 200).List(t)); !slices.Equal(got, []string{idOf(t, mine)}) {
+		t.Errorf("the other organization lists runs %v, want only its own %s", got, idOf(t, mine))
+	}
+	if got := idsOf(t, owner.Do("GET", "/v1/workflow-runs", nil).Want(t, 200).List(t)); !slices.Equal(got, []string{idOf(t, theirs)}) {
+		t.Errorf("the owner lists runs %v, want only its own %s (no retry by the other organization)", got, idOf(t, theirs))
+	}
+}
+
+func TestARenameWhileTheRunExecutesIsKept(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	steps := make([]map[string]any, 20)
+	for i := range steps {
+		steps[i] = step("s"+strconv.Itoa(i), "set", map[string]any{"i": i, "all.$": "$.input"})
+	}
+	wfID := workflowWith(t, c, "Slow-ish", steps...)
+	for i := range 5 {
+		run := startRun(t, c, wfID, map[string]any{"input": map[string]any{"n": i}})
+		title := "Renamed " + strconv.Itoa(i)
+		// Whatever the run's state at this moment, the rename must win over
+		// the execution's own writes.
+		c.Do("PATCH", "/v1/workflow-runs/"+idOf(t, run), map[string]any{"title": title}).Want(t, 200)
+		done := awaitRun(t, c, idOf(t, run))
+		wantStatus(t, done, "completed")
+		if done["title"] != title {
+			t.Errorf("title %v after execution, want the rename %q", done["title"], title)
+		}
+		if out := objectAt(t, done, "output"); out["i"] != 19.0 {
+			t.Errorf("output %s, want the last step's", jsonOf(out))
+		}
+	}
+}
+
+func TestAWorkflowWithoutStepsOutputsItsInputWithNumbersExactlyAsSent(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	wfID := workflowWith(t, c, "Exact")
+	// 2^53 + 1 is the smallest integer a float64 cannot hold; the API keeps
+	// free-form numbers exactly as sent (see company custom fields).
+	run := startRun(t, c, wfID, `{"input":{"crmId":9007199254740993,"ratio":0.1}}`)
+	id := idOf(t, run)
+	awaitRun(t, c, id)
+	raw := string(c.Do("GET", "/v1/workflow-runs/"+id, nil).Want(t, 200).Body)
+	if !strings.Contains(raw, `"input":{"crmId":9007199254740993,"ratio":0.1}`) {
+		t.Errorf("run input altered: %s", raw)
+	}
+	if !strings.Contains(raw, `"output":{"crmId":9007199254740993,"ratio":0.1}`) {
+		t.Errorf("BUG: a workflow without steps must output its input, but the output altered crmId 9007199254740993 "+
+			"(steps.Executor.Execute round-trips the input through json.Unmarshal into float64 in plainObject): %s", raw)
+	}
+}

@@ -1,0 +1,557 @@
+package api_test
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/webhook/webhooktest"
+)
+
+// hook is a workflow with a webhook trigger, as its sender knows it.
+type hook struct {
+	workflowID, slug, secret string
+}
+
+// newHook creates a workflow with steps and, when trigger is not nil,
+// then configures its trigger with a PUT (as a user would).
+func newHook(t *testing.T, c *apitest.Client, trigger map[string]any, steps ...map[string]any) hook {
+	t.Helper()
+	list := make([]any, len(steps))
+	for i, s := range steps {
+		list[i] = s
+	}
+	wf := createWorkflow(t, c, map[string]any{"name": "Hook " + t.Name(), "steps": list})
+	slug, secret := slugAndSecret(t, triggerOf(t, wf))
+	h := hook{workflowID: idOf(t, wf), slug: slug, secret: secret}
+	if trigger != nil {
+		c.Do("PUT", "/v1/workflows/"+h.workflowID, map[string]any{"trigger": trigger}).Want(t, 200)
+	}
+	return h
+}
+
+// deliver posts body to the hook's webhook URL with no API key.
+func deliver(t *testing.T, e *apitest.Env, slug, query string, body any, headers ...string) *apitest.Response {
+	t.Helper()
+	return e.Anonymous(t).Do("POST", "/webhooks/workflows/"+slug+query, body, headers...)
+}
+
+// hmacHex is HMAC-SHA256(secret, body) in hex, computed here rather than
+// with package webhook so that the test does not check the code against itself.
+func hmacHex(secret string, body []byte) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write(body)
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// wantInvalidSignature fails unless r is the exact 401 of a refused webhook.
+func wantInvalidSignature(t *testing.T, r *apitest.Response) {
+	t.Helper()
+	r.Want(t, 401)
+	wantExactBody(t, r, `{"error":"invalid signature"}`)
+}
+
+// runsOf lists the runs of a workflow.
+func runsOf(t *testing.T, c *apitest.Client, workflowID string) []map[string]any {
+	t.Helper()
+	return c.Do("GET", "/v1/workflows/"+workflowID+"/runs", nil).Want(t, 200).List(t)
+}
+
+// wantAccepted checks a 202 webhook answer: the new run, listed under its
+// workflow, which then completes. It returns the finished run.
+func wantAccepted(t *testing.T, c *apitest.Client, h hook, r *apitest.Response) map[string]any {
+	t.Helper()
+	run := r.Want(t, 202).Object(t)
+	wantKeys(t, "webhook run", run, runFields)
+	if run["workflowId"] != h.workflowID || run["trigger"] != "webhook" || run["status"] != "queued" || run["dryRun"] != false {
+		t.Errorf("webhook answered %s, want a queued webhook run of %s", jsonOf(run), h.workflowID)
+	}
+	if got := idsOf(t, runsOf(t, c, h.workflowID)); len(got) != 1 || got[0] != idOf(t, run) {
+		t.Errorf("runs of the workflow %v, want just %s", got, idOf(t, run))
+	}
+	done := awaitRun(t, c, idOf(t, run))
+	wantStatus(t, done, "completed")
+	return done
+}
+
+// signatureCase is one webhook request against a trigger configuration.
+type signatureCase struct {
+	name    string
+	trigger map[string]any // the PUT trigger body; nil for the default
+	reset   bool           // then set headerName back to null
+	body    string         // sent body; "" for the default
+	headers func(secret string, body []byte) []string
+	status  int // 202 or 401
+}
+
+// checkSignatureCases runs each case against a fresh workflow.
+func checkSignatureCases(t *testing.T, cases []signatureCase) {
+	t.Helper()
+	e := apitest.New(t)
+	admin := e.Org(t)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := as(t, e, admin)
+			h := newHook(t, c, tc.trigger)
+			if tc.reset {
+				c.Do("PUT", "/v1/workflows/"+h.workflowID, map[string]any{"trigger": map[string]any{"headerName": nil}}).Want(t, 200)
+			}
+			body := tc.body
+			if body == "" {
+				body = `{"event":"deal.created","id":42}`
+			}
+			r := deliver(t, e, h.slug, "", body, tc.headers(h.secret, []byte(body))...)
+			if tc.status == 202 {
+				wantAccepted(t, c, h, r)
+				return
+			}
+			wantInvalidSignature(t, r)
+			if runs := runsOf(t, c, h.workflowID); len(runs) != 0 {
+				t.Errorf("a refused webhook started runs: %s", jsonOf(runs))
+			}
+		})
+	}
+}
+
+func TestSharedSecretWebhookAcceptsTheSecretOnlyWhereTheTriggerSaysSo(t *testing.T) {
+	t.Parallel()
+	custom := map[string]any{"headerName": "X-Partner-Token"}
+	checkSignatureCases(t, []signatureCase{
+		{name: "the secret in the default header", status: 202,
+			headers: func(s string, _ []byte) []string { return []string{"X-Service-Webhook-Secret", s} }},
+		{name: "the secret as a Bearer token", status: 202,
+			headers: func(s string, _ []byte) []string { return []string{"Authorization", "Bearer " + s} }},
+		{name: "the secret as a bearer token in lower case", status: 202,
+			headers: func(s string, _ []byte) []string { return []string{"Authorization", "bearer " + s} }},
+		{name: "a wrong secret in the default header", status: 401,
+			headers: func(string, []byte) []string { return []string{"X-Service-Webhook-Secret", "whsec_wrong"} }},
+		{name: "a wrong Bearer token", status: 401,
+			headers: func(string, []byte) []string { return []string{"Authorization", "Bearer whsec_wrong"} }},
+		{name: "no secret at all", status: 401,
+			headers: func(string, []byte) []string { return nil }},
+		{name: "an empty default header", status: 401,
+			headers: func(string, []byte) []string { return []string{"X-Service-Webhook-Secret", ""} }},
+		{name: "the secret without its last character", status: 401,
+			headers: func(s string, _ []byte) []string { return []string{"X-Service-Webhook-Secret", s[:len(s)-1]} }},
+		{name: "the secret with a character more", status: 401,
+			headers: func(s string, _ []byte) []string { return []string{"X-Service-Webhook-Secret", s + "x"} }},
+		{name: "the secret as Basic credentials", status: 401,
+			headers: func(s string, _ []byte) []string { return []string{"Authorization", "Basic " + s} }},
+		{name: "the bare secret in Authorization", status: 401,
+			headers: func(s string, _ []byte) []string { return []string{"Authorization", s} }},
+		{name: "the secret in the HMAC header", status: 401,
+			headers: func(s string, _ []byte) []string { return []string{"X-Hub-Signature", s} }},
+		{name: "the secret as the API key header", status: 401,
+			headers: func(s string, _ []byte) []string { return []string{"X-Service-Api-Key", s} }},
+		{name: "an HMAC signature instead of the secret", status: 401,
+			headers: func(s string, b []byte) []string {
+				return []string{"X-Service-Webhook-Secret", "sha256=" + hmacHex(s, b)}
+			}},
+
+		{name: "a custom header with the secret", trigger: custom, status: 202,
+			headers: func(s string, _ []byte) []string { return []string{"X-Partner-Token", s} }},
+		{name: "a custom header with a wrong secret", trigger: custom, status: 401,
+			headers: func(string, []byte) []string { return []string{"X-Partner-Token", "whsec_wrong"} }},
+		{name: "Bearer once a custom header is set", trigger: custom, status: 401,
+			headers: func(s string, _ []byte) []string { return []string{"Authorization", "Bearer " + s} }},
+		{name: "the default header once a custom header is set", trigger: custom, status: 401,
+			headers: func(s string, _ []byte) []string { return []string{"X-Service-Webhook-Secret", s} }},
+		{name: "the default header and Bearer once a custom header is set", trigger: custom, status: 401,
+			headers: func(s string, _ []byte) []string {
+				return []string{"X-Service-Webhook-Secret", s, "Authorization", "Bearer " + s}
+			}},
+		{name: "the default header after the custom header is removed", trigger: custom, reset: true, status: 202,
+			headers: func(s string, _ []byte) []string { return []string{"X-Service-Webhook-Secret", s} }},
+		{name: "Bearer after the custom header is removed", trigger: custom, reset: true, status: 202,
+			headers: func(s string, _ []byte) []string { return []string{"Authorization", "Bearer " + s} }},
+		{name: "the old custom header after it is removed", trigger: custom, reset: true, status: 401,
+			headers: func(s string, _ []byte) []string { return []string{"X-Partner-Token", s} }},
+	})
+}
+
+func TestHMACWebhookAcceptsOnlyASignatureOfTheBodyAsSent(t *testing.T) {
+	t.Parallel()
+	hmacDefault := map[string]any{"scheme": "hmac-sha256"}
+	hmacCustom := map[string]any{"scheme": "hmac-sha256", "headerName": "X-Hub-Signature-256"}
+	sig := func(prefix string) func(string, []byte) []string {
+		return func(s string, b []byte) []string { return []string{"X-Hub-Signature", prefix + hmacHex(s, b)} }
+	}
+	checkSignatureCases(t, []signatureCase{
+		{name: "sha256= and the hex digest", trigger: hmacDefault, status: 202, headers: sig("sha256=")},
+		{name: "the bare hex digest", trigger: hmacDefault, status: 202, headers: sig("")},
+		{name: "a signature with a wrong secret", trigger: hmacDefault, status: 401,
+			headers: func(_ string, b []byte) []string {
+				return []string{"X-Hub-Signature", "sha256=" + hmacHex("whsec_wrong", b)}
+			}},
+		{name: "a signature of the body before re-serialization", trigger: hmacDefault, body: `{"a":1}`, status: 401,
+			headers: func(s string, _ []byte) []string {
+				return []string{"X-Hub-Signature", "sha256=" + hmacHex(s, []byte(`{"a": 1}`))}
+			}},
+		{name: "a signature of the body with a trailing newline", trigger: hmacDefault, status: 401,
+			headers: func(s string, b []byte) []string {
+				return []string{"X-Hub-Signature", "sha256=" + hmacHex(s, append(append([]byte{}, b...), '\n'))}
+			}},
+		{name: "no signature", trigger: hmacDefault, status: 401,
+			headers: func(string, []byte) []string { return nil }},
+		{name: "a sha1= prefix", trigger: hmacDefault, status: 401, headers: sig("sha1=")},
+		{name: "a truncated digest", trigger: hmacDefault, status: 401,
+			headers: func(s string, b []byte) []string { return []string{"X-Hub-Signature", "sha256=" + hmacHex(s, b)[:62]} }},
+		{name: "the secret itself in the signature header", trigger: hmacDefault, status: 401,
+			headers: func(s string, _ []byte) []string { return []string{"X-Hub-Signature", s} }},
+		{name: "the secret in the shared-secret header", trigger: hmacDefault, status: 401,
+			headers: func(s string, _ []byte) []string { return []string{"X-Service-Webhook-Secret", s} }},
+		{name: "the secret as a Bearer token", trigger: hmacDefault, status: 401,
+			headers: func(s string, _ []byte) []string { return []string{"Authorization", "Bearer " + s} }},
+		{name: "the signature in X-Hub-Signature-256 while the default is in use", trigger: hmacDefault, status: 401,
+			headers: func(s string, b []byte) []string { return []string{"X-Hub-Signature-256", "sha256=" + hmacHex(s, b)} }},
+
+		{name: "the custom header X-Hub-Signature-256", trigger: hmacCustom, status: 202,
+			headers: func(s string, b []byte) []string { return []string{"X-Hub-Signature-256", "sha256=" + hmacHex(s, b)} }},
+		{name: "the custom header with the bare hex digest", trigger: hmacCustom, status: 202,
+			headers: func(s string, b []byte) []string { return []string{"X-Hub-Signature-256", hmacHex(s, b)} }},
+		{name: "the default X-Hub-Signature once a custom header is set", trigger: hmacCustom, status: 401, headers: sig("sha256=")},
+		{name: "the default header after the custom header is removed", trigger: hmacCustom, reset: true, status: 202,
+			headers: sig("sha256=")},
+	})
+}
+
+func TestRotatingTheSecretRefusesTheOldOneAtOnceAndAcceptsTheNewOne(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	admin := e.Org(t)
+	body := []byte(`{"n":1}`)
+	cases := []struct {
+		name    string
+		trigger map[string]any
+		headers func(secret string) []string
+	}{
+		{"shared secret in the default header", nil, func(s string) []string { return []string{"X-Service-Webhook-Secret", s} }},
+		{"shared secret as Bearer", nil, func(s string) []string { return []string{"Authorization", "Bearer " + s} }},
+		{"shared secret in a custom header", map[string]any{"headerName": "X-Token"}, func(s string) []string { return []string{"X-Token", s} }},
+		{"hmac-sha256", map[string]any{"scheme": "hmac-sha256"}, func(s string) []string {
+			return []string{"X-Hub-Signature", "sha256=" + hmacHex(s, body)}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := as(t, e, admin)
+			h := newHook(t, c, tc.trigger)
+			deliver(t, e, h.slug, "", body, tc.headers(h.secret)...).Want(t, 202)
+
+			rot := c.Do("POST", "/v1/workflows/"+h.workflowID+"/trigger/webhook-secret/rotate", nil).Want(t, 200).Object(t)
+			slug, secret := slugAndSecret(t, rot)
+			if slug != h.slug || secret == h.secret {
+				t.Fatalf("rotation answered slug %s and the %s secret, want the same slug and a new secret", slug,
+					map[bool]string{true: "old", false: "new"}[secret == h.secret])
+			}
+			wantInvalidSignature(t, deliver(t, e, h.slug, "", body, tc.headers(h.secret)...))
+			deliver(t, e, h.slug, "", body, tc.headers(secret)...).Want(t, 202)
+			if runs := runsOf(t, c, h.workflowID); len(runs) != 2 {
+				t.Errorf("%d runs, want 2 (before and after rotation): %s", len(runs), jsonOf(runs))
+			}
+		})
+	}
+}
+
+func TestAnUnknownOrDeletedSlugIsNotFound(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	h := newHook(t, c, nil)
+	deliver(t, e, h.slug, "", `{}`, "X-Service-Webhook-Secret", h.secret).Want(t, 202)
+
+	for _, slug := range []string{"wh_doesnotexist", "wh_" + strings.Repeat("a", 300), h.slug + "x", strings.ToUpper(h.slug)} {
+		notFound(t, deliver(t, e, slug, "", `{}`, "X-Service-Webhook-Secret", h.secret))
+	}
+	c.Do("DELETE", "/v1/workflows/"+h.workflowID, nil).Want(t, 204)
+	notFound(t, deliver(t, e, h.slug, "", `{}`, "X-Service-Webhook-Secret", h.secret))
+	notFound(t, deliver(t, e, h.slug, "", `{}`))
+	if runs := c.Do("GET", "/v1/workflow-runs", nil).Want(t, 200).List(t); len(runs) != 1 {
+		t.Errorf("%d runs after the workflow was deleted, want the 1 from before: %s", len(runs), jsonOf(runs))
+	}
+}
+
+func TestAWebhookBodyOver1MiBIs413AndStartsNothing(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	h := newHook(t, c, nil)
+	big := `{"blob":"` + strings.Repeat("x", 1<<20) + `"}`
+	wantError(t, deliver(t, e, h.slug, "", big, "X-Service-Webhook-Secret", h.secret), 413, "1 MiB")
+	// Unauthenticated senders get the same answer for an oversized body, before any lookup.
+	wantError(t, deliver(t, e, "wh_doesnotexist", "", big), 413, "1 MiB")
+	if runs := runsOf(t, c, h.workflowID); len(runs) != 0 {
+		t.Errorf("an oversized webhook started runs: %s", jsonOf(runs))
+	}
+}
+
+func TestAWebhookRunSeesThePayloadHeadersAndQueryButNeverTheSecret(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	admin := e.Org(t)
+	body := `{"event":"deal.created","deal":{"id":"d-1","amount":1500000.5,"tags":["a","b"]},"note":null}`
+	// Every header that can carry a credential is sent, with the real
+	// secret or signature where the trigger reads it and stale values elsewhere.
+	cases := []struct {
+		name    string
+		trigger map[string]any
+		creds   func(secret string) []string
+	}{
+		{"shared secret in the default header", nil, func(s string) []string {
+			return []string{"X-Service-Webhook-Secret", s, "Authorization", "Bearer " + s, "X-Hub-Signature", "sha256=" + hmacHex(s, []byte(body))}
+		}},
+		{"shared secret as Bearer", nil, func(s string) []string { return []string{"Authorization", "Bearer " + s} }},
+		{"shared secret in a custom header", map[string]any{"headerName": "X-Partner-Token"}, func(s string) []string {
+			return []string{"X-Partner-Token", s, "X-Service-Webhook-Secret", s, "Authorization", "Bearer " + s}
+		}},
+		{"hmac-sha256", map[string]any{"scheme": "hmac-sha256"}, func(s string) []string {
+			return []string{"X-Hub-Signature", "sha256=" + hmacHex(s, []byte(body)), "X-Service-Webhook-Secret", s}
+		}},
+		{"hmac-sha256 in X-Hub-Signature-256", map[string]any{"scheme": "hmac-sha256", "headerName": "X-Hub-Signature-256"},
+			func(s string) []string {
+				return []string{"X-Hub-Signature-256", "sha256=" + hmacHex(s, []byte(body)), "X-Hub-Signature", "sha256=" + hmacHex(s, []byte(body))}
+			}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := as(t, e, admin)
+			h := newHook(t, c, tc.trigger)
+			creds := tc.creds(h.secret)
+			headers := append([]string{"X-Event-Type", "deal.created", "X-Delivery", "dlv-7"}, creds...)
+			run := wantAccepted(t, c, h, deliver(t, e, h.slug, "?source=crm&tag=a&tag=b&empty=", body, headers...))
+
+			in := run["input"].(map[string]any)
+			wantKeys(t, "run input", in, []string{"webhook"})
+			wh := objectAt(t, in, "webhook")
+			wantKeys(t, "input.webhook", wh, []string{"payload", "headers", "query"})
+			var payload any
+			if err := json.Unmarshal([]byte(body), &payload); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(wh["payload"], payload) {
+				t.Errorf("webhook.payload %s, want the body %s", jsonOf(wh["payload"]), body)
+			}
+			wantQuery := map[string]any{"source": "crm", "tag": []any{"a", "b"}, "empty": ""}
+			if !reflect.DeepEqual(wh["query"], wantQuery) {
+				t.Errorf("webhook.query %s, want %s", jsonOf(wh["query"]), jsonOf(wantQuery))
+			}
+			hdrs := objectAt(t, wh, "headers")
+			if hdrs["x-event-type"] != "deal.created" || hdrs["x-delivery"] != "dlv-7" || hdrs["content-type"] != "application/json" {
+				t.Errorf("webhook.headers %s, want x-event-type, x-delivery and content-type", jsonOf(hdrs))
+			}
+			for name := range hdrs {
+				if name != strings.ToLower(name) {
+					t.Errorf("header name %q is not lower case", name)
+				}
+			}
+			for i := 0; i < len(creds); i += 2 {
+				if v, ok := hdrs[strings.ToLower(creds[i])]; ok {
+					t.Errorf("webhook.headers exposes the credential header %s: %v", creds[i], v)
+				}
+			}
+			if _, ok := hdrs["authorization"]; ok {
+				t.Errorf("webhook.headers exposes Authorization")
+			}
+			if raw := jsonOf(run); strings.Contains(raw, h.secret) || strings.Contains(raw, hmacHex(h.secret, []byte(body))) {
+				t.Errorf("the run record contains the secret or the signature: %s", raw)
+			}
+			if !reflect.DeepEqual(run["output"], in) {
+				t.Errorf("output %s, want the input (the workflow has no steps)", jsonOf(run["output"]))
+			}
+		})
+	}
+}
+
+func TestAWebhookPayloadIsTheJSONBodyOrElseTheRawText(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	admin := e.Org(t)
+	cases := []struct {
+		name        string
+		body        string
+		contentType string
+		want        any
+	}{
+		{"a JSON object", `{"a":{"b":[1,2]}}`, "application/json", map[string]any{"a": map[string]any{"b": []any{1.0, 2.0}}}},
+		{"a JSON array", `[1,"two",null]`, "application/json", []any{1.0, "two", nil}},
+		{"a JSON string", `"hello"`, "application/json", "hello"},
+		{"form data", "name=Acme&stage=seed", "application/x-www-form-urlencoded", "name=Acme&stage=seed"},
+		{"plain text", "deal closed\nsee CRM", "text/plain", "deal closed\nsee CRM"},
+		{"text that starts like JSON", `{"broken": `, "application/json", `{"broken": `},
+		{"unicode text", "Zoë · naïve café — 日本 🚀", "text/plain; charset=utf-8", "Zoë · naïve café — 日本 🚀"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := as(t, e, admin)
+			h := newHook(t, c, map[string]any{"scheme": "hmac-sha256"})
+			r := deliver(t, e, h.slug, "", tc.body, "Content-Type", tc.contentType, "X-Hub-Signature", "sha256="+hmacHex(h.secret, []byte(tc.body)))
+			run := wantAccepted(t, c, h, r)
+			wh := objectAt(t, run, "input", "webhook")
+			if !reflect.DeepEqual(wh["payload"], tc.want) {
+				t.Errorf("webhook.payload %s, want %s", jsonOf(wh["payload"]), jsonOf(tc.want))
+			}
+			if hdrs := objectAt(t, wh, "headers"); hdrs["content-type"] != tc.contentType {
+				t.Errorf("content-type header %v, want %s", hdrs["content-type"], tc.contentType)
+			}
+			if q := objectAt(t, wh, "query"); len(q) != 0 {
+				t.Errorf("webhook.query %s, want {}", jsonOf(q))
+			}
+		})
+	}
+}
+
+func TestAWebhookRunsStepsThatReadThePayload(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	h := newHook(t, c, nil,
+		step("up", "upsertCompany", map[string]any{
+			"canonicalName.$": "$.input.webhook.payload.company.name",
+			"externalId.$":    "$.input.webhook.payload.company.id",
+		}),
+		step("tag", "tagCompany", map[string]any{"companyId.$": "$.steps.up.company.id", "tags.$": "$.input.webhook.query.tag"}),
+	)
+	body := `{"company":{"name":"Webhook Co","id":"crm-77"}}`
+	run := wantAccepted(t, c, h, deliver(t, e, h.slug, "?tag=inbound&tag=crm", body, "X-Service-Webhook-Secret", h.secret))
+	list := companies(t, c)
+	if len(list) != 1 {
+		t.Fatalf("companies %s, want the one the webhook made", jsonOf(list))
+	}
+	co := list[0]
+	if co["canonicalName"] != "Webhook Co" || co["externalId"] != "crm-77" || co["origin"] != "workflow" ||
+		!reflect.DeepEqual(co["tags"], []any{"inbound", "crm"}) {
+		t.Errorf("company %s, want Webhook Co / crm-77 from the workflow, tagged inbound and crm", jsonOf(co))
+	}
+	if got := objectAt(t, run, "output", "company"); got["id"] != co["id"] {
+		t.Errorf("run output company %v, want %v", got["id"], co["id"])
+	}
+}
+
+func TestSignaturesFromGitHubsOwnSignerAreAccepted(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	admin := e.Org(t)
+	bodies := map[string]string{
+		"compact JSON with unicode":          `{"action":"opened","sender":{"login":"Zoë"},"title":"naïve café — 日本 🚀"}`,
+		"indented JSON with a final newline": "{\n  \"action\": \"closed\",\n\t\"numbers\": [ 1, 2.5, -3e2 ],\n  \"emoji\": \"🎉\"\n}\n",
+		"escaped unicode and spaces":         `  { "name" : "caf\u00e9" , "quote" : "\"hi\"" }  `,
+	}
+	for _, header := range []string{"X-Hub-Signature", "X-Hub-Signature-256"} {
+		for name, body := range bodies {
+			t.Run(header+" "+name, func(t *testing.T) {
+				t.Parallel()
+				c := as(t, e, admin)
+				trigger := map[string]any{"scheme": "hmac-sha256"}
+				if header != "X-Hub-Signature" {
+					trigger["headerName"] = header
+				}
+				h := newHook(t, c, trigger)
+				sig := webhooktest.OctokitSign(t, h.secret, []byte(body))
+				run := wantAccepted(t, c, h, deliver(t, e, h.slug, "", body, header, sig))
+				var want any
+				if err := json.Unmarshal([]byte(body), &want); err != nil {
+					t.Fatal(err)
+				}
+				if got := objectAt(t, run, "input", "webhook")["payload"]; !reflect.DeepEqual(got, want) {
+					t.Errorf("webhook.payload %s, want %s", jsonOf(got), jsonOf(want))
+				}
+				// A signature of the compacted body must not pass.
+				var compact strings.Builder
+				if err := json.NewEncoder(&compact).Encode(want); err != nil {
+					t.Fatal(err)
+				}
+				if compacted := strings.TrimSuffix(compact.String(), "\n"); compacted != body {
+					wantInvalidSignature(t, deliver(t, e, h.slug, "", compacted, header, sig))
+				}
+			})
+		}
+	}
+}
+
+func TestTheWebhookEndpointNeedsNoAPIKeyAndAcceptsNoOtherMethod(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	h := newHook(t, c, nil)
+	// An API key is neither needed nor a substitute for the trigger secret.
+	wantInvalidSignature(t, c.Do("POST", "/webhooks/workflows/"+h.slug, `{}`))
+	r := deliver(t, e, h.slug, "", nil, "X-Service-Webhook-Secret", h.secret)
+	wantAccepted(t, c, h, r)
+	for _, method := range []string{http.MethodGet, http.MethodPut, http.MethodDelete} {
+		res := e.Anonymous(t).Do(method, "/webhooks/workflows/"+h.slug, nil, "X-Service-Webhook-Secret", h.secret)
+		wantError(t, res, 405)
+		if allow := res.Header.Get("Allow"); allow != "POST" {
+			t.Errorf("%s: Allow %q, want POST", method, allow)
+		}
+	}
+}
+
+func TestALargeWebhookPayloadIsRefusedOrItsRunFinishes(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	admin := e.Org(t)
+	// Bodies under the 1 MiB limit but near or over what one table item
+	// holds (400 KB), in a workflow without steps, whose output is its input.
+	for _, kb := range []int{150, 300, 600} {
+		t.Run(strconv.Itoa(kb)+" KB", func(t *testing.T) {
+			t.Parallel()
+			c := as(t, e, admin)
+			h := newHook(t, c, nil)
+			body := `{"blob":"` + strings.Repeat("x", kb<<10) + `"}`
+			r := deliver(t, e, h.slug, "", body, "X-Service-Webhook-Secret", h.secret)
+			switch r.Status {
+			case 413:
+				wantError(t, r, 413)
+				if runs := runsOf(t, c, h.workflowID); len(runs) != 0 {
+					t.Errorf("a refused webhook left runs: %d", len(runs))
+				}
+			case 202:
+				id := idOf(t, r.Object(t))
+				run, done := pollRun(t, c, id, 10*time.Second)
+				if !done {
+					t.Errorf("BUG: a %d KB webhook payload was accepted (202) but its run is still %v after 10s, never completed or failed "+
+						"(runs.Service.Execute -> finish stores output = input beside the input, over the table's 400 KB item limit; "+
+						"the write fails with ErrTooLarge, Execute returns it as an interruption, and the in-process engine "+
+						"(runs.InProcess.Start) only logs it, so the run is never marked failed)", kb, run["status"])
+				}
+			default:
+				t.Errorf("BUG: a %d KB webhook payload (under the 1 MiB limit) answered %d %.200s, want 202 or 413", kb, r.Status, r.Body)
+			}
+		})
+	}
+}
+
+func TestAWebhookPayloadKeepsItsNumbersExactlyAsSent(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	cases := []struct{ name, body, want string }{
+		// 2^53 + 1, the smallest integer a float64 cannot hold: a 64-bit id.
+		{"a 64-bit id", `{"id":9007199254740993,"amount":0.1}`, `"payload":{"amount":0.1,"id":9007199254740993}`},
+		// Valid JSON beyond float64: the POST /v1/workflows/{id}/runs input keeps it as sent.
+		{"a number beyond float64", `{"x":1e400,"y":"kept"}`, `"payload":{"x":1e400,"y":"kept"}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHook(t, as(t, e, c), nil)
+			r := deliver(t, e, h.slug, "", tc.body, "X-Service-Webhook-Secret", h.secret).Want(t, 202)
+			if !strings.Contains(string(r.Body), tc.want) {
+				t.Errorf("BUG: webhook body %s became run input %s, want %s as sent "+
+					"(api.webhookInput decodes the body with json.Unmarshal into any, i.e. float64, "+
+					"unlike the run API's input which keeps json.Number)", tc.body, r.Body, tc.want)
+			}
+		})
+	}
+}
