@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -57,7 +58,10 @@ func (a *API) receiveWebhook(w http.ResponseWriter, r *http.Request) {
 func webhookInput(r *http.Request, body []byte, trig webhook.Trigger) map[string]any {
 	var payload any = string(body)
 	if json.Valid(body) {
-		_ = json.Unmarshal(body, &payload)
+		// json.Number keeps every number exactly as the sender wrote it.
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.UseNumber()
+		_ = dec.Decode(&payload)
 	}
 	secret := map[string]bool{}
 	for _, h := range trig.CredentialHeaders() {

@@ -1,10 +1,14 @@
 package steps
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"math/big"
+	"strconv"
 )
 
 // Companies is what the company-writing steps need; implemented elsewhere (package companies) over the real store.
@@ -212,11 +216,53 @@ func plainObject(m map[string]any) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
 	var out map[string]any
-	if err := json.Unmarshal(b, &out); err != nil {
+	if err := dec.Decode(&out); err != nil {
 		return nil, err
 	}
-	return out, nil
+	return exactNumbers(out).(map[string]any), nil
+}
+
+// exactNumbers replaces each json.Number by a Go number that holds it
+// exactly: float64 when that loses nothing, else int64 (integers beyond
+// 2^53), so paths and filters compare numbers; any other number (a 20-digit
+// integer, 1e400) stays a json.Number and is written back as it came.
+func exactNumbers(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			v[k] = exactNumbers(e)
+		}
+		return v
+	case []any:
+		for i, e := range v {
+			v[i] = exactNumbers(e)
+		}
+		return v
+	case json.Number:
+		if f, err := v.Float64(); err == nil && exactFloat(string(v), f) {
+			return f
+		}
+		if i, err := v.Int64(); err == nil {
+			return i
+		}
+		return v
+	default:
+		return v
+	}
+}
+
+// exactFloat reports whether f, written in its shortest form, is the same
+// decimal value as s: then a float64 loses nothing of what was sent.
+func exactFloat(s string, f float64) bool {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return false
+	}
+	sent, ok1 := new(big.Rat).SetString(s)
+	back, ok2 := new(big.Rat).SetString(strconv.FormatFloat(f, 'g', -1, 64))
+	return ok1 && ok2 && sent.Cmp(back) == 0
 }
 
 // describe says what a wrong runtime value was, without echoing large values.
