@@ -16,15 +16,9 @@ func (a *API) requireAdmin(w http.ResponseWriter, r *http.Request) bool {
 }
 
 func (a *API) listKeys(w http.ResponseWriter, r *http.Request) {
-	if !a.requireAdmin(w, r) {
-		return
+	if a.requireAdmin(w, r) {
+		reply(w, r, http.StatusOK)(a.d.Keys.List(r.Context(), principal(r).OrgID))
 	}
-	ks, err := a.d.Keys.List(r.Context(), principal(r).OrgID)
-	if err != nil {
-		httpapi.Error(w, r, err)
-		return
-	}
-	httpapi.Data(w, http.StatusOK, ks)
 }
 
 func (a *API) revokeKey(w http.ResponseWriter, r *http.Request) {
@@ -32,10 +26,9 @@ func (a *API) revokeKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("clientId")
-	if err := a.d.Keys.Revoke(r.Context(), principal(r).OrgID, id); err != nil {
-		httpapi.Error(w, r, err)
-		return
+	err := a.d.Keys.Revoke(r.Context(), principal(r).OrgID, id)
+	if err == nil {
+		a.d.Auth.Forget(id)
 	}
-	a.d.Auth.Forget(id)
-	w.WriteHeader(http.StatusNoContent)
+	noContent(w, r, err)
 }
