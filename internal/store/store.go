@@ -234,20 +234,23 @@ func (s *Store) CreateOp(it Item) (types.TransactWriteItem, error) {
 	if it.Version == 0 {
 		it.Version = 1
 	}
-	av, err := it.encode()
-	if err != nil {
-		return types.TransactWriteItem{}, err
-	}
-	return types.TransactWriteItem{Put: &types.Put{
-		TableName:           aws.String(s.Table),
-		Item:                av,
-		ConditionExpression: aws.String("attribute_not_exists(pk)"),
-	}}, nil
+	return s.putOp(it, "attribute_not_exists(pk)", nil, nil)
 }
 
 // ReplaceOp replaces an item whose stored version is it.Version-1; it fails
 // the transaction when another writer got there first.
 func (s *Store) ReplaceOp(it Item) (types.TransactWriteItem, error) {
+	return s.putOp(it, "#v = :v", map[string]string{"#v": AttrVersion},
+		map[string]types.AttributeValue{":v": &types.AttributeValueMemberN{Value: strconv.FormatInt(it.Version-1, 10)}})
+}
+
+// OverwriteOp replaces an existing item whatever its version: for items
+// derived from another record whose own version check serializes writers.
+func (s *Store) OverwriteOp(it Item) (types.TransactWriteItem, error) {
+	return s.putOp(it, "attribute_exists(pk)", nil, nil)
+}
+
+func (s *Store) putOp(it Item, cond string, names map[string]string, values map[string]types.AttributeValue) (types.TransactWriteItem, error) {
 	av, err := it.encode()
 	if err != nil {
 		return types.TransactWriteItem{}, err
@@ -255,23 +258,9 @@ func (s *Store) ReplaceOp(it Item) (types.TransactWriteItem, error) {
 	return types.TransactWriteItem{Put: &types.Put{
 		TableName:                 aws.String(s.Table),
 		Item:                      av,
-		ConditionExpression:       aws.String("#v = :v"),
-		ExpressionAttributeNames:  map[string]string{"#v": AttrVersion},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":v": &types.AttributeValueMemberN{Value: strconv.FormatInt(it.Version-1, 10)}},
-	}}, nil
-}
-
-// OverwriteOp replaces an existing item whatever its version: for items
-// derived from another record whose own version check serializes writers.
-func (s *Store) OverwriteOp(it Item) (types.TransactWriteItem, error) {
-	av, err := it.encode()
-	if err != nil {
-		return types.TransactWriteItem{}, err
-	}
-	return types.TransactWriteItem{Put: &types.Put{
-		TableName:           aws.String(s.Table),
-		Item:                av,
-		ConditionExpression: aws.String("attribute_exists(pk)"),
+		ConditionExpression:       aws.String(cond),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: values,
 	}}, nil
 }
 
