@@ -109,15 +109,18 @@ func (s *Service) view(r *record) *Workflow {
 	return &w
 }
 
-func (s *Service) triggerOp(org string, r *record, create bool) (types.TransactWriteItem, error) {
+// target is the trigger item derived from a workflow record.
+func target(org string, r *record) TriggerTarget {
 	header := ""
 	if r.Trigger.HeaderName != nil {
 		header = *r.Trigger.HeaderName
 	}
-	it := store.Item{PK: triggerPK(r.Trigger.Slug), SK: triggerSK, Type: "TRIGGER", Doc: TriggerTarget{
-		Slug: r.Trigger.Slug, OrganizationID: org, WorkflowID: r.ID,
-		Scheme: r.Trigger.Scheme, HeaderName: header, Secret: r.TriggerSecret,
-	}}
+	return TriggerTarget{Slug: r.Trigger.Slug, OrganizationID: org, WorkflowID: r.ID,
+		Scheme: r.Trigger.Scheme, HeaderName: header, Secret: r.TriggerSecret}
+}
+
+func (s *Service) triggerOp(org string, r *record, create bool) (types.TransactWriteItem, error) {
+	it := store.Item{PK: triggerPK(r.Trigger.Slug), SK: triggerSK, Type: "TRIGGER", Doc: target(org, r)}
 	if create {
 		return s.st.CreateOp(it)
 	}
@@ -168,21 +171,13 @@ func (s *Service) List(ctx context.Context, org string, q store.Query) ([]Workfl
 // transaction when the trigger changes.
 func (s *Service) Update(ctx context.Context, org, id string, in Input) (*Workflow, error) {
 	r, err := s.coll.UpdateTx(ctx, org, id, func(r *record) ([]types.TransactWriteItem, error) {
-		before := r.Trigger
-		beforeHeader := ""
-		if before.HeaderName != nil {
-			beforeHeader = *before.HeaderName
-		}
 		if !in.changes() {
 			return nil, store.ErrUnchanged
 		}
+		before := target(org, r)
 		in.apply(r)
 		r.UpdatedAt = s.now()
-		afterHeader := ""
-		if r.Trigger.HeaderName != nil {
-			afterHeader = *r.Trigger.HeaderName
-		}
-		if r.Trigger.Scheme == before.Scheme && afterHeader == beforeHeader {
+		if target(org, r) == before {
 			return nil, nil
 		}
 		op, err := s.triggerOp(org, r, false)
