@@ -2,8 +2,6 @@ package api_test
 
 import (
 	"encoding/json"
-	"log/slog"
-	"os"
 	"strings"
 	"testing"
 
@@ -11,12 +9,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
-func TestMain(m *testing.M) {
-	// The access log (one line per request) would bury failure output;
-	// warnings and errors still show.
-	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	testenv.Main(m)
-}
+func TestMain(m *testing.M) { testenv.Main(m) }
 
 // as returns a client with c's credentials that reports to t, so a
 // parallel subtest can use a key made by its parent.

@@ -2,20 +2,14 @@ package apitest_test
 
 import (
 	"fmt"
-	"log/slog"
 	"net/http"
-	"os"
 	"testing"
 
 	"github.com/sourcebase/sourcebase/internal/apitest"
 	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
-func TestMain(m *testing.M) {
-	// One access log line per request would bury the benchmark results.
-	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	testenv.Main(m)
-}
+func TestMain(m *testing.M) { testenv.Main(m) }
 
 // seeded is a running service with one organization holding n companies,
 // whose DynamoDB calls are counted.

@@ -47,9 +47,6 @@ func NewService(st *store.Store) *Service {
 	return &Service{coll: store.NewCollection(st, spec), now: func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }}
 }
 
-// SortFields lists the fields the list can be sorted by.
-func (s *Service) SortFields() []string { return s.coll.SortFields() }
-
 // New builds a company record from create fields, without storing it.
 func (s *Service) New(f Fields, origin string) *Company {
 	now := s.now()

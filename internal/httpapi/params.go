@@ -49,12 +49,3 @@ func ParsePage(q url.Values) (store.Query, error) {
 	out.Sort = q.Get("sort")
 	return out, nil
 }
-
-// ParseQuery is url.ParseQuery that reports a malformed query string as a 400.
-func ParseQuery(raw string) (url.Values, error) {
-	v, err := url.ParseQuery(raw)
-	if err != nil {
-		return nil, apperr.InvalidQuery("", "query string is malformed")
-	}
-	return v, nil
-}

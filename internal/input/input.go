@@ -88,12 +88,6 @@ func (o *Object) only(allowed []string) error {
 	return apperr.Invalid(o.prefix+unknown[0], "is not an accepted field; accepted fields are %s", strings.Join(sorted, ", "))
 }
 
-// Has reports whether the field was sent (null included).
-func (o *Object) Has(name string) bool {
-	_, ok := o.fields[name]
-	return ok
-}
-
 // Raw returns the field's raw JSON.
 func (o *Object) Raw(name string) (json.RawMessage, bool) {
 	r, ok := o.fields[name]

@@ -112,9 +112,6 @@ func NewService(st *store.Store, wf *workflows.Service, cs *companies.Service) *
 // SetEngine sets the engine that executes runs.
 func (s *Service) SetEngine(e Engine) { s.engine = e }
 
-// SortFields lists the fields run lists can be sorted by.
-func (s *Service) SortFields() []string { return s.coll.SortFields() }
-
 // NewRun describes a run to create.
 type NewRun struct {
 	Input   map[string]any

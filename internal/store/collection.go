@@ -234,8 +234,13 @@ func (c *Collection[T]) List(ctx context.Context, org string, q Query) ([]T, err
 	if err != nil {
 		return nil, err
 	}
-	var out []T
-	err = c.store.page(ctx, pq, func(it Item) error {
+	return c.collect(ctx, pq)
+}
+
+// collect runs a page query and decodes its records.
+func (c *Collection[T]) collect(ctx context.Context, pq pageQuery) ([]T, error) {
+	out := []T{}
+	err := c.store.page(ctx, pq, func(it Item) error {
 		var v T
 		if _, err := decode(it.raw, &v); err != nil {
 			return err
@@ -243,9 +248,6 @@ func (c *Collection[T]) List(ctx context.Context, org string, q Query) ([]T, err
 		out = append(out, v)
 		return nil
 	})
-	if out == nil {
-		out = []T{}
-	}
 	return out, err
 }
 
@@ -264,17 +266,7 @@ func (c *Collection[T]) FindBy(ctx context.Context, org, lookup, value string, l
 func (c *Collection[T]) FindBySortKey(ctx context.Context, org, field, key string, limit int) ([]T, error) {
 	for _, s := range c.spec.Sorts {
 		if s.Field == field {
-			pq := pageQuery{index: s.Index, pk: c.Partition(org), limit: limit, prefix: sortValue(key) + sortSep}
-			var out []T
-			err := c.store.page(ctx, pq, func(it Item) error {
-				var v T
-				if _, err := decode(it.raw, &v); err != nil {
-					return err
-				}
-				out = append(out, v)
-				return nil
-			})
-			return out, err
+			return c.collect(ctx, pageQuery{index: s.Index, pk: c.Partition(org), limit: limit, prefix: sortValue(key) + sortSep})
 		}
 	}
 	return nil, fmt.Errorf("store: %s has no sort field %q", c.spec.Type, field)

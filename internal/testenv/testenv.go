@@ -7,7 +7,7 @@ package testenv
 
 import (
 	"context"
-	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"sync"
@@ -32,6 +32,9 @@ var (
 // Main runs the package's tests and stops the server afterwards.
 func Main(m *testing.M) {
 	inMain = true
+	// One access log line per request would bury failure output and
+	// benchmark results; warnings and errors still show.
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	// No SDK in a test may look for real credentials or instance metadata.
 	os.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 	code := m.Run()
@@ -122,6 +125,3 @@ func (c *CountingTransport) Reset() {
 	c.n = 0
 	c.mu.Unlock()
 }
-
-// String reports the count.
-func (c *CountingTransport) String() string { return fmt.Sprint(c.Count()) }

@@ -96,9 +96,6 @@ func NewService(st *store.Store, webhookBase string) *Service {
 		now: func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }}
 }
 
-// SortFields lists the fields the list can be sorted by.
-func (s *Service) SortFields() []string { return s.coll.SortFields() }
-
 func (s *Service) view(r *record) *Workflow {
 	w := r.Workflow
 	w.Trigger.URL = s.webhookBase + WebhookPath + w.Trigger.Slug
