@@ -41,7 +41,7 @@ func TestAKnownPathWithAnotherMethodIs405WithAllow(t *testing.T) {
 	}
 }
 
-func TestAnUnknownPathIs404JSON(t *testing.T) {
+func TestAnUnknownPathIs404JSONNamingTheEndpoint(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t)
 	admin := e.Org(t)
@@ -50,7 +50,7 @@ func TestAnUnknownPathIs404JSON(t *testing.T) {
 			t.Parallel()
 			r := as(t, e, admin).Do("GET", path, nil)
 			wantError(t, r, 404)
-			wantExactBody(t, r, `{"error":"not found"}`)
+			wantExactBody(t, r, `{"error":"no such endpoint: GET `+path+`"}`)
 		})
 	}
 }

@@ -227,13 +227,13 @@ func TestKeysRouteSentToTheCompaniesFunctionIsNotFound(t *testing.T) {
 	t.Parallel()
 	e := newLambdaEnv(t)
 	res := invoke(t, e.companies, e.event(t, "keys-list.json"))
-	if msg := errorOf(t, res, 404); msg != "not found" {
-		t.Errorf("error %q, want not found", msg)
+	if msg := errorOf(t, res, 404); msg != "no such endpoint: GET /v1/keys" {
+		t.Errorf("error %q, want no such endpoint", msg)
 	}
 	// And the other way round.
 	res = invoke(t, e.keys, e.event(t, "companies-list.json"))
-	if msg := errorOf(t, res, 404); msg != "not found" {
-		t.Errorf("error %q, want not found", msg)
+	if msg := errorOf(t, res, 404); msg != "no such endpoint: GET /v1/companies" {
+		t.Errorf("error %q, want no such endpoint", msg)
 	}
 }
 

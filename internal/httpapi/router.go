@@ -3,17 +3,25 @@ package httpapi
 import (
 	"fmt"
 	"net/http"
+	"path"
 	"sort"
 	"strings"
 
 	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/store"
 )
 
 // NewRouter mounts handlers for the given routes of the route table. Every
 // route must have a handler (a missing one is a programming error and
-// panics at start). Authenticated routes go through authn. A known path
-// with another method is 405 with Allow; an unknown path is 404; both with
-// the JSON error body.
+// panics at start).
+//
+// Every request to a /v1 path goes through authn first, known route or not,
+// so that without valid credentials any /v1 path answers 401. After that an
+// unclean path (with "..", "//" or "/."), an unknown path and an unknown
+// route answer 404 "no such endpoint: METHOD PATH", which tells them apart
+// from a missing record ("not found"); a known path with another method is
+// 405 with Allow. A path parameter longer than any id can be is "not found"
+// before the handler runs.
 func NewRouter(rs []routes.Route, handlers map[string]http.Handler, authn func(http.Handler) http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	allowed := map[string][]string{}
@@ -22,22 +30,76 @@ func NewRouter(rs []routes.Route, handlers map[string]http.Handler, authn func(h
 		if !ok {
 			panic(fmt.Sprintf("httpapi: no handler for route %s", rt.Pattern()))
 		}
-		if rt.Authenticated() {
-			h = authn(h)
-		}
-		mux.Handle(rt.Pattern(), h)
+		mux.Handle(rt.Pattern(), boundParams(rt.Path, h))
 		allowed[rt.Path] = append(allowed[rt.Path], rt.Method)
 	}
-	for path, methods := range allowed {
+	for p, methods := range allowed {
 		sort.Strings(methods)
 		allow := strings.Join(methods, ", ")
-		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+		mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Allow", allow)
 			ErrorBody(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed; use %s", r.Method, allow))
 		})
 	}
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		ErrorBody(w, http.StatusNotFound, "not found")
+	mux.HandleFunc("/", noSuchEndpoint)
+
+	// The mux answers unclean paths with a redirect; they are refused before
+	// it sees them.
+	routed := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !isClean(r.URL.EscapedPath()) {
+			noSuchEndpoint(w, r)
+			return
+		}
+		mux.ServeHTTP(w, r)
 	})
-	return Observe(mux)
+	authenticated := authn(routed)
+	return Observe(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.EscapedPath(); p == "/v1" || strings.HasPrefix(p, "/v1/") {
+			authenticated.ServeHTTP(w, r)
+			return
+		}
+		routed.ServeHTTP(w, r)
+	}))
+}
+
+// noSuchEndpoint answers a request no route serves.
+func noSuchEndpoint(w http.ResponseWriter, r *http.Request) {
+	ErrorBody(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+truncate(r.URL.EscapedPath(), 200))
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// isClean reports whether p is a path as the router's patterns are written:
+// no empty, "." or ".." segment and no trailing slash (the root excepted).
+func isClean(p string) bool {
+	return p == "/" || (strings.HasPrefix(p, "/") && path.Clean(p) == p)
+}
+
+// boundParams answers "not found" when a wildcard of the route's path holds
+// more than store.MaxIDLength bytes: no record can have such an id, and the
+// table refuses keys that long.
+func boundParams(pattern string, h http.Handler) http.Handler {
+	var names []string
+	for _, seg := range strings.Split(pattern, "/") {
+		if strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") {
+			names = append(names, strings.TrimSuffix(strings.Trim(seg, "{}"), "..."))
+		}
+	}
+	if len(names) == 0 {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for _, n := range names {
+			if len(r.PathValue(n)) > store.MaxIDLength {
+				ErrorBody(w, http.StatusNotFound, "not found")
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
 }
