@@ -16,6 +16,9 @@ var (
 	ErrForbidden = errors.New("forbidden")
 	// ErrTooLarge: the record would exceed what can be stored.
 	ErrTooLarge = errors.New("too large")
+	// ErrPreconditionFailed: the record's version is not the one the
+	// client's If-Match names.
+	ErrPreconditionFailed = errors.New("precondition failed")
 )
 
 // InvalidError is a bad input: Field names the offending field (a JSON path
@@ -63,6 +66,11 @@ func Forbidden(format string, args ...any) error {
 // TooLarge returns an error wrapping ErrTooLarge with a message for the caller.
 func TooLarge(format string, args ...any) error {
 	return &kindError{kind: ErrTooLarge, msg: fmt.Sprintf(format, args...)}
+}
+
+// PreconditionFailed returns an error wrapping ErrPreconditionFailed with a message for the caller.
+func PreconditionFailed(format string, args ...any) error {
+	return &kindError{kind: ErrPreconditionFailed, msg: fmt.Sprintf(format, args...)}
 }
 
 // kindError carries a caller-facing message and a kind for errors.Is.

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/sourcebase/sourcebase/internal/store"
 )
 
 // Origins of a company record.
@@ -48,6 +50,7 @@ type Candidate struct {
 // Company is the full company record of the spec. Fields not yet known are
 // null; arrays are [] and objects {} rather than null.
 type Company struct {
+	store.Versioned
 	ID                      string                 `json:"id"`
 	CanonicalName           string                 `json:"canonicalName"`
 	AlternativeNames        []string               `json:"alternativeNames"`

@@ -29,8 +29,13 @@ func JSON(w http.ResponseWriter, status int, v any) {
 	w.Write(append(b, '\n'))
 }
 
-// Data writes {"data": v}.
+// Data writes {"data": v}, with v's entity tag as ETag when it has one.
 func Data(w http.ResponseWriter, status int, v any) {
+	if t, ok := v.(interface{ ETag() string }); ok {
+		if tag := t.ETag(); tag != "" {
+			w.Header().Set("ETag", tag)
+		}
+	}
 	JSON(w, status, map[string]any{"data": v})
 }
 
@@ -59,6 +64,8 @@ func Error(w http.ResponseWriter, r *http.Request, err error) {
 		ErrorBody(w, http.StatusConflict, err.Error())
 	case errors.Is(err, apperr.ErrTooLarge):
 		ErrorBody(w, http.StatusRequestEntityTooLarge, err.Error())
+	case errors.Is(err, apperr.ErrPreconditionFailed):
+		ErrorBody(w, http.StatusPreconditionFailed, err.Error())
 	default:
 		slog.ErrorContext(r.Context(), "request failed", "err", err)
 		ErrorBody(w, http.StatusInternalServerError, "internal error")

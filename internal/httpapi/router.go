@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/sourcebase/sourcebase/internal/routes"
@@ -30,7 +31,7 @@ func NewRouter(rs []routes.Route, handlers map[string]http.Handler, authn func(h
 		if !ok {
 			panic(fmt.Sprintf("httpapi: no handler for route %s", rt.Pattern()))
 		}
-		mux.Handle(rt.Pattern(), boundParams(rt.Path, h))
+		mux.Handle(rt.Pattern(), boundParams(rt.Path, conditional(rt, h)))
 		allowed[rt.Path] = append(allowed[rt.Path], rt.Method)
 	}
 	for p, methods := range allowed {
@@ -101,5 +102,39 @@ func boundParams(pattern string, h http.Handler) http.Handler {
 			}
 		}
 		h.ServeHTTP(w, r)
+	})
+}
+
+// conditional makes the writes of PUT, PATCH and DELETE routes of a record
+// ({id}) conditional on the request's If-Match: the record's ETag must be
+// one of the tags sent (strong comparison: weak tags never match), or "*".
+// A mismatch is 412, checked by the store inside the version-checked write.
+func conditional(rt routes.Route, h http.Handler) http.Handler {
+	if rt.Method != http.MethodPut && rt.Method != http.MethodPatch && rt.Method != http.MethodDelete ||
+		!strings.Contains(rt.Path, "{id}") {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		values := r.Header.Values("If-Match")
+		if len(values) == 0 {
+			h.ServeHTTP(w, r)
+			return
+		}
+		p := store.Precondition{ID: r.PathValue("id")}
+		for _, v := range values {
+			for _, tag := range strings.Split(v, ",") {
+				tag = strings.TrimSpace(tag)
+				if tag == "*" {
+					p.Any = true
+					continue
+				}
+				if len(tag) >= 2 && tag[0] == '"' && tag[len(tag)-1] == '"' {
+					if n, err := strconv.ParseInt(tag[1:len(tag)-1], 10, 64); err == nil && n > 0 {
+						p.Versions = append(p.Versions, n)
+					}
+				}
+			}
+		}
+		h.ServeHTTP(w, r.WithContext(store.WithPrecondition(r.Context(), p)))
 	})
 }

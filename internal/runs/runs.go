@@ -41,6 +41,7 @@ const MaxTitle = 120
 
 // Run is one execution of a workflow.
 type Run struct {
+	store.Versioned
 	ID          string          `json:"id"`
 	WorkflowID  string          `json:"workflowId"`
 	Status      string          `json:"status"`

@@ -163,7 +163,11 @@ func (c *Collection[T]) Create(ctx context.Context, org string, v *T, extra ...t
 	if err != nil {
 		return err
 	}
-	return c.store.Transact(ctx, nil, append([]types.TransactWriteItem{op}, extra...)...)
+	if err := c.store.Transact(ctx, nil, append([]types.TransactWriteItem{op}, extra...)...); err != nil {
+		return err
+	}
+	setVersion(v, 1)
+	return nil
 }
 
 // Update applies fn to the current record and writes the result only if
@@ -179,6 +183,9 @@ func (c *Collection[T]) UpdateTx(ctx context.Context, org, id string, fn func(*T
 	for range attempts {
 		v, version, err := c.get(ctx, org, id)
 		if err != nil {
+			return nil, err
+		}
+		if err := checkPrecondition(ctx, id, version); err != nil {
 			return nil, err
 		}
 		extra, err := fn(v)
@@ -199,6 +206,7 @@ func (c *Collection[T]) UpdateTx(ctx context.Context, org, id string, fn func(*T
 		if err != nil {
 			return nil, err
 		}
+		setVersion(v, version+1)
 		return v, nil
 	}
 	return nil, apperr.Conflict("the record was changed by other requests while this update was applied; try again")
@@ -211,7 +219,24 @@ func (c *Collection[T]) Delete(ctx context.Context, org, id string, extra ...typ
 	if id == "" || len(id) > MaxIDLength {
 		return apperr.ErrNotFound
 	}
-	return c.store.Transact(ctx, apperr.ErrNotFound, append([]types.TransactWriteItem{c.store.DeleteOp(c.Partition(org), id)}, extra...)...)
+	del := c.store.DeleteOp(c.Partition(org), id)
+	if _, ok := ctx.Value(preconditionKey{}).(Precondition); ok {
+		// Delete only the version the precondition accepted.
+		_, version, err := c.get(ctx, org, id)
+		if err != nil {
+			return err
+		}
+		if err := checkPrecondition(ctx, id, version); err != nil {
+			return err
+		}
+		del = c.store.DeleteVersionOp(c.Partition(org), id, version)
+		err = c.store.Transact(ctx, errRace, append([]types.TransactWriteItem{del}, extra...)...)
+		if errors.Is(err, errRace) {
+			return apperr.PreconditionFailed("the record changed or was deleted while it was being deleted; read it again")
+		}
+		return err
+	}
+	return c.store.Transact(ctx, apperr.ErrNotFound, append([]types.TransactWriteItem{del}, extra...)...)
 }
 
 // Query selects a page of records.

@@ -95,6 +95,7 @@ func decode(av map[string]types.AttributeValue, out any) (int64, error) {
 	if n, ok := av[AttrVersion].(*types.AttributeValueMemberN); ok {
 		version, _ = strconv.ParseInt(n.Value, 10, 64)
 	}
+	setVersion(out, version)
 	return version, nil
 }
 
@@ -271,6 +272,15 @@ func (s *Store) DeleteOp(pk, sk string) types.TransactWriteItem {
 		Key:                 key(pk, sk),
 		ConditionExpression: aws.String("attribute_exists(pk)"),
 	}}
+}
+
+// DeleteVersionOp deletes an item only while its version is version.
+func (s *Store) DeleteVersionOp(pk, sk string, version int64) types.TransactWriteItem {
+	op := s.DeleteOp(pk, sk)
+	op.Delete.ConditionExpression = aws.String("#v = :v")
+	op.Delete.ExpressionAttributeNames = map[string]string{"#v": AttrVersion}
+	op.Delete.ExpressionAttributeValues = map[string]types.AttributeValue{":v": &types.AttributeValueMemberN{Value: strconv.FormatInt(version, 10)}}
+	return op
 }
 
 // Delete removes an existing item; apperr.ErrNotFound when absent.

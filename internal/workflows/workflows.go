@@ -35,6 +35,7 @@ type Trigger struct {
 
 // Workflow is a workflow definition.
 type Workflow struct {
+	store.Versioned
 	ID          string       `json:"id"`
 	Name        string       `json:"name"`
 	Description *string      `json:"description"`
