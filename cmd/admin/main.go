@@ -25,6 +25,7 @@ commands:
                                                  create an API key; prints the secret once
   list-keys   --org ORG_ID                       list an organization's keys (metadata only)
   revoke-key  --client-id ID                     revoke a key
+  help, -h, --help                               print this message
 
 environment: TABLE_NAME (default sourcebase), AWS_REGION, AWS_ENDPOINT_URL_DYNAMODB
 `
@@ -34,6 +35,12 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	for _, a := range args {
+		if a == "-h" || a == "--help" || a == "-help" || a == "help" {
+			fmt.Fprint(stdout, usage)
+			return 0
+		}
+	}
 	req, err := parse(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "%v\n\n%s", err, usage)

@@ -139,7 +139,8 @@ func TestFailedOperationsExitOneWithTheReason(t *testing.T) {
 		want string
 	}{
 		{[]string{"create-key", "--name", "ci"}, "org is required"},
-		{[]string{"create-key", "--org", "org_missing", "--name", "ci"}, `organization "org_missing" does not exist`},
+		{[]string{"create-key", "--org", "org_missing", "--name", "ci"}, "error: no such organization: org_missing\n"},
+		{[]string{"list-keys", "--org", "org_missing"}, "error: no such organization: org_missing\n"},
 		{[]string{"create-org"}, "name must be 1 to 200 characters"},
 		{[]string{"list-keys"}, "org is required"},
 		{[]string{"revoke-key"}, "clientId is required"},
@@ -150,6 +151,16 @@ func TestFailedOperationsExitOneWithTheReason(t *testing.T) {
 		if code != 1 || stdout != "" || !strings.Contains(stderr, tt.want) {
 			t.Errorf("admin %s: exit %d, stdout %q, stderr %q; want exit 1 and an error saying %q",
 				strings.Join(tt.args, " "), code, stdout, stderr, tt.want)
+		}
+	}
+}
+
+func TestHelpAnywherePrintsTheUsageAndExitsZero(t *testing.T) {
+	localTable(t)
+	for _, args := range [][]string{{"-h"}, {"--help"}, {"help"}, {"create-key", "--help"}, {"list-keys", "--org", "org_1", "-h"}, {"drop-table", "-h"}} {
+		code, stdout, stderr := cli(t, args...)
+		if code != 0 || !strings.HasPrefix(stdout, "usage: admin <command>") || stderr != "" {
+			t.Errorf("admin %s: exit %d, stdout %q, stderr %q; want the usage on stdout and exit 0", strings.Join(args, " "), code, stdout, stderr)
 		}
 	}
 }

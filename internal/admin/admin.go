@@ -4,6 +4,7 @@ package admin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
@@ -34,13 +35,13 @@ func Run(ctx context.Context, st *store.Store, req Request) (any, error) {
 	case "create-org":
 		return k.CreateOrg(ctx, req.Name, req.KeyLimit)
 	case "create-key":
-		if req.Org == "" {
-			return nil, apperr.Invalid("org", "is required")
+		if err := orgExists(ctx, k, req.Org); err != nil {
+			return nil, err
 		}
 		return k.CreateKey(ctx, req.Org, req.Name, req.Role)
 	case "list-keys":
-		if req.Org == "" {
-			return nil, apperr.Invalid("org", "is required")
+		if err := orgExists(ctx, k, req.Org); err != nil {
+			return nil, err
 		}
 		return k.List(ctx, req.Org)
 	case "revoke-key":
@@ -54,6 +55,18 @@ func Run(ctx context.Context, st *store.Store, req Request) (any, error) {
 	default:
 		return nil, fmt.Errorf("unknown action %q; actions: %v", req.Action, Actions)
 	}
+}
+
+// orgExists fails unless org names an organization.
+func orgExists(ctx context.Context, k *keys.Service, org string) error {
+	if org == "" {
+		return apperr.Invalid("org", "is required")
+	}
+	_, err := k.GetOrg(ctx, org)
+	if errors.Is(err, apperr.ErrNotFound) {
+		return fmt.Errorf("no such organization: %s", org)
+	}
+	return err
 }
 
 // Handler is the admin Lambda's handler over st.

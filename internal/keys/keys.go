@@ -130,7 +130,7 @@ func (s *Service) CreateKey(ctx context.Context, org, name, role string) (Create
 	}
 	o, err := s.GetOrg(ctx, org)
 	if errors.Is(err, apperr.ErrNotFound) {
-		return Created{}, apperr.Invalid("org", "organization %q does not exist", org)
+		return Created{}, apperr.Invalid("org", "names no existing organization (%s)", org)
 	}
 	if err != nil {
 		return Created{}, err
