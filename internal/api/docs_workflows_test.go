@@ -1,0 +1,120 @@
+package api_test
+
+import (
+	"encoding/json"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/sourcebase/sourcebase/internal/apitest"
+)
+
+// docExample is one example of docs/workflows.md: a workflow, a run body
+// and the output or error the run must end with.
+type docExample struct {
+	title                     string
+	workflow, run, want       string
+	wantFailed                bool
+	workflowSeen, runSeen, ok bool
+}
+
+var docBlock = regexp.MustCompile("(?s)```json (workflow|run|output|error)\n(.*?)```")
+
+// docExamples reads the examples of docs/workflows.md: under each "###"
+// heading, the blocks ```json workflow, ```json run and ```json output (or
+// ```json error).
+func docExamples(t *testing.T) []docExample {
+	t.Helper()
+	b, err := os.ReadFile("../../docs/workflows.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []docExample
+	for _, section := range strings.Split(string(b), "\n### ")[1:] {
+		ex := docExample{title: strings.SplitN(section, "\n", 2)[0]}
+		for _, m := range docBlock.FindAllStringSubmatch(section, -1) {
+			switch m[1] {
+			case "workflow":
+				ex.workflow, ex.workflowSeen = m[2], true
+			case "run":
+				ex.run, ex.runSeen = m[2], true
+			case "output", "error":
+				ex.want, ex.wantFailed, ex.ok = m[2], m[1] == "error", true
+			}
+		}
+		if ex.workflowSeen || ex.runSeen || ex.ok {
+			if !ex.workflowSeen || !ex.runSeen || !ex.ok {
+				t.Fatalf("example %q needs a workflow, a run and an output or error block", ex.title)
+			}
+			out = append(out, ex)
+		}
+	}
+	if len(out) < 5 {
+		t.Fatalf("found %d examples in docs/workflows.md", len(out))
+	}
+	return out
+}
+
+// contains reports whether got holds everything of want: objects by key
+// (extra keys allowed), arrays element by element (same length), "<any>"
+// matching any value.
+func contains(got, want any) bool {
+	switch w := want.(type) {
+	case string:
+		if w == "<any>" {
+			return got != nil
+		}
+		return got == w
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, wv := range w {
+			if !contains(g[k], wv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) != len(w) {
+			return false
+		}
+		for i := range w {
+			if !contains(g[i], w[i]) {
+				return false
+			}
+		}
+		return true
+	default:
+		return jsonOf(got) == jsonOf(want)
+	}
+}
+
+func TestTheExamplesOfTheWorkflowDocsRunAsDocumented(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	for _, ex := range docExamples(t) {
+		t.Run(ex.title, func(t *testing.T) {
+			t.Parallel()
+			c := as(t, e, c)
+			wf := c.Do("POST", "/v1/workflows", ex.workflow).Want(t, 201).Object(t)
+			run := awaitRun(t, c, idOf(t, c.Do("POST", "/v1/workflows/"+idOf(t, wf)+"/runs", ex.run).Want(t, 202).Object(t)))
+			var want any
+			if err := json.Unmarshal([]byte(ex.want), &want); err != nil {
+				t.Fatalf("the documented result is not JSON: %v", err)
+			}
+			field, status := "output", "completed"
+			if ex.wantFailed {
+				field, status = "error", "failed"
+			}
+			wantStatus(t, run, status)
+			if !contains(run[field], want) {
+				t.Fatalf("run %s is\n%s\nwhich does not contain the documented\n%s", field, jsonOf(run[field]), jsonOf(want))
+			}
+		})
+	}
+}
