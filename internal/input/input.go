@@ -30,8 +30,11 @@ const (
 	MaxDepth = 64
 	// MaxFreeBytes bounds one free-form object, measured as the compact JSON
 	// the service stores (so escapes count as stored). It keeps a company
-	// with every other field at its maximum, and a run holding its input and
-	// output, well under DynamoDB's 400 KB item limit.
+	// with every other field at its maximum in plain text (about 65 KB), and
+	// a run holding its input and output (steps.MaxOutputBytes), well under
+	// DynamoDB's 400 KB item limit; a record that still exceeds the limit
+	// (long texts of escaped or multi-byte characters) is refused by the
+	// store with 413 and never stored.
 	MaxFreeBytes = 128 << 10
 )
 

@@ -90,8 +90,8 @@ var reservedHeaders = map[string]bool{
 }
 
 // credentialHeaders carry credentials other than a webhook secret: HTTP
-// authentication, cookies, the service's own API key pair and common
-// anti-forgery and session tokens. Keys are lower case.
+// authentication, cookies, the service's own API key pair, AWS session
+// tokens and anti-forgery tokens. Keys are lower case.
 var credentialHeaders = map[string]bool{
 	"authorization":        true,
 	"proxy-authorization":  true,
