@@ -261,15 +261,15 @@ func invalidCompanyBodies() []invalidCompanyBody {
 		{name: "id is not an input", fields: map[string]any{"id": "cmp_x"}, want: "id is not an accepted field"},
 		{name: "origin is not an input", fields: map[string]any{"origin": "user"}, want: "origin is not an accepted field"},
 
-		{name: "body not JSON", raw: rawBody(`{canonicalName: Acme}`), want: "is not valid JSON"},
-		{name: "body truncated JSON", raw: rawBody(`{"canonicalName": "Acme"`), want: "is not valid JSON"},
-		{name: "body a JSON array", raw: rawBody(`[{"canonicalName":"Acme"}]`), want: "must be a JSON object, not array"},
-		{name: "body a JSON string", raw: rawBody(`"Acme"`), want: "must be a JSON object, not string"},
-		{name: "body null", raw: rawBody(`null`), want: "must be a JSON object, not null"},
-		{name: "body empty", raw: rawBody(``), want: "is empty"},
-		{name: "body whitespace", raw: rawBody(" \n\t"), want: "is empty"},
-		{name: "second object after the body", raw: rawBody(`{"canonicalName":"Acme"} {"canonicalName":"Other"}`), want: "found data after it"},
-		{name: "garbage after the body", raw: rawBody(`{"canonicalName":"Acme"}x`), want: "found data after it"},
+		{name: "body not JSON", raw: rawBody(`{canonicalName: Acme}`), want: "Invalid request body: the body is not valid JSON: invalid character"},
+		{name: "body truncated JSON", raw: rawBody(`{"canonicalName": "Acme"`), want: "Invalid request body: the body is not valid JSON: it ends unexpectedly"},
+		{name: "body a JSON array", raw: rawBody(`[{"canonicalName":"Acme"}]`), want: "Invalid request body: the body must be a JSON object, not an array"},
+		{name: "body a JSON string", raw: rawBody(`"Acme"`), want: "Invalid request body: the body must be a JSON object, not a string"},
+		{name: "body null", raw: rawBody(`null`), want: "Invalid request body: the body must be a JSON object, not null"},
+		{name: "body empty", raw: rawBody(``), want: "Invalid request body: the body is empty; send a JSON object"},
+		{name: "body whitespace", raw: rawBody(" \n\t"), want: "Invalid request body: the body is empty; send a JSON object"},
+		{name: "second object after the body", raw: rawBody(`{"canonicalName":"Acme"} {"canonicalName":"Other"}`), want: "Invalid request body: the body must hold a single JSON object, but more data follows it"},
+		{name: "garbage after the body", raw: rawBody(`{"canonicalName":"Acme"}x`), want: "Invalid request body: the body must hold a single JSON object, but more data follows it"},
 	}
 	return cases
 }

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -126,8 +127,14 @@ func TestARecordOverTheTablesItemLimitIs413Not500(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t)
 	c := e.Org(t)
-	// Under the 1 MiB body limit, but over DynamoDB's 400 KB item limit.
-	body := map[string]any{"canonicalName": "Acme", "custom": map[string]any{"blob": strings.Repeat("x", 600<<10)}}
+	// Under the 1 MiB body limit and within every field's limit, but over
+	// DynamoDB's 400 KB item limit: '<' is stored as the six bytes \u003c.
+	names := make([]string, 100)
+	for i := range names {
+		names[i] = fmt.Sprint(i) + strings.Repeat("<", 290)
+	}
+	body := map[string]any{"canonicalName": "Acme", "alternativeNames": names, "description": strings.Repeat("<", 20_000), "shortDescription": strings.Repeat("<", 1000),
+		"custom": map[string]any{"blob": strings.Repeat("x", 120<<10)}}
 	wantError(t, c.Do("POST", "/v1/companies", body), 413)
 	if list := c.Do("GET", "/v1/companies", nil).Want(t, 200).List(t); len(list) != 0 {
 		t.Errorf("a refused create stored %s", jsonOf(list))

@@ -1,14 +1,15 @@
 package api
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
 
+	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
+	"github.com/sourcebase/sourcebase/internal/input"
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/webhook"
 )
@@ -36,6 +37,11 @@ func (a *API) receiveWebhook(w http.ResponseWriter, r *http.Request) {
 		httpapi.ErrorBody(w, http.StatusUnauthorized, webhook.ErrInvalidSignature.Error())
 		return
 	}
+	in, err := webhookInput(r, body, trig)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
 	wf, err := a.d.Workflows.Get(r.Context(), t.OrganizationID, t.WorkflowID)
 	if err != nil {
 		httpapi.Error(w, r, err)
@@ -43,7 +49,7 @@ func (a *API) receiveWebhook(w http.ResponseWriter, r *http.Request) {
 	}
 	run, err := a.d.Runs.Create(r.Context(), t.OrganizationID, wf, runs.NewRun{
 		Trigger: runs.TriggerWebhook,
-		Input:   map[string]any{"webhook": webhookInput(r, body, trig)},
+		Input:   in,
 	})
 	if err != nil {
 		httpapi.Error(w, r, err)
@@ -52,24 +58,23 @@ func (a *API) receiveWebhook(w http.ResponseWriter, r *http.Request) {
 	httpapi.Data(w, http.StatusAccepted, run)
 }
 
-// webhookInput exposes the request to the run: the payload (the JSON body,
-// or the raw text when it is not JSON), the headers without any that can
-// carry the trigger's secret, and the query.
-func webhookInput(r *http.Request, body []byte, trig webhook.Trigger) map[string]any {
+// webhookInput is the run input {"webhook": ...} that exposes the request
+// to the run: the payload (the JSON body, or the raw text when it is not
+// JSON), the headers without any that carry the trigger's secret or another
+// credential, and the query. A payload nested deeper than input.MaxDepth is
+// a 400; an input over runs.MaxInputBytes, which a run record could not
+// hold, is a 413.
+func webhookInput(r *http.Request, body []byte, trig webhook.Trigger) (map[string]any, error) {
 	var payload any = string(body)
 	if json.Valid(body) {
-		// json.Number keeps every number exactly as the sender wrote it.
-		dec := json.NewDecoder(bytes.NewReader(body))
-		dec.UseNumber()
-		_ = dec.Decode(&payload)
-	}
-	secret := map[string]bool{}
-	for _, h := range trig.CredentialHeaders() {
-		secret[http.CanonicalHeaderKey(h)] = true
+		var err error
+		if payload, err = input.Free("payload", body); err != nil {
+			return nil, err
+		}
 	}
 	headers := map[string]any{}
 	for name, values := range r.Header {
-		if !secret[http.CanonicalHeaderKey(name)] {
+		if !trig.HidesHeader(name) {
 			headers[strings.ToLower(name)] = strings.Join(values, ", ")
 		}
 	}
@@ -81,5 +86,14 @@ func webhookInput(r *http.Request, body []byte, trig webhook.Trigger) map[string
 			query[k] = vs
 		}
 	}
-	return map[string]any{"payload": payload, "headers": headers, "query": query}
+	in := map[string]any{"webhook": map[string]any{"payload": payload, "headers": headers, "query": query}}
+	n, err := input.EncodedSize(in)
+	if err != nil {
+		return nil, err
+	}
+	if n > runs.MaxInputBytes {
+		return nil, apperr.TooLarge("the webhook request is too large to start a run: its payload, headers and query "+
+			"come to %d bytes of run input, more than the %s a run input may hold", n, input.KiB(runs.MaxInputBytes))
+	}
+	return in, nil
 }

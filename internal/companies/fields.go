@@ -70,12 +70,12 @@ func decode(body []byte) (Fields, error) {
 }
 
 func fieldsOf(o *input.Object) (f Fields, err error) {
-	text := func(name string, max int) input.Field[string] {
+	text := func(name string, t input.Text) input.Field[string] {
 		if err != nil {
 			return input.Field[string]{}
 		}
 		var v input.Field[string]
-		v, err = o.String(name, input.Text{Max: max})
+		v, err = o.String(name, t)
 		return v
 	}
 	if f.CanonicalName, err = o.String("canonicalName", input.Text{Min: 1, Max: maxName, Trim: true}); err != nil {
@@ -87,12 +87,13 @@ func fieldsOf(o *input.Object) (f Fields, err error) {
 	if f.AlternativeNames, err = o.Strings("alternativeNames", input.Text{Min: 1, Max: maxName, Trim: true}, maxListItems); err != nil {
 		return f, err
 	}
-	f.Website = text("website", maxURL)
-	f.Description = text("description", maxDescription)
-	f.ShortDescription = text("shortDescription", maxShortDesc)
-	f.Sector = text("sector", maxShortText)
-	f.Industry = text("industry", maxShortText)
-	f.ExternalID = text("externalId", maxShortText)
+	// Descriptions are the only multi-line texts; every other text is one line.
+	f.Website = text("website", input.Text{Max: maxURL})
+	f.Description = text("description", input.Text{Max: maxDescription, MultiLine: true})
+	f.ShortDescription = text("shortDescription", input.Text{Max: maxShortDesc, MultiLine: true})
+	f.Sector = text("sector", input.Text{Max: maxShortText})
+	f.Industry = text("industry", input.Text{Max: maxShortText})
+	f.ExternalID = text("externalId", input.Text{Max: maxShortText})
 	if err != nil {
 		return f, err
 	}
@@ -110,6 +111,7 @@ func fieldsOf(o *input.Object) (f Fields, err error) {
 	if f.Tags, err = o.Strings("tags", input.Text{Min: 1, Max: maxTag, Trim: true}, maxListItems); err != nil {
 		return f, err
 	}
+	// custom is at most input.MaxDepth levels and input.MaxFreeBytes.
 	if f.Custom, err = o.FreeObject("custom"); err != nil {
 		return f, err
 	}

@@ -21,11 +21,32 @@ type Object struct {
 	fields map[string]json.RawMessage
 }
 
+// Limits of free-form JSON values (company custom, run input, webhook
+// payloads): whatever is accepted must be storable in one DynamoDB item and
+// decodable again when it is read back.
+const (
+	// MaxDepth is how many levels of objects and arrays a free-form value
+	// may span; the value itself is level 1. Every field of a body obeys it.
+	MaxDepth = 64
+	// MaxFreeBytes bounds one free-form object, measured as the compact JSON
+	// the service stores (so escapes count as stored). It keeps a company
+	// with every other field at its maximum in plain text (about 65 KB), and
+	// a run holding its input and output (steps.MaxOutputBytes), well under
+	// DynamoDB's 400 KB item limit; a record that still exceeds the limit
+	// (long texts of escaped or multi-byte characters) is refused by the
+	// store with 413 and never stored.
+	MaxFreeBytes = 128 << 10
+)
+
 // ParseObject decodes body, which must be exactly one JSON object. Fields
-// outside allowed are rejected, naming the field and the allowed set.
+// outside allowed are rejected, naming the field and the allowed set. A
+// field nested deeper than MaxDepth is rejected before anything decodes it.
 func ParseObject(body []byte, allowed ...string) (*Object, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
-		return nil, apperr.Invalid("", "is empty; send a JSON object")
+		return nil, apperr.Invalid("", "the body is empty; send a JSON object")
+	}
+	if field, deep := deepField(body, MaxDepth); deep {
+		return nil, apperr.Invalid(field, "is nested deeper than %d levels", MaxDepth)
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	var fields map[string]json.RawMessage
@@ -33,10 +54,10 @@ func ParseObject(body []byte, allowed ...string) (*Object, error) {
 		return nil, syntaxError(err)
 	}
 	if fields == nil {
-		return nil, apperr.Invalid("", "must be a JSON object, not null")
+		return nil, apperr.Invalid("", "the body must be a JSON object, not null")
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, apperr.Invalid("", "must hold a single JSON object; found data after it")
+		return nil, apperr.Invalid("", "the body must hold a single JSON object, but more data follows it")
 	}
 	o := &Object{fields: fields}
 	return o, o.only(allowed)
@@ -47,14 +68,113 @@ func syntaxError(err error) error {
 	var te *json.UnmarshalTypeError
 	switch {
 	case asErr(err, &se):
-		return apperr.Invalid("", "is not valid JSON (at byte %d: %s)", se.Offset, se.Error())
+		return apperr.Invalid("", "the body is not valid JSON: %s at byte %d", se.Error(), se.Offset)
 	case asErr(err, &te):
-		return apperr.Invalid("", "must be a JSON object, not %s", te.Value)
+		return apperr.Invalid("", "the body must be a JSON object, not %s", article(te.Value))
 	case err == io.ErrUnexpectedEOF || err == io.EOF:
-		return apperr.Invalid("", "is not valid JSON (unexpected end)")
+		return apperr.Invalid("", "the body is not valid JSON: it ends unexpectedly")
 	default:
-		return apperr.Invalid("", "is not valid JSON: %v", err)
+		return apperr.Invalid("", "the body is not valid JSON: %v", err)
 	}
+}
+
+// article names a JSON type as json.UnmarshalTypeError reports it ("array",
+// "bool") the way every other message does ("an array", "a boolean").
+func article(jsonType string) string {
+	switch jsonType {
+	case "array", "object":
+		return "an " + jsonType
+	case "bool":
+		return "a boolean"
+	default:
+		return "a " + jsonType
+	}
+}
+
+// Depth returns how many levels of objects and arrays raw spans (0 for a
+// scalar, 1 for {"a":1}), counting no further than limit+1. It is one pass
+// over the bytes with no recursion, so a hostile body nested thousands of
+// levels deep costs no more than its length; run it before decoding. raw
+// should be JSON; for anything else the count is meaningless but bounded.
+func Depth(raw []byte, limit int) int {
+	depth, deepest := 0, 0
+	inString, escaped := false, false
+	for _, c := range raw {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+			if depth > deepest {
+				deepest = depth
+				if deepest > limit {
+					return deepest
+				}
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return deepest
+}
+
+// deepField reports whether a field of the body object nests deeper than
+// limit (the field's value is level 1), and names it. A body that is not an
+// object is left to the decoder to describe.
+func deepField(body []byte, limit int) (string, bool) {
+	depth := 0
+	inString, escaped, expectKey := false, false, false
+	keyStart := -1
+	field := ""
+	for i, c := range body {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+				if keyStart >= 0 {
+					_ = json.Unmarshal(body[keyStart:i+1], &field)
+					keyStart = -1
+				}
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+			if depth == 1 && expectKey {
+				keyStart, expectKey = i, false
+			}
+		case '{', '[':
+			if depth == 0 && c != '{' {
+				return "", false
+			}
+			depth++
+			expectKey = depth == 1
+			if depth > limit+1 {
+				return field, field != ""
+			}
+		case '}', ']':
+			depth--
+		case ',':
+			expectKey = depth == 1
+		}
+	}
+	return "", false
 }
 
 func asErr[T error](err error, target *T) bool {
@@ -128,15 +248,30 @@ func typeName(r json.RawMessage) string {
 	}
 }
 
-// Text constraints of a string field.
+// Text constraints of a string field. Control characters are refused (C0,
+// DEL and C1): a name, id or title is one line of text. MultiLine fields
+// (descriptions) also accept line feed, carriage return and tab; NUL and
+// ESC are never accepted.
 type Text struct {
-	Min, Max int  // length in characters; Max 0 = no limit
-	Trim     bool // trim surrounding whitespace before checking
+	Min, Max  int  // length in characters; Max 0 = no limit
+	Trim      bool // trim surrounding whitespace before checking
+	MultiLine bool // accept \n, \r and \t
 }
 
 func (t Text) check(path, s string) (string, error) {
 	if t.Trim {
 		s = strings.TrimSpace(s)
+	}
+	for _, r := range s {
+		if !isControl(r) {
+			continue
+		}
+		if !t.MultiLine {
+			return "", apperr.Invalid(path, "must not contain control characters")
+		}
+		if r != '\n' && r != '\r' && r != '\t' {
+			return "", apperr.Invalid(path, "must not contain control characters other than line breaks and tabs")
+		}
 	}
 	n := utf8.RuneCountInString(s)
 	if n < t.Min {
@@ -149,6 +284,11 @@ func (t Text) check(path, s string) (string, error) {
 		return "", apperr.Invalid(path, "must be at most %d characters", t.Max)
 	}
 	return s, nil
+}
+
+// isControl reports the C0 controls, DEL and the C1 controls.
+func isControl(r rune) bool {
+	return r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f)
 }
 
 // String reads a string field.
@@ -239,7 +379,8 @@ func (o *Object) Object(name string, allowed ...string) (Field[*Object], error) 
 	return Field[*Object]{Set: true, Value: n}, n.only(allowed)
 }
 
-// FreeObject reads a free-form JSON object field as a map.
+// FreeObject reads a free-form JSON object field as a map: at most
+// MaxDepth levels deep and MaxFreeBytes as stored JSON.
 func (o *Object) FreeObject(name string) (Field[map[string]any], error) {
 	r, ok := o.fields[name]
 	if !ok {
@@ -251,15 +392,54 @@ func (o *Object) FreeObject(name string) (Field[map[string]any], error) {
 	if typeName(r) != "an object" {
 		return Field[map[string]any]{}, apperr.Invalid(o.Path(name), "must be an object, not %s", typeName(r))
 	}
-	// json.Number keeps every number exactly as sent (64-bit ids, 1e400).
-	var m map[string]any
-	dec := json.NewDecoder(bytes.NewReader(r))
-	dec.UseNumber()
-	if err := dec.Decode(&m); err != nil {
-		return Field[map[string]any]{}, apperr.Invalid(o.Path(name), "must be a JSON object: %v", err)
+	v, err := Free(o.Path(name), r)
+	if err != nil {
+		return Field[map[string]any]{}, err
+	}
+	m, _ := v.(map[string]any)
+	if err := CheckSize(o.Path(name), m, MaxFreeBytes); err != nil {
+		return Field[map[string]any]{}, err
 	}
 	return Field[map[string]any]{Set: true, Value: m}, nil
 }
+
+// Free decodes raw, a free-form JSON value, after checking with Depth that
+// it spans at most MaxDepth levels; field names it in errors. Numbers are
+// json.Number, which keeps every number exactly as sent (64-bit ids, 1e400).
+func Free(field string, raw []byte) (any, error) {
+	if Depth(raw, MaxDepth) > MaxDepth {
+		return nil, apperr.Invalid(field, "is nested deeper than %d levels", MaxDepth)
+	}
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return nil, apperr.Invalid(field, "is not valid JSON: %v", err)
+	}
+	return v, nil
+}
+
+// EncodedSize is the size of v as the service stores and returns it:
+// compact JSON as encoding/json writes it.
+func EncodedSize(v any) (int, error) {
+	b, err := json.Marshal(v)
+	return len(b), err
+}
+
+// CheckSize refuses v when its EncodedSize exceeds max bytes, naming field.
+func CheckSize(field string, v any, max int) error {
+	n, err := EncodedSize(v)
+	if err != nil {
+		return apperr.Invalid(field, "cannot be encoded as JSON: %v", err)
+	}
+	if n > max {
+		return apperr.Invalid(field, "must be at most %s as JSON; it is %d bytes", KiB(max), n)
+	}
+	return nil
+}
+
+// KiB writes a byte limit for messages: "128 KiB (131072 bytes)".
+func KiB(n int) string { return fmt.Sprintf("%d KiB (%d bytes)", n>>10, n) }
 
 // Enum reads a string field that must be one of values.
 func (o *Object) Enum(name string, values ...string) (Field[string], error) {

@@ -7,12 +7,19 @@ import (
 	"github.com/sourcebase/sourcebase/internal/input"
 )
 
+// MaxInputBytes bounds a run's input as stored JSON, whatever started the
+// run: a run record holds its input and its output (at most
+// steps.MaxOutputBytes), and together they must stay well under DynamoDB's
+// 400 KB item limit.
+const MaxInputBytes = input.MaxFreeBytes
+
 // titleText is the accepted title: 1 to 120 characters, not only spaces.
 var titleText = input.Text{Min: 1, Max: MaxTitle, Trim: true}
 
 // DecodeNewRun parses the body of a run started through the API:
 // {input?: object, dryRun?: bool, title?: string}; an empty body starts a
-// run with empty input.
+// run with empty input. input is at most input.MaxDepth levels deep and
+// MaxInputBytes as JSON.
 func DecodeNewRun(body []byte) (NewRun, error) {
 	n := NewRun{Trigger: TriggerAPI}
 	if len(bytes.TrimSpace(body)) == 0 {

@@ -9,6 +9,8 @@ import (
 	"math"
 	"math/big"
 	"strconv"
+
+	"github.com/sourcebase/sourcebase/internal/input"
 )
 
 // Companies is what the company-writing steps need; implemented elsewhere (package companies) over the real store.
@@ -104,10 +106,11 @@ type programmingError struct{ err error }
 
 func (p *programmingError) Error() string { return p.err.Error() }
 
-// runStep performs the step and bounds its output. Without the bound, a few
-// steps that each copy the whole run context ("x.$": "$") would double its
-// size step after step; with it the context stays below (steps+1) times the
-// limit.
+// runStep performs the step and bounds its output (MaxOutputBytes,
+// MaxOutputDepth). Without the bound, a few steps that each copy the whole
+// run context ("x.$": "$") would double its size step after step; with it
+// the context stays below (steps+1) times the limit, and the run's output
+// always fits its record and decodes again.
 func (e Executor) runStep(ctx context.Context, org string, step Step, runContext map[string]any, dryRun bool) (map[string]any, error) {
 	out, err := e.perform(ctx, org, step, runContext, dryRun)
 	if err != nil {
@@ -118,7 +121,10 @@ func (e Executor) runStep(ctx context.Context, org string, step Step, runContext
 		return nil, fmt.Errorf("step %q: encoding output: %w", step.ID, err)
 	}
 	if len(b) > MaxOutputBytes {
-		return nil, fmt.Errorf("step %q: output is %d bytes of JSON, more than the limit of %d", step.ID, len(b), MaxOutputBytes)
+		return nil, fmt.Errorf("step %q: the output is %d bytes of JSON, more than the %s a step may output", step.ID, len(b), input.KiB(MaxOutputBytes))
+	}
+	if input.Depth(b, MaxOutputDepth) > MaxOutputDepth {
+		return nil, fmt.Errorf("step %q: the output is nested deeper than %d levels, the most a step may output", step.ID, MaxOutputDepth)
 	}
 	return out, nil
 }

@@ -384,7 +384,7 @@ func TestExecuteFailsAStepWhoseOutputIsTooLarge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Error == nil || !strings.Contains(res.Error.Message, "more than the limit of 1048576") {
+	if res.Error == nil || !strings.Contains(res.Error.Message, "more than the 224 KiB (229376 bytes) a step may output") {
 		t.Fatalf("run error = %+v, want the output size limit", res.Error)
 	}
 }

@@ -16,6 +16,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/sourcebase/sourcebase/internal/input"
 )
 
 // Step types.
@@ -40,10 +42,21 @@ const (
 	MaxPathLength = 1024
 )
 
-// MaxOutputBytes bounds the JSON size of one step's output; a step whose
-// output is larger fails. It matches the largest request body, so a step can
-// still pass a whole webhook payload on.
-const MaxOutputBytes = 1 << 20
+// Limits of what one step may output; a step whose output exceeds them
+// fails, naming the step. The last step's output is the run's output, which
+// the run record stores beside the run input (at most 128 KiB as JSON), so
+// the limits keep every run record decodable and well under DynamoDB's
+// 400 KB item limit: 128 KiB of input + 224 KiB of output + the run's own
+// fields. 224 KiB also holds a company record with a full 128 KiB custom,
+// so an upsertCompany step can output the company it wrote.
+const (
+	// MaxOutputBytes bounds the compact JSON size of one step's output.
+	MaxOutputBytes = 224 << 10
+	// MaxOutputDepth bounds how many levels of objects and arrays one step's
+	// output spans (the output object is level 1): twice the nesting a
+	// free-form input may have, so a step can wrap a whole input.
+	MaxOutputDepth = 2 * input.MaxDepth
+)
 
 // stepTypes lists the known types in the order error messages show them.
 var stepTypes = []string{TypeSet, TypeUpsertCompany, TypeTagCompany, TypeFail}

@@ -89,9 +89,48 @@ var reservedHeaders = map[string]bool{
 	"x-amzn-trace-id":     true,
 }
 
+// credentialHeaders carry credentials other than a webhook secret: HTTP
+// authentication, cookies, the service's own API key pair, AWS session
+// tokens and anti-forgery tokens. Keys are lower case.
+var credentialHeaders = map[string]bool{
+	"authorization":        true,
+	"proxy-authorization":  true,
+	"cookie":               true,
+	"cookie2":              true,
+	"set-cookie":           true,
+	"set-cookie2":          true,
+	"x-service-api-key":    true,
+	"x-service-client-id":  true,
+	"x-amz-security-token": true,
+	"x-csrf-token":         true,
+	"x-xsrf-token":         true,
+}
+
+// IsCredentialHeader reports whether a header name looks like it carries a
+// credential other than a webhook secret: one of credentialHeaders, any
+// X-Service-* header except the webhook secret header (the service keeps
+// that prefix for its own credentials), or a name whose last word is an API
+// key (X-Api-Key, Api-Key, X-Goog-Api-Key, x-apikey, X_API_KEY). Such a
+// header cannot be a trigger's signature header, and runs never see it in
+// webhook.headers. Signature and token headers that senders use for
+// webhook secrets (X-Hub-Signature-256, X-Gitlab-Token) are not credentials
+// in this sense: they are what a trigger reads.
+func IsCredentialHeader(name string) bool {
+	n := strings.ToLower(name)
+	if credentialHeaders[n] {
+		return true
+	}
+	if strings.HasPrefix(n, "x-service-") && n != strings.ToLower(sharedSecretHeader) {
+		return true
+	}
+	squeezed := strings.NewReplacer("-", "", "_", "", ".", "").Replace(n)
+	return strings.HasSuffix(squeezed, "apikey")
+}
+
 // ValidateHeaderName checks a custom signature header name before it is stored,
 // so that a trigger can never be configured to read a header that senders
-// cannot set or that the platform overwrites.
+// cannot set, that the platform overwrites, or that carries another
+// credential (IsCredentialHeader).
 func ValidateHeaderName(name string) error {
 	if name == "" {
 		return errors.New("header name must not be empty")
@@ -106,6 +145,10 @@ func ValidateHeaderName(name string) error {
 	}
 	if reservedHeaders[strings.ToLower(name)] {
 		return fmt.Errorf("header name %q is reserved and cannot carry a webhook signature", textproto.CanonicalMIMEHeaderKey(name))
+	}
+	if IsCredentialHeader(name) {
+		return fmt.Errorf("header name %q looks like a credential header (authorization, cookies, API keys and X-Service-* are refused); "+
+			"choose a header of its own such as X-Webhook-Secret", textproto.CanonicalMIMEHeaderKey(name))
 	}
 	return nil
 }
@@ -154,4 +197,10 @@ func (t Trigger) CredentialHeaders() []string {
 		}
 	}
 	return names
+}
+
+// HidesHeader reports whether a request header is withheld from runs: one of
+// CredentialHeaders, or any header IsCredentialHeader names.
+func (t Trigger) HidesHeader(name string) bool {
+	return IsCredentialHeader(name) || slices.Contains(t.CredentialHeaders(), textproto.CanonicalMIMEHeaderKey(name))
 }

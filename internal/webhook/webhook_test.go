@@ -95,6 +95,19 @@ func TestValidateHeaderName(t *testing.T) {
 		{name: "Connection is reserved", header: "connection", wantInErr: "reserved"},
 		{name: "Proxy-Authorization is reserved", header: "Proxy-Authorization", wantInErr: "reserved"},
 		{name: "a proxy-set forwarding header is reserved", header: "X-Forwarded-For", wantInErr: "reserved"},
+		{name: "the service's API key header is a credential", header: "X-Service-Api-Key", wantInErr: "credential"},
+		{name: "the service's client id header is a credential", header: "x-service-client-id", wantInErr: "credential"},
+		{name: "other X-Service-* headers are kept for the service", header: "X-Service-Token", wantInErr: "credential"},
+		{name: "Set-Cookie is reserved", header: "Set-Cookie", wantInErr: "reserved"},
+		{name: "Cookie2 is a credential", header: "Cookie2", wantInErr: "credential"},
+		{name: "X-Api-Key is a credential", header: "X-Api-Key", wantInErr: "credential"},
+		{name: "Api-Key is a credential", header: "api-key", wantInErr: "credential"},
+		{name: "an API key with underscores is a credential", header: "X_API_KEY", wantInErr: "credential"},
+		{name: "an API key without separators is a credential", header: "x-apikey", wantInErr: "credential"},
+		{name: "a vendor API key is a credential", header: "X-Goog-Api-Key", wantInErr: "credential"},
+		{name: "an anti-forgery token is a credential", header: "X-CSRF-Token", wantInErr: "credential"},
+		{name: "a token header senders use for webhook secrets is valid", header: "X-Gitlab-Token"},
+		{name: "a name that merely contains api-key is valid", header: "X-Api-Key-Signature"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -205,6 +218,22 @@ func TestStrippingCredentialHeadersRemovesEverySecretCarrier(t *testing.T) {
 		}
 		if h.Get("X-Request-Id") != "kept" {
 			t.Errorf("trigger with header %s: an unrelated header was stripped", trigger.Header())
+		}
+	}
+}
+
+func TestRunsNeverSeeCredentialHeaders(t *testing.T) {
+	t.Parallel()
+	trigger := webhook.Trigger{Scheme: webhook.HMACSHA256, HeaderName: "X-Hub-Signature-256", Secret: "s"}
+	for _, name := range []string{"x-hub-signature-256", "X-Hub-Signature", "X-Service-Webhook-Secret", "Authorization",
+		"Proxy-Authorization", "cookie", "X-Service-Api-Key", "X-Service-Client-Id", "X-Api-Key"} {
+		if !trigger.HidesHeader(name) {
+			t.Errorf("HidesHeader(%q) = false, want true", name)
+		}
+	}
+	for _, name := range []string{"Content-Type", "X-GitHub-Event", "X-GitHub-Delivery", "User-Agent"} {
+		if trigger.HidesHeader(name) {
+			t.Errorf("HidesHeader(%q) = true, want false", name)
 		}
 	}
 }

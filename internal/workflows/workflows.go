@@ -289,7 +289,7 @@ func decode(body []byte) (in Input, err error) {
 	if in.Name.Null {
 		return in, apperr.Invalid("name", "must not be null")
 	}
-	if in.Description, err = o.String("description", input.Text{Max: 2000}); err != nil {
+	if in.Description, err = o.String("description", input.Text{Max: 2000, MultiLine: true}); err != nil {
 		return in, err
 	}
 	if raw, ok := o.Raw("steps"); ok {
