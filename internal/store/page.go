@@ -207,10 +207,11 @@ func (q pageQuery) input(table string) (in *dynamodb.QueryInput, exclude map[str
 
 // items yields the query's items in order after skipping offset items,
 // which it reads as keys only, so skipped records are never read whole.
-// want is how many items the caller expects to take: each read asks for
-// what is still wanted, so memory stays bounded by DynamoDB's 1 MB
-// responses. The caller stops the sequence when it has enough.
-func (s *Store) items(ctx context.Context, q pageQuery, want int) iter.Seq2[map[string]types.AttributeValue, error] {
+// want says how many more items the caller expects to take: each read
+// asks for that many (DynamoDB answers at most 1 MB), so what is read
+// beyond the page stays small. The caller stops the sequence when it has
+// enough.
+func (s *Store) items(ctx context.Context, q pageQuery, want func() int) iter.Seq2[map[string]types.AttributeValue, error] {
 	return func(yield func(map[string]types.AttributeValue, error) bool) {
 		in, exclude, empty := q.input(s.Table)
 		if empty {
@@ -255,8 +256,8 @@ func (s *Store) items(ctx context.Context, q pageQuery, want int) iter.Seq2[map[
 			in.ExclusiveStartKey = res.LastEvaluatedKey
 		}
 
-		for n := 0; ; {
-			in.Limit = aws.Int32(int32(min(max(want-n, 1), 1000)))
+		for {
+			in.Limit = aws.Int32(int32(min(max(want(), 1), 1001)))
 			res, err := s.DB.Query(ctx, in)
 			if err != nil {
 				yield(nil, fmt.Errorf("query %s: %w", q.pk, err))
@@ -266,7 +267,6 @@ func (s *Store) items(ctx context.Context, q pageQuery, want int) iter.Seq2[map[
 				if skipped(av) {
 					continue
 				}
-				n++
 				if !yield(av, nil) {
 					return
 				}
@@ -295,7 +295,16 @@ func (q pageQuery) position(av map[string]types.AttributeValue) string {
 // cursor after each kept item.
 func (s *Store) page(ctx context.Context, q pageQuery, take func(av map[string]types.AttributeValue) bool) (after []string, more bool, err error) {
 	total := 0
-	for av, err := range s.items(ctx, q, q.limit+1) {
+	// Up to the limit and one more; with a budget, about as many as the
+	// records seen so far say fit in what is left of it, and one more.
+	want := func() int {
+		n := q.limit + 1 - len(after)
+		if q.maxBytes > 0 && len(after) > 0 {
+			n = min(n, (q.maxBytes-total)/(total/len(after))+1)
+		}
+		return n
+	}
+	for av, err := range s.items(ctx, q, want) {
 		if err != nil {
 			return after, false, err
 		}
