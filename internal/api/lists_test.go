@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,8 +13,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/ids"
+	"github.com/sourcebase/sourcebase/internal/keys"
+	"github.com/sourcebase/sourcebase/internal/store"
 )
 
 // listBudget is the documented byte budget of one list response body.
@@ -378,5 +383,33 @@ func TestRevokingAKeyWithAnOverlongIDIs404(t *testing.T) {
 	admin := e.Org(t)
 	for _, n := range []int{257, 2048, 5000} {
 		notFound(t, admin.Do("DELETE", "/v1/keys/ck_"+strings.Repeat("a", n), nil))
+	}
+}
+
+func TestAKeyStoredBeforeKeysWereSortableByNameJoinsTheNameOrderAtItsNextUse(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	admin := e.Org(t)
+	// A key as the previous version stored it: listed by id, not by name.
+	legacy := e.Anonymous(t)
+	legacy.ClientID, legacy.Secret = ids.New("ck"), "sk_legacy_"+ids.Random(16)
+	doc, _ := json.Marshal(keys.Key{ClientID: legacy.ClientID, Name: "Legacy", KeyLastFour: "abcd", Role: "member",
+		OrganizationID: admin.Org, CreatedAt: time.Now().UTC(), SecretHash: keys.HashSecret(legacy.Secret)})
+	part := store.OrgPartition(admin.Org, "APIKEY")
+	putRaw(t, e, map[string]string{store.AttrPK: "APIKEY#" + legacy.ClientID, store.AttrSK: "APIKEY", store.AttrType: "APIKEY",
+		store.AttrDoc: string(doc), store.GSI1.PK: part, store.GSI1.SK: legacy.ClientID})
+	clientIDs := func(q string) []string {
+		var out []string
+		for _, k := range admin.Do("GET", "/v1/keys?"+q, nil).Want(t, 200).List(t) {
+			out = append(out, k["clientId"].(string))
+		}
+		return out
+	}
+	if got := clientIDs(""); !slices.Contains(got, legacy.ClientID) {
+		t.Fatalf("the stored key is not listed by id: %v", got)
+	}
+	legacy.Do("GET", "/v1/companies", nil).Want(t, 200)
+	if got, want := clientIDs("sort=name&direction=asc"), []string{admin.ClientID, legacy.ClientID}; !slices.Equal(got, want) {
+		t.Errorf("keys by name after the stored key was used = %v, want %v", got, want)
 	}
 }

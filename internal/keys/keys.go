@@ -11,6 +11,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"log/slog"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -183,6 +184,12 @@ func (s *Service) Lookup(ctx context.Context, clientID string) (Key, error) {
 		return Key{}, err
 	}
 	k.LastUsedAt = parseTime(it.Strings[attrLastUsedAt])
+	if it.Strings[store.GSI2.PK] == "" {
+		// A key made before keys were sortable by name: index it now, once.
+		if err := s.st.SetStrings(ctx, keyPK(clientID), keySK, s.keys.IndexAttrs(k.OrganizationID, &k)); err != nil && !errors.Is(err, apperr.ErrNotFound) {
+			slog.WarnContext(ctx, "index API key by name", "clientId", clientID, "err", err)
+		}
+	}
 	return k, nil
 }
 
