@@ -45,7 +45,7 @@ func TestAnUndecodableItemIsSkippedInListsAndLoggedOnceByItsKeyWithoutItsContent
 	seed(t, c, "o", "a", "b")
 	docs := []string{
 		`{"name":"s3cret-name","count":"s3cret-count"}`, // a field of the wrong type
-		`{"name":"s3cret-name",`,                         // cut short
+		`{"name":"s3cret-name",`,                        // cut short
 		`{"name":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`,
 	}
 	var broken []string
