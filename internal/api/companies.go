@@ -14,7 +14,7 @@ func (a *API) createCompany(w http.ResponseWriter, r *http.Request) {
 
 func (a *API) listCompanies(w http.ResponseWriter, r *http.Request) {
 	if q, ok := pageQuery(w, r); ok {
-		reply(w, r, http.StatusOK)(a.d.Companies.List(r.Context(), principal(r).OrgID, q))
+		list[companies.Company](w, r)(a.d.Companies.List(r.Context(), principal(r).OrgID, q))
 	}
 }
 

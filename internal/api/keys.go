@@ -5,6 +5,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
+	"github.com/sourcebase/sourcebase/internal/keys"
 )
 
 func (a *API) requireAdmin(w http.ResponseWriter, r *http.Request) bool {
@@ -16,8 +17,11 @@ func (a *API) requireAdmin(w http.ResponseWriter, r *http.Request) bool {
 }
 
 func (a *API) listKeys(w http.ResponseWriter, r *http.Request) {
-	if a.requireAdmin(w, r) {
-		reply(w, r, http.StatusOK)(a.d.Keys.List(r.Context(), principal(r).OrgID))
+	if !a.requireAdmin(w, r) {
+		return
+	}
+	if q, ok := pageQuery(w, r); ok {
+		list[keys.Key](w, r)(a.d.Keys.Page(r.Context(), principal(r).OrgID, q))
 	}
 }
 

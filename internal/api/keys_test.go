@@ -40,8 +40,8 @@ func TestAdminListsItsOrganizationsKeysAsMetadataWithoutSecrets(t *testing.T) {
 	foreign.Do("GET", "/v1/keys", nil).Want(t, 200)
 
 	list, order, r := keysByClientID(t, admin)
-	if want := []string{admin.ClientID, member.ClientID}; !slices.Equal(order, want) {
-		t.Fatalf("GET /v1/keys lists %v, want this organization's keys oldest first %v", order, want)
+	if want := []string{member.ClientID, admin.ClientID}; !slices.Equal(order, want) {
+		t.Fatalf("GET /v1/keys lists %v, want this organization's keys newest first, like every list, %v", order, want)
 	}
 	for _, c := range []*apitest.Client{admin, member, foreign} {
 		for _, secret := range []string{c.Secret, keys.HashSecret(c.Secret)} {

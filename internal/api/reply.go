@@ -20,6 +20,19 @@ func reply(w http.ResponseWriter, r *http.Request, status int) func(any, error) 
 	}
 }
 
+// list returns a function that writes a page of a list: the error through
+// the one error mapping, or {"data": [...]} within the list byte budget
+// with the next-page headers. Used as list(w, r)(svc.List(...)).
+func list[T any](w http.ResponseWriter, r *http.Request) func(store.Page[T], error) {
+	return func(p store.Page[T], err error) {
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		httpapi.List(w, r, p)
+	}
+}
+
 // noContent answers 204, or the error.
 func noContent(w http.ResponseWriter, r *http.Request, err error) {
 	if err != nil {

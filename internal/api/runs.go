@@ -32,12 +32,12 @@ func (a *API) listWorkflowRuns(w http.ResponseWriter, r *http.Request) {
 		httpapi.Error(w, r, err)
 		return
 	}
-	reply(w, r, http.StatusOK)(a.d.Runs.List(r.Context(), org, wf.ID, q))
+	list[runs.Run](w, r)(a.d.Runs.List(r.Context(), org, wf.ID, q))
 }
 
 func (a *API) listRuns(w http.ResponseWriter, r *http.Request) {
 	if q, ok := pageQuery(w, r); ok {
-		reply(w, r, http.StatusOK)(a.d.Runs.List(r.Context(), principal(r).OrgID, "", q))
+		list[runs.Run](w, r)(a.d.Runs.List(r.Context(), principal(r).OrgID, "", q))
 	}
 }
 

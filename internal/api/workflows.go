@@ -14,7 +14,7 @@ func (a *API) createWorkflow(w http.ResponseWriter, r *http.Request) {
 
 func (a *API) listWorkflows(w http.ResponseWriter, r *http.Request) {
 	if q, ok := pageQuery(w, r); ok {
-		reply(w, r, http.StatusOK)(a.d.Workflows.List(r.Context(), principal(r).OrgID, q))
+		list[workflows.Workflow](w, r)(a.d.Workflows.List(r.Context(), principal(r).OrgID, q))
 	}
 }
 

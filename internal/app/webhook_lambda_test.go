@@ -89,7 +89,7 @@ func (f *webhookFunction) runsOf(t *testing.T, workflowID string) []runs.Run {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return rs
+	return rs.Items
 }
 
 // awaitFinished reads the run until it has finished (a generous wait for

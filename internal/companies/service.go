@@ -75,12 +75,12 @@ func (s *Service) Get(ctx context.Context, org, id string) (*Company, error) {
 }
 
 // List returns a page of org's companies.
-func (s *Service) List(ctx context.Context, org string, q store.Query) ([]Company, error) {
-	cs, err := s.coll.List(ctx, org, q)
-	for i := range cs {
-		cs[i].normalize()
+func (s *Service) List(ctx context.Context, org string, q store.Query) (store.Page[Company], error) {
+	p, err := s.coll.List(ctx, org, q)
+	for i := range p.Items {
+		p.Items[i].normalize()
 	}
-	return cs, err
+	return p, err
 }
 
 // Update applies f to a company of org. A request that changes nothing

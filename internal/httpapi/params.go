@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -16,12 +17,26 @@ const (
 	MaxPage      = 100
 )
 
-// ParsePage reads limit, page, lt, sort and direction. limit is clamped to
-// 1..1000; page outside 1..100, a direction other than asc or desc, or a
-// non-integer number is a 400. The sort field is checked by the collection,
-// which knows its sortable fields.
+// ListParams are the query parameters every list accepts, in the order
+// error messages name them.
+var ListParams = []string{"limit", "page", "lt", "sort", "direction", "cursor"}
+
+// ParsePage reads limit, page, lt, sort, direction and cursor. limit is
+// clamped to 1..1000; page outside 1..100, a direction other than asc or
+// desc, a non-integer number, a parameter given twice or any other
+// parameter is a 400. The sort field and the cursor are checked by the
+// collection, which knows its sortable fields and the list a cursor
+// belongs to. The page's records are capped to the list byte budget.
 func ParsePage(q url.Values) (store.Query, error) {
-	out := store.Query{Limit: DefaultLimit, Desc: true}
+	out := store.Query{Limit: DefaultLimit, Desc: true, MaxBytes: ListBudget - envelopeSize}
+	for name, vs := range q {
+		if !slices.Contains(ListParams, name) {
+			return out, apperr.InvalidQuery(name, "is not accepted; accepted parameters are %s", strings.Join(ListParams, ", "))
+		}
+		if len(vs) > 1 {
+			return out, apperr.InvalidQuery(name, "is given %d times; give it once", len(vs))
+		}
+	}
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil {
@@ -47,5 +62,6 @@ func ParsePage(q url.Values) (store.Query, error) {
 	}
 	out.Before = q.Get("lt")
 	out.Sort = q.Get("sort")
+	out.Cursor = q.Get("cursor")
 	return out, nil
 }

@@ -11,6 +11,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"log/slog"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -73,24 +74,38 @@ const (
 	attrLastUsedAt = "lastUsedAt"
 )
 
-func orgPK(org string) string     { return "ORG#" + org }
-func keyPK(client string) string  { return "APIKEY#" + client }
-func orgKeysPK(org string) string { return store.OrgPartition(org, "APIKEY") }
+func orgPK(org string) string    { return "ORG#" + org }
+func keyPK(client string) string { return "APIKEY#" + client }
 
 const (
 	orgSK = "ORG"
 	keySK = "APIKEY"
 )
 
+// listing pages an organization's keys like every list: a key lives under
+// its client id (authentication reads it in one GetItem) and is listed in
+// id order through GSI1 and by name through GSI2, each partitioned by
+// organization. createdAt is the id order (client ids are time-ordered).
+var listing = store.Spec[Key]{
+	Type:    "APIKEY",
+	ID:      func(k *Key) string { return k.ClientID },
+	IDOrder: []string{"createdAt"},
+	Home:    store.GSI1,
+	Sorts:   []store.Sort[Key]{{Field: "name", Index: store.GSI2, Key: func(k *Key) string { return strings.ToLower(k.Name) }}},
+	Load:    func(k *Key, attrs map[string]string) { k.LastUsedAt = parseTime(attrs[attrLastUsedAt]) },
+}
+
 // Service stores organizations and keys in the table.
 type Service struct {
-	st  *store.Store
-	now func() time.Time
+	st   *store.Store
+	keys *store.Collection[Key]
+	now  func() time.Time
 }
 
 // New returns the service over st.
 func New(st *store.Store) *Service {
-	return &Service{st: st, now: func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }}
+	return &Service{st: st, keys: store.NewCollection(st, listing),
+		now: func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }}
 }
 
 // CreateOrg creates an organization; keyLimit <= 0 means DefaultKeyLimit.
@@ -146,7 +161,7 @@ func (s *Service) CreateKey(ctx context.Context, org, name, role string) (Create
 		SecretHash:     HashSecret(secret),
 	}
 	put, err := s.st.CreateOp(store.Item{PK: keyPK(k.ClientID), SK: keySK, Type: "APIKEY", Doc: k,
-		Indexes: map[string]string{store.GSI1.PK: orgKeysPK(org), store.GSI1.SK: k.ClientID}})
+		Indexes: s.keys.IndexAttrs(org, &k)})
 	if err != nil {
 		return Created{}, err
 	}
@@ -158,13 +173,23 @@ func (s *Service) CreateKey(ctx context.Context, org, name, role string) (Create
 }
 
 // Lookup reads a key by client id, with its secret hash and last use.
+// An id no key can have (empty, or longer than any id) is not found.
 func (s *Service) Lookup(ctx context.Context, clientID string) (Key, error) {
+	if clientID == "" || len(clientID) > store.MaxIDLength {
+		return Key{}, apperr.ErrNotFound
+	}
 	var k Key
 	it, err := s.st.GetItem(ctx, keyPK(clientID), keySK, &k)
 	if err != nil {
 		return Key{}, err
 	}
 	k.LastUsedAt = parseTime(it.Strings[attrLastUsedAt])
+	if it.Strings[store.GSI2.PK] == "" {
+		// A key made before keys were sortable by name: index it now, once.
+		if err := s.st.SetStrings(ctx, keyPK(clientID), keySK, s.keys.IndexAttrs(k.OrganizationID, &k)); err != nil && !errors.Is(err, apperr.ErrNotFound) {
+			slog.WarnContext(ctx, "index API key by name", "clientId", clientID, "err", err)
+		}
+	}
 	return k, nil
 }
 
@@ -174,20 +199,28 @@ func (s *Service) Touch(ctx context.Context, clientID string, t time.Time) error
 	return s.st.SetStrings(ctx, keyPK(clientID), keySK, map[string]string{attrLastUsedAt: t.UTC().Format(time.RFC3339Nano)})
 }
 
+// Page returns a page of org's keys without secret hashes; q sorts by id
+// (createdAt) or name.
+func (s *Service) Page(ctx context.Context, org string, q store.Query) (store.Page[Key], error) {
+	p, err := s.keys.List(ctx, org, q)
+	return store.MapPage(p, (*Key).Public), err
+}
+
 // List returns every key of org, oldest first, without secret hashes.
 func (s *Service) List(ctx context.Context, org string) ([]Key, error) {
 	out := []Key{}
-	err := s.st.QueryIndex(ctx, store.GSI1, orgKeysPK(org), func(decode func(any) (store.Item, error)) error {
-		var k Key
-		it, err := decode(&k)
+	q := store.Query{Limit: 1000}
+	for {
+		p, err := s.Page(ctx, org, q)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		k.LastUsedAt = parseTime(it.Strings[attrLastUsedAt])
-		out = append(out, k.Public())
-		return nil
-	})
-	return out, err
+		out = append(out, p.Items...)
+		if p.Next == "" {
+			return out, nil
+		}
+		q.Cursor = p.Next
+	}
 }
 
 // Revoke deletes a key. With org set, only a key of that organization can

@@ -13,6 +13,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/oklog/ulid/v2"
+
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/ids"
@@ -34,6 +36,8 @@ const (
 	TriggerAPI     = "api"
 	TriggerWebhook = "webhook"
 	TriggerRetry   = "retry"
+	// TriggerUnknown is the trigger of a run whose stored record cannot be read.
+	TriggerUnknown = "unknown"
 )
 
 // MaxTitle is the longest run title, in characters.
@@ -83,6 +87,26 @@ var spec = store.Spec[record]{
 			return "1"
 		}},
 	},
+	Undecodable: unreadable,
+}
+
+// unreadable is the run shown in place of a stored run that cannot be
+// decoded: failed, saying why, so that one damaged item never fails a
+// list or the start-up recovery, which stores it (the run then leaves the
+// unfinished runs for good). What the item's keys tell is kept: its id,
+// organization, workflow and, from the id, its creation time.
+func unreadable(u store.Undecoded) *record {
+	r := &record{OrganizationID: u.Org, Run: Run{
+		ID: u.ID, WorkflowID: u.Lookups["workflowId"], Status: Failed, Title: "Unreadable run",
+		Input: map[string]any{}, Trigger: TriggerUnknown,
+		Error: &steps.RunError{Message: "the stored run could not be read: " + u.Problem},
+	}}
+	if _, id, ok := strings.Cut(u.ID, "_"); ok {
+		if parsed, err := ulid.ParseStrict(strings.ToUpper(id)); err == nil {
+			r.CreatedAt = ulid.Time(parsed.Time()).UTC()
+		}
+	}
+	return r
 }
 
 // Engine starts the execution of a stored run. Starting a run twice must
@@ -181,16 +205,12 @@ func (s *Service) Get(ctx context.Context, org, id string) (*Run, error) {
 }
 
 // List returns a page of org's runs, of one workflow when workflowID is set.
-func (s *Service) List(ctx context.Context, org, workflowID string, q store.Query) ([]Run, error) {
+func (s *Service) List(ctx context.Context, org, workflowID string, q store.Query) (store.Page[Run], error) {
 	if workflowID != "" {
 		q.Where = &store.Where{Lookup: "workflowId", Value: workflowID}
 	}
-	rs, err := s.coll.List(ctx, org, q)
-	out := make([]Run, len(rs))
-	for i := range rs {
-		out[i] = rs[i].Run
-	}
-	return out, err
+	p, err := s.coll.List(ctx, org, q)
+	return store.MapPage(p, func(r *record) Run { return r.Run }), err
 }
 
 // Rename sets a run's title.
@@ -300,27 +320,42 @@ func (s *Service) finish(ctx context.Context, org, id string, output map[string]
 
 // Recover handles runs a previous process left unfinished: queued runs
 // are started again; running runs, whose steps may have partly applied,
-// are failed with a message saying so. It returns how many of each.
+// are failed with a message saying so; a run whose stored record cannot be
+// read is stored as its failed placeholder. It returns how many runs it
+// resumed and how many it failed.
 func (s *Service) Recover(ctx context.Context) (resumed, failed int, err error) {
-	q := store.Query{Limit: 100, Desc: true, Where: &store.Where{Lookup: activeLookup, Value: "1"}}
+	q := store.Query{Limit: 100, Desc: true, MaxBytes: recoverBudget, Where: &store.Where{Lookup: activeLookup, Value: "1"}}
 	for {
-		rs, err := s.coll.List(ctx, "", q)
+		p, err := s.coll.List(ctx, "", q)
 		if err != nil {
 			return resumed, failed, err
 		}
-		for _, r := range rs {
-			if r.Status == Queued && s.start(ctx, r.OrganizationID, r.ID) == nil {
+		for _, r := range p.Items {
+			switch {
+			case r.Done(): // only an unreadable run's placeholder is done and still active
+				_, err := s.coll.Repair(ctx, r.OrganizationID, r.ID)
+				if errors.Is(err, apperr.ErrConflict) {
+					continue // changed meanwhile: no longer this process's to repair
+				}
+				if err != nil {
+					return resumed, failed, fmt.Errorf("store the placeholder of unreadable run %s: %w", r.ID, err)
+				}
+				failed++
+			case r.Status == Queued && s.start(ctx, r.OrganizationID, r.ID) == nil:
 				resumed++
-				continue
+			default:
+				if _, err := s.Fail(ctx, r.OrganizationID, r.ID, "the service stopped while this run was "+r.Status+"; retry it to run it again"); err != nil {
+					return resumed, failed, err
+				}
+				failed++
 			}
-			if _, err := s.Fail(ctx, r.OrganizationID, r.ID, "the service stopped while this run was "+r.Status+"; retry it to run it again"); err != nil {
-				return resumed, failed, err
-			}
-			failed++
 		}
-		if len(rs) < q.Limit {
+		if p.Next == "" {
 			return resumed, failed, nil
 		}
-		q.Before = rs[len(rs)-1].ID
+		q.Cursor = p.Next
 	}
 }
+
+// recoverBudget bounds the memory one page of unfinished runs takes.
+const recoverBudget = 5_000_000

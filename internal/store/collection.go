@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -60,6 +61,29 @@ type Spec[T any] struct {
 	IDOrder []string
 	Sorts   []Sort[T]
 	Lookups []Lookup[T]
+	// Home, when set, is the index that lists the records in id order: its
+	// partition key is the collection's partition and its sort key the id.
+	// Such records live under keys of their own (API keys, which
+	// authentication reads by client id) and their package writes them,
+	// with IndexAttrs; the collection lists them.
+	Home Index
+	// Load, when set, fills fields a list reads from string attributes
+	// kept outside the record (such as a key's last use).
+	Load func(v *T, attrs map[string]string)
+	// Undecodable, when set, returns the record shown in place of a stored
+	// item that cannot be decoded (Get and lists); without it lists skip
+	// such items. Either way the item is logged once per process by key.
+	Undecodable func(u Undecoded) *T
+}
+
+// Undecoded describes a stored item that cannot be decoded: what its keys
+// tell, and what is wrong with it (without quoting it).
+type Undecoded struct {
+	Org, ID string
+	// Lookups holds the item's lookup values by lookup name, as indexed
+	// (a value over 512 bytes is its hash).
+	Lookups map[string]string
+	Problem string
 }
 
 // Sort makes a field sortable: Index holds, per organization, the items
@@ -122,8 +146,16 @@ func (c *Collection[T]) lookupPK(org string, l Lookup[T], value string) string {
 
 // Item builds the stored item for v at the given version.
 func (c *Collection[T]) Item(org string, v *T, version int64) Item {
+	return Item{PK: c.Partition(org), SK: c.spec.ID(v), Type: c.spec.Type, Doc: v, Version: version, Indexes: c.IndexAttrs(org, v)}
+}
+
+// IndexAttrs are the index attributes of v: its Home, sort and lookup keys.
+func (c *Collection[T]) IndexAttrs(org string, v *T) map[string]string {
 	id := c.spec.ID(v)
 	ix := map[string]string{}
+	if c.spec.Home.Name != "" {
+		ix[c.spec.Home.PK], ix[c.spec.Home.SK] = c.Partition(org), id
+	}
 	for _, s := range c.spec.Sorts {
 		ix[s.Index.PK] = c.Partition(org)
 		ix[s.Index.SK] = sortValue(s.Key(v)) + sortSep + id
@@ -134,13 +166,70 @@ func (c *Collection[T]) Item(org string, v *T, version int64) Item {
 			ix[l.Index.SK] = id
 		}
 	}
-	return Item{PK: c.Partition(org), SK: id, Type: c.spec.Type, Doc: v, Version: version, Indexes: ix}
+	return ix
 }
 
-// Get reads one record of org; apperr.ErrNotFound when absent.
+// Get reads one record of org; apperr.ErrNotFound when absent. A record
+// that cannot be decoded is its placeholder when the spec gives one.
 func (c *Collection[T]) Get(ctx context.Context, org, id string) (*T, error) {
 	v, _, err := c.get(ctx, org, id)
+	var ue *UndecodableError
+	if errors.As(err, &ue) && c.spec.Undecodable != nil {
+		reportUndecodable(ue)
+		return c.placeholder(ue), nil
+	}
 	return v, err
+}
+
+// placeholder is the spec's stand-in for an undecodable item.
+func (c *Collection[T]) placeholder(ue *UndecodableError) *T {
+	str := func(k string) string {
+		v, _ := ue.raw[k].(*types.AttributeValueMemberS)
+		if v == nil {
+			return ""
+		}
+		return v.Value
+	}
+	part, id := ue.PK, ue.SK
+	if c.spec.Home.Name != "" {
+		part, id = str(c.spec.Home.PK), str(c.spec.Home.SK)
+	}
+	org := strings.TrimSuffix(strings.TrimPrefix(part, "ORG#"), "#"+c.spec.Type)
+	u := Undecoded{Org: org, ID: id, Lookups: map[string]string{}, Problem: ue.Problem}
+	for _, l := range c.spec.Lookups {
+		prefix := c.lookupPK(org, l, "")
+		if v := str(l.Index.PK); strings.HasPrefix(v, prefix) {
+			u.Lookups[l.Name] = strings.TrimPrefix(v, prefix)
+		}
+	}
+	return c.spec.Undecodable(u)
+}
+
+// Repair replaces a stored record of org that cannot be decoded by its
+// placeholder (Spec.Undecodable), unless the item changed since it was
+// read (then apperr.ErrConflict); a record that decodes is returned as
+// stored. Start-up recovery uses it so that a broken run is durably failed.
+func (c *Collection[T]) Repair(ctx context.Context, org, id string) (*T, error) {
+	v, _, err := c.get(ctx, org, id)
+	var ue *UndecodableError
+	if err == nil || !errors.As(err, &ue) || c.spec.Undecodable == nil {
+		return v, err
+	}
+	p := c.placeholder(ue)
+	it := c.Item(org, p, ue.Version+1)
+	var op types.TransactWriteItem
+	if ue.Version == 0 { // an item written without a version
+		op, err = c.store.OverwriteOp(it)
+	} else {
+		op, err = c.store.ReplaceOp(it)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := c.store.Transact(ctx, apperr.Conflict("the record changed while it was repaired"), op); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 func (c *Collection[T]) get(ctx context.Context, org, id string) (*T, int64, error) {
@@ -246,6 +335,13 @@ type Query struct {
 	Before string // only ids less than this (the lt cursor); "" for none
 	Sort   string // "" or "id" for id order, else a field of SortFields
 	Desc   bool
+	// Cursor continues a list after the page that returned it as Next; it
+	// is bound to the list's organization, sort, direction, lt and Where.
+	Cursor string
+	// MaxBytes caps the page's records, counted as WireSize of their JSON
+	// plus a margin each; the page ends before the record that would
+	// exceed it (a page holds at least one record). 0 for no cap.
+	MaxBytes int
 	// Where restricts the page to one lookup value, e.g. runs of a workflow.
 	Where *Where
 }
@@ -253,26 +349,40 @@ type Query struct {
 // Where names a lookup and its value.
 type Where struct{ Lookup, Value string }
 
-// List returns one page of org's records.
-func (c *Collection[T]) List(ctx context.Context, org string, q Query) ([]T, error) {
+// List returns one page of org's records; Next continues it.
+func (c *Collection[T]) List(ctx context.Context, org string, q Query) (Page[T], error) {
 	pq, err := c.pageQuery(org, q)
 	if err != nil {
-		return nil, err
+		return Page[T]{Items: []T{}}, err
 	}
 	return c.collect(ctx, pq)
 }
 
-// collect runs a page query and decodes its records.
-func (c *Collection[T]) collect(ctx context.Context, pq pageQuery) ([]T, error) {
-	out := []T{}
-	err := c.store.page(ctx, pq, func(it Item) error {
+// collect runs a page query and decodes its records. An item that cannot
+// be decoded is logged once and skipped, or shown as its placeholder.
+func (c *Collection[T]) collect(ctx context.Context, pq pageQuery) (Page[T], error) {
+	out := Page[T]{Items: []T{}}
+	after, more, err := c.store.page(ctx, pq, func(av map[string]types.AttributeValue) bool {
 		var v T
-		if _, err := decode(it.raw, &v); err != nil {
-			return err
+		it, err := decodeItem(av, &v)
+		var ue *UndecodableError
+		switch {
+		case errors.As(err, &ue):
+			reportUndecodable(ue)
+			if c.spec.Undecodable == nil {
+				return false
+			}
+			v = *c.placeholder(ue)
+		case c.spec.Load != nil:
+			c.spec.Load(&v, it.Strings)
 		}
-		out = append(out, v)
-		return nil
+		out.Items = append(out.Items, v)
+		return true
 	})
+	out.after = after
+	if more && len(after) > 0 {
+		out.Next = after[len(after)-1]
+	}
 	return out, err
 }
 
@@ -281,7 +391,8 @@ func (c *Collection[T]) FindBy(ctx context.Context, org, lookup, value string, l
 	if value == "" {
 		return []T{}, nil
 	}
-	return c.List(ctx, org, Query{Limit: limit, Desc: true, Where: &Where{Lookup: lookup, Value: value}})
+	p, err := c.List(ctx, org, Query{Limit: limit, Desc: true, Where: &Where{Lookup: lookup, Value: value}})
+	return p.Items, err
 }
 
 // FindBySortKey returns up to limit records of org whose sort key for field
@@ -291,7 +402,8 @@ func (c *Collection[T]) FindBy(ctx context.Context, org, lookup, value string, l
 func (c *Collection[T]) FindBySortKey(ctx context.Context, org, field, key string, limit int) ([]T, error) {
 	for _, s := range c.spec.Sorts {
 		if s.Field == field {
-			return c.collect(ctx, pageQuery{index: s.Index, pk: c.Partition(org), limit: limit, prefix: sortValue(key) + sortSep})
+			p, err := c.collect(ctx, pageQuery{index: s.Index, pk: c.Partition(org), limit: limit, prefix: sortValue(key) + sortSep})
+			return p.Items, err
 		}
 	}
 	return nil, fmt.Errorf("store: %s has no sort field %q", c.spec.Type, field)
@@ -301,33 +413,47 @@ func (c *Collection[T]) pageQuery(org string, q Query) (pageQuery, error) {
 	if len(q.Before) > MaxIDLength {
 		return pageQuery{}, apperr.InvalidQuery("lt", "must be an id (at most %d characters)", MaxIDLength)
 	}
-	pq := pageQuery{pk: c.Partition(org), limit: q.Limit, offset: q.Offset, desc: q.Desc, before: q.Before, idIsSortKey: true}
+	pq := pageQuery{pk: c.Partition(org), index: c.spec.Home, limit: q.Limit, offset: q.Offset, desc: q.Desc,
+		before: q.Before, idIsSortKey: true, maxBytes: q.MaxBytes}
+	sort := "id"
+	if q.Sort != "" && q.Sort != "id" && !slices.Contains(c.spec.IDOrder, q.Sort) {
+		sort = q.Sort
+	}
+	var where []string
 	if q.Where != nil {
-		for _, l := range c.spec.Lookups {
-			if l.Name == q.Where.Lookup {
-				pq.index, pq.pk = l.Index, c.lookupPK(org, l, q.Where.Value)
-			}
-		}
-		if pq.index.Name == "" {
+		where = []string{q.Where.Lookup, q.Where.Value}
+		i := slices.IndexFunc(c.spec.Lookups, func(l Lookup[T]) bool { return l.Name == q.Where.Lookup })
+		if i < 0 {
 			return pq, fmt.Errorf("store: %s has no lookup %q", c.spec.Type, q.Where.Lookup)
 		}
-	}
-	if q.Sort == "" || q.Sort == "id" {
-		return pq, nil
-	}
-	for _, f := range c.spec.IDOrder {
-		if f == q.Sort {
-			return pq, nil
+		l := c.spec.Lookups[i]
+		pq.index, pq.pk = l.Index, c.lookupPK(org, l, q.Where.Value)
+		if sort != "id" {
+			return pq, apperr.InvalidQuery("sort", "%q is not available on this list; sort by id", q.Sort)
 		}
 	}
-	if q.Where != nil {
-		return pq, apperr.InvalidQuery("sort", "%q is not available on this list; sort by id", q.Sort)
-	}
-	for _, s := range c.spec.Sorts {
-		if s.Field == q.Sort {
-			pq.index, pq.idIsSortKey = s.Index, false
-			return pq, nil
+	if sort != "id" {
+		i := slices.IndexFunc(c.spec.Sorts, func(s Sort[T]) bool { return s.Field == sort })
+		if i < 0 {
+			return pq, apperr.InvalidQuery("sort", "%q is not a sortable field; use one of %s", q.Sort, strings.Join(c.SortFields(), ", "))
 		}
+		pq.index, pq.idIsSortKey = c.spec.Sorts[i].Index, false
 	}
-	return pq, apperr.InvalidQuery("sort", "%q is not a sortable field; use one of %s", q.Sort, strings.Join(c.SortFields(), ", "))
+	direction := "asc"
+	if q.Desc {
+		direction = "desc"
+	}
+	pq.bind = binding(append([]string{c.spec.Type, org, sort, direction, q.Before}, where...)...)
+	if q.Cursor != "" {
+		maxPos := MaxIDLength
+		if !pq.idIsSortKey {
+			maxPos = maxSortValue + len(sortSep) + MaxIDLength
+		}
+		after, err := decodeCursor(q.Cursor, pq.bind, maxPos)
+		if err != nil {
+			return pq, err
+		}
+		pq.after = after
+	}
+	return pq, nil
 }

@@ -2,12 +2,112 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"iter"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/sourcebase/sourcebase/internal/apperr"
 )
+
+// Page is one page of a list: its records and, when more records follow,
+// the opaque cursor of the next page.
+type Page[T any] struct {
+	Items []T
+	// Next is the cursor that continues after the last item; "" when no
+	// record follows (the last page).
+	Next string
+	// after[i] is the cursor that continues after Items[i].
+	after []string
+}
+
+// Cut keeps the first n items (at least one when the page has any): the
+// page then continues after item n-1. The HTTP layer cuts a page that
+// would not fit its byte budget.
+func (p Page[T]) Cut(n int) Page[T] {
+	n = max(n, min(1, len(p.Items)))
+	if n >= len(p.Items) {
+		return p
+	}
+	return Page[T]{Items: p.Items[:n], Next: p.after[n-1], after: p.after[:n]}
+}
+
+// MapPage converts a page's records (to the view a client sees, say),
+// keeping its cursors.
+func MapPage[T, V any](p Page[T], f func(*T) V) Page[V] {
+	out := Page[V]{Items: make([]V, len(p.Items)), Next: p.Next, after: p.after}
+	for i := range p.Items {
+		out.Items[i] = f(&p.Items[i])
+	}
+	return out
+}
+
+// itemMargin is added to each record's stored size when a page is filled
+// up to a byte budget: room for what a view adds to the stored record.
+// The HTTP layer measures the encoded page exactly and cuts it if needed.
+const itemMargin = 1024
+
+// WireSize is the number of bytes s takes once encoded inside a JSON
+// string, which is how Lambda carries a response body in its (6 MB)
+// response payload: quotes and backslashes double, control characters and
+// U+2028/U+2029 become six-byte escapes. It is never less than len(s).
+func WireSize[S string | []byte](s S) int {
+	n := len(s)
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			n++
+		case c < 0x20:
+			n += 5
+		case c == 0xE2 && i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xA8 || s[i+2] == 0xA9):
+			n += 3
+		}
+	}
+	return n
+}
+
+// cursor is a page position: the sort key, in the list's table or index,
+// of the last item returned, bound to the list it came from.
+type cursor struct {
+	Pos  string `json:"p"`
+	Bind string `json:"b"`
+}
+
+func encodeCursor(pos, bind string) string {
+	b, _ := json.Marshal(cursor{Pos: pos, Bind: bind})
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// decodeCursor returns the position of a cursor issued for the list bind
+// names; a 400 naming cursor when it is malformed or from another list.
+func decodeCursor(s, bind string, maxPos int) (string, error) {
+	const fix = "pass the X-Next-Cursor header (or the Link header's URL) of the previous page unchanged"
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	var c cursor
+	if err != nil || len(s) > 4096 || json.Unmarshal(raw, &c) != nil || c.Pos == "" || len(c.Pos) > maxPos || !utf8.ValidString(c.Pos) {
+		return "", apperr.InvalidQuery("cursor", "is not a valid cursor; %s", fix)
+	}
+	if c.Bind != bind {
+		return "", apperr.InvalidQuery("cursor", "belongs to another list (another sort, direction, lt or organization); page with the parameters the cursor was issued for")
+	}
+	return c.Pos, nil
+}
+
+// binding names a list: a cursor is only accepted by the list it came from.
+func binding(parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		fmt.Fprintf(h, "%d:%s|", len(p), p)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}
 
 // pageQuery is one paged read of a partition, of the table or of an index.
 type pageQuery struct {
@@ -16,40 +116,81 @@ type pageQuery struct {
 	limit       int
 	offset      int
 	desc        bool
-	before      string // id cursor
+	before      string // id cursor (lt)
+	after       string // sort key of the last item of the previous page
 	prefix      string // sort key prefix (begins_with)
-	idIsSortKey bool   // the sort key is the id, so the cursor is a key condition
+	idIsSortKey bool   // the sort key is the id, so the lt cursor is a key condition
+	maxBytes    int    // byte budget of the page's records; 0 for none
+	bind        string // the list's binding, for the next-page cursors
 }
 
-// page runs the query: it skips offset items reading keys only, then reads
-// items until limit are collected or the partition ends. Reading by id is
-// a key condition, so the cursor costs nothing extra; on a sort index the
-// cursor becomes a filter on the id.
-func (s *Store) page(ctx context.Context, q pageQuery, each func(Item) error) error {
-	pkAttr, skAttr := AttrPK, AttrSK
+// sortAttr is the attribute whose order the query follows.
+func (q pageQuery) sortAttr() string {
 	if q.index.Name != "" {
-		pkAttr, skAttr = q.index.PK, q.index.SK
+		return q.index.SK
+	}
+	return AttrSK
+}
+
+// input builds the Query and the sort key values to drop: with both an lt
+// and a cursor on an ascending id order the key condition is a BETWEEN,
+// whose ends are excluded here. empty reports a range that holds nothing.
+func (q pageQuery) input(table string) (in *dynamodb.QueryInput, exclude map[string]bool, empty bool) {
+	pkAttr := AttrPK
+	if q.index.Name != "" {
+		pkAttr = q.index.PK
 	}
 	names := map[string]string{"#pk": pkAttr}
 	values := map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: q.pk}}
 	cond := "#pk = :pk"
+	str := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 	var filter *string
+	lower, upper := "", "" // exclusive bounds of the sort key
 	switch {
 	case q.prefix != "":
-		names["#sk"] = skAttr
-		values[":prefix"] = &types.AttributeValueMemberS{Value: q.prefix}
+		names["#sk"] = q.sortAttr()
+		values[":prefix"] = str(q.prefix)
 		cond += " AND begins_with(#sk, :prefix)"
-	case q.before != "" && q.idIsSortKey:
-		names["#sk"] = skAttr
-		values[":lt"] = &types.AttributeValueMemberS{Value: q.before}
-		cond += " AND #sk < :lt"
-	case q.before != "":
-		names["#id"] = AttrSK
-		values[":lt"] = &types.AttributeValueMemberS{Value: q.before}
-		filter = aws.String("#id < :lt")
+	case q.idIsSortKey:
+		upper = q.before
+		if q.after != "" && q.desc && (upper == "" || q.after < upper) {
+			upper = q.after
+		}
+		if q.after != "" && !q.desc {
+			lower = q.after
+		}
+	default:
+		if q.after != "" && q.desc {
+			upper = q.after
+		} else if q.after != "" {
+			lower = q.after
+		}
+		if q.before != "" {
+			names["#id"] = AttrSK
+			values[":lt"] = str(q.before)
+			filter = aws.String("#id < :lt")
+		}
 	}
-	in := &dynamodb.QueryInput{
-		TableName:                 aws.String(s.Table),
+	switch {
+	case lower != "" && upper != "":
+		if lower >= upper {
+			return nil, nil, true
+		}
+		names["#sk"] = q.sortAttr()
+		values[":lo"], values[":hi"] = str(lower), str(upper)
+		cond += " AND #sk BETWEEN :lo AND :hi"
+		exclude = map[string]bool{lower: true, upper: true}
+	case lower != "":
+		names["#sk"] = q.sortAttr()
+		values[":lo"] = str(lower)
+		cond += " AND #sk > :lo"
+	case upper != "":
+		names["#sk"] = q.sortAttr()
+		values[":hi"] = str(upper)
+		cond += " AND #sk < :hi"
+	}
+	in = &dynamodb.QueryInput{
+		TableName:                 aws.String(table),
 		KeyConditionExpression:    aws.String(cond),
 		FilterExpression:          filter,
 		ExpressionAttributeNames:  names,
@@ -61,48 +202,133 @@ func (s *Store) page(ctx context.Context, q pageQuery, each func(Item) error) er
 	} else {
 		in.ConsistentRead = aws.Bool(true)
 	}
+	return in, exclude, false
+}
 
-	// Skip the offset reading keys only: the page's items are never decoded.
-	for skip := q.offset; skip > 0; {
-		skipIn := *in
-		skipIn.Limit = aws.Int32(int32(min(skip, 1000)))
-		skipNames := map[string]string{"#kpk": AttrPK, "#ksk": AttrSK}
-		for k, v := range names {
-			skipNames[k] = v
+// items yields the query's items in order after skipping offset items,
+// which it reads as keys only, so skipped records are never read whole.
+// want says how many more items the caller expects to take: each read
+// asks for that many (DynamoDB answers at most 1 MB), so what is read
+// beyond the page stays small. The caller stops the sequence when it has
+// enough.
+func (s *Store) items(ctx context.Context, q pageQuery, want func() int) iter.Seq2[map[string]types.AttributeValue, error] {
+	return func(yield func(map[string]types.AttributeValue, error) bool) {
+		in, exclude, empty := q.input(s.Table)
+		if empty {
+			return
 		}
-		skipIn.ExpressionAttributeNames = skipNames
-		skipIn.ProjectionExpression = aws.String("#kpk, #ksk")
-		if q.index.Name != "" {
-			skipNames["#ipk"], skipNames["#isk"] = q.index.PK, q.index.SK
-			skipIn.ProjectionExpression = aws.String("#kpk, #ksk, #ipk, #isk")
-		}
-		res, err := s.DB.Query(ctx, &skipIn)
-		if err != nil {
-			return fmt.Errorf("query %s: %w", q.pk, err)
-		}
-		skip -= len(res.Items)
-		if res.LastEvaluatedKey == nil {
-			return nil
-		}
-		in.ExclusiveStartKey = res.LastEvaluatedKey
-	}
-
-	for n := 0; n < q.limit; {
-		in.Limit = aws.Int32(int32(q.limit - n))
-		res, err := s.DB.Query(ctx, in)
-		if err != nil {
-			return fmt.Errorf("query %s: %w", q.pk, err)
-		}
-		for _, av := range res.Items {
-			if err := each(Item{raw: av}); err != nil {
-				return err
+		sortAttr := q.sortAttr()
+		skipped := func(av map[string]types.AttributeValue) bool {
+			if exclude == nil {
+				return false
 			}
+			v, _ := av[sortAttr].(*types.AttributeValueMemberS)
+			return v != nil && exclude[v.Value]
 		}
-		n += len(res.Items)
-		if res.LastEvaluatedKey == nil {
-			return nil
+
+		// Skip the offset reading keys only: the page's items are never decoded.
+		for skip := q.offset; skip > 0; {
+			skipIn := *in
+			skipIn.Limit = aws.Int32(int32(min(skip, 1000)))
+			skipNames := map[string]string{"#kpk": AttrPK, "#ksk": AttrSK}
+			for k, v := range in.ExpressionAttributeNames {
+				skipNames[k] = v
+			}
+			skipIn.ExpressionAttributeNames = skipNames
+			skipIn.ProjectionExpression = aws.String("#kpk, #ksk")
+			if q.index.Name != "" {
+				skipNames["#ipk"], skipNames["#isk"] = q.index.PK, q.index.SK
+				skipIn.ProjectionExpression = aws.String("#kpk, #ksk, #ipk, #isk")
+			}
+			res, err := s.DB.Query(ctx, &skipIn)
+			if err != nil {
+				yield(nil, fmt.Errorf("query %s: %w", q.pk, err))
+				return
+			}
+			for _, av := range res.Items {
+				if !skipped(av) {
+					skip--
+				}
+			}
+			if res.LastEvaluatedKey == nil {
+				return
+			}
+			in.ExclusiveStartKey = res.LastEvaluatedKey
 		}
-		in.ExclusiveStartKey = res.LastEvaluatedKey
+
+		for {
+			in.Limit = aws.Int32(int32(min(max(want(), 1), 1001)))
+			res, err := s.DB.Query(ctx, in)
+			if err != nil {
+				yield(nil, fmt.Errorf("query %s: %w", q.pk, err))
+				return
+			}
+			for _, av := range res.Items {
+				if skipped(av) {
+					continue
+				}
+				if !yield(av, nil) {
+					return
+				}
+			}
+			if res.LastEvaluatedKey == nil {
+				return
+			}
+			in.ExclusiveStartKey = res.LastEvaluatedKey
+		}
 	}
-	return nil
+}
+
+// position is an item's sort key in the query's order.
+func (q pageQuery) position(av map[string]types.AttributeValue) string {
+	v, _ := av[q.sortAttr()].(*types.AttributeValueMemberS)
+	if v == nil {
+		return ""
+	}
+	return v.Value
+}
+
+// page reads up to q.limit items and as many as fit q.maxBytes (at least
+// one), calling take for each; take reports whether it kept the item (an
+// undecodable item without a placeholder is dropped). page reads one item
+// beyond the page to know whether another page follows, and returns the
+// cursor after each kept item.
+func (s *Store) page(ctx context.Context, q pageQuery, take func(av map[string]types.AttributeValue) bool) (after []string, more bool, err error) {
+	total := 0
+	// Up to the limit and one more; with a budget, about as many as the
+	// records seen so far say fit in what is left of it, and one more.
+	want := func() int {
+		n := q.limit + 1 - len(after)
+		if q.maxBytes > 0 && len(after) > 0 {
+			n = min(n, (q.maxBytes-total)/(total/len(after))+1)
+		}
+		return n
+	}
+	for av, err := range s.items(ctx, q, want) {
+		if err != nil {
+			return after, false, err
+		}
+		if len(after) == q.limit {
+			return after, true, nil
+		}
+		if q.maxBytes > 0 && len(after) > 0 && total+estimate(av) > q.maxBytes {
+			return after, true, nil
+		}
+		if !take(av) {
+			continue
+		}
+		total += estimate(av)
+		after = append(after, encodeCursor(q.position(av), q.bind))
+	}
+	return after, false, nil
+}
+
+// estimate is what an item adds to a page before it is decoded: its
+// record's JSON as Lambda carries it, plus room for what a view adds.
+func estimate(av map[string]types.AttributeValue) int {
+	doc, _ := av[AttrDoc].(*types.AttributeValueMemberS)
+	if doc == nil {
+		return itemMargin
+	}
+	return WireSize(doc.Value) + itemMargin
 }

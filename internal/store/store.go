@@ -9,9 +9,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
+	"io"
+	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -49,8 +51,6 @@ type Item struct {
 	Indexes map[string]string // attribute name -> value, e.g. gsi1pk
 	Numbers map[string]int64  // numeric attributes outside the record (counters)
 	Strings map[string]string // string attributes outside the record, read back by GetItem
-
-	raw map[string]types.AttributeValue // as read, for decoding
 }
 
 func (it Item) encode() (map[string]types.AttributeValue, error) {
@@ -78,25 +78,81 @@ func (it Item) encode() (map[string]types.AttributeValue, error) {
 	return av, nil
 }
 
-// decode unmarshals an item's record into out and returns its version.
+// decode unmarshals an item's record into out and returns its version. A
+// record that cannot be decoded is an *UndecodableError.
 func decode(av map[string]types.AttributeValue, out any) (int64, error) {
+	var version int64
+	if n, ok := av[AttrVersion].(*types.AttributeValueMemberN); ok {
+		version, _ = strconv.ParseInt(n.Value, 10, 64)
+	}
 	doc, ok := av[AttrDoc].(*types.AttributeValueMemberS)
 	if !ok {
-		return 0, errors.New("stored item has no doc attribute")
+		return version, undecodable(av, version, "it has no doc attribute")
 	}
 	// Numbers keep their exact text in free-form fields (json.Number), so a
 	// 64-bit id a client stored comes back unchanged.
 	dec := json.NewDecoder(strings.NewReader(doc.Value))
 	dec.UseNumber()
 	if err := dec.Decode(out); err != nil {
-		return 0, fmt.Errorf("decode stored item: %w", err)
-	}
-	var version int64
-	if n, ok := av[AttrVersion].(*types.AttributeValueMemberN); ok {
-		version, _ = strconv.ParseInt(n.Value, 10, 64)
+		return version, undecodable(av, version, decodeProblem(err))
 	}
 	setVersion(out, version)
 	return version, nil
+}
+
+// UndecodableError is a stored item whose record cannot be decoded (such
+// as JSON nested deeper than the decoder allows, or a damaged item). Its
+// message names the item's key and the problem, never the record's content.
+type UndecodableError struct {
+	PK, SK  string
+	Problem string // what is wrong, in words that quote nothing of the record
+	Version int64
+	raw     map[string]types.AttributeValue
+}
+
+func (e *UndecodableError) Error() string {
+	return fmt.Sprintf("the stored item %s %s cannot be decoded: %s", e.PK, e.SK, e.Problem)
+}
+
+func undecodable(av map[string]types.AttributeValue, version int64, problem string) *UndecodableError {
+	str := func(k string) string {
+		v, _ := av[k].(*types.AttributeValueMemberS)
+		if v == nil {
+			return ""
+		}
+		return v.Value
+	}
+	return &UndecodableError{PK: str(AttrPK), SK: str(AttrSK), Problem: problem, Version: version, raw: av}
+}
+
+// decodeProblem describes a decoding error without quoting the record:
+// the JSON decoder's messages can include a character or a number of it.
+func decodeProblem(err error) string {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn) && strings.Contains(syn.Error(), "max depth"):
+		return "its JSON is nested deeper than the decoder allows"
+	case errors.As(err, &syn):
+		return fmt.Sprintf("its JSON is invalid at byte %d", syn.Offset)
+	case errors.As(err, &typ):
+		kind, _, _ := strings.Cut(typ.Value, " ")
+		return fmt.Sprintf("its field %q holds a JSON %s, which does not fit the record", typ.Field, kind)
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return "its JSON ends early"
+	default:
+		return "its JSON does not fit the record"
+	}
+}
+
+// reported holds the keys of undecodable items already logged.
+var reported sync.Map
+
+// reportUndecodable logs an undecodable item once per process, by its key.
+func reportUndecodable(e *UndecodableError) {
+	if _, seen := reported.LoadOrStore(e.PK+"\x00"+e.SK, true); !seen {
+		slog.Error("a stored item cannot be decoded; lists skip it or show a placeholder", "pk", e.PK, "sk", e.SK, "problem", e.Problem)
+	}
 }
 
 func key(pk, sk string) map[string]types.AttributeValue {
@@ -205,15 +261,6 @@ func (s *Store) SetStrings(ctx context.Context, pk, sk string, attrs map[string]
 		ExpressionAttributeValues: values,
 	})
 	return writeErr(err, apperr.ErrNotFound)
-}
-
-// QueryIndex reads every item whose index partition key is pk, in index
-// order, calling each with a decoder for the item; for small partitions
-// such as an organization's API keys.
-func (s *Store) QueryIndex(ctx context.Context, ix Index, pk string, each func(decode func(out any) (Item, error)) error) error {
-	return s.page(ctx, pageQuery{index: ix, pk: pk, limit: math.MaxInt32}, func(it Item) error {
-		return each(func(out any) (Item, error) { return decodeItem(it.raw, out) })
-	})
 }
 
 // Create writes a new item; apperr.ErrConflict when the key exists.

@@ -137,7 +137,7 @@ func TestListOrdersPagesAndFilters(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		if s := strings.Join(idsOf(got), " "); s != tc.want {
+		if s := strings.Join(idsOf(got.Items), " "); s != tc.want {
 			t.Errorf("%s: got %q, want %q", tc.name, s, tc.want)
 		}
 	}

@@ -156,13 +156,9 @@ func (s *Service) Get(ctx context.Context, org, id string) (*Workflow, error) {
 }
 
 // List returns a page of org's workflows.
-func (s *Service) List(ctx context.Context, org string, q store.Query) ([]Workflow, error) {
-	rs, err := s.coll.List(ctx, org, q)
-	out := make([]Workflow, len(rs))
-	for i := range rs {
-		out[i] = *s.view(&rs[i])
-	}
-	return out, err
+func (s *Service) List(ctx context.Context, org string, q store.Query) (store.Page[Workflow], error) {
+	p, err := s.coll.List(ctx, org, q)
+	return store.MapPage(p, func(r *record) Workflow { return *s.view(r) }), err
 }
 
 // Update applies a partial update; the trigger item follows in the same

@@ -1,0 +1,133 @@
+package api_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/ids"
+	"github.com/sourcebase/sourcebase/internal/store"
+)
+
+// Stored records that the JSON decoder refuses.
+var undecodableDocs = map[string]string{
+	"nested 10,001 levels": `{"status":"queued","input":{"deep":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}}`,
+	"invalid JSON":         `{"status":"queued","input":{"a":`,
+}
+
+// putRaw writes an item straight into the table, as a damaged or older
+// record would be found there.
+func putRaw(t *testing.T, e *apitest.Env, attrs map[string]string) {
+	t.Helper()
+	item := map[string]types.AttributeValue{store.AttrVersion: &types.AttributeValueMemberN{Value: "1"}}
+	for k, v := range attrs {
+		item[k] = &types.AttributeValueMemberS{Value: v}
+	}
+	if _, err := e.Store.DB.PutItem(t.Context(), &dynamodb.PutItemInput{TableName: aws.String(e.Store.Table), Item: item}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// putUnreadableRun stores a run of the workflow whose record cannot be
+// decoded, unfinished, with the index entries a real run has.
+func putUnreadableRun(t *testing.T, e *apitest.Env, org, workflowID, doc string) string {
+	t.Helper()
+	id := ids.New("run")
+	part := store.OrgPartition(org, "RUN")
+	putRaw(t, e, map[string]string{
+		store.AttrPK: part, store.AttrSK: id, store.AttrType: "RUN", store.AttrDoc: doc,
+		store.GSI3.PK: part + "#workflowId=" + workflowID, store.GSI3.SK: id,
+		store.GSI4.PK: "GLOBAL#RUN#active=1", store.GSI4.SK: id,
+	})
+	return id
+}
+
+func TestOneUnreadableRunNeverFailsTheRunListsItsReadOrTheStartUpRecovery(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	wf := workflowWith(t, c, "W")
+	var good, broken []string
+	for range 2 {
+		good = append(good, idOf(t, runToEnd(t, c, wf, map[string]any{})))
+	}
+	for _, doc := range undecodableDocs {
+		broken = append(broken, putUnreadableRun(t, e, c.Org, wf, doc))
+	}
+	all := append(slices.Clone(good), broken...)
+	slices.Reverse(all)
+
+	wantUnreadable := func(run map[string]any) {
+		t.Helper()
+		msg, _ := objectAt(t, run, "error")["message"].(string)
+		if run["status"] != "failed" || !strings.HasPrefix(msg, "the stored run could not be read: ") || run["workflowId"] != wf {
+			t.Errorf("an unreadable run reads as %s; want failed, of its workflow, saying the stored run could not be read", jsonOf(run))
+		}
+	}
+	for _, path := range []string{"/v1/workflow-runs", "/v1/workflows/" + wf + "/runs"} {
+		list := c.Do("GET", path, nil).Want(t, 200).List(t)
+		if got := idsOf(t, list); !slices.Equal(got, all) {
+			t.Errorf("GET %s lists %v, want %v", path, got, all)
+		}
+		for _, run := range list {
+			if slices.Contains(broken, run["id"].(string)) {
+				wantUnreadable(run)
+			}
+		}
+		if got, _ := walk(t, c, path+"?limit=1", "id"); !slices.Equal(got, all) {
+			t.Errorf("paging %s by one = %v, want %v", path, got, all)
+		}
+	}
+	for _, id := range broken {
+		wantUnreadable(c.Do("GET", "/v1/workflow-runs/"+id, nil).Want(t, 200).Object(t))
+	}
+
+	resumed, failed, err := e.Deps.Runs.Recover(t.Context())
+	if err != nil || resumed != 0 || failed != len(broken) {
+		t.Fatalf("Recover = %d resumed, %d failed, %v; want the %d unreadable runs failed", resumed, failed, err, len(broken))
+	}
+	if resumed, failed, err := e.Deps.Runs.Recover(t.Context()); err != nil || resumed+failed != 0 {
+		t.Errorf("a second Recover = %d resumed, %d failed, %v; want nothing left unfinished", resumed, failed, err)
+	}
+	for _, id := range broken {
+		wantUnreadable(c.Do("GET", "/v1/workflow-runs/"+id, nil).Want(t, 200).Object(t))
+	}
+	for _, id := range good {
+		wantStatus(t, c.Do("GET", "/v1/workflow-runs/"+id, nil).Want(t, 200).Object(t), "completed")
+	}
+}
+
+func TestAnUndecodableCompanyIsLeftOutOfListsInEveryOrder(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	var good []string
+	for _, n := range []string{"Beta", "Alpha"} {
+		good = append(good, idOf(t, createCompany(t, c, map[string]any{"canonicalName": n})))
+	}
+	part := store.OrgPartition(c.Org, "COMPANY")
+	for _, doc := range undecodableDocs {
+		id := ids.New("cmp")
+		putRaw(t, e, map[string]string{
+			store.AttrPK: part, store.AttrSK: id, store.AttrType: "COMPANY", store.AttrDoc: doc,
+			store.GSI1.PK: part, store.GSI1.SK: "broken\x00" + id,
+		})
+	}
+	for _, tc := range []struct {
+		query string
+		want  []string
+	}{
+		{"", []string{good[1], good[0]}},
+		{"direction=asc", good},
+		{"sort=canonicalName&direction=asc", []string{good[1], good[0]}},
+	} {
+		if got := listIDs(t, c, tc.query); !slices.Equal(got, tc.want) {
+			t.Errorf("GET /v1/companies?%s = %v, want the readable companies %v", tc.query, got, tc.want)
+		}
+	}
+}
