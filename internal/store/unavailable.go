@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/smithy-go"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
 )
@@ -48,6 +49,10 @@ func unavailable(err error) bool {
 	var re *awshttp.ResponseError
 	if errors.As(err, &re) && re.HTTPStatusCode() >= 500 {
 		return true
+	}
+	var api smithy.APIError
+	if errors.As(err, &api) && api.ErrorFault() == smithy.FaultServer {
+		return true // InternalServerError and other server-side faults
 	}
 	return transient.IsErrorRetryable(err) == aws.TrueTernary || throttle.IsErrorThrottle(err) == aws.TrueTernary
 }
