@@ -127,3 +127,27 @@ func TestAClientSendingItsBodySlowlyIsCutOff(t *testing.T) {
 	}
 	t.Fatalf("the server read the whole slow body (%d bytes at 10 bytes/s) without cutting the client off", size)
 }
+
+func TestTheDevServerSweepsStaleRunsPeriodicallyUntilItStops(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	calls := make(chan struct{}, 10)
+	stopped := make(chan struct{})
+	go func() {
+		sweepStaleRuns(ctx, func(context.Context) (int, error) { calls <- struct{}{}; return 1, nil }, 10*time.Millisecond)
+		close(stopped)
+	}()
+	for range 2 {
+		select {
+		case <-calls:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the sweep did not run periodically")
+		}
+	}
+	cancel()
+	select {
+	case <-stopped:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the sweep did not stop with its context")
+	}
+}

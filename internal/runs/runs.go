@@ -328,8 +328,9 @@ func (s *Service) setOutcome(r *record, output map[string]any, runErr *steps.Run
 }
 
 // Recover handles runs a previous process left unfinished: queued runs
-// are started again unless stale (then failed); running runs, whose steps may have partly applied,
-// are failed with a message saying so. It returns how many of each.
+// are started again unless stale (then failed as never started); running
+// runs, whose steps may have partly applied, are failed with a message
+// saying so. It returns how many of each.
 func (s *Service) Recover(ctx context.Context) (resumed, failed int, err error) {
 	q := store.Query{Limit: 100, Desc: true, Where: &store.Where{Lookup: activeLookup, Value: "1"}}
 	for {
