@@ -134,7 +134,13 @@ func TestTheDevServerSweepsStaleRunsPeriodicallyUntilItStops(t *testing.T) {
 	calls := make(chan struct{}, 10)
 	stopped := make(chan struct{})
 	go func() {
-		sweepStaleRuns(ctx, func(context.Context) (int, error) { calls <- struct{}{}; return 1, nil }, 10*time.Millisecond)
+		sweepStaleRuns(ctx, func(context.Context) (int, error) {
+			select {
+			case calls <- struct{}{}:
+			default:
+			}
+			return 1, nil
+		}, 10*time.Millisecond)
 		close(stopped)
 	}()
 	for range 2 {
