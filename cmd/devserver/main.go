@@ -4,8 +4,8 @@
 // (-sharedDb, so the admin CLI sees the same tables) and stops on exit. It
 // creates the table and a demo organization with an admin key, and prints
 // how to call the API. Workflow runs execute in process; runs a previous
-// process left unfinished are resumed or failed at start. This is what
-// `make run` starts.
+// process left unfinished are resumed or failed at start, and runs left
+// queued too long are failed periodically. This is what `make run` starts.
 package main
 
 import (
@@ -21,6 +21,9 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
@@ -53,7 +56,8 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 		"AWS_REGION":                "us-east-1",
 		"AWS_EC2_METADATA_DISABLED": "true",
 	}
-	if os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") == "" {
+	external := os.Getenv("AWS_ENDPOINT_URL_DYNAMODB")
+	if external == "" {
 		// Only our own local server gets dummy credentials.
 		defaults["AWS_ACCESS_KEY_ID"], defaults["AWS_SECRET_ACCESS_KEY"] = "local", "local"
 		ddb, err := dynamolocal.Start(ctx, dynamolocal.Options{Port: dbPort, SharedDB: true})
@@ -72,6 +76,11 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 	st, cfg, err := app.StoreFromEnv(ctx)
 	if err != nil {
 		return err
+	}
+	if external != "" {
+		if err := probe(ctx, st.DB, external); err != nil {
+			return err
+		}
 	}
 	if _, err := store.CreateTable(ctx, st.DB, st.Table); err != nil {
 		return err
@@ -101,9 +110,10 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 		return fmt.Errorf("create demo key: %w", err)
 	}
 
-	srv := &http.Server{Handler: api.New(deps).Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := newServer(api.New(deps).Handler(), serverTimeouts)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	go sweepStaleRuns(ctx, deps.Runs.SweepStale, sweepEvery)
 
 	fmt.Fprintf(out, `
 Sourcebase is serving on %[1]s
@@ -138,6 +148,57 @@ Press Ctrl-C to stop.
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
+	}
+	return nil
+}
+
+// timeouts of the HTTP server.
+type timeouts struct{ readHeader, read, write, idle time.Duration }
+
+// serverTimeouts: a client must send its headers within 10 s and its whole
+// request (at most 1 MiB) within 30 s, so slow senders cannot hold
+// connections; a response may take up to 60 s (several storage calls of
+// at most STORE_TIMEOUT each); an idle keep-alive connection is closed
+// after 2 minutes.
+var serverTimeouts = timeouts{readHeader: 10 * time.Second, read: 30 * time.Second, write: 60 * time.Second, idle: 2 * time.Minute}
+
+func newServer(h http.Handler, t timeouts) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: t.readHeader, ReadTimeout: t.read, WriteTimeout: t.write, IdleTimeout: t.idle}
+}
+
+// sweepEvery is how often runs left queued too long are failed.
+const sweepEvery = time.Minute
+
+// sweepStaleRuns calls sweep every interval until ctx ends.
+func sweepStaleRuns(ctx context.Context, sweep func(context.Context) (int, error), every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if n, err := sweep(ctx); err != nil {
+			slog.Warn("fail runs left queued", "err", err)
+		} else if n > 0 {
+			slog.Info("failed runs left queued too long", "failed", n)
+		}
+	}
+}
+
+// probeTimeout bounds the start-up check of a DynamoDB the user pointed to.
+const probeTimeout = 5 * time.Second
+
+// probe checks that the DynamoDB at endpoint answers, so that a wrong or
+// stopped AWS_ENDPOINT_URL_DYNAMODB fails the start at once with a message
+// saying what to fix.
+func probe(ctx context.Context, db *dynamodb.Client, endpoint string) error {
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	if _, err := db.ListTables(ctx, &dynamodb.ListTablesInput{Limit: aws.Int32(1)}); err != nil {
+		return fmt.Errorf("DynamoDB at %s (set by AWS_ENDPOINT_URL_DYNAMODB) did not answer: %w;"+
+			" start DynamoDB Local there, or unset AWS_ENDPOINT_URL_DYNAMODB to let the dev server start its own", endpoint, err)
 	}
 	return nil
 }

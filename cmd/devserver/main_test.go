@@ -20,27 +20,7 @@ func TestDevServerServesTheAPIAndStopsItsDynamoDBLocal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts DynamoDB Local")
 	}
-	none := filepath.Join(t.TempDir(), "none")
-	for k, v := range map[string]string{
-		"PORT":          "0",
-		"DYNAMODB_PORT": "0",
-		// "" is unset for run: it starts its own DynamoDB Local. run sets
-		// these itself; t.Setenv restores them afterwards.
-		"AWS_ENDPOINT_URL_DYNAMODB":   "",
-		"AWS_ENDPOINT_URL":            "",
-		"AWS_ACCESS_KEY_ID":           "",
-		"AWS_SECRET_ACCESS_KEY":       "",
-		"AWS_SESSION_TOKEN":           "",
-		"AWS_REGION":                  "",
-		"AWS_PROFILE":                 "",
-		"AWS_CONFIG_FILE":             none,
-		"AWS_SHARED_CREDENTIALS_FILE": none,
-		"AWS_EC2_METADATA_DISABLED":   "",
-		"TABLE_NAME":                  "",
-		"API_KEY_CACHE_TTL":           "",
-	} {
-		t.Setenv(k, v)
-	}
+	isolateEnv(t)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -143,6 +123,34 @@ func TestDevServerServesTheAPIAndStopsItsDynamoDBLocal(t *testing.T) {
 			conn.Close()
 			t.Errorf("the %s port %s still accepts connections after run returned", name, addr)
 		}
+	}
+}
+
+// isolateEnv clears the AWS and service environment for run: with
+// AWS_ENDPOINT_URL_DYNAMODB unset it starts its own DynamoDB Local.
+func isolateEnv(t *testing.T) {
+	t.Helper()
+	none := filepath.Join(t.TempDir(), "none")
+	for k, v := range map[string]string{
+		"PORT":          "0",
+		"DYNAMODB_PORT": "0",
+		// "" is unset for run: it starts its own DynamoDB Local. run sets
+		// these itself; t.Setenv restores them afterwards.
+		"AWS_ENDPOINT_URL_DYNAMODB":   "",
+		"AWS_ENDPOINT_URL":            "",
+		"AWS_ACCESS_KEY_ID":           "",
+		"AWS_SECRET_ACCESS_KEY":       "",
+		"AWS_SESSION_TOKEN":           "",
+		"AWS_REGION":                  "",
+		"AWS_PROFILE":                 "",
+		"AWS_CONFIG_FILE":             none,
+		"AWS_SHARED_CREDENTIALS_FILE": none,
+		"AWS_EC2_METADATA_DISABLED":   "",
+		"TABLE_NAME":                  "",
+		"API_KEY_CACHE_TTL":           "",
+		"STORE_TIMEOUT":               "",
+	} {
+		t.Setenv(k, v)
 	}
 }
 

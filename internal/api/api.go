@@ -4,8 +4,12 @@
 package api
 
 import (
+	"context"
+	"errors"
 	"net/http"
+	"time"
 
+	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
@@ -72,9 +76,20 @@ func principal(r *http.Request) auth.Principal {
 	return p
 }
 
+// HealthTimeout bounds the health check's table call, shorter than a
+// storage call's deadline: a load balancer or operator learns quickly
+// that the table does not answer.
+const HealthTimeout = 2 * time.Second
+
+// health answers 200 when the table answers, else 503 with Retry-After.
 func (a *API) health(w http.ResponseWriter, r *http.Request) {
-	if err := a.d.Store.Ping(r.Context()); err != nil {
-		httpapi.ErrorBody(w, http.StatusServiceUnavailable, "table unreachable")
+	ctx, cancel := context.WithTimeout(r.Context(), HealthTimeout)
+	defer cancel()
+	if err := a.d.Store.Ping(ctx); err != nil {
+		if !errors.Is(err, apperr.ErrUnavailable) {
+			err = apperr.Unavailable(err, "health check: %v", err)
+		}
+		httpapi.Error(w, r, err)
 		return
 	}
 	httpapi.JSON(w, http.StatusOK, map[string]string{"status": "ok"})

@@ -33,6 +33,27 @@ type Config struct {
 	CacheTTL        time.Duration // API_KEY_CACHE_TTL
 	StateMachineARN string        // STATE_MACHINE_ARN: runs execute in Step Functions when set
 	WebhookBaseURL  string        // WEBHOOK_BASE_URL: public base of the webhook endpoint, shown in trigger urls
+	StoreTimeout    time.Duration // STORE_TIMEOUT: deadline of one storage call, retries included
+}
+
+// MaxStoreTimeout keeps a storage call's deadline under API Gateway's 29 s
+// integration timeout, with room for the rest of the request.
+const MaxStoreTimeout = 25 * time.Second
+
+// ParseStoreTimeout reads STORE_TIMEOUT: a Go duration from 100ms to
+// MaxStoreTimeout; empty means store.DefaultCallTimeout.
+func ParseStoreTimeout(s string) (time.Duration, error) {
+	if s == "" {
+		return store.DefaultCallTimeout, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("STORE_TIMEOUT: %q is not a Go duration such as 10s", s)
+	}
+	if d < 100*time.Millisecond || d > MaxStoreTimeout {
+		return 0, fmt.Errorf("STORE_TIMEOUT: %s is outside 100ms..%s", d, MaxStoreTimeout)
+	}
+	return d, nil
 }
 
 // ConfigFromEnv reads the configuration, rejecting invalid values.
@@ -46,6 +67,9 @@ func ConfigFromEnv() (Config, error) {
 		return c, err
 	}
 	c.CacheTTL = ttl
+	if c.StoreTimeout, err = ParseStoreTimeout(os.Getenv("STORE_TIMEOUT")); err != nil {
+		return c, err
+	}
 	return c, nil
 }
 
@@ -82,7 +106,7 @@ func StoreFromEnv(ctx context.Context) (*store.Store, Config, error) {
 	if err != nil {
 		return nil, cfg, err
 	}
-	db, err := store.NewClient(ctx)
+	db, err := store.NewClient(ctx, store.TimeoutsFor(cfg.StoreTimeout))
 	if err != nil {
 		return nil, cfg, err
 	}

@@ -19,6 +19,9 @@ var (
 	// ErrPreconditionFailed: the record's version is not the one the
 	// client's If-Match names.
 	ErrPreconditionFailed = errors.New("precondition failed")
+	// ErrUnavailable: a dependency (the table) did not answer in time or
+	// refused the request for now; the caller may try again later.
+	ErrUnavailable = errors.New("unavailable")
 )
 
 // InvalidError is a bad input: Field names the offending field (a JSON path
@@ -73,11 +76,24 @@ func PreconditionFailed(format string, args ...any) error {
 	return &kindError{kind: ErrPreconditionFailed, msg: fmt.Sprintf(format, args...)}
 }
 
+// Unavailable returns an error wrapping ErrUnavailable and cause (kept for
+// errors.As and logs) with a message for the caller.
+func Unavailable(cause error, format string, args ...any) error {
+	return &kindError{kind: ErrUnavailable, msg: fmt.Sprintf(format, args...), cause: cause}
+}
+
 // kindError carries a caller-facing message and a kind for errors.Is.
 type kindError struct {
-	kind error
-	msg  string
+	kind  error
+	msg   string
+	cause error // optional: the underlying failure
 }
 
 func (e *kindError) Error() string { return e.msg }
-func (e *kindError) Unwrap() error { return e.kind }
+
+func (e *kindError) Unwrap() []error {
+	if e.cause == nil {
+		return []error{e.kind}
+	}
+	return []error{e.kind, e.cause}
+}

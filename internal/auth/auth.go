@@ -21,6 +21,9 @@ import (
 // MaxCacheTTL bounds how long a revoked key can keep working.
 const MaxCacheTTL = 60 * time.Second
 
+// touchTimeout bounds the best-effort write of a key's last use.
+const touchTimeout = 2 * time.Second
+
 // ErrUnauthenticated: missing, unknown or wrong credentials.
 var ErrUnauthenticated = errors.New("invalid api key or clientId")
 
@@ -108,6 +111,8 @@ func (a *Authenticator) Authenticate(ctx context.Context, clientID, secret strin
 		return Principal{}, ErrUnauthenticated
 	}
 	if err != nil {
+		// Never a guess either way: a table that does not answer keeps its
+		// kind (apperr.ErrUnavailable, a 503), anything else is a 500.
 		return Principal{}, fmt.Errorf("look up API key: %w", err)
 	}
 	stored, err := hex.DecodeString(k.SecretHash)
@@ -122,8 +127,11 @@ func (a *Authenticator) Authenticate(ctx context.Context, clientID, secret strin
 		a.cache[clientID] = e
 		a.mu.Unlock()
 	}
-	// lastUsedAt is refreshed once per cache window, not on every request.
-	if err := a.keys.Touch(ctx, clientID, now); err != nil && !errors.Is(err, apperr.ErrNotFound) {
+	// lastUsedAt is refreshed once per cache window, not on every request,
+	// and only best effort: a slow table must not hold the request for it.
+	touchCtx, cancel := context.WithTimeout(ctx, touchTimeout)
+	defer cancel()
+	if err := a.keys.Touch(touchCtx, clientID, now); err != nil && !errors.Is(err, apperr.ErrNotFound) {
 		slog.WarnContext(ctx, "record API key use", "clientId", clientID, "err", err)
 	}
 	return p, nil

@@ -120,6 +120,11 @@ func (s *Server) Stop() {
 	})
 }
 
+// Signal sends sig to the process: tests pause (SIGSTOP) and resume
+// (SIGCONT) a server of their own to see how the service meets a table
+// that stops answering.
+func (s *Server) Signal(sig os.Signal) error { return s.cmd.Process.Signal(sig) }
+
 // Done is closed when the process has exited.
 func (s *Server) Done() <-chan struct{} { return s.done }
 

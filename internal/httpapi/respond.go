@@ -9,6 +9,8 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/auth"
@@ -47,6 +49,17 @@ func ErrorBody(w http.ResponseWriter, status int, msg string) {
 // errBodyTooLarge answers a body over MaxBodyBytes.
 var errBodyTooLarge = apperr.TooLarge("request body exceeds the 1 MiB limit")
 
+// RetryAfter is what a 503 tells the caller to wait before trying again
+// (the Retry-After header, in seconds): long enough for throttling to
+// ease or a stalled table to come back, short enough for an interactive
+// client.
+const RetryAfter = 5 * time.Second
+
+// unavailableMessage is the 503 body: the store's own message names
+// internals (timeouts, throttling) that are logged instead.
+var unavailableMessage = "The service's storage is temporarily unavailable; try again in " +
+	strconv.Itoa(int(RetryAfter/time.Second)) + " seconds."
+
 // Error writes the response for err: the one mapping of error kinds to
 // status codes. Unknown errors are logged and answered 500 without detail.
 func Error(w http.ResponseWriter, r *http.Request, err error) {
@@ -66,6 +79,10 @@ func Error(w http.ResponseWriter, r *http.Request, err error) {
 		ErrorBody(w, http.StatusRequestEntityTooLarge, err.Error())
 	case errors.Is(err, apperr.ErrPreconditionFailed):
 		ErrorBody(w, http.StatusPreconditionFailed, err.Error())
+	case errors.Is(err, apperr.ErrUnavailable):
+		slog.WarnContext(r.Context(), "storage unavailable", "err", err)
+		w.Header().Set("Retry-After", strconv.Itoa(int(RetryAfter/time.Second)))
+		ErrorBody(w, http.StatusServiceUnavailable, unavailableMessage)
 	default:
 		slog.ErrorContext(r.Context(), "request failed", "err", err)
 		ErrorBody(w, http.StatusInternalServerError, "internal error")

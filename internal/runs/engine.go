@@ -55,17 +55,18 @@ type InProcess struct {
 
 	ctx    context.Context
 	cancel context.CancelFunc
-	sem    chan struct{}
-	mu     sync.Mutex
-	closed bool
-	wg     sync.WaitGroup
+	sem     chan struct{}
+	mu      sync.Mutex
+	closed  bool
+	pending map[string]bool // runs started here and not finished executing
+	wg      sync.WaitGroup
 }
 
 // NewInProcess returns an engine executing runs of svc, and sets it as
 // svc's engine.
 func NewInProcess(svc *Service, concurrency int) *InProcess {
 	ctx, cancel := context.WithCancel(context.Background())
-	e := &InProcess{exec: svc.Execute, fail: svc.Fail, ctx: ctx, cancel: cancel, sem: make(chan struct{}, max(concurrency, 1))}
+	e := &InProcess{exec: svc.Execute, fail: svc.Fail, ctx: ctx, cancel: cancel, sem: make(chan struct{}, max(concurrency, 1)), pending: map[string]bool{}}
 	svc.SetEngine(e)
 	return e
 }
@@ -78,8 +79,14 @@ func (e *InProcess) Start(_ context.Context, org, runID string) error {
 		return errors.New("the engine is shutting down")
 	}
 	e.wg.Add(1)
+	e.pending[runID] = true
 	go func() {
 		defer e.wg.Done()
+		defer func() {
+			e.mu.Lock()
+			delete(e.pending, runID)
+			e.mu.Unlock()
+		}()
 		select {
 		case e.sem <- struct{}{}:
 		case <-e.ctx.Done():
@@ -99,6 +106,14 @@ func (e *InProcess) Start(_ context.Context, org, runID string) error {
 		}
 	}()
 	return nil
+}
+
+// Holds reports whether the run was started here and is waiting for a
+// slot or executing: such a run is not interrupted, however long it waits.
+func (e *InProcess) Holds(runID string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.pending[runID]
 }
 
 // Close stops accepting runs and waits up to grace for running ones; runs

@@ -122,7 +122,18 @@ type Service struct {
 	executor  steps.Executor
 	engine    Engine
 	now       func() time.Time
+	// queuedTimeout: a run queued longer than this never started (its
+	// start was interrupted) and is failed so it can be retried.
+	queuedTimeout time.Duration
 }
+
+// DefaultQueuedTimeout is how long a run may stay queued: far above the
+// seconds an engine takes to pick a run up, short enough that a user whose
+// run start was interrupted can retry it soon.
+const DefaultQueuedTimeout = 2 * time.Minute
+
+// startTimeout bounds handing a stored run to the engine.
+const startTimeout = 20 * time.Second
 
 // NewService returns the run service. Call SetEngine before creating runs.
 func NewService(st *store.Store, wf *workflows.Service, cs *companies.Service) *Service {
@@ -131,8 +142,14 @@ func NewService(st *store.Store, wf *workflows.Service, cs *companies.Service) *
 		workflows: wf,
 		executor:  steps.Executor{Companies: companyWriter{cs}},
 		now:       func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) },
+
+		queuedTimeout: DefaultQueuedTimeout,
 	}
 }
+
+// SetQueuedTimeout sets how long a run may stay queued before it is failed
+// as never started (DefaultQueuedTimeout unless set).
+func (s *Service) SetQueuedTimeout(d time.Duration) { s.queuedTimeout = d }
 
 // SetEngine sets the engine that executes runs.
 func (s *Service) SetEngine(e Engine) { s.engine = e }
@@ -148,7 +165,12 @@ type NewRun struct {
 
 // Create stores a queued run of wf and starts it. If the engine cannot
 // start it, the run is marked failed with the reason, never left queued.
+// The work is detached from the caller's cancellation (each storage call
+// has its own deadline): a client that goes away cannot stop a written run
+// from being started. A run whose start is interrupted anyway (a crash, a
+// table that stops answering) is failed once it is stale; see failIfStale.
 func (s *Service) Create(ctx context.Context, org string, wf *workflows.Workflow, n NewRun) (*Run, error) {
+	ctx = context.WithoutCancel(ctx)
 	now := s.now()
 	r := &record{OrganizationID: org, Run: Run{
 		ID: ids.New("run"), WorkflowID: wf.ID, Status: Queued, Input: n.Input, DryRun: n.DryRun,
@@ -166,7 +188,9 @@ func (s *Service) Create(ctx context.Context, org string, wf *workflows.Workflow
 	if err := s.coll.Create(ctx, org, r); err != nil {
 		return nil, err
 	}
-	if err := s.start(ctx, org, r.ID); err != nil {
+	startCtx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	if err := s.start(startCtx, org, r.ID); err != nil {
 		slog.ErrorContext(ctx, "start run", "runId", r.ID, "err", err)
 		return s.finish(ctx, org, r.ID, nil, &steps.RunError{Message: "the run could not be started: " + err.Error()})
 	}
@@ -195,13 +219,13 @@ func generateTitle(workflow, trigger string, dryRun bool, at time.Time) string {
 	return string(name) + suffix
 }
 
-// Get reads a run of org.
+// Get reads a run of org; a stale queued run is failed first.
 func (s *Service) Get(ctx context.Context, org, id string) (*Run, error) {
 	r, err := s.coll.Get(ctx, org, id)
 	if err != nil {
 		return nil, err
 	}
-	return &r.Run, nil
+	return s.failIfStale(ctx, org, &r.Run)
 }
 
 // List returns a page of org's runs, of one workflow when workflowID is set.
@@ -210,7 +234,9 @@ func (s *Service) List(ctx context.Context, org, workflowID string, q store.Quer
 		q.Where = &store.Where{Lookup: "workflowId", Value: workflowID}
 	}
 	p, err := s.coll.List(ctx, org, q)
-	return store.MapPage(p, func(r *record) Run { return r.Run }), err
+	out := store.MapPage(p, func(r *record) Run { return r.Run })
+	s.failStaleIn(ctx, org, out.Items)
+	return out, err
 }
 
 // Rename sets a run's title.
@@ -300,16 +326,7 @@ func (s *Service) finish(ctx context.Context, org, id string, output map[string]
 		if r.Done() {
 			return store.ErrUnchanged
 		}
-		now := s.now()
-		r.CompletedAt = &now
-		if r.StartedAt == nil {
-			r.StartedAt = &now
-		}
-		if runErr != nil {
-			r.Status, r.Error, r.Output = Failed, runErr, nil
-		} else {
-			r.Status, r.Output = Completed, output
-		}
+		s.setOutcome(r, output, runErr)
 		return nil
 	})
 	if err != nil {
@@ -318,11 +335,26 @@ func (s *Service) finish(ctx context.Context, org, id string, output map[string]
 	return &r.Run, nil
 }
 
+// setOutcome finishes r: completed with output, or failed with runErr.
+func (s *Service) setOutcome(r *record, output map[string]any, runErr *steps.RunError) {
+	now := s.now()
+	r.CompletedAt = &now
+	if r.StartedAt == nil {
+		r.StartedAt = &now
+	}
+	if runErr != nil {
+		r.Status, r.Error, r.Output = Failed, runErr, nil
+	} else {
+		r.Status, r.Output = Completed, output
+	}
+}
+
 // Recover handles runs a previous process left unfinished: queued runs
-// are started again; running runs, whose steps may have partly applied,
-// are failed with a message saying so; a run whose stored record cannot be
-// read is stored as its failed placeholder. It returns how many runs it
-// resumed and how many it failed.
+// are started again unless stale (then failed as never started); running
+// runs, whose steps may have partly applied, are failed with a message
+// saying so; a run whose stored record cannot be read is stored as its
+// failed placeholder. It returns how many runs it resumed and how many it
+// failed.
 func (s *Service) Recover(ctx context.Context) (resumed, failed int, err error) {
 	q := store.Query{Limit: 100, Desc: true, MaxBytes: recoverBudget, Where: &store.Where{Lookup: activeLookup, Value: "1"}}
 	for {
@@ -341,10 +373,10 @@ func (s *Service) Recover(ctx context.Context) (resumed, failed int, err error) 
 					return resumed, failed, fmt.Errorf("store the placeholder of unreadable run %s: %w", r.ID, err)
 				}
 				failed++
-			case r.Status == Queued && s.start(ctx, r.OrganizationID, r.ID) == nil:
+			case r.Status == Queued && !s.stale(&r.Run) && s.start(ctx, r.OrganizationID, r.ID) == nil:
 				resumed++
 			default:
-				if _, err := s.Fail(ctx, r.OrganizationID, r.ID, "the service stopped while this run was "+r.Status+"; retry it to run it again"); err != nil {
+				if _, err := s.Fail(ctx, r.OrganizationID, r.ID, s.recoverMessage(&r.Run)); err != nil {
 					return resumed, failed, err
 				}
 				failed++

@@ -75,7 +75,7 @@ func TableDefinition(name string) *dynamodb.CreateTableInput {
 // CreateTable creates the table if it does not exist and waits until it is
 // active. It reports whether it created the table.
 func CreateTable(ctx context.Context, db *dynamodb.Client, name string) (bool, error) {
-	_, err := db.CreateTable(ctx, TableDefinition(name))
+	_, err := db.CreateTable(ctx, TableDefinition(name), withTimeouts(adminTimeouts))
 	var inUse *types.ResourceInUseException
 	switch {
 	case errors.As(err, &inUse):
@@ -85,6 +85,7 @@ func CreateTable(ctx context.Context, db *dynamodb.Client, name string) (bool, e
 	}
 	w := dynamodb.NewTableExistsWaiter(db, func(o *dynamodb.TableExistsWaiterOptions) {
 		o.MinDelay, o.MaxDelay = 100*time.Millisecond, 2*time.Second
+		o.ClientOptions = append(o.ClientOptions, withTimeouts(adminTimeouts))
 	})
 	if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}, 2*time.Minute); err != nil {
 		return true, fmt.Errorf("wait for table %q: %w", name, err)

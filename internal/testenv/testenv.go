@@ -62,22 +62,27 @@ func Endpoint(tb testing.TB) string {
 // Client returns a DynamoDB client with an access key of its own: DynamoDB
 // Local keeps a separate set of tables per access key, so what one test
 // creates no other test sees. The client's HTTP requests go through
-// transport when it is non-nil (to count calls, say).
+// transport when it is non-nil (to count calls, say). It has the service's
+// own client options (deadlines, retries, error classification).
 func Client(tb testing.TB, transport http.RoundTripper) *dynamodb.Client {
 	tb.Helper()
-	endpoint := Endpoint(tb)
+	return ClientAt(tb, Endpoint(tb), transport, store.TimeoutsFor(store.DefaultCallTimeout))
+}
+
+// ClientAt is Client for the DynamoDB API at endpoint with timeouts t: for
+// tests that run (and pause) a server of their own or shorten deadlines.
+func ClientAt(tb testing.TB, endpoint string, transport http.RoundTripper, t store.Timeouts) *dynamodb.Client {
+	tb.Helper()
 	hc := &http.Client{}
 	if transport != nil {
 		hc.Transport = transport
 	}
 	return dynamodb.New(dynamodb.Options{
-		Region:                          "us-east-1",
-		BaseEndpoint:                    aws.String(endpoint),
-		Credentials:                     credentials.NewStaticCredentialsProvider("t"+ids.Random(10), "secret", ""),
-		HTTPClient:                      hc,
-		DisableValidateResponseChecksum: true,
-		RetryMaxAttempts:                3,
-	})
+		Region:       "us-east-1",
+		BaseEndpoint: aws.String(endpoint),
+		Credentials:  credentials.NewStaticCredentialsProvider("t"+ids.Random(10), "secret", ""),
+		HTTPClient:   hc,
+	}, store.ClientOptions(t))
 }
 
 // Store returns a store over a freshly created table that no other test sees.
@@ -89,7 +94,12 @@ func Store(tb testing.TB) *store.Store {
 // StoreWith is Store with the client's requests going through transport.
 func StoreWith(tb testing.TB, transport http.RoundTripper) *store.Store {
 	tb.Helper()
-	db := Client(tb, transport)
+	return StoreOn(tb, Client(tb, transport))
+}
+
+// StoreOn creates a fresh table with db and returns a store over it.
+func StoreOn(tb testing.TB, db *dynamodb.Client) *store.Store {
+	tb.Helper()
 	name := "sourcebase-test"
 	if _, err := store.CreateTable(context.Background(), db, name); err != nil {
 		tb.Fatalf("testenv: %v", err)

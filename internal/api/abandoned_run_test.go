@@ -1,0 +1,150 @@
+package api_test
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/testenv"
+)
+
+// isRunWrite reports whether r is the PutItem that stores a new run.
+func isRunWrite(r *http.Request) bool {
+	if !strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".PutItem") || r.Body == nil {
+		return false
+	}
+	b, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	return bytes.Contains(b, []byte(`#RUN"`)) && bytes.Contains(b, []byte(`attribute_not_exists`))
+}
+
+// slowRunWrite writes a new run, then holds the answer until the call's
+// context ends or 2 s have passed: a request whose client gives up while
+// its run is being stored.
+type slowRunWrite struct{ armed atomic.Bool }
+
+func (s *slowRunWrite) RoundTrip(r *http.Request) (*http.Response, error) {
+	if !s.armed.Load() || !isRunWrite(r) {
+		return http.DefaultTransport.RoundTrip(r)
+	}
+	res, err := http.DefaultTransport.RoundTrip(r)
+	select {
+	case <-r.Context().Done():
+		if err == nil {
+			res.Body.Close()
+		}
+		return nil, r.Context().Err()
+	case <-time.After(2 * time.Second):
+		return res, err
+	}
+}
+
+func TestARunWhoseClientGaveUpDuringTheStartIsStillStartedAndCompletes(t *testing.T) {
+	t.Parallel()
+	slow := &slowRunWrite{}
+	e := apitest.NewWith(t, apitest.Options{Transport: slow})
+	c := e.Org(t)
+	wf := workflowWith(t, c, "Abandoned", step("s", "set", map[string]any{"v.$": "$.input.v"}))
+
+	slow.armed.Store(true)
+	req, _ := http.NewRequest("POST", c.Base+"/v1/workflows/"+wf+"/runs", strings.NewReader(`{"input":{"v":1}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Service-Client-Id", c.ClientID)
+	req.Header.Set("X-Service-Api-Key", c.Secret)
+	if res, err := (&http.Client{Timeout: 300 * time.Millisecond}).Do(req); err == nil {
+		res.Body.Close()
+		t.Fatalf("the client got %d before giving up; the fault did not hold the run write", res.StatusCode)
+	}
+	slow.armed.Store(false)
+
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		rs := runsOf(t, c, wf)
+		if len(rs) == 1 && rs[0]["status"] == "completed" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("20s after the client gave up the runs are %s, want one completed run", jsonOf(rs))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// lostRunWrite writes a new run but answers every such write with a
+// DynamoDB 500, as if the table failed after storing it: the run is
+// stored queued and never started.
+type lostRunWrite struct{ armed atomic.Bool }
+
+func (l *lostRunWrite) RoundTrip(r *http.Request) (*http.Response, error) {
+	if !l.armed.Load() || !isRunWrite(r) {
+		return http.DefaultTransport.RoundTrip(r)
+	}
+	if res, err := http.DefaultTransport.RoundTrip(r); err == nil {
+		res.Body.Close()
+	}
+	return dynamoError(500, "InternalServerError")(r)
+}
+
+func TestARunLeftQueuedByAnInterruptedStartIsFailedWhenReadAndCanBeRetried(t *testing.T) {
+	t.Parallel()
+	lost := &lostRunWrite{}
+	st := testenv.StoreWith(t, lost)
+	e := apitest.NewWith(t, apitest.Options{Store: st})
+	e.Deps.Runs.SetQueuedTimeout(time.Second)
+	c := e.Org(t)
+	wf := workflowWith(t, c, "Interrupted", step("s", "set", map[string]any{"v.$": "$.input.v"}))
+
+	lost.armed.Store(true)
+	wantUnavailable(t, bounded(t, c, "POST", "/v1/workflows/"+wf+"/runs", map[string]any{"input": map[string]any{"v": 1}}))
+	lost.armed.Store(false)
+
+	rs := runsOf(t, c, wf)
+	if len(rs) != 1 || rs[0]["status"] != "queued" {
+		t.Fatalf("runs after the interrupted start: %s, want one queued run", jsonOf(rs))
+	}
+	id := idOf(t, rs[0])
+	// Once it has been queued longer than the bound, reading it fails it.
+	deadline := time.Now().Add(20 * time.Second)
+	for rs[0]["status"] == "queued" && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+		rs = runsOf(t, c, wf)
+	}
+	if rs[0]["status"] != "failed" {
+		t.Fatalf("the stale run is %s, want failed: %s", rs[0]["status"], jsonOf(rs[0]))
+	}
+	msg, _ := objectAt(t, rs[0], "error")["message"].(string)
+	if !strings.Contains(msg, "was not started within 1s") || !strings.Contains(msg, "retry it") {
+		t.Errorf("error message %q does not say the run never started and can be retried", msg)
+	}
+	if got := c.Do("GET", "/v1/workflow-runs/"+id, nil).Want(t, 200).Object(t); got["status"] != "failed" {
+		t.Errorf("GET of the run: %s, want failed", jsonOf(got))
+	}
+	retry := c.Do("POST", "/v1/workflow-runs/"+id+"/retry", nil)
+	if retry.Status != 201 && retry.Status != 202 {
+		t.Fatalf("retry of the failed run: %d %s", retry.Status, retry.Body)
+	}
+	wantStatus(t, awaitRun(t, c, idOf(t, retry.Object(t))), "completed")
+}
+
+func TestReadingAStaleQueuedRunByIDFailsIt(t *testing.T) {
+	t.Parallel()
+	lost := &lostRunWrite{}
+	e := apitest.NewWith(t, apitest.Options{Store: testenv.StoreWith(t, lost)})
+	e.Deps.Runs.SetQueuedTimeout(time.Second)
+	c := e.Org(t)
+	wf := workflowWith(t, c, "Interrupted", step("s", "set", map[string]any{"v": 1}))
+	lost.armed.Store(true)
+	wantUnavailable(t, bounded(t, c, "POST", "/v1/workflows/"+wf+"/runs", map[string]any{}))
+	lost.armed.Store(false)
+	id := idOf(t, runsOf(t, c, wf)[0])
+
+	run, done := pollRun(t, c, id, 20*time.Second)
+	if !done || run["status"] != "failed" {
+		t.Fatalf("the stale run read by id is %s, want failed", jsonOf(run))
+	}
+}

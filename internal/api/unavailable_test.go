@@ -1,0 +1,203 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/dynamolocal"
+	"github.com/sourcebase/sourcebase/internal/store"
+	"github.com/sourcebase/sourcebase/internal/testenv"
+)
+
+// Short storage deadlines keep these tests quick; the mechanism is the one
+// the service runs with (store.ClientOptions).
+var faultTimeouts = store.Timeouts{Call: 3 * time.Second, Attempt: time.Second}
+
+// fault is a transport that, while armed, replaces DynamoDB's answers.
+type fault struct {
+	armed atomic.Bool
+	// answer serves a request while armed.
+	answer func(r *http.Request) (*http.Response, error)
+}
+
+func (f *fault) RoundTrip(r *http.Request) (*http.Response, error) {
+	if f.armed.Load() {
+		return f.answer(r)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// frozen never answers: it holds each request until its context ends.
+func frozen(r *http.Request) (*http.Response, error) {
+	<-r.Context().Done()
+	return nil, r.Context().Err()
+}
+
+// dynamoError answers like DynamoDB with status and an error type.
+func dynamoError(status int, typ string) func(*http.Request) (*http.Response, error) {
+	return func(r *http.Request) (*http.Response, error) {
+		body := `{"__type":"com.amazonaws.dynamodb.v20120810#` + typ + `","message":"injected fault"}`
+		return &http.Response{
+			StatusCode: status, Status: http.StatusText(status), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+			Header:  http.Header{"Content-Type": {"application/x-amz-json-1.0"}},
+			Body:    io.NopCloser(strings.NewReader(body)),
+			Request: r,
+		}, nil
+	}
+}
+
+// faultEnv is a service whose table calls go through a fault transport.
+func faultEnv(t *testing.T, noCache bool) (*apitest.Env, *fault) {
+	t.Helper()
+	f := &fault{}
+	st := testenv.StoreOn(t, testenv.ClientAt(t, testenv.Endpoint(t), f, faultTimeouts))
+	return apitest.NewWith(t, apitest.Options{Store: st, NoCache: noCache}), f
+}
+
+// bounded sends a request as c with a client that gives up after 25 s, so
+// a hanging server fails the test instead of stalling it.
+func bounded(t *testing.T, c *apitest.Client, method, path string, body any) *apitest.Response {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, c.Base+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.ClientID != "" {
+		req.Header.Set("X-Service-Client-Id", c.ClientID)
+		req.Header.Set("X-Service-Api-Key", c.Secret)
+	}
+	res, err := (&http.Client{Timeout: 25 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatalf("%s %s got no answer: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return &apitest.Response{Status: res.StatusCode, Header: res.Header, Body: b}
+}
+
+// wantUnavailable fails unless r is a 503 JSON error with Retry-After.
+func wantUnavailable(t *testing.T, r *apitest.Response) {
+	t.Helper()
+	wantError(t, r, 503, "temporarily unavailable", "try again")
+	if ra := r.Header.Get("Retry-After"); ra == "" || strings.Trim(ra, "0123456789") != "" {
+		t.Errorf("Retry-After %q, want a number of seconds", ra)
+	}
+}
+
+func TestAFrozenTableAnswers503WithRetryAfterInsteadOfHanging(t *testing.T) {
+	t.Parallel()
+	e, f := faultEnv(t, false)
+	c := e.Org(t)
+	c.Do("GET", "/v1/companies", nil).Want(t, 200) // the key is now cached
+	f.answer = frozen
+	f.armed.Store(true)
+
+	wantUnavailable(t, bounded(t, c, "GET", "/v1/companies", nil))
+	wantUnavailable(t, bounded(t, c, "POST", "/v1/companies", map[string]any{"canonicalName": "Acme", "companyType": "operating"}))
+	wantUnavailable(t, bounded(t, c, "GET", "/healthz", nil))
+
+	f.armed.Store(false)
+	bounded(t, c, "GET", "/healthz", nil).Want(t, 200)
+	bounded(t, c, "GET", "/v1/companies", nil).Want(t, 200)
+}
+
+func TestCredentialsThatCannotBeVerifiedBecauseTheTableIsDownAnswer503(t *testing.T) {
+	t.Parallel()
+	e, f := faultEnv(t, true) // no key cache: every request looks its key up
+	c := e.Org(t)
+	f.answer = frozen
+	f.armed.Store(true)
+	wantUnavailable(t, bounded(t, c, "GET", "/v1/companies", nil))
+	// A wrong secret cannot be told from a right one either: still 503, never 200.
+	wrong := e.Anonymous(t)
+	wrong.ClientID, wrong.Secret = c.ClientID, "not-the-secret"
+	wantUnavailable(t, bounded(t, wrong, "GET", "/v1/companies", nil))
+}
+
+func TestThrottlingAndServerErrorsThatOutlastTheRetriesAnswer503(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		answer func(*http.Request) (*http.Response, error)
+	}{
+		{"throttling", dynamoError(400, "ThrottlingException")},
+		{"provisioned throughput exceeded", dynamoError(400, "ProvisionedThroughputExceededException")},
+		{"internal server error", dynamoError(500, "InternalServerError")},
+		{"service unavailable", dynamoError(503, "ServiceUnavailable")},
+		{"connection refused", func(r *http.Request) (*http.Response, error) {
+			return nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e, f := faultEnv(t, false)
+			c := e.Org(t)
+			c.Do("GET", "/v1/companies", nil).Want(t, 200)
+			var calls atomic.Int32
+			f.answer = func(r *http.Request) (*http.Response, error) { calls.Add(1); return tc.answer(r) }
+			f.armed.Store(true)
+			wantUnavailable(t, bounded(t, c, "GET", "/v1/companies", nil))
+			// One layer retries: the SDK's, with 3 attempts in all.
+			if n := calls.Load(); n != 3 {
+				t.Errorf("%d attempts reached the table, want 3 (one retry layer)", n)
+			}
+		})
+	}
+}
+
+func TestAPausedDynamoDBLocalAnswers503AndTheServiceRecoversWhenItResumes(t *testing.T) {
+	t.Parallel()
+	ddb, err := dynamolocal.Start(context.Background(), dynamolocal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ddb.Stop)
+	st := testenv.StoreOn(t, testenv.ClientAt(t, ddb.Endpoint, nil, faultTimeouts))
+	e := apitest.NewWith(t, apitest.Options{Store: st})
+	c := e.Org(t)
+	createCompany(t, c, map[string]any{"canonicalName": "Acme", "companyType": "operating"})
+
+	if err := ddb.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ddb.Signal(syscall.SIGCONT) })
+	wantUnavailable(t, bounded(t, c, "GET", "/v1/companies", nil))
+	wantUnavailable(t, bounded(t, c, "GET", "/healthz", nil))
+
+	if err := ddb.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	// Once the process runs again the table answers again.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		r := bounded(t, c, "GET", "/v1/companies", nil)
+		if r.Status == 200 {
+			if n := len(r.List(t)); n != 1 {
+				t.Errorf("%d companies after the table resumed, want 1", n)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the table answers %d %s 20s after it resumed", r.Status, r.Body)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
