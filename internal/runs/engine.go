@@ -53,8 +53,8 @@ type InProcess struct {
 	exec func(ctx context.Context, org, id string) (*Run, error)
 	fail func(ctx context.Context, org, id, message string) (*Run, error)
 
-	ctx    context.Context
-	cancel context.CancelFunc
+	ctx     context.Context
+	cancel  context.CancelFunc
 	sem     chan struct{}
 	mu      sync.Mutex
 	closed  bool
