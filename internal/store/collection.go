@@ -60,6 +60,9 @@ type Spec[T any] struct {
 	IDOrder []string
 	Sorts   []Sort[T]
 	Lookups []Lookup[T]
+	// Unique fields hold a value at most one record of an organization
+	// has (see Unique).
+	Unique []Unique[T]
 }
 
 // Sort makes a field sortable: Index holds, per organization, the items
@@ -163,7 +166,16 @@ func (c *Collection[T]) Create(ctx context.Context, org string, v *T, extra ...t
 	if err != nil {
 		return err
 	}
-	return c.store.Transact(ctx, nil, append([]types.TransactWriteItem{op}, extra...)...)
+	ops, claims, err := c.uniqueOps(org, c.spec.ID(v), nil, c.uniqueValues(v), append([]types.TransactWriteItem{op}, extra...))
+	if err != nil {
+		return err
+	}
+	for range 3 {
+		if err := c.transact(ctx, org, ops, claims, nil); !errors.Is(err, errUniqueMoved) {
+			return err
+		}
+	}
+	return errTryAgain
 }
 
 // Update applies fn to the current record and writes the result only if
@@ -181,6 +193,7 @@ func (c *Collection[T]) UpdateTx(ctx context.Context, org, id string, fn func(*T
 		if err != nil {
 			return nil, err
 		}
+		before := c.uniqueValues(v)
 		extra, err := fn(v)
 		if errors.Is(err, ErrUnchanged) {
 			return v, nil
@@ -192,8 +205,12 @@ func (c *Collection[T]) UpdateTx(ctx context.Context, org, id string, fn func(*T
 		if err != nil {
 			return nil, err
 		}
-		err = c.store.Transact(ctx, errRace, append([]types.TransactWriteItem{op}, extra...)...)
-		if errors.Is(err, errRace) {
+		ops, claims, err := c.uniqueOps(org, id, before, c.uniqueValues(v), append([]types.TransactWriteItem{op}, extra...))
+		if err != nil {
+			return nil, err
+		}
+		err = c.transact(ctx, org, ops, claims, errRace)
+		if errors.Is(err, errRace) || errors.Is(err, errUniqueMoved) {
 			continue
 		}
 		if err != nil {
@@ -211,7 +228,26 @@ func (c *Collection[T]) Delete(ctx context.Context, org, id string, extra ...typ
 	if id == "" || len(id) > MaxIDLength {
 		return apperr.ErrNotFound
 	}
-	return c.store.Transact(ctx, apperr.ErrNotFound, append([]types.TransactWriteItem{c.store.DeleteOp(c.Partition(org), id)}, extra...)...)
+	if len(c.spec.Unique) == 0 {
+		return c.store.Transact(ctx, apperr.ErrNotFound, append([]types.TransactWriteItem{c.store.DeleteOp(c.Partition(org), id)}, extra...)...)
+	}
+	// The record's uniqueness items go with it: read which it holds, and
+	// delete it only at that version.
+	for range 5 {
+		v, version, err := c.get(ctx, org, id)
+		if err != nil {
+			return err
+		}
+		ops := append([]types.TransactWriteItem{c.store.DeleteVersionOp(c.Partition(org), id, version)}, extra...)
+		ops, _, err = c.uniqueOps(org, id, c.uniqueValues(v), nil, ops)
+		if err != nil {
+			return err
+		}
+		if err := c.store.Transact(ctx, errRace, ops...); !errors.Is(err, errRace) {
+			return err
+		}
+	}
+	return apperr.Conflict("the record was changed by other requests while it was deleted; try again")
 }
 
 // Query selects a page of records.
