@@ -13,8 +13,9 @@ import (
 // route must have a handler (a missing one is a programming error and
 // panics at start). Authenticated routes go through authn. A known path
 // with another method is 405 with Allow; an unknown path is 404; both with
-// the JSON error body.
-func NewRouter(rs []routes.Route, handlers map[string]http.Handler, authn func(http.Handler) http.Handler) http.Handler {
+// the JSON error body. Authenticated POST routes also go through each of
+// creates (such as Idempotency), inside authn.
+func NewRouter(rs []routes.Route, handlers map[string]http.Handler, authn func(http.Handler) http.Handler, creates ...func(http.Handler) http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	allowed := map[string][]string{}
 	for _, rt := range rs {
@@ -23,6 +24,9 @@ func NewRouter(rs []routes.Route, handlers map[string]http.Handler, authn func(h
 			panic(fmt.Sprintf("httpapi: no handler for route %s", rt.Pattern()))
 		}
 		if rt.Authenticated() {
+			for i := len(creates) - 1; i >= 0 && rt.Method == http.MethodPost; i-- {
+				h = creates[i](h)
+			}
 			h = authn(h)
 		}
 		mux.Handle(rt.Pattern(), h)
