@@ -147,3 +147,52 @@ func TestAServerErrorIsNotKeptAndReleasesTheIdempotencyKey(t *testing.T) {
 		t.Errorf("%d companies, want 1", len(list))
 	}
 }
+
+// gatedPuts holds every DynamoDB PutItem of a company until released, and
+// reports when a duplicate reads the idempotency record.
+type gatedPuts struct {
+	release  chan struct{}
+	looked   chan struct{}
+	lookOnce atomic.Bool
+}
+
+func (g *gatedPuts) RoundTrip(r *http.Request) (*http.Response, error) {
+	target := r.Header.Get("X-Amz-Target")
+	if strings.HasSuffix(target, ".PutItem") || strings.HasSuffix(target, ".GetItem") {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		switch {
+		case strings.HasSuffix(target, ".PutItem") && bytes.Contains(body, []byte(`"S":"COMPANY"`)):
+			<-g.release
+		case strings.HasSuffix(target, ".GetItem") && bytes.Contains(body, []byte("IDEMPOTENCY")) && g.lookOnce.CompareAndSwap(false, true):
+			close(g.looked)
+		}
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func TestADuplicateArrivingWhileTheFirstRequestRunsWaitsForItsAnswer(t *testing.T) {
+	t.Parallel()
+	gate := &gatedPuts{release: make(chan struct{}), looked: make(chan struct{})}
+	e := apitest.NewWith(t, apitest.Options{Transport: gate})
+	c := e.Org(t)
+	body := map[string]any{"canonicalName": "Slow Inc"}
+	answers := make(chan *apitest.Response, 2)
+	for range 2 {
+		go func() { answers <- c.Do("POST", "/v1/companies", body, "Idempotency-Key", "slow") }()
+	}
+	// One request holds the key and is stuck writing the company; once the
+	// other has found the key taken, let the first finish.
+	<-gate.looked
+	close(gate.release)
+	a, b := <-answers, <-answers
+	a.Want(t, 201)
+	b.Want(t, 201)
+	if !bytes.Equal(a.Body, b.Body) || a.Header.Get("Idempotent-Replayed") == b.Header.Get("Idempotent-Replayed") {
+		t.Errorf("answers %s (replayed %q) and %s (replayed %q), want one answer and its replay",
+			a.Body, a.Header.Get("Idempotent-Replayed"), b.Body, b.Header.Get("Idempotent-Replayed"))
+	}
+	if list := companies(t, c); len(list) != 1 {
+		t.Errorf("%d companies, want 1", len(list))
+	}
+}

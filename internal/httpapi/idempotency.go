@@ -153,7 +153,7 @@ func (k idempotent) serve(w http.ResponseWriter, r *http.Request) {
 		it, err := k.st.GetLive(ctx, k.pk, idempotencySK, &seen)
 		switch {
 		case errors.Is(err, apperr.ErrNotFound):
-			continue // released or expired since: claim it
+			// Released or expired since: claim it after the pause below.
 		case err != nil:
 			Error(w, r, err)
 			return
@@ -179,7 +179,6 @@ func (k idempotent) serve(w http.ResponseWriter, r *http.Request) {
 				Error(w, r, err)
 				return
 			}
-			continue
 		}
 		if time.Now().After(deadline) {
 			w.Header().Set("Retry-After", "1")
