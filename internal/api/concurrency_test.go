@@ -77,10 +77,16 @@ func TestTwentyParallelCreatesWithOneExternalIDMakeOneCompany(t *testing.T) {
 		rs[i] = c.Do("POST", "/v1/companies", map[string]any{"canonicalName": fmt.Sprint("Racer ", i), "externalId": "race"})
 	})
 	if got := statusCounts(rs); got[201] != 1 || got[409] != 19 {
-		t.Errorf("statuses %v, want one 201 and nineteen 409", got)
+		t.Fatalf("statuses %v, want one 201 and nineteen 409", got)
 	}
-	if list := companies(t, c); len(list) != 1 {
-		t.Errorf("%d companies, want 1", len(list))
+	list := companies(t, c)
+	if len(list) != 1 {
+		t.Fatalf("%d companies, want 1", len(list))
+	}
+	for _, r := range rs {
+		if r.Status == 409 {
+			wantError(t, r, 409, `externalId "race" is already used by company `+idOf(t, list[0]))
+		}
 	}
 }
 

@@ -170,7 +170,10 @@ func (c *Collection[T]) Create(ctx context.Context, org string, v *T, extra ...t
 	if err != nil {
 		return err
 	}
-	for range 3 {
+	for attempt := 1; attempt <= uniqueAttempts; attempt++ {
+		if err := pauseBeforeAttempt(ctx, attempt); err != nil {
+			return err
+		}
 		if err := c.transact(ctx, org, ops, claims, nil); !errors.Is(err, errUniqueMoved) {
 			return err
 		}
@@ -210,6 +213,9 @@ func (c *Collection[T]) UpdateTx(ctx context.Context, org, id string, fn func(*T
 			return nil, err
 		}
 		err = c.transact(ctx, org, ops, claims, errRace)
+		if errors.Is(err, errUniqueMoved) {
+			err = pauseBeforeAttempt(ctx, 2)
+		}
 		if errors.Is(err, errRace) || errors.Is(err, errUniqueMoved) {
 			continue
 		}

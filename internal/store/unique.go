@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -49,9 +51,10 @@ type uniqueDoc struct {
 	ID    string `json:"id"`
 }
 
-// errUniqueMoved: a uniqueness item changed between the failed write and
-// the read that explains it (or was a leftover and has been removed); the
-// write is worth another attempt.
+// errUniqueMoved: a uniqueness item is being written by another
+// transaction, or changed between the failed write and the read that
+// explains it (or was a leftover and has been removed); the write is worth
+// another attempt.
 var errUniqueMoved = errors.New("store: uniqueness item changed; try again")
 
 // uniqueKey is the key of the uniqueness item of field=value in org. Long
@@ -133,8 +136,16 @@ func (c *Collection[T]) transact(ctx context.Context, org string, ops []types.Tr
 	var tce *types.TransactionCanceledException
 	if errors.As(err, &tce) {
 		for _, cl := range claims {
-			if cl.at < len(tce.CancellationReasons) && aws.ToString(tce.CancellationReasons[cl.at].Code) == "ConditionalCheckFailed" {
+			if cl.at >= len(tce.CancellationReasons) {
+				continue
+			}
+			switch aws.ToString(tce.CancellationReasons[cl.at].Code) {
+			case "ConditionalCheckFailed":
 				return c.clash(ctx, org, cl)
+			case "TransactionConflict":
+				// Another transaction is claiming the value right now: once
+				// it is done, this write either succeeds or meets its owner.
+				return errUniqueMoved
 			}
 		}
 	}
@@ -168,6 +179,24 @@ func (c *Collection[T]) clash(ctx context.Context, org string, cl uniqueClaim) e
 
 // errTryAgain ends a write whose attempts all met moving uniqueness items.
 var errTryAgain = apperr.Conflict("the record is being changed by another request; try again")
+
+// uniqueAttempts bounds the attempts of a write that meets moving
+// uniqueness items; pauseBeforeAttempt spaces them out.
+const uniqueAttempts = 5
+
+// pauseBeforeAttempt waits a short, growing, jittered time before attempt
+// n (from 2), so that writers racing for one value do not collide again.
+func pauseBeforeAttempt(ctx context.Context, n int) error {
+	if n < 2 {
+		return nil
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(time.Duration(n-1) * time.Duration(5+rand.IntN(20)) * time.Millisecond):
+		return nil
+	}
+}
 
 // Store is the store the collection writes to.
 func (c *Collection[T]) Store() *Store { return c.store }
