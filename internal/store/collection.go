@@ -166,7 +166,7 @@ func (c *Collection[T]) Create(ctx context.Context, org string, v *T, extra ...t
 	if err != nil {
 		return err
 	}
-	ops, claims, err := c.uniqueOps(org, c.spec.ID(v), nil, c.uniqueValues(v), append([]types.TransactWriteItem{op}, extra...))
+	ops, claims, err := c.uniqueOps(ctx, org, c.spec.ID(v), nil, c.uniqueValues(v), append([]types.TransactWriteItem{op}, extra...))
 	if err != nil {
 		return err
 	}
@@ -208,7 +208,7 @@ func (c *Collection[T]) UpdateTx(ctx context.Context, org, id string, fn func(*T
 		if err != nil {
 			return nil, err
 		}
-		ops, claims, err := c.uniqueOps(org, id, before, c.uniqueValues(v), append([]types.TransactWriteItem{op}, extra...))
+		ops, claims, err := c.uniqueOps(ctx, org, id, before, c.uniqueValues(v), append([]types.TransactWriteItem{op}, extra...))
 		if err != nil {
 			return nil, err
 		}
@@ -245,7 +245,7 @@ func (c *Collection[T]) Delete(ctx context.Context, org, id string, extra ...typ
 			return err
 		}
 		ops := append([]types.TransactWriteItem{c.store.DeleteVersionOp(c.Partition(org), id, version)}, extra...)
-		ops, _, err = c.uniqueOps(org, id, c.uniqueValues(v), nil, ops)
+		ops, _, err = c.uniqueOps(ctx, org, id, c.uniqueValues(v), nil, ops)
 		if err != nil {
 			return err
 		}

@@ -86,7 +86,7 @@ type uniqueClaim struct {
 // uniqueOps appends to ops the operations that move record id's uniqueness
 // items from the values before to the values after (nil when the record
 // is created or deleted), and says which of them claim a value.
-func (c *Collection[T]) uniqueOps(org, id string, before, after map[string]string, ops []types.TransactWriteItem) ([]types.TransactWriteItem, []uniqueClaim, error) {
+func (c *Collection[T]) uniqueOps(ctx context.Context, org, id string, before, after map[string]string, ops []types.TransactWriteItem) ([]types.TransactWriteItem, []uniqueClaim, error) {
 	var claims []uniqueClaim
 	for _, u := range c.spec.Unique {
 		b, a := before[u.Field], after[u.Field]
@@ -94,8 +94,18 @@ func (c *Collection[T]) uniqueOps(org, id string, before, after map[string]strin
 			continue
 		}
 		if b != "" {
+			// Release the old value's item if this record holds it. A record
+			// stored before its field was unique may hold none, and then
+			// another record may hold the item: that one stays.
 			pk, sk := c.uniqueKey(org, u.Field, b)
-			ops = append(ops, c.store.releaseOp(pk, sk, id))
+			var doc uniqueDoc
+			it, err := c.store.GetItem(ctx, pk, sk, &doc)
+			switch {
+			case err == nil && it.Strings[attrOwner] == id:
+				ops = append(ops, c.store.releaseOp(pk, sk, id))
+			case err != nil && !errors.Is(err, apperr.ErrNotFound):
+				return nil, nil, err
+			}
 		}
 		if a != "" {
 			pk, sk := c.uniqueKey(org, u.Field, a)
@@ -111,8 +121,8 @@ func (c *Collection[T]) uniqueOps(org, id string, before, after map[string]strin
 	return ops, claims, nil
 }
 
-// releaseOp deletes a uniqueness item held by id; absent is fine (records
-// written before the field was unique have none), another owner's is not.
+// releaseOp deletes a uniqueness item held by id; the transaction fails
+// when another record holds it.
 func (s *Store) releaseOp(pk, sk, id string) types.TransactWriteItem {
 	return types.TransactWriteItem{Delete: &types.Delete{
 		TableName:                 aws.String(s.Table),

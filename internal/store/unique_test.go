@@ -119,3 +119,52 @@ func TestParallelCreatesOfOneUniqueValueStoreExactlyOneRecord(t *testing.T) {
 		t.Errorf("%d creates succeeded and %d records exist, want 1 and 1", created, len(all))
 	}
 }
+
+func TestARecordStoredBeforeItsFieldWasUniqueCanStillBeChangedAndDeleted(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := testenv.Store(t)
+	before := store.NewCollection(st, store.Spec[thing]{Type: "THING", ID: func(t *thing) string { return t.ID }})
+	c := uniqueThings(st)
+	legacy := thing{ID: ids.New("thg"), Ext: "x"}
+	if err := before.Create(ctx, "org1", &legacy); err != nil {
+		t.Fatal(err)
+	}
+	holder := thing{ID: ids.New("thg"), Ext: "x"}
+	if err := c.Create(ctx, "org1", &holder); err != nil {
+		t.Fatal(err)
+	}
+	// The legacy record lets go of a value it never held an item for,
+	// leaving the holder's item alone.
+	if _, err := c.Update(ctx, "org1", legacy.ID, func(v *thing) error { v.Ext = "y"; return nil }); err != nil {
+		t.Fatalf("update of the legacy record: %v", err)
+	}
+	if err := c.Delete(ctx, "org1", legacy.ID); err != nil {
+		t.Fatalf("delete of the legacy record: %v", err)
+	}
+	other := thing{ID: ids.New("thg"), Ext: "x"}
+	wantTaken(t, c.Create(ctx, "org1", &other), "x", holder.ID)
+	if err := c.Create(ctx, "org1", &thing{ID: ids.New("thg"), Ext: "y"}); err != nil {
+		t.Errorf("the deleted record's value is still taken: %v", err)
+	}
+}
+
+func TestAValueLeftHeldByARecordThatNoLongerExistsIsFreedByTheNextClaim(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := testenv.Store(t)
+	c := uniqueThings(st)
+	gone := thing{ID: ids.New("thg"), Ext: "x"}
+	if err := c.Create(ctx, "org1", &gone); err != nil {
+		t.Fatal(err)
+	}
+	// Deleted behind the collection's back: its uniqueness item stays.
+	if err := st.Delete(ctx, c.Partition("org1"), gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	next := thing{ID: ids.New("thg"), Ext: "x"}
+	if err := c.Create(ctx, "org1", &next); err != nil {
+		t.Fatalf("claim of a value whose holder is gone: %v", err)
+	}
+	wantTaken(t, c.Create(ctx, "org1", &thing{ID: ids.New("thg"), Ext: "x"}), "x", next.ID)
+}
