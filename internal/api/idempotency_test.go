@@ -2,14 +2,20 @@ package api_test
 
 import (
 	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/store"
 )
 
 func TestTwentyParallelIdenticalCreatesWithOneIdempotencyKeyMakeOneRecordAndTheSameAnswer(t *testing.T) {
@@ -191,6 +197,45 @@ func TestADuplicateArrivingWhileTheFirstRequestRunsWaitsForItsAnswer(t *testing.
 	if !bytes.Equal(a.Body, b.Body) || a.Header.Get("Idempotent-Replayed") == b.Header.Get("Idempotent-Replayed") {
 		t.Errorf("answers %s (replayed %q) and %s (replayed %q), want one answer and its replay",
 			a.Body, a.Header.Get("Idempotent-Replayed"), b.Body, b.Header.Get("Idempotent-Replayed"))
+	}
+	if list := companies(t, c); len(list) != 1 {
+		t.Errorf("%d companies, want 1", len(list))
+	}
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+func TestAKeyClaimedByARequestThatNeverAnsweredIsTakenOverAfterItsLease(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	body, _ := json.Marshal(map[string]any{"canonicalName": "Orphan Inc"})
+	// What a process that died mid-request leaves behind: a claim whose
+	// lease has run out (the layout of httpapi's idempotency records).
+	past := time.Now().UTC().Add(-time.Hour)
+	op, err := e.Store.CreateExpiringOp(store.Item{
+		PK:   store.OrgPartition(c.Org, "IDEMPOTENCY") + "#" + sha256Hex([]byte("POST /v1/companies\nabandoned")),
+		SK:   "IDEMPOTENCY",
+		Type: "IDEMPOTENCY",
+		Doc: map[string]any{"state": "claimed", "fingerprint": sha256Hex(body), "method": "POST", "path": "/v1/companies",
+			"claimedAt": past, "leaseUntil": past.Add(time.Minute)},
+	}, time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Store.Transact(context.Background(), nil, op); err != nil {
+		t.Fatal(err)
+	}
+	first := c.Do("POST", "/v1/companies", body, "Idempotency-Key", "abandoned").Want(t, 201)
+	if first.Header.Get("Idempotent-Replayed") != "" {
+		t.Errorf("the takeover was answered as a replay: %s", first.Body)
+	}
+	again := c.Do("POST", "/v1/companies", body, "Idempotency-Key", "abandoned").Want(t, 201)
+	if !bytes.Equal(again.Body, first.Body) || again.Header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("repeat answered %s, want the replay of %s", again.Body, first.Body)
 	}
 	if list := companies(t, c); len(list) != 1 {
 		t.Errorf("%d companies, want 1", len(list))
