@@ -38,7 +38,7 @@ func New(d Deps) *API { return &API{d: d} }
 
 // Handler serves the routes of the given groups (every group when none).
 func (a *API) Handler(groups ...string) http.Handler {
-	return httpapi.NewRouter(routes.Of(groups...), a.Handlers(), httpapi.Authenticate(a.d.Auth))
+	return httpapi.NewRouter(routes.Of(groups...), a.Handlers(), httpapi.Authenticate(a.d.Auth), httpapi.Idempotency(a.d.Store))
 }
 
 // Handlers maps every route pattern of the table to its handler.

@@ -362,14 +362,13 @@ func TestCreateCompanyRejectsEveryInvalidBodyWith400NamingTheField(t *testing.T)
 func TestUpdateCompanyRejectsEveryInvalidBodyWith400AndLeavesTheRecordUnchanged(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t)
-	admin := e.Org(t)
 	for _, tc := range invalidCompanyBodies() {
 		if tc.createOnly {
 			continue
 		}
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c := as(t, e, admin)
+			c := e.Org(t) // externalId is unique per organization: one organization per case
 			before := createCompany(t, c, fullCompany())
 			path := "/v1/companies/" + idOf(t, before)
 			msg := wantError(t, c.Do("PUT", path, tc.updateBody()), 400, tc.want)
@@ -387,7 +386,6 @@ func TestUpdateCompanyRejectsEveryInvalidBodyWith400AndLeavesTheRecordUnchanged(
 func TestUpdateCompanyIsPartialAbsentKeepsNullClearsValueSets(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t)
-	admin := e.Org(t)
 
 	cases := []struct {
 		name    string
@@ -419,7 +417,7 @@ func TestUpdateCompanyIsPartialAbsentKeepsNullClearsValueSets(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c := as(t, e, admin)
+			c := e.Org(t) // externalId is unique per organization: one organization per case
 			before := createCompany(t, c, fullCompany())
 			path := "/v1/companies/" + idOf(t, before)
 			time.Sleep(5 * time.Millisecond) // so a change shows in updatedAt, which has millisecond precision

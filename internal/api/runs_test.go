@@ -602,10 +602,17 @@ func TestRetryingAFailedDryRunStartsADryRunOfTheSameInputAndLeavesTheSourceUncha
 	if errObj := objectAt(t, done, "error"); errObj["message"] != "upstream down" {
 		t.Errorf("retry error %s, want the same failure", jsonOf(errObj))
 	}
-	if after := c.Do("GET", srcPath, nil).Want(t, 200).Object(t); !reflect.DeepEqual(after, src) {
-		t.Errorf("retry changed the source run:\nbefore %s\nafter  %s", jsonOf(src), jsonOf(after))
+	// The source records its retry and is otherwise unchanged.
+	if src["retriedBy"] != nil {
+		t.Errorf("a run not yet retried shows retriedBy %v, want null", src["retriedBy"])
+	}
+	want := clone(t, src)
+	want["retriedBy"] = idOf(t, retry)
+	if after := c.Do("GET", srcPath, nil).Want(t, 200).Object(t); !reflect.DeepEqual(after, want) {
+		t.Errorf("retry changed the source run beyond retriedBy:\nbefore %s\nafter  %s", jsonOf(src), jsonOf(after))
 	}
 	// The failed retry can itself be retried, and keeps pointing at its own source.
+	wantError(t, c.Do("POST", srcPath+"/retry", nil), 409, idOf(t, src), "already been retried", idOf(t, retry))
 	again := c.Do("POST", "/v1/workflow-runs/"+idOf(t, done)+"/retry", nil).Want(t, 202).Object(t)
 	if again["retryOf"] != idOf(t, done) || again["dryRun"] != true || !reflect.DeepEqual(again["input"], in) {
 		t.Errorf("retry of the retry %s, want retryOf %s, dryRun true and the same input", jsonOf(again), idOf(t, done))

@@ -16,6 +16,9 @@ import (
 
 // receiveWebhook starts a run of the workflow whose trigger the slug names,
 // once the request passes the trigger's signature check: 202 with the run.
+// A delivery carrying a delivery id (see deliveryID) starts one run per id
+// within runs.DeliveryWindow; a repeat answers 202 with that run as it is
+// now, marked Idempotent-Replayed.
 func (a *API) receiveWebhook(w http.ResponseWriter, r *http.Request) {
 	body, err := httpapi.ReadBody(w, r)
 	if err != nil {
@@ -47,15 +50,33 @@ func (a *API) receiveWebhook(w http.ResponseWriter, r *http.Request) {
 		httpapi.Error(w, r, err)
 		return
 	}
-	run, err := a.d.Runs.Create(r.Context(), t.OrganizationID, wf, runs.NewRun{
+	run, first, err := a.d.Runs.CreateForDelivery(r.Context(), t.OrganizationID, wf, runs.NewRun{
 		Trigger: runs.TriggerWebhook,
 		Input:   in,
-	})
+	}, t.Slug, deliveryID(r.Header))
 	if err != nil {
 		httpapi.Error(w, r, err)
 		return
 	}
+	if !first {
+		w.Header().Set(httpapi.HeaderReplayed, "true")
+	}
 	httpapi.Data(w, http.StatusAccepted, run)
+}
+
+// deliveryHeaders name a webhook delivery's id, in order of preference:
+// the sender's own delivery ids before generic request ids, which a proxy
+// on the way may have set afresh for each attempt.
+var deliveryHeaders = []string{"X-GitHub-Delivery", "Webhook-Id", "Idempotency-Key", "X-Request-Id"}
+
+// deliveryID is the delivery's id, "" when it carries none.
+func deliveryID(h http.Header) string {
+	for _, name := range deliveryHeaders {
+		if v := strings.TrimSpace(h.Get(name)); v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 // webhookInput is the run input {"webhook": ...} that exposes the request

@@ -34,6 +34,16 @@ var spec = store.Spec[Company]{
 			return WebsiteKey(*c.Website)
 		}},
 	},
+	// externalId is the caller's reconciliation key: one company per value
+	// in an organization.
+	Unique: []store.Unique[Company]{
+		{Field: "externalId", Key: func(c *Company) string {
+			if c.ExternalID == nil {
+				return ""
+			}
+			return *c.ExternalID
+		}},
+	},
 }
 
 // Service stores the companies of every organization.

@@ -22,14 +22,20 @@ import (
 // route answer 404 "no such endpoint: METHOD PATH", which tells them apart
 // from a missing record ("not found"); a known path with another method is
 // 405 with Allow. A path parameter longer than any id can be is "not found"
-// before the handler runs.
-func NewRouter(rs []routes.Route, handlers map[string]http.Handler, authn func(http.Handler) http.Handler) http.Handler {
+// before the handler runs. Authenticated POST routes also go through each
+// of creates (such as Idempotency), inside authn.
+func NewRouter(rs []routes.Route, handlers map[string]http.Handler, authn func(http.Handler) http.Handler, creates ...func(http.Handler) http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	allowed := map[string][]string{}
 	for _, rt := range rs {
 		h, ok := handlers[rt.Pattern()]
 		if !ok {
 			panic(fmt.Sprintf("httpapi: no handler for route %s", rt.Pattern()))
+		}
+		if rt.Authenticated() && rt.Method == http.MethodPost {
+			for i := len(creates) - 1; i >= 0; i-- {
+				h = creates[i](h)
+			}
 		}
 		mux.Handle(rt.Pattern(), boundParams(rt.Path, conditional(rt, h)))
 		allowed[rt.Path] = append(allowed[rt.Path], rt.Method)

@@ -3,18 +3,37 @@ package runs
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
+	"strings"
+	"time"
 
+	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/steps"
+	"github.com/sourcebase/sourcebase/internal/store"
 )
+
+// DryIDPrefix marks the placeholder id of a record a dry run would have
+// created ("dry_cmp_…"): later steps of the dry run can use it, and no
+// stored record ever has it.
+const DryIDPrefix = "dry_"
+
+// upsertAttempts bounds how often an upsert that lost a race to a
+// concurrent writer starts over.
+const upsertAttempts = 8
 
 // companyWriter lets the company steps of a workflow write through the
 // company service, with the same validation as the API.
 type companyWriter struct{ svc *companies.Service }
 
-// Upsert creates the company that fields identify, or updates it.
+// Upsert creates the company that fields identify, or updates it. Under
+// concurrency it converges: when another writer creates the company first
+// (its externalId is taken), that company is updated instead, and a write
+// that lost a version race starts over, so parallel upserts of one
+// externalId make one company and every one of them succeeds.
 func (w companyWriter) Upsert(ctx context.Context, org string, fields map[string]any, dryRun bool) (steps.UpsertResult, error) {
 	body, err := json.Marshal(fields)
 	if err != nil {
@@ -24,6 +43,22 @@ func (w companyWriter) Upsert(ctx context.Context, org string, fields map[string
 	if err != nil {
 		return steps.UpsertResult{}, err
 	}
+	for attempt := 1; ; attempt++ {
+		res, err := w.upsert(ctx, org, f, fields, dryRun)
+		var taken *store.UniqueError
+		if err == nil || !errors.Is(err, apperr.ErrConflict) || errors.As(err, &taken) || attempt == upsertAttempts {
+			return res, err
+		}
+		// Lost a race with another writer: wait a little, then match again.
+		select {
+		case <-ctx.Done():
+			return res, ctx.Err()
+		case <-time.After(time.Duration(attempt) * time.Duration(5+rand.IntN(20)) * time.Millisecond):
+		}
+	}
+}
+
+func (w companyWriter) upsert(ctx context.Context, org string, f companies.Fields, fields map[string]any, dryRun bool) (steps.UpsertResult, error) {
 	existing, err := w.svc.Match(ctx, org, f)
 	if err != nil {
 		return steps.UpsertResult{}, err
@@ -33,10 +68,25 @@ func (w companyWriter) Upsert(ctx context.Context, org string, fields map[string
 			return steps.UpsertResult{}, fmt.Errorf("no company matches, and canonicalName is required to create one")
 		}
 		if dryRun {
-			return steps.UpsertResult{Created: true, WouldCreate: plain(w.svc.New(f, companies.OriginWorkflow), fields)}, nil
+			// The record it would create, under a placeholder id, so that
+			// later steps ($.steps.<id>.company.id) evaluate as for real.
+			c := w.svc.New(f, companies.OriginWorkflow)
+			c.ID = DryIDPrefix + c.ID
+			return steps.UpsertResult{Created: true, Company: c, WouldCreate: plain(c, fields)}, nil
 		}
 		c, err := w.svc.Create(ctx, org, f, companies.OriginWorkflow)
-		return steps.UpsertResult{Company: c, Created: true}, err
+		var taken *store.UniqueError
+		if !errors.As(err, &taken) {
+			return steps.UpsertResult{Company: c, Created: err == nil}, err
+		}
+		// Another writer created the company with this externalId since
+		// Match looked: update that one.
+		if existing, err = w.svc.Get(ctx, org, taken.OwnerID); err != nil {
+			if errors.Is(err, apperr.ErrNotFound) {
+				return steps.UpsertResult{}, apperr.Conflict("company %s was deleted during the upsert", taken.OwnerID)
+			}
+			return steps.UpsertResult{}, err
+		}
 	}
 	if dryRun {
 		return steps.UpsertResult{Company: existing, WouldUpdate: changes(existing, f)}, nil
@@ -47,6 +97,18 @@ func (w companyWriter) Upsert(ctx context.Context, org string, fields map[string
 
 // AddTags adds tags to a company, keeping its existing ones first.
 func (w companyWriter) AddTags(ctx context.Context, org, companyID string, tags []string, dryRun bool) (steps.UpsertResult, error) {
+	if dryRun && strings.HasPrefix(companyID, DryIDPrefix) {
+		// A company an earlier step of this dry run would have created:
+		// nothing to read, it would get just these tags.
+		body, _ := json.Marshal(map[string]any{"tags": tags})
+		f, err := companies.DecodeUpdate(body)
+		if err != nil {
+			return steps.UpsertResult{}, err
+		}
+		placeholder := &companies.Company{ID: companyID}
+		companies.Fields{}.Apply(placeholder) // empty lists and objects, as stored
+		return steps.UpsertResult{Company: map[string]any{"id": companyID}, WouldUpdate: changes(placeholder, f)}, nil
+	}
 	c, err := w.svc.Get(ctx, org, companyID)
 	if err != nil {
 		return steps.UpsertResult{}, fmt.Errorf("company %q: %w", companyID, err)

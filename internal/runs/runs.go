@@ -9,10 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/oklog/ulid/v2"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
@@ -55,6 +57,7 @@ type Run struct {
 	Error       *steps.RunError `json:"error"`
 	DryRun      bool            `json:"dryRun"`
 	RetryOf     *string         `json:"retryOf"`
+	RetriedBy   *string         `json:"retriedBy"` // the retry of this run; a run is retried once
 	Trigger     string          `json:"trigger"`
 	CreatedAt   time.Time       `json:"createdAt"`
 	StartedAt   *time.Time      `json:"startedAt"`
@@ -161,6 +164,12 @@ type NewRun struct {
 	Title   string // "" for a generated title
 	Trigger string
 	RetryOf string
+	// ID is the new run's id; "" to generate one. Extra operations are
+	// written in the same transaction as the run (such as the record of a
+	// retry on its source run); when one's condition fails, nothing is
+	// written and Create answers apperr.ErrConflict.
+	ID    string
+	Extra []types.TransactWriteItem
 }
 
 // Create stores a queued run of wf and starts it. If the engine cannot
@@ -173,9 +182,12 @@ func (s *Service) Create(ctx context.Context, org string, wf *workflows.Workflow
 	ctx = context.WithoutCancel(ctx)
 	now := s.now()
 	r := &record{OrganizationID: org, Run: Run{
-		ID: ids.New("run"), WorkflowID: wf.ID, Status: Queued, Input: n.Input, DryRun: n.DryRun,
+		ID: n.ID, WorkflowID: wf.ID, Status: Queued, Input: n.Input, DryRun: n.DryRun,
 		Trigger: n.Trigger, CreatedAt: now, Title: n.Title,
 	}}
+	if r.ID == "" {
+		r.ID = ids.New("run")
+	}
 	if r.Input == nil {
 		r.Input = map[string]any{}
 	}
@@ -185,7 +197,7 @@ func (s *Service) Create(ctx context.Context, org string, wf *workflows.Workflow
 	if n.RetryOf != "" {
 		r.RetryOf = &n.RetryOf
 	}
-	if err := s.coll.Create(ctx, org, r); err != nil {
+	if err := s.coll.Create(ctx, org, r, n.Extra...); err != nil {
 		return nil, err
 	}
 	startCtx, cancel := context.WithTimeout(ctx, startTimeout)
@@ -254,24 +266,50 @@ func (s *Service) Rename(ctx context.Context, org, id, title string) (*Run, erro
 	return &r.Run, nil
 }
 
-// Retry creates a new run with a failed run's input and dry-run setting;
-// the failed run is left as it is. Only a failed run can be retried.
+// Retry creates a new run with a failed run's input and dry-run setting.
+// Only a failed run can be retried, and only once: the source run records
+// its retry (retriedBy) in the transaction that creates the retry, so of
+// concurrent retries one succeeds and the others are conflicts naming it.
+// To try again, retry the retry.
 func (s *Service) Retry(ctx context.Context, org, id string) (*Run, error) {
-	src, err := s.Get(ctx, org, id)
-	if err != nil {
-		return nil, err
+	const attempts = 6
+	for attempt := 1; ; attempt++ {
+		src, version, err := s.coll.GetVersion(ctx, org, id)
+		if err != nil {
+			return nil, err
+		}
+		if src.RetriedBy != nil {
+			return nil, apperr.Conflict("run %s has already been retried by run %s; retry that run to try again", src.ID, *src.RetriedBy)
+		}
+		if src.Status != Failed {
+			return nil, apperr.Conflict("only a failed run can be retried; run %s is %s", src.ID, src.Status)
+		}
+		wf, err := s.workflows.Get(ctx, org, src.WorkflowID)
+		if errors.Is(err, apperr.ErrNotFound) {
+			return nil, apperr.Conflict("the workflow of run %s has been deleted; it cannot be retried", src.ID)
+		}
+		if err != nil {
+			return nil, err
+		}
+		n := NewRun{ID: ids.New("run"), Input: src.Input, DryRun: src.DryRun, Trigger: TriggerRetry, RetryOf: src.ID}
+		src.RetriedBy = &n.ID
+		mark, err := s.coll.ReplaceOp(org, src, version)
+		if err != nil {
+			return nil, err
+		}
+		n.Extra = []types.TransactWriteItem{mark}
+		run, err := s.Create(ctx, org, wf, n)
+		if err == nil || !errors.Is(err, apperr.ErrConflict) || attempt == attempts {
+			return run, err
+		}
+		// The source changed meanwhile (most likely another retry won):
+		// read it again.
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Duration(attempt) * time.Duration(5+rand.IntN(20)) * time.Millisecond):
+		}
 	}
-	if src.Status != Failed {
-		return nil, apperr.Conflict("only a failed run can be retried; run %s is %s", src.ID, src.Status)
-	}
-	wf, err := s.workflows.Get(ctx, org, src.WorkflowID)
-	if errors.Is(err, apperr.ErrNotFound) {
-		return nil, apperr.Conflict("the workflow of run %s has been deleted; it cannot be retried", src.ID)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return s.Create(ctx, org, wf, NewRun{Input: src.Input, DryRun: src.DryRun, Trigger: TriggerRetry, RetryOf: src.ID})
 }
 
 // Execute runs a run's steps: the work of the runner Lambda and of the

@@ -28,7 +28,7 @@ type Companies interface {
 // WouldCreate is non-nil, and otherwise "would update" Company with WouldUpdate
 // (which may be empty when nothing would change).
 type UpsertResult struct {
-	Company     any            // the company record after the write (or, in a dry run, the existing record or nil)
+	Company     any            // the company record after the write (in a dry run, the existing record, or the one it would create with a "dry_" id)
 	Created     bool           // the write created the company (or, in a dry run, would create it)
 	WouldCreate map[string]any // dry run only: fields that would be created
 	WouldUpdate map[string]any // dry run only: fields that would change
@@ -183,7 +183,13 @@ func upsertOutput(res UpsertResult, dryRun bool) (map[string]any, error) {
 	case !dryRun:
 		return plainOutput(map[string]any{"company": res.Company, "created": res.Created})
 	case res.Created || res.WouldCreate != nil:
-		return plainOutput(map[string]any{"dryRun": true, "wouldCreate": objectOrEmpty(res.WouldCreate)})
+		out := map[string]any{"dryRun": true, "wouldCreate": objectOrEmpty(res.WouldCreate)}
+		if res.Company != nil {
+			// The record it would create, under a placeholder id, so later
+			// steps of the dry run can address it.
+			out["company"] = res.Company
+		}
+		return plainOutput(out)
 	default:
 		return plainOutput(map[string]any{"dryRun": true, "wouldUpdate": objectOrEmpty(res.WouldUpdate), "company": res.Company})
 	}

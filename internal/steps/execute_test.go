@@ -259,6 +259,14 @@ func TestExecuteCompanySteps(t *testing.T) {
 			wantOut:   `{"dryRun":true,"wouldCreate":{"canonicalName":"Acme"}}`,
 		},
 		{
+			name:      "dry-run upsert that would create outputs the record under its placeholder id",
+			steps:     `[{"id":"up","type":"upsertCompany","with":{"canonicalName":"Acme"}}]`,
+			dryRun:    true,
+			result:    UpsertResult{Created: true, Company: company{ID: "dry_cmp_1", CanonicalName: "Acme"}, WouldCreate: map[string]any{"canonicalName": "Acme"}},
+			wantCalls: []companyCall{{Method: "Upsert", Org: "org1", Fields: map[string]any{"canonicalName": "Acme"}, DryRun: true}},
+			wantOut:   `{"dryRun":true,"wouldCreate":{"canonicalName":"Acme"},"company":{"id":"dry_cmp_1","canonicalName":"Acme"}}`,
+		},
+		{
 			name:      "dry-run upsert that would update",
 			steps:     `[{"id":"up","type":"upsertCompany","with":{"canonicalName":"Acme","sector":"Tech"}}]`,
 			dryRun:    true,

@@ -74,6 +74,9 @@ type Spec[T any] struct {
 	// item that cannot be decoded (Get and lists); without it lists skip
 	// such items. Either way the item is logged once per process by key.
 	Undecodable func(u Undecoded) *T
+	// Unique fields hold a value at most one record of an organization
+	// has (see Unique).
+	Unique []Unique[T]
 }
 
 // Undecoded describes a stored item that cannot be decoded: what its keys
@@ -252,11 +255,24 @@ func (c *Collection[T]) Create(ctx context.Context, org string, v *T, extra ...t
 	if err != nil {
 		return err
 	}
-	if err := c.store.Transact(ctx, nil, append([]types.TransactWriteItem{op}, extra...)...); err != nil {
+	ops, claims, err := c.uniqueOps(ctx, org, c.spec.ID(v), nil, c.uniqueValues(v), append([]types.TransactWriteItem{op}, extra...))
+	if err != nil {
 		return err
 	}
-	setVersion(v, 1)
-	return nil
+	for attempt := 1; attempt <= uniqueAttempts; attempt++ {
+		if err := pauseBeforeAttempt(ctx, attempt); err != nil {
+			return err
+		}
+		err := c.transact(ctx, org, ops, claims, nil)
+		if errors.Is(err, errUniqueMoved) {
+			continue
+		}
+		if err == nil {
+			setVersion(v, 1)
+		}
+		return err
+	}
+	return errTryAgain
 }
 
 // Update applies fn to the current record and writes the result only if
@@ -277,6 +293,7 @@ func (c *Collection[T]) UpdateTx(ctx context.Context, org, id string, fn func(*T
 		if err := checkPrecondition(ctx, id, version); err != nil {
 			return nil, err
 		}
+		before := c.uniqueValues(v)
 		extra, err := fn(v)
 		if errors.Is(err, ErrUnchanged) {
 			return v, nil
@@ -288,8 +305,15 @@ func (c *Collection[T]) UpdateTx(ctx context.Context, org, id string, fn func(*T
 		if err != nil {
 			return nil, err
 		}
-		err = c.store.Transact(ctx, errRace, append([]types.TransactWriteItem{op}, extra...)...)
-		if errors.Is(err, errRace) {
+		ops, claims, err := c.uniqueOps(ctx, org, id, before, c.uniqueValues(v), append([]types.TransactWriteItem{op}, extra...))
+		if err != nil {
+			return nil, err
+		}
+		err = c.transact(ctx, org, ops, claims, errRace)
+		if errors.Is(err, errUniqueMoved) {
+			err = pauseBeforeAttempt(ctx, 2)
+		}
+		if errors.Is(err, errRace) || errors.Is(err, errUniqueMoved) {
 			continue
 		}
 		if err != nil {
@@ -308,24 +332,30 @@ func (c *Collection[T]) Delete(ctx context.Context, org, id string, extra ...typ
 	if id == "" || len(id) > MaxIDLength {
 		return apperr.ErrNotFound
 	}
-	del := c.store.DeleteOp(c.Partition(org), id)
-	if _, ok := ctx.Value(preconditionKey{}).(Precondition); ok {
-		// Delete only the version the precondition accepted.
-		_, version, err := c.get(ctx, org, id)
+	_, conditional := ctx.Value(preconditionKey{}).(Precondition)
+	if len(c.spec.Unique) == 0 && !conditional {
+		return c.store.Transact(ctx, apperr.ErrNotFound, append([]types.TransactWriteItem{c.store.DeleteOp(c.Partition(org), id)}, extra...)...)
+	}
+	// The record's uniqueness items go with it, and an If-Match names the
+	// version to delete: read the record, and delete it only at that version.
+	for range 5 {
+		v, version, err := c.get(ctx, org, id)
 		if err != nil {
 			return err
 		}
 		if err := checkPrecondition(ctx, id, version); err != nil {
 			return err
 		}
-		del = c.store.DeleteVersionOp(c.Partition(org), id, version)
-		err = c.store.Transact(ctx, errRace, append([]types.TransactWriteItem{del}, extra...)...)
-		if errors.Is(err, errRace) {
-			return apperr.PreconditionFailed("the record changed or was deleted while it was being deleted; read it again")
+		ops := append([]types.TransactWriteItem{c.store.DeleteVersionOp(c.Partition(org), id, version)}, extra...)
+		ops, _, err = c.uniqueOps(ctx, org, id, c.uniqueValues(v), nil, ops)
+		if err != nil {
+			return err
 		}
-		return err
+		if err := c.store.Transact(ctx, errRace, ops...); !errors.Is(err, errRace) {
+			return err
+		}
 	}
-	return c.store.Transact(ctx, apperr.ErrNotFound, append([]types.TransactWriteItem{del}, extra...)...)
+	return apperr.Conflict("the record was changed by other requests while it was deleted; try again")
 }
 
 // Query selects a page of records.

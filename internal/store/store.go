@@ -321,15 +321,6 @@ func (s *Store) DeleteOp(pk, sk string) types.TransactWriteItem {
 	}}
 }
 
-// DeleteVersionOp deletes an item only while its version is version.
-func (s *Store) DeleteVersionOp(pk, sk string, version int64) types.TransactWriteItem {
-	op := s.DeleteOp(pk, sk)
-	op.Delete.ConditionExpression = aws.String("#v = :v")
-	op.Delete.ExpressionAttributeNames = map[string]string{"#v": AttrVersion}
-	op.Delete.ExpressionAttributeValues = map[string]types.AttributeValue{":v": &types.AttributeValueMemberN{Value: strconv.FormatInt(version, 10)}}
-	return op
-}
-
 // Delete removes an existing item; apperr.ErrNotFound when absent.
 func (s *Store) Delete(ctx context.Context, pk, sk string) error {
 	_, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{

@@ -19,6 +19,9 @@ const (
 	AttrDoc     = "doc"     // the record as JSON
 	AttrVersion = "version" // optimistic-lock counter
 	AttrType    = "type"    // item type, for operators reading the table
+	// AttrExpires is the table's TTL attribute (epoch seconds) on items
+	// that expire, such as idempotency records; see expiring.go.
+	AttrExpires = "ttl"
 )
 
 // Index is a global secondary index of the table. Indexes are generic:
@@ -79,7 +82,7 @@ func CreateTable(ctx context.Context, db *dynamodb.Client, name string) (bool, e
 	var inUse *types.ResourceInUseException
 	switch {
 	case errors.As(err, &inUse):
-		return false, nil
+		return false, ensureTTL(ctx, db, name)
 	case err != nil:
 		return false, fmt.Errorf("create table %q: %w", name, err)
 	}
@@ -90,5 +93,5 @@ func CreateTable(ctx context.Context, db *dynamodb.Client, name string) (bool, e
 	if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}, 2*time.Minute); err != nil {
 		return true, fmt.Errorf("wait for table %q: %w", name, err)
 	}
-	return true, nil
+	return true, enableTTL(ctx, db, name)
 }

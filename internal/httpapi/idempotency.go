@@ -1,0 +1,292 @@
+package httpapi
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"time"
+
+	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/auth"
+	"github.com/sourcebase/sourcebase/internal/store"
+)
+
+// Idempotency keys: a client sends Idempotency-Key on a POST so that
+// sending it again (after a timeout, say) cannot do the work twice.
+const (
+	HeaderIdempotencyKey = "Idempotency-Key"
+	// HeaderReplayed marks an answer that repeats an earlier one instead of
+	// doing the work again (idempotency keys, webhook delivery ids).
+	HeaderReplayed = "Idempotent-Replayed"
+
+	// IdempotencyWindow is how long a key's first response is kept.
+	IdempotencyWindow = 24 * time.Hour
+	// MaxIdempotencyKey is the longest key, in characters.
+	MaxIdempotencyKey = 255
+)
+
+// Timing of duplicates that arrive while the first request is in flight.
+var (
+	// idempotencyWait is how long a duplicate waits for the first request
+	// to finish before answering 409.
+	idempotencyWait = 10 * time.Second
+	// idempotencyLease is how long a claim holds a key without an answer;
+	// after it a duplicate takes the key over (the first request's process
+	// died). Well above API Gateway's 30 s.
+	idempotencyLease = 2 * time.Minute
+)
+
+// replayedHeaders are the response headers kept with a stored answer.
+var replayedHeaders = []string{"Content-Type", "Location", "ETag", "Last-Modified"}
+
+// idempotencyRecord is the stored state of one key: claimed while the
+// first request runs, then its answer.
+type idempotencyRecord struct {
+	State       string            `json:"state"`       // claimed | answered
+	Fingerprint string            `json:"fingerprint"` // SHA-256 of the request body
+	Method      string            `json:"method"`
+	Path        string            `json:"path"`
+	LeaseUntil  time.Time         `json:"leaseUntil"`
+	ClaimedAt   time.Time         `json:"claimedAt"`
+	Status      int               `json:"status,omitempty"`
+	Header      map[string]string `json:"header,omitempty"`
+	Body        []byte            `json:"body,omitempty"` // gzip
+}
+
+const (
+	stateClaimed  = "claimed"
+	stateAnswered = "answered"
+)
+
+var errKeyTaken = errors.New("idempotency key taken")
+
+// Idempotency makes authenticated POSTs idempotent per Idempotency-Key. The
+// first request with a key claims it (a conditional write) and runs; its
+// answer (status, body, replayedHeaders) is kept for IdempotencyWindow,
+// scoped to the organization, method and path. A repeat with the same body
+// gets that answer again, marked Idempotent-Replayed, without running; a
+// repeat with another body is 422; a repeat while the first still runs
+// waits for it briefly, else is 409. A 5xx answer is not kept: the key is
+// released so the request can be retried. Requests without the header pass
+// through.
+func Idempotency(st *store.Store) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			values := r.Header.Values(HeaderIdempotencyKey)
+			p, authenticated := auth.FromContext(r.Context())
+			if len(values) == 0 || !authenticated {
+				next.ServeHTTP(w, r)
+				return
+			}
+			if len(values) > 1 || !validIdempotencyKey(values[0]) {
+				ErrorBody(w, http.StatusBadRequest, "Invalid header: Idempotency-Key must be 1 to 255 printable ASCII characters, sent once.")
+				return
+			}
+			body, err := ReadBody(w, r)
+			if err != nil {
+				Error(w, r, err)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			k := idempotent{st: st, next: next, fingerprint: sha256Hex(body)}
+			k.pk = store.OrgPartition(p.OrgID, "IDEMPOTENCY") + "#" + sha256Hex([]byte(r.Method+" "+r.URL.Path+"\n"+values[0]))
+			k.serve(w, r)
+		})
+	}
+}
+
+// validIdempotencyKey: 1..MaxIdempotencyKey printable ASCII characters.
+func validIdempotencyKey(k string) bool {
+	if len(k) == 0 || len(k) > MaxIdempotencyKey {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] < 0x20 || k[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// idempotent is one request with a key.
+type idempotent struct {
+	st          *store.Store
+	next        http.Handler
+	pk          string
+	fingerprint string
+}
+
+const idempotencySK = "IDEMPOTENCY"
+
+func (k idempotent) serve(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	deadline := time.Now().Add(idempotencyWait)
+	for {
+		now := time.Now().UTC()
+		claim := idempotencyRecord{State: stateClaimed, Fingerprint: k.fingerprint, Method: r.Method, Path: r.URL.Path,
+			ClaimedAt: now, LeaseUntil: now.Add(idempotencyLease)}
+		op, err := k.st.CreateExpiringOp(store.Item{PK: k.pk, SK: idempotencySK, Type: "IDEMPOTENCY", Doc: claim}, now.Add(IdempotencyWindow))
+		if err == nil {
+			err = k.st.Transact(ctx, errKeyTaken, op)
+		}
+		if err == nil {
+			k.run(w, r, claim, 1)
+			return
+		}
+		if !errors.Is(err, errKeyTaken) {
+			Error(w, r, err)
+			return
+		}
+		var seen idempotencyRecord
+		it, err := k.st.GetLive(ctx, k.pk, idempotencySK, &seen)
+		switch {
+		case errors.Is(err, apperr.ErrNotFound):
+			// Released or expired since: claim it after the pause below.
+		case err != nil:
+			Error(w, r, err)
+			return
+		case seen.Fingerprint != k.fingerprint:
+			ErrorBody(w, http.StatusUnprocessableEntity, "This Idempotency-Key was already used with a different request body; use a new key for a new request.")
+			return
+		case seen.State == stateAnswered:
+			replay(w, r, seen)
+			return
+		case now.After(seen.LeaseUntil):
+			// The first request's process stopped without answering: take over.
+			claim.ClaimedAt = seen.ClaimedAt
+			op, err := k.st.ReplaceExpiringOp(store.Item{PK: k.pk, SK: idempotencySK, Type: "IDEMPOTENCY", Doc: claim, Version: it.Version + 1},
+				seen.ClaimedAt.Add(IdempotencyWindow))
+			if err == nil {
+				err = k.st.Transact(ctx, errKeyTaken, op)
+			}
+			if err == nil {
+				k.run(w, r, claim, it.Version+1)
+				return
+			}
+			if !errors.Is(err, errKeyTaken) {
+				Error(w, r, err)
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			w.Header().Set("Retry-After", "1")
+			ErrorBody(w, http.StatusConflict, "A request with this Idempotency-Key is still in progress; try again shortly.")
+			return
+		}
+		select {
+		case <-ctx.Done():
+			Error(w, r, ctx.Err())
+			return
+		case <-time.After(time.Duration(20+rand.IntN(30)) * time.Millisecond):
+		}
+	}
+}
+
+// run serves the request that holds the claim (at version) and keeps its
+// answer, or releases the key when there is none to keep.
+func (k idempotent) run(w http.ResponseWriter, r *http.Request, claim idempotencyRecord, version int64) {
+	rec := &recorder{ResponseWriter: w}
+	done := false
+	defer func() {
+		if !done { // the handler panicked: free the key, then let Observe answer
+			k.release(r.Context(), version)
+		}
+	}()
+	k.next.ServeHTTP(rec, r)
+	done = true
+	status := rec.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	if status >= 500 {
+		k.release(r.Context(), version)
+		return
+	}
+	answer := claim
+	answer.State, answer.Status, answer.Header = stateAnswered, status, map[string]string{}
+	for _, h := range replayedHeaders {
+		if v := rec.Header().Get(h); v != "" {
+			answer.Header[h] = v
+		}
+	}
+	var zipped bytes.Buffer
+	zw := gzip.NewWriter(&zipped)
+	zw.Write(rec.body.Bytes())
+	zw.Close()
+	answer.Body = zipped.Bytes()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 10*time.Second)
+	defer cancel()
+	op, err := k.st.ReplaceExpiringOp(store.Item{PK: k.pk, SK: idempotencySK, Type: "IDEMPOTENCY", Doc: answer, Version: version + 1},
+		claim.ClaimedAt.Add(IdempotencyWindow))
+	if err == nil {
+		err = k.st.Transact(ctx, errKeyTaken, op)
+	}
+	if err != nil {
+		slog.WarnContext(ctx, "could not keep the answer of an idempotent request; its key is released", "err", err)
+		k.release(ctx, version)
+	}
+}
+
+// release deletes the claim at version, so a later request with the key runs.
+func (k idempotent) release(ctx context.Context, version int64) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := k.st.Transact(ctx, errKeyTaken, k.st.DeleteVersionOp(k.pk, idempotencySK, version)); err != nil && !errors.Is(err, errKeyTaken) {
+		slog.WarnContext(ctx, "could not release an idempotency key; it is held until its lease ends", "err", err)
+	}
+}
+
+// replay writes a kept answer again.
+func replay(w http.ResponseWriter, r *http.Request, rec idempotencyRecord) {
+	zr, err := gzip.NewReader(bytes.NewReader(rec.Body))
+	var body []byte
+	if err == nil {
+		body, err = io.ReadAll(zr)
+	}
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	for h, v := range rec.Header {
+		w.Header().Set(h, v)
+	}
+	w.Header().Set(HeaderReplayed, "true")
+	w.WriteHeader(rec.Status)
+	w.Write(body)
+}
+
+// recorder passes a response through and keeps a copy of it.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	body   bytes.Buffer
+}
+
+func (w *recorder) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *recorder) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	w.body.Write(b)
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *recorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
