@@ -13,9 +13,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/clock"
 	"github.com/sourcebase/sourcebase/internal/ids"
 	"github.com/sourcebase/sourcebase/internal/keys"
 	"github.com/sourcebase/sourcebase/internal/store"
@@ -394,7 +394,7 @@ func TestAKeyStoredBeforeKeysWereSortableByNameJoinsTheNameOrderAtItsNextUse(t *
 	legacy := e.Anonymous(t)
 	legacy.ClientID, legacy.Secret = ids.New("ck"), "sk_legacy_"+ids.Random(16)
 	doc, _ := json.Marshal(keys.Key{ClientID: legacy.ClientID, Name: "Legacy", KeyLastFour: "abcd", Role: "member",
-		OrganizationID: admin.Org, CreatedAt: time.Now().UTC(), SecretHash: keys.HashSecret(legacy.Secret)})
+		OrganizationID: admin.Org, CreatedAt: clock.Now(), SecretHash: keys.HashSecret(legacy.Secret)})
 	part := store.OrgPartition(admin.Org, "APIKEY")
 	putRaw(t, e, map[string]string{store.AttrPK: "APIKEY#" + legacy.ClientID, store.AttrSK: "APIKEY", store.AttrType: "APIKEY",
 		store.AttrDoc: string(doc), store.GSI1.PK: part, store.GSI1.SK: legacy.ClientID})

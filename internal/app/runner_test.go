@@ -126,7 +126,7 @@ func TestTheRunnerExecuteEventCompletesAQueuedRunAndASecondDeliveryChangesNothin
 	if done.Status != runs.Completed || done.Error != nil || !reflect.DeepEqual(plainJSON(t, done.Output), want) {
 		t.Errorf("run %+v, want completed with output %v", done, want)
 	}
-	if done.StartedAt == nil || done.CompletedAt == nil || done.CompletedAt.Before(*done.StartedAt) {
+	if done.StartedAt == nil || done.CompletedAt == nil || done.CompletedAt.Before(done.StartedAt.Time) {
 		t.Errorf("startedAt %v, completedAt %v: want both, in order", done.StartedAt, done.CompletedAt)
 	}
 

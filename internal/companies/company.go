@@ -5,8 +5,8 @@ package companies
 import (
 	"net/url"
 	"strings"
-	"time"
 
+	"github.com/sourcebase/sourcebase/internal/clock"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
@@ -40,11 +40,11 @@ type Assignee struct {
 
 // Candidate is one discovered value behind a reconciled attribute.
 type Candidate struct {
-	Value        string    `json:"value"`
-	Source       string    `json:"source"`
-	Confidence   float64   `json:"confidence"`
-	Pinned       bool      `json:"pinned"`
-	DiscoveredAt time.Time `json:"discoveredAt"`
+	Value        string     `json:"value"`
+	Source       string     `json:"source"`
+	Confidence   float64    `json:"confidence"`
+	Pinned       bool       `json:"pinned"`
+	DiscoveredAt clock.Time `json:"discoveredAt"`
 }
 
 // Company is the full company record of the spec. Fields not yet known are
@@ -77,10 +77,10 @@ type Company struct {
 	LastRoundDate           *string                `json:"lastRoundDate"`
 	LastFinancials          map[string]any         `json:"lastFinancials"`
 	Enrichment              map[string][]Candidate `json:"enrichment"`
-	LastEnrichedAt          *time.Time             `json:"lastEnrichedAt"`
-	LastEnrichmentStartedAt *time.Time             `json:"lastEnrichmentStartedAt"`
-	CreatedAt               time.Time              `json:"createdAt"`
-	UpdatedAt               time.Time              `json:"updatedAt"`
+	LastEnrichedAt          *clock.Time            `json:"lastEnrichedAt"`
+	LastEnrichmentStartedAt *clock.Time            `json:"lastEnrichmentStartedAt"`
+	CreatedAt               clock.Time             `json:"createdAt"`
+	UpdatedAt               clock.Time             `json:"updatedAt"`
 }
 
 // normalize replaces nil collections with empty ones, so clients never see
@@ -127,4 +127,4 @@ func WebsiteKey(website string) string {
 }
 
 // sortTime formats a time so that string order is time order.
-func sortTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000000Z") }
+func sortTime(t clock.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000000Z") }

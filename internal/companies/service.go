@@ -3,8 +3,8 @@ package companies
 import (
 	"context"
 	"encoding/json"
-	"time"
 
+	"github.com/sourcebase/sourcebase/internal/clock"
 	"github.com/sourcebase/sourcebase/internal/ids"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
@@ -49,12 +49,12 @@ var spec = store.Spec[Company]{
 // Service stores the companies of every organization.
 type Service struct {
 	coll *store.Collection[Company]
-	now  func() time.Time
+	now  func() clock.Time
 }
 
 // NewService returns the company service over st.
 func NewService(st *store.Store) *Service {
-	return &Service{coll: store.NewCollection(st, spec), now: func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }}
+	return &Service{coll: store.NewCollection(st, spec), now: clock.Now}
 }
 
 // New builds a company record from create fields, without storing it.

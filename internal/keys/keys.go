@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/clock"
 	"github.com/sourcebase/sourcebase/internal/ids"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
@@ -33,22 +34,22 @@ const DefaultKeyLimit = 25
 
 // Organization is a tenant: every record belongs to exactly one.
 type Organization struct {
-	ID        string    `json:"id"`
-	Name      string    `json:"name"`
-	KeyLimit  int64     `json:"keyLimit"`
-	CreatedAt time.Time `json:"createdAt"`
+	ID        string     `json:"id"`
+	Name      string     `json:"name"`
+	KeyLimit  int64      `json:"keyLimit"`
+	CreatedAt clock.Time `json:"createdAt"`
 }
 
 // Key is an API key's metadata as stored. SecretHash never leaves the service.
 type Key struct {
-	ClientID       string     `json:"clientId"`
-	Name           string     `json:"name"`
-	KeyLastFour    string     `json:"keyLastFour"`
-	Role           string     `json:"role"`
-	OrganizationID string     `json:"organizationId"`
-	CreatedAt      time.Time  `json:"createdAt"`
-	LastUsedAt     *time.Time `json:"lastUsedAt"`
-	SecretHash     string     `json:"secretHash,omitempty"`
+	ClientID       string      `json:"clientId"`
+	Name           string      `json:"name"`
+	KeyLastFour    string      `json:"keyLastFour"`
+	Role           string      `json:"role"`
+	OrganizationID string      `json:"organizationId"`
+	CreatedAt      clock.Time  `json:"createdAt"`
+	LastUsedAt     *clock.Time `json:"lastUsedAt"`
+	SecretHash     string      `json:"secretHash,omitempty"`
 }
 
 // Public returns the metadata a client may see.
@@ -99,13 +100,13 @@ var listing = store.Spec[Key]{
 type Service struct {
 	st   *store.Store
 	keys *store.Collection[Key]
-	now  func() time.Time
+	now  func() clock.Time
 }
 
 // New returns the service over st.
 func New(st *store.Store) *Service {
 	return &Service{st: st, keys: store.NewCollection(st, listing),
-		now: func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }}
+		now: clock.Now}
 }
 
 // CreateOrg creates an organization; keyLimit <= 0 means DefaultKeyLimit.
@@ -254,7 +255,7 @@ func newSecret() string {
 	return "sk_" + base64.RawURLEncoding.EncodeToString(b)
 }
 
-func parseTime(s string) *time.Time {
+func parseTime(s string) *clock.Time {
 	if s == "" {
 		return nil
 	}
@@ -262,5 +263,5 @@ func parseTime(s string) *time.Time {
 	if err != nil {
 		return nil
 	}
-	return &t
+	return clock.Of(t).Ptr()
 }

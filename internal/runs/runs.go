@@ -18,6 +18,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/clock"
 	"github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/ids"
 	"github.com/sourcebase/sourcebase/internal/steps"
@@ -59,9 +60,9 @@ type Run struct {
 	RetryOf     *string         `json:"retryOf"`
 	RetriedBy   *string         `json:"retriedBy"` // the retry of this run; a run is retried once
 	Trigger     string          `json:"trigger"`
-	CreatedAt   time.Time       `json:"createdAt"`
-	StartedAt   *time.Time      `json:"startedAt"`
-	CompletedAt *time.Time      `json:"completedAt"`
+	CreatedAt   clock.Time      `json:"createdAt"`
+	StartedAt   *clock.Time     `json:"startedAt"`
+	CompletedAt *clock.Time     `json:"completedAt"`
 }
 
 // Done reports whether the run has finished.
@@ -106,7 +107,7 @@ func unreadable(u store.Undecoded) *record {
 	}}
 	if _, id, ok := strings.Cut(u.ID, "_"); ok {
 		if parsed, err := ulid.ParseStrict(strings.ToUpper(id)); err == nil {
-			r.CreatedAt = ulid.Time(parsed.Time()).UTC()
+			r.CreatedAt = clock.Of(ulid.Time(parsed.Time()))
 		}
 	}
 	return r
@@ -124,7 +125,7 @@ type Service struct {
 	workflows *workflows.Service
 	executor  steps.Executor
 	engine    Engine
-	now       func() time.Time
+	now       func() clock.Time
 	// queuedTimeout: a run queued longer than this never started (its
 	// start was interrupted) and is failed so it can be retried.
 	queuedTimeout time.Duration
@@ -144,7 +145,7 @@ func NewService(st *store.Store, wf *workflows.Service, cs *companies.Service) *
 		coll:      store.NewCollection(st, spec),
 		workflows: wf,
 		executor:  steps.Executor{Companies: companyWriter{cs}},
-		now:       func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) },
+		now:       clock.Now,
 
 		queuedTimeout: DefaultQueuedTimeout,
 	}
@@ -192,7 +193,7 @@ func (s *Service) Create(ctx context.Context, org string, wf *workflows.Workflow
 		r.Input = map[string]any{}
 	}
 	if r.Title == "" {
-		r.Title = generateTitle(wf.Name, n.Trigger, n.DryRun, now)
+		r.Title = generateTitle(wf.Name, n.Trigger, n.DryRun, now.Time)
 	}
 	if n.RetryOf != "" {
 		r.RetryOf = &n.RetryOf

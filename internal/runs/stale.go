@@ -20,7 +20,7 @@ import (
 // and is not waiting in this process's engine for a free slot (a run
 // queued behind others has been started; it is not interrupted).
 func (s *Service) stale(r *Run) bool {
-	if r.Status != Queued || s.now().Sub(r.CreatedAt) <= s.queuedTimeout {
+	if r.Status != Queued || s.now().Sub(r.CreatedAt.Time) <= s.queuedTimeout {
 		return false
 	}
 	h, ok := s.engine.(interface{ Holds(runID string) bool })

@@ -8,11 +8,11 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/clock"
 	"github.com/sourcebase/sourcebase/internal/ids"
 	"github.com/sourcebase/sourcebase/internal/input"
 	"github.com/sourcebase/sourcebase/internal/steps"
@@ -41,8 +41,8 @@ type Workflow struct {
 	Description *string      `json:"description"`
 	Steps       []steps.Step `json:"steps"`
 	Trigger     Trigger      `json:"trigger"`
-	CreatedAt   time.Time    `json:"createdAt"`
-	UpdatedAt   time.Time    `json:"updatedAt"`
+	CreatedAt   clock.Time   `json:"createdAt"`
+	UpdatedAt   clock.Time   `json:"updatedAt"`
 }
 
 // record is the stored workflow: the definition plus the trigger secret.
@@ -86,7 +86,7 @@ type Service struct {
 	st          *store.Store
 	coll        *store.Collection[record]
 	webhookBase string
-	now         func() time.Time
+	now         func() clock.Time
 }
 
 // NewService returns the service; webhookBase is the public base URL of the
@@ -94,7 +94,7 @@ type Service struct {
 // to show each trigger's url.
 func NewService(st *store.Store, webhookBase string) *Service {
 	return &Service{st: st, coll: store.NewCollection(st, spec), webhookBase: strings.TrimRight(webhookBase, "/"),
-		now: func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }}
+		now: clock.Now}
 }
 
 func (s *Service) view(r *record) *Workflow {
