@@ -24,21 +24,7 @@ func TestDevServerServesTheAPIAndStopsItsDynamoDBLocal(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out bytes.Buffer
-	ready := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, &out, ready) }()
-
-	var base string
-	select {
-	case base = <-ready:
-	case err := <-done:
-		t.Fatalf("run returned before serving: %v\n%s", err, out.String())
-	case <-time.After(90 * time.Second):
-		t.Fatal("the dev server was not ready within 90s")
-	}
-	// run wrote the banner before announcing readiness and writes no more.
-	banner := out.String()
+	base, banner, done := startServer(t, ctx)
 
 	clientID := field(t, banner, `client id:\s+(\S+)`)
 	secret := field(t, banner, `secret:\s+(\S+)`)
@@ -124,6 +110,25 @@ func TestDevServerServesTheAPIAndStopsItsDynamoDBLocal(t *testing.T) {
 			t.Errorf("the %s port %s still accepts connections after run returned", name, addr)
 		}
 	}
+}
+
+// startServer runs the dev server until ctx ends and returns its URL, the
+// banner it printed and the channel run's result arrives on.
+func startServer(t *testing.T, ctx context.Context) (base, banner string, done <-chan error) {
+	t.Helper()
+	var out bytes.Buffer
+	ready := make(chan string, 1)
+	result := make(chan error, 1)
+	go func() { result <- run(ctx, &out, ready) }()
+	select {
+	case base = <-ready:
+	case err := <-result:
+		t.Fatalf("run returned before serving: %v\n%s", err, out.String())
+	case <-time.After(90 * time.Second):
+		t.Fatal("the dev server was not ready within 90s")
+	}
+	// run wrote the banner before announcing readiness and writes no more.
+	return base, out.String(), result
 }
 
 // isolateEnv clears the AWS and service environment for run: with

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -78,21 +77,8 @@ func TestAClientSendingItsBodySlowlyIsCutOff(t *testing.T) {
 	t.Cleanup(func() { serverTimeouts = saved })
 
 	ctx, cancel := context.WithCancel(context.Background())
-	var out bytes.Buffer
-	ready := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, &out, ready) }()
+	base, banner, done := startServer(t, ctx)
 	t.Cleanup(func() { cancel(); <-done })
-	var base string
-	select {
-	case base = <-ready:
-	case err := <-done:
-		t.Fatalf("run returned before serving: %v\n%s", err, out.String())
-	case <-time.After(90 * time.Second):
-		t.Fatal("the dev server was not ready within 90s")
-	}
-
-	banner := out.String()
 	clientID := field(t, banner, `client id:\s+(\S+)`)
 	secret := field(t, banner, `secret:\s+(\S+)`)
 

@@ -197,7 +197,7 @@ func (k idempotent) serve(w http.ResponseWriter, r *http.Request) {
 // run serves the request that holds the claim (at version) and keeps its
 // answer, or releases the key when there is none to keep.
 func (k idempotent) run(w http.ResponseWriter, r *http.Request, claim idempotencyRecord, version int64) {
-	rec := &recorder{ResponseWriter: w}
+	rec := &statusWriter{ResponseWriter: w, copy: &bytes.Buffer{}}
 	done := false
 	defer func() {
 		if !done { // the handler panicked: free the key, then let Observe answer
@@ -223,7 +223,7 @@ func (k idempotent) run(w http.ResponseWriter, r *http.Request, claim idempotenc
 	}
 	var zipped bytes.Buffer
 	zw := gzip.NewWriter(&zipped)
-	zw.Write(rec.body.Bytes())
+	zw.Write(rec.copy.Bytes())
 	zw.Close()
 	answer.Body = zipped.Bytes()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 10*time.Second)
@@ -266,27 +266,3 @@ func replay(w http.ResponseWriter, r *http.Request, rec idempotencyRecord) {
 	w.WriteHeader(rec.Status)
 	w.Write(body)
 }
-
-// recorder passes a response through and keeps a copy of it.
-type recorder struct {
-	http.ResponseWriter
-	status int
-	body   bytes.Buffer
-}
-
-func (w *recorder) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *recorder) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	w.body.Write(b)
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *recorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }

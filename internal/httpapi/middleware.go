@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
@@ -44,11 +45,13 @@ func (h LogHandler) WithAttrs(as []slog.Attr) slog.Handler {
 // WithGroup keeps the wrapper.
 func (h LogHandler) WithGroup(name string) slog.Handler { return LogHandler{h.Handler.WithGroup(name)} }
 
-// statusWriter remembers the status code for the access log.
+// statusWriter remembers the status code and size for the access log,
+// and keeps a copy of the body when copy is set (for idempotent replays).
 type statusWriter struct {
 	http.ResponseWriter
 	status int
 	bytes  int
+	copy   *bytes.Buffer
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -61,6 +64,9 @@ func (w *statusWriter) WriteHeader(code int) {
 func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
+	}
+	if w.copy != nil {
+		w.copy.Write(b)
 	}
 	n, err := w.ResponseWriter.Write(b)
 	w.bytes += n

@@ -98,22 +98,10 @@ func article(jsonType string) string {
 // should be JSON; for anything else the count is meaningless but bounded.
 func Depth(raw []byte, limit int) int {
 	depth, deepest := 0, 0
-	inString, escaped := false, false
-	for _, c := range raw {
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
 		case '"':
-			inString = true
+			i = stringEnd(raw, i)
 		case '{', '[':
 			depth++
 			if depth > deepest {
@@ -129,36 +117,34 @@ func Depth(raw []byte, limit int) int {
 	return deepest
 }
 
+// stringEnd returns the index of the quote closing the JSON string that
+// opens at start (len(b) when it never closes).
+func stringEnd(b []byte, start int) int {
+	for i := start + 1; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i
+		}
+	}
+	return len(b)
+}
+
 // deepField reports whether a field of the body object nests deeper than
 // limit (the field's value is level 1), and names it. A body that is not an
 // object is left to the decoder to describe.
 func deepField(body []byte, limit int) (string, bool) {
-	depth := 0
-	inString, escaped, expectKey := false, false, false
-	keyStart := -1
-	field := ""
-	for i, c := range body {
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-				if keyStart >= 0 {
-					_ = json.Unmarshal(body[keyStart:i+1], &field)
-					keyStart = -1
-				}
-			}
-			continue
-		}
-		switch c {
+	depth, expectKey, field := 0, false, ""
+	for i := 0; i < len(body); i++ {
+		switch c := body[i]; c {
 		case '"':
-			inString = true
-			if depth == 1 && expectKey {
-				keyStart, expectKey = i, false
+			end := stringEnd(body, i)
+			if depth == 1 && expectKey && end < len(body) {
+				_ = json.Unmarshal(body[i:end+1], &field)
+				expectKey = false
 			}
+			i = end
 		case '{', '[':
 			if depth == 0 && c != '{' {
 				return "", false
