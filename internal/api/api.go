@@ -14,6 +14,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/keys"
+	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/store"
@@ -28,6 +29,8 @@ type Deps struct {
 	Companies *companies.Service
 	Workflows *workflows.Service
 	Runs      *runs.Service
+	// Resources serves the declared resources (package resources).
+	Resources *resource.Registry
 }
 
 // API serves the resource groups.
@@ -43,6 +46,13 @@ func (a *API) Handler(groups ...string) http.Handler {
 
 // Handlers maps every route pattern of the table to its handler.
 func (a *API) Handlers() map[string]http.Handler {
+	h := a.handWritten()
+	a.resourceHandlers(h)
+	return h
+}
+
+// handWritten maps the routes written by hand to their handlers.
+func (a *API) handWritten() map[string]http.Handler {
 	return map[string]http.Handler{
 		"GET /healthz":               http.HandlerFunc(a.health),
 		"GET /v1/keys":               http.HandlerFunc(a.listKeys),

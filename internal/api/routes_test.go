@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -33,7 +34,10 @@ func TestEveryRouteOfTheTableHasAHandlerAndNoHandlerIsUnrouted(t *testing.T) {
 
 func TestOnlyVersionedRoutesNeedAnAPIKeyAndEveryRouteHasAGroup(t *testing.T) {
 	t.Parallel()
-	groups := map[string]bool{routes.Companies: true, routes.Keys: true, routes.Workflows: true, routes.Webhook: true}
+	groups := map[string]bool{}
+	for _, g := range routes.Groups {
+		groups[g] = true
+	}
 	for _, r := range routes.Table {
 		if !groups[r.Group] {
 			t.Errorf("%s: unknown group %q", r.Pattern(), r.Group)
@@ -44,5 +48,25 @@ func TestOnlyVersionedRoutesNeedAnAPIKeyAndEveryRouteHasAGroup(t *testing.T) {
 		if (r.Group == routes.Webhook) != strings.HasPrefix(r.Path, "/webhooks/") {
 			t.Errorf("%s: webhook paths belong to the webhook group, and only they", r.Pattern())
 		}
+	}
+}
+
+func TestEveryResourceGroupHasALambdaFunction(t *testing.T) {
+	t.Parallel()
+	for _, g := range routes.Groups {
+		if _, err := os.Stat("../../functions/" + g + "/main.go"); err != nil {
+			t.Errorf("group %s has no functions/%s/main.go: %v", g, g, err)
+		}
+	}
+}
+
+func TestNoTwoRoutesShareAPattern(t *testing.T) {
+	t.Parallel()
+	seen := map[string]bool{}
+	for _, r := range routes.Table {
+		if seen[r.Pattern()] {
+			t.Errorf("%s is routed twice", r.Pattern())
+		}
+		seen[r.Pattern()] = true
 	}
 }

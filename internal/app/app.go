@@ -19,6 +19,8 @@ import (
 	"github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/keys"
+	"github.com/sourcebase/sourcebase/internal/resource"
+	"github.com/sourcebase/sourcebase/internal/resources"
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/workflows"
@@ -93,6 +95,7 @@ func Build(st *store.Store, cfg Config) api.Deps {
 		Companies: cs,
 		Workflows: wf,
 		Runs:      runs.NewService(st, wf, cs),
+		Resources: resources.NewRegistry(st, resource.External{Singular: "company", Exists: cs.Exists}, companies.FieldNames()),
 	}
 }
 

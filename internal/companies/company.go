@@ -4,6 +4,7 @@ package companies
 
 import (
 	"net/url"
+	"reflect"
 	"strings"
 
 	"github.com/sourcebase/sourcebase/internal/clock"
@@ -128,3 +129,15 @@ func WebsiteKey(website string) string {
 
 // sortTime formats a time so that string order is time order.
 func sortTime(t clock.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000000Z") }
+
+// FieldNames lists the fields of the company record, in order.
+func FieldNames() []string {
+	t := reflect.TypeOf(Company{})
+	var out []string
+	for i := range t.NumField() {
+		if tag := strings.Split(t.Field(i).Tag.Get("json"), ",")[0]; tag != "" && tag != "-" {
+			out = append(out, tag)
+		}
+	}
+	return out
+}

@@ -3,7 +3,9 @@ package companies
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
+	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/clock"
 	"github.com/sourcebase/sourcebase/internal/ids"
 	"github.com/sourcebase/sourcebase/internal/store"
@@ -82,6 +84,15 @@ func (s *Service) Get(ctx context.Context, org, id string) (*Company, error) {
 	}
 	c.normalize()
 	return c, nil
+}
+
+// Exists reports whether org has a company with id.
+func (s *Service) Exists(ctx context.Context, org, id string) (bool, error) {
+	_, err := s.coll.Get(ctx, org, id)
+	if errors.Is(err, apperr.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // List returns a page of org's companies.

@@ -440,3 +440,68 @@ func (o *Object) Enum(name string, values ...string) (Field[string], error) {
 	}
 	return Field[string]{}, apperr.Invalid(o.Path(name), "must be one of %s", strings.Join(values, ", "))
 }
+
+// Names returns the names of the object's fields, sorted.
+func (o *Object) Names() []string {
+	out := make([]string, 0, len(o.fields))
+	for k := range o.fields {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Only rejects fields outside allowed, naming the first and listing the
+// accepted ones.
+func (o *Object) Only(allowed []string) error { return o.only(allowed) }
+
+// Number reads a JSON number field, kept exactly as sent.
+func (o *Object) Number(name string) (Field[json.Number], error) {
+	r, ok := o.fields[name]
+	if !ok {
+		return Field[json.Number]{}, nil
+	}
+	if isNull(r) {
+		return Field[json.Number]{Set: true, Null: true}, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(r))
+	dec.UseNumber()
+	var n json.Number
+	if err := dec.Decode(&n); err != nil || typeName(r) != "a number" {
+		return Field[json.Number]{}, apperr.Invalid(o.Path(name), "must be a number, not %s", typeName(r))
+	}
+	return Field[json.Number]{Set: true, Value: n}, nil
+}
+
+// Objects reads an array of objects, at most max of them, each restricted
+// to allowed fields; errors name the element ("participants[2].id").
+func (o *Object) Objects(name string, max int, allowed ...string) (Field[[]*Object], error) {
+	r, ok := o.fields[name]
+	if !ok {
+		return Field[[]*Object]{}, nil
+	}
+	if isNull(r) {
+		return Field[[]*Object]{Set: true, Null: true, Value: []*Object{}}, nil
+	}
+	var raw []json.RawMessage
+	if err := json.Unmarshal(r, &raw); err != nil {
+		return Field[[]*Object]{}, apperr.Invalid(o.Path(name), "must be an array of objects, not %s", typeName(r))
+	}
+	if len(raw) > max {
+		return Field[[]*Object]{}, apperr.Invalid(o.Path(name), "must have at most %d items", max)
+	}
+	out := make([]*Object, 0, len(raw))
+	for i, e := range raw {
+		path := fmt.Sprintf("%s[%d]", o.Path(name), i)
+		var fields map[string]json.RawMessage
+		if isNull(e) || json.Unmarshal(e, &fields) != nil {
+			return Field[[]*Object]{}, apperr.Invalid(path, "must be an object, not %s", typeName(e))
+		}
+		n := &Object{prefix: path + ".", fields: fields}
+		if err := n.only(allowed); err != nil {
+			return Field[[]*Object]{}, err
+		}
+		out = append(out, n)
+	}
+	return Field[[]*Object]{Set: true, Value: out}, nil
+}

@@ -4,19 +4,31 @@
 // it, and the SAM template is checked against it.
 package routes
 
+import "github.com/sourcebase/sourcebase/internal/resources"
+
 // Groups: one Lambda function each.
 const (
 	Companies = "companies"
 	Keys      = "keys" // also serves the health check
 	Workflows = "workflows"
 	Webhook   = "webhook" // behind a Lambda function URL, not API Gateway
+	Catalog   = resources.Catalog
+	CRM       = resources.CRM
+	Documents = resources.Documents
+	Scoring   = resources.Scoring
 )
+
+// Groups lists every resource group.
+var Groups = []string{Companies, Keys, Workflows, Webhook, Catalog, CRM, Documents, Scoring}
 
 // Route is one endpoint. Path uses net/http pattern syntax ({id}).
 type Route struct {
 	Group  string
 	Method string
 	Path   string
+	// Resource names the declared resource (package resources) whose
+	// generic handler serves the route; "" for the routes written by hand.
+	Resource string
 }
 
 // Pattern is the net/http ServeMux pattern of the route.
@@ -25,32 +37,43 @@ func (r Route) Pattern() string { return r.Method + " " + r.Path }
 // Authenticated reports whether the route needs an API key: every /v1 route.
 func (r Route) Authenticated() bool { return len(r.Path) >= 4 && r.Path[:4] == "/v1/" }
 
-// Table lists every endpoint of the service.
-var Table = []Route{
-	{Keys, "GET", "/healthz"},
-	{Keys, "GET", "/v1/keys"},
-	{Keys, "DELETE", "/v1/keys/{clientId}"},
+// Table lists every endpoint of the service: the routes written by hand,
+// then those of every declared resource.
+var Table = append(handWritten, declared()...)
 
-	{Companies, "POST", "/v1/companies"},
-	{Companies, "GET", "/v1/companies"},
-	{Companies, "GET", "/v1/companies/{id}"},
-	{Companies, "PUT", "/v1/companies/{id}"},
-	{Companies, "DELETE", "/v1/companies/{id}"},
+func declared() []Route {
+	var out []Route
+	for _, r := range resources.Routes() {
+		out = append(out, Route{Group: r.Group, Method: r.Method, Path: r.Path, Resource: r.Def.Name})
+	}
+	return out
+}
 
-	{Workflows, "POST", "/v1/workflows"},
-	{Workflows, "GET", "/v1/workflows"},
-	{Workflows, "GET", "/v1/workflows/{id}"},
-	{Workflows, "PUT", "/v1/workflows/{id}"},
-	{Workflows, "DELETE", "/v1/workflows/{id}"},
-	{Workflows, "POST", "/v1/workflows/{id}/trigger/webhook-secret/rotate"},
-	{Workflows, "POST", "/v1/workflows/{id}/runs"},
-	{Workflows, "GET", "/v1/workflows/{id}/runs"},
-	{Workflows, "GET", "/v1/workflow-runs"},
-	{Workflows, "GET", "/v1/workflow-runs/{id}"},
-	{Workflows, "PATCH", "/v1/workflow-runs/{id}"},
-	{Workflows, "POST", "/v1/workflow-runs/{id}/retry"},
+var handWritten = []Route{
+	{Group: Keys, Method: "GET", Path: "/healthz"},
+	{Group: Keys, Method: "GET", Path: "/v1/keys"},
+	{Group: Keys, Method: "DELETE", Path: "/v1/keys/{clientId}"},
 
-	{Webhook, "POST", "/webhooks/workflows/{slug}"},
+	{Group: Companies, Method: "POST", Path: "/v1/companies"},
+	{Group: Companies, Method: "GET", Path: "/v1/companies"},
+	{Group: Companies, Method: "GET", Path: "/v1/companies/{id}"},
+	{Group: Companies, Method: "PUT", Path: "/v1/companies/{id}"},
+	{Group: Companies, Method: "DELETE", Path: "/v1/companies/{id}"},
+
+	{Group: Workflows, Method: "POST", Path: "/v1/workflows"},
+	{Group: Workflows, Method: "GET", Path: "/v1/workflows"},
+	{Group: Workflows, Method: "GET", Path: "/v1/workflows/{id}"},
+	{Group: Workflows, Method: "PUT", Path: "/v1/workflows/{id}"},
+	{Group: Workflows, Method: "DELETE", Path: "/v1/workflows/{id}"},
+	{Group: Workflows, Method: "POST", Path: "/v1/workflows/{id}/trigger/webhook-secret/rotate"},
+	{Group: Workflows, Method: "POST", Path: "/v1/workflows/{id}/runs"},
+	{Group: Workflows, Method: "GET", Path: "/v1/workflows/{id}/runs"},
+	{Group: Workflows, Method: "GET", Path: "/v1/workflow-runs"},
+	{Group: Workflows, Method: "GET", Path: "/v1/workflow-runs/{id}"},
+	{Group: Workflows, Method: "PATCH", Path: "/v1/workflow-runs/{id}"},
+	{Group: Workflows, Method: "POST", Path: "/v1/workflow-runs/{id}/retry"},
+
+	{Group: Webhook, Method: "POST", Path: "/webhooks/workflows/{slug}"},
 }
 
 // Of returns the routes of the given groups (all routes when none given).

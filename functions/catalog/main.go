@@ -1,0 +1,9 @@
+// Command catalog is the Lambda function of the catalog resource group.
+package main
+
+import (
+	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/routes"
+)
+
+func main() { app.ServeLambda(routes.Catalog) }

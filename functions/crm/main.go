@@ -1,0 +1,9 @@
+// Command crm is the Lambda function of the crm resource group.
+package main
+
+import (
+	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/routes"
+)
+
+func main() { app.ServeLambda(routes.CRM) }

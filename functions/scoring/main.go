@@ -1,0 +1,9 @@
+// Command scoring is the Lambda function of the scoring resource group.
+package main
+
+import (
+	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/routes"
+)
+
+func main() { app.ServeLambda(routes.Scoring) }

@@ -1,0 +1,75 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/sourcebase/sourcebase/internal/httpapi"
+	"github.com/sourcebase/sourcebase/internal/resource"
+	"github.com/sourcebase/sourcebase/internal/routes"
+)
+
+// resourceHandlers adds the generic handler of every route of a declared
+// resource: create (201), list (paged, filtered by one lookup field), get,
+// partial update and delete (204).
+func (a *API) resourceHandlers(h map[string]http.Handler) {
+	for _, rt := range routes.Table {
+		if rt.Resource == "" {
+			continue
+		}
+		h[rt.Pattern()] = a.resourceHandler(rt)
+	}
+}
+
+func (a *API) resourceHandler(rt routes.Route) http.Handler {
+	service := func() *resource.Service {
+		svc, ok := a.d.Resources.Service(rt.Resource)
+		if !ok {
+			panic("api: no service for declared resource " + rt.Resource)
+		}
+		return svc
+	}
+	org := func(r *http.Request) string { return principal(r).OrgID }
+	switch {
+	case rt.Method == http.MethodPost:
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if body, ok := readBody(w, r); ok {
+				reply(w, r, http.StatusCreated)(service().Create(r.Context(), org(r), body))
+			}
+		})
+	case rt.Method == http.MethodGet && rt.Path == "/v1/"+rt.Resource:
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			svc := service()
+			q, filter, value, err := httpapi.ParseList(r.URL.Query(), svc.Def.Filters())
+			if err != nil {
+				httpapi.Error(w, r, err)
+				return
+			}
+			list[resource.Record](w, r)(svc.List(r.Context(), org(r), q, filter, value))
+		})
+	case rt.Method == http.MethodGet:
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			reply(w, r, http.StatusOK)(service().Get(r.Context(), org(r), r.PathValue("id")))
+		})
+	case rt.Method == http.MethodPut:
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if body, ok := readBody(w, r); ok {
+				reply(w, r, http.StatusOK)(service().Update(r.Context(), org(r), r.PathValue("id"), body))
+			}
+		})
+	case rt.Method == http.MethodDelete:
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			noContent(w, r, service().Delete(r.Context(), org(r), r.PathValue("id")))
+		})
+	}
+	panic("api: no generic handler for " + rt.Pattern())
+}
+
+// readBody reads the request body; on failure it has answered.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, err := httpapi.ReadBody(w, r)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return nil, false
+	}
+	return body, true
+}

@@ -1,0 +1,446 @@
+// Package resource is the resource layer: a resource is declared once (its
+// fields, their types and rules, references, lookups, sort fields, unique
+// fields) and from that declaration come body decoding and validation with
+// errors naming the field, the record's defaults, create / get / list /
+// partial update / delete over the single table, reference checks, list
+// filters, its routes and its documentation. A simple resource is a short
+// declaration; behaviour of its own goes into the Def's hooks.
+package resource
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/clock"
+	"github.com/sourcebase/sourcebase/internal/ids"
+	"github.com/sourcebase/sourcebase/internal/input"
+	"github.com/sourcebase/sourcebase/internal/store"
+)
+
+// Def declares a resource.
+type Def struct {
+	Name     string // plural, the path segment: "deals" -> /v1/deals
+	Singular string // for messages: "deal"
+	Type     string // the item type in the table: "DEAL"
+	IDPrefix string // ids are <IDPrefix>_<ulid>
+	Group    string // the resource group (Lambda function) serving its routes
+	Doc      string // one paragraph for the documentation
+	Fields   []Field
+	// SortUpdatedAt makes the list sortable by updatedAt (it takes one of
+	// the two sort indexes).
+	SortUpdatedAt bool
+	// Check, when set, validates a record as a whole after a write applied
+	// its fields (rules across fields, such as endedAt after startedAt).
+	Check func(rec map[string]any) error
+	// Compute, when set, fills read-only fields from the others before the
+	// record is stored (such as a score's finalScore); reg reads other
+	// records.
+	Compute func(ctx context.Context, reg *Registry, org string, rec map[string]any) error
+}
+
+// Built-in fields of every record.
+const (
+	FieldID        = "id"
+	FieldCreatedAt = "createdAt"
+	FieldUpdatedAt = "updatedAt"
+)
+
+// Record is a record of a declared resource: its fields as JSON values.
+// It encodes as a JSON object in the declaration's field order.
+type Record struct {
+	store.Versioned
+	Fields map[string]any
+	order  []string
+}
+
+// ID is the record's id.
+func (r *Record) ID() string { s, _ := r.Fields[FieldID].(string); return s }
+
+// MarshalJSON writes the fields in declaration order, then any others.
+func (r Record) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	seen := map[string]bool{}
+	write := func(k string) error {
+		v, ok := r.Fields[k]
+		if !ok || seen[k] {
+			return nil
+		}
+		seen[k] = true
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		vb, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		b.Write(kb)
+		b.WriteByte(':')
+		b.Write(vb)
+		return nil
+	}
+	for _, k := range r.order {
+		if err := write(k); err != nil {
+			return nil, err
+		}
+	}
+	rest := make([]string, 0, len(r.Fields))
+	for k := range r.Fields {
+		if !seen[k] {
+			rest = append(rest, k)
+		}
+	}
+	slices.Sort(rest)
+	for _, k := range rest {
+		if err := write(k); err != nil {
+			return nil, err
+		}
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// UnmarshalJSON reads a stored record, keeping numbers exact.
+func (r *Record) UnmarshalJSON(b []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	return dec.Decode(&r.Fields)
+}
+
+// allFields are the declared fields with the built-in ones around them.
+func (d *Def) allFields() []Field {
+	out := []Field{{Name: FieldID, Kind: String, ReadOnly: true, Doc: "the record's id"}}
+	out = append(out, d.Fields...)
+	return append(out,
+		Field{Name: FieldCreatedAt, Kind: DateTime, ReadOnly: true, Doc: "when the record was created"},
+		Field{Name: FieldUpdatedAt, Kind: DateTime, ReadOnly: true, Doc: "when the record last changed", Sort: d.SortUpdatedAt})
+}
+
+// Field returns the declared field called name.
+func (d *Def) Field(name string) (Field, bool) {
+	for _, f := range d.allFields() {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return Field{}, false
+}
+
+// AllFields lists every field of the record, built-in ones included.
+func (d *Def) AllFields() []Field { return d.allFields() }
+
+// writable lists the fields a client may send on create (update: mutable only).
+func (d *Def) writable(create bool) []string {
+	var out []string
+	for _, f := range d.Fields {
+		if !f.ReadOnly && (create || !f.Immutable) {
+			out = append(out, f.Name)
+		}
+	}
+	return out
+}
+
+// Filters lists the fields a list can be filtered by.
+func (d *Def) Filters() []string {
+	var out []string
+	for _, f := range d.Fields {
+		if f.Lookup {
+			out = append(out, f.Name)
+		}
+	}
+	return out
+}
+
+// SortFields lists the fields a list can be sorted by, id first.
+func (d *Def) SortFields() []string {
+	out := []string{FieldID, FieldCreatedAt}
+	for _, f := range d.allFields() {
+		if f.Sort {
+			out = append(out, f.Name)
+		}
+	}
+	return out
+}
+
+// decode reads a create or update body into the fields it sets.
+func (d *Def) decode(body []byte, create bool) (map[string]any, error) {
+	o, err := input.ParseObject(body)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range o.Names() {
+		if f, ok := d.Field(name); ok && f.ReadOnly {
+			return nil, apperr.Invalid(name, "is read-only; the service sets it")
+		}
+		if f, ok := d.Field(name); ok && f.Immutable && !create {
+			return nil, apperr.Invalid(name, "cannot be changed after the %s is created", d.Singular)
+		}
+	}
+	if err := o.Only(d.writable(create)); err != nil {
+		return nil, err
+	}
+	set := map[string]any{}
+	for _, f := range d.Fields {
+		if f.ReadOnly || (!create && f.Immutable) {
+			continue
+		}
+		v, ok, err := f.decode(o)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			set[f.Name] = v
+		} else if create && f.Required {
+			return nil, apperr.Invalid(f.Name, "is required")
+		}
+	}
+	return set, nil
+}
+
+// sortKey is the index sort value of a field's value: text folded to lower
+// case, numbers in an order-preserving fixed-width form, "" for none.
+func sortKey(f Field, v any) string {
+	switch f.Kind {
+	case Int, Number:
+		x, ok := jsonNumber(v)
+		if !ok {
+			return ""
+		}
+		bits := math.Float64bits(x)
+		if x >= 0 {
+			bits |= 1 << 63
+		} else {
+			bits = ^bits
+		}
+		return fmt.Sprintf("%016x", bits)
+	case Bool:
+		if b, _ := v.(bool); b {
+			return "true"
+		}
+		return "false"
+	default:
+		s, _ := v.(string)
+		if f.Kind == String || f.Kind == Text || f.Kind == Enum || f.Kind == Email {
+			return strings.ToLower(s)
+		}
+		return s
+	}
+}
+
+// lookupKey is the index value of a filterable field's value.
+func lookupKey(f Field, v any) string {
+	switch x := v.(type) {
+	case string:
+		if f.Fold {
+			return strings.ToLower(x)
+		}
+		return x
+	case bool:
+		return strconv.FormatBool(x)
+	case json.Number:
+		return x.String()
+	}
+	return ""
+}
+
+// spec is the store's view of the declaration: two sort indexes (GSI1,
+// GSI2) and two lookup indexes (GSI3, GSI4) at most.
+func (d *Def) spec() store.Spec[Record] {
+	sp := store.Spec[Record]{Type: d.Type, ID: func(r *Record) string { return r.ID() }, IDOrder: []string{FieldCreatedAt}}
+	sortIx := []store.Index{store.GSI1, store.GSI2}
+	lookIx := []store.Index{store.GSI3, store.GSI4}
+	for _, f := range d.allFields() {
+		if f.Sort {
+			if len(sortIx) == 0 {
+				panic(fmt.Sprintf("resource %s: more than two sort fields", d.Name))
+			}
+			sp.Sorts = append(sp.Sorts, store.Sort[Record]{Field: f.Name, Index: sortIx[0], Key: func(r *Record) string { return sortKey(f, r.Fields[f.Name]) }})
+			sortIx = sortIx[1:]
+		}
+		if f.Lookup {
+			if len(lookIx) == 0 {
+				panic(fmt.Sprintf("resource %s: more than two lookup fields", d.Name))
+			}
+			if f.Kind == Strings || f.Kind == Refs || f.Kind == Structs || f.Kind == Struct || f.Kind == Object {
+				panic(fmt.Sprintf("resource %s: field %s cannot be a lookup", d.Name, f.Name))
+			}
+			sp.Lookups = append(sp.Lookups, store.Lookup[Record]{Name: f.Name, Index: lookIx[0], Key: func(r *Record) string { return lookupKey(f, r.Fields[f.Name]) }})
+			lookIx = lookIx[1:]
+		}
+		if f.Unique {
+			sp.Unique = append(sp.Unique, store.Unique[Record]{Field: f.Name, Key: func(r *Record) string { return lookupKey(f, r.Fields[f.Name]) }})
+		}
+		if f.Restrict && (!f.Lookup || f.Kind != Ref || f.Target == "") {
+			panic(fmt.Sprintf("resource %s: Restrict needs a Ref field with a Target that is a Lookup (%s)", d.Name, f.Name))
+		}
+	}
+	return sp
+}
+
+// Service stores the records of one declared resource.
+type Service struct {
+	Def  *Def
+	coll *store.Collection[Record]
+	reg  *Registry
+	now  func() clock.Time
+}
+
+// New builds a record from a create body, without storing it.
+func (s *Service) build(body []byte) (*Record, error) {
+	set, err := s.Def.decode(body, true)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now().String()
+	r := &Record{Fields: map[string]any{FieldID: ids.New(s.Def.IDPrefix), FieldCreatedAt: now, FieldUpdatedAt: now}}
+	for _, f := range s.Def.Fields {
+		if v, ok := set[f.Name]; ok {
+			r.Fields[f.Name] = v
+		} else {
+			r.Fields[f.Name] = f.empty()
+		}
+	}
+	return r, nil
+}
+
+// Create stores a new record made from a create body.
+func (s *Service) Create(ctx context.Context, org string, body []byte) (*Record, error) {
+	r, err := s.build(body)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.prepare(ctx, org, r, nil); err != nil {
+		return nil, err
+	}
+	if err := s.coll.Create(ctx, org, r); err != nil {
+		return nil, err
+	}
+	return s.view(r), nil
+}
+
+// prepare checks a record about to be written: cross-field rules,
+// computed fields, and references (only those that changed from before).
+func (s *Service) prepare(ctx context.Context, org string, r *Record, before map[string]any) error {
+	if s.Def.Check != nil {
+		if err := s.Def.Check(r.Fields); err != nil {
+			return err
+		}
+	}
+	if err := s.reg.checkRefs(ctx, org, s.Def.Fields, r.Fields, before, ""); err != nil {
+		return err
+	}
+	if s.Def.Compute != nil {
+		return s.Def.Compute(ctx, s.reg, org, r.Fields)
+	}
+	return nil
+}
+
+// view is the record as clients see it: every declared field present.
+func (s *Service) view(r *Record) *Record {
+	for _, f := range s.Def.Fields {
+		if _, ok := r.Fields[f.Name]; !ok {
+			r.Fields[f.Name] = f.empty()
+		}
+	}
+	r.order = names(s.Def.allFields())
+	return r
+}
+
+// Get reads a record of org.
+func (s *Service) Get(ctx context.Context, org, id string) (*Record, error) {
+	r, err := s.coll.Get(ctx, org, id)
+	if err != nil {
+		return nil, err
+	}
+	return s.view(r), nil
+}
+
+// Exists reports whether org has a record with id.
+func (s *Service) Exists(ctx context.Context, org, id string) (bool, error) {
+	_, err := s.coll.Get(ctx, org, id)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, apperr.ErrNotFound):
+		return false, nil
+	default:
+		return false, err
+	}
+}
+
+// List returns a page of org's records, filtered by one lookup field when
+// filter names one.
+func (s *Service) List(ctx context.Context, org string, q store.Query, filter, value string) (store.Page[Record], error) {
+	if filter != "" {
+		f, ok := s.Def.Field(filter)
+		if !ok || !f.Lookup {
+			return store.Page[Record]{Items: []Record{}}, apperr.InvalidQuery(filter, "is not a filter of %s", s.Def.Name)
+		}
+		if f.Kind == Bool && value != "true" && value != "false" {
+			return store.Page[Record]{Items: []Record{}}, apperr.InvalidQuery(filter, "must be true or false")
+		}
+		if f.Kind == Enum && !slices.Contains(f.Values, value) {
+			return store.Page[Record]{Items: []Record{}}, apperr.InvalidQuery(filter, "must be one of %s", strings.Join(f.Values, ", "))
+		}
+		if f.Fold {
+			value = strings.ToLower(value)
+		}
+		q.Where = &store.Where{Lookup: filter, Value: value}
+	}
+	p, err := s.coll.List(ctx, org, q)
+	for i := range p.Items {
+		s.view(&p.Items[i])
+	}
+	return p, err
+}
+
+// Update applies a partial update body to a record of org. A body that
+// changes nothing writes nothing and keeps updatedAt.
+func (s *Service) Update(ctx context.Context, org, id string, body []byte) (*Record, error) {
+	set, err := s.Def.decode(body, false)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.coll.Update(ctx, org, id, func(r *Record) error {
+		before := make(map[string]any, len(r.Fields))
+		for k, v := range r.Fields {
+			before[k] = v
+		}
+		s.view(r)
+		was, _ := json.Marshal(r.Fields)
+		for k, v := range set {
+			r.Fields[k] = v
+		}
+		if now, _ := json.Marshal(r.Fields); bytes.Equal(was, now) {
+			return store.ErrUnchanged
+		}
+		r.Fields[FieldUpdatedAt] = s.now().String()
+		return s.prepare(ctx, org, r, before)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.view(r), nil
+}
+
+// Delete removes a record of org, unless a Restrict reference points at it.
+func (s *Service) Delete(ctx context.Context, org, id string) error {
+	if err := s.reg.checkReferrers(ctx, org, s.Def.Name, id); err != nil {
+		return err
+	}
+	return s.coll.Delete(ctx, org, id)
+}
+
+// findBy returns up to limit records whose lookup field equals value.
+func (s *Service) findBy(ctx context.Context, org, field, value string, limit int) ([]Record, error) {
+	return s.coll.FindBy(ctx, org, field, value, limit)
+}

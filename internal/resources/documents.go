@@ -1,0 +1,81 @@
+package resources
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/resource"
+)
+
+// DocumentsDef declares documents: files about a company or a deal.
+var DocumentsDef = &resource.Def{
+	Name: "documents", Singular: "document", Type: "DOCUMENT", IDPrefix: "doc", Group: Documents,
+	Doc: "A file about a company or a deal: its metadata and where the file is kept.",
+	Fields: []resource.Field{
+		name(true),
+		{Name: "type", Kind: resource.String, MaxLen: 100, Doc: "the kind of document, such as pitch_deck, financials, memo"},
+		{Name: "companyId", Kind: resource.Ref, Target: Companies, Lookup: true, Doc: "the company; a list filter"},
+		{Name: "dealId", Kind: resource.Ref, Target: "deals", Lookup: true, Doc: "the deal; a list filter"},
+		{Name: "mimeType", Kind: resource.String, MaxLen: 255, Doc: "the media type, such as application/pdf"},
+		{Name: "size", Kind: resource.Int, Min: ptr(0), Doc: "the size in bytes"},
+		{Name: "url", Kind: resource.URL, Doc: "where the file can be fetched"},
+		{Name: "storageKey", Kind: resource.String, MaxLen: 1024, Doc: "where the file is kept in the firm's storage"},
+		{Name: "source", Kind: resource.String, MaxLen: 100, Doc: "where the document came from (upload, crm, email, ...)"},
+	},
+}
+
+// ListResourceTypes maps a list's resourceType to the fields its columns
+// may show.
+var ListResourceTypes = map[string][]string{}
+
+// listColumnFields fills ListResourceTypes once every declaration exists:
+// the fields of the declared resources, and companyFields for companies.
+func listColumnFields(companyFields []string) {
+	ListResourceTypes["company"] = companyFields
+	for typ, def := range map[string]*resource.Def{"deal": Deals, "person": People, "document": DocumentsDef} {
+		var names []string
+		for _, f := range def.AllFields() {
+			names = append(names, f.Name)
+		}
+		ListResourceTypes[typ] = names
+	}
+}
+
+// Lists are saved lists of records of one type, with their columns.
+var Lists = &resource.Def{
+	Name: "lists", Singular: "list", Type: "LIST", IDPrefix: "lst", Group: Documents,
+	Doc: "A saved list of records of one type (companies, deals, people or documents) with the columns to show.",
+	Fields: []resource.Field{
+		name(true),
+		{Name: "resourceType", Kind: resource.Enum, Values: []string{"company", "deal", "person", "document"}, Required: true, Immutable: true,
+			Doc: "the type of the list's records; set at creation"},
+		{Name: "columns", Kind: resource.Structs, MaxItems: 100, Doc: "the columns in order: [{field, label, width, visible}]",
+			Fields: []resource.Field{
+				{Name: "field", Kind: resource.String, Required: true, Doc: "a field of the list's resourceType"},
+				{Name: "label", Kind: resource.String, Doc: "the column's title"},
+				{Name: "width", Kind: resource.Int, Min: ptr(20), Max: ptr(2000), Doc: "the width in pixels"},
+				{Name: "visible", Kind: resource.Bool, Default: true, Doc: "shown (true) or hidden"},
+			}},
+	},
+	SortUpdatedAt: true,
+	Check: func(rec map[string]any) error {
+		typ, _ := rec["resourceType"].(string)
+		fields := ListResourceTypes[typ]
+		cols, _ := rec["columns"].([]any)
+		seen := map[string]int{}
+		for i, c := range cols {
+			m, _ := c.(map[string]any)
+			f, _ := m["field"].(string)
+			if !slices.Contains(fields, f) {
+				return apperr.Invalid(fmt.Sprintf("columns[%d].field", i), "must be a field of %s records; %q is not (fields: %s)", typ, f, strings.Join(fields, ", "))
+			}
+			if j, dup := seen[f]; dup {
+				return apperr.Invalid(fmt.Sprintf("columns[%d].field", i), "repeats columns[%d]; each field is one column", j)
+			}
+			seen[f] = i
+		}
+		return nil
+	},
+}

@@ -1,0 +1,94 @@
+// Package resources declares the simple resources of the service on the
+// resource layer: their fields, rules, references, filters and sort
+// fields. Behaviour of their own (a score's finalScore, a list's columns)
+// is in the Def hooks next to each declaration.
+package resources
+
+import (
+	"sync"
+
+	"github.com/sourcebase/sourcebase/internal/resource"
+	"github.com/sourcebase/sourcebase/internal/store"
+)
+
+// Resource groups: one Lambda function each.
+const (
+	Catalog   = "catalog"   // industries, sectors, subsectors, tags
+	CRM       = "crm"       // deals, people, teams, workspaces, activities
+	Documents = "documents" // documents, lists
+	Scoring   = "scoring"   // frameworks, screenings, scores
+)
+
+// Groups lists the resource groups of the declared resources.
+var Groups = []string{Catalog, CRM, Documents, Scoring}
+
+// Companies is the name companies are referenced by (they are built
+// outside the layer).
+const Companies = "companies"
+
+// Field constructors for the shapes many resources share.
+func name(sortable bool) resource.Field {
+	return resource.Field{Name: "name", Kind: resource.String, Required: true, Sort: sortable, Doc: "the name"}
+}
+
+func externalReference() resource.Field {
+	return resource.Field{Name: "externalReference", Kind: resource.Struct, Doc: "the record in another system: {source, id}",
+		Fields: []resource.Field{{Name: "source", Kind: resource.String, Doc: "the other system"}, {Name: "id", Kind: resource.String, MaxLen: 256, Doc: "the id there"}}}
+}
+
+func externalID() resource.Field {
+	return resource.Field{Name: "externalId", Kind: resource.String, MaxLen: 256, Unique: true,
+		Doc: "the caller's own identifier, unique in the organization"}
+}
+
+func custom() resource.Field {
+	return resource.Field{Name: "custom", Kind: resource.Object, Doc: "free-form JSON object"}
+}
+
+func tags() resource.Field {
+	return resource.Field{Name: "tags", Kind: resource.Strings, MaxLen: 100, Doc: "labels"}
+}
+
+func description() resource.Field {
+	return resource.Field{Name: "description", Kind: resource.Text, MaxLen: 5000, Doc: "a description"}
+}
+
+// All lists every declared resource.
+func All() []*resource.Def {
+	return []*resource.Def{
+		Industries, Sectors, Subsectors, Tags,
+		Deals, People, Teams, Workspaces, Activities,
+		DocumentsDef, Lists,
+		Frameworks, Screenings, Scores,
+	}
+}
+
+// NewRegistry builds the services of every declared resource over st.
+// companies is how references to companies are checked, and companyFields
+// the fields a company list's columns may show.
+func NewRegistry(st *store.Store, companies resource.External, companyFields []string) *resource.Registry {
+	columnsOnce.Do(func() { listColumnFields(companyFields) })
+	return resource.NewRegistry(st, All(), map[string]resource.External{Companies: companies})
+}
+
+var columnsOnce sync.Once
+
+// Routes are the routes of every declared resource: create, list, get,
+// update (partial PUT) and delete.
+func Routes() []Route {
+	var out []Route
+	for _, d := range All() {
+		base := "/v1/" + d.Name
+		out = append(out,
+			Route{d.Group, "POST", base, d}, Route{d.Group, "GET", base, d},
+			Route{d.Group, "GET", base + "/{id}", d}, Route{d.Group, "PUT", base + "/{id}", d},
+			Route{d.Group, "DELETE", base + "/{id}", d})
+	}
+	return out
+}
+
+// Route is one route of a declared resource.
+type Route struct {
+	Group, Method, Path string
+	Def                 *resource.Def
+}
