@@ -2,6 +2,10 @@ package api
 
 import (
 	"net/http"
+	"strings"
+
+	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/store"
 
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/resource"
@@ -48,7 +52,17 @@ func (a *API) resourceHandler(rt routes.Route) http.Handler {
 		})
 	case rt.Method == http.MethodGet:
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			reply(w, r, http.StatusOK)(service().Get(r.Context(), org(r), r.PathValue("id")))
+			svc, id := service(), r.PathValue("id")
+			if svc.Def.MultiGet && strings.HasPrefix(id, resource.MultiGetPrefix) {
+				recs, err := svc.GetByIDs(r.Context(), org(r), id)
+				reply(w, r, http.StatusOK)(recs, err)
+				return
+			}
+			if len(id) > store.MaxIDLength {
+				httpapi.Error(w, r, apperr.ErrNotFound)
+				return
+			}
+			reply(w, r, http.StatusOK)(svc.Get(r.Context(), org(r), id))
 		})
 	case rt.Method == http.MethodPut:
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

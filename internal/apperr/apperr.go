@@ -37,6 +37,7 @@ type InvalidError struct {
 const (
 	InBody  = ""
 	InQuery = "query"
+	InPath  = "path"
 )
 
 func (e *InvalidError) Error() string {
@@ -54,6 +55,11 @@ func Invalid(field, format string, args ...any) error {
 // InvalidQuery returns an *InvalidError for a query parameter.
 func InvalidQuery(param, format string, args ...any) error {
 	return &InvalidError{Field: param, Message: fmt.Sprintf(format, args...), In: InQuery}
+}
+
+// InvalidPath returns an *InvalidError for a part of the request path.
+func InvalidPath(part, format string, args ...any) error {
+	return &InvalidError{Field: part, Message: fmt.Sprintf(format, args...), In: InPath}
 }
 
 // Conflict returns an error wrapping ErrConflict with a message for the caller.

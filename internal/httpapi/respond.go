@@ -93,8 +93,11 @@ func Error(w http.ResponseWriter, r *http.Request, err error) {
 // website must be a string", "Invalid query parameter: page must be ...".
 func invalidMessage(e *apperr.InvalidError) string {
 	prefix := "Invalid request body"
-	if e.In == apperr.InQuery {
+	switch e.In {
+	case apperr.InQuery:
 		prefix = "Invalid query parameter"
+	case apperr.InPath:
+		prefix = "Invalid path"
 	}
 	return prefix + ": " + e.Error()
 }

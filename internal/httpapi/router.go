@@ -37,7 +37,7 @@ func NewRouter(rs []routes.Route, handlers map[string]http.Handler, authn func(h
 				h = creates[i](h)
 			}
 		}
-		mux.Handle(rt.Pattern(), boundParams(rt.Path, conditional(rt, h)))
+		mux.Handle(rt.Pattern(), boundParams(rt, conditional(rt, h)))
 		allowed[rt.Path] = append(allowed[rt.Path], rt.Method)
 	}
 	for p, methods := range allowed {
@@ -88,11 +88,15 @@ func isClean(p string) bool {
 }
 
 // boundParams answers "not found" when a wildcard of the route's path holds
-// more than store.MaxIDLength bytes: no record can have such an id, and the
-// table refuses keys that long.
-func boundParams(pattern string, h http.Handler) http.Handler {
+// more than store.MaxIDLength bytes (or the route's own MaxParam): no
+// record can have such an id, and the table refuses keys that long.
+func boundParams(rt routes.Route, h http.Handler) http.Handler {
+	limit := store.MaxIDLength
+	if rt.MaxParam > 0 {
+		limit = rt.MaxParam
+	}
 	var names []string
-	for _, seg := range strings.Split(pattern, "/") {
+	for _, seg := range strings.Split(rt.Path, "/") {
 		if strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") {
 			names = append(names, strings.TrimSuffix(strings.Trim(seg, "{}"), "..."))
 		}
@@ -102,7 +106,7 @@ func boundParams(pattern string, h http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		for _, n := range names {
-			if len(r.PathValue(n)) > store.MaxIDLength {
+			if len(r.PathValue(n)) > limit {
 				ErrorBody(w, http.StatusNotFound, "not found")
 				return
 			}

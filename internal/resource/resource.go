@@ -37,6 +37,9 @@ type Def struct {
 	// SortUpdatedAt makes the list sortable by updatedAt (it takes one of
 	// the two sort indexes).
 	SortUpdatedAt bool
+	// MultiGet lets GET /v1/<name>/ids=<id>,<id>,... read up to
+	// store.MaxBatch records at once (the spec's documents-by-ids).
+	MultiGet bool
 	// Check, when set, validates a record as a whole after a write applied
 	// its fields (rules across fields, such as endedAt after startedAt).
 	Check func(rec map[string]any) error
@@ -443,4 +446,38 @@ func (s *Service) Delete(ctx context.Context, org, id string) error {
 // findBy returns up to limit records whose lookup field equals value.
 func (s *Service) findBy(ctx context.Context, org, field, value string, limit int) ([]Record, error) {
 	return s.coll.FindBy(ctx, org, field, value, limit)
+}
+
+// MultiGetPrefix starts the last path segment of a read of several records.
+const MultiGetPrefix = "ids="
+
+// MaxMultiGetSegment is the longest such segment: MaxBatch ids of the
+// longest length, with their commas.
+const MaxMultiGetSegment = len(MultiGetPrefix) + store.MaxBatch*(store.MaxIDLength+1)
+
+// GetByIDs reads the records a segment "ids=<id>,<id>,..." names: in the
+// order asked, each once, leaving out ids that name no record of org. A
+// segment with no id, an empty id or more than store.MaxBatch ids is a 400.
+func (s *Service) GetByIDs(ctx context.Context, org, segment string) ([]Record, error) {
+	list, ok := strings.CutPrefix(segment, MultiGetPrefix)
+	if !ok {
+		return nil, apperr.InvalidPath("ids", "the path must end in ids= and comma-separated %s ids", s.Def.Singular)
+	}
+	ids := strings.Split(list, ",")
+	if len(ids) > store.MaxBatch {
+		return nil, apperr.InvalidPath("ids", "names %d ids; at most %d at once", len(ids), store.MaxBatch)
+	}
+	for i, id := range ids {
+		if strings.TrimSpace(id) == "" {
+			return nil, apperr.InvalidPath("ids", "has an empty id at position %d; send ids=<id>,<id>,... without empty entries", i+1)
+		}
+	}
+	recs, err := s.coll.GetMany(ctx, org, ids)
+	if err != nil {
+		return nil, err
+	}
+	for i := range recs {
+		s.view(&recs[i])
+	}
+	return recs, nil
 }

@@ -12,7 +12,8 @@ import (
 // DocumentsDef declares documents: files about a company or a deal.
 var DocumentsDef = &resource.Def{
 	Name: "documents", Singular: "document", Type: "DOCUMENT", IDPrefix: "doc", Group: Documents,
-	Doc: "A file about a company or a deal: its metadata and where the file is kept.",
+	Doc:      "A file about a company or a deal: its metadata and where the file is kept. GET /v1/documents/ids=<id>,<id>,... reads up to 100 at once.",
+	MultiGet: true,
 	Fields: []resource.Field{
 		name(true),
 		{Name: "type", Kind: resource.String, MaxLen: 100, Doc: "the kind of document, such as pitch_deck, financials, memo"},

@@ -79,10 +79,14 @@ func Routes() []Route {
 	var out []Route
 	for _, d := range All() {
 		base := "/v1/" + d.Name
+		get := Route{Group: d.Group, Method: "GET", Path: base + "/{id}", Def: d}
+		if d.MultiGet {
+			get.MaxParam = resource.MaxMultiGetSegment
+		}
 		out = append(out,
-			Route{d.Group, "POST", base, d}, Route{d.Group, "GET", base, d},
-			Route{d.Group, "GET", base + "/{id}", d}, Route{d.Group, "PUT", base + "/{id}", d},
-			Route{d.Group, "DELETE", base + "/{id}", d})
+			Route{Group: d.Group, Method: "POST", Path: base, Def: d}, Route{Group: d.Group, Method: "GET", Path: base, Def: d},
+			get, Route{Group: d.Group, Method: "PUT", Path: base + "/{id}", Def: d},
+			Route{Group: d.Group, Method: "DELETE", Path: base + "/{id}", Def: d})
 	}
 	return out
 }
@@ -91,4 +95,5 @@ func Routes() []Route {
 type Route struct {
 	Group, Method, Path string
 	Def                 *resource.Def
+	MaxParam            int // the longest path parameter accepted; 0 for an id's
 }

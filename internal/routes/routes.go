@@ -29,6 +29,9 @@ type Route struct {
 	// Resource names the declared resource (package resources) whose
 	// generic handler serves the route; "" for the routes written by hand.
 	Resource string
+	// MaxParam is the longest path parameter the route accepts (0: an id's,
+	// store.MaxIDLength); longer ones are "not found".
+	MaxParam int
 }
 
 // Pattern is the net/http ServeMux pattern of the route.
@@ -44,7 +47,7 @@ var Table = append(handWritten, declared()...)
 func declared() []Route {
 	var out []Route
 	for _, r := range resources.Routes() {
-		out = append(out, Route{Group: r.Group, Method: r.Method, Path: r.Path, Resource: r.Def.Name})
+		out = append(out, Route{Group: r.Group, Method: r.Method, Path: r.Path, Resource: r.Def.Name, MaxParam: r.MaxParam})
 	}
 	return out
 }
