@@ -15,6 +15,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/keys"
 	"github.com/sourcebase/sourcebase/internal/resource"
+	"github.com/sourcebase/sourcebase/internal/resources"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/store"
@@ -31,6 +32,8 @@ type Deps struct {
 	Runs      *runs.Service
 	// Resources serves the declared resources (package resources).
 	Resources *resource.Registry
+	// Entries are the records on lists.
+	Entries *resources.Entries
 }
 
 // API serves the resource groups.
@@ -77,6 +80,10 @@ func (a *API) handWritten() map[string]http.Handler {
 		"POST /v1/workflow-runs/{id}/retry":                     http.HandlerFunc(a.retryRun),
 
 		"POST /webhooks/workflows/{slug}": http.HandlerFunc(a.receiveWebhook),
+
+		"POST /v1/lists/{id}/entries":              http.HandlerFunc(a.addListEntry),
+		"GET /v1/lists/{id}/entries":               http.HandlerFunc(a.listEntries),
+		"DELETE /v1/lists/{id}/entries/{recordId}": http.HandlerFunc(a.removeListEntry),
 	}
 }
 

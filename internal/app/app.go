@@ -88,6 +88,7 @@ func Build(st *store.Store, cfg Config) api.Deps {
 	k := keys.New(st)
 	cs := companies.NewService(st)
 	wf := workflows.NewService(st, cfg.WebhookBaseURL)
+	reg := resources.NewRegistry(st, resource.External{Singular: "company", Exists: cs.Exists}, companies.FieldNames())
 	return api.Deps{
 		Store:     st,
 		Keys:      k,
@@ -95,7 +96,8 @@ func Build(st *store.Store, cfg Config) api.Deps {
 		Companies: cs,
 		Workflows: wf,
 		Runs:      runs.NewService(st, wf, cs),
-		Resources: resources.NewRegistry(st, resource.External{Singular: "company", Exists: cs.Exists}, companies.FieldNames()),
+		Resources: reg,
+		Entries:   resources.NewEntries(st, reg, companyReader(cs), cs.Exists),
 	}
 }
 
@@ -138,5 +140,17 @@ func Must(err error) {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
+	}
+}
+
+// companyReader reads companies by id for list entries.
+func companyReader(cs *companies.Service) resources.RecordReader {
+	return func(ctx context.Context, org string, ids []string) (map[string]any, error) {
+		found, err := cs.GetMany(ctx, org, ids)
+		out := make(map[string]any, len(found))
+		for i := range found {
+			out[found[i].ID] = &found[i]
+		}
+		return out, err
 	}
 }

@@ -86,6 +86,16 @@ func (s *Service) Get(ctx context.Context, org, id string) (*Company, error) {
 	return c, nil
 }
 
+// GetMany reads up to store.MaxBatch companies of org by id in one batch,
+// in the order asked, leaving out ids that name none.
+func (s *Service) GetMany(ctx context.Context, org string, ids []string) ([]Company, error) {
+	cs, err := s.coll.GetMany(ctx, org, ids)
+	for i := range cs {
+		cs[i].normalize()
+	}
+	return cs, err
+}
+
 // Exists reports whether org has a company with id.
 func (s *Service) Exists(ctx context.Context, org, id string) (bool, error) {
 	_, err := s.coll.Get(ctx, org, id)

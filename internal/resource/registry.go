@@ -17,16 +17,24 @@ type ExistsFunc func(ctx context.Context, org, id string) (bool, error)
 // Registry holds the services of the declared resources and knows every
 // resource a reference may name, declared here or elsewhere (companies).
 type Registry struct {
-	services map[string]*Service
-	exists   map[string]ExistsFunc
-	singular map[string]string
+	services    map[string]*Service
+	exists      map[string]ExistsFunc
+	singular    map[string]string
+	afterDelete map[string][]func(ctx context.Context, org, id string) error
+}
+
+// AfterDelete has fn called after a record of the named resource is
+// deleted, to delete what belongs to it (a list's entries).
+func (reg *Registry) AfterDelete(name string, fn func(ctx context.Context, org, id string) error) {
+	reg.afterDelete[name] = append(reg.afterDelete[name], fn)
 }
 
 // NewRegistry builds a service for each declaration over st. others names
 // resources built outside the layer that references may point at, with
 // their singular names and existence checks.
 func NewRegistry(st *store.Store, defs []*Def, others map[string]External) *Registry {
-	reg := &Registry{services: map[string]*Service{}, exists: map[string]ExistsFunc{}, singular: map[string]string{}}
+	reg := &Registry{services: map[string]*Service{}, exists: map[string]ExistsFunc{}, singular: map[string]string{},
+		afterDelete: map[string][]func(context.Context, string, string) error{}}
 	for name, o := range others {
 		reg.exists[name], reg.singular[name] = o.Exists, o.Singular
 	}

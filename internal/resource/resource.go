@@ -440,7 +440,15 @@ func (s *Service) Delete(ctx context.Context, org, id string) error {
 	if err := s.reg.checkReferrers(ctx, org, s.Def.Name, id); err != nil {
 		return err
 	}
-	return s.coll.Delete(ctx, org, id)
+	if err := s.coll.Delete(ctx, org, id); err != nil {
+		return err
+	}
+	for _, fn := range s.reg.afterDelete[s.Def.Name] {
+		if err := fn(ctx, org, id); err != nil {
+			return fmt.Errorf("delete what belongs to %s %s: %w", s.Def.Singular, id, err)
+		}
+	}
+	return nil
 }
 
 // findBy returns up to limit records whose lookup field equals value.
@@ -480,4 +488,14 @@ func (s *Service) GetByIDs(ctx context.Context, org, segment string) ([]Record, 
 		s.view(&recs[i])
 	}
 	return recs, nil
+}
+
+// GetMany reads up to store.MaxBatch records of org by id in one batch, in
+// the order asked, each once, leaving out ids that name none.
+func (s *Service) GetMany(ctx context.Context, org string, ids []string) ([]Record, error) {
+	recs, err := s.coll.GetMany(ctx, org, ids)
+	for i := range recs {
+		s.view(&recs[i])
+	}
+	return recs, err
 }

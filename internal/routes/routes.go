@@ -77,6 +77,10 @@ var handWritten = []Route{
 	{Group: Workflows, Method: "POST", Path: "/v1/workflow-runs/{id}/retry"},
 
 	{Group: Webhook, Method: "POST", Path: "/webhooks/workflows/{slug}"},
+
+	{Group: Documents, Method: "POST", Path: "/v1/lists/{id}/entries"},
+	{Group: Documents, Method: "GET", Path: "/v1/lists/{id}/entries"},
+	{Group: Documents, Method: "DELETE", Path: "/v1/lists/{id}/entries/{recordId}"},
 }
 
 // Of returns the routes of the given groups (all routes when none given).

@@ -1,0 +1,97 @@
+package api_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/sourcebase/sourcebase/internal/apitest"
+)
+
+func TestAListHoldsEachRecordOnceAndPagesItsEntriesNewestFirstWithTheRecords(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	list := idOf(t, c.Do("POST", "/v1/lists", map[string]any{"name": "Targets", "resourceType": "company",
+		"columns": []any{map[string]any{"field": "canonicalName", "label": "Name"}}}).Want(t, 201).Object(t))
+	var companyIDs []string
+	for _, n := range []string{"A", "B", "C"} {
+		companyIDs = append(companyIDs, idOf(t, createCompany(t, c, map[string]any{"canonicalName": n})))
+	}
+	for _, id := range companyIDs {
+		entry := c.Do("POST", "/v1/lists/"+list+"/entries", map[string]any{"recordId": id}).Want(t, 201).Object(t)
+		if rec, _ := entry["record"].(map[string]any); rec["id"] != id || entry["recordId"] != id || entry["listId"] != list {
+			t.Fatalf("entry %s, want the company %s", jsonOf(entry), id)
+		}
+	}
+	again := c.Do("POST", "/v1/lists/"+list+"/entries", map[string]any{"recordId": companyIDs[0]}).Want(t, 200).Object(t)
+
+	var got []string
+	next := "/v1/lists/" + list + "/entries?limit=2"
+	for next != "" {
+		r := c.Do("GET", next, nil).Want(t, 200)
+		for _, ent := range r.List(t) {
+			rec, _ := ent["record"].(map[string]any)
+			got = append(got, rec["id"].(string))
+			if ent["id"] == again["id"] && ent["recordId"] != companyIDs[0] {
+				t.Errorf("adding again changed the entry")
+			}
+		}
+		next = ""
+		if cur := r.Header.Get("X-Next-Cursor"); cur != "" {
+			next = "/v1/lists/" + list + "/entries?limit=2&cursor=" + cur
+		}
+	}
+	want := slices.Clone(companyIDs)
+	slices.Reverse(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("entries %v, want each company once, newest entry first: %v", got, want)
+	}
+
+	// A deleted record shows as null; a removed entry is gone.
+	c.Do("DELETE", "/v1/companies/"+companyIDs[1], nil).Want(t, 204)
+	c.Do("DELETE", "/v1/lists/"+list+"/entries/"+companyIDs[2], nil).Want(t, 204)
+	wantError(t, c.Do("DELETE", "/v1/lists/"+list+"/entries/"+companyIDs[2], nil), 404)
+	entries := c.Do("GET", "/v1/lists/"+list+"/entries", nil).Want(t, 200).List(t)
+	if len(entries) != 2 || entries[0]["record"] != nil || entries[1]["recordId"] != companyIDs[0] {
+		t.Fatalf("after deleting B and removing C: %s", jsonOf(entries))
+	}
+}
+
+func TestListEntriesMustNameARecordOfTheListsTypeInTheOrganization(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c, other := e.Org(t), e.Org(t)
+	list := idOf(t, c.Do("POST", "/v1/lists", map[string]any{"name": "Deals", "resourceType": "deal"}).Want(t, 201).Object(t))
+	company := idOf(t, createCompany(t, c, map[string]any{"canonicalName": "Not a deal"}))
+	theirs := idOf(t, other.Do("POST", "/v1/deals", map[string]any{"name": "Their deal"}).Want(t, 201).Object(t))
+	wantError(t, c.Do("POST", "/v1/lists/"+list+"/entries", map[string]any{"recordId": company}), 400, "recordId")
+	wantError(t, c.Do("POST", "/v1/lists/"+list+"/entries", map[string]any{"recordId": theirs}), 400, "recordId")
+	wantError(t, c.Do("POST", "/v1/lists/"+list+"/entries", map[string]any{}), 400, "recordId is required")
+	wantError(t, other.Do("GET", "/v1/lists/"+list+"/entries", nil), 404)
+	wantError(t, other.Do("POST", "/v1/lists/"+list+"/entries", map[string]any{"recordId": theirs}), 404)
+
+	mine := idOf(t, c.Do("POST", "/v1/deals", map[string]any{"name": "My deal"}).Want(t, 201).Object(t))
+	c.Do("POST", "/v1/lists/"+list+"/entries", map[string]any{"recordId": mine}).Want(t, 201)
+	// Deleting the list takes its entries with it.
+	c.Do("DELETE", "/v1/lists/"+list, nil).Want(t, 204)
+	wantError(t, c.Do("GET", "/v1/lists/"+list+"/entries", nil), 404)
+}
+
+func TestListColumnsMustBeFieldsOfTheListsResourceType(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	wantError(t, c.Do("POST", "/v1/lists", map[string]any{"name": "L", "resourceType": "company",
+		"columns": []any{map[string]any{"field": "canonicalName"}, map[string]any{"field": "stage"}}}), 400, "columns[1].field")
+	wantError(t, c.Do("POST", "/v1/lists", map[string]any{"name": "L", "resourceType": "deal",
+		"columns": []any{map[string]any{"field": "stage"}, map[string]any{"field": "stage"}}}), 400, "columns[1].field", "repeats")
+	wantError(t, c.Do("POST", "/v1/lists", map[string]any{"name": "L", "resourceType": "deal",
+		"columns": []any{map[string]any{"field": "stage", "width": 5}}}), 400, "columns[0].width")
+	l := c.Do("POST", "/v1/lists", map[string]any{"name": "L", "resourceType": "deal",
+		"columns": []any{map[string]any{"field": "stage", "width": 120}}}).Want(t, 201).Object(t)
+	col := l["columns"].([]any)[0].(map[string]any)
+	if col["visible"] != true || col["label"] != nil {
+		t.Fatalf("column defaults: %s", jsonOf(col))
+	}
+	wantError(t, c.Do("PUT", "/v1/lists/"+idOf(t, l), map[string]any{"resourceType": "company"}), 400, "resourceType", "cannot be changed")
+}
