@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/sourcebase/sourcebase/internal/companies"
+	"github.com/sourcebase/sourcebase/internal/httpapi"
 )
 
 func (a *API) createCompany(w http.ResponseWriter, r *http.Request) {
@@ -13,9 +14,12 @@ func (a *API) createCompany(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) listCompanies(w http.ResponseWriter, r *http.Request) {
-	if q, ok := pageQuery(w, r); ok {
-		list[companies.Company](w, r)(a.d.Companies.List(r.Context(), principal(r).OrgID, q))
+	q, filter, value, err := httpapi.ParseList(r.URL.Query(), companies.Filters)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
 	}
+	list[companies.Company](w, r)(a.d.Companies.ListBy(r.Context(), principal(r).OrgID, q, filter, value))
 }
 
 func (a *API) getCompany(w http.ResponseWriter, r *http.Request) {

@@ -36,9 +36,12 @@ func (a *API) listWorkflowRuns(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) listRuns(w http.ResponseWriter, r *http.Request) {
-	if q, ok := pageQuery(w, r); ok {
-		list[runs.Run](w, r)(a.d.Runs.List(r.Context(), principal(r).OrgID, "", q))
+	q, filter, value, err := httpapi.ParseList(r.URL.Query(), runs.Filters)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
 	}
+	list[runs.Run](w, r)(a.d.Runs.ListBy(r.Context(), principal(r).OrgID, q, filter, value))
 }
 
 func (a *API) getRun(w http.ResponseWriter, r *http.Request) {

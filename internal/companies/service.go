@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/clock"
@@ -105,8 +106,28 @@ func (s *Service) Exists(ctx context.Context, org, id string) (bool, error) {
 	return err == nil, err
 }
 
+// Filters are the fields a company list can be filtered by, one at a
+// time: each is served by its lookup index.
+var Filters = []string{"externalId", "website"}
+
 // List returns a page of org's companies.
 func (s *Service) List(ctx context.Context, org string, q store.Query) (store.Page[Company], error) {
+	return s.ListBy(ctx, org, q, "", "")
+}
+
+// ListBy returns a page of org's companies whose filter field (one of
+// Filters; "" for none) equals value. A website matches by its host
+// without "www." (WebsiteKey), as upserts match companies.
+func (s *Service) ListBy(ctx context.Context, org string, q store.Query, filter, value string) (store.Page[Company], error) {
+	switch filter {
+	case "":
+	case "website":
+		q.Where = &store.Where{Lookup: filter, Value: WebsiteKey(value)}
+	case "externalId":
+		q.Where = &store.Where{Lookup: filter, Value: value}
+	default:
+		return store.Page[Company]{Items: []Company{}}, apperr.InvalidQuery(filter, "is not a filter of companies; filter by %s", strings.Join(Filters, " or "))
+	}
 	p, err := s.coll.List(ctx, org, q)
 	for i := range p.Items {
 		p.Items[i].normalize()

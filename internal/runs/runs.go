@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -83,6 +84,7 @@ var spec = store.Spec[record]{
 	IDOrder: []string{"createdAt"},
 	Lookups: []store.Lookup[record]{
 		{Name: "workflowId", Index: store.GSI3, Key: func(r *record) string { return r.WorkflowID }},
+		{Name: "status", Index: store.GSI1, Key: func(r *record) string { return r.Status }},
 		// Unfinished runs of every organization, for recovery after a crash.
 		{Name: activeLookup, Index: store.GSI4, Global: true, Key: func(r *record) string {
 			if r.Done() {
@@ -241,10 +243,35 @@ func (s *Service) Get(ctx context.Context, org, id string) (*Run, error) {
 	return s.failIfStale(ctx, org, &r.Run)
 }
 
+// Statuses lists the statuses of a run.
+var Statuses = []string{Queued, Running, Completed, Failed}
+
+// Filters are the fields a run list can be filtered by, one at a time:
+// each is served by its lookup index.
+var Filters = []string{"workflowId", "status"}
+
 // List returns a page of org's runs, of one workflow when workflowID is set.
 func (s *Service) List(ctx context.Context, org, workflowID string, q store.Query) (store.Page[Run], error) {
-	if workflowID != "" {
-		q.Where = &store.Where{Lookup: "workflowId", Value: workflowID}
+	if workflowID == "" {
+		return s.ListBy(ctx, org, q, "", "")
+	}
+	return s.ListBy(ctx, org, q, "workflowId", workflowID)
+}
+
+// ListBy returns a page of org's runs whose filter field (one of Filters;
+// "" for none) equals value; a status other than those of a run is a 400.
+func (s *Service) ListBy(ctx context.Context, org string, q store.Query, filter, value string) (store.Page[Run], error) {
+	switch filter {
+	case "":
+	case "status":
+		if !slices.Contains(Statuses, value) {
+			return store.Page[Run]{Items: []Run{}}, apperr.InvalidQuery("status", "must be one of %s", strings.Join(Statuses, ", "))
+		}
+		q.Where = &store.Where{Lookup: filter, Value: value}
+	case "workflowId":
+		q.Where = &store.Where{Lookup: filter, Value: value}
+	default:
+		return store.Page[Run]{Items: []Run{}}, apperr.InvalidQuery(filter, "is not a filter of workflow runs; filter by %s", strings.Join(Filters, " or "))
 	}
 	p, err := s.coll.List(ctx, org, q)
 	out := store.MapPage(p, func(r *record) Run { return r.Run })

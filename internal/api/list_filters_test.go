@@ -1,0 +1,160 @@
+package api_test
+
+import (
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sourcebase/sourcebase/internal/apitest"
+)
+
+// pageAll follows the cursor of a filtered list from its first page and
+// returns the ids of every page, in order, and the number of pages.
+func pageAll(t *testing.T, c *apitest.Client, path, query string) (ids []string, pages int) {
+	t.Helper()
+	next := ""
+	for pages = 1; ; pages++ {
+		if pages > 10 {
+			t.Fatalf("paging %s?%s did not end; saw %v", path, query, ids)
+		}
+		q := query
+		if next != "" {
+			q += "&cursor=" + url.QueryEscape(next)
+		}
+		r := c.Do("GET", path+"?"+q, nil).Want(t, 200)
+		ids = append(ids, idsOf(t, r.List(t))...)
+		if next = r.Header.Get("X-Next-Cursor"); next == "" {
+			return ids, pages
+		}
+	}
+}
+
+func TestCompaniesAreFilteredByExternalIdAndPagedWithTheCursor(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	want := idOf(t, createCompany(t, c, map[string]any{"canonicalName": "Acme", "externalId": "crm-1"}))
+	createCompany(t, c, map[string]any{"canonicalName": "Other", "externalId": "crm-2"})
+	createCompany(t, c, map[string]any{"canonicalName": "None"})
+	other := e.Org(t)
+	createCompany(t, other, map[string]any{"canonicalName": "Theirs", "externalId": "crm-1"})
+
+	got := idsOf(t, c.Do("GET", "/v1/companies?externalId=crm-1", nil).Want(t, 200).List(t))
+	if !slices.Equal(got, []string{want}) {
+		t.Errorf("?externalId=crm-1 listed %v, want only %s (not the other organization's)", got, want)
+	}
+	if got := c.Do("GET", "/v1/companies?externalId=nobody", nil).Want(t, 200).List(t); len(got) != 0 {
+		t.Errorf("?externalId=nobody listed %d companies, want none", len(got))
+	}
+}
+
+func TestCompaniesAreFilteredByWebsiteHostHoweverTheWebsiteIsWritten(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	var want []string
+	for _, site := range []string{"https://www.acme.com/about", "http://acme.com", "https://ACME.com/"} {
+		want = append(want, idOf(t, createCompany(t, c, map[string]any{"canonicalName": "Acme " + site, "website": site})))
+	}
+	createCompany(t, c, map[string]any{"canonicalName": "Elsewhere", "website": "https://acme.org"})
+	createCompany(t, c, map[string]any{"canonicalName": "No site"})
+	slices.Reverse(want) // newest first
+
+	got, pages := pageAll(t, c, "/v1/companies", "website="+url.QueryEscape("www.Acme.com")+"&limit=2")
+	if !slices.Equal(got, want) || pages != 2 {
+		t.Errorf("?website=www.Acme.com paged %v in %d pages, want %v in 2 pages", got, pages, want)
+	}
+}
+
+func TestACompanyListTakesOneFilterAndRejectsUnknownParameters(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	r := c.Do("GET", "/v1/companies?externalId=a&website=acme.com", nil).Want(t, 400)
+	if msg := r.Error(t); !strings.Contains(msg, "website") || !strings.Contains(msg, "externalId") {
+		t.Errorf("two filters: error %q does not name both parameters", msg)
+	}
+	r = c.Do("GET", "/v1/companies?name=Acme", nil).Want(t, 400)
+	if msg := r.Error(t); !strings.Contains(msg, "name") || !strings.Contains(msg, "website") {
+		t.Errorf("unknown parameter: error %q does not name it and the accepted filters", msg)
+	}
+	r = c.Do("GET", "/v1/companies?externalId=a&sort=canonicalName", nil).Want(t, 400)
+	if msg := r.Error(t); !strings.Contains(msg, "sort") {
+		t.Errorf("filter with a sort: error %q does not name sort", msg)
+	}
+}
+
+func TestWorkflowRunsAreFilteredByWorkflowIdAndPagedWithTheCursor(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	a := workflowWith(t, c, "A", step("s", "set", map[string]any{"v": 1}))
+	b := workflowWith(t, c, "B", step("s", "set", map[string]any{"v": 2}))
+	var want []string
+	for range 3 {
+		want = append(want, idOf(t, runToEnd(t, c, a, nil)))
+	}
+	runToEnd(t, c, b, nil)
+	slices.Reverse(want)
+
+	got, pages := pageAll(t, c, "/v1/workflow-runs", "workflowId="+a+"&limit=2")
+	if !slices.Equal(got, want) || pages != 2 {
+		t.Errorf("?workflowId=%s paged %v in %d pages, want %v in 2 pages", a, got, pages, want)
+	}
+	other := e.Org(t)
+	if got := other.Do("GET", "/v1/workflow-runs?workflowId="+a, nil).Want(t, 200).List(t); len(got) != 0 {
+		t.Errorf("another organization filtering by this workflow listed %d runs, want none", len(got))
+	}
+}
+
+func TestWorkflowRunsAreFilteredByStatus(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	ok := workflowWith(t, c, "Fine", step("s", "set", map[string]any{"v": 1}))
+	bad := workflowWith(t, c, "Broken", step("stop", "fail", map[string]any{"message": "no"}))
+	var completed, failed []string
+	for range 3 {
+		completed = append(completed, idOf(t, runToEnd(t, c, ok, nil)))
+	}
+	for range 2 {
+		run := runToEnd(t, c, bad, nil)
+		wantStatus(t, run, "failed")
+		failed = append(failed, idOf(t, run))
+	}
+	slices.Reverse(completed)
+	slices.Reverse(failed)
+
+	got, pages := pageAll(t, c, "/v1/workflow-runs", "status=completed&limit=2")
+	if !slices.Equal(got, completed) || pages != 2 {
+		t.Errorf("?status=completed paged %v in %d pages, want %v in 2 pages", got, pages, completed)
+	}
+	if got := idsOf(t, c.Do("GET", "/v1/workflow-runs?status=failed", nil).Want(t, 200).List(t)); !slices.Equal(got, failed) {
+		t.Errorf("?status=failed listed %v, want %v", got, failed)
+	}
+	if got := c.Do("GET", "/v1/workflow-runs?status=queued", nil).Want(t, 200).List(t); len(got) != 0 {
+		t.Errorf("?status=queued listed %d finished runs, want none: a run leaves its old status when it moves on", len(got))
+	}
+}
+
+func TestAWorkflowRunListRejectsAnUnknownStatusTwoFiltersAndUnknownParameters(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	cases := []struct{ query, names string }{
+		{"status=done", "status"},
+		{"status=", "status"},
+		{"status=failed&workflowId=wf_1", "workflowId"},
+		{"state=failed", "state"},
+	}
+	for _, tc := range cases {
+		msg := c.Do("GET", "/v1/workflow-runs?"+tc.query, nil).Want(t, 400).Error(t)
+		if !strings.Contains(msg, tc.names) {
+			t.Errorf("?%s: error %q does not name %s", tc.query, msg, tc.names)
+		}
+	}
+	if msg := c.Do("GET", "/v1/workflow-runs?status=done", nil).Want(t, 400).Error(t); !strings.Contains(msg, "completed") {
+		t.Errorf("?status=done: error %q does not list the statuses", msg)
+	}
+}
