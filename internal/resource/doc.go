@@ -1,0 +1,361 @@
+package resource
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/sourcebase/sourcebase/internal/input"
+)
+
+// DocRoute is one route of a declared resource, for its documentation.
+type DocRoute struct{ Method, Path string }
+
+// Markdown documents declared resources, one section each: its routes,
+// every field with its type and rules, sortable fields, filters, unique
+// fields, and what references to and from it do on write and on delete.
+// routes gives each resource's routes; notes adds a paragraph of
+// behaviour of its own (by resource name); others describes the resources
+// outside the layer that references may name. Titles are level 2.
+func Markdown(defs []*Def, routes func(*Def) []DocRoute, notes map[string]string, others map[string]DocExternal) string {
+	w := docWriter{singular: map[string]string{}, anchor: map[string]string{}}
+	for name, o := range others {
+		w.singular[name], w.anchor[name] = o.Singular, o.Anchor
+	}
+	for _, d := range defs {
+		w.singular[d.Name], w.anchor[d.Name] = d.Singular, d.Name
+	}
+	for _, d := range defs {
+		w.def(d, defs, routes(d), notes[d.Name])
+	}
+	return w.b.String()
+}
+
+// DocExternal describes a resource outside the layer for the
+// documentation: its singular and the anchor of its section.
+type DocExternal struct{ Singular, Anchor string }
+
+type docWriter struct {
+	b        strings.Builder
+	singular map[string]string // by resource name
+	anchor   map[string]string // by resource name
+}
+
+// link is a resource's name linking to its section.
+func (w *docWriter) link(name string) string { return "[" + name + "](#" + w.anchor[name] + ")" }
+
+func (w *docWriter) def(d *Def, defs []*Def, routes []DocRoute, note string) {
+	b := &w.b
+	fmt.Fprintf(b, "## %s\n\n%s\n\n", title(d.Name), d.Doc)
+	fmt.Fprintf(b, "Served by the `%s` function. Ids look like `%s_…`.\n\n", d.Group, d.IDPrefix)
+
+	b.WriteString("| Method | Path | Answer |\n|---|---|---|\n")
+	for _, r := range routes {
+		fmt.Fprintf(b, "| `%s` | `%s` | %s |\n", r.Method, r.Path, routeDoc(d, r))
+		if d.MultiGet && r.Method == "GET" && strings.HasSuffix(r.Path, "/{id}") {
+			fmt.Fprintf(b, "| `GET` | `%s` | up to 100 %s of the organization in one read: in the order asked, each once, unknown ids left out; more than 100 ids or an empty id is 400 |\n",
+				strings.TrimSuffix(r.Path, "{id}")+MultiGetPrefix+"{id},{id},…", d.Name)
+		}
+	}
+	b.WriteString("\n")
+
+	b.WriteString("| Field | Type | Rules | Description |\n|---|---|---|---|\n")
+	for _, f := range d.allFields() {
+		w.field(f, "")
+	}
+	b.WriteString("\n")
+
+	fmt.Fprintf(b, "- **Sort** (`sort=`; text case-insensitive): %s.\n", codeList(d.SortFields()))
+	if fs := d.Filters(); len(fs) > 0 {
+		var parts []string
+		for _, name := range fs {
+			f, _ := d.Field(name)
+			parts = append(parts, "`?"+name+"=`"+filterNote(f))
+		}
+		fmt.Fprintf(b, "- **Filters** (one at a time, sorted by id only): %s.\n", strings.Join(parts, ", "))
+	} else {
+		b.WriteString("- **Filters**: none.\n")
+	}
+	var unique []string
+	for _, f := range d.Fields {
+		if f.Unique {
+			s := "`" + f.Name + "`"
+			if f.Fold {
+				s += " (case-insensitive)"
+			}
+			unique = append(unique, s)
+		}
+	}
+	if len(unique) > 0 {
+		fmt.Fprintf(b, "- **Unique** in the organization: %s; a second record with the same value is 409 naming the field and the record that holds it.\n", strings.Join(unique, ", "))
+	}
+	if refs := w.refPaths(d.Fields, ""); len(refs) > 0 {
+		fmt.Fprintf(b, "- **References** (checked on create and when changed: an id that is not a record of the organization is 400 naming the field): %s.\n", strings.Join(refs, "; "))
+	}
+	w.deletes(d, defs)
+	if note != "" {
+		fmt.Fprintf(b, "\n%s\n", note)
+	}
+	b.WriteString("\n")
+}
+
+// routeDoc says what a route answers.
+func routeDoc(d *Def, r DocRoute) string {
+	one := strings.HasSuffix(r.Path, "}")
+	switch {
+	case r.Method == "POST":
+		return "create: `201` with the " + d.Singular
+	case r.Method == "GET" && !one:
+		if len(d.Filters()) == 0 {
+			return "list, newest first: `limit`, `page`, `lt`, `sort`, `direction`, `cursor`"
+		}
+		return "list, newest first: `limit`, `page`, `lt`, `sort`, `direction`, `cursor` and one filter"
+	case r.Method == "GET":
+		return "one " + d.Singular + ", with its `ETag`"
+	case r.Method == "PUT":
+		return "partial update: `200` with the " + d.Singular + "; `If-Match` honoured"
+	case r.Method == "DELETE":
+		return "`204`; `If-Match` honoured"
+	}
+	return ""
+}
+
+func (w *docWriter) field(f Field, prefix string) {
+	name := prefix + f.Name
+	r := strings.Join(rules(f), "; ")
+	if r == "" {
+		r = "—"
+	}
+	fmt.Fprintf(&w.b, "| `%s` | %s | %s | %s |\n", name, w.typeDoc(f), r, escape(f.Doc))
+	switch f.Kind {
+	case Struct:
+		for _, sub := range f.Fields {
+			w.field(sub, name+".")
+		}
+	case Structs:
+		for _, sub := range f.Fields {
+			w.field(sub, name+"[].")
+		}
+	}
+}
+
+// typeDoc is a field's type, with the resources a reference names.
+func (w *docWriter) typeDoc(f Field) string {
+	switch f.Kind {
+	case Ref:
+		if f.TargetBy != "" {
+			return "reference to " + w.targetsDoc(f)
+		}
+		return "reference to " + w.link(f.Target)
+	case Refs:
+		return "array of references to " + w.link(f.Target)
+	case Enum:
+		return "string (enum)"
+	case String, Text:
+		return "string"
+	case URL, Email, Date, DateTime:
+		return "string (" + f.Kind.String() + ")"
+	}
+	return f.Kind.String()
+}
+
+// targetsDoc lists the resources a Ref with TargetBy names, by the
+// sibling's value.
+func (w *docWriter) targetsDoc(f Field) string {
+	keys := make([]string, 0, len(f.Targets))
+	for k := range f.Targets {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s (`%s` `%s`)", w.link(f.Targets[k]), f.TargetBy, k)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// rules lists what a value must be and what the service does with it.
+func rules(f Field) []string {
+	var out []string
+	switch {
+	case f.ReadOnly:
+		out = append(out, "read-only")
+	case f.Required:
+		out = append(out, "required")
+	}
+	if f.Immutable {
+		out = append(out, "immutable (set on create only)")
+	}
+	if !f.ReadOnly {
+		switch f.Kind {
+		case String, Text, URL:
+			out = append(out, fmt.Sprintf("1 to %s characters", count(f.maxLen())))
+			if f.Kind == Text {
+				out = append(out, "line breaks allowed")
+			}
+		case Email:
+			out = append(out, "at most 254 characters")
+		case Date:
+			out = append(out, "YYYY-MM-DD")
+		case DateTime:
+			out = append(out, "RFC 3339, shown in UTC with milliseconds")
+		case Int, Number:
+			if f.Min != nil || f.Max != nil {
+				out = append(out, bounds(f.Min, f.Max))
+			}
+		case Strings:
+			out = append(out, fmt.Sprintf("at most %s items of 1 to %s characters, duplicates dropped", count(f.maxItems()), count(f.maxLen())))
+		case Refs:
+			out = append(out, fmt.Sprintf("at most %s ids, duplicates dropped", count(f.maxItems())))
+		case Structs:
+			out = append(out, fmt.Sprintf("at most %s items", count(f.maxItems())))
+		case Object:
+			out = append(out, fmt.Sprintf("any JSON object up to %d KiB, %d levels deep", input.MaxFreeBytes>>10, input.MaxDepth))
+		}
+	}
+	if f.Kind == Enum {
+		out = append(out, "one of "+codeList(f.Values))
+	}
+	if f.Default != nil {
+		v, _ := json.Marshal(f.Default)
+		out = append(out, "default `"+string(v)+"`")
+	}
+	if f.Unique {
+		if f.Fold {
+			out = append(out, "unique (case-insensitive)")
+		} else {
+			out = append(out, "unique")
+		}
+	}
+	if f.Lookup {
+		out = append(out, "filter")
+	}
+	if f.Sort {
+		out = append(out, "sortable")
+	}
+	if f.Restrict {
+		out = append(out, "blocks deleting its target")
+	}
+	return out
+}
+
+// filterNote says what a filter value must be.
+func filterNote(f Field) string {
+	switch {
+	case f.Kind == Enum:
+		return " (" + codeList(f.Values) + ")"
+	case f.Kind == Bool:
+		return " (`true` or `false`)"
+	case f.Fold:
+		return " (case-insensitive)"
+	}
+	return ""
+}
+
+// refPaths describes the references among fields, nested ones by path.
+func (w *docWriter) refPaths(fields []Field, prefix string) []string {
+	var out []string
+	for _, f := range fields {
+		path := prefix + f.Name
+		switch f.Kind {
+		case Ref:
+			if f.TargetBy != "" {
+				out = append(out, fmt.Sprintf("`%s` names %s", path, w.targetsDoc(f)))
+			} else {
+				out = append(out, fmt.Sprintf("`%s` names %s", path, article(w.singular[f.Target])))
+			}
+		case Refs:
+			out = append(out, fmt.Sprintf("each of `%s` names %s (400 naming `%s[i]`)", path, article(w.singular[f.Target]), path))
+		case Struct:
+			out = append(out, w.refPaths(f.Fields, path+".")...)
+		case Structs:
+			out = append(out, w.refPaths(f.Fields, path+"[i].")...)
+		}
+	}
+	return out
+}
+
+// referrer is a field of another resource that may name a record.
+type referrer struct {
+	def      *Def
+	path     string
+	restrict bool
+}
+
+// referrers lists the fields of defs that may name a record of target.
+func referrers(target string, defs []*Def) []referrer {
+	var out []referrer
+	var walk func(d *Def, fields []Field, prefix string)
+	walk = func(d *Def, fields []Field, prefix string) {
+		for _, f := range fields {
+			path := prefix + f.Name
+			switch f.Kind {
+			case Ref, Refs:
+				if f.Target == target || slices.Contains(mapValues(f.Targets), target) {
+					out = append(out, referrer{d, path, f.Restrict})
+				}
+			case Struct:
+				walk(d, f.Fields, path+".")
+			case Structs:
+				walk(d, f.Fields, path+"[].")
+			}
+		}
+	}
+	for _, d := range defs {
+		walk(d, d.Fields, "")
+	}
+	return out
+}
+
+// writeDeletes says what deleting a record does to the records that name it.
+func (w *docWriter) deletes(d *Def, defs []*Def) {
+	b := &w.b
+	var restrict, dangling []string
+	for _, r := range referrers(d.Name, defs) {
+		s := fmt.Sprintf("%s `%s`", w.link(r.def.Name), r.path)
+		if r.restrict {
+			restrict = append(restrict, s)
+		} else {
+			dangling = append(dangling, s)
+		}
+	}
+	if len(restrict) > 0 {
+		fmt.Fprintf(b, "- **Delete** is refused with 409 naming a referencing record while one of these names the %s: %s.\n", d.Singular, strings.Join(restrict, ", "))
+	}
+	switch {
+	case len(dangling) > 0:
+		fmt.Fprintf(b, "- **After a delete** these keep the %s's id as stored (a dangling reference, shown as is): %s.\n", d.Singular, strings.Join(dangling, ", "))
+	case len(restrict) == 0:
+		fmt.Fprintf(b, "- **Delete**: no other resource names %s.\n", article(d.Singular))
+	}
+}
+
+func mapValues(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
+	}
+	return out
+}
+
+func title(name string) string { return strings.ToUpper(name[:1]) + name[1:] }
+
+func codeList(vs []string) string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = "`" + v + "`"
+	}
+	return strings.Join(out, ", ")
+}
+
+// count writes n with a thousands separator.
+func count(n int) string {
+	if n < 1000 {
+		return fmt.Sprint(n)
+	}
+	return fmt.Sprintf("%d,%03d", n/1000, n%1000)
+}
+
+// escape keeps a description inside its table cell.
+func escape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }

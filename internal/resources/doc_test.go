@@ -1,0 +1,60 @@
+package resources
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite docs/resources.md from the declarations")
+
+func TestDocsResourcesMdIsWhatTheDeclarationsGenerate(t *testing.T) {
+	path := filepath.Join("..", "..", DocPath)
+	want := Markdown()
+	if *update {
+		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read %s: %v; generate it with: go test ./internal/resources -run TestDocs -update", DocPath, err)
+	}
+	if string(got) != want {
+		gl, wl := strings.Split(string(got), "\n"), strings.Split(want, "\n")
+		line := 0
+		for line < len(gl) && line < len(wl) && gl[line] == wl[line] {
+			line++
+		}
+		at := func(ls []string) string {
+			if line < len(ls) {
+				return ls[line]
+			}
+			return "(end of file)"
+		}
+		t.Fatalf("%s differs from what the declarations generate, first at line %d:\n committed: %s\n generated: %s\n"+
+			"regenerate it with: go test ./internal/resources -run TestDocs -update", DocPath, line+1, at(gl), at(wl))
+	}
+}
+
+func TestDocsDescribeEveryDeclaredResourceFieldAndFilter(t *testing.T) {
+	doc := Markdown()
+	for _, d := range All() {
+		if !strings.Contains(doc, "## "+strings.ToUpper(d.Name[:1])+d.Name[1:]+"\n") {
+			t.Errorf("no section for %s", d.Name)
+		}
+		for _, f := range d.AllFields() {
+			if !strings.Contains(doc, "| `"+f.Name+"` |") {
+				t.Errorf("%s: field %s is not documented", d.Name, f.Name)
+			}
+		}
+		for _, f := range d.Filters() {
+			if !strings.Contains(doc, "`?"+f+"=`") {
+				t.Errorf("%s: filter %s is not documented", d.Name, f)
+			}
+		}
+	}
+}
