@@ -58,3 +58,15 @@ func TestDocsDescribeEveryDeclaredResourceFieldAndFilter(t *testing.T) {
 		}
 	}
 }
+
+func TestTheReadmeListsEveryDeclaredResource(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range All() {
+		if !strings.Contains(string(readme), "| `/v1/"+d.Name+"`") {
+			t.Errorf("README.md's Resources table has no row for /v1/%s", d.Name)
+		}
+	}
+}
