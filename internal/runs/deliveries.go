@@ -8,8 +8,6 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/ids"
 	"github.com/sourcebase/sourcebase/internal/store"
@@ -63,7 +61,7 @@ func (s *Service) CreateForDelivery(ctx context.Context, org string, wf *workflo
 		if err != nil {
 			return nil, false, err
 		}
-		n.Extra = append(append([]types.TransactWriteItem{}, base...), mark)
+		n.Extra = append(append([]store.Op{}, base...), mark)
 		run, err := s.Create(ctx, org, wf, n)
 		if err == nil || !errors.Is(err, apperr.ErrConflict) || attempt == attempts {
 			return run, true, err

@@ -14,7 +14,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/oklog/ulid/v2"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
@@ -170,7 +169,7 @@ type NewRun struct {
 	// retry on its source run); when one's condition fails, nothing is
 	// written and Create answers apperr.ErrConflict.
 	ID    string
-	Extra []types.TransactWriteItem
+	Extra []store.Op
 }
 
 // Create stores a queued run of wf and starts it. If the engine cannot
@@ -298,7 +297,7 @@ func (s *Service) Retry(ctx context.Context, org, id string) (*Run, error) {
 		if err != nil {
 			return nil, err
 		}
-		n.Extra = []types.TransactWriteItem{mark}
+		n.Extra = []store.Op{mark}
 		run, err := s.Create(ctx, org, wf, n)
 		if err == nil || !errors.Is(err, apperr.ErrConflict) || attempt == attempts {
 			return run, err

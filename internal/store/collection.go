@@ -220,7 +220,7 @@ func (c *Collection[T]) Repair(ctx context.Context, org, id string) (*T, error) 
 	}
 	p := c.placeholder(ue)
 	it := c.Item(org, p, ue.Version+1)
-	var op types.TransactWriteItem
+	var op Op
 	if ue.Version == 0 { // an item written without a version
 		op, err = c.store.OverwriteOp(it)
 	} else {
@@ -250,12 +250,12 @@ func (c *Collection[T]) get(ctx context.Context, org, id string) (*T, int64, err
 // Create stores a new record, together with extra operations in one
 // transaction when given; apperr.ErrConflict when the id exists or an extra
 // operation's condition fails.
-func (c *Collection[T]) Create(ctx context.Context, org string, v *T, extra ...types.TransactWriteItem) error {
+func (c *Collection[T]) Create(ctx context.Context, org string, v *T, extra ...Op) error {
 	op, err := c.store.CreateOp(c.Item(org, v, 1))
 	if err != nil {
 		return err
 	}
-	ops, claims, err := c.uniqueOps(ctx, org, c.spec.ID(v), nil, c.uniqueValues(v), append([]types.TransactWriteItem{op}, extra...))
+	ops, claims, err := c.uniqueOps(ctx, org, c.spec.ID(v), nil, c.uniqueValues(v), append([]Op{op}, extra...))
 	if err != nil {
 		return err
 	}
@@ -279,11 +279,11 @@ func (c *Collection[T]) Create(ctx context.Context, org string, v *T, extra ...t
 // nobody changed the record meanwhile; on such a race it reads again and
 // retries, so fn must be a pure function of the record it gets.
 func (c *Collection[T]) Update(ctx context.Context, org, id string, fn func(*T) error) (*T, error) {
-	return c.UpdateTx(ctx, org, id, func(v *T) ([]types.TransactWriteItem, error) { return nil, fn(v) })
+	return c.UpdateTx(ctx, org, id, func(v *T) ([]Op, error) { return nil, fn(v) })
 }
 
 // UpdateTx is Update with extra operations written in the same transaction.
-func (c *Collection[T]) UpdateTx(ctx context.Context, org, id string, fn func(*T) ([]types.TransactWriteItem, error)) (*T, error) {
+func (c *Collection[T]) UpdateTx(ctx context.Context, org, id string, fn func(*T) ([]Op, error)) (*T, error) {
 	const attempts = 5
 	for range attempts {
 		v, version, err := c.get(ctx, org, id)
@@ -305,7 +305,7 @@ func (c *Collection[T]) UpdateTx(ctx context.Context, org, id string, fn func(*T
 		if err != nil {
 			return nil, err
 		}
-		ops, claims, err := c.uniqueOps(ctx, org, id, before, c.uniqueValues(v), append([]types.TransactWriteItem{op}, extra...))
+		ops, claims, err := c.uniqueOps(ctx, org, id, before, c.uniqueValues(v), append([]Op{op}, extra...))
 		if err != nil {
 			return nil, err
 		}
@@ -328,13 +328,13 @@ func (c *Collection[T]) UpdateTx(ctx context.Context, org, id string, fn func(*T
 var errRace = errors.New("version race")
 
 // Delete removes a record of org; apperr.ErrNotFound when absent.
-func (c *Collection[T]) Delete(ctx context.Context, org, id string, extra ...types.TransactWriteItem) error {
+func (c *Collection[T]) Delete(ctx context.Context, org, id string, extra ...Op) error {
 	if id == "" || len(id) > MaxIDLength {
 		return apperr.ErrNotFound
 	}
 	_, conditional := ctx.Value(preconditionKey{}).(Precondition)
 	if len(c.spec.Unique) == 0 && !conditional {
-		return c.store.Transact(ctx, apperr.ErrNotFound, append([]types.TransactWriteItem{c.store.DeleteOp(c.Partition(org), id)}, extra...)...)
+		return c.store.Transact(ctx, apperr.ErrNotFound, append([]Op{c.store.DeleteOp(c.Partition(org), id)}, extra...)...)
 	}
 	// The record's uniqueness items go with it, and an If-Match names the
 	// version to delete: read the record, and delete it only at that version.
@@ -346,7 +346,7 @@ func (c *Collection[T]) Delete(ctx context.Context, org, id string, extra ...typ
 		if err := checkPrecondition(ctx, id, version); err != nil {
 			return err
 		}
-		ops := append([]types.TransactWriteItem{c.store.DeleteVersionOp(c.Partition(org), id, version)}, extra...)
+		ops := append([]Op{c.store.DeleteVersionOp(c.Partition(org), id, version)}, extra...)
 		ops, _, err = c.uniqueOps(ctx, org, id, c.uniqueValues(v), nil, ops)
 		if err != nil {
 			return err

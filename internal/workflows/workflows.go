@@ -9,8 +9,6 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/clock"
 	"github.com/sourcebase/sourcebase/internal/ids"
@@ -117,7 +115,7 @@ func target(org string, r *record) TriggerTarget {
 		Scheme: r.Trigger.Scheme, HeaderName: header, Secret: r.TriggerSecret}
 }
 
-func (s *Service) triggerOp(org string, r *record, create bool) (types.TransactWriteItem, error) {
+func (s *Service) triggerOp(org string, r *record, create bool) (store.Op, error) {
 	it := store.Item{PK: triggerPK(r.Trigger.Slug), SK: triggerSK, Type: "TRIGGER", Doc: target(org, r)}
 	if create {
 		return s.st.CreateOp(it)
@@ -164,7 +162,7 @@ func (s *Service) List(ctx context.Context, org string, q store.Query) (store.Pa
 // Update applies a partial update; the trigger item follows in the same
 // transaction when the trigger changes.
 func (s *Service) Update(ctx context.Context, org, id string, in Input) (*Workflow, error) {
-	r, err := s.coll.UpdateTx(ctx, org, id, func(r *record) ([]types.TransactWriteItem, error) {
+	r, err := s.coll.UpdateTx(ctx, org, id, func(r *record) ([]store.Op, error) {
 		if !in.changes() {
 			return nil, store.ErrUnchanged
 		}
@@ -175,7 +173,7 @@ func (s *Service) Update(ctx context.Context, org, id string, in Input) (*Workfl
 			return nil, nil
 		}
 		op, err := s.triggerOp(org, r, false)
-		return []types.TransactWriteItem{op}, err
+		return []store.Op{op}, err
 	})
 	if err != nil {
 		return nil, err
@@ -186,11 +184,11 @@ func (s *Service) Update(ctx context.Context, org, id string, in Input) (*Workfl
 // RotateSecret replaces the trigger's secret; the old one stops working at
 // once. It returns the trigger with the new secret.
 func (s *Service) RotateSecret(ctx context.Context, org, id string) (*Trigger, error) {
-	r, err := s.coll.UpdateTx(ctx, org, id, func(r *record) ([]types.TransactWriteItem, error) {
+	r, err := s.coll.UpdateTx(ctx, org, id, func(r *record) ([]store.Op, error) {
 		r.TriggerSecret = webhook.NewSecret()
 		r.UpdatedAt = s.now()
 		op, err := s.triggerOp(org, r, false)
-		return []types.TransactWriteItem{op}, err
+		return []store.Op{op}, err
 	})
 	if err != nil {
 		return nil, err
