@@ -77,7 +77,7 @@ type record struct {
 const activeLookup = "active"
 
 var spec = store.Spec[record]{
-	Type:    "RUN",
+	Type:    store.TypeRun,
 	ID:      func(r *record) string { return r.ID },
 	IDOrder: []string{"createdAt"},
 	Lookups: []store.Lookup[record]{

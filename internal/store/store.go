@@ -1,7 +1,8 @@
 // Package store is the single-table DynamoDB access layer: typed key
-// builders, the item codec, conditional writes, version-checked updates and
-// paged queries. Every organization-owned item's partition key starts with
-// the organization id, so a lookup can never cross organizations.
+// builders (keys.go holds the table's whole key design), the item codec,
+// conditional writes, version-checked updates and paged queries. Every
+// organization-owned item's partition key starts with the organization id,
+// so a lookup can never cross organizations.
 package store
 
 import (
@@ -36,9 +37,6 @@ func (s *Store) Ping(ctx context.Context) error {
 	_, err := s.DB.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(s.Table)})
 	return err
 }
-
-// OrgPartition is the partition of one item type within one organization.
-func OrgPartition(org, typ string) string { return "ORG#" + org + "#" + typ }
 
 // Item is one stored record: its keys, the record itself (stored as JSON so
 // that it round-trips exactly, nulls and free-form objects included), and

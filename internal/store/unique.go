@@ -60,7 +60,8 @@ var errUniqueMoved = errors.New("store: uniqueness item changed; try again")
 // uniqueKey is the key of the uniqueness item of field=value in org. Long
 // values are hashed like lookups, which keeps them exact.
 func (c *Collection[T]) uniqueKey(org, field, value string) (string, string) {
-	return c.Partition(org) + "#UNIQUE#" + field + "=" + lookupValue(value), "UNIQUE"
+	k := uniqueItemKey(org, c.spec.Type, field, value)
+	return k.PK, k.SK
 }
 
 // uniqueValues are v's values of its unique fields, by field; nil for nil.
@@ -109,7 +110,7 @@ func (c *Collection[T]) uniqueOps(ctx context.Context, org, id string, before, a
 		}
 		if a != "" {
 			pk, sk := c.uniqueKey(org, u.Field, a)
-			op, err := c.store.CreateOp(Item{PK: pk, SK: sk, Type: c.spec.Type + "#UNIQUE",
+			op, err := c.store.CreateOp(Item{PK: pk, SK: sk, Type: c.spec.Type + typeUniqueSuffix,
 				Doc: uniqueDoc{Field: u.Field, Value: a, ID: id}, Strings: map[string]string{attrOwner: id}})
 			if err != nil {
 				return nil, nil, err

@@ -66,7 +66,7 @@ func (t TriggerTarget) Verifier() webhook.Trigger {
 }
 
 var spec = store.Spec[record]{
-	Type:    "WORKFLOW",
+	Type:    store.TypeWorkflow,
 	ID:      func(r *record) string { return r.ID },
 	IDOrder: []string{"createdAt"},
 	Sorts: []store.Sort[record]{
@@ -74,10 +74,6 @@ var spec = store.Spec[record]{
 		{Field: "updatedAt", Index: store.GSI2, Key: func(r *record) string { return r.UpdatedAt.UTC().Format("2006-01-02T15:04:05.000000000Z") }},
 	},
 }
-
-func triggerPK(slug string) string { return "TRIGGER#" + slug }
-
-const triggerSK = "TRIGGER"
 
 // Service stores workflows.
 type Service struct {
@@ -116,7 +112,8 @@ func target(org string, r *record) TriggerTarget {
 }
 
 func (s *Service) triggerOp(org string, r *record, create bool) (store.Op, error) {
-	it := store.Item{PK: triggerPK(r.Trigger.Slug), SK: triggerSK, Type: "TRIGGER", Doc: target(org, r)}
+	k := store.TriggerRouteKey(r.Trigger.Slug)
+	it := store.Item{PK: k.PK, SK: k.SK, Type: store.TypeTriggerRoute, Doc: target(org, r)}
 	if create {
 		return s.st.CreateOp(it)
 	}
@@ -205,7 +202,8 @@ func (s *Service) Delete(ctx context.Context, org, id string) error {
 	if err != nil {
 		return err
 	}
-	return s.coll.Delete(ctx, org, id, s.st.DeleteOp(triggerPK(r.Trigger.Slug), triggerSK))
+	k := store.TriggerRouteKey(r.Trigger.Slug)
+	return s.coll.Delete(ctx, org, id, s.st.DeleteOp(k.PK, k.SK))
 }
 
 // Trigger finds the trigger of a slug; apperr.ErrNotFound for an unknown
@@ -215,7 +213,8 @@ func (s *Service) Trigger(ctx context.Context, slug string) (TriggerTarget, erro
 	if slug == "" || len(slug) > 128 {
 		return t, apperr.ErrNotFound
 	}
-	_, err := s.st.Get(ctx, triggerPK(slug), triggerSK, &t)
+	k := store.TriggerRouteKey(slug)
+	_, err := s.st.Get(ctx, k.PK, k.SK, &t)
 	return t, err
 }
 
