@@ -25,7 +25,7 @@ func (a *API) receiveWebhook(w http.ResponseWriter, r *http.Request) {
 		httpapi.Error(w, r, err)
 		return
 	}
-	t, err := a.d.Workflows.Trigger(r.Context(), r.PathValue("slug"))
+	t, err := a.d.Workflows.Route(r.Context(), r.PathValue("slug"))
 	if err != nil {
 		httpapi.Error(w, r, err)
 		return
@@ -51,8 +51,8 @@ func (a *API) receiveWebhook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	run, first, err := a.d.Runs.CreateForDelivery(r.Context(), t.OrganizationID, wf, runs.NewRun{
-		Trigger: runs.TriggerWebhook,
-		Input:   in,
+		StartedBy: runs.StartedByWebhook,
+		Input:     in,
 	}, t.Slug, deliveryID(r.Header))
 	if err != nil {
 		httpapi.Error(w, r, err)
@@ -85,7 +85,7 @@ func deliveryID(h http.Header) string {
 // credential, and the query. A payload nested deeper than input.MaxDepth is
 // a 400; an input over runs.MaxInputBytes, which a run record could not
 // hold, is a 413.
-func webhookInput(r *http.Request, body []byte, trig webhook.Trigger) (map[string]any, error) {
+func webhookInput(r *http.Request, body []byte, trig webhook.Verifier) (map[string]any, error) {
 	var payload any = string(body)
 	if json.Valid(body) {
 		var err error

@@ -60,7 +60,7 @@ func (r *runnerEnv) workflow(t *testing.T, body string) *workflows.Workflow {
 // queued creates a run of wf, which the no-op engine leaves queued.
 func (r *runnerEnv) queued(t *testing.T, wf *workflows.Workflow, input map[string]any) *runs.Run {
 	t.Helper()
-	run, err := r.deps.Runs.Create(context.Background(), r.org, wf, runs.NewRun{Trigger: runs.TriggerAPI, Input: input})
+	run, err := r.deps.Runs.Create(context.Background(), r.org, wf, runs.NewRun{StartedBy: runs.StartedByAPI, Input: input})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +299,7 @@ func TestARunCreatedWithoutAnEngineIsFailedAtOnceNotLeftQueued(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run, err := deps.Runs.Create(context.Background(), org.ID, wf, runs.NewRun{Trigger: runs.TriggerAPI})
+	run, err := deps.Runs.Create(context.Background(), org.ID, wf, runs.NewRun{StartedBy: runs.StartedByAPI})
 	if err != nil {
 		t.Fatal(err)
 	}

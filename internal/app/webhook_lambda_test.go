@@ -244,7 +244,7 @@ func TestTheWebhookFunctionStartsARunFromEachSampleFunctionURLEvent(t *testing.T
 			if err := json.Unmarshal([]byte(res.Body), &accepted); err != nil {
 				t.Fatalf("body %s: %v", res.Body, err)
 			}
-			if accepted.Data.ID == "" || accepted.Data.WorkflowID != wf.ID || accepted.Data.Trigger != runs.TriggerWebhook ||
+			if accepted.Data.ID == "" || accepted.Data.WorkflowID != wf.ID || accepted.Data.StartedBy != runs.StartedByWebhook ||
 				accepted.Data.Status != runs.Queued {
 				t.Errorf("accepted %s, want a queued webhook run of %s", res.Body, wf.ID)
 			}

@@ -33,13 +33,13 @@ const (
 	Failed    = "failed"
 )
 
-// Triggers: what started a run.
+// What started a run (the run's "trigger" field).
 const (
-	TriggerAPI     = "api"
-	TriggerWebhook = "webhook"
-	TriggerRetry   = "retry"
-	// TriggerUnknown is the trigger of a run whose stored record cannot be read.
-	TriggerUnknown = "unknown"
+	StartedByAPI     = "api"
+	StartedByWebhook = "webhook"
+	StartedByRetry   = "retry"
+	// StartedByUnknown: a run whose stored record cannot be read.
+	StartedByUnknown = "unknown"
 )
 
 // MaxTitle is the longest run title, in characters.
@@ -58,7 +58,7 @@ type Run struct {
 	DryRun      bool            `json:"dryRun"`
 	RetryOf     *string         `json:"retryOf"`
 	RetriedBy   *string         `json:"retriedBy"` // the retry of this run; a run is retried once
-	Trigger     string          `json:"trigger"`
+	StartedBy   string          `json:"trigger"`   // StartedByAPI, ...
 	CreatedAt   clock.Time      `json:"createdAt"`
 	StartedAt   *clock.Time     `json:"startedAt"`
 	CompletedAt *clock.Time     `json:"completedAt"`
@@ -101,7 +101,7 @@ var spec = store.Spec[record]{
 func unreadable(u store.Undecoded) *record {
 	r := &record{OrganizationID: u.Org, Run: Run{
 		ID: u.ID, WorkflowID: u.Lookups["workflowId"], Status: Failed, Title: "Unreadable run",
-		Input: map[string]any{}, Trigger: TriggerUnknown,
+		Input: map[string]any{}, StartedBy: StartedByUnknown,
 		Error: &steps.RunError{Message: "the stored run could not be read: " + u.Problem},
 	}}
 	if _, id, ok := strings.Cut(u.ID, "_"); ok {
@@ -159,11 +159,11 @@ func (s *Service) SetEngine(e Engine) { s.engine = e }
 
 // NewRun describes a run to create.
 type NewRun struct {
-	Input   map[string]any
-	DryRun  bool
-	Title   string // "" for a generated title
-	Trigger string
-	RetryOf string
+	Input     map[string]any
+	DryRun    bool
+	Title     string // "" for a generated title
+	StartedBy string
+	RetryOf   string
 	// ID is the new run's id; "" to generate one. Extra operations are
 	// written in the same transaction as the run (such as the record of a
 	// retry on its source run); when one's condition fails, nothing is
@@ -183,7 +183,7 @@ func (s *Service) Create(ctx context.Context, org string, wf *workflows.Workflow
 	now := s.now()
 	r := &record{OrganizationID: org, Run: Run{
 		ID: n.ID, WorkflowID: wf.ID, Status: Queued, Input: n.Input, DryRun: n.DryRun,
-		Trigger: n.Trigger, CreatedAt: now, Title: n.Title,
+		StartedBy: n.StartedBy, CreatedAt: now, Title: n.Title,
 	}}
 	if r.ID == "" {
 		r.ID = ids.New("run")
@@ -192,7 +192,7 @@ func (s *Service) Create(ctx context.Context, org string, wf *workflows.Workflow
 		r.Input = map[string]any{}
 	}
 	if r.Title == "" {
-		r.Title = generateTitle(wf.Name, n.Trigger, n.DryRun, now.Time)
+		r.Title = generateTitle(wf.Name, n.StartedBy, n.DryRun, now.Time)
 	}
 	if n.RetryOf != "" {
 		r.RetryOf = &n.RetryOf
@@ -216,9 +216,10 @@ func (s *Service) start(ctx context.Context, org, id string) error {
 	return s.engine.Start(ctx, org, id)
 }
 
-// generateTitle names a run by its workflow, trigger and time, within MaxTitle.
-func generateTitle(workflow, trigger string, dryRun bool, at time.Time) string {
-	how := map[string]string{TriggerAPI: "API run", TriggerWebhook: "webhook", TriggerRetry: "retry"}[trigger]
+// generateTitle names a run by its workflow, what started it and its time,
+// within MaxTitle.
+func generateTitle(workflow, startedBy string, dryRun bool, at time.Time) string {
+	how := map[string]string{StartedByAPI: "API run", StartedByWebhook: "webhook", StartedByRetry: "retry"}[startedBy]
 	if dryRun {
 		how = "dry " + how
 	}
@@ -291,7 +292,7 @@ func (s *Service) Retry(ctx context.Context, org, id string) (*Run, error) {
 		if err != nil {
 			return nil, err
 		}
-		n := NewRun{ID: ids.New("run"), Input: src.Input, DryRun: src.DryRun, Trigger: TriggerRetry, RetryOf: src.ID}
+		n := NewRun{ID: ids.New("run"), Input: src.Input, DryRun: src.DryRun, StartedBy: StartedByRetry, RetryOf: src.ID}
 		src.RetriedBy = &n.ID
 		mark, err := s.coll.ReplaceOp(org, src, version)
 		if err != nil {

@@ -77,11 +77,11 @@ func TestRecoverResumesQueuedRunsAndFailsInterruptedOnes(t *testing.T) {
 	cut := &cutAfterPut{}
 	svc, wf := setupWith(t, `[{"id":"s","type":"set","with":{"v.$":"$.input.v"}}]`, cut)
 	svc.SetEngine(held{})
-	queued, err := svc.Create(ctx, "org1", wf, runs.NewRun{Trigger: runs.TriggerAPI, Input: map[string]any{"v": 1.0}})
+	queued, err := svc.Create(ctx, "org1", wf, runs.NewRun{StartedBy: runs.StartedByAPI, Input: map[string]any{"v": 1.0}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	interrupted, _ := svc.Create(ctx, "org1", wf, runs.NewRun{Trigger: runs.TriggerAPI})
+	interrupted, _ := svc.Create(ctx, "org1", wf, runs.NewRun{StartedBy: runs.StartedByAPI})
 	// A process that marked the run running and died before finishing:
 	// its context ends right after the write that marked the run running.
 	runCtx, cancel := context.WithCancel(ctx)
@@ -139,7 +139,7 @@ func TestARunThatCannotStartIsFailedNotLeftQueued(t *testing.T) {
 	t.Parallel()
 	svc, wf := setup(t, `[]`)
 	svc.SetEngine(failing{})
-	r, err := svc.Create(context.Background(), "org1", wf, runs.NewRun{Trigger: runs.TriggerAPI})
+	r, err := svc.Create(context.Background(), "org1", wf, runs.NewRun{StartedBy: runs.StartedByAPI})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestARunThatCannotStartIsFailedNotLeftQueued(t *testing.T) {
 func TestAServiceWithoutAnEngineFailsRunsWithAClearError(t *testing.T) {
 	t.Parallel()
 	svc, wf := setup(t, `[]`)
-	r, err := svc.Create(context.Background(), "org1", wf, runs.NewRun{Trigger: runs.TriggerAPI})
+	r, err := svc.Create(context.Background(), "org1", wf, runs.NewRun{StartedBy: runs.StartedByAPI})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestRunnerTaskExecutesOnceAndFailPathKeepsTheFirstOutcome(t *testing.T) {
 	ctx := context.Background()
 	svc, wf := setup(t, `[{"id":"s","type":"set","with":{"ok":true}}]`)
 	svc.SetEngine(held{})
-	r1, _ := svc.Create(ctx, "org1", wf, runs.NewRun{Trigger: runs.TriggerAPI})
+	r1, _ := svc.Create(ctx, "org1", wf, runs.NewRun{StartedBy: runs.StartedByAPI})
 	res, err := svc.HandleTask(ctx, runs.Task{Action: "execute", OrganizationID: "org1", RunID: r1.ID})
 	if err != nil || res.Status != runs.Completed {
 		t.Fatalf("execute = %+v %v", res, err)

@@ -17,12 +17,12 @@ func queuedRuns(t *testing.T, bound time.Duration) (svc *runs.Service, stale, fr
 	svc, wf := setup(t, `[]`)
 	svc.SetEngine(held{})
 	svc.SetQueuedTimeout(bound)
-	stale, err := svc.Create(ctx, "org1", wf, runs.NewRun{Trigger: runs.TriggerAPI})
+	stale, err := svc.Create(ctx, "org1", wf, runs.NewRun{StartedBy: runs.StartedByAPI})
 	if err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(bound + 50*time.Millisecond)
-	fresh, err = svc.Create(ctx, "org1", wf, runs.NewRun{Trigger: runs.TriggerAPI})
+	fresh, err = svc.Create(ctx, "org1", wf, runs.NewRun{StartedBy: runs.StartedByAPI})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,8 +45,8 @@ func TestStateMachineExecutesRunsAndRecordsFailuresThroughItsCatchPath(t *testin
 	ctx := context.Background()
 	svc, wf := setup(t, `[{"id":"s","type":"set","with":{"seen.$":"$.input.n"}}]`)
 	svc.SetEngine(held{})
-	ok, _ := svc.Create(ctx, "org1", wf, runs.NewRun{Trigger: runs.TriggerAPI, Input: map[string]any{"n": 7.0}})
-	crash, _ := svc.Create(ctx, "org1", wf, runs.NewRun{Trigger: runs.TriggerAPI})
+	ok, _ := svc.Create(ctx, "org1", wf, runs.NewRun{StartedBy: runs.StartedByAPI, Input: map[string]any{"n": 7.0}})
+	crash, _ := svc.Create(ctx, "org1", wf, runs.NewRun{StartedBy: runs.StartedByAPI})
 
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var task runs.Task
