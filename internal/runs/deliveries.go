@@ -22,12 +22,12 @@ type delivery struct {
 	RunID string `json:"runId"`
 }
 
-// CreateForDelivery is Create for a webhook delivery. When the delivery
+// createForDelivery is Create for a webhook delivery. When the delivery
 // carries an id, it starts one run per trigger slug and id within
 // DeliveryWindow: the record of the delivery is written in the same
 // transaction as the run, and a repeat (even a concurrent one) gets the
 // first run as it is now, with first false.
-func (s *Service) CreateForDelivery(ctx context.Context, org string, wf *workflows.Workflow, n NewRun, slug, deliveryID string) (run *Run, first bool, err error) {
+func (s *Service) createForDelivery(ctx context.Context, org string, wf *workflows.Workflow, n NewRun, slug, deliveryID string) (run *Run, first bool, err error) {
 	if deliveryID == "" {
 		run, err := s.Create(ctx, org, wf, n)
 		return run, true, err
