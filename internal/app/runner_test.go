@@ -34,8 +34,7 @@ type runnerEnv struct {
 func newRunnerEnv(t *testing.T) *runnerEnv {
 	t.Helper()
 	st := testenv.Store(t)
-	deps := app.Build(st, app.Config{Table: st.Table, CacheTTL: auth.MaxCacheTTL})
-	deps.Runs.SetEngine(noopEngine{})
+	deps := app.Build(st, app.Config{Table: st.Table, CacheTTL: auth.MaxCacheTTL}, runs.UseEngine(noopEngine{}))
 	org, err := deps.Keys.CreateOrg(context.Background(), "Runner Org", 0)
 	if err != nil {
 		t.Fatal(err)
@@ -286,7 +285,7 @@ func TestARunWhoseOutputCannotBeStoredIsFailedThroughTheCatchPath(t *testing.T) 
 func TestARunCreatedWithoutAnEngineIsFailedAtOnceNotLeftQueued(t *testing.T) {
 	t.Parallel()
 	st := testenv.Store(t)
-	deps := app.Build(st, app.Config{Table: st.Table, CacheTTL: auth.MaxCacheTTL})
+	deps := app.Build(st, app.Config{Table: st.Table, CacheTTL: auth.MaxCacheTTL}, nil)
 	org, err := deps.Keys.CreateOrg(context.Background(), "No Engine Org", 0)
 	if err != nil {
 		t.Fatal(err)

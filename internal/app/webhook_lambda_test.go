@@ -49,7 +49,7 @@ type webhookFunction struct {
 func newWebhookFunction(t *testing.T) *webhookFunction {
 	t.Helper()
 	st := testenv.Store(t)
-	deps := app.Build(st, app.Config{Table: st.Table, CacheTTL: auth.MaxCacheTTL, WebhookBaseURL: functionURL})
+	deps := app.Build(st, app.Config{Table: st.Table, CacheTTL: auth.MaxCacheTTL, WebhookBaseURL: functionURL}, app.InProcessRuns())
 	engine := app.InProcess(deps)
 	t.Cleanup(func() { engine.Close(5 * time.Second) })
 	ctx := context.Background()

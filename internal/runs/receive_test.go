@@ -17,8 +17,7 @@ import (
 func TestReceiveVerifiesADeliveryBuildsTheRunInputAndStartsOneRunPerDeliveryID(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	svc, wf := setup(t, `[]`)
-	svc.SetEngine(held{})
+	svc, wf := setup(t, `[]`, runs.UseEngine(held{}))
 	delivery := func(secret, id string) runs.Delivery {
 		h := http.Header{}
 		h.Set("X-Service-Webhook-Secret", secret)

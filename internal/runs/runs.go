@@ -138,9 +138,21 @@ const DefaultQueuedTimeout = 2 * time.Minute
 // startTimeout bounds handing a stored run to the engine.
 const startTimeout = 20 * time.Second
 
-// NewService returns the run service. Call SetEngine before creating runs.
-func NewService(st *store.Store, wf *workflows.Service, cs *companies.Service) *Service {
-	return &Service{
+// EngineFactory makes the engine of a run service while the service is
+// built. It gets the service, complete but for its engine, whose Execute
+// and Fail an in-process engine calls: so the service and the engine that
+// executes its runs are each built once, with no setter afterwards.
+type EngineFactory func(*Service) Engine
+
+// UseEngine is the factory of an engine that needs nothing of the service
+// (Step Functions, a test's engine).
+func UseEngine(e Engine) EngineFactory { return func(*Service) Engine { return e } }
+
+// NewService returns the run service, its runs executed by the engine
+// that engine makes. With a nil engine, runs fail at once saying that no
+// engine is configured (a function that only reads runs needs none).
+func NewService(st *store.Store, wf *workflows.Service, cs *companies.Service, engine EngineFactory) *Service {
+	s := &Service{
 		coll:      store.NewCollection(st, spec),
 		workflows: wf,
 		executor:  steps.Executor{Companies: companyWriter{cs}},
@@ -148,14 +160,18 @@ func NewService(st *store.Store, wf *workflows.Service, cs *companies.Service) *
 
 		queuedTimeout: DefaultQueuedTimeout,
 	}
+	if engine != nil {
+		s.engine = engine(s)
+	}
+	return s
 }
+
+// Engine is the engine that executes the service's runs; nil for none.
+func (s *Service) Engine() Engine { return s.engine }
 
 // SetQueuedTimeout sets how long a run may stay queued before it is failed
 // as never started (DefaultQueuedTimeout unless set).
 func (s *Service) SetQueuedTimeout(d time.Duration) { s.queuedTimeout = d }
-
-// SetEngine sets the engine that executes runs.
-func (s *Service) SetEngine(e Engine) { s.engine = e }
 
 // NewRun describes a run to create.
 type NewRun struct {

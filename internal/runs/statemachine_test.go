@@ -43,8 +43,7 @@ func TestStateMachineDefinitionIsValidStatesLanguage(t *testing.T) {
 func TestStateMachineExecutesRunsAndRecordsFailuresThroughItsCatchPath(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	svc, wf := setup(t, `[{"id":"s","type":"set","with":{"seen.$":"$.input.n"}}]`)
-	svc.SetEngine(held{})
+	svc, wf := setup(t, `[{"id":"s","type":"set","with":{"seen.$":"$.input.n"}}]`, runs.UseEngine(held{}))
 	ok, _ := svc.Create(ctx, "org1", wf, runs.NewRun{StartedBy: runs.StartedByAPI, Input: map[string]any{"n": 7.0}})
 	crash, _ := svc.Create(ctx, "org1", wf, runs.NewRun{StartedBy: runs.StartedByAPI})
 
