@@ -19,12 +19,12 @@ type goFile struct {
 	file *ast.File
 }
 
-// moduleFiles parses every Go file under internal/ and cmd/.
+// moduleFiles parses every Go file under internal/, cmd/ and functions/.
 func moduleFiles(t *testing.T) []goFile {
 	t.Helper()
 	var out []goFile
 	fset := token.NewFileSet()
-	for _, dir := range []string{"../../internal", "../../cmd"} {
+	for _, dir := range []string{"../../internal", "../../cmd", "../../functions"} {
 		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") {
 				return err

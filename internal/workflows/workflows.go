@@ -1,7 +1,7 @@
 // Package workflows stores workflow definitions and their webhook triggers.
 // A workflow's trigger secret lives in the workflow item and, for the
-// webhook path's single read, in a trigger item keyed by slug; both are
-// written in one transaction so they never disagree.
+// webhook path's single read, in its trigger route (TriggerRoute, keyed by
+// slug); both are written in one transaction so they never disagree.
 package workflows
 
 import (
