@@ -34,7 +34,7 @@ type lambdaEnv struct {
 func newLambdaEnv(t *testing.T) *lambdaEnv {
 	t.Helper()
 	st := testenv.Store(t)
-	deps := app.Build(st, app.Config{Table: st.Table, CacheTTL: auth.MaxCacheTTL})
+	deps := app.Build(st, app.Config{Table: st.Table, CacheTTL: auth.MaxCacheTTL}, nil)
 	ctx := context.Background()
 	org, err := deps.Keys.CreateOrg(ctx, "Lambda Org", 0)
 	if err != nil {

@@ -48,12 +48,12 @@ var Tags = &resource.Def{
 	Fields: []resource.Field{
 		{Name: "name", Kind: resource.String, MaxLen: 100, Required: true, Unique: true, Fold: true, Sort: true, Lookup: true,
 			Doc: "the name, unique in the organization (case-insensitive); a list filter"},
-		{Name: "color", Kind: resource.String, MaxLen: 7, Doc: "a color as #RRGGBB"},
+		{Name: "color", Kind: resource.String, MaxLen: 7, Doc: "a color: # and six hex digits, such as #1f77b4"},
 		description(),
 	},
 	Check: func(rec map[string]any) error {
 		if c, ok := rec["color"].(string); ok && !hexColor.MatchString(c) {
-			return apperr.Invalid("color", "must be a color as #RRGGBB, such as #1f77b4")
+			return apperr.Invalid("color", "must be a color: # and six hex digits, such as #1f77b4")
 		}
 		return nil
 	},
