@@ -380,7 +380,7 @@ var functionURLDomain = regexp.MustCompile(`^[a-z0-9]+\.lambda-url\.[a-z]{2}-[a-
 func TestWebhookSampleEventsHaveTheShapeOfFunctionURLEvents(t *testing.T) {
 	t.Parallel()
 	webhookRoute := false
-	for _, r := range routes.Table {
+	for _, r := range api.Routes() {
 		webhookRoute = webhookRoute || (r.Group == routes.Webhook && r.Method == "POST" && r.Path == "/webhooks/workflows/{slug}")
 	}
 	if !webhookRoute {
