@@ -93,7 +93,7 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 	if cfg.WebhookBaseURL == "" {
 		cfg.WebhookBaseURL = base
 	}
-	deps := app.Build(st, cfg)
+	deps := app.Build(st, cfg, app.InProcessRuns())
 	engine := app.InProcess(deps)
 	defer engine.Close(10 * time.Second)
 	if resumed, failed, err := deps.Runs.Recover(ctx); err != nil {

@@ -44,47 +44,70 @@ func New(d Deps) *API { return &API{d: d} }
 
 // Handler serves the routes of the given groups (every group when none).
 func (a *API) Handler(groups ...string) http.Handler {
-	return httpapi.NewRouter(routes.Of(groups...), a.Handlers(), httpapi.Authenticate(a.d.Auth), httpapi.Idempotency(a.d.Store))
-}
-
-// Handlers maps every route pattern of the table to its handler.
-func (a *API) Handlers() map[string]http.Handler {
-	h := a.handWritten()
-	a.resourceHandlers(h)
-	return h
-}
-
-// handWritten maps the routes written by hand to their handlers.
-func (a *API) handWritten() map[string]http.Handler {
-	return map[string]http.Handler{
-		"GET /healthz":               http.HandlerFunc(a.health),
-		"GET /v1/keys":               http.HandlerFunc(a.listKeys),
-		"DELETE /v1/keys/{clientId}": http.HandlerFunc(a.revokeKey),
-		"POST /v1/companies":         http.HandlerFunc(a.createCompany),
-		"GET /v1/companies":          http.HandlerFunc(a.listCompanies),
-		"GET /v1/companies/{id}":     http.HandlerFunc(a.getCompany),
-		"PUT /v1/companies/{id}":     http.HandlerFunc(a.updateCompany),
-		"DELETE /v1/companies/{id}":  http.HandlerFunc(a.deleteCompany),
-
-		"POST /v1/workflows":                                    http.HandlerFunc(a.createWorkflow),
-		"GET /v1/workflows":                                     http.HandlerFunc(a.listWorkflows),
-		"GET /v1/workflows/{id}":                                http.HandlerFunc(a.getWorkflow),
-		"PUT /v1/workflows/{id}":                                http.HandlerFunc(a.updateWorkflow),
-		"DELETE /v1/workflows/{id}":                             http.HandlerFunc(a.deleteWorkflow),
-		"POST /v1/workflows/{id}/trigger/webhook-secret/rotate": http.HandlerFunc(a.rotateWebhookSecret),
-		"POST /v1/workflows/{id}/runs":                          http.HandlerFunc(a.createRun),
-		"GET /v1/workflows/{id}/runs":                           http.HandlerFunc(a.listWorkflowRuns),
-		"GET /v1/workflow-runs":                                 http.HandlerFunc(a.listRuns),
-		"GET /v1/workflow-runs/{id}":                            http.HandlerFunc(a.getRun),
-		"PATCH /v1/workflow-runs/{id}":                          http.HandlerFunc(a.renameRun),
-		"POST /v1/workflow-runs/{id}/retry":                     http.HandlerFunc(a.retryRun),
-
-		"POST /webhooks/workflows/{slug}": http.HandlerFunc(a.receiveWebhook),
-
-		"POST /v1/lists/{id}/entries":              http.HandlerFunc(a.addListEntry),
-		"GET /v1/lists/{id}/entries":               http.HandlerFunc(a.listEntries),
-		"DELETE /v1/lists/{id}/entries/{recordId}": http.HandlerFunc(a.removeListEntry),
+	eps := a.endpoints()
+	handlers := make(map[string]http.Handler, len(eps))
+	table := make([]routes.Route, len(eps))
+	for i, ep := range eps {
+		handlers[ep.Pattern()], table[i] = ep.handler, ep.Route
 	}
+	return httpapi.NewRouter(routes.Of(table, groups...), handlers, httpapi.Authenticate(a.d.Auth), httpapi.Idempotency(a.d.Store))
+}
+
+// Routes is the route table of the service: every route, each declared
+// once, with its handler, below (and for the declared resources, by their
+// declarations).
+func Routes() []routes.Route {
+	eps := New(Deps{}).endpoints()
+	out := make([]routes.Route, len(eps))
+	for i, ep := range eps {
+		out[i] = ep.Route
+	}
+	return out
+}
+
+// endpoint is a route and its handler.
+type endpoint struct {
+	routes.Route
+	handler http.Handler
+}
+
+// endpoints declares every route with its handler: those written by hand,
+// then those of every declared resource.
+func (a *API) endpoints() []endpoint {
+	route := func(group, method, path string, h http.HandlerFunc) endpoint {
+		return endpoint{routes.Route{Group: group, Method: method, Path: path}, h}
+	}
+	eps := []endpoint{
+		route(routes.Keys, "GET", "/healthz", a.health),
+		route(routes.Keys, "GET", "/v1/keys", a.listKeys),
+		route(routes.Keys, "DELETE", "/v1/keys/{clientId}", a.revokeKey),
+
+		route(routes.Companies, "POST", "/v1/companies", a.createCompany),
+		route(routes.Companies, "GET", "/v1/companies", a.listCompanies),
+		route(routes.Companies, "GET", "/v1/companies/{id}", a.getCompany),
+		route(routes.Companies, "PUT", "/v1/companies/{id}", a.updateCompany),
+		route(routes.Companies, "DELETE", "/v1/companies/{id}", a.deleteCompany),
+
+		route(routes.Workflows, "POST", "/v1/workflows", a.createWorkflow),
+		route(routes.Workflows, "GET", "/v1/workflows", a.listWorkflows),
+		route(routes.Workflows, "GET", "/v1/workflows/{id}", a.getWorkflow),
+		route(routes.Workflows, "PUT", "/v1/workflows/{id}", a.updateWorkflow),
+		route(routes.Workflows, "DELETE", "/v1/workflows/{id}", a.deleteWorkflow),
+		route(routes.Workflows, "POST", "/v1/workflows/{id}/trigger/webhook-secret/rotate", a.rotateWebhookSecret),
+		route(routes.Workflows, "POST", "/v1/workflows/{id}/runs", a.createRun),
+		route(routes.Workflows, "GET", "/v1/workflows/{id}/runs", a.listWorkflowRuns),
+		route(routes.Workflows, "GET", "/v1/workflow-runs", a.listRuns),
+		route(routes.Workflows, "GET", "/v1/workflow-runs/{id}", a.getRun),
+		route(routes.Workflows, "PATCH", "/v1/workflow-runs/{id}", a.renameRun),
+		route(routes.Workflows, "POST", "/v1/workflow-runs/{id}/retry", a.retryRun),
+
+		route(routes.Webhook, "POST", "/webhooks/workflows/{slug}", a.receiveWebhook),
+
+		route(routes.Documents, "POST", "/v1/lists/{id}/entries", a.addListEntry),
+		route(routes.Documents, "GET", "/v1/lists/{id}/entries", a.listEntries),
+		route(routes.Documents, "DELETE", "/v1/lists/{id}/entries/{recordId}", a.removeListEntry),
+	}
+	return append(eps, a.resourceEndpoints()...)
 }
 
 // principal is the authenticated caller; the router guarantees one on /v1.

@@ -9,19 +9,20 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/resource"
+	"github.com/sourcebase/sourcebase/internal/resources"
 	"github.com/sourcebase/sourcebase/internal/routes"
 )
 
-// resourceHandlers adds the generic handler of every route of a declared
-// resource: create (201), list (paged, filtered by one lookup field), get,
-// partial update and delete (204).
-func (a *API) resourceHandlers(h map[string]http.Handler) {
-	for _, rt := range routes.Table {
-		if rt.Resource == "" {
-			continue
-		}
-		h[rt.Pattern()] = a.resourceHandler(rt)
+// resourceEndpoints are the routes of every declared resource with their
+// generic handlers: create (201), list (paged, filtered by one lookup
+// field), get, partial update and delete (204).
+func (a *API) resourceEndpoints() []endpoint {
+	var out []endpoint
+	for _, r := range resources.Routes() {
+		rt := routes.Route{Group: r.Group, Method: r.Method, Path: r.Path, Resource: r.Def.Name, MaxParam: r.MaxParam}
+		out = append(out, endpoint{rt, a.resourceHandler(rt)})
 	}
+	return out
 }
 
 func (a *API) resourceHandler(rt routes.Route) http.Handler {

@@ -5,13 +5,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
 	"github.com/sourcebase/sourcebase/internal/apitest"
 	"github.com/sourcebase/sourcebase/internal/ids"
 	"github.com/sourcebase/sourcebase/internal/store"
+	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 // Stored records that the JSON decoder refuses.
@@ -24,13 +21,7 @@ var undecodableDocs = map[string]string{
 // record would be found there.
 func putRaw(t *testing.T, e *apitest.Env, attrs map[string]string) {
 	t.Helper()
-	item := map[string]types.AttributeValue{store.AttrVersion: &types.AttributeValueMemberN{Value: "1"}}
-	for k, v := range attrs {
-		item[k] = &types.AttributeValueMemberS{Value: v}
-	}
-	if _, err := e.Store.DB.PutItem(t.Context(), &dynamodb.PutItemInput{TableName: aws.String(e.Store.Table), Item: item}); err != nil {
-		t.Fatal(err)
-	}
+	testenv.PutRaw(t, e.Store, attrs)
 }
 
 // putUnreadableRun stores a run of the workflow whose record cannot be

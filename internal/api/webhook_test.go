@@ -550,7 +550,7 @@ func TestAWebhookPayloadKeepsItsNumbersExactlyAsSent(t *testing.T) {
 				got := body[strings.Index(body, `"payload":`):]
 				got = got[:strings.Index(got, "}")+1]
 				t.Errorf("BUG: webhook body %s became run input %s, want %s as sent "+
-					"(api.webhookInput decodes the body with json.Unmarshal into any, i.e. float64, "+
+					"(runs.webhookInput decodes the body with json.Unmarshal into any, i.e. float64, "+
 					"unlike the run API's input which keeps json.Number)", tc.body, got, tc.want)
 			}
 		})

@@ -63,7 +63,7 @@ func NewWith(t testing.TB, o Options) *Env {
 	srv := httptest.NewUnstartedServer(nil)
 	srv.Start()
 	t.Cleanup(srv.Close)
-	deps := app.Build(st, app.Config{Table: st.Table, CacheTTL: ttl, WebhookBaseURL: srv.URL})
+	deps := app.Build(st, app.Config{Table: st.Table, CacheTTL: ttl, WebhookBaseURL: srv.URL}, app.InProcessRuns())
 	engine := app.InProcess(deps)
 	t.Cleanup(func() { engine.Close(5 * time.Second) })
 	srv.Config.Handler = api.New(deps).Handler()

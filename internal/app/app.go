@@ -82,9 +82,10 @@ func Logger(w io.Writer) *slog.Logger {
 	return l
 }
 
-// Build wires the services over st. Runs have no engine yet: the caller
-// sets Step Functions (FromEnv) or the in-process engine (InProcess).
-func Build(st *store.Store, cfg Config) api.Deps {
+// Build wires the services over st; runs execute on the engine that
+// engine makes: Step Functions (FromEnv), in process (InProcessRuns), or
+// none (nil: a run fails at once saying so).
+func Build(st *store.Store, cfg Config, engine runs.EngineFactory) api.Deps {
 	k := keys.New(st)
 	cs := companies.NewService(st)
 	wf := workflows.NewService(st, cfg.WebhookBaseURL)
@@ -95,14 +96,22 @@ func Build(st *store.Store, cfg Config) api.Deps {
 		Auth:      auth.New(k, cfg.CacheTTL),
 		Companies: cs,
 		Workflows: wf,
-		Runs:      runs.NewService(st, wf, cs),
+		Runs:      runs.NewService(st, wf, cs, engine),
 		Resources: reg,
 		Entries:   resources.NewEntries(st, reg, companyReader(cs), cs.Exists),
 	}
 }
 
-// InProcess makes runs execute in this process (dev server, tests).
-func InProcess(deps api.Deps) *runs.InProcess { return runs.NewInProcess(deps.Runs, 8) }
+// InProcessRuns makes runs execute in this process, 8 at once (dev
+// server, tests): pass it to Build.
+func InProcessRuns() runs.EngineFactory { return runs.InProcessEngine(8) }
+
+// InProcess is the in-process engine of services built with
+// InProcessRuns (to Close it); nil when runs execute elsewhere.
+func InProcess(deps api.Deps) *runs.InProcess {
+	e, _ := deps.Runs.Engine().(*runs.InProcess)
+	return e
+}
 
 // StoreFromEnv opens the table named by the configuration through the
 // SDK's standard AWS configuration.
@@ -124,15 +133,15 @@ func FromEnv(ctx context.Context) (api.Deps, Config, error) {
 	if err != nil {
 		return api.Deps{}, cfg, err
 	}
-	deps := Build(st, cfg)
+	var engine runs.EngineFactory
 	if cfg.StateMachineARN != "" {
 		awsCfg, err := config.LoadDefaultConfig(ctx)
 		if err != nil {
-			return deps, cfg, fmt.Errorf("load AWS configuration: %w", err)
+			return api.Deps{}, cfg, fmt.Errorf("load AWS configuration: %w", err)
 		}
-		deps.Runs.SetEngine(runs.StepFunctions{Client: sfn.NewFromConfig(awsCfg), StateMachineARN: cfg.StateMachineARN})
+		engine = runs.UseEngine(runs.StepFunctions{Client: sfn.NewFromConfig(awsCfg), StateMachineARN: cfg.StateMachineARN})
 	}
-	return deps, cfg, nil
+	return Build(st, cfg, engine), cfg, nil
 }
 
 // Must exits with a message when err is set: for main functions.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/routes"
@@ -34,7 +35,7 @@ type lambdaEnv struct {
 func newLambdaEnv(t *testing.T) *lambdaEnv {
 	t.Helper()
 	st := testenv.Store(t)
-	deps := app.Build(st, app.Config{Table: st.Table, CacheTTL: auth.MaxCacheTTL})
+	deps := app.Build(st, app.Config{Table: st.Table, CacheTTL: auth.MaxCacheTTL}, nil)
 	ctx := context.Background()
 	org, err := deps.Keys.CreateOrg(ctx, "Lambda Org", 0)
 	if err != nil {
@@ -296,7 +297,7 @@ func TestSampleEventsAreValidJSONWithPlaceholders(t *testing.T) {
 		}
 		// The route key names a route of the table, and the function that serves it.
 		found := false
-		for _, r := range routes.Table {
+		for _, r := range api.Routes() {
 			found = found || r.Method+" "+r.Path == ev.RouteKey
 		}
 		if !found {

@@ -34,8 +34,7 @@ type runnerEnv struct {
 func newRunnerEnv(t *testing.T) *runnerEnv {
 	t.Helper()
 	st := testenv.Store(t)
-	deps := app.Build(st, app.Config{Table: st.Table, CacheTTL: auth.MaxCacheTTL})
-	deps.Runs.SetEngine(noopEngine{})
+	deps := app.Build(st, app.Config{Table: st.Table, CacheTTL: auth.MaxCacheTTL}, runs.UseEngine(noopEngine{}))
 	org, err := deps.Keys.CreateOrg(context.Background(), "Runner Org", 0)
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +59,7 @@ func (r *runnerEnv) workflow(t *testing.T, body string) *workflows.Workflow {
 // queued creates a run of wf, which the no-op engine leaves queued.
 func (r *runnerEnv) queued(t *testing.T, wf *workflows.Workflow, input map[string]any) *runs.Run {
 	t.Helper()
-	run, err := r.deps.Runs.Create(context.Background(), r.org, wf, runs.NewRun{Trigger: runs.TriggerAPI, Input: input})
+	run, err := r.deps.Runs.Create(context.Background(), r.org, wf, runs.NewRun{StartedBy: runs.StartedByAPI, Input: input})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +285,7 @@ func TestARunWhoseOutputCannotBeStoredIsFailedThroughTheCatchPath(t *testing.T) 
 func TestARunCreatedWithoutAnEngineIsFailedAtOnceNotLeftQueued(t *testing.T) {
 	t.Parallel()
 	st := testenv.Store(t)
-	deps := app.Build(st, app.Config{Table: st.Table, CacheTTL: auth.MaxCacheTTL})
+	deps := app.Build(st, app.Config{Table: st.Table, CacheTTL: auth.MaxCacheTTL}, nil)
 	org, err := deps.Keys.CreateOrg(context.Background(), "No Engine Org", 0)
 	if err != nil {
 		t.Fatal(err)
@@ -299,7 +298,7 @@ func TestARunCreatedWithoutAnEngineIsFailedAtOnceNotLeftQueued(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run, err := deps.Runs.Create(context.Background(), org.ID, wf, runs.NewRun{Trigger: runs.TriggerAPI})
+	run, err := deps.Runs.Create(context.Background(), org.ID, wf, runs.NewRun{StartedBy: runs.StartedByAPI})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,7 +49,7 @@ type webhookFunction struct {
 func newWebhookFunction(t *testing.T) *webhookFunction {
 	t.Helper()
 	st := testenv.Store(t)
-	deps := app.Build(st, app.Config{Table: st.Table, CacheTTL: auth.MaxCacheTTL, WebhookBaseURL: functionURL})
+	deps := app.Build(st, app.Config{Table: st.Table, CacheTTL: auth.MaxCacheTTL, WebhookBaseURL: functionURL}, app.InProcessRuns())
 	engine := app.InProcess(deps)
 	t.Cleanup(func() { engine.Close(5 * time.Second) })
 	ctx := context.Background()
@@ -244,7 +244,7 @@ func TestTheWebhookFunctionStartsARunFromEachSampleFunctionURLEvent(t *testing.T
 			if err := json.Unmarshal([]byte(res.Body), &accepted); err != nil {
 				t.Fatalf("body %s: %v", res.Body, err)
 			}
-			if accepted.Data.ID == "" || accepted.Data.WorkflowID != wf.ID || accepted.Data.Trigger != runs.TriggerWebhook ||
+			if accepted.Data.ID == "" || accepted.Data.WorkflowID != wf.ID || accepted.Data.StartedBy != runs.StartedByWebhook ||
 				accepted.Data.Status != runs.Queued {
 				t.Errorf("accepted %s, want a queued webhook run of %s", res.Body, wf.ID)
 			}
@@ -380,7 +380,7 @@ var functionURLDomain = regexp.MustCompile(`^[a-z0-9]+\.lambda-url\.[a-z]{2}-[a-
 func TestWebhookSampleEventsHaveTheShapeOfFunctionURLEvents(t *testing.T) {
 	t.Parallel()
 	webhookRoute := false
-	for _, r := range routes.Table {
+	for _, r := range api.Routes() {
 		webhookRoute = webhookRoute || (r.Group == routes.Webhook && r.Method == "POST" && r.Path == "/webhooks/workflows/{slug}")
 	}
 	if !webhookRoute {

@@ -16,7 +16,7 @@ import (
 // (ids are time-ordered); canonicalName (case-insensitive) and updatedAt
 // each have an index, so a sorted page is one Query, not a scan.
 var spec = store.Spec[Company]{
-	Type:    "COMPANY",
+	Type:    store.TypeCompany,
 	ID:      func(c *Company) string { return c.ID },
 	IDOrder: []string{"createdAt"},
 	Sorts: []store.Sort[Company]{

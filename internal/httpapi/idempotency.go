@@ -96,7 +96,7 @@ func Idempotency(st *store.Store) func(http.Handler) http.Handler {
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			k := idempotent{st: st, next: next, fingerprint: sha256Hex(body)}
-			k.pk = store.OrgPartition(p.OrgID, "IDEMPOTENCY") + "#" + sha256Hex([]byte(r.Method+" "+r.URL.Path+"\n"+values[0]))
+			k.key = store.IdempotencyKey(p.OrgID, r.Method, r.URL.Path, values[0])
 			k.serve(w, r)
 		})
 	}
@@ -124,11 +124,9 @@ func sha256Hex(b []byte) string {
 type idempotent struct {
 	st          *store.Store
 	next        http.Handler
-	pk          string
+	key         store.Key
 	fingerprint string
 }
-
-const idempotencySK = "IDEMPOTENCY"
 
 func (k idempotent) serve(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
@@ -137,7 +135,7 @@ func (k idempotent) serve(w http.ResponseWriter, r *http.Request) {
 		now := time.Now().UTC()
 		claim := idempotencyRecord{State: stateClaimed, Fingerprint: k.fingerprint, Method: r.Method, Path: r.URL.Path,
 			ClaimedAt: now, LeaseUntil: now.Add(idempotencyLease)}
-		op, err := k.st.CreateExpiringOp(store.Item{PK: k.pk, SK: idempotencySK, Type: "IDEMPOTENCY", Doc: claim}, now.Add(IdempotencyWindow))
+		op, err := k.st.CreateExpiringOp(store.Item{PK: k.key.PK, SK: k.key.SK, Type: store.TypeIdempotency, Doc: claim}, now.Add(IdempotencyWindow))
 		if err == nil {
 			err = k.st.Transact(ctx, errKeyTaken, op)
 		}
@@ -150,7 +148,7 @@ func (k idempotent) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		var seen idempotencyRecord
-		it, err := k.st.GetLive(ctx, k.pk, idempotencySK, &seen)
+		it, err := k.st.GetLive(ctx, k.key.PK, k.key.SK, &seen)
 		switch {
 		case errors.Is(err, apperr.ErrNotFound):
 			// Released or expired since: claim it after the pause below.
@@ -166,7 +164,7 @@ func (k idempotent) serve(w http.ResponseWriter, r *http.Request) {
 		case now.After(seen.LeaseUntil):
 			// The first request's process stopped without answering: take over.
 			claim.ClaimedAt = seen.ClaimedAt
-			op, err := k.st.ReplaceExpiringOp(store.Item{PK: k.pk, SK: idempotencySK, Type: "IDEMPOTENCY", Doc: claim, Version: it.Version + 1},
+			op, err := k.st.ReplaceExpiringOp(store.Item{PK: k.key.PK, SK: k.key.SK, Type: store.TypeIdempotency, Doc: claim, Version: it.Version + 1},
 				seen.ClaimedAt.Add(IdempotencyWindow))
 			if err == nil {
 				err = k.st.Transact(ctx, errKeyTaken, op)
@@ -228,7 +226,7 @@ func (k idempotent) run(w http.ResponseWriter, r *http.Request, claim idempotenc
 	answer.Body = zipped.Bytes()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 10*time.Second)
 	defer cancel()
-	op, err := k.st.ReplaceExpiringOp(store.Item{PK: k.pk, SK: idempotencySK, Type: "IDEMPOTENCY", Doc: answer, Version: version + 1},
+	op, err := k.st.ReplaceExpiringOp(store.Item{PK: k.key.PK, SK: k.key.SK, Type: store.TypeIdempotency, Doc: answer, Version: version + 1},
 		claim.ClaimedAt.Add(IdempotencyWindow))
 	if err == nil {
 		err = k.st.Transact(ctx, errKeyTaken, op)
@@ -243,7 +241,7 @@ func (k idempotent) run(w http.ResponseWriter, r *http.Request, claim idempotenc
 func (k idempotent) release(ctx context.Context, version int64) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if err := k.st.Transact(ctx, errKeyTaken, k.st.DeleteVersionOp(k.pk, idempotencySK, version)); err != nil && !errors.Is(err, errKeyTaken) {
+	if err := k.st.Transact(ctx, errKeyTaken, k.st.DeleteVersionOp(k.key.PK, k.key.SK, version)); err != nil && !errors.Is(err, errKeyTaken) {
 		slog.WarnContext(ctx, "could not release an idempotency key; it is held until its lease ends", "err", err)
 	}
 }

@@ -75,20 +75,12 @@ const (
 	attrLastUsedAt = "lastUsedAt"
 )
 
-func orgPK(org string) string    { return "ORG#" + org }
-func keyPK(client string) string { return "APIKEY#" + client }
-
-const (
-	orgSK = "ORG"
-	keySK = "APIKEY"
-)
-
 // listing pages an organization's keys like every list: a key lives under
 // its client id (authentication reads it in one GetItem) and is listed in
 // id order through GSI1 and by name through GSI2, each partitioned by
 // organization. createdAt is the id order (client ids are time-ordered).
 var listing = store.Spec[Key]{
-	Type:    "APIKEY",
+	Type:    store.TypeAPIKey,
 	ID:      func(k *Key) string { return k.ClientID },
 	IDOrder: []string{"createdAt"},
 	Home:    store.GSI1,
@@ -119,7 +111,8 @@ func (s *Service) CreateOrg(ctx context.Context, name string, keyLimit int64) (O
 		keyLimit = DefaultKeyLimit
 	}
 	o := Organization{ID: ids.New("org"), Name: name, KeyLimit: keyLimit, CreatedAt: s.now()}
-	err := s.st.Create(ctx, store.Item{PK: orgPK(o.ID), SK: orgSK, Type: "ORG", Doc: o,
+	ok := store.OrgKey(o.ID)
+	err := s.st.Create(ctx, store.Item{PK: ok.PK, SK: ok.SK, Type: store.TypeOrg, Doc: o,
 		Numbers: map[string]int64{attrKeyCount: 0, attrKeyLimit: keyLimit}})
 	return o, err
 }
@@ -127,7 +120,8 @@ func (s *Service) CreateOrg(ctx context.Context, name string, keyLimit int64) (O
 // GetOrg reads an organization.
 func (s *Service) GetOrg(ctx context.Context, id string) (Organization, error) {
 	var o Organization
-	_, err := s.st.Get(ctx, orgPK(id), orgSK, &o)
+	ok := store.OrgKey(id)
+	_, err := s.st.Get(ctx, ok.PK, ok.SK, &o)
 	return o, err
 }
 
@@ -161,12 +155,13 @@ func (s *Service) CreateKey(ctx context.Context, org, name, role string) (Create
 		CreatedAt:      s.now(),
 		SecretHash:     HashSecret(secret),
 	}
-	put, err := s.st.CreateOp(store.Item{PK: keyPK(k.ClientID), SK: keySK, Type: "APIKEY", Doc: k,
+	kk, ok := store.APIKeyKey(k.ClientID), store.OrgKey(org)
+	put, err := s.st.CreateOp(store.Item{PK: kk.PK, SK: kk.SK, Type: store.TypeAPIKey, Doc: k,
 		Indexes: s.keys.IndexAttrs(org, &k)})
 	if err != nil {
 		return Created{}, err
 	}
-	count := s.st.CounterOp(orgPK(org), orgSK, attrKeyCount, 1, attrKeyLimit)
+	count := s.st.CounterOp(ok.PK, ok.SK, attrKeyCount, 1, attrKeyLimit)
 	if err := s.st.Transact(ctx, apperr.Conflict("organization %s has reached its limit of %d API keys; revoke unused keys first", org, o.KeyLimit), put, count); err != nil {
 		return Created{}, err
 	}
@@ -180,14 +175,15 @@ func (s *Service) Lookup(ctx context.Context, clientID string) (Key, error) {
 		return Key{}, apperr.ErrNotFound
 	}
 	var k Key
-	it, err := s.st.GetItem(ctx, keyPK(clientID), keySK, &k)
+	kk := store.APIKeyKey(clientID)
+	it, err := s.st.GetItem(ctx, kk.PK, kk.SK, &k)
 	if err != nil {
 		return Key{}, err
 	}
 	k.LastUsedAt = parseTime(it.Strings[attrLastUsedAt])
 	if it.Strings[store.GSI2.PK] == "" {
 		// A key made before keys were sortable by name: index it now, once.
-		if err := s.st.SetStrings(ctx, keyPK(clientID), keySK, s.keys.IndexAttrs(k.OrganizationID, &k)); err != nil && !errors.Is(err, apperr.ErrNotFound) {
+		if err := s.st.SetStrings(ctx, kk.PK, kk.SK, s.keys.IndexAttrs(k.OrganizationID, &k)); err != nil && !errors.Is(err, apperr.ErrNotFound) {
 			slog.WarnContext(ctx, "index API key by name", "clientId", clientID, "err", err)
 		}
 	}
@@ -197,7 +193,8 @@ func (s *Service) Lookup(ctx context.Context, clientID string) (Key, error) {
 // Touch records that a key was used at t. Keys are verified from the table
 // at most once per cache window, so lastUsedAt is exact to that window.
 func (s *Service) Touch(ctx context.Context, clientID string, t time.Time) error {
-	return s.st.SetStrings(ctx, keyPK(clientID), keySK, map[string]string{attrLastUsedAt: t.UTC().Format(time.RFC3339Nano)})
+	kk := store.APIKeyKey(clientID)
+	return s.st.SetStrings(ctx, kk.PK, kk.SK, map[string]string{attrLastUsedAt: t.UTC().Format(time.RFC3339Nano)})
 }
 
 // Page returns a page of org's keys without secret hashes; q sorts by id
@@ -235,9 +232,10 @@ func (s *Service) Revoke(ctx context.Context, org, clientID string) error {
 	if org != "" && k.OrganizationID != org {
 		return apperr.ErrNotFound
 	}
+	kk, ok := store.APIKeyKey(clientID), store.OrgKey(k.OrganizationID)
 	return s.st.Transact(ctx, apperr.ErrNotFound,
-		s.st.DeleteOp(keyPK(clientID), keySK),
-		s.st.CounterOp(orgPK(k.OrganizationID), orgSK, attrKeyCount, -1, ""))
+		s.st.DeleteOp(kk.PK, kk.SK),
+		s.st.CounterOp(ok.PK, ok.SK, attrKeyCount, -1, ""))
 }
 
 // HashSecret is the stored form of a secret.

@@ -308,8 +308,8 @@ func decodeFields(fields []Field, o *input.Object, whole bool) (map[string]any, 
 	return out, nil
 }
 
-// jsonNumber reads a stored number for comparisons and sort keys.
-func jsonNumber(v any) (float64, bool) {
+// NumberOf reads a stored number (json.Number as decoded, or a Go number).
+func NumberOf(v any) (float64, bool) {
 	switch n := v.(type) {
 	case json.Number:
 		f, err := n.Float64()

@@ -214,7 +214,7 @@ func (d *Def) decode(body []byte, create bool) (map[string]any, error) {
 func sortKey(f Field, v any) string {
 	switch f.Kind {
 	case Int, Number:
-		x, ok := jsonNumber(v)
+		x, ok := NumberOf(v)
 		if !ok {
 			return ""
 		}

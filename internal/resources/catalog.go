@@ -19,27 +19,24 @@ var Industries = &resource.Def{
 }
 
 // Sectors belong to an industry (the spec's sector record).
-var Sectors = &resource.Def{
-	Name: "sectors", Singular: "sector", Type: "SECTOR", IDPrefix: "sec", Group: Catalog,
-	Doc: "A sector of an industry.",
-	Fields: []resource.Field{
-		{Name: "industryId", Kind: resource.Ref, Target: "industries", Required: true, Lookup: true, Restrict: true,
-			Doc: "the industry; an industry with sectors cannot be deleted"},
-		name(true),
-		externalReference(),
-	},
-}
+var Sectors = subdivision("sectors", "sector", "SECTOR", "sec", "industryId", "industries", "A sector of an industry.")
 
 // Subsectors belong to a sector.
-var Subsectors = &resource.Def{
-	Name: "subsectors", Singular: "subsector", Type: "SUBSECTOR", IDPrefix: "sub", Group: Catalog,
-	Doc: "A subsector of a sector.",
-	Fields: []resource.Field{
-		{Name: "sectorId", Kind: resource.Ref, Target: "sectors", Required: true, Lookup: true, Restrict: true,
-			Doc: "the sector; a sector with subsectors cannot be deleted"},
-		name(true),
-		externalReference(),
-	},
+var Subsectors = subdivision("subsectors", "subsector", "SUBSECTOR", "sub", "sectorId", "sectors", "A subsector of a sector.")
+
+// subdivision declares a level of the classification below another: a
+// name, the parent (which cannot be deleted while it has children) and an
+// external reference.
+func subdivision(name, singular, typ, prefix, parentField, parent, doc string) *resource.Def {
+	return &resource.Def{
+		Name: name, Singular: singular, Type: typ, IDPrefix: prefix, Group: Catalog, Doc: doc,
+		Fields: []resource.Field{
+			{Name: parentField, Kind: resource.Ref, Target: parent, Required: true, Lookup: true, Restrict: true,
+				Doc: "the parent; a list filter; the parent cannot be deleted while it has " + name},
+			nameField(true),
+			externalReference(),
+		},
+	}
 }
 
 var hexColor = regexp.MustCompile(`^#[0-9a-fA-F]{6}$`)
@@ -51,12 +48,12 @@ var Tags = &resource.Def{
 	Fields: []resource.Field{
 		{Name: "name", Kind: resource.String, MaxLen: 100, Required: true, Unique: true, Fold: true, Sort: true, Lookup: true,
 			Doc: "the name, unique in the organization (case-insensitive); a list filter"},
-		{Name: "color", Kind: resource.String, MaxLen: 7, Doc: "a color as #RRGGBB"},
+		{Name: "color", Kind: resource.String, MaxLen: 7, Doc: "a color: # and six hex digits, such as #1f77b4"},
 		description(),
 	},
 	Check: func(rec map[string]any) error {
 		if c, ok := rec["color"].(string); ok && !hexColor.MatchString(c) {
-			return apperr.Invalid("color", "must be a color as #RRGGBB, such as #1f77b4")
+			return apperr.Invalid("color", "must be a color: # and six hex digits, such as #1f77b4")
 		}
 		return nil
 	},

@@ -28,7 +28,7 @@ var Deals = &resource.Def{
 	Name: "deals", Singular: "deal", Type: "DEAL", IDPrefix: "deal", Group: CRM,
 	Doc: "An opportunity of the firm with a company.",
 	Fields: []resource.Field{
-		name(true),
+		nameField(true),
 		{Name: "companyId", Kind: resource.Ref, Target: Companies, Lookup: true, Doc: "the company; a list filter"},
 		{Name: "stage", Kind: resource.String, MaxLen: 100, Doc: "the pipeline stage, in the firm's own words (sourcing, diligence, IC, ...)"},
 		{Name: "status", Kind: resource.Enum, Values: DealStatuses, Default: "open", Lookup: true, Doc: "open, won, lost, passed or on_hold; a list filter"},
@@ -99,7 +99,7 @@ var Workspaces = &resource.Def{
 	Name: "workspaces", Singular: "workspace", Type: "WORKSPACE", IDPrefix: "wsp", Group: CRM,
 	Doc: "A workspace about a company or a theme; private ones are visible to the organization's keys like all records.",
 	Fields: []resource.Field{
-		name(true),
+		nameField(true),
 		{Name: "source", Kind: resource.String, Doc: "where the workspace came from"},
 		{Name: "company", Kind: resource.Ref, Target: Companies, Lookup: true, Doc: "the company the workspace is about; a list filter"},
 		{Name: "isPrivate", Kind: resource.Bool, Lookup: true, Doc: "private to its creator in the application; a list filter"},

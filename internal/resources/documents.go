@@ -15,7 +15,7 @@ var DocumentsDef = &resource.Def{
 	Doc:      "A file about a company or a deal: its metadata and where the file is kept. GET /v1/documents/ids=<id>,<id>,... reads up to 100 at once.",
 	MultiGet: true,
 	Fields: []resource.Field{
-		name(true),
+		nameField(true),
 		{Name: "type", Kind: resource.String, MaxLen: 100, Doc: "the kind of document, such as pitch_deck, financials, memo"},
 		{Name: "companyId", Kind: resource.Ref, Target: Companies, Lookup: true, Doc: "the company; a list filter"},
 		{Name: "dealId", Kind: resource.Ref, Target: "deals", Lookup: true, Doc: "the deal; a list filter"},
@@ -49,7 +49,7 @@ var Lists = &resource.Def{
 	Name: "lists", Singular: "list", Type: "LIST", IDPrefix: "lst", Group: Documents,
 	Doc: "A saved list of records of one type (companies, deals, people or documents) with the columns to show.",
 	Fields: []resource.Field{
-		name(true),
+		nameField(true),
 		{Name: "resourceType", Kind: resource.Enum, Values: []string{"company", "deal", "person", "document"}, Required: true, Immutable: true,
 			Doc: "the type of the list's records; set at creation"},
 		{Name: "columns", Kind: resource.Structs, MaxItems: 100, Doc: "the columns in order: [{field, label, width, visible}]",

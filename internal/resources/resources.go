@@ -27,7 +27,7 @@ var Groups = []string{Catalog, CRM, Documents, Scoring}
 const Companies = "companies"
 
 // Field constructors for the shapes many resources share.
-func name(sortable bool) resource.Field {
+func nameField(sortable bool) resource.Field {
 	return resource.Field{Name: "name", Kind: resource.String, Required: true, Sort: sortable, Doc: "the name"}
 }
 

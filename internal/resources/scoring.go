@@ -15,7 +15,7 @@ var Frameworks = &resource.Def{
 	Name: "frameworks", Singular: "framework", Type: "FRAMEWORK", IDPrefix: "fwk", Group: Scoring,
 	Doc: "A scoring framework: the weighted elements a company is scored on.",
 	Fields: []resource.Field{
-		name(true),
+		nameField(true),
 		description(),
 		{Name: "elements", Kind: resource.Structs, Required: true, MaxItems: 100, Doc: "the elements: [{id, name, weight, description}]",
 			Fields: []resource.Field{
@@ -36,7 +36,7 @@ var Frameworks = &resource.Def{
 				return apperr.Invalid(fmt.Sprintf("elements[%d].id", i), "repeats elements[%d].id %q; element ids are unique", j, id)
 			}
 			seen[id] = i
-			w, _ := number(m["weight"])
+			w, _ := resource.NumberOf(m["weight"])
 			total += w
 		}
 		if len(els) == 0 {
@@ -57,7 +57,7 @@ var Screenings = &resource.Def{
 	Name: "screenings", Singular: "screening", Type: "SCREENING", IDPrefix: "scr", Group: Scoring,
 	Doc: "A screening: a framework applied to a set of companies.",
 	Fields: []resource.Field{
-		name(true),
+		nameField(true),
 		{Name: "frameworkId", Kind: resource.Ref, Target: "frameworks", Required: true, Lookup: true, Restrict: true,
 			Doc: "the framework; a framework with screenings cannot be deleted; a list filter"},
 		{Name: "companyIds", Kind: resource.Refs, Target: Companies, MaxItems: 1000, Doc: "the companies screened"},
@@ -111,7 +111,7 @@ func computeScore(ctx context.Context, reg *resource.Registry, org string, rec m
 		m, _ := e.(map[string]any)
 		id, _ := m["id"].(string)
 		name, _ := m["name"].(string)
-		w, _ := number(m["weight"])
+		w, _ := resource.NumberOf(m["weight"])
 		byID[id] = element{name, w}
 	}
 	scores, _ := rec["elementScores"].([]any)
@@ -132,7 +132,7 @@ func computeScore(ctx context.Context, reg *resource.Registry, org string, rec m
 		}
 		seen[id] = i
 		m["elementName"] = el.name
-		v, _ := number(m["score"])
+		v, _ := resource.NumberOf(m["score"])
 		sum += el.weight * v
 		weights += el.weight
 	}

@@ -1,7 +1,8 @@
-// Package routes is the single route table of the service: every method
-// and path with the resource group (Lambda function) that serves it. The
-// dev server mounts from it, the CDK stack creates API Gateway routes from
-// it, and the SAM template is checked against it.
+// Package routes names the resource groups (one Lambda function each) and
+// describes a route: a method and path and the group that serves it. The
+// route table itself is api.Routes(), built where each route is declared
+// with its handler; the dev server mounts from it, the CDK stack creates
+// API Gateway routes from it, and the SAM template is checked against it.
 package routes
 
 import "github.com/sourcebase/sourcebase/internal/resources"
@@ -40,56 +41,13 @@ func (r Route) Pattern() string { return r.Method + " " + r.Path }
 // Authenticated reports whether the route needs an API key: every /v1 route.
 func (r Route) Authenticated() bool { return len(r.Path) >= 4 && r.Path[:4] == "/v1/" }
 
-// Table lists every endpoint of the service: the routes written by hand,
-// then those of every declared resource.
-var Table = append(handWritten, declared()...)
-
-func declared() []Route {
-	var out []Route
-	for _, r := range resources.Routes() {
-		out = append(out, Route{Group: r.Group, Method: r.Method, Path: r.Path, Resource: r.Def.Name, MaxParam: r.MaxParam})
-	}
-	return out
-}
-
-var handWritten = []Route{
-	{Group: Keys, Method: "GET", Path: "/healthz"},
-	{Group: Keys, Method: "GET", Path: "/v1/keys"},
-	{Group: Keys, Method: "DELETE", Path: "/v1/keys/{clientId}"},
-
-	{Group: Companies, Method: "POST", Path: "/v1/companies"},
-	{Group: Companies, Method: "GET", Path: "/v1/companies"},
-	{Group: Companies, Method: "GET", Path: "/v1/companies/{id}"},
-	{Group: Companies, Method: "PUT", Path: "/v1/companies/{id}"},
-	{Group: Companies, Method: "DELETE", Path: "/v1/companies/{id}"},
-
-	{Group: Workflows, Method: "POST", Path: "/v1/workflows"},
-	{Group: Workflows, Method: "GET", Path: "/v1/workflows"},
-	{Group: Workflows, Method: "GET", Path: "/v1/workflows/{id}"},
-	{Group: Workflows, Method: "PUT", Path: "/v1/workflows/{id}"},
-	{Group: Workflows, Method: "DELETE", Path: "/v1/workflows/{id}"},
-	{Group: Workflows, Method: "POST", Path: "/v1/workflows/{id}/trigger/webhook-secret/rotate"},
-	{Group: Workflows, Method: "POST", Path: "/v1/workflows/{id}/runs"},
-	{Group: Workflows, Method: "GET", Path: "/v1/workflows/{id}/runs"},
-	{Group: Workflows, Method: "GET", Path: "/v1/workflow-runs"},
-	{Group: Workflows, Method: "GET", Path: "/v1/workflow-runs/{id}"},
-	{Group: Workflows, Method: "PATCH", Path: "/v1/workflow-runs/{id}"},
-	{Group: Workflows, Method: "POST", Path: "/v1/workflow-runs/{id}/retry"},
-
-	{Group: Webhook, Method: "POST", Path: "/webhooks/workflows/{slug}"},
-
-	{Group: Documents, Method: "POST", Path: "/v1/lists/{id}/entries"},
-	{Group: Documents, Method: "GET", Path: "/v1/lists/{id}/entries"},
-	{Group: Documents, Method: "DELETE", Path: "/v1/lists/{id}/entries/{recordId}"},
-}
-
-// Of returns the routes of the given groups (all routes when none given).
-func Of(groups ...string) []Route {
+// Of returns the routes of rs in the given groups (all when none given).
+func Of(rs []Route, groups ...string) []Route {
 	if len(groups) == 0 {
-		return Table
+		return rs
 	}
 	var out []Route
-	for _, r := range Table {
+	for _, r := range rs {
 		for _, g := range groups {
 			if r.Group == g {
 				out = append(out, r)

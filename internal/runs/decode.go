@@ -21,7 +21,7 @@ var titleText = input.Text{Min: 1, Max: MaxTitle, Trim: true}
 // run with empty input. input is at most input.MaxDepth levels deep and
 // MaxInputBytes as JSON.
 func DecodeNewRun(body []byte) (NewRun, error) {
-	n := NewRun{Trigger: TriggerAPI}
+	n := NewRun{StartedBy: StartedByAPI}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return n, nil
 	}

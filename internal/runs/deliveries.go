@@ -2,13 +2,9 @@ package runs
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"math/rand/v2"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/ids"
@@ -26,30 +22,23 @@ type delivery struct {
 	RunID string `json:"runId"`
 }
 
-// deliveryKey is the key of the record of delivery id to the trigger slug
-// in org. The id is hashed: senders choose it, and it may be long.
-func deliveryKey(org, slug, id string) (string, string) {
-	sum := sha256.Sum256([]byte(id))
-	return store.OrgPartition(org, "DELIVERY") + "#" + slug + "#" + hex.EncodeToString(sum[:]), "DELIVERY"
-}
-
-// CreateForDelivery is Create for a webhook delivery. When the delivery
+// createForDelivery is Create for a webhook delivery. When the delivery
 // carries an id, it starts one run per trigger slug and id within
 // DeliveryWindow: the record of the delivery is written in the same
 // transaction as the run, and a repeat (even a concurrent one) gets the
 // first run as it is now, with first false.
-func (s *Service) CreateForDelivery(ctx context.Context, org string, wf *workflows.Workflow, n NewRun, slug, deliveryID string) (run *Run, first bool, err error) {
+func (s *Service) createForDelivery(ctx context.Context, org string, wf *workflows.Workflow, n NewRun, slug, deliveryID string) (run *Run, first bool, err error) {
 	if deliveryID == "" {
 		run, err := s.Create(ctx, org, wf, n)
 		return run, true, err
 	}
 	st := s.coll.Store()
-	pk, sk := deliveryKey(org, slug, deliveryID)
+	key := store.DeliveryKey(org, slug, deliveryID)
 	base := n.Extra
 	const attempts = 6
 	for attempt := 1; ; attempt++ {
 		var seen delivery
-		_, err := st.GetLive(ctx, pk, sk, &seen)
+		_, err := st.GetLive(ctx, key.PK, key.SK, &seen)
 		if err == nil {
 			run, err := s.Get(ctx, org, seen.RunID)
 			return run, false, err
@@ -58,12 +47,12 @@ func (s *Service) CreateForDelivery(ctx context.Context, org string, wf *workflo
 			return nil, false, err
 		}
 		n.ID = ids.New("run")
-		mark, err := st.CreateExpiringOp(store.Item{PK: pk, SK: sk, Type: "DELIVERY", Doc: delivery{Slug: slug, RunID: n.ID}},
+		mark, err := st.CreateExpiringOp(store.Item{PK: key.PK, SK: key.SK, Type: store.TypeDelivery, Doc: delivery{Slug: slug, RunID: n.ID}},
 			s.now().Add(DeliveryWindow))
 		if err != nil {
 			return nil, false, err
 		}
-		n.Extra = append(append([]types.TransactWriteItem{}, base...), mark)
+		n.Extra = append(append([]store.Op{}, base...), mark)
 		run, err := s.Create(ctx, org, wf, n)
 		if err == nil || !errors.Is(err, apperr.ErrConflict) || attempt == attempts {
 			return run, true, err

@@ -62,13 +62,17 @@ type InProcess struct {
 	wg      sync.WaitGroup
 }
 
-// NewInProcess returns an engine executing runs of svc, and sets it as
-// svc's engine.
-func NewInProcess(svc *Service, concurrency int) *InProcess {
+// InProcessEngine is the factory of an engine executing the service's
+// runs in this process, at most concurrency at once. The service's
+// Engine() is then the *InProcess (to Close it).
+func InProcessEngine(concurrency int) EngineFactory {
+	return func(svc *Service) Engine { return newInProcess(svc.Execute, svc.Fail, concurrency) }
+}
+
+func newInProcess(exec func(ctx context.Context, org, id string) (*Run, error),
+	fail func(ctx context.Context, org, id, message string) (*Run, error), concurrency int) *InProcess {
 	ctx, cancel := context.WithCancel(context.Background())
-	e := &InProcess{exec: svc.Execute, fail: svc.Fail, ctx: ctx, cancel: cancel, sem: make(chan struct{}, max(concurrency, 1)), pending: map[string]bool{}}
-	svc.SetEngine(e)
-	return e
+	return &InProcess{exec: exec, fail: fail, ctx: ctx, cancel: cancel, sem: make(chan struct{}, max(concurrency, 1)), pending: map[string]bool{}}
 }
 
 // Start executes the run in the background.

@@ -15,7 +15,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/oklog/ulid/v2"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
@@ -35,13 +34,13 @@ const (
 	Failed    = "failed"
 )
 
-// Triggers: what started a run.
+// What started a run (the run's "trigger" field).
 const (
-	TriggerAPI     = "api"
-	TriggerWebhook = "webhook"
-	TriggerRetry   = "retry"
-	// TriggerUnknown is the trigger of a run whose stored record cannot be read.
-	TriggerUnknown = "unknown"
+	StartedByAPI     = "api"
+	StartedByWebhook = "webhook"
+	StartedByRetry   = "retry"
+	// StartedByUnknown: a run whose stored record cannot be read.
+	StartedByUnknown = "unknown"
 )
 
 // MaxTitle is the longest run title, in characters.
@@ -60,7 +59,7 @@ type Run struct {
 	DryRun      bool            `json:"dryRun"`
 	RetryOf     *string         `json:"retryOf"`
 	RetriedBy   *string         `json:"retriedBy"` // the retry of this run; a run is retried once
-	Trigger     string          `json:"trigger"`
+	StartedBy   string          `json:"trigger"`   // StartedByAPI, ...
 	CreatedAt   clock.Time      `json:"createdAt"`
 	StartedAt   *clock.Time     `json:"startedAt"`
 	CompletedAt *clock.Time     `json:"completedAt"`
@@ -79,7 +78,7 @@ type record struct {
 const activeLookup = "active"
 
 var spec = store.Spec[record]{
-	Type:    "RUN",
+	Type:    store.TypeRun,
 	ID:      func(r *record) string { return r.ID },
 	IDOrder: []string{"createdAt"},
 	Lookups: []store.Lookup[record]{
@@ -104,7 +103,7 @@ var spec = store.Spec[record]{
 func unreadable(u store.Undecoded) *record {
 	r := &record{OrganizationID: u.Org, Run: Run{
 		ID: u.ID, WorkflowID: u.Lookups["workflowId"], Status: Failed, Title: "Unreadable run",
-		Input: map[string]any{}, Trigger: TriggerUnknown,
+		Input: map[string]any{}, StartedBy: StartedByUnknown,
 		Error: &steps.RunError{Message: "the stored run could not be read: " + u.Problem},
 	}}
 	if _, id, ok := strings.Cut(u.ID, "_"); ok {
@@ -141,9 +140,21 @@ const DefaultQueuedTimeout = 2 * time.Minute
 // startTimeout bounds handing a stored run to the engine.
 const startTimeout = 20 * time.Second
 
-// NewService returns the run service. Call SetEngine before creating runs.
-func NewService(st *store.Store, wf *workflows.Service, cs *companies.Service) *Service {
-	return &Service{
+// EngineFactory makes the engine of a run service while the service is
+// built. It gets the service, complete but for its engine, whose Execute
+// and Fail an in-process engine calls: so the service and the engine that
+// executes its runs are each built once, with no setter afterwards.
+type EngineFactory func(*Service) Engine
+
+// UseEngine is the factory of an engine that needs nothing of the service
+// (Step Functions, a test's engine).
+func UseEngine(e Engine) EngineFactory { return func(*Service) Engine { return e } }
+
+// NewService returns the run service, its runs executed by the engine
+// that engine makes. With a nil engine, runs fail at once saying that no
+// engine is configured (a function that only reads runs needs none).
+func NewService(st *store.Store, wf *workflows.Service, cs *companies.Service, engine EngineFactory) *Service {
+	s := &Service{
 		coll:      store.NewCollection(st, spec),
 		workflows: wf,
 		executor:  steps.Executor{Companies: companyWriter{cs}},
@@ -151,28 +162,32 @@ func NewService(st *store.Store, wf *workflows.Service, cs *companies.Service) *
 
 		queuedTimeout: DefaultQueuedTimeout,
 	}
+	if engine != nil {
+		s.engine = engine(s)
+	}
+	return s
 }
+
+// Engine is the engine that executes the service's runs; nil for none.
+func (s *Service) Engine() Engine { return s.engine }
 
 // SetQueuedTimeout sets how long a run may stay queued before it is failed
 // as never started (DefaultQueuedTimeout unless set).
 func (s *Service) SetQueuedTimeout(d time.Duration) { s.queuedTimeout = d }
 
-// SetEngine sets the engine that executes runs.
-func (s *Service) SetEngine(e Engine) { s.engine = e }
-
 // NewRun describes a run to create.
 type NewRun struct {
-	Input   map[string]any
-	DryRun  bool
-	Title   string // "" for a generated title
-	Trigger string
-	RetryOf string
+	Input     map[string]any
+	DryRun    bool
+	Title     string // "" for a generated title
+	StartedBy string
+	RetryOf   string
 	// ID is the new run's id; "" to generate one. Extra operations are
 	// written in the same transaction as the run (such as the record of a
 	// retry on its source run); when one's condition fails, nothing is
 	// written and Create answers apperr.ErrConflict.
 	ID    string
-	Extra []types.TransactWriteItem
+	Extra []store.Op
 }
 
 // Create stores a queued run of wf and starts it. If the engine cannot
@@ -186,7 +201,7 @@ func (s *Service) Create(ctx context.Context, org string, wf *workflows.Workflow
 	now := s.now()
 	r := &record{OrganizationID: org, Run: Run{
 		ID: n.ID, WorkflowID: wf.ID, Status: Queued, Input: n.Input, DryRun: n.DryRun,
-		Trigger: n.Trigger, CreatedAt: now, Title: n.Title,
+		StartedBy: n.StartedBy, CreatedAt: now, Title: n.Title,
 	}}
 	if r.ID == "" {
 		r.ID = ids.New("run")
@@ -195,7 +210,7 @@ func (s *Service) Create(ctx context.Context, org string, wf *workflows.Workflow
 		r.Input = map[string]any{}
 	}
 	if r.Title == "" {
-		r.Title = generateTitle(wf.Name, n.Trigger, n.DryRun, now.Time)
+		r.Title = generateTitle(wf.Name, n.StartedBy, n.DryRun, now.Time)
 	}
 	if n.RetryOf != "" {
 		r.RetryOf = &n.RetryOf
@@ -219,9 +234,10 @@ func (s *Service) start(ctx context.Context, org, id string) error {
 	return s.engine.Start(ctx, org, id)
 }
 
-// generateTitle names a run by its workflow, trigger and time, within MaxTitle.
-func generateTitle(workflow, trigger string, dryRun bool, at time.Time) string {
-	how := map[string]string{TriggerAPI: "API run", TriggerWebhook: "webhook", TriggerRetry: "retry"}[trigger]
+// generateTitle names a run by its workflow, what started it and its time,
+// within MaxTitle.
+func generateTitle(workflow, startedBy string, dryRun bool, at time.Time) string {
+	how := map[string]string{StartedByAPI: "API run", StartedByWebhook: "webhook", StartedByRetry: "retry"}[startedBy]
 	if dryRun {
 		how = "dry " + how
 	}
@@ -319,13 +335,13 @@ func (s *Service) Retry(ctx context.Context, org, id string) (*Run, error) {
 		if err != nil {
 			return nil, err
 		}
-		n := NewRun{ID: ids.New("run"), Input: src.Input, DryRun: src.DryRun, Trigger: TriggerRetry, RetryOf: src.ID}
+		n := NewRun{ID: ids.New("run"), Input: src.Input, DryRun: src.DryRun, StartedBy: StartedByRetry, RetryOf: src.ID}
 		src.RetriedBy = &n.ID
 		mark, err := s.coll.ReplaceOp(org, src, version)
 		if err != nil {
 			return nil, err
 		}
-		n.Extra = []types.TransactWriteItem{mark}
+		n.Extra = []store.Op{mark}
 		run, err := s.Create(ctx, org, wf, n)
 		if err == nil || !errors.Is(err, apperr.ErrConflict) || attempt == attempts {
 			return run, err

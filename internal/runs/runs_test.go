@@ -36,12 +36,19 @@ func (failing) Start(context.Context, string, string) error {
 	return errors.New("state machine unavailable")
 }
 
-func setup(t *testing.T, stepsJSON string) (*runs.Service, *workflows.Workflow) {
+// setup builds a run service over a fresh table with one workflow, its
+// runs executed by the engine engine makes (nil: none).
+func setup(t *testing.T, stepsJSON string, engine runs.EngineFactory) (*runs.Service, *workflows.Workflow) {
 	t.Helper()
-	return setupWith(t, stepsJSON, nil)
+	svc, wf, _ := setupWith(t, stepsJSON, nil, engine)
+	return svc, wf
 }
 
-func setupWith(t *testing.T, stepsJSON string, transport http.RoundTripper) (*runs.Service, *workflows.Workflow) {
+// setupWith is setup with the store's requests going through transport;
+// restart builds another service over the same table, as the next
+// process would.
+func setupWith(t *testing.T, stepsJSON string, transport http.RoundTripper, engine runs.EngineFactory) (
+	svc *runs.Service, wf *workflows.Workflow, restart func(runs.EngineFactory) *runs.Service) {
 	t.Helper()
 	st := testenv.StoreWith(t, transport)
 	wfs := workflows.NewService(st, "http://example.test")
@@ -49,11 +56,14 @@ func setupWith(t *testing.T, stepsJSON string, transport http.RoundTripper) (*ru
 	if err != nil {
 		t.Fatal(err)
 	}
-	wf, err := wfs.Create(context.Background(), "org1", in)
+	wf, err = wfs.Create(context.Background(), "org1", in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return runs.NewService(st, wfs, companies.NewService(st)), wf
+	restart = func(engine runs.EngineFactory) *runs.Service {
+		return runs.NewService(st, wfs, companies.NewService(st), engine)
+	}
+	return restart(engine), wf, restart
 }
 
 func wait(t *testing.T, svc *runs.Service, id string) *runs.Run {
@@ -75,13 +85,12 @@ func TestRecoverResumesQueuedRunsAndFailsInterruptedOnes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	cut := &cutAfterPut{}
-	svc, wf := setupWith(t, `[{"id":"s","type":"set","with":{"v.$":"$.input.v"}}]`, cut)
-	svc.SetEngine(held{})
-	queued, err := svc.Create(ctx, "org1", wf, runs.NewRun{Trigger: runs.TriggerAPI, Input: map[string]any{"v": 1.0}})
+	svc, wf, restart := setupWith(t, `[{"id":"s","type":"set","with":{"v.$":"$.input.v"}}]`, cut, runs.UseEngine(held{}))
+	queued, err := svc.Create(ctx, "org1", wf, runs.NewRun{StartedBy: runs.StartedByAPI, Input: map[string]any{"v": 1.0}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	interrupted, _ := svc.Create(ctx, "org1", wf, runs.NewRun{Trigger: runs.TriggerAPI})
+	interrupted, _ := svc.Create(ctx, "org1", wf, runs.NewRun{StartedBy: runs.StartedByAPI})
 	// A process that marked the run running and died before finishing:
 	// its context ends right after the write that marked the run running.
 	runCtx, cancel := context.WithCancel(ctx)
@@ -93,8 +102,8 @@ func TestRecoverResumesQueuedRunsAndFailsInterruptedOnes(t *testing.T) {
 		t.Fatalf("interrupted run is %s, want running", r.Status)
 	}
 
-	engine := runs.NewInProcess(svc, 2)
-	defer engine.Close(time.Second)
+	svc = restart(runs.InProcessEngine(2))
+	defer svc.Engine().(*runs.InProcess).Close(time.Second)
 	resumed, failed, err := svc.Recover(ctx)
 	if err != nil || resumed != 1 || failed != 1 {
 		t.Fatalf("Recover = %d resumed, %d failed, %v; want 1, 1", resumed, failed, err)
@@ -137,9 +146,8 @@ func (c *cutAfterPut) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func TestARunThatCannotStartIsFailedNotLeftQueued(t *testing.T) {
 	t.Parallel()
-	svc, wf := setup(t, `[]`)
-	svc.SetEngine(failing{})
-	r, err := svc.Create(context.Background(), "org1", wf, runs.NewRun{Trigger: runs.TriggerAPI})
+	svc, wf := setup(t, `[]`, runs.UseEngine(failing{}))
+	r, err := svc.Create(context.Background(), "org1", wf, runs.NewRun{StartedBy: runs.StartedByAPI})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,8 +158,8 @@ func TestARunThatCannotStartIsFailedNotLeftQueued(t *testing.T) {
 
 func TestAServiceWithoutAnEngineFailsRunsWithAClearError(t *testing.T) {
 	t.Parallel()
-	svc, wf := setup(t, `[]`)
-	r, err := svc.Create(context.Background(), "org1", wf, runs.NewRun{Trigger: runs.TriggerAPI})
+	svc, wf := setup(t, `[]`, nil)
+	r, err := svc.Create(context.Background(), "org1", wf, runs.NewRun{StartedBy: runs.StartedByAPI})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,9 +219,8 @@ func TestStepFunctionsEngineStartsOneExecutionNamedAfterTheRun(t *testing.T) {
 func TestRunnerTaskExecutesOnceAndFailPathKeepsTheFirstOutcome(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	svc, wf := setup(t, `[{"id":"s","type":"set","with":{"ok":true}}]`)
-	svc.SetEngine(held{})
-	r1, _ := svc.Create(ctx, "org1", wf, runs.NewRun{Trigger: runs.TriggerAPI})
+	svc, wf := setup(t, `[{"id":"s","type":"set","with":{"ok":true}}]`, runs.UseEngine(held{}))
+	r1, _ := svc.Create(ctx, "org1", wf, runs.NewRun{StartedBy: runs.StartedByAPI})
 	res, err := svc.HandleTask(ctx, runs.Task{Action: "execute", OrganizationID: "org1", RunID: r1.ID})
 	if err != nil || res.Status != runs.Completed {
 		t.Fatalf("execute = %+v %v", res, err)
@@ -227,5 +234,22 @@ func TestRunnerTaskExecutesOnceAndFailPathKeepsTheFirstOutcome(t *testing.T) {
 	}
 	if _, err := svc.HandleTask(ctx, runs.Task{Action: "execute", OrganizationID: "org2", RunID: r1.ID}); err == nil {
 		t.Error("another organization's run executed")
+	}
+}
+
+func TestAServiceBuiltWithTheInProcessEngineExecutesItsRunsWithNothingSetAfterwards(t *testing.T) {
+	t.Parallel()
+	svc, wf := setup(t, `[{"id":"s","type":"set","with":{"ok":true}}]`, runs.InProcessEngine(1))
+	engine, ok := svc.Engine().(*runs.InProcess)
+	if !ok {
+		t.Fatalf("engine %T, want the in-process engine", svc.Engine())
+	}
+	defer engine.Close(time.Second)
+	r, err := svc.Create(context.Background(), "org1", wf, runs.NewRun{StartedBy: runs.StartedByAPI})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done := wait(t, svc, r.ID); done.Status != runs.Completed || done.Output["ok"] != true {
+		t.Errorf("run %s %v, want completed with ok", done.Status, done.Output)
 	}
 }

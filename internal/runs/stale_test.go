@@ -10,19 +10,23 @@ import (
 )
 
 // queuedRuns creates a run that will be stale (queued longer than bound)
-// and then a fresh one, with an engine that starts nothing.
-func queuedRuns(t *testing.T, bound time.Duration) (svc *runs.Service, stale, fresh *runs.Run) {
+// and then a fresh one, with an engine that starts nothing (held, unless
+// given another).
+func queuedRuns(t *testing.T, bound time.Duration, engine ...runs.Engine) (svc *runs.Service, stale, fresh *runs.Run) {
 	t.Helper()
 	ctx := context.Background()
-	svc, wf := setup(t, `[]`)
-	svc.SetEngine(held{})
+	e := runs.Engine(held{})
+	if len(engine) > 0 {
+		e = engine[0]
+	}
+	svc, wf := setup(t, `[]`, runs.UseEngine(e))
 	svc.SetQueuedTimeout(bound)
-	stale, err := svc.Create(ctx, "org1", wf, runs.NewRun{Trigger: runs.TriggerAPI})
+	stale, err := svc.Create(ctx, "org1", wf, runs.NewRun{StartedBy: runs.StartedByAPI})
 	if err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(bound + 50*time.Millisecond)
-	fresh, err = svc.Create(ctx, "org1", wf, runs.NewRun{Trigger: runs.TriggerAPI})
+	fresh, err = svc.Create(ctx, "org1", wf, runs.NewRun{StartedBy: runs.StartedByAPI})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,8 +92,7 @@ func (holding) Holds(string) bool { return true }
 
 func TestARunWaitingInTheEngineForASlotIsNotStaleHoweverLongItWaits(t *testing.T) {
 	t.Parallel()
-	svc, stale, _ := queuedRuns(t, time.Second)
-	svc.SetEngine(holding{})
+	svc, stale, _ := queuedRuns(t, time.Second, holding{})
 	if n, err := svc.SweepStale(context.Background()); err != nil || n != 0 {
 		t.Fatalf("SweepStale = %d, %v; want 0: the engine holds the run", n, err)
 	}

@@ -43,10 +43,9 @@ func TestStateMachineDefinitionIsValidStatesLanguage(t *testing.T) {
 func TestStateMachineExecutesRunsAndRecordsFailuresThroughItsCatchPath(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	svc, wf := setup(t, `[{"id":"s","type":"set","with":{"seen.$":"$.input.n"}}]`)
-	svc.SetEngine(held{})
-	ok, _ := svc.Create(ctx, "org1", wf, runs.NewRun{Trigger: runs.TriggerAPI, Input: map[string]any{"n": 7.0}})
-	crash, _ := svc.Create(ctx, "org1", wf, runs.NewRun{Trigger: runs.TriggerAPI})
+	svc, wf := setup(t, `[{"id":"s","type":"set","with":{"seen.$":"$.input.n"}}]`, runs.UseEngine(held{}))
+	ok, _ := svc.Create(ctx, "org1", wf, runs.NewRun{StartedBy: runs.StartedByAPI, Input: map[string]any{"n": 7.0}})
+	crash, _ := svc.Create(ctx, "org1", wf, runs.NewRun{StartedBy: runs.StartedByAPI})
 
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var task runs.Task

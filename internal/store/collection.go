@@ -135,21 +135,17 @@ func (c *Collection[T]) SortFields() []string {
 // Partition is the collection's partition key value for org.
 func (c *Collection[T]) Partition(org string) string { return OrgPartition(org, c.spec.Type) }
 
-func (c *Collection[T]) lookupPartition(org, name, value string) string {
-	return c.Partition(org) + "#" + name + "=" + value
-}
-
 func (c *Collection[T]) lookupPK(org string, l Lookup[T], value string) string {
-	value = lookupValue(value)
 	if l.Global {
-		return "GLOBAL#" + c.spec.Type + "#" + l.Name + "=" + value
+		return globalLookupPartition(c.spec.Type, l.Name, value)
 	}
-	return c.lookupPartition(org, l.Name, value)
+	return lookupPartition(org, c.spec.Type, l.Name, value)
 }
 
 // Item builds the stored item for v at the given version.
 func (c *Collection[T]) Item(org string, v *T, version int64) Item {
-	return Item{PK: c.Partition(org), SK: c.spec.ID(v), Type: c.spec.Type, Doc: v, Version: version, Indexes: c.IndexAttrs(org, v)}
+	k := RecordKey(org, c.spec.Type, c.spec.ID(v))
+	return Item{PK: k.PK, SK: k.SK, Type: c.spec.Type, Doc: v, Version: version, Indexes: c.IndexAttrs(org, v)}
 }
 
 // IndexAttrs are the index attributes of v: its Home, sort and lookup keys.
@@ -161,7 +157,7 @@ func (c *Collection[T]) IndexAttrs(org string, v *T) map[string]string {
 	}
 	for _, s := range c.spec.Sorts {
 		ix[s.Index.PK] = c.Partition(org)
-		ix[s.Index.SK] = sortValue(s.Key(v)) + sortSep + id
+		ix[s.Index.SK] = sortIndexKey(s.Key(v), id)
 	}
 	for _, l := range c.spec.Lookups {
 		if k := l.Key(v); k != "" {
@@ -197,7 +193,7 @@ func (c *Collection[T]) placeholder(ue *UndecodableError) *T {
 	if c.spec.Home.Name != "" {
 		part, id = str(c.spec.Home.PK), str(c.spec.Home.SK)
 	}
-	org := strings.TrimSuffix(strings.TrimPrefix(part, "ORG#"), "#"+c.spec.Type)
+	org := orgOfPartition(part, c.spec.Type)
 	u := Undecoded{Org: org, ID: id, Lookups: map[string]string{}, Problem: ue.Problem}
 	for _, l := range c.spec.Lookups {
 		prefix := c.lookupPK(org, l, "")
@@ -220,7 +216,7 @@ func (c *Collection[T]) Repair(ctx context.Context, org, id string) (*T, error) 
 	}
 	p := c.placeholder(ue)
 	it := c.Item(org, p, ue.Version+1)
-	var op types.TransactWriteItem
+	var op Op
 	if ue.Version == 0 { // an item written without a version
 		op, err = c.store.OverwriteOp(it)
 	} else {
@@ -240,7 +236,8 @@ func (c *Collection[T]) get(ctx context.Context, org, id string) (*T, int64, err
 		return nil, 0, apperr.ErrNotFound
 	}
 	v := new(T)
-	version, err := c.store.Get(ctx, c.Partition(org), id, v)
+	k := RecordKey(org, c.spec.Type, id)
+	version, err := c.store.Get(ctx, k.PK, k.SK, v)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -250,12 +247,12 @@ func (c *Collection[T]) get(ctx context.Context, org, id string) (*T, int64, err
 // Create stores a new record, together with extra operations in one
 // transaction when given; apperr.ErrConflict when the id exists or an extra
 // operation's condition fails.
-func (c *Collection[T]) Create(ctx context.Context, org string, v *T, extra ...types.TransactWriteItem) error {
+func (c *Collection[T]) Create(ctx context.Context, org string, v *T, extra ...Op) error {
 	op, err := c.store.CreateOp(c.Item(org, v, 1))
 	if err != nil {
 		return err
 	}
-	ops, claims, err := c.uniqueOps(ctx, org, c.spec.ID(v), nil, c.uniqueValues(v), append([]types.TransactWriteItem{op}, extra...))
+	ops, claims, err := c.uniqueOps(ctx, org, c.spec.ID(v), nil, c.uniqueValues(v), append([]Op{op}, extra...))
 	if err != nil {
 		return err
 	}
@@ -279,11 +276,11 @@ func (c *Collection[T]) Create(ctx context.Context, org string, v *T, extra ...t
 // nobody changed the record meanwhile; on such a race it reads again and
 // retries, so fn must be a pure function of the record it gets.
 func (c *Collection[T]) Update(ctx context.Context, org, id string, fn func(*T) error) (*T, error) {
-	return c.UpdateTx(ctx, org, id, func(v *T) ([]types.TransactWriteItem, error) { return nil, fn(v) })
+	return c.UpdateTx(ctx, org, id, func(v *T) ([]Op, error) { return nil, fn(v) })
 }
 
 // UpdateTx is Update with extra operations written in the same transaction.
-func (c *Collection[T]) UpdateTx(ctx context.Context, org, id string, fn func(*T) ([]types.TransactWriteItem, error)) (*T, error) {
+func (c *Collection[T]) UpdateTx(ctx context.Context, org, id string, fn func(*T) ([]Op, error)) (*T, error) {
 	const attempts = 5
 	for range attempts {
 		v, version, err := c.get(ctx, org, id)
@@ -305,7 +302,7 @@ func (c *Collection[T]) UpdateTx(ctx context.Context, org, id string, fn func(*T
 		if err != nil {
 			return nil, err
 		}
-		ops, claims, err := c.uniqueOps(ctx, org, id, before, c.uniqueValues(v), append([]types.TransactWriteItem{op}, extra...))
+		ops, claims, err := c.uniqueOps(ctx, org, id, before, c.uniqueValues(v), append([]Op{op}, extra...))
 		if err != nil {
 			return nil, err
 		}
@@ -328,13 +325,14 @@ func (c *Collection[T]) UpdateTx(ctx context.Context, org, id string, fn func(*T
 var errRace = errors.New("version race")
 
 // Delete removes a record of org; apperr.ErrNotFound when absent.
-func (c *Collection[T]) Delete(ctx context.Context, org, id string, extra ...types.TransactWriteItem) error {
+func (c *Collection[T]) Delete(ctx context.Context, org, id string, extra ...Op) error {
 	if id == "" || len(id) > MaxIDLength {
 		return apperr.ErrNotFound
 	}
 	_, conditional := ctx.Value(preconditionKey{}).(Precondition)
 	if len(c.spec.Unique) == 0 && !conditional {
-		return c.store.Transact(ctx, apperr.ErrNotFound, append([]types.TransactWriteItem{c.store.DeleteOp(c.Partition(org), id)}, extra...)...)
+		k := RecordKey(org, c.spec.Type, id)
+		return c.store.Transact(ctx, apperr.ErrNotFound, append([]Op{c.store.DeleteOp(k.PK, k.SK)}, extra...)...)
 	}
 	// The record's uniqueness items go with it, and an If-Match names the
 	// version to delete: read the record, and delete it only at that version.
@@ -346,7 +344,8 @@ func (c *Collection[T]) Delete(ctx context.Context, org, id string, extra ...typ
 		if err := checkPrecondition(ctx, id, version); err != nil {
 			return err
 		}
-		ops := append([]types.TransactWriteItem{c.store.DeleteVersionOp(c.Partition(org), id, version)}, extra...)
+		k := RecordKey(org, c.spec.Type, id)
+		ops := append([]Op{c.store.DeleteVersionOp(k.PK, k.SK, version)}, extra...)
 		ops, _, err = c.uniqueOps(ctx, org, id, c.uniqueValues(v), nil, ops)
 		if err != nil {
 			return err
@@ -432,7 +431,7 @@ func (c *Collection[T]) FindBy(ctx context.Context, org, lookup, value string, l
 func (c *Collection[T]) FindBySortKey(ctx context.Context, org, field, key string, limit int) ([]T, error) {
 	for _, s := range c.spec.Sorts {
 		if s.Field == field {
-			p, err := c.collect(ctx, pageQuery{index: s.Index, pk: c.Partition(org), limit: limit, prefix: sortValue(key) + sortSep})
+			p, err := c.collect(ctx, pageQuery{index: s.Index, pk: c.Partition(org), limit: limit, prefix: sortIndexPrefix(key)})
 			return p.Items, err
 		}
 	}

@@ -68,7 +68,7 @@ func expired(numbers map[string]int64, now time.Time) bool {
 // CreateExpiringOp creates it, to expire at expires, unless a live item
 // holds its key: an expired item there is overwritten. As an operation of
 // a transaction its condition fails when a live item exists.
-func (s *Store) CreateExpiringOp(it Item, expires time.Time) (types.TransactWriteItem, error) {
+func (s *Store) CreateExpiringOp(it Item, expires time.Time) (Op, error) {
 	if it.Version == 0 {
 		it.Version = 1
 	}
@@ -79,7 +79,7 @@ func (s *Store) CreateExpiringOp(it Item, expires time.Time) (types.TransactWrit
 
 // ReplaceExpiringOp replaces an item whose stored version is it.Version-1,
 // to expire at expires.
-func (s *Store) ReplaceExpiringOp(it Item, expires time.Time) (types.TransactWriteItem, error) {
+func (s *Store) ReplaceExpiringOp(it Item, expires time.Time) (Op, error) {
 	it.Numbers = withExpiry(it.Numbers, expires)
 	return s.ReplaceOp(it)
 }
@@ -108,12 +108,12 @@ func (s *Store) GetLive(ctx context.Context, pk, sk string, out any) (Item, erro
 }
 
 // DeleteVersionOp deletes an item only while its stored version is version.
-func (s *Store) DeleteVersionOp(pk, sk string, version int64) types.TransactWriteItem {
-	return types.TransactWriteItem{Delete: &types.Delete{
+func (s *Store) DeleteVersionOp(pk, sk string, version int64) Op {
+	return Op{types.TransactWriteItem{Delete: &types.Delete{
 		TableName:                 aws.String(s.Table),
 		Key:                       key(pk, sk),
 		ConditionExpression:       aws.String("#v = :v"),
 		ExpressionAttributeNames:  map[string]string{"#v": AttrVersion},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":v": &types.AttributeValueMemberN{Value: strconv.FormatInt(version, 10)}},
-	}}
+	}}}
 }

@@ -1,7 +1,8 @@
 // Package store is the single-table DynamoDB access layer: typed key
-// builders, the item codec, conditional writes, version-checked updates and
-// paged queries. Every organization-owned item's partition key starts with
-// the organization id, so a lookup can never cross organizations.
+// builders (keys.go holds the table's whole key design), the item codec,
+// conditional writes, version-checked updates and paged queries. Every
+// organization-owned item's partition key starts with the organization id,
+// so a lookup can never cross organizations.
 package store
 
 import (
@@ -36,9 +37,6 @@ func (s *Store) Ping(ctx context.Context) error {
 	_, err := s.DB.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(s.Table)})
 	return err
 }
-
-// OrgPartition is the partition of one item type within one organization.
-func OrgPartition(org, typ string) string { return "ORG#" + org + "#" + typ }
 
 // Item is one stored record: its keys, the record itself (stored as JSON so
 // that it round-trips exactly, nulls and free-form objects included), and
@@ -218,7 +216,7 @@ func decodeItem(av map[string]types.AttributeValue, out any) (Item, error) {
 // CounterOp adds delta to the numeric attribute attr of an existing item.
 // A positive delta must keep attr below the item's limitAttr; when it would
 // not (or the item is absent) the operation's condition fails.
-func (s *Store) CounterOp(pk, sk, attr string, delta int64, limitAttr string) types.TransactWriteItem {
+func (s *Store) CounterOp(pk, sk, attr string, delta int64, limitAttr string) Op {
 	names := map[string]string{"#c": attr}
 	values := map[string]types.AttributeValue{
 		":d":    &types.AttributeValueMemberN{Value: strconv.FormatInt(delta, 10)},
@@ -229,14 +227,14 @@ func (s *Store) CounterOp(pk, sk, attr string, delta int64, limitAttr string) ty
 		names["#l"] = limitAttr
 		cond += " AND (attribute_not_exists(#c) OR #c < #l)"
 	}
-	return types.TransactWriteItem{Update: &types.Update{
+	return Op{types.TransactWriteItem{Update: &types.Update{
 		TableName:                 aws.String(s.Table),
 		Key:                       key(pk, sk),
 		UpdateExpression:          aws.String("SET #c = if_not_exists(#c, :zero) + :d"),
 		ConditionExpression:       aws.String(cond),
 		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: values,
-	}}
+	}}}
 }
 
 // SetStrings sets string attributes outside the record of an existing item,
@@ -263,6 +261,21 @@ func (s *Store) SetStrings(ctx context.Context, pk, sk string, attrs map[string]
 	return writeErr(err, apperr.ErrNotFound)
 }
 
+// Op is one write operation of a transaction: built by the store's op
+// constructors (CreateOp, ReplaceOp, DeleteOp, CounterOp, ...), run by
+// Transact or passed as the extra operations of a Collection write. It is
+// opaque, so that the SDK's types stay inside the store.
+type Op struct{ w types.TransactWriteItem }
+
+// writes are the SDK operations of ops.
+func writes(ops []Op) []types.TransactWriteItem {
+	out := make([]types.TransactWriteItem, len(ops))
+	for i, op := range ops {
+		out[i] = op.w
+	}
+	return out
+}
+
 // Create writes a new item; apperr.ErrConflict when the key exists.
 func (s *Store) Create(ctx context.Context, it Item) error {
 	op, err := s.CreateOp(it)
@@ -270,15 +283,15 @@ func (s *Store) Create(ctx context.Context, it Item) error {
 		return err
 	}
 	_, err = s.DB.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:           op.Put.TableName,
-		Item:                op.Put.Item,
-		ConditionExpression: op.Put.ConditionExpression,
+		TableName:           op.w.Put.TableName,
+		Item:                op.w.Put.Item,
+		ConditionExpression: op.w.Put.ConditionExpression,
 	})
 	return writeErr(err, apperr.Conflict("a record with this id already exists"))
 }
 
 // CreateOp is Create as one operation of a transaction.
-func (s *Store) CreateOp(it Item) (types.TransactWriteItem, error) {
+func (s *Store) CreateOp(it Item) (Op, error) {
 	if it.Version == 0 {
 		it.Version = 1
 	}
@@ -287,38 +300,38 @@ func (s *Store) CreateOp(it Item) (types.TransactWriteItem, error) {
 
 // ReplaceOp replaces an item whose stored version is it.Version-1; it fails
 // the transaction when another writer got there first.
-func (s *Store) ReplaceOp(it Item) (types.TransactWriteItem, error) {
+func (s *Store) ReplaceOp(it Item) (Op, error) {
 	return s.putOp(it, "#v = :v", map[string]string{"#v": AttrVersion},
 		map[string]types.AttributeValue{":v": &types.AttributeValueMemberN{Value: strconv.FormatInt(it.Version-1, 10)}})
 }
 
 // OverwriteOp replaces an existing item whatever its version: for items
 // derived from another record whose own version check serializes writers.
-func (s *Store) OverwriteOp(it Item) (types.TransactWriteItem, error) {
+func (s *Store) OverwriteOp(it Item) (Op, error) {
 	return s.putOp(it, "attribute_exists(pk)", nil, nil)
 }
 
-func (s *Store) putOp(it Item, cond string, names map[string]string, values map[string]types.AttributeValue) (types.TransactWriteItem, error) {
+func (s *Store) putOp(it Item, cond string, names map[string]string, values map[string]types.AttributeValue) (Op, error) {
 	av, err := it.encode()
 	if err != nil {
-		return types.TransactWriteItem{}, err
+		return Op{}, err
 	}
-	return types.TransactWriteItem{Put: &types.Put{
+	return Op{types.TransactWriteItem{Put: &types.Put{
 		TableName:                 aws.String(s.Table),
 		Item:                      av,
 		ConditionExpression:       aws.String(cond),
 		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: values,
-	}}, nil
+	}}}, nil
 }
 
 // DeleteOp deletes an existing item; the transaction fails when it is absent.
-func (s *Store) DeleteOp(pk, sk string) types.TransactWriteItem {
-	return types.TransactWriteItem{Delete: &types.Delete{
+func (s *Store) DeleteOp(pk, sk string) Op {
+	return Op{types.TransactWriteItem{Delete: &types.Delete{
 		TableName:           aws.String(s.Table),
 		Key:                 key(pk, sk),
 		ConditionExpression: aws.String("attribute_exists(pk)"),
-	}}
+	}}}
 }
 
 // Delete removes an existing item; apperr.ErrNotFound when absent.
@@ -333,11 +346,11 @@ func (s *Store) Delete(ctx context.Context, pk, sk string) error {
 
 // Transact runs write operations atomically. When a condition fails it
 // returns onConditionFailed (nil means apperr.ErrConflict).
-func (s *Store) Transact(ctx context.Context, onConditionFailed error, ops ...types.TransactWriteItem) error {
+func (s *Store) Transact(ctx context.Context, onConditionFailed error, ops ...Op) error {
 	if len(ops) == 1 {
-		return s.single(ctx, onConditionFailed, ops[0])
+		return s.single(ctx, onConditionFailed, ops[0].w)
 	}
-	_, err := s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: ops})
+	_, err := s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: writes(ops)})
 	if onConditionFailed == nil {
 		onConditionFailed = apperr.ErrConflict
 	}

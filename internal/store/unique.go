@@ -60,7 +60,8 @@ var errUniqueMoved = errors.New("store: uniqueness item changed; try again")
 // uniqueKey is the key of the uniqueness item of field=value in org. Long
 // values are hashed like lookups, which keeps them exact.
 func (c *Collection[T]) uniqueKey(org, field, value string) (string, string) {
-	return c.Partition(org) + "#UNIQUE#" + field + "=" + lookupValue(value), "UNIQUE"
+	k := uniqueItemKey(org, c.spec.Type, field, value)
+	return k.PK, k.SK
 }
 
 // uniqueValues are v's values of its unique fields, by field; nil for nil.
@@ -86,7 +87,7 @@ type uniqueClaim struct {
 // uniqueOps appends to ops the operations that move record id's uniqueness
 // items from the values before to the values after (nil when the record
 // is created or deleted), and says which of them claim a value.
-func (c *Collection[T]) uniqueOps(ctx context.Context, org, id string, before, after map[string]string, ops []types.TransactWriteItem) ([]types.TransactWriteItem, []uniqueClaim, error) {
+func (c *Collection[T]) uniqueOps(ctx context.Context, org, id string, before, after map[string]string, ops []Op) ([]Op, []uniqueClaim, error) {
 	var claims []uniqueClaim
 	for _, u := range c.spec.Unique {
 		b, a := before[u.Field], after[u.Field]
@@ -109,7 +110,7 @@ func (c *Collection[T]) uniqueOps(ctx context.Context, org, id string, before, a
 		}
 		if a != "" {
 			pk, sk := c.uniqueKey(org, u.Field, a)
-			op, err := c.store.CreateOp(Item{PK: pk, SK: sk, Type: c.spec.Type + "#UNIQUE",
+			op, err := c.store.CreateOp(Item{PK: pk, SK: sk, Type: c.spec.Type + typeUniqueSuffix,
 				Doc: uniqueDoc{Field: u.Field, Value: a, ID: id}, Strings: map[string]string{attrOwner: id}})
 			if err != nil {
 				return nil, nil, err
@@ -123,23 +124,23 @@ func (c *Collection[T]) uniqueOps(ctx context.Context, org, id string, before, a
 
 // releaseOp deletes a uniqueness item held by id; the transaction fails
 // when another record holds it.
-func (s *Store) releaseOp(pk, sk, id string) types.TransactWriteItem {
-	return types.TransactWriteItem{Delete: &types.Delete{
+func (s *Store) releaseOp(pk, sk, id string) Op {
+	return Op{types.TransactWriteItem{Delete: &types.Delete{
 		TableName:                 aws.String(s.Table),
 		Key:                       key(pk, sk),
 		ConditionExpression:       aws.String("attribute_not_exists(pk) OR #o = :id"),
 		ExpressionAttributeNames:  map[string]string{"#o": attrOwner},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":id": &types.AttributeValueMemberS{Value: id}},
-	}}
+	}}}
 }
 
 // transact runs ops like Store.Transact; when a claim of a unique value
 // fails, the error is a *UniqueError naming the owner (or errUniqueMoved).
-func (c *Collection[T]) transact(ctx context.Context, org string, ops []types.TransactWriteItem, claims []uniqueClaim, onConditionFailed error) error {
+func (c *Collection[T]) transact(ctx context.Context, org string, ops []Op, claims []uniqueClaim, onConditionFailed error) error {
 	if len(claims) == 0 {
 		return c.store.Transact(ctx, onConditionFailed, ops...)
 	}
-	_, err := c.store.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: ops})
+	_, err := c.store.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: writes(ops)})
 	if err == nil {
 		return nil
 	}
@@ -220,6 +221,6 @@ func (c *Collection[T]) GetVersion(ctx context.Context, org, id string) (*T, int
 // version with v. The transaction fails when another writer changed the
 // record meanwhile. v's unique values must be those it was read with (use
 // UpdateTx to change them).
-func (c *Collection[T]) ReplaceOp(org string, v *T, version int64) (types.TransactWriteItem, error) {
+func (c *Collection[T]) ReplaceOp(org string, v *T, version int64) (Op, error) {
 	return c.store.ReplaceOp(c.Item(org, v, version+1))
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/sourcebase/sourcebase/internal/dynamolocal"
 	"github.com/sourcebase/sourcebase/internal/ids"
@@ -105,6 +106,20 @@ func StoreOn(tb testing.TB, db *dynamodb.Client) *store.Store {
 		tb.Fatalf("testenv: %v", err)
 	}
 	return store.New(db, name)
+}
+
+// PutRaw writes an item straight into st's table, bypassing the store's
+// codec: string attributes as given and version 1, as a damaged or older
+// record would be found there.
+func PutRaw(tb testing.TB, st *store.Store, attrs map[string]string) {
+	tb.Helper()
+	item := map[string]types.AttributeValue{store.AttrVersion: &types.AttributeValueMemberN{Value: "1"}}
+	for k, v := range attrs {
+		item[k] = &types.AttributeValueMemberS{Value: v}
+	}
+	if _, err := st.DB.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(st.Table), Item: item}); err != nil {
+		tb.Fatal(err)
+	}
 }
 
 // CountingTransport counts the HTTP requests a client makes: one per

@@ -27,7 +27,7 @@ var failureReasons = map[string]bool{
 }
 
 // checkFailure asserts err is ErrInvalidSignature with one of the known reasons.
-func checkFailure(t *testing.T, err error, trigger webhook.Trigger) {
+func checkFailure(t *testing.T, err error, trigger webhook.Verifier) {
 	t.Helper()
 	if !errors.Is(err, webhook.ErrInvalidSignature) {
 		t.Fatalf("Verify() = %v, want ErrInvalidSignature", err)
@@ -61,7 +61,7 @@ func FuzzVerifySharedSecret(f *testing.F) {
 	f.Add("0", " ", "0", "0", []byte("0")) // an invalid name whose text occurs in messages
 
 	f.Fuzz(func(t *testing.T, secret, headerName, value, authorization string, body []byte) {
-		trigger := webhook.Trigger{Scheme: webhook.SharedSecret, HeaderName: headerName, Secret: secret}
+		trigger := webhook.Verifier{Scheme: webhook.SharedSecret, HeaderName: headerName, Secret: secret}
 		h := http.Header{}
 		if value != "" {
 			h.Set(trigger.Header(), value)
@@ -112,7 +112,7 @@ func FuzzVerifyHMAC(f *testing.F) {
 	f.Add("0", "2", "0", []byte("0")) // a valid name that occurs in "SHA-256"
 
 	f.Fuzz(func(t *testing.T, secret, headerName, value string, body []byte) {
-		trigger := webhook.Trigger{Scheme: webhook.HMACSHA256, HeaderName: headerName, Secret: secret}
+		trigger := webhook.Verifier{Scheme: webhook.HMACSHA256, HeaderName: headerName, Secret: secret}
 		h := http.Header{}
 		if value != "" {
 			h.Set(trigger.Header(), value)
@@ -144,7 +144,7 @@ func FuzzVerifyHMAC(f *testing.F) {
 		if webhook.Verify(trigger, http.Header{name: {sig}}, append(body[:len(body):len(body)], 'x')) == nil {
 			t.Fatalf("a signature verified for a different body")
 		}
-		if webhook.Verify(webhook.Trigger{Scheme: webhook.HMACSHA256, HeaderName: headerName, Secret: secret + "x"}, http.Header{name: {sig}}, body) == nil {
+		if webhook.Verify(webhook.Verifier{Scheme: webhook.HMACSHA256, HeaderName: headerName, Secret: secret + "x"}, http.Header{name: {sig}}, body) == nil {
 			t.Fatalf("a signature verified under a different secret")
 		}
 	})

@@ -53,7 +53,7 @@ func assertSignatureVerifies(t *testing.T, secret string, body []byte, want stri
 		t.Errorf("Sign() = %s, reference signer says %s", got, want)
 	}
 	for _, headerName := range []string{"", "X-Hub-Signature-256"} {
-		trigger := webhook.Trigger{Scheme: webhook.HMACSHA256, HeaderName: headerName, Secret: secret}
+		trigger := webhook.Verifier{Scheme: webhook.HMACSHA256, HeaderName: headerName, Secret: secret}
 		if err := webhook.Verify(trigger, http.Header{trigger.Header(): {want}}, body); err != nil {
 			t.Errorf("Verify() with header %s refused the reference signature: %v", trigger.Header(), err)
 		}

@@ -62,10 +62,10 @@ func TestNewSecretVerifiesUnderBothSchemes(t *testing.T) {
 	t.Parallel()
 	secret := webhook.NewSecret()
 	body := []byte(`{"event":"ping"}`)
-	if err := webhook.Verify(webhook.Trigger{Scheme: webhook.SharedSecret, Secret: secret}, headers("X-Service-Webhook-Secret", secret), body); err != nil {
+	if err := webhook.Verify(webhook.Verifier{Scheme: webhook.SharedSecret, Secret: secret}, headers("X-Service-Webhook-Secret", secret), body); err != nil {
 		t.Errorf("shared secret: %v", err)
 	}
-	if err := webhook.Verify(webhook.Trigger{Scheme: webhook.HMACSHA256, Secret: secret}, headers("X-Hub-Signature", webhook.Sign(secret, body)), body); err != nil {
+	if err := webhook.Verify(webhook.Verifier{Scheme: webhook.HMACSHA256, Secret: secret}, headers("X-Hub-Signature", webhook.Sign(secret, body)), body); err != nil {
 		t.Errorf("hmac: %v", err)
 	}
 }

@@ -27,7 +27,7 @@ const sha256Prefix = "sha256="
 // header name never verify, so a half-configured trigger cannot be started by
 // anyone who merely knows the slug. When a header has several values only the
 // first is used, so a sender cannot add guesses.
-func Verify(t Trigger, h http.Header, body []byte) error {
+func Verify(t Verifier, h http.Header, body []byte) error {
 	if t.Secret == "" {
 		return fmt.Errorf("%w: trigger has no secret", ErrInvalidSignature)
 	}
@@ -47,7 +47,7 @@ func Verify(t Trigger, h http.Header, body []byte) error {
 // the default header is in use, as a Bearer token: a custom header is an
 // explicit choice of where the secret travels, so other places are refused
 // (spec rule 2). The dedicated header wins when both are sent.
-func verifySharedSecret(t Trigger, h http.Header) error {
+func verifySharedSecret(t Verifier, h http.Header) error {
 	name := t.Header()
 	if v, ok := firstValue(h, name); ok {
 		if secretEqual(strings.TrimSpace(v), t.Secret) {
@@ -94,7 +94,7 @@ func secretEqual(presented, secret string) bool {
 
 // verifyHMAC accepts "sha256=<hex>" or bare "<hex>" of HMAC-SHA256 over the
 // body exactly as received: re-serialized JSON must fail (spec rule 3).
-func verifyHMAC(t Trigger, h http.Header, body []byte) error {
+func verifyHMAC(t Verifier, h http.Header, body []byte) error {
 	name := t.Header()
 	v, ok := firstValue(h, name)
 	if !ok {

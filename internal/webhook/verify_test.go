@@ -23,10 +23,10 @@ const testSecret = "whsec_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG"
 
 func TestVerify(t *testing.T) {
 	t.Parallel()
-	shared := webhook.Trigger{Scheme: webhook.SharedSecret, Secret: testSecret}
-	sharedCustom := webhook.Trigger{Scheme: webhook.SharedSecret, HeaderName: "X-My-Secret", Secret: testSecret}
-	hmacDefault := webhook.Trigger{Scheme: webhook.HMACSHA256, Secret: testSecret}
-	hmacCustom := webhook.Trigger{Scheme: webhook.HMACSHA256, HeaderName: "X-Hub-Signature-256", Secret: testSecret}
+	shared := webhook.Verifier{Scheme: webhook.SharedSecret, Secret: testSecret}
+	sharedCustom := webhook.Verifier{Scheme: webhook.SharedSecret, HeaderName: "X-My-Secret", Secret: testSecret}
+	hmacDefault := webhook.Verifier{Scheme: webhook.HMACSHA256, Secret: testSecret}
+	hmacCustom := webhook.Verifier{Scheme: webhook.HMACSHA256, HeaderName: "X-Hub-Signature-256", Secret: testSecret}
 
 	body := []byte(`{"a":1}`)
 	sig := webhook.Sign(testSecret, body)
@@ -34,7 +34,7 @@ func TestVerify(t *testing.T) {
 
 	tests := []struct {
 		name    string
-		trigger webhook.Trigger
+		trigger webhook.Verifier
 		headers http.Header
 		body    []byte
 		wantOK  bool
@@ -66,7 +66,7 @@ func TestVerify(t *testing.T) {
 
 		// Custom header for the shared secret.
 		{name: "the shared secret in a custom header verifies", trigger: sharedCustom, headers: headers("X-My-Secret", testSecret), wantOK: true},
-		{name: "a custom header configured in lower case still matches", trigger: webhook.Trigger{Scheme: webhook.SharedSecret, HeaderName: "x-my-secret", Secret: testSecret}, headers: headers("X-MY-SECRET", testSecret), wantOK: true},
+		{name: "a custom header configured in lower case still matches", trigger: webhook.Verifier{Scheme: webhook.SharedSecret, HeaderName: "x-my-secret", Secret: testSecret}, headers: headers("X-MY-SECRET", testSecret), wantOK: true},
 		{name: "a Bearer token is refused once a custom header is set", trigger: sharedCustom, headers: headers("Authorization", "Bearer "+testSecret), wantOK: false},
 		{name: "the default header is refused once a custom header is set", trigger: sharedCustom, headers: headers("X-Service-Webhook-Secret", testSecret), wantOK: false},
 		{name: "a wrong custom header is refused", trigger: sharedCustom, headers: headers("X-My-Secret", "guess"), wantOK: false},
@@ -93,11 +93,11 @@ func TestVerify(t *testing.T) {
 		{name: "the default hmac header is refused once a custom header is set", trigger: hmacCustom, headers: headers("X-Hub-Signature", sig), body: body, wantOK: false},
 
 		// Triggers that are not fully configured fail closed.
-		{name: "a trigger without a secret never verifies", trigger: webhook.Trigger{Scheme: webhook.SharedSecret}, headers: headers("X-Service-Webhook-Secret", ""), wantOK: false},
-		{name: "an hmac trigger without a secret never verifies", trigger: webhook.Trigger{Scheme: webhook.HMACSHA256}, headers: headers("X-Hub-Signature", webhook.Sign("", body)), body: body, wantOK: false},
-		{name: "an unknown scheme never verifies", trigger: webhook.Trigger{Scheme: "plain", Secret: testSecret}, headers: headers("X-Service-Webhook-Secret", testSecret), wantOK: false},
-		{name: "the zero scheme never verifies", trigger: webhook.Trigger{Secret: testSecret}, headers: headers("X-Service-Webhook-Secret", testSecret, "Authorization", "Bearer "+testSecret), wantOK: false},
-		{name: "a reserved custom header name never verifies", trigger: webhook.Trigger{Scheme: webhook.SharedSecret, HeaderName: "Authorization", Secret: testSecret}, headers: headers("Authorization", testSecret), wantOK: false},
+		{name: "a trigger without a secret never verifies", trigger: webhook.Verifier{Scheme: webhook.SharedSecret}, headers: headers("X-Service-Webhook-Secret", ""), wantOK: false},
+		{name: "an hmac trigger without a secret never verifies", trigger: webhook.Verifier{Scheme: webhook.HMACSHA256}, headers: headers("X-Hub-Signature", webhook.Sign("", body)), body: body, wantOK: false},
+		{name: "an unknown scheme never verifies", trigger: webhook.Verifier{Scheme: "plain", Secret: testSecret}, headers: headers("X-Service-Webhook-Secret", testSecret), wantOK: false},
+		{name: "the zero scheme never verifies", trigger: webhook.Verifier{Secret: testSecret}, headers: headers("X-Service-Webhook-Secret", testSecret, "Authorization", "Bearer "+testSecret), wantOK: false},
+		{name: "a reserved custom header name never verifies", trigger: webhook.Verifier{Scheme: webhook.SharedSecret, HeaderName: "Authorization", Secret: testSecret}, headers: headers("Authorization", testSecret), wantOK: false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -173,10 +173,10 @@ func TestVerifyErrorIsTheSameSentinelForEveryFailure(t *testing.T) {
 	// Callers map failures to one response; distinct error values would invite
 	// telling senders why they failed.
 	failures := []error{
-		webhook.Verify(webhook.Trigger{Scheme: webhook.SharedSecret, Secret: testSecret}, headers(), nil),
-		webhook.Verify(webhook.Trigger{Scheme: webhook.SharedSecret, Secret: testSecret}, headers("Authorization", "Basic x"), nil),
-		webhook.Verify(webhook.Trigger{Scheme: webhook.HMACSHA256, Secret: testSecret}, headers("X-Hub-Signature", "zz"), nil),
-		webhook.Verify(webhook.Trigger{Scheme: webhook.HMACSHA256}, headers(), nil),
+		webhook.Verify(webhook.Verifier{Scheme: webhook.SharedSecret, Secret: testSecret}, headers(), nil),
+		webhook.Verify(webhook.Verifier{Scheme: webhook.SharedSecret, Secret: testSecret}, headers("Authorization", "Basic x"), nil),
+		webhook.Verify(webhook.Verifier{Scheme: webhook.HMACSHA256, Secret: testSecret}, headers("X-Hub-Signature", "zz"), nil),
+		webhook.Verify(webhook.Verifier{Scheme: webhook.HMACSHA256}, headers(), nil),
 	}
 	for i, err := range failures {
 		if !errors.Is(err, webhook.ErrInvalidSignature) {

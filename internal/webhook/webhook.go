@@ -163,8 +163,8 @@ func isTokenChar(c byte) bool {
 	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
 }
 
-// Trigger holds what verification needs from a workflow's webhook trigger.
-type Trigger struct {
+// Verifier holds what verification needs from a workflow's webhook trigger.
+type Verifier struct {
 	// Scheme selects the check; anything but SharedSecret or HMACSHA256 fails closed.
 	Scheme Scheme
 	// HeaderName is a custom signature header; "" means the scheme's default.
@@ -175,7 +175,7 @@ type Trigger struct {
 
 // Header returns the header that carries the secret or signature, in canonical
 // MIME form so it can be compared with and looked up in an http.Header.
-func (t Trigger) Header() string {
+func (t Verifier) Header() string {
 	if t.HeaderName == "" {
 		return t.Scheme.DefaultHeader()
 	}
@@ -189,7 +189,7 @@ func (t Trigger) Header() string {
 // default headers: a sender that has not caught up with a change of header
 // name or scheme may still send the secret under the old name, and that header
 // must not leak into the run either.
-func (t Trigger) CredentialHeaders() []string {
+func (t Verifier) CredentialHeaders() []string {
 	names := make([]string, 0, 4)
 	for _, name := range []string{t.Header(), sharedSecretHeader, hmacHeader, authorizationHdr} {
 		if name != "" && !slices.Contains(names, name) {
@@ -201,6 +201,6 @@ func (t Trigger) CredentialHeaders() []string {
 
 // HidesHeader reports whether a request header is withheld from runs: one of
 // CredentialHeaders, or any header IsCredentialHeader names.
-func (t Trigger) HidesHeader(name string) bool {
+func (t Verifier) HidesHeader(name string) bool {
 	return IsCredentialHeader(name) || slices.Contains(t.CredentialHeaders(), textproto.CanonicalMIMEHeaderKey(name))
 }

@@ -133,13 +133,13 @@ func TestTriggerHeaderIsTheCanonicalEffectiveHeader(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
-		trigger webhook.Trigger
+		trigger webhook.Verifier
 		want    string
 	}{
-		{name: "shared secret without a custom name uses its default", trigger: webhook.Trigger{Scheme: webhook.SharedSecret}, want: "X-Service-Webhook-Secret"},
-		{name: "hmac without a custom name uses its default", trigger: webhook.Trigger{Scheme: webhook.HMACSHA256}, want: "X-Hub-Signature"},
-		{name: "a custom name replaces the default in canonical form", trigger: webhook.Trigger{Scheme: webhook.HMACSHA256, HeaderName: "x-hub-signature-256"}, want: "X-Hub-Signature-256"},
-		{name: "an unknown scheme has no header", trigger: webhook.Trigger{Scheme: "nope"}, want: ""},
+		{name: "shared secret without a custom name uses its default", trigger: webhook.Verifier{Scheme: webhook.SharedSecret}, want: "X-Service-Webhook-Secret"},
+		{name: "hmac without a custom name uses its default", trigger: webhook.Verifier{Scheme: webhook.HMACSHA256}, want: "X-Hub-Signature"},
+		{name: "a custom name replaces the default in canonical form", trigger: webhook.Verifier{Scheme: webhook.HMACSHA256, HeaderName: "x-hub-signature-256"}, want: "X-Hub-Signature-256"},
+		{name: "an unknown scheme has no header", trigger: webhook.Verifier{Scheme: "nope"}, want: ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -155,27 +155,27 @@ func TestCredentialHeaders(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
-		trigger webhook.Trigger
+		trigger webhook.Verifier
 		want    []string
 	}{
 		{
 			name:    "the default shared-secret trigger strips its header and Authorization",
-			trigger: webhook.Trigger{Scheme: webhook.SharedSecret, Secret: "s"},
+			trigger: webhook.Verifier{Scheme: webhook.SharedSecret, Secret: "s"},
 			want:    []string{"X-Service-Webhook-Secret", "X-Hub-Signature", "Authorization"},
 		},
 		{
 			name:    "a custom header is stripped in canonical form along with the defaults a stale sender may still use",
-			trigger: webhook.Trigger{Scheme: webhook.SharedSecret, HeaderName: "x-my-secret", Secret: "s"},
+			trigger: webhook.Verifier{Scheme: webhook.SharedSecret, HeaderName: "x-my-secret", Secret: "s"},
 			want:    []string{"X-My-Secret", "X-Service-Webhook-Secret", "X-Hub-Signature", "Authorization"},
 		},
 		{
 			name:    "the default hmac trigger strips its header first and Authorization always",
-			trigger: webhook.Trigger{Scheme: webhook.HMACSHA256, Secret: "s"},
+			trigger: webhook.Verifier{Scheme: webhook.HMACSHA256, Secret: "s"},
 			want:    []string{"X-Hub-Signature", "X-Service-Webhook-Secret", "Authorization"},
 		},
 		{
 			name:    "a custom hmac header is listed first",
-			trigger: webhook.Trigger{Scheme: webhook.HMACSHA256, HeaderName: "X-Hub-Signature-256", Secret: "s"},
+			trigger: webhook.Verifier{Scheme: webhook.HMACSHA256, HeaderName: "X-Hub-Signature-256", Secret: "s"},
 			want:    []string{"X-Hub-Signature-256", "X-Service-Webhook-Secret", "X-Hub-Signature", "Authorization"},
 		},
 	}
@@ -193,7 +193,7 @@ func TestStrippingCredentialHeadersRemovesEverySecretCarrier(t *testing.T) {
 	t.Parallel()
 	const secret = "whsec_not-for-the-workflow"
 	signature := webhook.Sign(secret, []byte("{}"))
-	for _, trigger := range []webhook.Trigger{
+	for _, trigger := range []webhook.Verifier{
 		{Scheme: webhook.SharedSecret, Secret: secret},
 		{Scheme: webhook.SharedSecret, HeaderName: "x-custom-secret", Secret: secret},
 		{Scheme: webhook.HMACSHA256, Secret: secret},
@@ -224,7 +224,7 @@ func TestStrippingCredentialHeadersRemovesEverySecretCarrier(t *testing.T) {
 
 func TestRunsNeverSeeCredentialHeaders(t *testing.T) {
 	t.Parallel()
-	trigger := webhook.Trigger{Scheme: webhook.HMACSHA256, HeaderName: "X-Hub-Signature-256", Secret: "s"}
+	trigger := webhook.Verifier{Scheme: webhook.HMACSHA256, HeaderName: "X-Hub-Signature-256", Secret: "s"}
 	for _, name := range []string{"x-hub-signature-256", "X-Hub-Signature", "X-Service-Webhook-Secret", "Authorization",
 		"Proxy-Authorization", "cookie", "X-Service-Api-Key", "X-Service-Client-Id", "X-Api-Key"} {
 		if !trigger.HidesHeader(name) {

@@ -1,15 +1,13 @@
 // Package workflows stores workflow definitions and their webhook triggers.
 // A workflow's trigger secret lives in the workflow item and, for the
-// webhook path's single read, in a trigger item keyed by slug; both are
-// written in one transaction so they never disagree.
+// webhook path's single read, in its trigger route (TriggerRoute, keyed by
+// slug); both are written in one transaction so they never disagree.
 package workflows
 
 import (
 	"context"
 	"errors"
 	"strings"
-
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/clock"
@@ -23,9 +21,9 @@ import (
 // WebhookPath is where a trigger receives webhooks: WebhookPath + slug.
 const WebhookPath = "/webhooks/workflows/"
 
-// Trigger is a workflow's webhook trigger as clients see it (no secret,
-// except Secret in the create and rotate responses).
-type Trigger struct {
+// WebhookTrigger is a workflow's webhook trigger as clients see it (no
+// secret, except Secret in the create and rotate responses).
+type WebhookTrigger struct {
 	Slug       string         `json:"slug"`
 	Scheme     webhook.Scheme `json:"scheme"`
 	HeaderName *string        `json:"headerName"`
@@ -36,13 +34,13 @@ type Trigger struct {
 // Workflow is a workflow definition.
 type Workflow struct {
 	store.Versioned
-	ID          string       `json:"id"`
-	Name        string       `json:"name"`
-	Description *string      `json:"description"`
-	Steps       []steps.Step `json:"steps"`
-	Trigger     Trigger      `json:"trigger"`
-	CreatedAt   clock.Time   `json:"createdAt"`
-	UpdatedAt   clock.Time   `json:"updatedAt"`
+	ID          string         `json:"id"`
+	Name        string         `json:"name"`
+	Description *string        `json:"description"`
+	Steps       []steps.Step   `json:"steps"`
+	Trigger     WebhookTrigger `json:"trigger"`
+	CreatedAt   clock.Time     `json:"createdAt"`
+	UpdatedAt   clock.Time     `json:"updatedAt"`
 }
 
 // record is the stored workflow: the definition plus the trigger secret.
@@ -51,9 +49,9 @@ type record struct {
 	TriggerSecret string `json:"triggerSecret"`
 }
 
-// TriggerTarget is the trigger item: everything the webhook path needs in
-// one read.
-type TriggerTarget struct {
+// TriggerRoute is the item a webhook slug leads to: everything the webhook
+// path needs (organization, workflow, verification) in one read.
+type TriggerRoute struct {
 	Slug           string         `json:"slug"`
 	OrganizationID string         `json:"organizationId"`
 	WorkflowID     string         `json:"workflowId"`
@@ -62,13 +60,13 @@ type TriggerTarget struct {
 	Secret         string         `json:"secret"`
 }
 
-// Verifier returns the trigger as signature verification needs it.
-func (t TriggerTarget) Verifier() webhook.Trigger {
-	return webhook.Trigger{Scheme: t.Scheme, HeaderName: t.HeaderName, Secret: t.Secret}
+// Verifier returns what signature verification needs of the route.
+func (t TriggerRoute) Verifier() webhook.Verifier {
+	return webhook.Verifier{Scheme: t.Scheme, HeaderName: t.HeaderName, Secret: t.Secret}
 }
 
 var spec = store.Spec[record]{
-	Type:    "WORKFLOW",
+	Type:    store.TypeWorkflow,
 	ID:      func(r *record) string { return r.ID },
 	IDOrder: []string{"createdAt"},
 	Sorts: []store.Sort[record]{
@@ -76,10 +74,6 @@ var spec = store.Spec[record]{
 		{Field: "updatedAt", Index: store.GSI2, Key: func(r *record) string { return r.UpdatedAt.UTC().Format("2006-01-02T15:04:05.000000000Z") }},
 	},
 }
-
-func triggerPK(slug string) string { return "TRIGGER#" + slug }
-
-const triggerSK = "TRIGGER"
 
 // Service stores workflows.
 type Service struct {
@@ -107,18 +101,19 @@ func (s *Service) view(r *record) *Workflow {
 	return &w
 }
 
-// target is the trigger item derived from a workflow record.
-func target(org string, r *record) TriggerTarget {
+// route is the trigger route derived from a workflow record.
+func route(org string, r *record) TriggerRoute {
 	header := ""
 	if r.Trigger.HeaderName != nil {
 		header = *r.Trigger.HeaderName
 	}
-	return TriggerTarget{Slug: r.Trigger.Slug, OrganizationID: org, WorkflowID: r.ID,
+	return TriggerRoute{Slug: r.Trigger.Slug, OrganizationID: org, WorkflowID: r.ID,
 		Scheme: r.Trigger.Scheme, HeaderName: header, Secret: r.TriggerSecret}
 }
 
-func (s *Service) triggerOp(org string, r *record, create bool) (types.TransactWriteItem, error) {
-	it := store.Item{PK: triggerPK(r.Trigger.Slug), SK: triggerSK, Type: "TRIGGER", Doc: target(org, r)}
+func (s *Service) routeOp(org string, r *record, create bool) (store.Op, error) {
+	k := store.TriggerRouteKey(r.Trigger.Slug)
+	it := store.Item{PK: k.PK, SK: k.SK, Type: store.TypeTriggerRoute, Doc: route(org, r)}
 	if create {
 		return s.st.CreateOp(it)
 	}
@@ -131,10 +126,10 @@ func (s *Service) Create(ctx context.Context, org string, in Input) (*Workflow, 
 	now := s.now()
 	r := &record{Workflow: Workflow{
 		ID: ids.New("wf"), Steps: []steps.Step{}, CreatedAt: now, UpdatedAt: now,
-		Trigger: Trigger{Slug: webhook.NewSlug(), Scheme: webhook.SharedSecret},
+		Trigger: WebhookTrigger{Slug: webhook.NewSlug(), Scheme: webhook.SharedSecret},
 	}, TriggerSecret: webhook.NewSecret()}
 	in.apply(r)
-	op, err := s.triggerOp(org, r, true)
+	op, err := s.routeOp(org, r, true)
 	if err != nil {
 		return nil, err
 	}
@@ -164,18 +159,18 @@ func (s *Service) List(ctx context.Context, org string, q store.Query) (store.Pa
 // Update applies a partial update; the trigger item follows in the same
 // transaction when the trigger changes.
 func (s *Service) Update(ctx context.Context, org, id string, in Input) (*Workflow, error) {
-	r, err := s.coll.UpdateTx(ctx, org, id, func(r *record) ([]types.TransactWriteItem, error) {
+	r, err := s.coll.UpdateTx(ctx, org, id, func(r *record) ([]store.Op, error) {
 		if !in.changes() {
 			return nil, store.ErrUnchanged
 		}
-		before := target(org, r)
+		before := route(org, r)
 		in.apply(r)
 		r.UpdatedAt = s.now()
-		if target(org, r) == before {
+		if route(org, r) == before {
 			return nil, nil
 		}
-		op, err := s.triggerOp(org, r, false)
-		return []types.TransactWriteItem{op}, err
+		op, err := s.routeOp(org, r, false)
+		return []store.Op{op}, err
 	})
 	if err != nil {
 		return nil, err
@@ -185,12 +180,12 @@ func (s *Service) Update(ctx context.Context, org, id string, in Input) (*Workfl
 
 // RotateSecret replaces the trigger's secret; the old one stops working at
 // once. It returns the trigger with the new secret.
-func (s *Service) RotateSecret(ctx context.Context, org, id string) (*Trigger, error) {
-	r, err := s.coll.UpdateTx(ctx, org, id, func(r *record) ([]types.TransactWriteItem, error) {
+func (s *Service) RotateSecret(ctx context.Context, org, id string) (*WebhookTrigger, error) {
+	r, err := s.coll.UpdateTx(ctx, org, id, func(r *record) ([]store.Op, error) {
 		r.TriggerSecret = webhook.NewSecret()
 		r.UpdatedAt = s.now()
-		op, err := s.triggerOp(org, r, false)
-		return []types.TransactWriteItem{op}, err
+		op, err := s.routeOp(org, r, false)
+		return []store.Op{op}, err
 	})
 	if err != nil {
 		return nil, err
@@ -207,17 +202,19 @@ func (s *Service) Delete(ctx context.Context, org, id string) error {
 	if err != nil {
 		return err
 	}
-	return s.coll.Delete(ctx, org, id, s.st.DeleteOp(triggerPK(r.Trigger.Slug), triggerSK))
+	k := store.TriggerRouteKey(r.Trigger.Slug)
+	return s.coll.Delete(ctx, org, id, s.st.DeleteOp(k.PK, k.SK))
 }
 
-// Trigger finds the trigger of a slug; apperr.ErrNotFound for an unknown
-// slug or a deleted workflow.
-func (s *Service) Trigger(ctx context.Context, slug string) (TriggerTarget, error) {
-	var t TriggerTarget
+// Route finds where a webhook slug leads; apperr.ErrNotFound for an
+// unknown slug or a deleted workflow.
+func (s *Service) Route(ctx context.Context, slug string) (TriggerRoute, error) {
+	var t TriggerRoute
 	if slug == "" || len(slug) > 128 {
 		return t, apperr.ErrNotFound
 	}
-	_, err := s.st.Get(ctx, triggerPK(slug), triggerSK, &t)
+	k := store.TriggerRouteKey(slug)
+	_, err := s.st.Get(ctx, k.PK, k.SK, &t)
 	return t, err
 }
 

@@ -1,0 +1,136 @@
+package api_test
+
+import (
+	"testing"
+
+	"github.com/sourcebase/sourcebase/internal/apitest"
+)
+
+func TestAScoreIsTheWeightNormalizedMeanOfItsElementScores(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	company := idOf(t, createCompany(t, c, map[string]any{"canonicalName": "Acme"}))
+	other := idOf(t, createCompany(t, c, map[string]any{"canonicalName": "Beta"}))
+	fw := idOf(t, c.Do("POST", "/v1/frameworks", map[string]any{"name": "Growth", "elements": []any{
+		map[string]any{"id": "team", "name": "Team", "weight": 3},
+		map[string]any{"id": "market", "name": "Market", "weight": 1},
+		map[string]any{"id": "moat", "name": "Moat", "weight": 0.5},
+	}}).Want(t, 201).Object(t))
+	scr := idOf(t, c.Do("POST", "/v1/screenings", map[string]any{"name": "Q3", "frameworkId": fw, "companyIds": []any{company, other}}).Want(t, 201).Object(t))
+
+	s := c.Do("POST", "/v1/scores", map[string]any{"frameworkId": fw, "company": company, "screeningId": scr,
+		"elementScores": []any{
+			map[string]any{"elementId": "team", "score": 90, "reasoning": "repeat founders", "confidence": 80},
+			map[string]any{"elementId": "market", "score": 40},
+			map[string]any{"elementId": "moat", "score": 70},
+		}, "metadata": map[string]any{"model": "m-1"}}).Want(t, 201).Object(t)
+	// (3*90 + 1*40 + 0.5*70) / 4.5 = 345/4.5 = 76.6667 (4 decimals)
+	if got := s["finalScore"]; got != 76.6667 {
+		t.Fatalf("finalScore %v, want 76.6667", got)
+	}
+	if s["frameworkName"] != "Growth" || s["company"] != company || s["screeningId"] != scr {
+		t.Fatalf("score record: %s", jsonOf(s))
+	}
+	els := s["elementScores"].([]any)
+	if el := els[0].(map[string]any); el["elementName"] != "Team" || el["reasoning"] != "repeat founders" || el["confidence"] != 80.0 {
+		t.Fatalf("element score: %s", jsonOf(el))
+	}
+	// The spec's record, field by field.
+	for _, f := range []string{"id", "frameworkId", "frameworkName", "company", "screeningId", "finalScore", "elementScores", "metadata", "createdAt", "updatedAt"} {
+		if _, ok := s[f]; !ok {
+			t.Errorf("score has no %s", f)
+		}
+	}
+	got := c.Do("GET", "/v1/scores/"+idOf(t, s), nil).Want(t, 200).Object(t)
+	if jsonOf(got) != jsonOf(s) {
+		t.Fatalf("GET /v1/scores/{id} %s, created %s", jsonOf(got), jsonOf(s))
+	}
+
+	// Scoring only some elements averages over those.
+	s2 := c.Do("POST", "/v1/scores", map[string]any{"frameworkId": fw, "company": other,
+		"elementScores": []any{map[string]any{"elementId": "market", "score": 60}}}).Want(t, 201).Object(t)
+	if s2["finalScore"] != 60.0 {
+		t.Fatalf("one element scored: finalScore %v, want 60", s2["finalScore"])
+	}
+	// Updating the element scores recomputes.
+	up := c.Do("PUT", "/v1/scores/"+idOf(t, s2), map[string]any{"elementScores": []any{
+		map[string]any{"elementId": "team", "score": 100}, map[string]any{"elementId": "market", "score": 0}}}).Want(t, 200).Object(t)
+	if up["finalScore"] != 75.0 {
+		t.Fatalf("after update finalScore %v, want 75", up["finalScore"])
+	}
+
+	// Scores by company and by screening.
+	if l := c.Do("GET", "/v1/scores?company="+company, nil).Want(t, 200).List(t); len(l) != 1 || idOf(t, l[0]) != idOf(t, s) {
+		t.Fatalf("scores of the company: %s", jsonOf(l))
+	}
+	if l := c.Do("GET", "/v1/scores?screeningId="+scr, nil).Want(t, 200).List(t); len(l) != 1 {
+		t.Fatalf("scores of the screening: %s", jsonOf(l))
+	}
+
+	// Element scores are checked against the framework.
+	wantError(t, c.Do("POST", "/v1/scores", map[string]any{"frameworkId": fw, "company": company,
+		"elementScores": []any{map[string]any{"elementId": "nope", "score": 1}}}), 400, "elementScores[0].elementId")
+	wantError(t, c.Do("POST", "/v1/scores", map[string]any{"frameworkId": fw, "company": company,
+		"elementScores": []any{map[string]any{"elementId": "team", "score": 1}, map[string]any{"elementId": "team", "score": 2}}}), 400, "elementScores[1].elementId")
+	wantError(t, c.Do("POST", "/v1/scores", map[string]any{"frameworkId": fw, "company": company,
+		"elementScores": []any{map[string]any{"elementId": "team", "score": 101}}}), 400, "elementScores[0].score")
+	wantError(t, c.Do("POST", "/v1/scores", map[string]any{"frameworkId": fw, "company": company, "finalScore": 99,
+		"elementScores": []any{map[string]any{"elementId": "team", "score": 1}}}), 400, "finalScore", "read-only")
+	// A framework in use by a screening cannot be deleted.
+	wantError(t, c.Do("DELETE", "/v1/frameworks/"+fw, nil), 409, scr)
+}
+
+func TestSectorsTakeTheSpecsBodyOnCreateAndUpdate(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	ind := idOf(t, c.Do("POST", "/v1/industries", map[string]any{"name": "Technology"}).Want(t, 201).Object(t))
+	ind2 := idOf(t, c.Do("POST", "/v1/industries", map[string]any{"name": "Health"}).Want(t, 201).Object(t))
+	body := map[string]any{"industryId": ind, "name": "Software", "externalReference": map[string]any{"source": "pitchbook", "id": "PB-1"}}
+	s := c.Do("POST", "/v1/sectors", body).Want(t, 201).Object(t)
+	if s["industryId"] != ind || s["name"] != "Software" || jsonOf(s["externalReference"]) != `{"id":"PB-1","source":"pitchbook"}` {
+		t.Fatalf("sector %s", jsonOf(s))
+	}
+	up := c.Do("PUT", "/v1/sectors/"+idOf(t, s), map[string]any{"industryId": ind2, "name": "Digital health",
+		"externalReference": map[string]any{"source": "crm", "id": "9"}}).Want(t, 200).Object(t)
+	if up["industryId"] != ind2 || up["name"] != "Digital health" {
+		t.Fatalf("updated sector %s", jsonOf(up))
+	}
+	for _, tc := range []struct {
+		body  map[string]any
+		field string
+	}{
+		{map[string]any{"name": "No industry"}, "industryId"},
+		{map[string]any{"industryId": ind}, "name"},
+		{map[string]any{"industryId": "ind_missing", "name": "X"}, "industryId"},
+		{map[string]any{"industryId": ind, "name": 5}, "name"},
+		{map[string]any{"industryId": ind, "name": "X", "externalReference": map[string]any{"source": "a", "url": "b"}}, "externalReference.url"},
+		{map[string]any{"industryId": ind, "name": "X", "externalReference": "PB-1"}, "externalReference"},
+	} {
+		wantError(t, c.Do("POST", "/v1/sectors", tc.body), 400, tc.field)
+	}
+	wantError(t, c.Do("PUT", "/v1/sectors/sec_missing", map[string]any{"name": "X"}), 404)
+	wantError(t, e.Anonymous(t).Do("POST", "/v1/sectors", body), 401)
+	// The industry cannot go while it has sectors.
+	wantError(t, c.Do("DELETE", "/v1/industries/"+ind2, nil), 409, idOf(t, s))
+}
+
+func TestActivitiesPageWithinTheSpecsBounds(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	for _, s := range []string{"a", "b", "c"} {
+		c.Do("POST", "/v1/activities", map[string]any{"subject": s, "type": "Meeting", "startedAt": "2026-01-0" + string(rune('1'+len(s))) + "T10:00:00Z"}).Want(t, 201)
+	}
+	if l := c.Do("GET", "/v1/activities?page=2&limit=2", nil).Want(t, 200).List(t); len(l) != 1 {
+		t.Fatalf("page 2 of 2: %d records", len(l))
+	}
+	if l := c.Do("GET", "/v1/activities?page=100&limit=1000", nil).Want(t, 200).List(t); len(l) != 0 {
+		t.Fatalf("page 100: %d records", len(l))
+	}
+	for _, q := range []string{"page=0", "page=101", "page=x"} {
+		wantError(t, c.Do("GET", "/v1/activities?"+q, nil), 400, "page")
+	}
+	wantError(t, c.Do("POST", "/v1/activities", map[string]any{"subject": "s", "type": "Call", "startedAt": "2026-01-02T10:00:00Z", "endedAt": "2026-01-01T10:00:00Z"}), 400, "endedAt")
+}

@@ -1,0 +1,114 @@
+package runs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/input"
+	"github.com/sourcebase/sourcebase/internal/webhook"
+)
+
+// Delivery is one webhook request to a trigger's slug, as received.
+type Delivery struct {
+	Slug   string
+	Header http.Header
+	Query  url.Values
+	Body   []byte
+}
+
+// Receive starts a run of the workflow whose trigger the delivery's slug
+// names, once the delivery passes the trigger's signature check. A
+// delivery carrying a delivery id (see deliveryID) starts one run per id
+// within DeliveryWindow; a repeat gets that run as it is now, with
+// replayed true.
+//
+// Errors: apperr.ErrNotFound for an unknown slug or a deleted workflow; an
+// error matching webhook.ErrInvalidSignature when the check fails (the
+// reason is logged, never returned to the sender); a 400 or 413 kind when
+// the request cannot be a run's input.
+func (s *Service) Receive(ctx context.Context, d Delivery) (run *Run, replayed bool, err error) {
+	route, err := s.workflows.Route(ctx, d.Slug)
+	if err != nil {
+		return nil, false, err
+	}
+	v := route.Verifier()
+	if err := webhook.Verify(v, d.Header, d.Body); err != nil {
+		if !errors.Is(err, webhook.ErrInvalidSignature) {
+			return nil, false, err
+		}
+		slog.InfoContext(ctx, "webhook refused", "workflowId", route.WorkflowID, "reason", err.Error())
+		return nil, false, webhook.ErrInvalidSignature
+	}
+	in, err := webhookInput(d, v)
+	if err != nil {
+		return nil, false, err
+	}
+	wf, err := s.workflows.Get(ctx, route.OrganizationID, route.WorkflowID)
+	if err != nil {
+		return nil, false, err
+	}
+	run, first, err := s.createForDelivery(ctx, route.OrganizationID, wf, NewRun{StartedBy: StartedByWebhook, Input: in},
+		route.Slug, deliveryID(d.Header))
+	return run, !first, err
+}
+
+// deliveryHeaders name a webhook delivery's id, in order of preference:
+// the sender's own delivery ids before generic request ids, which a proxy
+// on the way may have set afresh for each attempt.
+var deliveryHeaders = []string{"X-GitHub-Delivery", "Webhook-Id", "Idempotency-Key", "X-Request-Id"}
+
+// deliveryID is the delivery's id, "" when it carries none.
+func deliveryID(h http.Header) string {
+	for _, name := range deliveryHeaders {
+		if v := strings.TrimSpace(h.Get(name)); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// webhookInput is the run input {"webhook": ...} that exposes the request
+// to the run: the payload (the JSON body, or the raw text when it is not
+// JSON), the headers without any that carry the trigger's secret or another
+// credential, and the query. A payload nested deeper than input.MaxDepth is
+// a 400; an input over MaxInputBytes, which a run record could not hold,
+// is a 413.
+func webhookInput(d Delivery, v webhook.Verifier) (map[string]any, error) {
+	var payload any = string(d.Body)
+	if json.Valid(d.Body) {
+		var err error
+		if payload, err = input.Free("payload", d.Body); err != nil {
+			return nil, err
+		}
+	}
+	headers := map[string]any{}
+	for name, values := range d.Header {
+		if !v.HidesHeader(name) {
+			headers[strings.ToLower(name)] = strings.Join(values, ", ")
+		}
+	}
+	query := map[string]any{}
+	for k, vs := range d.Query {
+		if len(vs) == 1 {
+			query[k] = vs[0]
+		} else {
+			query[k] = vs
+		}
+	}
+	in := map[string]any{"webhook": map[string]any{"payload": payload, "headers": headers, "query": query}}
+	n, err := input.EncodedSize(in)
+	if err != nil {
+		return nil, err
+	}
+	if n > MaxInputBytes {
+		return nil, apperr.TooLarge("the webhook request is too large to start a run: its payload, headers and query "+
+			"come to %d bytes of run input, more than the %s a run input may hold", n, input.KiB(MaxInputBytes))
+	}
+	return in, nil
+}

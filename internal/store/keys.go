@@ -1,0 +1,97 @@
+package store
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+)
+
+// The table's key design: every partition key (pk), sort key (sk) and
+// index key value any item gets is built here, and nowhere else. Values
+// are stored, so a change here must keep existing items readable (the
+// shapes are pinned by keys_test.go). <org> is an organization id, <TYPE>
+// an item type below, <id> a record id.
+
+// Key is the primary key of one item.
+type Key struct{ PK, SK string }
+
+// Item types: the <TYPE> of partitions and the type attribute.
+const (
+	TypeOrg          = "ORG"         // an organization (keys' quota counters)
+	TypeAPIKey       = "APIKEY"      // an API key, read by client id
+	TypeCompany      = "COMPANY"     // a company record
+	TypeWorkflow     = "WORKFLOW"    // a workflow record
+	TypeRun          = "RUN"         // a workflow run record
+	TypeTriggerRoute = "TRIGGER"     // a webhook slug's route to its workflow
+	TypeDelivery     = "DELIVERY"    // a remembered webhook delivery id
+	TypeIdempotency  = "IDEMPOTENCY" // a remembered Idempotency-Key request
+	typeUniqueSuffix = "#UNIQUE"     // <TYPE>#UNIQUE: a uniqueness item
+)
+
+// OrgPartition is "ORG#<org>#<TYPE>": the partition of org's records of
+// one type (a Collection's records: sk is the id), and the index
+// partition of their sort orders and of a Home index.
+func OrgPartition(org, typ string) string { return "ORG#" + org + "#" + typ }
+
+// orgOfPartition is the <org> of an OrgPartition of typ.
+func orgOfPartition(pk, typ string) string {
+	return strings.TrimSuffix(strings.TrimPrefix(pk, "ORG#"), "#"+typ)
+}
+
+// RecordKey is {OrgPartition(org, typ), <id>}: one record of a Collection.
+func RecordKey(org, typ, id string) Key { return Key{OrgPartition(org, typ), id} }
+
+// sortIndexKey is "<value cut to 512 bytes>\x00<id>": the index sort key
+// of a sortable field, ordered by value and then id.
+func sortIndexKey(value, id string) string { return sortValue(value) + sortSep + id }
+
+// sortIndexPrefix is the sort index keys' prefix of one exact value.
+func sortIndexPrefix(value string) string { return sortValue(value) + sortSep }
+
+// lookupPartition is "ORG#<org>#<TYPE>#<lookup>=<value>": the index
+// partition of org's records with one lookup value (index sk: the id).
+// Values over 512 bytes are "sha256:<hex>" (see lookupValue).
+func lookupPartition(org, typ, lookup, value string) string {
+	return OrgPartition(org, typ) + "#" + lookup + "=" + lookupValue(value)
+}
+
+// globalLookupPartition is "GLOBAL#<TYPE>#<lookup>=<value>": a lookup
+// across organizations (such as unfinished runs), never shown to clients.
+func globalLookupPartition(typ, lookup, value string) string {
+	return "GLOBAL#" + typ + "#" + lookup + "=" + lookupValue(value)
+}
+
+// uniqueItemKey is {"ORG#<org>#<TYPE>#UNIQUE#<field>=<value>", "UNIQUE"}:
+// the uniqueness item of one value of a unique field.
+func uniqueItemKey(org, typ, field, value string) Key {
+	return Key{OrgPartition(org, typ) + "#UNIQUE#" + field + "=" + lookupValue(value), "UNIQUE"}
+}
+
+// OrgKey is {"ORG#<org>", "ORG"}: an organization's own item.
+func OrgKey(org string) Key { return Key{"ORG#" + org, TypeOrg} }
+
+// APIKeyKey is {"APIKEY#<clientId>", "APIKEY"}: an API key, outside any
+// organization's partition, so that authentication reads it in one call.
+func APIKeyKey(clientID string) Key { return Key{"APIKEY#" + clientID, TypeAPIKey} }
+
+// TriggerRouteKey is {"TRIGGER#<slug>", "TRIGGER"}: where a webhook slug
+// leads (organization, workflow, verification); the webhook path's one read.
+func TriggerRouteKey(slug string) Key { return Key{"TRIGGER#" + slug, TypeTriggerRoute} }
+
+// DeliveryKey is {"ORG#<org>#DELIVERY#<slug>#<sha256 hex of the delivery
+// id>", "DELIVERY"}: a webhook delivery id seen on a slug (senders choose
+// the id, so it is hashed).
+func DeliveryKey(org, slug, deliveryID string) Key {
+	return Key{OrgPartition(org, TypeDelivery) + "#" + slug + "#" + sha256Hex(deliveryID), TypeDelivery}
+}
+
+// IdempotencyKey is {"ORG#<org>#IDEMPOTENCY#<sha256 hex of "<method>
+// <path>\n<key>">", "IDEMPOTENCY"}: a request made with an Idempotency-Key.
+func IdempotencyKey(org, method, path, key string) Key {
+	return Key{OrgPartition(org, TypeIdempotency) + "#" + sha256Hex(method+" "+path+"\n"+key), TypeIdempotency}
+}
+
+func sha256Hex(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}

@@ -1,0 +1,59 @@
+package store
+
+import (
+	"strings"
+	"testing"
+)
+
+// Stored key values must never change shape: items already in a table are
+// read by them. Each shape is pinned here, byte for byte.
+func TestEveryKeyShapeOfTheTableStaysByteForByteTheSame(t *testing.T) {
+	long := strings.Repeat("x", 600)
+	const longHash = "5130b33e6b87fbf5316ed9049e98924eb110800bcbaaad8050f642fba6df37c9" // sha256 of long
+	cases := []struct {
+		name      string
+		got, want Key
+	}{
+		{"record", RecordKey("org_1", TypeCompany, "co_1"), Key{"ORG#org_1#COMPANY", "co_1"}},
+		{"organization", OrgKey("org_1"), Key{"ORG#org_1", "ORG"}},
+		{"API key", APIKeyKey("ck_1"), Key{"APIKEY#ck_1", "APIKEY"}},
+		{"trigger route", TriggerRouteKey("slug1"), Key{"TRIGGER#slug1", "TRIGGER"}},
+		{"webhook delivery", DeliveryKey("org_1", "slug1", "d-1"),
+			Key{"ORG#org_1#DELIVERY#slug1#0741a320e613baac937e2644e8e96a2832166a3eb222ade3abbfa21a8cff1035", "DELIVERY"}},
+		{"idempotency record", IdempotencyKey("org_1", "POST", "/v1/companies", "k1"),
+			Key{"ORG#org_1#IDEMPOTENCY#1aa6cf220095c001144afa6ba7faef40c927431a93dd867d446270b73ac160dd", "IDEMPOTENCY"}},
+		{"uniqueness item", uniqueItemKey("org_1", TypeCompany, "externalId", "e-1"),
+			Key{"ORG#org_1#COMPANY#UNIQUE#externalId=e-1", "UNIQUE"}},
+		{"uniqueness item of a long value", uniqueItemKey("org_1", TypeCompany, "externalId", long),
+			Key{"ORG#org_1#COMPANY#UNIQUE#externalId=sha256:" + longHash, "UNIQUE"}},
+	}
+	for _, c := range cases {
+		if c.got != c.want {
+			t.Errorf("%s key: got %q, want %q", c.name, c.got, c.want)
+		}
+	}
+
+	strs := []struct{ name, got, want string }{
+		{"organization partition", OrgPartition("org_1", TypeRun), "ORG#org_1#RUN"},
+		{"lookup partition", lookupPartition("org_1", TypeRun, "workflowId", "wf_1"), "ORG#org_1#RUN#workflowId=wf_1"},
+		{"lookup partition of a long value", lookupPartition("org_1", TypeRun, "externalId", long), "ORG#org_1#RUN#externalId=sha256:" + longHash},
+		{"global lookup partition", globalLookupPartition(TypeRun, "active", "1"), "GLOBAL#RUN#active=1"},
+		{"sort index key", sortIndexKey("acme", "co_1"), "acme\x00co_1"},
+		{"sort index key of a long value", sortIndexKey(long, "co_1"), long[:512] + "\x00co_1"},
+		{"sort index prefix", sortIndexPrefix("acme"), "acme\x00"},
+		{"organization of a partition", orgOfPartition("ORG#org_1#RUN", TypeRun), "org_1"},
+	}
+	for _, c := range strs {
+		if c.got != c.want {
+			t.Errorf("%s: got %q, want %q", c.name, c.got, c.want)
+		}
+	}
+
+	types := map[string]string{TypeOrg: "ORG", TypeAPIKey: "APIKEY", TypeCompany: "COMPANY", TypeWorkflow: "WORKFLOW",
+		TypeRun: "RUN", TypeTriggerRoute: "TRIGGER", TypeDelivery: "DELIVERY", TypeIdempotency: "IDEMPOTENCY"}
+	for got, want := range types {
+		if got != want {
+			t.Errorf("item type: got %q, want %q", got, want)
+		}
+	}
+}
