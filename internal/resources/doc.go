@@ -104,7 +104,7 @@ See ` + "[`docs/decisions.md`](decisions.md)" + ` for the reasons and the exact 
 // docNotes are the rules of each resource that its hooks (Check, Compute)
 // or its own routes add to its declaration.
 var docNotes = map[string]string{
-	"tags": "`color`, when set, must be `#RRGGBB` (400 naming `color`).",
+	"tags": "`color`, when set, must be a hex color such as `#1f77b4` (400 naming `color`).",
 	"deals": "`currency` must be an ISO 4217 code of three capital letters, and is required when `amount` is set " +
 		"(400 naming `currency`).",
 	"people":     "Each of `emails` must be an address such as `name@example.com` (400 naming `emails[i]`).",
