@@ -79,6 +79,15 @@ func TestAScoreIsTheWeightNormalizedMeanOfItsElementScores(t *testing.T) {
 		"elementScores": []any{map[string]any{"elementId": "team", "score": 1}}}), 400, "finalScore", "read-only")
 	// A framework in use by a screening cannot be deleted.
 	wantError(t, c.Do("DELETE", "/v1/frameworks/"+fw, nil), 409, scr)
+
+	// A score whose framework was deleted reads as stored and refuses changes with a 409.
+	fw2 := idOf(t, c.Do("POST", "/v1/frameworks", map[string]any{"name": "Gone", "elements": []any{
+		map[string]any{"id": "x", "name": "X", "weight": 1}}}).Want(t, 201).Object(t))
+	s3 := idOf(t, c.Do("POST", "/v1/scores", map[string]any{"frameworkId": fw2, "company": company,
+		"elementScores": []any{map[string]any{"elementId": "x", "score": 10}}}).Want(t, 201).Object(t))
+	c.Do("DELETE", "/v1/frameworks/"+fw2, nil).Want(t, 204)
+	c.Do("GET", "/v1/scores/"+s3, nil).Want(t, 200)
+	wantError(t, c.Do("PUT", "/v1/scores/"+s3, map[string]any{"metadata": map[string]any{"a": 1}}), 409, "has been deleted")
 }
 
 func TestSectorsTakeTheSpecsBodyOnCreateAndUpdate(t *testing.T) {

@@ -3,6 +3,7 @@ package resources
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 
@@ -98,6 +99,9 @@ func computeScore(ctx context.Context, reg *resource.Registry, org string, rec m
 	frameworks, _ := reg.Service("frameworks")
 	fid, _ := rec["frameworkId"].(string)
 	fw, err := frameworks.Get(ctx, org, fid)
+	if errors.Is(err, apperr.ErrNotFound) {
+		return apperr.Conflict("framework %s has been deleted; this score can no longer be changed", fid)
+	}
 	if err != nil {
 		return fmt.Errorf("read framework %s: %w", fid, err)
 	}

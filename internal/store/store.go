@@ -282,12 +282,44 @@ func (s *Store) Create(ctx context.Context, it Item) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.DB.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:           op.w.Put.TableName,
-		Item:                op.w.Put.Item,
-		ConditionExpression: op.w.Put.ConditionExpression,
-	})
-	return writeErr(err, apperr.Conflict("a record with this id already exists"))
+	return writeErr(s.put(ctx, op.w.Put), apperr.Conflict("a record with this id already exists"))
+}
+
+// put writes a conditional put. When the condition fails because the item
+// already holds exactly what this put writes, the put succeeded before: an
+// attempt whose answer was lost (a timeout) and that the SDK sent again.
+// Records carry a fresh id and time, so no other writer can have written
+// the same item; the put is then reported as done.
+func (s *Store) put(ctx context.Context, p *types.Put) error {
+	_, err := s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: p.TableName, Item: p.Item,
+		ConditionExpression: p.ConditionExpression, ExpressionAttributeNames: p.ExpressionAttributeNames,
+		ExpressionAttributeValues: p.ExpressionAttributeValues,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) && sameRecord(ccf.Item, p.Item) {
+		return nil
+	}
+	return err
+}
+
+// sameRecord reports whether two items hold the same record at the same version.
+func sameRecord(a, b map[string]types.AttributeValue) bool {
+	for _, attr := range []string{AttrPK, AttrSK, AttrDoc, AttrVersion} {
+		x, y := a[attr], b[attr]
+		switch x := x.(type) {
+		case *types.AttributeValueMemberS:
+			if y, ok := y.(*types.AttributeValueMemberS); !ok || x.Value != y.Value {
+				return false
+			}
+		case *types.AttributeValueMemberN:
+			if y, ok := y.(*types.AttributeValueMemberN); !ok || x.Value != y.Value {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // CreateOp is Create as one operation of a transaction.
@@ -365,9 +397,7 @@ func (s *Store) single(ctx context.Context, onConditionFailed error, op types.Tr
 	var err error
 	switch {
 	case op.Put != nil:
-		_, err = s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: op.Put.TableName, Item: op.Put.Item,
-			ConditionExpression: op.Put.ConditionExpression, ExpressionAttributeNames: op.Put.ExpressionAttributeNames,
-			ExpressionAttributeValues: op.Put.ExpressionAttributeValues})
+		err = s.put(ctx, op.Put)
 	case op.Delete != nil:
 		_, err = s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: op.Delete.TableName, Key: op.Delete.Key,
 			ConditionExpression: op.Delete.ConditionExpression, ExpressionAttributeNames: op.Delete.ExpressionAttributeNames,

@@ -174,3 +174,23 @@ func TestLookupFindsExactValuesOnly(t *testing.T) {
 		t.Errorf("cleared lookup still finds %d", len(got))
 	}
 }
+
+func TestACreateWhoseFirstAttemptLandedButWasRetriedSucceeds(t *testing.T) {
+	t.Parallel()
+	st := testenv.Store(t)
+	ctx := context.Background()
+	it := store.Item{PK: "P", SK: "S", Type: "T", Doc: map[string]any{"id": "x1", "at": "2026-01-01T00:00:00.000Z"}}
+	if err := st.Create(ctx, it); err != nil {
+		t.Fatal(err)
+	}
+	// The same write again, as the SDK sends it after a lost answer.
+	if err := st.Create(ctx, it); err != nil {
+		t.Fatalf("the repeated identical create: %v, want success", err)
+	}
+	// Another record under the same key is a conflict.
+	other := it
+	other.Doc = map[string]any{"id": "x1", "at": "2026-01-01T00:00:00.001Z"}
+	if err := st.Create(ctx, other); !errors.Is(err, apperr.ErrConflict) {
+		t.Fatalf("a different record under the same key: %v, want a conflict", err)
+	}
+}
