@@ -293,7 +293,7 @@ func (s *Store) Create(ctx context.Context, it Item) error {
 func (s *Store) put(ctx context.Context, p *types.Put) error {
 	_, err := s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: p.TableName, Item: p.Item,
 		ConditionExpression: p.ConditionExpression, ExpressionAttributeNames: p.ExpressionAttributeNames,
-		ExpressionAttributeValues: p.ExpressionAttributeValues,
+		ExpressionAttributeValues:           p.ExpressionAttributeValues,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) && sameRecord(ccf.Item, p.Item) {
