@@ -51,7 +51,7 @@ var Tags = &resource.Def{
 	Fields: []resource.Field{
 		{Name: "name", Kind: resource.String, MaxLen: 100, Required: true, Unique: true, Fold: true, Sort: true, Lookup: true,
 			Doc: "the name, unique in the organization (case-insensitive); a list filter"},
-		{Name: "color", Kind: resource.String, MaxLen: 7, Doc: "a color as #RRGGBB"},
+		{Name: "color", Kind: resource.String, MaxLen: 7, Example: "#1f77b4", Doc: "a color as #RRGGBB"},
 		description(),
 	},
 	Check: func(rec map[string]any) error {
