@@ -210,6 +210,7 @@ func wrongType(f resource.Field) any {
 // refPath is one reference of a declaration: the path an error names and
 // how to put an id there in a full sample body.
 type refPath struct {
+	field  string // the top-level field holding the reference
 	path   string
 	target string
 	set    func(body map[string]any, id string)
@@ -223,9 +224,9 @@ func refPaths(def *resource.Def) []refPath {
 	for _, f := range def.Fields {
 		switch f.Kind {
 		case resource.Ref:
-			out = append(out, refPath{f.Name, f.Target, func(b map[string]any, id string) { b[f.Name] = id }})
+			out = append(out, refPath{f.Name, f.Name, f.Target, func(b map[string]any, id string) { b[f.Name] = id }})
 		case resource.Refs:
-			out = append(out, refPath{f.Name + "[1]", f.Target, func(b map[string]any, id string) {
+			out = append(out, refPath{f.Name, f.Name + "[1]", f.Target, func(b map[string]any, id string) {
 				b[f.Name] = append(slices.Clone(b[f.Name].([]any)), id)
 			}})
 		case resource.Struct, resource.Structs:
@@ -238,12 +239,12 @@ func refPaths(def *resource.Def) []refPath {
 					target = sub.Targets[firstValue(f.Fields, sub.TargetBy)]
 				}
 				if f.Kind == resource.Struct {
-					out = append(out, refPath{f.Name + "." + sub.Name, target, func(b map[string]any, id string) {
+					out = append(out, refPath{f.Name, f.Name + "." + sub.Name, target, func(b map[string]any, id string) {
 						b[f.Name].(map[string]any)[sub.Name] = id
 					}})
 					continue
 				}
-				out = append(out, refPath{fmt.Sprintf("%s[1].%s", f.Name, sub.Name), target, func(b map[string]any, id string) {
+				out = append(out, refPath{f.Name, fmt.Sprintf("%s[1].%s", f.Name, sub.Name), target, func(b map[string]any, id string) {
 					list := b[f.Name].([]any)
 					el := map[string]any{}
 					for k, v := range list[0].(map[string]any) {

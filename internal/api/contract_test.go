@@ -16,13 +16,14 @@ import (
 // TestEveryDeclaredResourceKeepsTheContract runs every declared resource
 // through the same behaviours, driven only by its declaration: a new
 // resource is tested by declaring it. Each resource gets one service; each
-// behaviour its own organization, so lists hold exactly its records.
+// behaviour its own organization of one shared service, so lists hold
+// exactly its records.
 func TestEveryDeclaredResourceKeepsTheContract(t *testing.T) {
 	t.Parallel()
+	e := apitest.New(t)
 	for _, def := range resources.All() {
 		t.Run(def.Name, func(t *testing.T) {
 			t.Parallel()
-			e := apitest.New(t)
 			base := "/v1/" + def.Name
 			behaviours := []struct {
 				name string
@@ -259,9 +260,11 @@ func contractList(t *testing.T, e *apitest.Env, def *resource.Def, base string) 
 			if got := idsOf(t, recs); !sameIDs(got, want) {
 				t.Errorf("GET %s: %v, want each of %v once", q, got, want)
 			}
-			paged := pageAll(t, c, q+"&limit=1")
-			if got, all := idsOf(t, paged), idsOf(t, recs); !slices.Equal(got, all) {
-				t.Errorf("GET %s by one: %v, all at once %v", q, got, all)
+			if dir == "asc" {
+				paged := pageAll(t, c, q+"&limit=1")
+				if got, all := idsOf(t, paged), idsOf(t, recs); !slices.Equal(got, all) {
+					t.Errorf("GET %s by one: %v, all at once %v", q, got, all)
+				}
 			}
 			distinct := map[string]bool{}
 			for i, r := range recs {
@@ -343,14 +346,21 @@ func contractIsolation(t *testing.T, e *apitest.Env, def *resource.Def, base str
 		t.Errorf("another organization's calls changed the record: %s", jsonOf(got))
 	}
 
+	// A reference names a record of the caller's organization, on create
+	// and on update.
 	for _, ref := range refPaths(def) {
-		foreign := createTarget(t, b, ref.target)
-		body := copyBody(t, full)
-		ref.set(body, foreign)
-		wantError(t, a.Do("POST", base, body), 400, ref.path)
-		body = copyBody(t, full)
-		ref.set(body, "nope_01JUNKJUNKJUNKJUNKJUNKJUNK")
-		wantError(t, a.Do("POST", base, body), 400, ref.path)
+		f, _ := def.Field(ref.field)
+		for _, id := range []string{createTarget(t, b, ref.target), "nope_01junkjunkjunkjunkjunkjunk"} {
+			body := copyBody(t, full)
+			ref.set(body, id)
+			wantError(t, a.Do("POST", base, body), 400, ref.path)
+			if !f.Immutable {
+				wantError(t, a.Do("PUT", path, map[string]any{ref.field: body[ref.field]}), 400, ref.path)
+			}
+		}
+	}
+	if got := a.Do("GET", path, nil).Want(t, 200).Object(t); jsonOf(got) != jsonOf(rec) {
+		t.Errorf("refused references changed the record: %s", jsonOf(got))
 	}
 }
 
