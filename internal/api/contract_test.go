@@ -126,19 +126,25 @@ func contractValidation(t *testing.T, e *apitest.Env, def *resource.Def, base st
 			continue
 		}
 		wantError(t, c.Do("POST", base, with(f.Name, wrongType(f))), 400, f.Name)
-		// The fields of objects, each with a wrong type too.
+		// A value of the right type that breaks a rule of the field.
+		for _, v := range outOfRange(f) {
+			wantError(t, c.Do("POST", base, with(f.Name, v)), 400, f.Name)
+		}
+		// The fields of objects: a wrong type, or a read-only one sent.
 		for _, sub := range f.Fields {
+			b := copyBody(t, full)
+			path, obj := f.Name+"."+sub.Name, map[string]any(nil)
+			if f.Kind == resource.Structs {
+				path, obj = f.Name+"[0]."+sub.Name, b[f.Name].([]any)[0].(map[string]any)
+			} else {
+				obj = b[f.Name].(map[string]any)
+			}
 			if sub.ReadOnly {
+				obj[sub.Name] = "x"
+				wantError(t, c.Do("POST", base, b), 400, path, "read-only")
 				continue
 			}
-			b := copyBody(t, full)
-			path := f.Name + "." + sub.Name
-			if f.Kind == resource.Structs {
-				b[f.Name].([]any)[0].(map[string]any)[sub.Name] = wrongType(sub)
-				path = f.Name + "[0]." + sub.Name
-			} else {
-				b[f.Name].(map[string]any)[sub.Name] = wrongType(sub)
-			}
+			obj[sub.Name] = wrongType(sub)
 			wantError(t, c.Do("POST", base, b), 400, path)
 		}
 	}
@@ -316,9 +322,15 @@ func contractFilters(t *testing.T, e *apitest.Env, def *resource.Def, base strin
 						want = append(want, idOf(t, o))
 					}
 				}
-				q := base + "?" + name + "=" + url.QueryEscape(value)
-				if got := idsOf(t, pageAll(t, c, q)); !sameIDs(got, want) {
-					t.Errorf("GET %s: %v, want %v", q, got, want)
+				asked := []string{value}
+				if f.Fold {
+					asked = append(asked, strings.ToUpper(value))
+				}
+				for _, v := range asked {
+					q := base + "?" + name + "=" + url.QueryEscape(v)
+					if got := idsOf(t, pageAll(t, c, q)); !sameIDs(got, want) {
+						t.Errorf("GET %s: %v, want %v", q, got, want)
+					}
 				}
 			}
 			if len(values) < 2 {
@@ -393,13 +405,20 @@ func contractConflicts(t *testing.T, e *apitest.Env, def *resource.Def, base str
 		first := sample(t, c, def, false)
 		v := sampleValue(t, c, f, first)
 		first[f.Name] = v
-		c.Do("POST", base, first).Want(t, 201)
+		firstID := idOf(t, c.Do("POST", base, first).Want(t, 201).Object(t))
 		second := sample(t, c, def, false)
 		if s, ok := v.(string); ok && f.Fold {
 			v = strings.ToUpper(s)
 		}
 		second[f.Name] = v
 		wantError(t, c.Do("POST", base, second), 409, f.Name)
+		// Nor can another record take it by an update; once the first
+		// record lets go of it, it is free.
+		second[f.Name] = sampleValue(t, c, f, second)
+		secondID := idOf(t, c.Do("POST", base, second).Want(t, 201).Object(t))
+		wantError(t, c.Do("PUT", base+"/"+secondID, map[string]any{f.Name: v}), 409, f.Name)
+		c.Do("DELETE", base+"/"+firstID, nil).Want(t, 204)
+		c.Do("PUT", base+"/"+secondID, map[string]any{f.Name: v}).Want(t, 200)
 	}
 
 	// A record a Restrict reference points at is not deleted while it does.
