@@ -9,27 +9,6 @@ import (
 	"github.com/sourcebase/sourcebase/internal/apitest"
 )
 
-// pageAll follows the cursor of a filtered list from its first page and
-// returns the ids of every page, in order, and the number of pages.
-func pageAll(t *testing.T, c *apitest.Client, path, query string) (ids []string, pages int) {
-	t.Helper()
-	next := ""
-	for pages = 1; ; pages++ {
-		if pages > 10 {
-			t.Fatalf("paging %s?%s did not end; saw %v", path, query, ids)
-		}
-		q := query
-		if next != "" {
-			q += "&cursor=" + url.QueryEscape(next)
-		}
-		r := c.Do("GET", path+"?"+q, nil).Want(t, 200)
-		ids = append(ids, idsOf(t, r.List(t))...)
-		if next = r.Header.Get("X-Next-Cursor"); next == "" {
-			return ids, pages
-		}
-	}
-}
-
 func TestCompaniesAreFilteredByExternalIdAndPagedWithTheCursor(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t)
@@ -61,9 +40,9 @@ func TestCompaniesAreFilteredByWebsiteHostHoweverTheWebsiteIsWritten(t *testing.
 	createCompany(t, c, map[string]any{"canonicalName": "No site"})
 	slices.Reverse(want) // newest first
 
-	got, pages := pageAll(t, c, "/v1/companies", "website="+url.QueryEscape("www.Acme.com")+"&limit=2")
-	if !slices.Equal(got, want) || pages != 2 {
-		t.Errorf("?website=www.Acme.com paged %v in %d pages, want %v in 2 pages", got, pages, want)
+	got := idsOf(t, pageAll(t, c, "/v1/companies?website="+url.QueryEscape("www.Acme.com")+"&limit=2"))
+	if !slices.Equal(got, want) {
+		t.Errorf("?website=www.Acme.com paged %v, want %v", got, want)
 	}
 }
 
@@ -98,9 +77,9 @@ func TestWorkflowRunsAreFilteredByWorkflowIdAndPagedWithTheCursor(t *testing.T) 
 	runToEnd(t, c, b, nil)
 	slices.Reverse(want)
 
-	got, pages := pageAll(t, c, "/v1/workflow-runs", "workflowId="+a+"&limit=2")
-	if !slices.Equal(got, want) || pages != 2 {
-		t.Errorf("?workflowId=%s paged %v in %d pages, want %v in 2 pages", a, got, pages, want)
+	got := idsOf(t, pageAll(t, c, "/v1/workflow-runs?workflowId="+a+"&limit=2"))
+	if !slices.Equal(got, want) {
+		t.Errorf("?workflowId=%s paged %v, want %v", a, got, want)
 	}
 	other := e.Org(t)
 	if got := other.Do("GET", "/v1/workflow-runs?workflowId="+a, nil).Want(t, 200).List(t); len(got) != 0 {
@@ -126,9 +105,9 @@ func TestWorkflowRunsAreFilteredByStatus(t *testing.T) {
 	slices.Reverse(completed)
 	slices.Reverse(failed)
 
-	got, pages := pageAll(t, c, "/v1/workflow-runs", "status=completed&limit=2")
-	if !slices.Equal(got, completed) || pages != 2 {
-		t.Errorf("?status=completed paged %v in %d pages, want %v in 2 pages", got, pages, completed)
+	got := idsOf(t, pageAll(t, c, "/v1/workflow-runs?status=completed&limit=2"))
+	if !slices.Equal(got, completed) {
+		t.Errorf("?status=completed paged %v, want %v", got, completed)
 	}
 	if got := idsOf(t, c.Do("GET", "/v1/workflow-runs?status=failed", nil).Want(t, 200).List(t)); !slices.Equal(got, failed) {
 		t.Errorf("?status=failed listed %v, want %v", got, failed)

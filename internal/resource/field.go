@@ -70,6 +70,10 @@ type Field struct {
 	Targets  map[string]string
 	Fields   []Field // Struct, Structs
 	Default  any     // the value of a new record when the field is not sent
+	// Example is a valid value for the documentation and the contract
+	// tests, declared where a generic value of the Kind would not be valid
+	// (an e-mail list, a color, a currency, ids that must match others).
+	Example any
 	// Unique: at most one record of an organization has a value (Fold:
 	// compared case-insensitively).
 	Unique bool

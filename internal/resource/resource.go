@@ -423,11 +423,16 @@ func (s *Service) Update(ctx context.Context, org, id string, body []byte) (*Rec
 		for k, v := range set {
 			r.Fields[k] = v
 		}
+		// Compared once computed fields are filled in, so sending the
+		// values a record has (without its read-only ones) changes nothing.
+		if err := s.prepare(ctx, org, r, before); err != nil {
+			return err
+		}
 		if now, _ := json.Marshal(r.Fields); bytes.Equal(was, now) {
 			return store.ErrUnchanged
 		}
 		r.Fields[FieldUpdatedAt] = s.now().String()
-		return s.prepare(ctx, org, r, before)
+		return nil
 	})
 	if err != nil {
 		return nil, err

@@ -48,7 +48,7 @@ var Tags = &resource.Def{
 	Fields: []resource.Field{
 		{Name: "name", Kind: resource.String, MaxLen: 100, Required: true, Unique: true, Fold: true, Sort: true, Lookup: true,
 			Doc: "the name, unique in the organization (case-insensitive); a list filter"},
-		{Name: "color", Kind: resource.String, MaxLen: 7, Doc: "a color: # and six hex digits, such as #1f77b4"},
+		{Name: "color", Kind: resource.String, MaxLen: 7, Example: "#1f77b4", Doc: "a color: # and six hex digits, such as #1f77b4"},
 		description(),
 	},
 	Check: func(rec map[string]any) error {

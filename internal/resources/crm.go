@@ -33,7 +33,7 @@ var Deals = &resource.Def{
 		{Name: "stage", Kind: resource.String, MaxLen: 100, Doc: "the pipeline stage, in the firm's own words (sourcing, diligence, IC, ...)"},
 		{Name: "status", Kind: resource.Enum, Values: DealStatuses, Default: "open", Lookup: true, Doc: "open, won, lost, passed or on_hold; a list filter"},
 		{Name: "amount", Kind: resource.Number, Min: ptr(0), Doc: "the deal size, in currency"},
-		{Name: "currency", Kind: resource.String, MaxLen: 3, Doc: "ISO 4217 code such as USD"},
+		{Name: "currency", Kind: resource.String, MaxLen: 3, Example: "USD", Doc: "ISO 4217 code such as USD"},
 		{Name: "round", Kind: resource.String, MaxLen: 100, Doc: "the round or deal type (Series A, buyout, ...)"},
 		{Name: "closeDate", Kind: resource.Date, Sort: true, Doc: "the expected or actual close date"},
 		assignees(),
@@ -60,7 +60,7 @@ var People = &resource.Def{
 	Fields: []resource.Field{
 		{Name: "firstName", Kind: resource.String, Required: true, Doc: "the first name"},
 		{Name: "lastName", Kind: resource.String, Sort: true, Doc: "the last name"},
-		{Name: "emails", Kind: resource.Strings, MaxItems: 20, MaxLen: 254, Doc: "e-mail addresses"},
+		{Name: "emails", Kind: resource.Strings, MaxItems: 20, MaxLen: 254, Example: []any{"ada@example.com"}, Doc: "e-mail addresses"},
 		{Name: "title", Kind: resource.String, Doc: "the job title"},
 		{Name: "linkedinUrl", Kind: resource.URL, Doc: "the LinkedIn profile URL"},
 		{Name: "phone", Kind: resource.String, MaxLen: 50, Doc: "a phone number"},

@@ -53,6 +53,7 @@ var Lists = &resource.Def{
 		{Name: "resourceType", Kind: resource.Enum, Values: []string{"company", "deal", "person", "document"}, Required: true, Immutable: true,
 			Doc: "the type of the list's records; set at creation"},
 		{Name: "columns", Kind: resource.Structs, MaxItems: 100, Doc: "the columns in order: [{field, label, width, visible}]",
+			Example: []any{map[string]any{"field": "id", "label": "Id", "width": 120, "visible": true}},
 			Fields: []resource.Field{
 				{Name: "field", Kind: resource.String, Required: true, Doc: "a field of the list's resourceType"},
 				{Name: "label", Kind: resource.String, Doc: "the column's title"},

@@ -19,6 +19,10 @@ var Frameworks = &resource.Def{
 		nameField(true),
 		description(),
 		{Name: "elements", Kind: resource.Structs, Required: true, MaxItems: 100, Doc: "the elements: [{id, name, weight, description}]",
+			Example: []any{
+				map[string]any{"id": "e1", "name": "Team", "weight": 2, "description": "the founders' track record"},
+				map[string]any{"id": "e2", "name": "Market", "weight": 1, "description": "the market's size and growth"},
+			},
 			Fields: []resource.Field{
 				{Name: "id", Kind: resource.String, MaxLen: 64, Required: true, Doc: "the element's id, unique in the framework"},
 				{Name: "name", Kind: resource.String, Required: true, Doc: "the element's name"},
@@ -80,6 +84,10 @@ var Scores = &resource.Def{
 		{Name: "screeningId", Kind: resource.Ref, Target: "screenings", Lookup: true, Doc: "the screening, if any; a list filter"},
 		{Name: "finalScore", Kind: resource.Number, ReadOnly: true, Doc: "Σ weight·score / Σ weight over the elements scored, rounded to 4 decimals"},
 		{Name: "elementScores", Kind: resource.Structs, Required: true, MaxItems: 100, Doc: "the element scores",
+			Example: []any{
+				map[string]any{"elementId": "e1", "score": 80, "reasoning": "repeat founders", "confidence": 70},
+				map[string]any{"elementId": "e2", "score": 50, "reasoning": "a crowded market", "confidence": 60},
+			},
 			Fields: []resource.Field{
 				{Name: "elementId", Kind: resource.String, MaxLen: 64, Required: true, Doc: "an element of the framework"},
 				{Name: "elementName", Kind: resource.String, ReadOnly: true, Doc: "the element's name, from the framework"},

@@ -1,0 +1,479 @@
+package api_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/resource"
+	"github.com/sourcebase/sourcebase/internal/resources"
+)
+
+// The contract suite's sample bodies come from the declarations alone:
+// each writable field gets a valid value of its Kind (or its Example),
+// referenced records are created first through the API.
+
+// sampleSeq makes every generated value different from every other one,
+// so unique fields get unique values and two samples differ field by field.
+var sampleSeq atomic.Int64
+
+func nextSeq() int64 { return sampleSeq.Add(1) }
+
+// declared returns the declaration of a resource by name.
+func declared(t *testing.T, name string) *resource.Def {
+	t.Helper()
+	for _, d := range resources.All() {
+		if d.Name == name {
+			return d
+		}
+	}
+	t.Fatalf("no declared resource %q", name)
+	return nil
+}
+
+// sample returns a create body of def for c's organization: every
+// writable field (full) or only the required ones, each with a valid value.
+func sample(t *testing.T, c *apitest.Client, def *resource.Def, full bool) map[string]any {
+	t.Helper()
+	return sampleFields(t, c, def.Fields, full)
+}
+
+func sampleFields(t *testing.T, c *apitest.Client, fields []resource.Field, full bool) map[string]any {
+	t.Helper()
+	out := map[string]any{}
+	for _, f := range fields {
+		if f.ReadOnly || (!full && !f.Required) {
+			continue
+		}
+		out[f.Name] = sampleValue(t, c, f, out)
+	}
+	return out
+}
+
+// sampleValue is a valid value of f; siblings are the fields of the same
+// object decided so far (a Ref's TargetBy field comes before it).
+func sampleValue(t *testing.T, c *apitest.Client, f resource.Field, siblings map[string]any) any {
+	t.Helper()
+	if f.Example != nil {
+		return jsonCopy(t, f.Example)
+	}
+	n := nextSeq()
+	switch f.Kind {
+	case resource.String, resource.Text:
+		return sampleText(f, n)
+	case resource.Enum:
+		return f.Values[0]
+	case resource.URL:
+		return fmt.Sprintf("https://example.com/%s/%d", f.Name, n)
+	case resource.Email:
+		return fmt.Sprintf("user%d@example.com", n)
+	case resource.Date:
+		return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, int(n)).Format(time.DateOnly)
+	case resource.DateTime:
+		return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(n) * time.Second).Format("2006-01-02T15:04:05.000Z")
+	case resource.Int, resource.Number:
+		lo, hi := 0.0, 1e6
+		if f.Min != nil {
+			lo = *f.Min
+		}
+		if f.Max != nil {
+			hi = *f.Max
+		}
+		v := lo + float64(n%int64(hi-lo))
+		if f.Kind == resource.Number && v+0.5 <= hi {
+			v += 0.5
+		}
+		return v
+	case resource.Bool:
+		return true
+	case resource.Strings:
+		return []any{sampleText(f, n)}
+	case resource.Object:
+		return map[string]any{"key": fmt.Sprintf("value %d", n), "nested": map[string]any{"n": float64(n)}}
+	case resource.Ref:
+		return createTarget(t, c, refTarget(f, siblings))
+	case resource.Refs:
+		return []any{createTarget(t, c, f.Target)}
+	case resource.Struct:
+		return sampleFields(t, c, f.Fields, true)
+	case resource.Structs:
+		return []any{sampleFields(t, c, f.Fields, true)}
+	}
+	t.Fatalf("field %s: the sample generator does not know kind %v", f.Name, f.Kind)
+	return nil
+}
+
+// refTarget is the resource a Ref names: its Target, or the one its
+// TargetBy sibling selects (the sibling's first value when not decided).
+func refTarget(f resource.Field, siblings map[string]any) string {
+	if f.TargetBy == "" {
+		return f.Target
+	}
+	kind, _ := siblings[f.TargetBy].(string)
+	return f.Targets[kind]
+}
+
+func sampleText(f resource.Field, n int64) string {
+	s := fmt.Sprintf("%s %d", f.Name, n)
+	limit := f.MaxLen
+	if limit == 0 {
+		limit = 200
+	}
+	if len(s) > limit {
+		s = fmt.Sprint(n)
+		s = s[max(0, len(s)-limit):]
+	}
+	return s
+}
+
+// createTarget creates a record of the named resource in c's organization
+// (its required fields only) and returns its id.
+func createTarget(t *testing.T, c *apitest.Client, name string) string {
+	t.Helper()
+	if name == resources.Companies {
+		return idOf(t, createCompany(t, c, map[string]any{"canonicalName": fmt.Sprintf("Company %d", nextSeq())}))
+	}
+	if name == "" {
+		t.Fatalf("a reference without a target")
+	}
+	def := declared(t, name)
+	return idOf(t, c.Do("POST", "/v1/"+def.Name, sample(t, c, def, false)).Want(t, 201).Object(t))
+}
+
+// otherValue is a valid value of f different from cur, or false when the
+// generator cannot make one (a fixed Example).
+func otherValue(t *testing.T, c *apitest.Client, f resource.Field, cur any, siblings map[string]any) (any, bool) {
+	t.Helper()
+	var v any
+	switch {
+	case f.Kind == resource.Bool:
+		b, _ := cur.(bool)
+		v = !b
+	case f.Kind == resource.Enum:
+		for _, x := range f.Values {
+			if x != cur {
+				v = x
+				break
+			}
+		}
+	case f.Example != nil:
+		return nil, false
+	default:
+		v = sampleValue(t, c, f, siblings)
+	}
+	if v == nil || sameJSON(v, cur) {
+		return nil, false
+	}
+	return v, true
+}
+
+// emptyOf is the value of an optional field that was not sent (or was
+// cleared with null): its Default, [] for arrays, {} for objects, false
+// for booleans, null otherwise.
+func emptyOf(f resource.Field) any {
+	if f.Default != nil {
+		return f.Default
+	}
+	switch f.Kind {
+	case resource.Strings, resource.Refs, resource.Structs:
+		return []any{}
+	case resource.Object, resource.Struct:
+		return map[string]any{}
+	case resource.Bool:
+		return false
+	}
+	return nil
+}
+
+// wrongType is a JSON value of the wrong type for f.
+func wrongType(f resource.Field) any {
+	switch f.Kind {
+	case resource.Int, resource.Number:
+		return "12"
+	case resource.Bool:
+		return "true"
+	case resource.Strings, resource.Refs, resource.Structs:
+		return "not an array"
+	case resource.Object, resource.Struct:
+		return []any{"not", "an", "object"}
+	default:
+		return 12345
+	}
+}
+
+// refPath is one reference of a declaration: the path an error names and
+// how to put an id there in a full sample body.
+type refPath struct {
+	field  string // the top-level field holding the reference
+	path   string
+	target string
+	set    func(body map[string]any, id string)
+}
+
+// refPaths lists every Ref and Refs of def, nested ones included, for a
+// full sample body: a Refs gets the id as its second element, a Structs a
+// second element holding the id.
+func refPaths(def *resource.Def) []refPath {
+	var out []refPath
+	for _, f := range def.Fields {
+		switch f.Kind {
+		case resource.Ref:
+			out = append(out, refPath{f.Name, f.Name, f.Target, func(b map[string]any, id string) { b[f.Name] = id }})
+		case resource.Refs:
+			out = append(out, refPath{f.Name, f.Name + "[1]", f.Target, func(b map[string]any, id string) {
+				b[f.Name] = append(slices.Clone(b[f.Name].([]any)), id)
+			}})
+		case resource.Struct, resource.Structs:
+			for _, sub := range f.Fields {
+				if sub.Kind != resource.Ref {
+					continue
+				}
+				target := sub.Target
+				if sub.TargetBy != "" {
+					target = sub.Targets[firstValue(f.Fields, sub.TargetBy)]
+				}
+				if f.Kind == resource.Struct {
+					out = append(out, refPath{f.Name, f.Name + "." + sub.Name, target, func(b map[string]any, id string) {
+						b[f.Name].(map[string]any)[sub.Name] = id
+					}})
+					continue
+				}
+				out = append(out, refPath{f.Name, fmt.Sprintf("%s[1].%s", f.Name, sub.Name), target, func(b map[string]any, id string) {
+					list := b[f.Name].([]any)
+					el := map[string]any{}
+					for k, v := range list[0].(map[string]any) {
+						el[k] = v
+					}
+					el[sub.Name] = id
+					b[f.Name] = append(slices.Clone(list), el)
+				}})
+			}
+		}
+	}
+	return out
+}
+
+func firstValue(fields []resource.Field, name string) string {
+	for _, f := range fields {
+		if f.Name == name && len(f.Values) > 0 {
+			return f.Values[0]
+		}
+	}
+	return ""
+}
+
+// holds reports whether got holds want: objects key by key (extra keys
+// allowed), arrays element by element, other values equal as JSON.
+func holds(got, want any) bool {
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, wv := range w {
+			if !holds(g[k], wv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) != len(w) {
+			return false
+		}
+		for i := range w {
+			if !holds(g[i], w[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return sameJSON(got, want)
+}
+
+// sameJSON compares two values as JSON (numbers by value).
+func sameJSON(a, b any) bool {
+	var x, y any
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	if json.Unmarshal(ja, &x) != nil || json.Unmarshal(jb, &y) != nil {
+		return false
+	}
+	ja, _ = json.Marshal(x)
+	jb, _ = json.Marshal(y)
+	return string(ja) == string(jb)
+}
+
+func jsonCopy(t *testing.T, v any) any {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// copyBody returns a shallow copy of a body with its JSON values copied.
+func copyBody(t *testing.T, m map[string]any) map[string]any {
+	t.Helper()
+	return jsonCopy(t, m).(map[string]any)
+}
+
+// sortValue orders values of a sortable field as its index does: nothing
+// first, numbers by value, booleans false first, text case-insensitively.
+func sortValue(f resource.Field, v any) (num float64, text string, isNum, none bool) {
+	switch x := v.(type) {
+	case nil:
+		return 0, "", false, true
+	case float64:
+		return x, "", true, false
+	case bool:
+		if x {
+			return 0, "true", false, false
+		}
+		return 0, "false", false, false
+	case string:
+		if x == "" {
+			return 0, "", false, true
+		}
+		switch f.Kind {
+		case resource.String, resource.Text, resource.Enum, resource.Email:
+			return 0, strings.ToLower(x), false, false
+		}
+		return 0, x, false, false
+	}
+	return 0, fmt.Sprint(v), false, false
+}
+
+// compareSort is -1, 0 or 1 as a sorts before, with or after b.
+func compareSort(f resource.Field, a, b any) int {
+	an, at, anum, anone := sortValue(f, a)
+	bn, bt, _, bnone := sortValue(f, b)
+	switch {
+	case anone && bnone:
+		return 0
+	case anone:
+		return -1
+	case bnone:
+		return 1
+	case anum:
+		switch {
+		case an < bn:
+			return -1
+		case an > bn:
+			return 1
+		}
+		return 0
+	}
+	return strings.Compare(at, bt)
+}
+
+// pageAll follows X-Next-Cursor from path and returns every record.
+func pageAll(t *testing.T, c *apitest.Client, path string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	next := path
+	for pages := 0; next != ""; pages++ {
+		if pages > 200 {
+			t.Fatalf("paging %s did not end", path)
+		}
+		r := c.Do("GET", next, nil).Want(t, 200)
+		out = append(out, r.List(t)...)
+		next = ""
+		if cur := r.Header.Get("X-Next-Cursor"); cur != "" {
+			next = path + sep + "cursor=" + url.QueryEscape(cur)
+		}
+	}
+	return out
+}
+
+// sameIDs reports whether the two id lists hold the same ids, each once.
+func sameIDs(got, want []string) bool {
+	g, w := slices.Clone(got), slices.Clone(want)
+	slices.Sort(g)
+	slices.Sort(w)
+	return slices.Equal(g, w)
+}
+
+// maxLenOf is the longest text f accepts: MaxLen, else the layer's
+// defaults (200; Text 20,000; URL 2,048).
+func maxLenOf(f resource.Field) int {
+	switch {
+	case f.MaxLen > 0:
+		return f.MaxLen
+	case f.Kind == resource.Text:
+		return 20000
+	case f.Kind == resource.URL:
+		return 2048
+	}
+	return 200
+}
+
+// maxItemsOf is the most elements an array field accepts (default 100).
+func maxItemsOf(f resource.Field) int {
+	if f.MaxItems > 0 {
+		return f.MaxItems
+	}
+	return 100
+}
+
+// outOfRange lists values of the right JSON type that break one of f's
+// rules: too long, too many, out of bounds, not one of the values, not a
+// URL, an e-mail address or a date.
+func outOfRange(f resource.Field) []any {
+	var out []any
+	switch f.Kind {
+	case resource.String, resource.Text:
+		out = append(out, strings.Repeat("x", maxLenOf(f)+1), "   ")
+	case resource.Enum:
+		out = append(out, "not-one-of-the-values")
+	case resource.URL:
+		out = append(out, "not a url", "ftp://example.com/file")
+	case resource.Email:
+		out = append(out, "not an address")
+	case resource.Date:
+		out = append(out, "2026-13-45", "2026-01-01T00:00:00Z")
+	case resource.DateTime:
+		out = append(out, "yesterday", "2026-01-01")
+	case resource.Int, resource.Number:
+		if f.Kind == resource.Int {
+			out = append(out, 1.5)
+		}
+		if f.Min != nil {
+			out = append(out, *f.Min-1)
+		}
+		if f.Max != nil {
+			out = append(out, *f.Max+1)
+		}
+	case resource.Strings, resource.Refs:
+		many := make([]any, maxItemsOf(f)+1)
+		for i := range many {
+			many[i] = fmt.Sprintf("v%d", i)
+		}
+		out = append(out, many, []any{1})
+	case resource.Ref:
+		out = append(out, "")
+	case resource.Structs:
+		many := make([]any, maxItemsOf(f)+1)
+		for i := range many {
+			many[i] = map[string]any{}
+		}
+		out = append(out, many, []any{"not an object"})
+	}
+	return out
+}
