@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/ids"
 )
 
 // Store is the table and the client that reaches it.
@@ -285,41 +286,29 @@ func (s *Store) Create(ctx context.Context, it Item) error {
 	return writeErr(s.put(ctx, op.w.Put), apperr.Conflict("a record with this id already exists"))
 }
 
-// put writes a conditional put. When the condition fails because the item
-// already holds exactly what this put writes, the put succeeded before: an
-// attempt whose answer was lost (a timeout) and that the SDK sent again.
-// Records carry a fresh id and time, so no other writer can have written
-// the same item; the put is then reported as done.
+// put writes a conditional put, tagged with a token of its own. When the
+// condition fails because the item already carries this put's token, the
+// put succeeded before: an attempt whose answer was lost (a timeout) and
+// that the SDK sent again. It is then reported as done; any other writer's
+// item has another token and stays a failed condition.
 func (s *Store) put(ctx context.Context, p *types.Put) error {
-	_, err := s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: p.TableName, Item: p.Item,
+	token := ids.Random(16)
+	item := make(map[string]types.AttributeValue, len(p.Item)+1)
+	for k, v := range p.Item {
+		item[k] = v
+	}
+	item[AttrWriteToken] = &types.AttributeValueMemberS{Value: token}
+	_, err := s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: p.TableName, Item: item,
 		ConditionExpression: p.ConditionExpression, ExpressionAttributeNames: p.ExpressionAttributeNames,
 		ExpressionAttributeValues:           p.ExpressionAttributeValues,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld})
 	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) && sameRecord(ccf.Item, p.Item) {
-		return nil
-	}
-	return err
-}
-
-// sameRecord reports whether two items hold the same record at the same version.
-func sameRecord(a, b map[string]types.AttributeValue) bool {
-	for _, attr := range []string{AttrPK, AttrSK, AttrDoc, AttrVersion} {
-		x, y := a[attr], b[attr]
-		switch x := x.(type) {
-		case *types.AttributeValueMemberS:
-			if y, ok := y.(*types.AttributeValueMemberS); !ok || x.Value != y.Value {
-				return false
-			}
-		case *types.AttributeValueMemberN:
-			if y, ok := y.(*types.AttributeValueMemberN); !ok || x.Value != y.Value {
-				return false
-			}
-		default:
-			return false
+	if errors.As(err, &ccf) {
+		if t, ok := ccf.Item[AttrWriteToken].(*types.AttributeValueMemberS); ok && t.Value == token {
+			return nil
 		}
 	}
-	return true
+	return err
 }
 
 // CreateOp is Create as one operation of a transaction.

@@ -19,6 +19,9 @@ const (
 	AttrDoc     = "doc"     // the record as JSON
 	AttrVersion = "version" // optimistic-lock counter
 	AttrType    = "type"    // item type, for operators reading the table
+	// AttrWriteToken tags an item with the put that wrote it, so a retried
+	// put recognizes its own earlier attempt.
+	AttrWriteToken = "wt"
 	// AttrExpires is the table's TTL attribute (epoch seconds) on items
 	// that expire, such as idempotency records; see expiring.go.
 	AttrExpires = "ttl"
