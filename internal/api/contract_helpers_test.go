@@ -268,36 +268,6 @@ func firstValue(fields []resource.Field, name string) string {
 	return ""
 }
 
-// holds reports whether got holds want: objects key by key (extra keys
-// allowed), arrays element by element, other values equal as JSON.
-func holds(got, want any) bool {
-	switch w := want.(type) {
-	case map[string]any:
-		g, ok := got.(map[string]any)
-		if !ok {
-			return false
-		}
-		for k, wv := range w {
-			if !holds(g[k], wv) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		g, ok := got.([]any)
-		if !ok || len(g) != len(w) {
-			return false
-		}
-		for i := range w {
-			if !holds(g[i], w[i]) {
-				return false
-			}
-		}
-		return true
-	}
-	return sameJSON(got, want)
-}
-
 // sameJSON compares two values as JSON (numbers by value).
 func sameJSON(a, b any) bool {
 	var x, y any
