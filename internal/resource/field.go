@@ -180,11 +180,8 @@ func (f Field) decodeValue(o *input.Object, path string) (any, error) {
 		return s.Value, err
 	case Email:
 		s, err := o.String(f.Name, input.Text{Min: 1, Max: 254, Trim: true})
-		if err == nil {
-			a, perr := mail.ParseAddress(s.Value)
-			if perr != nil || a.Address != s.Value || a.Name != "" {
-				err = apperr.Invalid(path, "must be an e-mail address such as name@example.com")
-			}
+		if err == nil && !ValidEmail(s.Value) {
+			err = apperr.Invalid(path, "must be an e-mail address such as name@example.com")
 		}
 		return s.Value, err
 	case Date:
@@ -333,4 +330,15 @@ func equalJSON(a, b any) bool {
 	x, err1 := json.Marshal(a)
 	y, err2 := json.Marshal(b)
 	return err1 == nil && err2 == nil && string(x) == string(y)
+}
+
+// ValidEmail reports whether s is a plain e-mail address (no display name)
+// whose domain has at least two labels: name@example.com, not name@example.
+func ValidEmail(s string) bool {
+	a, err := mail.ParseAddress(s)
+	if err != nil || a.Address != s || a.Name != "" {
+		return false
+	}
+	domain := s[strings.LastIndexByte(s, '@')+1:]
+	return strings.Contains(strings.Trim(domain, "."), ".") && !strings.HasPrefix(domain, "[")
 }

@@ -1,7 +1,6 @@
 package resources
 
 import (
-	"net/mail"
 	"regexp"
 	"time"
 
@@ -74,8 +73,7 @@ var People = &resource.Def{
 	Check: func(rec map[string]any) error {
 		list, _ := rec["emails"].([]any)
 		for i, e := range list {
-			s, _ := e.(string)
-			if a, err := mail.ParseAddress(s); err != nil || a.Address != s || a.Name != "" {
+			if s, _ := e.(string); !resource.ValidEmail(s) {
 				return apperr.Invalid(fieldIndex("emails", i), "must be an e-mail address such as name@example.com")
 			}
 		}
