@@ -102,8 +102,10 @@ func fieldsOf(o *input.Object) (f Fields, err error) {
 			return f, err
 		}
 	}
-	if f.ExternalID.Set && !f.ExternalID.Null && strings.TrimSpace(f.ExternalID.Value) == "" {
-		return f, apperr.Invalid("externalId", "must not be empty; send null to clear it")
+	if f.ExternalID.Set && !f.ExternalID.Null {
+		if err := checkExternalID("externalId", f.ExternalID.Value); err != nil {
+			return f, err
+		}
 	}
 	if f.Location, err = location(o); err != nil {
 		return f, err
@@ -136,6 +138,14 @@ func location(o *input.Object) (input.Field[Location], error) {
 		}
 	}
 	return input.Field[Location]{Set: true, Value: loc}, nil
+}
+
+// checkExternalID refuses a blank externalId: it would match nothing.
+func checkExternalID(field, s string) error {
+	if strings.TrimSpace(s) == "" {
+		return apperr.Invalid(field, "must not be empty; send null to clear it")
+	}
+	return nil
 }
 
 // checkURL accepts an absolute http(s) URL or a bare domain such as

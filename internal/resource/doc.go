@@ -190,7 +190,11 @@ func rules(f Field) []string {
 	if !f.ReadOnly {
 		switch f.Kind {
 		case String, Text, URL:
-			out = append(out, fmt.Sprintf("1 to %s characters", count(f.maxLen())))
+			if f.Verbatim {
+				out = append(out, fmt.Sprintf("at most %s characters", count(f.maxLen())))
+			} else {
+				out = append(out, fmt.Sprintf("1 to %s characters", count(f.maxLen())))
+			}
 			if f.Kind == Text {
 				out = append(out, "line breaks allowed")
 			}
@@ -213,6 +217,9 @@ func rules(f Field) []string {
 		case Object:
 			out = append(out, fmt.Sprintf("any JSON object up to %d KiB, %d levels deep", input.MaxFreeBytes>>10, input.MaxDepth))
 		}
+	}
+	if f.Rule != "" {
+		out = append(out, f.Rule)
 	}
 	if f.Kind == Enum {
 		out = append(out, "one of "+codeList(f.Values))

@@ -86,6 +86,14 @@ type Field struct {
 	// referencing record) instead of leaving the reference dangling. The
 	// field must be a Lookup, so the referencing records can be found.
 	Restrict bool
+	// Verbatim texts (String, Text) are kept as sent: not trimmed, and ""
+	// is a value (MaxLen still applies).
+	Verbatim bool
+	// Validate, when set, checks a sent non-null value further (a company
+	// website: a URL or a bare domain); path names the field in errors.
+	Validate func(path string, v any) error
+	// Rule documents what Validate checks, for the Rules column.
+	Rule string
 }
 
 // Between returns bounds for Min and Max.
@@ -153,6 +161,9 @@ func (f Field) decode(o *input.Object) (value any, set bool, err error) {
 		return f.empty(), true, nil
 	}
 	v, err := f.decodeValue(o, path)
+	if err == nil && f.Validate != nil {
+		err = f.Validate(path, v)
+	}
 	return v, true, err
 }
 
@@ -161,6 +172,9 @@ func (f Field) decodeValue(o *input.Object, path string) (any, error) {
 	switch f.Kind {
 	case String, Text:
 		text.MultiLine = f.Kind == Text
+		if f.Verbatim {
+			text.Min, text.Trim = 0, false
+		}
 		s, err := o.String(f.Name, text)
 		return s.Value, err
 	case Enum:

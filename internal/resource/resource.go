@@ -174,6 +174,13 @@ func (d *Def) SortFields() []string {
 	return out
 }
 
+// Decode reads a create (or partial update) body into the fields it sets,
+// by name: null is the field's empty value; required fields are checked on
+// create; unknown, read-only and (on update) immutable fields are refused.
+// It is how resources written outside the layer (companies) decode bodies
+// from their declaration.
+func (d *Def) Decode(body []byte, create bool) (map[string]any, error) { return d.decode(body, create) }
+
 // decode reads a create or update body into the fields it sets.
 func (d *Def) decode(body []byte, create bool) (map[string]any, error) {
 	o, err := input.ParseObject(body)

@@ -1,0 +1,63 @@
+package companies
+
+import (
+	"github.com/sourcebase/sourcebase/internal/resource"
+	"github.com/sourcebase/sourcebase/internal/store"
+)
+
+// Group is the resource group (Lambda function) serving the company routes.
+const Group = "companies"
+
+// Def declares the company record on the resource layer: every field of
+// Company, in its JSON order, with the rules of a create or update body.
+// Bodies are decoded from it (DecodeCreate, DecodeUpdate) and
+// docs/resources.md documents it; the records themselves are still stored
+// by Service, whose matching and upserts are the companies' own.
+var Def = &resource.Def{
+	Name: "companies", Singular: "company", Type: store.TypeCompany, IDPrefix: "cmp", Group: Group,
+	Doc: "A company the firm tracks: made through the API (`origin` `user`) or by a workflow run (`origin` `workflow`, " +
+		"upserted by `externalId`, then `website`, then `canonicalName`).",
+	SortUpdatedAt: true,
+	Fields: []resource.Field{
+		{Name: "canonicalName", Kind: resource.String, MaxLen: maxName, Required: true, Sort: true, Doc: "the company's name"},
+		{Name: "alternativeNames", Kind: resource.Strings, MaxLen: maxName, MaxItems: maxListItems, Doc: "other names it is known by"},
+		{Name: "website", Kind: resource.String, MaxLen: maxURL, Verbatim: true, Lookup: true, Example: "https://example.com",
+			Validate: func(path string, v any) error { s, _ := v.(string); return checkURL(path, s) },
+			Rule:     "an http(s) URL or a bare domain such as `acme.com`",
+			Doc:      "the company's website; a list filter matched by host (scheme, `www.` and path ignored, case-insensitive)"},
+		{Name: "linkedinUrl", Kind: resource.URL, ReadOnly: true, Doc: "the LinkedIn page, set by enrichment"},
+		{Name: "description", Kind: resource.Text, MaxLen: maxDescription, Verbatim: true, Doc: "a description"},
+		{Name: "shortDescription", Kind: resource.Text, MaxLen: maxShortDesc, Verbatim: true, Doc: "a short description"},
+		{Name: "sector", Kind: resource.String, MaxLen: maxShortText, Verbatim: true, Doc: "the sector, in the firm's words"},
+		{Name: "subsector", Kind: resource.String, ReadOnly: true, Doc: "the subsector, set by enrichment"},
+		{Name: "industry", Kind: resource.String, MaxLen: maxShortText, Verbatim: true, Doc: "the industry, in the firm's words"},
+		{Name: "location", Kind: resource.Struct, Doc: "where it is: {city, state, country}, unknown parts left out",
+			Fields: []resource.Field{
+				{Name: "city", Kind: resource.String, MaxLen: maxShortText, Verbatim: true, Doc: "the city"},
+				{Name: "state", Kind: resource.String, MaxLen: maxShortText, Verbatim: true, Doc: "the state or region"},
+				{Name: "country", Kind: resource.String, MaxLen: maxShortText, Verbatim: true, Doc: "the country"},
+			}},
+		{Name: "companyType", Kind: resource.Enum, Values: CompanyTypes, Doc: "what kind of company it is"},
+		{Name: "origin", Kind: resource.Enum, Values: []string{OriginUser, OriginWorkflow}, ReadOnly: true, Doc: "how the record was made"},
+		{Name: "externalId", Kind: resource.String, MaxLen: maxShortText, Verbatim: true, Unique: true, Lookup: true,
+			Validate: func(path string, v any) error { s, _ := v.(string); return checkExternalID(path, s) },
+			Rule:     "not blank",
+			Doc:      "the caller's own identifier, unique in the organization; a list filter"},
+		{Name: "externalReference", Kind: resource.Struct, ReadOnly: true, Doc: "the record in another system: {source, id}",
+			Fields: []resource.Field{{Name: "source", Kind: resource.String, ReadOnly: true, Doc: "the other system"}, {Name: "id", Kind: resource.String, ReadOnly: true, Doc: "the id there"}}},
+		{Name: "tags", Kind: resource.Strings, MaxLen: maxTag, MaxItems: maxListItems, Doc: "labels"},
+		{Name: "assignees", Kind: resource.Structs, ReadOnly: true, Doc: "people and teams responsible: [{id, type}]",
+			Fields: []resource.Field{{Name: "id", Kind: resource.String, ReadOnly: true, Doc: "the person's or team's id"}, {Name: "type", Kind: resource.String, ReadOnly: true, Doc: "person or team"}}},
+		{Name: "custom", Kind: resource.Object, Doc: "free-form JSON object"},
+		{Name: "employeeCount", Kind: resource.Int, ReadOnly: true, Doc: "the number of employees"},
+		{Name: "ownershipStatus", Kind: resource.String, ReadOnly: true, Doc: "private, public, PE-backed, ..."},
+		{Name: "lastValuation", Kind: resource.Number, ReadOnly: true, Doc: "the last known valuation"},
+		{Name: "lastAmountRaised", Kind: resource.Number, ReadOnly: true, Doc: "the amount of the last round"},
+		{Name: "totalMoneyRaised", Kind: resource.Number, ReadOnly: true, Doc: "the total raised"},
+		{Name: "lastRoundDate", Kind: resource.Date, ReadOnly: true, Doc: "the date of the last round"},
+		{Name: "lastFinancials", Kind: resource.Object, ReadOnly: true, Doc: "the last known financials"},
+		{Name: "enrichment", Kind: resource.Object, ReadOnly: true, Doc: "the candidate values found for each enriched attribute"},
+		{Name: "lastEnrichedAt", Kind: resource.DateTime, ReadOnly: true, Doc: "when enrichment last finished"},
+		{Name: "lastEnrichmentStartedAt", Kind: resource.DateTime, ReadOnly: true, Doc: "when enrichment last started"},
+	},
+}
