@@ -3,6 +3,7 @@ package resources
 import (
 	"strings"
 
+	"github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/resource"
 )
 
@@ -10,11 +11,14 @@ import (
 const DocPath = "docs/resources.md"
 
 // Markdown is docs/resources.md: the common rules of every resource, a
-// section per declared resource generated from its declaration, and a
-// short section on the resources written by hand (companies, workflows,
-// runs). A test fails when the committed file differs.
+// section per declared resource generated from its declaration (companies'
+// from companies.Def), and a short section on the resources written by
+// hand (workflows, runs). A test fails when the committed file differs.
 func Markdown() string {
 	routes := func(d *resource.Def) []resource.DocRoute {
+		if d == companies.Def {
+			return companyRoutes
+		}
 		var out []resource.DocRoute
 		for _, r := range Routes() {
 			if r.Def == d {
@@ -26,18 +30,25 @@ func Markdown() string {
 	var b strings.Builder
 	b.WriteString(docIntro)
 	b.WriteString(docIndex())
-	b.WriteString(resource.Markdown(All(), routes, docNotes, map[string]resource.DocExternal{Companies: {Singular: "company", Anchor: "companies-workflows-and-runs"}}))
+	b.WriteString(resource.Markdown(append([]*resource.Def{companies.Def}, All()...), routes, docNotes, nil))
 	b.WriteString(docHandWritten)
 	return b.String()
+}
+
+// companyRoutes are the company routes (written by hand in internal/routes).
+var companyRoutes = []resource.DocRoute{
+	{Method: "POST", Path: "/v1/companies"}, {Method: "GET", Path: "/v1/companies"},
+	{Method: "GET", Path: "/v1/companies/{id}"}, {Method: "PUT", Path: "/v1/companies/{id}"},
+	{Method: "DELETE", Path: "/v1/companies/{id}"},
 }
 
 // docIndex lists every resource with its path.
 func docIndex() string {
 	var b strings.Builder
 	b.WriteString("## Index\n\n| Resource | Path | Function |\n|---|---|---|\n")
-	b.WriteString("| [Companies](#companies-workflows-and-runs) | `/v1/companies` | `companies` |\n")
-	b.WriteString("| [Workflows](#companies-workflows-and-runs) | `/v1/workflows` | `workflows` |\n")
-	b.WriteString("| [Workflow runs](#companies-workflows-and-runs) | `/v1/workflow-runs` | `workflows` |\n")
+	b.WriteString("| [Companies](#companies) | `/v1/companies` | `" + companies.Group + "` |\n")
+	b.WriteString("| [Workflows](#workflows-and-runs) | `/v1/workflows` | `workflows` |\n")
+	b.WriteString("| [Workflow runs](#workflows-and-runs) | `/v1/workflow-runs` | `workflows` |\n")
 	for _, d := range All() {
 		b.WriteString("| [" + strings.ToUpper(d.Name[:1]) + d.Name[1:] + "](#" + d.Name + ") | `/v1/" + d.Name + "` | `" + d.Group + "` |\n")
 	}
@@ -52,8 +63,9 @@ const docIntro = `# Resources
 
 Every resource of the API, its routes, fields, sortable fields and filters.
 The sections after the index are generated from the declarations in
-` + "`internal/resources`" + `, so they say what the service does. Companies,
-workflows and runs are written by hand and described at the end.
+` + "`internal/resources`" + ` (companies: ` + "`internal/companies`" + `), so they say what
+the service does. Workflows and runs are written by hand and described at
+the end.
 
 ## Rules common to every resource
 
@@ -104,6 +116,9 @@ See ` + "[`docs/decisions.md`](decisions.md)" + ` for the reasons and the exact 
 // docNotes are the rules of each resource that its hooks (Check, Compute)
 // or its own routes add to its declaration.
 var docNotes = map[string]string{
+	companies.Def.Name: "`?website=` matches by host, as upserts do: scheme, `www.`, port and path are ignored, case-insensitive. " +
+		"A workflow run's company step upserts a company: matched by `externalId`, then `website`, then `canonicalName`. " +
+		"See [`docs/decisions.md`](decisions.md#companies) for the reasons.",
 	"tags": "`color`, when set, must be a hex color such as `#1f77b4` (400 naming `color`).",
 	"deals": "`currency` must be an ISO 4217 code of three capital letters, and is required when `amount` is set " +
 		"(400 naming `currency`).",
@@ -125,22 +140,18 @@ var docNotes = map[string]string{
 		"List a company's scores with `?company=`, a screening's with `?screeningId=`.",
 }
 
-const docHandWritten = `## Companies, workflows and runs
+const docHandWritten = `## Workflows and runs
 
-These are written by hand (their behaviour is their own: upsert matching,
-triggers, runs), under the same common rules.
+These are written by hand (their behaviour is their own: triggers, runs),
+under the same common rules.
 
 | Resource | Routes | Sort | Filters |
 |---|---|---|---|
-| Companies | ` + "`POST`, `GET` `/v1/companies`; `GET`, `PUT`, `DELETE` `/v1/companies/{id}`" + ` | ` + "`id`, `createdAt`, `canonicalName`, `updatedAt`" + ` | ` + "`?externalId=`, `?website=` (matched by host: scheme, `www.` and path ignored, case-insensitive)" + ` |
 | Workflows | ` + "`POST`, `GET` `/v1/workflows`; `GET`, `PUT`, `DELETE` `/v1/workflows/{id}`; `POST /v1/workflows/{id}/trigger/webhook-secret/rotate`" + ` | ` + "`id`, `createdAt`, `name`, `updatedAt`" + ` | none |
 | Workflow runs | ` + "`POST`, `GET` `/v1/workflows/{id}/runs`; `GET /v1/workflow-runs`; `GET`, `PATCH` `/v1/workflow-runs/{id}`; `POST /v1/workflow-runs/{id}/retry`; `POST /webhooks/workflows/{slug}`" + ` | ` + "`id`, `createdAt`" + ` | ` + "`?workflowId=`, `?status=` (`queued`, `running`, `completed`, `failed`) on `/v1/workflow-runs`" + ` |
 
-The company record and its validation are described in the specification
-and in [` + "`docs/decisions.md`" + `](decisions.md#companies); workflows, their step
-language and runs in [` + "`docs/workflows.md`" + `](workflows.md) and
+Workflows, their step language and runs are described in
+[` + "`docs/workflows.md`" + `](workflows.md) and
 [` + "`docs/decisions.md`" + `](decisions.md#workflows-and-runs); the walk-through in the
-[README](../README.md) shows each of them with ` + "`curl`" + `. Records of the
-resources above may name companies (` + "`companyId`" + `, ` + "`companyIds`" + `, ` + "`company`" + `,
-participants): deleting a company leaves those references as stored.
+[README](../README.md) shows each of them with ` + "`curl`" + `.
 `
