@@ -213,7 +213,7 @@ func invalidCompanyBodies() []invalidCompanyBody {
 		{name: "canonicalName whitespace only", fields: map[string]any{"canonicalName": " \t\n "}, want: "canonicalName must not be empty"},
 		{name: "canonicalName too long", fields: map[string]any{"canonicalName": strings.Repeat("n", 301)},
 			want: "canonicalName must be at most 300 characters"},
-		{name: "canonicalName null", fields: map[string]any{"canonicalName": nil}, want: "canonicalName must not be null"},
+		{name: "canonicalName null", fields: map[string]any{"canonicalName": nil}, want: "canonicalName is required and cannot be null"},
 
 		{name: "website a number", fields: map[string]any{"website": 42}, want: "website must be a string, not a number"},
 		{name: "description a boolean", fields: map[string]any{"description": true}, want: "description must be a string, not a boolean"},
@@ -258,8 +258,8 @@ func invalidCompanyBodies() []invalidCompanyBody {
 		{name: "companyType a number", fields: map[string]any{"companyType": 3}, want: "companyType must be a string, not a number"},
 
 		{name: "unknown top-level field", fields: map[string]any{"foundedYear": 1999}, want: "foundedYear is not an accepted field"},
-		{name: "id is not an input", fields: map[string]any{"id": "cmp_x"}, want: "id is not an accepted field"},
-		{name: "origin is not an input", fields: map[string]any{"origin": "user"}, want: "origin is not an accepted field"},
+		{name: "id is read-only", fields: map[string]any{"id": "cmp_x"}, want: "id is read-only; the service sets it"},
+		{name: "origin is read-only", fields: map[string]any{"origin": "user"}, want: "origin is read-only; the service sets it"},
 
 		{name: "body not JSON", raw: rawBody(`{canonicalName: Acme}`), want: "Invalid request body: the body is not valid JSON: invalid character"},
 		{name: "body truncated JSON", raw: rawBody(`{"canonicalName": "Acme"`), want: "Invalid request body: the body is not valid JSON: it ends unexpectedly"},

@@ -46,98 +46,87 @@ const (
 	maxTag         = 100
 )
 
-// DecodeCreate parses a create body: canonicalName is required.
-func DecodeCreate(body []byte) (Fields, error) {
-	f, err := decode(body)
-	if err != nil {
-		return f, err
-	}
-	if !f.CanonicalName.Set {
-		return f, apperr.Invalid("canonicalName", "is required")
-	}
-	return f, nil
-}
+// DecodeCreate parses a create body as Def declares it: canonicalName is
+// required.
+func DecodeCreate(body []byte) (Fields, error) { return decode(body, true) }
 
-// DecodeUpdate parses a partial update body.
-func DecodeUpdate(body []byte) (Fields, error) { return decode(body) }
+// DecodeUpdate parses a partial update body as Def declares it.
+func DecodeUpdate(body []byte) (Fields, error) { return decode(body, false) }
 
-func decode(body []byte) (Fields, error) {
-	o, err := input.ParseObject(body, CreateFields...)
+// decode reads a body with the layer (Def.Decode: unknown and read-only
+// fields refused, each field's rules, errors naming the field) and turns
+// the fields it sets into Fields, which Apply, matching and upserts use.
+func decode(body []byte, create bool) (Fields, error) {
+	m, err := Def.Decode(body, create)
 	if err != nil {
 		return Fields{}, err
 	}
-	return fieldsOf(o)
+	return Fields{
+		CanonicalName:    text(m, "canonicalName"),
+		AlternativeNames: texts(m, "alternativeNames"),
+		Website:          text(m, "website"),
+		Description:      text(m, "description"),
+		ShortDescription: text(m, "shortDescription"),
+		Sector:           text(m, "sector"),
+		Industry:         text(m, "industry"),
+		Location:         location(m),
+		ExternalID:       text(m, "externalId"),
+		Tags:             texts(m, "tags"),
+		Custom:           object(m, "custom"),
+		CompanyType:      text(m, "companyType"),
+	}, nil
 }
 
-func fieldsOf(o *input.Object) (f Fields, err error) {
-	text := func(name string, t input.Text) input.Field[string] {
-		if err != nil {
-			return input.Field[string]{}
-		}
-		var v input.Field[string]
-		v, err = o.String(name, t)
-		return v
+// text is a decoded text field: absent, null (nil) or a string.
+func text(m map[string]any, name string) input.Field[string] {
+	v, ok := m[name]
+	if !ok {
+		return input.Field[string]{}
 	}
-	if f.CanonicalName, err = o.String("canonicalName", input.Text{Min: 1, Max: maxName, Trim: true}); err != nil {
-		return f, err
-	}
-	if f.CanonicalName.Null {
-		return f, apperr.Invalid("canonicalName", "must not be null")
-	}
-	if f.AlternativeNames, err = o.Strings("alternativeNames", input.Text{Min: 1, Max: maxName, Trim: true}, maxListItems); err != nil {
-		return f, err
-	}
-	// Descriptions are the only multi-line texts; every other text is one line.
-	f.Website = text("website", input.Text{Max: maxURL})
-	f.Description = text("description", input.Text{Max: maxDescription, MultiLine: true})
-	f.ShortDescription = text("shortDescription", input.Text{Max: maxShortDesc, MultiLine: true})
-	f.Sector = text("sector", input.Text{Max: maxShortText})
-	f.Industry = text("industry", input.Text{Max: maxShortText})
-	f.ExternalID = text("externalId", input.Text{Max: maxShortText})
-	if err != nil {
-		return f, err
-	}
-	if f.Website.Set && !f.Website.Null {
-		if err := checkURL("website", f.Website.Value); err != nil {
-			return f, err
-		}
-	}
-	if f.ExternalID.Set && !f.ExternalID.Null {
-		if err := checkExternalID("externalId", f.ExternalID.Value); err != nil {
-			return f, err
-		}
-	}
-	if f.Location, err = location(o); err != nil {
-		return f, err
-	}
-	if f.Tags, err = o.Strings("tags", input.Text{Min: 1, Max: maxTag, Trim: true}, maxListItems); err != nil {
-		return f, err
-	}
-	// custom is at most input.MaxDepth levels and input.MaxFreeBytes.
-	if f.Custom, err = o.FreeObject("custom"); err != nil {
-		return f, err
-	}
-	f.CompanyType, err = o.Enum("companyType", CompanyTypes...)
-	return f, err
+	s, isText := v.(string)
+	return input.Field[string]{Set: true, Null: !isText, Value: s}
 }
 
-func location(o *input.Object) (input.Field[Location], error) {
-	lo, err := o.Object("location", "city", "state", "country")
-	if err != nil || !lo.Set || lo.Null {
-		return input.Field[Location]{Set: lo.Set, Null: lo.Null}, err
+// texts is a decoded array of strings; null arrives as [].
+func texts(m map[string]any, name string) input.Field[[]string] {
+	v, ok := m[name]
+	if !ok {
+		return input.Field[[]string]{}
 	}
+	list, _ := v.([]any)
+	out := make([]string, 0, len(list))
+	for _, e := range list {
+		if s, ok := e.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return input.Field[[]string]{Set: true, Value: out}
+}
+
+// object is a decoded free-form object; null arrives as {}.
+func object(m map[string]any, name string) input.Field[map[string]any] {
+	v, ok := m[name]
+	if !ok {
+		return input.Field[map[string]any]{}
+	}
+	o, _ := v.(map[string]any)
+	return input.Field[map[string]any]{Set: true, Value: o}
+}
+
+// location is the decoded location; null arrives as {} (unknown).
+func location(m map[string]any) input.Field[Location] {
+	v, ok := m["location"]
+	if !ok {
+		return input.Field[Location]{}
+	}
+	parts, _ := v.(map[string]any)
 	var loc Location
 	for name, dst := range map[string]**string{"city": &loc.City, "state": &loc.State, "country": &loc.Country} {
-		v, err := lo.Value.String(name, input.Text{Max: maxShortText})
-		if err != nil {
-			return input.Field[Location]{}, err
-		}
-		if v.Set && !v.Null {
-			s := v.Value
+		if s, ok := parts[name].(string); ok {
 			*dst = &s
 		}
 	}
-	return input.Field[Location]{Set: true, Value: loc}, nil
+	return input.Field[Location]{Set: true, Value: loc}
 }
 
 // checkExternalID refuses a blank externalId: it would match nothing.
