@@ -6,7 +6,6 @@ package workflows
 
 import (
 	"context"
-	"errors"
 	"strings"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
@@ -257,70 +256,4 @@ func (in Input) apply(r *record) {
 			r.Trigger.HeaderName = &h
 		}
 	}
-}
-
-// DecodeCreate parses a create body: name is required.
-func DecodeCreate(body []byte) (Input, error) {
-	in, err := decode(body)
-	if err == nil && !in.Name.Set {
-		err = apperr.Invalid("name", "is required")
-	}
-	return in, err
-}
-
-// DecodeUpdate parses a partial update body.
-func DecodeUpdate(body []byte) (Input, error) { return decode(body) }
-
-func decode(body []byte) (in Input, err error) {
-	o, err := input.ParseObject(body, "name", "description", "steps", "trigger")
-	if err != nil {
-		return in, err
-	}
-	if in.Name, err = o.String("name", input.Text{Min: 1, Max: 200, Trim: true}); err != nil {
-		return in, err
-	}
-	if in.Name.Null {
-		return in, apperr.Invalid("name", "must not be null")
-	}
-	if in.Description, err = o.String("description", input.Text{Max: 2000, MultiLine: true}); err != nil {
-		return in, err
-	}
-	if raw, ok := o.Raw("steps"); ok {
-		parsed, err := steps.Parse(raw)
-		var ve *steps.ValidationError
-		if errors.As(err, &ve) {
-			return in, apperr.Invalid(ve.Field, "%s", ve.Message)
-		}
-		if err != nil {
-			return in, apperr.Invalid("steps", "%v", err)
-		}
-		in.Steps = input.Field[[]steps.Step]{Set: true, Value: parsed}
-	}
-	trig, err := o.Object("trigger", "scheme", "headerName")
-	if err != nil || !trig.Set {
-		return in, err
-	}
-	if trig.Null {
-		return in, apperr.Invalid("trigger", "must be an object with scheme and/or headerName")
-	}
-	if in.Scheme, err = trig.Value.String("scheme", input.Text{}); err != nil {
-		return in, err
-	}
-	if in.Scheme.Set {
-		if in.Scheme.Null {
-			return in, apperr.Invalid("trigger.scheme", "must be %s or %s", webhook.SharedSecret, webhook.HMACSHA256)
-		}
-		if _, err := webhook.ParseScheme(in.Scheme.Value); err != nil {
-			return in, apperr.Invalid("trigger.scheme", "must be %s or %s", webhook.SharedSecret, webhook.HMACSHA256)
-		}
-	}
-	if in.HeaderName, err = trig.Value.String("headerName", input.Text{}); err != nil {
-		return in, err
-	}
-	if in.HeaderName.Set && !in.HeaderName.Null {
-		if err := webhook.ValidateHeaderName(in.HeaderName.Value); err != nil {
-			return in, apperr.Invalid("trigger.headerName", "is invalid: %v", err)
-		}
-	}
-	return in, nil
 }
