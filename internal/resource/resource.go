@@ -37,6 +37,9 @@ type Def struct {
 	// SortUpdatedAt makes the list sortable by updatedAt (it takes one of
 	// the two sort indexes).
 	SortUpdatedAt bool
+	// NoUpdatedAt: the record has no updatedAt (a workflow run, whose
+	// times are createdAt, startedAt and completedAt).
+	NoUpdatedAt bool
 	// MultiGet lets GET /v1/<name>/ids=<id>,<id>,... read up to
 	// store.MaxBatch records at once (the spec's documents-by-ids).
 	MultiGet bool
@@ -123,9 +126,11 @@ func (r *Record) UnmarshalJSON(b []byte) error {
 func (d *Def) allFields() []Field {
 	out := []Field{{Name: FieldID, Kind: String, ReadOnly: true, Doc: "the record's id"}}
 	out = append(out, d.Fields...)
-	return append(out,
-		Field{Name: FieldCreatedAt, Kind: DateTime, ReadOnly: true, Doc: "when the record was created"},
-		Field{Name: FieldUpdatedAt, Kind: DateTime, ReadOnly: true, Doc: "when the record last changed", Sort: d.SortUpdatedAt})
+	out = append(out, Field{Name: FieldCreatedAt, Kind: DateTime, ReadOnly: true, Doc: "when the record was created"})
+	if d.NoUpdatedAt {
+		return out
+	}
+	return append(out, Field{Name: FieldUpdatedAt, Kind: DateTime, ReadOnly: true, Doc: "when the record last changed", Sort: d.SortUpdatedAt})
 }
 
 // Field returns the declared field called name.

@@ -13,50 +13,35 @@ import (
 // 400 KB item limit.
 const MaxInputBytes = input.MaxFreeBytes
 
-// titleText is the accepted title: 1 to 120 characters, not only spaces.
-var titleText = input.Text{Min: 1, Max: MaxTitle, Trim: true}
-
-// DecodeNewRun parses the body of a run started through the API:
-// {input?: object, dryRun?: bool, title?: string}; an empty body starts a
-// run with empty input. input is at most input.MaxDepth levels deep and
-// MaxInputBytes as JSON.
+// DecodeNewRun parses the body of a run started through the API as
+// NewRunDef declares it: {input?: object, dryRun?: bool, title?: string};
+// an empty body starts a run with empty input. input is at most
+// input.MaxDepth levels deep and MaxInputBytes as JSON.
 func DecodeNewRun(body []byte) (NewRun, error) {
 	n := NewRun{StartedBy: StartedByAPI}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return n, nil
 	}
-	o, err := input.ParseObject(body, "input", "dryRun", "title")
+	m, err := NewRunDef.Decode(body, true)
 	if err != nil {
 		return n, err
 	}
-	in, err := o.FreeObject("input")
-	if err != nil {
-		return n, err
-	}
-	dry, err := o.Bool("dryRun")
-	if err != nil {
-		return n, err
-	}
-	title, err := o.String("title", titleText)
-	if err != nil {
-		return n, err
-	}
-	if title.Null {
+	if v, ok := m["title"]; ok && v == nil {
 		return n, apperr.Invalid("title", "must be a string of 1 to %d characters", MaxTitle)
 	}
-	n.Input, n.DryRun, n.Title = in.Value, dry.Value, title.Value
+	n.Input, _ = m["input"].(map[string]any)
+	n.DryRun, _ = m["dryRun"].(bool)
+	n.Title, _ = m["title"].(string)
 	return n, nil
 }
 
-// DecodeTitle parses a rename body {title}: required, 1 to 120 characters.
+// DecodeTitle parses a rename body {title} as TitleDef declares it:
+// required, 1 to 120 characters.
 func DecodeTitle(body []byte) (string, error) {
-	o, err := input.ParseObject(body, "title")
+	m, err := TitleDef.Decode(body, true)
 	if err != nil {
 		return "", err
 	}
-	title, err := o.String("title", titleText)
-	if err == nil && (!title.Set || title.Null) {
-		err = apperr.Invalid("title", "is required: a string of 1 to %d characters", MaxTitle)
-	}
-	return title.Value, err
+	title, _ := m["title"].(string)
+	return title, nil
 }
