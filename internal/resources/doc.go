@@ -1,23 +1,27 @@
 package resources
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/resource"
+	"github.com/sourcebase/sourcebase/internal/runs"
+	"github.com/sourcebase/sourcebase/internal/workflows"
 )
 
 // DocPath is where Markdown's output is committed, from the repository root.
 const DocPath = "docs/resources.md"
 
 // Markdown is docs/resources.md: the common rules of every resource, a
-// section per declared resource generated from its declaration (companies'
-// from companies.Def), and a short section on the resources written by
-// hand (workflows, runs). A test fails when the committed file differs.
+// section per declared resource generated from its declaration (companies',
+// workflows' and runs' from companies.Def, workflows.Def and runs.Def, with
+// the routes they serve by hand). A test fails when the committed file
+// differs.
 func Markdown() string {
 	routes := func(d *resource.Def) []resource.DocRoute {
-		if d == companies.Def {
-			return companyRoutes
+		if r, ok := handRoutes[d]; ok {
+			return r
 		}
 		var out []resource.DocRoute
 		for _, r := range Routes() {
@@ -30,16 +34,25 @@ func Markdown() string {
 	var b strings.Builder
 	b.WriteString(docIntro)
 	b.WriteString(docIndex())
-	b.WriteString(resource.Markdown(append([]*resource.Def{companies.Def}, All()...), routes, docNotes, nil))
-	b.WriteString(docHandWritten)
+	defs := append([]*resource.Def{companies.Def, workflows.Def, runs.Def}, All()...)
+	b.WriteString(resource.Markdown(defs, routes, docNotes, nil))
 	return b.String()
 }
 
-// companyRoutes are the company routes (written by hand in internal/routes).
-var companyRoutes = []resource.DocRoute{
-	{Method: "POST", Path: "/v1/companies"}, {Method: "GET", Path: "/v1/companies"},
-	{Method: "GET", Path: "/v1/companies/{id}"}, {Method: "PUT", Path: "/v1/companies/{id}"},
-	{Method: "DELETE", Path: "/v1/companies/{id}"},
+// handRoutes are the CRUD routes of the resources routed by hand (in
+// internal/api); their other routes are in docNotes.
+var handRoutes = map[*resource.Def][]resource.DocRoute{
+	companies.Def: {
+		{Method: "POST", Path: "/v1/companies"}, {Method: "GET", Path: "/v1/companies"},
+		{Method: "GET", Path: "/v1/companies/{id}"}, {Method: "PUT", Path: "/v1/companies/{id}"},
+		{Method: "DELETE", Path: "/v1/companies/{id}"},
+	},
+	workflows.Def: {
+		{Method: "POST", Path: "/v1/workflows"}, {Method: "GET", Path: "/v1/workflows"},
+		{Method: "GET", Path: "/v1/workflows/{id}"}, {Method: "PUT", Path: "/v1/workflows/{id}"},
+		{Method: "DELETE", Path: "/v1/workflows/{id}"},
+	},
+	runs.Def: {{Method: "GET", Path: "/v1/workflow-runs"}, {Method: "GET", Path: "/v1/workflow-runs/{id}"}},
 }
 
 // docIndex lists every resource with its path.
@@ -47,8 +60,8 @@ func docIndex() string {
 	var b strings.Builder
 	b.WriteString("## Index\n\n| Resource | Path | Function |\n|---|---|---|\n")
 	b.WriteString("| [Companies](#companies) | `/v1/companies` | `" + companies.Group + "` |\n")
-	b.WriteString("| [Workflows](#workflows-and-runs) | `/v1/workflows` | `workflows` |\n")
-	b.WriteString("| [Workflow runs](#workflows-and-runs) | `/v1/workflow-runs` | `workflows` |\n")
+	b.WriteString("| [Workflows](#workflows) | `/v1/workflows` | `" + workflows.Group + "` |\n")
+	b.WriteString("| [Workflow runs](#workflow-runs) | `/v1/workflow-runs` | `" + workflows.Group + "` |\n")
 	for _, d := range All() {
 		b.WriteString("| [" + strings.ToUpper(d.Name[:1]) + d.Name[1:] + "](#" + d.Name + ") | `/v1/" + d.Name + "` | `" + d.Group + "` |\n")
 	}
@@ -63,9 +76,8 @@ const docIntro = `# Resources
 
 Every resource of the API, its routes, fields, sortable fields and filters.
 The sections after the index are generated from the declarations in
-` + "`internal/resources`" + ` (companies: ` + "`internal/companies`" + `), so they say what
-the service does. Workflows and runs are written by hand and described at
-the end.
+` + "`internal/resources`" + ` (companies, workflows and runs: ` + "`internal/companies`" + `,
+` + "`internal/workflows`" + `, ` + "`internal/runs`" + `), so they say what the service does.
 
 ## Rules common to every resource
 
@@ -119,6 +131,20 @@ var docNotes = map[string]string{
 	companies.Def.Name: "`?website=` matches by host, as upserts do: scheme, `www.`, port and path are ignored, case-insensitive. " +
 		"A workflow run's company step upserts a company: matched by `externalId`, then `website`, then `canonicalName`. " +
 		"See [`docs/decisions.md`](decisions.md#companies) for the reasons.",
+	workflows.Def.Name: "Creating a workflow answers its trigger with its `secret`, the one time it is shown besides " +
+		"`POST /v1/workflows/{id}/trigger/webhook-secret/rotate` (`200` with the trigger and its new secret; the old one " +
+		"stops working at once). Deleting a workflow deletes its trigger (its webhook stops at once) and keeps its runs. " +
+		"The step language (`steps[i].type`, `with`, `.$` JSONPath values) is described in [`docs/workflows.md`](workflows.md); " +
+		"see also [`docs/decisions.md`](decisions.md#workflows-and-runs).",
+	runs.Def.Name: "Runs are started and renamed through these routes:\n\n" +
+		"| Method | Path | Answer |\n|---|---|---|\n" +
+		"| `POST` | `/v1/workflows/{id}/runs` | start a run: `202` with the queued run; body " + bodyDoc(runs.NewRunDef) + ", all optional (an empty body is `{}`) |\n" +
+		"| `GET` | `/v1/workflows/{id}/runs` | the workflow's runs, newest first, with the paging above |\n" +
+		"| `PATCH` | `/v1/workflow-runs/{id}` | rename: body " + bodyDoc(runs.TitleDef) + "; `200` with the run |\n" +
+		"| `POST` | `/v1/workflow-runs/{id}/retry` | retry a failed run once, with its input: `202` with the new run |\n" +
+		"| `POST` | `/webhooks/workflows/{slug}` | a webhook to a workflow's trigger (served by the `webhook` function, " +
+		"verified by the trigger's `scheme` and `headerName`): `202` with the queued run |\n\n" +
+		"See [`docs/workflows.md`](workflows.md) for what a run does and [`docs/decisions.md`](decisions.md#workflows-and-runs) for the reasons.",
 	"tags": "`color`, when set, must be a hex color such as `#1f77b4` (400 naming `color`).",
 	"deals": "`currency` must be an ISO 4217 code of three capital letters, and is required when `amount` is set " +
 		"(400 naming `currency`).",
@@ -140,18 +166,19 @@ var docNotes = map[string]string{
 		"List a company's scores with `?company=`, a screening's with `?screeningId=`.",
 }
 
-const docHandWritten = `## Workflows and runs
-
-These are written by hand (their behaviour is their own: triggers, runs),
-under the same common rules.
-
-| Resource | Routes | Sort | Filters |
-|---|---|---|---|
-| Workflows | ` + "`POST`, `GET` `/v1/workflows`; `GET`, `PUT`, `DELETE` `/v1/workflows/{id}`; `POST /v1/workflows/{id}/trigger/webhook-secret/rotate`" + ` | ` + "`id`, `createdAt`, `name`, `updatedAt`" + ` | none |
-| Workflow runs | ` + "`POST`, `GET` `/v1/workflows/{id}/runs`; `GET /v1/workflow-runs`; `GET`, `PATCH` `/v1/workflow-runs/{id}`; `POST /v1/workflow-runs/{id}/retry`; `POST /webhooks/workflows/{slug}`" + ` | ` + "`id`, `createdAt`" + ` | ` + "`?workflowId=`, `?status=` (`queued`, `running`, `completed`, `failed`) on `/v1/workflow-runs`" + ` |
-
-Workflows, their step language and runs are described in
-[` + "`docs/workflows.md`" + `](workflows.md) and
-[` + "`docs/decisions.md`" + `](decisions.md#workflows-and-runs); the walk-through in the
-[README](../README.md) shows each of them with ` + "`curl`" + `.
-`
+// bodyDoc describes a request body declared by def: each field, its type
+// and whether it is required.
+func bodyDoc(def *resource.Def) string {
+	parts := make([]string, len(def.Fields))
+	for i, f := range def.Fields {
+		s := "`" + f.Name + "` (" + f.Kind.String()
+		if f.MaxLen > 0 {
+			s += fmt.Sprintf(", 1 to %d characters", f.MaxLen)
+		}
+		if f.Required {
+			s += ", required"
+		}
+		parts[i] = s + "): " + f.Doc
+	}
+	return "{" + strings.Join(parts, "; ") + "}"
+}

@@ -33,7 +33,7 @@ var Def = &resource.Def{
 			Rule: "ids unique; each step's `with` as its `type` requires (see [`docs/workflows.md`](workflows.md)); 400 naming the path such as `steps[2].with.name.$`",
 			Doc:  "the steps, run in order",
 			Fields: []resource.Field{
-				{Name: "id", Kind: resource.String, Required: true, Verbatim: true, Doc: "the step's id, unique in the workflow"},
+				{Name: "id", Kind: resource.String, MaxLen: steps.MaxIDLength, Required: true, Verbatim: true, Doc: "the step's id, unique in the workflow"},
 				{Name: "type", Kind: resource.String, Required: true, Verbatim: true, Doc: "what the step does"},
 				{Name: "with", Kind: resource.Object, Doc: "the step's parameters; `.$` keys take JSONPath values"},
 			}},
