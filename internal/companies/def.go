@@ -8,13 +8,17 @@ import (
 // Group is the resource group (Lambda function) serving the company routes.
 const Group = "companies"
 
+// Name is the resource name of companies: their path segment, and how
+// references to companies name them.
+const Name = "companies"
+
 // Def declares the company record on the resource layer: every field of
 // Company, in its JSON order, with the rules of a create or update body.
 // Bodies are decoded from it (DecodeCreate, DecodeUpdate) and
 // docs/resources.md documents it; the records themselves are still stored
 // by Service, whose matching and upserts are the companies' own.
 var Def = &resource.Def{
-	Name: "companies", Singular: "company", Type: store.TypeCompany, IDPrefix: "cmp", Group: Group,
+	Name: Name, Singular: "company", Type: store.TypeCompany, IDPrefix: "cmp", Group: Group,
 	Doc: "A company the firm tracks: made through the API (`origin` `user`) or by a workflow run (`origin` `workflow`, " +
 		"upserted by `externalId`, then `website`, then `canonicalName`).",
 	SortUpdatedAt: true,

@@ -7,6 +7,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/input"
+	"github.com/sourcebase/sourcebase/internal/resource"
 )
 
 // Fields is a set of company fields sent by a client: each absent
@@ -62,55 +63,19 @@ func decode(body []byte, create bool) (Fields, error) {
 		return Fields{}, err
 	}
 	return Fields{
-		CanonicalName:    text(m, "canonicalName"),
-		AlternativeNames: texts(m, "alternativeNames"),
-		Website:          text(m, "website"),
-		Description:      text(m, "description"),
-		ShortDescription: text(m, "shortDescription"),
-		Sector:           text(m, "sector"),
-		Industry:         text(m, "industry"),
+		CanonicalName:    resource.DecodedText(m, "canonicalName"),
+		AlternativeNames: resource.DecodedTexts(m, "alternativeNames"),
+		Website:          resource.DecodedText(m, "website"),
+		Description:      resource.DecodedText(m, "description"),
+		ShortDescription: resource.DecodedText(m, "shortDescription"),
+		Sector:           resource.DecodedText(m, "sector"),
+		Industry:         resource.DecodedText(m, "industry"),
 		Location:         location(m),
-		ExternalID:       text(m, "externalId"),
-		Tags:             texts(m, "tags"),
-		Custom:           object(m, "custom"),
-		CompanyType:      text(m, "companyType"),
+		ExternalID:       resource.DecodedText(m, "externalId"),
+		Tags:             resource.DecodedTexts(m, "tags"),
+		Custom:           resource.DecodedObject(m, "custom"),
+		CompanyType:      resource.DecodedText(m, "companyType"),
 	}, nil
-}
-
-// text is a decoded text field: absent, null (nil) or a string.
-func text(m map[string]any, name string) input.Field[string] {
-	v, ok := m[name]
-	if !ok {
-		return input.Field[string]{}
-	}
-	s, isText := v.(string)
-	return input.Field[string]{Set: true, Null: !isText, Value: s}
-}
-
-// texts is a decoded array of strings; null arrives as [].
-func texts(m map[string]any, name string) input.Field[[]string] {
-	v, ok := m[name]
-	if !ok {
-		return input.Field[[]string]{}
-	}
-	list, _ := v.([]any)
-	out := make([]string, 0, len(list))
-	for _, e := range list {
-		if s, ok := e.(string); ok {
-			out = append(out, s)
-		}
-	}
-	return input.Field[[]string]{Set: true, Value: out}
-}
-
-// object is a decoded free-form object; null arrives as {}.
-func object(m map[string]any, name string) input.Field[map[string]any] {
-	v, ok := m[name]
-	if !ok {
-		return input.Field[map[string]any]{}
-	}
-	o, _ := v.(map[string]any)
-	return input.Field[map[string]any]{Set: true, Value: o}
 }
 
 // location is the decoded location; null arrives as {} (unknown).

@@ -7,6 +7,7 @@ package resources
 import (
 	"sync"
 
+	"github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
@@ -24,7 +25,7 @@ var Groups = []string{Catalog, CRM, Documents, Scoring}
 
 // Companies is the name companies are referenced by (they are built
 // outside the layer).
-const Companies = "companies"
+const Companies = companies.Name
 
 // Field constructors for the shapes many resources share.
 func nameField(sortable bool) resource.Field {

@@ -5,13 +5,17 @@
 // API Gateway routes from it, and the SAM template is checked against it.
 package routes
 
-import "github.com/sourcebase/sourcebase/internal/resources"
+import (
+	"github.com/sourcebase/sourcebase/internal/companies"
+	"github.com/sourcebase/sourcebase/internal/resources"
+	"github.com/sourcebase/sourcebase/internal/workflows"
+)
 
 // Groups: one Lambda function each.
 const (
-	Companies = "companies"
+	Companies = companies.Group
 	Keys      = "keys" // also serves the health check
-	Workflows = "workflows"
+	Workflows = workflows.Group
 	Webhook   = "webhook" // behind a Lambda function URL, not API Gateway
 	Catalog   = resources.Catalog
 	CRM       = resources.CRM

@@ -98,8 +98,8 @@ func decode(body []byte, create bool) (in Input, err error) {
 	if err != nil {
 		return in, err
 	}
-	in.Name = text(m, "name")
-	in.Description = text(m, "description")
+	in.Name = resource.DecodedText(m, "name")
+	in.Description = resource.DecodedText(m, "description")
 	if v, ok := m["steps"]; ok {
 		parsed, err := parseSteps(v)
 		if err != nil {
@@ -118,22 +118,12 @@ func decode(body []byte, create bool) (in Input, err error) {
 	}
 	trig, _ := m["trigger"].(map[string]any)
 	if _, ok := sent.Trigger["scheme"]; ok {
-		if in.Scheme = text(trig, "scheme"); in.Scheme.Null {
+		if in.Scheme = resource.DecodedText(trig, "scheme"); in.Scheme.Null {
 			return in, apperr.Invalid("trigger.scheme", "must be one of %s, %s", webhook.SharedSecret, webhook.HMACSHA256)
 		}
 	}
 	if _, ok := sent.Trigger["headerName"]; ok {
-		in.HeaderName = text(trig, "headerName")
+		in.HeaderName = resource.DecodedText(trig, "headerName")
 	}
 	return in, nil
-}
-
-// text is a decoded text field: absent, null (nil) or a string.
-func text(m map[string]any, name string) input.Field[string] {
-	v, ok := m[name]
-	if !ok {
-		return input.Field[string]{}
-	}
-	s, isText := v.(string)
-	return input.Field[string]{Set: true, Null: !isText, Value: s}
 }

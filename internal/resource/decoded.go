@@ -1,0 +1,43 @@
+package resource
+
+import "github.com/sourcebase/sourcebase/internal/input"
+
+// The readers below turn what Def.Decode returns into the typed fields of
+// resources stored outside the layer (companies, workflows): absent when
+// not sent, Null when sent as null.
+
+// DecodedText reads a text field.
+func DecodedText(m map[string]any, name string) input.Field[string] {
+	v, ok := m[name]
+	if !ok {
+		return input.Field[string]{}
+	}
+	s, isText := v.(string)
+	return input.Field[string]{Set: true, Null: !isText, Value: s}
+}
+
+// DecodedTexts reads an array of strings; null arrives as [].
+func DecodedTexts(m map[string]any, name string) input.Field[[]string] {
+	v, ok := m[name]
+	if !ok {
+		return input.Field[[]string]{}
+	}
+	list, _ := v.([]any)
+	out := make([]string, 0, len(list))
+	for _, e := range list {
+		if s, ok := e.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return input.Field[[]string]{Set: true, Value: out}
+}
+
+// DecodedObject reads a free-form object; null arrives as {}.
+func DecodedObject(m map[string]any, name string) input.Field[map[string]any] {
+	v, ok := m[name]
+	if !ok {
+		return input.Field[map[string]any]{}
+	}
+	o, _ := v.(map[string]any)
+	return input.Field[map[string]any]{Set: true, Value: o}
+}
