@@ -78,7 +78,7 @@ func (a *API) endpoints() []endpoint {
 		return endpoint{routes.Route{Group: group, Method: method, Path: path}, h}
 	}
 	eps := []endpoint{
-		route(routes.Keys, "GET", "/healthz", a.health),
+		route(routes.Keys, "GET", routes.HealthPath, a.health),
 		route(routes.Keys, "GET", "/v1/keys", a.listKeys),
 		route(routes.Keys, "DELETE", "/v1/keys/{clientId}", a.revokeKey),
 

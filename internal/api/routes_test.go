@@ -2,12 +2,14 @@ package api_test
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/resources"
 	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/store"
 )
 
 func TestTheRouteTableHoldsTheHandWrittenRoutesAndThoseOfEveryDeclaredResource(t *testing.T) {
@@ -50,12 +52,53 @@ func TestOnlyVersionedRoutesNeedAnAPIKeyAndEveryRouteHasAGroup(t *testing.T) {
 	}
 }
 
-func TestEveryResourceGroupHasALambdaFunction(t *testing.T) {
+func TestEveryDeclaredFunctionHasItsMainPackageAndEveryMainPackageIsDeclared(t *testing.T) {
 	t.Parallel()
-	for _, g := range routes.Groups {
-		if _, err := os.Stat("../../functions/" + g + "/main.go"); err != nil {
-			t.Errorf("group %s has no functions/%s/main.go: %v", g, g, err)
+	declared := map[string]bool{}
+	for _, f := range routes.Functions {
+		declared[f.Name] = true
+		if _, err := os.Stat("../../functions/" + f.Name + "/main.go"); err != nil {
+			t.Errorf("function %s has no functions/%s/main.go: %v", f.Name, f.Name, err)
 		}
+		if n := len(routes.Of(api.Routes(), f.Name)); (n > 0) != (f.Reach == routes.ByAPI || f.Reach == routes.ByURL) {
+			t.Errorf("function %s is reached %s but has %d routes", f.Name, f.Reach, n)
+		}
+	}
+	dirs, err := os.ReadDir("../../functions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dirs {
+		if !declared[d.Name()] {
+			t.Errorf("functions/%s is not declared in routes.Functions", d.Name())
+		}
+	}
+}
+
+func TestTableAccessFollowsTheRoutes(t *testing.T) {
+	t.Parallel()
+	rs := api.Routes()
+	for _, f := range routes.Functions {
+		access := f.Access(rs)
+		if !slices.Contains(access, store.Read) {
+			t.Errorf("%s cannot read the table: %v", f.Name, access)
+		}
+		for _, r := range routes.Of(rs, f.Name) {
+			if r.Method != "GET" && !slices.Contains(access, store.Write) {
+				t.Errorf("%s serves %s but cannot write: %v", f.Name, r.Pattern(), access)
+			}
+		}
+		if slices.Contains(access, store.Manage) {
+			t.Errorf("%s may create tables: only the operator CLI does", f.Name)
+		}
+	}
+	keys, _ := routes.FunctionNamed(routes.Keys)
+	if !slices.Contains(keys.Access(rs), store.Describe) {
+		t.Errorf("the keys function serves the health check but cannot describe the table")
+	}
+	companies, _ := routes.FunctionNamed(routes.Companies)
+	if slices.Contains(companies.Access(rs), store.Describe) {
+		t.Errorf("the companies function may describe the table without needing to")
 	}
 }
 

@@ -58,21 +58,53 @@ func ParseStoreTimeout(s string) (time.Duration, error) {
 	return d, nil
 }
 
+// The environment variables of the configuration.
+const (
+	EnvTable           = "TABLE_NAME"
+	EnvCacheTTL        = "API_KEY_CACHE_TTL"
+	EnvStateMachineARN = "STATE_MACHINE_ARN"
+	EnvWebhookBaseURL  = "WEBHOOK_BASE_URL"
+	EnvStoreTimeout    = "STORE_TIMEOUT"
+)
+
+// DefaultConfig is the configuration of an empty environment.
+func DefaultConfig() Config {
+	return Config{Table: DefaultTable, CacheTTL: auth.MaxCacheTTL, StoreTimeout: store.DefaultCallTimeout}
+}
+
 // ConfigFromEnv reads the configuration, rejecting invalid values.
 func ConfigFromEnv() (Config, error) {
-	c := Config{Table: os.Getenv("TABLE_NAME"), StateMachineARN: os.Getenv("STATE_MACHINE_ARN"), WebhookBaseURL: os.Getenv("WEBHOOK_BASE_URL")}
+	c := Config{Table: os.Getenv(EnvTable), StateMachineARN: os.Getenv(EnvStateMachineARN), WebhookBaseURL: os.Getenv(EnvWebhookBaseURL)}
 	if c.Table == "" {
 		c.Table = DefaultTable
 	}
-	ttl, err := auth.ParseCacheTTL(os.Getenv("API_KEY_CACHE_TTL"))
+	ttl, err := auth.ParseCacheTTL(os.Getenv(EnvCacheTTL))
 	if err != nil {
 		return c, err
 	}
 	c.CacheTTL = ttl
-	if c.StoreTimeout, err = ParseStoreTimeout(os.Getenv("STORE_TIMEOUT")); err != nil {
+	if c.StoreTimeout, err = ParseStoreTimeout(os.Getenv(EnvStoreTimeout)); err != nil {
 		return c, err
 	}
 	return c, nil
+}
+
+// Env is the environment that ConfigFromEnv reads back as c: what the
+// infrastructure gives a function. The state machine and webhook base are
+// left out when unset.
+func (c Config) Env() map[string]string {
+	env := map[string]string{
+		EnvTable:        c.Table,
+		EnvCacheTTL:     c.CacheTTL.String(),
+		EnvStoreTimeout: c.StoreTimeout.String(),
+	}
+	if c.StateMachineARN != "" {
+		env[EnvStateMachineARN] = c.StateMachineARN
+	}
+	if c.WebhookBaseURL != "" {
+		env[EnvWebhookBaseURL] = c.WebhookBaseURL
+	}
+	return env
 }
 
 // Logger installs the JSON logger (with request ids) as the default.

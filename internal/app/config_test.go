@@ -36,3 +36,18 @@ func TestConfigFromEnvReadsStoreTimeout(t *testing.T) {
 		t.Fatal("ConfigFromEnv accepted STORE_TIMEOUT=forever")
 	}
 }
+
+func TestEnvIsReadBackAsTheSameConfig(t *testing.T) {
+	for _, c := range []app.Config{
+		app.DefaultConfig(),
+		{Table: "t1", CacheTTL: 0, StoreTimeout: 3 * time.Second, StateMachineARN: "arn:aws:states:eu-west-1:123456789012:stateMachine:runs", WebhookBaseURL: "https://hooks.example.com"},
+	} {
+		for k, v := range c.Env() {
+			t.Setenv(k, v)
+		}
+		got, err := app.ConfigFromEnv()
+		if err != nil || got != c {
+			t.Errorf("ConfigFromEnv after Env() of %+v = %+v, %v", c, got, err)
+		}
+	}
+}

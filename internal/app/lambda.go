@@ -28,7 +28,7 @@ func ServeLambda(groups ...string) {
 	deps, cfg, err := FromEnv(context.Background())
 	Must(err)
 	for _, g := range groups {
-		if (g == routes.Workflows || g == routes.Webhook) && cfg.StateMachineARN == "" {
+		if f, _ := routes.FunctionNamed(g); f.StartsRuns && cfg.StateMachineARN == "" {
 			Must(fmt.Errorf("the %s function needs STATE_MACHINE_ARN", g))
 		}
 	}

@@ -23,8 +23,16 @@ const (
 	Scoring   = resources.Scoring
 )
 
-// Groups lists every resource group.
-var Groups = []string{Companies, Keys, Workflows, Webhook, Catalog, CRM, Documents, Scoring}
+// Groups lists every resource group: the functions reached by routes.
+var Groups = func() []string {
+	var out []string
+	for _, f := range Functions {
+		if f.Reach == ByAPI || f.Reach == ByURL {
+			out = append(out, f.Name)
+		}
+	}
+	return out
+}()
 
 // Route is one endpoint. Path uses net/http pattern syntax ({id}).
 type Route struct {

@@ -79,9 +79,19 @@ func TableDefinition(name string) *dynamodb.CreateTableInput {
 }
 
 // CreateTable creates the table if it does not exist and waits until it is
-// active. It reports whether it created the table.
+// active. It reports whether it created the table. A table that exists is
+// found by describing it first, so that the operator's create-table needs
+// only Describe access where the infrastructure made the table.
 func CreateTable(ctx context.Context, db *dynamodb.Client, name string) (bool, error) {
-	_, err := db.CreateTable(ctx, TableDefinition(name), withTimeouts(adminTimeouts))
+	_, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}, withTimeouts(adminTimeouts))
+	var missing *types.ResourceNotFoundException
+	switch {
+	case err == nil:
+		return false, ensureTTL(ctx, db, name)
+	case !errors.As(err, &missing):
+		return false, fmt.Errorf("describe table %q: %w", name, err)
+	}
+	_, err = db.CreateTable(ctx, TableDefinition(name), withTimeouts(adminTimeouts))
 	var inUse *types.ResourceInUseException
 	switch {
 	case errors.As(err, &inUse):

@@ -1,0 +1,98 @@
+package routes
+
+import (
+	"slices"
+
+	"github.com/sourcebase/sourcebase/internal/store"
+)
+
+// The functions other than the resource groups.
+const (
+	Runner = "runner" // invoked by the run state machine
+	Admin  = "admin"  // invoked directly by the operator
+)
+
+// HealthPath is the health check's path; it describes the table.
+const HealthPath = "/healthz"
+
+// Reach says how a function is invoked.
+type Reach string
+
+// How functions are reached.
+const (
+	// ByAPI: routes of the HTTP API (API Gateway), from the route table.
+	ByAPI Reach = "api"
+	// ByURL: a Lambda function URL with no IAM auth; the code checks the
+	// request's signature (webhook deliveries).
+	ByURL Reach = "url"
+	// ByStateMachine: Task states of the run state machine.
+	ByStateMachine Reach = "state-machine"
+	// ByOperator: invoked directly (lambda:InvokeFunction), never public.
+	ByOperator Reach = "operator"
+)
+
+// Function is one Lambda function: its code is functions/<Name>, and for
+// the groups, the routes of the route table whose Group is Name.
+type Function struct {
+	Name  string
+	Doc   string
+	Reach Reach
+	// StartsRuns: the function starts executions of the run state
+	// machine (states:StartExecution and STATE_MACHINE_ARN).
+	StartsRuns bool
+	// Table is the table access the function needs beyond what its routes
+	// imply (see Access); for functions without routes.
+	Table []store.Access
+}
+
+// Functions are every Lambda function of the service. The CDK stack, the
+// SAM template and the local Lambda front are built from this list and
+// the route table.
+var Functions = []Function{
+	{Name: Companies, Doc: "companies", Reach: ByAPI},
+	{Name: Keys, Doc: "API keys and the health check", Reach: ByAPI},
+	{Name: Workflows, Doc: "workflows, their triggers and runs", Reach: ByAPI, StartsRuns: true},
+	{Name: Catalog, Doc: "industries, sectors, subsectors and tags", Reach: ByAPI},
+	{Name: CRM, Doc: "deals, people, teams, workspaces and activities", Reach: ByAPI},
+	{Name: Documents, Doc: "documents and lists", Reach: ByAPI},
+	{Name: Scoring, Doc: "scoring frameworks, screenings and scores", Reach: ByAPI},
+	{Name: Webhook, Doc: "signed webhook deliveries that start runs", Reach: ByURL, StartsRuns: true},
+	{Name: Runner, Doc: "executes a run's steps for the run state machine", Reach: ByStateMachine, Table: []store.Access{store.Read, store.Write}},
+	{Name: Admin, Doc: "operator actions: organizations and API keys", Reach: ByOperator, Table: []store.Access{store.Read, store.Write, store.Describe}},
+}
+
+// FunctionNamed returns the function named name.
+func FunctionNamed(name string) (Function, bool) {
+	i := slices.IndexFunc(Functions, func(f Function) bool { return f.Name == name })
+	if i < 0 {
+		return Function{}, false
+	}
+	return Functions[i], true
+}
+
+// Access is the table access f needs, derived from its routes in rs: every
+// route reads (API keys, records); a route other than GET writes
+// (records, idempotency records); the health check describes the table.
+// Functions without routes declare theirs in Table.
+func (f Function) Access(rs []Route) []store.Access {
+	need := map[store.Access]bool{}
+	for _, a := range f.Table {
+		need[a] = true
+	}
+	for _, r := range Of(rs, f.Name) {
+		need[store.Read] = true
+		if r.Method != "GET" {
+			need[store.Write] = true
+		}
+		if r.Path == HealthPath {
+			need[store.Describe] = true
+		}
+	}
+	var out []store.Access
+	for _, a := range []store.Access{store.Read, store.Write, store.Describe, store.Manage} {
+		if need[a] {
+			out = append(out, a)
+		}
+	}
+	return out
+}

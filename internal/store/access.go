@@ -1,0 +1,39 @@
+package store
+
+// Access is a kind of use a function makes of the table. The IAM actions
+// of each are exactly the DynamoDB operations the store issues for it, so
+// the infrastructure grants a function what its code calls and nothing
+// more (a design test keeps the lists equal to the store's calls).
+type Access string
+
+// Kinds of table access.
+const (
+	// Read: GetItem, Query (table and indexes), BatchGetItem.
+	Read Access = "read"
+	// Write: single puts, updates and deletes, and transactions of them
+	// with condition checks (IAM authorizes a transaction by its parts).
+	Write Access = "write"
+	// Describe: reading the table's own description (health checks, and
+	// the operator's create-table on a table that already exists).
+	Describe Access = "describe"
+	// Manage: creating the table and turning on its time to live; only
+	// the operator CLI on a local or self-managed table needs it.
+	Manage Access = "manage"
+)
+
+// Actions are the IAM actions of each kind of access.
+var Actions = map[Access][]string{
+	Read:     {"dynamodb:GetItem", "dynamodb:Query", "dynamodb:BatchGetItem"},
+	Write:    {"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"},
+	Describe: {"dynamodb:DescribeTable", "dynamodb:DescribeTimeToLive"},
+	Manage:   {"dynamodb:CreateTable", "dynamodb:UpdateTimeToLive"},
+}
+
+// IAMActions returns the IAM actions of the given kinds, in order.
+func IAMActions(kinds ...Access) []string {
+	var out []string
+	for _, k := range kinds {
+		out = append(out, Actions[k]...)
+	}
+	return out
+}
