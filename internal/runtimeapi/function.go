@@ -1,0 +1,108 @@
+package runtimeapi
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// Function is a function's execution environments: concurrent invocations
+// run in separate instances started on demand, an idle instance is
+// reused, and one that crashed or timed out is replaced, as in Lambda.
+type Function struct {
+	opt Options
+
+	mu         sync.Mutex
+	idle       []*Instance
+	all        []*Instance
+	coldStarts []time.Duration
+	closed     bool
+}
+
+// ErrClosed is returned by Invoke after Close.
+var ErrClosed = errors.New("runtimeapi: the function is closed")
+
+// NewFunction returns a function that starts instances of opt.
+func NewFunction(opt Options) *Function { return &Function{opt: opt} }
+
+// Invoke runs payload in an idle instance, or a new one.
+// An instance whose runtime exited while idle (aws-lambda-go exits after
+// reporting a panic) is replaced, as Lambda starts a new environment.
+func (f *Function) Invoke(ctx context.Context, payload []byte) (Result, error) {
+	for {
+		inst, err := f.acquire()
+		if err != nil {
+			return Result{}, err
+		}
+		warm := inst.ColdStart() > 0
+		res, taken, err := inst.invoke(ctx, payload)
+		f.release(inst, !warm)
+		if warm && !taken && !inst.Alive() && err == nil {
+			continue
+		}
+		return res, err
+	}
+}
+
+func (f *Function) acquire() (*Instance, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return nil, ErrClosed
+	}
+	if n := len(f.idle); n > 0 {
+		inst := f.idle[n-1]
+		f.idle = f.idle[:n-1]
+		return inst, nil
+	}
+	inst, err := Start(f.opt)
+	if err != nil {
+		return nil, err
+	}
+	f.all = append(f.all, inst)
+	return inst, nil
+}
+
+func (f *Function) release(inst *Instance, cold bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if cold {
+		if d := inst.ColdStart(); d > 0 {
+			f.coldStarts = append(f.coldStarts, d)
+		}
+	}
+	if inst.Alive() && !f.closed {
+		f.idle = append(f.idle, inst)
+		return
+	}
+	for j, x := range f.all {
+		if x == inst {
+			f.all = append(f.all[:j], f.all[j+1:]...)
+			break
+		}
+	}
+	if !f.closed {
+		go inst.Stop()
+	}
+}
+
+// ColdStarts are the cold starts (process start to first response) of
+// the instances started so far, in order.
+func (f *Function) ColdStarts() []time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]time.Duration(nil), f.coldStarts...)
+}
+
+// Close stops every instance.
+func (f *Function) Close() {
+	f.mu.Lock()
+	f.closed = true
+	all := f.all
+	f.all, f.idle = nil, nil
+	f.mu.Unlock()
+	for _, inst := range all {
+		inst.Stop()
+	}
+}

@@ -1,0 +1,48 @@
+// Command probe is a Lambda function for the emulator's tests: it reports
+// what the Lambda context told it, fails, panics, sleeps or exits on
+// request.
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-lambda-go/lambdacontext"
+)
+
+type request struct {
+	Do    string `json:"do"`
+	Sleep string `json:"sleep"`
+}
+
+type response struct {
+	RequestID   string `json:"requestId"`
+	FunctionARN string `json:"functionArn"`
+	DeadlineIn  int64  `json:"deadlineInMs"`
+	Name        string `json:"name"`
+	Env         string `json:"env"`
+	Pid         int    `json:"pid"`
+}
+
+func handle(ctx context.Context, r request) (*response, error) {
+	switch r.Do {
+	case "fail":
+		return nil, errors.New("asked to fail")
+	case "panic":
+		panic("asked to panic")
+	case "exit":
+		os.Exit(3)
+	case "sleep":
+		d, _ := time.ParseDuration(r.Sleep)
+		time.Sleep(d)
+	}
+	lc, _ := lambdacontext.FromContext(ctx)
+	dl, _ := ctx.Deadline()
+	return &response{RequestID: lc.AwsRequestID, FunctionARN: lc.InvokedFunctionArn, DeadlineIn: time.Until(dl).Milliseconds(),
+		Name: lambdacontext.FunctionName, Env: os.Getenv("PROBE"), Pid: os.Getpid()}, nil
+}
+
+func main() { lambda.Start(handle) }
