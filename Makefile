@@ -37,8 +37,11 @@ lambdas:
 
 deps: node_modules/.installed java
 
+# node_modules/go.mod keeps Go files shipped inside npm packages (the CDK
+# CLI's init templates) out of the module's ./... patterns.
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
+	@printf 'module node_modules\n' > node_modules/go.mod
 	@touch $@
 
 # DynamoDB Local needs Java 17 or later; install it from Debian when missing.

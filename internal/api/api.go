@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
@@ -42,15 +43,20 @@ type API struct{ d Deps }
 // New returns the API over d.
 func New(d Deps) *API { return &API{d: d} }
 
-// Handler serves the routes of the given groups (every group when none).
+// Handler serves the routes of the given groups (every group when none);
+// a route of another group answers as an unknown one, and a known path
+// with a wrong method 405, whichever group serves it.
 func (a *API) Handler(groups ...string) http.Handler {
 	eps := a.endpoints()
 	handlers := make(map[string]http.Handler, len(eps))
 	table := make([]routes.Route, len(eps))
 	for i, ep := range eps {
-		handlers[ep.Pattern()], table[i] = ep.handler, ep.Route
+		table[i] = ep.Route
+		if len(groups) == 0 || slices.Contains(groups, ep.Group) {
+			handlers[ep.Pattern()] = ep.handler
+		}
 	}
-	return httpapi.NewRouter(routes.Of(table, groups...), handlers, httpapi.Authenticate(a.d.Auth), httpapi.Idempotency(a.d.Store))
+	return httpapi.NewRouter(table, handlers, httpapi.Authenticate(a.d.Auth), httpapi.Idempotency(a.d.Store))
 }
 
 // Routes is the route table of the service: every route, each declared

@@ -3,10 +3,13 @@ package api_test
 import (
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/routes"
 )
 
 // rawGet sends method path exactly as written (no path cleaning, no
@@ -113,4 +116,29 @@ func TestEveryPathIdLongerThanAnyIdIsNotFound(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestOneGroupsFunctionAnswersOtherGroupsPathsLikeTheWholeService is what
+// API Gateway's $default route relies on: the function it reaches answers
+// a request no route matched (a wrong method, an unknown path) as the
+// whole service does, after authentication.
+func TestOneGroupsFunctionAnswersOtherGroupsPathsLikeTheWholeService(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	srv := httptest.NewServer(api.New(e.Deps).Handler(routes.Keys))
+	defer srv.Close()
+	keysOnly := *c
+	keysOnly.Base = srv.URL
+	r := keysOnly.Do("PATCH", "/v1/companies", nil).Want(t, 405)
+	if allow := r.Header.Get("Allow"); allow != "GET, POST" {
+		t.Errorf("Allow %q, want GET, POST", allow)
+	}
+	if msg := keysOnly.Do("GET", "/v1/companies", nil).Want(t, 404).Error(t); msg != "no such endpoint: GET /v1/companies" {
+		t.Errorf("a route of another group: %q", msg)
+	}
+	keysOnly.Do("GET", "/v1/keys", nil).Want(t, 200)
+	noKey := keysOnly
+	noKey.ClientID, noKey.Secret = "", ""
+	noKey.Do("PATCH", "/v1/companies", nil).Want(t, 401)
 }

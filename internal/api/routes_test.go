@@ -64,6 +64,18 @@ func TestEveryDeclaredFunctionHasItsMainPackageAndEveryMainPackageIsDeclared(t *
 			t.Errorf("function %s is reached %s but has %d routes", f.Name, f.Reach, n)
 		}
 	}
+	fallbacks := 0
+	for _, f := range routes.Functions {
+		if f.Fallback {
+			fallbacks++
+			if f.Reach != routes.ByAPI {
+				t.Errorf("the fallback %s is not reached by the HTTP API", f.Name)
+			}
+		}
+	}
+	if fallbacks != 1 {
+		t.Errorf("%d functions serve the HTTP API's $default route, want exactly 1", fallbacks)
+	}
 	dirs, err := os.ReadDir("../../functions")
 	if err != nil {
 		t.Fatal(err)

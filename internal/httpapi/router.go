@@ -12,9 +12,11 @@ import (
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
-// NewRouter mounts handlers for the given routes of the route table. Every
-// route must have a handler (a missing one is a programming error and
-// panics at start).
+// NewRouter mounts handlers for routes of the route table (table): a route
+// with a handler in handlers (by pattern) is served, one without belongs
+// to another function and answers like an unknown route. The whole table
+// decides 405s, so that every function, and the one that API Gateway's
+// $default route reaches, answers a known path with a wrong method alike.
 //
 // Every request to a /v1 path goes through authn first, known route or not,
 // so that without valid credentials any /v1 path answers 401. After that an
@@ -24,13 +26,15 @@ import (
 // 405 with Allow. A path parameter longer than any id can be is "not found"
 // before the handler runs. Authenticated POST routes also go through each
 // of creates (such as Idempotency), inside authn.
-func NewRouter(rs []routes.Route, handlers map[string]http.Handler, authn func(http.Handler) http.Handler, creates ...func(http.Handler) http.Handler) http.Handler {
+func NewRouter(table []routes.Route, handlers map[string]http.Handler, authn func(http.Handler) http.Handler, creates ...func(http.Handler) http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	allowed := map[string][]string{}
-	for _, rt := range rs {
+	for _, rt := range table {
+		allowed[rt.Path] = append(allowed[rt.Path], rt.Method)
 		h, ok := handlers[rt.Pattern()]
 		if !ok {
-			panic(fmt.Sprintf("httpapi: no handler for route %s", rt.Pattern()))
+			mux.HandleFunc(rt.Pattern(), noSuchEndpoint)
+			continue
 		}
 		if rt.Authenticated() && rt.Method == http.MethodPost {
 			for i := len(creates) - 1; i >= 0; i-- {
@@ -38,7 +42,6 @@ func NewRouter(rs []routes.Route, handlers map[string]http.Handler, authn func(h
 			}
 		}
 		mux.Handle(rt.Pattern(), boundParams(rt, conditional(rt, h)))
-		allowed[rt.Path] = append(allowed[rt.Path], rt.Method)
 	}
 	for p, methods := range allowed {
 		sort.Strings(methods)

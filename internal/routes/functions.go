@@ -43,6 +43,10 @@ type Function struct {
 	// Table is the table access the function needs beyond what its routes
 	// imply (see Access); for functions without routes.
 	Table []store.Access
+	// Fallback: the function also serves the HTTP API's $default route,
+	// the requests no route matches (401 without credentials, then 404
+	// "no such endpoint" or 405), as the dev server answers them.
+	Fallback bool
 }
 
 // Functions are every Lambda function of the service. The CDK stack, the
@@ -50,7 +54,7 @@ type Function struct {
 // the route table.
 var Functions = []Function{
 	{Name: Companies, Doc: "companies", Reach: ByAPI},
-	{Name: Keys, Doc: "API keys and the health check", Reach: ByAPI},
+	{Name: Keys, Doc: "API keys, the health check, and requests no route matches", Reach: ByAPI, Fallback: true},
 	{Name: Workflows, Doc: "workflows, their triggers and runs", Reach: ByAPI, StartsRuns: true},
 	{Name: Catalog, Doc: "industries, sectors, subsectors and tags", Reach: ByAPI},
 	{Name: CRM, Doc: "deals, people, teams, workspaces and activities", Reach: ByAPI},
