@@ -1,0 +1,445 @@
+// Package search is the search capability of the service: the search
+// request (text, a filter tree of typed predicates, sort, flags, paging)
+// decoded and checked against a resource's searchable fields, and the
+// engines that answer it.
+package search
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/input"
+)
+
+// Type is the type of a searchable field: which operators apply to it and
+// what values they take.
+type Type int
+
+// Field types.
+const (
+	Keyword  Type = iota // a string matched as a whole (ids, enums, urls)
+	Text                 // a string of words (names, descriptions)
+	Number               // a JSON number
+	Integer              // a whole number
+	Bool                 // true or false
+	Date                 // YYYY-MM-DD
+	DateTime             // RFC 3339 date-time
+	Keywords             // an array of strings, each matched as a whole
+)
+
+var typeNames = map[Type]string{Keyword: "string", Text: "string", Number: "number", Integer: "integer", Bool: "boolean", Date: "date (YYYY-MM-DD)", DateTime: "date-time (RFC 3339)", Keywords: "string"}
+
+// Field is one searchable field of a resource.
+type Field struct {
+	Name string
+	Type Type
+	// Weight ranks a text match in this field against matches in others
+	// (a name outranks a description); 0 keeps the field out of text search.
+	Weight float64
+	// Sortable fields may be named in sort.
+	Sortable bool
+}
+
+// Schema is what one resource offers to search.
+type Schema struct {
+	Resource string // plural name: "workspaces"
+	Fields   []Field
+}
+
+// Field returns the named field.
+func (s *Schema) Field(name string) (Field, bool) {
+	i := slices.IndexFunc(s.Fields, func(f Field) bool { return f.Name == name })
+	if i < 0 {
+		return Field{}, false
+	}
+	return s.Fields[i], true
+}
+
+// Op is a predicate's operator.
+type Op string
+
+// Operators.
+const (
+	Eq         Op = "eq"         // equal (for an array field: holds the value)
+	Ne         Op = "ne"         // not equal (absent counts as not equal)
+	In         Op = "in"         // equal to one of the values
+	Nin        Op = "nin"        // equal to none of the values
+	Gt         Op = "gt"         // greater than (numbers, dates)
+	Gte        Op = "gte"        // greater than or equal
+	Lt         Op = "lt"         // less than
+	Lte        Op = "lte"        // less than or equal
+	Contains   Op = "contains"   // strings: holds the value, ignoring case; arrays: holds the element
+	StartsWith Op = "startsWith" // strings: begins with the value, ignoring case
+	Exists     Op = "exists"     // value true: the field is set (not null); false: it is not
+)
+
+// Ops lists the operators in the order the documentation gives them.
+var Ops = []Op{Eq, Ne, In, Nin, Gt, Gte, Lt, Lte, Contains, StartsWith, Exists}
+
+// Limits of a search request.
+const (
+	MaxDepth      = 8     // predicates nest at most this deep
+	MaxPredicates = 100   // predicates in one request, groups included
+	MaxInValues   = 100   // values of one in or nin
+	MaxTextLength = 500   // characters of text
+	MaxSortKeys   = 3     // sort keys
+	MaxLimit      = 400   // results per page
+	DefaultLimit  = 20    // results per page when limit is not given
+	MaxOffset     = 10000 // (page-1)*limit
+)
+
+// Predicate is one node of the filter tree. It holds when its own
+// condition (if it names a field) holds, every predicate of And holds,
+// and (if Or is not empty) at least one of Or holds.
+type Predicate struct {
+	Field string
+	Op    Op
+	Value any // string, float64 (Number), int64 (Integer), bool, time.Time (Date, DateTime), or []any of those for in/nin
+	And   []*Predicate
+	Or    []*Predicate
+}
+
+// SortKey orders results by a field.
+type SortKey struct {
+	Field string
+	Desc  bool
+}
+
+// Request is a decoded search.
+type Request struct {
+	Text     string
+	Filter   *Predicate // nil: every record
+	Sort     []SortKey  // empty: by relevance when there is text, else newest first
+	Hybrid   bool
+	Fuzzy    bool
+	FullText bool
+	Page     int
+	Limit    int
+}
+
+// Offset is the number of results before the page.
+func (r *Request) Offset() int { return (r.Page - 1) * r.Limit }
+
+// Decode reads a search body (an empty body is an empty search) for
+// schema, with page and limit already read from the query.
+func Decode(s *Schema, body []byte, page, limit int) (*Request, error) {
+	req := &Request{Page: page, Limit: limit}
+	if len(strings.TrimSpace(string(body))) == 0 {
+		return req, nil
+	}
+	o, err := input.ParseObject(body, "text", "filters", "sort", "hybrid", "fuzzy", "fullText")
+	if err != nil {
+		return nil, err
+	}
+	text, err := o.String("text", input.Text{Max: MaxTextLength, Trim: true})
+	if err != nil {
+		return nil, err
+	}
+	req.Text = text.Value
+	for name, dst := range map[string]*bool{"hybrid": &req.Hybrid, "fuzzy": &req.Fuzzy, "fullText": &req.FullText} {
+		b, err := o.Bool(name)
+		if err != nil {
+			return nil, err
+		}
+		*dst = b.Value
+	}
+	count := 0
+	filters, err := o.Object("filters", "and", "or")
+	if err != nil {
+		return nil, err
+	}
+	if filters.Set && !filters.Null {
+		p := &Predicate{}
+		if err := decodeGroups(s, filters.Value, p, 1, &count); err != nil {
+			return nil, err
+		}
+		if len(p.And)+len(p.Or) > 0 {
+			req.Filter = p
+		}
+	}
+	if req.Sort, err = decodeSort(s, o); err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
+// decodeGroups reads the and and or arrays of o into p.
+func decodeGroups(s *Schema, o *input.Object, p *Predicate, depth int, count *int) error {
+	for _, group := range []string{"and", "or"} {
+		items, err := o.Objects(group, MaxPredicates, "field", "operator", "value", "and", "or")
+		if err != nil {
+			return err
+		}
+		for _, item := range items.Value {
+			*count++
+			if *count > MaxPredicates {
+				return apperr.Invalid("filters", "must hold at most %d predicates", MaxPredicates)
+			}
+			if depth > MaxDepth {
+				return apperr.Invalid(strings.TrimSuffix(item.Path(""), "."), "nests deeper than %d levels", MaxDepth)
+			}
+			child, err := decodePredicate(s, item, depth, count)
+			if err != nil {
+				return err
+			}
+			if group == "and" {
+				p.And = append(p.And, child)
+			} else {
+				p.Or = append(p.Or, child)
+			}
+		}
+	}
+	return nil
+}
+
+func decodePredicate(s *Schema, o *input.Object, depth int, count *int) (*Predicate, error) {
+	p := &Predicate{}
+	field, err := o.String("field", input.Text{Min: 1, Max: 100})
+	if err != nil {
+		return nil, err
+	}
+	_, hasOp := o.Raw("operator")
+	_, hasValue := o.Raw("value")
+	if !field.Set || field.Null {
+		if hasOp || hasValue {
+			return nil, apperr.Invalid(o.Path("field"), "is required with an operator or a value")
+		}
+	} else {
+		f, ok := s.Field(field.Value)
+		if !ok {
+			return nil, apperr.Invalid(o.Path("field"), "%q is not a searchable field of %s; use one of %s", field.Value, s.Resource, fieldNames(s))
+		}
+		op, err := o.Enum("operator", opNames()...)
+		if err != nil {
+			return nil, err
+		}
+		if !op.Set || op.Null {
+			return nil, apperr.Invalid(o.Path("operator"), "is required; use one of %s", strings.Join(opNames(), ", "))
+		}
+		p.Field, p.Op = f.Name, Op(op.Value)
+		raw, _ := o.Raw("value")
+		if p.Value, err = decodeValue(f, p.Op, raw, o.Path("value")); err != nil {
+			return nil, err
+		}
+	}
+	if err := decodeGroups(s, o, p, depth+1, count); err != nil {
+		return nil, err
+	}
+	if p.Field == "" && len(p.And)+len(p.Or) == 0 {
+		return nil, apperr.Invalid(strings.TrimSuffix(o.Path(""), "."), "must name a field with an operator and a value, or hold and/or predicates")
+	}
+	return p, nil
+}
+
+// decodeValue checks raw as the value of op on f.
+func decodeValue(f Field, op Op, raw json.RawMessage, path string) (any, error) {
+	if raw == nil {
+		return nil, apperr.Invalid(path, "is required for %s", op)
+	}
+	switch op {
+	case Exists:
+		var b bool
+		if json.Unmarshal(raw, &b) != nil {
+			return nil, apperr.Invalid(path, "must be true or false for exists")
+		}
+		return b, nil
+	case In, Nin:
+		var items []json.RawMessage
+		if json.Unmarshal(raw, &items) != nil || items == nil {
+			return nil, apperr.Invalid(path, "must be an array of %s values for %s", typeNames[f.Type], op)
+		}
+		if len(items) == 0 || len(items) > MaxInValues {
+			return nil, apperr.Invalid(path, "must hold 1 to %d values for %s", MaxInValues, op)
+		}
+		out := make([]any, len(items))
+		for i, it := range items {
+			v, err := scalar(f, it, fmt.Sprintf("%s[%d]", path, i))
+			if err != nil {
+				return nil, err
+			}
+			out[i] = v
+		}
+		return out, nil
+	case Gt, Gte, Lt, Lte:
+		switch f.Type {
+		case Number, Integer, Date, DateTime:
+		default:
+			return nil, apperr.Invalid(path, "cannot be compared with %s: %s is a %s field; %s applies to numbers and dates", op, f.Name, typeNames[f.Type], op)
+		}
+	case Contains, StartsWith:
+		switch {
+		case f.Type == Keyword || f.Type == Text:
+		case f.Type == Keywords && op == Contains:
+		default:
+			return nil, apperr.Invalid(path, "cannot be matched with %s: %s is a %s field; %s applies to strings", op, f.Name, typeNames[f.Type], op)
+		}
+	}
+	return scalar(f, raw, path)
+}
+
+// scalar reads one value of f's type.
+func scalar(f Field, raw json.RawMessage, path string) (any, error) {
+	bad := func() error {
+		return apperr.Invalid(path, "must be a %s for %s, not %s", typeNames[f.Type], f.Name, jsonType(raw))
+	}
+	switch f.Type {
+	case Keyword, Text, Keywords:
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return nil, bad()
+		}
+		if len(s) > 1000 {
+			return nil, apperr.Invalid(path, "must be at most 1000 bytes")
+		}
+		return s, nil
+	case Number:
+		var n float64
+		if jsonType(raw) != "a number" || json.Unmarshal(raw, &n) != nil {
+			return nil, bad()
+		}
+		return n, nil
+	case Integer:
+		var n int64
+		if jsonType(raw) != "a number" || json.Unmarshal(raw, &n) != nil {
+			return nil, apperr.Invalid(path, "must be an integer for %s, not %s", f.Name, strings.TrimSpace(string(raw)))
+		}
+		return n, nil
+	case Bool:
+		var b bool
+		if json.Unmarshal(raw, &b) != nil {
+			return nil, bad()
+		}
+		return b, nil
+	case Date, DateTime:
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return nil, bad()
+		}
+		layout := time.RFC3339Nano
+		if f.Type == Date {
+			layout = time.DateOnly
+		}
+		t, err := time.Parse(layout, s)
+		if err != nil {
+			return nil, apperr.Invalid(path, "must be a %s for %s, not %q", typeNames[f.Type], f.Name, s)
+		}
+		return t.UTC(), nil
+	}
+	return nil, bad()
+}
+
+func decodeSort(s *Schema, o *input.Object) ([]SortKey, error) {
+	items, err := o.Objects("sort", MaxSortKeys, "field", "direction")
+	if err != nil {
+		return nil, err
+	}
+	var out []SortKey
+	for _, it := range items.Value {
+		name, err := it.String("field", input.Text{Min: 1, Max: 100})
+		if err != nil {
+			return nil, err
+		}
+		if !name.Set || name.Null {
+			return nil, apperr.Invalid(it.Path("field"), "is required")
+		}
+		f, ok := s.Field(name.Value)
+		if !ok || !f.Sortable {
+			return nil, apperr.Invalid(it.Path("field"), "%q is not a sortable field of %s; use one of %s", name.Value, s.Resource, sortableNames(s))
+		}
+		dir, err := it.Enum("direction", "asc", "desc")
+		if err != nil {
+			return nil, err
+		}
+		if slices.ContainsFunc(out, func(k SortKey) bool { return k.Field == f.Name }) {
+			return nil, apperr.Invalid(it.Path("field"), "names %s twice", f.Name)
+		}
+		out = append(out, SortKey{Field: f.Name, Desc: dir.Value == "desc"})
+	}
+	return out, nil
+}
+
+func opNames() []string {
+	out := make([]string, len(Ops))
+	for i, op := range Ops {
+		out[i] = string(op)
+	}
+	return out
+}
+
+func fieldNames(s *Schema) string {
+	var out []string
+	for _, f := range s.Fields {
+		out = append(out, f.Name)
+	}
+	return strings.Join(out, ", ")
+}
+
+func sortableNames(s *Schema) string {
+	var out []string
+	for _, f := range s.Fields {
+		if f.Sortable {
+			out = append(out, f.Name)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// jsonType names the JSON type of raw for messages.
+func jsonType(raw json.RawMessage) string {
+	t := strings.TrimSpace(string(raw))
+	switch {
+	case t == "":
+		return "nothing"
+	case t == "null":
+		return "null"
+	case t == "true" || t == "false":
+		return "a boolean"
+	case t[0] == '"':
+		return "a string"
+	case t[0] == '{':
+		return "an object"
+	case t[0] == '[':
+		return "an array"
+	default:
+		return "a number"
+	}
+}
+
+// ParsePaging reads page (at least 1, default 1) and limit (1 to MaxLimit,
+// default DefaultLimit) from a search's query; the deep offset
+// (page-1)*limit may not pass MaxOffset. Other parameters are refused.
+func ParsePaging(q url.Values) (page, limit int, err error) {
+	for name, vs := range q {
+		if name != "page" && name != "limit" {
+			return 0, 0, apperr.InvalidQuery(name, "is not a parameter of search; use page and limit in the query and the rest in the body")
+		}
+		if len(vs) > 1 {
+			return 0, 0, apperr.InvalidQuery(name, "is given %d times; give it once", len(vs))
+		}
+	}
+	page, limit = 1, DefaultLimit
+	if v := q.Get("page"); v != "" || q.Has("page") {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return 0, 0, apperr.InvalidQuery("page", "must be an integer of at least 1, not %q", v)
+		}
+		page = n
+	}
+	if v := q.Get("limit"); v != "" || q.Has("limit") {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxLimit {
+			return 0, 0, apperr.InvalidQuery("limit", "must be an integer from 1 to %d, not %q", MaxLimit, v)
+		}
+		limit = n
+	}
+	if page > MaxOffset+1 || (page-1)*limit > MaxOffset {
+		return 0, 0, apperr.InvalidQuery("page", "reaches past the deepest offset a search serves: (page-1)*limit must be at most %d, and page %d with limit %d is %d", MaxOffset, page, limit, (page-1)*limit)
+	}
+	return page, limit, nil
+}
