@@ -38,9 +38,8 @@ type Config struct {
 	StoreTimeout    time.Duration // STORE_TIMEOUT: deadline of one storage call, retries included
 }
 
-// MaxStoreTimeout keeps a storage call's deadline under API Gateway's 29 s
-// integration timeout, with room for the rest of the request.
-const MaxStoreTimeout = 25 * time.Second
+// MaxStoreTimeout is the longest STORE_TIMEOUT (store.MaxCallTimeout).
+const MaxStoreTimeout = store.MaxCallTimeout
 
 // ParseStoreTimeout reads STORE_TIMEOUT: a Go duration from 100ms to
 // MaxStoreTimeout; empty means store.DefaultCallTimeout.

@@ -30,6 +30,11 @@ type Timeouts struct {
 // far above DynamoDB's single-digit-millisecond answers.
 const DefaultCallTimeout = 10 * time.Second
 
+// MaxCallTimeout is the longest deadline a store call may be given: it
+// keeps a call under API Gateway's 29 s integration timeout, with room
+// for the rest of the request.
+const MaxCallTimeout = 25 * time.Second
+
 // Retry policy of every store call, applied once, by the SDK's retryer:
 // throttling, 5xx and connection errors are tried up to maxAttempts times
 // in all, waiting a random time up to min(retryBase*2^n, retryMaxBackoff)

@@ -77,6 +77,9 @@ type Spec[T any] struct {
 	// Unique fields hold a value at most one record of an organization
 	// has (see Unique).
 	Unique []Unique[T]
+	// Feed keeps a change feed of the records (see feed.go): every write
+	// also puts a feed entry in the same transaction.
+	Feed bool
 }
 
 // Undecoded describes a stored item that cannot be decoded: what its keys
@@ -225,10 +228,31 @@ func (c *Collection[T]) Repair(ctx context.Context, org, id string) (*T, error) 
 	if err != nil {
 		return nil, err
 	}
-	if err := c.store.Transact(ctx, apperr.Conflict("the record changed while it was repaired"), op); err != nil {
+	ops, err := c.withChange(org, id, p, ue.Version+1, []Op{op})
+	if err != nil {
+		return nil, err
+	}
+	if err := c.store.Transact(ctx, apperr.Conflict("the record changed while it was repaired"), ops...); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// withChange appends to ops the change feed entry of writing v (nil: a
+// delete) at version, when the collection keeps a feed.
+func (c *Collection[T]) withChange(org, id string, v *T, version int64, ops []Op) ([]Op, error) {
+	if !c.spec.Feed {
+		return ops, nil
+	}
+	var doc any
+	if v != nil {
+		doc = v
+	}
+	op, err := c.store.changeOp(org, c.spec.Type, id, doc, version)
+	if err != nil {
+		return nil, err
+	}
+	return append(ops[:len(ops):len(ops)], op), nil
 }
 
 func (c *Collection[T]) get(ctx context.Context, org, id string) (*T, int64, error) {
@@ -250,6 +274,9 @@ func (c *Collection[T]) get(ctx context.Context, org, id string) (*T, int64, err
 func (c *Collection[T]) Create(ctx context.Context, org string, v *T, extra ...Op) error {
 	op, err := c.store.CreateOp(c.Item(org, v, 1))
 	if err != nil {
+		return err
+	}
+	if extra, err = c.withChange(org, c.spec.ID(v), v, 1, extra); err != nil {
 		return err
 	}
 	ops, claims, err := c.uniqueOps(ctx, org, c.spec.ID(v), nil, c.uniqueValues(v), append([]Op{op}, extra...))
@@ -302,6 +329,9 @@ func (c *Collection[T]) UpdateTx(ctx context.Context, org, id string, fn func(*T
 		if err != nil {
 			return nil, err
 		}
+		if extra, err = c.withChange(org, id, v, version+1, extra); err != nil {
+			return nil, err
+		}
 		ops, claims, err := c.uniqueOps(ctx, org, id, before, c.uniqueValues(v), append([]Op{op}, extra...))
 		if err != nil {
 			return nil, err
@@ -328,6 +358,10 @@ var errRace = errors.New("version race")
 func (c *Collection[T]) Delete(ctx context.Context, org, id string, extra ...Op) error {
 	if id == "" || len(id) > MaxIDLength {
 		return apperr.ErrNotFound
+	}
+	extra, err := c.withChange(org, id, nil, 0, extra)
+	if err != nil {
+		return err
 	}
 	_, conditional := ctx.Value(preconditionKey{}).(Precondition)
 	if len(c.spec.Unique) == 0 && !conditional {

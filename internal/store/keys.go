@@ -3,7 +3,10 @@ package store
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // The table's key design: every partition key (pk), sort key (sk) and
@@ -25,6 +28,7 @@ const (
 	TypeTriggerRoute = "TRIGGER"     // a webhook slug's route to its workflow
 	TypeDelivery     = "DELIVERY"    // a remembered webhook delivery id
 	TypeIdempotency  = "IDEMPOTENCY" // a remembered Idempotency-Key request
+	TypeChange       = "CHANGE"      // an entry of a change feed
 	typeUniqueSuffix = "#UNIQUE"     // <TYPE>#UNIQUE: a uniqueness item
 )
 
@@ -66,6 +70,19 @@ func globalLookupPartition(typ, lookup, value string) string {
 func uniqueItemKey(org, typ, field, value string) Key {
 	return Key{OrgPartition(org, typ) + "#UNIQUE#" + field + "=" + lookupValue(value), "UNIQUE"}
 }
+
+// ChangeKey is {"ORG#<org>#<TYPE>#CHANGES", "<unix nanoseconds, 19
+// digits>#<id>#<version>"}: one write of a record of a type with a change
+// feed, ordered by the time it was written.
+func ChangeKey(org, typ string, at time.Time, id string, version int64) Key {
+	return Key{changePartition(org, typ), changeSortKey(at) + "#" + id + "#" + strconv.FormatInt(version, 10)}
+}
+
+// changePartition is "ORG#<org>#<TYPE>#CHANGES": org's change feed of a type.
+func changePartition(org, typ string) string { return OrgPartition(org, typ) + "#CHANGES" }
+
+// changeSortKey is the feed's sort key position of time t.
+func changeSortKey(t time.Time) string { return fmt.Sprintf("%019d", max(t.UnixNano(), 0)) }
 
 // OrgKey is {"ORG#<org>", "ORG"}: an organization's own item.
 func OrgKey(org string) Key { return Key{"ORG#" + org, TypeOrg} }

@@ -3,6 +3,7 @@ package store
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // Stored key values must never change shape: items already in a table are
@@ -24,6 +25,8 @@ func TestEveryKeyShapeOfTheTableStaysByteForByteTheSame(t *testing.T) {
 			Key{"ORG#org_1#IDEMPOTENCY#1aa6cf220095c001144afa6ba7faef40c927431a93dd867d446270b73ac160dd", "IDEMPOTENCY"}},
 		{"uniqueness item", uniqueItemKey("org_1", TypeCompany, "externalId", "e-1"),
 			Key{"ORG#org_1#COMPANY#UNIQUE#externalId=e-1", "UNIQUE"}},
+		{"change feed entry", ChangeKey("org_1", TypeCompany, time.Unix(1700000000, 5), "co_1", 3),
+			Key{"ORG#org_1#COMPANY#CHANGES", "1700000000000000005#co_1#3"}},
 		{"uniqueness item of a long value", uniqueItemKey("org_1", TypeCompany, "externalId", long),
 			Key{"ORG#org_1#COMPANY#UNIQUE#externalId=sha256:" + longHash, "UNIQUE"}},
 	}
@@ -50,7 +53,7 @@ func TestEveryKeyShapeOfTheTableStaysByteForByteTheSame(t *testing.T) {
 	}
 
 	types := map[string]string{TypeOrg: "ORG", TypeAPIKey: "APIKEY", TypeCompany: "COMPANY", TypeWorkflow: "WORKFLOW",
-		TypeRun: "RUN", TypeTriggerRoute: "TRIGGER", TypeDelivery: "DELIVERY", TypeIdempotency: "IDEMPOTENCY"}
+		TypeRun: "RUN", TypeTriggerRoute: "TRIGGER", TypeDelivery: "DELIVERY", TypeIdempotency: "IDEMPOTENCY", TypeChange: "CHANGE"}
 	for got, want := range types {
 		if got != want {
 			t.Errorf("item type: got %q, want %q", got, want)

@@ -1,0 +1,171 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// A collection whose Spec has Feed keeps a change feed per organization:
+// every write of one of its records (create, update, delete) also puts an
+// entry, in the same transaction, holding the record as written (or a
+// tombstone) under ChangeKey, ordered by the time the write began. A
+// reader that keeps a copy of the records (a search index) reads the
+// records once and then only the entries written since its last refresh:
+// one strongly consistent Query, empty when nothing changed.
+//
+// Entries are ordered by their writer's clock, and a write becomes visible
+// some time after that clock was read (its transaction's call may take up
+// to its deadline, and clocks of two machines differ a little). So a
+// reader asks for the entries from FeedWindow before its last refresh,
+// and applies them by version: an entry older than its copy changes
+// nothing, a tombstone removes the record for good (ids are never reused).
+
+// FeedWindow bounds how long after its time an entry can become visible:
+// the longest storage call (MaxCallTimeout) plus clock skew between
+// writers.
+const FeedWindow = MaxCallTimeout + 5*time.Second
+
+// FeedRetention is how long entries are kept (the table's TTL removes
+// them later). A reader whose last refresh is older reads the records
+// again instead of the feed.
+const FeedRetention = 24 * time.Hour
+
+// Change is one entry of a change feed.
+type Change struct {
+	ID      string
+	Version int64 // the record's version after the write; 0 for a delete
+	Deleted bool
+	Doc     json.RawMessage // the record as stored; nil for a delete
+	At      time.Time       // when the write began
+}
+
+// attributes of a change entry outside the record
+const (
+	attrChangeID      = "rid"
+	attrChangeDeleted = "deleted"
+)
+
+// changeOp is the feed entry of a write of record id (v nil: a delete).
+func (s *Store) changeOp(org, typ, id string, v any, version int64) (Op, error) {
+	at := time.Now()
+	k := ChangeKey(org, typ, at, id, version)
+	strs := map[string]string{attrChangeID: id}
+	if v == nil {
+		strs[attrChangeDeleted] = "1"
+	}
+	return s.CreateExpiringOp(Item{PK: k.PK, SK: k.SK, Type: TypeChange, Doc: v, Version: max(version, 1), Strings: strs}, at.Add(FeedRetention))
+}
+
+// Changes returns org's feed entries of typ written at or after since
+// (ask from FeedWindow before the last refresh), oldest first, read
+// strongly consistently.
+func (s *Store) Changes(ctx context.Context, org, typ string, since time.Time) ([]Change, error) {
+	in := &dynamodb.QueryInput{
+		TableName:              aws.String(s.Table),
+		KeyConditionExpression: aws.String("pk = :pk AND sk >= :since"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk":    &types.AttributeValueMemberS{Value: changePartition(org, typ)},
+			":since": &types.AttributeValueMemberS{Value: changeSortKey(since)},
+		},
+		ConsistentRead: aws.Bool(true),
+	}
+	var out []Change
+	now := time.Now()
+	for p := dynamodb.NewQueryPaginator(s.DB, in); p.HasMorePages(); {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, classify(ctx, fmt.Errorf("read the change feed of %s: %w", typ, err))
+		}
+		for _, av := range page.Items {
+			c, expiredEntry, err := decodeChange(av, now)
+			if err != nil {
+				return nil, err
+			}
+			if !expiredEntry {
+				out = append(out, c)
+			}
+		}
+	}
+	return out, nil
+}
+
+func decodeChange(av map[string]types.AttributeValue, now time.Time) (Change, bool, error) {
+	str := func(k string) string {
+		v, _ := av[k].(*types.AttributeValueMemberS)
+		if v == nil {
+			return ""
+		}
+		return v.Value
+	}
+	num := func(k string) int64 {
+		v, _ := av[k].(*types.AttributeValueMemberN)
+		if v == nil {
+			return 0
+		}
+		n, _ := strconv.ParseInt(v.Value, 10, 64)
+		return n
+	}
+	if exp := num(AttrExpires); exp > 0 && exp <= now.Unix() {
+		return Change{}, true, nil
+	}
+	sk := str(AttrSK)
+	nanos, err := strconv.ParseInt(sk[:min(19, len(sk))], 10, 64)
+	if err != nil || str(attrChangeID) == "" {
+		return Change{}, false, undecodable(av, 0, "it is not a change feed entry")
+	}
+	c := Change{ID: str(attrChangeID), At: time.Unix(0, nanos)}
+	if str(attrChangeDeleted) != "" {
+		c.Deleted = true
+		return c, false, nil
+	}
+	c.Version = num(AttrVersion)
+	c.Doc = json.RawMessage(str(AttrDoc))
+	return c, false, nil
+}
+
+// RawRecord is a record as stored: its JSON and version.
+type RawRecord struct {
+	ID      string
+	Version int64
+	Doc     json.RawMessage
+}
+
+// Records returns every record of org's type as stored, read strongly
+// consistently: for a reader that builds its copy of a fed collection
+// (take the time before calling, and read the feed from then on).
+func (s *Store) Records(ctx context.Context, org, typ string) ([]RawRecord, error) {
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(s.Table),
+		KeyConditionExpression:    aws.String("pk = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: OrgPartition(org, typ)}},
+		ConsistentRead:            aws.Bool(true),
+	}
+	var out []RawRecord
+	for p := dynamodb.NewQueryPaginator(s.DB, in); p.HasMorePages(); {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, classify(ctx, fmt.Errorf("read the records of %s: %w", typ, err))
+		}
+		for _, av := range page.Items {
+			sk, _ := av[AttrSK].(*types.AttributeValueMemberS)
+			doc, _ := av[AttrDoc].(*types.AttributeValueMemberS)
+			ver, _ := av[AttrVersion].(*types.AttributeValueMemberN)
+			if sk == nil || doc == nil {
+				continue
+			}
+			r := RawRecord{ID: sk.Value, Doc: json.RawMessage(doc.Value)}
+			if ver != nil {
+				r.Version, _ = strconv.ParseInt(ver.Value, 10, 64)
+			}
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
