@@ -49,6 +49,8 @@ var spec = store.Spec[Company]{
 	},
 }
 
+func init() { spec.Feed = Def.Searchable }
+
 // Service stores the companies of every organization.
 type Service struct {
 	coll *store.Collection[Company]

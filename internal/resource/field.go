@@ -94,6 +94,10 @@ type Field struct {
 	Validate func(path string, v any) error
 	// Rule documents what Validate checks, for the Rules column.
 	Rule string
+	// Search weighs a match of a search's text in this field (a name
+	// outranks a description); 0 keeps the field out of text matching. It
+	// applies to the resources whose Def is Searchable.
+	Search float64
 }
 
 // Between returns bounds for Min and Max.

@@ -50,6 +50,10 @@ type Def struct {
 	// record is stored (such as a score's finalScore); reg reads other
 	// records.
 	Compute func(ctx context.Context, reg *Registry, org string, rec map[string]any) error
+	// Searchable resources have POST /v1/<name>/search (package search):
+	// their records keep a change feed that search indexes follow, and
+	// fields with a Search weight are matched by a search's text.
+	Searchable bool
 }
 
 // Built-in fields of every record.
@@ -270,7 +274,7 @@ func lookupKey(f Field, v any) string {
 // spec is the store's view of the declaration: two sort indexes (GSI1,
 // GSI2) and two lookup indexes (GSI3, GSI4) at most.
 func (d *Def) spec() store.Spec[Record] {
-	sp := store.Spec[Record]{Type: d.Type, ID: func(r *Record) string { return r.ID() }, IDOrder: []string{FieldCreatedAt}}
+	sp := store.Spec[Record]{Type: d.Type, ID: func(r *Record) string { return r.ID() }, IDOrder: []string{FieldCreatedAt}, Feed: d.Searchable}
 	sortIx := []store.Index{store.GSI1, store.GSI2}
 	lookIx := []store.Index{store.GSI3, store.GSI4}
 	for _, f := range d.allFields() {

@@ -98,12 +98,13 @@ var Workspaces = &resource.Def{
 	Doc: "A workspace about a company or a theme; private ones are visible to the organization's keys like all records.",
 	Fields: []resource.Field{
 		nameField(true),
-		{Name: "source", Kind: resource.String, Doc: "where the workspace came from"},
+		{Name: "source", Kind: resource.String, Search: 1, Doc: "where the workspace came from"},
 		{Name: "company", Kind: resource.Ref, Target: Companies, Lookup: true, Doc: "the company the workspace is about; a list filter"},
 		{Name: "isPrivate", Kind: resource.Bool, Lookup: true, Doc: "private to its creator in the application; a list filter"},
 		{Name: "isPersonal", Kind: resource.Bool, Doc: "a personal workspace"},
 	},
 	SortUpdatedAt: true,
+	Searchable:    true,
 }
 
 // Activities are meetings, calls and notes with people and companies.
@@ -111,8 +112,8 @@ var Activities = &resource.Def{
 	Name: "activities", Singular: "activity", Type: "ACTIVITY", IDPrefix: "act", Group: CRM,
 	Doc: "A meeting, call, e-mail or note with people and companies.",
 	Fields: []resource.Field{
-		{Name: "subject", Kind: resource.String, MaxLen: 500, Required: true, Doc: "the subject"},
-		{Name: "type", Kind: resource.String, MaxLen: 50, Required: true, Lookup: true, Doc: "the kind, such as Meeting, Call, Email, Note; a list filter"},
+		{Name: "subject", Kind: resource.String, MaxLen: 500, Required: true, Search: 3, Doc: "the subject"},
+		{Name: "type", Kind: resource.String, MaxLen: 50, Required: true, Lookup: true, Search: 1, Doc: "the kind, such as Meeting, Call, Email, Note; a list filter"},
 		{Name: "startedAt", Kind: resource.DateTime, Sort: true, Doc: "when it started"},
 		{Name: "endedAt", Kind: resource.DateTime, Doc: "when it ended (not before startedAt)"},
 		{Name: "participants", Kind: resource.Structs, MaxItems: 100, Doc: "people and companies taking part: [{id, type}]",
@@ -142,4 +143,5 @@ var Activities = &resource.Def{
 		}
 		return nil
 	},
+	Searchable: true,
 }

@@ -12,18 +12,19 @@ import (
 // DocumentsDef declares documents: files about a company or a deal.
 var DocumentsDef = &resource.Def{
 	Name: "documents", Singular: "document", Type: "DOCUMENT", IDPrefix: "doc", Group: Documents,
-	Doc:      "A file about a company or a deal: its metadata and where the file is kept. GET /v1/documents/ids=<id>,<id>,... reads up to 100 at once.",
-	MultiGet: true,
+	Doc:        "A file about a company or a deal: its metadata and where the file is kept. GET /v1/documents/ids=<id>,<id>,... reads up to 100 at once.",
+	MultiGet:   true,
+	Searchable: true,
 	Fields: []resource.Field{
 		nameField(true),
-		{Name: "type", Kind: resource.String, MaxLen: 100, Doc: "the kind of document, such as pitch_deck, financials, memo"},
+		{Name: "type", Kind: resource.String, MaxLen: 100, Search: 1, Doc: "the kind of document, such as pitch_deck, financials, memo"},
 		{Name: "companyId", Kind: resource.Ref, Target: Companies, Lookup: true, Doc: "the company; a list filter"},
 		{Name: "dealId", Kind: resource.Ref, Target: "deals", Lookup: true, Doc: "the deal; a list filter"},
 		{Name: "mimeType", Kind: resource.String, MaxLen: 255, Doc: "the media type, such as application/pdf"},
 		{Name: "size", Kind: resource.Int, Min: ptr(0), Doc: "the size in bytes"},
 		{Name: "url", Kind: resource.URL, Doc: "where the file can be fetched"},
 		{Name: "storageKey", Kind: resource.String, MaxLen: 1024, Doc: "where the file is kept in the firm's storage"},
-		{Name: "source", Kind: resource.String, MaxLen: 100, Doc: "where the document came from (upload, crm, email, ...)"},
+		{Name: "source", Kind: resource.String, MaxLen: 100, Search: 1, Doc: "where the document came from (upload, crm, email, ...)"},
 	},
 }
 

@@ -29,7 +29,7 @@ const Companies = companies.Name
 
 // Field constructors for the shapes many resources share.
 func nameField(sortable bool) resource.Field {
-	return resource.Field{Name: "name", Kind: resource.String, Required: true, Sort: sortable, Doc: "the name"}
+	return resource.Field{Name: "name", Kind: resource.String, Required: true, Sort: sortable, Search: 3, Doc: "the name"}
 }
 
 func externalReference() resource.Field {

@@ -49,6 +49,7 @@ type Field struct {
 // Schema is what one resource offers to search.
 type Schema struct {
 	Resource string // plural name: "workspaces"
+	Type     string // the records' item type in the table
 	Fields   []Field
 }
 

@@ -1,0 +1,420 @@
+package search
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/standard"
+	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
+	"github.com/blevesearch/bleve/v2/analysis/tokenizer/single"
+	"github.com/blevesearch/bleve/v2/mapping"
+	bsearch "github.com/blevesearch/bleve/v2/search"
+	"github.com/blevesearch/bleve/v2/search/query"
+	index "github.com/blevesearch/bleve_index_api"
+)
+
+// How a record is indexed in bleve: each searchable field of the schema
+// becomes up to three index fields, named by a prefix and the field's
+// path (dots as "__"):
+//
+//	t_<f>  the words of a text-weighted field (standard analyzer: Unicode
+//	       words, lower case, English stop words), scored with BM25;
+//	k_<f>  the exact value (eq, ne, in, nin; array elements);
+//	l_<f>  the value in lower case (contains, startsWith, sorting strings);
+//	n_<f>  numbers, and dates and times as epoch milliseconds;
+//	b_<f>  booleans;
+//
+// and hasField lists the fields holding a value (exists).
+const (
+	hasField      = "_has"
+	lowerKeyword  = "lowerkeyword"
+	textAnalyzer  = standard.Name
+	maxTermLength = 32 << 10 // longer exact values are not filterable
+)
+
+func indexName(prefix, field string) string {
+	return prefix + strings.ReplaceAll(field, ".", "__")
+}
+
+// newMapping is the bleve mapping of a schema: nothing dynamic, BM25.
+func newMapping(s *Schema) (*mapping.IndexMappingImpl, error) {
+	im := bleve.NewIndexMapping()
+	im.ScoringModel = index.BM25Scoring
+	im.DefaultAnalyzer = textAnalyzer
+	if err := im.AddCustomAnalyzer(lowerKeyword, map[string]any{
+		"type": custom.Name, "tokenizer": single.Name, "token_filters": []any{lowercase.Name},
+	}); err != nil {
+		return nil, fmt.Errorf("search: analyzer: %w", err)
+	}
+	dm := bleve.NewDocumentStaticMapping()
+	kw := func(analyzer string) *mapping.FieldMapping {
+		fm := bleve.NewTextFieldMapping()
+		fm.Analyzer = analyzer
+		fm.IncludeTermVectors = false
+		fm.IncludeInAll = false
+		return fm
+	}
+	dm.AddFieldMappingsAt(hasField, kw(keyword.Name))
+	for _, f := range s.Fields {
+		if f.Weight > 0 {
+			fm := bleve.NewTextFieldMapping()
+			fm.Analyzer = textAnalyzer
+			fm.IncludeInAll = false
+			fm.DocValues = false
+			dm.AddFieldMappingsAt(indexName("t_", f.Name), fm)
+		}
+		switch f.Type {
+		case Keyword, Text, Keywords:
+			dm.AddFieldMappingsAt(indexName("k_", f.Name), kw(keyword.Name))
+			dm.AddFieldMappingsAt(indexName("l_", f.Name), kw(lowerKeyword))
+		case Number, Integer, Date, DateTime:
+			fm := bleve.NewNumericFieldMapping()
+			fm.IncludeInAll = false
+			dm.AddFieldMappingsAt(indexName("n_", f.Name), fm)
+		case Bool:
+			fm := bleve.NewBooleanFieldMapping()
+			fm.IncludeInAll = false
+			dm.AddFieldMappingsAt(indexName("b_", f.Name), fm)
+		}
+	}
+	im.DefaultMapping = dm
+	return im, nil
+}
+
+// document is the bleve document of a record (decoded JSON) for s.
+func document(s *Schema, rec map[string]any) map[string]any {
+	doc := map[string]any{}
+	var has []string
+	for _, f := range s.Fields {
+		vals := valuesAt(rec, strings.Split(f.Name, "."))
+		if len(vals) == 0 {
+			continue
+		}
+		has = append(has, f.Name)
+		var strs []string
+		for _, v := range vals {
+			switch f.Type {
+			case Keyword, Text, Keywords:
+				if str, ok := v.(string); ok {
+					strs = append(strs, str)
+				}
+			case Number, Integer:
+				if n, ok := number(v); ok {
+					doc[indexName("n_", f.Name)] = n
+				}
+			case Date, DateTime:
+				if str, ok := v.(string); ok {
+					if t, ok := parseTime(f.Type, str); ok {
+						doc[indexName("n_", f.Name)] = float64(t.UnixMilli())
+					}
+				}
+			case Bool:
+				if b, ok := v.(bool); ok {
+					doc[indexName("b_", f.Name)] = b
+				}
+			}
+		}
+		if len(strs) == 0 {
+			continue
+		}
+		if f.Weight > 0 {
+			doc[indexName("t_", f.Name)] = strs
+		}
+		var exact, lower []string
+		for _, str := range strs {
+			if len(str) <= maxTermLength {
+				exact = append(exact, str)
+				lower = append(lower, strings.ToLower(str))
+			}
+		}
+		doc[indexName("k_", f.Name)] = exact
+		doc[indexName("l_", f.Name)] = lower
+	}
+	doc[hasField] = has
+	return doc
+}
+
+// valuesAt collects the non-null values at path, through nested objects
+// and arrays (an empty array holds no value).
+func valuesAt(v any, path []string) []any {
+	if len(path) == 0 {
+		switch x := v.(type) {
+		case nil:
+			return nil
+		case []any:
+			var out []any
+			for _, e := range x {
+				if e != nil {
+					out = append(out, e)
+				}
+			}
+			return out
+		default:
+			return []any{v}
+		}
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		return valuesAt(x[path[0]], path[1:])
+	case []any:
+		var out []any
+		for _, e := range x {
+			out = append(out, valuesAt(e, path)...)
+		}
+		return out
+	}
+	return nil
+}
+
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case json.Number:
+		f, err := n.Float64()
+		return f, err == nil
+	case float64:
+		return n, true
+	}
+	return 0, false
+}
+
+func parseTime(t Type, s string) (time.Time, bool) {
+	layout := time.RFC3339Nano
+	if t == Date {
+		layout = time.DateOnly
+	}
+	v, err := time.Parse(layout, s)
+	return v, err == nil
+}
+
+// Effective flags: what each resource's search does with fuzzy.
+func fuzzyApplies(resource string, r *Request) bool {
+	switch resource {
+	case "documents":
+		return false // document search ignores fuzzy
+	case "companies":
+		return !r.Hybrid // company hybrid search ignores fuzzy
+	case "activities":
+		return !r.FullText // activity search uses fuzzy only without fullText
+	}
+	return true
+}
+
+// textQuery is the query of r's text over the text-weighted fields, nil
+// when there is no text to match.
+func textQuery(s *Schema, im *mapping.IndexMappingImpl, r *Request) query.Query {
+	if r.Text == "" {
+		return nil
+	}
+	terms := analyze(im, r.Text)
+	if len(terms) == 0 {
+		return bleve.NewMatchNoneQuery()
+	}
+	fuzzy := r.Fuzzy && fuzzyApplies(s.Resource, r)
+	var weighted []Field
+	for _, f := range s.Fields {
+		if f.Weight > 0 {
+			weighted = append(weighted, f)
+		}
+	}
+	// One term anywhere: a disjunction over the fields, each weighted; a
+	// fuzzy term also matches near spellings, scored below an exact match.
+	termQuery := func(term string) query.Query {
+		var per []query.Query
+		for _, f := range weighted {
+			field := indexName("t_", f.Name)
+			tq := bleve.NewTermQuery(term)
+			tq.SetField(field)
+			tq.SetBoost(f.Weight)
+			per = append(per, tq)
+			if d := fuzziness(term); fuzzy && d > 0 {
+				fq := bleve.NewFuzzyQuery(term)
+				fq.SetField(field)
+				fq.SetFuzziness(d)
+				fq.SetBoost(f.Weight / 2)
+				per = append(per, fq)
+			}
+		}
+		return bleve.NewDisjunctionQuery(per...)
+	}
+	var parts []query.Query
+	for _, t := range terms {
+		parts = append(parts, termQuery(t))
+	}
+	if r.FullText {
+		return bleve.NewConjunctionQuery(parts...) // every word must match
+	}
+	return bleve.NewDisjunctionQuery(parts...) // any word matches; more matches rank higher
+}
+
+// fuzziness is the edit distance a fuzzy term allows, by its length: none
+// for 1-2 characters, one for 3-5, two from 6 on.
+func fuzziness(term string) int {
+	switch n := utf8.RuneCountInString(term); {
+	case n <= 2:
+		return 0
+	case n <= 5:
+		return 1
+	default:
+		return 2
+	}
+}
+
+// analyze splits text into the terms the text fields hold.
+func analyze(im *mapping.IndexMappingImpl, text string) []string {
+	a := im.AnalyzerNamed(textAnalyzer)
+	var out []string
+	seen := map[string]bool{}
+	for _, tok := range a.Analyze([]byte(text)) {
+		t := string(tok.Term)
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// filterQuery translates a predicate tree.
+func filterQuery(s *Schema, p *Predicate) query.Query {
+	var must []query.Query
+	if p.Field != "" {
+		f, _ := s.Field(p.Field)
+		must = append(must, leafQuery(f, p.Op, p.Value))
+	}
+	for _, c := range p.And {
+		must = append(must, filterQuery(s, c))
+	}
+	if len(p.Or) > 0 {
+		var alts []query.Query
+		for _, c := range p.Or {
+			alts = append(alts, filterQuery(s, c))
+		}
+		must = append(must, bleve.NewDisjunctionQuery(alts...))
+	}
+	if len(must) == 1 {
+		return must[0]
+	}
+	return bleve.NewConjunctionQuery(must...)
+}
+
+func not(q query.Query) query.Query {
+	b := bleve.NewBooleanQuery()
+	b.AddMust(bleve.NewMatchAllQuery())
+	b.AddMustNot(q)
+	return b
+}
+
+func leafQuery(f Field, op Op, v any) query.Query {
+	switch op {
+	case Eq:
+		return equal(f, v)
+	case Ne:
+		return not(equal(f, v))
+	case In, Nin:
+		var alts []query.Query
+		for _, e := range v.([]any) {
+			alts = append(alts, equal(f, e))
+		}
+		q := query.Query(bleve.NewDisjunctionQuery(alts...))
+		if op == Nin {
+			q = not(q)
+		}
+		return q
+	case Gt, Gte, Lt, Lte:
+		n := numeric(v)
+		var q *query.NumericRangeQuery
+		incl := op == Gte || op == Lte
+		if op == Gt || op == Gte {
+			q = bleve.NewNumericRangeInclusiveQuery(&n, nil, &incl, nil)
+		} else {
+			q = bleve.NewNumericRangeInclusiveQuery(nil, &n, nil, &incl)
+		}
+		q.SetField(indexName("n_", f.Name))
+		return q
+	case Contains:
+		if f.Type == Keywords {
+			return equal(f, v)
+		}
+		q := bleve.NewRegexpQuery(".*" + regexp.QuoteMeta(strings.ToLower(v.(string))) + ".*")
+		q.SetField(indexName("l_", f.Name))
+		return q
+	case StartsWith:
+		q := bleve.NewPrefixQuery(strings.ToLower(v.(string)))
+		q.SetField(indexName("l_", f.Name))
+		return q
+	case Exists:
+		q := bleve.NewTermQuery(f.Name)
+		q.SetField(hasField)
+		if v == true {
+			return q
+		}
+		return not(q)
+	}
+	return bleve.NewMatchNoneQuery()
+}
+
+func equal(f Field, v any) query.Query {
+	switch f.Type {
+	case Number, Integer, Date, DateTime:
+		n := numeric(v)
+		yes := true
+		q := bleve.NewNumericRangeInclusiveQuery(&n, &n, &yes, &yes)
+		q.SetField(indexName("n_", f.Name))
+		return q
+	case Bool:
+		q := bleve.NewBoolFieldQuery(v.(bool))
+		q.SetField(indexName("b_", f.Name))
+		return q
+	}
+	q := bleve.NewTermQuery(v.(string))
+	q.SetField(indexName("k_", f.Name))
+	return q
+}
+
+// numeric is a decoded value as the number its index field holds.
+func numeric(v any) float64 {
+	switch x := v.(type) {
+	case float64:
+		return x
+	case int64:
+		return float64(x)
+	case time.Time:
+		return float64(x.UnixMilli())
+	}
+	return 0
+}
+
+// sortOrder is the order of results: the request's keys, else relevance
+// when there is text, else newest first; ties by id, newest first, so
+// that paging is stable.
+func sortOrder(s *Schema, r *Request) bsearch.SortOrder {
+	var order bsearch.SortOrder
+	for _, k := range r.Sort {
+		f, _ := s.Field(k.Field)
+		if f.Name == "id" {
+			order = append(order, &bsearch.SortDocID{Desc: k.Desc})
+			continue
+		}
+		sf := &bsearch.SortField{Desc: k.Desc, Missing: bsearch.SortFieldMissingLast}
+		switch f.Type {
+		case Number, Integer, Date, DateTime:
+			sf.Field, sf.Type = indexName("n_", f.Name), bsearch.SortFieldAsNumber
+		case Bool:
+			sf.Field, sf.Type = indexName("b_", f.Name), bsearch.SortFieldAsString
+		default:
+			sf.Field, sf.Type = indexName("l_", f.Name), bsearch.SortFieldAsString
+		}
+		order = append(order, sf)
+	}
+	if len(r.Sort) == 0 && r.Text != "" {
+		order = append(order, &bsearch.SortScore{Desc: true})
+	}
+	return append(order, &bsearch.SortDocID{Desc: true})
+}
