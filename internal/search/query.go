@@ -5,6 +5,7 @@
 package search
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/input"
@@ -443,4 +445,49 @@ func ParsePaging(q url.Values) (page, limit int, err error) {
 		return 0, 0, apperr.InvalidQuery("page", "reaches past the deepest offset a search serves: (page-1)*limit must be at most %d, and page %d with limit %d is %d", MaxOffset, page, limit, (page-1)*limit)
 	}
 	return page, limit, nil
+}
+
+// FuzzyApplies says whether a search of resource uses r.Fuzzy, by the
+// spec's rules: document search ignores fuzzy, company search ignores it
+// when hybrid, activity search uses it only when fullText is off.
+func FuzzyApplies(resource string, r *Request) bool {
+	switch resource {
+	case "documents":
+		return false
+	case "companies":
+		return !r.Hybrid
+	case "activities":
+		return !r.FullText
+	}
+	return true
+}
+
+// Fuzziness is the edit distance a fuzzy search allows a word, by its
+// length: none for 1-2 characters, one for 3-5, two from 6 on.
+func Fuzziness(word string) int {
+	switch n := utf8.RuneCountInString(word); {
+	case n <= 2:
+		return 0
+	case n <= 5:
+		return 1
+	default:
+		return 2
+	}
+}
+
+// Result is one page of a search.
+type Result struct {
+	Records []json.RawMessage // the records as stored, in order
+	Total   int               // matching records in all
+	Ranking string            // how text was ranked: RankingKeyword
+}
+
+// RankingKeyword: text ranked by BM25 over the weighted fields. Hybrid
+// ranking (semantic plus keyword) needs an embedding model, which no
+// engine here has; a hybrid search says it was ranked by keywords.
+const RankingKeyword = "keyword"
+
+// Engine answers searches of one organization's records.
+type Engine interface {
+	Search(ctx context.Context, org string, s *Schema, r *Request) (*Result, error)
 }

@@ -1,4 +1,4 @@
-package search_test
+package embedded_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/search"
+	"github.com/sourcebase/sourcebase/internal/search/embedded"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/testenv"
 )
@@ -37,7 +38,7 @@ type env struct {
 	t      *testing.T
 	st     *store.Store
 	svc    *resource.Service
-	engine *search.Embedded
+	engine *embedded.Embedded
 	schema *search.Schema
 	org    string
 }
@@ -49,7 +50,7 @@ func newEnv(t *testing.T, st *store.Store) *env {
 	}
 	reg := resource.NewRegistry(st, []*resource.Def{notes}, nil)
 	svc, _ := reg.Service("notes")
-	return &env{t: t, st: st, svc: svc, engine: search.NewEmbedded(st, 0), schema: search.SchemaOf(notes), org: "org1"}
+	return &env{t: t, st: st, svc: svc, engine: embedded.New(st, 0), schema: search.SchemaOf(notes), org: "org1"}
 }
 
 func (e *env) create(body string) string {

@@ -1,4 +1,4 @@
-package search
+package embedded
 
 import (
 	"encoding/json"
@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
@@ -18,6 +17,7 @@ import (
 	bsearch "github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 	index "github.com/blevesearch/bleve_index_api"
+	"github.com/sourcebase/sourcebase/internal/search"
 )
 
 // How a record is indexed in bleve: each searchable field of the schema
@@ -44,7 +44,7 @@ func indexName(prefix, field string) string {
 }
 
 // newMapping is the bleve mapping of a schema: nothing dynamic, BM25.
-func newMapping(s *Schema) (*mapping.IndexMappingImpl, error) {
+func newMapping(s *search.Schema) (*mapping.IndexMappingImpl, error) {
 	im := bleve.NewIndexMapping()
 	im.ScoringModel = index.BM25Scoring
 	im.DefaultAnalyzer = textAnalyzer
@@ -71,14 +71,14 @@ func newMapping(s *Schema) (*mapping.IndexMappingImpl, error) {
 			dm.AddFieldMappingsAt(indexName("t_", f.Name), fm)
 		}
 		switch f.Type {
-		case Keyword, Text, Keywords:
+		case search.Keyword, search.Text, search.Keywords:
 			dm.AddFieldMappingsAt(indexName("k_", f.Name), kw(keyword.Name))
 			dm.AddFieldMappingsAt(indexName("l_", f.Name), kw(lowerKeyword))
-		case Number, Integer, Date, DateTime:
+		case search.Number, search.Integer, search.Date, search.DateTime:
 			fm := bleve.NewNumericFieldMapping()
 			fm.IncludeInAll = false
 			dm.AddFieldMappingsAt(indexName("n_", f.Name), fm)
-		case Bool:
+		case search.Bool:
 			fm := bleve.NewBooleanFieldMapping()
 			fm.IncludeInAll = false
 			dm.AddFieldMappingsAt(indexName("b_", f.Name), fm)
@@ -89,7 +89,7 @@ func newMapping(s *Schema) (*mapping.IndexMappingImpl, error) {
 }
 
 // document is the bleve document of a record (decoded JSON) for s.
-func document(s *Schema, rec map[string]any) map[string]any {
+func document(s *search.Schema, rec map[string]any) map[string]any {
 	doc := map[string]any{}
 	var has []string
 	for _, f := range s.Fields {
@@ -101,21 +101,21 @@ func document(s *Schema, rec map[string]any) map[string]any {
 		var strs []string
 		for _, v := range vals {
 			switch f.Type {
-			case Keyword, Text, Keywords:
+			case search.Keyword, search.Text, search.Keywords:
 				if str, ok := v.(string); ok {
 					strs = append(strs, str)
 				}
-			case Number, Integer:
+			case search.Number, search.Integer:
 				if n, ok := number(v); ok {
 					doc[indexName("n_", f.Name)] = n
 				}
-			case Date, DateTime:
+			case search.Date, search.DateTime:
 				if str, ok := v.(string); ok {
 					if t, ok := parseTime(f.Type, str); ok {
 						doc[indexName("n_", f.Name)] = float64(t.UnixMilli())
 					}
 				}
-			case Bool:
+			case search.Bool:
 				if b, ok := v.(bool); ok {
 					doc[indexName("b_", f.Name)] = b
 				}
@@ -184,31 +184,18 @@ func number(v any) (float64, bool) {
 	return 0, false
 }
 
-func parseTime(t Type, s string) (time.Time, bool) {
+func parseTime(t search.Type, s string) (time.Time, bool) {
 	layout := time.RFC3339Nano
-	if t == Date {
+	if t == search.Date {
 		layout = time.DateOnly
 	}
 	v, err := time.Parse(layout, s)
 	return v, err == nil
 }
 
-// Effective flags: what each resource's search does with fuzzy.
-func fuzzyApplies(resource string, r *Request) bool {
-	switch resource {
-	case "documents":
-		return false // document search ignores fuzzy
-	case "companies":
-		return !r.Hybrid // company hybrid search ignores fuzzy
-	case "activities":
-		return !r.FullText // activity search uses fuzzy only without fullText
-	}
-	return true
-}
-
 // textQuery is the query of r's text over the text-weighted fields, nil
 // when there is no text to match.
-func textQuery(s *Schema, im *mapping.IndexMappingImpl, r *Request) query.Query {
+func textQuery(s *search.Schema, im *mapping.IndexMappingImpl, r *search.Request) query.Query {
 	if r.Text == "" {
 		return nil
 	}
@@ -216,8 +203,8 @@ func textQuery(s *Schema, im *mapping.IndexMappingImpl, r *Request) query.Query 
 	if len(terms) == 0 {
 		return bleve.NewMatchNoneQuery()
 	}
-	fuzzy := r.Fuzzy && fuzzyApplies(s.Resource, r)
-	var weighted []Field
+	fuzzy := r.Fuzzy && search.FuzzyApplies(s.Resource, r)
+	var weighted []search.Field
 	for _, f := range s.Fields {
 		if f.Weight > 0 {
 			weighted = append(weighted, f)
@@ -233,7 +220,7 @@ func textQuery(s *Schema, im *mapping.IndexMappingImpl, r *Request) query.Query 
 			tq.SetField(field)
 			tq.SetBoost(f.Weight)
 			per = append(per, tq)
-			if d := fuzziness(term); fuzzy && d > 0 {
+			if d := search.Fuzziness(term); fuzzy && d > 0 {
 				fq := bleve.NewFuzzyQuery(term)
 				fq.SetField(field)
 				fq.SetFuzziness(d)
@@ -253,19 +240,6 @@ func textQuery(s *Schema, im *mapping.IndexMappingImpl, r *Request) query.Query 
 	return bleve.NewDisjunctionQuery(parts...) // any word matches; more matches rank higher
 }
 
-// fuzziness is the edit distance a fuzzy term allows, by its length: none
-// for 1-2 characters, one for 3-5, two from 6 on.
-func fuzziness(term string) int {
-	switch n := utf8.RuneCountInString(term); {
-	case n <= 2:
-		return 0
-	case n <= 5:
-		return 1
-	default:
-		return 2
-	}
-}
-
 // analyze splits text into the terms the text fields hold.
 func analyze(im *mapping.IndexMappingImpl, text string) []string {
 	a := im.AnalyzerNamed(textAnalyzer)
@@ -282,7 +256,7 @@ func analyze(im *mapping.IndexMappingImpl, text string) []string {
 }
 
 // filterQuery translates a predicate tree.
-func filterQuery(s *Schema, p *Predicate) query.Query {
+func filterQuery(s *search.Schema, p *search.Predicate) query.Query {
 	var must []query.Query
 	if p.Field != "" {
 		f, _ := s.Field(p.Field)
@@ -311,45 +285,45 @@ func not(q query.Query) query.Query {
 	return b
 }
 
-func leafQuery(f Field, op Op, v any) query.Query {
+func leafQuery(f search.Field, op search.Op, v any) query.Query {
 	switch op {
-	case Eq:
+	case search.Eq:
 		return equal(f, v)
-	case Ne:
+	case search.Ne:
 		return not(equal(f, v))
-	case In, Nin:
+	case search.In, search.Nin:
 		var alts []query.Query
 		for _, e := range v.([]any) {
 			alts = append(alts, equal(f, e))
 		}
 		q := query.Query(bleve.NewDisjunctionQuery(alts...))
-		if op == Nin {
+		if op == search.Nin {
 			q = not(q)
 		}
 		return q
-	case Gt, Gte, Lt, Lte:
+	case search.Gt, search.Gte, search.Lt, search.Lte:
 		n := numeric(v)
 		var q *query.NumericRangeQuery
-		incl := op == Gte || op == Lte
-		if op == Gt || op == Gte {
+		incl := op == search.Gte || op == search.Lte
+		if op == search.Gt || op == search.Gte {
 			q = bleve.NewNumericRangeInclusiveQuery(&n, nil, &incl, nil)
 		} else {
 			q = bleve.NewNumericRangeInclusiveQuery(nil, &n, nil, &incl)
 		}
 		q.SetField(indexName("n_", f.Name))
 		return q
-	case Contains:
-		if f.Type == Keywords {
+	case search.Contains:
+		if f.Type == search.Keywords {
 			return equal(f, v)
 		}
 		q := bleve.NewRegexpQuery(".*" + regexp.QuoteMeta(strings.ToLower(v.(string))) + ".*")
 		q.SetField(indexName("l_", f.Name))
 		return q
-	case StartsWith:
+	case search.StartsWith:
 		q := bleve.NewPrefixQuery(strings.ToLower(v.(string)))
 		q.SetField(indexName("l_", f.Name))
 		return q
-	case Exists:
+	case search.Exists:
 		q := bleve.NewTermQuery(f.Name)
 		q.SetField(hasField)
 		if v == true {
@@ -360,15 +334,15 @@ func leafQuery(f Field, op Op, v any) query.Query {
 	return bleve.NewMatchNoneQuery()
 }
 
-func equal(f Field, v any) query.Query {
+func equal(f search.Field, v any) query.Query {
 	switch f.Type {
-	case Number, Integer, Date, DateTime:
+	case search.Number, search.Integer, search.Date, search.DateTime:
 		n := numeric(v)
 		yes := true
 		q := bleve.NewNumericRangeInclusiveQuery(&n, &n, &yes, &yes)
 		q.SetField(indexName("n_", f.Name))
 		return q
-	case Bool:
+	case search.Bool:
 		q := bleve.NewBoolFieldQuery(v.(bool))
 		q.SetField(indexName("b_", f.Name))
 		return q
@@ -394,7 +368,7 @@ func numeric(v any) float64 {
 // sortOrder is the order of results: the request's keys, else relevance
 // when there is text, else newest first; ties by id, newest first, so
 // that paging is stable.
-func sortOrder(s *Schema, r *Request) bsearch.SortOrder {
+func sortOrder(s *search.Schema, r *search.Request) bsearch.SortOrder {
 	var order bsearch.SortOrder
 	for _, k := range r.Sort {
 		f, _ := s.Field(k.Field)
@@ -404,9 +378,9 @@ func sortOrder(s *Schema, r *Request) bsearch.SortOrder {
 		}
 		sf := &bsearch.SortField{Desc: k.Desc, Missing: bsearch.SortFieldMissingLast}
 		switch f.Type {
-		case Number, Integer, Date, DateTime:
+		case search.Number, search.Integer, search.Date, search.DateTime:
 			sf.Field, sf.Type = indexName("n_", f.Name), bsearch.SortFieldAsNumber
-		case Bool:
+		case search.Bool:
 			sf.Field, sf.Type = indexName("b_", f.Name), bsearch.SortFieldAsString
 		default:
 			sf.Field, sf.Type = indexName("l_", f.Name), bsearch.SortFieldAsString

@@ -1,4 +1,4 @@
-package search
+package embedded
 
 import (
 	"bytes"
@@ -13,25 +13,9 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/mapping"
 
+	"github.com/sourcebase/sourcebase/internal/search"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
-
-// Result is one page of a search.
-type Result struct {
-	Records []json.RawMessage // the records as stored, in order
-	Total   int               // matching records in all
-	Ranking string            // how text was ranked: RankingKeyword
-}
-
-// RankingKeyword: text ranked by BM25 over the weighted fields. Hybrid
-// ranking (semantic plus keyword) needs an embedding model, which no
-// engine here has; a hybrid search says it was ranked by keywords.
-const RankingKeyword = "keyword"
-
-// Engine answers searches of one organization's records.
-type Engine interface {
-	Search(ctx context.Context, org string, s *Schema, r *Request) (*Result, error)
-}
 
 // DefaultMaxIndexes is how many organization-and-resource indexes an
 // Embedded engine keeps; the least recently used is dropped beyond it.
@@ -51,9 +35,9 @@ type Embedded struct {
 	lru     *list.List               // front: most recently used
 }
 
-// NewEmbedded returns an engine over st keeping at most maxIndexes
+// New returns an engine over st keeping at most maxIndexes
 // indexes (DefaultMaxIndexes when 0).
-func NewEmbedded(st *store.Store, maxIndexes int) *Embedded {
+func New(st *store.Store, maxIndexes int) *Embedded {
 	if maxIndexes <= 0 {
 		maxIndexes = DefaultMaxIndexes
 	}
@@ -64,7 +48,7 @@ func NewEmbedded(st *store.Store, maxIndexes int) *Embedded {
 type orgIndex struct {
 	key     string
 	mu      sync.Mutex
-	schema  *Schema
+	schema  *search.Schema
 	mapping *mapping.IndexMappingImpl
 	idx     bleve.Index
 	docs    map[string]entry
@@ -78,7 +62,7 @@ type entry struct {
 }
 
 // Search runs r over org's records of s.
-func (e *Embedded) Search(ctx context.Context, org string, s *Schema, r *Request) (*Result, error) {
+func (e *Embedded) Search(ctx context.Context, org string, s *search.Schema, r *search.Request) (*search.Result, error) {
 	x, err := e.index(org, s)
 	if err != nil {
 		return nil, err
@@ -92,7 +76,7 @@ func (e *Embedded) Search(ctx context.Context, org string, s *Schema, r *Request
 }
 
 // index returns the index of org and s, made empty if new.
-func (e *Embedded) index(org string, s *Schema) (*orgIndex, error) {
+func (e *Embedded) index(org string, s *search.Schema) (*orgIndex, error) {
 	key := org + "\x00" + s.Resource
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -211,7 +195,7 @@ func (x *orgIndex) put(b *bleve.Batch, id string, version int64, raw json.RawMes
 }
 
 // search runs r on the index as it is.
-func (x *orgIndex) search(r *Request) (*Result, error) {
+func (x *orgIndex) search(r *search.Request) (*search.Result, error) {
 	q := bleve.NewConjunctionQuery()
 	if tq := textQuery(x.schema, x.mapping, r); tq != nil {
 		q.AddQuery(tq)
@@ -228,7 +212,7 @@ func (x *orgIndex) search(r *Request) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
-	out := &Result{Total: int(res.Total), Ranking: RankingKeyword, Records: make([]json.RawMessage, 0, len(res.Hits))}
+	out := &search.Result{Total: int(res.Total), Ranking: search.RankingKeyword, Records: make([]json.RawMessage, 0, len(res.Hits))}
 	for _, h := range res.Hits {
 		if d, ok := x.docs[h.ID]; ok {
 			out.Records = append(out.Records, d.raw)
