@@ -43,15 +43,23 @@ func NewRouter(table []routes.Route, handlers map[string]http.Handler, authn fun
 		}
 		mux.Handle(rt.Pattern(), boundParams(rt, conditional(rt, h)))
 	}
+	paths := make([]pathMethods, 0, len(allowed))
 	for p, methods := range allowed {
-		sort.Strings(methods)
-		allow := strings.Join(methods, ", ")
-		mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
+		paths = append(paths, pathMethods{segments: strings.Split(p, "/"), methods: methods})
+	}
+	// What no pattern serves: 405 when a route's path matches with another
+	// method (the methods of every such route are allowed), else 404. This
+	// is decided here rather than by method-less mux patterns, which would
+	// conflict with a literal route beside a wildcard one (POST
+	// /v1/companies/search beside GET /v1/companies/{id}).
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if allow := allowedMethods(paths, r.URL.Path); allow != "" {
 			w.Header().Set("Allow", allow)
 			ErrorBody(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed; use %s", r.Method, allow))
-		})
-	}
-	mux.HandleFunc("/", noSuchEndpoint)
+			return
+		}
+		noSuchEndpoint(w, r)
+	})
 
 	// The mux answers unclean paths with a redirect; they are refused before
 	// it sees them.
@@ -70,6 +78,57 @@ func NewRouter(table []routes.Route, handlers map[string]http.Handler, authn fun
 		}
 		routed.ServeHTTP(w, r)
 	}))
+}
+
+// pathMethods are the methods of the routes of one path template.
+type pathMethods struct {
+	segments []string
+	methods  []string
+}
+
+// allowedMethods lists, sorted and joined, the methods of the routes
+// whose path template matches path ({name} one segment, {name...} the
+// rest); "" when none does.
+func allowedMethods(paths []pathMethods, path string) string {
+	segs := strings.Split(path, "/")
+	set := map[string]bool{}
+	for _, pm := range paths {
+		if matchSegments(pm.segments, segs) {
+			for _, m := range pm.methods {
+				set[m] = true
+			}
+		}
+	}
+	if len(set) == 0 {
+		return ""
+	}
+	methods := make([]string, 0, len(set))
+	for m := range set {
+		methods = append(methods, m)
+	}
+	sort.Strings(methods)
+	return strings.Join(methods, ", ")
+}
+
+func matchSegments(tmpl, segs []string) bool {
+	for i, t := range tmpl {
+		if strings.HasPrefix(t, "{") && strings.HasSuffix(t, "...}") {
+			return len(segs) >= i
+		}
+		if i >= len(segs) {
+			return false
+		}
+		if strings.HasPrefix(t, "{") && strings.HasSuffix(t, "}") {
+			if segs[i] == "" {
+				return false
+			}
+			continue
+		}
+		if t != segs[i] {
+			return false
+		}
+	}
+	return len(tmpl) == len(segs)
 }
 
 // noSuchEndpoint answers a request no route serves.
