@@ -159,6 +159,7 @@ func TestARunnerFailureTakesTheCatchPathMarksTheRunFailedAndFailsTheExecution(t 
 	if ex.Status != localsfn.Failed || ex.Error == "" || strings.HasPrefix(ex.Error, "Lambda.") || !strings.Contains(ex.Cause, "errorMessage") {
 		t.Fatalf("execution %s error %q cause %q, want FAILED with the runner's error", ex.Status, ex.Error, ex.Cause)
 	}
+	t.Logf("the execution failed with %s: %s", ex.Error, ex.Cause)
 	got := r.run(r.org, run.ID)
 	if got.Status != runs.Failed || got.Error == nil || !strings.HasPrefix(got.Error.Message, "the run's execution failed: "+ex.Error+" ") {
 		t.Errorf("run %s %+v, want failed by MarkFailed with the execution's error %s", got.Status, got.Error, ex.Error)
