@@ -263,7 +263,7 @@ func (e *env) http(name string, ev []byte) events.APIGatewayV2HTTPResponse {
 // awaitExecution waits for the run's execution (named after the run) to end.
 func (e *env) awaitExecution(runID string) localsfn.Execution {
 	e.t.Helper()
-	arn := strings.Replace(stateMachineARN, ":stateMachine:", ":execution:", 1) + ":" + runID
+	arn := localsfn.ExecutionARN(stateMachineARN, runID)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	for {

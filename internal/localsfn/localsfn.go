@@ -182,6 +182,16 @@ func StateMachineARN(name string) string {
 	return "arn:aws:states:us-east-1:000000000000:stateMachine:" + name
 }
 
+// ExecutionARN is the ARN of the execution named name of the state
+// machine stateMachineARN ("" when that is not a state machine ARN).
+func ExecutionARN(stateMachineARN, name string) string {
+	sm, ok := parseStateMachineARN(stateMachineARN)
+	if !ok {
+		return ""
+	}
+	return sm.executionARN(name)
+}
+
 // Client returns a Step Functions client of this server, with dummy credentials.
 func (s *Server) Client() *sfn.Client {
 	return sfn.New(sfn.Options{

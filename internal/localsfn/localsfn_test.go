@@ -107,7 +107,7 @@ func TestExecutionsRunTheirDefinitionWithTasksRoutedByResourceAndAreDescribedAsS
 	c := s.Client()
 
 	arn := startExecution(t, c, double, "first", `{"n":21}`)
-	if want := "arn:aws:states:us-east-1:000000000000:execution:double:first"; arn != want {
+	if want := "arn:aws:states:us-east-1:000000000000:execution:double:first"; arn != want || localsfn.ExecutionARN(double, "first") != want {
 		t.Errorf("execution ARN = %s, want %s", arn, want)
 	}
 	out := finished(t, c, arn)
