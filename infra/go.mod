@@ -5,7 +5,9 @@ go 1.26.8
 replace github.com/sourcebase/sourcebase => ../
 
 require (
+	github.com/BurntSushi/toml v1.5.0
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.73.1
+	github.com/awslabs/goformation/v7 v7.14.9
 	github.com/sourcebase/sourcebase v0.0.0-00010101000000-000000000000
 	gopkg.in/yaml.v3 v3.0.1
 )
@@ -29,8 +31,6 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/sts v1.51.8 // indirect
 	github.com/aws/smithy-go v1.28.8 // indirect
 	github.com/awslabs/aws-lambda-go-api-proxy v0.16.2 // indirect
-	github.com/awslabs/goformation/v7 v7.14.9 // indirect
 	github.com/ohler55/ojg v1.28.5 // indirect
 	github.com/oklog/ulid/v2 v2.1.2 // indirect
-	github.com/onsi/gomega v1.33.0 // indirect
 )
