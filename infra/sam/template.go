@@ -77,6 +77,14 @@ func EventName(r routes.Route) string {
 
 func title(w string) string { return strings.ToUpper(w[:1]) + w[1:] }
 
+// reachNote says in the template how a function is invoked.
+var reachNote = map[routes.Reach]string{
+	routes.ByAPI:          "Invoked by the HTTP API: one HttpApi event per route of its group in the route table.",
+	routes.ByURL:          "Invoked through its function URL (no HTTP API route).",
+	routes.ByStateMachine: "Invoked by the run state machine's Task states (no events).",
+	routes.ByOperator:     "Invoked directly by operators with aws lambda invoke (no events, never public).",
+}
+
 // Sizing of the functions.
 const (
 	// apiMemory: Lambda gives CPU in proportion to memory, and a cold
@@ -100,6 +108,15 @@ const (
 	// logRetentionDays of every log group.
 	logRetentionDays = 30
 )
+
+// sizingNote explains MemorySize and Timeout in the template (the reasons
+// are at the constants above).
+var sizingNote = map[routes.Reach]string{
+	routes.ByAPI:          "512 MB: CPU for cold starts and JSON; 28 s: under API Gateway's 30 s, above the longest storage call (25 s).",
+	routes.ByURL:          "512 MB: CPU for cold starts and JSON; 28 s: senders expect a prompt answer, as behind the API.",
+	routes.ByStateMachine: "Timeout: the longest Task TimeoutSeconds of the state machine, so Step Functions times a step out.",
+	routes.ByOperator:     "Occasional operator calls.",
+}
 
 // runnerTimeout is the runner's timeout: the longest TimeoutSeconds of the
 // state machine's Task states, so Step Functions, not Lambda, times a step
@@ -156,7 +173,7 @@ func Generate(s Spec) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		add(fmt.Sprintf("%s: %s (reach: %s).", f.Name, f.Doc, f.Reach), LogicalID(f.Name), fn)
+		add(fmt.Sprintf("functions/%s: %s. %s", f.Name, f.Doc, reachNote[f.Reach]), LogicalID(f.Name), fn)
 		add("", LogicalID(f.Name)+"Logs", logGroup(sub("/aws/lambda/${"+LogicalID(f.Name)+"}")))
 	}
 	sm, err := stateMachine(s)
@@ -435,9 +452,9 @@ func function(s Spec, f routes.Function) (*yaml.Node, error) {
 		field("Handler", "bootstrap"),
 		field("Runtime", "provided.al2023"),
 		field("Architectures", flow("arm64")),
-		field("MemorySize", memory),
+		note(sizingNote[f.Reach], "MemorySize", memory),
 		field("Timeout", timeout),
-		field("Environment", obj(field("Variables", obj(vars...)))),
+		note("app.Config.Env(); AWS_ENDPOINT_URL_DYNAMODB only when the DynamoDBEndpoint parameter is set (sam local).", "Environment", obj(field("Variables", obj(vars...)))),
 		note("Least privilege: the table actions of its routes (store.IAMActions(f.Access(api.Routes())...)).", "Policies", list(obj(
 			field("Version", "2012-10-17"),
 			field("Statement", list(statements...)),
