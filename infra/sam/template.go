@@ -455,7 +455,7 @@ func function(s Spec, f routes.Function) (*yaml.Node, error) {
 		note(sizingNote[f.Reach], "MemorySize", memory),
 		field("Timeout", timeout),
 		note("app.Config.Env(); AWS_ENDPOINT_URL_DYNAMODB only when the DynamoDBEndpoint parameter is set (sam local).", "Environment", obj(field("Variables", obj(vars...)))),
-		note("Least privilege: the table actions of its routes (store.IAMActions(f.Access(api.Routes())...)).", "Policies", list(obj(
+		note("Least privilege: store.IAMActions(f.Access(api.Routes())...), the table access of its routes (or declared in routes.Functions); StartExecution only where it starts runs.", "Policies", list(obj(
 			field("Version", "2012-10-17"),
 			field("Statement", list(statements...)),
 		))),
