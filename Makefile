@@ -6,6 +6,7 @@ GO    ?= go
 BIN   := bin
 
 .PHONY: run test deps java vet bench fuzz lambdas clean
+.PHONY: sam-template sam-build sam-local
 
 ## run: start the whole service locally (DynamoDB Local in memory, demo key, API on :8080)
 run: deps
@@ -34,6 +35,35 @@ lambdas:
 	@set -e; for f in functions/*/; do n=$$(basename $$f); \
 	  GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' \
 	    -o $(BIN)/lambda/$$n/bootstrap ./$$f; echo "built $(BIN)/lambda/$$n/bootstrap"; done
+
+## sam-template: regenerate template/template.yaml and template/env.local.json from the Go declarations
+sam-template:
+	cd infra && $(GO) run ./sam -write
+
+# require: fail at once, naming the tool, when $(1) is not on PATH; $(2) says why and where to get it.
+require = command -v $(1) >/dev/null 2>&1 || { echo "make $@: $(1) not found on PATH: $(2)" >&2; exit 1; }
+SAM_CLI_URL := https://docs.aws.amazon.com/serverless-application-model/latest/developerguide/install-sam-cli.html
+
+## sam-build: sam build --config-env dev (needs the AWS SAM CLI); then sam deploy --config-env dev
+sam-build:
+	@$(call require,sam,install the AWS SAM CLI ($(SAM_CLI_URL)))
+	sam build --config-env dev
+
+## sam-local: sam local start-api on :3000 against DynamoDB Local on :8000 with the table and a demo key (needs the AWS SAM CLI and Docker)
+sam-local:
+	@$(call require,sam,install the AWS SAM CLI ($(SAM_CLI_URL)))
+	@$(call require,docker,sam local runs each function in a Docker container; install Docker)
+	@docker info >/dev/null 2>&1 || { echo "make $@: docker: the Docker daemon does not answer (docker info failed); start Docker" >&2; exit 1; }
+	@$(MAKE) --no-print-directory deps
+	sam build --config-env local
+	cd infra && $(GO) run ./sam -local
+
+# build-<LogicalId>: what `sam build` runs for each function of the template (BuildMethod makefile),
+# e.g. build-CompaniesFunction builds ./functions/companies into $(ARTIFACTS_DIR)/bootstrap.
+build-%Function:
+	@test -n "$(ARTIFACTS_DIR)" || { echo "make $@: ARTIFACTS_DIR is not set (sam build sets it)" >&2; exit 1; }
+	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' \
+	  -o $(ARTIFACTS_DIR)/bootstrap ./functions/$(shell echo '$*' | tr '[:upper:]' '[:lower:]')
 
 deps: node_modules/.installed java
 

@@ -1,0 +1,530 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"gopkg.in/yaml.v3"
+
+	"github.com/sourcebase/sourcebase/internal/api"
+	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/runs"
+	"github.com/sourcebase/sourcebase/internal/store"
+)
+
+// Spec is what the template is generated from: every function, the route
+// table and the configuration each function's environment starts from.
+type Spec struct {
+	Functions []routes.Function
+	Routes    []routes.Route
+	Config    app.Config
+}
+
+// DefaultSpec is the service as declared in Go: routes.Functions,
+// api.Routes() and app.DefaultConfig().
+func DefaultSpec() Spec {
+	return Spec{Functions: routes.Functions, Routes: api.Routes(), Config: app.DefaultConfig()}
+}
+
+// Logical ids of the resources that are not functions.
+const (
+	TableID        = "Table"
+	HttpAPIID      = "HttpApi"
+	StateMachineID = "RunStateMachine"
+	// DynamoDBEndpointParam is the template parameter that points every
+	// function at another DynamoDB (DynamoDB Local under sam local); empty
+	// in a deployment, where the variable is left out.
+	DynamoDBEndpointParam = "DynamoDBEndpoint"
+	// UseDynamoDBEndpoint is the condition "DynamoDBEndpoint is set".
+	UseDynamoDBEndpoint = "UseDynamoDBEndpoint"
+	// EnvDynamoDBEndpoint is the SDK's standard endpoint variable for
+	// DynamoDB (read by store.NewClient through the SDK configuration).
+	EnvDynamoDBEndpoint = "AWS_ENDPOINT_URL_DYNAMODB"
+	// RunnerArnVar is the substitution variable of the runner's ARN in the
+	// state machine definition.
+	RunnerArnVar = "RunnerArn"
+)
+
+// LogicalID is the logical id of a function's resource: its name with a
+// capital initial, then "Function" (companies → CompaniesFunction). The
+// Makefile's build-<LogicalId> rule turns it back into functions/<name>
+// by lowercasing, so a name must be lowercase letters and digits.
+func LogicalID(name string) string {
+	return strings.ToUpper(name[:1]) + name[1:] + "Function"
+}
+
+// URLID is the logical id of the AWS::Lambda::Url resource SAM generates
+// for a function's FunctionUrlConfig.
+func URLID(name string) string { return LogicalID(name) + "Url" }
+
+// EventName is the name of a route's HttpApi event: the method and the
+// path's words (GET /v1/companies/{id} → GetV1CompaniesId).
+func EventName(r routes.Route) string {
+	var b strings.Builder
+	b.WriteString(title(strings.ToLower(r.Method)))
+	for _, w := range strings.FieldsFunc(r.Path, func(c rune) bool { return !unicode.IsLetter(c) && !unicode.IsDigit(c) }) {
+		b.WriteString(title(w))
+	}
+	return b.String()
+}
+
+func title(w string) string { return strings.ToUpper(w[:1]) + w[1:] }
+
+// reachNote says in the template how a function is invoked.
+var reachNote = map[routes.Reach]string{
+	routes.ByAPI:          "Invoked by the HTTP API: one HttpApi event per route of its group in the route table.",
+	routes.ByURL:          "Invoked through its function URL (no HTTP API route).",
+	routes.ByStateMachine: "Invoked by the run state machine's Task states (no events).",
+	routes.ByOperator:     "Invoked directly by operators with aws lambda invoke (no events, never public).",
+}
+
+// Sizing of the functions.
+const (
+	// apiMemory: Lambda gives CPU in proportion to memory, and a cold
+	// start (SDK configuration, TLS to DynamoDB) and JSON encoding are CPU
+	// bound; at 512 MB a Go handler of about 10 MB uses a tenth of its
+	// memory and answers in tens of milliseconds, so the price per request
+	// stays near that of 256 MB while cold starts are about twice as fast.
+	apiMemory = 512
+	// apiTimeout: below API Gateway's 30 s integration limit, so the
+	// function, not the gateway, ends a request, and above the longest
+	// single storage call (app.MaxStoreTimeout, 25 s).
+	apiTimeout = 28
+	// adminMemory and adminTimeout: the operator's occasional calls
+	// (create an organization or a key, describe the table).
+	adminMemory  = 256
+	adminTimeout = 60
+	// webhookConcurrency caps concurrent webhook deliveries: the URL is
+	// public (the signature is checked in code), so abuse cannot take the
+	// account's whole Lambda concurrency or flood the table.
+	webhookConcurrency = 10
+	// logRetentionDays of every log group.
+	logRetentionDays = 30
+)
+
+// sizingNote explains MemorySize and Timeout in the template (the reasons
+// are at the constants above).
+var sizingNote = map[routes.Reach]string{
+	routes.ByAPI:          "512 MB: CPU for cold starts and JSON; 28 s: under API Gateway's 30 s, above the longest storage call (25 s).",
+	routes.ByURL:          "512 MB: CPU for cold starts and JSON; 28 s: senders expect a prompt answer, as behind the API.",
+	routes.ByStateMachine: "Timeout: the longest Task TimeoutSeconds of the state machine, so Step Functions times a step out.",
+	routes.ByOperator:     "Occasional operator calls.",
+}
+
+// runnerTimeout is the runner's timeout: the longest TimeoutSeconds of the
+// state machine's Task states, so Step Functions, not Lambda, times a step
+// out and the Catch path records it.
+func runnerTimeout() (int, error) {
+	var def struct {
+		States map[string]struct {
+			Type           string
+			TimeoutSeconds int
+		}
+	}
+	if err := json.Unmarshal([]byte(runs.StateMachineDefinition("arn")), &def); err != nil {
+		return 0, fmt.Errorf("state machine definition: %w", err)
+	}
+	longest := 0
+	for _, s := range def.States {
+		if s.Type == "Task" {
+			longest = max(longest, s.TimeoutSeconds)
+		}
+	}
+	if longest == 0 || longest > 900 {
+		return 0, fmt.Errorf("state machine Task timeouts must be 1..900 s (Lambda's limit), longest is %d", longest)
+	}
+	return longest, nil
+}
+
+// header is the comment at the top of the generated files.
+const header = `GENERATED from the Go declarations; do not edit by hand.
+  Functions: routes.Functions (internal/routes); HttpApi events: api.Routes() (internal/api);
+  table: store.TableDefinition and store.Indexes (internal/store); environment: app.Config.Env()
+  (internal/app); IAM actions: store.IAMActions(f.Access(api.Routes())...); state machine:
+  runs.StateMachineDefinition (internal/runs).
+Regenerate: make sam-template   (= cd infra && go run ./sam -write)
+Checked by: cd infra && go test ./sam   (fails when this file differs from what the code generates;
+  go test ./sam -update rewrites it)
+Build and run: make sam-build, make sam-local (need the SAM CLI; sam-local also Docker).`
+
+// Generate returns the SAM template of s.
+func Generate(s Spec) ([]byte, error) {
+	if err := validate(s); err != nil {
+		return nil, err
+	}
+	resources := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	add := func(comment, id string, r *yaml.Node) {
+		resources.Content = append(resources.Content,
+			&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: id, HeadComment: comment}, r)
+	}
+
+	add("The single table: keys, GSIs and TTL attribute from internal/store.", TableID, table())
+	add("", "HttpApiAccessLogs", logGroup(nil))
+	add("The HTTP API: every route of the route table is an HttpApi event of its group's function.", HttpAPIID, httpAPI())
+	for _, f := range s.Functions {
+		fn, err := function(s, f)
+		if err != nil {
+			return nil, err
+		}
+		add(fmt.Sprintf("functions/%s: %s. %s", f.Name, f.Doc, reachNote[f.Reach]), LogicalID(f.Name), fn)
+		add("", LogicalID(f.Name)+"Logs", logGroup(sub("/aws/lambda/${"+LogicalID(f.Name)+"}")))
+	}
+	sm, err := stateMachine(s)
+	if err != nil {
+		return nil, err
+	}
+	add("Executes workflow runs: runs.StateMachineDefinition, with the runner's ARN substituted.", StateMachineID, sm)
+	add("", StateMachineID+"Logs", logGroup(sub("/aws/vendedlogs/states/${AWS::StackName}-runs")))
+
+	urlFn, _ := only(s.Functions, routes.ByURL)
+	adminFn, _ := only(s.Functions, routes.ByOperator)
+	outputs := obj(
+		field("ApiUrl", output("Base URL of the HTTP API", sub("https://${"+HttpAPIID+"}.execute-api.${AWS::Region}.${AWS::URLSuffix}/"))),
+		field("WebhookUrl", output("Function URL of the webhook function (deliveries go to <url>webhooks/workflows/<slug>)", getAtt(URLID(urlFn.Name)+".FunctionUrl"))),
+		field("TableName", output("Name of the table", ref(TableID))),
+		field("StateMachineArn", output("ARN of the run state machine", ref(StateMachineID))),
+		field("AdminFunctionName", output("Operator function (aws lambda invoke --function-name <it> --payload '{\"action\":...}')", ref(LogicalID(adminFn.Name)))),
+	)
+
+	doc := obj(
+		field("AWSTemplateFormatVersion", "2010-09-09"),
+		field("Transform", "AWS::Serverless-2016-10-31"),
+		field("Description", "Sourcebase: one Lambda per resource group behind an HTTP API, the webhook function URL, the run state machine and its runner, the operator function, and the single DynamoDB table."),
+		field("Parameters", obj(
+			field(DynamoDBEndpointParam, obj(
+				field("Type", "String"),
+				field("Default", ""),
+				field("Description", "Local runs only (samconfig.toml, env local): DynamoDB endpoint for every function, such as DynamoDB Local. Leave empty when deploying."),
+			)),
+		)),
+		field("Conditions", obj(
+			field(UseDynamoDBEndpoint, fnNot(fnEquals(ref(DynamoDBEndpointParam), ""))),
+		)),
+		field("Resources", resources),
+		field("Outputs", outputs),
+	)
+	doc.HeadComment = header
+
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{doc}}); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// validate checks what the generator relies on.
+func validate(s Spec) error {
+	seen := map[string]bool{}
+	for _, f := range s.Functions {
+		if f.Name == "" || strings.IndexFunc(f.Name, func(c rune) bool { return !('a' <= c && c <= 'z' || '0' <= c && c <= '9') }) >= 0 {
+			return fmt.Errorf("function name %q: must be lowercase letters and digits (the Makefile's build-<LogicalId> lowercases the logical id)", f.Name)
+		}
+		if seen[f.Name] {
+			return fmt.Errorf("function %q declared twice", f.Name)
+		}
+		seen[f.Name] = true
+		if f.Reach == routes.ByAPI && len(routes.Of(s.Routes, f.Name)) == 0 {
+			return fmt.Errorf("function %q is reached by the API but has no route", f.Name)
+		}
+	}
+	for _, r := range s.Routes {
+		if !seen[r.Group] {
+			return fmt.Errorf("route %s: no function %q", r.Pattern(), r.Group)
+		}
+	}
+	for _, reach := range []routes.Reach{routes.ByURL, routes.ByStateMachine, routes.ByOperator} {
+		if _, err := only(s.Functions, reach); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// only returns the one function reached by reach.
+func only(fns []routes.Function, reach routes.Reach) (routes.Function, error) {
+	var found []routes.Function
+	for _, f := range fns {
+		if f.Reach == reach {
+			found = append(found, f)
+		}
+	}
+	if len(found) != 1 {
+		return routes.Function{}, fmt.Errorf("the template expects exactly one function reached by %q, found %d", reach, len(found))
+	}
+	return found[0], nil
+}
+
+func table() *yaml.Node {
+	def := store.TableDefinition("")
+	var attrs, keys, gsis []any
+	for _, a := range def.AttributeDefinitions {
+		attrs = append(attrs, obj(field("AttributeName", *a.AttributeName), field("AttributeType", string(a.AttributeType))))
+	}
+	keySchema := func(ks []types.KeySchemaElement) *yaml.Node {
+		var out []any
+		for _, k := range ks {
+			out = append(out, obj(field("AttributeName", *k.AttributeName), field("KeyType", string(k.KeyType))))
+		}
+		return list(out...)
+	}
+	keys = append(keys, keySchema(def.KeySchema))
+	for _, g := range def.GlobalSecondaryIndexes {
+		gsis = append(gsis, obj(
+			field("IndexName", *g.IndexName),
+			field("KeySchema", keySchema(g.KeySchema)),
+			field("Projection", obj(field("ProjectionType", string(g.Projection.ProjectionType)))),
+		))
+	}
+	return obj(
+		field("Type", "AWS::DynamoDB::Table"),
+		note("Keep the data when the stack is deleted or the table replaced.", "DeletionPolicy", "Retain"),
+		field("UpdateReplacePolicy", "Retain"),
+		field("Properties", obj(
+			field("BillingMode", string(def.BillingMode)),
+			field("AttributeDefinitions", list(attrs...)),
+			field("KeySchema", keys[0]),
+			field("GlobalSecondaryIndexes", list(gsis...)),
+			note("Expiring items such as idempotency records (store.AttrExpires, epoch seconds).", "TimeToLiveSpecification", obj(
+				field("AttributeName", store.AttrExpires),
+				field("Enabled", true),
+			)),
+			field("PointInTimeRecoverySpecification", obj(field("PointInTimeRecoveryEnabled", true))),
+		)),
+	)
+}
+
+// accessLogFormat is the HTTP API's access log line (JSON).
+var accessLogFormat = func() string {
+	f := map[string]string{
+		"requestId":        "$context.requestId",
+		"ip":               "$context.identity.sourceIp",
+		"requestTime":      "$context.requestTime",
+		"httpMethod":       "$context.httpMethod",
+		"routeKey":         "$context.routeKey",
+		"status":           "$context.status",
+		"protocol":         "$context.protocol",
+		"responseLength":   "$context.responseLength",
+		"integrationError": "$context.integrationErrorMessage",
+		"latency":          "$context.responseLatency",
+	}
+	b, _ := json.Marshal(f)
+	return string(b)
+}()
+
+func httpAPI() *yaml.Node {
+	return obj(
+		field("Type", "AWS::Serverless::HttpApi"),
+		field("Properties", obj(
+			field("Description", "Sourcebase REST API (routes from api.Routes())"),
+			field("AccessLogSettings", obj(
+				field("DestinationArn", getAtt("HttpApiAccessLogs.Arn")),
+				field("Format", accessLogFormat),
+			)),
+		)),
+	)
+}
+
+func logGroup(name *yaml.Node) *yaml.Node {
+	props := []kv{}
+	if name != nil {
+		props = append(props, field("LogGroupName", name))
+	}
+	props = append(props, field("RetentionInDays", logRetentionDays))
+	return obj(field("Type", "AWS::Logs::LogGroup"), field("Properties", obj(props...)))
+}
+
+// placeholders stand for the values only CloudFormation knows, so that the
+// environment's names come from app.Config.Env() itself.
+const (
+	tablePlaceholder        = "\x00table"
+	stateMachinePlaceholder = "\x00state-machine"
+	webhookURLPlaceholder   = "\x00webhook-url"
+)
+
+// Env is the environment of f: app.Config.Env() of s.Config with the table
+// name, the state machine ARN (functions that start runs) and the webhook
+// base URL (the workflows function, which shows trigger URLs) set, plus
+// the DynamoDB endpoint for local runs. Values are YAML nodes.
+func Env(s Spec, f routes.Function) (map[string]*yaml.Node, error) {
+	cfg := s.Config
+	cfg.Table = tablePlaceholder
+	cfg.StateMachineARN, cfg.WebhookBaseURL = "", ""
+	if f.StartsRuns {
+		cfg.StateMachineARN = stateMachinePlaceholder
+	}
+	if f.Name == routes.Workflows {
+		cfg.WebhookBaseURL = webhookURLPlaceholder
+	}
+	urlFn, err := only(s.Functions, routes.ByURL)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*yaml.Node{}
+	for k, v := range cfg.Env() {
+		switch v {
+		case tablePlaceholder:
+			out[k] = ref(TableID)
+		case stateMachinePlaceholder:
+			out[k] = ref(StateMachineID)
+		case webhookURLPlaceholder:
+			out[k] = getAtt(URLID(urlFn.Name) + ".FunctionUrl")
+		default:
+			out[k] = node(v)
+		}
+	}
+	out[EnvDynamoDBEndpoint] = fnIf(UseDynamoDBEndpoint, ref(DynamoDBEndpointParam), ref("AWS::NoValue"))
+	return out, nil
+}
+
+func function(s Spec, f routes.Function) (*yaml.Node, error) {
+	memory, timeout := apiMemory, apiTimeout
+	switch f.Reach {
+	case routes.ByStateMachine:
+		t, err := runnerTimeout()
+		if err != nil {
+			return nil, err
+		}
+		timeout = t
+	case routes.ByOperator:
+		memory, timeout = adminMemory, adminTimeout
+	}
+
+	env, err := Env(s, f)
+	if err != nil {
+		return nil, err
+	}
+	var vars []kv
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		vars = append(vars, field(k, env[k]))
+	}
+
+	statements := []any{obj(
+		field("Sid", "Table"),
+		field("Effect", "Allow"),
+		field("Action", strs(store.IAMActions(f.Access(s.Routes)...))),
+		field("Resource", list(getAtt(TableID+".Arn"), sub("${"+TableID+".Arn}/index/*"))),
+	)}
+	if f.StartsRuns {
+		statements = append(statements, obj(
+			field("Sid", "StartRuns"),
+			field("Effect", "Allow"),
+			field("Action", strs([]string{"states:StartExecution"})),
+			field("Resource", ref(StateMachineID)),
+		))
+	}
+
+	var events *yaml.Node
+	if f.Reach == routes.ByAPI {
+		events = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+		names := map[string]string{}
+		for _, r := range routes.Of(s.Routes, f.Name) {
+			name := EventName(r)
+			if prev, dup := names[name]; dup {
+				return nil, fmt.Errorf("routes %s and %s have the same event name %s", prev, r.Pattern(), name)
+			}
+			names[name] = r.Pattern()
+			events.Content = append(events.Content, node(name), obj(
+				field("Type", "HttpApi"),
+				field("Properties", obj(
+					field("ApiId", ref(HttpAPIID)),
+					field("Method", r.Method),
+					field("Path", r.Path),
+				)),
+			))
+		}
+	}
+
+	props := []kv{
+		field("Description", f.Doc),
+		note("The repository root: `sam build` runs the Makefile's build-"+LogicalID(f.Name)+" (BuildMethod makefile).", "CodeUri", "../"),
+		field("Handler", "bootstrap"),
+		field("Runtime", "provided.al2023"),
+		field("Architectures", flow("arm64")),
+		note(sizingNote[f.Reach], "MemorySize", memory),
+		field("Timeout", timeout),
+		note("app.Config.Env(); AWS_ENDPOINT_URL_DYNAMODB only when the DynamoDBEndpoint parameter is set (sam local).", "Environment", obj(field("Variables", obj(vars...)))),
+		note("Least privilege: store.IAMActions(f.Access(api.Routes())...), the table access of its routes (or declared in routes.Functions); StartExecution only where it starts runs.", "Policies", list(obj(
+			field("Version", "2012-10-17"),
+			field("Statement", list(statements...)),
+		))),
+	}
+	if f.Reach == routes.ByURL {
+		props = append(props,
+			note("Public URL; the code checks each delivery's signature.", "FunctionUrlConfig", obj(field("AuthType", "NONE"))),
+			field("ReservedConcurrentExecutions", webhookConcurrency),
+		)
+	}
+	if events != nil {
+		props = append(props, field("Events", events))
+	}
+	return obj(
+		field("Type", "AWS::Serverless::Function"),
+		field("Metadata", obj(field("BuildMethod", "makefile"))),
+		field("Properties", obj(props...)),
+	), nil
+}
+
+func stateMachine(s Spec) (*yaml.Node, error) {
+	runner, err := only(s.Functions, routes.ByStateMachine)
+	if err != nil {
+		return nil, err
+	}
+	var def map[string]any
+	if err := json.Unmarshal([]byte(runs.StateMachineDefinition("${"+RunnerArnVar+"}")), &def); err != nil {
+		return nil, fmt.Errorf("state machine definition: %w", err)
+	}
+	return obj(
+		field("Type", "AWS::Serverless::StateMachine"),
+		field("Properties", obj(
+			field("Type", "STANDARD"),
+			field("Definition", def),
+			field("DefinitionSubstitutions", obj(field(RunnerArnVar, getAtt(LogicalID(runner.Name)+".Arn")))),
+			field("Policies", list(
+				obj(field("LambdaInvokePolicy", obj(field("FunctionName", ref(LogicalID(runner.Name)))))),
+				obj(
+					field("Version", "2012-10-17"),
+					field("Statement", list(
+						obj(
+							field("Sid", "Logging"),
+							field("Effect", "Allow"),
+							field("Action", strs([]string{
+								"logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery",
+								"logs:DeleteLogDelivery", "logs:ListLogDeliveries", "logs:PutResourcePolicy",
+								"logs:DescribeResourcePolicies", "logs:DescribeLogGroups",
+							})),
+							note("These CloudWatch Logs delivery actions support no resource-level permissions.", "Resource", "*"),
+						),
+						obj(
+							field("Sid", "Tracing"),
+							field("Effect", "Allow"),
+							field("Action", strs([]string{"xray:PutTraceSegments", "xray:PutTelemetryRecords", "xray:GetSamplingRules", "xray:GetSamplingTargets"})),
+							note("X-Ray actions support no resource-level permissions.", "Resource", "*"),
+						),
+					)),
+				),
+			)),
+			field("Logging", obj(
+				field("Level", "ALL"),
+				field("IncludeExecutionData", true),
+				field("Destinations", list(obj(field("CloudWatchLogsLogGroup", obj(field("LogGroupArn", getAtt(StateMachineID+"Logs.Arn"))))))),
+			)),
+			field("Tracing", obj(field("Enabled", true))),
+		)),
+	), nil
+}
+
+func output(description string, value *yaml.Node) *yaml.Node {
+	return obj(field("Description", description), field("Value", value))
+}

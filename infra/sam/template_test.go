@@ -1,0 +1,677 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/awslabs/goformation/v7"
+	"github.com/awslabs/goformation/v7/cloudformation"
+	"github.com/awslabs/goformation/v7/intrinsics"
+
+	"github.com/sourcebase/sourcebase/internal/api"
+	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/runs"
+	"github.com/sourcebase/sourcebase/internal/store"
+	"github.com/sourcebase/sourcebase/internal/testenv"
+)
+
+var update = flag.Bool("update", false, "rewrite "+TemplatePath+" and "+LocalEnvPath+" from the code")
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// root is the repository root (tests run in infra/sam).
+func root(t *testing.T) string {
+	t.Helper()
+	r, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root(t), path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// Intrinsic functions are kept as readable strings such as Ref(Table),
+// GetAtt(RunnerFunction.Arn), Sub(...) and If([...]), so that they
+// survive goformation's typed fields (by default it resolves !Ref of a
+// resource and !GetAtt to nothing).
+func keep(kind string) intrinsics.IntrinsicHandler {
+	return func(_ string, input any, _ any) any {
+		if parts, ok := input.([]any); ok && kind == "GetAtt" {
+			var s []string
+			for _, p := range parts {
+				s = append(s, fmt.Sprint(p))
+			}
+			return kind + "(" + strings.Join(s, ".") + ")"
+		}
+		if parts, ok := input.([]any); ok {
+			b, _ := json.Marshal(parts)
+			return kind + "(" + string(b) + ")"
+		}
+		return fmt.Sprintf("%s(%v)", kind, input)
+	}
+}
+
+// parse reads a SAM template with goformation v7.14.9.
+//
+// goformation names the HttpApi access log property AccessLogSetting where
+// SAM's is AccessLogSettings (and rejects unknown fields), so the property
+// is renamed between goformation's intrinsic processing and its typed
+// decoding; the template keeps SAM's name.
+func parse(t *testing.T, data []byte) *cloudformation.Template {
+	t.Helper()
+	js, err := intrinsics.ProcessYAML(data, &intrinsics.ProcessorOptions{IntrinsicHandlerOverrides: map[string]intrinsics.IntrinsicHandler{
+		"Ref": keep("Ref"), "Fn::GetAtt": keep("GetAtt"), "Fn::Sub": keep("Sub"), "Fn::If": keep("If"),
+	}})
+	if err != nil {
+		t.Fatalf("goformation: %v", err)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(js, &raw); err != nil {
+		t.Fatal(err)
+	}
+	resources, _ := raw["Resources"].(map[string]any)
+	for _, r := range resources {
+		r, _ := r.(map[string]any)
+		if props, ok := r["Properties"].(map[string]any); ok && r["Type"] == "AWS::Serverless::HttpApi" {
+			if v, ok := props["AccessLogSettings"]; ok {
+				props["AccessLogSetting"] = v
+				delete(props, "AccessLogSettings")
+			}
+		}
+	}
+	if js, err = json.Marshal(raw); err != nil {
+		t.Fatal(err)
+	}
+	tmpl, err := goformation.ParseJSONWithOptions(js, &intrinsics.ProcessorOptions{NoProcess: true})
+	if err != nil {
+		t.Fatalf("goformation: %v", err)
+	}
+	return tmpl
+}
+
+func committed(t *testing.T) *cloudformation.Template {
+	t.Helper()
+	return parse(t, readFile(t, TemplatePath))
+}
+
+func TestTheCommittedTemplateAndLocalEnvironmentAreWhatTheCodeGenerates(t *testing.T) {
+	files, err := generated(DefaultSpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *update {
+		for path, data := range files {
+			if err := os.WriteFile(filepath.Join(root(t), path), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	stale, err := staleFiles(root(t), DefaultSpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stale) > 0 {
+		t.Fatalf("%v differ from what the code generates: run `make sam-template` (or go test ./sam -update in infra/) and commit them", stale)
+	}
+}
+
+func TestGeneratingTwiceGivesTheSameBytes(t *testing.T) {
+	a, err := Generate(DefaultSpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := Generate(DefaultSpec())
+	if !bytes.Equal(a, b) {
+		t.Fatal("two generations differ: the output depends on map order")
+	}
+}
+
+func TestTheTemplateSaysItIsGeneratedAndHowToRegenerateIt(t *testing.T) {
+	head := string(readFile(t, TemplatePath)[:600])
+	for _, want := range []string{"# GENERATED", "make sam-template", "go run ./sam -write", "go test ./sam"} {
+		if !strings.Contains(head, want) {
+			t.Errorf("the template's header does not say %q", want)
+		}
+	}
+}
+
+// The checks below read a parsed template against a Spec and return what
+// differs, so that the drift tests can run them against a changed spec.
+
+func functionProblems(tmpl *cloudformation.Template, s Spec) []string {
+	var p []string
+	fns := tmpl.GetAllServerlessFunctionResources()
+	var want, got []string
+	for _, f := range s.Functions {
+		want = append(want, LogicalID(f.Name))
+	}
+	for id := range fns {
+		got = append(got, id)
+	}
+	sort.Strings(want)
+	sort.Strings(got)
+	if !slices.Equal(got, want) {
+		p = append(p, fmt.Sprintf("functions %v, want one per routes.Functions entry: %v", got, want))
+	}
+	for _, f := range s.Functions {
+		fn := fns[LogicalID(f.Name)]
+		if fn == nil {
+			continue
+		}
+		if v(fn.Runtime) != "provided.al2023" || v(fn.Handler) != "bootstrap" || !slices.Equal(fn.Architectures, []string{"arm64"}) {
+			p = append(p, fmt.Sprintf("%s: runtime %q handler %q architectures %v, want provided.al2023, bootstrap, [arm64]", f.Name, v(fn.Runtime), v(fn.Handler), fn.Architectures))
+		}
+		if fn.CodeUri == nil || v(fn.CodeUri.String) != "../" || fn.AWSCloudFormationMetadata["BuildMethod"] != "makefile" {
+			p = append(p, fmt.Sprintf("%s: want CodeUri ../ (the repository root) built by the Makefile (BuildMethod makefile)", f.Name))
+		}
+		if fn.MemorySize == nil || fn.Timeout == nil {
+			p = append(p, f.Name+": no MemorySize or Timeout")
+		}
+	}
+	return p
+}
+
+func v[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+// eventProblems: each function's HttpApi events are exactly the routes of
+// its group (API functions), or none.
+func eventProblems(tmpl *cloudformation.Template, s Spec) []string {
+	var p []string
+	for _, f := range s.Functions {
+		fn := tmpl.GetAllServerlessFunctionResources()[LogicalID(f.Name)]
+		if fn == nil {
+			continue
+		}
+		want := map[string]bool{}
+		if f.Reach == routes.ByAPI {
+			for _, r := range routes.Of(s.Routes, f.Name) {
+				want[r.Pattern()] = true
+			}
+		}
+		got := map[string]bool{}
+		for name, e := range fn.Events {
+			if e.Type != "HttpApi" || e.Properties == nil || e.Properties.HttpApiEvent == nil {
+				p = append(p, fmt.Sprintf("%s: event %s is not an HttpApi event", f.Name, name))
+				continue
+			}
+			h := e.Properties.HttpApiEvent
+			if v(h.ApiId) != "Ref("+HttpAPIID+")" {
+				p = append(p, fmt.Sprintf("%s: event %s is on API %q, want the one HttpApi", f.Name, name, v(h.ApiId)))
+			}
+			got[v(h.Method)+" "+v(h.Path)] = true
+		}
+		for r := range want {
+			if !got[r] {
+				p = append(p, fmt.Sprintf("%s: route %s of the route table has no HttpApi event", f.Name, r))
+			}
+		}
+		for r := range got {
+			if !want[r] {
+				p = append(p, fmt.Sprintf("%s: HttpApi event %s is not a route of its group in the route table", f.Name, r))
+			}
+		}
+		if len(got) != len(fn.Events) {
+			p = append(p, fmt.Sprintf("%s: %d events for %d distinct routes", f.Name, len(fn.Events), len(got)))
+		}
+	}
+	return p
+}
+
+func TestThereIsOneFunctionPerDeclaredFunctionBuiltFromTheRepositoryForArm64(t *testing.T) {
+	for _, p := range functionProblems(committed(t), DefaultSpec()) {
+		t.Error(p)
+	}
+}
+
+func TestEachFunctionsHttpApiEventsAreExactlyTheRoutesOfItsGroup(t *testing.T) {
+	tmpl := committed(t)
+	for _, p := range eventProblems(tmpl, DefaultSpec()) {
+		t.Error(p)
+	}
+	// Every route is served: by an HttpApi event, or (webhook) by the
+	// function URL.
+	events := 0
+	for _, fn := range tmpl.GetAllServerlessFunctionResources() {
+		events += len(fn.Events)
+	}
+	byURL := 0
+	for _, r := range api.Routes() {
+		if f, _ := routes.FunctionNamed(r.Group); f.Reach == routes.ByURL {
+			byURL++
+		}
+	}
+	if events+byURL != len(api.Routes()) || events == 0 {
+		t.Errorf("%d HttpApi events + %d function URL routes, want the %d routes of the route table", events, byURL, len(api.Routes()))
+	}
+	if len(tmpl.GetAllServerlessHttpApiResources()) != 1 {
+		t.Errorf("want one HttpApi, have %d", len(tmpl.GetAllServerlessHttpApiResources()))
+	}
+}
+
+func TestTheHttpApiWritesAccessLogsToALogGroupWithRetention(t *testing.T) {
+	tmpl := committed(t)
+	a := tmpl.GetAllServerlessHttpApiResources()[HttpAPIID]
+	if a == nil || a.AccessLogSetting == nil || v(a.AccessLogSetting.DestinationArn) != "GetAtt(HttpApiAccessLogs.Arn)" || !json.Valid([]byte(v(a.AccessLogSetting.Format))) {
+		t.Fatalf("HttpApi access logs: %+v", a)
+	}
+	for id, lg := range tmpl.GetAllLogsLogGroupResources() {
+		if v(lg.RetentionInDays) != logRetentionDays {
+			t.Errorf("log group %s keeps logs %d days, want %d", id, v(lg.RetentionInDays), logRetentionDays)
+		}
+	}
+	for _, f := range routes.Functions {
+		lg := tmpl.GetAllLogsLogGroupResources()[LogicalID(f.Name)+"Logs"]
+		if lg == nil || v(lg.LogGroupName) != "Sub(/aws/lambda/${"+LogicalID(f.Name)+"})" {
+			t.Errorf("%s: no log group of its own: %+v", f.Name, lg)
+		}
+	}
+}
+
+func TestOnlyTheWebhookFunctionHasAPublicURLWithReservedConcurrency(t *testing.T) {
+	fns := committed(t).GetAllServerlessFunctionResources()
+	for _, f := range routes.Functions {
+		fn := fns[LogicalID(f.Name)]
+		if f.Reach == routes.ByURL {
+			if fn.FunctionUrlConfig == nil || fn.FunctionUrlConfig.AuthType != "NONE" {
+				t.Errorf("%s: want FunctionUrlConfig AuthType NONE, have %+v", f.Name, fn.FunctionUrlConfig)
+			}
+			if v(fn.ReservedConcurrentExecutions) <= 0 {
+				t.Errorf("%s: no reserved concurrency", f.Name)
+			}
+			continue
+		}
+		if fn.FunctionUrlConfig != nil {
+			t.Errorf("%s has a function URL", f.Name)
+		}
+		if f.Reach != routes.ByAPI && len(fn.Events) > 0 {
+			t.Errorf("%s (%s) has events %v", f.Name, f.Reach, fn.Events)
+		}
+	}
+}
+
+func TestFunctionsBehindTheApiTimeOutBeforeApiGatewayAndTheRunnerOutlastsEveryTask(t *testing.T) {
+	fns := committed(t).GetAllServerlessFunctionResources()
+	var def struct {
+		States map[string]struct{ TimeoutSeconds int }
+	}
+	if err := json.Unmarshal([]byte(runs.StateMachineDefinition("arn")), &def); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range routes.Functions {
+		timeout := v(fns[LogicalID(f.Name)].Timeout)
+		switch f.Reach {
+		case routes.ByAPI, routes.ByURL:
+			if timeout >= 30 || timeout*1000 <= int(app.MaxStoreTimeout.Milliseconds()) {
+				t.Errorf("%s: timeout %d s, want above STORE_TIMEOUT's maximum %s and below API Gateway's 30 s", f.Name, timeout, app.MaxStoreTimeout)
+			}
+		case routes.ByStateMachine:
+			for name, s := range def.States {
+				if s.TimeoutSeconds > timeout {
+					t.Errorf("runner timeout %d s is shorter than state %s's %d s", timeout, name, s.TimeoutSeconds)
+				}
+			}
+		}
+	}
+}
+
+// envProblems: every function's variables are app.Config.Env() with the
+// table, the state machine where it starts runs and the webhook URL for
+// workflows, plus the local-only DynamoDB endpoint.
+func envProblems(tmpl *cloudformation.Template, s Spec) []string {
+	var p []string
+	for _, f := range s.Functions {
+		fn := tmpl.GetAllServerlessFunctionResources()[LogicalID(f.Name)]
+		if fn == nil || fn.Environment == nil {
+			p = append(p, f.Name+": no environment")
+			continue
+		}
+		cfg := s.Config
+		cfg.StateMachineARN, cfg.WebhookBaseURL = "", ""
+		if f.StartsRuns {
+			cfg.StateMachineARN = "Ref(" + StateMachineID + ")"
+		}
+		if f.Name == routes.Workflows {
+			cfg.WebhookBaseURL = "GetAtt(WebhookFunctionUrl.FunctionUrl)"
+		}
+		cfg.Table = "Ref(" + TableID + ")"
+		want := cfg.Env()
+		want[EnvDynamoDBEndpoint] = `If(["UseDynamoDBEndpoint","Ref(DynamoDBEndpoint)","Ref(AWS::NoValue)"])`
+		if !reflect.DeepEqual(fn.Environment.Variables, want) {
+			p = append(p, fmt.Sprintf("%s: environment %v, want %v", f.Name, fn.Environment.Variables, want))
+		}
+	}
+	return p
+}
+
+func TestEachFunctionsEnvironmentIsTheAppConfigurationWithItsOwnResources(t *testing.T) {
+	tmpl := committed(t)
+	for _, p := range envProblems(tmpl, DefaultSpec()) {
+		t.Error(p)
+	}
+	// Only what starts runs knows the state machine; only workflows shows
+	// the webhook URL.
+	for _, f := range routes.Functions {
+		vars := tmpl.GetAllServerlessFunctionResources()[LogicalID(f.Name)].Environment.Variables
+		if _, ok := vars[app.EnvStateMachineARN]; ok != f.StartsRuns {
+			t.Errorf("%s: has %s = %v, starts runs = %v", f.Name, app.EnvStateMachineARN, ok, f.StartsRuns)
+		}
+		if _, ok := vars[app.EnvWebhookBaseURL]; ok != (f.Name == routes.Workflows) {
+			t.Errorf("%s: has %s = %v", f.Name, app.EnvWebhookBaseURL, ok)
+		}
+	}
+	// The values read back as the configuration the functions expect.
+	vars := tmpl.GetAllServerlessFunctionResources()[LogicalID(routes.Companies)].Environment.Variables
+	for k, val := range vars {
+		t.Setenv(k, val)
+	}
+	cfg, err := app.ConfigFromEnv()
+	want := app.DefaultConfig()
+	want.Table = "Ref(" + TableID + ")"
+	if err != nil || cfg != want {
+		t.Errorf("ConfigFromEnv over the companies function's variables = %+v, %v; want %+v", cfg, err, want)
+	}
+}
+
+// policyProblems: each function may do exactly the table actions of its
+// access on the table and its indexes, and start runs where it does.
+func policyProblems(tmpl *cloudformation.Template, s Spec) []string {
+	var p []string
+	for _, f := range s.Functions {
+		fn := tmpl.GetAllServerlessFunctionResources()[LogicalID(f.Name)]
+		if fn == nil || fn.Policies == nil || fn.Policies.IAMPolicyDocumentArray == nil || len(*fn.Policies.IAMPolicyDocumentArray) != 1 {
+			p = append(p, f.Name+": want one inline policy document")
+			continue
+		}
+		want := []any{map[string]any{
+			"Sid": "Table", "Effect": "Allow",
+			"Action":   toAny(store.IAMActions(f.Access(s.Routes)...)),
+			"Resource": []any{"GetAtt(Table.Arn)", "Sub(${Table.Arn}/index/*)"},
+		}}
+		if f.StartsRuns {
+			want = append(want, map[string]any{
+				"Sid": "StartRuns", "Effect": "Allow",
+				"Action":   []any{"states:StartExecution"},
+				"Resource": "Ref(" + StateMachineID + ")",
+			})
+		}
+		if got := (*fn.Policies.IAMPolicyDocumentArray)[0].Statement; !reflect.DeepEqual(got, want) {
+			p = append(p, fmt.Sprintf("%s: statements %v, want %v", f.Name, got, want))
+		}
+	}
+	return p
+}
+
+func toAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+func TestEachFunctionMayDoExactlyTheTableActionsOfItsAccessAndStartRunsOnlyWhereItDoes(t *testing.T) {
+	for _, p := range policyProblems(committed(t), DefaultSpec()) {
+		t.Error(p)
+	}
+}
+
+func TestTheStateMachineIsTheRunDefinitionInvokingTheRunnerWithLoggingAndTracing(t *testing.T) {
+	tmpl := committed(t)
+	sms := tmpl.GetAllServerlessStateMachineResources()
+	sm := sms[StateMachineID]
+	if len(sms) != 1 || sm == nil {
+		t.Fatalf("state machines %v, want %s", sms, StateMachineID)
+	}
+	if got := sm.DefinitionSubstitutions; !reflect.DeepEqual(got, map[string]string{RunnerArnVar: "GetAtt(RunnerFunction.Arn)"}) {
+		t.Errorf("DefinitionSubstitutions %v", got)
+	}
+	raw, err := json.Marshal(sm.Definition)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const arn = "arn:aws:lambda:eu-west-1:123456789012:function:runner"
+	var got, want any
+	if err := json.Unmarshal([]byte(strings.ReplaceAll(string(raw), "${"+RunnerArnVar+"}", arn)), &got); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(runs.StateMachineDefinition(arn)), &want); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("definition after substitution:\n%s\nwant runs.StateMachineDefinition:\n%s", raw, runs.StateMachineDefinition(arn))
+	}
+	var invoke []string
+	if sm.Policies != nil && sm.Policies.SAMPolicyTemplateArray != nil {
+		for _, pt := range *sm.Policies.SAMPolicyTemplateArray {
+			if pt.LambdaInvokePolicy != nil {
+				invoke = append(invoke, pt.LambdaInvokePolicy.FunctionName)
+			}
+		}
+	}
+	if !slices.Equal(invoke, []string{"Ref(RunnerFunction)"}) {
+		t.Errorf("LambdaInvokePolicy for %v, want the runner only", invoke)
+	}
+	if sm.Logging == nil || sm.Logging.Level != "ALL" || len(sm.Logging.Destinations) != 1 ||
+		sm.Logging.Destinations[0].CloudWatchLogsLogGroup.LogGroupArn != "GetAtt("+StateMachineID+"Logs.Arn)" {
+		t.Errorf("logging %+v", sm.Logging)
+	}
+	if sm.Tracing == nil || !v(sm.Tracing.Enabled) {
+		t.Errorf("tracing %+v", sm.Tracing)
+	}
+}
+
+func TestTheTableHasTheStoresKeysIndexesAndTimeToLiveWithRecovery(t *testing.T) {
+	tmpl := committed(t)
+	tables := tmpl.GetAllDynamoDBTableResources()
+	tb := tables[TableID]
+	if len(tables) != 1 || tb == nil {
+		t.Fatalf("tables %v", tables)
+	}
+	def := store.TableDefinition("")
+	if v(tb.BillingMode) != string(def.BillingMode) || v(tb.BillingMode) != "PAY_PER_REQUEST" {
+		t.Errorf("billing %q", v(tb.BillingMode))
+	}
+	type key struct{ name, kind string }
+	var got, want []key
+	for _, k := range tb.KeySchema {
+		got = append(got, key{k.AttributeName, k.KeyType})
+	}
+	for _, k := range def.KeySchema {
+		want = append(want, key{*k.AttributeName, string(k.KeyType)})
+	}
+	if !slices.Equal(got, want) || want[0] != (key{store.AttrPK, "HASH"}) {
+		t.Errorf("key schema %v, want %v", got, want)
+	}
+	gsis := map[string][]key{}
+	for _, g := range tb.GlobalSecondaryIndexes {
+		for _, k := range g.KeySchema {
+			gsis[g.IndexName] = append(gsis[g.IndexName], key{k.AttributeName, k.KeyType})
+		}
+		if g.Projection.ProjectionType == nil || *g.Projection.ProjectionType != "ALL" {
+			t.Errorf("index %s does not project all attributes", g.IndexName)
+		}
+	}
+	wantGSIs := map[string][]key{}
+	for _, ix := range store.Indexes {
+		wantGSIs[ix.Name] = []key{{ix.PK, "HASH"}, {ix.SK, "RANGE"}}
+	}
+	if !reflect.DeepEqual(gsis, wantGSIs) {
+		t.Errorf("GSIs %v, want %v", gsis, wantGSIs)
+	}
+	attrs := map[string]string{}
+	for _, a := range tb.AttributeDefinitions {
+		attrs[a.AttributeName] = a.AttributeType
+	}
+	wantAttrs := map[string]string{}
+	for _, a := range def.AttributeDefinitions {
+		wantAttrs[*a.AttributeName] = string(a.AttributeType)
+	}
+	if !reflect.DeepEqual(attrs, wantAttrs) {
+		t.Errorf("attributes %v, want %v", attrs, wantAttrs)
+	}
+	if tb.TimeToLiveSpecification == nil || v(tb.TimeToLiveSpecification.AttributeName) != store.AttrExpires || !tb.TimeToLiveSpecification.Enabled {
+		t.Errorf("TTL %+v, want on %q", tb.TimeToLiveSpecification, store.AttrExpires)
+	}
+	if tb.PointInTimeRecoverySpecification == nil || !v(tb.PointInTimeRecoverySpecification.PointInTimeRecoveryEnabled) {
+		t.Error("point-in-time recovery is off")
+	}
+	if tb.AWSCloudFormationDeletionPolicy != "Retain" || tb.AWSCloudFormationUpdateReplacePolicy != "Retain" {
+		t.Errorf("deletion %q, replace %q: want the data retained", tb.AWSCloudFormationDeletionPolicy, tb.AWSCloudFormationUpdateReplacePolicy)
+	}
+}
+
+func TestTheOutputsNameTheApiWebhookTableAndStateMachine(t *testing.T) {
+	outs := committed(t).Outputs
+	for name, want := range map[string]string{
+		"ApiUrl":          "Sub(https://${HttpApi}.execute-api.${AWS::Region}.${AWS::URLSuffix}/)",
+		"WebhookUrl":      "GetAtt(WebhookFunctionUrl.FunctionUrl)",
+		"TableName":       "Ref(Table)",
+		"StateMachineArn": "Ref(RunStateMachine)",
+	} {
+		if o, ok := outs[name]; !ok || o.Value != want {
+			t.Errorf("output %s = %v, want %s", name, o.Value, want)
+		}
+	}
+}
+
+func TestTheTemplateHasNoGlobalsSinceGoformationDoesNotMergeThem(t *testing.T) {
+	if g := committed(t).Globals; len(g) > 0 {
+		t.Errorf("Globals %v: goformation does not merge them, so the checks above would miss them", g)
+	}
+}
+
+// withoutRoute is the default spec with route i removed from the route
+// table.
+func withoutRoute(i int) Spec {
+	s := DefaultSpec()
+	s.Routes = slices.Delete(slices.Clone(s.Routes), i, i+1)
+	return s
+}
+
+func TestARouteRemovedFromTheRouteTableMakesTheCommittedTemplateStale(t *testing.T) {
+	all := api.Routes()
+	i := slices.IndexFunc(all, func(r routes.Route) bool { return r.Group == routes.Companies && r.Method == "DELETE" })
+	s := withoutRoute(i)
+	out, err := Generate(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(out, readFile(t, TemplatePath)) {
+		t.Fatal("the template generated without a route equals the committed one")
+	}
+	if stale, _ := staleFiles(root(t), s); !slices.Contains(stale, TemplatePath) {
+		t.Fatalf("staleFiles = %v, want %s", stale, TemplatePath)
+	}
+	// And the committed template, read against that route table, shows the
+	// extra event by name.
+	problems := eventProblems(committed(t), s)
+	want := "companies: HttpApi event " + all[i].Pattern() + " is not a route of its group in the route table"
+	if !slices.Contains(problems, want) {
+		t.Errorf("problems %q, want %q", problems, want)
+	}
+	// The template generated from it has lost exactly that event.
+	if p := eventProblems(parse(t, out), DefaultSpec()); !slices.Equal(p, []string{"companies: route " + all[i].Pattern() + " of the route table has no HttpApi event"}) {
+		t.Errorf("problems of the generated template against the full route table: %q", p)
+	}
+}
+
+func TestAFunctionThatStartedRunsOrAccessedMoreWouldBeCaught(t *testing.T) {
+	s := DefaultSpec()
+	s.Functions = slices.Clone(s.Functions)
+	for i := range s.Functions {
+		if s.Functions[i].Name == routes.Companies {
+			s.Functions[i].StartsRuns = true
+		}
+		if s.Functions[i].Name == routes.Runner {
+			s.Functions[i].Table = append(slices.Clone(s.Functions[i].Table), store.Describe)
+		}
+	}
+	tmpl := committed(t)
+	env, pol := envProblems(tmpl, s), policyProblems(tmpl, s)
+	if len(env) != 1 || !strings.HasPrefix(env[0], "companies:") {
+		t.Errorf("env problems %q, want the companies function's", env)
+	}
+	if len(pol) != 2 {
+		t.Errorf("policy problems %q, want the companies and runner functions'", pol)
+	}
+	if p := functionProblems(tmpl, Spec{Functions: append(slices.Clone(routes.Functions), routes.Function{Name: "search", Reach: routes.ByAPI})}); len(p) == 0 {
+		t.Error("a function missing from the template was not reported")
+	}
+}
+
+func TestTheGeneratorRejectsWhatTheTemplateCannotExpress(t *testing.T) {
+	for name, s := range map[string]Spec{
+		"a route of an undeclared group": func() Spec {
+			s := DefaultSpec()
+			s.Routes = append(slices.Clone(s.Routes), routes.Route{Group: "nope", Method: "GET", Path: "/v1/nope"})
+			return s
+		}(),
+		"a name the Makefile cannot map back": func() Spec {
+			s := DefaultSpec()
+			s.Functions = append(slices.Clone(s.Functions), routes.Function{Name: "Search-Index", Reach: routes.ByOperator})
+			return s
+		}(),
+		"two webhook functions": func() Spec {
+			s := DefaultSpec()
+			s.Functions = append(slices.Clone(s.Functions), routes.Function{Name: "hooks2", Reach: routes.ByURL})
+			return s
+		}(),
+	} {
+		if _, err := Generate(s); err == nil {
+			t.Errorf("%s: generated", name)
+		}
+	}
+}
+
+func TestTheLocalEnvironmentOverridesOnlyVariablesTheTemplateDeclares(t *testing.T) {
+	var env map[string]map[string]string
+	if err := json.Unmarshal(readFile(t, LocalEnvPath), &env); err != nil {
+		t.Fatal(err)
+	}
+	fns := committed(t).GetAllServerlessFunctionResources()
+	for scope, vars := range env {
+		for k := range vars {
+			declared := 0
+			for id, fn := range fns {
+				if _, ok := fn.Environment.Variables[k]; ok && (scope == "Parameters" || scope == id) {
+					declared++
+				}
+			}
+			if declared == 0 {
+				t.Errorf("%s.%s: no function declares it, so sam local would ignore it", scope, k)
+			}
+		}
+	}
+	if env["Parameters"][EnvDynamoDBEndpoint] != "http://host.docker.internal:8000" || env["Parameters"][app.EnvTable] != LocalTable {
+		t.Errorf("Parameters %v", env["Parameters"])
+	}
+	for _, f := range routes.Functions {
+		if f.StartsRuns && env[LogicalID(f.Name)][app.EnvStateMachineARN] == "" {
+			t.Errorf("%s starts runs and refuses to start without %s; the local environment has none", f.Name, app.EnvStateMachineARN)
+		}
+	}
+}

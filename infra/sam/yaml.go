@@ -1,0 +1,128 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Builders of YAML nodes: the template is written as a tree of nodes so
+// that its keys keep the order chosen here, comments stay next to what
+// they explain, and intrinsic functions use the short forms (!Ref, !GetAtt,
+// !Sub) that people read.
+
+// kv is one key of a mapping; comment, when set, is written above it.
+type kv struct {
+	key     string
+	value   any
+	comment string
+}
+
+// obj is a mapping in the given key order; nil values are left out.
+func obj(pairs ...kv) *yaml.Node {
+	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	for _, p := range pairs {
+		if p.value == nil {
+			continue
+		}
+		if n, ok := p.value.(*yaml.Node); ok && n == nil {
+			continue
+		}
+		k := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: p.key, HeadComment: p.comment}
+		m.Content = append(m.Content, k, node(p.value))
+	}
+	return m
+}
+
+// field is a kv without a comment.
+func field(key string, value any) kv { return kv{key: key, value: value} }
+
+// note is a kv with a comment above it.
+func note(comment, key string, value any) kv { return kv{key: key, value: value, comment: comment} }
+
+// list is a block sequence.
+func list(items ...any) *yaml.Node {
+	s := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+	for _, it := range items {
+		s.Content = append(s.Content, node(it))
+	}
+	return s
+}
+
+// flow is a sequence written on one line: [a, b].
+func flow(items ...any) *yaml.Node {
+	s := list(items...)
+	s.Style = yaml.FlowStyle
+	return s
+}
+
+// strs is a list of strings.
+func strs(ss []string) *yaml.Node {
+	items := make([]any, len(ss))
+	for i, s := range ss {
+		items[i] = s
+	}
+	return list(items...)
+}
+
+// node converts a Go value to a node.
+func node(v any) *yaml.Node {
+	switch v := v.(type) {
+	case *yaml.Node:
+		return v
+	case string:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v}
+	case int:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.Itoa(v)}
+	case bool:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: strconv.FormatBool(v)}
+	case []string:
+		return strs(v)
+	case map[string]any:
+		// JSON data (the state machine definition): keys sorted, as
+		// encoding/json writes them.
+		n := &yaml.Node{}
+		if err := n.Encode(v); err != nil {
+			panic(err)
+		}
+		return n
+	}
+	panic(fmt.Sprintf("sam: no YAML node for %T", v))
+}
+
+// ref is !Ref name.
+func ref(name string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!Ref", Value: name}
+}
+
+// getAtt is !GetAtt resource.attribute.
+func getAtt(resourceAttr string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!GetAtt", Value: resourceAttr}
+}
+
+// sub is !Sub "string with ${...}".
+func sub(s string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!Sub", Value: s}
+}
+
+// fnIf is !If [condition, whenTrue, whenFalse].
+func fnIf(condition string, whenTrue, whenFalse any) *yaml.Node {
+	s := flow(condition, whenTrue, whenFalse)
+	s.Tag = "!If"
+	return s
+}
+
+// fnNot is !Not [condition].
+func fnNot(condition *yaml.Node) *yaml.Node {
+	s := flow(condition)
+	s.Tag = "!Not"
+	return s
+}
+
+// fnEquals is !Equals [a, b].
+func fnEquals(a, b any) *yaml.Node {
+	s := flow(a, b)
+	s.Tag = "!Equals"
+	return s
+}
