@@ -65,11 +65,12 @@ type LocalOptions struct {
 	// Listen is the front's address; "" is 127.0.0.1 on a free port.
 	Listen string
 	// DynamoDB is the endpoint every function uses (AWS_ENDPOINT_URL_DYNAMODB),
-	// with AccessKeyID (DynamoDB Local keeps tables per access key id
-	// unless started with -sharedDb) and Region (default us-east-1).
-	DynamoDB    string
-	AccessKeyID string
-	Region      string
+	// with these credentials (DynamoDB Local keeps tables per access key
+	// id unless started with -sharedDb) and Region (default us-east-1).
+	DynamoDB        string
+	AccessKeyID     string
+	SecretAccessKey string // default "local"
+	Region          string
 	// Config is the functions' configuration (the table, key cache, store
 	// timeout); the state machine and webhook base are set here.
 	Config app.Config
@@ -113,6 +114,9 @@ func StartLocal(o LocalOptions) (_ *Local, err error) {
 	if o.Region == "" {
 		o.Region = "us-east-1"
 	}
+	if o.SecretAccessKey == "" {
+		o.SecretAccessKey = "local"
+	}
 	if o.FunctionTimeout <= 0 {
 		o.FunctionTimeout = 29 * time.Second
 	}
@@ -147,7 +151,7 @@ func StartLocal(o LocalOptions) (_ *Local, err error) {
 			"AWS_REGION=" + o.Region,
 			"AWS_DEFAULT_REGION=" + o.Region,
 			"AWS_ACCESS_KEY_ID=" + o.AccessKeyID,
-			"AWS_SECRET_ACCESS_KEY=local",
+			"AWS_SECRET_ACCESS_KEY=" + o.SecretAccessKey,
 			"AWS_EC2_METADATA_DISABLED=true",
 			"AWS_ENDPOINT_URL_DYNAMODB=" + o.DynamoDB,
 		}
