@@ -5,17 +5,24 @@ SHELL := /bin/bash
 GO    ?= go
 BIN   := bin
 
-.PHONY: run test deps java vet bench fuzz lambdas clean
+.PHONY: run run-lambdas test deps java vet bench fuzz lambdas clean
 
 ## run: start the whole service locally (DynamoDB Local in memory, demo key, API on :8080)
 run: deps
 	$(GO) build -o $(BIN)/devserver ./cmd/devserver
 	exec $(BIN)/devserver
 
-## test: vet and every test of the repository, integration tests included
+## run-lambdas: the real Lambda bootstraps behind a local API Gateway front, a Docker-free `sam local start-api` (:8080)
+run-lambdas: deps
+	$(GO) build -o $(BIN)/lambdas ./cmd/lambdas
+	exec $(BIN)/lambdas
+
+## test: vet and every test of the repository, integration tests included; then
+## the HTTP suites of internal/api again against the Lambda bootstraps (SOURCEBASE_TARGET=lambdas)
 test: deps
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
+	SOURCEBASE_TARGET=lambdas $(GO) test -count=1 ./internal/api
 
 ## bench: the benchmarks, with DynamoDB calls per request reported
 bench: deps
