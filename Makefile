@@ -46,8 +46,12 @@ deps: node_modules/.installed java
 
 # node_modules/go.mod keeps Go files shipped inside npm packages (the CDK
 # CLI's init templates) out of the module's ./... patterns.
+# A node_modules that is a link to an install shared by several checkouts
+# is left alone: npm ci would empty the directory it points to.
 node_modules/.installed: package.json package-lock.json
-	npm ci --no-audit --no-fund --loglevel=error
+	@if [ -L node_modules ]; then \
+	  echo "node_modules links to $$(readlink node_modules): not reinstalling a shared install (run npm ci there if it is out of date)"; \
+	else npm ci --no-audit --no-fund --loglevel=error; fi
 	@printf 'module node_modules\n' > node_modules/go.mod
 	@touch $@
 

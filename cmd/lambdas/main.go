@@ -74,7 +74,7 @@ func run(ctx context.Context, out io.Writer, ready chan<- string, root, binDir s
 	if err := lambdafront.BuildBootstraps(root, binDir); err != nil {
 		return err
 	}
-	slog.Info("built the function bootstraps", "took", time.Since(started).Round(time.Millisecond))
+	slog.Info("built the function bootstraps", "took", time.Since(started).Round(time.Millisecond).String())
 
 	ddb, err := localdev.StartDynamoDB(ctx, dbPort)
 	if err != nil {
