@@ -136,10 +136,13 @@ func moduleRoot() (string, error) {
 // warnings passes the functions' log lines at level WARN or ERROR, and
 // whatever is not a JSON log line (a panic, a crash), to stderr: testenv
 // keeps the in-process logger at WARN too.
+// With SOURCEBASE_LAMBDA_LOG=all, every line passes.
 type warnings struct {
 	mu  sync.Mutex
 	buf []byte
 }
+
+var verbose = os.Getenv("SOURCEBASE_LAMBDA_LOG") == "all"
 
 func (w *warnings) Write(p []byte) (int, error) {
 	w.mu.Lock()
@@ -151,7 +154,7 @@ func (w *warnings) Write(p []byte) (int, error) {
 			return len(p), nil
 		}
 		line := w.buf[:i]
-		if len(line) > 0 && (line[0] != '{' || bytes.Contains(line, []byte(`"level":"WARN"`)) || bytes.Contains(line, []byte(`"level":"ERROR"`))) {
+		if len(line) > 0 && (verbose || line[0] != '{' || bytes.Contains(line, []byte(`"level":"WARN"`)) || bytes.Contains(line, []byte(`"level":"ERROR"`))) {
 			fmt.Fprintf(os.Stderr, "lambda: %s\n", line)
 		}
 		w.buf = w.buf[i+1:]
