@@ -29,6 +29,7 @@ const { StateMachine, ExecutionError, ExecutionTimeoutError } = requireFrom("aws
 const out = fs.createWriteStream(null, { fd: 3 });
 function send(msg) { out.write(JSON.stringify(msg) + "\n"); }
 
+const machines = new Map(); // definition text -> StateMachine
 let nextCall = 0;
 const pending = new Map(); // call -> {resolve, reject}
 
@@ -64,7 +65,12 @@ async function start(msg) {
       overrides.retryIntervalOverrides = retries;
       overrides.waitTimeOverrides = waits;
     }
-    const sm = new StateMachine(definition, { validationOptions: { checkArn: true, checkPaths: true } });
+    // Validating a definition compiles a JSON schema: once per definition.
+    let sm = machines.get(msg.definition);
+    if (!sm) {
+      sm = new StateMachine(definition, { validationOptions: { checkArn: true, checkPaths: true } });
+      machines.set(msg.definition, sm);
+    }
     const output = await sm.run(msg.input, { overrides, context: msg.context }).result;
     finish({ status: "SUCCEEDED", output: output === undefined ? null : output });
   } catch (e) {

@@ -26,6 +26,10 @@ var ErrNotInstalled = errors.New("aws-local-stepfunctions is not installed: run 
 // dir if given, else the first one found walking up from the working directory.
 func findProject(dir string) (string, error) {
 	if dir != "" {
+		dir, err := filepath.Abs(dir)
+		if err != nil {
+			return "", err
+		}
 		if _, err := os.Stat(filepath.Join(dir, "node_modules", "aws-local-stepfunctions")); err != nil {
 			return "", ErrNotInstalled
 		}

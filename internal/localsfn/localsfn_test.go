@@ -310,3 +310,19 @@ func TestLambdaTasksFailWithTheFunctionsErrorTypeAndCrashesAsLambdaUnknown(t *te
 		t.Errorf("task of no function: %s %s", aws.ToString(out.Error), aws.ToString(out.Cause))
 	}
 }
+
+func TestAnExecutionPastItsTimeoutSecondsTimesOut(t *testing.T) {
+	t.Parallel()
+	machine := localsfn.StateMachineARN("slow")
+	s := start(t, func(ctx context.Context, _ string, _ []byte) ([]byte, error) {
+		<-ctx.Done() // never answers while the server runs
+		return nil, ctx.Err()
+	}, map[string]string{machine: def(t, map[string]any{"TimeoutSeconds": 1, "StartAt": "Hang", "States": map[string]any{
+		"Hang": map[string]any{"Type": "Task", "Resource": lambdaARN + "hang", "End": true},
+	}})})
+	c := s.Client()
+	out := finished(t, c, startExecution(t, c, machine, "slow", `{}`))
+	if out.Status != types.ExecutionStatusTimedOut || aws.ToString(out.Error) != "States.Timeout" {
+		t.Errorf("execution = %s %q, want TIMED_OUT States.Timeout", out.Status, aws.ToString(out.Error))
+	}
+}

@@ -31,7 +31,12 @@ var (
 )
 
 // Main runs the package's tests and stops the server afterwards.
-func Main(m *testing.M) {
+func Main(m *testing.M) { MainThen(m, nil) }
+
+// MainThen is Main, calling after (when non-nil) once the tests are over:
+// for a package that prepares more than tables, such as built binaries to
+// remove.
+func MainThen(m *testing.M, after func()) {
 	inMain = true
 	// One access log line per request would bury failure output and
 	// benchmark results; warnings and errors still show.
@@ -39,6 +44,9 @@ func Main(m *testing.M) {
 	// No SDK in a test may look for real credentials or instance metadata.
 	os.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 	code := m.Run()
+	if after != nil {
+		after()
+	}
 	if server != nil {
 		server.Stop()
 	}

@@ -1,0 +1,409 @@
+package functions_test
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/sourcebase/sourcebase/internal/api"
+	"github.com/sourcebase/sourcebase/internal/localsfn"
+	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/runs"
+)
+
+// eventsDir holds the sample events, relative to this package.
+var eventsDir = filepath.Join(repoRoot, "events")
+
+// samples is every file of events/ and the function it is a sample of.
+// A file missing here, or listed and not invoked, fails the tests.
+var samples = map[string]string{
+	"admin-create-org.json":         routes.Admin,
+	"admin-create-key.json":         routes.Admin,
+	"admin-list-keys.json":          routes.Admin,
+	"admin-revoke-key.json":         routes.Admin,
+	"keys-list.json":                routes.Keys,
+	"keys-fallback.json":            routes.Keys,
+	"companies-create.json":         routes.Companies,
+	"companies-get.json":            routes.Companies,
+	"companies-list.json":           routes.Companies,
+	"catalog-create-industry.json":  routes.Catalog,
+	"crm-create-deal.json":          routes.CRM,
+	"documents-create.json":         routes.Documents,
+	"scoring-create-framework.json": routes.Scoring,
+	"workflows-create.json":         routes.Workflows,
+	"workflows-start-run.json":      routes.Workflows,
+	"workflows-get-run.json":        routes.Workflows,
+	"webhook-shared-secret.json":    routes.Webhook,
+	"webhook-hmac-base64.json":      routes.Webhook,
+	"runner-execute.json":           routes.Runner,
+	"runner-fail.json":              routes.Runner,
+}
+
+var (
+	usedMu sync.Mutex
+	used   = map[string]bool{}
+)
+
+// sample reads a sample event with each old, new pair of replace applied;
+// no placeholder may remain.
+func sample(t *testing.T, name string, replace ...string) []byte {
+	t.Helper()
+	s := sampleWith(t, name, replace...)
+	if bytes.Contains(s, []byte("_REPLACE")) {
+		t.Fatalf("%s keeps a placeholder after replacing %v", name, replace)
+	}
+	return s
+}
+
+// sampleWith reads a sample event with each old, new pair of replace applied.
+func sampleWith(t *testing.T, name string, replace ...string) []byte {
+	t.Helper()
+	if _, ok := samples[name]; !ok {
+		t.Fatalf("%s is not listed in samples", name)
+	}
+	raw, err := os.ReadFile(filepath.Join(eventsDir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	usedMu.Lock()
+	used[name] = true
+	usedMu.Unlock()
+	return []byte(strings.NewReplacer(replace...).Replace(string(raw)))
+}
+
+func TestEveryFileInEventsIsASampleOfAFunctionAndEveryFunctionHasOne(t *testing.T) {
+	t.Parallel()
+	entries, err := os.ReadDir(eventsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for _, e := range entries {
+		have[e.Name()] = true
+		if _, ok := samples[e.Name()]; !ok {
+			t.Errorf("events/%s is used by no test: add it to samples (functions/bootstrap_test.go) and invoke it", e.Name())
+		}
+	}
+	covered := map[string]bool{}
+	for name, fn := range samples {
+		covered[fn] = true
+		if !have[name] {
+			t.Errorf("samples lists %s, which is not in events/", name)
+		}
+	}
+	for _, f := range routes.Functions {
+		if !covered[f.Name] {
+			t.Errorf("the %s function has no sample event", f.Name)
+		}
+	}
+}
+
+func TestEverySampleHTTPEventHasTheShapeAPIGatewaySends(t *testing.T) {
+	t.Parallel()
+	table := map[string]bool{}
+	for _, r := range api.Routes() {
+		table[r.Pattern()] = true
+	}
+	for name, fn := range samples {
+		f, _ := routes.FunctionNamed(fn)
+		if f.Reach != routes.ByAPI && f.Reach != routes.ByURL {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join(eventsDir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ev events.APIGatewayV2HTTPRequest
+		dec := json.NewDecoder(strings.NewReader(string(raw)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&ev); err != nil {
+			t.Errorf("%s is not a payload v2 event: %v", name, err)
+			continue
+		}
+		rc := ev.RequestContext
+		if ev.Version != "2.0" || rc.Stage != "$default" || ev.RouteKey != rc.RouteKey || rc.HTTP.Path != ev.RawPath ||
+			rc.RequestID == "" || rc.DomainName == "" || rc.TimeEpoch == 0 || rc.HTTP.Method == "" {
+			t.Errorf("%s does not have the shape of a payload v2 event", name)
+		}
+		for k := range ev.Headers {
+			if k != strings.ToLower(k) {
+				t.Errorf("%s: header %q is not lowercase", name, k)
+			}
+		}
+		if ev.Body != "" && !ev.IsBase64Encoded && ev.Headers["content-length"] != strconv.Itoa(len(ev.Body)) {
+			t.Errorf("%s: content-length %s, body has %d bytes", name, ev.Headers["content-length"], len(ev.Body))
+		}
+		switch {
+		case f.Reach == routes.ByURL || f.Fallback && ev.RouteKey == "$default":
+			// A function URL, and API Gateway's $default route, send the
+			// route key $default and no path parameters.
+			if ev.RouteKey != "$default" || ev.PathParameters != nil {
+				t.Errorf("%s: route key %q, path parameters %v; want $default and none", name, ev.RouteKey, ev.PathParameters)
+			}
+			if f.Reach == routes.ByAPI && table[rc.HTTP.Method+" "+ev.RawPath] {
+				t.Errorf("%s: a $default event for %s %s, which a route matches", name, rc.HTTP.Method, ev.RawPath)
+			}
+		default:
+			if !table[ev.RouteKey] {
+				t.Errorf("%s: route key %q is not in the route table", name, ev.RouteKey)
+				continue
+			}
+			if r := routeOf(ev.RouteKey); r.Group != fn {
+				t.Errorf("%s: route %s is served by %s, not %s", name, ev.RouteKey, r.Group, fn)
+			}
+			method, pattern, _ := strings.Cut(ev.RouteKey, " ")
+			if method != rc.HTTP.Method {
+				t.Errorf("%s: method %s, route key %s", name, rc.HTTP.Method, ev.RouteKey)
+			}
+			// Path parameters are exactly the route's, with the values of rawPath.
+			want := map[string]string{}
+			ps, rs := strings.Split(pattern, "/"), strings.Split(ev.RawPath, "/")
+			if len(ps) != len(rs) {
+				t.Errorf("%s: rawPath %s does not match %s", name, ev.RawPath, pattern)
+				continue
+			}
+			for i, p := range ps {
+				if strings.HasPrefix(p, "{") {
+					want[strings.Trim(p, "{}")] = rs[i]
+				} else if p != rs[i] {
+					t.Errorf("%s: rawPath %s does not match %s", name, ev.RawPath, pattern)
+				}
+			}
+			if fmt.Sprint(ev.PathParameters) != fmt.Sprint(want) && !(len(want) == 0 && ev.PathParameters == nil) {
+				t.Errorf("%s: path parameters %v, want %v", name, ev.PathParameters, want)
+			}
+		}
+		if f.Reach == routes.ByAPI && (ev.Headers["x-service-client-id"] != "ck_REPLACE" || ev.Headers["x-service-api-key"] != "sk_REPLACE") {
+			t.Errorf("%s: credential headers must be the placeholders ck_REPLACE and sk_REPLACE", name)
+		}
+	}
+}
+
+func routeOf(key string) routes.Route {
+	for _, r := range api.Routes() {
+		if r.Pattern() == key {
+			return r
+		}
+	}
+	return routes.Route{}
+}
+
+// data decodes the response's {"data": ...} after checking its status.
+func data[T any](t *testing.T, what string, res events.APIGatewayV2HTTPResponse, status int) T {
+	t.Helper()
+	var body struct {
+		Data T `json:"data"`
+	}
+	if res.StatusCode != status {
+		t.Fatalf("%s: status %d, want %d; body %s", what, res.StatusCode, status, res.Body)
+	}
+	if err := json.Unmarshal([]byte(res.Body), &body); err != nil {
+		t.Fatalf("%s: body %s: %v", what, res.Body, err)
+	}
+	return body.Data
+}
+
+type record = map[string]any
+
+// TestEveryFunctionsBootstrapAnswersItsSampleEvents starts each built
+// bootstrap under the Runtime API with the environment the stack gives it
+// and invokes it with its samples (placeholders replaced by what earlier
+// samples created): the admin function makes the organization and key the
+// HTTP samples use; the runs the workflows and webhook samples start are
+// executions of the state machine in localsfn, whose tasks invoke the
+// runner bootstrap, and they end completed in the table.
+func TestEveryFunctionsBootstrapAnswersItsSampleEvents(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+
+	// The operator's samples make the organization and its admin key.
+	var org, key record
+	json.Unmarshal(e.invoke(routes.Admin, sample(t, "admin-create-org.json")), &org)
+	orgID, _ := org["id"].(string)
+	if !strings.HasPrefix(orgID, "org_") || org["name"] != "Acme Capital" {
+		t.Fatalf("create-org: %v", org)
+	}
+	json.Unmarshal(e.invoke(routes.Admin, sample(t, "admin-create-key.json", "org_REPLACE", orgID)), &key)
+	clientID, _ := key["clientId"].(string)
+	secret, _ := key["secret"].(string)
+	if !strings.HasPrefix(clientID, "ck_") || secret == "" || key["role"] != "admin" {
+		t.Fatalf("create-key: %v", key)
+	}
+	var keys []record
+	json.Unmarshal(e.invoke(routes.Admin, sample(t, "admin-list-keys.json", "org_REPLACE", orgID)), &keys)
+	if len(keys) != 1 || keys[0]["clientId"] != clientID {
+		t.Fatalf("list-keys: %v", keys)
+	}
+	creds := []string{"ck_REPLACE", clientID, "sk_REPLACE", secret}
+	req := func(name string, replace ...string) []byte { return sample(t, name, append(replace, creds...)...) }
+
+	listed := data[[]record](t, "keys-list", e.http(routes.Keys, req("keys-list.json")), 200)
+	if len(listed) != 1 || listed[0]["clientId"] != clientID {
+		t.Errorf("keys-list: %v", listed)
+	}
+
+	company := data[record](t, "companies-create", e.http(routes.Companies, req("companies-create.json")), 201)
+	companyID, _ := company["id"].(string)
+	if !strings.HasPrefix(companyID, "cmp_") || company["canonicalName"] != "Acme Robotics" {
+		t.Fatalf("companies-create: %v", company)
+	}
+	if got := data[record](t, "companies-get", e.http(routes.Companies, req("companies-get.json", "cmp_REPLACE", companyID)), 200); got["id"] != companyID {
+		t.Errorf("companies-get: %v", got)
+	}
+	if got := data[[]record](t, "companies-list", e.http(routes.Companies, req("companies-list.json")), 200); len(got) != 1 || got[0]["id"] != companyID {
+		t.Errorf("companies-list: %v", got)
+	}
+
+	// API Gateway sends a request no route matches to the keys function
+	// ($default), which answers as the whole service: the path exists,
+	// not with this method.
+	res := e.http(routes.Keys, req("keys-fallback.json"))
+	if res.StatusCode != 405 || !strings.Contains(res.Headers["Allow"], "POST") || !strings.Contains(res.Headers["Allow"], "GET") {
+		t.Errorf("keys-fallback: status %d, Allow %q, body %s; want 405 allowing GET and POST", res.StatusCode, res.Headers["Allow"], res.Body)
+	}
+
+	if got := data[record](t, "catalog-create-industry", e.http(routes.Catalog, req("catalog-create-industry.json")), 201); !strings.HasPrefix(fmt.Sprint(got["id"]), "ind_") || got["name"] != "Robotics" {
+		t.Errorf("catalog-create-industry: %v", got)
+	}
+	if got := data[record](t, "crm-create-deal", e.http(routes.CRM, req("crm-create-deal.json", "cmp_REPLACE", companyID)), 201); !strings.HasPrefix(fmt.Sprint(got["id"]), "deal_") || got["companyId"] != companyID || got["status"] != "open" {
+		t.Errorf("crm-create-deal: %v", got)
+	}
+	if got := data[record](t, "documents-create", e.http(routes.Documents, req("documents-create.json", "cmp_REPLACE", companyID)), 201); !strings.HasPrefix(fmt.Sprint(got["id"]), "doc_") || got["companyId"] != companyID {
+		t.Errorf("documents-create: %v", got)
+	}
+	if got := data[record](t, "scoring-create-framework", e.http(routes.Scoring, req("scoring-create-framework.json")), 201); got["name"] != "Growth" || len(got["elements"].([]any)) != 2 {
+		t.Errorf("scoring-create-framework: %v", got)
+	}
+
+	// A workflow, and a run started through the API: the workflows
+	// function starts the execution, the runner executes the run.
+	wf := data[record](t, "workflows-create", e.http(routes.Workflows, req("workflows-create.json")), 201)
+	wfID, _ := wf["id"].(string)
+	trigger, _ := wf["trigger"].(map[string]any)
+	slug, _ := trigger["slug"].(string)
+	whSecret, _ := trigger["secret"].(string)
+	if !strings.HasPrefix(wfID, "wf_") || slug == "" || whSecret == "" || trigger["url"] != functionURL+"/webhooks/workflows/"+slug {
+		t.Fatalf("workflows-create: %v", wf)
+	}
+	started := data[record](t, "workflows-start-run", e.http(routes.Workflows, req("workflows-start-run.json", "wf_REPLACE", wfID)), 202)
+	runID, _ := started["id"].(string)
+	if !strings.HasPrefix(runID, "run_") || started["status"] != runs.Queued || started["title"] != "Backfill Acme Robotics" {
+		t.Fatalf("workflows-start-run: %v", started)
+	}
+	if ex := e.awaitExecution(runID); ex.Status != localsfn.Succeeded {
+		t.Fatalf("the run's execution: %+v", ex)
+	}
+	got := data[record](t, "workflows-get-run", e.http(routes.Workflows, req("workflows-get-run.json", "run_REPLACE", runID)), 200)
+	if out, _ := got["output"].(map[string]any); got["status"] != runs.Completed || out["source"] != "crm" || fmt.Sprint(out["deal"]) != fmt.Sprint(started["input"]) {
+		t.Errorf("workflows-get-run: %v", got)
+	}
+
+	// Each webhook sample starts a run of its trigger's workflow, executed
+	// the same way.
+	hmacWF := e.workflow(orgID, `{"name":"GitHub pushes","trigger":{"scheme":"hmac-sha256"},"steps":[{"id":"record","type":"set","with":{"payload.$":"$.input.webhook"}}]}`)
+	for _, wh := range []struct {
+		name string
+		ev   []byte
+	}{
+		{"webhook-shared-secret.json", sample(t, "webhook-shared-secret.json", "wh_REPLACE", slug, "whsec_REPLACE", whSecret)},
+		{"webhook-hmac-base64.json", signed(t, sampleWith(t, "webhook-hmac-base64.json", "wh_REPLACE", hmacWF.Trigger.Slug), hmacWF.Trigger.Secret)},
+	} {
+		run := data[runs.Run](t, wh.name, e.http(routes.Webhook, wh.ev), 202)
+		if run.StartedBy != runs.StartedByWebhook || run.Status != runs.Queued {
+			t.Errorf("%s: %+v", wh.name, run)
+		}
+		if ex := e.awaitExecution(run.ID); ex.Status != localsfn.Succeeded {
+			t.Errorf("%s: the run's execution %+v", wh.name, ex)
+		}
+		if r := e.run(orgID, run.ID); r.Status != runs.Completed || len(r.Output) == 0 {
+			t.Errorf("%s: run %s %v %+v, want completed", wh.name, r.Status, r.Output, r.Error)
+		}
+	}
+
+	// The runner's samples, as the state machine sends them.
+	quiet := e.workflow(orgID, `{"name":"Quiet","steps":[{"id":"s","type":"set","with":{"ok":true}}]}`)
+	toExecute, toFail := e.queued(orgID, quiet, nil), e.queued(orgID, quiet, nil)
+	var done runs.TaskResult
+	json.Unmarshal(e.invoke(routes.Runner, sample(t, "runner-execute.json", "org_REPLACE", orgID, "run_REPLACE", toExecute.ID)), &done)
+	if done != (runs.TaskResult{RunID: toExecute.ID, Status: runs.Completed}) || e.run(orgID, toExecute.ID).Status != runs.Completed {
+		t.Errorf("runner-execute: %+v", done)
+	}
+	json.Unmarshal(e.invoke(routes.Runner, sample(t, "runner-fail.json", "org_REPLACE", orgID, "run_REPLACE", toFail.ID)), &done)
+	if r := e.run(orgID, toFail.ID); done.Status != runs.Failed || r.Status != runs.Failed || r.Error == nil || !strings.Contains(r.Error.Message, "States.Timeout") {
+		t.Errorf("runner-fail: %+v, run %+v", done, r.Error)
+	}
+
+	var revoked record
+	json.Unmarshal(e.invoke(routes.Admin, sample(t, "admin-revoke-key.json", "ck_REPLACE", clientID)), &revoked)
+	if revoked["clientId"] != clientID || revoked["revoked"] != true {
+		t.Errorf("revoke-key: %v", revoked)
+	}
+
+	usedMu.Lock()
+	for name := range samples {
+		if !used[name] {
+			t.Errorf("%s was not invoked", name)
+		}
+	}
+	usedMu.Unlock()
+	logSizesAndColdStarts(t, e)
+}
+
+// signed replaces SIGNATURE_REPLACE with the HMAC-SHA256 of the event's
+// body (the decoded bytes of a base64 body), as the sender signs it.
+func signed(t *testing.T, ev []byte, secret string) []byte {
+	t.Helper()
+	var req events.APIGatewayV2HTTPRequest
+	if err := json.Unmarshal(ev, &req); err != nil {
+		t.Fatal(err)
+	}
+	body := []byte(req.Body)
+	if req.IsBase64Encoded {
+		var err error
+		if body, err = base64.StdEncoding.DecodeString(req.Body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write(body)
+	out := []byte(strings.ReplaceAll(string(ev), "SIGNATURE_REPLACE", hex.EncodeToString(m.Sum(nil))))
+	if bytes.Contains(out, []byte("_REPLACE")) {
+		t.Fatalf("the signed event keeps a placeholder: %s", out)
+	}
+	return out
+}
+
+// logSizesAndColdStarts logs each function's deployed (linux/arm64,
+// stripped) binary size and its cold start here: from the process's start
+// to its first response, that first request included.
+func logSizesAndColdStarts(t *testing.T, e *env) {
+	names := make([]string, 0, len(routes.Functions))
+	for _, f := range routes.Functions {
+		names = append(names, f.Name)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	b.WriteString("| function | arm64 bootstrap | cold start (first response) |\n|---|---:|---:|\n")
+	for _, n := range names {
+		cold := "—"
+		if cs := e.fn(n).ColdStarts(); len(cs) > 0 {
+			cold = fmt.Sprintf("%d ms", cs[0].Milliseconds())
+		}
+		fmt.Fprintf(&b, "| %s | %.1f MB | %s |\n", n, float64(deployedSizes[n])/(1<<20), cold)
+	}
+	t.Logf("bootstraps (cold starts on this %s machine):\n%s", runtime.GOARCH, b.String())
+}
