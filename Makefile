@@ -5,7 +5,7 @@ SHELL := /bin/bash
 GO    ?= go
 BIN   := bin
 
-.PHONY: run test deps java vet bench fuzz lambdas clean
+.PHONY: run run-lambdas test deps java vet bench fuzz lambdas clean
 .PHONY: sam-template sam-build sam-local
 
 ## run: start the whole service locally (DynamoDB Local in memory, demo key, API on :8080)
@@ -13,10 +13,17 @@ run: deps
 	$(GO) build -o $(BIN)/devserver ./cmd/devserver
 	exec $(BIN)/devserver
 
-## test: vet and every test of the repository, integration tests included
+## run-lambdas: the real Lambda bootstraps behind a local API Gateway front, a Docker-free `sam local start-api` (:8080)
+run-lambdas: deps
+	$(GO) build -o $(BIN)/lambdas ./cmd/lambdas
+	exec $(BIN)/lambdas
+
+## test: vet and every test of the repository, integration tests included; then
+## the HTTP suites of internal/api again against the Lambda bootstraps (SOURCEBASE_TARGET=lambdas)
 test: deps
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
+	SOURCEBASE_TARGET=lambdas $(GO) test -count=1 ./internal/api
 
 ## bench: the benchmarks, with DynamoDB calls per request reported
 bench: deps
@@ -69,8 +76,12 @@ deps: node_modules/.installed java
 
 # node_modules/go.mod keeps Go files shipped inside npm packages (the CDK
 # CLI's init templates) out of the module's ./... patterns.
+# A node_modules that is a link to an install shared by several checkouts
+# is left alone: npm ci would empty the directory it points to.
 node_modules/.installed: package.json package-lock.json
-	npm ci --no-audit --no-fund --loglevel=error
+	@if [ -L node_modules ]; then \
+	  echo "node_modules links to $$(readlink node_modules): not reinstalling a shared install (run npm ci there if it is out of date)"; \
+	else npm ci --no-audit --no-fund --loglevel=error; fi
 	@printf 'module node_modules\n' > node_modules/go.mod
 	@touch $@
 

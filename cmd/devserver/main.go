@@ -22,12 +22,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
-	"github.com/sourcebase/sourcebase/internal/dynamolocal"
+	"github.com/sourcebase/sourcebase/internal/localdev"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
@@ -44,43 +41,26 @@ func main() {
 // run serves until ctx ends. ready, when set, receives the base URL once
 // the server accepts requests.
 func run(ctx context.Context, out io.Writer, ready chan<- string) error {
-	port, err := envPort("PORT", 8080)
+	port, err := localdev.Port("PORT", 8080)
 	if err != nil {
 		return err
 	}
-	dbPort, err := envPort("DYNAMODB_PORT", 8000)
+	dbPort, err := localdev.Port("DYNAMODB_PORT", 8000)
 	if err != nil {
 		return err
 	}
-	defaults := map[string]string{
-		"AWS_REGION":                "us-east-1",
-		"AWS_EC2_METADATA_DISABLED": "true",
+	ddb, err := localdev.StartDynamoDB(ctx, dbPort)
+	if err != nil {
+		return err
 	}
-	external := os.Getenv("AWS_ENDPOINT_URL_DYNAMODB")
-	if external == "" {
-		// Only our own local server gets dummy credentials.
-		defaults["AWS_ACCESS_KEY_ID"], defaults["AWS_SECRET_ACCESS_KEY"] = "local", "local"
-		ddb, err := dynamolocal.Start(ctx, dynamolocal.Options{Port: dbPort, SharedDB: true})
-		if err != nil {
-			return err
-		}
-		defer ddb.Stop()
-		os.Setenv("AWS_ENDPOINT_URL_DYNAMODB", ddb.Endpoint)
-	}
-	for k, v := range defaults {
-		if os.Getenv(k) == "" {
-			os.Setenv(k, v)
-		}
-	}
+	defer ddb.Stop()
 
 	st, cfg, err := app.StoreFromEnv(ctx)
 	if err != nil {
 		return err
 	}
-	if external != "" {
-		if err := probe(ctx, st.DB, external); err != nil {
-			return err
-		}
+	if err := ddb.Probe(ctx, st.DB); err != nil {
+		return err
 	}
 	if _, err := store.CreateTable(ctx, st.DB, st.Table); err != nil {
 		return err
@@ -101,13 +81,9 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 	} else if resumed+failed > 0 {
 		slog.Info("recovered runs left unfinished by a previous process", "resumed", resumed, "failed", failed)
 	}
-	org, err := deps.Keys.CreateOrg(ctx, "Demo", 0)
+	demo, err := localdev.CreateDemo(ctx, deps.Keys)
 	if err != nil {
-		return fmt.Errorf("create demo organization: %w", err)
-	}
-	key, err := deps.Keys.CreateKey(ctx, org.ID, "demo admin", "admin")
-	if err != nil {
-		return fmt.Errorf("create demo key: %w", err)
+		return err
 	}
 
 	srv := newServer(api.New(deps).Handler(), serverTimeouts)
@@ -115,25 +91,7 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 	go func() { errc <- srv.Serve(ln) }()
 	go sweepStaleRuns(ctx, deps.Runs.SweepStale, sweepEvery)
 
-	fmt.Fprintf(out, `
-Sourcebase is serving on %[1]s
-  DynamoDB: %[2]s (table %[3]s)
-
-Demo organization %[4]s, admin API key (the secret is shown only now):
-  client id: %[5]s
-  secret:    %[6]s
-
-Try:
-  curl -s %[1]s/v1/companies \
-    -H 'x-service-client-id: %[5]s' \
-    -H 'x-service-api-key: %[6]s' \
-    -H 'content-type: application/json' \
-    -d '{"canonicalName":"Acme Robotics","website":"https://acme.example","companyType":"operating"}'
-
-  curl -s %[1]s/v1/companies -H 'x-service-client-id: %[5]s' -H 'x-service-api-key: %[6]s'
-
-Press Ctrl-C to stop.
-`, base, os.Getenv("AWS_ENDPOINT_URL_DYNAMODB"), st.Table, org.ID, key.ClientID, key.Secret)
+	localdev.Banner{Base: base, DynamoDB: ddb.Endpoint, Table: st.Table, Demo: demo}.Write(out)
 	if ready != nil {
 		ready <- base
 	}
@@ -185,32 +143,4 @@ func sweepStaleRuns(ctx context.Context, sweep func(context.Context) (int, error
 			slog.Info("failed runs left queued too long", "failed", n)
 		}
 	}
-}
-
-// probeTimeout bounds the start-up check of a DynamoDB the user pointed to.
-const probeTimeout = 5 * time.Second
-
-// probe checks that the DynamoDB at endpoint answers, so that a wrong or
-// stopped AWS_ENDPOINT_URL_DYNAMODB fails the start at once with a message
-// saying what to fix.
-func probe(ctx context.Context, db *dynamodb.Client, endpoint string) error {
-	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	defer cancel()
-	if _, err := db.ListTables(ctx, &dynamodb.ListTablesInput{Limit: aws.Int32(1)}); err != nil {
-		return fmt.Errorf("DynamoDB at %s (set by AWS_ENDPOINT_URL_DYNAMODB) did not answer: %w;"+
-			" start DynamoDB Local there, or unset AWS_ENDPOINT_URL_DYNAMODB to let the dev server start its own", endpoint, err)
-	}
-	return nil
-}
-
-func envPort(name string, def int) (int, error) {
-	s := os.Getenv(name)
-	if s == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 0 || n > 65535 {
-		return 0, fmt.Errorf("%s=%q is not a port number", name, s)
-	}
-	return n, nil
 }

@@ -78,6 +78,11 @@ func TestOneUnreadableRunNeverFailsTheRunListsItsReadOrTheStartUpRecovery(t *tes
 		wantUnreadable(c.Do("GET", "/v1/workflow-runs/"+id, nil).Want(t, 200).Object(t))
 	}
 
+	if apitest.Lambdas() {
+		// Recover sweeps the runs of every organization in the table, which
+		// in this mode the other tests share (and their runs are running).
+		return
+	}
 	resumed, failed, err := e.Deps.Runs.Recover(t.Context())
 	if err != nil || resumed != 0 || failed != len(broken) {
 		t.Fatalf("Recover = %d resumed, %d failed, %v; want the %d unreadable runs failed", resumed, failed, err, len(broken))

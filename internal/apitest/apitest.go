@@ -28,7 +28,7 @@ type Env struct {
 	URL    string
 	Deps   api.Deps
 	Store  *store.Store
-	Engine *runs.InProcess
+	Engine *runs.InProcess // nil with SOURCEBASE_TARGET=lambdas: runs execute in the state machine
 }
 
 // Options tune an Env.
@@ -42,12 +42,22 @@ type Options struct {
 	Store *store.Store
 }
 
-// New starts the service over HTTP on a fresh table.
-func New(t testing.TB) *Env { return NewWith(t, Options{}) }
+// New starts the service over HTTP on a fresh table; with
+// SOURCEBASE_TARGET=lambdas (EnvTarget), returns the Lambda functions
+// behind the local front instead, over the one table they share.
+func New(t testing.TB) *Env {
+	t.Helper()
+	if Lambdas() {
+		return newLambdas(t)
+	}
+	return NewWith(t, Options{})
+}
 
-// NewWith is New with options.
+// NewWith is New with options. The options are in-process hooks: with
+// SOURCEBASE_TARGET=lambdas, the test is skipped.
 func NewWith(t testing.TB, o Options) *Env {
 	t.Helper()
+	InProcessOnly(t, "it sets apitest.Options (its own transport, store or key cache)")
 	st := o.Store
 	if st == nil {
 		st = testenv.StoreWith(t, o.Transport)

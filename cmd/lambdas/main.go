@@ -1,0 +1,159 @@
+// Command lambdas runs the service as it runs in AWS, on this machine and
+// without Docker: a stand-in for `sam local start-api`. It builds every
+// function's bootstrap for this machine (bin/local-lambda/<name>/bootstrap,
+// the deployed build flags), and runs each under the Lambda Runtime API
+// (package runtimeapi) with its environment, behind a local front that
+// turns HTTP requests into the events API Gateway and the webhook's
+// function URL send (package lambdafront); the run state machine executes
+// in a local Step Functions (package localsfn) whose Task states invoke the
+// runner's bootstrap. Like the dev server it runs against the DynamoDB at
+// AWS_ENDPOINT_URL_DYNAMODB, or one it starts in memory (-sharedDb), and
+// creates the table and a demo organization with an admin key. Ctrl-C
+// stops every process it started. This is what `make run-lambdas` starts.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/lambdafront"
+	"github.com/sourcebase/sourcebase/internal/localdev"
+	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/store"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	app.Logger(os.Stderr)
+	root, err := moduleRoot()
+	if err == nil {
+		err = run(ctx, os.Stdout, nil, root, filepath.Join(root, "bin", "local-lambda"))
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lambdas:", err)
+		os.Exit(1)
+	}
+}
+
+// run builds the bootstraps of the repository at root into binDir and
+// serves until ctx ends. ready, when set, receives the front's URL once it
+// accepts requests.
+func run(ctx context.Context, out io.Writer, ready chan<- string, root, binDir string) error {
+	port, err := localdev.Port("PORT", 8080)
+	if err != nil {
+		return err
+	}
+	dbPort, err := localdev.Port("DYNAMODB_PORT", 8000)
+	if err != nil {
+		return err
+	}
+	// Fail on a taken port before the build, not after.
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	if port != 0 {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return fmt.Errorf("listen on port %d (set PORT to use another): %w", port, err)
+		}
+		ln.Close()
+	}
+	slog.Info("building the function bootstraps", "dir", binDir)
+	started := time.Now()
+	if err := lambdafront.BuildBootstraps(root, binDir); err != nil {
+		return err
+	}
+	slog.Info("built the function bootstraps", "took", time.Since(started).Round(time.Millisecond).String())
+
+	ddb, err := localdev.StartDynamoDB(ctx, dbPort)
+	if err != nil {
+		return err
+	}
+	defer ddb.Stop()
+	st, cfg, err := app.StoreFromEnv(ctx)
+	if err != nil {
+		return err
+	}
+	if err := ddb.Probe(ctx, st.DB); err != nil {
+		return err
+	}
+	if _, err := store.CreateTable(ctx, st.DB, st.Table); err != nil {
+		return err
+	}
+	demo, err := localdev.CreateDemo(ctx, app.Build(st, cfg, nil).Keys)
+	if err != nil {
+		return err
+	}
+
+	local, err := lambdafront.StartLocal(lambdafront.LocalOptions{
+		Root:            root,
+		BinDir:          binDir,
+		Listen:          addr,
+		DynamoDB:        ddb.Endpoint,
+		AccessKeyID:     envOr("AWS_ACCESS_KEY_ID", "local"),
+		SecretAccessKey: envOr("AWS_SECRET_ACCESS_KEY", "local"),
+		Region:          envOr("AWS_REGION", "us-east-1"),
+		Config:          cfg,
+		Log:             os.Stderr,
+	})
+	if err != nil {
+		return err
+	}
+	defer local.Close()
+
+	var names []string
+	for _, f := range routes.Functions {
+		if _, ok := local.Functions[f.Name]; ok {
+			names = append(names, f.Name)
+		}
+	}
+	localdev.Banner{Base: local.URL, DynamoDB: ddb.Endpoint, Table: st.Table, Demo: demo, Details: []string{
+		"Functions: " + strings.Join(names, ", "),
+		"  real bootstraps (" + binDir + "/<name>/bootstrap) under the Lambda Runtime API, behind a local API Gateway",
+		"Webhooks: " + local.URL + lambdafront.WebhookPrefix + "... (function URL events)",
+		"Step Functions: " + local.SFN + " (" + local.StateMachineARN + ")",
+	}}.Write(out)
+	if ready != nil {
+		ready <- local.URL
+	}
+	<-ctx.Done()
+	slog.Info("shutting down")
+	return nil
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// moduleRoot is the directory of the go.mod that has functions/, at or
+// above the working directory.
+func moduleRoot() (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "functions")); err == nil {
+			if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+				return d, nil
+			}
+		}
+		if filepath.Dir(d) == d {
+			return "", errors.New("run from the repository: no go.mod with functions/ at or above " + wd)
+		}
+	}
+}

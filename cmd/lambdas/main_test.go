@@ -1,0 +1,160 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The smoke test sets the environment, so it is not parallel.
+func TestRunLambdasServesTheAPIThroughTheBootstrapsRunsWorkflowsInTheStateMachineAndStopsEverything(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds every bootstrap and starts DynamoDB Local")
+	}
+	isolateEnv(t)
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	binDir := t.TempDir()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out bytes.Buffer
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, &out, ready, root, binDir) }()
+	var base string
+	select {
+	case base = <-ready:
+	case err := <-done:
+		t.Fatalf("run returned before serving: %v\n%s", err, out.String())
+	case <-time.After(5 * time.Minute):
+		t.Fatal("not ready within 5 minutes")
+	}
+	banner := out.String()
+	clientID := field(t, banner, `client id:\s+(\S+)`)
+	secret := field(t, banner, `secret:\s+(\S+)`)
+	ddb, _ := url.Parse(field(t, banner, `DynamoDB:\s+(\S+)`))
+	sfn, _ := url.Parse(field(t, banner, `Step Functions:\s+(\S+)`))
+	for _, f := range []string{"companies", "keys", "webhook", "runner"} {
+		if _, err := os.Stat(filepath.Join(binDir, f, "bootstrap")); err != nil {
+			t.Errorf("no %s bootstrap: %v", f, err)
+		}
+	}
+
+	call := func(method, path string, body any) (int, map[string]any) {
+		t.Helper()
+		var rd io.Reader
+		if body != nil {
+			b, _ := json.Marshal(body)
+			rd = bytes.NewReader(b)
+		}
+		req, _ := http.NewRequestWithContext(ctx, method, base+path, rd)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Service-Client-Id", clientID)
+		req.Header.Set("X-Service-Api-Key", secret)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+		defer res.Body.Close()
+		var m map[string]any
+		b, _ := io.ReadAll(res.Body)
+		json.Unmarshal(b, &m)
+		return res.StatusCode, m
+	}
+	data := func(m map[string]any) map[string]any { d, _ := m["data"].(map[string]any); return d }
+
+	if code, _ := call("GET", "/healthz", nil); code != 200 {
+		t.Errorf("GET /healthz: %d", code)
+	}
+	if code, m := call("GET", "/v1/nowhere", nil); code != 404 {
+		t.Errorf("GET /v1/nowhere: %d %v", code, m)
+	}
+	code, m := call("POST", "/v1/companies", map[string]any{"canonicalName": "Acme Robotics", "website": "https://acme.example", "companyType": "operating"})
+	if code != 201 {
+		t.Fatalf("POST /v1/companies: %d %v", code, m)
+	}
+	code, m = call("POST", "/v1/workflows", map[string]any{"name": "smoke", "steps": []any{map[string]any{"id": "s", "type": "set", "with": map[string]any{"v.$": "$.input.v"}}}})
+	if code != 201 {
+		t.Fatalf("POST /v1/workflows: %d %v", code, m)
+	}
+	code, m = call("POST", "/v1/workflows/"+data(m)["id"].(string)+"/runs", map[string]any{"input": map[string]any{"v": 1}})
+	if code != 202 {
+		t.Fatalf("start a run: %d %v", code, m)
+	}
+	runID := data(m)["id"].(string)
+	var status any
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		_, m = call("GET", "/v1/workflow-runs/"+runID, nil)
+		if status = data(m)["status"]; status == "completed" || status == "failed" {
+			break
+		}
+	}
+	if status != "completed" {
+		t.Errorf("the run is %v after a minute, want completed (executed by the state machine through the runner): %v", status, m)
+	}
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("run returned %v after the context ended", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("run did not return within 30s of the context ending")
+	}
+	for name, addr := range map[string]string{"DynamoDB Local": ddb.Host, "front": strings.TrimPrefix(base, "http://"), "Step Functions": sfn.Host} {
+		if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			conn.Close()
+			t.Errorf("the %s port %s still accepts connections after run returned", name, addr)
+		}
+	}
+}
+
+// isolateEnv clears the AWS and service environment for run: with
+// AWS_ENDPOINT_URL_DYNAMODB unset it starts its own DynamoDB Local.
+func isolateEnv(t *testing.T) {
+	t.Helper()
+	none := filepath.Join(t.TempDir(), "none")
+	for k, v := range map[string]string{
+		"PORT":                        "0",
+		"DYNAMODB_PORT":               "0",
+		"AWS_ENDPOINT_URL_DYNAMODB":   "",
+		"AWS_ENDPOINT_URL":            "",
+		"AWS_ACCESS_KEY_ID":           "",
+		"AWS_SECRET_ACCESS_KEY":       "",
+		"AWS_SESSION_TOKEN":           "",
+		"AWS_REGION":                  "",
+		"AWS_PROFILE":                 "",
+		"AWS_CONFIG_FILE":             none,
+		"AWS_SHARED_CREDENTIALS_FILE": none,
+		"AWS_EC2_METADATA_DISABLED":   "",
+		"TABLE_NAME":                  "",
+		"API_KEY_CACHE_TTL":           "",
+		"STORE_TIMEOUT":               "",
+	} {
+		t.Setenv(k, v)
+	}
+}
+
+// field returns the first group of pattern in the banner.
+func field(t *testing.T, banner, pattern string) string {
+	t.Helper()
+	m := regexp.MustCompile(pattern).FindStringSubmatch(banner)
+	if m == nil {
+		t.Fatalf("no %s in the banner:\n%s", pattern, banner)
+	}
+	return m[1]
+}

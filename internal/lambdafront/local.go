@@ -1,0 +1,244 @@
+package lambdafront
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
+	"github.com/sourcebase/sourcebase/internal/api"
+	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/localsfn"
+	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/runs"
+	"github.com/sourcebase/sourcebase/internal/runtimeapi"
+)
+
+// BuildBootstraps compiles every function of routes.Functions, with the
+// flags of the deployed build (runtimeapi.BuildFlags) for this machine's
+// architecture, into binDir/<name>/bootstrap, in one go build.
+func BuildBootstraps(root, binDir string) error {
+	tmp, err := os.MkdirTemp("", "local-lambda-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	args := append(append([]string{"build"}, runtimeapi.BuildFlags...), "-o", tmp+string(filepath.Separator))
+	for _, f := range routes.Functions {
+		args = append(args, "./functions/"+f.Name)
+	}
+	cmd := exec.Command("go", args...)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build ./functions/...: %v\n%s", err, b)
+	}
+	for _, f := range routes.Functions {
+		dst := filepath.Join(binDir, f.Name, "bootstrap")
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := os.Rename(filepath.Join(tmp, f.Name), dst); err != nil {
+			return fmt.Errorf("install %s: %w", dst, err)
+		}
+	}
+	return nil
+}
+
+// LocalOptions configure a local stack.
+type LocalOptions struct {
+	// Root is the repository root: node_modules (aws-local-stepfunctions).
+	Root string
+	// BinDir holds the bootstraps, <BinDir>/<name>/bootstrap (BuildBootstraps).
+	BinDir string
+	// Listen is the front's address; "" is 127.0.0.1 on a free port.
+	Listen string
+	// DynamoDB is the endpoint every function uses (AWS_ENDPOINT_URL_DYNAMODB),
+	// with these credentials (DynamoDB Local keeps tables per access key
+	// id unless started with -sharedDb) and Region (default us-east-1).
+	DynamoDB        string
+	AccessKeyID     string
+	SecretAccessKey string // default "local"
+	Region          string
+	// Config is the functions' configuration (the table, key cache, store
+	// timeout); the state machine and webhook base are set here.
+	Config app.Config
+	// FunctionTimeout is the timeout of the functions behind the HTTP API
+	// and the function URL (default 29 s, below API Gateway's 30 s); the
+	// runner gets Lambda's maximum, 15 minutes.
+	FunctionTimeout time.Duration
+	// SkipWaits makes the state machine's retry intervals take no time.
+	SkipWaits bool
+	// Log receives the functions' and the interpreter's output; nil discards it.
+	Log io.Writer
+}
+
+// Local is the whole service as it runs in AWS, on this machine: every
+// function's bootstrap under the Runtime API, the run state machine in
+// localsfn with its Task states invoking the runner's bootstrap, and the
+// front (API Gateway and the function URL) in front of them.
+type Local struct {
+	// URL is the front's base URL (also WEBHOOK_BASE_URL).
+	URL string
+	// SFN is the local Step Functions endpoint (AWS_ENDPOINT_URL_SFN).
+	SFN string
+	// StateMachineARN is the run state machine's ARN.
+	StateMachineARN string
+	// Functions are the running functions, by name.
+	Functions map[string]*runtimeapi.Function
+
+	front *Front
+	sfn   *localsfn.Server
+	srv   *http.Server
+	done  chan struct{}
+}
+
+// FunctionARN is the ARN the Runtime API reports for a local function.
+func FunctionARN(name string) string {
+	return "arn:aws:lambda:us-east-1:000000000000:function:" + name
+}
+
+// StartLocal starts the functions, the state machine and the front.
+func StartLocal(o LocalOptions) (_ *Local, err error) {
+	if o.Region == "" {
+		o.Region = "us-east-1"
+	}
+	if o.SecretAccessKey == "" {
+		o.SecretAccessKey = "local"
+	}
+	if o.FunctionTimeout <= 0 {
+		o.FunctionTimeout = 29 * time.Second
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	listen := o.Listen
+	if listen == "" {
+		listen = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", listen, err)
+	}
+	l := &Local{URL: "http://" + ln.Addr().String(), Functions: map[string]*runtimeapi.Function{}, done: make(chan struct{})}
+	defer func() {
+		if err != nil {
+			ln.Close()
+			l.stop()
+		}
+	}()
+	l.StateMachineARN = localsfn.StateMachineARN("sourcebase-runs")
+
+	newFunction := func(f routes.Function, sfnURL string) *runtimeapi.Function {
+		cfg := o.Config
+		cfg.WebhookBaseURL = l.URL
+		cfg.StateMachineARN = ""
+		if f.StartsRuns {
+			cfg.StateMachineARN = l.StateMachineARN
+		}
+		env := []string{
+			"AWS_REGION=" + o.Region,
+			"AWS_DEFAULT_REGION=" + o.Region,
+			"AWS_ACCESS_KEY_ID=" + o.AccessKeyID,
+			"AWS_SECRET_ACCESS_KEY=" + o.SecretAccessKey,
+			"AWS_EC2_METADATA_DISABLED=true",
+			"AWS_ENDPOINT_URL_DYNAMODB=" + o.DynamoDB,
+		}
+		if sfnURL != "" {
+			env = append(env, "AWS_ENDPOINT_URL_SFN="+sfnURL)
+		}
+		vars := cfg.Env()
+		keys := make([]string, 0, len(vars))
+		for k := range vars {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			env = append(env, k+"="+vars[k])
+		}
+		timeout := o.FunctionTimeout
+		if f.Reach == routes.ByStateMachine {
+			timeout = 15 * time.Minute
+		}
+		fn := runtimeapi.NewFunction(runtimeapi.Options{
+			Name:      f.Name,
+			Bootstrap: filepath.Join(o.BinDir, f.Name, "bootstrap"),
+			Env:       env,
+			Timeout:   timeout,
+			Log:       o.Log,
+		})
+		l.Functions[f.Name] = fn
+		return fn
+	}
+	for _, f := range routes.Functions {
+		if _, err := os.Stat(filepath.Join(o.BinDir, f.Name, "bootstrap")); err != nil {
+			return nil, fmt.Errorf("the %s bootstrap is missing (build it with BuildBootstraps): %w", f.Name, err)
+		}
+	}
+	runner, _ := routes.FunctionNamed(routes.Runner)
+	tasks := map[string]localsfn.Invoker{FunctionARN(runner.Name): newFunction(runner, "")}
+	l.sfn, err = localsfn.Start(localsfn.Options{
+		StateMachines: map[string]string{l.StateMachineARN: runs.StateMachineDefinition(FunctionARN(runner.Name))},
+		Tasks:         localsfn.Lambdas(tasks),
+		SkipWaits:     o.SkipWaits,
+		Dir:           o.Root,
+		Log:           o.Log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start the local Step Functions: %w", err)
+	}
+	l.SFN = l.sfn.URL
+
+	invokers := map[string]Invoker{}
+	for _, f := range routes.Functions {
+		if f.Reach == routes.ByAPI || f.Reach == routes.ByURL {
+			invokers[f.Name] = newFunction(f, l.SFN)
+		}
+	}
+	l.front, err = New(Options{Routes: api.Routes(), Functions: invokers, Log: slog.New(slog.NewTextHandler(o.Log, nil))})
+	if err != nil {
+		return nil, err
+	}
+	l.srv = &http.Server{Handler: l.front, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	go func() {
+		defer close(l.done)
+		if err := l.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			slog.Error("front", "err", err)
+		}
+	}()
+	return l, nil
+}
+
+// SFNClient is a Step Functions client of the local state machine.
+func (l *Local) SFNClient() *sfn.Client { return l.sfn.Client() }
+
+// Close stops the front, the state machine and every function instance.
+func (l *Local) Close() {
+	if l.srv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		l.srv.Shutdown(ctx)
+		cancel()
+		<-l.done
+	}
+	l.stop()
+}
+
+func (l *Local) stop() {
+	if l.sfn != nil {
+		l.sfn.Close()
+	}
+	for _, fn := range l.Functions {
+		fn.Close()
+	}
+}
