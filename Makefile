@@ -5,7 +5,14 @@ SHELL := /bin/bash
 GO    ?= go
 BIN   := bin
 
-.PHONY: run test deps java vet bench fuzz lambdas clean
+.PHONY: run test deps java vet bench fuzz build lambdas synth deploy localstack-deploy clean
+
+# The CDK app (infra/, its own Go module) and the CLI pinned in package-lock.json.
+STAGE ?= dev
+CDK_ENV := CDK_DISABLE_VERSION_CHECK=1 CDK_DISABLE_CLI_TELEMETRY=true AWS_EC2_METADATA_DISABLED=true
+CDK     := ../node_modules/.bin/cdk
+# need: fail at once, naming the missing tool.
+need = @command -v $(1) >/dev/null 2>&1 || { echo "error: $@ needs $(1) ($(2)), which is not installed" >&2; exit 1; }
 
 ## run: start the whole service locally (DynamoDB Local in memory, demo key, API on :8080)
 run: deps
@@ -13,9 +20,11 @@ run: deps
 	exec $(BIN)/devserver
 
 ## test: vet and every test of the repository, integration tests included
+## (the infra module's tests build every bootstrap and synthesize both stages)
 test: deps
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
+	cd infra && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 ## bench: the benchmarks, with DynamoDB calls per request reported
 bench: deps
@@ -29,11 +38,46 @@ fuzz: deps
 	    echo "== $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg; \
 	  done; done
 
-## lambdas: build every function as a linux/arm64 bootstrap under bin/lambda/<name>/
-lambdas:
-	@set -e; for f in functions/*/; do n=$$(basename $$f); \
-	  GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' \
-	    -o $(BIN)/lambda/$$n/bootstrap ./$$f; echo "built $(BIN)/lambda/$$n/bootstrap"; done
+## build: every function as a stripped linux/arm64 bootstrap, bin/lambda/<name>/bootstrap
+build:
+	$(call need,$(GO),the Go toolchain)
+	@set -e; out=$$(mktemp -d); trap 'rm -rf "$$out"' EXIT; \
+	  GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' -o "$$out/" ./functions/...; \
+	  for f in functions/*/; do n=$$(basename $$f); mkdir -p $(BIN)/lambda/$$n; \
+	    mv "$$out/$$n" $(BIN)/lambda/$$n/bootstrap; echo "built $(BIN)/lambda/$$n/bootstrap ($$(du -k $(BIN)/lambda/$$n/bootstrap | cut -f1) KB)"; done
+
+## lambdas: the former name of build
+lambdas: build
+
+## synth: build, then synthesize the stack of STAGE (dev|prod) offline into infra/cdk.out
+synth:
+	$(call need,node,Node.js 20 or later)
+	$(call need,npm,Node.js's package manager)
+	@$(MAKE) --no-print-directory build node_modules/.installed
+	cd infra && $(CDK_ENV) $(CDK) synth -c stage=$(STAGE) --output cdk.out --quiet --no-notices
+	@echo "synthesized infra/cdk.out/Sourcebase-$(STAGE).template.json"
+
+## deploy: build, then deploy the stack of STAGE with the AWS credentials of the environment
+## (once per account and region first: cd infra && ../node_modules/.bin/cdk bootstrap)
+deploy:
+	$(call need,node,Node.js 20 or later)
+	$(call need,npm,Node.js's package manager)
+	@$(MAKE) --no-print-directory build node_modules/.installed
+	cd infra && $(CDK_ENV) $(CDK) deploy -c stage=$(STAGE) --output cdk.out --no-notices
+
+## localstack-deploy: bootstrap and deploy the stack with cdklocal against a running LocalStack
+LOCALSTACK_URL      := $(or $(AWS_ENDPOINT_URL),http://localhost:4566)
+AWS_ENDPOINT_URL_S3 ?= http://s3.localhost.localstack.cloud:4566
+localstack-deploy:
+	$(call need,node,Node.js 20 or later)
+	$(call need,npm,Node.js's package manager)
+	@node -e 'fetch(process.argv[1] + "/_localstack/health", {signal: AbortSignal.timeout(3000)}).then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))' '$(LOCALSTACK_URL)' || \
+	  { echo "error: localstack-deploy needs LocalStack running at $(LOCALSTACK_URL) (no answer from $(LOCALSTACK_URL)/_localstack/health); start LocalStack or set AWS_ENDPOINT_URL" >&2; exit 1; }
+	@$(MAKE) --no-print-directory build node_modules/.installed
+	cd infra && export $(CDK_ENV) AWS_ENDPOINT_URL='$(LOCALSTACK_URL)' AWS_ENDPOINT_URL_S3='$(AWS_ENDPOINT_URL_S3)' \
+	    AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_REGION=$${AWS_REGION:-us-east-1}; \
+	  ../node_modules/.bin/cdklocal bootstrap -c stage=$(STAGE) --no-notices && \
+	  ../node_modules/.bin/cdklocal deploy -c stage=$(STAGE) --output cdk.out --require-approval never --no-notices
 
 deps: node_modules/.installed java
 

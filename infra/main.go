@@ -1,0 +1,39 @@
+// Command infra is the CDK for Go app of Sourcebase (cdk.json runs it):
+// one stack per stage, built from the Go declarations of the service.
+//
+//	cdk synth -c stage=dev|prod [-c assets=../bin/lambda] [-c webhookConcurrency=10]
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
+)
+
+func main() {
+	defer jsii.Close()
+	app := awscdk.NewApp(nil)
+	if err := build(app); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		jsii.Close()
+		os.Exit(1)
+	}
+	app.Synth(nil)
+}
+
+// build adds the stack of the context's stage to app, with the cdk-nag
+// AwsSolutions checks (their errors fail the synthesis).
+func build(app awscdk.App) error {
+	o, err := OptionsFromContext(app.Node())
+	if err != nil {
+		return err
+	}
+	if _, err := NewStack(app, o); err != nil {
+		return err
+	}
+	awscdk.Aspects_Of(app).Add(cdknag.NewAwsSolutionsChecks(&cdknag.NagPackProps{Verbose: jsii.Bool(true)}), nil)
+	return nil
+}
