@@ -16,7 +16,7 @@ import (
 func main() {
 	defer jsii.Close()
 	app := awscdk.NewApp(nil)
-	if err := build(app); err != nil {
+	if _, err := build(app); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		jsii.Close()
 		os.Exit(1)
@@ -26,14 +26,15 @@ func main() {
 
 // build adds the stack of the context's stage to app, with the cdk-nag
 // AwsSolutions checks (their errors fail the synthesis).
-func build(app awscdk.App) error {
+func build(app awscdk.App) (*Stack, error) {
 	o, err := OptionsFromContext(app.Node())
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if _, err := NewStack(app, o); err != nil {
-		return err
+	st, err := NewStack(app, o)
+	if err != nil {
+		return nil, err
 	}
 	awscdk.Aspects_Of(app).Add(cdknag.NewAwsSolutionsChecks(&cdknag.NagPackProps{Verbose: jsii.Bool(true)}), nil)
-	return nil
+	return st, nil
 }

@@ -37,8 +37,9 @@ type Stack struct {
 	Roles     map[string]awsiam.Role
 	LogGroups map[string]awslogs.LogGroup
 
-	Api      awsapigatewayv2.HttpApi
-	ApiStage awsapigatewayv2.HttpStage
+	Api           awsapigatewayv2.HttpApi
+	ApiStage      awsapigatewayv2.HttpStage
+	ApiAccessLogs awslogs.LogGroup
 	// Integrations of the API, by function name: one per function.
 	Integrations map[string]awsapigatewayv2integrations.HttpLambdaIntegration
 
@@ -48,8 +49,9 @@ type Stack struct {
 	WebhookURL awslambda.FunctionUrl
 
 	// Runner is the function the state machine invokes.
-	Runner       string
-	StateMachine awsstepfunctions.StateMachine
+	Runner           string
+	StateMachine     awsstepfunctions.StateMachine
+	StateMachineLogs awslogs.LogGroup
 }
 
 // StackName is the stack's name for a stage: both stages can live in one
@@ -363,6 +365,7 @@ func (st *Stack) addStateMachine(settings stageSettings) error {
 		Retention:     settings.logRetention,
 		RemovalPolicy: settings.removal(),
 	})
+	st.StateMachineLogs = logs
 	st.StateMachine = awsstepfunctions.NewStateMachine(st.Stack, jsii.String("RunStateMachine"), &awsstepfunctions.StateMachineProps{
 		// The timeouts (each task's, and the execution's) are part of the
 		// definition: CDK applies its timeout property only to
@@ -440,6 +443,7 @@ func (st *Stack) addAPI(settings stageSettings) error {
 		Retention:     settings.logRetention,
 		RemovalPolicy: settings.removal(),
 	})
+	st.ApiAccessLogs = logs
 	st.ApiStage = st.Api.AddStage(jsii.String("DefaultStage"), &awsapigatewayv2.HttpStageOptions{
 		StageName:  jsii.String("$default"),
 		AutoDeploy: jsii.Bool(true),
