@@ -14,14 +14,16 @@ import (
 )
 
 func main() {
-	defer jsii.Close()
 	app := awscdk.NewApp(nil)
-	if _, err := build(app); err != nil {
-		fmt.Fprintln(os.Stderr, "error:", err)
-		jsii.Close()
+	_, err := build(app)
+	if err == nil {
+		app.Synth(nil)
+	}
+	jsii.Close()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "\nerror: %v\n", err)
 		os.Exit(1)
 	}
-	app.Synth(nil)
 }
 
 // build adds the stack of the context's stage to app, with the cdk-nag

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -95,7 +96,13 @@ func synth(t *testing.T, ctx map[string]string) *synthesized {
 	if s, ok := synths[string(b)]; ok {
 		return s
 	}
+	// The context of cdk.json first (feature flags, if any), as the CLI.
+	var cdkJSON struct{ Context map[string]any }
+	if b, err := os.ReadFile("cdk.json"); err != nil || json.Unmarshal(b, &cdkJSON) != nil {
+		t.Fatalf("read cdk.json: %v", err)
+	}
 	c := map[string]any{}
+	maps.Copy(c, cdkJSON.Context)
 	for k, v := range ctx {
 		c[k] = v
 	}
