@@ -64,6 +64,7 @@ deploy:
 	$(call need,node,Node.js 20 or later)
 	$(call need,npm,Node.js's package manager)
 	@$(MAKE) --no-print-directory build node_modules/.installed
+	@echo "note: the first deploy to an AWS account and region needs 'cd infra && ../node_modules/.bin/cdk bootstrap' once"
 	cd infra && $(CDK_ENV) $(CDK) deploy -c stage=$(STAGE) --output cdk.out --no-notices
 
 ## localstack-deploy: bootstrap and deploy the stack with cdklocal against a running LocalStack
@@ -96,4 +97,4 @@ java:
 	fi
 
 clean:
-	rm -rf $(BIN) node_modules
+	rm -rf $(BIN) node_modules infra/cdk.out
