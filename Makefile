@@ -5,8 +5,16 @@ SHELL := /bin/bash
 GO    ?= go
 BIN   := bin
 
-.PHONY: run run-lambdas test deps java vet bench fuzz lambdas clean
+.PHONY: run run-lambdas test deps java vet bench fuzz build lambdas synth deploy localstack-deploy clean
 .PHONY: sam-template sam-build sam-local
+
+# The CDK app (infra/, its own Go module) and the CLI pinned in package-lock.json.
+STAGE ?= dev
+# (jsii prints a banner on Node 20, end of life for it: the synthesis is unaffected.)
+CDK_ENV := CDK_DISABLE_VERSION_CHECK=1 CDK_DISABLE_CLI_TELEMETRY=true AWS_EC2_METADATA_DISABLED=true JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20
+CDK     := ../node_modules/.bin/cdk
+# need: fail at once, naming the missing tool.
+need = @command -v $(1) >/dev/null 2>&1 || { echo "error: $@ needs $(1) ($(2)), which is not installed" >&2; exit 1; }
 
 ## run: start the whole service locally (DynamoDB Local in memory, demo key, API on :8080)
 run: deps
@@ -18,11 +26,14 @@ run-lambdas: deps
 	$(GO) build -o $(BIN)/lambdas ./cmd/lambdas
 	exec $(BIN)/lambdas
 
-## test: vet and every test of the repository, integration tests included; then
-## the HTTP suites of internal/api again against the Lambda bootstraps (SOURCEBASE_TARGET=lambdas)
+## test: vet and every test of the repository, integration tests included;
+## the infra module's (they build every bootstrap, synthesize both stages and
+## check the SAM template); then the HTTP suites of internal/api again against
+## the Lambda bootstraps (SOURCEBASE_TARGET=lambdas)
 test: deps
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
+	cd infra && $(GO) vet ./... && $(CDK_ENV) $(GO) test -count=1 ./...
 	SOURCEBASE_TARGET=lambdas $(GO) test -count=1 ./internal/api
 
 ## bench: the benchmarks, with DynamoDB calls per request reported
@@ -37,11 +48,47 @@ fuzz: deps
 	    echo "== $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg; \
 	  done; done
 
-## lambdas: build every function as a linux/arm64 bootstrap under bin/lambda/<name>/
-lambdas:
-	@set -e; for f in functions/*/; do n=$$(basename $$f); \
-	  GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' \
-	    -o $(BIN)/lambda/$$n/bootstrap ./$$f; echo "built $(BIN)/lambda/$$n/bootstrap"; done
+## build: every function as a stripped linux/arm64 bootstrap, bin/lambda/<name>/bootstrap
+build:
+	$(call need,$(GO),the Go toolchain)
+	@set -e; out=$$(mktemp -d); trap 'rm -rf "$$out"' EXIT; \
+	  GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' -o "$$out/" ./functions/...; \
+	  for f in functions/*/; do n=$$(basename $$f); mkdir -p $(BIN)/lambda/$$n; \
+	    mv "$$out/$$n" $(BIN)/lambda/$$n/bootstrap; echo "built $(BIN)/lambda/$$n/bootstrap ($$(du -k $(BIN)/lambda/$$n/bootstrap | cut -f1) KB)"; done
+
+## lambdas: the former name of build
+lambdas: build
+
+## synth: build, then synthesize the stack of STAGE (dev|prod) offline into infra/cdk.out
+synth:
+	$(call need,node,Node.js 20 or later)
+	$(call need,npm,Node.js's package manager)
+	@$(MAKE) --no-print-directory build node_modules/.installed
+	cd infra && $(CDK_ENV) $(CDK) synth -c stage=$(STAGE) --output cdk.out --quiet --no-notices
+	@echo "synthesized infra/cdk.out/Sourcebase-$(STAGE).template.json"
+
+## deploy: build, then deploy the stack of STAGE with the AWS credentials of the environment
+## (once per account and region first: cd infra && ../node_modules/.bin/cdk bootstrap)
+deploy:
+	$(call need,node,Node.js 20 or later)
+	$(call need,npm,Node.js's package manager)
+	@$(MAKE) --no-print-directory build node_modules/.installed
+	@echo "note: the first deploy to an AWS account and region needs 'cd infra && ../node_modules/.bin/cdk bootstrap' once"
+	cd infra && $(CDK_ENV) $(CDK) deploy -c stage=$(STAGE) --output cdk.out --no-notices
+
+## localstack-deploy: bootstrap and deploy the stack with cdklocal against a running LocalStack
+LOCALSTACK_URL      := $(or $(AWS_ENDPOINT_URL),http://localhost:4566)
+AWS_ENDPOINT_URL_S3 ?= http://s3.localhost.localstack.cloud:4566
+localstack-deploy:
+	$(call need,node,Node.js 20 or later)
+	$(call need,npm,Node.js's package manager)
+	@node -e 'fetch(process.argv[1] + "/_localstack/health", {signal: AbortSignal.timeout(3000)}).then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))' '$(LOCALSTACK_URL)' || \
+	  { echo "error: localstack-deploy needs LocalStack running at $(LOCALSTACK_URL) (no answer from $(LOCALSTACK_URL)/_localstack/health); start LocalStack or set AWS_ENDPOINT_URL" >&2; exit 1; }
+	@$(MAKE) --no-print-directory build node_modules/.installed
+	cd infra && export $(CDK_ENV) AWS_ENDPOINT_URL='$(LOCALSTACK_URL)' AWS_ENDPOINT_URL_S3='$(AWS_ENDPOINT_URL_S3)' \
+	    AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_REGION=$${AWS_REGION:-us-east-1}; \
+	  ../node_modules/.bin/cdklocal bootstrap -c stage=$(STAGE) --no-notices && \
+	  ../node_modules/.bin/cdklocal deploy -c stage=$(STAGE) --output cdk.out --require-approval never --no-notices
 
 ## sam-template: regenerate template/template.yaml and template/env.local.json from the Go declarations
 sam-template:
@@ -95,4 +142,4 @@ java:
 	fi
 
 clean:
-	rm -rf $(BIN) node_modules
+	rm -rf $(BIN) node_modules infra/cdk.out

@@ -13,13 +13,14 @@ import "encoding/json"
 func StateMachineDefinition(runnerARN string) string {
 	lambdaRetry := []any{map[string]any{
 		"ErrorEquals":     []string{"Lambda.ServiceException", "Lambda.AWSLambdaException", "Lambda.SdkClientException", "Lambda.TooManyRequestsException"},
-		"IntervalSeconds": 1,
-		"MaxAttempts":     3,
-		"BackoffRate":     2,
+		"IntervalSeconds": retryInterval,
+		"MaxAttempts":     retryAttempts,
+		"BackoffRate":     retryBackoff,
 	}}
 	def := map[string]any{
-		"Comment": "Executes one workflow run; its name is the run id.",
-		"StartAt": "Execute",
+		"Comment":        "Executes one workflow run; its name is the run id.",
+		"StartAt":        "Execute",
+		"TimeoutSeconds": ExecutionTimeoutSeconds,
 		"States": map[string]any{
 			"Execute": map[string]any{
 				"Type":     "Task",
@@ -29,7 +30,7 @@ func StateMachineDefinition(runnerARN string) string {
 					"organizationId.$": "$.organizationId",
 					"runId.$":          "$.runId",
 				},
-				"TimeoutSeconds": 900,
+				"TimeoutSeconds": executeTimeout,
 				"Retry":          lambdaRetry,
 				"Catch": []any{map[string]any{
 					"ErrorEquals": []string{"States.ALL"},
@@ -47,7 +48,7 @@ func StateMachineDefinition(runnerARN string) string {
 					"runId.$":          "$.runId",
 					"error.$":          "$.error",
 				},
-				"TimeoutSeconds": 60,
+				"TimeoutSeconds": markFailedTimeout,
 				"Retry":          lambdaRetry,
 				"ResultPath":     "$.marked",
 				"Next":           "RunFailed",
@@ -61,4 +62,30 @@ func StateMachineDefinition(runnerARN string) string {
 	}
 	b, _ := json.MarshalIndent(def, "", "  ")
 	return string(b)
+}
+
+// Timeouts (seconds) and retries of the tasks.
+const (
+	executeTimeout    = 900 // a run's steps; also Lambda's longest timeout
+	markFailedTimeout = 60
+	retryAttempts     = 3
+	retryInterval     = 1
+	retryBackoff      = 2
+)
+
+// ExecutionTimeoutSeconds bounds a whole execution: a backstop above the
+// longest path through the tasks' own timeouts with every retry (Execute,
+// then MarkFailed) and a minute for the transitions, so that a run always
+// ends through its states (Catch, MarkFailed) before the execution times out.
+var ExecutionTimeoutSeconds = worstCase(executeTimeout) + worstCase(markFailedTimeout) + 60
+
+// worstCase is the longest a task with this timeout can take, retries and
+// their backoff included.
+func worstCase(timeout int) int {
+	total, wait := timeout*(retryAttempts+1), retryInterval
+	for range retryAttempts {
+		total += wait
+		wait *= retryBackoff
+	}
+	return total
 }

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/aws/constructs-go/constructs/v10"
+
+	"github.com/sourcebase/sourcebase/internal/routes"
+)
+
+// Stage is a deployment of the stack: its name is part of the stack's.
+type Stage string
+
+// The stages. Prod protects the data (the table cannot be deleted, by
+// CloudFormation or by hand) and keeps logs longer; dev is destroyable.
+const (
+	Dev  Stage = "dev"
+	Prod Stage = "prod"
+)
+
+// Stages are every stage, in the order the error message names them.
+var Stages = []Stage{Dev, Prod}
+
+// Context keys read by the app (`cdk synth -c key=value`).
+const (
+	CtxStage              = "stage"              // dev (default) or prod
+	CtxAssets             = "assets"             // directory of <name>/bootstrap, default DefaultAssetDir
+	CtxWebhookConcurrency = "webhookConcurrency" // reserved concurrency of the webhook function
+)
+
+// DefaultAssetDir is where `make build` puts bin/lambda/<name>/bootstrap,
+// relative to infra/ (where the CDK CLI runs the app).
+const DefaultAssetDir = "../bin/lambda"
+
+// DefaultWebhookConcurrency caps the webhook function, the one function
+// anyone can call without a key. A delivery is one signature check, one
+// read and one StartExecution (well under 100 ms warm), so 10 concurrent
+// instances absorb on the order of a hundred deliveries a second, far more
+// than the webhook sources of a team send, while a flood of (unsigned or
+// replayed) requests is throttled by Lambda (429) instead of running up
+// cost, table traffic and executions, or taking the account's concurrency
+// from the API functions. Reserved concurrency comes out of the account's
+// pool, which must keep 100 unreserved: accounts with a lower limit set it
+// lower or ask for an increase.
+const DefaultWebhookConcurrency = 10
+
+// Options are what the app takes from its context.
+type Options struct {
+	Stage    Stage
+	AssetDir string // holds <function name>/bootstrap for every function
+	// WebhookConcurrency is the reserved concurrency of the functions
+	// reached by a function URL.
+	WebhookConcurrency int
+}
+
+// ParseStage reads a stage name; empty is dev.
+func ParseStage(s string) (Stage, error) {
+	if s == "" {
+		return Dev, nil
+	}
+	var names []string
+	for _, st := range Stages {
+		if string(st) == s {
+			return st, nil
+		}
+		names = append(names, string(st))
+	}
+	return "", fmt.Errorf("context %s=%q: the stage must be one of %s", CtxStage, s, strings.Join(names, ", "))
+}
+
+// OptionsFromContext reads the options from the app's context, and checks
+// that every function's bootstrap is in the asset directory.
+func OptionsFromContext(node constructs.Node) (Options, error) {
+	str := func(key string) string {
+		v := node.TryGetContext(&key)
+		if v == nil {
+			return ""
+		}
+		return strings.TrimSpace(fmt.Sprint(v))
+	}
+	var o Options
+	var err error
+	if o.Stage, err = ParseStage(str(CtxStage)); err != nil {
+		return o, err
+	}
+	o.AssetDir = str(CtxAssets)
+	if o.AssetDir == "" {
+		o.AssetDir = DefaultAssetDir
+	}
+	o.WebhookConcurrency = DefaultWebhookConcurrency
+	if s := str(CtxWebhookConcurrency); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return o, fmt.Errorf("context %s=%q: want a whole number of at least 1", CtxWebhookConcurrency, s)
+		}
+		o.WebhookConcurrency = n
+	}
+	return o, CheckAssets(o.AssetDir)
+}
+
+// CheckAssets reports the functions whose bootstrap is missing from dir.
+func CheckAssets(dir string) error {
+	var missing []string
+	for _, f := range routes.Functions {
+		if st, err := os.Stat(filepath.Join(dir, f.Name, "bootstrap")); err != nil || !st.Mode().IsRegular() {
+			missing = append(missing, filepath.Join(dir, f.Name, "bootstrap"))
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("missing Lambda bootstraps (run `make build` at the repository root, or pass -c %s=<dir>): %s",
+			CtxAssets, strings.Join(missing, ", "))
+	}
+	return nil
+}

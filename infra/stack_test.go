@@ -1,0 +1,652 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/cxapi"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/sourcebase/sourcebase/internal/api"
+	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/runs"
+	"github.com/sourcebase/sourcebase/internal/store"
+	"github.com/sourcebase/sourcebase/internal/workflows"
+)
+
+// functionIDs maps each function's logical id to its name.
+func (s *synthesized) functionIDs() map[string]string {
+	out := map[string]string{}
+	for name, fn := range s.stack.Functions {
+		out[s.logicalID(fn)] = name
+	}
+	return out
+}
+
+func (s *synthesized) fn(t *testing.T, name string) resource {
+	t.Helper()
+	r, ok := s.t.Resources[s.logicalID(s.stack.Functions[name])]
+	if !ok || r.Type != "AWS::Lambda::Function" {
+		t.Fatalf("no function %s in the template", name)
+	}
+	return r
+}
+
+func TestTheHTTPAPIHasExactlyTheRoutesOfTheRouteTableEachToItsGroupsFunction(t *testing.T) {
+	stages(t, func(t *testing.T, s *synthesized) {
+		want := map[string]string{}
+		for _, r := range api.Routes() {
+			if f, _ := routes.FunctionNamed(r.Group); f.Reach == routes.ByAPI {
+				want[r.Method+" "+r.Path] = r.Group
+			}
+		}
+		if len(want) == 0 {
+			t.Fatal("the route table has no API routes")
+		}
+		fns := s.functionIDs()
+		integrations := map[string]string{} // integration id -> function name
+		for id, r := range s.t.ofType("AWS::ApiGatewayV2::Integration") {
+			p := r.Properties
+			if p["IntegrationType"] != "AWS_PROXY" || p["PayloadFormatVersion"] != "2.0" {
+				t.Errorf("integration %s: type %v, payload %v; want AWS_PROXY, 2.0", id, p["IntegrationType"], p["PayloadFormatVersion"])
+			}
+			uri, _ := p["IntegrationUri"].(map[string]any)["Fn::GetAtt"].([]any)
+			if len(uri) != 2 || fns[fmt.Sprint(uri[0])] == "" {
+				t.Fatalf("integration %s: uri %s is not a function's ARN", id, js(p["IntegrationUri"]))
+			}
+			integrations[id] = fns[fmt.Sprint(uri[0])]
+		}
+		got := map[string]string{}
+		for id, r := range s.t.ofType("AWS::ApiGatewayV2::Route") {
+			key := fmt.Sprint(r.Properties["RouteKey"])
+			if _, dup := got[key]; dup {
+				t.Errorf("route %s twice", key)
+			}
+			target := fnJoin(t, r.Properties["Target"], func(e any) (string, bool) {
+				m, _ := e.(map[string]any)
+				id, ok := m["Ref"].(string)
+				return integrations[id], ok && integrations[id] != ""
+			})
+			fn, ok := strings.CutPrefix(target, "integrations/")
+			if !ok {
+				t.Errorf("route %s (%s): target %q is not an integration", key, id, target)
+			}
+			got[key] = fn
+		}
+		if !maps.Equal(got, want) {
+			for k, v := range want {
+				if got[k] != v {
+					t.Errorf("route %s: function %q, want %q", k, got[k], v)
+				}
+			}
+			for k, v := range got {
+				if _, ok := want[k]; !ok {
+					t.Errorf("route %s (function %s) is not an API route of the route table", k, v)
+				}
+			}
+		}
+		perFunction := map[string]int{}
+		for _, fn := range integrations {
+			perFunction[fn]++
+		}
+		for fn, n := range perFunction {
+			if n != 1 {
+				t.Errorf("function %s has %d integrations, want one", fn, n)
+			}
+		}
+	})
+}
+
+func TestTheAPIStageLogsEveryRequestAsJSONToALogGroupWithRetentionAndThrottles(t *testing.T) {
+	stages(t, func(t *testing.T, s *synthesized) {
+		stages := s.t.ofType("AWS::ApiGatewayV2::Stage")
+		if len(stages) != 1 {
+			t.Fatalf("%d stages, want one", len(stages))
+		}
+		for id, r := range stages {
+			p := r.Properties
+			if p["StageName"] != "$default" || p["AutoDeploy"] != true {
+				t.Errorf("stage %s: name %v, auto deploy %v; want $default, true", id, p["StageName"], p["AutoDeploy"])
+			}
+			logs, _ := p["AccessLogSettings"].(map[string]any)
+			var format map[string]string
+			if err := json.Unmarshal([]byte(fmt.Sprint(logs["Format"])), &format); err != nil || len(format) == 0 {
+				t.Errorf("access log format %v is not a JSON object: %v", logs["Format"], err)
+			}
+			for k, v := range format {
+				if !strings.HasPrefix(v, "$context.") {
+					t.Errorf("access log field %s = %q, want a $context variable", k, v)
+				}
+			}
+			for _, field := range []string{"requestId", "status", "routeKey", "ip"} {
+				if format[field] == "" {
+					t.Errorf("access log has no %s", field)
+				}
+			}
+			wantDest := getAtt(s.logicalID(s.stack.ApiAccessLogs), "Arn")
+			if !jsonEqual(logs["DestinationArn"], wantDest) {
+				t.Errorf("access logs go to %s, want %s", js(logs["DestinationArn"]), js(wantDest))
+			}
+			throttle, _ := p["DefaultRouteSettings"].(map[string]any)
+			if throttle["ThrottlingRateLimit"] != float64(apiRateLimit) || throttle["ThrottlingBurstLimit"] != float64(apiBurstLimit) {
+				t.Errorf("default route throttling %s, want rate %d burst %d", js(throttle), apiRateLimit, apiBurstLimit)
+			}
+		}
+	})
+}
+
+func TestEveryFunctionRunsItsArm64BootstrapOnProvidedAL2023SizedByHowItIsReached(t *testing.T) {
+	runnerTimeout := executeTimeout(t)
+	storeTimeout := app.DefaultConfig().StoreTimeout
+	stages(t, func(t *testing.T, s *synthesized) {
+		if n := len(s.t.ofType("AWS::Lambda::Function")); n != len(routes.Functions) {
+			t.Errorf("%d functions, want %d (routes.Functions)", n, len(routes.Functions))
+		}
+		for _, f := range routes.Functions {
+			p := s.fn(t, f.Name).Properties
+			if p["Runtime"] != "provided.al2023" || !jsonEqual(p["Architectures"], []string{"arm64"}) || p["Handler"] != "bootstrap" {
+				t.Errorf("%s: runtime %v, architectures %v, handler %v; want provided.al2023, [arm64], bootstrap", f.Name, p["Runtime"], p["Architectures"], p["Handler"])
+			}
+			timeout := time.Duration(p["Timeout"].(float64)) * time.Second
+			switch f.Reach {
+			case routes.ByAPI, routes.ByURL:
+				if timeout >= 30*time.Second || timeout <= storeTimeout {
+					t.Errorf("%s: timeout %s, want below API Gateway's 30s and above STORE_TIMEOUT's %s", f.Name, timeout, storeTimeout)
+				}
+			case routes.ByStateMachine:
+				if timeout != runnerTimeout {
+					t.Errorf("%s: timeout %s, want the state machine's Execute timeout %s", f.Name, timeout, runnerTimeout)
+				}
+			case routes.ByOperator:
+				if timeout <= storeTimeout {
+					t.Errorf("%s: timeout %s, want above STORE_TIMEOUT's %s", f.Name, timeout, storeTimeout)
+				}
+			}
+			if m, _ := p["MemorySize"].(float64); m < 128 {
+				t.Errorf("%s: memory %v MB", f.Name, p["MemorySize"])
+			}
+			if p["FunctionName"] != nil {
+				t.Errorf("%s: a fixed function name %v", f.Name, p["FunctionName"])
+			}
+		}
+	})
+}
+
+// executeTimeout is the TimeoutSeconds of the definition's Execute task.
+func executeTimeout(t *testing.T) time.Duration {
+	var def struct {
+		States map[string]struct{ TimeoutSeconds int }
+	}
+	if err := json.Unmarshal([]byte(runs.StateMachineDefinition("x")), &def); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(def.States["Execute"].TimeoutSeconds) * time.Second
+}
+
+func TestEveryFunctionHasExactlyTheEnvironmentOfItsConfiguration(t *testing.T) {
+	stages(t, func(t *testing.T, s *synthesized) {
+		table := ref(s.logicalID(s.stack.Table))
+		machine := ref(s.logicalID(s.stack.StateMachine))
+		url := getAtt(s.logicalID(s.stack.WebhookURL), "FunctionUrl")
+		for _, f := range routes.Functions {
+			// The configuration a function should get, with placeholders
+			// for the deploy-time values.
+			cfg := app.DefaultConfig()
+			cfg.Table = "<table>"
+			if f.StartsRuns {
+				cfg.StateMachineARN = "<machine>"
+			}
+			if f.Name == workflows.Group {
+				cfg.WebhookBaseURL = "<url>"
+			}
+			want := map[string]any{}
+			for k, v := range cfg.Env() {
+				switch v {
+				case "<table>":
+					want[k] = table
+				case "<machine>":
+					want[k] = machine
+				case "<url>":
+					want[k] = url
+				default:
+					want[k] = v
+				}
+			}
+			env, _ := s.fn(t, f.Name).Properties["Environment"].(map[string]any)
+			if got := env["Variables"]; !jsonEqual(got, want) {
+				t.Errorf("%s: environment %s, want %s", f.Name, js(got), js(want))
+			}
+		}
+		// The runner and the admin never show trigger urls or start runs.
+		for _, name := range []string{s.stack.Runner, routes.Admin} {
+			vars := s.fn(t, name).Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
+			if vars[app.EnvStateMachineARN] != nil || vars[app.EnvWebhookBaseURL] != nil {
+				t.Errorf("%s: environment %s", name, js(vars))
+			}
+		}
+	})
+}
+
+// grants are the (action, resource) pairs a role allows, resources as JSON.
+type grants map[string]bool
+
+func (g grants) add(actions, resources any) {
+	for _, a := range list(actions) {
+		for _, r := range list(resources) {
+			g[fmt.Sprint(a)+" on "+js(r)] = true
+		}
+	}
+}
+
+func list(v any) []any {
+	if l, ok := v.([]any); ok {
+		return l
+	}
+	if l, ok := v.([]string); ok {
+		var out []any
+		for _, s := range l {
+			out = append(out, s)
+		}
+		return out
+	}
+	return []any{v}
+}
+
+// roleGrants collects every statement of the role: its inline policies and
+// every AWS::IAM::Policy attached to it; it fails on managed policies and
+// on anything but plain Allow statements.
+func (s *synthesized) roleGrants(t *testing.T, roleID string) grants {
+	t.Helper()
+	role, ok := s.t.Resources[roleID]
+	if !ok || role.Type != "AWS::IAM::Role" {
+		t.Fatalf("no role %s", roleID)
+	}
+	if m := role.Properties["ManagedPolicyArns"]; m != nil {
+		t.Errorf("role %s has managed policies %s", roleID, js(m))
+	}
+	var docs []any
+	for _, p := range list(role.Properties["Policies"]) {
+		if p != nil {
+			docs = append(docs, p.(map[string]any)["PolicyDocument"])
+		}
+	}
+	for _, p := range s.t.ofType("AWS::IAM::Policy") {
+		for _, r := range list(p.Properties["Roles"]) {
+			if jsonEqual(r, ref(roleID)) {
+				docs = append(docs, p.Properties["PolicyDocument"])
+			}
+		}
+	}
+	g := grants{}
+	for _, d := range docs {
+		for _, st := range list(d.(map[string]any)["Statement"]) {
+			st := st.(map[string]any)
+			for k := range st {
+				if k != "Effect" && k != "Action" && k != "Resource" {
+					t.Errorf("role %s: statement with %s: %s", roleID, k, js(st))
+				}
+			}
+			if st["Effect"] != "Allow" {
+				t.Errorf("role %s: statement %s", roleID, js(st))
+			}
+			g.add(st["Action"], st["Resource"])
+		}
+	}
+	return g
+}
+
+func TestEveryFunctionRoleAllowsExactlyTheGeneratedActions(t *testing.T) {
+	stages(t, func(t *testing.T, s *synthesized) {
+		tableARN := getAtt(s.logicalID(s.stack.Table), "Arn")
+		var indexARNs []any
+		for _, ix := range store.Indexes {
+			indexARNs = append(indexARNs, map[string]any{"Fn::Join": []any{"", []any{tableARN, "/index/" + ix.Name}}})
+		}
+		for _, f := range routes.Functions {
+			want := grants{}
+			want.add([]string{"logs:CreateLogStream", "logs:PutLogEvents"}, getAtt(s.logicalID(s.stack.LogGroups[f.Name]), "Arn"))
+			access := f.Access(api.Routes())
+			want.add(store.IAMActions(access...), tableARN)
+			if slices.Contains(access, store.Read) {
+				want.add(store.IAMActions(store.Read), indexARNs)
+			}
+			if f.StartsRuns {
+				want.add("states:StartExecution", ref(s.logicalID(s.stack.StateMachine)))
+			}
+			roleID := s.logicalID(s.stack.Roles[f.Name])
+			if got := s.fn(t, f.Name).Properties["Role"]; !jsonEqual(got, getAtt(roleID, "Arn")) {
+				t.Errorf("%s: role %s, want its own %s", f.Name, js(got), roleID)
+			}
+			got := s.roleGrants(t, roleID)
+			for g := range got {
+				if !want[g] {
+					t.Errorf("%s: allows %s, which its declarations do not generate", f.Name, g)
+				}
+			}
+			for g := range want {
+				if !got[g] {
+					t.Errorf("%s: does not allow %s", f.Name, g)
+				}
+			}
+		}
+	})
+}
+
+func TestOnlyTheFunctionsThatStartRunsMayStartExecutionsAndTheMachineInvokesOnlyTheRunner(t *testing.T) {
+	stages(t, func(t *testing.T, s *synthesized) {
+		starters := map[string]bool{}
+		for _, f := range routes.Functions {
+			if f.StartsRuns {
+				starters[s.logicalID(s.stack.Roles[f.Name])] = true
+			}
+		}
+		if len(starters) == 0 {
+			t.Fatal("no function starts runs")
+		}
+		for id := range s.t.ofType("AWS::IAM::Role") {
+			starts := false
+			for g := range s.roleGrants(t, id) {
+				if strings.HasPrefix(g, "states:") {
+					starts = true
+					if !strings.HasPrefix(g, "states:StartExecution on ") {
+						t.Errorf("role %s allows %s", id, g)
+					}
+				}
+			}
+			if starts != starters[id] {
+				t.Errorf("role %s: may start executions %v, want %v", id, starts, starters[id])
+			}
+		}
+
+		machine := s.t.Resources[s.logicalID(s.stack.StateMachine)]
+		roleID := s.logicalID(s.stack.StateMachine.Role())
+		if !jsonEqual(machine.Properties["RoleArn"], getAtt(roleID, "Arn")) {
+			t.Errorf("state machine role %s, want %s", js(machine.Properties["RoleArn"]), roleID)
+		}
+		runnerARN := js(getAtt(s.logicalID(s.stack.Functions[s.stack.Runner]), "Arn"))
+		for g := range s.roleGrants(t, roleID) {
+			switch {
+			case strings.HasPrefix(g, "lambda:"):
+				if g != "lambda:InvokeFunction on "+runnerARN {
+					t.Errorf("the state machine's role allows %s, want lambda:InvokeFunction on the runner only", g)
+				}
+			case strings.HasPrefix(g, "logs:") || strings.HasPrefix(g, "xray:"):
+				// log delivery and tracing, added by CDK (resource "*", see nag.go)
+			default:
+				t.Errorf("the state machine's role allows %s", g)
+			}
+		}
+	})
+}
+
+func TestTheStateMachineIsTheRunsDefinitionAroundTheRunnerAndIsValidStatesLanguage(t *testing.T) {
+	const placeholder = "arn:aws:lambda:us-east-1:123456789012:function:runner-placeholder"
+	stages(t, func(t *testing.T, s *synthesized) {
+		machines := s.t.ofType("AWS::StepFunctions::StateMachine")
+		if len(machines) != 1 {
+			t.Fatalf("%d state machines, want one", len(machines))
+		}
+		runner := s.logicalID(s.stack.Functions[s.stack.Runner])
+		def := fnJoin(t, s.t.Resources[s.logicalID(s.stack.StateMachine)].Properties["DefinitionString"], func(e any) (string, bool) {
+			return placeholder, jsonEqual(e, getAtt(runner, "Arn"))
+		})
+		if got, want := normalized(t, def), normalized(t, runs.StateMachineDefinition(placeholder)); got != want {
+			t.Errorf("definition\n%s\nwant\n%s", got, want)
+		}
+		out, err := exec.Command("node", "../node_modules/asl-validator/dist/bin/asl-validator.js", "--json-definition", def).CombinedOutput()
+		if err != nil {
+			t.Errorf("asl-validator: %v\n%s", err, out)
+		}
+	})
+}
+
+func normalized(t *testing.T, s string) string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, s)
+	}
+	b, _ := json.MarshalIndent(v, "", "  ")
+	return string(b)
+}
+
+func TestTheStateMachineLogsEverythingIsTracedAndTimesOut(t *testing.T) {
+	stages(t, func(t *testing.T, s *synthesized) {
+		p := s.t.Resources[s.logicalID(s.stack.StateMachine)].Properties
+		logging, _ := p["LoggingConfiguration"].(map[string]any)
+		if logging["Level"] != "ALL" || logging["IncludeExecutionData"] != true {
+			t.Errorf("logging %s, want level ALL with execution data", js(logging))
+		}
+		dest := getAtt(s.logicalID(s.stack.StateMachineLogs), "Arn")
+		if !jsonEqual(logging["Destinations"], []any{map[string]any{"CloudWatchLogsLogGroup": map[string]any{"LogGroupArn": dest}}}) {
+			t.Errorf("log destinations %s, want the state machine's log group", js(logging["Destinations"]))
+		}
+		if !jsonEqual(p["TracingConfiguration"], map[string]any{"Enabled": true}) {
+			t.Errorf("tracing %s", js(p["TracingConfiguration"]))
+		}
+		if p["StateMachineType"] != "STANDARD" {
+			t.Errorf("type %v", p["StateMachineType"])
+		}
+		var def struct{ TimeoutSeconds int }
+		if err := json.Unmarshal([]byte(runs.StateMachineDefinition("x")), &def); err != nil {
+			t.Fatal(err)
+		}
+		if limit := time.Duration(def.TimeoutSeconds) * time.Second; limit <= executeTimeout(t) {
+			t.Errorf("execution timeout %s, want one above the Execute task's %s", limit, executeTimeout(t))
+		}
+	})
+}
+
+func TestTheTableIsTheStoresTableWithTheStagesProtection(t *testing.T) {
+	def := store.TableDefinition("")
+	stages(t, func(t *testing.T, s *synthesized) {
+		tables := s.t.ofType("AWS::DynamoDB::Table")
+		if len(tables) != 1 {
+			t.Fatalf("%d tables, want one", len(tables))
+		}
+		r := s.t.Resources[s.logicalID(s.stack.Table)]
+		p := r.Properties
+		if !jsonEqual(p["KeySchema"], def.KeySchema) {
+			t.Errorf("key schema %s, want %s", js(p["KeySchema"]), js(def.KeySchema))
+		}
+		if !jsonEqual(p["AttributeDefinitions"], def.AttributeDefinitions) {
+			t.Errorf("attributes %s, want %s", js(p["AttributeDefinitions"]), js(def.AttributeDefinitions))
+		}
+		var want []map[string]any
+		for _, ix := range store.Indexes {
+			want = append(want, map[string]any{
+				"IndexName":  ix.Name,
+				"KeySchema":  []map[string]string{{"AttributeName": ix.PK, "KeyType": "HASH"}, {"AttributeName": ix.SK, "KeyType": "RANGE"}},
+				"Projection": map[string]string{"ProjectionType": "ALL"},
+			})
+		}
+		var fromDef []map[string]any
+		for _, g := range def.GlobalSecondaryIndexes {
+			fromDef = append(fromDef, map[string]any{"IndexName": g.IndexName, "KeySchema": g.KeySchema,
+				"Projection": map[string]any{"ProjectionType": g.Projection.ProjectionType}})
+		}
+		if !jsonEqual(p["GlobalSecondaryIndexes"], want) || !jsonEqual(p["GlobalSecondaryIndexes"], fromDef) {
+			t.Errorf("indexes %s, want store.Indexes %s", js(p["GlobalSecondaryIndexes"]), js(want))
+		}
+		if p["BillingMode"] != "PAY_PER_REQUEST" || p["ProvisionedThroughput"] != nil {
+			t.Errorf("billing %v, want on demand", p["BillingMode"])
+		}
+		if !jsonEqual(p["PointInTimeRecoverySpecification"], map[string]any{"PointInTimeRecoveryEnabled": true}) {
+			t.Errorf("point in time recovery %s", js(p["PointInTimeRecoverySpecification"]))
+		}
+		if !jsonEqual(p["TimeToLiveSpecification"], map[string]any{"AttributeName": store.AttrExpires, "Enabled": true}) {
+			t.Errorf("time to live %s, want on %s", js(p["TimeToLiveSpecification"]), store.AttrExpires)
+		}
+		if p["TableName"] != nil {
+			t.Errorf("a fixed table name %v", p["TableName"])
+		}
+		prod := s.stack.Options.Stage == Prod
+		policy := map[bool]string{true: "Retain", false: "Delete"}[prod]
+		if p["DeletionProtectionEnabled"] != prod || r.DeletionPolicy != policy || r.UpdateReplacePolicy != policy {
+			t.Errorf("deletion protection %v, policies %s/%s; want %v, %s", p["DeletionProtectionEnabled"], r.DeletionPolicy, r.UpdateReplacePolicy, prod, policy)
+		}
+	})
+}
+
+func TestEveryLogGroupHasARetentionAndEachFunctionLogsToItsOwn(t *testing.T) {
+	stages(t, func(t *testing.T, s *synthesized) {
+		days := map[Stage]float64{Dev: 7, Prod: 90}[s.stack.Options.Stage]
+		for id, r := range s.t.ofType("AWS::Logs::LogGroup") {
+			if r.Properties["RetentionInDays"] != days {
+				t.Errorf("log group %s: retention %v days, want %v", id, r.Properties["RetentionInDays"], days)
+			}
+			if r.Properties["LogGroupName"] != nil {
+				t.Errorf("log group %s: a fixed name %v", id, r.Properties["LogGroupName"])
+			}
+		}
+		for _, f := range routes.Functions {
+			lc, _ := s.fn(t, f.Name).Properties["LoggingConfig"].(map[string]any)
+			if !jsonEqual(lc["LogGroup"], ref(s.logicalID(s.stack.LogGroups[f.Name]))) {
+				t.Errorf("%s logs to %s, want its own log group", f.Name, js(lc["LogGroup"]))
+			}
+		}
+		if n := len(s.t.ofType("Custom::LogRetention")); n > 0 {
+			t.Errorf("%d LogRetention custom resources", n)
+		}
+	})
+}
+
+func TestTheWebhookFunctionIsPublicOnlyThroughItsURLWithReservedConcurrency(t *testing.T) {
+	stages(t, func(t *testing.T, s *synthesized) {
+		webhook := s.logicalID(s.stack.Functions[s.stack.Webhook])
+		urls := s.t.ofType("AWS::Lambda::Url")
+		if len(urls) != 1 {
+			t.Fatalf("%d function URLs, want one", len(urls))
+		}
+		for _, u := range urls {
+			if u.Properties["AuthType"] != "NONE" || !jsonEqual(u.Properties["TargetFunctionArn"], getAtt(webhook, "Arn")) {
+				t.Errorf("function URL %s, want auth NONE on the webhook function", js(u.Properties))
+			}
+		}
+		if got := s.fn(t, s.stack.Webhook).Properties["ReservedConcurrentExecutions"]; got != float64(DefaultWebhookConcurrency) {
+			t.Errorf("webhook reserved concurrency %v, want %d", got, DefaultWebhookConcurrency)
+		}
+		// Who may invoke what: API Gateway the API functions, anyone the
+		// webhook through its URL; nobody the runner or the admin.
+		fns := s.functionIDs()
+		for id, p := range s.t.ofType("AWS::Lambda::Permission") {
+			target, _ := p.Properties["FunctionName"].(map[string]any)["Fn::GetAtt"].([]any)
+			name := fns[fmt.Sprint(target[0])]
+			f, _ := routes.FunctionNamed(name)
+			switch p.Properties["Principal"] {
+			case "apigateway.amazonaws.com":
+				if f.Reach != routes.ByAPI {
+					t.Errorf("permission %s: API Gateway may invoke %s (%s)", id, name, f.Reach)
+				}
+			case "*":
+				if name != s.stack.Webhook {
+					t.Errorf("permission %s: anyone may invoke %s", id, name)
+				}
+			default:
+				t.Errorf("permission %s: %s", id, js(p.Properties))
+			}
+		}
+		for _, f := range routes.Functions {
+			if f.Reach != routes.ByURL && s.fn(t, f.Name).Properties["ReservedConcurrentExecutions"] != nil {
+				t.Errorf("%s has reserved concurrency", f.Name)
+			}
+		}
+	})
+	s := synth(t, map[string]string{CtxStage: "dev", CtxWebhookConcurrency: "3"})
+	if got := s.fn(t, s.stack.Webhook).Properties["ReservedConcurrentExecutions"]; got != float64(3) {
+		t.Errorf("with -c %s=3: reserved concurrency %v", CtxWebhookConcurrency, got)
+	}
+}
+
+func TestTheOutputsAreTheAPIURLWebhookURLTableNameAndStateMachineARN(t *testing.T) {
+	stages(t, func(t *testing.T, s *synthesized) {
+		apiID := s.logicalID(s.stack.Api)
+		want := map[string]any{
+			OutApiURL:          map[string]any{"Fn::Join": []any{"", []any{"https://", ref(apiID), ".execute-api.", ref("AWS::Region"), ".", ref("AWS::URLSuffix"), "/"}}},
+			OutWebhookURL:      getAtt(s.logicalID(s.stack.WebhookURL), "FunctionUrl"),
+			OutTableName:       ref(s.logicalID(s.stack.Table)),
+			OutStateMachineARN: ref(s.logicalID(s.stack.StateMachine)),
+		}
+		if len(s.t.Outputs) != len(want) {
+			t.Errorf("%d outputs, want %d", len(s.t.Outputs), len(want))
+		}
+		for k, v := range want {
+			if !jsonEqual(s.t.Outputs[k].Value, v) {
+				t.Errorf("output %s = %s, want %s", k, js(s.t.Outputs[k].Value), js(v))
+			}
+		}
+	})
+}
+
+func TestCdkNagAwsSolutionsReportsNoUnsuppressedFinding(t *testing.T) {
+	stages(t, func(t *testing.T, s *synthesized) {
+		nag := assertions.Match_StringLikeRegexp(jsii.String("AwsSolutions-.*"))
+		for what, found := range map[string]*[]*cxapi.SynthesisMessage{
+			"error":   s.annotations.FindError(jsii.String("*"), nag),
+			"warning": s.annotations.FindWarning(jsii.String("*"), nag),
+		} {
+			for _, m := range *found {
+				t.Errorf("cdk-nag %s at %s: %v", what, *m.Id, m.Entry.Data)
+			}
+		}
+	})
+}
+
+func TestTheStackNamesNoAccountRegionOrResourceName(t *testing.T) {
+	account := regexp.MustCompile(`\b\d{12}\b`)
+	region := regexp.MustCompile(`\b(us|eu|ap|sa|ca|me|af|il|mx)-(east|west|north|south|central|northeast|southeast|northwest|southwest)-\d\b`)
+	stages(t, func(t *testing.T, s *synthesized) {
+		if m := account.FindString(s.t.raw); m != "" {
+			t.Errorf("the template names account %s", m)
+		}
+		if m := region.FindString(s.t.raw); m != "" {
+			t.Errorf("the template names region %s", m)
+		}
+		if env := s.stack.Stack.Environment(); !strings.Contains(*env, "unknown-account") {
+			t.Errorf("stack environment %s, want environment-agnostic", *env)
+		}
+		for id, r := range s.t.Resources {
+			for _, k := range []string{"TableName", "FunctionName", "RoleName", "StateMachineName", "LogGroupName"} {
+				if _, ok := r.Properties[k]; ok && r.Type != "AWS::Lambda::Permission" {
+					t.Errorf("%s (%s) has a fixed %s", id, r.Type, k)
+				}
+			}
+		}
+	})
+}
+
+func TestTheStageContextIsDevByDefaultAndOnlyDevOrProd(t *testing.T) {
+	for in, want := range map[string]Stage{"": Dev, "dev": Dev, "prod": Prod} {
+		if got, err := ParseStage(in); got != want || err != nil {
+			t.Errorf("ParseStage(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"staging", "Prod", "production"} {
+		_, err := ParseStage(in)
+		if err == nil || !strings.Contains(err.Error(), "dev, prod") {
+			t.Errorf("ParseStage(%q): error %v, want one naming dev, prod", in, err)
+		}
+	}
+	app := awscdk.NewApp(&awscdk.AppProps{Context: &map[string]any{CtxStage: "qa", CtxAssets: testAssets}})
+	if _, err := build(app); err == nil || !strings.Contains(err.Error(), `"qa"`) {
+		t.Errorf("stage qa: error %v", err)
+	}
+	app = awscdk.NewApp(&awscdk.AppProps{Context: &map[string]any{CtxStage: "dev", CtxAssets: t.TempDir()}})
+	if _, err := build(app); err == nil || !strings.Contains(err.Error(), "make build") {
+		t.Errorf("no bootstraps: error %v, want one naming make build", err)
+	}
+	app = awscdk.NewApp(&awscdk.AppProps{Context: &map[string]any{CtxWebhookConcurrency: "0", CtxAssets: testAssets}})
+	if _, err := build(app); err == nil || !strings.Contains(err.Error(), CtxWebhookConcurrency) {
+		t.Errorf("webhookConcurrency 0: error %v", err)
+	}
+}
