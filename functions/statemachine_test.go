@@ -10,14 +10,11 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
 	"github.com/sourcebase/sourcebase/internal/localsfn"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/store"
+	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 // The state machine tests run runs.StateMachineDefinition (what the stack
@@ -153,7 +150,7 @@ func TestARunnerFailureTakesTheCatchPathMarksTheRunFailedAndFailsTheExecution(t 
 	run := r.queued(r.org, wf, nil)
 	// The workflow's record becomes unreadable: the runner cannot execute
 	// the run and fails (a real error of the real bootstrap, not a retry case).
-	damage(t, r.st, store.RecordKey(r.org, store.TypeWorkflow, wf.ID))
+	testenv.DamageDoc(t, r.st, store.RecordKey(r.org, store.TypeWorkflow, wf.ID))
 
 	ex := r.execute(run)
 	if ex.Status != localsfn.Failed || ex.Error == "" || strings.HasPrefix(ex.Error, "Lambda.") || !strings.Contains(ex.Cause, "errorMessage") {
@@ -195,21 +192,3 @@ func TestATransientLambdaErrorIsRetriedAndTheRunCompletes(t *testing.T) {
 	}
 }
 
-// damage overwrites the stored JSON document of the item at key.
-func damage(t *testing.T, st *store.Store, key store.Key) {
-	t.Helper()
-	_, err := st.DB.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{
-		TableName: aws.String(st.Table),
-		Key: map[string]types.AttributeValue{
-			store.AttrPK: &types.AttributeValueMemberS{Value: key.PK},
-			store.AttrSK: &types.AttributeValueMemberS{Value: key.SK},
-		},
-		UpdateExpression:          aws.String("SET #doc = :bad"),
-		ConditionExpression:       aws.String("attribute_exists(#doc)"),
-		ExpressionAttributeNames:  map[string]string{"#doc": store.AttrDoc},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":bad": &types.AttributeValueMemberS{Value: `{"steps":`}},
-	})
-	if err != nil {
-		t.Fatalf("damage %v: %v", key, err)
-	}
-}

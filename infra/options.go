@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/sourcebase/sourcebase/infra/deploy"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -46,7 +47,7 @@ const DefaultAssetDir = "../bin/lambda"
 // from the API functions. Reserved concurrency comes out of the account's
 // pool, which must keep 100 unreserved: accounts with a lower limit set it
 // lower or ask for an increase.
-const DefaultWebhookConcurrency = 10
+const DefaultWebhookConcurrency = deploy.WebhookConcurrency
 
 // Options are what the app takes from its context.
 type Options struct {

@@ -3,9 +3,9 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/sourcebase/sourcebase/infra/deploy"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
@@ -66,34 +66,6 @@ const (
 	OutStateMachineARN = "StateMachineArn"
 )
 
-// Sizing of the functions, by how they are reached. Lambda gives a
-// function CPU in proportion to its memory; the Go handlers themselves use
-// a few tens of MB.
-const (
-	// API functions (and the webhook): 256 MB, twice the minimum's CPU,
-	// for TLS set-up on cold starts and JSON encoding of pages of up to
-	// Lambda's 6 MB response; requests are short, so the cost is small.
-	requestMemoryMB = 256
-	// 25 s: longer than one storage call may take (STORE_TIMEOUT, 10 s by
-	// default, retries included), so a slow table ends in the handler's
-	// own 503 rather than in Lambda cutting the request off; shorter than
-	// API Gateway's 30 s integration timeout, so a function never keeps
-	// working on a request the gateway has given up on. Function URLs have
-	// no such limit, but webhook senders wait no longer.
-	requestTimeout = 25 * time.Second
-
-	// The runner executes a run's steps (reads and scores many records):
-	// 512 MB for more CPU. Its timeout is the state machine's (runnerTimeout).
-	runnerMemoryMB = 512
-
-	// The admin function does a few storage calls per operator action
-	// (create an organization, issue or revoke a key, describe the table):
-	// the minimum's CPU would do, 256 MB keeps its cold start short; 60 s
-	// leaves room for several calls at the storage timeout.
-	adminMemoryMB = 256
-	adminTimeout  = 60 * time.Second
-)
-
 // HTTP API default stage throttling (every route): a cap for one
 // deployment far below the account's 10,000 requests per second, so a
 // runaway client cannot exhaust the functions' concurrency or the table's
@@ -102,44 +74,6 @@ const (
 	apiRateLimit  = 100 // requests per second, steady
 	apiBurstLimit = 200
 )
-
-// sizing is the memory (MB) and timeout of f.
-func sizing(f routes.Function, runnerTimeout time.Duration) (float64, time.Duration, error) {
-	switch f.Reach {
-	case routes.ByAPI, routes.ByURL:
-		return requestMemoryMB, requestTimeout, nil
-	case routes.ByStateMachine:
-		return runnerMemoryMB, runnerTimeout, nil
-	case routes.ByOperator:
-		return adminMemoryMB, adminTimeout, nil
-	}
-	return 0, 0, fmt.Errorf("function %s: unknown reach %q", f.Name, f.Reach)
-}
-
-// RunnerTimeout is the runner's timeout: the longest TimeoutSeconds of the
-// state machine's tasks (Execute's 900 s, also Lambda's maximum), so the
-// state machine, not Lambda, decides when a run took too long.
-func RunnerTimeout() (time.Duration, error) {
-	var def struct {
-		States map[string]struct {
-			Type           string
-			TimeoutSeconds int
-		}
-	}
-	if err := json.Unmarshal([]byte(runs.StateMachineDefinition("runner")), &def); err != nil {
-		return 0, fmt.Errorf("state machine definition: %w", err)
-	}
-	longest := 0
-	for _, s := range def.States {
-		if s.Type == "Task" {
-			longest = max(longest, s.TimeoutSeconds)
-		}
-	}
-	if longest == 0 {
-		return 0, fmt.Errorf("state machine definition: no task has a TimeoutSeconds")
-	}
-	return time.Duration(longest) * time.Second, nil
-}
 
 // settings per stage.
 type stageSettings struct {
@@ -194,13 +128,9 @@ func NewStack(scope constructs.Construct, o Options) (*Stack, error) {
 	}
 	st.Table = table
 
-	runnerTimeout, err := RunnerTimeout()
-	if err != nil {
-		return nil, err
-	}
 	policies := map[string]awsiam.PolicyDocument{}
 	for _, f := range routes.Functions {
-		memory, timeout, err := sizing(f, runnerTimeout)
+		size, err := deploy.SizingOf(f)
 		if err != nil {
 			return nil, err
 		}
@@ -229,8 +159,8 @@ func NewStack(scope constructs.Construct, o Options) (*Stack, error) {
 			Architecture: awslambda.Architecture_ARM_64(),
 			Handler:      jsii.String("bootstrap"),
 			Code:         awslambda.Code_FromAsset(jsii.String(assetPath(o.AssetDir, f.Name)), nil),
-			MemorySize:   jsii.Number(memory),
-			Timeout:      awscdk.Duration_Seconds(jsii.Number(timeout.Seconds())),
+			MemorySize:   jsii.Number(size.MemoryMB), // deploy.SizingOf says why
+			Timeout:      awscdk.Duration_Seconds(jsii.Number(size.Timeout.Seconds())),
 			Role:         role,
 			LogGroup:     logs,
 		}
@@ -480,6 +410,24 @@ func (st *Stack) addAPI(settings stageSettings) error {
 		st.Api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
 			Path:        jsii.String(path),
 			Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod(r.Method)},
+			Integration: integ,
+		})
+	}
+	// $default: a request no route matches goes to the fallback function,
+	// which answers it as the service does (401 without credentials, then
+	// 405 with Allow or 404 "no such endpoint") instead of API Gateway's
+	// own {"message":"Not Found"}.
+	for _, f := range routes.Functions {
+		if !f.Fallback {
+			continue
+		}
+		integ, ok := st.Integrations[f.Name]
+		if !ok {
+			return fmt.Errorf("the fallback function %s has no routes of its own", f.Name)
+		}
+		awsapigatewayv2.NewHttpRoute(st.Stack, jsii.String("DefaultRoute"), &awsapigatewayv2.HttpRouteProps{
+			HttpApi:     st.Api,
+			RouteKey:    awsapigatewayv2.HttpRouteKey_DEFAULT(),
 			Integration: integ,
 		})
 	}

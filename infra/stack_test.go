@@ -50,6 +50,12 @@ func TestTheHTTPAPIHasExactlyTheRoutesOfTheRouteTableEachToItsGroupsFunction(t *
 				want[r.Method+" "+r.Path] = r.Group
 			}
 		}
+		// Requests no route matches reach the fallback function.
+		for _, f := range routes.Functions {
+			if f.Fallback {
+				want["$default"] = f.Name
+			}
+		}
 		if len(want) == 0 {
 			t.Fatal("the route table has no API routes")
 		}

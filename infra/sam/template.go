@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/sourcebase/sourcebase/infra/deploy"
 	"maps"
 	"slices"
 	"strings"
@@ -77,6 +78,9 @@ func EventName(r routes.Route) string {
 
 func title(w string) string { return strings.ToUpper(w[:1]) + w[1:] }
 
+// DefaultEventName is the event of the fallback function's $default route.
+const DefaultEventName = "Default"
+
 // reachNote says in the template how a function is invoked.
 var reachNote = map[routes.Reach]string{
 	routes.ByAPI:          "Invoked by the HTTP API: one HttpApi event per route of its group in the route table.",
@@ -85,62 +89,23 @@ var reachNote = map[routes.Reach]string{
 	routes.ByOperator:     "Invoked directly by operators with aws lambda invoke (no events, never public).",
 }
 
-// Sizing of the functions.
+// webhookConcurrency and logRetentionDays of the template.
 const (
-	// apiMemory: Lambda gives CPU in proportion to memory, and a cold
-	// start (SDK configuration, TLS to DynamoDB) and JSON encoding are CPU
-	// bound; at 512 MB a Go handler of about 10 MB uses a tenth of its
-	// memory and answers in tens of milliseconds, so the price per request
-	// stays near that of 256 MB while cold starts are about twice as fast.
-	apiMemory = 512
-	// apiTimeout: below API Gateway's 30 s integration limit, so the
-	// function, not the gateway, ends a request, and above the longest
-	// single storage call (app.MaxStoreTimeout, 25 s).
-	apiTimeout = 28
-	// adminMemory and adminTimeout: the operator's occasional calls
-	// (create an organization or a key, describe the table).
-	adminMemory  = 256
-	adminTimeout = 60
-	// webhookConcurrency caps concurrent webhook deliveries: the URL is
-	// public (the signature is checked in code), so abuse cannot take the
-	// account's whole Lambda concurrency or flood the table.
-	webhookConcurrency = 10
+	// webhookConcurrency caps concurrent webhook deliveries (see
+	// deploy.WebhookConcurrency).
+	webhookConcurrency = deploy.WebhookConcurrency
 	// logRetentionDays of every log group.
 	logRetentionDays = 30
 )
 
-// sizingNote explains MemorySize and Timeout in the template (the reasons
-// are at the constants above).
-var sizingNote = map[routes.Reach]string{
-	routes.ByAPI:          "512 MB: CPU for cold starts and JSON; 28 s: under API Gateway's 30 s, above the longest storage call (25 s).",
-	routes.ByURL:          "512 MB: CPU for cold starts and JSON; 28 s: senders expect a prompt answer, as behind the API.",
-	routes.ByStateMachine: "Timeout: the longest Task TimeoutSeconds of the state machine, so Step Functions times a step out.",
-	routes.ByOperator:     "Occasional operator calls.",
-}
-
-// runnerTimeout is the runner's timeout: the longest TimeoutSeconds of the
-// state machine's Task states, so Step Functions, not Lambda, times a step
-// out and the Catch path records it.
-func runnerTimeout() (int, error) {
-	var def struct {
-		States map[string]struct {
-			Type           string
-			TimeoutSeconds int
-		}
+// tableResources are the table's ARN and its indexes', each named (no
+// index/* wildcard).
+func tableResources() []any {
+	out := []any{getAtt(TableID + ".Arn")}
+	for _, ix := range store.Indexes {
+		out = append(out, sub("${"+TableID+".Arn}/index/"+ix.Name))
 	}
-	if err := json.Unmarshal([]byte(runs.StateMachineDefinition("arn")), &def); err != nil {
-		return 0, fmt.Errorf("state machine definition: %w", err)
-	}
-	longest := 0
-	for _, s := range def.States {
-		if s.Type == "Task" {
-			longest = max(longest, s.TimeoutSeconds)
-		}
-	}
-	if longest == 0 || longest > 900 {
-		return 0, fmt.Errorf("state machine Task timeouts must be 1..900 s (Lambda's limit), longest is %d", longest)
-	}
-	return longest, nil
+	return out
 }
 
 // header is the comment at the top of the generated files.
@@ -389,16 +354,9 @@ func Env(s Spec, f routes.Function) (map[string]*yaml.Node, error) {
 }
 
 func function(s Spec, f routes.Function) (*yaml.Node, error) {
-	memory, timeout := apiMemory, apiTimeout
-	switch f.Reach {
-	case routes.ByStateMachine:
-		t, err := runnerTimeout()
-		if err != nil {
-			return nil, err
-		}
-		timeout = t
-	case routes.ByOperator:
-		memory, timeout = adminMemory, adminTimeout
+	size, err := deploy.SizingOf(f)
+	if err != nil {
+		return nil, err
 	}
 
 	env, err := Env(s, f)
@@ -414,7 +372,7 @@ func function(s Spec, f routes.Function) (*yaml.Node, error) {
 		field("Sid", "Table"),
 		field("Effect", "Allow"),
 		field("Action", strs(store.IAMActions(f.Access(s.Routes)...))),
-		field("Resource", list(getAtt(TableID+".Arn"), sub("${"+TableID+".Arn}/index/*"))),
+		field("Resource", list(tableResources()...)),
 	)}
 	if f.StartsRuns {
 		statements = append(statements, obj(
@@ -444,6 +402,16 @@ func function(s Spec, f routes.Function) (*yaml.Node, error) {
 				)),
 			))
 		}
+		if f.Fallback {
+			// No Path and Method: SAM makes it the API's $default route,
+			// so a request no route matches is answered by the service
+			// (401, 405 with Allow, 404 "no such endpoint"), not by API
+			// Gateway's {"message":"Not Found"}.
+			events.Content = append(events.Content, node(DefaultEventName), obj(
+				field("Type", "HttpApi"),
+				field("Properties", obj(field("ApiId", ref(HttpAPIID)))),
+			))
+		}
 	}
 
 	props := []kv{
@@ -452,8 +420,8 @@ func function(s Spec, f routes.Function) (*yaml.Node, error) {
 		field("Handler", "bootstrap"),
 		field("Runtime", "provided.al2023"),
 		field("Architectures", flow("arm64")),
-		note(sizingNote[f.Reach], "MemorySize", memory),
-		field("Timeout", timeout),
+		note(size.Why+".", "MemorySize", size.MemoryMB),
+		field("Timeout", int(size.Timeout.Seconds())),
 		note("app.Config.Env(); AWS_ENDPOINT_URL_DYNAMODB only when the DynamoDBEndpoint parameter is set (sam local).", "Environment", obj(field("Variables", obj(vars...)))),
 		note("Least privilege: store.IAMActions(f.Access(api.Routes())...), the table access of its routes (or declared in routes.Functions); StartExecution only where it starts runs.", "Policies", list(obj(
 			field("Version", "2012-10-17"),

@@ -212,6 +212,9 @@ func eventProblems(tmpl *cloudformation.Template, s Spec) []string {
 				want[r.Pattern()] = true
 			}
 		}
+		if f.Fallback {
+			want["$default"] = true
+		}
 		got := map[string]bool{}
 		for name, e := range fn.Events {
 			if e.Type != "HttpApi" || e.Properties == nil || e.Properties.HttpApiEvent == nil {
@@ -222,7 +225,11 @@ func eventProblems(tmpl *cloudformation.Template, s Spec) []string {
 			if v(h.ApiId) != "Ref("+HttpAPIID+")" {
 				p = append(p, fmt.Sprintf("%s: event %s is on API %q, want the one HttpApi", f.Name, name, v(h.ApiId)))
 			}
-			got[v(h.Method)+" "+v(h.Path)] = true
+			if key := v(h.Method) + " " + v(h.Path); key != " " {
+				got[key] = true
+			} else {
+				got["$default"] = true // no method and path: SAM's $default route
+			}
 		}
 		for r := range want {
 			if !got[r] {
@@ -264,7 +271,13 @@ func TestEachFunctionsHttpApiEventsAreExactlyTheRoutesOfItsGroup(t *testing.T) {
 			byURL++
 		}
 	}
-	if events+byURL != len(api.Routes()) || events == 0 {
+	fallbacks := 0
+	for _, f := range routes.Functions {
+		if f.Fallback {
+			fallbacks++
+		}
+	}
+	if events+byURL != len(api.Routes())+fallbacks || events == 0 {
 		t.Errorf("%d HttpApi events + %d function URL routes, want the %d routes of the route table", events, byURL, len(api.Routes()))
 	}
 	if len(tmpl.GetAllServerlessHttpApiResources()) != 1 {
@@ -406,10 +419,15 @@ func policyProblems(tmpl *cloudformation.Template, s Spec) []string {
 			p = append(p, f.Name+": want one inline policy document")
 			continue
 		}
+		// The table and each of its indexes by name: no index/* wildcard.
+		resources := []any{"GetAtt(Table.Arn)"}
+		for _, ix := range store.Indexes {
+			resources = append(resources, "Sub(${Table.Arn}/index/"+ix.Name+")")
+		}
 		want := []any{map[string]any{
 			"Sid": "Table", "Effect": "Allow",
 			"Action":   toAny(store.IAMActions(f.Access(s.Routes)...)),
-			"Resource": []any{"GetAtt(Table.Arn)", "Sub(${Table.Arn}/index/*)"},
+			"Resource": resources,
 		}}
 		if f.StartsRuns {
 			want = append(want, map[string]any{

@@ -119,16 +119,25 @@ func TestAnInvalidIdempotencyKeyIs400NamingTheHeader(t *testing.T) {
 	}
 }
 
-// failingPuts fails every DynamoDB PutItem of a company while on.
+// companyWrite reports whether a DynamoDB request writes a company (a put,
+// or a transaction holding one, as a searchable record's writes are), and
+// leaves r's body readable.
+func companyWrite(r *http.Request) bool {
+	target := r.Header.Get("X-Amz-Target")
+	if !strings.HasSuffix(target, ".PutItem") && !strings.HasSuffix(target, ".TransactWriteItems") {
+		return false
+	}
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return bytes.Contains(body, []byte(`"S":"COMPANY"`))
+}
+
+// failingPuts fails every DynamoDB write of a company while on.
 type failingPuts struct{ on atomic.Bool }
 
 func (f *failingPuts) RoundTrip(r *http.Request) (*http.Response, error) {
-	if f.on.Load() && strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".PutItem") {
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		if bytes.Contains(body, []byte(`"S":"COMPANY"`)) {
-			return nil, errors.New("injected failure")
-		}
+	if f.on.Load() && companyWrite(r) {
+		return nil, errors.New("injected failure")
 	}
 	return http.DefaultTransport.RoundTrip(r)
 }
@@ -154,7 +163,7 @@ func TestAServerErrorIsNotKeptAndReleasesTheIdempotencyKey(t *testing.T) {
 	}
 }
 
-// gatedPuts holds every DynamoDB PutItem of a company until released, and
+// gatedPuts holds every DynamoDB write of a company until released, and
 // reports when a duplicate reads the idempotency record.
 type gatedPuts struct {
 	release  chan struct{}
@@ -163,14 +172,12 @@ type gatedPuts struct {
 }
 
 func (g *gatedPuts) RoundTrip(r *http.Request) (*http.Response, error) {
-	target := r.Header.Get("X-Amz-Target")
-	if strings.HasSuffix(target, ".PutItem") || strings.HasSuffix(target, ".GetItem") {
+	if companyWrite(r) {
+		<-g.release
+	} else if strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".GetItem") {
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		switch {
-		case strings.HasSuffix(target, ".PutItem") && bytes.Contains(body, []byte(`"S":"COMPANY"`)):
-			<-g.release
-		case strings.HasSuffix(target, ".GetItem") && bytes.Contains(body, []byte("IDEMPOTENCY")) && g.lookOnce.CompareAndSwap(false, true):
+		if bytes.Contains(body, []byte("IDEMPOTENCY")) && g.lookOnce.CompareAndSwap(false, true) {
 			close(g.looked)
 		}
 	}

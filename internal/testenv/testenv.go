@@ -116,6 +116,26 @@ func StoreOn(tb testing.TB, db *dynamodb.Client) *store.Store {
 	return store.New(db, name)
 }
 
+// DamageDoc overwrites the stored JSON of the item at key with JSON that
+// does not parse, as a damaged record would be found.
+func DamageDoc(tb testing.TB, st *store.Store, key store.Key) {
+	tb.Helper()
+	_, err := st.DB.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{
+		TableName: aws.String(st.Table),
+		Key: map[string]types.AttributeValue{
+			store.AttrPK: &types.AttributeValueMemberS{Value: key.PK},
+			store.AttrSK: &types.AttributeValueMemberS{Value: key.SK},
+		},
+		UpdateExpression:          aws.String("SET #doc = :bad"),
+		ConditionExpression:       aws.String("attribute_exists(#doc)"),
+		ExpressionAttributeNames:  map[string]string{"#doc": store.AttrDoc},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":bad": &types.AttributeValueMemberS{Value: `{"steps":`}},
+	})
+	if err != nil {
+		tb.Fatalf("testenv: damage %v: %v", key, err)
+	}
+}
+
 // PutRaw writes an item straight into st's table, bypassing the store's
 // codec: string attributes as given and version 1, as a damaged or older
 // record would be found there.

@@ -1,0 +1,93 @@
+// Package deploy holds the deployment decisions that the CDK stack and the
+// SAM template share, so that the two describe the same functions: their
+// memory and timeouts, the webhook's reserved concurrency.
+package deploy
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/runs"
+)
+
+// Sizing is a function's memory and timeout in AWS, and why.
+type Sizing struct {
+	MemoryMB int
+	Timeout  time.Duration
+	Why      string
+}
+
+// Sizing of the functions, by how they are reached. Lambda gives a
+// function CPU in proportion to its memory (a full vCPU at 1,769 MB); the
+// Go handlers themselves use a few tens of MB.
+const (
+	// requestMemoryMB: a cold start (SDK configuration, TLS to DynamoDB)
+	// and JSON encoding of pages up to Lambda's 6 MB response are CPU
+	// bound; at 512 MB a request of tens of milliseconds costs about what
+	// it costs at 256 MB (half the time at twice the price per ms) while
+	// cold starts take about half as long.
+	requestMemoryMB = 512
+	// requestTimeout: above the longest single storage call
+	// (store.MaxCallTimeout, 25 s), so a slow table ends in the handler's
+	// own 503 rather than in Lambda cutting the request off; below API
+	// Gateway's 30 s integration timeout, so a function never keeps
+	// working on a request the gateway has given up on. Function URLs have
+	// no such limit, but webhook senders wait no longer.
+	requestTimeout = 28 * time.Second
+	// runnerMemoryMB: the runner executes a run's steps (reads, upserts and
+	// scores many records) for up to its timeout (RunnerTimeout).
+	runnerMemoryMB = 512
+	// adminMemoryMB, adminTimeout: a few storage calls per operator action
+	// (create an organization, issue or revoke a key, describe the table);
+	// 60 s leaves room for several calls at the storage timeout.
+	adminMemoryMB = 256
+	adminTimeout  = 60 * time.Second
+)
+
+// WebhookConcurrency is the webhook function's reserved concurrency: its
+// URL is public (the signature is checked in code), so a flood of
+// deliveries cannot take the account's whole Lambda concurrency or the
+// table's throughput.
+const WebhookConcurrency = 10
+
+// SizingOf is f's memory and timeout.
+func SizingOf(f routes.Function) (Sizing, error) {
+	switch f.Reach {
+	case routes.ByAPI, routes.ByURL:
+		return Sizing{requestMemoryMB, requestTimeout, "512 MB: CPU for cold starts and JSON; 28 s: under API Gateway's 30 s, above the longest storage call (25 s)"}, nil
+	case routes.ByStateMachine:
+		t, err := RunnerTimeout()
+		return Sizing{runnerMemoryMB, t, "timeout: the longest Task TimeoutSeconds of the state machine, so Step Functions times a step out and its Catch path records it"}, err
+	case routes.ByOperator:
+		return Sizing{adminMemoryMB, adminTimeout, "occasional operator calls, a few storage calls each"}, nil
+	}
+	return Sizing{}, fmt.Errorf("function %s: unknown reach %q", f.Name, f.Reach)
+}
+
+// RunnerTimeout is the longest TimeoutSeconds of the run state machine's
+// Task states (Execute's 900 s, also Lambda's maximum): the runner's
+// timeout, so the state machine, not Lambda, decides when a step took too
+// long.
+func RunnerTimeout() (time.Duration, error) {
+	var def struct {
+		States map[string]struct {
+			Type           string
+			TimeoutSeconds int
+		}
+	}
+	if err := json.Unmarshal([]byte(runs.StateMachineDefinition("runner")), &def); err != nil {
+		return 0, fmt.Errorf("state machine definition: %w", err)
+	}
+	longest := 0
+	for _, s := range def.States {
+		if s.Type == "Task" {
+			longest = max(longest, s.TimeoutSeconds)
+		}
+	}
+	if longest == 0 || longest > 900 {
+		return 0, fmt.Errorf("state machine Task timeouts must be 1..900 s (Lambda's limit), the longest is %d", longest)
+	}
+	return time.Duration(longest) * time.Second, nil
+}
