@@ -220,3 +220,6 @@ func (x *orgIndex) search(r *search.Request) (*search.Result, error) {
 	}
 	return out, nil
 }
+
+// NewEngine is New with the default number of indexes, as a search.Engine.
+func NewEngine(st *store.Store) search.Engine { return New(st, 0) }
