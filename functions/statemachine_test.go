@@ -191,4 +191,3 @@ func TestATransientLambdaErrorIsRetriedAndTheRunCompletes(t *testing.T) {
 		t.Errorf("injected %d, runner invoked %v; want the runner invoked once, on the retry", injected.Load(), r.snapshot())
 	}
 }
-

@@ -25,6 +25,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/localdev"
+	"github.com/sourcebase/sourcebase/internal/search/embedded"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
@@ -74,6 +75,7 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 		cfg.WebhookBaseURL = base
 	}
 	deps := app.Build(st, cfg, app.InProcessRuns())
+	deps.Search = embedded.NewEngine(st)
 	engine := app.InProcess(deps)
 	defer engine.Close(10 * time.Second)
 	if resumed, failed, err := deps.Runs.Recover(ctx); err != nil {

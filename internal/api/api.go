@@ -19,6 +19,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/resources"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
+	"github.com/sourcebase/sourcebase/internal/search"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/workflows"
 )
@@ -35,6 +36,10 @@ type Deps struct {
 	Resources *resource.Registry
 	// Entries are the records on lists.
 	Entries *resources.Entries
+	// Search answers the search routes; only the functions that serve
+	// them (the search function, the dev server) have one, so that the
+	// others do not carry a search engine.
+	Search search.Engine
 }
 
 // API serves the resource groups.
@@ -113,6 +118,7 @@ func (a *API) endpoints() []endpoint {
 		route(routes.Documents, "GET", "/v1/lists/{id}/entries", a.listEntries),
 		route(routes.Documents, "DELETE", "/v1/lists/{id}/entries/{recordId}", a.removeListEntry),
 	}
+	eps = append(eps, a.searchEndpoints()...)
 	return append(eps, a.resourceEndpoints()...)
 }
 

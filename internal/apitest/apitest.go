@@ -19,6 +19,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/runs"
+	"github.com/sourcebase/sourcebase/internal/search/embedded"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/testenv"
 )
@@ -74,6 +75,7 @@ func NewWith(t testing.TB, o Options) *Env {
 	srv.Start()
 	t.Cleanup(srv.Close)
 	deps := app.Build(st, app.Config{Table: st.Table, CacheTTL: ttl, WebhookBaseURL: srv.URL}, app.InProcessRuns())
+	deps.Search = embedded.NewEngine(st)
 	engine := app.InProcess(deps)
 	t.Cleanup(func() { engine.Close(5 * time.Second) })
 	srv.Config.Handler = api.New(deps).Handler()
@@ -185,6 +187,14 @@ func (r *Response) Data(t testing.TB) any {
 		t.Fatalf("decode %s: %v", r.Body, err)
 	}
 	return env.Data
+}
+
+// Decode decodes the whole body into v.
+func (r *Response) Decode(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("decode %s: %v", r.Body, err)
+	}
 }
 
 // Object returns the data of a single-record response.

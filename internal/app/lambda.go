@@ -11,6 +11,8 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/search"
+	"github.com/sourcebase/sourcebase/internal/store"
 )
 
 // LambdaHandler is the function a resource group's Lambda runs: API Gateway
@@ -33,6 +35,17 @@ func ServeLambda(groups ...string) {
 		}
 	}
 	lambda.Start(LambdaHandler(deps, groups...))
+}
+
+// ServeSearch runs the search function: the search routes, over the
+// engine that newEngine makes (package search/embedded, which only this
+// function links).
+func ServeSearch(newEngine func(*store.Store) search.Engine) {
+	Logger(os.Stdout)
+	deps, _, err := FromEnv(context.Background())
+	Must(err)
+	deps.Search = newEngine(deps.Store)
+	lambda.Start(LambdaHandler(deps, routes.Search))
 }
 
 // ServeRunner runs the Lambda the state machine invokes to execute a run

@@ -36,7 +36,7 @@ func NewRouter(table []routes.Route, handlers map[string]http.Handler, authn fun
 			mux.HandleFunc(rt.Pattern(), noSuchEndpoint)
 			continue
 		}
-		if rt.Authenticated() && rt.Method == http.MethodPost {
+		if rt.Authenticated() && rt.Method == http.MethodPost && !rt.ReadOnly {
 			for i := len(creates) - 1; i >= 0; i-- {
 				h = creates[i](h)
 			}

@@ -60,6 +60,7 @@ var Functions = []Function{
 	{Name: CRM, Doc: "deals, people, teams, workspaces and activities", Reach: ByAPI},
 	{Name: Documents, Doc: "documents and lists", Reach: ByAPI},
 	{Name: Scoring, Doc: "scoring frameworks, screenings and scores", Reach: ByAPI},
+	{Name: Search, Doc: "search of companies, workspaces, documents and activities (the only function with the search engine)", Reach: ByAPI},
 	{Name: Webhook, Doc: "signed webhook deliveries that start runs", Reach: ByURL, StartsRuns: true},
 	{Name: Runner, Doc: "executes a run's steps for the run state machine", Reach: ByStateMachine, Table: []store.Access{store.Read, store.Write}},
 	{Name: Admin, Doc: "operator actions: organizations and API keys", Reach: ByOperator, Table: []store.Access{store.Read, store.Write, store.Describe}},
@@ -85,7 +86,7 @@ func (f Function) Access(rs []Route) []store.Access {
 	}
 	for _, r := range Of(rs, f.Name) {
 		need[store.Read] = true
-		if r.Method != "GET" {
+		if r.Method != "GET" && !r.ReadOnly {
 			need[store.Write] = true
 		}
 		if r.Path == HealthPath {

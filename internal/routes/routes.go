@@ -21,6 +21,7 @@ const (
 	CRM       = resources.CRM
 	Documents = resources.Documents
 	Scoring   = resources.Scoring
+	Search    = "search" // POST /v1/<resource>/search of the searchable resources
 )
 
 // Groups lists every resource group: the functions reached by routes.
@@ -45,6 +46,9 @@ type Route struct {
 	// MaxParam is the longest path parameter the route accepts (0: an id's,
 	// store.MaxIDLength); longer ones are "not found".
 	MaxParam int
+	// ReadOnly marks a POST that changes nothing (a search): it keeps no
+	// Idempotency-Key record and needs only read access to the table.
+	ReadOnly bool
 }
 
 // Pattern is the net/http ServeMux pattern of the route.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
 
 	"github.com/sourcebase/sourcebase/internal/search"
@@ -42,6 +43,12 @@ func New(st *store.Store, maxIndexes int) *Embedded {
 		maxIndexes = DefaultMaxIndexes
 	}
 	return &Embedded{st: st, maxIndexes: maxIndexes, indexes: map[string]*list.Element{}, lru: list.New()}
+}
+
+// newIndex is an index kept in memory only, of bleve's scorch type (whose
+// scoring has BM25; bleve's NewMemOnly is the older upsidedown type).
+func newIndex(m *mapping.IndexMappingImpl) (bleve.Index, error) {
+	return bleve.NewUsing("", m, scorch.Name, scorch.Name, nil)
 }
 
 // orgIndex is one organization's records of one resource.
@@ -88,7 +95,7 @@ func (e *Embedded) index(org string, s *search.Schema) (*orgIndex, error) {
 	if err != nil {
 		return nil, err
 	}
-	idx, err := bleve.NewMemOnly(m)
+	idx, err := newIndex(m)
 	if err != nil {
 		return nil, fmt.Errorf("search: new index: %w", err)
 	}
@@ -134,8 +141,10 @@ func (x *orgIndex) refresh(ctx context.Context, st *store.Store, org string) err
 			}
 		}
 	}
-	if err := x.idx.Batch(batch); err != nil {
-		return fmt.Errorf("search: index changes: %w", err)
+	if batch.Size() > 0 {
+		if err := x.idx.Batch(batch); err != nil {
+			return fmt.Errorf("search: index changes: %w", err)
+		}
 	}
 	for id, at := range x.gone {
 		if start.Sub(at) > 2*store.FeedWindow {
@@ -152,22 +161,17 @@ func (x *orgIndex) rebuild(ctx context.Context, st *store.Store, org string, sin
 	if err != nil {
 		return err
 	}
-	idx, err := bleve.NewMemOnly(x.mapping)
+	idx, err := newIndex(x.mapping)
 	if err != nil {
 		return fmt.Errorf("search: new index: %w", err)
 	}
 	x.idx.Close()
 	x.idx, x.docs, x.gone = idx, make(map[string]entry, len(recs)), map[string]time.Time{}
+	// One batch: one segment, which later searches read fastest.
 	batch := idx.NewBatch()
-	for i, rec := range recs {
+	for _, rec := range recs {
 		if err := x.put(batch, rec.ID, rec.Version, rec.Doc); err != nil {
 			return err
-		}
-		if (i+1)%1000 == 0 {
-			if err := idx.Batch(batch); err != nil {
-				return fmt.Errorf("search: index records: %w", err)
-			}
-			batch = idx.NewBatch()
 		}
 	}
 	if err := idx.Batch(batch); err != nil {
@@ -220,3 +224,6 @@ func (x *orgIndex) search(r *search.Request) (*search.Result, error) {
 	}
 	return out, nil
 }
+
+// NewEngine is New with the default number of indexes, as a search.Engine.
+func NewEngine(st *store.Store) search.Engine { return New(st, 0) }

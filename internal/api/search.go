@@ -1,0 +1,116 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+
+	"github.com/sourcebase/sourcebase/internal/companies"
+	"github.com/sourcebase/sourcebase/internal/httpapi"
+	"github.com/sourcebase/sourcebase/internal/resource"
+	"github.com/sourcebase/sourcebase/internal/resources"
+	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/search"
+	"github.com/sourcebase/sourcebase/internal/store"
+)
+
+// Searchable lists the resources with a search route, in route order.
+func Searchable() []*resource.Def {
+	out := []*resource.Def{companies.Def}
+	for _, d := range resources.All() {
+		if d.Searchable {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// searchEndpoints are POST /v1/<name>/search of every searchable resource.
+func (a *API) searchEndpoints() []endpoint {
+	var out []endpoint
+	for _, d := range Searchable() {
+		rt := routes.Route{Group: routes.Search, Method: http.MethodPost, Path: "/v1/" + d.Name + "/search", Resource: d.Name, ReadOnly: true}
+		out = append(out, endpoint{rt, a.searchHandler(search.SchemaOf(d))})
+	}
+	return out
+}
+
+// searchHandler answers a search of s: page and limit in the query, the
+// search in the body.
+func (a *API) searchHandler(s *search.Schema) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if a.d.Search == nil {
+			panic("api: a search route is served without a search engine")
+		}
+		page, limit, err := search.ParsePaging(r.URL.Query())
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		body, err := httpapi.ReadBody(w, r)
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		req, err := search.Decode(s, body, page, limit)
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		res, err := a.d.Search.Search(r.Context(), principal(r).OrgID, s, req)
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		writeSearch(w, req, res)
+	}
+}
+
+// searchMetadata is the metadata of a search response.
+type searchMetadata struct {
+	Page       int    `json:"page"`
+	Limit      int    `json:"limit"`
+	TotalCount int    `json:"totalCount"`
+	TotalPages int    `json:"totalPages"`
+	Ranking    string `json:"ranking"`
+	// Truncated: the page's records did not all fit the response budget
+	// (httpapi.ListBudget); ask again with a smaller limit.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// writeSearch writes {"data": [...], "metadata": {...}} within the list
+// byte budget: a page whose records do not all fit ends early and says so.
+func writeSearch(w http.ResponseWriter, req *search.Request, res *search.Result) {
+	meta := searchMetadata{Page: req.Page, Limit: req.Limit, TotalCount: res.Total, Ranking: res.Ranking}
+	meta.TotalPages = (res.Total + req.Limit - 1) / req.Limit
+	const reserve = 200 // the metadata object, at most
+	size := store.WireSize(`{"data":[],"metadata":}`+"\n") + reserve
+	n := 0
+	for i, rec := range res.Records {
+		add := store.WireSize([]byte(rec))
+		if i > 0 {
+			add++
+		}
+		if size+add > httpapi.ListBudget {
+			break
+		}
+		size += add
+		n++
+	}
+	meta.Truncated = n < len(res.Records)
+	var body bytes.Buffer
+	body.WriteString(`{"data":[`)
+	for i, rec := range res.Records[:n] {
+		if i > 0 {
+			body.WriteByte(',')
+		}
+		body.Write(rec)
+	}
+	body.WriteString(`],"metadata":`)
+	m, _ := json.Marshal(meta)
+	body.Write(m)
+	body.WriteString("}\n")
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	w.Write(body.Bytes())
+}

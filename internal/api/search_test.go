@@ -1,0 +1,202 @@
+package api_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sourcebase/sourcebase/internal/apitest"
+)
+
+// searched runs a search and returns the values of field in order, and
+// the metadata.
+func searched(t *testing.T, c *apitest.Client, resource, query string, body any, field string) ([]string, map[string]any) {
+	t.Helper()
+	path := "/v1/" + resource + "/search"
+	if query != "" {
+		path += "?" + query
+	}
+	r := c.Do("POST", path, body).Want(t, 200)
+	var out []string
+	for _, rec := range r.List(t) {
+		out = append(out, fmt.Sprint(rec[field]))
+	}
+	var env struct {
+		Metadata map[string]any `json:"metadata"`
+	}
+	r.Decode(t, &env)
+	return out, env.Metadata
+}
+
+func wantNames(t *testing.T, c *apitest.Client, resource string, body any, want ...string) {
+	t.Helper()
+	field := "name"
+	switch resource {
+	case "companies":
+		field = "canonicalName"
+	case "activities":
+		field = "subject"
+	}
+	got, meta := searched(t, c, resource, "", body, field)
+	if !slices.Equal(got, want) {
+		t.Errorf("%s search %v: %v, want %v", resource, body, got, want)
+	}
+	if meta["totalCount"] != float64(len(want)) {
+		t.Errorf("%s search %v: totalCount %v, want %d", resource, body, meta["totalCount"], len(want))
+	}
+}
+
+func TestWorkspaceSearchRanksNamesAboveOtherFieldsAndRareWordsAboveCommonOnes(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	c.Do("POST", "/v1/workspaces", map[string]any{"name": "Harbor diligence", "source": "robotics pipeline"}).Want(t, 201)
+	c.Do("POST", "/v1/workspaces", map[string]any{"name": "Robotics coverage", "source": "crm"}).Want(t, 201)
+	for i := range 6 {
+		c.Do("POST", "/v1/workspaces", map[string]any{"name": fmt.Sprintf("Diligence %d", i)}).Want(t, 201)
+	}
+	got, meta := searched(t, c, "workspaces", "", map[string]any{"text": "robotics"}, "name")
+	if len(got) != 2 || got[0] != "Robotics coverage" {
+		t.Errorf("robotics: %v, want the name match first", got)
+	}
+	if meta["ranking"] != "keyword" || meta["page"] != 1.0 || meta["totalPages"] != 1.0 {
+		t.Errorf("metadata %v", meta)
+	}
+	if got, _ := searched(t, c, "workspaces", "", map[string]any{"text": "diligence harbor"}, "name"); len(got) != 7 || got[0] != "Harbor diligence" {
+		t.Errorf("diligence harbor: %v, want the record with the rare word first", got)
+	}
+	// Hybrid without an embedding model ranks by keywords and says so.
+	if _, meta := searched(t, c, "workspaces", "", map[string]any{"text": "robotics", "hybrid": true}, "name"); meta["ranking"] != "keyword" {
+		t.Errorf("hybrid ranking %v", meta["ranking"])
+	}
+}
+
+func TestEachResourceAppliesTheSpecsFuzzyRules(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	c.Do("POST", "/v1/workspaces", map[string]any{"name": "Semiconductor"}).Want(t, 201)
+	c.Do("POST", "/v1/documents", map[string]any{"name": "Semiconductor"}).Want(t, 201)
+	c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Semiconductor"}).Want(t, 201)
+	c.Do("POST", "/v1/activities", map[string]any{"subject": "Semiconductor", "type": "Meeting"}).Want(t, 201)
+	typo := func(extra map[string]any) map[string]any {
+		b := map[string]any{"text": "semicondcutor", "fuzzy": true}
+		for k, v := range extra {
+			b[k] = v
+		}
+		return b
+	}
+	wantNames(t, c, "workspaces", typo(nil), "Semiconductor")
+	wantNames(t, c, "documents", typo(nil)) // document search ignores fuzzy
+	wantNames(t, c, "companies", typo(nil), "Semiconductor")
+	wantNames(t, c, "companies", typo(map[string]any{"hybrid": true})) // company hybrid search ignores fuzzy
+	wantNames(t, c, "activities", typo(nil), "Semiconductor")
+	wantNames(t, c, "activities", typo(map[string]any{"fullText": true})) // activities: fuzzy only without fullText
+	wantNames(t, c, "workspaces", map[string]any{"text": "semicondcutor"})
+}
+
+func TestSearchFiltersNestSortByManyFieldsAndCombineWithFullText(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	for _, w := range []map[string]any{
+		{"name": "Alpha fund review", "source": "crm", "isPrivate": true},
+		{"name": "Beta fund review", "source": "email", "isPrivate": false},
+		{"name": "Gamma review", "source": "crm", "isPrivate": false, "isPersonal": true},
+	} {
+		c.Do("POST", "/v1/workspaces", w).Want(t, 201)
+	}
+	wantNames(t, c, "workspaces", map[string]any{"text": "fund review", "fullText": true, "sort": []any{map[string]any{"field": "name"}}},
+		"Alpha fund review", "Beta fund review")
+	wantNames(t, c, "workspaces", map[string]any{"filters": map[string]any{"or": []any{
+		map[string]any{"field": "source", "operator": "eq", "value": "email"},
+		map[string]any{"field": "isPrivate", "operator": "eq", "value": true, "and": []any{map[string]any{"field": "name", "operator": "startsWith", "value": "alp"}}},
+	}}, "sort": []any{map[string]any{"field": "source"}, map[string]any{"field": "name", "direction": "desc"}}},
+		"Alpha fund review", "Beta fund review")
+	wantNames(t, c, "workspaces", map[string]any{"filters": map[string]any{"and": []any{
+		map[string]any{"field": "source", "operator": "in", "value": []any{"crm"}},
+		map[string]any{"field": "isPersonal", "operator": "ne", "value": true},
+	}}}, "Alpha fund review")
+}
+
+func TestBadSearchesAre400NamingTheFieldOperatorOrParameter(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	for _, tc := range []struct {
+		query string
+		body  any
+		want  string
+	}{
+		{"", map[string]any{"filters": map[string]any{"and": []any{map[string]any{"field": "nope", "operator": "eq", "value": 1}}}}, `filters.and[0].field "nope" is not a searchable field of workspaces`},
+		{"", map[string]any{"filters": map[string]any{"and": []any{map[string]any{"field": "name", "operator": "like", "value": "x"}}}}, "filters.and[0].operator"},
+		{"", map[string]any{"filters": map[string]any{"and": []any{map[string]any{"field": "isPrivate", "operator": "eq", "value": "yes"}}}}, "filters.and[0].value must be a boolean"},
+		{"", map[string]any{"filters": map[string]any{"and": []any{map[string]any{"field": "createdAt", "operator": "gt", "value": "yesterday"}}}}, "must be a date-time"},
+		{"", map[string]any{"filters": map[string]any{"and": []any{map[string]any{"field": "name", "operator": "gt", "value": "m"}}}}, "cannot be compared with gt"},
+		{"", map[string]any{"sort": []any{map[string]any{"field": "company", "direction": "sideways"}}}, "sort[0].direction"},
+		{"", map[string]any{"text": 3}, "text must be a string"},
+		{"", `{"text":`, "not valid JSON"},
+		{"limit=401", nil, "limit must be an integer from 1 to 400"},
+		{"limit=0", nil, "limit must be"},
+		{"page=0", nil, "page must be"},
+		{"page=27&limit=400", nil, "(page-1)*limit must be at most 10000"},
+		{"page=10002", nil, "page reaches past"},
+		{"sort=name", nil, "sort is not a parameter"},
+	} {
+		path := "/v1/workspaces/search"
+		if tc.query != "" {
+			path += "?" + tc.query
+		}
+		if msg := c.Do("POST", path, tc.body).Want(t, 400).Error(t); !strings.Contains(msg, tc.want) {
+			t.Errorf("%s %v: %q, want it to contain %q", tc.query, tc.body, msg, tc.want)
+		}
+	}
+	// The deepest page allowed is exactly at offset 10,000.
+	_, meta := searched(t, c, "workspaces", "page=26&limit=400", nil, "name")
+	if meta["page"] != 26.0 || meta["limit"] != 400.0 || meta["totalCount"] != 0.0 || meta["totalPages"] != 0.0 {
+		t.Errorf("deepest page metadata %v", meta)
+	}
+	c.Do("POST", "/v1/workspaces/search?page=10001&limit=1", nil).Want(t, 200)
+}
+
+func TestSearchPagesCountEveryMatchAndShowCurrentRecordsOfTheCallersOrganizationOnly(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	a, b := e.Org(t), e.Org(t)
+	var ids []string
+	for i := range 5 {
+		ids = append(ids, a.Do("POST", "/v1/workspaces", map[string]any{"name": fmt.Sprintf("Deal room %d", i)}).Want(t, 201).Object(t)["id"].(string))
+	}
+	b.Do("POST", "/v1/workspaces", map[string]any{"name": "Deal room of B"}).Want(t, 201)
+	got, meta := searched(t, a, "workspaces", "page=2&limit=2", map[string]any{"text": "deal room", "sort": []any{map[string]any{"field": "name"}}}, "name")
+	if !slices.Equal(got, []string{"Deal room 2", "Deal room 3"}) || meta["totalCount"] != 5.0 || meta["totalPages"] != 3.0 || meta["limit"] != 2.0 {
+		t.Errorf("page 2: %v %v", got, meta)
+	}
+	// A record in a search is the record GET returns.
+	r := a.Do("POST", "/v1/workspaces/search", map[string]any{"filters": map[string]any{"and": []any{map[string]any{"field": "id", "operator": "eq", "value": ids[0]}}}}).Want(t, 200)
+	if got, want := r.List(t), a.Do("GET", "/v1/workspaces/"+ids[0], nil).Want(t, 200).Object(t); len(got) != 1 || fmt.Sprint(got[0]) != fmt.Sprint(want) {
+		t.Errorf("searched %v, got %v", got, want)
+	}
+	// Writes show in the very next search.
+	a.Do("PUT", "/v1/workspaces/"+ids[1], map[string]any{"name": "Renamed room"}).Want(t, 200)
+	a.Do("DELETE", "/v1/workspaces/"+ids[2], nil).Want(t, 204)
+	wantNames(t, a, "workspaces", map[string]any{"text": "renamed"}, "Renamed room")
+	got, _ = searched(t, a, "workspaces", "", map[string]any{"text": "deal", "sort": []any{map[string]any{"field": "name"}}}, "name")
+	if !slices.Equal(got, []string{"Deal room 0", "Deal room 3", "Deal room 4"}) {
+		t.Errorf("after an update and a delete: %v", got)
+	}
+	wantNames(t, b, "workspaces", map[string]any{"text": "deal"}, "Deal room of B")
+}
+
+func TestCompanyDocumentAndActivitySearchesFindTheirOwnRecords(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	co := c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Northwind Traders", "description": "wholesale food", "tags": []any{"logistics"}}).Want(t, 201).Object(t)
+	c.Do("POST", "/v1/documents", map[string]any{"name": "Northwind deck", "type": "pitch_deck", "companyId": co["id"]}).Want(t, 201)
+	c.Do("POST", "/v1/activities", map[string]any{"subject": "Call with Northwind", "type": "Call", "participants": []any{map[string]any{"type": "company", "id": co["id"]}}}).Want(t, 201)
+	wantNames(t, c, "companies", map[string]any{"text": "wholesale logistics"}, "Northwind Traders")
+	wantNames(t, c, "documents", map[string]any{"text": "northwind", "filters": map[string]any{"and": []any{map[string]any{"field": "companyId", "operator": "eq", "value": co["id"]}}}}, "Northwind deck")
+	wantNames(t, c, "activities", map[string]any{"filters": map[string]any{"and": []any{map[string]any{"field": "participants.id", "operator": "contains", "value": co["id"]}}}}, "Call with Northwind")
+}
