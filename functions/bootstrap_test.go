@@ -40,6 +40,7 @@ var samples = map[string]string{
 	"companies-create.json":         routes.Companies,
 	"companies-get.json":            routes.Companies,
 	"companies-list.json":           routes.Companies,
+	"search-companies.json":         routes.Search,
 	"catalog-create-industry.json":  routes.Catalog,
 	"crm-create-deal.json":          routes.CRM,
 	"documents-create.json":         routes.Documents,
@@ -266,6 +267,10 @@ func TestEveryFunctionsBootstrapAnswersItsSampleEvents(t *testing.T) {
 	}
 	if got := data[[]record](t, "companies-list", e.http(routes.Companies, req("companies-list.json")), 200); len(got) != 1 || got[0]["id"] != companyID {
 		t.Errorf("companies-list: %v", got)
+	}
+	// The search function finds the company the companies function wrote.
+	if got := data[[]record](t, "search-companies", e.http(routes.Search, req("search-companies.json")), 200); len(got) != 1 || got[0]["id"] != companyID {
+		t.Errorf("search-companies: %v", got)
 	}
 
 	// API Gateway sends a request no route matches to the keys function
