@@ -14,8 +14,8 @@ func suppressFindings(st *Stack) {
 	cdknag.NagSuppressions_AddResourceSuppressions(st.Api, &[]*cdknag.NagPackSuppression{
 		{
 			Id: jsii.String("AwsSolutions-APIG4"),
-			Reason: jsii.String("Callers authenticate with the service's own API keys (Authorization or X-API-Key header), " +
-				"verified in code against the keys stored in the table for every /v1 route; the health check is public on purpose. " +
+			Reason: jsii.String("Callers authenticate with the service's own API keys (the x-service-client-id and x-service-api-key headers), " +
+				"verified in code against the keys stored in the table for every /v1 route, the $default route included; the health check is public on purpose. " +
 				"An API Gateway authorizer would duplicate that check and add a second source of truth for keys."),
 		},
 		{

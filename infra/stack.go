@@ -425,7 +425,7 @@ func (st *Stack) addAPI(settings stageSettings) error {
 		if !ok {
 			return fmt.Errorf("the fallback function %s has no routes of its own", f.Name)
 		}
-		awsapigatewayv2.NewHttpRoute(st.Stack, jsii.String("DefaultRoute"), &awsapigatewayv2.HttpRouteProps{
+		awsapigatewayv2.NewHttpRoute(st.Api, jsii.String("DefaultRoute"), &awsapigatewayv2.HttpRouteProps{
 			HttpApi:     st.Api,
 			RouteKey:    awsapigatewayv2.HttpRouteKey_DEFAULT(),
 			Integration: integ,

@@ -491,3 +491,24 @@ const RankingKeyword = "keyword"
 type Engine interface {
 	Search(ctx context.Context, org string, s *Schema, r *Request) (*Result, error)
 }
+
+var typeDocs = map[Type]string{Keyword: "string", Text: "string (text)", Number: "number", Integer: "integer", Bool: "boolean", Date: "date", DateTime: "date-time", Keywords: "array of strings"}
+
+// Markdown documents the searchable fields of each schema.
+func Markdown(schemas []*Schema) string {
+	var b strings.Builder
+	for _, s := range schemas {
+		fmt.Fprintf(&b, "\n### %s\n\n| Field | Type | Weight | Sortable |\n|---|---|---|---|\n", s.Resource)
+		for _, f := range s.Fields {
+			weight, sortable := "", ""
+			if f.Weight > 0 {
+				weight = strconv.FormatFloat(f.Weight, 'g', -1, 64)
+			}
+			if f.Sortable {
+				sortable = "yes"
+			}
+			fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", f.Name, typeDocs[f.Type], weight, sortable)
+		}
+	}
+	return b.String()
+}
