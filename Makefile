@@ -13,8 +13,8 @@ STAGE ?= dev
 # (jsii prints a banner on Node 20, end of life for it: the synthesis is unaffected.)
 CDK_ENV := CDK_DISABLE_VERSION_CHECK=1 CDK_DISABLE_CLI_TELEMETRY=true AWS_EC2_METADATA_DISABLED=true JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20
 CDK     := ../node_modules/.bin/cdk
-# need: fail at once, naming the missing tool.
-need = @command -v $(1) >/dev/null 2>&1 || { echo "error: $@ needs $(1) ($(2)), which is not installed" >&2; exit 1; }
+# need: fail at once, naming the tool, when $(1) is not on PATH; $(2) says what it is or where to get it.
+need = @command -v $(1) >/dev/null 2>&1 || { echo "make $@: $(1) not found on PATH: $(2)" >&2; exit 1; }
 
 ## run: start the whole service locally (DynamoDB Local in memory, demo key, API on :8080)
 run: deps
@@ -50,7 +50,7 @@ fuzz: deps
 
 ## build: every function as a stripped linux/arm64 bootstrap, bin/lambda/<name>/bootstrap
 build:
-	$(call need,$(GO),the Go toolchain)
+	$(call need,$(GO),install the Go toolchain)
 	@set -e; out=$$(mktemp -d); trap 'rm -rf "$$out"' EXIT; \
 	  GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' -o "$$out/" ./functions/...; \
 	  for f in functions/*/; do n=$$(basename $$f); mkdir -p $(BIN)/lambda/$$n; \
@@ -61,8 +61,8 @@ lambdas: build
 
 ## synth: build, then synthesize the stack of STAGE (dev|prod) offline into infra/cdk.out
 synth:
-	$(call need,node,Node.js 20 or later)
-	$(call need,npm,Node.js's package manager)
+	$(call need,node,install Node.js 20 or later)
+	$(call need,npm,install Node.js's package manager)
 	@$(MAKE) --no-print-directory build node_modules/.installed
 	cd infra && $(CDK_ENV) $(CDK) synth -c stage=$(STAGE) --output cdk.out --quiet --no-notices
 	@echo "synthesized infra/cdk.out/Sourcebase-$(STAGE).template.json"
@@ -70,8 +70,8 @@ synth:
 ## deploy: build, then deploy the stack of STAGE with the AWS credentials of the environment
 ## (once per account and region first: cd infra && ../node_modules/.bin/cdk bootstrap)
 deploy:
-	$(call need,node,Node.js 20 or later)
-	$(call need,npm,Node.js's package manager)
+	$(call need,node,install Node.js 20 or later)
+	$(call need,npm,install Node.js's package manager)
 	@$(MAKE) --no-print-directory build node_modules/.installed
 	@echo "note: the first deploy to an AWS account and region needs 'cd infra && ../node_modules/.bin/cdk bootstrap' once"
 	cd infra && $(CDK_ENV) $(CDK) deploy -c stage=$(STAGE) --output cdk.out --no-notices
@@ -80,8 +80,8 @@ deploy:
 LOCALSTACK_URL      := $(or $(AWS_ENDPOINT_URL),http://localhost:4566)
 AWS_ENDPOINT_URL_S3 ?= http://s3.localhost.localstack.cloud:4566
 localstack-deploy:
-	$(call need,node,Node.js 20 or later)
-	$(call need,npm,Node.js's package manager)
+	$(call need,node,install Node.js 20 or later)
+	$(call need,npm,install Node.js's package manager)
 	@node -e 'fetch(process.argv[1] + "/_localstack/health", {signal: AbortSignal.timeout(3000)}).then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))' '$(LOCALSTACK_URL)' || \
 	  { echo "error: localstack-deploy needs LocalStack running at $(LOCALSTACK_URL) (no answer from $(LOCALSTACK_URL)/_localstack/health); start LocalStack or set AWS_ENDPOINT_URL" >&2; exit 1; }
 	@$(MAKE) --no-print-directory build node_modules/.installed
@@ -94,19 +94,17 @@ localstack-deploy:
 sam-template:
 	cd infra && $(GO) run ./sam -write
 
-# require: fail at once, naming the tool, when $(1) is not on PATH; $(2) says why and where to get it.
-require = command -v $(1) >/dev/null 2>&1 || { echo "make $@: $(1) not found on PATH: $(2)" >&2; exit 1; }
 SAM_CLI_URL := https://docs.aws.amazon.com/serverless-application-model/latest/developerguide/install-sam-cli.html
 
 ## sam-build: sam build --config-env dev (needs the AWS SAM CLI); then sam deploy --config-env dev
 sam-build:
-	@$(call require,sam,install the AWS SAM CLI ($(SAM_CLI_URL)))
+	$(call need,sam,install the AWS SAM CLI ($(SAM_CLI_URL)))
 	sam build --config-env dev
 
 ## sam-local: sam local start-api on :3000 against DynamoDB Local on :8000 with the table and a demo key (needs the AWS SAM CLI and Docker)
 sam-local:
-	@$(call require,sam,install the AWS SAM CLI ($(SAM_CLI_URL)))
-	@$(call require,docker,sam local runs each function in a Docker container; install Docker)
+	$(call need,sam,install the AWS SAM CLI ($(SAM_CLI_URL)))
+	$(call need,docker,sam local runs each function in a Docker container; install Docker)
 	@docker info >/dev/null 2>&1 || { echo "make $@: docker: the Docker daemon does not answer (docker info failed); start Docker" >&2; exit 1; }
 	@$(MAKE) --no-print-directory deps
 	sam build --config-env local

@@ -26,7 +26,6 @@ import (
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/localdev"
 	"github.com/sourcebase/sourcebase/internal/search/embedded"
-	"github.com/sourcebase/sourcebase/internal/store"
 )
 
 func main() {
@@ -50,22 +49,11 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 	if err != nil {
 		return err
 	}
-	ddb, err := localdev.StartDynamoDB(ctx, dbPort)
+	ddb, st, cfg, err := localdev.OpenTable(ctx, dbPort)
 	if err != nil {
 		return err
 	}
 	defer ddb.Stop()
-
-	st, cfg, err := app.StoreFromEnv(ctx)
-	if err != nil {
-		return err
-	}
-	if err := ddb.Probe(ctx, st.DB); err != nil {
-		return err
-	}
-	if _, err := store.CreateTable(ctx, st.DB, st.Table); err != nil {
-		return err
-	}
 	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 	if err != nil {
 		return fmt.Errorf("listen on port %d (set PORT to use another): %w", port, err)

@@ -31,7 +31,6 @@ import (
 	"github.com/sourcebase/sourcebase/internal/lambdafront"
 	"github.com/sourcebase/sourcebase/internal/localdev"
 	"github.com/sourcebase/sourcebase/internal/routes"
-	"github.com/sourcebase/sourcebase/internal/store"
 )
 
 func main() {
@@ -76,21 +75,11 @@ func run(ctx context.Context, out io.Writer, ready chan<- string, root, binDir s
 	}
 	slog.Info("built the function bootstraps", "took", time.Since(started).Round(time.Millisecond).String())
 
-	ddb, err := localdev.StartDynamoDB(ctx, dbPort)
+	ddb, st, cfg, err := localdev.OpenTable(ctx, dbPort)
 	if err != nil {
 		return err
 	}
 	defer ddb.Stop()
-	st, cfg, err := app.StoreFromEnv(ctx)
-	if err != nil {
-		return err
-	}
-	if err := ddb.Probe(ctx, st.DB); err != nil {
-		return err
-	}
-	if _, err := store.CreateTable(ctx, st.DB, st.Table); err != nil {
-		return err
-	}
 	demo, err := localdev.CreateDemo(ctx, app.Build(st, cfg, nil).Keys)
 	if err != nil {
 		return err

@@ -15,8 +15,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/dynamolocal"
 	"github.com/sourcebase/sourcebase/internal/keys"
+	"github.com/sourcebase/sourcebase/internal/store"
 )
 
 // DynamoDB is the DynamoDB a local server uses.
@@ -84,6 +86,29 @@ func (d *DynamoDB) Probe(ctx context.Context, db *dynamodb.Client) error {
 			" start DynamoDB Local there, or unset AWS_ENDPOINT_URL_DYNAMODB to let the server start its own", d.Endpoint, err)
 	}
 	return nil
+}
+
+// OpenTable starts the DynamoDB (StartDynamoDB), opens the table the
+// configuration names through it, checks that an external DynamoDB
+// answers, and creates the table if it does not exist. The caller stops
+// the DynamoDB.
+func OpenTable(ctx context.Context, dbPort int) (*DynamoDB, *store.Store, app.Config, error) {
+	ddb, err := StartDynamoDB(ctx, dbPort)
+	if err != nil {
+		return nil, nil, app.Config{}, err
+	}
+	st, cfg, err := app.StoreFromEnv(ctx)
+	if err == nil {
+		err = ddb.Probe(ctx, st.DB)
+	}
+	if err == nil {
+		_, err = store.CreateTable(ctx, st.DB, st.Table)
+	}
+	if err != nil {
+		ddb.Stop()
+		return nil, nil, cfg, err
+	}
+	return ddb, st, cfg, nil
 }
 
 // Demo is the demo organization and its admin key.
