@@ -216,15 +216,7 @@ func NewStack(scope constructs.Construct, o Options) (*Stack, error) {
 // table, the state machine where f starts runs, and the webhook base URL
 // where f shows trigger urls (the workflows group).
 func (st *Stack) Config(f routes.Function) app.Config {
-	cfg := app.DefaultConfig()
-	cfg.Table = *st.Table.TableName()
-	if f.StartsRuns {
-		cfg.StateMachineARN = *st.StateMachine.StateMachineArn()
-	}
-	if f.Name == workflows.Group {
-		cfg.WebhookBaseURL = *st.WebhookURL.Url()
-	}
-	return cfg
+	return deploy.Config(app.DefaultConfig(), f, *st.Table.TableName(), *st.StateMachine.StateMachineArn(), *st.WebhookURL.Url())
 }
 
 // LogWriteActions let a function write to its log group.

@@ -8,9 +8,26 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
 )
+
+// Config is the configuration f runs with in a deployment: base with the
+// table, the run state machine (only for a function that starts runs) and
+// the webhook URL (only for one that shows trigger urls), each a value or
+// the template's reference to it.
+func Config(base app.Config, f routes.Function, table, stateMachineARN, webhookURL string) app.Config {
+	cfg := base
+	cfg.Table, cfg.StateMachineARN, cfg.WebhookBaseURL = table, "", ""
+	if f.StartsRuns {
+		cfg.StateMachineARN = stateMachineARN
+	}
+	if f.WebhookURLs {
+		cfg.WebhookBaseURL = webhookURL
+	}
+	return cfg
+}
 
 // Sizing is a function's memory and timeout in AWS, and why.
 type Sizing struct {

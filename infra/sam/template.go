@@ -323,15 +323,7 @@ const (
 // base URL (the workflows function, which shows trigger URLs) set, plus
 // the DynamoDB endpoint for local runs. Values are YAML nodes.
 func Env(s Spec, f routes.Function) (map[string]*yaml.Node, error) {
-	cfg := s.Config
-	cfg.Table = tablePlaceholder
-	cfg.StateMachineARN, cfg.WebhookBaseURL = "", ""
-	if f.StartsRuns {
-		cfg.StateMachineARN = stateMachinePlaceholder
-	}
-	if f.Name == routes.Workflows {
-		cfg.WebhookBaseURL = webhookURLPlaceholder
-	}
+	cfg := deploy.Config(s.Config, f, tablePlaceholder, stateMachinePlaceholder, webhookURLPlaceholder)
 	urlFn, err := only(s.Functions, routes.ByURL)
 	if err != nil {
 		return nil, err

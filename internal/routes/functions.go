@@ -43,6 +43,9 @@ type Function struct {
 	// Table is the table access the function needs beyond what its routes
 	// imply (see Access); for functions without routes.
 	Table []store.Access
+	// WebhookURLs: the function shows webhook trigger urls, so it is told
+	// the webhook function's public URL (WEBHOOK_BASE_URL).
+	WebhookURLs bool
 	// Fallback: the function also serves the HTTP API's $default route,
 	// the requests no route matches (401 without credentials, then 404
 	// "no such endpoint" or 405), as the dev server answers them.
@@ -55,7 +58,7 @@ type Function struct {
 var Functions = []Function{
 	{Name: Companies, Doc: "companies", Reach: ByAPI},
 	{Name: Keys, Doc: "API keys, the health check, and requests no route matches", Reach: ByAPI, Fallback: true},
-	{Name: Workflows, Doc: "workflows, their triggers and runs", Reach: ByAPI, StartsRuns: true},
+	{Name: Workflows, Doc: "workflows, their triggers and runs", Reach: ByAPI, StartsRuns: true, WebhookURLs: true},
 	{Name: Catalog, Doc: "industries, sectors, subsectors and tags", Reach: ByAPI},
 	{Name: CRM, Doc: "deals, people, teams, workspaces and activities", Reach: ByAPI},
 	{Name: Documents, Doc: "documents and lists", Reach: ByAPI},
