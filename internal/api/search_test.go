@@ -200,3 +200,56 @@ func TestCompanyDocumentAndActivitySearchesFindTheirOwnRecords(t *testing.T) {
 	wantNames(t, c, "documents", map[string]any{"text": "northwind", "filters": map[string]any{"and": []any{map[string]any{"field": "companyId", "operator": "eq", "value": co["id"]}}}}, "Northwind deck")
 	wantNames(t, c, "activities", map[string]any{"filters": map[string]any{"and": []any{map[string]any{"field": "participants.id", "operator": "contains", "value": co["id"]}}}}, "Call with Northwind")
 }
+
+func TestEveryOperatorFiltersOverHTTPAndRefusesValuesOfTheWrongType(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	for _, d := range []map[string]any{
+		{"name": "Deck", "type": "pitch_deck", "size": 100, "mimeType": "application/pdf"},
+		{"name": "Model", "type": "financials", "size": 2500},
+		{"name": "Memo", "type": "memo"},
+	} {
+		c.Do("POST", "/v1/documents", d).Want(t, 201)
+	}
+	pred := func(field, op string, value any) map[string]any {
+		return map[string]any{"filters": map[string]any{"and": []any{map[string]any{"field": field, "operator": op, "value": value}}}, "sort": []any{map[string]any{"field": "name"}}}
+	}
+	for _, tc := range []struct {
+		body any
+		want []string
+	}{
+		{pred("type", "eq", "memo"), []string{"Memo"}},
+		{pred("type", "ne", "memo"), []string{"Deck", "Model"}},
+		{pred("type", "in", []any{"memo", "financials"}), []string{"Memo", "Model"}},
+		{pred("type", "nin", []any{"memo", "financials"}), []string{"Deck"}},
+		{pred("size", "gt", 100), []string{"Model"}},
+		{pred("size", "gte", 100), []string{"Deck", "Model"}},
+		{pred("size", "lt", 2500), []string{"Deck"}},
+		{pred("size", "lte", 2500), []string{"Deck", "Model"}},
+		{pred("mimeType", "contains", "PDF"), []string{"Deck"}},
+		{pred("name", "startsWith", "m"), []string{"Memo", "Model"}},
+		{pred("size", "exists", false), []string{"Memo"}},
+		{pred("createdAt", "lt", "2000-01-01T00:00:00Z"), nil},
+	} {
+		wantNames(t, c, "documents", tc.body, tc.want...)
+	}
+	for _, tc := range []struct {
+		body any
+		want string
+	}{
+		{pred("size", "gt", "big"), "filters.and[0].value must be an integer for size"},
+		{pred("size", "in", []any{1, "two"}), "filters.and[0].value[1] must be an integer for size"},
+		{pred("type", "in", "memo"), "filters.and[0].value must be an array of string values for in"},
+		{pred("type", "gt", "a"), "cannot be compared with gt"},
+		{pred("size", "contains", 1), "cannot be matched with contains"},
+		{pred("size", "startsWith", "1"), "cannot be matched with startsWith"},
+		{pred("size", "exists", 1), "must be true or false for exists"},
+		{pred("type", "eq", nil), "must be a string for type, not null"},
+		{pred("createdAt", "gte", "2026-13-01"), "must be a date-time (RFC 3339) for createdAt"},
+	} {
+		if msg := c.Do("POST", "/v1/documents/search", tc.body).Want(t, 400).Error(t); !strings.Contains(msg, tc.want) {
+			t.Errorf("%v: %q, want it to contain %q", tc.body, msg, tc.want)
+		}
+	}
+}

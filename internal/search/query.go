@@ -93,7 +93,7 @@ const (
 	MaxTextLength = 500   // characters of text
 	MaxSortKeys   = 3     // sort keys
 	MaxLimit      = 400   // results per page
-	DefaultLimit  = 20    // results per page when limit is not given
+	DefaultLimit  = 100   // results per page when limit is not given, as lists
 	MaxOffset     = 10000 // (page-1)*limit
 )
 
@@ -245,6 +245,15 @@ func decodeValue(f Field, op Op, raw json.RawMessage, path string) (any, error) 
 	if raw == nil {
 		return nil, apperr.Invalid(path, "is required for %s", op)
 	}
+	if jsonType(raw) == "null" {
+		if op == Exists {
+			return nil, apperr.Invalid(path, "must be true or false for exists, not null")
+		}
+		if op == In || op == Nin {
+			return nil, apperr.Invalid(path, "must be an array of %s values for %s, not null", typeNames[f.Type], op)
+		}
+		return nil, apperr.Invalid(path, "must be a %s for %s, not null; use exists to find records without a value", typeNames[f.Type], f.Name)
+	}
 	switch op {
 	case Exists:
 		var b bool
@@ -262,6 +271,9 @@ func decodeValue(f Field, op Op, raw json.RawMessage, path string) (any, error) 
 		}
 		out := make([]any, len(items))
 		for i, it := range items {
+			if jsonType(it) == "null" {
+				return nil, apperr.Invalid(fmt.Sprintf("%s[%d]", path, i), "must be a %s for %s, not null", typeNames[f.Type], f.Name)
+			}
 			v, err := scalar(f, it, fmt.Sprintf("%s[%d]", path, i))
 			if err != nil {
 				return nil, err
