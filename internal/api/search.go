@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 
 	"github.com/sourcebase/sourcebase/internal/companies"
@@ -30,14 +31,36 @@ func (a *API) searchEndpoints() []endpoint {
 	var out []endpoint
 	for _, d := range Searchable() {
 		rt := routes.Route{Group: routes.Search, Method: http.MethodPost, Path: "/v1/" + d.Name + "/search", Resource: d.Name, ReadOnly: true}
-		out = append(out, endpoint{rt, a.searchHandler(search.SchemaOf(d))})
+		out = append(out, endpoint{rt, a.searchHandler(search.SchemaOf(d), a.presenter(d))})
 	}
 	return out
 }
 
+// presenter turns a stored record of d into the record GET returns (every
+// declared field, in order).
+func (a *API) presenter(d *resource.Def) func([]byte) (json.RawMessage, error) {
+	if d == companies.Def {
+		return func(stored []byte) (json.RawMessage, error) {
+			var c companies.Company
+			if err := json.Unmarshal(stored, &c); err != nil {
+				return nil, err
+			}
+			return json.Marshal(&c)
+		}
+	}
+	return func(stored []byte) (json.RawMessage, error) {
+		svc, ok := a.d.Resources.Service(d.Name)
+		if !ok {
+			panic("api: no service for declared resource " + d.Name)
+		}
+		return svc.Present(stored)
+	}
+}
+
 // searchHandler answers a search of s: page and limit in the query, the
-// search in the body.
-func (a *API) searchHandler(s *search.Schema) http.HandlerFunc {
+// search in the body; present turns each stored record into what GET
+// returns.
+func (a *API) searchHandler(s *search.Schema, present func([]byte) (json.RawMessage, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if a.d.Search == nil {
 			panic("api: a search route is served without a search engine")
@@ -61,6 +84,12 @@ func (a *API) searchHandler(s *search.Schema) http.HandlerFunc {
 		if err != nil {
 			httpapi.Error(w, r, err)
 			return
+		}
+		for i, rec := range res.Records {
+			if res.Records[i], err = present(rec); err != nil {
+				httpapi.Error(w, r, fmt.Errorf("search: present a %s record: %w", s.Resource, err))
+				return
+			}
 		}
 		writeSearch(w, req, res)
 	}

@@ -383,6 +383,19 @@ func (s *Service) Get(ctx context.Context, org, id string) (*Record, error) {
 	return s.view(r), nil
 }
 
+// Present turns a record as stored (its JSON) into the record as clients
+// see it, as Get returns it: for readers of stored records such as search.
+func (s *Service) Present(stored []byte) (json.RawMessage, error) {
+	r := &Record{}
+	if err := r.UnmarshalJSON(stored); err != nil {
+		return nil, err
+	}
+	if r.Fields == nil {
+		return nil, fmt.Errorf("%s: a stored record is not a JSON object", s.Def.Name)
+	}
+	return json.Marshal(s.view(r))
+}
+
 // Exists reports whether org has a record with id.
 func (s *Service) Exists(ctx context.Context, org, id string) (bool, error) {
 	_, err := s.coll.Get(ctx, org, id)
