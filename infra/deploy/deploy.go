@@ -53,6 +53,11 @@ const (
 	// working on a request the gateway has given up on. Function URLs have
 	// no such limit, but webhook senders wait no longer.
 	requestTimeout = 28 * time.Second
+	// indexMemoryMB: a function holding search indexes in memory (up to
+	// embedded.DefaultMaxDocs records, about 240 MB) with room for the
+	// garbage collector; the CPU that comes with it builds a cold index of
+	// 10,000 records in about a second.
+	indexMemoryMB = 1024
 	// runnerMemoryMB: the runner executes a run's steps (reads, upserts and
 	// scores many records) for up to its timeout (RunnerTimeout).
 	runnerMemoryMB = 512
@@ -73,6 +78,9 @@ const WebhookConcurrency = 10
 func SizingOf(f routes.Function) (Sizing, error) {
 	switch f.Reach {
 	case routes.ByAPI, routes.ByURL:
+		if f.HoldsIndexes {
+			return Sizing{indexMemoryMB, requestTimeout, "1024 MB: its search indexes (about 240 MB at most, embedded.DefaultMaxDocs) and the CPU to build them; 28 s: as behind the API"}, nil
+		}
 		return Sizing{requestMemoryMB, requestTimeout, "512 MB: CPU for cold starts and JSON; 28 s: under API Gateway's 30 s, above the longest storage call (25 s)"}, nil
 	case routes.ByStateMachine:
 		t, err := RunnerTimeout()

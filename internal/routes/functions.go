@@ -43,6 +43,9 @@ type Function struct {
 	// Table is the table access the function needs beyond what its routes
 	// imply (see Access); for functions without routes.
 	Table []store.Access
+	// HoldsIndexes: the function keeps search indexes in memory
+	// (search/embedded), which its memory must fit.
+	HoldsIndexes bool
 	// WebhookURLs: the function shows webhook trigger urls, so it is told
 	// the webhook function's public URL (WEBHOOK_BASE_URL).
 	WebhookURLs bool
@@ -63,7 +66,7 @@ var Functions = []Function{
 	{Name: CRM, Doc: "deals, people, teams, workspaces and activities", Reach: ByAPI},
 	{Name: Documents, Doc: "documents and lists", Reach: ByAPI},
 	{Name: Scoring, Doc: "scoring frameworks, screenings and scores", Reach: ByAPI},
-	{Name: Search, Doc: "search of companies, workspaces, documents and activities (the only function with the search engine)", Reach: ByAPI},
+	{Name: Search, Doc: "search of companies, workspaces, documents and activities (the only function with the search engine)", Reach: ByAPI, HoldsIndexes: true},
 	{Name: Webhook, Doc: "signed webhook deliveries that start runs", Reach: ByURL, StartsRuns: true},
 	{Name: Runner, Doc: "executes a run's steps for the run state machine", Reach: ByStateMachine, Table: []store.Access{store.Read, store.Write}},
 	{Name: Admin, Doc: "operator actions: organizations and API keys", Reach: ByOperator, Table: []store.Access{store.Read, store.Write, store.Describe}},

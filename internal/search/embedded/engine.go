@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
@@ -18,9 +19,12 @@ import (
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
-// DefaultMaxIndexes is how many organization-and-resource indexes an
-// Embedded engine keeps; the least recently used is dropped beyond it.
-const DefaultMaxIndexes = 64
+// DefaultMaxDocs is how many records an Embedded engine keeps indexed in
+// all: an index takes about 4 KB per record (measured: 40 MB for 10,000
+// workspaces), so 60,000 records take about 240 MB, within the search
+// function's memory with room for the collector. Beyond it the least
+// recently used indexes are dropped (rebuilt when searched again).
+const DefaultMaxDocs = 60_000
 
 // Embedded is the search engine kept in this process: a bleve index (BM25)
 // per organization and resource, built from the table on first use and
@@ -28,21 +32,21 @@ const DefaultMaxIndexes = 64
 // sees every write that finished before it began. A warm search that finds
 // nothing changed costs one Query.
 type Embedded struct {
-	st         *store.Store
-	maxIndexes int
+	st      *store.Store
+	maxDocs int
 
 	mu      sync.Mutex
 	indexes map[string]*list.Element // org + "\x00" + resource -> *orgIndex in lru
 	lru     *list.List               // front: most recently used
 }
 
-// New returns an engine over st keeping at most maxIndexes
-// indexes (DefaultMaxIndexes when 0).
-func New(st *store.Store, maxIndexes int) *Embedded {
-	if maxIndexes <= 0 {
-		maxIndexes = DefaultMaxIndexes
+// New returns an engine over st keeping about maxDocs records indexed
+// (DefaultMaxDocs when 0); the index a search uses is always kept.
+func New(st *store.Store, maxDocs int) *Embedded {
+	if maxDocs <= 0 {
+		maxDocs = DefaultMaxDocs
 	}
-	return &Embedded{st: st, maxIndexes: maxIndexes, indexes: map[string]*list.Element{}, lru: list.New()}
+	return &Embedded{st: st, maxDocs: maxDocs, indexes: map[string]*list.Element{}, lru: list.New()}
 }
 
 // newIndex is an index kept in memory only, of bleve's scorch type (whose
@@ -61,6 +65,8 @@ type orgIndex struct {
 	docs    map[string]entry
 	gone    map[string]time.Time // deleted ids, until their entries leave the window
 	synced  time.Time            // feed entries before synced-FeedWindow are applied
+	size    atomic.Int64         // len(docs), for the engine's budget
+	closed  bool                 // dropped by the engine: search a new one
 }
 
 type entry struct {
@@ -70,16 +76,53 @@ type entry struct {
 
 // Search runs r over org's records of s.
 func (e *Embedded) Search(ctx context.Context, org string, s *search.Schema, r *search.Request) (*search.Result, error) {
-	x, err := e.index(org, s)
-	if err != nil {
-		return nil, err
+	var x *orgIndex
+	for {
+		var err error
+		if x, err = e.index(org, s); err != nil {
+			return nil, err
+		}
+		x.mu.Lock()
+		if !x.closed {
+			break
+		}
+		x.mu.Unlock() // dropped meanwhile: the next e.index makes a new one
 	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if err := x.refresh(ctx, e.st, org); err != nil {
-		return nil, err
+	err := x.refresh(ctx, e.st, org)
+	var res *search.Result
+	if err == nil {
+		res, err = x.search(r)
 	}
-	return x.search(r)
+	x.size.Store(int64(len(x.docs)))
+	x.mu.Unlock()
+	e.trim(x)
+	return res, err
+}
+
+// trim drops the least recently used indexes, never keep, while the
+// indexes hold more than the engine's budget of records.
+func (e *Embedded) trim(keep *orgIndex) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var total int64
+	for el := e.lru.Front(); el != nil; el = el.Next() {
+		total += el.Value.(*orgIndex).size.Load()
+	}
+	for el := e.lru.Back(); el != nil && total > int64(e.maxDocs); {
+		prev := el.Prev()
+		if old := el.Value.(*orgIndex); old != keep {
+			total -= old.size.Load()
+			e.lru.Remove(el)
+			delete(e.indexes, old.key)
+			go func() { // after any search still using it
+				old.mu.Lock()
+				defer old.mu.Unlock()
+				old.closed = true
+				old.idx.Close()
+			}()
+		}
+		el = prev
+	}
 }
 
 // index returns the index of org and s, made empty if new.
@@ -101,15 +144,6 @@ func (e *Embedded) index(org string, s *search.Schema) (*orgIndex, error) {
 	}
 	x := &orgIndex{key: key, schema: s, mapping: m, idx: idx}
 	e.indexes[key] = e.lru.PushFront(x)
-	for e.lru.Len() > e.maxIndexes {
-		old := e.lru.Remove(e.lru.Back()).(*orgIndex)
-		delete(e.indexes, old.key)
-		go func() { // after any search still using it
-			old.mu.Lock()
-			defer old.mu.Unlock()
-			old.idx.Close()
-		}()
-	}
 	return x, nil
 }
 

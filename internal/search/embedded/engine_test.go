@@ -238,3 +238,20 @@ func TestAWarmSearchWithNothingChangedCostsOneDynamoDBCall(t *testing.T) {
 		t.Errorf("a warm search made %d DynamoDB calls, want 1", n)
 	}
 }
+
+func TestIndexesBeyondTheRecordBudgetAreDroppedAndRebuiltWhenSearchedAgain(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	e.engine = embedded.New(e.st, 3)
+	for _, org := range []string{"org1", "org2"} {
+		e.org = org
+		e.create(`{"name":"first ` + org + `"}`)
+		e.create(`{"name":"second ` + org + `"}`)
+	}
+	for range 3 {
+		for _, org := range []string{"org1", "org2"} {
+			e.org = org
+			e.want(`{"text":"first"}`, "first "+org)
+		}
+	}
+}
