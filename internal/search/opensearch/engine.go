@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	osgo "github.com/opensearch-project/opensearch-go/v4"
@@ -161,4 +162,19 @@ func (e *Engine) Search(ctx context.Context, org string, s *search.Schema, r *se
 		}
 	}
 	return out, nil
+}
+
+// NewStreamHandler is the indexer function's handler for the schemas,
+// with the SDK's standard AWS configuration (region and credentials of
+// the environment).
+func NewStreamHandler(ctx context.Context, endpoint, service, indexPrefix string, schemas []*search.Schema) (func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error), error) {
+	awsCfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load AWS configuration: %w", err)
+	}
+	c, err := NewClient(Config{Endpoint: endpoint, Service: service, IndexPrefix: indexPrefix, AWS: awsCfg})
+	if err != nil {
+		return nil, err
+	}
+	return NewIndexer(c, schemas).Handle, nil
 }
