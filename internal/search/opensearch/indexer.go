@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -26,9 +25,8 @@ type Action struct {
 
 // Bulk is the _bulk body (NDJSON) of the stream records of ev that concern
 // a searchable record, and its actions in order. A record item is one
-// whose pk is exactly "ORG#<org>#<TYPE>" with TYPE one of the schemas'
-// types and whose sk (the id) has no "#": uniqueness items, change-feed
-// entries and other items are skipped. INSERT and MODIFY index the item's
+// whose key store.ParseRecordKey reads, of one of the schemas' types:
+// uniqueness items, change-feed entries and other items are skipped. INSERT and MODIFY index the item's
 // doc with OrgField added; REMOVE deletes. A doc that is not a JSON object
 // is skipped and logged (its old document stays until the next write).
 func Bulk(prefix string, schemas []*search.Schema, ev events.DynamoDBEvent) ([]byte, []Action) {
@@ -73,17 +71,14 @@ func Bulk(prefix string, schemas []*search.Schema, ev events.DynamoDBEvent) ([]b
 func recordItem(byType map[string]*search.Schema, keys map[string]events.DynamoDBAttributeValue) (org string, s *search.Schema, id string, ok bool) {
 	pk, okPK := stringAttr(keys, store.AttrPK)
 	sk, okSK := stringAttr(keys, store.AttrSK)
-	if !okPK || !okSK || sk == "" || strings.Contains(sk, "#") {
+	if !okPK || !okSK {
 		return "", nil, "", false
 	}
-	parts := strings.Split(pk, "#")
-	if len(parts) != 3 || parts[0] != "ORG" || parts[1] == "" || byType[parts[2]] == nil {
+	org, typ, id, ok := store.ParseRecordKey(pk, sk)
+	if !ok || byType[typ] == nil {
 		return "", nil, "", false
 	}
-	if store.OrgPartition(parts[1], parts[2]) != pk {
-		return "", nil, "", false
-	}
-	return parts[1], byType[parts[2]], sk, true
+	return org, byType[typ], id, true
 }
 
 func stringAttr(m map[string]events.DynamoDBAttributeValue, name string) (string, bool) {
