@@ -339,10 +339,13 @@ func Mapping(s *search.Schema) ([]byte, error) {
 		at[parts[len(parts)-1]] = fieldMapping(f)
 	}
 	body := obj{
-		"settings": obj{"analysis": obj{
-			"analyzer":   obj{textAnalyzer: obj{"type": "standard", "stopwords": "_english_"}},
-			"normalizer": obj{lowerNorm: obj{"type": "custom", "filter": []any{"lowercase"}}},
-		}},
+		"settings": obj{
+			// Deep pages: from+size reaches search.MaxOffset+search.MaxLimit.
+			"index": obj{"max_result_window": search.MaxOffset + search.MaxLimit},
+			"analysis": obj{
+				"analyzer":   obj{textAnalyzer: obj{"type": "standard", "stopwords": "_english_"}},
+				"normalizer": obj{lowerNorm: obj{"type": "custom", "filter": []any{"lowercase"}}},
+			}},
 		"mappings": obj{"dynamic": false, "properties": props},
 	}
 	return json.MarshalIndent(body, "", "  ")
