@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
+	"regexp"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -36,7 +38,28 @@ type Config struct {
 	StateMachineARN string        // STATE_MACHINE_ARN: runs execute in Step Functions when set
 	WebhookBaseURL  string        // WEBHOOK_BASE_URL: public base of the webhook endpoint, shown in trigger urls
 	StoreTimeout    time.Duration // STORE_TIMEOUT: deadline of one storage call, retries included
+
+	SearchEngine          string // SEARCH_ENGINE: SearchEmbedded (default) or SearchOpenSearch
+	OpenSearchEndpoint    string // OPENSEARCH_ENDPOINT: https URL of the collection or domain
+	OpenSearchService     string // OPENSEARCH_SERVICE: "aoss" (Serverless, default) or "es" (managed domain)
+	OpenSearchIndexPrefix string // OPENSEARCH_INDEX_PREFIX: indexes are <prefix>-<resource> (default "sourcebase")
 }
+
+// The search engines SEARCH_ENGINE names.
+const (
+	SearchEmbedded   = "embedded"   // bleve in the search function's process
+	SearchOpenSearch = "opensearch" // OpenSearch, fed by the indexer function
+)
+
+// Defaults of the OpenSearch settings.
+const (
+	DefaultOpenSearchService     = "aoss"
+	DefaultOpenSearchIndexPrefix = "sourcebase"
+)
+
+// indexPrefix: what an OpenSearch index name may start with (lower case,
+// no characters OpenSearch refuses, not starting with _, - or +).
+var indexPrefix = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,99}$`)
 
 // MaxStoreTimeout is the longest STORE_TIMEOUT (store.MaxCallTimeout).
 const MaxStoreTimeout = store.MaxCallTimeout
@@ -64,11 +87,17 @@ const (
 	EnvStateMachineARN = "STATE_MACHINE_ARN"
 	EnvWebhookBaseURL  = "WEBHOOK_BASE_URL"
 	EnvStoreTimeout    = "STORE_TIMEOUT"
+
+	EnvSearchEngine          = "SEARCH_ENGINE"
+	EnvOpenSearchEndpoint    = "OPENSEARCH_ENDPOINT"
+	EnvOpenSearchService     = "OPENSEARCH_SERVICE"
+	EnvOpenSearchIndexPrefix = "OPENSEARCH_INDEX_PREFIX"
 )
 
 // DefaultConfig is the configuration of an empty environment.
 func DefaultConfig() Config {
-	return Config{Table: DefaultTable, CacheTTL: auth.MaxCacheTTL, StoreTimeout: store.DefaultCallTimeout}
+	return Config{Table: DefaultTable, CacheTTL: auth.MaxCacheTTL, StoreTimeout: store.DefaultCallTimeout,
+		SearchEngine: SearchEmbedded, OpenSearchService: DefaultOpenSearchService, OpenSearchIndexPrefix: DefaultOpenSearchIndexPrefix}
 }
 
 // ConfigFromEnv reads the configuration, rejecting invalid values.
@@ -85,12 +114,53 @@ func ConfigFromEnv() (Config, error) {
 	if c.StoreTimeout, err = ParseStoreTimeout(os.Getenv(EnvStoreTimeout)); err != nil {
 		return c, err
 	}
+	if err := c.readSearch(); err != nil {
+		return c, err
+	}
 	return c, nil
+}
+
+// readSearch reads the search engine's settings.
+func (c *Config) readSearch() error {
+	c.SearchEngine = os.Getenv(EnvSearchEngine)
+	c.OpenSearchEndpoint = os.Getenv(EnvOpenSearchEndpoint)
+	c.OpenSearchService = os.Getenv(EnvOpenSearchService)
+	c.OpenSearchIndexPrefix = os.Getenv(EnvOpenSearchIndexPrefix)
+	switch c.SearchEngine {
+	case "":
+		c.SearchEngine = SearchEmbedded
+	case SearchEmbedded, SearchOpenSearch:
+	default:
+		return fmt.Errorf("%s: %q is neither %s nor %s", EnvSearchEngine, c.SearchEngine, SearchEmbedded, SearchOpenSearch)
+	}
+	switch c.OpenSearchService {
+	case "":
+		c.OpenSearchService = DefaultOpenSearchService
+	case "aoss", "es":
+	default:
+		return fmt.Errorf("%s: %q is neither aoss (OpenSearch Serverless) nor es (OpenSearch Service domain)", EnvOpenSearchService, c.OpenSearchService)
+	}
+	if c.OpenSearchIndexPrefix == "" {
+		c.OpenSearchIndexPrefix = DefaultOpenSearchIndexPrefix
+	} else if !indexPrefix.MatchString(c.OpenSearchIndexPrefix) {
+		return fmt.Errorf("%s: %q is not an index name prefix (lower-case letters, digits, '.', '_' and '-', starting with a letter or digit, at most 100)", EnvOpenSearchIndexPrefix, c.OpenSearchIndexPrefix)
+	}
+	if c.OpenSearchEndpoint != "" {
+		u, err := url.Parse(c.OpenSearchEndpoint)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+			return fmt.Errorf("%s: %q is not an endpoint URL such as https://abc123.us-east-1.aoss.amazonaws.com", EnvOpenSearchEndpoint, c.OpenSearchEndpoint)
+		}
+	}
+	if c.SearchEngine == SearchOpenSearch && c.OpenSearchEndpoint == "" {
+		return fmt.Errorf("%s: %s=%s needs the endpoint of the collection or domain", EnvOpenSearchEndpoint, EnvSearchEngine, SearchOpenSearch)
+	}
+	return nil
 }
 
 // Env is the environment that ConfigFromEnv reads back as c: what the
 // infrastructure gives a function. The state machine and webhook base are
-// left out when unset.
+// left out when unset, and the search settings when they are the defaults
+// (so functions without search get none).
 func (c Config) Env() map[string]string {
 	env := map[string]string{
 		EnvTable:        c.Table,
@@ -102,6 +172,18 @@ func (c Config) Env() map[string]string {
 	}
 	if c.WebhookBaseURL != "" {
 		env[EnvWebhookBaseURL] = c.WebhookBaseURL
+	}
+	if c.SearchEngine != "" && c.SearchEngine != SearchEmbedded {
+		env[EnvSearchEngine] = c.SearchEngine
+	}
+	if c.OpenSearchEndpoint != "" {
+		env[EnvOpenSearchEndpoint] = c.OpenSearchEndpoint
+	}
+	if c.OpenSearchService != "" && c.OpenSearchService != DefaultOpenSearchService {
+		env[EnvOpenSearchService] = c.OpenSearchService
+	}
+	if c.OpenSearchIndexPrefix != "" && c.OpenSearchIndexPrefix != DefaultOpenSearchIndexPrefix {
+		env[EnvOpenSearchIndexPrefix] = c.OpenSearchIndexPrefix
 	}
 	return env
 }

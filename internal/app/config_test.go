@@ -1,11 +1,20 @@
 package app_test
 
 import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/search"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
@@ -37,17 +46,160 @@ func TestConfigFromEnvReadsStoreTimeout(t *testing.T) {
 	}
 }
 
+// clearEnv unsets (as empty) every variable the configuration reads.
+func clearEnv(t *testing.T) {
+	for _, k := range []string{app.EnvTable, app.EnvCacheTTL, app.EnvStateMachineARN, app.EnvWebhookBaseURL, app.EnvStoreTimeout,
+		app.EnvSearchEngine, app.EnvOpenSearchEndpoint, app.EnvOpenSearchService, app.EnvOpenSearchIndexPrefix} {
+		t.Setenv(k, "")
+	}
+}
+
 func TestEnvIsReadBackAsTheSameConfig(t *testing.T) {
 	for _, c := range []app.Config{
 		app.DefaultConfig(),
-		{Table: "t1", CacheTTL: 0, StoreTimeout: 3 * time.Second, StateMachineARN: "arn:aws:states:eu-west-1:123456789012:stateMachine:runs", WebhookBaseURL: "https://hooks.example.com"},
+		{Table: "t1", CacheTTL: 0, StoreTimeout: 3 * time.Second, StateMachineARN: "arn:aws:states:eu-west-1:123456789012:stateMachine:runs", WebhookBaseURL: "https://hooks.example.com",
+			SearchEngine: app.SearchOpenSearch, OpenSearchEndpoint: "https://abc123.eu-west-1.aoss.amazonaws.com", OpenSearchService: "aoss", OpenSearchIndexPrefix: "sourcebase"},
+		{Table: "t2", CacheTTL: time.Second, StoreTimeout: 5 * time.Second,
+			SearchEngine: app.SearchOpenSearch, OpenSearchEndpoint: "https://search-x.eu-west-1.es.amazonaws.com", OpenSearchService: "es", OpenSearchIndexPrefix: "stage-2.sb"},
+		{Table: "t3", CacheTTL: time.Second, StoreTimeout: 5 * time.Second,
+			SearchEngine: app.SearchEmbedded, OpenSearchEndpoint: "https://abc.eu-west-1.aoss.amazonaws.com", OpenSearchService: "aoss", OpenSearchIndexPrefix: "idx"},
 	} {
+		clearEnv(t)
 		for k, v := range c.Env() {
 			t.Setenv(k, v)
 		}
 		got, err := app.ConfigFromEnv()
 		if err != nil || got != c {
 			t.Errorf("ConfigFromEnv after Env() of %+v = %+v, %v", c, got, err)
+		}
+	}
+}
+
+func TestTheDefaultEnvironmentHasNoSearchVariables(t *testing.T) {
+	for _, k := range []string{app.EnvSearchEngine, app.EnvOpenSearchEndpoint, app.EnvOpenSearchService, app.EnvOpenSearchIndexPrefix} {
+		if v, ok := app.DefaultConfig().Env()[k]; ok {
+			t.Errorf("DefaultConfig().Env() sets %s=%q", k, v)
+		}
+	}
+}
+
+func TestSearchSettingsDefaultToTheEmbeddedEngineAndInvalidValuesNameTheirVariable(t *testing.T) {
+	clearEnv(t)
+	c, err := app.ConfigFromEnv()
+	if err != nil || c.SearchEngine != "embedded" || c.OpenSearchService != "aoss" || c.OpenSearchIndexPrefix != "sourcebase" || c.OpenSearchEndpoint != "" {
+		t.Fatalf("empty environment: %+v, %v", c, err)
+	}
+	for _, bad := range []struct{ name, value string }{
+		{app.EnvSearchEngine, "elastic"},
+		{app.EnvSearchEngine, "OpenSearch"},
+		{app.EnvOpenSearchService, "opensearch"},
+		{app.EnvOpenSearchService, "AOSS"},
+		{app.EnvOpenSearchIndexPrefix, "Upper"},
+		{app.EnvOpenSearchIndexPrefix, "_hidden"},
+		{app.EnvOpenSearchIndexPrefix, "a b"},
+		{app.EnvOpenSearchEndpoint, "abc.aoss.amazonaws.com"},
+		{app.EnvOpenSearchEndpoint, "https://abc.aoss.amazonaws.com/some/path"},
+		{app.EnvOpenSearchEndpoint, "ftp://abc.aoss.amazonaws.com"},
+	} {
+		clearEnv(t)
+		t.Setenv(bad.name, bad.value)
+		if _, err := app.ConfigFromEnv(); err == nil || !strings.Contains(err.Error(), bad.name) {
+			t.Errorf("%s=%q: %v, want an error naming %s", bad.name, bad.value, err, bad.name)
+		}
+	}
+}
+
+func TestTheOpenSearchEngineWithoutAnEndpointFailsAtStartNamingOPENSEARCH_ENDPOINT(t *testing.T) {
+	clearEnv(t)
+	t.Setenv(app.EnvSearchEngine, "opensearch")
+	if _, err := app.ConfigFromEnv(); err == nil || !strings.Contains(err.Error(), "OPENSEARCH_ENDPOINT") {
+		t.Fatalf("ConfigFromEnv: %v, want an error naming OPENSEARCH_ENDPOINT", err)
+	}
+	// A configuration built in code is checked again where the engine is made.
+	cfg := app.DefaultConfig()
+	cfg.SearchEngine = app.SearchOpenSearch
+	never := func(context.Context, *store.Store, string, string, string) (search.Engine, error) {
+		t.Fatal("the OpenSearch engine was made without an endpoint")
+		return nil, nil
+	}
+	if _, err := app.SearchEngine(context.Background(), nil, cfg, nil, never); err == nil || !strings.Contains(err.Error(), "OPENSEARCH_ENDPOINT") {
+		t.Fatalf("SearchEngine: %v, want an error naming OPENSEARCH_ENDPOINT", err)
+	}
+	if _, err := app.Indexer(context.Background(), app.DefaultConfig(), nil); err == nil || !strings.Contains(err.Error(), "OPENSEARCH_ENDPOINT") {
+		t.Fatalf("Indexer: %v, want an error naming OPENSEARCH_ENDPOINT", err)
+	}
+}
+
+type namedEngine string
+
+func (namedEngine) Search(context.Context, string, *search.Schema, *search.Request) (*search.Result, error) {
+	return nil, nil
+}
+
+func TestTheSearchFunctionRunsTheEngineTheConfigurationNames(t *testing.T) {
+	embedded := func(*store.Store) search.Engine { return namedEngine("embedded") }
+	var got []string
+	openSearch := func(_ context.Context, _ *store.Store, endpoint, service, prefix string) (search.Engine, error) {
+		got = []string{endpoint, service, prefix}
+		return namedEngine("opensearch"), nil
+	}
+	cfg := app.DefaultConfig()
+	if e, err := app.SearchEngine(context.Background(), nil, cfg, embedded, openSearch); err != nil || e != namedEngine("embedded") {
+		t.Errorf("default: %v, %v; want the embedded engine", e, err)
+	}
+	cfg.SearchEngine, cfg.OpenSearchEndpoint, cfg.OpenSearchService, cfg.OpenSearchIndexPrefix = app.SearchOpenSearch, "https://x.es.amazonaws.com", "es", "p"
+	if e, err := app.SearchEngine(context.Background(), nil, cfg, embedded, openSearch); err != nil || e != namedEngine("opensearch") || strings.Join(got, " ") != "https://x.es.amazonaws.com es p" {
+		t.Errorf("opensearch: %v, %v, made with %v", e, err, got)
+	}
+}
+
+func TestTheIndexerIsMadeForEverySearchableResource(t *testing.T) {
+	cfg := app.DefaultConfig()
+	cfg.OpenSearchEndpoint = "https://abc.eu-west-1.aoss.amazonaws.com"
+	var resources []string
+	h, err := app.Indexer(context.Background(), cfg, func(_ context.Context, endpoint, service, prefix string, schemas []*search.Schema) (func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error), error) {
+		for _, s := range schemas {
+			resources = append(resources, s.Resource)
+		}
+		return func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+			return events.DynamoDBEventResponse{}, nil
+		}, nil
+	})
+	if err != nil || h == nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, d := range api.Searchable() {
+		want = append(want, d.Name)
+	}
+	if strings.Join(resources, ",") != strings.Join(want, ",") {
+		t.Errorf("indexer schemas %v, want %v", resources, want)
+	}
+}
+
+func TestTheSearchAndIndexerFunctionsExitAtStartWithoutAnOpenSearchEndpoint(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two functions")
+	}
+	t.Parallel()
+	dir := t.TempDir()
+	for _, c := range []struct {
+		function string
+		env      []string
+	}{
+		{"search", []string{"SEARCH_ENGINE=opensearch"}},
+		{"indexer", nil},
+	} {
+		bin := filepath.Join(dir, c.function)
+		if out, err := exec.Command("go", "build", "-tags", "lambda.norpc", "-o", bin, "../../functions/"+c.function).CombinedOutput(); err != nil {
+			t.Fatalf("build %s: %v\n%s", c.function, err, out)
+		}
+		cmd := exec.Command(bin)
+		cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "AWS_REGION=us-east-1", "AWS_LAMBDA_RUNTIME_API=127.0.0.1:1"}, c.env...)
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), "OPENSEARCH_ENDPOINT") {
+			t.Errorf("%s with %v: %v, output %q; want exit 1 naming OPENSEARCH_ENDPOINT", c.function, c.env, err, out)
 		}
 	}
 }

@@ -37,15 +37,71 @@ func ServeLambda(groups ...string) {
 	lambda.Start(LambdaHandler(deps, groups...))
 }
 
+// OpenSearchEngine makes the OpenSearch engine over st from the
+// configuration's endpoint, service and index prefix (package
+// search/opensearch's NewEngine).
+type OpenSearchEngine func(ctx context.Context, st *store.Store, endpoint, service, indexPrefix string) (search.Engine, error)
+
+// SearchEngine is the engine cfg.SearchEngine names: embedded's over st,
+// or openSearch's.
+func SearchEngine(ctx context.Context, st *store.Store, cfg Config, embedded func(*store.Store) search.Engine, openSearch OpenSearchEngine) (search.Engine, error) {
+	switch cfg.SearchEngine {
+	case SearchEmbedded, "":
+		return embedded(st), nil
+	case SearchOpenSearch:
+		if cfg.OpenSearchEndpoint == "" {
+			return nil, fmt.Errorf("%s: %s=%s needs the endpoint of the collection or domain", EnvOpenSearchEndpoint, EnvSearchEngine, SearchOpenSearch)
+		}
+		return openSearch(ctx, st, cfg.OpenSearchEndpoint, cfg.OpenSearchService, cfg.OpenSearchIndexPrefix)
+	}
+	return nil, fmt.Errorf("%s: %q is neither %s nor %s", EnvSearchEngine, cfg.SearchEngine, SearchEmbedded, SearchOpenSearch)
+}
+
 // ServeSearch runs the search function: the search routes, over the
-// engine that newEngine makes (package search/embedded, which only this
-// function links).
-func ServeSearch(newEngine func(*store.Store) search.Engine) {
+// engine SEARCH_ENGINE names (packages search/embedded and
+// search/opensearch, which only this function and the indexer link).
+func ServeSearch(embedded func(*store.Store) search.Engine, openSearch OpenSearchEngine) {
 	Logger(os.Stdout)
-	deps, _, err := FromEnv(context.Background())
+	ctx := context.Background()
+	deps, cfg, err := FromEnv(ctx)
 	Must(err)
-	deps.Search = newEngine(deps.Store)
+	deps.Search, err = SearchEngine(ctx, deps.Store, cfg, embedded, openSearch)
+	Must(err)
 	lambda.Start(LambdaHandler(deps, routes.Search))
+}
+
+// StreamHandler handles a batch of the table's stream records.
+type StreamHandler func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error)
+
+// NewIndexer makes the indexer of the searchable schemas from the
+// configuration's endpoint, service and index prefix (package
+// search/opensearch's NewStreamHandler).
+type NewIndexer func(ctx context.Context, endpoint, service, indexPrefix string, schemas []*search.Schema) (func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error), error)
+
+// Indexer is the indexer function's handler for cfg: it needs
+// OPENSEARCH_ENDPOINT whatever SEARCH_ENGINE says.
+func Indexer(ctx context.Context, cfg Config, newIndexer NewIndexer) (StreamHandler, error) {
+	if cfg.OpenSearchEndpoint == "" {
+		return nil, fmt.Errorf("%s: the indexer needs the endpoint of the collection or domain", EnvOpenSearchEndpoint)
+	}
+	var schemas []*search.Schema
+	for _, d := range api.Searchable() {
+		schemas = append(schemas, search.SchemaOf(d))
+	}
+	h, err := newIndexer(ctx, cfg.OpenSearchEndpoint, cfg.OpenSearchService, cfg.OpenSearchIndexPrefix, schemas)
+	return StreamHandler(h), err
+}
+
+// ServeIndexer runs the indexer function: the table's DynamoDB stream
+// (NEW_AND_OLD_IMAGES, with ReportBatchItemFailures) into the OpenSearch
+// indexes of the searchable resources.
+func ServeIndexer(newIndexer NewIndexer) {
+	Logger(os.Stdout)
+	cfg, err := ConfigFromEnv()
+	Must(err)
+	h, err := Indexer(context.Background(), cfg, newIndexer)
+	Must(err)
+	lambda.Start(h)
 }
 
 // ServeRunner runs the Lambda the state machine invokes to execute a run

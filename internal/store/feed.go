@@ -154,18 +154,25 @@ func (s *Store) Records(ctx context.Context, org, typ string) ([]RawRecord, erro
 			return nil, classify(ctx, fmt.Errorf("read the records of %s: %w", typ, err))
 		}
 		for _, av := range page.Items {
-			sk, _ := av[AttrSK].(*types.AttributeValueMemberS)
-			doc, _ := av[AttrDoc].(*types.AttributeValueMemberS)
-			ver, _ := av[AttrVersion].(*types.AttributeValueMemberN)
-			if sk == nil || doc == nil {
-				continue
+			if r, ok := rawRecord(av); ok {
+				out = append(out, r)
 			}
-			r := RawRecord{ID: sk.Value, Doc: json.RawMessage(doc.Value)}
-			if ver != nil {
-				r.Version, _ = strconv.ParseInt(ver.Value, 10, 64)
-			}
-			out = append(out, r)
 		}
 	}
 	return out, nil
+}
+
+// rawRecord is a record item as stored; false when it has no doc.
+func rawRecord(av map[string]types.AttributeValue) (RawRecord, bool) {
+	sk, _ := av[AttrSK].(*types.AttributeValueMemberS)
+	doc, _ := av[AttrDoc].(*types.AttributeValueMemberS)
+	ver, _ := av[AttrVersion].(*types.AttributeValueMemberN)
+	if sk == nil || doc == nil {
+		return RawRecord{}, false
+	}
+	r := RawRecord{ID: sk.Value, Doc: json.RawMessage(doc.Value)}
+	if ver != nil {
+		r.Version, _ = strconv.ParseInt(ver.Value, 10, 64)
+	}
+	return r, true
 }

@@ -42,6 +42,20 @@ func orgOfPartition(pk, typ string) string {
 	return strings.TrimSuffix(strings.TrimPrefix(pk, "ORG#"), "#"+typ)
 }
 
+// ParseRecordKey reads the key of an item as a record's key
+// {OrgPartition(org, typ), <id>}: false for every other item (feed
+// entries, uniqueness items, lookups, items outside organizations), whose
+// pk has more parts or whose sk holds a "#". For readers of the table's
+// stream.
+func ParseRecordKey(pk, sk string) (org, typ, id string, ok bool) {
+	rest, isOrg := strings.CutPrefix(pk, "ORG#")
+	org, typ, found := strings.Cut(rest, "#")
+	if !isOrg || !found || org == "" || typ == "" || strings.Contains(typ, "#") || sk == "" || strings.Contains(sk, "#") {
+		return "", "", "", false
+	}
+	return org, typ, sk, true
+}
+
 // RecordKey is {OrgPartition(org, typ), <id>}: one record of a Collection.
 func RecordKey(org, typ, id string) Key { return Key{OrgPartition(org, typ), id} }
 

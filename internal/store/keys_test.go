@@ -60,3 +60,28 @@ func TestEveryKeyShapeOfTheTableStaysByteForByteTheSame(t *testing.T) {
 		}
 	}
 }
+
+func TestParseRecordKeyReadsRecordKeysOnlyAndNoOtherItemOfTheTable(t *testing.T) {
+	rec := RecordKey("org_1", TypeCompany, "cmp_1")
+	if org, typ, id, ok := ParseRecordKey(rec.PK, rec.SK); !ok || org != "org_1" || typ != TypeCompany || id != "cmp_1" {
+		t.Errorf("ParseRecordKey(%v) = %s, %s, %s, %v", rec, org, typ, id, ok)
+	}
+	for name, k := range map[string]Key{
+		"organization":     OrgKey("org_1"),
+		"API key":          APIKeyKey("ck_1"),
+		"trigger route":    TriggerRouteKey("slug1"),
+		"webhook delivery": DeliveryKey("org_1", "slug1", "d-1"),
+		"idempotency":      IdempotencyKey("org_1", "POST", "/v1/companies", "k1"),
+		"uniqueness item":  uniqueItemKey("org_1", TypeCompany, "externalId", "e-1"),
+		"change entry":     ChangeKey("org_1", TypeCompany, time.Unix(1, 0), "cmp_1", 2),
+		"lookup":           {lookupPartition("org_1", TypeCompany, "ext", "e-1"), "cmp_1"},
+		"global lookup":    {globalLookupPartition(TypeRun, "status", "running"), "run_1"},
+		"sk with a #":      {OrgPartition("org_1", TypeCompany), "cmp_1#x"},
+		"empty sk":         {OrgPartition("org_1", TypeCompany), ""},
+		"empty org":        {OrgPartition("", TypeCompany), "cmp_1"},
+	} {
+		if org, typ, id, ok := ParseRecordKey(k.PK, k.SK); ok {
+			t.Errorf("%s %v read as a record key: %s, %s, %s", name, k, org, typ, id)
+		}
+	}
+}
