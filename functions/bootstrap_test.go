@@ -52,6 +52,7 @@ var samples = map[string]string{
 	"webhook-hmac-base64.json":      routes.Webhook,
 	"runner-execute.json":           routes.Runner,
 	"runner-fail.json":              routes.Runner,
+	"indexer-stream.json":           routes.Indexer,
 }
 
 var (
@@ -350,6 +351,17 @@ func TestEveryFunctionsBootstrapAnswersItsSampleEvents(t *testing.T) {
 	json.Unmarshal(e.invoke(routes.Runner, sample(t, "runner-fail.json", "org_REPLACE", orgID, "run_REPLACE", toFail.ID)), &done)
 	if r := e.run(orgID, toFail.ID); done.Status != runs.Failed || r.Status != runs.Failed || r.Error == nil || !strings.Contains(r.Error.Message, "States.Timeout") {
 		t.Errorf("runner-fail: %+v, run %+v", done, r.Error)
+	}
+
+	// The indexer's sample, a batch of the table's stream: one _bulk
+	// request with an action per searchable record, no batch failures.
+	var indexed events.DynamoDBEventResponse
+	json.Unmarshal(e.invoke(routes.Indexer, sample(t, "indexer-stream.json")), &indexed)
+	e.openSearch.mu.Lock()
+	bulks, created := e.openSearch.actions, e.openSearch.indexes
+	e.openSearch.mu.Unlock()
+	if len(indexed.BatchItemFailures) != 0 || len(bulks) != 1 || len(bulks[0]) == 0 || len(created) == 0 {
+		t.Errorf("indexer-stream: failures %v, bulk requests %v, indexes created %v", indexed.BatchItemFailures, bulks, created)
 	}
 
 	var revoked record

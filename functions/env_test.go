@@ -10,6 +10,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -124,9 +127,58 @@ type env struct {
 	sfn  *localsfn.Server
 	logs *lockedBuffer
 
-	mu   sync.Mutex
-	fns  map[string]*runtimeapi.Function
-	task localsfn.TaskFunc // the state machine's Task states; Lambda(runner) unless a test wraps it
+	mu         sync.Mutex
+	fns        map[string]*runtimeapi.Function
+	task       localsfn.TaskFunc // the state machine's Task states; Lambda(runner) unless a test wraps it
+	openSearch *openSearchStandIn
+}
+
+// openSearchStandIn answers the indexer's calls as an OpenSearch endpoint
+// would (no OpenSearch runs here): index creation acknowledged, every item
+// of a _bulk request done; it records what it was sent.
+type openSearchStandIn struct {
+	url     string
+	mu      sync.Mutex
+	indexes []string   // created, by path
+	actions [][]string // per _bulk request: "index <id>" or "delete <id>"
+}
+
+func startOpenSearchStandIn(t *testing.T) *openSearchStandIn {
+	o := &openSearchStandIn{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.Method == http.MethodPut:
+			o.indexes = append(o.indexes, r.URL.Path)
+			fmt.Fprintf(w, `{"acknowledged":true,"shards_acknowledged":true,"index":%q}`, strings.TrimPrefix(r.URL.Path, "/"))
+		case r.Method == http.MethodPost && r.URL.Path == "/_bulk":
+			var actions, items []string
+			for _, line := range strings.Split(strings.TrimSpace(string(body)), "\n") {
+				var meta map[string]struct {
+					ID string `json:"_id"`
+				}
+				if json.Unmarshal([]byte(line), &meta) != nil {
+					continue
+				}
+				for op, m := range meta {
+					if op == "index" || op == "delete" {
+						actions = append(actions, op+" "+m.ID)
+						items = append(items, fmt.Sprintf(`{%q:{"_id":%q,"status":200}}`, op, m.ID))
+					}
+				}
+			}
+			o.actions = append(o.actions, actions)
+			fmt.Fprintf(w, `{"took":1,"errors":false,"items":[%s]}`, strings.Join(items, ","))
+		default:
+			http.Error(w, `{"error":"not served here"}`, http.StatusBadRequest)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	o.url = srv.URL
+	return o
 }
 
 // queueOnly leaves the runs the in-process service creates queued, for the
@@ -208,6 +260,12 @@ func (e *env) fn(name string) *runtimeapi.Function {
 	}
 	cfg := e.cfg
 	vars := append([]string(nil), e.base...)
+	if fn.Reach == routes.ByStream {
+		if e.openSearch == nil {
+			e.openSearch = startOpenSearchStandIn(e.t)
+		}
+		cfg.SearchEngine, cfg.OpenSearchEndpoint = app.SearchOpenSearch, e.openSearch.url
+	}
 	if fn.StartsRuns {
 		cfg.StateMachineARN = stateMachineARN
 		vars = append(vars, "AWS_ENDPOINT_URL_SFN="+e.sfn.URL)

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/routes"
 )
 
@@ -130,6 +131,11 @@ func stages(t *testing.T, f func(t *testing.T, s *synthesized)) {
 	for _, stage := range Stages {
 		t.Run(string(stage), func(t *testing.T) { f(t, synth(t, map[string]string{CtxStage: string(stage)})) })
 	}
+	// prod searching with OpenSearch: the collection, the stream and the
+	// indexer are there too.
+	t.Run("prod-opensearch", func(t *testing.T) {
+		f(t, synth(t, map[string]string{CtxStage: string(Prod), CtxSearch: app.SearchOpenSearch}))
+	})
 }
 
 // template is a synthesized CloudFormation template.
@@ -161,7 +167,10 @@ func (t template) ofType(typ string) map[string]resource {
 
 // logicalID is the logical id of the CloudFormation resource of a construct.
 func (s *synthesized) logicalID(c interface{ Node() constructs.Node }) string {
-	el, ok := c.Node().DefaultChild().(awscdk.CfnElement)
+	el, ok := c.(awscdk.CfnElement) // a CloudFormation resource itself
+	if !ok {
+		el, ok = c.Node().DefaultChild().(awscdk.CfnElement)
+	}
 	if !ok {
 		panic(fmt.Sprintf("%s has no CloudFormation resource", *c.Node().Path()))
 	}
@@ -207,3 +216,6 @@ func fnJoin(t *testing.T, v any, resolve func(expr any) (string, bool)) string {
 	}
 	return b.String()
 }
+
+// deployed are the functions of the synthesized stack.
+func (s *synthesized) deployed() []routes.Function { return s.stack.deployed() }

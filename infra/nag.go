@@ -3,6 +3,8 @@ package main
 import (
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
+
+	"github.com/sourcebase/sourcebase/internal/routes"
 )
 
 // suppressFindings records the cdk-nag AwsSolutions findings that are by
@@ -32,4 +34,16 @@ func suppressFindings(st *Stack) {
 			AppliesTo: &[]interface{}{jsii.String("Resource::*")},
 		},
 	}, jsii.Bool(true))
+	if st.IndexerFailures != nil {
+		cdknag.NagSuppressions_AddResourceSuppressions(st.IndexerFailures, &[]*cdknag.NagPackSuppression{{
+			Id:     jsii.String("AwsSolutions-SQS3"),
+			Reason: jsii.String("This queue is itself the dead-letter destination of the indexer's stream source: the batches it gave up on, kept 14 days to replay."),
+		}}, jsii.Bool(true))
+		cdknag.NagSuppressions_AddResourceSuppressions(st.Roles[routes.Indexer], &[]*cdknag.NagPackSuppression{{
+			Id: jsii.String("AwsSolutions-IAM5"),
+			Reason: jsii.String("dynamodb:ListStreams, added by CDK for the stream source, supports no resource-level permissions, so AWS " +
+				"requires Resource \"*\" for it; the stream's own actions name the stream's ARN."),
+			AppliesTo: &[]interface{}{jsii.String("Resource::*")},
+		}}, jsii.Bool(true))
+	}
 }

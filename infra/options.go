@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"github.com/sourcebase/sourcebase/infra/deploy"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -10,6 +9,8 @@ import (
 
 	"github.com/aws/constructs-go/constructs/v10"
 
+	"github.com/sourcebase/sourcebase/infra/deploy"
+	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/routes"
 )
 
@@ -31,6 +32,7 @@ const (
 	CtxStage              = "stage"              // dev (default) or prod
 	CtxAssets             = "assets"             // directory of <name>/bootstrap, default DefaultAssetDir
 	CtxWebhookConcurrency = "webhookConcurrency" // reserved concurrency of the webhook function
+	CtxSearch             = "search"             // the search engine: embedded (default) or opensearch
 )
 
 // DefaultAssetDir is where `make build` puts bin/lambda/<name>/bootstrap,
@@ -56,7 +58,14 @@ type Options struct {
 	// WebhookConcurrency is the reserved concurrency of the functions
 	// reached by a function URL.
 	WebhookConcurrency int
+	// Search is the search engine: app.SearchEmbedded, or
+	// app.SearchOpenSearch (an OpenSearch Serverless collection fed from
+	// the table's stream by the indexer function).
+	Search string
 }
+
+// OpenSearch reports whether the stack searches with OpenSearch.
+func (o Options) OpenSearch() bool { return o.Search == app.SearchOpenSearch }
 
 // ParseStage reads a stage name; empty is dev.
 func ParseStage(s string) (Stage, error) {
@@ -99,6 +108,13 @@ func OptionsFromContext(node constructs.Node) (Options, error) {
 			return o, fmt.Errorf("context %s=%q: want a whole number of at least 1", CtxWebhookConcurrency, s)
 		}
 		o.WebhookConcurrency = n
+	}
+	switch o.Search = str(CtxSearch); o.Search {
+	case "":
+		o.Search = app.SearchEmbedded
+	case app.SearchEmbedded, app.SearchOpenSearch:
+	default:
+		return o, fmt.Errorf("context %s=%q: the search engine must be %s or %s", CtxSearch, o.Search, app.SearchEmbedded, app.SearchOpenSearch)
 	}
 	return o, CheckAssets(o.AssetDir)
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/sourcebase/sourcebase/infra/deploy"
 	"slices"
 	"strings"
 
@@ -14,10 +13,13 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsopensearchserverless"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsstepfunctions"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/sourcebase/sourcebase/infra/deploy"
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/routes"
@@ -52,7 +54,17 @@ type Stack struct {
 	Runner           string
 	StateMachine     awsstepfunctions.StateMachine
 	StateMachineLogs awslogs.LogGroup
+
+	// Policies are the functions' inline policy documents, by name.
+	Policies map[string]awsiam.PolicyDocument
+	// Search on OpenSearch (Options.OpenSearch): the collection, and the
+	// queue of stream batches the indexer gave up on.
+	Collection      awsopensearchserverless.CfnCollection
+	IndexerFailures awssqs.Queue
 }
+
+// deployed are the functions of this stack.
+func (st *Stack) deployed() []routes.Function { return routes.Deployed(st.Options.OpenSearch()) }
 
 // StackName is the stack's name for a stage: both stages can live in one
 // account and region.
@@ -122,14 +134,15 @@ func NewStack(scope constructs.Construct, o Options) (*Stack, error) {
 	awscdk.Tags_Of(st.Stack).Add(jsii.String("project"), jsii.String("sourcebase"), nil)
 	awscdk.Tags_Of(st.Stack).Add(jsii.String("stage"), jsii.String(string(o.Stage)), nil)
 
-	table, err := newTable(st.Stack, settings)
+	table, err := newTable(st.Stack, settings, o.OpenSearch())
 	if err != nil {
 		return nil, err
 	}
 	st.Table = table
 
 	policies := map[string]awsiam.PolicyDocument{}
-	for _, f := range routes.Functions {
+	st.Policies = policies
+	for _, f := range st.deployed() {
 		size, err := deploy.SizingOf(f)
 		if err != nil {
 			return nil, err
@@ -185,7 +198,10 @@ func NewStack(scope constructs.Construct, o Options) (*Stack, error) {
 	if err := st.addWebhookURL(); err != nil {
 		return nil, err
 	}
-	for _, f := range routes.Functions {
+	if o.OpenSearch() {
+		st.addOpenSearch(settings)
+	}
+	for _, f := range st.deployed() {
 		env := st.Config(f).Env()
 		keys := make([]string, 0, len(env))
 		for k := range env {
@@ -216,7 +232,11 @@ func NewStack(scope constructs.Construct, o Options) (*Stack, error) {
 // table, the state machine where f starts runs, and the webhook base URL
 // where f shows trigger urls (the workflows group).
 func (st *Stack) Config(f routes.Function) app.Config {
-	return deploy.Config(app.DefaultConfig(), f, *st.Table.TableName(), *st.StateMachine.StateMachineArn(), *st.WebhookURL.Url())
+	cfg := deploy.Config(app.DefaultConfig(), f, *st.Table.TableName(), *st.StateMachine.StateMachineArn(), *st.WebhookURL.Url())
+	if st.Options.OpenSearch() {
+		cfg = deploy.OpenSearch(cfg, f, *st.Collection.AttrCollectionEndpoint())
+	}
+	return cfg
 }
 
 // LogWriteActions let a function write to its log group.

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/cxapi"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/sourcebase/sourcebase/infra/deploy"
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/routes"
@@ -51,7 +52,7 @@ func TestTheHTTPAPIHasExactlyTheRoutesOfTheRouteTableEachToItsGroupsFunction(t *
 			}
 		}
 		// Requests no route matches reach the fallback function.
-		for _, f := range routes.Functions {
+		for _, f := range s.deployed() {
 			if f.Fallback {
 				want["$default"] = f.Name
 			}
@@ -155,10 +156,10 @@ func TestEveryFunctionRunsItsArm64BootstrapOnProvidedAL2023SizedByHowItIsReached
 	runnerTimeout := executeTimeout(t)
 	storeTimeout := app.DefaultConfig().StoreTimeout
 	stages(t, func(t *testing.T, s *synthesized) {
-		if n := len(s.t.ofType("AWS::Lambda::Function")); n != len(routes.Functions) {
-			t.Errorf("%d functions, want %d (routes.Functions)", n, len(routes.Functions))
+		if n, want := len(s.t.ofType("AWS::Lambda::Function")), len(s.deployed()); n != want {
+			t.Errorf("%d functions, want %d (routes.Deployed)", n, want)
 		}
-		for _, f := range routes.Functions {
+		for _, f := range s.deployed() {
 			p := s.fn(t, f.Name).Properties
 			if p["Runtime"] != "provided.al2023" || !jsonEqual(p["Architectures"], []string{"arm64"}) || p["Handler"] != "bootstrap" {
 				t.Errorf("%s: runtime %v, architectures %v, handler %v; want provided.al2023, [arm64], bootstrap", f.Name, p["Runtime"], p["Architectures"], p["Handler"])
@@ -204,7 +205,7 @@ func TestEveryFunctionHasExactlyTheEnvironmentOfItsConfiguration(t *testing.T) {
 		table := ref(s.logicalID(s.stack.Table))
 		machine := ref(s.logicalID(s.stack.StateMachine))
 		url := getAtt(s.logicalID(s.stack.WebhookURL), "FunctionUrl")
-		for _, f := range routes.Functions {
+		for _, f := range s.deployed() {
 			// The configuration a function should get, with placeholders
 			// for the deploy-time values.
 			cfg := app.DefaultConfig()
@@ -215,6 +216,11 @@ func TestEveryFunctionHasExactlyTheEnvironmentOfItsConfiguration(t *testing.T) {
 			if f.Name == workflows.Group {
 				cfg.WebhookBaseURL = "<url>"
 			}
+			// With OpenSearch, the search function and the indexer are
+			// told its engine and the collection's endpoint.
+			if s.stack.Options.OpenSearch() && (f.Name == routes.Search || f.Name == routes.Indexer) {
+				cfg.SearchEngine, cfg.OpenSearchEndpoint = app.SearchOpenSearch, "<collection>"
+			}
 			want := map[string]any{}
 			for k, v := range cfg.Env() {
 				switch v {
@@ -224,6 +230,8 @@ func TestEveryFunctionHasExactlyTheEnvironmentOfItsConfiguration(t *testing.T) {
 					want[k] = machine
 				case "<url>":
 					want[k] = url
+				case "<collection>":
+					want[k] = getAtt(s.logicalID(s.stack.Collection), "CollectionEndpoint")
 				default:
 					want[k] = v
 				}
@@ -318,7 +326,7 @@ func TestEveryFunctionRoleAllowsExactlyTheGeneratedActions(t *testing.T) {
 		for _, ix := range store.Indexes {
 			indexARNs = append(indexARNs, map[string]any{"Fn::Join": []any{"", []any{tableARN, "/index/" + ix.Name}}})
 		}
-		for _, f := range routes.Functions {
+		for _, f := range s.deployed() {
 			want := grants{}
 			want.add([]string{"logs:CreateLogStream", "logs:PutLogEvents"}, getAtt(s.logicalID(s.stack.LogGroups[f.Name]), "Arn"))
 			access := f.Access(api.Routes())
@@ -328,6 +336,16 @@ func TestEveryFunctionRoleAllowsExactlyTheGeneratedActions(t *testing.T) {
 			}
 			if f.StartsRuns {
 				want.add("states:StartExecution", ref(s.logicalID(s.stack.StateMachine)))
+			}
+			if s.stack.Options.OpenSearch() && (f.Name == routes.Search || f.Name == routes.Indexer) {
+				want.add("aoss:APIAccessAll", getAtt(s.logicalID(s.stack.Collection), "Arn"))
+			}
+			if f.Reach == routes.ByStream {
+				// The stream it reads (ListStreams takes no resource), and
+				// the queue of the batches it gave up on.
+				want.add([]string{"dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"}, getAtt(s.logicalID(s.stack.Table), "StreamArn"))
+				want.add("dynamodb:ListStreams", "*")
+				want.add([]string{"sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}, getAtt(s.logicalID(s.stack.IndexerFailures), "Arn"))
 			}
 			roleID := s.logicalID(s.stack.Roles[f.Name])
 			if got := s.fn(t, f.Name).Properties["Role"]; !jsonEqual(got, getAtt(roleID, "Arn")) {
@@ -351,7 +369,7 @@ func TestEveryFunctionRoleAllowsExactlyTheGeneratedActions(t *testing.T) {
 func TestOnlyTheFunctionsThatStartRunsMayStartExecutionsAndTheMachineInvokesOnlyTheRunner(t *testing.T) {
 	stages(t, func(t *testing.T, s *synthesized) {
 		starters := map[string]bool{}
-		for _, f := range routes.Functions {
+		for _, f := range s.deployed() {
 			if f.StartsRuns {
 				starters[s.logicalID(s.stack.Roles[f.Name])] = true
 			}
@@ -515,7 +533,7 @@ func TestEveryLogGroupHasARetentionAndEachFunctionLogsToItsOwn(t *testing.T) {
 				t.Errorf("log group %s: a fixed name %v", id, r.Properties["LogGroupName"])
 			}
 		}
-		for _, f := range routes.Functions {
+		for _, f := range s.deployed() {
 			lc, _ := s.fn(t, f.Name).Properties["LoggingConfig"].(map[string]any)
 			if !jsonEqual(lc["LogGroup"], ref(s.logicalID(s.stack.LogGroups[f.Name]))) {
 				t.Errorf("%s logs to %s, want its own log group", f.Name, js(lc["LogGroup"]))
@@ -562,7 +580,7 @@ func TestTheWebhookFunctionIsPublicOnlyThroughItsURLWithReservedConcurrency(t *t
 				t.Errorf("permission %s: %s", id, js(p.Properties))
 			}
 		}
-		for _, f := range routes.Functions {
+		for _, f := range s.deployed() {
 			if f.Reach != routes.ByURL && s.fn(t, f.Name).Properties["ReservedConcurrentExecutions"] != nil {
 				t.Errorf("%s has reserved concurrency", f.Name)
 			}
@@ -582,6 +600,9 @@ func TestTheOutputsAreTheAPIURLWebhookURLTableNameAndStateMachineARN(t *testing.
 			OutWebhookURL:      getAtt(s.logicalID(s.stack.WebhookURL), "FunctionUrl"),
 			OutTableName:       ref(s.logicalID(s.stack.Table)),
 			OutStateMachineARN: ref(s.logicalID(s.stack.StateMachine)),
+		}
+		if s.stack.Options.OpenSearch() {
+			want[OutSearchEndpoint] = getAtt(s.logicalID(s.stack.Collection), "CollectionEndpoint")
 		}
 		if len(s.t.Outputs) != len(want) {
 			t.Errorf("%d outputs, want %d", len(s.t.Outputs), len(want))
@@ -623,7 +644,9 @@ func TestTheStackNamesNoAccountRegionOrResourceName(t *testing.T) {
 		}
 		for id, r := range s.t.Resources {
 			for _, k := range []string{"TableName", "FunctionName", "RoleName", "StateMachineName", "LogGroupName"} {
-				if _, ok := r.Properties[k]; ok && r.Type != "AWS::Lambda::Permission" {
+				// A permission and an event source mapping name the
+				// function they belong to by reference.
+				if _, ok := r.Properties[k]; ok && r.Type != "AWS::Lambda::Permission" && r.Type != "AWS::Lambda::EventSourceMapping" {
 					t.Errorf("%s (%s) has a fixed %s", id, r.Type, k)
 				}
 			}
@@ -654,5 +677,66 @@ func TestTheStageContextIsDevByDefaultAndOnlyDevOrProd(t *testing.T) {
 	app = awscdk.NewApp(&awscdk.AppProps{Context: &map[string]any{CtxWebhookConcurrency: "0", CtxAssets: testAssets}})
 	if _, err := build(app); err == nil || !strings.Contains(err.Error(), CtxWebhookConcurrency) {
 		t.Errorf("webhookConcurrency 0: error %v", err)
+	}
+}
+
+func TestSearchingWithOpenSearchAddsTheCollectionTheStreamAndTheIndexerAndOnlyThen(t *testing.T) {
+	stages(t, func(t *testing.T, s *synthesized) {
+		table := s.t.Resources[s.logicalID(s.stack.Table)].Properties
+		collections := s.t.ofType("AWS::OpenSearchServerless::Collection")
+		mappings := s.t.ofType("AWS::Lambda::EventSourceMapping")
+		if !s.stack.Options.OpenSearch() {
+			if table["StreamSpecification"] != nil || len(collections) != 0 || len(mappings) != 0 || s.stack.Functions[routes.Indexer] != nil {
+				t.Errorf("the embedded engine's stack has a stream %v, %d collections, %d event source mappings", table["StreamSpecification"], len(collections), len(mappings))
+			}
+			return
+		}
+		if !jsonEqual(table["StreamSpecification"], map[string]any{"StreamViewType": "NEW_AND_OLD_IMAGES"}) {
+			t.Errorf("stream %s, want new and old images", js(table["StreamSpecification"]))
+		}
+		for _, c := range collections {
+			if c.Properties["Type"] != "SEARCH" || c.Properties["Name"] != CollectionName(s.stack.Options.Stage) {
+				t.Errorf("collection %s", js(c.Properties))
+			}
+		}
+		if len(collections) != 1 || len(mappings) != 1 {
+			t.Fatalf("%d collections and %d event source mappings, want one each", len(collections), len(mappings))
+		}
+		for _, m := range mappings {
+			p := m.Properties
+			if !jsonEqual(p["FunctionName"], ref(s.logicalID(s.stack.Functions[routes.Indexer]))) || !jsonEqual(p["EventSourceArn"], getAtt(s.logicalID(s.stack.Table), "StreamArn")) ||
+				p["StartingPosition"] != "TRIM_HORIZON" || p["BatchSize"] != float64(deploy.IndexerBatchSize) || p["BisectBatchOnFunctionError"] != true ||
+				!jsonEqual(p["FunctionResponseTypes"], []any{"ReportBatchItemFailures"}) || p["DestinationConfig"] == nil {
+				t.Errorf("the indexer's event source %s", js(p))
+			}
+		}
+		policies := map[string]map[string]any{}
+		for _, p := range s.t.ofType("AWS::OpenSearchServerless::SecurityPolicy") {
+			policies[fmt.Sprint(p.Properties["Type"])] = p.Properties
+		}
+		for _, p := range s.t.ofType("AWS::OpenSearchServerless::AccessPolicy") {
+			policies[fmt.Sprint(p.Properties["Type"])] = p.Properties
+		}
+		if enc := js(policies["encryption"]["Policy"]); !strings.Contains(enc, `AWSOwnedKey\":true`) {
+			t.Errorf("encryption policy %s", enc)
+		}
+		if policies["network"] == nil || policies["data"] == nil {
+			t.Fatalf("policies %v, want encryption, network and data", policies)
+		}
+		data := js(policies["data"]["Policy"])
+		for name, perms := range map[string][]string{routes.Search: SearchIndexPermissions, routes.Indexer: IndexerIndexPermissions} {
+			if !strings.Contains(data, s.logicalID(s.stack.Roles[name])) {
+				t.Errorf("the data access policy does not name the %s function's role: %s", name, data)
+			}
+			for _, p := range perms {
+				if !strings.Contains(data, p) {
+					t.Errorf("the data access policy does not grant %s: %s", p, data)
+				}
+			}
+		}
+	})
+	app := awscdk.NewApp(&awscdk.AppProps{Context: &map[string]any{CtxSearch: "elastic", CtxAssets: testAssets}})
+	if _, err := build(app); err == nil || !strings.Contains(err.Error(), CtxSearch) {
+		t.Errorf("search=elastic: error %v, want one naming %s", err, CtxSearch)
 	}
 }

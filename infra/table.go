@@ -16,7 +16,7 @@ import (
 // (keys, indexes, billing) with the TTL attribute store.AttrExpires, point
 // in time recovery, and per stage deletion protection and retention.
 // CloudFormation names it; the functions get the name in TABLE_NAME.
-func newTable(scope awscdk.Stack, s stageSettings) (awsdynamodb.Table, error) {
+func newTable(scope awscdk.Stack, s stageSettings, stream bool) (awsdynamodb.Table, error) {
 	def := store.TableDefinition("")
 	props, gsis, err := TableProps(def)
 	if err != nil {
@@ -26,6 +26,9 @@ func newTable(scope awscdk.Stack, s stageSettings) (awsdynamodb.Table, error) {
 	props.PointInTimeRecoverySpecification = &awsdynamodb.PointInTimeRecoverySpecification{PointInTimeRecoveryEnabled: jsii.Bool(true)}
 	props.DeletionProtection = jsii.Bool(s.protect)
 	props.RemovalPolicy = s.removal()
+	if stream { // the indexer keeps OpenSearch up to date from it
+		props.Stream = awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES
+	}
 	t := awsdynamodb.NewTable(scope, jsii.String("Table"), props)
 	for _, g := range gsis {
 		t.AddGlobalSecondaryIndex(g)

@@ -29,6 +29,16 @@ func Config(base app.Config, f routes.Function, table, stateMachineARN, webhookU
 	return cfg
 }
 
+// OpenSearch is cfg for a deployment that searches with the OpenSearch
+// collection at endpoint: the functions that search (the search function)
+// and index (the stream's indexer) are told so.
+func OpenSearch(cfg app.Config, f routes.Function, endpoint string) app.Config {
+	if f.HoldsIndexes || f.Reach == routes.ByStream {
+		cfg.SearchEngine, cfg.OpenSearchEndpoint = app.SearchOpenSearch, endpoint
+	}
+	return cfg
+}
+
 // Sizing is a function's memory and timeout in AWS, and why.
 type Sizing struct {
 	MemoryMB int
@@ -66,7 +76,16 @@ const (
 	// 60 s leaves room for several calls at the storage timeout.
 	adminMemoryMB = 256
 	adminTimeout  = 60 * time.Second
+	// indexerMemoryMB, indexerTimeout: a batch of the table's stream (at
+	// most IndexerBatchSize records of up to 400 KB) sent as one bulk
+	// request to OpenSearch.
+	indexerMemoryMB = 256
+	indexerTimeout  = 60 * time.Second
 )
+
+// IndexerBatchSize is how many stream records the indexer gets at once:
+// one bulk request each.
+const IndexerBatchSize = 100
 
 // WebhookConcurrency is the webhook function's reserved concurrency: its
 // URL is public (the signature is checked in code), so a flood of
@@ -87,6 +106,8 @@ func SizingOf(f routes.Function) (Sizing, error) {
 		return Sizing{runnerMemoryMB, t, "timeout: the longest Task TimeoutSeconds of the state machine, so Step Functions times a step out and its Catch path records it"}, err
 	case routes.ByOperator:
 		return Sizing{adminMemoryMB, adminTimeout, "occasional operator calls, a few storage calls each"}, nil
+	case routes.ByStream:
+		return Sizing{indexerMemoryMB, indexerTimeout, "256 MB: a batch of up to 100 records into one bulk request; 60 s: the bulk request's time with room"}, nil
 	}
 	return Sizing{}, fmt.Errorf("function %s: unknown reach %q", f.Name, f.Reach)
 }

@@ -160,7 +160,7 @@ func runLocal(ctx context.Context, root string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	urlFn, _ := only(routes.Functions, routes.ByURL)
+	urlFn, _ := only(routes.Deployed(false), routes.ByURL)
 	fmt.Fprintf(out, `
 DynamoDB Local: %[1]s (table %[2]s), reached by the functions as %[3]s
 Demo organization %[4]s, admin API key (the secret is shown only now):

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/sourcebase/sourcebase/infra/deploy"
 	"maps"
 	"slices"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"gopkg.in/yaml.v3"
 
+	"github.com/sourcebase/sourcebase/infra/deploy"
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/routes"
@@ -28,10 +28,11 @@ type Spec struct {
 	Config    app.Config
 }
 
-// DefaultSpec is the service as declared in Go: routes.Functions,
+// DefaultSpec is the service as declared in Go, with the embedded search
+// engine (the template has no OpenSearch collection): routes.Deployed(false),
 // api.Routes() and app.DefaultConfig().
 func DefaultSpec() Spec {
-	return Spec{Functions: routes.Functions, Routes: api.Routes(), Config: app.DefaultConfig()}
+	return Spec{Functions: routes.Deployed(false), Routes: api.Routes(), Config: app.DefaultConfig()}
 }
 
 // Logical ids of the resources that are not functions.
@@ -110,7 +111,7 @@ func tableResources() []any {
 
 // header is the comment at the top of the generated files.
 const header = `GENERATED from the Go declarations; do not edit by hand.
-  Functions: routes.Functions (internal/routes); HttpApi events: api.Routes() (internal/api);
+  Functions: routes.Deployed(false) (internal/routes; the OpenSearch indexer is the CDK stack's only); HttpApi events: api.Routes() (internal/api);
   table: store.TableDefinition and store.Indexes (internal/store); environment: app.Config.Env()
   (internal/app); IAM actions: store.IAMActions(f.Access(api.Routes())...); state machine:
   runs.StateMachineDefinition (internal/runs).

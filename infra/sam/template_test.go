@@ -272,7 +272,7 @@ func TestEachFunctionsHttpApiEventsAreExactlyTheRoutesOfItsGroup(t *testing.T) {
 		}
 	}
 	fallbacks := 0
-	for _, f := range routes.Functions {
+	for _, f := range routes.Deployed(false) {
 		if f.Fallback {
 			fallbacks++
 		}
@@ -296,7 +296,7 @@ func TestTheHttpApiWritesAccessLogsToALogGroupWithRetention(t *testing.T) {
 			t.Errorf("log group %s keeps logs %d days, want %d", id, v(lg.RetentionInDays), logRetentionDays)
 		}
 	}
-	for _, f := range routes.Functions {
+	for _, f := range routes.Deployed(false) {
 		lg := tmpl.GetAllLogsLogGroupResources()[LogicalID(f.Name)+"Logs"]
 		if lg == nil || v(lg.LogGroupName) != "Sub(/aws/lambda/${"+LogicalID(f.Name)+"})" {
 			t.Errorf("%s: no log group of its own: %+v", f.Name, lg)
@@ -306,7 +306,7 @@ func TestTheHttpApiWritesAccessLogsToALogGroupWithRetention(t *testing.T) {
 
 func TestOnlyTheWebhookFunctionHasAPublicURLWithReservedConcurrency(t *testing.T) {
 	fns := committed(t).GetAllServerlessFunctionResources()
-	for _, f := range routes.Functions {
+	for _, f := range routes.Deployed(false) {
 		fn := fns[LogicalID(f.Name)]
 		if f.Reach == routes.ByURL {
 			if fn.FunctionUrlConfig == nil || fn.FunctionUrlConfig.AuthType != "NONE" {
@@ -334,7 +334,7 @@ func TestFunctionsBehindTheApiTimeOutBeforeApiGatewayAndTheRunnerOutlastsEveryTa
 	if err := json.Unmarshal([]byte(runs.StateMachineDefinition("arn")), &def); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range routes.Functions {
+	for _, f := range routes.Deployed(false) {
 		timeout := v(fns[LogicalID(f.Name)].Timeout)
 		switch f.Reach {
 		case routes.ByAPI, routes.ByURL:
@@ -387,7 +387,7 @@ func TestEachFunctionsEnvironmentIsTheAppConfigurationWithItsOwnResources(t *tes
 	}
 	// Only what starts runs knows the state machine; only workflows shows
 	// the webhook URL.
-	for _, f := range routes.Functions {
+	for _, f := range routes.Deployed(false) {
 		vars := tmpl.GetAllServerlessFunctionResources()[LogicalID(f.Name)].Environment.Variables
 		if _, ok := vars[app.EnvStateMachineARN]; ok != f.StartsRuns {
 			t.Errorf("%s: has %s = %v, starts runs = %v", f.Name, app.EnvStateMachineARN, ok, f.StartsRuns)
@@ -636,7 +636,7 @@ func TestAFunctionThatStartedRunsOrAccessedMoreWouldBeCaught(t *testing.T) {
 	if len(pol) != 2 {
 		t.Errorf("policy problems %q, want the companies and runner functions'", pol)
 	}
-	if p := functionProblems(tmpl, Spec{Functions: append(slices.Clone(routes.Functions), routes.Function{Name: "search", Reach: routes.ByAPI})}); len(p) == 0 {
+	if p := functionProblems(tmpl, Spec{Functions: append(slices.Clone(routes.Deployed(false)), routes.Function{Name: "search", Reach: routes.ByAPI})}); len(p) == 0 {
 		t.Error("a function missing from the template was not reported")
 	}
 }
@@ -687,7 +687,7 @@ func TestTheLocalEnvironmentOverridesOnlyVariablesTheTemplateDeclares(t *testing
 	if env["Parameters"][EnvDynamoDBEndpoint] != "http://host.docker.internal:8000" || env["Parameters"][app.EnvTable] != LocalTable {
 		t.Errorf("Parameters %v", env["Parameters"])
 	}
-	for _, f := range routes.Functions {
+	for _, f := range routes.Deployed(false) {
 		if f.StartsRuns && env[LogicalID(f.Name)][app.EnvStateMachineARN] == "" {
 			t.Errorf("%s starts runs and refuses to start without %s; the local environment has none", f.Name, app.EnvStateMachineARN)
 		}

@@ -8,8 +8,9 @@ import (
 
 // The functions other than the resource groups.
 const (
-	Runner = "runner" // invoked by the run state machine
-	Admin  = "admin"  // invoked directly by the operator
+	Runner  = "runner"  // invoked by the run state machine
+	Admin   = "admin"   // invoked directly by the operator
+	Indexer = "indexer" // fed by the table's stream (search on OpenSearch)
 )
 
 // HealthPath is the health check's path; it describes the table.
@@ -29,6 +30,8 @@ const (
 	ByStateMachine Reach = "state-machine"
 	// ByOperator: invoked directly (lambda:InvokeFunction), never public.
 	ByOperator Reach = "operator"
+	// ByStream: batches of the table's DynamoDB stream.
+	ByStream Reach = "stream"
 )
 
 // Function is one Lambda function: its code is functions/<Name>, and for
@@ -49,6 +52,9 @@ type Function struct {
 	// WebhookURLs: the function shows webhook trigger urls, so it is told
 	// the webhook function's public URL (WEBHOOK_BASE_URL).
 	WebhookURLs bool
+	// OpenSearchOnly: the function exists only in deployments whose
+	// search engine is OpenSearch (the indexer).
+	OpenSearchOnly bool
 	// Fallback: the function also serves the HTTP API's $default route,
 	// the requests no route matches (401 without credentials, then 404
 	// "no such endpoint" or 405), as the dev server answers them.
@@ -70,6 +76,19 @@ var Functions = []Function{
 	{Name: Webhook, Doc: "signed webhook deliveries that start runs", Reach: ByURL, StartsRuns: true},
 	{Name: Runner, Doc: "executes a run's steps for the run state machine", Reach: ByStateMachine, Table: []store.Access{store.Read, store.Write}},
 	{Name: Admin, Doc: "operator actions: organizations and API keys", Reach: ByOperator, Table: []store.Access{store.Read, store.Write, store.Describe}},
+	{Name: Indexer, Doc: "keeps the OpenSearch indexes up to date from the table's stream", Reach: ByStream, OpenSearchOnly: true},
+}
+
+// Deployed are the functions of a deployment: all of them with OpenSearch
+// as its search engine, all but the OpenSearchOnly ones otherwise.
+func Deployed(openSearch bool) []Function {
+	var out []Function
+	for _, f := range Functions {
+		if openSearch || !f.OpenSearchOnly {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // FunctionNamed returns the function named name.
