@@ -19,56 +19,24 @@ const MaxBatch = 100
 // of ids, each once; ids that name no record are left out, as are records
 // that cannot be decoded (logged once).
 func (c *Collection[T]) GetMany(ctx context.Context, org string, ids []string) ([]T, error) {
-	if len(ids) > MaxBatch {
-		return nil, fmt.Errorf("store: GetMany of %d ids; at most %d", len(ids), MaxBatch)
-	}
-	var keys []map[string]types.AttributeValue
-	seen := map[string]bool{}
-	for _, id := range ids {
-		if id == "" || len(id) > MaxIDLength || seen[id] {
-			continue
-		}
-		seen[id] = true
-		keys = append(keys, key(c.Partition(org), id))
-	}
 	found := map[string]T{}
-	for attempt := 0; len(keys) > 0; attempt++ {
-		if attempt > 0 {
-			if err := pauseBeforeAttempt(ctx, attempt); err != nil {
-				return nil, err
+	err := c.store.batchGet(ctx, "GetMany", c.spec.Type, c.Partition(org), ids, func(av map[string]types.AttributeValue) error {
+		var v T
+		if _, err := decodeItem(av, &v); err != nil {
+			var ue *UndecodableError
+			if errors.As(err, &ue) {
+				reportUndecodable(ue)
+				return nil
 			}
+			return err
 		}
-		if attempt == 10 {
-			return nil, errors.New("store: DynamoDB left keys of a batch read unprocessed 10 times")
-		}
-		res, err := c.store.DB.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
-			c.store.Table: {Keys: keys, ConsistentRead: aws.Bool(true)},
-		}})
-		if err != nil {
-			return nil, fmt.Errorf("batch get %s: %w", c.spec.Type, err)
-		}
-		for _, av := range res.Responses[c.store.Table] {
-			var v T
-			if _, err := decodeItem(av, &v); err != nil {
-				var ue *UndecodableError
-				if errors.As(err, &ue) {
-					reportUndecodable(ue)
-					continue
-				}
-				return nil, err
-			}
-			found[c.spec.ID(&v)] = v
-		}
-		keys = res.UnprocessedKeys[c.store.Table].Keys
+		found[c.spec.ID(&v)] = v
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	out := make([]T, 0, len(found))
-	for _, id := range ids {
-		if v, ok := found[id]; ok {
-			out = append(out, v)
-			delete(found, id)
-		}
-	}
-	return out, nil
+	return inOrder(ids, found), nil
 }
 
 // GetRecords reads org's records of type typ with the given ids as stored
@@ -78,8 +46,25 @@ func (c *Collection[T]) GetMany(ctx context.Context, org string, ids []string) (
 // found come in the order of ids, each once; ids that name no record
 // (deleted since) or items without a doc are left out.
 func (s *Store) GetRecords(ctx context.Context, org, typ string, ids []string) ([]RawRecord, error) {
+	found := map[string]RawRecord{}
+	err := s.batchGet(ctx, "GetRecords", typ, OrgPartition(org, typ), ids, func(av map[string]types.AttributeValue) error {
+		if r, ok := rawRecord(av); ok {
+			found[r.ID] = r
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return inOrder(ids, found), nil
+}
+
+// batchGet reads the items of partition pk with the given ids (sort keys;
+// at most MaxBatch, strongly consistent), passing each to take: one
+// BatchGetItem, plus retries of the keys DynamoDB leaves unprocessed.
+func (s *Store) batchGet(ctx context.Context, op, typ, pk string, ids []string, take func(map[string]types.AttributeValue) error) error {
 	if len(ids) > MaxBatch {
-		return nil, fmt.Errorf("store: GetRecords of %d ids; at most %d", len(ids), MaxBatch)
+		return fmt.Errorf("store: %s of %d ids; at most %d", op, len(ids), MaxBatch)
 	}
 	var keys []map[string]types.AttributeValue
 	seen := map[string]bool{}
@@ -88,37 +73,41 @@ func (s *Store) GetRecords(ctx context.Context, org, typ string, ids []string) (
 			continue
 		}
 		seen[id] = true
-		keys = append(keys, key(OrgPartition(org, typ), id))
+		keys = append(keys, key(pk, id))
 	}
-	found := map[string]RawRecord{}
 	for attempt := 0; len(keys) > 0; attempt++ {
 		if attempt > 0 {
 			if err := pauseBeforeAttempt(ctx, attempt); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		if attempt == 10 {
-			return nil, errors.New("store: DynamoDB left keys of a batch read unprocessed 10 times")
+			return errors.New("store: DynamoDB left keys of a batch read unprocessed 10 times")
 		}
 		res, err := s.DB.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
 			s.Table: {Keys: keys, ConsistentRead: aws.Bool(true)},
 		}})
 		if err != nil {
-			return nil, classify(ctx, fmt.Errorf("batch get %s: %w", typ, err))
+			return classify(ctx, fmt.Errorf("batch get %s: %w", typ, err))
 		}
 		for _, av := range res.Responses[s.Table] {
-			if r, ok := rawRecord(av); ok {
-				found[r.ID] = r
+			if err := take(av); err != nil {
+				return err
 			}
 		}
 		keys = res.UnprocessedKeys[s.Table].Keys
 	}
-	out := make([]RawRecord, 0, len(found))
+	return nil
+}
+
+// inOrder are the found values in the order of ids, each once.
+func inOrder[V any](ids []string, found map[string]V) []V {
+	out := make([]V, 0, len(found))
 	for _, id := range ids {
-		if r, ok := found[id]; ok {
-			out = append(out, r)
+		if v, ok := found[id]; ok {
+			out = append(out, v)
 			delete(found, id)
 		}
 	}
-	return out, nil
+	return out
 }
