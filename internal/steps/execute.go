@@ -22,6 +22,16 @@ type Companies interface {
 	AddTags(ctx context.Context, org, companyID string, tags []string, dryRun bool) (UpsertResult, error)
 }
 
+// Metrics is what the writeMetricPoints step needs; implemented elsewhere
+// (package runs, over package metrics).
+type Metrics interface {
+	// WritePoints writes the points of body ({"points": [...]}, the body
+	// of POST /v1/data/metric-points) for org, in one transaction, and
+	// returns them as written; with dryRun it checks them, writes
+	// nothing, and returns them without ids.
+	WritePoints(ctx context.Context, org string, body map[string]any, dryRun bool) ([]any, error)
+}
+
 // UpsertResult is the step-facing result of a company write.
 //
 // In a dry run the executor reports "would create" when Created is true or
@@ -52,6 +62,7 @@ type Result struct {
 // Executor runs steps. Org scopes every company operation.
 type Executor struct {
 	Companies Companies
+	Metrics   Metrics
 }
 
 // Execute runs steps in order against the run context {"input": input,
@@ -173,6 +184,18 @@ func (e Executor) perform(ctx context.Context, org string, step Step, runContext
 			return nil, err
 		}
 		return tagOutput(res, dryRun)
+	case TypeWriteMetricPoints:
+		if e.Metrics == nil {
+			return nil, &programmingError{errors.New("steps: Executor.Metrics is nil")}
+		}
+		points, err := e.Metrics.WritePoints(ctx, org, map[string]any{"points": with["points"]}, dryRun)
+		if err != nil {
+			return nil, fmt.Errorf("step %q: %w", step.ID, err)
+		}
+		if dryRun {
+			return plainOutput(map[string]any{"dryRun": true, "wouldWrite": points})
+		}
+		return plainOutput(map[string]any{"points": points})
 	default:
 		return nil, fmt.Errorf("step %q: unknown type %q", step.ID, step.Type)
 	}
