@@ -2,6 +2,7 @@ package apitest_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,5 +78,16 @@ func TestAFiveYearDailySeriesIsReadInOnePagedQuery(t *testing.T) {
 	// about 300 bytes are under 2 MB, so at most 3 pages.
 	if n := calls.Count(); n > 4 {
 		t.Errorf("the read made %d DynamoDB calls, want the company's read and one paged Query (at most 4)", n)
+	}
+
+	// Every candidate of five years is more than a response holds.
+	all := map[string]any{"resource": body["resource"], "key": body["key"], "policy": "all"}
+	r := c.Do("POST", "/v1/data/metric-series", all).Want(t, http.StatusBadRequest)
+	if msg := r.Error(t); !strings.Contains(msg, "period") || !strings.Contains(msg, "5000 points") {
+		t.Errorf("a read of 5,478 points answers %q, want a 400 naming period and the 5000-point limit", msg)
+	}
+	all["period"] = map[string]any{"start": "2025-01-01"}
+	if pts := c.Do("POST", "/v1/data/metric-series", all).Want(t, http.StatusOK).Object(t)["points"].([]any); len(pts) != 365*3 {
+		t.Errorf("every candidate of 2025: %d points, want %d", len(pts), 365*3)
 	}
 }
