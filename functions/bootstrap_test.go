@@ -43,6 +43,7 @@ var samples = map[string]string{
 	"search-companies.json":         routes.Search,
 	"catalog-create-industry.json":  routes.Catalog,
 	"crm-create-deal.json":          routes.CRM,
+	"data-metric-series.json":       routes.Data,
 	"documents-create.json":         routes.Documents,
 	"scoring-create-framework.json": routes.Scoring,
 	"workflows-create.json":         routes.Workflows,
@@ -287,6 +288,9 @@ func TestEveryFunctionsBootstrapAnswersItsSampleEvents(t *testing.T) {
 	}
 	if got := data[record](t, "crm-create-deal", e.http(routes.CRM, req("crm-create-deal.json", "cmp_REPLACE", companyID)), 201); !strings.HasPrefix(fmt.Sprint(got["id"]), "deal_") || got["companyId"] != companyID || got["status"] != "open" {
 		t.Errorf("crm-create-deal: %v", got)
+	}
+	if got := data[record](t, "data-metric-series", e.http(routes.Data, req("data-metric-series.json", "cmp_REPLACE", companyID)), 200); got["resource"] != "companies:"+companyID || got["key"] != "metric:revenue" || got["points"] == nil {
+		t.Errorf("data-metric-series: %v", got)
 	}
 	if got := data[record](t, "documents-create", e.http(routes.Documents, req("documents-create.json", "cmp_REPLACE", companyID)), 201); !strings.HasPrefix(fmt.Sprint(got["id"]), "doc_") || got["companyId"] != companyID {
 		t.Errorf("documents-create: %v", got)

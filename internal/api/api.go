@@ -15,6 +15,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/keys"
+	"github.com/sourcebase/sourcebase/internal/metrics"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/resources"
 	"github.com/sourcebase/sourcebase/internal/routes"
@@ -32,6 +33,8 @@ type Deps struct {
 	Companies *companies.Service
 	Workflows *workflows.Service
 	Runs      *runs.Service
+	// Metrics writes and reads metric series.
+	Metrics *metrics.Service
 	// Resources serves the declared resources (package resources).
 	Resources *resource.Registry
 	// Entries are the records on lists.
@@ -118,6 +121,7 @@ func (a *API) endpoints() []endpoint {
 		route(routes.Documents, "GET", "/v1/lists/{id}/entries", a.listEntries),
 		route(routes.Documents, "DELETE", "/v1/lists/{id}/entries/{recordId}", a.removeListEntry),
 	}
+	eps = append(eps, a.dataEndpoints()...)
 	eps = append(eps, a.searchEndpoints()...)
 	return append(eps, a.resourceEndpoints()...)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/keys"
+	"github.com/sourcebase/sourcebase/internal/metrics"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/resources"
 	"github.com/sourcebase/sourcebase/internal/runs"
@@ -203,15 +204,34 @@ func Build(st *store.Store, cfg Config, engine runs.EngineFactory) api.Deps {
 	cs := companies.NewService(st)
 	wf := workflows.NewService(st, cfg.WebhookBaseURL)
 	reg := resources.NewRegistry(st, resource.External{Singular: "company", Exists: cs.Exists}, companies.FieldNames())
+	ms := metrics.NewService(st, recordExists(cs, reg))
+	rs := runs.NewService(st, wf, cs, engine)
+	rs.UseMetrics(ms)
 	return api.Deps{
 		Store:     st,
 		Keys:      k,
 		Auth:      auth.New(k, cfg.CacheTTL),
 		Companies: cs,
 		Workflows: wf,
-		Runs:      runs.NewService(st, wf, cs, engine),
+		Runs:      rs,
+		Metrics:   ms,
 		Resources: reg,
 		Entries:   resources.NewEntries(st, reg, companyReader(cs), cs.Exists),
+	}
+}
+
+// recordExists checks the records metric series belong to: companies,
+// and the declared resources (deals, people).
+func recordExists(cs *companies.Service, reg *resource.Registry) metrics.ExistsFunc {
+	return func(ctx context.Context, org, resourceType, id string) (bool, error) {
+		if resourceType == companies.Name {
+			return cs.Exists(ctx, org, id)
+		}
+		svc, ok := reg.Service(resourceType)
+		if !ok {
+			return false, nil
+		}
+		return svc.Exists(ctx, org, id)
 	}
 }
 

@@ -72,6 +72,7 @@ var Functions = []Function{
 	{Name: CRM, Doc: "deals, people, teams, workspaces and activities", Reach: ByAPI},
 	{Name: Documents, Doc: "documents and lists", Reach: ByAPI},
 	{Name: Scoring, Doc: "scoring frameworks, screenings and scores", Reach: ByAPI},
+	{Name: Data, Doc: "enrichment values and metric series", Reach: ByAPI},
 	{Name: Search, Doc: "search of companies, workspaces, documents and activities (the only function with the search engine)", Reach: ByAPI, HoldsIndexes: true},
 	{Name: Webhook, Doc: "signed webhook deliveries that start runs", Reach: ByURL, StartsRuns: true},
 	{Name: Runner, Doc: "executes a run's steps for the run state machine", Reach: ByStateMachine, Table: []store.Access{store.Read, store.Write}},

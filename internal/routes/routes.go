@@ -22,6 +22,7 @@ const (
 	Documents = resources.Documents
 	Scoring   = resources.Scoring
 	Search    = "search" // POST /v1/<resource>/search of the searchable resources
+	Data      = "data"   // enrichment values and metric series
 )
 
 // Groups lists every resource group: the functions reached by routes.

@@ -26,6 +26,9 @@ const (
 	TypeUpsertCompany = "upsertCompany"
 	TypeTagCompany    = "tagCompany"
 	TypeFail          = "fail"
+	// TypeWriteMetricPoints writes points of metric series: with
+	// {"points": [...]}, the body of POST /v1/data/metric-points.
+	TypeWriteMetricPoints = "writeMetricPoints"
 )
 
 // Limits enforced by Parse.
@@ -59,7 +62,7 @@ const (
 )
 
 // stepTypes lists the known types in the order error messages show them.
-var stepTypes = []string{TypeSet, TypeUpsertCompany, TypeTagCompany, TypeFail}
+var stepTypes = []string{TypeSet, TypeUpsertCompany, TypeTagCompany, TypeFail, TypeWriteMetricPoints}
 
 // Step is one step of a workflow definition, as stored and as shown in the workflow record.
 type Step struct {
@@ -289,6 +292,17 @@ func checkRequired(field, typ string, with map[string]any) error {
 			if _, err := tagList(field+".tags", v); err != nil {
 				return err
 			}
+		}
+	case TypeWriteMetricPoints:
+		if _, dynamic := with["points.$"]; dynamic {
+			return nil
+		}
+		v, ok := with["points"]
+		if !ok {
+			return invalid(field+".points", `is required (or "points.$"): an array of metric points`)
+		}
+		if _, ok := v.([]any); !ok {
+			return invalid(field+".points", "must be an array of metric points, got %s", jsonType(v))
 		}
 	case TypeUpsertCompany:
 		identified := false

@@ -29,6 +29,7 @@ const (
 	TypeDelivery     = "DELIVERY"    // a remembered webhook delivery id
 	TypeIdempotency  = "IDEMPOTENCY" // a remembered Idempotency-Key request
 	TypeChange       = "CHANGE"      // an entry of a change feed
+	TypeMetric       = "METRIC"      // a point of a metric series
 	typeUniqueSuffix = "#UNIQUE"     // <TYPE>#UNIQUE: a uniqueness item
 )
 
@@ -97,6 +98,29 @@ func changePartition(org, typ string) string { return OrgPartition(org, typ) + "
 
 // changeSortKey is the feed's sort key position of time t.
 func changeSortKey(t time.Time) string { return fmt.Sprintf("%019d", max(t.UnixNano(), 0)) }
+
+// MetricPartition is "ORG#<org>#METRIC#<resource>#<key>": the points of
+// one metric series of org (resource "companies:cmp_1", key
+// "metric:revenue"), so that a series and a date range are one Query.
+// Neither resource nor key holds a "#" (the metrics package checks).
+func MetricPartition(org, resource, key string) string {
+	return OrgPartition(org, TypeMetric) + "#" + resource + "#" + key
+}
+
+// MetricSortKey is "<date YYYY-MM-DD>#<capturedOn, clock.Layout>#<id>":
+// one point of a series, in date order, then capture order.
+func MetricSortKey(date, capturedOn, id string) string { return date + "#" + capturedOn + "#" + id }
+
+// MetricDateRange is the sort key range [lo, hi] holding every point of a
+// series dated from start to end (YYYY-MM-DD, both included); "" leaves
+// that end open. "$" follows "#", so hi is past every key of end.
+func MetricDateRange(start, end string) (lo, hi string) {
+	lo, hi = start, end+"$"
+	if end == "" {
+		hi = "~"
+	}
+	return lo, hi
+}
 
 // OrgKey is {"ORG#<org>", "ORG"}: an organization's own item.
 func OrgKey(org string) Key { return Key{"ORG#" + org, TypeOrg} }

@@ -45,6 +45,12 @@ func TestEveryKeyShapeOfTheTableStaysByteForByteTheSame(t *testing.T) {
 		{"sort index key of a long value", sortIndexKey(long, "co_1"), long[:512] + "\x00co_1"},
 		{"sort index prefix", sortIndexPrefix("acme"), "acme\x00"},
 		{"organization of a partition", orgOfPartition("ORG#org_1#RUN", TypeRun), "org_1"},
+		{"metric series partition", MetricPartition("org_1", "companies:cmp_1", "metric:revenue"), "ORG#org_1#METRIC#companies:cmp_1#metric:revenue"},
+		{"metric point sort key", MetricSortKey("2025-03-31", "2026-01-02T03:04:05.006Z", "mpt_1"), "2025-03-31#2026-01-02T03:04:05.006Z#mpt_1"},
+		{"metric date range start", first(MetricDateRange("2025-01-01", "2025-12-31")), "2025-01-01"},
+		{"metric date range end", second(MetricDateRange("2025-01-01", "2025-12-31")), "2025-12-31$"},
+		{"metric date range open start", first(MetricDateRange("", "")), ""},
+		{"metric date range open end", second(MetricDateRange("", "")), "~"},
 	}
 	for _, c := range strs {
 		if c.got != c.want {
@@ -53,7 +59,7 @@ func TestEveryKeyShapeOfTheTableStaysByteForByteTheSame(t *testing.T) {
 	}
 
 	types := map[string]string{TypeOrg: "ORG", TypeAPIKey: "APIKEY", TypeCompany: "COMPANY", TypeWorkflow: "WORKFLOW",
-		TypeRun: "RUN", TypeTriggerRoute: "TRIGGER", TypeDelivery: "DELIVERY", TypeIdempotency: "IDEMPOTENCY", TypeChange: "CHANGE"}
+		TypeRun: "RUN", TypeTriggerRoute: "TRIGGER", TypeDelivery: "DELIVERY", TypeIdempotency: "IDEMPOTENCY", TypeChange: "CHANGE", TypeMetric: "METRIC"}
 	for got, want := range types {
 		if got != want {
 			t.Errorf("item type: got %q, want %q", got, want)
@@ -75,6 +81,7 @@ func TestParseRecordKeyReadsRecordKeysOnlyAndNoOtherItemOfTheTable(t *testing.T)
 		"uniqueness item":  uniqueItemKey("org_1", TypeCompany, "externalId", "e-1"),
 		"change entry":     ChangeKey("org_1", TypeCompany, time.Unix(1, 0), "cmp_1", 2),
 		"lookup":           {lookupPartition("org_1", TypeCompany, "ext", "e-1"), "cmp_1"},
+		"metric point":     {MetricPartition("org_1", "companies:cmp_1", "metric:revenue"), MetricSortKey("2025-01-01", "2026-01-01T00:00:00.000Z", "mpt_1")},
 		"global lookup":    {globalLookupPartition(TypeRun, "status", "running"), "run_1"},
 		"sk with a #":      {OrgPartition("org_1", TypeCompany), "cmp_1#x"},
 		"empty sk":         {OrgPartition("org_1", TypeCompany), ""},
@@ -85,3 +92,6 @@ func TestParseRecordKeyReadsRecordKeysOnlyAndNoOtherItemOfTheTable(t *testing.T)
 		}
 	}
 }
+
+func first(a, _ string) string  { return a }
+func second(_, b string) string { return b }

@@ -1,0 +1,10 @@
+// Command data is the Lambda function of the data resource group:
+// enrichment values and metric series.
+package main
+
+import (
+	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/routes"
+)
+
+func main() { app.ServeLambda(routes.Data) }
