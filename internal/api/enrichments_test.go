@@ -417,3 +417,36 @@ func TestConcurrentWritersToOneCompanyLoseNothingAndAgree(t *testing.T) {
 	}
 	checkConsistent(t, o, o.company(t))
 }
+
+func TestAUserEditAfterCandidatesIsPinnedAndClearingItFallsBack(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	o := newEnrichOrg(t, e)
+	o.add(t, cand("sector", "Provider's", "confidence", 99), cand("sector", "Web's", "source", "web", "confidence", 20))
+	o.c.Do("PUT", "/v1/companies/"+o.id, map[string]any{"sector": "Mine"}).Want(t, 200)
+	if got := o.company(t)["sector"]; got != "Mine" {
+		t.Errorf("after the user's edit sector = %v", got)
+	}
+	o.add(t, cand("sector", "Newer provider's", "confidence", 100))
+	if got := o.company(t)["sector"]; got != "Mine" {
+		t.Errorf("a provider replaced the user's edit: sector = %v", got)
+	}
+	o.c.Do("PUT", "/v1/companies/"+o.id, map[string]any{"sector": "Mine again"}).Want(t, 200)
+	vals := o.c.Do("GET", o.path(), nil).Want(t, 200).List(t)
+	users := 0
+	for _, v := range vals {
+		if v["source"] == "user" {
+			users++
+		}
+	}
+	if users != 1 || vals[0]["value"] != "Mine again" {
+		t.Errorf("after a second edit: %d user candidates, first %v", users, vals[0])
+	}
+	checkConsistent(t, o, o.company(t))
+	o.c.Do("PUT", "/v1/companies/"+o.id, map[string]any{"sector": nil}).Want(t, 200)
+	co := o.company(t)
+	if co["sector"] != "Newer provider's" {
+		t.Errorf("after clearing: sector = %v, want the best remaining candidate", co["sector"])
+	}
+	checkConsistent(t, o, co)
+}

@@ -402,11 +402,20 @@ func (s *Service) write(ctx context.Context, org, typ, id string, change func(ma
 		if !errors.Is(err, apperr.ErrConflict) || round == writeRounds {
 			return err
 		}
-		select {
-		case <-ctx.Done():
+		if perr := pause(ctx, round); perr != nil {
 			return err
-		case <-time.After(time.Duration(round) * time.Duration(5+rand.IntN(20)) * time.Millisecond):
 		}
+	}
+}
+
+// pause waits before another round of a write that lost races: a growing,
+// jittered pause.
+func pause(ctx context.Context, round int) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(time.Duration(round) * time.Duration(5+rand.IntN(20)) * time.Millisecond):
+		return nil
 	}
 }
 
@@ -414,9 +423,17 @@ func (s *Service) write(ctx context.Context, org, typ, id string, change func(ma
 const writeRounds = 10
 
 func (s *Service) update(ctx context.Context, t *Type, org, id string, change func(map[string]*Value) ([]store.Op, error)) error {
-	typ := t.Name
-	return t.Update(ctx, org, id, func(current map[string]json.RawMessage) (Reconciled, []store.Op, error) {
-		stored, _, err := s.read(ctx, org, typ, id)
+	return t.Update(ctx, org, id, s.reconciler(ctx, t, org, id, func(vals map[string]*Value, _ map[string]json.RawMessage) ([]store.Op, error) {
+		return change(vals)
+	}))
+}
+
+// reconciler is the function a record's update runs: it reads the
+// record's candidates, applies change, reconciles every property. A
+// change that returns errSkip leaves candidates and record alone.
+func (s *Service) reconciler(ctx context.Context, t *Type, org, id string, change func(vals map[string]*Value, current map[string]json.RawMessage) ([]store.Op, error)) func(map[string]json.RawMessage) (Reconciled, []store.Op, error) {
+	return func(current map[string]json.RawMessage) (Reconciled, []store.Op, error) {
+		stored, _, err := s.read(ctx, org, t.Name, id)
 		if err != nil {
 			return Reconciled{}, nil, err
 		}
@@ -426,7 +443,7 @@ func (s *Service) update(ctx context.Context, t *Type, org, id string, change fu
 			vals[stored[i].ID] = &stored[i]
 			had[stored[i].Property] = true
 		}
-		ops, err := change(vals)
+		ops, err := change(vals, current)
 		if err != nil {
 			return Reconciled{}, nil, err
 		}
@@ -441,7 +458,7 @@ func (s *Service) update(ctx context.Context, t *Type, org, id string, change fu
 			v := Value{ID: ids.New("env"), Property: p, Value: current[p], Source: SourceUser, Confidence: 100,
 				CapturedOn: now, Pinned: true, PinnedAt: now.Ptr()}
 			vals[v.ID] = &v
-			op, err := s.st.CreateOp(s.item(org, typ, id, &v))
+			op, err := s.st.CreateOp(s.item(org, t.Name, id, &v))
 			if err != nil {
 				return Reconciled{}, nil, err
 			}
@@ -452,8 +469,11 @@ func (s *Service) update(ctx context.Context, t *Type, org, id string, change fu
 			list = append(list, *v)
 		}
 		return t.Reconcile(list, now), ops, nil
-	})
+	}
 }
+
+// errSkip is a change that changes nothing.
+var errSkip = errors.New("enrichment: nothing to reconcile")
 
 func anyOf(vals map[string]*Value, prop string) bool {
 	for _, v := range vals {
