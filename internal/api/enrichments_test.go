@@ -450,3 +450,26 @@ func TestAUserEditAfterCandidatesIsPinnedAndClearingItFallsBack(t *testing.T) {
 	}
 	checkConsistent(t, o, co)
 }
+
+func TestADryRunOfAddEnrichmentReportsTheValuesAndWritesNothing(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	o := newEnrichOrg(t, e)
+	wf := o.c.Do("POST", "/v1/workflows", map[string]any{"name": "Enrich", "steps": []any{
+		map[string]any{"id": "enrich", "type": "addEnrichment", "with": map[string]any{"resourceId": o.id,
+			"values": []any{map[string]any{"property": "sector", "value": "Dry", "confidence": 90}}}},
+	}}).Want(t, 201).Object(t)
+	run := awaitRun(t, o.c, idOf(t, o.c.Do("POST", "/v1/workflows/"+idOf(t, wf)+"/runs", map[string]any{"dryRun": true}).Want(t, 202).Object(t)))
+	wantStatus(t, run, "completed")
+	out := run["output"].(map[string]any)
+	would, _ := out["wouldAdd"].([]any)
+	if out["dryRun"] != true || len(would) != 1 || would[0].(map[string]any)["source"] != "workflow" {
+		t.Errorf("dry run output %v", out)
+	}
+	if vals := o.c.Do("GET", o.path(), nil).Want(t, 200).List(t); len(vals) != 0 {
+		t.Errorf("a dry run stored %v", vals)
+	}
+	if co := o.company(t); co["sector"] != nil || co["lastEnrichedAt"] != nil {
+		t.Errorf("a dry run changed the company: sector %v, lastEnrichedAt %v", co["sector"], co["lastEnrichedAt"])
+	}
+}

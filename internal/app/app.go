@@ -209,6 +209,7 @@ func Build(st *store.Store, cfg Config, engine runs.EngineFactory) api.Deps {
 	rs := runs.NewService(st, wf, cs, engine)
 	rs.UseMetrics(ms)
 	es := enrichment.NewService(st, documentExists(reg), enrichment.Companies(cs))
+	rs.UseEnrichment(es)
 	return api.Deps{
 		Store:      st,
 		Keys:       k,

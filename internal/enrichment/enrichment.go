@@ -267,11 +267,57 @@ func (s *Service) List(ctx context.Context, org, typ, id string) ([]Value, error
 	return t.ranked(vals), nil
 }
 
+// Check checks candidate values as Add does (the record exists, the
+// documents named) and writes nothing: the values without ids.
+func (s *Service) Check(ctx context.Context, org, typ, id string, in []Input) ([]Value, error) {
+	t, err := s.typ(typ)
+	if err != nil {
+		return nil, err
+	}
+	found, err := t.Exists(ctx, org, id)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, apperr.ErrNotFound
+	}
+	vals, err := s.prepare(ctx, org, in)
+	for i := range vals {
+		vals[i].ID = ""
+	}
+	return vals, err
+}
+
 // Add stores candidate values of a record and reconciles its attributes.
 func (s *Service) Add(ctx context.Context, org, typ, id string, in []Input) ([]Value, error) {
 	if _, err := s.typ(typ); err != nil {
 		return nil, err
 	}
+	added, err := s.prepare(ctx, org, in)
+	if err != nil {
+		return nil, err
+	}
+	err = s.write(ctx, org, typ, id, func(vals map[string]*Value) ([]store.Op, error) {
+		ops := make([]store.Op, 0, len(added))
+		for i := range added {
+			v := added[i]
+			vals[v.ID] = &v
+			op, err := s.st.CreateOp(s.item(org, typ, id, &v))
+			if err != nil {
+				return nil, err
+			}
+			ops = append(ops, op)
+		}
+		return ops, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return added, nil
+}
+
+// prepare checks a batch and makes its values.
+func (s *Service) prepare(ctx context.Context, org string, in []Input) ([]Value, error) {
 	if len(in) == 0 {
 		return nil, apperr.Invalid("values", "must hold at least one value")
 	}
@@ -302,22 +348,6 @@ func (s *Service) Add(ctx context.Context, org, typ, id string, in []Input) ([]V
 		if v.Pinned {
 			added[i].PinnedAt = now.Ptr()
 		}
-	}
-	err := s.write(ctx, org, typ, id, func(vals map[string]*Value) ([]store.Op, error) {
-		ops := make([]store.Op, 0, len(added))
-		for i := range added {
-			v := added[i]
-			vals[v.ID] = &v
-			op, err := s.st.CreateOp(s.item(org, typ, id, &v))
-			if err != nil {
-				return nil, err
-			}
-			ops = append(ops, op)
-		}
-		return ops, nil
-	})
-	if err != nil {
-		return nil, err
 	}
 	return added, nil
 }

@@ -384,7 +384,7 @@ func (s *Service) Execute(ctx context.Context, org, id string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.executor.Execute(ctx, org, wf.Steps, r.Input, r.DryRun)
+	res, err := s.executor.Execute(steps.WithRunID(ctx, id), org, wf.Steps, r.Input, r.DryRun)
 	if err != nil {
 		return nil, fmt.Errorf("execute run %s: %w", id, err)
 	}
