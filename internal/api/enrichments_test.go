@@ -473,3 +473,34 @@ func TestADryRunOfAddEnrichmentReportsTheValuesAndWritesNothing(t *testing.T) {
 		t.Errorf("a dry run changed the company: sector %v, lastEnrichedAt %v", co["sector"], co["lastEnrichedAt"])
 	}
 }
+
+func TestUpsertCompanyWritesWorkflowCandidatesThatNeverOverwriteAUsersValue(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	o := newEnrichOrg(t, e)
+	o.c.Do("PUT", "/v1/companies/"+o.id, map[string]any{"website": "https://users.example", "externalId": "ext-enrich"}).Want(t, 200)
+	wf := o.c.Do("POST", "/v1/workflows", map[string]any{"name": "Upsert", "steps": []any{
+		map[string]any{"id": "up", "type": "upsertCompany", "with": map[string]any{"externalId": "ext-enrich",
+			"website": "https://workflows.example", "sector": "From the workflow"}},
+	}}).Want(t, 201).Object(t)
+	runID := idOf(t, o.c.Do("POST", "/v1/workflows/"+idOf(t, wf)+"/runs", map[string]any{}).Want(t, 202).Object(t))
+	wantStatus(t, awaitRun(t, o.c, runID), "completed")
+	co := o.company(t)
+	if co["website"] != "https://users.example" || co["sector"] != "From the workflow" {
+		t.Errorf("website %v (want the user's), sector %v (want the workflow's)", co["website"], co["sector"])
+	}
+	vals := o.c.Do("GET", o.path(), nil).Want(t, 200).List(t)
+	workflow := 0
+	for _, v := range vals {
+		if v["source"] == "workflow" {
+			workflow++
+			if v["sourceId"] != runID || v["confidence"] != 100.0 {
+				t.Errorf("workflow candidate %v, want sourceId %s and confidence 100", v, runID)
+			}
+		}
+	}
+	if workflow != 2 {
+		t.Errorf("%d workflow candidates, want 2: %v", workflow, vals)
+	}
+	checkConsistent(t, o, co)
+}

@@ -151,3 +151,63 @@ func (s *Service) userValues(org, id string, props []string, vals map[string]*Va
 	}
 	return ops, nil
 }
+
+// UpsertCompany applies a workflow's update f to a company of org: the
+// enrichable attributes f sets become candidates (source workflow,
+// sourceId runID, confidence 100) reconciled with the others, instead of
+// overwriting them; its other fields are set as cs.Update sets them. One
+// version-checked write. Call it too right after a workflow created the
+// company, so the values it was made with are workflow candidates.
+func (s *Service) UpsertCompany(ctx context.Context, cs *companies.Service, org, id string, f companies.Fields, runID string) (*companies.Company, error) {
+	t, ok := s.types[companies.Name]
+	if !ok {
+		return cs.Update(ctx, org, id, f)
+	}
+	var props []string
+	for _, p := range f.SetNames() {
+		if _, ok := t.Fields[p]; ok {
+			props = append(props, p)
+		}
+	}
+	if len(props) == 0 {
+		return cs.Update(ctx, org, id, f)
+	}
+	for round := 1; ; round++ {
+		c, err := cs.Enrich(ctx, org, id, func(c *companies.Company) ([]store.Op, error) {
+			before, err := json.Marshal(c)
+			if err != nil {
+				return nil, err
+			}
+			var held map[string]json.RawMessage
+			if err := json.Unmarshal(before, &held); err != nil {
+				return nil, err
+			}
+			f.Apply(c)
+			rctx := context.WithValue(ctx, heldKey{}, held)
+			return enrichCompany(c, s.reconciler(rctx, t, org, id, func(vals map[string]*Value, current map[string]json.RawMessage) ([]store.Op, error) {
+				var ops []store.Op
+				now := s.now()
+				for _, p := range props {
+					if !t.hasValue(current[p]) {
+						continue
+					}
+					v := Value{ID: ids.New("env"), Property: p, Value: current[p], Source: SourceWorkflow, SourceID: runID,
+						Confidence: 100, CapturedOn: now}
+					vals[v.ID] = &v
+					op, err := s.st.CreateOp(s.item(org, companies.Name, id, &v))
+					if err != nil {
+						return nil, err
+					}
+					ops = append(ops, op)
+				}
+				return ops, nil
+			}))
+		})
+		if !errors.Is(err, apperr.ErrConflict) || round == writeRounds {
+			return c, err
+		}
+		if perr := pause(ctx, round); perr != nil {
+			return nil, err
+		}
+	}
+}

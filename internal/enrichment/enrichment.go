@@ -481,11 +481,17 @@ func (s *Service) reconciler(ctx context.Context, t *Type, org, id string, chang
 		// A value the record held before its property had any candidate
 		// (set at creation or by a user) becomes a pinned user candidate,
 		// so that the first provider value does not silently replace it.
+		// A candidate of that very value (the write that set it, such as a
+		// workflow's upsert) stands for it instead.
+		held := current
+		if h, ok := ctx.Value(heldKey{}).(map[string]json.RawMessage); ok {
+			held = h
+		}
 		for _, p := range t.Properties {
-			if had[p] || !t.hasValue(current[p]) || !anyOf(vals, p) {
+			if had[p] || !t.hasValue(held[p]) || !anyOf(vals, p) || holds(vals, p, held[p]) {
 				continue
 			}
-			v := Value{ID: ids.New("env"), Property: p, Value: current[p], Source: SourceUser, Confidence: 100,
+			v := Value{ID: ids.New("env"), Property: p, Value: held[p], Source: SourceUser, Confidence: 100,
 				CapturedOn: now, Pinned: true, PinnedAt: now.Ptr()}
 			vals[v.ID] = &v
 			op, err := s.st.CreateOp(s.item(org, t.Name, id, &v))
@@ -504,6 +510,20 @@ func (s *Service) reconciler(ctx context.Context, t *Type, org, id string, chang
 
 // errSkip is a change that changes nothing.
 var errSkip = errors.New("enrichment: nothing to reconcile")
+
+// heldKey carries the values a record held before a write changed them
+// (a workflow's upsert), which the reconciliation keeps as user values.
+type heldKey struct{}
+
+// holds reports whether a candidate of prop has value v.
+func holds(vals map[string]*Value, prop string, v json.RawMessage) bool {
+	for _, c := range vals {
+		if c.Property == prop && bytes.Equal(c.Value, v) {
+			return true
+		}
+	}
+	return false
+}
 
 func anyOf(vals map[string]*Value, prop string) bool {
 	for _, v := range vals {

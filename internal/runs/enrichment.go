@@ -10,7 +10,14 @@ import (
 
 // UseEnrichment lets the addEnrichment steps of runs write through es.
 // Call it while the service is built, before it executes any run.
-func (s *Service) UseEnrichment(es *enrichment.Service) { s.executor.Enrichment = enrichmentWriter{es} }
+// The upsertCompany steps then write enrichable attributes as candidates.
+func (s *Service) UseEnrichment(es *enrichment.Service) {
+	s.executor.Enrichment = enrichmentWriter{es}
+	if cw, ok := s.executor.Companies.(companyWriter); ok {
+		cw.enrich = es
+		s.executor.Companies = cw
+	}
+}
 
 // enrichmentWriter lets the addEnrichment step write through the
 // enrichment service, with the validation of the API's writes.

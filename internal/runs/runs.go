@@ -157,7 +157,7 @@ func NewService(st *store.Store, wf *workflows.Service, cs *companies.Service, e
 	s := &Service{
 		coll:      store.NewCollection(st, spec),
 		workflows: wf,
-		executor:  steps.Executor{Companies: companyWriter{cs}},
+		executor:  steps.Executor{Companies: companyWriter{svc: cs}},
 		now:       clock.Now,
 
 		queuedTimeout: DefaultQueuedTimeout,
