@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
@@ -31,6 +32,10 @@ const (
 	// a period holding more is refused (400): narrow the period.
 	MaxCandidates = 50000
 )
+
+// DryIDPrefix starts the placeholder id of a record a workflow's dry run
+// would have created (runs.DryIDPrefix); a dry run's points may name one.
+const DryIDPrefix = "dry_"
 
 // ResourceTypes are the kinds of records a series may belong to, by
 // their plural (path) names.
@@ -131,8 +136,8 @@ func ValidKey(s string) bool { return keyPattern.MatchString(s) }
 // Write stores points (at most MaxBatch, decoded by DecodePoints) for org
 // in one transaction: all or none. Each gets an id and capturedOn (now).
 // Every point's resource and deal must be records of org: a 400 naming the
-// point otherwise. With dryRun everything is checked and nothing written;
-// the points come back without ids.
+// point otherwise. With dryRun everything is checked and nothing written
+// (records with DryIDPrefix ids pass); the points come back without ids.
 func (s *Service) Write(ctx context.Context, org string, points []Point, dryRun bool) ([]Point, error) {
 	if len(points) == 0 {
 		return nil, apperr.Invalid("points", "must hold at least one point")
@@ -142,6 +147,9 @@ func (s *Service) Write(ctx context.Context, org string, points []Point, dryRun 
 	}
 	checked := map[string]bool{}
 	check := func(typ, id, path string) error {
+		if dryRun && strings.HasPrefix(id, DryIDPrefix) {
+			return nil // a record the dry run would have created
+		}
 		k := typ + ":" + id
 		if found, done := checked[k]; done {
 			if !found {

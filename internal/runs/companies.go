@@ -13,6 +13,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/enrichment"
+	"github.com/sourcebase/sourcebase/internal/metrics"
 	"github.com/sourcebase/sourcebase/internal/steps"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
@@ -20,7 +21,7 @@ import (
 // DryIDPrefix marks the placeholder id of a record a dry run would have
 // created ("dry_cmp_…"): later steps of the dry run can use it, and no
 // stored record ever has it.
-const DryIDPrefix = "dry_"
+const DryIDPrefix = metrics.DryIDPrefix
 
 // upsertAttempts bounds how often an upsert that lost a race to a
 // concurrent writer starts over.

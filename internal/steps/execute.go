@@ -230,7 +230,11 @@ func (e Executor) perform(ctx context.Context, org string, step Step, runContext
 		if e.Metrics == nil {
 			return nil, &programmingError{errors.New("steps: Executor.Metrics is nil")}
 		}
-		points, err := e.Metrics.WritePoints(ctx, org, map[string]any{"points": with["points"]}, dryRun)
+		body, err := metricPointsBody(with)
+		if err != nil {
+			return nil, fmt.Errorf("step %q: %w", step.ID, err)
+		}
+		points, err := e.Metrics.WritePoints(ctx, org, body, dryRun)
 		if err != nil {
 			return nil, fmt.Errorf("step %q: %w", step.ID, err)
 		}
@@ -241,6 +245,59 @@ func (e Executor) perform(ctx context.Context, org string, step Step, runContext
 	default:
 		return nil, fmt.Errorf("step %q: unknown type %q", step.ID, step.Type)
 	}
+}
+
+// metricPointDefaults are the keys of a writeMetricPoints step's with that
+// every point lacking them takes; resourceType and resourceId together make
+// a resource ("companies" and an id a path resolved make "companies:<id>").
+var metricPointDefaults = []string{"resource", "key", "source", "dealId", "unit", "currency"}
+
+// metricPointsBody is the write body of a writeMetricPoints step: its
+// points, each completed with the step's defaults.
+func metricPointsBody(with map[string]any) (map[string]any, error) {
+	list, ok := with["points"].([]any)
+	if !ok {
+		return nil, fmt.Errorf("points must be an array of metric points, got %s", jsonType(with["points"]))
+	}
+	defaults := map[string]any{}
+	for _, k := range metricPointDefaults {
+		if v, ok := with[k]; ok {
+			defaults[k] = v
+		}
+	}
+	typ, hasType := with["resourceType"]
+	id, hasID := with["resourceId"]
+	if hasType != hasID {
+		return nil, errors.New("resourceType and resourceId go together: both or neither")
+	}
+	if hasType {
+		if _, both := defaults["resource"]; both {
+			return nil, errors.New("give resource or resourceType and resourceId, not both")
+		}
+		t, ok1 := typ.(string)
+		i, ok2 := id.(string)
+		if !ok1 || !ok2 {
+			return nil, fmt.Errorf("resourceType and resourceId must be strings, got %s and %s", jsonType(typ), jsonType(id))
+		}
+		defaults["resource"] = t + ":" + i
+	}
+	points := make([]any, len(list))
+	for i, p := range list {
+		m, ok := p.(map[string]any)
+		if !ok {
+			points[i] = p // the write names it
+			continue
+		}
+		out := make(map[string]any, len(m)+len(defaults))
+		for k, v := range defaults {
+			out[k] = v
+		}
+		for k, v := range m {
+			out[k] = v
+		}
+		points[i] = out
+	}
+	return map[string]any{"points": points}, nil
 }
 
 func upsertOutput(res UpsertResult, dryRun bool) (map[string]any, error) {

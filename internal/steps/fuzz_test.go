@@ -11,6 +11,7 @@ import (
 
 var fuzzSeedSteps = []string{
 	`[]`,
+	`[{"id":"m","type":"writeMetricPoints","with":{"resourceType":"companies","resourceId.$":"$.input.name","key":"metric:x","points":[{"date":"2025-01-31","value":1}]}}]`,
 	`null`,
 	`[{"id":"a","type":"set","with":{"x":1,"name.$":"$.input.name","o":{"p.$":"$..p"},"l":[{"q.$":"$.input.l[*]"},"s"]}}]`,
 	`[{"id":"a","type":"set","with":{"v.$":"$.input.o[?(@.n > 1)].n"}},{"id":"b","type":"set","with":{"w.$":"$.steps.a.v"}}]`,
@@ -64,6 +65,14 @@ func (echoCompanies) AddTags(_ context.Context, _, companyID string, tags []stri
 	return res, nil
 }
 
+// echoMetrics answers a write with the points it was given.
+type echoMetrics struct{}
+
+func (echoMetrics) WritePoints(_ context.Context, _ string, body map[string]any, _ bool) ([]any, error) {
+	points, _ := body["points"].([]any)
+	return points, nil
+}
+
 func FuzzExecute(f *testing.F) {
 	inputs := []string{`{}`, `{"name":"Acme","l":[1,"two",{"p":3}],"o":{"a":{"n":1},"b":{"n":2}},"k":null}`, `null`}
 	for i, s := range fuzzSeedSteps {
@@ -78,7 +87,7 @@ func FuzzExecute(f *testing.F) {
 		if err := json.Unmarshal([]byte(rawInput), &input); err != nil {
 			return
 		}
-		exec := Executor{Companies: echoCompanies{}}
+		exec := Executor{Companies: echoCompanies{}, Metrics: echoMetrics{}}
 		res, err := exec.Execute(context.Background(), "org1", steps, input, dryRun)
 		if err != nil {
 			t.Fatalf("Execute returned a Go error: %v", err)
