@@ -13,6 +13,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/companies"
+	"github.com/sourcebase/sourcebase/internal/enrichment"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/keys"
 	"github.com/sourcebase/sourcebase/internal/metrics"
@@ -33,6 +34,8 @@ type Deps struct {
 	Companies *companies.Service
 	Workflows *workflows.Service
 	Runs      *runs.Service
+	// Enrichment writes and reconciles candidate values of records.
+	Enrichment *enrichment.Service
 	// Metrics writes and reads metric series.
 	Metrics *metrics.Service
 	// Resources serves the declared resources (package resources).
@@ -122,6 +125,7 @@ func (a *API) endpoints() []endpoint {
 		route(routes.Documents, "DELETE", "/v1/lists/{id}/entries/{recordId}", a.removeListEntry),
 	}
 	eps = append(eps, a.dataEndpoints()...)
+	eps = append(eps, a.enrichmentEndpoints()...)
 	eps = append(eps, a.searchEndpoints()...)
 	return append(eps, a.resourceEndpoints()...)
 }

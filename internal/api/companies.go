@@ -28,7 +28,9 @@ func (a *API) getCompany(w http.ResponseWriter, r *http.Request) {
 
 func (a *API) updateCompany(w http.ResponseWriter, r *http.Request) {
 	if f, ok := decodeBody(w, r, companies.DecodeUpdate); ok {
-		reply(w, r, http.StatusOK)(a.d.Companies.Update(r.Context(), principal(r).OrgID, r.PathValue("id"), f))
+		// An enrichable attribute a user sets becomes a pinned user
+		// candidate when its property has candidates (docs/enrichment.md).
+		reply(w, r, http.StatusOK)(a.d.Enrichment.UpdateCompany(r.Context(), a.d.Companies, principal(r).OrgID, r.PathValue("id"), f, f.SetNames()))
 	}
 }
 

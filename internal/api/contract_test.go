@@ -480,9 +480,14 @@ func TestEveryRouteAnswers404ToAnotherOrganizationAnd401WithoutCredentials(t *te
 	}
 	a.Do("POST", "/v1/lists/"+ids["lists"]+"/entries", map[string]any{"recordId": ids["companies"]}).Want(t, 201)
 	keyOfA := e.Key(t, a.Org, "admin").ClientID
+	enriched := a.Do("POST", "/v1/enrichments/resources/companies/"+ids["companies"], map[string]any{"values": []any{
+		map[string]any{"property": "sector", "value": "A's sector", "source": "provider", "confidence": 50}}}).Want(t, 201).List(t)
 	params := map[string]string{
-		"{clientId}": keyOfA,
-		"{recordId}": ids["companies"], // the company on A's list
+		"{clientId}":     keyOfA,
+		"{recordId}":     ids["companies"], // the company on A's list
+		"{resourceType}": "companies",
+		"{resourceId}":   ids["companies"],           // A's company
+		"{valueId}":      enriched[0]["id"].(string), // its candidate
 	}
 	var secrets []string
 	for _, id := range ids {
@@ -514,6 +519,9 @@ func TestEveryRouteAnswers404ToAnotherOrganizationAnd401WithoutCredentials(t *te
 	bodies := map[string]any{
 		"POST /v1/lists/{id}/entries":  map[string]any{"recordId": ids["companies"]},
 		"PATCH /v1/workflow-runs/{id}": map[string]any{"title": "B's title"},
+		"POST /v1/enrichments/resources/{resourceType}/{resourceId}": map[string]any{"values": []any{
+			map[string]any{"property": "sector", "value": "B's sector", "source": "provider", "confidence": 100}}},
+		"PATCH /v1/enrichments/resources/{resourceType}/{resourceId}/{valueId}": map[string]any{"pinned": true},
 	}
 
 	table := slices.Clone(api.Routes())

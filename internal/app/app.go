@@ -19,6 +19,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/companies"
+	"github.com/sourcebase/sourcebase/internal/enrichment"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/keys"
 	"github.com/sourcebase/sourcebase/internal/metrics"
@@ -207,16 +208,19 @@ func Build(st *store.Store, cfg Config, engine runs.EngineFactory) api.Deps {
 	ms := metrics.NewService(st, recordExists(cs, reg))
 	rs := runs.NewService(st, wf, cs, engine)
 	rs.UseMetrics(ms)
+	es := enrichment.NewService(st, documentExists(reg), enrichment.Companies(cs))
+	rs.UseEnrichment(es)
 	return api.Deps{
-		Store:     st,
-		Keys:      k,
-		Auth:      auth.New(k, cfg.CacheTTL),
-		Companies: cs,
-		Workflows: wf,
-		Runs:      rs,
-		Metrics:   ms,
-		Resources: reg,
-		Entries:   resources.NewEntries(st, reg, companyReader(cs), cs.Exists),
+		Store:      st,
+		Keys:       k,
+		Auth:       auth.New(k, cfg.CacheTTL),
+		Companies:  cs,
+		Workflows:  wf,
+		Runs:       rs,
+		Metrics:    ms,
+		Enrichment: es,
+		Resources:  reg,
+		Entries:    resources.NewEntries(st, reg, companyReader(cs), cs.Exists),
 	}
 }
 
@@ -228,6 +232,17 @@ func recordExists(cs *companies.Service, reg *resource.Registry) metrics.ExistsF
 			return cs.Exists(ctx, org, id)
 		}
 		svc, ok := reg.Service(resourceType)
+		if !ok {
+			return false, nil
+		}
+		return svc.Exists(ctx, org, id)
+	}
+}
+
+// documentExists checks the sourceId of document candidates.
+func documentExists(reg *resource.Registry) enrichment.ExistsFunc {
+	return func(ctx context.Context, org, id string) (bool, error) {
+		svc, ok := reg.Service("documents")
 		if !ok {
 			return false, nil
 		}

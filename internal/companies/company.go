@@ -3,6 +3,7 @@
 package companies
 
 import (
+	"encoding/json"
 	"net/url"
 	"reflect"
 	"strings"
@@ -140,4 +141,37 @@ func FieldNames() []string {
 		}
 	}
 	return out
+}
+
+// SetEnriched sets reconciled attribute values by their JSON names (null
+// clears one), the enrichment field and lastEnrichedAt.
+func (c *Company) SetEnriched(values map[string]json.RawMessage, candidates map[string][]Candidate, at clock.Time) error {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	for k, v := range values {
+		if v == nil {
+			v = json.RawMessage("null")
+		}
+		m[k] = v
+	}
+	b, err = json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	var next Company
+	if err := json.Unmarshal(b, &next); err != nil {
+		return err
+	}
+	next.Versioned = c.Versioned
+	next.Enrichment = candidates
+	next.LastEnrichedAt = at.Ptr()
+	*c = next
+	c.normalize()
+	return nil
 }

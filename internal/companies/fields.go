@@ -2,6 +2,7 @@ package companies
 
 import (
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -172,4 +173,19 @@ func (f Fields) Apply(c *Company) {
 		c.Custom = f.Custom.Value
 	}
 	c.normalize()
+}
+
+// SetNames are the JSON names of the fields f sets or clears.
+func (f Fields) SetNames() []string {
+	var out []string
+	for name, set := range map[string]bool{"canonicalName": f.CanonicalName.Set, "alternativeNames": f.AlternativeNames.Set,
+		"website": f.Website.Set, "description": f.Description.Set, "shortDescription": f.ShortDescription.Set,
+		"sector": f.Sector.Set, "industry": f.Industry.Set, "location": f.Location.Set, "externalId": f.ExternalID.Set,
+		"tags": f.Tags.Set, "custom": f.Custom.Set, "companyType": f.CompanyType.Set} {
+		if set {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -198,3 +198,24 @@ func (s *Service) Match(ctx context.Context, org string, f Fields) (*Company, er
 	}
 	return nil, nil
 }
+
+// Enrich runs fn in a version-checked update of a company of org (retried
+// on races, so fn must be a pure function of the company and what it
+// reads), writing the operations fn returns in the same transaction: how
+// enrichment writes candidates and the reconciled attributes together.
+func (s *Service) Enrich(ctx context.Context, org, id string, fn func(*Company) ([]store.Op, error)) (*Company, error) {
+	c, err := s.coll.UpdateTx(ctx, org, id, func(c *Company) ([]store.Op, error) {
+		c.normalize()
+		ops, err := fn(c)
+		if err != nil {
+			return nil, err
+		}
+		c.UpdatedAt = s.now()
+		return ops, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	c.normalize()
+	return c, nil
+}

@@ -41,3 +41,14 @@ func DecodedObject(m map[string]any, name string) input.Field[map[string]any] {
 	o, _ := v.(map[string]any)
 	return input.Field[map[string]any]{Set: true, Value: o}
 }
+
+// DecodeAs reads the member name of o as a value of field f (its kind,
+// limits and Validate), errors naming o's path of name: how a value sent
+// for a field elsewhere than in a record's body (an enrichment candidate)
+// is checked. Null is refused.
+func (f Field) DecodeAs(o *input.Object, name string) (any, error) {
+	g := f
+	g.Name, g.Required = name, true
+	v, _, err := g.decode(o)
+	return v, err
+}

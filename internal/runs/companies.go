@@ -12,6 +12,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/companies"
+	"github.com/sourcebase/sourcebase/internal/enrichment"
 	"github.com/sourcebase/sourcebase/internal/metrics"
 	"github.com/sourcebase/sourcebase/internal/steps"
 	"github.com/sourcebase/sourcebase/internal/store"
@@ -28,7 +29,12 @@ const upsertAttempts = 8
 
 // companyWriter lets the company steps of a workflow write through the
 // company service, with the same validation as the API.
-type companyWriter struct{ svc *companies.Service }
+type companyWriter struct {
+	svc *companies.Service
+	// enrich, when set, makes the enrichable attributes an upsert sets
+	// candidates (source workflow) instead of overwriting them.
+	enrich *enrichment.Service
+}
 
 // Upsert creates the company that fields identify, or updates it. Under
 // concurrency it converges: when another writer creates the company first
@@ -77,6 +83,11 @@ func (w companyWriter) upsert(ctx context.Context, org string, f companies.Field
 		}
 		c, err := w.svc.Create(ctx, org, f, companies.OriginWorkflow)
 		var taken *store.UniqueError
+		if err == nil && w.enrich != nil {
+			// The values it was made with become workflow candidates.
+			c, err = w.enrich.UpsertCompany(ctx, w.svc, org, c.ID, f, steps.RunID(ctx))
+			return steps.UpsertResult{Company: c, Created: err == nil}, err
+		}
 		if !errors.As(err, &taken) {
 			return steps.UpsertResult{Company: c, Created: err == nil}, err
 		}
@@ -91,6 +102,10 @@ func (w companyWriter) upsert(ctx context.Context, org string, f companies.Field
 	}
 	if dryRun {
 		return steps.UpsertResult{Company: existing, WouldUpdate: changes(existing, f)}, nil
+	}
+	if w.enrich != nil {
+		c, err := w.enrich.UpsertCompany(ctx, w.svc, org, existing.ID, f, steps.RunID(ctx))
+		return steps.UpsertResult{Company: c}, err
 	}
 	c, err := w.svc.Update(ctx, org, existing.ID, f)
 	return steps.UpsertResult{Company: c}, err

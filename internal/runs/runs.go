@@ -157,7 +157,7 @@ func NewService(st *store.Store, wf *workflows.Service, cs *companies.Service, e
 	s := &Service{
 		coll:      store.NewCollection(st, spec),
 		workflows: wf,
-		executor:  steps.Executor{Companies: companyWriter{cs}},
+		executor:  steps.Executor{Companies: companyWriter{svc: cs}},
 		now:       clock.Now,
 
 		queuedTimeout: DefaultQueuedTimeout,
@@ -384,7 +384,7 @@ func (s *Service) Execute(ctx context.Context, org, id string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.executor.Execute(ctx, org, wf.Steps, r.Input, r.DryRun)
+	res, err := s.executor.Execute(steps.WithRunID(ctx, id), org, wf.Steps, r.Input, r.DryRun)
 	if err != nil {
 		return nil, fmt.Errorf("execute run %s: %w", id, err)
 	}

@@ -32,6 +32,26 @@ type Metrics interface {
 	WritePoints(ctx context.Context, org string, body map[string]any, dryRun bool) ([]any, error)
 }
 
+// Enrichment is what the addEnrichment step needs; implemented elsewhere
+// (package runs, over package enrichment).
+type Enrichment interface {
+	// AddValues writes candidate values (the "values" of the body of POST
+	// /v1/enrichments/resources/{resourceType}/{resourceId}) of a record of
+	// org and returns them as written; with dryRun it checks them, writes
+	// nothing, and returns them without ids.
+	AddValues(ctx context.Context, org, resourceType, resourceID string, values any, dryRun bool) ([]any, error)
+}
+
+type runIDKey struct{}
+
+// WithRunID gives the steps executed with ctx the id of their run.
+func WithRunID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, runIDKey{}, id)
+}
+
+// RunID is the id of the run executing, "" when unknown.
+func RunID(ctx context.Context) string { id, _ := ctx.Value(runIDKey{}).(string); return id }
+
 // UpsertResult is the step-facing result of a company write.
 //
 // In a dry run the executor reports "would create" when Created is true or
@@ -63,6 +83,8 @@ type Result struct {
 type Executor struct {
 	Companies Companies
 	Metrics   Metrics
+	// Enrichment serves the addEnrichment steps.
+	Enrichment Enrichment
 }
 
 // Execute runs steps in order against the run context {"input": input,
@@ -184,6 +206,26 @@ func (e Executor) perform(ctx context.Context, org string, step Step, runContext
 			return nil, err
 		}
 		return tagOutput(res, dryRun)
+	case TypeAddEnrichment:
+		if e.Enrichment == nil {
+			return nil, &programmingError{errors.New("steps: Executor.Enrichment is nil")}
+		}
+		typ, _ := with["resourceType"].(string)
+		if typ == "" {
+			typ = "companies"
+		}
+		id, ok := with["resourceId"].(string)
+		if !ok || id == "" {
+			return nil, fmt.Errorf("step %q: resourceId must be a non-empty string, got %s", step.ID, describe(with["resourceId"]))
+		}
+		values, err := e.Enrichment.AddValues(ctx, org, typ, id, with["values"], dryRun)
+		if err != nil {
+			return nil, fmt.Errorf("step %q: %w", step.ID, err)
+		}
+		if dryRun {
+			return plainOutput(map[string]any{"dryRun": true, "wouldAdd": values})
+		}
+		return plainOutput(map[string]any{"values": values})
 	case TypeWriteMetricPoints:
 		if e.Metrics == nil {
 			return nil, &programmingError{errors.New("steps: Executor.Metrics is nil")}

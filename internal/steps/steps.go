@@ -29,6 +29,12 @@ const (
 	// TypeWriteMetricPoints writes points of metric series: with
 	// {"points": [...]}, the body of POST /v1/data/metric-points.
 	TypeWriteMetricPoints = "writeMetricPoints"
+	// TypeAddEnrichment writes candidate values of a record's attributes:
+	// with {resourceType? (default "companies"), resourceId, values: [...]},
+	// the values as POST /v1/enrichments/resources/{resourceType}/{resourceId}
+	// takes them (source defaulting to "workflow", whose sourceId defaults
+	// to the run id).
+	TypeAddEnrichment = "addEnrichment"
 )
 
 // Limits enforced by Parse.
@@ -62,7 +68,7 @@ const (
 )
 
 // stepTypes lists the known types in the order error messages show them.
-var stepTypes = []string{TypeSet, TypeUpsertCompany, TypeTagCompany, TypeFail, TypeWriteMetricPoints}
+var stepTypes = []string{TypeSet, TypeUpsertCompany, TypeTagCompany, TypeFail, TypeWriteMetricPoints, TypeAddEnrichment}
 
 // Step is one step of a workflow definition, as stored and as shown in the workflow record.
 type Step struct {
@@ -292,6 +298,27 @@ func checkRequired(field, typ string, with map[string]any) error {
 			if _, err := tagList(field+".tags", v); err != nil {
 				return err
 			}
+		}
+	case TypeAddEnrichment:
+		if _, dynamic := with["resourceId.$"]; !dynamic {
+			if v, ok := with["resourceId"].(string); !ok || v == "" {
+				return invalid(field+".resourceId", `is required (or "resourceId.$"): the id of the record`)
+			}
+		}
+		if v, ok := with["resourceType"]; ok {
+			if _, isString := v.(string); !isString {
+				return invalid(field+".resourceType", "must be a string, got %s", jsonType(v))
+			}
+		}
+		if _, dynamic := with["values.$"]; dynamic {
+			return nil
+		}
+		v, ok := with["values"]
+		if !ok {
+			return invalid(field+".values", `is required (or "values.$"): an array of enrichment values`)
+		}
+		if _, ok := v.([]any); !ok {
+			return invalid(field+".values", "must be an array of enrichment values, got %s", jsonType(v))
 		}
 	case TypeWriteMetricPoints:
 		if _, dynamic := with["points.$"]; dynamic {

@@ -30,6 +30,7 @@ const (
 	TypeIdempotency  = "IDEMPOTENCY" // a remembered Idempotency-Key request
 	TypeChange       = "CHANGE"      // an entry of a change feed
 	TypeMetric       = "METRIC"      // a point of a metric series
+	TypeEnrichment   = "ENRICH"      // a candidate value of a record's attribute
 	typeUniqueSuffix = "#UNIQUE"     // <TYPE>#UNIQUE: a uniqueness item
 )
 
@@ -120,6 +121,19 @@ func MetricDateRange(start, end string) (lo, hi string) {
 		hi = "~"
 	}
 	return lo, hi
+}
+
+// EnrichmentPartition is "ORG#<org>#ENRICH#<resourceType>#<resourceId>":
+// the candidate values of one record (resource type "companies"), each an
+// item whose sk is the value's id, so that a record's candidates are one
+// strongly consistent Query and no item grows with them.
+func EnrichmentPartition(org, resourceType, resourceID string) string {
+	return OrgPartition(org, TypeEnrichment) + "#" + resourceType + "#" + resourceID
+}
+
+// EnrichmentKey is {EnrichmentPartition, <valueId>}: one candidate value.
+func EnrichmentKey(org, resourceType, resourceID, valueID string) Key {
+	return Key{EnrichmentPartition(org, resourceType, resourceID), valueID}
 }
 
 // OrgKey is {"ORG#<org>", "ORG"}: an organization's own item.

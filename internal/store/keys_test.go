@@ -50,6 +50,8 @@ func TestEveryKeyShapeOfTheTableStaysByteForByteTheSame(t *testing.T) {
 		{"metric date range start", first(MetricDateRange("2025-01-01", "2025-12-31")), "2025-01-01"},
 		{"metric date range end", second(MetricDateRange("2025-01-01", "2025-12-31")), "2025-12-31$"},
 		{"metric date range open start", first(MetricDateRange("", "")), ""},
+		{"enrichment partition", EnrichmentPartition("org_1", "companies", "cmp_1"), "ORG#org_1#ENRICH#companies#cmp_1"},
+		{"enrichment value", EnrichmentKey("org_1", "companies", "cmp_1", "env_1").SK, "env_1"},
 		{"metric date range open end", second(MetricDateRange("", "")), "~"},
 	}
 	for _, c := range strs {
@@ -59,7 +61,7 @@ func TestEveryKeyShapeOfTheTableStaysByteForByteTheSame(t *testing.T) {
 	}
 
 	types := map[string]string{TypeOrg: "ORG", TypeAPIKey: "APIKEY", TypeCompany: "COMPANY", TypeWorkflow: "WORKFLOW",
-		TypeRun: "RUN", TypeTriggerRoute: "TRIGGER", TypeDelivery: "DELIVERY", TypeIdempotency: "IDEMPOTENCY", TypeChange: "CHANGE", TypeMetric: "METRIC"}
+		TypeRun: "RUN", TypeTriggerRoute: "TRIGGER", TypeDelivery: "DELIVERY", TypeIdempotency: "IDEMPOTENCY", TypeChange: "CHANGE", TypeMetric: "METRIC", TypeEnrichment: "ENRICH"}
 	for got, want := range types {
 		if got != want {
 			t.Errorf("item type: got %q, want %q", got, want)
@@ -81,6 +83,7 @@ func TestParseRecordKeyReadsRecordKeysOnlyAndNoOtherItemOfTheTable(t *testing.T)
 		"uniqueness item":  uniqueItemKey("org_1", TypeCompany, "externalId", "e-1"),
 		"change entry":     ChangeKey("org_1", TypeCompany, time.Unix(1, 0), "cmp_1", 2),
 		"lookup":           {lookupPartition("org_1", TypeCompany, "ext", "e-1"), "cmp_1"},
+		"enrichment value": {EnrichmentPartition("org_1", "companies", "cmp_1"), "env_1"},
 		"metric point":     {MetricPartition("org_1", "companies:cmp_1", "metric:revenue"), MetricSortKey("2025-01-01", "2026-01-01T00:00:00.000Z", "mpt_1")},
 		"global lookup":    {globalLookupPartition(TypeRun, "status", "running"), "run_1"},
 		"sk with a #":      {OrgPartition("org_1", TypeCompany), "cmp_1#x"},

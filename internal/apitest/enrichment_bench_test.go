@@ -1,0 +1,68 @@
+package apitest_test
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+
+	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/testenv"
+)
+
+// enrichedValue is candidate i of an enrichable company property.
+func enrichedValue(prop string, i int) any {
+	switch prop {
+	case "alternativeNames":
+		return []string{fmt.Sprintf("Name %d", i)}
+	case "website", "linkedinUrl":
+		return fmt.Sprintf("https://c%d.example", i)
+	case "location":
+		return map[string]any{"city": fmt.Sprintf("City %d", i)}
+	case "employeeCount":
+		return 10 + i
+	case "lastValuation", "lastAmountRaised", "totalMoneyRaised":
+		return 1000.5 * float64(i+1)
+	case "lastRoundDate":
+		return fmt.Sprintf("2025-01-%02d", 1+i%28)
+	case "lastFinancials":
+		return map[string]any{"revenue": i}
+	}
+	return fmt.Sprintf("%s candidate %d, a sentence of ordinary length about the company", prop, i)
+}
+
+// BenchmarkReconcileCompanyWith16AttributesOf50Candidates times one
+// write that reconciles a company whose 16 enrichable attributes (every
+// one the company has) hold 50 candidates each: pinning, then unpinning,
+// one candidate. Each write reads the company, Queries its 800
+// candidates and writes one transaction.
+func BenchmarkReconcileCompanyWith16AttributesOf50Candidates(b *testing.B) {
+	calls := &testenv.CountingTransport{}
+	env := apitest.NewWith(b, apitest.Options{Transport: calls})
+	c := env.Org(b)
+	id := c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Enriched"}).Want(b, http.StatusCreated).Object(b)["id"].(string)
+	path := "/v1/enrichments/resources/companies/" + id
+	props := []string{"alternativeNames", "website", "linkedinUrl", "description", "shortDescription", "sector", "subsector",
+		"industry", "location", "employeeCount", "ownershipStatus", "lastValuation", "lastAmountRaised", "totalMoneyRaised",
+		"lastRoundDate", "lastFinancials"}
+	var first string
+	for _, p := range props {
+		values := make([]any, 50)
+		for i := range values {
+			values[i] = map[string]any{"property": p, "value": enrichedValue(p, i), "source": "provider", "confidence": i % 100}
+		}
+		added := c.Do("POST", path, map[string]any{"values": values}).Want(b, http.StatusCreated).List(b)
+		if first == "" {
+			first = added[0]["id"].(string)
+		}
+	}
+	if n := len(c.Do("GET", path, nil).Want(b, http.StatusOK).List(b)); n != 800 {
+		b.Fatalf("%d candidates stored, want 800", n)
+	}
+	calls.Reset()
+	pinned := false
+	for b.Loop() {
+		pinned = !pinned
+		c.Do("PATCH", path+"/"+first, map[string]any{"pinned": pinned}).Want(b, http.StatusOK)
+	}
+	b.ReportMetric(float64(calls.Count())/float64(b.N), "ddbcalls/op")
+}

@@ -1,0 +1,213 @@
+package enrichment
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/companies"
+	"github.com/sourcebase/sourcebase/internal/ids"
+	"github.com/sourcebase/sourcebase/internal/resource"
+	"github.com/sourcebase/sourcebase/internal/store"
+)
+
+// CompanyProperties are the enrichable attributes of a company.
+var CompanyProperties = []string{"alternativeNames", "website", "linkedinUrl", "description", "shortDescription",
+	"sector", "subsector", "industry", "location", "employeeCount", "ownershipStatus", "lastValuation",
+	"lastAmountRaised", "totalMoneyRaised", "lastRoundDate", "lastFinancials"}
+
+// Companies is the enrichable type of companies: values are checked by
+// the fields of companies.Def, and a write updates the company through
+// cs (a version-checked update, retried on races).
+func Companies(cs *companies.Service) *Type {
+	fields := map[string]resource.Field{}
+	for _, p := range CompanyProperties {
+		f, ok := companies.Def.Field(p)
+		if !ok {
+			panic(fmt.Sprintf("enrichment: companies.Def has no field %s", p))
+		}
+		fields[p] = f
+	}
+	return &Type{Name: companies.Name, Properties: CompanyProperties, Fields: fields, Exists: cs.Exists,
+		Update: func(ctx context.Context, org, id string, fn func(map[string]json.RawMessage) (Reconciled, []store.Op, error)) error {
+			_, err := cs.Enrich(ctx, org, id, func(c *companies.Company) ([]store.Op, error) { return enrichCompany(c, fn) })
+			return err
+		}}
+}
+
+// enrichCompany runs a reconciliation on c and sets what it decides.
+func enrichCompany(c *companies.Company, fn func(map[string]json.RawMessage) (Reconciled, []store.Op, error)) ([]store.Op, error) {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return nil, err
+	}
+	var current map[string]json.RawMessage
+	if err := json.Unmarshal(b, &current); err != nil {
+		return nil, err
+	}
+	r, ops, err := fn(current)
+	if err != nil {
+		return nil, err
+	}
+	cands := make(map[string][]companies.Candidate, len(r.Candidates))
+	for p, cs := range r.Candidates {
+		for _, cd := range cs {
+			cands[p] = append(cands[p], companies.Candidate(cd))
+		}
+	}
+	return ops, c.SetEnriched(r.Values, cands, r.At)
+}
+
+// ProviderCompanyUpdate is the provider of the user candidates a
+// PUT /v1/companies/{id} records; a later PUT replaces them.
+const ProviderCompanyUpdate = "company-update"
+
+// UpdateCompany applies a user's update f to a company of org (cs.Update's
+// rules) in one version-checked write with its candidates: an enrichable
+// attribute f sets, whose property already has candidates, is recorded
+// as a pinned user candidate (replacing the earlier ones of PUTs), and
+// one f clears deletes the property's user candidates, so the attribute
+// falls back to the others. A property without candidates is just set
+// (its value becomes a pinned user candidate when the first candidate
+// arrives).
+func (s *Service) UpdateCompany(ctx context.Context, cs *companies.Service, org, id string, f companies.Fields, set []string) (*companies.Company, error) {
+	t, ok := s.types[companies.Name]
+	if !ok {
+		return cs.Update(ctx, org, id, f)
+	}
+	var props []string
+	for _, p := range set {
+		if _, ok := t.Fields[p]; ok {
+			props = append(props, p)
+		}
+	}
+	if len(props) == 0 {
+		return cs.Update(ctx, org, id, f)
+	}
+	for round := 1; ; round++ {
+		c, err := cs.Enrich(ctx, org, id, func(c *companies.Company) ([]store.Op, error) {
+			before, _ := json.Marshal(c)
+			f.Apply(c)
+			ops, err := enrichCompany(c, s.reconciler(ctx, t, org, id, func(vals map[string]*Value, current map[string]json.RawMessage) ([]store.Op, error) {
+				return s.userValues(org, id, props, vals, current)
+			}))
+			if errors.Is(err, errSkip) {
+				after, _ := json.Marshal(c)
+				if string(after) == string(before) {
+					return nil, store.ErrUnchanged
+				}
+				return nil, nil
+			}
+			return ops, err
+		})
+		if !errors.Is(err, apperr.ErrConflict) || round == writeRounds {
+			return c, err
+		}
+		if perr := pause(ctx, round); perr != nil {
+			return nil, err
+		}
+	}
+}
+
+// userValues records the values a PUT set (current, after the update) of
+// props that have candidates; errSkip when none has.
+func (s *Service) userValues(org, id string, props []string, vals map[string]*Value, current map[string]json.RawMessage) ([]store.Op, error) {
+	var ops []store.Op
+	now := s.now()
+	for _, p := range props {
+		if !anyOf(vals, p) {
+			continue
+		}
+		value := current[p]
+		set := (&Type{}).hasValue(value)
+		var top *Value
+		for vid, v := range vals {
+			if v.Property != p || v.Source != SourceUser || (set && v.Provider != ProviderCompanyUpdate) {
+				continue
+			}
+			if set && v.Pinned && string(v.Value) == string(value) && top == nil {
+				top = v
+				continue
+			}
+			delete(vals, vid)
+			k := store.EnrichmentKey(org, companies.Name, id, vid)
+			ops = append(ops, s.st.DeleteOp(k.PK, k.SK))
+		}
+		if set && top == nil {
+			v := Value{ID: ids.New("env"), Property: p, Value: value, Provider: ProviderCompanyUpdate, Source: SourceUser,
+				Confidence: 100, CapturedOn: now, Pinned: true, PinnedAt: now.Ptr()}
+			vals[v.ID] = &v
+			op, err := s.st.CreateOp(s.item(org, companies.Name, id, &v))
+			if err != nil {
+				return nil, err
+			}
+			ops = append(ops, op)
+		}
+	}
+	if len(ops) == 0 {
+		return nil, errSkip
+	}
+	return ops, nil
+}
+
+// UpsertCompany applies a workflow's update f to a company of org: the
+// enrichable attributes f sets become candidates (source workflow,
+// sourceId runID, confidence 100) reconciled with the others, instead of
+// overwriting them; its other fields are set as cs.Update sets them. One
+// version-checked write. Call it too right after a workflow created the
+// company, so the values it was made with are workflow candidates.
+func (s *Service) UpsertCompany(ctx context.Context, cs *companies.Service, org, id string, f companies.Fields, runID string) (*companies.Company, error) {
+	t, ok := s.types[companies.Name]
+	if !ok {
+		return cs.Update(ctx, org, id, f)
+	}
+	var props []string
+	for _, p := range f.SetNames() {
+		if _, ok := t.Fields[p]; ok {
+			props = append(props, p)
+		}
+	}
+	if len(props) == 0 {
+		return cs.Update(ctx, org, id, f)
+	}
+	for round := 1; ; round++ {
+		c, err := cs.Enrich(ctx, org, id, func(c *companies.Company) ([]store.Op, error) {
+			before, err := json.Marshal(c)
+			if err != nil {
+				return nil, err
+			}
+			var held map[string]json.RawMessage
+			if err := json.Unmarshal(before, &held); err != nil {
+				return nil, err
+			}
+			f.Apply(c)
+			rctx := context.WithValue(ctx, heldKey{}, held)
+			return enrichCompany(c, s.reconciler(rctx, t, org, id, func(vals map[string]*Value, current map[string]json.RawMessage) ([]store.Op, error) {
+				var ops []store.Op
+				now := s.now()
+				for _, p := range props {
+					if !t.hasValue(current[p]) {
+						continue
+					}
+					v := Value{ID: ids.New("env"), Property: p, Value: current[p], Source: SourceWorkflow, SourceID: runID,
+						Confidence: 100, CapturedOn: now}
+					vals[v.ID] = &v
+					op, err := s.st.CreateOp(s.item(org, companies.Name, id, &v))
+					if err != nil {
+						return nil, err
+					}
+					ops = append(ops, op)
+				}
+				return ops, nil
+			}))
+		})
+		if !errors.Is(err, apperr.ErrConflict) || round == writeRounds {
+			return c, err
+		}
+		if perr := pause(ctx, round); perr != nil {
+			return nil, err
+		}
+	}
+}
