@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/store"
 )
 
 // enrichOrg is an organization with one company whose candidates tests write.
@@ -503,4 +505,23 @@ func TestUpsertCompanyWritesWorkflowCandidatesThatNeverOverwriteAUsersValue(t *t
 		t.Errorf("%d workflow candidates, want 2: %v", workflow, vals)
 	}
 	checkConsistent(t, o, co)
+}
+
+func TestDeletingACompanyDeletesItsEnrichmentValues(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	o := newEnrichOrg(t, e)
+	o.add(t, cand("employeeCount", 40), cand("sector", "Robotics"))
+	o.c.Do("DELETE", "/v1/companies/"+o.id, nil).Want(t, 204)
+	left := 0
+	if _, err := e.Store.ReadRange(context.Background(), store.EnrichmentPartition(o.c.Org, "companies", o.id), "", "~", func(json.RawMessage) (bool, error) {
+		left++
+		return true, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if left != 0 {
+		t.Errorf("%d enrichment values of the deleted company are left", left)
+	}
+	o.c.Do("GET", o.path(), nil).Want(t, 404)
 }

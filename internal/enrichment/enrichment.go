@@ -396,6 +396,12 @@ func (s *Service) Delete(ctx context.Context, org, typ, id, valueID string) erro
 	})
 }
 
+// Purge deletes every candidate value of the record id of typ, once the
+// record itself is deleted, so that none is left behind.
+func (s *Service) Purge(ctx context.Context, org, typ, id string) error {
+	return s.st.DeletePartition(ctx, store.EnrichmentPartition(org, typ, id))
+}
+
 func (s *Service) item(org, typ, id string, v *Value) store.Item {
 	k := store.EnrichmentKey(org, typ, id, v.ID)
 	return store.Item{PK: k.PK, SK: k.SK, Type: store.TypeEnrichment, Doc: v, Version: 1}

@@ -53,3 +53,41 @@ func (s *Store) ReadRange(ctx context.Context, pk, lo, hi string, each func(doc 
 	}
 	return calls, nil
 }
+
+// DeletePartition deletes every item of partition pk (the items a removed
+// record leaves behind, such as its enrichment candidates): their keys read
+// with one paged Query, deleted in transactions of at most MaxBatch. An
+// item deleted meanwhile by another writer is no error.
+func (s *Store) DeletePartition(ctx context.Context, pk string) error {
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(s.Table),
+		KeyConditionExpression:    aws.String("pk = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pk}},
+		ProjectionExpression:      aws.String("pk, sk"),
+		ConsistentRead:            aws.Bool(true),
+	}
+	var ops []types.TransactWriteItem
+	flush := func() error {
+		if len(ops) == 0 {
+			return nil
+		}
+		_, err := s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: ops})
+		ops = ops[:0]
+		return classify(ctx, err)
+	}
+	for p := dynamodb.NewQueryPaginator(s.DB, in); p.HasMorePages(); {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return classify(ctx, fmt.Errorf("read the partition to delete: %w", err))
+		}
+		for _, av := range page.Items {
+			ops = append(ops, types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.Table), Key: map[string]types.AttributeValue{AttrPK: av[AttrPK], AttrSK: av[AttrSK]}}})
+			if len(ops) == MaxBatch {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return flush()
+}
