@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/ids"
 	"github.com/sourcebase/sourcebase/internal/resource"
@@ -77,17 +76,12 @@ func (s *Service) UpdateCompany(ctx context.Context, cs *companies.Service, org,
 	if !ok {
 		return cs.Update(ctx, org, id, f)
 	}
-	var props []string
-	for _, p := range set {
-		if _, ok := t.Fields[p]; ok {
-			props = append(props, p)
-		}
-	}
+	props := t.enrichable(set)
 	if len(props) == 0 {
 		return cs.Update(ctx, org, id, f)
 	}
-	for round := 1; ; round++ {
-		c, err := cs.Enrich(ctx, org, id, func(c *companies.Company) ([]store.Op, error) {
+	return inRounds(ctx, func() (*companies.Company, error) {
+		return cs.Enrich(ctx, org, id, func(c *companies.Company) ([]store.Op, error) {
 			before, _ := json.Marshal(c)
 			f.Apply(c)
 			ops, err := enrichCompany(c, s.reconciler(ctx, t, org, id, func(vals map[string]*Value, current map[string]json.RawMessage) ([]store.Op, error) {
@@ -102,13 +96,18 @@ func (s *Service) UpdateCompany(ctx context.Context, cs *companies.Service, org,
 			}
 			return ops, err
 		})
-		if !errors.Is(err, apperr.ErrConflict) || round == writeRounds {
-			return c, err
-		}
-		if perr := pause(ctx, round); perr != nil {
-			return nil, err
+	})
+}
+
+// enrichable are the names among names that are properties of t.
+func (t *Type) enrichable(names []string) []string {
+	var out []string
+	for _, p := range names {
+		if _, ok := t.Fields[p]; ok {
+			out = append(out, p)
 		}
 	}
+	return out
 }
 
 // userValues records the values a PUT set (current, after the update) of
@@ -163,17 +162,12 @@ func (s *Service) UpsertCompany(ctx context.Context, cs *companies.Service, org,
 	if !ok {
 		return cs.Update(ctx, org, id, f)
 	}
-	var props []string
-	for _, p := range f.SetNames() {
-		if _, ok := t.Fields[p]; ok {
-			props = append(props, p)
-		}
-	}
+	props := t.enrichable(f.SetNames())
 	if len(props) == 0 {
 		return cs.Update(ctx, org, id, f)
 	}
-	for round := 1; ; round++ {
-		c, err := cs.Enrich(ctx, org, id, func(c *companies.Company) ([]store.Op, error) {
+	return inRounds(ctx, func() (*companies.Company, error) {
+		return cs.Enrich(ctx, org, id, func(c *companies.Company) ([]store.Op, error) {
 			before, err := json.Marshal(c)
 			if err != nil {
 				return nil, err
@@ -203,11 +197,5 @@ func (s *Service) UpsertCompany(ctx context.Context, cs *companies.Service, org,
 				return ops, nil
 			}))
 		})
-		if !errors.Is(err, apperr.ErrConflict) || round == writeRounds {
-			return c, err
-		}
-		if perr := pause(ctx, round); perr != nil {
-			return nil, err
-		}
-	}
+	})
 }

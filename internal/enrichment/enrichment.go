@@ -249,16 +249,9 @@ func (t *Type) decode(o *input.Object) (Input, error) {
 // List reads every candidate value of a record, ranked per property
 // (properties in the type's order).
 func (s *Service) List(ctx context.Context, org, typ, id string) ([]Value, error) {
-	t, err := s.typ(typ)
+	t, err := s.existing(ctx, org, typ, id)
 	if err != nil {
 		return nil, err
-	}
-	found, err := t.Exists(ctx, org, id)
-	if err != nil {
-		return nil, err
-	}
-	if !found {
-		return nil, apperr.ErrNotFound
 	}
 	vals, _, err := s.read(ctx, org, typ, id)
 	if err != nil {
@@ -267,9 +260,9 @@ func (s *Service) List(ctx context.Context, org, typ, id string) ([]Value, error
 	return t.ranked(vals), nil
 }
 
-// Check checks candidate values as Add does (the record exists, the
-// documents named) and writes nothing: the values without ids.
-func (s *Service) Check(ctx context.Context, org, typ, id string, in []Input) ([]Value, error) {
+// existing is the enrichable type typ, when org has its record id;
+// apperr.ErrNotFound otherwise.
+func (s *Service) existing(ctx context.Context, org, typ, id string) (*Type, error) {
 	t, err := s.typ(typ)
 	if err != nil {
 		return nil, err
@@ -280,6 +273,15 @@ func (s *Service) Check(ctx context.Context, org, typ, id string, in []Input) ([
 	}
 	if !found {
 		return nil, apperr.ErrNotFound
+	}
+	return t, nil
+}
+
+// Check checks candidate values as Add does (the record exists, the
+// documents named) and writes nothing: the values without ids.
+func (s *Service) Check(ctx context.Context, org, typ, id string, in []Input) ([]Value, error) {
+	if _, err := s.existing(ctx, org, typ, id); err != nil {
+		return nil, err
 	}
 	vals, err := s.prepare(ctx, org, in)
 	for i := range vals {
@@ -430,16 +432,22 @@ func (s *Service) write(ctx context.Context, org, typ, id string, change func(ma
 	if err != nil {
 		return err
 	}
-	// The record's update retries version races a few times; many writers
-	// to one record (a batch job) can exhaust that, so rounds of it start
-	// over after a growing, jittered pause.
+	_, err = inRounds(ctx, func() (struct{}, error) { return struct{}{}, s.update(ctx, t, org, id, change) })
+	return err
+}
+
+// inRounds runs a record's version-checked update until it does not lose
+// a race: the update itself retries version races a few times, and many
+// writers to one record (a batch job) can exhaust that, so rounds of it
+// start over after a growing, jittered pause, at most writeRounds.
+func inRounds[T any](ctx context.Context, update func() (T, error)) (T, error) {
 	for round := 1; ; round++ {
-		err = s.update(ctx, t, org, id, change)
+		v, err := update()
 		if !errors.Is(err, apperr.ErrConflict) || round == writeRounds {
-			return err
+			return v, err
 		}
 		if perr := pause(ctx, round); perr != nil {
-			return err
+			return v, err
 		}
 	}
 }
