@@ -11,28 +11,15 @@ import (
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/search"
 	"github.com/sourcebase/sourcebase/internal/search/embedded"
+	"github.com/sourcebase/sourcebase/internal/search/searchtest"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-// notes are a searchable resource declared for these tests.
-var notes = &resource.Def{
-	Name: "notes", Singular: "note", Type: "NOTE", IDPrefix: "nte", Group: "test", Searchable: true,
-	Fields: []resource.Field{
-		{Name: "name", Kind: resource.String, Required: true, Search: 3, Sort: true},
-		{Name: "body", Kind: resource.Text, Search: 1},
-		{Name: "source", Kind: resource.String},
-		{Name: "stage", Kind: resource.Enum, Values: []string{"new", "won", "lost"}},
-		{Name: "size", Kind: resource.Int},
-		{Name: "score", Kind: resource.Number},
-		{Name: "closedOn", Kind: resource.Date},
-		{Name: "isPrivate", Kind: resource.Bool},
-		{Name: "tags", Kind: resource.Strings, Search: 1},
-		{Name: "location", Kind: resource.Struct, Fields: []resource.Field{{Name: "city", Kind: resource.String}}},
-	},
-}
+// notes are the shared test resource.
+var notes = searchtest.Notes
 
 type env struct {
 	t      *testing.T

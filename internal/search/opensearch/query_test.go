@@ -9,31 +9,15 @@ import (
 	"testing"
 
 	"github.com/sourcebase/sourcebase/internal/api"
-	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/search"
 	"github.com/sourcebase/sourcebase/internal/search/opensearch"
+	"github.com/sourcebase/sourcebase/internal/search/searchtest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
-// notes are a searchable resource declared for these tests: every field
-// type, a nested object and an array of objects.
-var notes = &resource.Def{
-	Name: "notes", Singular: "note", Type: "NOTE", IDPrefix: "nte", Group: "test", Searchable: true,
-	Fields: []resource.Field{
-		{Name: "name", Kind: resource.String, Required: true, Search: 3, Sort: true},
-		{Name: "body", Kind: resource.Text, Search: 1},
-		{Name: "source", Kind: resource.String},
-		{Name: "stage", Kind: resource.Enum, Values: []string{"new", "won", "lost"}},
-		{Name: "size", Kind: resource.Int},
-		{Name: "score", Kind: resource.Number},
-		{Name: "closedOn", Kind: resource.Date},
-		{Name: "isPrivate", Kind: resource.Bool},
-		{Name: "tags", Kind: resource.Strings, Search: 1},
-		{Name: "location", Kind: resource.Struct, Fields: []resource.Field{{Name: "city", Kind: resource.String}}},
-		{Name: "contacts", Kind: resource.Structs, Fields: []resource.Field{{Name: "email", Kind: resource.Email}}},
-	},
-}
+// notes are the shared test resource.
+var notes = searchtest.Notes
 
 // schemaAs is the notes schema under another resource name, for the flag
 // rules that depend on the resource.
