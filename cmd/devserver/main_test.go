@@ -4,12 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/sourcebase/sourcebase/internal/localdev/localdevtest"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
-	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -20,15 +19,15 @@ func TestDevServerServesTheAPIAndStopsItsDynamoDBLocal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts DynamoDB Local")
 	}
-	isolateEnv(t)
+	localdevtest.IsolateEnv(t)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	base, banner, done := startServer(t, ctx)
 
-	clientID := field(t, banner, `client id:\s+(\S+)`)
-	secret := field(t, banner, `secret:\s+(\S+)`)
-	ddbURL := field(t, banner, `DynamoDB:\s+(\S+)`)
+	clientID := localdevtest.BannerField(t, banner, `client id:\s+(\S+)`)
+	secret := localdevtest.BannerField(t, banner, `secret:\s+(\S+)`)
+	ddbURL := localdevtest.BannerField(t, banner, `DynamoDB:\s+(\S+)`)
 	ddb, err := url.Parse(ddbURL)
 	if err != nil || ddb.Hostname() != "127.0.0.1" {
 		t.Fatalf("DynamoDB endpoint %q is not on loopback", ddbURL)
@@ -129,42 +128,4 @@ func startServer(t *testing.T, ctx context.Context) (base, banner string, done <
 	}
 	// run wrote the banner before announcing readiness and writes no more.
 	return base, out.String(), result
-}
-
-// isolateEnv clears the AWS and service environment for run: with
-// AWS_ENDPOINT_URL_DYNAMODB unset it starts its own DynamoDB Local.
-func isolateEnv(t *testing.T) {
-	t.Helper()
-	none := filepath.Join(t.TempDir(), "none")
-	for k, v := range map[string]string{
-		"PORT":          "0",
-		"DYNAMODB_PORT": "0",
-		// "" is unset for run: it starts its own DynamoDB Local. run sets
-		// these itself; t.Setenv restores them afterwards.
-		"AWS_ENDPOINT_URL_DYNAMODB":   "",
-		"AWS_ENDPOINT_URL":            "",
-		"AWS_ACCESS_KEY_ID":           "",
-		"AWS_SECRET_ACCESS_KEY":       "",
-		"AWS_SESSION_TOKEN":           "",
-		"AWS_REGION":                  "",
-		"AWS_PROFILE":                 "",
-		"AWS_CONFIG_FILE":             none,
-		"AWS_SHARED_CREDENTIALS_FILE": none,
-		"AWS_EC2_METADATA_DISABLED":   "",
-		"TABLE_NAME":                  "",
-		"API_KEY_CACHE_TTL":           "",
-		"STORE_TIMEOUT":               "",
-	} {
-		t.Setenv(k, v)
-	}
-}
-
-// field returns the first group of pattern in the banner.
-func field(t *testing.T, banner, pattern string) string {
-	t.Helper()
-	m := regexp.MustCompile(pattern).FindStringSubmatch(banner)
-	if m == nil {
-		t.Fatalf("no %s in the banner:\n%s", pattern, banner)
-	}
-	return m[1]
 }

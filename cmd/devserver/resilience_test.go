@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/sourcebase/sourcebase/internal/localdev/localdevtest"
 	"io"
 	"net"
 	"strings"
@@ -17,7 +18,7 @@ func TestAnUnreachableDynamoDBEndpointFailsTheStartNamingTheVariableAndTheAddres
 	silent := silentAddr(t)
 	for name, addr := range map[string]string{"refused": refused, "never answers": silent} {
 		t.Run(name, func(t *testing.T) {
-			isolateEnv(t)
+			localdevtest.IsolateEnv(t)
 			endpoint := "http://" + addr
 			t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", endpoint)
 			t.Setenv("AWS_ACCESS_KEY_ID", "x")
@@ -71,7 +72,7 @@ func TestAClientSendingItsBodySlowlyIsCutOff(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts DynamoDB Local")
 	}
-	isolateEnv(t)
+	localdevtest.IsolateEnv(t)
 	saved := serverTimeouts
 	serverTimeouts.read = time.Second // the default 30s, shortened to keep the test quick
 	t.Cleanup(func() { serverTimeouts = saved })
@@ -79,8 +80,8 @@ func TestAClientSendingItsBodySlowlyIsCutOff(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	base, banner, done := startServer(t, ctx)
 	t.Cleanup(func() { cancel(); <-done })
-	clientID := field(t, banner, `client id:\s+(\S+)`)
-	secret := field(t, banner, `secret:\s+(\S+)`)
+	clientID := localdevtest.BannerField(t, banner, `client id:\s+(\S+)`)
+	secret := localdevtest.BannerField(t, banner, `secret:\s+(\S+)`)
 
 	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
 	if err != nil {

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/sourcebase/sourcebase/internal/localdev/localdevtest"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +21,7 @@ func TestRunLambdasServesTheAPIThroughTheBootstrapsRunsWorkflowsInTheStateMachin
 	if testing.Short() {
 		t.Skip("builds every bootstrap and starts DynamoDB Local")
 	}
-	isolateEnv(t)
+	localdevtest.IsolateEnv(t)
 	root, err := moduleRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -43,10 +43,10 @@ func TestRunLambdasServesTheAPIThroughTheBootstrapsRunsWorkflowsInTheStateMachin
 		t.Fatal("not ready within 5 minutes")
 	}
 	banner := out.String()
-	clientID := field(t, banner, `client id:\s+(\S+)`)
-	secret := field(t, banner, `secret:\s+(\S+)`)
-	ddb, _ := url.Parse(field(t, banner, `DynamoDB:\s+(\S+)`))
-	sfn, _ := url.Parse(field(t, banner, `Step Functions:\s+(\S+)`))
+	clientID := localdevtest.BannerField(t, banner, `client id:\s+(\S+)`)
+	secret := localdevtest.BannerField(t, banner, `secret:\s+(\S+)`)
+	ddb, _ := url.Parse(localdevtest.BannerField(t, banner, `DynamoDB:\s+(\S+)`))
+	sfn, _ := url.Parse(localdevtest.BannerField(t, banner, `Step Functions:\s+(\S+)`))
 	for _, f := range []string{"companies", "keys", "webhook", "runner"} {
 		if _, err := os.Stat(filepath.Join(binDir, f, "bootstrap")); err != nil {
 			t.Errorf("no %s bootstrap: %v", f, err)
@@ -121,40 +121,4 @@ func TestRunLambdasServesTheAPIThroughTheBootstrapsRunsWorkflowsInTheStateMachin
 			t.Errorf("the %s port %s still accepts connections after run returned", name, addr)
 		}
 	}
-}
-
-// isolateEnv clears the AWS and service environment for run: with
-// AWS_ENDPOINT_URL_DYNAMODB unset it starts its own DynamoDB Local.
-func isolateEnv(t *testing.T) {
-	t.Helper()
-	none := filepath.Join(t.TempDir(), "none")
-	for k, v := range map[string]string{
-		"PORT":                        "0",
-		"DYNAMODB_PORT":               "0",
-		"AWS_ENDPOINT_URL_DYNAMODB":   "",
-		"AWS_ENDPOINT_URL":            "",
-		"AWS_ACCESS_KEY_ID":           "",
-		"AWS_SECRET_ACCESS_KEY":       "",
-		"AWS_SESSION_TOKEN":           "",
-		"AWS_REGION":                  "",
-		"AWS_PROFILE":                 "",
-		"AWS_CONFIG_FILE":             none,
-		"AWS_SHARED_CREDENTIALS_FILE": none,
-		"AWS_EC2_METADATA_DISABLED":   "",
-		"TABLE_NAME":                  "",
-		"API_KEY_CACHE_TTL":           "",
-		"STORE_TIMEOUT":               "",
-	} {
-		t.Setenv(k, v)
-	}
-}
-
-// field returns the first group of pattern in the banner.
-func field(t *testing.T, banner, pattern string) string {
-	t.Helper()
-	m := regexp.MustCompile(pattern).FindStringSubmatch(banner)
-	if m == nil {
-		t.Fatalf("no %s in the banner:\n%s", pattern, banner)
-	}
-	return m[1]
 }
