@@ -228,17 +228,35 @@ func TestAWarmSearchWithNothingChangedCostsOneDynamoDBCall(t *testing.T) {
 
 func TestIndexesBeyondTheRecordBudgetAreDroppedAndRebuiltWhenSearchedAgain(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, nil)
-	e.engine = embedded.New(e.st, 3)
+	var counter testenv.CountingTransport
+	e := newEnv(t, testenv.StoreWith(t, &counter))
 	for _, org := range []string{"org1", "org2"} {
 		e.org = org
 		e.create(`{"name":"first ` + org + `"}`)
 		e.create(`{"name":"second ` + org + `"}`)
 	}
-	for range 3 {
-		for _, org := range []string{"org1", "org2"} {
-			e.org = org
-			e.want(`{"text":"first"}`, "first "+org)
+	// callsPerSearch alternates searches of the two organizations and
+	// returns the DynamoDB calls of the last one.
+	callsPerSearch := func(maxDocs int) int {
+		e.engine = embedded.New(e.st, maxDocs)
+		n := 0
+		for range 3 {
+			for _, org := range []string{"org1", "org2"} {
+				e.org = org
+				counter.Reset()
+				e.want(`{"text":"first"}`, "first "+org)
+				n = counter.Count()
+			}
 		}
+		return n
+	}
+	// Room for both: a warm search is the feed's one Query.
+	if n := callsPerSearch(0); n != 1 {
+		t.Errorf("with room for both indexes a search made %d calls, want 1", n)
+	}
+	// Room for one (3 records, 2 each): each search drops the other
+	// organization's index, and the next search of it rebuilds it.
+	if n := callsPerSearch(3); n < 2 {
+		t.Errorf("with room for one index a search made %d calls, want a rebuild (2 or more)", n)
 	}
 }
