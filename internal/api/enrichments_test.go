@@ -507,6 +507,36 @@ func TestUpsertCompanyWritesWorkflowCandidatesThatNeverOverwriteAUsersValue(t *t
 	checkConsistent(t, o, co)
 }
 
+func TestACompanyAWorkflowCreatesIsWrittenOnceWithItsWorkflowCandidates(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	wf := c.Do("POST", "/v1/workflows", map[string]any{"name": "Create", "steps": []any{
+		map[string]any{"id": "up", "type": "upsertCompany", "with": map[string]any{"canonicalName": "Made By A Run",
+			"website": "https://made.example", "sector": "Robotics"}},
+	}}).Want(t, 201).Object(t)
+	run := awaitRun(t, c, idOf(t, c.Do("POST", "/v1/workflows/"+idOf(t, wf)+"/runs", map[string]any{}).Want(t, 202).Object(t)))
+	wantStatus(t, run, "completed")
+	id := run["output"].(map[string]any)["company"].(map[string]any)["id"].(string)
+	o := &enrichOrg{c: c, id: id}
+	got := c.Do("GET", "/v1/companies/"+id, nil).Want(t, 200)
+	// One write: the version a company created by POST has.
+	fresh := c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Made By A User"}).Want(t, 201)
+	if etagOf(t, got) != etagOf(t, fresh) {
+		t.Errorf("the workflow's company has ETag %s, a company written once %s", etagOf(t, got), etagOf(t, fresh))
+	}
+	co := got.Object(t)
+	if co["lastEnrichedAt"] == nil {
+		t.Errorf("lastEnrichedAt is not set: %v", co)
+	}
+	for _, v := range o.c.Do("GET", o.path(), nil).Want(t, 200).List(t) {
+		if v["source"] != "workflow" || v["sourceId"] != run["id"] || v["pinned"] == true {
+			t.Errorf("candidate %v, want an unpinned workflow candidate of run %s", v, run["id"])
+		}
+	}
+	checkConsistent(t, o, co)
+}
+
 func TestDeletingACompanyDeletesItsEnrichmentValues(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t)

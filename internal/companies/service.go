@@ -72,10 +72,27 @@ func (s *Service) New(f Fields, origin string) *Company {
 
 // Create stores a new company of org made from f.
 func (s *Service) Create(ctx context.Context, org string, f Fields, origin string) (*Company, error) {
+	return s.CreateTx(ctx, org, f, origin, nil)
+}
+
+// CreateTx stores a new company of org made from f, after fn (when set)
+// completed it, writing the operations fn returns in the same
+// transaction: how a workflow creates a company together with the
+// enrichment candidates of the values it was made with.
+func (s *Service) CreateTx(ctx context.Context, org string, f Fields, origin string, fn func(*Company) ([]store.Op, error)) (*Company, error) {
 	c := s.New(f, origin)
-	if err := s.coll.Create(ctx, org, c); err != nil {
+	var ops []store.Op
+	if fn != nil {
+		c.normalize()
+		var err error
+		if ops, err = fn(c); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.coll.Create(ctx, org, c, ops...); err != nil {
 		return nil, err
 	}
+	c.normalize()
 	return c, nil
 }
 

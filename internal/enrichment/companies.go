@@ -151,12 +151,62 @@ func (s *Service) userValues(org, id string, props []string, vals map[string]*Va
 	return ops, nil
 }
 
+// CreateCompany creates a company of org from a workflow's fields f in
+// one write with its candidates: the enrichable attributes f sets become
+// candidates (source workflow, sourceId runID, confidence 100), and the
+// company starts reconciled from them (the same rules as every write, over
+// candidates that are all its own).
+func (s *Service) CreateCompany(ctx context.Context, cs *companies.Service, org string, f companies.Fields, runID string) (*companies.Company, error) {
+	t, ok := s.types[companies.Name]
+	if !ok {
+		return cs.Create(ctx, org, f, companies.OriginWorkflow)
+	}
+	props := t.enrichable(f.SetNames())
+	if len(props) == 0 {
+		return cs.Create(ctx, org, f, companies.OriginWorkflow)
+	}
+	return cs.CreateTx(ctx, org, f, companies.OriginWorkflow, func(c *companies.Company) ([]store.Op, error) {
+		return enrichCompany(c, func(current map[string]json.RawMessage) (Reconciled, []store.Op, error) {
+			vals := map[string]*Value{}
+			ops, err := s.workflowValues(org, c.ID, t, props, runID, vals, current)
+			if err != nil {
+				return Reconciled{}, nil, err
+			}
+			list := make([]Value, 0, len(vals))
+			for _, v := range vals {
+				list = append(list, *v)
+			}
+			return t.Reconcile(list, c.CreatedAt), ops, nil
+		})
+	})
+}
+
+// workflowValues adds to vals a workflow candidate of each of props that
+// current sets, and gives the operations that store them.
+func (s *Service) workflowValues(org, id string, t *Type, props []string, runID string, vals map[string]*Value, current map[string]json.RawMessage) ([]store.Op, error) {
+	var ops []store.Op
+	now := s.now()
+	for _, p := range props {
+		if !t.hasValue(current[p]) {
+			continue
+		}
+		v := Value{ID: ids.New("env"), Property: p, Value: current[p], Source: SourceWorkflow, SourceID: runID,
+			Confidence: 100, CapturedOn: now}
+		vals[v.ID] = &v
+		op, err := s.st.CreateOp(s.item(org, companies.Name, id, &v))
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, op)
+	}
+	return ops, nil
+}
+
 // UpsertCompany applies a workflow's update f to a company of org: the
 // enrichable attributes f sets become candidates (source workflow,
 // sourceId runID, confidence 100) reconciled with the others, instead of
 // overwriting them; its other fields are set as cs.Update sets them. One
-// version-checked write. Call it too right after a workflow created the
-// company, so the values it was made with are workflow candidates.
+// version-checked write.
 func (s *Service) UpsertCompany(ctx context.Context, cs *companies.Service, org, id string, f companies.Fields, runID string) (*companies.Company, error) {
 	t, ok := s.types[companies.Name]
 	if !ok {
@@ -179,22 +229,7 @@ func (s *Service) UpsertCompany(ctx context.Context, cs *companies.Service, org,
 			f.Apply(c)
 			rctx := context.WithValue(ctx, heldKey{}, held)
 			return enrichCompany(c, s.reconciler(rctx, t, org, id, func(vals map[string]*Value, current map[string]json.RawMessage) ([]store.Op, error) {
-				var ops []store.Op
-				now := s.now()
-				for _, p := range props {
-					if !t.hasValue(current[p]) {
-						continue
-					}
-					v := Value{ID: ids.New("env"), Property: p, Value: current[p], Source: SourceWorkflow, SourceID: runID,
-						Confidence: 100, CapturedOn: now}
-					vals[v.ID] = &v
-					op, err := s.st.CreateOp(s.item(org, companies.Name, id, &v))
-					if err != nil {
-						return nil, err
-					}
-					ops = append(ops, op)
-				}
-				return ops, nil
+				return s.workflowValues(org, id, t, props, runID, vals, current)
 			}))
 		})
 	})

@@ -81,13 +81,15 @@ func (w companyWriter) upsert(ctx context.Context, org string, f companies.Field
 			c.ID = DryIDPrefix + c.ID
 			return steps.UpsertResult{Created: true, Company: c, WouldCreate: plain(c, fields)}, nil
 		}
-		c, err := w.svc.Create(ctx, org, f, companies.OriginWorkflow)
-		var taken *store.UniqueError
-		if err == nil && w.enrich != nil {
-			// The values it was made with become workflow candidates.
-			c, err = w.enrich.UpsertCompany(ctx, w.svc, org, c.ID, f, steps.RunID(ctx))
-			return steps.UpsertResult{Company: c, Created: err == nil}, err
+		var c *companies.Company
+		if w.enrich != nil {
+			// The values it is made with are workflow candidates, written
+			// in the same transaction as the company.
+			c, err = w.enrich.CreateCompany(ctx, w.svc, org, f, steps.RunID(ctx))
+		} else {
+			c, err = w.svc.Create(ctx, org, f, companies.OriginWorkflow)
 		}
+		var taken *store.UniqueError
 		if !errors.As(err, &taken) {
 			return steps.UpsertResult{Company: c, Created: err == nil}, err
 		}
