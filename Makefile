@@ -5,7 +5,7 @@ SHELL := /bin/bash
 GO    ?= go
 BIN   := bin
 
-.PHONY: run run-lambdas test deps java vet bench fuzz build lambdas synth deploy localstack-deploy clean
+.PHONY: run run-lambdas test deps java chromium vet bench fuzz build lambdas synth deploy localstack-deploy clean
 .PHONY: sam-template sam-build sam-local
 
 # The CDK app (infra/, its own Go module) and the CLI pinned in package-lock.json.
@@ -117,7 +117,7 @@ build-%Function:
 	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' \
 	  -o $(ARTIFACTS_DIR)/bootstrap ./functions/$(shell echo '$*' | tr '[:upper:]' '[:lower:]')
 
-deps: node_modules/.installed java
+deps: node_modules/.installed java chromium
 
 # node_modules/go.mod keeps Go files shipped inside npm packages (the CDK
 # CLI's init templates) out of the module's ./... patterns.
@@ -129,6 +129,15 @@ node_modules/.installed: package.json package-lock.json
 	else npm ci --no-audit --no-fund --loglevel=error; fi
 	@printf 'module node_modules\n' > node_modules/go.mod
 	@touch $@
+
+# The /docs page's browser test drives Debian's chromium (playwright-core
+# cannot download browsers here); install it when missing.
+chromium:
+	@if ! command -v chromium >/dev/null 2>&1; then \
+	  echo "installing Debian's chromium for the /docs page's browser test"; \
+	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q chromium; \
+	fi
 
 # DynamoDB Local needs Java 17 or later; install it from Debian when missing.
 java:
