@@ -96,6 +96,7 @@ func (a *API) endpoints() []endpoint {
 	}
 	eps := []endpoint{
 		route(routes.Keys, "GET", routes.HealthPath, a.health),
+		route(routes.Keys, "GET", routes.OpenAPIPath, a.serveOpenAPI),
 		route(routes.Keys, "GET", "/v1/keys", a.listKeys),
 		route(routes.Keys, "DELETE", "/v1/keys/{clientId}", a.revokeKey),
 

@@ -11,7 +11,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
@@ -127,18 +126,22 @@ type Response struct {
 func (c *Client) Do(method, path string, body any, headers ...string) *Response {
 	c.t.Helper()
 	var rd io.Reader
+	var sent []byte
 	switch b := body.(type) {
 	case nil:
 	case string:
-		rd = strings.NewReader(b)
+		sent = []byte(b)
 	case []byte:
-		rd = bytes.NewReader(b)
+		sent = b
 	default:
 		j, err := json.Marshal(b)
 		if err != nil {
 			c.t.Fatalf("encode body: %v", err)
 		}
-		rd = bytes.NewReader(j)
+		sent = j
+	}
+	if body != nil {
+		rd = bytes.NewReader(sent)
 	}
 	req, err := http.NewRequest(method, c.Base+path, rd)
 	if err != nil {
@@ -165,7 +168,9 @@ func (c *Client) Do(method, path string, body any, headers ...string) *Response 
 	if err != nil {
 		c.t.Fatalf("read response: %v", err)
 	}
-	return &Response{Status: res.StatusCode, Header: res.Header, Body: b}
+	out := &Response{Status: res.StatusCode, Header: res.Header, Body: b}
+	checkContract(c.t, req, sent, out)
+	return out
 }
 
 // Want fails the test unless the status is want; returns r for chaining.

@@ -18,8 +18,9 @@ import (
 // decides 405s, so that every function, and the one that API Gateway's
 // $default route reaches, answers a known path with a wrong method alike.
 //
-// Every request to a /v1 path goes through authn first, known route or not,
-// so that without valid credentials any /v1 path answers 401. After that an
+// Every request to a /v1 path but the OpenAPI document's goes through authn
+// first, known route or not, so that without valid credentials any /v1 path
+// answers 401. After that an
 // unclean path (with "..", "//" or "/."), an unknown path and an unknown
 // route answer 404 "no such endpoint: METHOD PATH", which tells them apart
 // from a missing record ("not found"); a known path with another method is
@@ -72,7 +73,7 @@ func NewRouter(table []routes.Route, handlers map[string]http.Handler, authn fun
 	})
 	authenticated := authn(routed)
 	return Observe(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if p := r.URL.EscapedPath(); p == "/v1" || strings.HasPrefix(p, "/v1/") {
+		if p := r.URL.EscapedPath(); (p == "/v1" || strings.HasPrefix(p, "/v1/")) && p != routes.OpenAPIPath {
 			authenticated.ServeHTTP(w, r)
 			return
 		}

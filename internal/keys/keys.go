@@ -49,7 +49,7 @@ type Key struct {
 	OrganizationID string      `json:"organizationId"`
 	CreatedAt      clock.Time  `json:"createdAt"`
 	LastUsedAt     *clock.Time `json:"lastUsedAt"`
-	SecretHash     string      `json:"secretHash,omitempty"`
+	SecretHash     string      `json:"secretHash,omitempty" openapi:"-"` // never answered (Public clears it)
 }
 
 // Public returns the metadata a client may see.
@@ -79,6 +79,9 @@ const (
 // its client id (authentication reads it in one GetItem) and is listed in
 // id order through GSI1 and by name through GSI2, each partitioned by
 // organization. createdAt is the id order (client ids are time-ordered).
+// SortFields are the fields a list of keys can be sorted by.
+func SortFields() []string { return listing.SortFields() }
+
 var listing = store.Spec[Key]{
 	Type:    store.TypeAPIKey,
 	ID:      func(k *Key) string { return k.ClientID },

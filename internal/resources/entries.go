@@ -26,6 +26,9 @@ type Entry struct {
 // entryKey is what makes an entry unique: a record is on a list once.
 func entryKey(listID, recordID string) string { return listID + "/" + recordID }
 
+// EntrySortFields are the fields a list's entries can be sorted by.
+func EntrySortFields() []string { return entrySpec.SortFields() }
+
 var entrySpec = store.Spec[Entry]{
 	Type: "LISTENTRY",
 	ID:   func(e *Entry) string { return e.ID },

@@ -55,8 +55,15 @@ type Route struct {
 // Pattern is the net/http ServeMux pattern of the route.
 func (r Route) Pattern() string { return r.Method + " " + r.Path }
 
-// Authenticated reports whether the route needs an API key: every /v1 route.
-func (r Route) Authenticated() bool { return len(r.Path) >= 4 && r.Path[:4] == "/v1/" }
+// OpenAPIPath serves the OpenAPI document: the one /v1 route that needs
+// no API key, so that tools and the docs page can read the contract.
+const OpenAPIPath = "/v1/openapi.json"
+
+// Authenticated reports whether the route needs an API key: every /v1
+// route but the OpenAPI document's.
+func (r Route) Authenticated() bool {
+	return len(r.Path) >= 4 && r.Path[:4] == "/v1/" && r.Path != OpenAPIPath
+}
 
 // Of returns the routes of rs in the given groups (all when none given).
 func Of(rs []Route, groups ...string) []Route {

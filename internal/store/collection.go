@@ -127,9 +127,13 @@ func NewCollection[T any](s *Store, spec Spec[T]) *Collection[T] {
 var ErrUnchanged = errors.New("unchanged")
 
 // SortFields lists every field the collection can sort by, "id" first.
-func (c *Collection[T]) SortFields() []string {
-	fields := append([]string{"id"}, c.spec.IDOrder...)
-	for _, s := range c.spec.Sorts {
+func (c *Collection[T]) SortFields() []string { return c.spec.SortFields() }
+
+// SortFields lists every field the records of spec can be sorted by, "id"
+// first.
+func (spec Spec[T]) SortFields() []string {
+	fields := append([]string{"id"}, spec.IDOrder...)
+	for _, s := range spec.Sorts {
 		fields = append(fields, s.Field)
 	}
 	return fields

@@ -1,0 +1,132 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/sourcebase/sourcebase/internal/api"
+	"github.com/sourcebase/sourcebase/internal/apitest"
+)
+
+const openAPIFile = "../../docs/openapi.json"
+
+func TestTheCommittedOpenAPIDocumentIsTheOneTheCodeGenerates(t *testing.T) {
+	got, err := api.OpenAPI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *updateSearchDocs {
+		if err := os.WriteFile(openAPIFile, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(openAPIFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("docs/openapi.json is out of date: go test ./internal/api -run TestTheCommittedOpenAPIDocument -update")
+	}
+}
+
+// loadOpenAPI is the generated document, loaded and validated as OpenAPI 3.1.
+func loadOpenAPI(t *testing.T) *openapi3.T {
+	t.Helper()
+	b, err := api.OpenAPI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(b)
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		t.Fatalf("the document is not valid OpenAPI: %v", err)
+	}
+	return doc
+}
+
+func TestTheOpenAPIDocumentIsValidVersion100AndNamesExactlyTheRouteTable(t *testing.T) {
+	doc := loadOpenAPI(t)
+	if doc.OpenAPI != "3.1.0" || doc.Info.Version != "1.0.0" {
+		t.Errorf("openapi %s, info.version %s; want 3.1.0 and 1.0.0", doc.OpenAPI, doc.Info.Version)
+	}
+	inTable := map[string]bool{}
+	for _, rt := range api.Routes() {
+		inTable[rt.Method+" "+rt.Path] = true
+		item := doc.Paths.Find(rt.Path)
+		if item == nil || item.GetOperation(rt.Method) == nil {
+			t.Errorf("%s %s of the route table is not in the document", rt.Method, rt.Path)
+			continue
+		}
+		op := item.GetOperation(rt.Method)
+		var success, failure bool
+		for code, ref := range op.Responses.Map() {
+			n, _ := strconv.Atoi(code)
+			hasSchema := ref.Value != nil && ref.Value.Content.Get("application/json") != nil
+			switch {
+			case n >= 200 && n < 300:
+				success = true
+			case n >= 400 && hasSchema:
+				failure = true
+			}
+		}
+		if !success || !failure {
+			t.Errorf("%s %s: want a success response and an error response with a schema", rt.Method, rt.Path)
+		}
+		if rt.Authenticated() && op.Security != nil && len(*op.Security) == 0 {
+			t.Errorf("%s %s needs credentials, but the document says it needs none", rt.Method, rt.Path)
+		}
+	}
+	for path, item := range doc.Paths.Map() {
+		for method := range item.Operations() {
+			if !inTable[method+" "+path] {
+				t.Errorf("the document names %s %s, which is not a route", method, path)
+			}
+		}
+	}
+	if len(inTable) != len(api.Routes()) {
+		t.Errorf("the route table declares a route twice")
+	}
+}
+
+func TestTheOpenAPIDocumentIsServedWithoutCredentials(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	r := e.Anonymous(t).Do("GET", api.OpenAPIPath, nil).Want(t, http.StatusOK)
+	want, _ := api.OpenAPI()
+	if !bytes.Equal(r.Body, want) {
+		t.Errorf("GET %s answers another document than api.OpenAPI()", api.OpenAPIPath)
+	}
+	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		t.Errorf("Content-Type %q", ct)
+	}
+	// Only GET: the path is known, other methods are 405 like any route's.
+	r = e.Anonymous(t).Do("POST", api.OpenAPIPath, "{}")
+	if r.Status != http.StatusMethodNotAllowed || !slices.Contains(r.Header.Values("Allow"), "GET") {
+		t.Errorf("POST %s: %d %s, Allow %v; want 405 allowing GET", api.OpenAPIPath, r.Status, r.Body, r.Header.Values("Allow"))
+	}
+	// Every other /v1 path still needs credentials.
+	e.Anonymous(t).Do("GET", "/v1/openapi.yaml", nil).Want(t, http.StatusUnauthorized)
+}
+
+func TestTheOpenAPIDocumentPassesSpectralWithoutErrorsOrWarnings(t *testing.T) {
+	spectral := "../../node_modules/.bin/spectral"
+	if _, err := os.Stat(spectral); err != nil {
+		t.Fatalf("Spectral is not installed (%v): run make deps", err)
+	}
+	out, err := exec.Command(spectral, "lint", openAPIFile, "--ruleset", "../../.spectral.yaml",
+		"--fail-severity", "warn", "--format", "text").CombinedOutput()
+	if err != nil {
+		t.Errorf("spectral lint docs/openapi.json: %v\n%s", err, out)
+	}
+}

@@ -1,0 +1,110 @@
+package apitest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/legacy"
+
+	"github.com/sourcebase/sourcebase/internal/api"
+	"github.com/sourcebase/sourcebase/internal/openapi"
+)
+
+// The contract: every call a test makes through a Client is checked
+// against the service's OpenAPI document (api.OpenAPI) with kin-openapi,
+// so that the document cannot drift from what the service does. Every
+// response is validated against the declared responses of its route:
+// its status must be declared, and its body must match the schema, which
+// is closed (a field the document does not name is drift). A request is
+// validated when the service accepted it (2xx): tests send invalid
+// requests on purpose, and what the service refuses, the document need
+// not allow. Benchmarks are not checked.
+
+var contract struct {
+	once   sync.Once
+	router routers.Router
+	err    error
+}
+
+func contractRouter() (routers.Router, error) {
+	contract.once.Do(func() {
+		b, err := api.OpenAPI()
+		if err != nil {
+			contract.err = err
+			return
+		}
+		doc, err := openapi3.NewLoader().LoadFromData(b)
+		if err != nil {
+			contract.err = err
+			return
+		}
+		if err := doc.Validate(context.Background()); err != nil {
+			contract.err = err
+			return
+		}
+		doc.Servers = nil // match any host: the test servers' ports vary
+		contract.router, contract.err = legacy.NewRouter(doc)
+	})
+	return contract.router, contract.err
+}
+
+// checkContract validates a finished call; it reports violations as test
+// errors naming the call.
+func checkContract(t testing.TB, req *http.Request, reqBody []byte, res *Response) {
+	if _, bench := t.(*testing.B); bench {
+		return
+	}
+	t.Helper()
+	if err := Contract(req, reqBody, res.Status, res.Header, res.Body); err != nil {
+		t.Errorf("contract: %s %s answered %d, which the OpenAPI document does not allow: %v\nresponse: %.600s",
+			req.Method, req.URL.RequestURI(), res.Status, err, res.Body)
+	}
+}
+
+// Contract validates a request and its response against the OpenAPI
+// document: the response always, the request when it was accepted (2xx).
+// A request to no route of the document (an unknown path or method, which
+// the service answers 404 or 405) has nothing to check.
+func Contract(req *http.Request, reqBody []byte, status int, header http.Header, body []byte) error {
+	if status == http.StatusMethodNotAllowed {
+		return nil // no operation: the router refused the method
+	}
+	router, err := contractRouter()
+	if err != nil {
+		return err
+	}
+	r := req.Clone(context.Background())
+	r.Body = io.NopCloser(bytes.NewReader(reqBody))
+	route, params, err := router.FindRoute(r)
+	var unrouted *routers.RouteError
+	if errors.As(err, &unrouted) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	_, anyBody := route.Operation.Extensions[openapi.AnyBodyExtension]
+	in := &openapi3filter.RequestValidationInput{Request: r, PathParams: params, Route: route,
+		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, MultiError: true,
+			ExcludeRequestBody: anyBody}}
+	if status >= 200 && status < 300 {
+		if err := openapi3filter.ValidateRequest(context.Background(), in); err != nil {
+			return errors.Join(errors.New("the request"), err)
+		}
+	}
+	out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: status, Header: header,
+		Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true}}
+	out.SetBodyBytes(body)
+	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
+		return errors.Join(errors.New("the response"), err)
+	}
+	return nil
+}

@@ -1,0 +1,372 @@
+package openapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Version is the interface's version, the document's info.version.
+const Version = "1.0.0"
+
+// Credential headers of every /v1 route but the document's own.
+const (
+	HeaderClientID = "x-service-client-id"
+	HeaderAPIKey   = "x-service-api-key"
+)
+
+// AnyBodyExtension marks an operation whose body may be any bytes of any
+// media type (a webhook's payload): there is no schema to check it by.
+const AnyBodyExtension = "x-any-body"
+
+// Operation describes one route for the document.
+type Operation struct {
+	Method, Path string
+	Group        string // the function serving it: the operation's tag
+	Summary      string
+	Description  string
+	// Public routes need no credentials (the health check, the document,
+	// the webhook, which has its own signature check).
+	Public bool
+	// Query parameters; the path's are derived from Path.
+	Query []Param
+	// Headers the route reads besides the credentials.
+	Headers []Param
+	// Body is the request body's schema; nil: none. BodyOptional: an
+	// empty body is accepted (a search, a run's start).
+	Body         Schema
+	BodyOptional bool
+	// AnyMedia bodies may be of any media type (a webhook's payload).
+	AnyMedia bool
+	// Status is the success status; Data the schema of its {data} (nil:
+	// no body, as 204). Raw answers Data as the whole body, no envelope.
+	Status int
+	Data   Schema
+	Raw    bool
+	// AlsoStatus is another success status answering the same body (200
+	// for an add that finds the record already there).
+	AlsoStatus int
+	// Paged lists answer the next-page headers.
+	Paged bool
+	// ETag: the answer carries the record's version.
+	ETag bool
+	// Errors are the error statuses beyond the ones every route of its kind
+	// can answer (see errorStatuses).
+	Errors []int
+	// ResponseHeaders of the success answer beyond the paging and ETag ones.
+	ResponseHeaders map[string]Param
+	// Idempotent POSTs keep Idempotency-Key answers (every authenticated
+	// POST that changes something).
+	Idempotent bool
+	// Preconditioned writes take If-Match.
+	Preconditioned bool
+	// Example of a body, when the schema's own examples are not enough.
+	Example any
+	// Security overrides the credential headers (the webhook's schemes).
+	Security []map[string][]string
+}
+
+// Param is a parameter of an operation.
+type Param struct {
+	Name, Description string
+	Schema            Schema
+	Required          bool
+}
+
+// Document is the OpenAPI 3.1 document of ops, with components holding
+// the named schemas (records and other shared objects) and the security
+// schemes. It is deterministic: the same ops give the same bytes.
+func Document(ops []Operation, schemas map[string]Schema, securitySchemes map[string]Schema, info Info) ([]byte, error) {
+	paths := map[string]map[string]any{}
+	tags := map[string]bool{}
+	for _, op := range ops {
+		item := paths[op.Path]
+		if item == nil {
+			item = map[string]any{}
+			paths[op.Path] = item
+		}
+		m := strings.ToLower(op.Method)
+		if _, dup := item[m]; dup {
+			return nil, fmt.Errorf("openapi: %s %s declared twice", op.Method, op.Path)
+		}
+		item[m] = op.object()
+		tags[op.Group] = true
+	}
+	var tagList []any
+	names := make([]string, 0, len(tags))
+	for t := range tags {
+		names = append(names, t)
+	}
+	slices.Sort(names)
+	for _, t := range names {
+		tagList = append(tagList, map[string]any{"name": t, "description": info.Tags[t]})
+	}
+	all := map[string]Schema{"Error": errorSchema}
+	for k, v := range schemas {
+		all[k] = v
+	}
+	doc := map[string]any{
+		"openapi":           "3.1.0",
+		"jsonSchemaDialect": "https://spec.openapis.org/oas/3.1/dialect/base",
+		"info": map[string]any{
+			"title": info.Title, "version": Version, "description": info.Description,
+			"license": map[string]any{"name": info.License, "identifier": info.LicenseID},
+			"contact": map[string]any{"name": info.Title, "url": info.URL},
+		},
+		"servers": []any{map[string]any{"url": "{baseUrl}", "description": "the service's base URL",
+			"variables": map[string]any{"baseUrl": map[string]any{"default": "http://localhost:8080",
+				"description": "the dev server (make run), or the stack's ApiUrl output"}}}},
+		"tags":  tagList,
+		"paths": paths,
+		"components": map[string]any{
+			"schemas":         all,
+			"securitySchemes": securitySchemes,
+			"responses":       errorResponses(),
+			"headers":         headers(),
+			"parameters": map[string]any{
+				"IdempotencyKey": map[string]any{"name": "Idempotency-Key", "in": "header",
+					"description": "makes a retried POST safe: the first answer is kept 24 hours for this key, organization, method and path, and replayed to a repeat with the same body (`Idempotent-Replayed: true`); another body is a 422",
+					"schema":      Schema{"type": "string", "minLength": 1, "maxLength": 255}},
+				"IfMatch": map[string]any{"name": "If-Match", "in": "header",
+					"description": "the `ETag` the change is based on; another stored version is a 412",
+					"schema":      Schema{"type": "string"}},
+			},
+		},
+		"security": []any{map[string]any{"clientId": []any{}, "apiKey": []any{}}},
+	}
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// Info is the document's description.
+type Info struct {
+	Title, Description, URL string
+	License, LicenseID      string
+	Tags                    map[string]string // a description per group
+}
+
+var errorSchema = Schema{
+	"type": "object", "required": []any{"error"}, "additionalProperties": false,
+	"description": "every error answer: one message saying what went wrong and where",
+	"properties":  Schema{"error": Schema{"type": "string", "examples": []any{"Invalid request body: website must be a string, not a number"}}},
+}
+
+// errorMeaning says when each error status is answered.
+var errorMeaning = map[int]string{
+	400: "The request is invalid: the message names the parameter or body field and what is wrong.",
+	401: "Missing or invalid credentials: exactly `invalid api key or clientId` (for a webhook, a failed signature check).",
+	403: "The key's role may not do this (managing keys requires an admin key).",
+	404: "No such record in the key's organization (`not found`), or no such endpoint (`no such endpoint: METHOD PATH`).",
+	409: "The write conflicts with the stored data: a unique value taken, a record still referenced, a run already retried.",
+	412: "`If-Match` names another version than the stored one.",
+	413: "The body exceeds 1 MiB, or the record would exceed the storage item limit.",
+	422: "An `Idempotency-Key` reused with another body.",
+	500: "An unexpected failure: `internal error`, nothing more.",
+	503: "The storage is temporarily unavailable: try again after `Retry-After` seconds.",
+}
+
+func errorResponses() map[string]any {
+	out := map[string]any{}
+	for status, meaning := range errorMeaning {
+		r := map[string]any{
+			"description": meaning,
+			"content":     map[string]any{"application/json": map[string]any{"schema": Ref("Error")}},
+		}
+		hs := map[string]any{"X-Request-Id": map[string]any{"$ref": "#/components/headers/X-Request-Id"}}
+		if status == 503 {
+			hs["Retry-After"] = map[string]any{"$ref": "#/components/headers/Retry-After"}
+		}
+		r["headers"] = hs
+		out[strconv.Itoa(status)] = r
+	}
+	return out
+}
+
+func headers() map[string]any {
+	h := func(desc string, s Schema) map[string]any { return map[string]any{"description": desc, "schema": s} }
+	return map[string]any{
+		"Retry-After":   h("seconds to wait before trying again", Schema{"type": "integer", "minimum": 0}),
+		"X-Next-Cursor": h("the cursor of the next page; absent on the last page", Schema{"type": "string"}),
+		"Link":          h("`<url>; rel=\"next\"`: the next page's URL (this request's path and parameters with `cursor`); absent on the last page", Schema{"type": "string"}),
+		"ETag":          h("the record's version, for `If-Match`", Schema{"type": "string"}),
+		"Idempotent-Replayed": h("`true` when the answer is the one kept for this `Idempotency-Key`",
+			Schema{"type": "string", "enum": []any{"true"}}),
+		"X-Request-Id": h("the request's id, as logged", Schema{"type": "string"}),
+	}
+}
+
+var pathParam = regexp.MustCompile(`\{([A-Za-z]+)\}`)
+
+// errorStatuses are the error statuses op can answer: those of the shared
+// mechanisms it goes through, and its own.
+func (op Operation) errorStatuses() []int {
+	set := map[int]bool{500: true}
+	for _, s := range op.Errors {
+		set[s] = true
+	}
+	if !op.Public || strings.HasPrefix(op.Path, "/webhooks/") {
+		set[401] = true
+	}
+	if !op.Public {
+		set[400] = true // unknown or malformed query parameters
+		set[404] = true // "no such endpoint" of an unclean path
+		set[503] = true
+	}
+	if pathParam.MatchString(op.Path) {
+		set[404] = true
+	}
+	if op.Body != nil {
+		set[400], set[413] = true, true
+	}
+	if op.Idempotent {
+		set[422] = true
+	}
+	if op.Preconditioned {
+		set[412] = true
+	}
+	out := make([]int, 0, len(set))
+	for s := range set {
+		out = append(out, s)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// object is op's Operation Object.
+func (op Operation) object() map[string]any {
+	o := map[string]any{
+		"operationId": operationID(op.Method, op.Path),
+		"summary":     op.Summary,
+		"tags":        []any{op.Group},
+	}
+	if op.Description != "" {
+		o["description"] = op.Description
+	}
+	var params []any
+	for _, m := range pathParam.FindAllStringSubmatch(op.Path, -1) {
+		params = append(params, map[string]any{"name": m[1], "in": "path", "required": true,
+			"description": "the " + m[1] + " of the record", "schema": Schema{"type": "string", "minLength": 1}})
+	}
+	for _, p := range op.Query {
+		params = append(params, param(p, "query"))
+	}
+	for _, p := range op.Headers {
+		params = append(params, param(p, "header"))
+	}
+	if op.Idempotent {
+		params = append(params, map[string]any{"$ref": "#/components/parameters/IdempotencyKey"})
+	}
+	if op.Preconditioned {
+		params = append(params, map[string]any{"$ref": "#/components/parameters/IfMatch"})
+	}
+	if len(params) > 0 {
+		o["parameters"] = params
+	}
+	if op.Body != nil {
+		media := map[string]any{"schema": op.Body}
+		if op.Example != nil {
+			media["example"] = op.Example
+		}
+		content := map[string]any{"application/json": media}
+		if op.AnyMedia {
+			content["*/*"] = map[string]any{"schema": Schema{"description": "the payload as text: the run sees it as a string"}}
+		}
+		o["requestBody"] = map[string]any{"required": !op.BodyOptional, "content": content}
+		if op.AnyMedia {
+			o[AnyBodyExtension] = true
+		}
+	}
+	responses := map[string]any{}
+	success := map[string]any{"description": http.StatusText(op.Status)}
+	if op.Data != nil {
+		body := op.Data
+		if !op.Raw {
+			body = Schema{"type": "object", "required": []any{"data"}, "additionalProperties": false,
+				"properties": Schema{"data": op.Data}}
+		}
+		success["content"] = map[string]any{"application/json": map[string]any{"schema": body}}
+	}
+	hs := map[string]any{"X-Request-Id": map[string]any{"$ref": "#/components/headers/X-Request-Id"}}
+	if op.Paged {
+		hs["X-Next-Cursor"] = map[string]any{"$ref": "#/components/headers/X-Next-Cursor"}
+		hs["Link"] = map[string]any{"$ref": "#/components/headers/Link"}
+	}
+	if op.ETag {
+		hs["ETag"] = map[string]any{"$ref": "#/components/headers/ETag"}
+	}
+	if op.Idempotent {
+		hs["Idempotent-Replayed"] = map[string]any{"$ref": "#/components/headers/Idempotent-Replayed"}
+	}
+	for name, p := range op.ResponseHeaders {
+		hs[name] = map[string]any{"description": p.Description, "schema": p.Schema}
+	}
+	success["headers"] = hs
+	responses[strconv.Itoa(op.Status)] = success
+	if op.AlsoStatus != 0 {
+		also := map[string]any{}
+		for k, v := range success {
+			also[k] = v
+		}
+		also["description"] = http.StatusText(op.AlsoStatus)
+		responses[strconv.Itoa(op.AlsoStatus)] = also
+	}
+	for _, s := range op.errorStatuses() {
+		responses[strconv.Itoa(s)] = map[string]any{"$ref": "#/components/responses/" + strconv.Itoa(s)}
+	}
+	o["responses"] = responses
+	if op.Public {
+		o["security"] = []any{}
+	}
+	if op.Security != nil {
+		sec := make([]any, len(op.Security))
+		for i, s := range op.Security {
+			sec[i] = s
+		}
+		o["security"] = sec
+	}
+	return o
+}
+
+func param(p Param, in string) map[string]any {
+	m := map[string]any{"name": p.Name, "in": in, "schema": p.Schema}
+	if p.Description != "" {
+		m["description"] = p.Description
+	}
+	if p.Required {
+		m["required"] = true
+	}
+	return m
+}
+
+// operationID names an operation from its method and path:
+// GET /v1/companies/{id} -> getCompaniesById.
+func operationID(method, path string) string {
+	var b strings.Builder
+	b.WriteString(strings.ToLower(method))
+	for _, seg := range strings.Split(strings.TrimPrefix(path, "/v1"), "/") {
+		if seg == "" {
+			continue
+		}
+		if m := pathParam.FindStringSubmatch(seg); m != nil {
+			seg = "By" + upperFirst(m[1])
+		}
+		for _, part := range strings.FieldsFunc(seg, func(r rune) bool { return r == '-' || r == '.' || r == '_' }) {
+			b.WriteString(upperFirst(part))
+		}
+	}
+	return b.String()
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}

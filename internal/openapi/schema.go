@@ -1,0 +1,338 @@
+// Package openapi builds the service's OpenAPI 3.1 document from the route
+// table and the declarations behind it: the schemas of the declared
+// records and bodies from their resource.Def fields, the schemas of the
+// other payloads from the Go types the handlers encode, and each route's
+// statuses from what the shared mechanisms (authentication, bodies, path
+// parameters, idempotency, preconditions) can answer. Nothing in the
+// document is written by hand beside the code it describes.
+package openapi
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+
+	"github.com/sourcebase/sourcebase/internal/clock"
+	"github.com/sourcebase/sourcebase/internal/resource"
+)
+
+// Schema is a JSON Schema (2020-12, the dialect of OpenAPI 3.1).
+type Schema = map[string]any
+
+// Ref is a reference to a named schema of the document's components.
+func Ref(name string) Schema { return Schema{"$ref": "#/components/schemas/" + name} }
+
+// nullable lets s also be null.
+func nullable(s Schema) Schema {
+	if _, ok := s["$ref"]; ok {
+		return Schema{"anyOf": []any{s, Schema{"type": "null"}}}
+	}
+	out := Schema{}
+	for k, v := range s {
+		out[k] = v
+	}
+	switch t := s["type"].(type) {
+	case string:
+		out["type"] = []any{t, "null"}
+	case nil:
+		return Schema{"anyOf": []any{s, Schema{"type": "null"}}}
+	}
+	if e, ok := s["enum"].([]any); ok {
+		out["enum"] = append(append([]any{}, e...), nil)
+	}
+	return out
+}
+
+// View is what a schema of a declared record describes.
+type View int
+
+// Views of a declared record.
+const (
+	Output View = iota // the record as the service answers it
+	Create             // a create body: the writable fields, the required ones required
+	Update             // an update body: the mutable fields, none required
+)
+
+// Record is the schema of d's records as view describes them. Output
+// schemas are closed: a field the declaration does not name is drift.
+func Record(d *resource.Def, view View) Schema {
+	var fields []resource.Field
+	switch view {
+	case Output:
+		fields = d.AllFields()
+	default:
+		for _, f := range d.Fields {
+			if !f.ReadOnly && (view == Create || !f.Immutable) {
+				fields = append(fields, f)
+			}
+		}
+	}
+	s := object(fields, view, true)
+	if d.Doc != "" && view == Output {
+		s["description"] = firstSentence(d.Doc)
+	}
+	return s
+}
+
+// object is the closed object schema of fields; top: of a record (whose
+// id and creation time are always there), not a nested object.
+func object(fields []resource.Field, view View, top bool) Schema {
+	props := Schema{}
+	var required []any
+	for _, f := range fields {
+		props[f.Name] = field(f, view, top)
+		switch {
+		case view == Create && f.Required:
+			required = append(required, f.Name)
+		case view == Output && top && builtIn(f):
+			required = append(required, f.Name)
+		}
+	}
+	s := Schema{"type": "object", "properties": props, "additionalProperties": false}
+	if len(required) > 0 {
+		s["required"] = required
+	}
+	return s
+}
+
+// Field is the schema of a field's value. A value a body may clear, and
+// an answered value that may be unset, can be null.
+func Field(f resource.Field, view View) Schema { return field(f, view, false) }
+
+func field(f resource.Field, view View, top bool) Schema {
+	s := kindSchema(f, view)
+	if f.Doc != "" {
+		s["description"] = f.Doc
+	}
+	if f.ReadOnly && view == Output {
+		s["readOnly"] = true
+	}
+	if f.Example != nil {
+		s["examples"] = []any{f.Example}
+	}
+	if f.Default != nil && view != Output {
+		s["default"] = f.Default
+	}
+	if canBeNull(f, view) && !(top && builtIn(f)) {
+		s = nullable(s)
+	}
+	return s
+}
+
+// canBeNull: a required field is never null in a create body; otherwise a body may send null to clear a
+// field, and an answer shows null for a field without a value.
+func canBeNull(f resource.Field, view View) bool {
+	switch f.Kind {
+	case resource.Strings, resource.Refs, resource.Structs, resource.Bool:
+		return view != Output // shown as [] or false
+	}
+	return view != Create || !f.Required
+}
+
+// builtIn: a record's id and creation time, always set.
+func builtIn(f resource.Field) bool {
+	return f.Name == resource.FieldID || f.Name == resource.FieldCreatedAt
+}
+
+func kindSchema(f resource.Field, view View) Schema {
+	maxLen := func() int {
+		switch {
+		case f.MaxLen > 0:
+			return f.MaxLen
+		case f.Kind == resource.Text:
+			return 20000
+		case f.Kind == resource.URL:
+			return 2048
+		default:
+			return 200
+		}
+	}
+	maxItems := f.MaxItems
+	if maxItems == 0 {
+		maxItems = 100
+	}
+	bounded := func(s Schema) Schema {
+		if f.Min != nil {
+			s["minimum"] = *f.Min
+		}
+		if f.Max != nil {
+			s["maximum"] = *f.Max
+		}
+		return s
+	}
+	text := func() Schema {
+		s := Schema{"type": "string"}
+		if view != Output {
+			s["maxLength"] = maxLen()
+		}
+		return s
+	}
+	switch f.Kind {
+	case resource.String, resource.Text:
+		return text()
+	case resource.Enum:
+		vs := make([]any, len(f.Values))
+		for i, v := range f.Values {
+			vs[i] = v
+		}
+		return Schema{"type": "string", "enum": vs}
+	case resource.URL:
+		s := text()
+		s["format"] = "uri"
+		return s
+	case resource.Email:
+		s := text()
+		s["format"] = "email"
+		return s
+	case resource.Date:
+		return Schema{"type": "string", "format": "date"}
+	case resource.DateTime:
+		return Schema{"type": "string", "format": "date-time"}
+	case resource.Int:
+		return bounded(Schema{"type": "integer"})
+	case resource.Number:
+		return bounded(Schema{"type": "number"})
+	case resource.Bool:
+		return Schema{"type": "boolean"}
+	case resource.Strings:
+		s := Schema{"type": "array", "items": text()}
+		if view != Output {
+			s["maxItems"] = maxItems
+		}
+		return s
+	case resource.Object:
+		return Schema{"type": "object"}
+	case resource.Ref:
+		return Schema{"type": "string", "description": "an id"}
+	case resource.Refs:
+		s := Schema{"type": "array", "items": Schema{"type": "string"}}
+		if view != Output {
+			s["maxItems"] = maxItems
+		}
+		return s
+	case resource.Struct:
+		return object(f.Fields, view, false)
+	case resource.Structs:
+		s := Schema{"type": "array", "items": object(f.Fields, view, false)}
+		if view != Output {
+			s["maxItems"] = maxItems
+		}
+		return s
+	}
+	panic("openapi: no schema for field kind " + f.Kind.String())
+}
+
+// TypeOf is the schema of the JSON encoding/json makes of a value of type
+// t: an object of its exported fields by their json names (closed), with
+// pointers, maps and slices nullable as encoding/json writes them. A
+// struct field's `doc` tag describes it.
+func TypeOf(t reflect.Type) Schema {
+	return typeSchema(t, map[reflect.Type]bool{})
+}
+
+var (
+	timeType   = reflect.TypeFor[clock.Time]()
+	rawType    = reflect.TypeFor[json.RawMessage]()
+	anyType    = reflect.TypeFor[any]()
+	numberType = reflect.TypeFor[json.Number]()
+)
+
+func typeSchema(t reflect.Type, seen map[reflect.Type]bool) Schema {
+	switch {
+	case t == timeType:
+		return Schema{"type": "string", "format": "date-time"}
+	case t == numberType:
+		return Schema{"type": "number"}
+	case t == rawType || t == anyType:
+		return Schema{"description": "any JSON value"}
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		return nullable(typeSchema(t.Elem(), seen))
+	case reflect.String:
+		return Schema{"type": "string"}
+	case reflect.Bool:
+		return Schema{"type": "boolean"}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return Schema{"type": "integer"}
+	case reflect.Float32, reflect.Float64:
+		return Schema{"type": "number"}
+	case reflect.Slice, reflect.Array:
+		return nullable(Schema{"type": "array", "items": typeSchema(t.Elem(), seen)})
+	case reflect.Map:
+		return nullable(Schema{"type": "object", "additionalProperties": typeSchema(t.Elem(), seen)})
+	case reflect.Interface:
+		return Schema{}
+	case reflect.Struct:
+		if seen[t] {
+			panic("openapi: recursive type " + t.String())
+		}
+		seen[t] = true
+		defer delete(seen, t)
+		props := Schema{}
+		var required []any
+		structFields(t, func(name string, sf reflect.StructField, omitEmpty bool) {
+			s := typeSchema(sf.Type, seen)
+			if d := sf.Tag.Get("doc"); d != "" {
+				s = withDescription(s, d)
+			}
+			props[name] = s
+			if !omitEmpty {
+				required = append(required, name)
+			}
+		})
+		s := Schema{"type": "object", "properties": props, "additionalProperties": false}
+		if len(required) > 0 {
+			s["required"] = required
+		}
+		return s
+	}
+	panic("openapi: no schema for Go type " + t.String())
+}
+
+// structFields calls fn for each field encoding/json writes of struct t,
+// embedded structs' fields inlined.
+func structFields(t reflect.Type, fn func(name string, sf reflect.StructField, omitEmpty bool)) {
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		tag := sf.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if sf.Anonymous && name == "" {
+			et := sf.Type
+			if et.Kind() == reflect.Pointer {
+				et = et.Elem()
+			}
+			if et.Kind() == reflect.Struct {
+				structFields(et, fn)
+			}
+			continue
+		}
+		if !sf.IsExported() || sf.Tag.Get("openapi") == "-" {
+			continue
+		}
+		if name == "" {
+			name = sf.Name
+		}
+		fn(name, sf, strings.Contains(opts, "omitempty") || strings.Contains(opts, "omitzero"))
+	}
+}
+
+func withDescription(s Schema, d string) Schema {
+	out := Schema{"description": d}
+	for k, v := range s {
+		out[k] = v
+	}
+	return out
+}
+
+// firstSentence is a description's first sentence, for a summary.
+func firstSentence(s string) string {
+	if i := strings.Index(s, ". "); i > 0 {
+		return s[:i+1]
+	}
+	return s
+}
