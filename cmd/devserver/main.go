@@ -24,6 +24,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/docspage"
 	"github.com/sourcebase/sourcebase/internal/localdev"
 	"github.com/sourcebase/sourcebase/internal/search/embedded"
 )
@@ -76,12 +77,17 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 		return err
 	}
 
-	srv := newServer(api.New(deps).Handler(), serverTimeouts)
+	bundle, bundleErr := docspage.FindBundle()
+	if bundleErr != nil {
+		slog.Warn("the /docs page is unavailable", "err", bundleErr)
+	}
+	srv := newServer(withDocs(api.New(deps).Handler(), docspage.Handler(bundle, bundleErr, api.OpenAPIPath)), serverTimeouts)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	go sweepStaleRuns(ctx, deps.Runs.SweepStale, sweepEvery)
 
-	localdev.Banner{Base: base, DynamoDB: ddb.Endpoint, Table: st.Table, Demo: demo}.Write(out)
+	localdev.Banner{Base: base, DynamoDB: ddb.Endpoint, Table: st.Table, Demo: demo, Details: []string{
+		"API reference: " + base + "/docs (the OpenAPI document: " + base + api.OpenAPIPath + ")"}}.Write(out)
 	if ready != nil {
 		ready <- base
 	}
@@ -98,6 +104,18 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 		return err
 	}
 	return nil
+}
+
+// withDocs serves the reference page's paths (/docs) with docs, the rest
+// with the API.
+func withDocs(api, docs http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if docspage.Paths(r.URL.Path) {
+			docs.ServeHTTP(w, r)
+			return
+		}
+		api.ServeHTTP(w, r)
+	})
 }
 
 // timeouts of the HTTP server.

@@ -4,14 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/sourcebase/sourcebase/internal/localdev/localdevtest"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sourcebase/sourcebase/internal/api"
+	"github.com/sourcebase/sourcebase/internal/localdev/localdevtest"
 )
 
 // The smoke test sets the environment, so it is not parallel.
@@ -128,4 +132,74 @@ func startServer(t *testing.T, ctx context.Context) (base, banner string, done <
 	}
 	// run wrote the banner before announcing readiness and writes no more.
 	return base, out.String(), result
+}
+
+// The reference page, opened in a real headless browser: Debian's chromium
+// driven by playwright-core (both installed by make deps).
+func TestTheDocsPageShowsTheReferenceInARealBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts DynamoDB Local and a browser")
+	}
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatalf("chromium is not installed (%v): run make deps", err)
+	}
+	if _, err := os.Stat("../../node_modules/playwright-core"); err != nil {
+		t.Fatalf("playwright-core is not installed (%v): run make deps", err)
+	}
+	localdevtest.IsolateEnv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	base, _, _ := startServer(t, ctx)
+
+	browse, cancelBrowse := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancelBrowse()
+	cmd := exec.CommandContext(browse, "node", "testdata/docs-page.mjs", base, chromium, t.TempDir())
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("the browser run failed: %v\n%s", err, stderr.String())
+	}
+	var seen struct {
+		Title     string
+		Text      string
+		OffOrigin []string
+		Errors    []string
+	}
+	if err := json.Unmarshal(out, &seen); err != nil {
+		t.Fatalf("browser output: %v\n%.500s", err, out)
+	}
+	if len(seen.OffOrigin) > 0 {
+		t.Errorf("the page asked for something outside the service: %v", seen.OffOrigin)
+	}
+	if len(seen.Errors) > 0 {
+		t.Errorf("the page had script errors: %v", seen.Errors)
+	}
+	if seen.Title != "Sourcebase API reference" {
+		t.Errorf("title %q", seen.Title)
+	}
+	text := seen.Text
+	for _, want := range []string{"Sourcebase API", "1.0.0", "x-service-client-id", "x-service-api-key", "canonicalName",
+		"X-Next-Cursor", "operator", "capturedOn", "webhookHmacSha256"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the page does not show %q", want)
+		}
+	}
+	doc, err := api.OpenAPI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spec struct {
+		Paths map[string]map[string]struct{ Summary string } `json:"paths"`
+	}
+	if err := json.Unmarshal(doc, &spec); err != nil {
+		t.Fatal(err)
+	}
+	for _, rt := range api.Routes() {
+		op := spec.Paths[rt.Path][strings.ToLower(rt.Method)]
+		if !strings.Contains(text, op.Summary) || !strings.Contains(text, rt.Path) {
+			t.Errorf("the page does not show %s %s (%q)", rt.Method, rt.Path, op.Summary)
+		}
+	}
 }
