@@ -117,6 +117,9 @@ func componentSchemas() map[string]openapi.Schema {
 		out[schemaName(d)+"Search"] = searchSchema(search.SchemaOf(d))
 	}
 	out["SearchPredicate"] = predicateSchema()
+	out["MetricPointInput"] = metricPointInput()
+	out["MetricSeriesQuery"] = metricQuery()
+	out["EnrichmentValueInput"] = enrichmentInput()
 	out["SearchMetadata"] = openapi.TypeOf(reflect.TypeFor[searchMetadata]())
 	return out
 }
@@ -394,19 +397,19 @@ var handOperations = map[string]func(*openapi.Operation){
 		op.Summary, op.Status = "Write metric points", http.StatusCreated
 		op.Description = "Up to " + itoa(metrics.MaxBatch) + " candidate points in one write; see docs/metrics.md."
 		op.Body = openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"points"},
-			"properties": openapi.Schema{"points": openapi.Schema{"type": "array", "minItems": 1, "maxItems": metrics.MaxBatch, "items": metricPointInput()}}}
+			"properties": openapi.Schema{"points": openapi.Schema{"type": "array", "minItems": 1, "maxItems": metrics.MaxBatch, "items": openapi.Ref("MetricPointInput")}}}
 		op.Data, op.Errors = arrayOf("StoredMetricPoint"), []int{404}
 	},
 	"POST /v1/data/metric-series": func(op *openapi.Operation) {
 		op.Summary = "Read a metric series"
 		op.Description = "One series of a record over a period, bucketed and picked by a policy; see docs/metrics.md."
-		op.Body, op.Data, op.Errors = metricQuery(), openapi.Ref("MetricSeries"), []int{404}
+		op.Body, op.Data, op.Errors = openapi.Ref("MetricSeriesQuery"), openapi.Ref("MetricSeries"), []int{404}
 	},
 	"POST " + enrichmentPath: func(op *openapi.Operation) {
 		op.Summary, op.Status = "Add candidate values of a record's attributes", http.StatusCreated
 		op.Description = "A batch of candidates, reconciled with the others at once; see docs/enrichment.md."
 		op.Body = openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"values"},
-			"properties": openapi.Schema{"values": openapi.Schema{"type": "array", "minItems": 1, "maxItems": enrichment.MaxBatch, "items": enrichmentInput()}}}
+			"properties": openapi.Schema{"values": openapi.Schema{"type": "array", "minItems": 1, "maxItems": enrichment.MaxBatch, "items": openapi.Ref("EnrichmentValueInput")}}}
 		op.Data = arrayOf("EnrichmentValue")
 	},
 	"GET " + enrichmentPath: func(op *openapi.Operation) {
