@@ -380,28 +380,6 @@ func sameIDs(got, want []string) bool {
 	return slices.Equal(g, w)
 }
 
-// maxLenOf is the longest text f accepts: MaxLen, else the layer's
-// defaults (200; Text 20,000; URL 2,048).
-func maxLenOf(f resource.Field) int {
-	switch {
-	case f.MaxLen > 0:
-		return f.MaxLen
-	case f.Kind == resource.Text:
-		return 20000
-	case f.Kind == resource.URL:
-		return 2048
-	}
-	return 200
-}
-
-// maxItemsOf is the most elements an array field accepts (default 100).
-func maxItemsOf(f resource.Field) int {
-	if f.MaxItems > 0 {
-		return f.MaxItems
-	}
-	return 100
-}
-
 // outOfRange lists values of the right JSON type that break one of f's
 // rules: too long, too many, out of bounds, not one of the values, not a
 // URL, an e-mail address or a date.
@@ -409,7 +387,7 @@ func outOfRange(f resource.Field) []any {
 	var out []any
 	switch f.Kind {
 	case resource.String, resource.Text:
-		out = append(out, strings.Repeat("x", maxLenOf(f)+1), "   ")
+		out = append(out, strings.Repeat("x", f.MaxLength()+1), "   ")
 	case resource.Enum:
 		out = append(out, "not-one-of-the-values")
 	case resource.URL:
@@ -431,7 +409,7 @@ func outOfRange(f resource.Field) []any {
 			out = append(out, *f.Max+1)
 		}
 	case resource.Strings, resource.Refs:
-		many := make([]any, maxItemsOf(f)+1)
+		many := make([]any, f.MaxElements()+1)
 		for i := range many {
 			many[i] = fmt.Sprintf("v%d", i)
 		}
@@ -439,7 +417,7 @@ func outOfRange(f resource.Field) []any {
 	case resource.Ref:
 		out = append(out, "")
 	case resource.Structs:
-		many := make([]any, maxItemsOf(f)+1)
+		many := make([]any, f.MaxElements()+1)
 		for i := range many {
 			many[i] = map[string]any{}
 		}

@@ -135,22 +135,7 @@ func builtIn(f resource.Field) bool {
 }
 
 func kindSchema(f resource.Field, view View) Schema {
-	maxLen := func() int {
-		switch {
-		case f.MaxLen > 0:
-			return f.MaxLen
-		case f.Kind == resource.Text:
-			return 20000
-		case f.Kind == resource.URL:
-			return 2048
-		default:
-			return 200
-		}
-	}
-	maxItems := f.MaxItems
-	if maxItems == 0 {
-		maxItems = 100
-	}
+	maxLen, maxItems := f.MaxLength, f.MaxElements()
 	bounded := func(s Schema) Schema {
 		if f.Min != nil {
 			s["minimum"] = *f.Min

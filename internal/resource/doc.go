@@ -191,9 +191,9 @@ func rules(f Field) []string {
 		switch f.Kind {
 		case String, Text, URL:
 			if f.Verbatim {
-				out = append(out, fmt.Sprintf("at most %s characters", count(f.maxLen())))
+				out = append(out, fmt.Sprintf("at most %s characters", count(f.MaxLength())))
 			} else {
-				out = append(out, fmt.Sprintf("1 to %s characters", count(f.maxLen())))
+				out = append(out, fmt.Sprintf("1 to %s characters", count(f.MaxLength())))
 			}
 			if f.Kind == Text {
 				out = append(out, "line breaks allowed")
@@ -209,11 +209,11 @@ func rules(f Field) []string {
 				out = append(out, bounds(f.Min, f.Max))
 			}
 		case Strings:
-			out = append(out, fmt.Sprintf("at most %s items of 1 to %s characters, duplicates dropped", count(f.maxItems()), count(f.maxLen())))
+			out = append(out, fmt.Sprintf("at most %s items of 1 to %s characters, duplicates dropped", count(f.MaxElements()), count(f.MaxLength())))
 		case Refs:
-			out = append(out, fmt.Sprintf("at most %s ids, duplicates dropped", count(f.maxItems())))
+			out = append(out, fmt.Sprintf("at most %s ids, duplicates dropped", count(f.MaxElements())))
 		case Structs:
-			out = append(out, fmt.Sprintf("at most %s items", count(f.maxItems())))
+			out = append(out, fmt.Sprintf("at most %s items", count(f.MaxElements())))
 		case Object:
 			out = append(out, fmt.Sprintf("any JSON object up to %d KiB, %d levels deep", input.MaxFreeBytes>>10, input.MaxDepth))
 		}

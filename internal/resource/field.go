@@ -103,7 +103,9 @@ type Field struct {
 // Between returns bounds for Min and Max.
 func Between(lo, hi float64) (*float64, *float64) { return &lo, &hi }
 
-func (f Field) maxLen() int {
+// MaxLength is the longest text f accepts: MaxLen, else 200 (Text:
+// 20,000; URL: 2,048).
+func (f Field) MaxLength() int {
 	switch {
 	case f.MaxLen > 0:
 		return f.MaxLen
@@ -116,7 +118,9 @@ func (f Field) maxLen() int {
 	}
 }
 
-func (f Field) maxItems() int {
+// MaxElements is the most elements an array field accepts: MaxItems, else
+// 100.
+func (f Field) MaxElements() int {
 	if f.MaxItems > 0 {
 		return f.MaxItems
 	}
@@ -172,7 +176,7 @@ func (f Field) decode(o *input.Object) (value any, set bool, err error) {
 }
 
 func (f Field) decodeValue(o *input.Object, path string) (any, error) {
-	text := input.Text{Min: 1, Max: f.maxLen(), Trim: true}
+	text := input.Text{Min: 1, Max: f.MaxLength(), Trim: true}
 	switch f.Kind {
 	case String, Text:
 		text.MultiLine = f.Kind == Text
@@ -226,10 +230,10 @@ func (f Field) decodeValue(o *input.Object, path string) (any, error) {
 		b, err := o.Bool(f.Name)
 		return b.Value, err
 	case Strings:
-		s, err := o.Strings(f.Name, text, f.maxItems())
+		s, err := o.Strings(f.Name, text, f.MaxElements())
 		return toAny(s.Value), err
 	case Refs:
-		s, err := o.Strings(f.Name, input.Text{Min: 1, Max: 256, Trim: true}, f.maxItems())
+		s, err := o.Strings(f.Name, input.Text{Min: 1, Max: 256, Trim: true}, f.MaxElements())
 		return toAny(s.Value), err
 	case Ref:
 		s, err := o.String(f.Name, input.Text{Min: 1, Max: 256, Trim: true})
@@ -244,7 +248,7 @@ func (f Field) decodeValue(o *input.Object, path string) (any, error) {
 		}
 		return decodeFields(f.Fields, sub.Value, true)
 	case Structs:
-		subs, err := o.Objects(f.Name, f.maxItems(), names(f.Fields)...)
+		subs, err := o.Objects(f.Name, f.MaxElements(), names(f.Fields)...)
 		if err != nil {
 			return nil, err
 		}
