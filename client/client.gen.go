@@ -3089,6 +3089,9 @@ type N413 = Error
 // N422 every error answer: one message saying what went wrong and where
 type N422 = Error
 
+// N429 every error answer: one message saying what went wrong and where
+type N429 = Error
+
 // N500 every error answer: one message saying what went wrong and where
 type N500 = Error
 
@@ -17578,9 +17581,12 @@ func (r GetHealthzResponse) ContentType() string {
 
 // GetActivitiesResponse200Headers the declared response headers of an HTTP 200 response for GetActivities
 type GetActivitiesResponse200Headers struct {
-	Link        *string
-	XNextCursor *string
-	XRequestId  *string
+	Link                *string
+	XNextCursor         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetActivitiesResponse400Headers the declared response headers of an HTTP 400 response for GetActivities
@@ -17596,6 +17602,15 @@ type GetActivitiesResponse401Headers struct {
 // GetActivitiesResponse404Headers the declared response headers of an HTTP 404 response for GetActivities
 type GetActivitiesResponse404Headers struct {
 	XRequestId *string
+}
+
+// GetActivitiesResponse429Headers the declared response headers of an HTTP 429 response for GetActivities
+type GetActivitiesResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetActivitiesResponse500Headers the declared response headers of an HTTP 500 response for GetActivities
@@ -17622,6 +17637,8 @@ type GetActivitiesResponse struct {
 	JSON401 *N401
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -17634,6 +17651,8 @@ type GetActivitiesResponse struct {
 	Headers401 *GetActivitiesResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetActivitiesResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetActivitiesResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetActivitiesResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -17660,6 +17679,11 @@ func (r GetActivitiesResponse) GetJSON401() *N401 {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetActivitiesResponse) GetJSON404() *N404 {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetActivitiesResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -17703,9 +17727,12 @@ func (r GetActivitiesResponse) ContentType() string {
 
 // PostActivitiesResponse201Headers the declared response headers of an HTTP 201 response for PostActivities
 type PostActivitiesResponse201Headers struct {
-	ETag               *string
-	IdempotentReplayed *string
-	XRequestId         *string
+	ETag                *string
+	IdempotentReplayed  *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostActivitiesResponse400Headers the declared response headers of an HTTP 400 response for PostActivities
@@ -17736,6 +17763,15 @@ type PostActivitiesResponse413Headers struct {
 // PostActivitiesResponse422Headers the declared response headers of an HTTP 422 response for PostActivities
 type PostActivitiesResponse422Headers struct {
 	XRequestId *string
+}
+
+// PostActivitiesResponse429Headers the declared response headers of an HTTP 429 response for PostActivities
+type PostActivitiesResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostActivitiesResponse500Headers the declared response headers of an HTTP 500 response for PostActivities
@@ -17769,6 +17805,8 @@ type PostActivitiesResponse struct {
 	JSON413 *N413
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *N422
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -17787,6 +17825,8 @@ type PostActivitiesResponse struct {
 	Headers413 *PostActivitiesResponse413Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *PostActivitiesResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostActivitiesResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PostActivitiesResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -17831,6 +17871,11 @@ func (r PostActivitiesResponse) GetJSON422() *N422 {
 	return r.JSON422
 }
 
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostActivitiesResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r PostActivitiesResponse) GetJSON500() *N500 {
 	return r.JSON500
@@ -17872,7 +17917,10 @@ func (r PostActivitiesResponse) ContentType() string {
 
 // PostActivitiesSearchResponse200Headers the declared response headers of an HTTP 200 response for PostActivitiesSearch
 type PostActivitiesSearchResponse200Headers struct {
-	XRequestId *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostActivitiesSearchResponse400Headers the declared response headers of an HTTP 400 response for PostActivitiesSearch
@@ -17893,6 +17941,15 @@ type PostActivitiesSearchResponse404Headers struct {
 // PostActivitiesSearchResponse413Headers the declared response headers of an HTTP 413 response for PostActivitiesSearch
 type PostActivitiesSearchResponse413Headers struct {
 	XRequestId *string
+}
+
+// PostActivitiesSearchResponse429Headers the declared response headers of an HTTP 429 response for PostActivitiesSearch
+type PostActivitiesSearchResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostActivitiesSearchResponse500Headers the declared response headers of an HTTP 500 response for PostActivitiesSearch
@@ -17922,6 +17979,8 @@ type PostActivitiesSearchResponse struct {
 	JSON404 *N404
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *N413
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -17936,6 +17995,8 @@ type PostActivitiesSearchResponse struct {
 	Headers404 *PostActivitiesSearchResponse404Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *PostActivitiesSearchResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostActivitiesSearchResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PostActivitiesSearchResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -17968,6 +18029,11 @@ func (r PostActivitiesSearchResponse) GetJSON404() *N404 {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r PostActivitiesSearchResponse) GetJSON413() *N413 {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostActivitiesSearchResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -18011,7 +18077,10 @@ func (r PostActivitiesSearchResponse) ContentType() string {
 
 // DeleteActivitiesByIdResponse204Headers the declared response headers of an HTTP 204 response for DeleteActivitiesById
 type DeleteActivitiesByIdResponse204Headers struct {
-	XRequestId *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // DeleteActivitiesByIdResponse400Headers the declared response headers of an HTTP 400 response for DeleteActivitiesById
@@ -18039,6 +18108,15 @@ type DeleteActivitiesByIdResponse412Headers struct {
 	XRequestId *string
 }
 
+// DeleteActivitiesByIdResponse429Headers the declared response headers of an HTTP 429 response for DeleteActivitiesById
+type DeleteActivitiesByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
 // DeleteActivitiesByIdResponse500Headers the declared response headers of an HTTP 500 response for DeleteActivitiesById
 type DeleteActivitiesByIdResponse500Headers struct {
 	XRequestId *string
@@ -18063,6 +18141,8 @@ type DeleteActivitiesByIdResponse struct {
 	JSON409 *N409
 	// JSON412 the response for an HTTP 412 `application/json` response
 	JSON412 *N412
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -18079,6 +18159,8 @@ type DeleteActivitiesByIdResponse struct {
 	Headers409 *DeleteActivitiesByIdResponse409Headers
 	// Headers412 the parsed response headers for an HTTP 412 response
 	Headers412 *DeleteActivitiesByIdResponse412Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteActivitiesByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeleteActivitiesByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -18108,6 +18190,11 @@ func (r DeleteActivitiesByIdResponse) GetJSON409() *N409 {
 // GetJSON412 returns the response for an HTTP 412 `application/json` response
 func (r DeleteActivitiesByIdResponse) GetJSON412() *N412 {
 	return r.JSON412
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteActivitiesByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -18151,8 +18238,11 @@ func (r DeleteActivitiesByIdResponse) ContentType() string {
 
 // GetActivitiesByIdResponse200Headers the declared response headers of an HTTP 200 response for GetActivitiesById
 type GetActivitiesByIdResponse200Headers struct {
-	ETag       *string
-	XRequestId *string
+	ETag                *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetActivitiesByIdResponse400Headers the declared response headers of an HTTP 400 response for GetActivitiesById
@@ -18168,6 +18258,15 @@ type GetActivitiesByIdResponse401Headers struct {
 // GetActivitiesByIdResponse404Headers the declared response headers of an HTTP 404 response for GetActivitiesById
 type GetActivitiesByIdResponse404Headers struct {
 	XRequestId *string
+}
+
+// GetActivitiesByIdResponse429Headers the declared response headers of an HTTP 429 response for GetActivitiesById
+type GetActivitiesByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetActivitiesByIdResponse500Headers the declared response headers of an HTTP 500 response for GetActivitiesById
@@ -18195,6 +18294,8 @@ type GetActivitiesByIdResponse struct {
 	JSON401 *N401
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -18207,6 +18308,8 @@ type GetActivitiesByIdResponse struct {
 	Headers401 *GetActivitiesByIdResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetActivitiesByIdResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetActivitiesByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetActivitiesByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -18234,6 +18337,11 @@ func (r GetActivitiesByIdResponse) GetJSON401() *N401 {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetActivitiesByIdResponse) GetJSON404() *N404 {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetActivitiesByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -18277,8 +18385,11 @@ func (r GetActivitiesByIdResponse) ContentType() string {
 
 // PutActivitiesByIdResponse200Headers the declared response headers of an HTTP 200 response for PutActivitiesById
 type PutActivitiesByIdResponse200Headers struct {
-	ETag       *string
-	XRequestId *string
+	ETag                *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PutActivitiesByIdResponse400Headers the declared response headers of an HTTP 400 response for PutActivitiesById
@@ -18309,6 +18420,15 @@ type PutActivitiesByIdResponse412Headers struct {
 // PutActivitiesByIdResponse413Headers the declared response headers of an HTTP 413 response for PutActivitiesById
 type PutActivitiesByIdResponse413Headers struct {
 	XRequestId *string
+}
+
+// PutActivitiesByIdResponse429Headers the declared response headers of an HTTP 429 response for PutActivitiesById
+type PutActivitiesByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PutActivitiesByIdResponse500Headers the declared response headers of an HTTP 500 response for PutActivitiesById
@@ -18342,6 +18462,8 @@ type PutActivitiesByIdResponse struct {
 	JSON412 *N412
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *N413
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -18360,6 +18482,8 @@ type PutActivitiesByIdResponse struct {
 	Headers412 *PutActivitiesByIdResponse412Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *PutActivitiesByIdResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PutActivitiesByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PutActivitiesByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -18404,6 +18528,11 @@ func (r PutActivitiesByIdResponse) GetJSON413() *N413 {
 	return r.JSON413
 }
 
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PutActivitiesByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r PutActivitiesByIdResponse) GetJSON500() *N500 {
 	return r.JSON500
@@ -18445,9 +18574,12 @@ func (r PutActivitiesByIdResponse) ContentType() string {
 
 // GetCompaniesResponse200Headers the declared response headers of an HTTP 200 response for GetCompanies
 type GetCompaniesResponse200Headers struct {
-	Link        *string
-	XNextCursor *string
-	XRequestId  *string
+	Link                *string
+	XNextCursor         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetCompaniesResponse400Headers the declared response headers of an HTTP 400 response for GetCompanies
@@ -18463,6 +18595,15 @@ type GetCompaniesResponse401Headers struct {
 // GetCompaniesResponse404Headers the declared response headers of an HTTP 404 response for GetCompanies
 type GetCompaniesResponse404Headers struct {
 	XRequestId *string
+}
+
+// GetCompaniesResponse429Headers the declared response headers of an HTTP 429 response for GetCompanies
+type GetCompaniesResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetCompaniesResponse500Headers the declared response headers of an HTTP 500 response for GetCompanies
@@ -18489,6 +18630,8 @@ type GetCompaniesResponse struct {
 	JSON401 *N401
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -18501,6 +18644,8 @@ type GetCompaniesResponse struct {
 	Headers401 *GetCompaniesResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetCompaniesResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCompaniesResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetCompaniesResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -18527,6 +18672,11 @@ func (r GetCompaniesResponse) GetJSON401() *N401 {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetCompaniesResponse) GetJSON404() *N404 {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetCompaniesResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -18570,9 +18720,12 @@ func (r GetCompaniesResponse) ContentType() string {
 
 // PostCompaniesResponse201Headers the declared response headers of an HTTP 201 response for PostCompanies
 type PostCompaniesResponse201Headers struct {
-	ETag               *string
-	IdempotentReplayed *string
-	XRequestId         *string
+	ETag                *string
+	IdempotentReplayed  *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostCompaniesResponse400Headers the declared response headers of an HTTP 400 response for PostCompanies
@@ -18603,6 +18756,15 @@ type PostCompaniesResponse413Headers struct {
 // PostCompaniesResponse422Headers the declared response headers of an HTTP 422 response for PostCompanies
 type PostCompaniesResponse422Headers struct {
 	XRequestId *string
+}
+
+// PostCompaniesResponse429Headers the declared response headers of an HTTP 429 response for PostCompanies
+type PostCompaniesResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostCompaniesResponse500Headers the declared response headers of an HTTP 500 response for PostCompanies
@@ -18636,6 +18798,8 @@ type PostCompaniesResponse struct {
 	JSON413 *N413
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *N422
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -18654,6 +18818,8 @@ type PostCompaniesResponse struct {
 	Headers413 *PostCompaniesResponse413Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *PostCompaniesResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostCompaniesResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PostCompaniesResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -18698,6 +18864,11 @@ func (r PostCompaniesResponse) GetJSON422() *N422 {
 	return r.JSON422
 }
 
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostCompaniesResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r PostCompaniesResponse) GetJSON500() *N500 {
 	return r.JSON500
@@ -18739,7 +18910,10 @@ func (r PostCompaniesResponse) ContentType() string {
 
 // PostCompaniesSearchResponse200Headers the declared response headers of an HTTP 200 response for PostCompaniesSearch
 type PostCompaniesSearchResponse200Headers struct {
-	XRequestId *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostCompaniesSearchResponse400Headers the declared response headers of an HTTP 400 response for PostCompaniesSearch
@@ -18760,6 +18934,15 @@ type PostCompaniesSearchResponse404Headers struct {
 // PostCompaniesSearchResponse413Headers the declared response headers of an HTTP 413 response for PostCompaniesSearch
 type PostCompaniesSearchResponse413Headers struct {
 	XRequestId *string
+}
+
+// PostCompaniesSearchResponse429Headers the declared response headers of an HTTP 429 response for PostCompaniesSearch
+type PostCompaniesSearchResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostCompaniesSearchResponse500Headers the declared response headers of an HTTP 500 response for PostCompaniesSearch
@@ -18789,6 +18972,8 @@ type PostCompaniesSearchResponse struct {
 	JSON404 *N404
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *N413
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -18803,6 +18988,8 @@ type PostCompaniesSearchResponse struct {
 	Headers404 *PostCompaniesSearchResponse404Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *PostCompaniesSearchResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostCompaniesSearchResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PostCompaniesSearchResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -18835,6 +19022,11 @@ func (r PostCompaniesSearchResponse) GetJSON404() *N404 {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r PostCompaniesSearchResponse) GetJSON413() *N413 {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostCompaniesSearchResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -18878,7 +19070,10 @@ func (r PostCompaniesSearchResponse) ContentType() string {
 
 // DeleteCompaniesByIdResponse204Headers the declared response headers of an HTTP 204 response for DeleteCompaniesById
 type DeleteCompaniesByIdResponse204Headers struct {
-	XRequestId *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // DeleteCompaniesByIdResponse400Headers the declared response headers of an HTTP 400 response for DeleteCompaniesById
@@ -18906,6 +19101,15 @@ type DeleteCompaniesByIdResponse412Headers struct {
 	XRequestId *string
 }
 
+// DeleteCompaniesByIdResponse429Headers the declared response headers of an HTTP 429 response for DeleteCompaniesById
+type DeleteCompaniesByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
 // DeleteCompaniesByIdResponse500Headers the declared response headers of an HTTP 500 response for DeleteCompaniesById
 type DeleteCompaniesByIdResponse500Headers struct {
 	XRequestId *string
@@ -18930,6 +19134,8 @@ type DeleteCompaniesByIdResponse struct {
 	JSON409 *N409
 	// JSON412 the response for an HTTP 412 `application/json` response
 	JSON412 *N412
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -18946,6 +19152,8 @@ type DeleteCompaniesByIdResponse struct {
 	Headers409 *DeleteCompaniesByIdResponse409Headers
 	// Headers412 the parsed response headers for an HTTP 412 response
 	Headers412 *DeleteCompaniesByIdResponse412Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteCompaniesByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeleteCompaniesByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -18975,6 +19183,11 @@ func (r DeleteCompaniesByIdResponse) GetJSON409() *N409 {
 // GetJSON412 returns the response for an HTTP 412 `application/json` response
 func (r DeleteCompaniesByIdResponse) GetJSON412() *N412 {
 	return r.JSON412
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteCompaniesByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -19018,8 +19231,11 @@ func (r DeleteCompaniesByIdResponse) ContentType() string {
 
 // GetCompaniesByIdResponse200Headers the declared response headers of an HTTP 200 response for GetCompaniesById
 type GetCompaniesByIdResponse200Headers struct {
-	ETag       *string
-	XRequestId *string
+	ETag                *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetCompaniesByIdResponse400Headers the declared response headers of an HTTP 400 response for GetCompaniesById
@@ -19035,6 +19251,15 @@ type GetCompaniesByIdResponse401Headers struct {
 // GetCompaniesByIdResponse404Headers the declared response headers of an HTTP 404 response for GetCompaniesById
 type GetCompaniesByIdResponse404Headers struct {
 	XRequestId *string
+}
+
+// GetCompaniesByIdResponse429Headers the declared response headers of an HTTP 429 response for GetCompaniesById
+type GetCompaniesByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetCompaniesByIdResponse500Headers the declared response headers of an HTTP 500 response for GetCompaniesById
@@ -19062,6 +19287,8 @@ type GetCompaniesByIdResponse struct {
 	JSON401 *N401
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -19074,6 +19301,8 @@ type GetCompaniesByIdResponse struct {
 	Headers401 *GetCompaniesByIdResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetCompaniesByIdResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCompaniesByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetCompaniesByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -19101,6 +19330,11 @@ func (r GetCompaniesByIdResponse) GetJSON401() *N401 {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetCompaniesByIdResponse) GetJSON404() *N404 {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetCompaniesByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -19144,8 +19378,11 @@ func (r GetCompaniesByIdResponse) ContentType() string {
 
 // PutCompaniesByIdResponse200Headers the declared response headers of an HTTP 200 response for PutCompaniesById
 type PutCompaniesByIdResponse200Headers struct {
-	ETag       *string
-	XRequestId *string
+	ETag                *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PutCompaniesByIdResponse400Headers the declared response headers of an HTTP 400 response for PutCompaniesById
@@ -19176,6 +19413,15 @@ type PutCompaniesByIdResponse412Headers struct {
 // PutCompaniesByIdResponse413Headers the declared response headers of an HTTP 413 response for PutCompaniesById
 type PutCompaniesByIdResponse413Headers struct {
 	XRequestId *string
+}
+
+// PutCompaniesByIdResponse429Headers the declared response headers of an HTTP 429 response for PutCompaniesById
+type PutCompaniesByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PutCompaniesByIdResponse500Headers the declared response headers of an HTTP 500 response for PutCompaniesById
@@ -19209,6 +19455,8 @@ type PutCompaniesByIdResponse struct {
 	JSON412 *N412
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *N413
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -19227,6 +19475,8 @@ type PutCompaniesByIdResponse struct {
 	Headers412 *PutCompaniesByIdResponse412Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *PutCompaniesByIdResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PutCompaniesByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PutCompaniesByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -19271,6 +19521,11 @@ func (r PutCompaniesByIdResponse) GetJSON413() *N413 {
 	return r.JSON413
 }
 
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PutCompaniesByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r PutCompaniesByIdResponse) GetJSON500() *N500 {
 	return r.JSON500
@@ -19312,8 +19567,11 @@ func (r PutCompaniesByIdResponse) ContentType() string {
 
 // PostDataMetricPointsResponse201Headers the declared response headers of an HTTP 201 response for PostDataMetricPoints
 type PostDataMetricPointsResponse201Headers struct {
-	IdempotentReplayed *string
-	XRequestId         *string
+	IdempotentReplayed  *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostDataMetricPointsResponse400Headers the declared response headers of an HTTP 400 response for PostDataMetricPoints
@@ -19339,6 +19597,15 @@ type PostDataMetricPointsResponse413Headers struct {
 // PostDataMetricPointsResponse422Headers the declared response headers of an HTTP 422 response for PostDataMetricPoints
 type PostDataMetricPointsResponse422Headers struct {
 	XRequestId *string
+}
+
+// PostDataMetricPointsResponse429Headers the declared response headers of an HTTP 429 response for PostDataMetricPoints
+type PostDataMetricPointsResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostDataMetricPointsResponse500Headers the declared response headers of an HTTP 500 response for PostDataMetricPoints
@@ -19369,6 +19636,8 @@ type PostDataMetricPointsResponse struct {
 	JSON413 *N413
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *N422
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -19385,6 +19654,8 @@ type PostDataMetricPointsResponse struct {
 	Headers413 *PostDataMetricPointsResponse413Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *PostDataMetricPointsResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostDataMetricPointsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PostDataMetricPointsResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -19421,6 +19692,11 @@ func (r PostDataMetricPointsResponse) GetJSON413() *N413 {
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r PostDataMetricPointsResponse) GetJSON422() *N422 {
 	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostDataMetricPointsResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -19464,7 +19740,10 @@ func (r PostDataMetricPointsResponse) ContentType() string {
 
 // PostDataMetricSeriesResponse200Headers the declared response headers of an HTTP 200 response for PostDataMetricSeries
 type PostDataMetricSeriesResponse200Headers struct {
-	XRequestId *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostDataMetricSeriesResponse400Headers the declared response headers of an HTTP 400 response for PostDataMetricSeries
@@ -19485,6 +19764,15 @@ type PostDataMetricSeriesResponse404Headers struct {
 // PostDataMetricSeriesResponse413Headers the declared response headers of an HTTP 413 response for PostDataMetricSeries
 type PostDataMetricSeriesResponse413Headers struct {
 	XRequestId *string
+}
+
+// PostDataMetricSeriesResponse429Headers the declared response headers of an HTTP 429 response for PostDataMetricSeries
+type PostDataMetricSeriesResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostDataMetricSeriesResponse500Headers the declared response headers of an HTTP 500 response for PostDataMetricSeries
@@ -19513,6 +19801,8 @@ type PostDataMetricSeriesResponse struct {
 	JSON404 *N404
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *N413
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -19527,6 +19817,8 @@ type PostDataMetricSeriesResponse struct {
 	Headers404 *PostDataMetricSeriesResponse404Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *PostDataMetricSeriesResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostDataMetricSeriesResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PostDataMetricSeriesResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -19558,6 +19850,11 @@ func (r PostDataMetricSeriesResponse) GetJSON404() *N404 {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r PostDataMetricSeriesResponse) GetJSON413() *N413 {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostDataMetricSeriesResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -19601,9 +19898,12 @@ func (r PostDataMetricSeriesResponse) ContentType() string {
 
 // GetDealsResponse200Headers the declared response headers of an HTTP 200 response for GetDeals
 type GetDealsResponse200Headers struct {
-	Link        *string
-	XNextCursor *string
-	XRequestId  *string
+	Link                *string
+	XNextCursor         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetDealsResponse400Headers the declared response headers of an HTTP 400 response for GetDeals
@@ -19619,6 +19919,15 @@ type GetDealsResponse401Headers struct {
 // GetDealsResponse404Headers the declared response headers of an HTTP 404 response for GetDeals
 type GetDealsResponse404Headers struct {
 	XRequestId *string
+}
+
+// GetDealsResponse429Headers the declared response headers of an HTTP 429 response for GetDeals
+type GetDealsResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetDealsResponse500Headers the declared response headers of an HTTP 500 response for GetDeals
@@ -19645,6 +19954,8 @@ type GetDealsResponse struct {
 	JSON401 *N401
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -19657,6 +19968,8 @@ type GetDealsResponse struct {
 	Headers401 *GetDealsResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetDealsResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetDealsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetDealsResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -19683,6 +19996,11 @@ func (r GetDealsResponse) GetJSON401() *N401 {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetDealsResponse) GetJSON404() *N404 {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetDealsResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -19726,9 +20044,12 @@ func (r GetDealsResponse) ContentType() string {
 
 // PostDealsResponse201Headers the declared response headers of an HTTP 201 response for PostDeals
 type PostDealsResponse201Headers struct {
-	ETag               *string
-	IdempotentReplayed *string
-	XRequestId         *string
+	ETag                *string
+	IdempotentReplayed  *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostDealsResponse400Headers the declared response headers of an HTTP 400 response for PostDeals
@@ -19759,6 +20080,15 @@ type PostDealsResponse413Headers struct {
 // PostDealsResponse422Headers the declared response headers of an HTTP 422 response for PostDeals
 type PostDealsResponse422Headers struct {
 	XRequestId *string
+}
+
+// PostDealsResponse429Headers the declared response headers of an HTTP 429 response for PostDeals
+type PostDealsResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostDealsResponse500Headers the declared response headers of an HTTP 500 response for PostDeals
@@ -19792,6 +20122,8 @@ type PostDealsResponse struct {
 	JSON413 *N413
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *N422
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -19810,6 +20142,8 @@ type PostDealsResponse struct {
 	Headers413 *PostDealsResponse413Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *PostDealsResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostDealsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PostDealsResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -19854,6 +20188,11 @@ func (r PostDealsResponse) GetJSON422() *N422 {
 	return r.JSON422
 }
 
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostDealsResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r PostDealsResponse) GetJSON500() *N500 {
 	return r.JSON500
@@ -19895,7 +20234,10 @@ func (r PostDealsResponse) ContentType() string {
 
 // DeleteDealsByIdResponse204Headers the declared response headers of an HTTP 204 response for DeleteDealsById
 type DeleteDealsByIdResponse204Headers struct {
-	XRequestId *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // DeleteDealsByIdResponse400Headers the declared response headers of an HTTP 400 response for DeleteDealsById
@@ -19923,6 +20265,15 @@ type DeleteDealsByIdResponse412Headers struct {
 	XRequestId *string
 }
 
+// DeleteDealsByIdResponse429Headers the declared response headers of an HTTP 429 response for DeleteDealsById
+type DeleteDealsByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
 // DeleteDealsByIdResponse500Headers the declared response headers of an HTTP 500 response for DeleteDealsById
 type DeleteDealsByIdResponse500Headers struct {
 	XRequestId *string
@@ -19947,6 +20298,8 @@ type DeleteDealsByIdResponse struct {
 	JSON409 *N409
 	// JSON412 the response for an HTTP 412 `application/json` response
 	JSON412 *N412
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -19963,6 +20316,8 @@ type DeleteDealsByIdResponse struct {
 	Headers409 *DeleteDealsByIdResponse409Headers
 	// Headers412 the parsed response headers for an HTTP 412 response
 	Headers412 *DeleteDealsByIdResponse412Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteDealsByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeleteDealsByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -19992,6 +20347,11 @@ func (r DeleteDealsByIdResponse) GetJSON409() *N409 {
 // GetJSON412 returns the response for an HTTP 412 `application/json` response
 func (r DeleteDealsByIdResponse) GetJSON412() *N412 {
 	return r.JSON412
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteDealsByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -20035,8 +20395,11 @@ func (r DeleteDealsByIdResponse) ContentType() string {
 
 // GetDealsByIdResponse200Headers the declared response headers of an HTTP 200 response for GetDealsById
 type GetDealsByIdResponse200Headers struct {
-	ETag       *string
-	XRequestId *string
+	ETag                *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetDealsByIdResponse400Headers the declared response headers of an HTTP 400 response for GetDealsById
@@ -20052,6 +20415,15 @@ type GetDealsByIdResponse401Headers struct {
 // GetDealsByIdResponse404Headers the declared response headers of an HTTP 404 response for GetDealsById
 type GetDealsByIdResponse404Headers struct {
 	XRequestId *string
+}
+
+// GetDealsByIdResponse429Headers the declared response headers of an HTTP 429 response for GetDealsById
+type GetDealsByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetDealsByIdResponse500Headers the declared response headers of an HTTP 500 response for GetDealsById
@@ -20079,6 +20451,8 @@ type GetDealsByIdResponse struct {
 	JSON401 *N401
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -20091,6 +20465,8 @@ type GetDealsByIdResponse struct {
 	Headers401 *GetDealsByIdResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetDealsByIdResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetDealsByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetDealsByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -20118,6 +20494,11 @@ func (r GetDealsByIdResponse) GetJSON401() *N401 {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetDealsByIdResponse) GetJSON404() *N404 {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetDealsByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -20161,8 +20542,11 @@ func (r GetDealsByIdResponse) ContentType() string {
 
 // PutDealsByIdResponse200Headers the declared response headers of an HTTP 200 response for PutDealsById
 type PutDealsByIdResponse200Headers struct {
-	ETag       *string
-	XRequestId *string
+	ETag                *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PutDealsByIdResponse400Headers the declared response headers of an HTTP 400 response for PutDealsById
@@ -20193,6 +20577,15 @@ type PutDealsByIdResponse412Headers struct {
 // PutDealsByIdResponse413Headers the declared response headers of an HTTP 413 response for PutDealsById
 type PutDealsByIdResponse413Headers struct {
 	XRequestId *string
+}
+
+// PutDealsByIdResponse429Headers the declared response headers of an HTTP 429 response for PutDealsById
+type PutDealsByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PutDealsByIdResponse500Headers the declared response headers of an HTTP 500 response for PutDealsById
@@ -20226,6 +20619,8 @@ type PutDealsByIdResponse struct {
 	JSON412 *N412
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *N413
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -20244,6 +20639,8 @@ type PutDealsByIdResponse struct {
 	Headers412 *PutDealsByIdResponse412Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *PutDealsByIdResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PutDealsByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PutDealsByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -20288,6 +20685,11 @@ func (r PutDealsByIdResponse) GetJSON413() *N413 {
 	return r.JSON413
 }
 
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PutDealsByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r PutDealsByIdResponse) GetJSON500() *N500 {
 	return r.JSON500
@@ -20329,9 +20731,12 @@ func (r PutDealsByIdResponse) ContentType() string {
 
 // GetDocumentsResponse200Headers the declared response headers of an HTTP 200 response for GetDocuments
 type GetDocumentsResponse200Headers struct {
-	Link        *string
-	XNextCursor *string
-	XRequestId  *string
+	Link                *string
+	XNextCursor         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetDocumentsResponse400Headers the declared response headers of an HTTP 400 response for GetDocuments
@@ -20347,6 +20752,15 @@ type GetDocumentsResponse401Headers struct {
 // GetDocumentsResponse404Headers the declared response headers of an HTTP 404 response for GetDocuments
 type GetDocumentsResponse404Headers struct {
 	XRequestId *string
+}
+
+// GetDocumentsResponse429Headers the declared response headers of an HTTP 429 response for GetDocuments
+type GetDocumentsResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetDocumentsResponse500Headers the declared response headers of an HTTP 500 response for GetDocuments
@@ -20373,6 +20787,8 @@ type GetDocumentsResponse struct {
 	JSON401 *N401
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -20385,6 +20801,8 @@ type GetDocumentsResponse struct {
 	Headers401 *GetDocumentsResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetDocumentsResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetDocumentsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetDocumentsResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -20411,6 +20829,11 @@ func (r GetDocumentsResponse) GetJSON401() *N401 {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetDocumentsResponse) GetJSON404() *N404 {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetDocumentsResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -20454,9 +20877,12 @@ func (r GetDocumentsResponse) ContentType() string {
 
 // PostDocumentsResponse201Headers the declared response headers of an HTTP 201 response for PostDocuments
 type PostDocumentsResponse201Headers struct {
-	ETag               *string
-	IdempotentReplayed *string
-	XRequestId         *string
+	ETag                *string
+	IdempotentReplayed  *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostDocumentsResponse400Headers the declared response headers of an HTTP 400 response for PostDocuments
@@ -20487,6 +20913,15 @@ type PostDocumentsResponse413Headers struct {
 // PostDocumentsResponse422Headers the declared response headers of an HTTP 422 response for PostDocuments
 type PostDocumentsResponse422Headers struct {
 	XRequestId *string
+}
+
+// PostDocumentsResponse429Headers the declared response headers of an HTTP 429 response for PostDocuments
+type PostDocumentsResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostDocumentsResponse500Headers the declared response headers of an HTTP 500 response for PostDocuments
@@ -20520,6 +20955,8 @@ type PostDocumentsResponse struct {
 	JSON413 *N413
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *N422
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -20538,6 +20975,8 @@ type PostDocumentsResponse struct {
 	Headers413 *PostDocumentsResponse413Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *PostDocumentsResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostDocumentsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PostDocumentsResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -20582,6 +21021,11 @@ func (r PostDocumentsResponse) GetJSON422() *N422 {
 	return r.JSON422
 }
 
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostDocumentsResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r PostDocumentsResponse) GetJSON500() *N500 {
 	return r.JSON500
@@ -20623,7 +21067,10 @@ func (r PostDocumentsResponse) ContentType() string {
 
 // PostDocumentsSearchResponse200Headers the declared response headers of an HTTP 200 response for PostDocumentsSearch
 type PostDocumentsSearchResponse200Headers struct {
-	XRequestId *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostDocumentsSearchResponse400Headers the declared response headers of an HTTP 400 response for PostDocumentsSearch
@@ -20644,6 +21091,15 @@ type PostDocumentsSearchResponse404Headers struct {
 // PostDocumentsSearchResponse413Headers the declared response headers of an HTTP 413 response for PostDocumentsSearch
 type PostDocumentsSearchResponse413Headers struct {
 	XRequestId *string
+}
+
+// PostDocumentsSearchResponse429Headers the declared response headers of an HTTP 429 response for PostDocumentsSearch
+type PostDocumentsSearchResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostDocumentsSearchResponse500Headers the declared response headers of an HTTP 500 response for PostDocumentsSearch
@@ -20673,6 +21129,8 @@ type PostDocumentsSearchResponse struct {
 	JSON404 *N404
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *N413
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -20687,6 +21145,8 @@ type PostDocumentsSearchResponse struct {
 	Headers404 *PostDocumentsSearchResponse404Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *PostDocumentsSearchResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostDocumentsSearchResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PostDocumentsSearchResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -20719,6 +21179,11 @@ func (r PostDocumentsSearchResponse) GetJSON404() *N404 {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r PostDocumentsSearchResponse) GetJSON413() *N413 {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostDocumentsSearchResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -20762,7 +21227,10 @@ func (r PostDocumentsSearchResponse) ContentType() string {
 
 // DeleteDocumentsByIdResponse204Headers the declared response headers of an HTTP 204 response for DeleteDocumentsById
 type DeleteDocumentsByIdResponse204Headers struct {
-	XRequestId *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // DeleteDocumentsByIdResponse400Headers the declared response headers of an HTTP 400 response for DeleteDocumentsById
@@ -20790,6 +21258,15 @@ type DeleteDocumentsByIdResponse412Headers struct {
 	XRequestId *string
 }
 
+// DeleteDocumentsByIdResponse429Headers the declared response headers of an HTTP 429 response for DeleteDocumentsById
+type DeleteDocumentsByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
 // DeleteDocumentsByIdResponse500Headers the declared response headers of an HTTP 500 response for DeleteDocumentsById
 type DeleteDocumentsByIdResponse500Headers struct {
 	XRequestId *string
@@ -20814,6 +21291,8 @@ type DeleteDocumentsByIdResponse struct {
 	JSON409 *N409
 	// JSON412 the response for an HTTP 412 `application/json` response
 	JSON412 *N412
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -20830,6 +21309,8 @@ type DeleteDocumentsByIdResponse struct {
 	Headers409 *DeleteDocumentsByIdResponse409Headers
 	// Headers412 the parsed response headers for an HTTP 412 response
 	Headers412 *DeleteDocumentsByIdResponse412Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteDocumentsByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeleteDocumentsByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -20859,6 +21340,11 @@ func (r DeleteDocumentsByIdResponse) GetJSON409() *N409 {
 // GetJSON412 returns the response for an HTTP 412 `application/json` response
 func (r DeleteDocumentsByIdResponse) GetJSON412() *N412 {
 	return r.JSON412
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteDocumentsByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -20902,8 +21388,11 @@ func (r DeleteDocumentsByIdResponse) ContentType() string {
 
 // GetDocumentsByIdResponse200Headers the declared response headers of an HTTP 200 response for GetDocumentsById
 type GetDocumentsByIdResponse200Headers struct {
-	ETag       *string
-	XRequestId *string
+	ETag                *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetDocumentsByIdResponse400Headers the declared response headers of an HTTP 400 response for GetDocumentsById
@@ -20919,6 +21408,15 @@ type GetDocumentsByIdResponse401Headers struct {
 // GetDocumentsByIdResponse404Headers the declared response headers of an HTTP 404 response for GetDocumentsById
 type GetDocumentsByIdResponse404Headers struct {
 	XRequestId *string
+}
+
+// GetDocumentsByIdResponse429Headers the declared response headers of an HTTP 429 response for GetDocumentsById
+type GetDocumentsByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetDocumentsByIdResponse500Headers the declared response headers of an HTTP 500 response for GetDocumentsById
@@ -20945,6 +21443,8 @@ type GetDocumentsByIdResponse struct {
 	JSON401 *N401
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -20957,6 +21457,8 @@ type GetDocumentsByIdResponse struct {
 	Headers401 *GetDocumentsByIdResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetDocumentsByIdResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetDocumentsByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetDocumentsByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -20983,6 +21485,11 @@ func (r GetDocumentsByIdResponse) GetJSON401() *N401 {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetDocumentsByIdResponse) GetJSON404() *N404 {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetDocumentsByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -21026,8 +21533,11 @@ func (r GetDocumentsByIdResponse) ContentType() string {
 
 // PutDocumentsByIdResponse200Headers the declared response headers of an HTTP 200 response for PutDocumentsById
 type PutDocumentsByIdResponse200Headers struct {
-	ETag       *string
-	XRequestId *string
+	ETag                *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PutDocumentsByIdResponse400Headers the declared response headers of an HTTP 400 response for PutDocumentsById
@@ -21058,6 +21568,15 @@ type PutDocumentsByIdResponse412Headers struct {
 // PutDocumentsByIdResponse413Headers the declared response headers of an HTTP 413 response for PutDocumentsById
 type PutDocumentsByIdResponse413Headers struct {
 	XRequestId *string
+}
+
+// PutDocumentsByIdResponse429Headers the declared response headers of an HTTP 429 response for PutDocumentsById
+type PutDocumentsByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PutDocumentsByIdResponse500Headers the declared response headers of an HTTP 500 response for PutDocumentsById
@@ -21091,6 +21610,8 @@ type PutDocumentsByIdResponse struct {
 	JSON412 *N412
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *N413
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -21109,6 +21630,8 @@ type PutDocumentsByIdResponse struct {
 	Headers412 *PutDocumentsByIdResponse412Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *PutDocumentsByIdResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PutDocumentsByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PutDocumentsByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -21153,6 +21676,11 @@ func (r PutDocumentsByIdResponse) GetJSON413() *N413 {
 	return r.JSON413
 }
 
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PutDocumentsByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r PutDocumentsByIdResponse) GetJSON500() *N500 {
 	return r.JSON500
@@ -21194,7 +21722,10 @@ func (r PutDocumentsByIdResponse) ContentType() string {
 
 // GetEnrichmentsResourcesByResourceTypeByResourceIdResponse200Headers the declared response headers of an HTTP 200 response for GetEnrichmentsResourcesByResourceTypeByResourceId
 type GetEnrichmentsResourcesByResourceTypeByResourceIdResponse200Headers struct {
-	XRequestId *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetEnrichmentsResourcesByResourceTypeByResourceIdResponse400Headers the declared response headers of an HTTP 400 response for GetEnrichmentsResourcesByResourceTypeByResourceId
@@ -21210,6 +21741,15 @@ type GetEnrichmentsResourcesByResourceTypeByResourceIdResponse401Headers struct 
 // GetEnrichmentsResourcesByResourceTypeByResourceIdResponse404Headers the declared response headers of an HTTP 404 response for GetEnrichmentsResourcesByResourceTypeByResourceId
 type GetEnrichmentsResourcesByResourceTypeByResourceIdResponse404Headers struct {
 	XRequestId *string
+}
+
+// GetEnrichmentsResourcesByResourceTypeByResourceIdResponse429Headers the declared response headers of an HTTP 429 response for GetEnrichmentsResourcesByResourceTypeByResourceId
+type GetEnrichmentsResourcesByResourceTypeByResourceIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetEnrichmentsResourcesByResourceTypeByResourceIdResponse500Headers the declared response headers of an HTTP 500 response for GetEnrichmentsResourcesByResourceTypeByResourceId
@@ -21236,6 +21776,8 @@ type GetEnrichmentsResourcesByResourceTypeByResourceIdResponse struct {
 	JSON401 *N401
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -21248,6 +21790,8 @@ type GetEnrichmentsResourcesByResourceTypeByResourceIdResponse struct {
 	Headers401 *GetEnrichmentsResourcesByResourceTypeByResourceIdResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetEnrichmentsResourcesByResourceTypeByResourceIdResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetEnrichmentsResourcesByResourceTypeByResourceIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetEnrichmentsResourcesByResourceTypeByResourceIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -21274,6 +21818,11 @@ func (r GetEnrichmentsResourcesByResourceTypeByResourceIdResponse) GetJSON401() 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetEnrichmentsResourcesByResourceTypeByResourceIdResponse) GetJSON404() *N404 {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetEnrichmentsResourcesByResourceTypeByResourceIdResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -21317,8 +21866,11 @@ func (r GetEnrichmentsResourcesByResourceTypeByResourceIdResponse) ContentType()
 
 // PostEnrichmentsResourcesByResourceTypeByResourceIdResponse201Headers the declared response headers of an HTTP 201 response for PostEnrichmentsResourcesByResourceTypeByResourceId
 type PostEnrichmentsResourcesByResourceTypeByResourceIdResponse201Headers struct {
-	IdempotentReplayed *string
-	XRequestId         *string
+	IdempotentReplayed  *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostEnrichmentsResourcesByResourceTypeByResourceIdResponse400Headers the declared response headers of an HTTP 400 response for PostEnrichmentsResourcesByResourceTypeByResourceId
@@ -21344,6 +21896,15 @@ type PostEnrichmentsResourcesByResourceTypeByResourceIdResponse413Headers struct
 // PostEnrichmentsResourcesByResourceTypeByResourceIdResponse422Headers the declared response headers of an HTTP 422 response for PostEnrichmentsResourcesByResourceTypeByResourceId
 type PostEnrichmentsResourcesByResourceTypeByResourceIdResponse422Headers struct {
 	XRequestId *string
+}
+
+// PostEnrichmentsResourcesByResourceTypeByResourceIdResponse429Headers the declared response headers of an HTTP 429 response for PostEnrichmentsResourcesByResourceTypeByResourceId
+type PostEnrichmentsResourcesByResourceTypeByResourceIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostEnrichmentsResourcesByResourceTypeByResourceIdResponse500Headers the declared response headers of an HTTP 500 response for PostEnrichmentsResourcesByResourceTypeByResourceId
@@ -21374,6 +21935,8 @@ type PostEnrichmentsResourcesByResourceTypeByResourceIdResponse struct {
 	JSON413 *N413
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *N422
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -21390,6 +21953,8 @@ type PostEnrichmentsResourcesByResourceTypeByResourceIdResponse struct {
 	Headers413 *PostEnrichmentsResourcesByResourceTypeByResourceIdResponse413Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *PostEnrichmentsResourcesByResourceTypeByResourceIdResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostEnrichmentsResourcesByResourceTypeByResourceIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PostEnrichmentsResourcesByResourceTypeByResourceIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -21426,6 +21991,11 @@ func (r PostEnrichmentsResourcesByResourceTypeByResourceIdResponse) GetJSON413()
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r PostEnrichmentsResourcesByResourceTypeByResourceIdResponse) GetJSON422() *N422 {
 	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostEnrichmentsResourcesByResourceTypeByResourceIdResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -21469,7 +22039,10 @@ func (r PostEnrichmentsResourcesByResourceTypeByResourceIdResponse) ContentType(
 
 // DeleteEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse204Headers the declared response headers of an HTTP 204 response for DeleteEnrichmentsResourcesByResourceTypeByResourceIdByValueId
 type DeleteEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse204Headers struct {
-	XRequestId *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // DeleteEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse400Headers the declared response headers of an HTTP 400 response for DeleteEnrichmentsResourcesByResourceTypeByResourceIdByValueId
@@ -21485,6 +22058,15 @@ type DeleteEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse401Hea
 // DeleteEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse404Headers the declared response headers of an HTTP 404 response for DeleteEnrichmentsResourcesByResourceTypeByResourceIdByValueId
 type DeleteEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse404Headers struct {
 	XRequestId *string
+}
+
+// DeleteEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse429Headers the declared response headers of an HTTP 429 response for DeleteEnrichmentsResourcesByResourceTypeByResourceIdByValueId
+type DeleteEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // DeleteEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse500Headers the declared response headers of an HTTP 500 response for DeleteEnrichmentsResourcesByResourceTypeByResourceIdByValueId
@@ -21507,6 +22089,8 @@ type DeleteEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse struc
 	JSON401 *N401
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -21519,6 +22103,8 @@ type DeleteEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse struc
 	Headers401 *DeleteEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *DeleteEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeleteEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -21538,6 +22124,11 @@ func (r DeleteEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse) G
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r DeleteEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse) GetJSON404() *N404 {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -21581,7 +22172,10 @@ func (r DeleteEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse) C
 
 // PatchEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse200Headers the declared response headers of an HTTP 200 response for PatchEnrichmentsResourcesByResourceTypeByResourceIdByValueId
 type PatchEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse200Headers struct {
-	XRequestId *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PatchEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse400Headers the declared response headers of an HTTP 400 response for PatchEnrichmentsResourcesByResourceTypeByResourceIdByValueId
@@ -21602,6 +22196,15 @@ type PatchEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse404Head
 // PatchEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse413Headers the declared response headers of an HTTP 413 response for PatchEnrichmentsResourcesByResourceTypeByResourceIdByValueId
 type PatchEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse413Headers struct {
 	XRequestId *string
+}
+
+// PatchEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse429Headers the declared response headers of an HTTP 429 response for PatchEnrichmentsResourcesByResourceTypeByResourceIdByValueId
+type PatchEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PatchEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse500Headers the declared response headers of an HTTP 500 response for PatchEnrichmentsResourcesByResourceTypeByResourceIdByValueId
@@ -21630,6 +22233,8 @@ type PatchEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse struct
 	JSON404 *N404
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *N413
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -21644,6 +22249,8 @@ type PatchEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse struct
 	Headers404 *PatchEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse404Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *PatchEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PatchEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PatchEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -21675,6 +22282,11 @@ func (r PatchEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse) Ge
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r PatchEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse) GetJSON413() *N413 {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PatchEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -21718,9 +22330,12 @@ func (r PatchEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse) Co
 
 // GetFrameworksResponse200Headers the declared response headers of an HTTP 200 response for GetFrameworks
 type GetFrameworksResponse200Headers struct {
-	Link        *string
-	XNextCursor *string
-	XRequestId  *string
+	Link                *string
+	XNextCursor         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetFrameworksResponse400Headers the declared response headers of an HTTP 400 response for GetFrameworks
@@ -21736,6 +22351,15 @@ type GetFrameworksResponse401Headers struct {
 // GetFrameworksResponse404Headers the declared response headers of an HTTP 404 response for GetFrameworks
 type GetFrameworksResponse404Headers struct {
 	XRequestId *string
+}
+
+// GetFrameworksResponse429Headers the declared response headers of an HTTP 429 response for GetFrameworks
+type GetFrameworksResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetFrameworksResponse500Headers the declared response headers of an HTTP 500 response for GetFrameworks
@@ -21762,6 +22386,8 @@ type GetFrameworksResponse struct {
 	JSON401 *N401
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -21774,6 +22400,8 @@ type GetFrameworksResponse struct {
 	Headers401 *GetFrameworksResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetFrameworksResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetFrameworksResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetFrameworksResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -21800,6 +22428,11 @@ func (r GetFrameworksResponse) GetJSON401() *N401 {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetFrameworksResponse) GetJSON404() *N404 {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetFrameworksResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -21843,9 +22476,12 @@ func (r GetFrameworksResponse) ContentType() string {
 
 // PostFrameworksResponse201Headers the declared response headers of an HTTP 201 response for PostFrameworks
 type PostFrameworksResponse201Headers struct {
-	ETag               *string
-	IdempotentReplayed *string
-	XRequestId         *string
+	ETag                *string
+	IdempotentReplayed  *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostFrameworksResponse400Headers the declared response headers of an HTTP 400 response for PostFrameworks
@@ -21876,6 +22512,15 @@ type PostFrameworksResponse413Headers struct {
 // PostFrameworksResponse422Headers the declared response headers of an HTTP 422 response for PostFrameworks
 type PostFrameworksResponse422Headers struct {
 	XRequestId *string
+}
+
+// PostFrameworksResponse429Headers the declared response headers of an HTTP 429 response for PostFrameworks
+type PostFrameworksResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostFrameworksResponse500Headers the declared response headers of an HTTP 500 response for PostFrameworks
@@ -21909,6 +22554,8 @@ type PostFrameworksResponse struct {
 	JSON413 *N413
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *N422
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -21927,6 +22574,8 @@ type PostFrameworksResponse struct {
 	Headers413 *PostFrameworksResponse413Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *PostFrameworksResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostFrameworksResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PostFrameworksResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -21971,6 +22620,11 @@ func (r PostFrameworksResponse) GetJSON422() *N422 {
 	return r.JSON422
 }
 
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostFrameworksResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r PostFrameworksResponse) GetJSON500() *N500 {
 	return r.JSON500
@@ -22012,7 +22666,10 @@ func (r PostFrameworksResponse) ContentType() string {
 
 // DeleteFrameworksByIdResponse204Headers the declared response headers of an HTTP 204 response for DeleteFrameworksById
 type DeleteFrameworksByIdResponse204Headers struct {
-	XRequestId *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // DeleteFrameworksByIdResponse400Headers the declared response headers of an HTTP 400 response for DeleteFrameworksById
@@ -22040,6 +22697,15 @@ type DeleteFrameworksByIdResponse412Headers struct {
 	XRequestId *string
 }
 
+// DeleteFrameworksByIdResponse429Headers the declared response headers of an HTTP 429 response for DeleteFrameworksById
+type DeleteFrameworksByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
 // DeleteFrameworksByIdResponse500Headers the declared response headers of an HTTP 500 response for DeleteFrameworksById
 type DeleteFrameworksByIdResponse500Headers struct {
 	XRequestId *string
@@ -22064,6 +22730,8 @@ type DeleteFrameworksByIdResponse struct {
 	JSON409 *N409
 	// JSON412 the response for an HTTP 412 `application/json` response
 	JSON412 *N412
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -22080,6 +22748,8 @@ type DeleteFrameworksByIdResponse struct {
 	Headers409 *DeleteFrameworksByIdResponse409Headers
 	// Headers412 the parsed response headers for an HTTP 412 response
 	Headers412 *DeleteFrameworksByIdResponse412Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteFrameworksByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeleteFrameworksByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -22109,6 +22779,11 @@ func (r DeleteFrameworksByIdResponse) GetJSON409() *N409 {
 // GetJSON412 returns the response for an HTTP 412 `application/json` response
 func (r DeleteFrameworksByIdResponse) GetJSON412() *N412 {
 	return r.JSON412
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteFrameworksByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -22152,8 +22827,11 @@ func (r DeleteFrameworksByIdResponse) ContentType() string {
 
 // GetFrameworksByIdResponse200Headers the declared response headers of an HTTP 200 response for GetFrameworksById
 type GetFrameworksByIdResponse200Headers struct {
-	ETag       *string
-	XRequestId *string
+	ETag                *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetFrameworksByIdResponse400Headers the declared response headers of an HTTP 400 response for GetFrameworksById
@@ -22169,6 +22847,15 @@ type GetFrameworksByIdResponse401Headers struct {
 // GetFrameworksByIdResponse404Headers the declared response headers of an HTTP 404 response for GetFrameworksById
 type GetFrameworksByIdResponse404Headers struct {
 	XRequestId *string
+}
+
+// GetFrameworksByIdResponse429Headers the declared response headers of an HTTP 429 response for GetFrameworksById
+type GetFrameworksByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetFrameworksByIdResponse500Headers the declared response headers of an HTTP 500 response for GetFrameworksById
@@ -22196,6 +22883,8 @@ type GetFrameworksByIdResponse struct {
 	JSON401 *N401
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -22208,6 +22897,8 @@ type GetFrameworksByIdResponse struct {
 	Headers401 *GetFrameworksByIdResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetFrameworksByIdResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetFrameworksByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetFrameworksByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -22235,6 +22926,11 @@ func (r GetFrameworksByIdResponse) GetJSON401() *N401 {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetFrameworksByIdResponse) GetJSON404() *N404 {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetFrameworksByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -22278,8 +22974,11 @@ func (r GetFrameworksByIdResponse) ContentType() string {
 
 // PutFrameworksByIdResponse200Headers the declared response headers of an HTTP 200 response for PutFrameworksById
 type PutFrameworksByIdResponse200Headers struct {
-	ETag       *string
-	XRequestId *string
+	ETag                *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PutFrameworksByIdResponse400Headers the declared response headers of an HTTP 400 response for PutFrameworksById
@@ -22310,6 +23009,15 @@ type PutFrameworksByIdResponse412Headers struct {
 // PutFrameworksByIdResponse413Headers the declared response headers of an HTTP 413 response for PutFrameworksById
 type PutFrameworksByIdResponse413Headers struct {
 	XRequestId *string
+}
+
+// PutFrameworksByIdResponse429Headers the declared response headers of an HTTP 429 response for PutFrameworksById
+type PutFrameworksByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PutFrameworksByIdResponse500Headers the declared response headers of an HTTP 500 response for PutFrameworksById
@@ -22343,6 +23051,8 @@ type PutFrameworksByIdResponse struct {
 	JSON412 *N412
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *N413
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -22361,6 +23071,8 @@ type PutFrameworksByIdResponse struct {
 	Headers412 *PutFrameworksByIdResponse412Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *PutFrameworksByIdResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PutFrameworksByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PutFrameworksByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -22405,6 +23117,11 @@ func (r PutFrameworksByIdResponse) GetJSON413() *N413 {
 	return r.JSON413
 }
 
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PutFrameworksByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r PutFrameworksByIdResponse) GetJSON500() *N500 {
 	return r.JSON500
@@ -22446,9 +23163,12 @@ func (r PutFrameworksByIdResponse) ContentType() string {
 
 // GetIndustriesResponse200Headers the declared response headers of an HTTP 200 response for GetIndustries
 type GetIndustriesResponse200Headers struct {
-	Link        *string
-	XNextCursor *string
-	XRequestId  *string
+	Link                *string
+	XNextCursor         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetIndustriesResponse400Headers the declared response headers of an HTTP 400 response for GetIndustries
@@ -22464,6 +23184,15 @@ type GetIndustriesResponse401Headers struct {
 // GetIndustriesResponse404Headers the declared response headers of an HTTP 404 response for GetIndustries
 type GetIndustriesResponse404Headers struct {
 	XRequestId *string
+}
+
+// GetIndustriesResponse429Headers the declared response headers of an HTTP 429 response for GetIndustries
+type GetIndustriesResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetIndustriesResponse500Headers the declared response headers of an HTTP 500 response for GetIndustries
@@ -22490,6 +23219,8 @@ type GetIndustriesResponse struct {
 	JSON401 *N401
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -22502,6 +23233,8 @@ type GetIndustriesResponse struct {
 	Headers401 *GetIndustriesResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetIndustriesResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetIndustriesResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetIndustriesResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -22528,6 +23261,11 @@ func (r GetIndustriesResponse) GetJSON401() *N401 {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetIndustriesResponse) GetJSON404() *N404 {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetIndustriesResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -22571,9 +23309,12 @@ func (r GetIndustriesResponse) ContentType() string {
 
 // PostIndustriesResponse201Headers the declared response headers of an HTTP 201 response for PostIndustries
 type PostIndustriesResponse201Headers struct {
-	ETag               *string
-	IdempotentReplayed *string
-	XRequestId         *string
+	ETag                *string
+	IdempotentReplayed  *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostIndustriesResponse400Headers the declared response headers of an HTTP 400 response for PostIndustries
@@ -22604,6 +23345,15 @@ type PostIndustriesResponse413Headers struct {
 // PostIndustriesResponse422Headers the declared response headers of an HTTP 422 response for PostIndustries
 type PostIndustriesResponse422Headers struct {
 	XRequestId *string
+}
+
+// PostIndustriesResponse429Headers the declared response headers of an HTTP 429 response for PostIndustries
+type PostIndustriesResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostIndustriesResponse500Headers the declared response headers of an HTTP 500 response for PostIndustries
@@ -22637,6 +23387,8 @@ type PostIndustriesResponse struct {
 	JSON413 *N413
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *N422
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -22655,6 +23407,8 @@ type PostIndustriesResponse struct {
 	Headers413 *PostIndustriesResponse413Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *PostIndustriesResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostIndustriesResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PostIndustriesResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -22699,6 +23453,11 @@ func (r PostIndustriesResponse) GetJSON422() *N422 {
 	return r.JSON422
 }
 
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostIndustriesResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r PostIndustriesResponse) GetJSON500() *N500 {
 	return r.JSON500
@@ -22740,7 +23499,10 @@ func (r PostIndustriesResponse) ContentType() string {
 
 // DeleteIndustriesByIdResponse204Headers the declared response headers of an HTTP 204 response for DeleteIndustriesById
 type DeleteIndustriesByIdResponse204Headers struct {
-	XRequestId *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // DeleteIndustriesByIdResponse400Headers the declared response headers of an HTTP 400 response for DeleteIndustriesById
@@ -22768,6 +23530,15 @@ type DeleteIndustriesByIdResponse412Headers struct {
 	XRequestId *string
 }
 
+// DeleteIndustriesByIdResponse429Headers the declared response headers of an HTTP 429 response for DeleteIndustriesById
+type DeleteIndustriesByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
 // DeleteIndustriesByIdResponse500Headers the declared response headers of an HTTP 500 response for DeleteIndustriesById
 type DeleteIndustriesByIdResponse500Headers struct {
 	XRequestId *string
@@ -22792,6 +23563,8 @@ type DeleteIndustriesByIdResponse struct {
 	JSON409 *N409
 	// JSON412 the response for an HTTP 412 `application/json` response
 	JSON412 *N412
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -22808,6 +23581,8 @@ type DeleteIndustriesByIdResponse struct {
 	Headers409 *DeleteIndustriesByIdResponse409Headers
 	// Headers412 the parsed response headers for an HTTP 412 response
 	Headers412 *DeleteIndustriesByIdResponse412Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteIndustriesByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeleteIndustriesByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -22837,6 +23612,11 @@ func (r DeleteIndustriesByIdResponse) GetJSON409() *N409 {
 // GetJSON412 returns the response for an HTTP 412 `application/json` response
 func (r DeleteIndustriesByIdResponse) GetJSON412() *N412 {
 	return r.JSON412
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteIndustriesByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -22880,8 +23660,11 @@ func (r DeleteIndustriesByIdResponse) ContentType() string {
 
 // GetIndustriesByIdResponse200Headers the declared response headers of an HTTP 200 response for GetIndustriesById
 type GetIndustriesByIdResponse200Headers struct {
-	ETag       *string
-	XRequestId *string
+	ETag                *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetIndustriesByIdResponse400Headers the declared response headers of an HTTP 400 response for GetIndustriesById
@@ -22897,6 +23680,15 @@ type GetIndustriesByIdResponse401Headers struct {
 // GetIndustriesByIdResponse404Headers the declared response headers of an HTTP 404 response for GetIndustriesById
 type GetIndustriesByIdResponse404Headers struct {
 	XRequestId *string
+}
+
+// GetIndustriesByIdResponse429Headers the declared response headers of an HTTP 429 response for GetIndustriesById
+type GetIndustriesByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetIndustriesByIdResponse500Headers the declared response headers of an HTTP 500 response for GetIndustriesById
@@ -22924,6 +23716,8 @@ type GetIndustriesByIdResponse struct {
 	JSON401 *N401
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -22936,6 +23730,8 @@ type GetIndustriesByIdResponse struct {
 	Headers401 *GetIndustriesByIdResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetIndustriesByIdResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetIndustriesByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetIndustriesByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -22963,6 +23759,11 @@ func (r GetIndustriesByIdResponse) GetJSON401() *N401 {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetIndustriesByIdResponse) GetJSON404() *N404 {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetIndustriesByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -23006,8 +23807,11 @@ func (r GetIndustriesByIdResponse) ContentType() string {
 
 // PutIndustriesByIdResponse200Headers the declared response headers of an HTTP 200 response for PutIndustriesById
 type PutIndustriesByIdResponse200Headers struct {
-	ETag       *string
-	XRequestId *string
+	ETag                *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PutIndustriesByIdResponse400Headers the declared response headers of an HTTP 400 response for PutIndustriesById
@@ -23038,6 +23842,15 @@ type PutIndustriesByIdResponse412Headers struct {
 // PutIndustriesByIdResponse413Headers the declared response headers of an HTTP 413 response for PutIndustriesById
 type PutIndustriesByIdResponse413Headers struct {
 	XRequestId *string
+}
+
+// PutIndustriesByIdResponse429Headers the declared response headers of an HTTP 429 response for PutIndustriesById
+type PutIndustriesByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PutIndustriesByIdResponse500Headers the declared response headers of an HTTP 500 response for PutIndustriesById
@@ -23071,6 +23884,8 @@ type PutIndustriesByIdResponse struct {
 	JSON412 *N412
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *N413
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -23089,6 +23904,8 @@ type PutIndustriesByIdResponse struct {
 	Headers412 *PutIndustriesByIdResponse412Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *PutIndustriesByIdResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PutIndustriesByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PutIndustriesByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -23133,6 +23950,11 @@ func (r PutIndustriesByIdResponse) GetJSON413() *N413 {
 	return r.JSON413
 }
 
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PutIndustriesByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r PutIndustriesByIdResponse) GetJSON500() *N500 {
 	return r.JSON500
@@ -23174,9 +23996,12 @@ func (r PutIndustriesByIdResponse) ContentType() string {
 
 // GetKeysResponse200Headers the declared response headers of an HTTP 200 response for GetKeys
 type GetKeysResponse200Headers struct {
-	Link        *string
-	XNextCursor *string
-	XRequestId  *string
+	Link                *string
+	XNextCursor         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetKeysResponse400Headers the declared response headers of an HTTP 400 response for GetKeys
@@ -23197,6 +24022,15 @@ type GetKeysResponse403Headers struct {
 // GetKeysResponse404Headers the declared response headers of an HTTP 404 response for GetKeys
 type GetKeysResponse404Headers struct {
 	XRequestId *string
+}
+
+// GetKeysResponse429Headers the declared response headers of an HTTP 429 response for GetKeys
+type GetKeysResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetKeysResponse500Headers the declared response headers of an HTTP 500 response for GetKeys
@@ -23225,6 +24059,8 @@ type GetKeysResponse struct {
 	JSON403 *N403
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -23239,6 +24075,8 @@ type GetKeysResponse struct {
 	Headers403 *GetKeysResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetKeysResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetKeysResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetKeysResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -23270,6 +24108,11 @@ func (r GetKeysResponse) GetJSON403() *N403 {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetKeysResponse) GetJSON404() *N404 {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetKeysResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -23313,7 +24156,10 @@ func (r GetKeysResponse) ContentType() string {
 
 // DeleteKeysByClientIdResponse204Headers the declared response headers of an HTTP 204 response for DeleteKeysByClientId
 type DeleteKeysByClientIdResponse204Headers struct {
-	XRequestId *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // DeleteKeysByClientIdResponse400Headers the declared response headers of an HTTP 400 response for DeleteKeysByClientId
@@ -23334,6 +24180,15 @@ type DeleteKeysByClientIdResponse403Headers struct {
 // DeleteKeysByClientIdResponse404Headers the declared response headers of an HTTP 404 response for DeleteKeysByClientId
 type DeleteKeysByClientIdResponse404Headers struct {
 	XRequestId *string
+}
+
+// DeleteKeysByClientIdResponse429Headers the declared response headers of an HTTP 429 response for DeleteKeysByClientId
+type DeleteKeysByClientIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // DeleteKeysByClientIdResponse500Headers the declared response headers of an HTTP 500 response for DeleteKeysByClientId
@@ -23358,6 +24213,8 @@ type DeleteKeysByClientIdResponse struct {
 	JSON403 *N403
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -23372,6 +24229,8 @@ type DeleteKeysByClientIdResponse struct {
 	Headers403 *DeleteKeysByClientIdResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *DeleteKeysByClientIdResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteKeysByClientIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeleteKeysByClientIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -23396,6 +24255,11 @@ func (r DeleteKeysByClientIdResponse) GetJSON403() *N403 {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r DeleteKeysByClientIdResponse) GetJSON404() *N404 {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteKeysByClientIdResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -23439,9 +24303,12 @@ func (r DeleteKeysByClientIdResponse) ContentType() string {
 
 // GetListsResponse200Headers the declared response headers of an HTTP 200 response for GetLists
 type GetListsResponse200Headers struct {
-	Link        *string
-	XNextCursor *string
-	XRequestId  *string
+	Link                *string
+	XNextCursor         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetListsResponse400Headers the declared response headers of an HTTP 400 response for GetLists
@@ -23457,6 +24324,15 @@ type GetListsResponse401Headers struct {
 // GetListsResponse404Headers the declared response headers of an HTTP 404 response for GetLists
 type GetListsResponse404Headers struct {
 	XRequestId *string
+}
+
+// GetListsResponse429Headers the declared response headers of an HTTP 429 response for GetLists
+type GetListsResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetListsResponse500Headers the declared response headers of an HTTP 500 response for GetLists
@@ -23483,6 +24359,8 @@ type GetListsResponse struct {
 	JSON401 *N401
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -23495,6 +24373,8 @@ type GetListsResponse struct {
 	Headers401 *GetListsResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetListsResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetListsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetListsResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -23521,6 +24401,11 @@ func (r GetListsResponse) GetJSON401() *N401 {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetListsResponse) GetJSON404() *N404 {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetListsResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -23564,9 +24449,12 @@ func (r GetListsResponse) ContentType() string {
 
 // PostListsResponse201Headers the declared response headers of an HTTP 201 response for PostLists
 type PostListsResponse201Headers struct {
-	ETag               *string
-	IdempotentReplayed *string
-	XRequestId         *string
+	ETag                *string
+	IdempotentReplayed  *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostListsResponse400Headers the declared response headers of an HTTP 400 response for PostLists
@@ -23597,6 +24485,15 @@ type PostListsResponse413Headers struct {
 // PostListsResponse422Headers the declared response headers of an HTTP 422 response for PostLists
 type PostListsResponse422Headers struct {
 	XRequestId *string
+}
+
+// PostListsResponse429Headers the declared response headers of an HTTP 429 response for PostLists
+type PostListsResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostListsResponse500Headers the declared response headers of an HTTP 500 response for PostLists
@@ -23630,6 +24527,8 @@ type PostListsResponse struct {
 	JSON413 *N413
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *N422
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -23648,6 +24547,8 @@ type PostListsResponse struct {
 	Headers413 *PostListsResponse413Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *PostListsResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostListsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PostListsResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -23692,6 +24593,11 @@ func (r PostListsResponse) GetJSON422() *N422 {
 	return r.JSON422
 }
 
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostListsResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r PostListsResponse) GetJSON500() *N500 {
 	return r.JSON500
@@ -23733,7 +24639,10 @@ func (r PostListsResponse) ContentType() string {
 
 // DeleteListsByIdResponse204Headers the declared response headers of an HTTP 204 response for DeleteListsById
 type DeleteListsByIdResponse204Headers struct {
-	XRequestId *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // DeleteListsByIdResponse400Headers the declared response headers of an HTTP 400 response for DeleteListsById
@@ -23761,6 +24670,15 @@ type DeleteListsByIdResponse412Headers struct {
 	XRequestId *string
 }
 
+// DeleteListsByIdResponse429Headers the declared response headers of an HTTP 429 response for DeleteListsById
+type DeleteListsByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
 // DeleteListsByIdResponse500Headers the declared response headers of an HTTP 500 response for DeleteListsById
 type DeleteListsByIdResponse500Headers struct {
 	XRequestId *string
@@ -23785,6 +24703,8 @@ type DeleteListsByIdResponse struct {
 	JSON409 *N409
 	// JSON412 the response for an HTTP 412 `application/json` response
 	JSON412 *N412
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -23801,6 +24721,8 @@ type DeleteListsByIdResponse struct {
 	Headers409 *DeleteListsByIdResponse409Headers
 	// Headers412 the parsed response headers for an HTTP 412 response
 	Headers412 *DeleteListsByIdResponse412Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteListsByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeleteListsByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -23830,6 +24752,11 @@ func (r DeleteListsByIdResponse) GetJSON409() *N409 {
 // GetJSON412 returns the response for an HTTP 412 `application/json` response
 func (r DeleteListsByIdResponse) GetJSON412() *N412 {
 	return r.JSON412
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteListsByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -23873,8 +24800,11 @@ func (r DeleteListsByIdResponse) ContentType() string {
 
 // GetListsByIdResponse200Headers the declared response headers of an HTTP 200 response for GetListsById
 type GetListsByIdResponse200Headers struct {
-	ETag       *string
-	XRequestId *string
+	ETag                *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetListsByIdResponse400Headers the declared response headers of an HTTP 400 response for GetListsById
@@ -23890,6 +24820,15 @@ type GetListsByIdResponse401Headers struct {
 // GetListsByIdResponse404Headers the declared response headers of an HTTP 404 response for GetListsById
 type GetListsByIdResponse404Headers struct {
 	XRequestId *string
+}
+
+// GetListsByIdResponse429Headers the declared response headers of an HTTP 429 response for GetListsById
+type GetListsByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetListsByIdResponse500Headers the declared response headers of an HTTP 500 response for GetListsById
@@ -23917,6 +24856,8 @@ type GetListsByIdResponse struct {
 	JSON401 *N401
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -23929,6 +24870,8 @@ type GetListsByIdResponse struct {
 	Headers401 *GetListsByIdResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetListsByIdResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetListsByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetListsByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -23956,6 +24899,11 @@ func (r GetListsByIdResponse) GetJSON401() *N401 {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetListsByIdResponse) GetJSON404() *N404 {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetListsByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -23999,8 +24947,11 @@ func (r GetListsByIdResponse) ContentType() string {
 
 // PutListsByIdResponse200Headers the declared response headers of an HTTP 200 response for PutListsById
 type PutListsByIdResponse200Headers struct {
-	ETag       *string
-	XRequestId *string
+	ETag                *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PutListsByIdResponse400Headers the declared response headers of an HTTP 400 response for PutListsById
@@ -24031,6 +24982,15 @@ type PutListsByIdResponse412Headers struct {
 // PutListsByIdResponse413Headers the declared response headers of an HTTP 413 response for PutListsById
 type PutListsByIdResponse413Headers struct {
 	XRequestId *string
+}
+
+// PutListsByIdResponse429Headers the declared response headers of an HTTP 429 response for PutListsById
+type PutListsByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PutListsByIdResponse500Headers the declared response headers of an HTTP 500 response for PutListsById
@@ -24064,6 +25024,8 @@ type PutListsByIdResponse struct {
 	JSON412 *N412
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *N413
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -24082,6 +25044,8 @@ type PutListsByIdResponse struct {
 	Headers412 *PutListsByIdResponse412Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *PutListsByIdResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PutListsByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PutListsByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -24126,6 +25090,11 @@ func (r PutListsByIdResponse) GetJSON413() *N413 {
 	return r.JSON413
 }
 
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PutListsByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r PutListsByIdResponse) GetJSON500() *N500 {
 	return r.JSON500
@@ -24167,9 +25136,12 @@ func (r PutListsByIdResponse) ContentType() string {
 
 // GetListsByIdEntriesResponse200Headers the declared response headers of an HTTP 200 response for GetListsByIdEntries
 type GetListsByIdEntriesResponse200Headers struct {
-	Link        *string
-	XNextCursor *string
-	XRequestId  *string
+	Link                *string
+	XNextCursor         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetListsByIdEntriesResponse400Headers the declared response headers of an HTTP 400 response for GetListsByIdEntries
@@ -24185,6 +25157,15 @@ type GetListsByIdEntriesResponse401Headers struct {
 // GetListsByIdEntriesResponse404Headers the declared response headers of an HTTP 404 response for GetListsByIdEntries
 type GetListsByIdEntriesResponse404Headers struct {
 	XRequestId *string
+}
+
+// GetListsByIdEntriesResponse429Headers the declared response headers of an HTTP 429 response for GetListsByIdEntries
+type GetListsByIdEntriesResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetListsByIdEntriesResponse500Headers the declared response headers of an HTTP 500 response for GetListsByIdEntries
@@ -24211,6 +25192,8 @@ type GetListsByIdEntriesResponse struct {
 	JSON401 *N401
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -24223,6 +25206,8 @@ type GetListsByIdEntriesResponse struct {
 	Headers401 *GetListsByIdEntriesResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetListsByIdEntriesResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetListsByIdEntriesResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetListsByIdEntriesResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -24249,6 +25234,11 @@ func (r GetListsByIdEntriesResponse) GetJSON401() *N401 {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetListsByIdEntriesResponse) GetJSON404() *N404 {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetListsByIdEntriesResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -24292,14 +25282,20 @@ func (r GetListsByIdEntriesResponse) ContentType() string {
 
 // PostListsByIdEntriesResponse200Headers the declared response headers of an HTTP 200 response for PostListsByIdEntries
 type PostListsByIdEntriesResponse200Headers struct {
-	IdempotentReplayed *string
-	XRequestId         *string
+	IdempotentReplayed  *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostListsByIdEntriesResponse201Headers the declared response headers of an HTTP 201 response for PostListsByIdEntries
 type PostListsByIdEntriesResponse201Headers struct {
-	IdempotentReplayed *string
-	XRequestId         *string
+	IdempotentReplayed  *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostListsByIdEntriesResponse400Headers the declared response headers of an HTTP 400 response for PostListsByIdEntries
@@ -24330,6 +25326,15 @@ type PostListsByIdEntriesResponse413Headers struct {
 // PostListsByIdEntriesResponse422Headers the declared response headers of an HTTP 422 response for PostListsByIdEntries
 type PostListsByIdEntriesResponse422Headers struct {
 	XRequestId *string
+}
+
+// PostListsByIdEntriesResponse429Headers the declared response headers of an HTTP 429 response for PostListsByIdEntries
+type PostListsByIdEntriesResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostListsByIdEntriesResponse500Headers the declared response headers of an HTTP 500 response for PostListsByIdEntries
@@ -24366,6 +25371,8 @@ type PostListsByIdEntriesResponse struct {
 	JSON413 *N413
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *N422
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -24386,6 +25393,8 @@ type PostListsByIdEntriesResponse struct {
 	Headers413 *PostListsByIdEntriesResponse413Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *PostListsByIdEntriesResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostListsByIdEntriesResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PostListsByIdEntriesResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -24436,6 +25445,11 @@ func (r PostListsByIdEntriesResponse) GetJSON422() *N422 {
 	return r.JSON422
 }
 
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostListsByIdEntriesResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r PostListsByIdEntriesResponse) GetJSON500() *N500 {
 	return r.JSON500
@@ -24477,7 +25491,10 @@ func (r PostListsByIdEntriesResponse) ContentType() string {
 
 // DeleteListsByIdEntriesByRecordIdResponse204Headers the declared response headers of an HTTP 204 response for DeleteListsByIdEntriesByRecordId
 type DeleteListsByIdEntriesByRecordIdResponse204Headers struct {
-	XRequestId *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // DeleteListsByIdEntriesByRecordIdResponse400Headers the declared response headers of an HTTP 400 response for DeleteListsByIdEntriesByRecordId
@@ -24493,6 +25510,15 @@ type DeleteListsByIdEntriesByRecordIdResponse401Headers struct {
 // DeleteListsByIdEntriesByRecordIdResponse404Headers the declared response headers of an HTTP 404 response for DeleteListsByIdEntriesByRecordId
 type DeleteListsByIdEntriesByRecordIdResponse404Headers struct {
 	XRequestId *string
+}
+
+// DeleteListsByIdEntriesByRecordIdResponse429Headers the declared response headers of an HTTP 429 response for DeleteListsByIdEntriesByRecordId
+type DeleteListsByIdEntriesByRecordIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // DeleteListsByIdEntriesByRecordIdResponse500Headers the declared response headers of an HTTP 500 response for DeleteListsByIdEntriesByRecordId
@@ -24515,6 +25541,8 @@ type DeleteListsByIdEntriesByRecordIdResponse struct {
 	JSON401 *N401
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -24527,6 +25555,8 @@ type DeleteListsByIdEntriesByRecordIdResponse struct {
 	Headers401 *DeleteListsByIdEntriesByRecordIdResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *DeleteListsByIdEntriesByRecordIdResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteListsByIdEntriesByRecordIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeleteListsByIdEntriesByRecordIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -24546,6 +25576,11 @@ func (r DeleteListsByIdEntriesByRecordIdResponse) GetJSON401() *N401 {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r DeleteListsByIdEntriesByRecordIdResponse) GetJSON404() *N404 {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteListsByIdEntriesByRecordIdResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -24651,9 +25686,12 @@ func (r GetOpenapiJsonResponse) ContentType() string {
 
 // GetPeopleResponse200Headers the declared response headers of an HTTP 200 response for GetPeople
 type GetPeopleResponse200Headers struct {
-	Link        *string
-	XNextCursor *string
-	XRequestId  *string
+	Link                *string
+	XNextCursor         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetPeopleResponse400Headers the declared response headers of an HTTP 400 response for GetPeople
@@ -24669,6 +25707,15 @@ type GetPeopleResponse401Headers struct {
 // GetPeopleResponse404Headers the declared response headers of an HTTP 404 response for GetPeople
 type GetPeopleResponse404Headers struct {
 	XRequestId *string
+}
+
+// GetPeopleResponse429Headers the declared response headers of an HTTP 429 response for GetPeople
+type GetPeopleResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetPeopleResponse500Headers the declared response headers of an HTTP 500 response for GetPeople
@@ -24695,6 +25742,8 @@ type GetPeopleResponse struct {
 	JSON401 *N401
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -24707,6 +25756,8 @@ type GetPeopleResponse struct {
 	Headers401 *GetPeopleResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetPeopleResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetPeopleResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetPeopleResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -24733,6 +25784,11 @@ func (r GetPeopleResponse) GetJSON401() *N401 {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetPeopleResponse) GetJSON404() *N404 {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetPeopleResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -24776,9 +25832,12 @@ func (r GetPeopleResponse) ContentType() string {
 
 // PostPeopleResponse201Headers the declared response headers of an HTTP 201 response for PostPeople
 type PostPeopleResponse201Headers struct {
-	ETag               *string
-	IdempotentReplayed *string
-	XRequestId         *string
+	ETag                *string
+	IdempotentReplayed  *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostPeopleResponse400Headers the declared response headers of an HTTP 400 response for PostPeople
@@ -24809,6 +25868,15 @@ type PostPeopleResponse413Headers struct {
 // PostPeopleResponse422Headers the declared response headers of an HTTP 422 response for PostPeople
 type PostPeopleResponse422Headers struct {
 	XRequestId *string
+}
+
+// PostPeopleResponse429Headers the declared response headers of an HTTP 429 response for PostPeople
+type PostPeopleResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostPeopleResponse500Headers the declared response headers of an HTTP 500 response for PostPeople
@@ -24842,6 +25910,8 @@ type PostPeopleResponse struct {
 	JSON413 *N413
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *N422
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -24860,6 +25930,8 @@ type PostPeopleResponse struct {
 	Headers413 *PostPeopleResponse413Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *PostPeopleResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostPeopleResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PostPeopleResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -24904,6 +25976,11 @@ func (r PostPeopleResponse) GetJSON422() *N422 {
 	return r.JSON422
 }
 
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostPeopleResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r PostPeopleResponse) GetJSON500() *N500 {
 	return r.JSON500
@@ -24945,7 +26022,10 @@ func (r PostPeopleResponse) ContentType() string {
 
 // DeletePeopleByIdResponse204Headers the declared response headers of an HTTP 204 response for DeletePeopleById
 type DeletePeopleByIdResponse204Headers struct {
-	XRequestId *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // DeletePeopleByIdResponse400Headers the declared response headers of an HTTP 400 response for DeletePeopleById
@@ -24973,6 +26053,15 @@ type DeletePeopleByIdResponse412Headers struct {
 	XRequestId *string
 }
 
+// DeletePeopleByIdResponse429Headers the declared response headers of an HTTP 429 response for DeletePeopleById
+type DeletePeopleByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
 // DeletePeopleByIdResponse500Headers the declared response headers of an HTTP 500 response for DeletePeopleById
 type DeletePeopleByIdResponse500Headers struct {
 	XRequestId *string
@@ -24997,6 +26086,8 @@ type DeletePeopleByIdResponse struct {
 	JSON409 *N409
 	// JSON412 the response for an HTTP 412 `application/json` response
 	JSON412 *N412
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -25013,6 +26104,8 @@ type DeletePeopleByIdResponse struct {
 	Headers409 *DeletePeopleByIdResponse409Headers
 	// Headers412 the parsed response headers for an HTTP 412 response
 	Headers412 *DeletePeopleByIdResponse412Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeletePeopleByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeletePeopleByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -25042,6 +26135,11 @@ func (r DeletePeopleByIdResponse) GetJSON409() *N409 {
 // GetJSON412 returns the response for an HTTP 412 `application/json` response
 func (r DeletePeopleByIdResponse) GetJSON412() *N412 {
 	return r.JSON412
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeletePeopleByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -25085,8 +26183,11 @@ func (r DeletePeopleByIdResponse) ContentType() string {
 
 // GetPeopleByIdResponse200Headers the declared response headers of an HTTP 200 response for GetPeopleById
 type GetPeopleByIdResponse200Headers struct {
-	ETag       *string
-	XRequestId *string
+	ETag                *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetPeopleByIdResponse400Headers the declared response headers of an HTTP 400 response for GetPeopleById
@@ -25102,6 +26203,15 @@ type GetPeopleByIdResponse401Headers struct {
 // GetPeopleByIdResponse404Headers the declared response headers of an HTTP 404 response for GetPeopleById
 type GetPeopleByIdResponse404Headers struct {
 	XRequestId *string
+}
+
+// GetPeopleByIdResponse429Headers the declared response headers of an HTTP 429 response for GetPeopleById
+type GetPeopleByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetPeopleByIdResponse500Headers the declared response headers of an HTTP 500 response for GetPeopleById
@@ -25129,6 +26239,8 @@ type GetPeopleByIdResponse struct {
 	JSON401 *N401
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -25141,6 +26253,8 @@ type GetPeopleByIdResponse struct {
 	Headers401 *GetPeopleByIdResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetPeopleByIdResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetPeopleByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetPeopleByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -25168,6 +26282,11 @@ func (r GetPeopleByIdResponse) GetJSON401() *N401 {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetPeopleByIdResponse) GetJSON404() *N404 {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetPeopleByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -25211,8 +26330,11 @@ func (r GetPeopleByIdResponse) ContentType() string {
 
 // PutPeopleByIdResponse200Headers the declared response headers of an HTTP 200 response for PutPeopleById
 type PutPeopleByIdResponse200Headers struct {
-	ETag       *string
-	XRequestId *string
+	ETag                *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PutPeopleByIdResponse400Headers the declared response headers of an HTTP 400 response for PutPeopleById
@@ -25243,6 +26365,15 @@ type PutPeopleByIdResponse412Headers struct {
 // PutPeopleByIdResponse413Headers the declared response headers of an HTTP 413 response for PutPeopleById
 type PutPeopleByIdResponse413Headers struct {
 	XRequestId *string
+}
+
+// PutPeopleByIdResponse429Headers the declared response headers of an HTTP 429 response for PutPeopleById
+type PutPeopleByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PutPeopleByIdResponse500Headers the declared response headers of an HTTP 500 response for PutPeopleById
@@ -25276,6 +26407,8 @@ type PutPeopleByIdResponse struct {
 	JSON412 *N412
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *N413
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -25294,6 +26427,8 @@ type PutPeopleByIdResponse struct {
 	Headers412 *PutPeopleByIdResponse412Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *PutPeopleByIdResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PutPeopleByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PutPeopleByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -25338,6 +26473,11 @@ func (r PutPeopleByIdResponse) GetJSON413() *N413 {
 	return r.JSON413
 }
 
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PutPeopleByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r PutPeopleByIdResponse) GetJSON500() *N500 {
 	return r.JSON500
@@ -25379,9 +26519,12 @@ func (r PutPeopleByIdResponse) ContentType() string {
 
 // GetScoresResponse200Headers the declared response headers of an HTTP 200 response for GetScores
 type GetScoresResponse200Headers struct {
-	Link        *string
-	XNextCursor *string
-	XRequestId  *string
+	Link                *string
+	XNextCursor         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetScoresResponse400Headers the declared response headers of an HTTP 400 response for GetScores
@@ -25397,6 +26540,15 @@ type GetScoresResponse401Headers struct {
 // GetScoresResponse404Headers the declared response headers of an HTTP 404 response for GetScores
 type GetScoresResponse404Headers struct {
 	XRequestId *string
+}
+
+// GetScoresResponse429Headers the declared response headers of an HTTP 429 response for GetScores
+type GetScoresResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetScoresResponse500Headers the declared response headers of an HTTP 500 response for GetScores
@@ -25423,6 +26575,8 @@ type GetScoresResponse struct {
 	JSON401 *N401
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -25435,6 +26589,8 @@ type GetScoresResponse struct {
 	Headers401 *GetScoresResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetScoresResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetScoresResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetScoresResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -25461,6 +26617,11 @@ func (r GetScoresResponse) GetJSON401() *N401 {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetScoresResponse) GetJSON404() *N404 {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetScoresResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -25504,9 +26665,12 @@ func (r GetScoresResponse) ContentType() string {
 
 // PostScoresResponse201Headers the declared response headers of an HTTP 201 response for PostScores
 type PostScoresResponse201Headers struct {
-	ETag               *string
-	IdempotentReplayed *string
-	XRequestId         *string
+	ETag                *string
+	IdempotentReplayed  *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostScoresResponse400Headers the declared response headers of an HTTP 400 response for PostScores
@@ -25537,6 +26701,15 @@ type PostScoresResponse413Headers struct {
 // PostScoresResponse422Headers the declared response headers of an HTTP 422 response for PostScores
 type PostScoresResponse422Headers struct {
 	XRequestId *string
+}
+
+// PostScoresResponse429Headers the declared response headers of an HTTP 429 response for PostScores
+type PostScoresResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostScoresResponse500Headers the declared response headers of an HTTP 500 response for PostScores
@@ -25570,6 +26743,8 @@ type PostScoresResponse struct {
 	JSON413 *N413
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *N422
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -25588,6 +26763,8 @@ type PostScoresResponse struct {
 	Headers413 *PostScoresResponse413Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *PostScoresResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostScoresResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PostScoresResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -25632,6 +26809,11 @@ func (r PostScoresResponse) GetJSON422() *N422 {
 	return r.JSON422
 }
 
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostScoresResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r PostScoresResponse) GetJSON500() *N500 {
 	return r.JSON500
@@ -25673,7 +26855,10 @@ func (r PostScoresResponse) ContentType() string {
 
 // DeleteScoresByIdResponse204Headers the declared response headers of an HTTP 204 response for DeleteScoresById
 type DeleteScoresByIdResponse204Headers struct {
-	XRequestId *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // DeleteScoresByIdResponse400Headers the declared response headers of an HTTP 400 response for DeleteScoresById
@@ -25701,6 +26886,15 @@ type DeleteScoresByIdResponse412Headers struct {
 	XRequestId *string
 }
 
+// DeleteScoresByIdResponse429Headers the declared response headers of an HTTP 429 response for DeleteScoresById
+type DeleteScoresByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
 // DeleteScoresByIdResponse500Headers the declared response headers of an HTTP 500 response for DeleteScoresById
 type DeleteScoresByIdResponse500Headers struct {
 	XRequestId *string
@@ -25725,6 +26919,8 @@ type DeleteScoresByIdResponse struct {
 	JSON409 *N409
 	// JSON412 the response for an HTTP 412 `application/json` response
 	JSON412 *N412
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -25741,6 +26937,8 @@ type DeleteScoresByIdResponse struct {
 	Headers409 *DeleteScoresByIdResponse409Headers
 	// Headers412 the parsed response headers for an HTTP 412 response
 	Headers412 *DeleteScoresByIdResponse412Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteScoresByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeleteScoresByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -25770,6 +26968,11 @@ func (r DeleteScoresByIdResponse) GetJSON409() *N409 {
 // GetJSON412 returns the response for an HTTP 412 `application/json` response
 func (r DeleteScoresByIdResponse) GetJSON412() *N412 {
 	return r.JSON412
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteScoresByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -25813,8 +27016,11 @@ func (r DeleteScoresByIdResponse) ContentType() string {
 
 // GetScoresByIdResponse200Headers the declared response headers of an HTTP 200 response for GetScoresById
 type GetScoresByIdResponse200Headers struct {
-	ETag       *string
-	XRequestId *string
+	ETag                *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetScoresByIdResponse400Headers the declared response headers of an HTTP 400 response for GetScoresById
@@ -25830,6 +27036,15 @@ type GetScoresByIdResponse401Headers struct {
 // GetScoresByIdResponse404Headers the declared response headers of an HTTP 404 response for GetScoresById
 type GetScoresByIdResponse404Headers struct {
 	XRequestId *string
+}
+
+// GetScoresByIdResponse429Headers the declared response headers of an HTTP 429 response for GetScoresById
+type GetScoresByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetScoresByIdResponse500Headers the declared response headers of an HTTP 500 response for GetScoresById
@@ -25857,6 +27072,8 @@ type GetScoresByIdResponse struct {
 	JSON401 *N401
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -25869,6 +27086,8 @@ type GetScoresByIdResponse struct {
 	Headers401 *GetScoresByIdResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetScoresByIdResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetScoresByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetScoresByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -25896,6 +27115,11 @@ func (r GetScoresByIdResponse) GetJSON401() *N401 {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetScoresByIdResponse) GetJSON404() *N404 {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetScoresByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -25939,8 +27163,11 @@ func (r GetScoresByIdResponse) ContentType() string {
 
 // PutScoresByIdResponse200Headers the declared response headers of an HTTP 200 response for PutScoresById
 type PutScoresByIdResponse200Headers struct {
-	ETag       *string
-	XRequestId *string
+	ETag                *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PutScoresByIdResponse400Headers the declared response headers of an HTTP 400 response for PutScoresById
@@ -25971,6 +27198,15 @@ type PutScoresByIdResponse412Headers struct {
 // PutScoresByIdResponse413Headers the declared response headers of an HTTP 413 response for PutScoresById
 type PutScoresByIdResponse413Headers struct {
 	XRequestId *string
+}
+
+// PutScoresByIdResponse429Headers the declared response headers of an HTTP 429 response for PutScoresById
+type PutScoresByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PutScoresByIdResponse500Headers the declared response headers of an HTTP 500 response for PutScoresById
@@ -26004,6 +27240,8 @@ type PutScoresByIdResponse struct {
 	JSON412 *N412
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *N413
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -26022,6 +27260,8 @@ type PutScoresByIdResponse struct {
 	Headers412 *PutScoresByIdResponse412Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *PutScoresByIdResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PutScoresByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PutScoresByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -26066,6 +27306,11 @@ func (r PutScoresByIdResponse) GetJSON413() *N413 {
 	return r.JSON413
 }
 
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PutScoresByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r PutScoresByIdResponse) GetJSON500() *N500 {
 	return r.JSON500
@@ -26107,9 +27352,12 @@ func (r PutScoresByIdResponse) ContentType() string {
 
 // GetScreeningsResponse200Headers the declared response headers of an HTTP 200 response for GetScreenings
 type GetScreeningsResponse200Headers struct {
-	Link        *string
-	XNextCursor *string
-	XRequestId  *string
+	Link                *string
+	XNextCursor         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetScreeningsResponse400Headers the declared response headers of an HTTP 400 response for GetScreenings
@@ -26125,6 +27373,15 @@ type GetScreeningsResponse401Headers struct {
 // GetScreeningsResponse404Headers the declared response headers of an HTTP 404 response for GetScreenings
 type GetScreeningsResponse404Headers struct {
 	XRequestId *string
+}
+
+// GetScreeningsResponse429Headers the declared response headers of an HTTP 429 response for GetScreenings
+type GetScreeningsResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetScreeningsResponse500Headers the declared response headers of an HTTP 500 response for GetScreenings
@@ -26151,6 +27408,8 @@ type GetScreeningsResponse struct {
 	JSON401 *N401
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -26163,6 +27422,8 @@ type GetScreeningsResponse struct {
 	Headers401 *GetScreeningsResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetScreeningsResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetScreeningsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetScreeningsResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -26189,6 +27450,11 @@ func (r GetScreeningsResponse) GetJSON401() *N401 {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetScreeningsResponse) GetJSON404() *N404 {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetScreeningsResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -26232,9 +27498,12 @@ func (r GetScreeningsResponse) ContentType() string {
 
 // PostScreeningsResponse201Headers the declared response headers of an HTTP 201 response for PostScreenings
 type PostScreeningsResponse201Headers struct {
-	ETag               *string
-	IdempotentReplayed *string
-	XRequestId         *string
+	ETag                *string
+	IdempotentReplayed  *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostScreeningsResponse400Headers the declared response headers of an HTTP 400 response for PostScreenings
@@ -26265,6 +27534,15 @@ type PostScreeningsResponse413Headers struct {
 // PostScreeningsResponse422Headers the declared response headers of an HTTP 422 response for PostScreenings
 type PostScreeningsResponse422Headers struct {
 	XRequestId *string
+}
+
+// PostScreeningsResponse429Headers the declared response headers of an HTTP 429 response for PostScreenings
+type PostScreeningsResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostScreeningsResponse500Headers the declared response headers of an HTTP 500 response for PostScreenings
@@ -26298,6 +27576,8 @@ type PostScreeningsResponse struct {
 	JSON413 *N413
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *N422
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -26316,6 +27596,8 @@ type PostScreeningsResponse struct {
 	Headers413 *PostScreeningsResponse413Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *PostScreeningsResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostScreeningsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PostScreeningsResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -26360,6 +27642,11 @@ func (r PostScreeningsResponse) GetJSON422() *N422 {
 	return r.JSON422
 }
 
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostScreeningsResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r PostScreeningsResponse) GetJSON500() *N500 {
 	return r.JSON500
@@ -26401,7 +27688,10 @@ func (r PostScreeningsResponse) ContentType() string {
 
 // DeleteScreeningsByIdResponse204Headers the declared response headers of an HTTP 204 response for DeleteScreeningsById
 type DeleteScreeningsByIdResponse204Headers struct {
-	XRequestId *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // DeleteScreeningsByIdResponse400Headers the declared response headers of an HTTP 400 response for DeleteScreeningsById
@@ -26429,6 +27719,15 @@ type DeleteScreeningsByIdResponse412Headers struct {
 	XRequestId *string
 }
 
+// DeleteScreeningsByIdResponse429Headers the declared response headers of an HTTP 429 response for DeleteScreeningsById
+type DeleteScreeningsByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
 // DeleteScreeningsByIdResponse500Headers the declared response headers of an HTTP 500 response for DeleteScreeningsById
 type DeleteScreeningsByIdResponse500Headers struct {
 	XRequestId *string
@@ -26453,6 +27752,8 @@ type DeleteScreeningsByIdResponse struct {
 	JSON409 *N409
 	// JSON412 the response for an HTTP 412 `application/json` response
 	JSON412 *N412
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -26469,6 +27770,8 @@ type DeleteScreeningsByIdResponse struct {
 	Headers409 *DeleteScreeningsByIdResponse409Headers
 	// Headers412 the parsed response headers for an HTTP 412 response
 	Headers412 *DeleteScreeningsByIdResponse412Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteScreeningsByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeleteScreeningsByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -26498,6 +27801,11 @@ func (r DeleteScreeningsByIdResponse) GetJSON409() *N409 {
 // GetJSON412 returns the response for an HTTP 412 `application/json` response
 func (r DeleteScreeningsByIdResponse) GetJSON412() *N412 {
 	return r.JSON412
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteScreeningsByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -26541,8 +27849,11 @@ func (r DeleteScreeningsByIdResponse) ContentType() string {
 
 // GetScreeningsByIdResponse200Headers the declared response headers of an HTTP 200 response for GetScreeningsById
 type GetScreeningsByIdResponse200Headers struct {
-	ETag       *string
-	XRequestId *string
+	ETag                *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetScreeningsByIdResponse400Headers the declared response headers of an HTTP 400 response for GetScreeningsById
@@ -26558,6 +27869,15 @@ type GetScreeningsByIdResponse401Headers struct {
 // GetScreeningsByIdResponse404Headers the declared response headers of an HTTP 404 response for GetScreeningsById
 type GetScreeningsByIdResponse404Headers struct {
 	XRequestId *string
+}
+
+// GetScreeningsByIdResponse429Headers the declared response headers of an HTTP 429 response for GetScreeningsById
+type GetScreeningsByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetScreeningsByIdResponse500Headers the declared response headers of an HTTP 500 response for GetScreeningsById
@@ -26585,6 +27905,8 @@ type GetScreeningsByIdResponse struct {
 	JSON401 *N401
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -26597,6 +27919,8 @@ type GetScreeningsByIdResponse struct {
 	Headers401 *GetScreeningsByIdResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetScreeningsByIdResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetScreeningsByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetScreeningsByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -26624,6 +27948,11 @@ func (r GetScreeningsByIdResponse) GetJSON401() *N401 {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetScreeningsByIdResponse) GetJSON404() *N404 {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetScreeningsByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -26667,8 +27996,11 @@ func (r GetScreeningsByIdResponse) ContentType() string {
 
 // PutScreeningsByIdResponse200Headers the declared response headers of an HTTP 200 response for PutScreeningsById
 type PutScreeningsByIdResponse200Headers struct {
-	ETag       *string
-	XRequestId *string
+	ETag                *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PutScreeningsByIdResponse400Headers the declared response headers of an HTTP 400 response for PutScreeningsById
@@ -26699,6 +28031,15 @@ type PutScreeningsByIdResponse412Headers struct {
 // PutScreeningsByIdResponse413Headers the declared response headers of an HTTP 413 response for PutScreeningsById
 type PutScreeningsByIdResponse413Headers struct {
 	XRequestId *string
+}
+
+// PutScreeningsByIdResponse429Headers the declared response headers of an HTTP 429 response for PutScreeningsById
+type PutScreeningsByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PutScreeningsByIdResponse500Headers the declared response headers of an HTTP 500 response for PutScreeningsById
@@ -26732,6 +28073,8 @@ type PutScreeningsByIdResponse struct {
 	JSON412 *N412
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *N413
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -26750,6 +28093,8 @@ type PutScreeningsByIdResponse struct {
 	Headers412 *PutScreeningsByIdResponse412Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *PutScreeningsByIdResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PutScreeningsByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PutScreeningsByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -26794,6 +28139,11 @@ func (r PutScreeningsByIdResponse) GetJSON413() *N413 {
 	return r.JSON413
 }
 
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PutScreeningsByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r PutScreeningsByIdResponse) GetJSON500() *N500 {
 	return r.JSON500
@@ -26835,9 +28185,12 @@ func (r PutScreeningsByIdResponse) ContentType() string {
 
 // GetSectorsResponse200Headers the declared response headers of an HTTP 200 response for GetSectors
 type GetSectorsResponse200Headers struct {
-	Link        *string
-	XNextCursor *string
-	XRequestId  *string
+	Link                *string
+	XNextCursor         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetSectorsResponse400Headers the declared response headers of an HTTP 400 response for GetSectors
@@ -26853,6 +28206,15 @@ type GetSectorsResponse401Headers struct {
 // GetSectorsResponse404Headers the declared response headers of an HTTP 404 response for GetSectors
 type GetSectorsResponse404Headers struct {
 	XRequestId *string
+}
+
+// GetSectorsResponse429Headers the declared response headers of an HTTP 429 response for GetSectors
+type GetSectorsResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetSectorsResponse500Headers the declared response headers of an HTTP 500 response for GetSectors
@@ -26879,6 +28241,8 @@ type GetSectorsResponse struct {
 	JSON401 *N401
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -26891,6 +28255,8 @@ type GetSectorsResponse struct {
 	Headers401 *GetSectorsResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetSectorsResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetSectorsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetSectorsResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -26917,6 +28283,11 @@ func (r GetSectorsResponse) GetJSON401() *N401 {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetSectorsResponse) GetJSON404() *N404 {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetSectorsResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -26960,9 +28331,12 @@ func (r GetSectorsResponse) ContentType() string {
 
 // PostSectorsResponse201Headers the declared response headers of an HTTP 201 response for PostSectors
 type PostSectorsResponse201Headers struct {
-	ETag               *string
-	IdempotentReplayed *string
-	XRequestId         *string
+	ETag                *string
+	IdempotentReplayed  *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostSectorsResponse400Headers the declared response headers of an HTTP 400 response for PostSectors
@@ -26993,6 +28367,15 @@ type PostSectorsResponse413Headers struct {
 // PostSectorsResponse422Headers the declared response headers of an HTTP 422 response for PostSectors
 type PostSectorsResponse422Headers struct {
 	XRequestId *string
+}
+
+// PostSectorsResponse429Headers the declared response headers of an HTTP 429 response for PostSectors
+type PostSectorsResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostSectorsResponse500Headers the declared response headers of an HTTP 500 response for PostSectors
@@ -27026,6 +28409,8 @@ type PostSectorsResponse struct {
 	JSON413 *N413
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *N422
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -27044,6 +28429,8 @@ type PostSectorsResponse struct {
 	Headers413 *PostSectorsResponse413Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *PostSectorsResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostSectorsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PostSectorsResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -27088,6 +28475,11 @@ func (r PostSectorsResponse) GetJSON422() *N422 {
 	return r.JSON422
 }
 
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostSectorsResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r PostSectorsResponse) GetJSON500() *N500 {
 	return r.JSON500
@@ -27129,7 +28521,10 @@ func (r PostSectorsResponse) ContentType() string {
 
 // DeleteSectorsByIdResponse204Headers the declared response headers of an HTTP 204 response for DeleteSectorsById
 type DeleteSectorsByIdResponse204Headers struct {
-	XRequestId *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // DeleteSectorsByIdResponse400Headers the declared response headers of an HTTP 400 response for DeleteSectorsById
@@ -27157,6 +28552,15 @@ type DeleteSectorsByIdResponse412Headers struct {
 	XRequestId *string
 }
 
+// DeleteSectorsByIdResponse429Headers the declared response headers of an HTTP 429 response for DeleteSectorsById
+type DeleteSectorsByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
 // DeleteSectorsByIdResponse500Headers the declared response headers of an HTTP 500 response for DeleteSectorsById
 type DeleteSectorsByIdResponse500Headers struct {
 	XRequestId *string
@@ -27181,6 +28585,8 @@ type DeleteSectorsByIdResponse struct {
 	JSON409 *N409
 	// JSON412 the response for an HTTP 412 `application/json` response
 	JSON412 *N412
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -27197,6 +28603,8 @@ type DeleteSectorsByIdResponse struct {
 	Headers409 *DeleteSectorsByIdResponse409Headers
 	// Headers412 the parsed response headers for an HTTP 412 response
 	Headers412 *DeleteSectorsByIdResponse412Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteSectorsByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeleteSectorsByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -27226,6 +28634,11 @@ func (r DeleteSectorsByIdResponse) GetJSON409() *N409 {
 // GetJSON412 returns the response for an HTTP 412 `application/json` response
 func (r DeleteSectorsByIdResponse) GetJSON412() *N412 {
 	return r.JSON412
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteSectorsByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -27269,8 +28682,11 @@ func (r DeleteSectorsByIdResponse) ContentType() string {
 
 // GetSectorsByIdResponse200Headers the declared response headers of an HTTP 200 response for GetSectorsById
 type GetSectorsByIdResponse200Headers struct {
-	ETag       *string
-	XRequestId *string
+	ETag                *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetSectorsByIdResponse400Headers the declared response headers of an HTTP 400 response for GetSectorsById
@@ -27286,6 +28702,15 @@ type GetSectorsByIdResponse401Headers struct {
 // GetSectorsByIdResponse404Headers the declared response headers of an HTTP 404 response for GetSectorsById
 type GetSectorsByIdResponse404Headers struct {
 	XRequestId *string
+}
+
+// GetSectorsByIdResponse429Headers the declared response headers of an HTTP 429 response for GetSectorsById
+type GetSectorsByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetSectorsByIdResponse500Headers the declared response headers of an HTTP 500 response for GetSectorsById
@@ -27313,6 +28738,8 @@ type GetSectorsByIdResponse struct {
 	JSON401 *N401
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -27325,6 +28752,8 @@ type GetSectorsByIdResponse struct {
 	Headers401 *GetSectorsByIdResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetSectorsByIdResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetSectorsByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetSectorsByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -27352,6 +28781,11 @@ func (r GetSectorsByIdResponse) GetJSON401() *N401 {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetSectorsByIdResponse) GetJSON404() *N404 {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetSectorsByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -27395,8 +28829,11 @@ func (r GetSectorsByIdResponse) ContentType() string {
 
 // PutSectorsByIdResponse200Headers the declared response headers of an HTTP 200 response for PutSectorsById
 type PutSectorsByIdResponse200Headers struct {
-	ETag       *string
-	XRequestId *string
+	ETag                *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PutSectorsByIdResponse400Headers the declared response headers of an HTTP 400 response for PutSectorsById
@@ -27427,6 +28864,15 @@ type PutSectorsByIdResponse412Headers struct {
 // PutSectorsByIdResponse413Headers the declared response headers of an HTTP 413 response for PutSectorsById
 type PutSectorsByIdResponse413Headers struct {
 	XRequestId *string
+}
+
+// PutSectorsByIdResponse429Headers the declared response headers of an HTTP 429 response for PutSectorsById
+type PutSectorsByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PutSectorsByIdResponse500Headers the declared response headers of an HTTP 500 response for PutSectorsById
@@ -27460,6 +28906,8 @@ type PutSectorsByIdResponse struct {
 	JSON412 *N412
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *N413
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -27478,6 +28926,8 @@ type PutSectorsByIdResponse struct {
 	Headers412 *PutSectorsByIdResponse412Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *PutSectorsByIdResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PutSectorsByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PutSectorsByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -27522,6 +28972,11 @@ func (r PutSectorsByIdResponse) GetJSON413() *N413 {
 	return r.JSON413
 }
 
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PutSectorsByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r PutSectorsByIdResponse) GetJSON500() *N500 {
 	return r.JSON500
@@ -27563,9 +29018,12 @@ func (r PutSectorsByIdResponse) ContentType() string {
 
 // GetSubsectorsResponse200Headers the declared response headers of an HTTP 200 response for GetSubsectors
 type GetSubsectorsResponse200Headers struct {
-	Link        *string
-	XNextCursor *string
-	XRequestId  *string
+	Link                *string
+	XNextCursor         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetSubsectorsResponse400Headers the declared response headers of an HTTP 400 response for GetSubsectors
@@ -27581,6 +29039,15 @@ type GetSubsectorsResponse401Headers struct {
 // GetSubsectorsResponse404Headers the declared response headers of an HTTP 404 response for GetSubsectors
 type GetSubsectorsResponse404Headers struct {
 	XRequestId *string
+}
+
+// GetSubsectorsResponse429Headers the declared response headers of an HTTP 429 response for GetSubsectors
+type GetSubsectorsResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetSubsectorsResponse500Headers the declared response headers of an HTTP 500 response for GetSubsectors
@@ -27607,6 +29074,8 @@ type GetSubsectorsResponse struct {
 	JSON401 *N401
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -27619,6 +29088,8 @@ type GetSubsectorsResponse struct {
 	Headers401 *GetSubsectorsResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetSubsectorsResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetSubsectorsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetSubsectorsResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -27645,6 +29116,11 @@ func (r GetSubsectorsResponse) GetJSON401() *N401 {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetSubsectorsResponse) GetJSON404() *N404 {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetSubsectorsResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -27688,9 +29164,12 @@ func (r GetSubsectorsResponse) ContentType() string {
 
 // PostSubsectorsResponse201Headers the declared response headers of an HTTP 201 response for PostSubsectors
 type PostSubsectorsResponse201Headers struct {
-	ETag               *string
-	IdempotentReplayed *string
-	XRequestId         *string
+	ETag                *string
+	IdempotentReplayed  *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostSubsectorsResponse400Headers the declared response headers of an HTTP 400 response for PostSubsectors
@@ -27721,6 +29200,15 @@ type PostSubsectorsResponse413Headers struct {
 // PostSubsectorsResponse422Headers the declared response headers of an HTTP 422 response for PostSubsectors
 type PostSubsectorsResponse422Headers struct {
 	XRequestId *string
+}
+
+// PostSubsectorsResponse429Headers the declared response headers of an HTTP 429 response for PostSubsectors
+type PostSubsectorsResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostSubsectorsResponse500Headers the declared response headers of an HTTP 500 response for PostSubsectors
@@ -27754,6 +29242,8 @@ type PostSubsectorsResponse struct {
 	JSON413 *N413
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *N422
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -27772,6 +29262,8 @@ type PostSubsectorsResponse struct {
 	Headers413 *PostSubsectorsResponse413Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *PostSubsectorsResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostSubsectorsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PostSubsectorsResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -27816,6 +29308,11 @@ func (r PostSubsectorsResponse) GetJSON422() *N422 {
 	return r.JSON422
 }
 
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostSubsectorsResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r PostSubsectorsResponse) GetJSON500() *N500 {
 	return r.JSON500
@@ -27857,7 +29354,10 @@ func (r PostSubsectorsResponse) ContentType() string {
 
 // DeleteSubsectorsByIdResponse204Headers the declared response headers of an HTTP 204 response for DeleteSubsectorsById
 type DeleteSubsectorsByIdResponse204Headers struct {
-	XRequestId *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // DeleteSubsectorsByIdResponse400Headers the declared response headers of an HTTP 400 response for DeleteSubsectorsById
@@ -27885,6 +29385,15 @@ type DeleteSubsectorsByIdResponse412Headers struct {
 	XRequestId *string
 }
 
+// DeleteSubsectorsByIdResponse429Headers the declared response headers of an HTTP 429 response for DeleteSubsectorsById
+type DeleteSubsectorsByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
 // DeleteSubsectorsByIdResponse500Headers the declared response headers of an HTTP 500 response for DeleteSubsectorsById
 type DeleteSubsectorsByIdResponse500Headers struct {
 	XRequestId *string
@@ -27909,6 +29418,8 @@ type DeleteSubsectorsByIdResponse struct {
 	JSON409 *N409
 	// JSON412 the response for an HTTP 412 `application/json` response
 	JSON412 *N412
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -27925,6 +29436,8 @@ type DeleteSubsectorsByIdResponse struct {
 	Headers409 *DeleteSubsectorsByIdResponse409Headers
 	// Headers412 the parsed response headers for an HTTP 412 response
 	Headers412 *DeleteSubsectorsByIdResponse412Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteSubsectorsByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeleteSubsectorsByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -27954,6 +29467,11 @@ func (r DeleteSubsectorsByIdResponse) GetJSON409() *N409 {
 // GetJSON412 returns the response for an HTTP 412 `application/json` response
 func (r DeleteSubsectorsByIdResponse) GetJSON412() *N412 {
 	return r.JSON412
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteSubsectorsByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -27997,8 +29515,11 @@ func (r DeleteSubsectorsByIdResponse) ContentType() string {
 
 // GetSubsectorsByIdResponse200Headers the declared response headers of an HTTP 200 response for GetSubsectorsById
 type GetSubsectorsByIdResponse200Headers struct {
-	ETag       *string
-	XRequestId *string
+	ETag                *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetSubsectorsByIdResponse400Headers the declared response headers of an HTTP 400 response for GetSubsectorsById
@@ -28014,6 +29535,15 @@ type GetSubsectorsByIdResponse401Headers struct {
 // GetSubsectorsByIdResponse404Headers the declared response headers of an HTTP 404 response for GetSubsectorsById
 type GetSubsectorsByIdResponse404Headers struct {
 	XRequestId *string
+}
+
+// GetSubsectorsByIdResponse429Headers the declared response headers of an HTTP 429 response for GetSubsectorsById
+type GetSubsectorsByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetSubsectorsByIdResponse500Headers the declared response headers of an HTTP 500 response for GetSubsectorsById
@@ -28041,6 +29571,8 @@ type GetSubsectorsByIdResponse struct {
 	JSON401 *N401
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -28053,6 +29585,8 @@ type GetSubsectorsByIdResponse struct {
 	Headers401 *GetSubsectorsByIdResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetSubsectorsByIdResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetSubsectorsByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetSubsectorsByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -28080,6 +29614,11 @@ func (r GetSubsectorsByIdResponse) GetJSON401() *N401 {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetSubsectorsByIdResponse) GetJSON404() *N404 {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetSubsectorsByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -28123,8 +29662,11 @@ func (r GetSubsectorsByIdResponse) ContentType() string {
 
 // PutSubsectorsByIdResponse200Headers the declared response headers of an HTTP 200 response for PutSubsectorsById
 type PutSubsectorsByIdResponse200Headers struct {
-	ETag       *string
-	XRequestId *string
+	ETag                *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PutSubsectorsByIdResponse400Headers the declared response headers of an HTTP 400 response for PutSubsectorsById
@@ -28155,6 +29697,15 @@ type PutSubsectorsByIdResponse412Headers struct {
 // PutSubsectorsByIdResponse413Headers the declared response headers of an HTTP 413 response for PutSubsectorsById
 type PutSubsectorsByIdResponse413Headers struct {
 	XRequestId *string
+}
+
+// PutSubsectorsByIdResponse429Headers the declared response headers of an HTTP 429 response for PutSubsectorsById
+type PutSubsectorsByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PutSubsectorsByIdResponse500Headers the declared response headers of an HTTP 500 response for PutSubsectorsById
@@ -28188,6 +29739,8 @@ type PutSubsectorsByIdResponse struct {
 	JSON412 *N412
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *N413
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -28206,6 +29759,8 @@ type PutSubsectorsByIdResponse struct {
 	Headers412 *PutSubsectorsByIdResponse412Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *PutSubsectorsByIdResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PutSubsectorsByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PutSubsectorsByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -28250,6 +29805,11 @@ func (r PutSubsectorsByIdResponse) GetJSON413() *N413 {
 	return r.JSON413
 }
 
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PutSubsectorsByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r PutSubsectorsByIdResponse) GetJSON500() *N500 {
 	return r.JSON500
@@ -28291,9 +29851,12 @@ func (r PutSubsectorsByIdResponse) ContentType() string {
 
 // GetTagsResponse200Headers the declared response headers of an HTTP 200 response for GetTags
 type GetTagsResponse200Headers struct {
-	Link        *string
-	XNextCursor *string
-	XRequestId  *string
+	Link                *string
+	XNextCursor         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetTagsResponse400Headers the declared response headers of an HTTP 400 response for GetTags
@@ -28309,6 +29872,15 @@ type GetTagsResponse401Headers struct {
 // GetTagsResponse404Headers the declared response headers of an HTTP 404 response for GetTags
 type GetTagsResponse404Headers struct {
 	XRequestId *string
+}
+
+// GetTagsResponse429Headers the declared response headers of an HTTP 429 response for GetTags
+type GetTagsResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetTagsResponse500Headers the declared response headers of an HTTP 500 response for GetTags
@@ -28335,6 +29907,8 @@ type GetTagsResponse struct {
 	JSON401 *N401
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -28347,6 +29921,8 @@ type GetTagsResponse struct {
 	Headers401 *GetTagsResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetTagsResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetTagsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetTagsResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -28373,6 +29949,11 @@ func (r GetTagsResponse) GetJSON401() *N401 {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetTagsResponse) GetJSON404() *N404 {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetTagsResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -28416,9 +29997,12 @@ func (r GetTagsResponse) ContentType() string {
 
 // PostTagsResponse201Headers the declared response headers of an HTTP 201 response for PostTags
 type PostTagsResponse201Headers struct {
-	ETag               *string
-	IdempotentReplayed *string
-	XRequestId         *string
+	ETag                *string
+	IdempotentReplayed  *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostTagsResponse400Headers the declared response headers of an HTTP 400 response for PostTags
@@ -28449,6 +30033,15 @@ type PostTagsResponse413Headers struct {
 // PostTagsResponse422Headers the declared response headers of an HTTP 422 response for PostTags
 type PostTagsResponse422Headers struct {
 	XRequestId *string
+}
+
+// PostTagsResponse429Headers the declared response headers of an HTTP 429 response for PostTags
+type PostTagsResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostTagsResponse500Headers the declared response headers of an HTTP 500 response for PostTags
@@ -28482,6 +30075,8 @@ type PostTagsResponse struct {
 	JSON413 *N413
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *N422
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -28500,6 +30095,8 @@ type PostTagsResponse struct {
 	Headers413 *PostTagsResponse413Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *PostTagsResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostTagsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PostTagsResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -28544,6 +30141,11 @@ func (r PostTagsResponse) GetJSON422() *N422 {
 	return r.JSON422
 }
 
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostTagsResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r PostTagsResponse) GetJSON500() *N500 {
 	return r.JSON500
@@ -28585,7 +30187,10 @@ func (r PostTagsResponse) ContentType() string {
 
 // DeleteTagsByIdResponse204Headers the declared response headers of an HTTP 204 response for DeleteTagsById
 type DeleteTagsByIdResponse204Headers struct {
-	XRequestId *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // DeleteTagsByIdResponse400Headers the declared response headers of an HTTP 400 response for DeleteTagsById
@@ -28613,6 +30218,15 @@ type DeleteTagsByIdResponse412Headers struct {
 	XRequestId *string
 }
 
+// DeleteTagsByIdResponse429Headers the declared response headers of an HTTP 429 response for DeleteTagsById
+type DeleteTagsByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
 // DeleteTagsByIdResponse500Headers the declared response headers of an HTTP 500 response for DeleteTagsById
 type DeleteTagsByIdResponse500Headers struct {
 	XRequestId *string
@@ -28637,6 +30251,8 @@ type DeleteTagsByIdResponse struct {
 	JSON409 *N409
 	// JSON412 the response for an HTTP 412 `application/json` response
 	JSON412 *N412
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -28653,6 +30269,8 @@ type DeleteTagsByIdResponse struct {
 	Headers409 *DeleteTagsByIdResponse409Headers
 	// Headers412 the parsed response headers for an HTTP 412 response
 	Headers412 *DeleteTagsByIdResponse412Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteTagsByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeleteTagsByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -28682,6 +30300,11 @@ func (r DeleteTagsByIdResponse) GetJSON409() *N409 {
 // GetJSON412 returns the response for an HTTP 412 `application/json` response
 func (r DeleteTagsByIdResponse) GetJSON412() *N412 {
 	return r.JSON412
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteTagsByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -28725,8 +30348,11 @@ func (r DeleteTagsByIdResponse) ContentType() string {
 
 // GetTagsByIdResponse200Headers the declared response headers of an HTTP 200 response for GetTagsById
 type GetTagsByIdResponse200Headers struct {
-	ETag       *string
-	XRequestId *string
+	ETag                *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetTagsByIdResponse400Headers the declared response headers of an HTTP 400 response for GetTagsById
@@ -28742,6 +30368,15 @@ type GetTagsByIdResponse401Headers struct {
 // GetTagsByIdResponse404Headers the declared response headers of an HTTP 404 response for GetTagsById
 type GetTagsByIdResponse404Headers struct {
 	XRequestId *string
+}
+
+// GetTagsByIdResponse429Headers the declared response headers of an HTTP 429 response for GetTagsById
+type GetTagsByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetTagsByIdResponse500Headers the declared response headers of an HTTP 500 response for GetTagsById
@@ -28769,6 +30404,8 @@ type GetTagsByIdResponse struct {
 	JSON401 *N401
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -28781,6 +30418,8 @@ type GetTagsByIdResponse struct {
 	Headers401 *GetTagsByIdResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetTagsByIdResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetTagsByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetTagsByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -28808,6 +30447,11 @@ func (r GetTagsByIdResponse) GetJSON401() *N401 {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetTagsByIdResponse) GetJSON404() *N404 {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetTagsByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -28851,8 +30495,11 @@ func (r GetTagsByIdResponse) ContentType() string {
 
 // PutTagsByIdResponse200Headers the declared response headers of an HTTP 200 response for PutTagsById
 type PutTagsByIdResponse200Headers struct {
-	ETag       *string
-	XRequestId *string
+	ETag                *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PutTagsByIdResponse400Headers the declared response headers of an HTTP 400 response for PutTagsById
@@ -28883,6 +30530,15 @@ type PutTagsByIdResponse412Headers struct {
 // PutTagsByIdResponse413Headers the declared response headers of an HTTP 413 response for PutTagsById
 type PutTagsByIdResponse413Headers struct {
 	XRequestId *string
+}
+
+// PutTagsByIdResponse429Headers the declared response headers of an HTTP 429 response for PutTagsById
+type PutTagsByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PutTagsByIdResponse500Headers the declared response headers of an HTTP 500 response for PutTagsById
@@ -28916,6 +30572,8 @@ type PutTagsByIdResponse struct {
 	JSON412 *N412
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *N413
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -28934,6 +30592,8 @@ type PutTagsByIdResponse struct {
 	Headers412 *PutTagsByIdResponse412Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *PutTagsByIdResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PutTagsByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PutTagsByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -28978,6 +30638,11 @@ func (r PutTagsByIdResponse) GetJSON413() *N413 {
 	return r.JSON413
 }
 
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PutTagsByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r PutTagsByIdResponse) GetJSON500() *N500 {
 	return r.JSON500
@@ -29019,9 +30684,12 @@ func (r PutTagsByIdResponse) ContentType() string {
 
 // GetTeamsResponse200Headers the declared response headers of an HTTP 200 response for GetTeams
 type GetTeamsResponse200Headers struct {
-	Link        *string
-	XNextCursor *string
-	XRequestId  *string
+	Link                *string
+	XNextCursor         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetTeamsResponse400Headers the declared response headers of an HTTP 400 response for GetTeams
@@ -29037,6 +30705,15 @@ type GetTeamsResponse401Headers struct {
 // GetTeamsResponse404Headers the declared response headers of an HTTP 404 response for GetTeams
 type GetTeamsResponse404Headers struct {
 	XRequestId *string
+}
+
+// GetTeamsResponse429Headers the declared response headers of an HTTP 429 response for GetTeams
+type GetTeamsResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetTeamsResponse500Headers the declared response headers of an HTTP 500 response for GetTeams
@@ -29063,6 +30740,8 @@ type GetTeamsResponse struct {
 	JSON401 *N401
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -29075,6 +30754,8 @@ type GetTeamsResponse struct {
 	Headers401 *GetTeamsResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetTeamsResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetTeamsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetTeamsResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -29101,6 +30782,11 @@ func (r GetTeamsResponse) GetJSON401() *N401 {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetTeamsResponse) GetJSON404() *N404 {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetTeamsResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -29144,9 +30830,12 @@ func (r GetTeamsResponse) ContentType() string {
 
 // PostTeamsResponse201Headers the declared response headers of an HTTP 201 response for PostTeams
 type PostTeamsResponse201Headers struct {
-	ETag               *string
-	IdempotentReplayed *string
-	XRequestId         *string
+	ETag                *string
+	IdempotentReplayed  *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostTeamsResponse400Headers the declared response headers of an HTTP 400 response for PostTeams
@@ -29177,6 +30866,15 @@ type PostTeamsResponse413Headers struct {
 // PostTeamsResponse422Headers the declared response headers of an HTTP 422 response for PostTeams
 type PostTeamsResponse422Headers struct {
 	XRequestId *string
+}
+
+// PostTeamsResponse429Headers the declared response headers of an HTTP 429 response for PostTeams
+type PostTeamsResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostTeamsResponse500Headers the declared response headers of an HTTP 500 response for PostTeams
@@ -29210,6 +30908,8 @@ type PostTeamsResponse struct {
 	JSON413 *N413
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *N422
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -29228,6 +30928,8 @@ type PostTeamsResponse struct {
 	Headers413 *PostTeamsResponse413Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *PostTeamsResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostTeamsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PostTeamsResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -29272,6 +30974,11 @@ func (r PostTeamsResponse) GetJSON422() *N422 {
 	return r.JSON422
 }
 
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostTeamsResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r PostTeamsResponse) GetJSON500() *N500 {
 	return r.JSON500
@@ -29313,7 +31020,10 @@ func (r PostTeamsResponse) ContentType() string {
 
 // DeleteTeamsByIdResponse204Headers the declared response headers of an HTTP 204 response for DeleteTeamsById
 type DeleteTeamsByIdResponse204Headers struct {
-	XRequestId *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // DeleteTeamsByIdResponse400Headers the declared response headers of an HTTP 400 response for DeleteTeamsById
@@ -29341,6 +31051,15 @@ type DeleteTeamsByIdResponse412Headers struct {
 	XRequestId *string
 }
 
+// DeleteTeamsByIdResponse429Headers the declared response headers of an HTTP 429 response for DeleteTeamsById
+type DeleteTeamsByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
 // DeleteTeamsByIdResponse500Headers the declared response headers of an HTTP 500 response for DeleteTeamsById
 type DeleteTeamsByIdResponse500Headers struct {
 	XRequestId *string
@@ -29365,6 +31084,8 @@ type DeleteTeamsByIdResponse struct {
 	JSON409 *N409
 	// JSON412 the response for an HTTP 412 `application/json` response
 	JSON412 *N412
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -29381,6 +31102,8 @@ type DeleteTeamsByIdResponse struct {
 	Headers409 *DeleteTeamsByIdResponse409Headers
 	// Headers412 the parsed response headers for an HTTP 412 response
 	Headers412 *DeleteTeamsByIdResponse412Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteTeamsByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeleteTeamsByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -29410,6 +31133,11 @@ func (r DeleteTeamsByIdResponse) GetJSON409() *N409 {
 // GetJSON412 returns the response for an HTTP 412 `application/json` response
 func (r DeleteTeamsByIdResponse) GetJSON412() *N412 {
 	return r.JSON412
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteTeamsByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -29453,8 +31181,11 @@ func (r DeleteTeamsByIdResponse) ContentType() string {
 
 // GetTeamsByIdResponse200Headers the declared response headers of an HTTP 200 response for GetTeamsById
 type GetTeamsByIdResponse200Headers struct {
-	ETag       *string
-	XRequestId *string
+	ETag                *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetTeamsByIdResponse400Headers the declared response headers of an HTTP 400 response for GetTeamsById
@@ -29470,6 +31201,15 @@ type GetTeamsByIdResponse401Headers struct {
 // GetTeamsByIdResponse404Headers the declared response headers of an HTTP 404 response for GetTeamsById
 type GetTeamsByIdResponse404Headers struct {
 	XRequestId *string
+}
+
+// GetTeamsByIdResponse429Headers the declared response headers of an HTTP 429 response for GetTeamsById
+type GetTeamsByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetTeamsByIdResponse500Headers the declared response headers of an HTTP 500 response for GetTeamsById
@@ -29497,6 +31237,8 @@ type GetTeamsByIdResponse struct {
 	JSON401 *N401
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -29509,6 +31251,8 @@ type GetTeamsByIdResponse struct {
 	Headers401 *GetTeamsByIdResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetTeamsByIdResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetTeamsByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetTeamsByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -29536,6 +31280,11 @@ func (r GetTeamsByIdResponse) GetJSON401() *N401 {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetTeamsByIdResponse) GetJSON404() *N404 {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetTeamsByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -29579,8 +31328,11 @@ func (r GetTeamsByIdResponse) ContentType() string {
 
 // PutTeamsByIdResponse200Headers the declared response headers of an HTTP 200 response for PutTeamsById
 type PutTeamsByIdResponse200Headers struct {
-	ETag       *string
-	XRequestId *string
+	ETag                *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PutTeamsByIdResponse400Headers the declared response headers of an HTTP 400 response for PutTeamsById
@@ -29611,6 +31363,15 @@ type PutTeamsByIdResponse412Headers struct {
 // PutTeamsByIdResponse413Headers the declared response headers of an HTTP 413 response for PutTeamsById
 type PutTeamsByIdResponse413Headers struct {
 	XRequestId *string
+}
+
+// PutTeamsByIdResponse429Headers the declared response headers of an HTTP 429 response for PutTeamsById
+type PutTeamsByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PutTeamsByIdResponse500Headers the declared response headers of an HTTP 500 response for PutTeamsById
@@ -29644,6 +31405,8 @@ type PutTeamsByIdResponse struct {
 	JSON412 *N412
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *N413
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -29662,6 +31425,8 @@ type PutTeamsByIdResponse struct {
 	Headers412 *PutTeamsByIdResponse412Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *PutTeamsByIdResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PutTeamsByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PutTeamsByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -29706,6 +31471,11 @@ func (r PutTeamsByIdResponse) GetJSON413() *N413 {
 	return r.JSON413
 }
 
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PutTeamsByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r PutTeamsByIdResponse) GetJSON500() *N500 {
 	return r.JSON500
@@ -29747,9 +31517,12 @@ func (r PutTeamsByIdResponse) ContentType() string {
 
 // GetWorkflowRunsResponse200Headers the declared response headers of an HTTP 200 response for GetWorkflowRuns
 type GetWorkflowRunsResponse200Headers struct {
-	Link        *string
-	XNextCursor *string
-	XRequestId  *string
+	Link                *string
+	XNextCursor         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetWorkflowRunsResponse400Headers the declared response headers of an HTTP 400 response for GetWorkflowRuns
@@ -29765,6 +31538,15 @@ type GetWorkflowRunsResponse401Headers struct {
 // GetWorkflowRunsResponse404Headers the declared response headers of an HTTP 404 response for GetWorkflowRuns
 type GetWorkflowRunsResponse404Headers struct {
 	XRequestId *string
+}
+
+// GetWorkflowRunsResponse429Headers the declared response headers of an HTTP 429 response for GetWorkflowRuns
+type GetWorkflowRunsResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetWorkflowRunsResponse500Headers the declared response headers of an HTTP 500 response for GetWorkflowRuns
@@ -29791,6 +31573,8 @@ type GetWorkflowRunsResponse struct {
 	JSON401 *N401
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -29803,6 +31587,8 @@ type GetWorkflowRunsResponse struct {
 	Headers401 *GetWorkflowRunsResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetWorkflowRunsResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetWorkflowRunsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetWorkflowRunsResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -29829,6 +31615,11 @@ func (r GetWorkflowRunsResponse) GetJSON401() *N401 {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetWorkflowRunsResponse) GetJSON404() *N404 {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetWorkflowRunsResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -29872,8 +31663,11 @@ func (r GetWorkflowRunsResponse) ContentType() string {
 
 // GetWorkflowRunsByIdResponse200Headers the declared response headers of an HTTP 200 response for GetWorkflowRunsById
 type GetWorkflowRunsByIdResponse200Headers struct {
-	ETag       *string
-	XRequestId *string
+	ETag                *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetWorkflowRunsByIdResponse400Headers the declared response headers of an HTTP 400 response for GetWorkflowRunsById
@@ -29889,6 +31683,15 @@ type GetWorkflowRunsByIdResponse401Headers struct {
 // GetWorkflowRunsByIdResponse404Headers the declared response headers of an HTTP 404 response for GetWorkflowRunsById
 type GetWorkflowRunsByIdResponse404Headers struct {
 	XRequestId *string
+}
+
+// GetWorkflowRunsByIdResponse429Headers the declared response headers of an HTTP 429 response for GetWorkflowRunsById
+type GetWorkflowRunsByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetWorkflowRunsByIdResponse500Headers the declared response headers of an HTTP 500 response for GetWorkflowRunsById
@@ -29916,6 +31719,8 @@ type GetWorkflowRunsByIdResponse struct {
 	JSON401 *N401
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -29928,6 +31733,8 @@ type GetWorkflowRunsByIdResponse struct {
 	Headers401 *GetWorkflowRunsByIdResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetWorkflowRunsByIdResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetWorkflowRunsByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetWorkflowRunsByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -29955,6 +31762,11 @@ func (r GetWorkflowRunsByIdResponse) GetJSON401() *N401 {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetWorkflowRunsByIdResponse) GetJSON404() *N404 {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetWorkflowRunsByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -29998,8 +31810,11 @@ func (r GetWorkflowRunsByIdResponse) ContentType() string {
 
 // PatchWorkflowRunsByIdResponse200Headers the declared response headers of an HTTP 200 response for PatchWorkflowRunsById
 type PatchWorkflowRunsByIdResponse200Headers struct {
-	ETag       *string
-	XRequestId *string
+	ETag                *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PatchWorkflowRunsByIdResponse400Headers the declared response headers of an HTTP 400 response for PatchWorkflowRunsById
@@ -30025,6 +31840,15 @@ type PatchWorkflowRunsByIdResponse412Headers struct {
 // PatchWorkflowRunsByIdResponse413Headers the declared response headers of an HTTP 413 response for PatchWorkflowRunsById
 type PatchWorkflowRunsByIdResponse413Headers struct {
 	XRequestId *string
+}
+
+// PatchWorkflowRunsByIdResponse429Headers the declared response headers of an HTTP 429 response for PatchWorkflowRunsById
+type PatchWorkflowRunsByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PatchWorkflowRunsByIdResponse500Headers the declared response headers of an HTTP 500 response for PatchWorkflowRunsById
@@ -30056,6 +31880,8 @@ type PatchWorkflowRunsByIdResponse struct {
 	JSON412 *N412
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *N413
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -30072,6 +31898,8 @@ type PatchWorkflowRunsByIdResponse struct {
 	Headers412 *PatchWorkflowRunsByIdResponse412Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *PatchWorkflowRunsByIdResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PatchWorkflowRunsByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PatchWorkflowRunsByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -30109,6 +31937,11 @@ func (r PatchWorkflowRunsByIdResponse) GetJSON412() *N412 {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r PatchWorkflowRunsByIdResponse) GetJSON413() *N413 {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PatchWorkflowRunsByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -30152,8 +31985,11 @@ func (r PatchWorkflowRunsByIdResponse) ContentType() string {
 
 // PostWorkflowRunsByIdRetryResponse202Headers the declared response headers of an HTTP 202 response for PostWorkflowRunsByIdRetry
 type PostWorkflowRunsByIdRetryResponse202Headers struct {
-	IdempotentReplayed *string
-	XRequestId         *string
+	IdempotentReplayed  *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostWorkflowRunsByIdRetryResponse400Headers the declared response headers of an HTTP 400 response for PostWorkflowRunsByIdRetry
@@ -30179,6 +32015,15 @@ type PostWorkflowRunsByIdRetryResponse409Headers struct {
 // PostWorkflowRunsByIdRetryResponse422Headers the declared response headers of an HTTP 422 response for PostWorkflowRunsByIdRetry
 type PostWorkflowRunsByIdRetryResponse422Headers struct {
 	XRequestId *string
+}
+
+// PostWorkflowRunsByIdRetryResponse429Headers the declared response headers of an HTTP 429 response for PostWorkflowRunsByIdRetry
+type PostWorkflowRunsByIdRetryResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostWorkflowRunsByIdRetryResponse500Headers the declared response headers of an HTTP 500 response for PostWorkflowRunsByIdRetry
@@ -30210,6 +32055,8 @@ type PostWorkflowRunsByIdRetryResponse struct {
 	JSON409 *N409
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *N422
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -30226,6 +32073,8 @@ type PostWorkflowRunsByIdRetryResponse struct {
 	Headers409 *PostWorkflowRunsByIdRetryResponse409Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *PostWorkflowRunsByIdRetryResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostWorkflowRunsByIdRetryResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PostWorkflowRunsByIdRetryResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -30263,6 +32112,11 @@ func (r PostWorkflowRunsByIdRetryResponse) GetJSON409() *N409 {
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r PostWorkflowRunsByIdRetryResponse) GetJSON422() *N422 {
 	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostWorkflowRunsByIdRetryResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -30306,9 +32160,12 @@ func (r PostWorkflowRunsByIdRetryResponse) ContentType() string {
 
 // GetWorkflowsResponse200Headers the declared response headers of an HTTP 200 response for GetWorkflows
 type GetWorkflowsResponse200Headers struct {
-	Link        *string
-	XNextCursor *string
-	XRequestId  *string
+	Link                *string
+	XNextCursor         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetWorkflowsResponse400Headers the declared response headers of an HTTP 400 response for GetWorkflows
@@ -30324,6 +32181,15 @@ type GetWorkflowsResponse401Headers struct {
 // GetWorkflowsResponse404Headers the declared response headers of an HTTP 404 response for GetWorkflows
 type GetWorkflowsResponse404Headers struct {
 	XRequestId *string
+}
+
+// GetWorkflowsResponse429Headers the declared response headers of an HTTP 429 response for GetWorkflows
+type GetWorkflowsResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetWorkflowsResponse500Headers the declared response headers of an HTTP 500 response for GetWorkflows
@@ -30350,6 +32216,8 @@ type GetWorkflowsResponse struct {
 	JSON401 *N401
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -30362,6 +32230,8 @@ type GetWorkflowsResponse struct {
 	Headers401 *GetWorkflowsResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetWorkflowsResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetWorkflowsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetWorkflowsResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -30388,6 +32258,11 @@ func (r GetWorkflowsResponse) GetJSON401() *N401 {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetWorkflowsResponse) GetJSON404() *N404 {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetWorkflowsResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -30431,9 +32306,12 @@ func (r GetWorkflowsResponse) ContentType() string {
 
 // PostWorkflowsResponse201Headers the declared response headers of an HTTP 201 response for PostWorkflows
 type PostWorkflowsResponse201Headers struct {
-	ETag               *string
-	IdempotentReplayed *string
-	XRequestId         *string
+	ETag                *string
+	IdempotentReplayed  *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostWorkflowsResponse400Headers the declared response headers of an HTTP 400 response for PostWorkflows
@@ -30464,6 +32342,15 @@ type PostWorkflowsResponse413Headers struct {
 // PostWorkflowsResponse422Headers the declared response headers of an HTTP 422 response for PostWorkflows
 type PostWorkflowsResponse422Headers struct {
 	XRequestId *string
+}
+
+// PostWorkflowsResponse429Headers the declared response headers of an HTTP 429 response for PostWorkflows
+type PostWorkflowsResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostWorkflowsResponse500Headers the declared response headers of an HTTP 500 response for PostWorkflows
@@ -30497,6 +32384,8 @@ type PostWorkflowsResponse struct {
 	JSON413 *N413
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *N422
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -30515,6 +32404,8 @@ type PostWorkflowsResponse struct {
 	Headers413 *PostWorkflowsResponse413Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *PostWorkflowsResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostWorkflowsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PostWorkflowsResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -30559,6 +32450,11 @@ func (r PostWorkflowsResponse) GetJSON422() *N422 {
 	return r.JSON422
 }
 
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostWorkflowsResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r PostWorkflowsResponse) GetJSON500() *N500 {
 	return r.JSON500
@@ -30600,7 +32496,10 @@ func (r PostWorkflowsResponse) ContentType() string {
 
 // DeleteWorkflowsByIdResponse204Headers the declared response headers of an HTTP 204 response for DeleteWorkflowsById
 type DeleteWorkflowsByIdResponse204Headers struct {
-	XRequestId *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // DeleteWorkflowsByIdResponse400Headers the declared response headers of an HTTP 400 response for DeleteWorkflowsById
@@ -30628,6 +32527,15 @@ type DeleteWorkflowsByIdResponse412Headers struct {
 	XRequestId *string
 }
 
+// DeleteWorkflowsByIdResponse429Headers the declared response headers of an HTTP 429 response for DeleteWorkflowsById
+type DeleteWorkflowsByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
 // DeleteWorkflowsByIdResponse500Headers the declared response headers of an HTTP 500 response for DeleteWorkflowsById
 type DeleteWorkflowsByIdResponse500Headers struct {
 	XRequestId *string
@@ -30652,6 +32560,8 @@ type DeleteWorkflowsByIdResponse struct {
 	JSON409 *N409
 	// JSON412 the response for an HTTP 412 `application/json` response
 	JSON412 *N412
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -30668,6 +32578,8 @@ type DeleteWorkflowsByIdResponse struct {
 	Headers409 *DeleteWorkflowsByIdResponse409Headers
 	// Headers412 the parsed response headers for an HTTP 412 response
 	Headers412 *DeleteWorkflowsByIdResponse412Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteWorkflowsByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeleteWorkflowsByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -30697,6 +32609,11 @@ func (r DeleteWorkflowsByIdResponse) GetJSON409() *N409 {
 // GetJSON412 returns the response for an HTTP 412 `application/json` response
 func (r DeleteWorkflowsByIdResponse) GetJSON412() *N412 {
 	return r.JSON412
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteWorkflowsByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -30740,8 +32657,11 @@ func (r DeleteWorkflowsByIdResponse) ContentType() string {
 
 // GetWorkflowsByIdResponse200Headers the declared response headers of an HTTP 200 response for GetWorkflowsById
 type GetWorkflowsByIdResponse200Headers struct {
-	ETag       *string
-	XRequestId *string
+	ETag                *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetWorkflowsByIdResponse400Headers the declared response headers of an HTTP 400 response for GetWorkflowsById
@@ -30757,6 +32677,15 @@ type GetWorkflowsByIdResponse401Headers struct {
 // GetWorkflowsByIdResponse404Headers the declared response headers of an HTTP 404 response for GetWorkflowsById
 type GetWorkflowsByIdResponse404Headers struct {
 	XRequestId *string
+}
+
+// GetWorkflowsByIdResponse429Headers the declared response headers of an HTTP 429 response for GetWorkflowsById
+type GetWorkflowsByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetWorkflowsByIdResponse500Headers the declared response headers of an HTTP 500 response for GetWorkflowsById
@@ -30784,6 +32713,8 @@ type GetWorkflowsByIdResponse struct {
 	JSON401 *N401
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -30796,6 +32727,8 @@ type GetWorkflowsByIdResponse struct {
 	Headers401 *GetWorkflowsByIdResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetWorkflowsByIdResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetWorkflowsByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetWorkflowsByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -30823,6 +32756,11 @@ func (r GetWorkflowsByIdResponse) GetJSON401() *N401 {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetWorkflowsByIdResponse) GetJSON404() *N404 {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetWorkflowsByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -30866,8 +32804,11 @@ func (r GetWorkflowsByIdResponse) ContentType() string {
 
 // PutWorkflowsByIdResponse200Headers the declared response headers of an HTTP 200 response for PutWorkflowsById
 type PutWorkflowsByIdResponse200Headers struct {
-	ETag       *string
-	XRequestId *string
+	ETag                *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PutWorkflowsByIdResponse400Headers the declared response headers of an HTTP 400 response for PutWorkflowsById
@@ -30898,6 +32839,15 @@ type PutWorkflowsByIdResponse412Headers struct {
 // PutWorkflowsByIdResponse413Headers the declared response headers of an HTTP 413 response for PutWorkflowsById
 type PutWorkflowsByIdResponse413Headers struct {
 	XRequestId *string
+}
+
+// PutWorkflowsByIdResponse429Headers the declared response headers of an HTTP 429 response for PutWorkflowsById
+type PutWorkflowsByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PutWorkflowsByIdResponse500Headers the declared response headers of an HTTP 500 response for PutWorkflowsById
@@ -30931,6 +32881,8 @@ type PutWorkflowsByIdResponse struct {
 	JSON412 *N412
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *N413
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -30949,6 +32901,8 @@ type PutWorkflowsByIdResponse struct {
 	Headers412 *PutWorkflowsByIdResponse412Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *PutWorkflowsByIdResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PutWorkflowsByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PutWorkflowsByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -30993,6 +32947,11 @@ func (r PutWorkflowsByIdResponse) GetJSON413() *N413 {
 	return r.JSON413
 }
 
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PutWorkflowsByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r PutWorkflowsByIdResponse) GetJSON500() *N500 {
 	return r.JSON500
@@ -31034,9 +32993,12 @@ func (r PutWorkflowsByIdResponse) ContentType() string {
 
 // GetWorkflowsByIdRunsResponse200Headers the declared response headers of an HTTP 200 response for GetWorkflowsByIdRuns
 type GetWorkflowsByIdRunsResponse200Headers struct {
-	Link        *string
-	XNextCursor *string
-	XRequestId  *string
+	Link                *string
+	XNextCursor         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetWorkflowsByIdRunsResponse400Headers the declared response headers of an HTTP 400 response for GetWorkflowsByIdRuns
@@ -31052,6 +33014,15 @@ type GetWorkflowsByIdRunsResponse401Headers struct {
 // GetWorkflowsByIdRunsResponse404Headers the declared response headers of an HTTP 404 response for GetWorkflowsByIdRuns
 type GetWorkflowsByIdRunsResponse404Headers struct {
 	XRequestId *string
+}
+
+// GetWorkflowsByIdRunsResponse429Headers the declared response headers of an HTTP 429 response for GetWorkflowsByIdRuns
+type GetWorkflowsByIdRunsResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetWorkflowsByIdRunsResponse500Headers the declared response headers of an HTTP 500 response for GetWorkflowsByIdRuns
@@ -31078,6 +33049,8 @@ type GetWorkflowsByIdRunsResponse struct {
 	JSON401 *N401
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -31090,6 +33063,8 @@ type GetWorkflowsByIdRunsResponse struct {
 	Headers401 *GetWorkflowsByIdRunsResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetWorkflowsByIdRunsResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetWorkflowsByIdRunsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetWorkflowsByIdRunsResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -31116,6 +33091,11 @@ func (r GetWorkflowsByIdRunsResponse) GetJSON401() *N401 {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetWorkflowsByIdRunsResponse) GetJSON404() *N404 {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetWorkflowsByIdRunsResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -31159,8 +33139,11 @@ func (r GetWorkflowsByIdRunsResponse) ContentType() string {
 
 // PostWorkflowsByIdRunsResponse202Headers the declared response headers of an HTTP 202 response for PostWorkflowsByIdRuns
 type PostWorkflowsByIdRunsResponse202Headers struct {
-	IdempotentReplayed *string
-	XRequestId         *string
+	IdempotentReplayed  *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostWorkflowsByIdRunsResponse400Headers the declared response headers of an HTTP 400 response for PostWorkflowsByIdRuns
@@ -31186,6 +33169,15 @@ type PostWorkflowsByIdRunsResponse413Headers struct {
 // PostWorkflowsByIdRunsResponse422Headers the declared response headers of an HTTP 422 response for PostWorkflowsByIdRuns
 type PostWorkflowsByIdRunsResponse422Headers struct {
 	XRequestId *string
+}
+
+// PostWorkflowsByIdRunsResponse429Headers the declared response headers of an HTTP 429 response for PostWorkflowsByIdRuns
+type PostWorkflowsByIdRunsResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostWorkflowsByIdRunsResponse500Headers the declared response headers of an HTTP 500 response for PostWorkflowsByIdRuns
@@ -31217,6 +33209,8 @@ type PostWorkflowsByIdRunsResponse struct {
 	JSON413 *N413
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *N422
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -31233,6 +33227,8 @@ type PostWorkflowsByIdRunsResponse struct {
 	Headers413 *PostWorkflowsByIdRunsResponse413Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *PostWorkflowsByIdRunsResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostWorkflowsByIdRunsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PostWorkflowsByIdRunsResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -31270,6 +33266,11 @@ func (r PostWorkflowsByIdRunsResponse) GetJSON413() *N413 {
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r PostWorkflowsByIdRunsResponse) GetJSON422() *N422 {
 	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostWorkflowsByIdRunsResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -31313,8 +33314,11 @@ func (r PostWorkflowsByIdRunsResponse) ContentType() string {
 
 // PostWorkflowsByIdTriggerWebhookSecretRotateResponse200Headers the declared response headers of an HTTP 200 response for PostWorkflowsByIdTriggerWebhookSecretRotate
 type PostWorkflowsByIdTriggerWebhookSecretRotateResponse200Headers struct {
-	IdempotentReplayed *string
-	XRequestId         *string
+	IdempotentReplayed  *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostWorkflowsByIdTriggerWebhookSecretRotateResponse400Headers the declared response headers of an HTTP 400 response for PostWorkflowsByIdTriggerWebhookSecretRotate
@@ -31335,6 +33339,15 @@ type PostWorkflowsByIdTriggerWebhookSecretRotateResponse404Headers struct {
 // PostWorkflowsByIdTriggerWebhookSecretRotateResponse422Headers the declared response headers of an HTTP 422 response for PostWorkflowsByIdTriggerWebhookSecretRotate
 type PostWorkflowsByIdTriggerWebhookSecretRotateResponse422Headers struct {
 	XRequestId *string
+}
+
+// PostWorkflowsByIdTriggerWebhookSecretRotateResponse429Headers the declared response headers of an HTTP 429 response for PostWorkflowsByIdTriggerWebhookSecretRotate
+type PostWorkflowsByIdTriggerWebhookSecretRotateResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostWorkflowsByIdTriggerWebhookSecretRotateResponse500Headers the declared response headers of an HTTP 500 response for PostWorkflowsByIdTriggerWebhookSecretRotate
@@ -31363,6 +33376,8 @@ type PostWorkflowsByIdTriggerWebhookSecretRotateResponse struct {
 	JSON404 *N404
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *N422
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -31377,6 +33392,8 @@ type PostWorkflowsByIdTriggerWebhookSecretRotateResponse struct {
 	Headers404 *PostWorkflowsByIdTriggerWebhookSecretRotateResponse404Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *PostWorkflowsByIdTriggerWebhookSecretRotateResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostWorkflowsByIdTriggerWebhookSecretRotateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PostWorkflowsByIdTriggerWebhookSecretRotateResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -31408,6 +33425,11 @@ func (r PostWorkflowsByIdTriggerWebhookSecretRotateResponse) GetJSON404() *N404 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r PostWorkflowsByIdTriggerWebhookSecretRotateResponse) GetJSON422() *N422 {
 	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostWorkflowsByIdTriggerWebhookSecretRotateResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -31451,9 +33473,12 @@ func (r PostWorkflowsByIdTriggerWebhookSecretRotateResponse) ContentType() strin
 
 // GetWorkspacesResponse200Headers the declared response headers of an HTTP 200 response for GetWorkspaces
 type GetWorkspacesResponse200Headers struct {
-	Link        *string
-	XNextCursor *string
-	XRequestId  *string
+	Link                *string
+	XNextCursor         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetWorkspacesResponse400Headers the declared response headers of an HTTP 400 response for GetWorkspaces
@@ -31469,6 +33494,15 @@ type GetWorkspacesResponse401Headers struct {
 // GetWorkspacesResponse404Headers the declared response headers of an HTTP 404 response for GetWorkspaces
 type GetWorkspacesResponse404Headers struct {
 	XRequestId *string
+}
+
+// GetWorkspacesResponse429Headers the declared response headers of an HTTP 429 response for GetWorkspaces
+type GetWorkspacesResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetWorkspacesResponse500Headers the declared response headers of an HTTP 500 response for GetWorkspaces
@@ -31495,6 +33529,8 @@ type GetWorkspacesResponse struct {
 	JSON401 *N401
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -31507,6 +33543,8 @@ type GetWorkspacesResponse struct {
 	Headers401 *GetWorkspacesResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetWorkspacesResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetWorkspacesResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetWorkspacesResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -31533,6 +33571,11 @@ func (r GetWorkspacesResponse) GetJSON401() *N401 {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetWorkspacesResponse) GetJSON404() *N404 {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetWorkspacesResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -31576,9 +33619,12 @@ func (r GetWorkspacesResponse) ContentType() string {
 
 // PostWorkspacesResponse201Headers the declared response headers of an HTTP 201 response for PostWorkspaces
 type PostWorkspacesResponse201Headers struct {
-	ETag               *string
-	IdempotentReplayed *string
-	XRequestId         *string
+	ETag                *string
+	IdempotentReplayed  *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostWorkspacesResponse400Headers the declared response headers of an HTTP 400 response for PostWorkspaces
@@ -31609,6 +33655,15 @@ type PostWorkspacesResponse413Headers struct {
 // PostWorkspacesResponse422Headers the declared response headers of an HTTP 422 response for PostWorkspaces
 type PostWorkspacesResponse422Headers struct {
 	XRequestId *string
+}
+
+// PostWorkspacesResponse429Headers the declared response headers of an HTTP 429 response for PostWorkspaces
+type PostWorkspacesResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostWorkspacesResponse500Headers the declared response headers of an HTTP 500 response for PostWorkspaces
@@ -31642,6 +33697,8 @@ type PostWorkspacesResponse struct {
 	JSON413 *N413
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *N422
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -31660,6 +33717,8 @@ type PostWorkspacesResponse struct {
 	Headers413 *PostWorkspacesResponse413Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *PostWorkspacesResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostWorkspacesResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PostWorkspacesResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -31704,6 +33763,11 @@ func (r PostWorkspacesResponse) GetJSON422() *N422 {
 	return r.JSON422
 }
 
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostWorkspacesResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r PostWorkspacesResponse) GetJSON500() *N500 {
 	return r.JSON500
@@ -31745,7 +33809,10 @@ func (r PostWorkspacesResponse) ContentType() string {
 
 // PostWorkspacesSearchResponse200Headers the declared response headers of an HTTP 200 response for PostWorkspacesSearch
 type PostWorkspacesSearchResponse200Headers struct {
-	XRequestId *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostWorkspacesSearchResponse400Headers the declared response headers of an HTTP 400 response for PostWorkspacesSearch
@@ -31766,6 +33833,15 @@ type PostWorkspacesSearchResponse404Headers struct {
 // PostWorkspacesSearchResponse413Headers the declared response headers of an HTTP 413 response for PostWorkspacesSearch
 type PostWorkspacesSearchResponse413Headers struct {
 	XRequestId *string
+}
+
+// PostWorkspacesSearchResponse429Headers the declared response headers of an HTTP 429 response for PostWorkspacesSearch
+type PostWorkspacesSearchResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostWorkspacesSearchResponse500Headers the declared response headers of an HTTP 500 response for PostWorkspacesSearch
@@ -31795,6 +33871,8 @@ type PostWorkspacesSearchResponse struct {
 	JSON404 *N404
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *N413
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -31809,6 +33887,8 @@ type PostWorkspacesSearchResponse struct {
 	Headers404 *PostWorkspacesSearchResponse404Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *PostWorkspacesSearchResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostWorkspacesSearchResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PostWorkspacesSearchResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -31841,6 +33921,11 @@ func (r PostWorkspacesSearchResponse) GetJSON404() *N404 {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r PostWorkspacesSearchResponse) GetJSON413() *N413 {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostWorkspacesSearchResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -31884,7 +33969,10 @@ func (r PostWorkspacesSearchResponse) ContentType() string {
 
 // DeleteWorkspacesByIdResponse204Headers the declared response headers of an HTTP 204 response for DeleteWorkspacesById
 type DeleteWorkspacesByIdResponse204Headers struct {
-	XRequestId *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // DeleteWorkspacesByIdResponse400Headers the declared response headers of an HTTP 400 response for DeleteWorkspacesById
@@ -31912,6 +34000,15 @@ type DeleteWorkspacesByIdResponse412Headers struct {
 	XRequestId *string
 }
 
+// DeleteWorkspacesByIdResponse429Headers the declared response headers of an HTTP 429 response for DeleteWorkspacesById
+type DeleteWorkspacesByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
 // DeleteWorkspacesByIdResponse500Headers the declared response headers of an HTTP 500 response for DeleteWorkspacesById
 type DeleteWorkspacesByIdResponse500Headers struct {
 	XRequestId *string
@@ -31936,6 +34033,8 @@ type DeleteWorkspacesByIdResponse struct {
 	JSON409 *N409
 	// JSON412 the response for an HTTP 412 `application/json` response
 	JSON412 *N412
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -31952,6 +34051,8 @@ type DeleteWorkspacesByIdResponse struct {
 	Headers409 *DeleteWorkspacesByIdResponse409Headers
 	// Headers412 the parsed response headers for an HTTP 412 response
 	Headers412 *DeleteWorkspacesByIdResponse412Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteWorkspacesByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeleteWorkspacesByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -31981,6 +34082,11 @@ func (r DeleteWorkspacesByIdResponse) GetJSON409() *N409 {
 // GetJSON412 returns the response for an HTTP 412 `application/json` response
 func (r DeleteWorkspacesByIdResponse) GetJSON412() *N412 {
 	return r.JSON412
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteWorkspacesByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -32024,8 +34130,11 @@ func (r DeleteWorkspacesByIdResponse) ContentType() string {
 
 // GetWorkspacesByIdResponse200Headers the declared response headers of an HTTP 200 response for GetWorkspacesById
 type GetWorkspacesByIdResponse200Headers struct {
-	ETag       *string
-	XRequestId *string
+	ETag                *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetWorkspacesByIdResponse400Headers the declared response headers of an HTTP 400 response for GetWorkspacesById
@@ -32041,6 +34150,15 @@ type GetWorkspacesByIdResponse401Headers struct {
 // GetWorkspacesByIdResponse404Headers the declared response headers of an HTTP 404 response for GetWorkspacesById
 type GetWorkspacesByIdResponse404Headers struct {
 	XRequestId *string
+}
+
+// GetWorkspacesByIdResponse429Headers the declared response headers of an HTTP 429 response for GetWorkspacesById
+type GetWorkspacesByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // GetWorkspacesByIdResponse500Headers the declared response headers of an HTTP 500 response for GetWorkspacesById
@@ -32068,6 +34186,8 @@ type GetWorkspacesByIdResponse struct {
 	JSON401 *N401
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -32080,6 +34200,8 @@ type GetWorkspacesByIdResponse struct {
 	Headers401 *GetWorkspacesByIdResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetWorkspacesByIdResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetWorkspacesByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetWorkspacesByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -32107,6 +34229,11 @@ func (r GetWorkspacesByIdResponse) GetJSON401() *N401 {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetWorkspacesByIdResponse) GetJSON404() *N404 {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetWorkspacesByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -32150,8 +34277,11 @@ func (r GetWorkspacesByIdResponse) ContentType() string {
 
 // PutWorkspacesByIdResponse200Headers the declared response headers of an HTTP 200 response for PutWorkspacesById
 type PutWorkspacesByIdResponse200Headers struct {
-	ETag       *string
-	XRequestId *string
+	ETag                *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PutWorkspacesByIdResponse400Headers the declared response headers of an HTTP 400 response for PutWorkspacesById
@@ -32182,6 +34312,15 @@ type PutWorkspacesByIdResponse412Headers struct {
 // PutWorkspacesByIdResponse413Headers the declared response headers of an HTTP 413 response for PutWorkspacesById
 type PutWorkspacesByIdResponse413Headers struct {
 	XRequestId *string
+}
+
+// PutWorkspacesByIdResponse429Headers the declared response headers of an HTTP 429 response for PutWorkspacesById
+type PutWorkspacesByIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PutWorkspacesByIdResponse500Headers the declared response headers of an HTTP 500 response for PutWorkspacesById
@@ -32215,6 +34354,8 @@ type PutWorkspacesByIdResponse struct {
 	JSON412 *N412
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *N413
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -32233,6 +34374,8 @@ type PutWorkspacesByIdResponse struct {
 	Headers412 *PutWorkspacesByIdResponse412Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *PutWorkspacesByIdResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PutWorkspacesByIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PutWorkspacesByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -32277,6 +34420,11 @@ func (r PutWorkspacesByIdResponse) GetJSON413() *N413 {
 	return r.JSON413
 }
 
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PutWorkspacesByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r PutWorkspacesByIdResponse) GetJSON500() *N500 {
 	return r.JSON500
@@ -32318,7 +34466,10 @@ func (r PutWorkspacesByIdResponse) ContentType() string {
 
 // PostWebhooksWorkflowsBySlugResponse202Headers the declared response headers of an HTTP 202 response for PostWebhooksWorkflowsBySlug
 type PostWebhooksWorkflowsBySlugResponse202Headers struct {
-	XRequestId *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostWebhooksWorkflowsBySlugResponse400Headers the declared response headers of an HTTP 400 response for PostWebhooksWorkflowsBySlug
@@ -32339,6 +34490,15 @@ type PostWebhooksWorkflowsBySlugResponse404Headers struct {
 // PostWebhooksWorkflowsBySlugResponse413Headers the declared response headers of an HTTP 413 response for PostWebhooksWorkflowsBySlug
 type PostWebhooksWorkflowsBySlugResponse413Headers struct {
 	XRequestId *string
+}
+
+// PostWebhooksWorkflowsBySlugResponse429Headers the declared response headers of an HTTP 429 response for PostWebhooksWorkflowsBySlug
+type PostWebhooksWorkflowsBySlugResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
 }
 
 // PostWebhooksWorkflowsBySlugResponse500Headers the declared response headers of an HTTP 500 response for PostWebhooksWorkflowsBySlug
@@ -32368,6 +34528,8 @@ type PostWebhooksWorkflowsBySlugResponse struct {
 	JSON404 *N404
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *N413
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -32382,6 +34544,8 @@ type PostWebhooksWorkflowsBySlugResponse struct {
 	Headers404 *PostWebhooksWorkflowsBySlugResponse404Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *PostWebhooksWorkflowsBySlugResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostWebhooksWorkflowsBySlugResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *PostWebhooksWorkflowsBySlugResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -32414,6 +34578,11 @@ func (r PostWebhooksWorkflowsBySlugResponse) GetJSON404() *N404 {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r PostWebhooksWorkflowsBySlugResponse) GetJSON413() *N413 {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostWebhooksWorkflowsBySlugResponse) GetJSON429() *N429 {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -34816,6 +36985,13 @@ func ParseGetActivitiesResponse(rsp *http.Response) (*GetActivitiesResponse, err
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -34848,6 +37024,27 @@ func ParseGetActivitiesResponse(rsp *http.Response) (*GetActivitiesResponse, err
 				return nil, err
 			}
 			headers.XNextCursor = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -34887,6 +37084,44 @@ func ParseGetActivitiesResponse(rsp *http.Response) (*GetActivitiesResponse, err
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetActivitiesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetActivitiesResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -34985,6 +37220,13 @@ func ParsePostActivitiesResponse(rsp *http.Response) (*PostActivitiesResponse, e
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -35017,6 +37259,27 @@ func ParsePostActivitiesResponse(rsp *http.Response) (*PostActivitiesResponse, e
 				return nil, err
 			}
 			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -35086,6 +37349,44 @@ func ParsePostActivitiesResponse(rsp *http.Response) (*PostActivitiesResponse, e
 			headers.XRequestId = &value
 		}
 		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostActivitiesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PostActivitiesResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -35170,6 +37471,13 @@ func ParsePostActivitiesSearchResponse(rsp *http.Response) (*PostActivitiesSearc
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -35189,6 +37497,27 @@ func ParsePostActivitiesSearchResponse(rsp *http.Response) (*PostActivitiesSearc
 	switch {
 	case rsp.StatusCode == 200:
 		var headers PostActivitiesSearchResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -35237,6 +37566,44 @@ func ParsePostActivitiesSearchResponse(rsp *http.Response) (*PostActivitiesSearc
 			headers.XRequestId = &value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostActivitiesSearchResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PostActivitiesSearchResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -35321,6 +37688,13 @@ func ParseDeleteActivitiesByIdResponse(rsp *http.Response) (*DeleteActivitiesByI
 		}
 		response.JSON412 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -35340,6 +37714,27 @@ func ParseDeleteActivitiesByIdResponse(rsp *http.Response) (*DeleteActivitiesByI
 	switch {
 	case rsp.StatusCode == 204:
 		var headers DeleteActivitiesByIdResponse204Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -35398,6 +37793,44 @@ func ParseDeleteActivitiesByIdResponse(rsp *http.Response) (*DeleteActivitiesByI
 			headers.XRequestId = &value
 		}
 		response.Headers412 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteActivitiesByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeleteActivitiesByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -35475,6 +37908,13 @@ func ParseGetActivitiesByIdResponse(rsp *http.Response) (*GetActivitiesByIdRespo
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -35500,6 +37940,27 @@ func ParseGetActivitiesByIdResponse(rsp *http.Response) (*GetActivitiesByIdRespo
 				return nil, err
 			}
 			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -35539,6 +38000,44 @@ func ParseGetActivitiesByIdResponse(rsp *http.Response) (*GetActivitiesByIdRespo
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetActivitiesByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetActivitiesByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -35637,6 +38136,13 @@ func ParsePutActivitiesByIdResponse(rsp *http.Response) (*PutActivitiesByIdRespo
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -35662,6 +38168,27 @@ func ParsePutActivitiesByIdResponse(rsp *http.Response) (*PutActivitiesByIdRespo
 				return nil, err
 			}
 			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -35731,6 +38258,44 @@ func ParsePutActivitiesByIdResponse(rsp *http.Response) (*PutActivitiesByIdRespo
 			headers.XRequestId = &value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers PutActivitiesByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PutActivitiesByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -35807,6 +38372,13 @@ func ParseGetCompaniesResponse(rsp *http.Response) (*GetCompaniesResponse, error
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -35839,6 +38411,27 @@ func ParseGetCompaniesResponse(rsp *http.Response) (*GetCompaniesResponse, error
 				return nil, err
 			}
 			headers.XNextCursor = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -35878,6 +38471,44 @@ func ParseGetCompaniesResponse(rsp *http.Response) (*GetCompaniesResponse, error
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetCompaniesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetCompaniesResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -35976,6 +38607,13 @@ func ParsePostCompaniesResponse(rsp *http.Response) (*PostCompaniesResponse, err
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -36008,6 +38646,27 @@ func ParsePostCompaniesResponse(rsp *http.Response) (*PostCompaniesResponse, err
 				return nil, err
 			}
 			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -36077,6 +38736,44 @@ func ParsePostCompaniesResponse(rsp *http.Response) (*PostCompaniesResponse, err
 			headers.XRequestId = &value
 		}
 		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostCompaniesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PostCompaniesResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -36161,6 +38858,13 @@ func ParsePostCompaniesSearchResponse(rsp *http.Response) (*PostCompaniesSearchR
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -36180,6 +38884,27 @@ func ParsePostCompaniesSearchResponse(rsp *http.Response) (*PostCompaniesSearchR
 	switch {
 	case rsp.StatusCode == 200:
 		var headers PostCompaniesSearchResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -36228,6 +38953,44 @@ func ParsePostCompaniesSearchResponse(rsp *http.Response) (*PostCompaniesSearchR
 			headers.XRequestId = &value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostCompaniesSearchResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PostCompaniesSearchResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -36312,6 +39075,13 @@ func ParseDeleteCompaniesByIdResponse(rsp *http.Response) (*DeleteCompaniesByIdR
 		}
 		response.JSON412 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -36331,6 +39101,27 @@ func ParseDeleteCompaniesByIdResponse(rsp *http.Response) (*DeleteCompaniesByIdR
 	switch {
 	case rsp.StatusCode == 204:
 		var headers DeleteCompaniesByIdResponse204Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -36389,6 +39180,44 @@ func ParseDeleteCompaniesByIdResponse(rsp *http.Response) (*DeleteCompaniesByIdR
 			headers.XRequestId = &value
 		}
 		response.Headers412 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteCompaniesByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeleteCompaniesByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -36466,6 +39295,13 @@ func ParseGetCompaniesByIdResponse(rsp *http.Response) (*GetCompaniesByIdRespons
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -36491,6 +39327,27 @@ func ParseGetCompaniesByIdResponse(rsp *http.Response) (*GetCompaniesByIdRespons
 				return nil, err
 			}
 			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -36530,6 +39387,44 @@ func ParseGetCompaniesByIdResponse(rsp *http.Response) (*GetCompaniesByIdRespons
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetCompaniesByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetCompaniesByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -36628,6 +39523,13 @@ func ParsePutCompaniesByIdResponse(rsp *http.Response) (*PutCompaniesByIdRespons
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -36653,6 +39555,27 @@ func ParsePutCompaniesByIdResponse(rsp *http.Response) (*PutCompaniesByIdRespons
 				return nil, err
 			}
 			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -36722,6 +39645,44 @@ func ParsePutCompaniesByIdResponse(rsp *http.Response) (*PutCompaniesByIdRespons
 			headers.XRequestId = &value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers PutCompaniesByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PutCompaniesByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -36812,6 +39773,13 @@ func ParsePostDataMetricPointsResponse(rsp *http.Response) (*PostDataMetricPoint
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -36837,6 +39805,27 @@ func ParsePostDataMetricPointsResponse(rsp *http.Response) (*PostDataMetricPoint
 				return nil, err
 			}
 			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -36896,6 +39885,44 @@ func ParsePostDataMetricPointsResponse(rsp *http.Response) (*PostDataMetricPoint
 			headers.XRequestId = &value
 		}
 		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostDataMetricPointsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PostDataMetricPointsResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -36979,6 +40006,13 @@ func ParsePostDataMetricSeriesResponse(rsp *http.Response) (*PostDataMetricSerie
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -36998,6 +40032,27 @@ func ParsePostDataMetricSeriesResponse(rsp *http.Response) (*PostDataMetricSerie
 	switch {
 	case rsp.StatusCode == 200:
 		var headers PostDataMetricSeriesResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -37046,6 +40101,44 @@ func ParsePostDataMetricSeriesResponse(rsp *http.Response) (*PostDataMetricSerie
 			headers.XRequestId = &value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostDataMetricSeriesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PostDataMetricSeriesResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -37122,6 +40215,13 @@ func ParseGetDealsResponse(rsp *http.Response) (*GetDealsResponse, error) {
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -37154,6 +40254,27 @@ func ParseGetDealsResponse(rsp *http.Response) (*GetDealsResponse, error) {
 				return nil, err
 			}
 			headers.XNextCursor = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -37193,6 +40314,44 @@ func ParseGetDealsResponse(rsp *http.Response) (*GetDealsResponse, error) {
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetDealsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetDealsResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -37291,6 +40450,13 @@ func ParsePostDealsResponse(rsp *http.Response) (*PostDealsResponse, error) {
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -37323,6 +40489,27 @@ func ParsePostDealsResponse(rsp *http.Response) (*PostDealsResponse, error) {
 				return nil, err
 			}
 			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -37392,6 +40579,44 @@ func ParsePostDealsResponse(rsp *http.Response) (*PostDealsResponse, error) {
 			headers.XRequestId = &value
 		}
 		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostDealsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PostDealsResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -37476,6 +40701,13 @@ func ParseDeleteDealsByIdResponse(rsp *http.Response) (*DeleteDealsByIdResponse,
 		}
 		response.JSON412 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -37495,6 +40727,27 @@ func ParseDeleteDealsByIdResponse(rsp *http.Response) (*DeleteDealsByIdResponse,
 	switch {
 	case rsp.StatusCode == 204:
 		var headers DeleteDealsByIdResponse204Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -37553,6 +40806,44 @@ func ParseDeleteDealsByIdResponse(rsp *http.Response) (*DeleteDealsByIdResponse,
 			headers.XRequestId = &value
 		}
 		response.Headers412 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteDealsByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeleteDealsByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -37630,6 +40921,13 @@ func ParseGetDealsByIdResponse(rsp *http.Response) (*GetDealsByIdResponse, error
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -37655,6 +40953,27 @@ func ParseGetDealsByIdResponse(rsp *http.Response) (*GetDealsByIdResponse, error
 				return nil, err
 			}
 			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -37694,6 +41013,44 @@ func ParseGetDealsByIdResponse(rsp *http.Response) (*GetDealsByIdResponse, error
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetDealsByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetDealsByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -37792,6 +41149,13 @@ func ParsePutDealsByIdResponse(rsp *http.Response) (*PutDealsByIdResponse, error
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -37817,6 +41181,27 @@ func ParsePutDealsByIdResponse(rsp *http.Response) (*PutDealsByIdResponse, error
 				return nil, err
 			}
 			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -37886,6 +41271,44 @@ func ParsePutDealsByIdResponse(rsp *http.Response) (*PutDealsByIdResponse, error
 			headers.XRequestId = &value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers PutDealsByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PutDealsByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -37962,6 +41385,13 @@ func ParseGetDocumentsResponse(rsp *http.Response) (*GetDocumentsResponse, error
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -37994,6 +41424,27 @@ func ParseGetDocumentsResponse(rsp *http.Response) (*GetDocumentsResponse, error
 				return nil, err
 			}
 			headers.XNextCursor = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -38033,6 +41484,44 @@ func ParseGetDocumentsResponse(rsp *http.Response) (*GetDocumentsResponse, error
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetDocumentsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetDocumentsResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -38131,6 +41620,13 @@ func ParsePostDocumentsResponse(rsp *http.Response) (*PostDocumentsResponse, err
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -38163,6 +41659,27 @@ func ParsePostDocumentsResponse(rsp *http.Response) (*PostDocumentsResponse, err
 				return nil, err
 			}
 			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -38232,6 +41749,44 @@ func ParsePostDocumentsResponse(rsp *http.Response) (*PostDocumentsResponse, err
 			headers.XRequestId = &value
 		}
 		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostDocumentsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PostDocumentsResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -38316,6 +41871,13 @@ func ParsePostDocumentsSearchResponse(rsp *http.Response) (*PostDocumentsSearchR
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -38335,6 +41897,27 @@ func ParsePostDocumentsSearchResponse(rsp *http.Response) (*PostDocumentsSearchR
 	switch {
 	case rsp.StatusCode == 200:
 		var headers PostDocumentsSearchResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -38383,6 +41966,44 @@ func ParsePostDocumentsSearchResponse(rsp *http.Response) (*PostDocumentsSearchR
 			headers.XRequestId = &value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostDocumentsSearchResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PostDocumentsSearchResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -38467,6 +42088,13 @@ func ParseDeleteDocumentsByIdResponse(rsp *http.Response) (*DeleteDocumentsByIdR
 		}
 		response.JSON412 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -38486,6 +42114,27 @@ func ParseDeleteDocumentsByIdResponse(rsp *http.Response) (*DeleteDocumentsByIdR
 	switch {
 	case rsp.StatusCode == 204:
 		var headers DeleteDocumentsByIdResponse204Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -38544,6 +42193,44 @@ func ParseDeleteDocumentsByIdResponse(rsp *http.Response) (*DeleteDocumentsByIdR
 			headers.XRequestId = &value
 		}
 		response.Headers412 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteDocumentsByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeleteDocumentsByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -38620,6 +42307,13 @@ func ParseGetDocumentsByIdResponse(rsp *http.Response) (*GetDocumentsByIdRespons
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -38645,6 +42339,27 @@ func ParseGetDocumentsByIdResponse(rsp *http.Response) (*GetDocumentsByIdRespons
 				return nil, err
 			}
 			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -38684,6 +42399,44 @@ func ParseGetDocumentsByIdResponse(rsp *http.Response) (*GetDocumentsByIdRespons
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetDocumentsByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetDocumentsByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -38782,6 +42535,13 @@ func ParsePutDocumentsByIdResponse(rsp *http.Response) (*PutDocumentsByIdRespons
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -38807,6 +42567,27 @@ func ParsePutDocumentsByIdResponse(rsp *http.Response) (*PutDocumentsByIdRespons
 				return nil, err
 			}
 			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -38876,6 +42657,44 @@ func ParsePutDocumentsByIdResponse(rsp *http.Response) (*PutDocumentsByIdRespons
 			headers.XRequestId = &value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers PutDocumentsByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PutDocumentsByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -38952,6 +42771,13 @@ func ParseGetEnrichmentsResourcesByResourceTypeByResourceIdResponse(rsp *http.Re
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -38971,6 +42797,27 @@ func ParseGetEnrichmentsResourcesByResourceTypeByResourceIdResponse(rsp *http.Re
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetEnrichmentsResourcesByResourceTypeByResourceIdResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -39009,6 +42856,44 @@ func ParseGetEnrichmentsResourcesByResourceTypeByResourceIdResponse(rsp *http.Re
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetEnrichmentsResourcesByResourceTypeByResourceIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetEnrichmentsResourcesByResourceTypeByResourceIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -39099,6 +42984,13 @@ func ParsePostEnrichmentsResourcesByResourceTypeByResourceIdResponse(rsp *http.R
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -39124,6 +43016,27 @@ func ParsePostEnrichmentsResourcesByResourceTypeByResourceIdResponse(rsp *http.R
 				return nil, err
 			}
 			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -39183,6 +43096,44 @@ func ParsePostEnrichmentsResourcesByResourceTypeByResourceIdResponse(rsp *http.R
 			headers.XRequestId = &value
 		}
 		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostEnrichmentsResourcesByResourceTypeByResourceIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PostEnrichmentsResourcesByResourceTypeByResourceIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -39253,6 +43204,13 @@ func ParseDeleteEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse(
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -39272,6 +43230,27 @@ func ParseDeleteEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse(
 	switch {
 	case rsp.StatusCode == 204:
 		var headers DeleteEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse204Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -39310,6 +43289,44 @@ func ParseDeleteEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse(
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeleteEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -39393,6 +43410,13 @@ func ParsePatchEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse(r
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -39412,6 +43436,27 @@ func ParsePatchEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse(r
 	switch {
 	case rsp.StatusCode == 200:
 		var headers PatchEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -39460,6 +43505,44 @@ func ParsePatchEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse(r
 			headers.XRequestId = &value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers PatchEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PatchEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -39536,6 +43619,13 @@ func ParseGetFrameworksResponse(rsp *http.Response) (*GetFrameworksResponse, err
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -39568,6 +43658,27 @@ func ParseGetFrameworksResponse(rsp *http.Response) (*GetFrameworksResponse, err
 				return nil, err
 			}
 			headers.XNextCursor = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -39607,6 +43718,44 @@ func ParseGetFrameworksResponse(rsp *http.Response) (*GetFrameworksResponse, err
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetFrameworksResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetFrameworksResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -39705,6 +43854,13 @@ func ParsePostFrameworksResponse(rsp *http.Response) (*PostFrameworksResponse, e
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -39737,6 +43893,27 @@ func ParsePostFrameworksResponse(rsp *http.Response) (*PostFrameworksResponse, e
 				return nil, err
 			}
 			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -39806,6 +43983,44 @@ func ParsePostFrameworksResponse(rsp *http.Response) (*PostFrameworksResponse, e
 			headers.XRequestId = &value
 		}
 		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostFrameworksResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PostFrameworksResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -39890,6 +44105,13 @@ func ParseDeleteFrameworksByIdResponse(rsp *http.Response) (*DeleteFrameworksByI
 		}
 		response.JSON412 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -39909,6 +44131,27 @@ func ParseDeleteFrameworksByIdResponse(rsp *http.Response) (*DeleteFrameworksByI
 	switch {
 	case rsp.StatusCode == 204:
 		var headers DeleteFrameworksByIdResponse204Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -39967,6 +44210,44 @@ func ParseDeleteFrameworksByIdResponse(rsp *http.Response) (*DeleteFrameworksByI
 			headers.XRequestId = &value
 		}
 		response.Headers412 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteFrameworksByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeleteFrameworksByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -40044,6 +44325,13 @@ func ParseGetFrameworksByIdResponse(rsp *http.Response) (*GetFrameworksByIdRespo
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -40069,6 +44357,27 @@ func ParseGetFrameworksByIdResponse(rsp *http.Response) (*GetFrameworksByIdRespo
 				return nil, err
 			}
 			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -40108,6 +44417,44 @@ func ParseGetFrameworksByIdResponse(rsp *http.Response) (*GetFrameworksByIdRespo
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetFrameworksByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetFrameworksByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -40206,6 +44553,13 @@ func ParsePutFrameworksByIdResponse(rsp *http.Response) (*PutFrameworksByIdRespo
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -40231,6 +44585,27 @@ func ParsePutFrameworksByIdResponse(rsp *http.Response) (*PutFrameworksByIdRespo
 				return nil, err
 			}
 			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -40300,6 +44675,44 @@ func ParsePutFrameworksByIdResponse(rsp *http.Response) (*PutFrameworksByIdRespo
 			headers.XRequestId = &value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers PutFrameworksByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PutFrameworksByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -40376,6 +44789,13 @@ func ParseGetIndustriesResponse(rsp *http.Response) (*GetIndustriesResponse, err
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -40408,6 +44828,27 @@ func ParseGetIndustriesResponse(rsp *http.Response) (*GetIndustriesResponse, err
 				return nil, err
 			}
 			headers.XNextCursor = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -40447,6 +44888,44 @@ func ParseGetIndustriesResponse(rsp *http.Response) (*GetIndustriesResponse, err
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetIndustriesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetIndustriesResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -40545,6 +45024,13 @@ func ParsePostIndustriesResponse(rsp *http.Response) (*PostIndustriesResponse, e
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -40577,6 +45063,27 @@ func ParsePostIndustriesResponse(rsp *http.Response) (*PostIndustriesResponse, e
 				return nil, err
 			}
 			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -40646,6 +45153,44 @@ func ParsePostIndustriesResponse(rsp *http.Response) (*PostIndustriesResponse, e
 			headers.XRequestId = &value
 		}
 		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostIndustriesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PostIndustriesResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -40730,6 +45275,13 @@ func ParseDeleteIndustriesByIdResponse(rsp *http.Response) (*DeleteIndustriesByI
 		}
 		response.JSON412 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -40749,6 +45301,27 @@ func ParseDeleteIndustriesByIdResponse(rsp *http.Response) (*DeleteIndustriesByI
 	switch {
 	case rsp.StatusCode == 204:
 		var headers DeleteIndustriesByIdResponse204Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -40807,6 +45380,44 @@ func ParseDeleteIndustriesByIdResponse(rsp *http.Response) (*DeleteIndustriesByI
 			headers.XRequestId = &value
 		}
 		response.Headers412 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteIndustriesByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeleteIndustriesByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -40884,6 +45495,13 @@ func ParseGetIndustriesByIdResponse(rsp *http.Response) (*GetIndustriesByIdRespo
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -40909,6 +45527,27 @@ func ParseGetIndustriesByIdResponse(rsp *http.Response) (*GetIndustriesByIdRespo
 				return nil, err
 			}
 			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -40948,6 +45587,44 @@ func ParseGetIndustriesByIdResponse(rsp *http.Response) (*GetIndustriesByIdRespo
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetIndustriesByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetIndustriesByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -41046,6 +45723,13 @@ func ParsePutIndustriesByIdResponse(rsp *http.Response) (*PutIndustriesByIdRespo
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -41071,6 +45755,27 @@ func ParsePutIndustriesByIdResponse(rsp *http.Response) (*PutIndustriesByIdRespo
 				return nil, err
 			}
 			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -41140,6 +45845,44 @@ func ParsePutIndustriesByIdResponse(rsp *http.Response) (*PutIndustriesByIdRespo
 			headers.XRequestId = &value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers PutIndustriesByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PutIndustriesByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -41223,6 +45966,13 @@ func ParseGetKeysResponse(rsp *http.Response) (*GetKeysResponse, error) {
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -41255,6 +46005,27 @@ func ParseGetKeysResponse(rsp *http.Response) (*GetKeysResponse, error) {
 				return nil, err
 			}
 			headers.XNextCursor = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -41304,6 +46075,44 @@ func ParseGetKeysResponse(rsp *http.Response) (*GetKeysResponse, error) {
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetKeysResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetKeysResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -41381,6 +46190,13 @@ func ParseDeleteKeysByClientIdResponse(rsp *http.Response) (*DeleteKeysByClientI
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -41400,6 +46216,27 @@ func ParseDeleteKeysByClientIdResponse(rsp *http.Response) (*DeleteKeysByClientI
 	switch {
 	case rsp.StatusCode == 204:
 		var headers DeleteKeysByClientIdResponse204Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -41448,6 +46285,44 @@ func ParseDeleteKeysByClientIdResponse(rsp *http.Response) (*DeleteKeysByClientI
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteKeysByClientIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeleteKeysByClientIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -41524,6 +46399,13 @@ func ParseGetListsResponse(rsp *http.Response) (*GetListsResponse, error) {
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -41556,6 +46438,27 @@ func ParseGetListsResponse(rsp *http.Response) (*GetListsResponse, error) {
 				return nil, err
 			}
 			headers.XNextCursor = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -41595,6 +46498,44 @@ func ParseGetListsResponse(rsp *http.Response) (*GetListsResponse, error) {
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetListsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetListsResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -41693,6 +46634,13 @@ func ParsePostListsResponse(rsp *http.Response) (*PostListsResponse, error) {
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -41725,6 +46673,27 @@ func ParsePostListsResponse(rsp *http.Response) (*PostListsResponse, error) {
 				return nil, err
 			}
 			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -41794,6 +46763,44 @@ func ParsePostListsResponse(rsp *http.Response) (*PostListsResponse, error) {
 			headers.XRequestId = &value
 		}
 		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostListsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PostListsResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -41878,6 +46885,13 @@ func ParseDeleteListsByIdResponse(rsp *http.Response) (*DeleteListsByIdResponse,
 		}
 		response.JSON412 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -41897,6 +46911,27 @@ func ParseDeleteListsByIdResponse(rsp *http.Response) (*DeleteListsByIdResponse,
 	switch {
 	case rsp.StatusCode == 204:
 		var headers DeleteListsByIdResponse204Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -41955,6 +46990,44 @@ func ParseDeleteListsByIdResponse(rsp *http.Response) (*DeleteListsByIdResponse,
 			headers.XRequestId = &value
 		}
 		response.Headers412 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteListsByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeleteListsByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -42032,6 +47105,13 @@ func ParseGetListsByIdResponse(rsp *http.Response) (*GetListsByIdResponse, error
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -42057,6 +47137,27 @@ func ParseGetListsByIdResponse(rsp *http.Response) (*GetListsByIdResponse, error
 				return nil, err
 			}
 			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -42096,6 +47197,44 @@ func ParseGetListsByIdResponse(rsp *http.Response) (*GetListsByIdResponse, error
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetListsByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetListsByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -42194,6 +47333,13 @@ func ParsePutListsByIdResponse(rsp *http.Response) (*PutListsByIdResponse, error
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -42219,6 +47365,27 @@ func ParsePutListsByIdResponse(rsp *http.Response) (*PutListsByIdResponse, error
 				return nil, err
 			}
 			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -42288,6 +47455,44 @@ func ParsePutListsByIdResponse(rsp *http.Response) (*PutListsByIdResponse, error
 			headers.XRequestId = &value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers PutListsByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PutListsByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -42364,6 +47569,13 @@ func ParseGetListsByIdEntriesResponse(rsp *http.Response) (*GetListsByIdEntriesR
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -42396,6 +47608,27 @@ func ParseGetListsByIdEntriesResponse(rsp *http.Response) (*GetListsByIdEntriesR
 				return nil, err
 			}
 			headers.XNextCursor = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -42435,6 +47668,44 @@ func ParseGetListsByIdEntriesResponse(rsp *http.Response) (*GetListsByIdEntriesR
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetListsByIdEntriesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetListsByIdEntriesResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -42541,6 +47812,13 @@ func ParsePostListsByIdEntriesResponse(rsp *http.Response) (*PostListsByIdEntrie
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -42567,6 +47845,27 @@ func ParsePostListsByIdEntriesResponse(rsp *http.Response) (*PostListsByIdEntrie
 			}
 			headers.IdempotentReplayed = &value
 		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -42583,6 +47882,27 @@ func ParsePostListsByIdEntriesResponse(rsp *http.Response) (*PostListsByIdEntrie
 				return nil, err
 			}
 			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -42652,6 +47972,44 @@ func ParsePostListsByIdEntriesResponse(rsp *http.Response) (*PostListsByIdEntrie
 			headers.XRequestId = &value
 		}
 		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostListsByIdEntriesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PostListsByIdEntriesResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -42722,6 +48080,13 @@ func ParseDeleteListsByIdEntriesByRecordIdResponse(rsp *http.Response) (*DeleteL
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -42741,6 +48106,27 @@ func ParseDeleteListsByIdEntriesByRecordIdResponse(rsp *http.Response) (*DeleteL
 	switch {
 	case rsp.StatusCode == 204:
 		var headers DeleteListsByIdEntriesByRecordIdResponse204Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -42779,6 +48165,44 @@ func ParseDeleteListsByIdEntriesByRecordIdResponse(rsp *http.Response) (*DeleteL
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteListsByIdEntriesByRecordIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeleteListsByIdEntriesByRecordIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -42911,6 +48335,13 @@ func ParseGetPeopleResponse(rsp *http.Response) (*GetPeopleResponse, error) {
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -42943,6 +48374,27 @@ func ParseGetPeopleResponse(rsp *http.Response) (*GetPeopleResponse, error) {
 				return nil, err
 			}
 			headers.XNextCursor = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -42982,6 +48434,44 @@ func ParseGetPeopleResponse(rsp *http.Response) (*GetPeopleResponse, error) {
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetPeopleResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetPeopleResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -43080,6 +48570,13 @@ func ParsePostPeopleResponse(rsp *http.Response) (*PostPeopleResponse, error) {
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -43112,6 +48609,27 @@ func ParsePostPeopleResponse(rsp *http.Response) (*PostPeopleResponse, error) {
 				return nil, err
 			}
 			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -43181,6 +48699,44 @@ func ParsePostPeopleResponse(rsp *http.Response) (*PostPeopleResponse, error) {
 			headers.XRequestId = &value
 		}
 		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostPeopleResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PostPeopleResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -43265,6 +48821,13 @@ func ParseDeletePeopleByIdResponse(rsp *http.Response) (*DeletePeopleByIdRespons
 		}
 		response.JSON412 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -43284,6 +48847,27 @@ func ParseDeletePeopleByIdResponse(rsp *http.Response) (*DeletePeopleByIdRespons
 	switch {
 	case rsp.StatusCode == 204:
 		var headers DeletePeopleByIdResponse204Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -43342,6 +48926,44 @@ func ParseDeletePeopleByIdResponse(rsp *http.Response) (*DeletePeopleByIdRespons
 			headers.XRequestId = &value
 		}
 		response.Headers412 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeletePeopleByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeletePeopleByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -43419,6 +49041,13 @@ func ParseGetPeopleByIdResponse(rsp *http.Response) (*GetPeopleByIdResponse, err
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -43444,6 +49073,27 @@ func ParseGetPeopleByIdResponse(rsp *http.Response) (*GetPeopleByIdResponse, err
 				return nil, err
 			}
 			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -43483,6 +49133,44 @@ func ParseGetPeopleByIdResponse(rsp *http.Response) (*GetPeopleByIdResponse, err
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetPeopleByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetPeopleByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -43581,6 +49269,13 @@ func ParsePutPeopleByIdResponse(rsp *http.Response) (*PutPeopleByIdResponse, err
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -43606,6 +49301,27 @@ func ParsePutPeopleByIdResponse(rsp *http.Response) (*PutPeopleByIdResponse, err
 				return nil, err
 			}
 			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -43675,6 +49391,44 @@ func ParsePutPeopleByIdResponse(rsp *http.Response) (*PutPeopleByIdResponse, err
 			headers.XRequestId = &value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers PutPeopleByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PutPeopleByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -43751,6 +49505,13 @@ func ParseGetScoresResponse(rsp *http.Response) (*GetScoresResponse, error) {
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -43783,6 +49544,27 @@ func ParseGetScoresResponse(rsp *http.Response) (*GetScoresResponse, error) {
 				return nil, err
 			}
 			headers.XNextCursor = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -43822,6 +49604,44 @@ func ParseGetScoresResponse(rsp *http.Response) (*GetScoresResponse, error) {
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetScoresResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetScoresResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -43920,6 +49740,13 @@ func ParsePostScoresResponse(rsp *http.Response) (*PostScoresResponse, error) {
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -43952,6 +49779,27 @@ func ParsePostScoresResponse(rsp *http.Response) (*PostScoresResponse, error) {
 				return nil, err
 			}
 			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -44021,6 +49869,44 @@ func ParsePostScoresResponse(rsp *http.Response) (*PostScoresResponse, error) {
 			headers.XRequestId = &value
 		}
 		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostScoresResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PostScoresResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -44105,6 +49991,13 @@ func ParseDeleteScoresByIdResponse(rsp *http.Response) (*DeleteScoresByIdRespons
 		}
 		response.JSON412 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -44124,6 +50017,27 @@ func ParseDeleteScoresByIdResponse(rsp *http.Response) (*DeleteScoresByIdRespons
 	switch {
 	case rsp.StatusCode == 204:
 		var headers DeleteScoresByIdResponse204Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -44182,6 +50096,44 @@ func ParseDeleteScoresByIdResponse(rsp *http.Response) (*DeleteScoresByIdRespons
 			headers.XRequestId = &value
 		}
 		response.Headers412 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteScoresByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeleteScoresByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -44259,6 +50211,13 @@ func ParseGetScoresByIdResponse(rsp *http.Response) (*GetScoresByIdResponse, err
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -44284,6 +50243,27 @@ func ParseGetScoresByIdResponse(rsp *http.Response) (*GetScoresByIdResponse, err
 				return nil, err
 			}
 			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -44323,6 +50303,44 @@ func ParseGetScoresByIdResponse(rsp *http.Response) (*GetScoresByIdResponse, err
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetScoresByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetScoresByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -44421,6 +50439,13 @@ func ParsePutScoresByIdResponse(rsp *http.Response) (*PutScoresByIdResponse, err
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -44446,6 +50471,27 @@ func ParsePutScoresByIdResponse(rsp *http.Response) (*PutScoresByIdResponse, err
 				return nil, err
 			}
 			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -44515,6 +50561,44 @@ func ParsePutScoresByIdResponse(rsp *http.Response) (*PutScoresByIdResponse, err
 			headers.XRequestId = &value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers PutScoresByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PutScoresByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -44591,6 +50675,13 @@ func ParseGetScreeningsResponse(rsp *http.Response) (*GetScreeningsResponse, err
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -44623,6 +50714,27 @@ func ParseGetScreeningsResponse(rsp *http.Response) (*GetScreeningsResponse, err
 				return nil, err
 			}
 			headers.XNextCursor = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -44662,6 +50774,44 @@ func ParseGetScreeningsResponse(rsp *http.Response) (*GetScreeningsResponse, err
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetScreeningsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetScreeningsResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -44760,6 +50910,13 @@ func ParsePostScreeningsResponse(rsp *http.Response) (*PostScreeningsResponse, e
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -44792,6 +50949,27 @@ func ParsePostScreeningsResponse(rsp *http.Response) (*PostScreeningsResponse, e
 				return nil, err
 			}
 			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -44861,6 +51039,44 @@ func ParsePostScreeningsResponse(rsp *http.Response) (*PostScreeningsResponse, e
 			headers.XRequestId = &value
 		}
 		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostScreeningsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PostScreeningsResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -44945,6 +51161,13 @@ func ParseDeleteScreeningsByIdResponse(rsp *http.Response) (*DeleteScreeningsByI
 		}
 		response.JSON412 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -44964,6 +51187,27 @@ func ParseDeleteScreeningsByIdResponse(rsp *http.Response) (*DeleteScreeningsByI
 	switch {
 	case rsp.StatusCode == 204:
 		var headers DeleteScreeningsByIdResponse204Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -45022,6 +51266,44 @@ func ParseDeleteScreeningsByIdResponse(rsp *http.Response) (*DeleteScreeningsByI
 			headers.XRequestId = &value
 		}
 		response.Headers412 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteScreeningsByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeleteScreeningsByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -45099,6 +51381,13 @@ func ParseGetScreeningsByIdResponse(rsp *http.Response) (*GetScreeningsByIdRespo
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -45124,6 +51413,27 @@ func ParseGetScreeningsByIdResponse(rsp *http.Response) (*GetScreeningsByIdRespo
 				return nil, err
 			}
 			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -45163,6 +51473,44 @@ func ParseGetScreeningsByIdResponse(rsp *http.Response) (*GetScreeningsByIdRespo
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetScreeningsByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetScreeningsByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -45261,6 +51609,13 @@ func ParsePutScreeningsByIdResponse(rsp *http.Response) (*PutScreeningsByIdRespo
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -45286,6 +51641,27 @@ func ParsePutScreeningsByIdResponse(rsp *http.Response) (*PutScreeningsByIdRespo
 				return nil, err
 			}
 			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -45355,6 +51731,44 @@ func ParsePutScreeningsByIdResponse(rsp *http.Response) (*PutScreeningsByIdRespo
 			headers.XRequestId = &value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers PutScreeningsByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PutScreeningsByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -45431,6 +51845,13 @@ func ParseGetSectorsResponse(rsp *http.Response) (*GetSectorsResponse, error) {
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -45463,6 +51884,27 @@ func ParseGetSectorsResponse(rsp *http.Response) (*GetSectorsResponse, error) {
 				return nil, err
 			}
 			headers.XNextCursor = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -45502,6 +51944,44 @@ func ParseGetSectorsResponse(rsp *http.Response) (*GetSectorsResponse, error) {
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetSectorsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetSectorsResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -45600,6 +52080,13 @@ func ParsePostSectorsResponse(rsp *http.Response) (*PostSectorsResponse, error) 
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -45632,6 +52119,27 @@ func ParsePostSectorsResponse(rsp *http.Response) (*PostSectorsResponse, error) 
 				return nil, err
 			}
 			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -45701,6 +52209,44 @@ func ParsePostSectorsResponse(rsp *http.Response) (*PostSectorsResponse, error) 
 			headers.XRequestId = &value
 		}
 		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostSectorsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PostSectorsResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -45785,6 +52331,13 @@ func ParseDeleteSectorsByIdResponse(rsp *http.Response) (*DeleteSectorsByIdRespo
 		}
 		response.JSON412 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -45804,6 +52357,27 @@ func ParseDeleteSectorsByIdResponse(rsp *http.Response) (*DeleteSectorsByIdRespo
 	switch {
 	case rsp.StatusCode == 204:
 		var headers DeleteSectorsByIdResponse204Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -45862,6 +52436,44 @@ func ParseDeleteSectorsByIdResponse(rsp *http.Response) (*DeleteSectorsByIdRespo
 			headers.XRequestId = &value
 		}
 		response.Headers412 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteSectorsByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeleteSectorsByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -45939,6 +52551,13 @@ func ParseGetSectorsByIdResponse(rsp *http.Response) (*GetSectorsByIdResponse, e
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -45964,6 +52583,27 @@ func ParseGetSectorsByIdResponse(rsp *http.Response) (*GetSectorsByIdResponse, e
 				return nil, err
 			}
 			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -46003,6 +52643,44 @@ func ParseGetSectorsByIdResponse(rsp *http.Response) (*GetSectorsByIdResponse, e
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetSectorsByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetSectorsByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -46101,6 +52779,13 @@ func ParsePutSectorsByIdResponse(rsp *http.Response) (*PutSectorsByIdResponse, e
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -46126,6 +52811,27 @@ func ParsePutSectorsByIdResponse(rsp *http.Response) (*PutSectorsByIdResponse, e
 				return nil, err
 			}
 			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -46195,6 +52901,44 @@ func ParsePutSectorsByIdResponse(rsp *http.Response) (*PutSectorsByIdResponse, e
 			headers.XRequestId = &value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers PutSectorsByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PutSectorsByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -46271,6 +53015,13 @@ func ParseGetSubsectorsResponse(rsp *http.Response) (*GetSubsectorsResponse, err
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -46303,6 +53054,27 @@ func ParseGetSubsectorsResponse(rsp *http.Response) (*GetSubsectorsResponse, err
 				return nil, err
 			}
 			headers.XNextCursor = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -46342,6 +53114,44 @@ func ParseGetSubsectorsResponse(rsp *http.Response) (*GetSubsectorsResponse, err
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetSubsectorsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetSubsectorsResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -46440,6 +53250,13 @@ func ParsePostSubsectorsResponse(rsp *http.Response) (*PostSubsectorsResponse, e
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -46472,6 +53289,27 @@ func ParsePostSubsectorsResponse(rsp *http.Response) (*PostSubsectorsResponse, e
 				return nil, err
 			}
 			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -46541,6 +53379,44 @@ func ParsePostSubsectorsResponse(rsp *http.Response) (*PostSubsectorsResponse, e
 			headers.XRequestId = &value
 		}
 		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostSubsectorsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PostSubsectorsResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -46625,6 +53501,13 @@ func ParseDeleteSubsectorsByIdResponse(rsp *http.Response) (*DeleteSubsectorsByI
 		}
 		response.JSON412 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -46644,6 +53527,27 @@ func ParseDeleteSubsectorsByIdResponse(rsp *http.Response) (*DeleteSubsectorsByI
 	switch {
 	case rsp.StatusCode == 204:
 		var headers DeleteSubsectorsByIdResponse204Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -46702,6 +53606,44 @@ func ParseDeleteSubsectorsByIdResponse(rsp *http.Response) (*DeleteSubsectorsByI
 			headers.XRequestId = &value
 		}
 		response.Headers412 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteSubsectorsByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeleteSubsectorsByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -46779,6 +53721,13 @@ func ParseGetSubsectorsByIdResponse(rsp *http.Response) (*GetSubsectorsByIdRespo
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -46804,6 +53753,27 @@ func ParseGetSubsectorsByIdResponse(rsp *http.Response) (*GetSubsectorsByIdRespo
 				return nil, err
 			}
 			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -46843,6 +53813,44 @@ func ParseGetSubsectorsByIdResponse(rsp *http.Response) (*GetSubsectorsByIdRespo
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetSubsectorsByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetSubsectorsByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -46941,6 +53949,13 @@ func ParsePutSubsectorsByIdResponse(rsp *http.Response) (*PutSubsectorsByIdRespo
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -46966,6 +53981,27 @@ func ParsePutSubsectorsByIdResponse(rsp *http.Response) (*PutSubsectorsByIdRespo
 				return nil, err
 			}
 			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -47035,6 +54071,44 @@ func ParsePutSubsectorsByIdResponse(rsp *http.Response) (*PutSubsectorsByIdRespo
 			headers.XRequestId = &value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers PutSubsectorsByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PutSubsectorsByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -47111,6 +54185,13 @@ func ParseGetTagsResponse(rsp *http.Response) (*GetTagsResponse, error) {
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -47143,6 +54224,27 @@ func ParseGetTagsResponse(rsp *http.Response) (*GetTagsResponse, error) {
 				return nil, err
 			}
 			headers.XNextCursor = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -47182,6 +54284,44 @@ func ParseGetTagsResponse(rsp *http.Response) (*GetTagsResponse, error) {
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetTagsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetTagsResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -47280,6 +54420,13 @@ func ParsePostTagsResponse(rsp *http.Response) (*PostTagsResponse, error) {
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -47312,6 +54459,27 @@ func ParsePostTagsResponse(rsp *http.Response) (*PostTagsResponse, error) {
 				return nil, err
 			}
 			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -47381,6 +54549,44 @@ func ParsePostTagsResponse(rsp *http.Response) (*PostTagsResponse, error) {
 			headers.XRequestId = &value
 		}
 		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostTagsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PostTagsResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -47465,6 +54671,13 @@ func ParseDeleteTagsByIdResponse(rsp *http.Response) (*DeleteTagsByIdResponse, e
 		}
 		response.JSON412 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -47484,6 +54697,27 @@ func ParseDeleteTagsByIdResponse(rsp *http.Response) (*DeleteTagsByIdResponse, e
 	switch {
 	case rsp.StatusCode == 204:
 		var headers DeleteTagsByIdResponse204Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -47542,6 +54776,44 @@ func ParseDeleteTagsByIdResponse(rsp *http.Response) (*DeleteTagsByIdResponse, e
 			headers.XRequestId = &value
 		}
 		response.Headers412 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteTagsByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeleteTagsByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -47619,6 +54891,13 @@ func ParseGetTagsByIdResponse(rsp *http.Response) (*GetTagsByIdResponse, error) 
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -47644,6 +54923,27 @@ func ParseGetTagsByIdResponse(rsp *http.Response) (*GetTagsByIdResponse, error) 
 				return nil, err
 			}
 			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -47683,6 +54983,44 @@ func ParseGetTagsByIdResponse(rsp *http.Response) (*GetTagsByIdResponse, error) 
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetTagsByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetTagsByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -47781,6 +55119,13 @@ func ParsePutTagsByIdResponse(rsp *http.Response) (*PutTagsByIdResponse, error) 
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -47806,6 +55151,27 @@ func ParsePutTagsByIdResponse(rsp *http.Response) (*PutTagsByIdResponse, error) 
 				return nil, err
 			}
 			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -47875,6 +55241,44 @@ func ParsePutTagsByIdResponse(rsp *http.Response) (*PutTagsByIdResponse, error) 
 			headers.XRequestId = &value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers PutTagsByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PutTagsByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -47951,6 +55355,13 @@ func ParseGetTeamsResponse(rsp *http.Response) (*GetTeamsResponse, error) {
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -47983,6 +55394,27 @@ func ParseGetTeamsResponse(rsp *http.Response) (*GetTeamsResponse, error) {
 				return nil, err
 			}
 			headers.XNextCursor = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -48022,6 +55454,44 @@ func ParseGetTeamsResponse(rsp *http.Response) (*GetTeamsResponse, error) {
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetTeamsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetTeamsResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -48120,6 +55590,13 @@ func ParsePostTeamsResponse(rsp *http.Response) (*PostTeamsResponse, error) {
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -48152,6 +55629,27 @@ func ParsePostTeamsResponse(rsp *http.Response) (*PostTeamsResponse, error) {
 				return nil, err
 			}
 			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -48221,6 +55719,44 @@ func ParsePostTeamsResponse(rsp *http.Response) (*PostTeamsResponse, error) {
 			headers.XRequestId = &value
 		}
 		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostTeamsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PostTeamsResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -48305,6 +55841,13 @@ func ParseDeleteTeamsByIdResponse(rsp *http.Response) (*DeleteTeamsByIdResponse,
 		}
 		response.JSON412 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -48324,6 +55867,27 @@ func ParseDeleteTeamsByIdResponse(rsp *http.Response) (*DeleteTeamsByIdResponse,
 	switch {
 	case rsp.StatusCode == 204:
 		var headers DeleteTeamsByIdResponse204Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -48382,6 +55946,44 @@ func ParseDeleteTeamsByIdResponse(rsp *http.Response) (*DeleteTeamsByIdResponse,
 			headers.XRequestId = &value
 		}
 		response.Headers412 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteTeamsByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeleteTeamsByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -48459,6 +56061,13 @@ func ParseGetTeamsByIdResponse(rsp *http.Response) (*GetTeamsByIdResponse, error
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -48484,6 +56093,27 @@ func ParseGetTeamsByIdResponse(rsp *http.Response) (*GetTeamsByIdResponse, error
 				return nil, err
 			}
 			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -48523,6 +56153,44 @@ func ParseGetTeamsByIdResponse(rsp *http.Response) (*GetTeamsByIdResponse, error
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetTeamsByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetTeamsByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -48621,6 +56289,13 @@ func ParsePutTeamsByIdResponse(rsp *http.Response) (*PutTeamsByIdResponse, error
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -48646,6 +56321,27 @@ func ParsePutTeamsByIdResponse(rsp *http.Response) (*PutTeamsByIdResponse, error
 				return nil, err
 			}
 			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -48715,6 +56411,44 @@ func ParsePutTeamsByIdResponse(rsp *http.Response) (*PutTeamsByIdResponse, error
 			headers.XRequestId = &value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers PutTeamsByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PutTeamsByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -48791,6 +56525,13 @@ func ParseGetWorkflowRunsResponse(rsp *http.Response) (*GetWorkflowRunsResponse,
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -48823,6 +56564,27 @@ func ParseGetWorkflowRunsResponse(rsp *http.Response) (*GetWorkflowRunsResponse,
 				return nil, err
 			}
 			headers.XNextCursor = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -48862,6 +56624,44 @@ func ParseGetWorkflowRunsResponse(rsp *http.Response) (*GetWorkflowRunsResponse,
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetWorkflowRunsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetWorkflowRunsResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -48939,6 +56739,13 @@ func ParseGetWorkflowRunsByIdResponse(rsp *http.Response) (*GetWorkflowRunsByIdR
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -48964,6 +56771,27 @@ func ParseGetWorkflowRunsByIdResponse(rsp *http.Response) (*GetWorkflowRunsByIdR
 				return nil, err
 			}
 			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -49003,6 +56831,44 @@ func ParseGetWorkflowRunsByIdResponse(rsp *http.Response) (*GetWorkflowRunsByIdR
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetWorkflowRunsByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetWorkflowRunsByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -49094,6 +56960,13 @@ func ParsePatchWorkflowRunsByIdResponse(rsp *http.Response) (*PatchWorkflowRunsB
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -49119,6 +56992,27 @@ func ParsePatchWorkflowRunsByIdResponse(rsp *http.Response) (*PatchWorkflowRunsB
 				return nil, err
 			}
 			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -49178,6 +57072,44 @@ func ParsePatchWorkflowRunsByIdResponse(rsp *http.Response) (*PatchWorkflowRunsB
 			headers.XRequestId = &value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers PatchWorkflowRunsByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PatchWorkflowRunsByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -49269,6 +57201,13 @@ func ParsePostWorkflowRunsByIdRetryResponse(rsp *http.Response) (*PostWorkflowRu
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -49294,6 +57233,27 @@ func ParsePostWorkflowRunsByIdRetryResponse(rsp *http.Response) (*PostWorkflowRu
 				return nil, err
 			}
 			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -49353,6 +57313,44 @@ func ParsePostWorkflowRunsByIdRetryResponse(rsp *http.Response) (*PostWorkflowRu
 			headers.XRequestId = &value
 		}
 		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostWorkflowRunsByIdRetryResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PostWorkflowRunsByIdRetryResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -49429,6 +57427,13 @@ func ParseGetWorkflowsResponse(rsp *http.Response) (*GetWorkflowsResponse, error
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -49461,6 +57466,27 @@ func ParseGetWorkflowsResponse(rsp *http.Response) (*GetWorkflowsResponse, error
 				return nil, err
 			}
 			headers.XNextCursor = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -49500,6 +57526,44 @@ func ParseGetWorkflowsResponse(rsp *http.Response) (*GetWorkflowsResponse, error
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetWorkflowsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetWorkflowsResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -49598,6 +57662,13 @@ func ParsePostWorkflowsResponse(rsp *http.Response) (*PostWorkflowsResponse, err
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -49630,6 +57701,27 @@ func ParsePostWorkflowsResponse(rsp *http.Response) (*PostWorkflowsResponse, err
 				return nil, err
 			}
 			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -49699,6 +57791,44 @@ func ParsePostWorkflowsResponse(rsp *http.Response) (*PostWorkflowsResponse, err
 			headers.XRequestId = &value
 		}
 		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostWorkflowsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PostWorkflowsResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -49783,6 +57913,13 @@ func ParseDeleteWorkflowsByIdResponse(rsp *http.Response) (*DeleteWorkflowsByIdR
 		}
 		response.JSON412 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -49802,6 +57939,27 @@ func ParseDeleteWorkflowsByIdResponse(rsp *http.Response) (*DeleteWorkflowsByIdR
 	switch {
 	case rsp.StatusCode == 204:
 		var headers DeleteWorkflowsByIdResponse204Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -49860,6 +58018,44 @@ func ParseDeleteWorkflowsByIdResponse(rsp *http.Response) (*DeleteWorkflowsByIdR
 			headers.XRequestId = &value
 		}
 		response.Headers412 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteWorkflowsByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeleteWorkflowsByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -49937,6 +58133,13 @@ func ParseGetWorkflowsByIdResponse(rsp *http.Response) (*GetWorkflowsByIdRespons
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -49962,6 +58165,27 @@ func ParseGetWorkflowsByIdResponse(rsp *http.Response) (*GetWorkflowsByIdRespons
 				return nil, err
 			}
 			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -50001,6 +58225,44 @@ func ParseGetWorkflowsByIdResponse(rsp *http.Response) (*GetWorkflowsByIdRespons
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetWorkflowsByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetWorkflowsByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -50099,6 +58361,13 @@ func ParsePutWorkflowsByIdResponse(rsp *http.Response) (*PutWorkflowsByIdRespons
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -50124,6 +58393,27 @@ func ParsePutWorkflowsByIdResponse(rsp *http.Response) (*PutWorkflowsByIdRespons
 				return nil, err
 			}
 			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -50193,6 +58483,44 @@ func ParsePutWorkflowsByIdResponse(rsp *http.Response) (*PutWorkflowsByIdRespons
 			headers.XRequestId = &value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers PutWorkflowsByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PutWorkflowsByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -50269,6 +58597,13 @@ func ParseGetWorkflowsByIdRunsResponse(rsp *http.Response) (*GetWorkflowsByIdRun
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -50301,6 +58636,27 @@ func ParseGetWorkflowsByIdRunsResponse(rsp *http.Response) (*GetWorkflowsByIdRun
 				return nil, err
 			}
 			headers.XNextCursor = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -50340,6 +58696,44 @@ func ParseGetWorkflowsByIdRunsResponse(rsp *http.Response) (*GetWorkflowsByIdRun
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetWorkflowsByIdRunsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetWorkflowsByIdRunsResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -50431,6 +58825,13 @@ func ParsePostWorkflowsByIdRunsResponse(rsp *http.Response) (*PostWorkflowsByIdR
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -50456,6 +58857,27 @@ func ParsePostWorkflowsByIdRunsResponse(rsp *http.Response) (*PostWorkflowsByIdR
 				return nil, err
 			}
 			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -50515,6 +58937,44 @@ func ParsePostWorkflowsByIdRunsResponse(rsp *http.Response) (*PostWorkflowsByIdR
 			headers.XRequestId = &value
 		}
 		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostWorkflowsByIdRunsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PostWorkflowsByIdRunsResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -50598,6 +59058,13 @@ func ParsePostWorkflowsByIdTriggerWebhookSecretRotateResponse(rsp *http.Response
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -50623,6 +59090,27 @@ func ParsePostWorkflowsByIdTriggerWebhookSecretRotateResponse(rsp *http.Response
 				return nil, err
 			}
 			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -50672,6 +59160,44 @@ func ParsePostWorkflowsByIdTriggerWebhookSecretRotateResponse(rsp *http.Response
 			headers.XRequestId = &value
 		}
 		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostWorkflowsByIdTriggerWebhookSecretRotateResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PostWorkflowsByIdTriggerWebhookSecretRotateResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -50748,6 +59274,13 @@ func ParseGetWorkspacesResponse(rsp *http.Response) (*GetWorkspacesResponse, err
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -50780,6 +59313,27 @@ func ParseGetWorkspacesResponse(rsp *http.Response) (*GetWorkspacesResponse, err
 				return nil, err
 			}
 			headers.XNextCursor = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -50819,6 +59373,44 @@ func ParseGetWorkspacesResponse(rsp *http.Response) (*GetWorkspacesResponse, err
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetWorkspacesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetWorkspacesResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -50917,6 +59509,13 @@ func ParsePostWorkspacesResponse(rsp *http.Response) (*PostWorkspacesResponse, e
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -50949,6 +59548,27 @@ func ParsePostWorkspacesResponse(rsp *http.Response) (*PostWorkspacesResponse, e
 				return nil, err
 			}
 			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -51018,6 +59638,44 @@ func ParsePostWorkspacesResponse(rsp *http.Response) (*PostWorkspacesResponse, e
 			headers.XRequestId = &value
 		}
 		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostWorkspacesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PostWorkspacesResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -51102,6 +59760,13 @@ func ParsePostWorkspacesSearchResponse(rsp *http.Response) (*PostWorkspacesSearc
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -51121,6 +59786,27 @@ func ParsePostWorkspacesSearchResponse(rsp *http.Response) (*PostWorkspacesSearc
 	switch {
 	case rsp.StatusCode == 200:
 		var headers PostWorkspacesSearchResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -51169,6 +59855,44 @@ func ParsePostWorkspacesSearchResponse(rsp *http.Response) (*PostWorkspacesSearc
 			headers.XRequestId = &value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostWorkspacesSearchResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PostWorkspacesSearchResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -51253,6 +59977,13 @@ func ParseDeleteWorkspacesByIdResponse(rsp *http.Response) (*DeleteWorkspacesByI
 		}
 		response.JSON412 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -51272,6 +60003,27 @@ func ParseDeleteWorkspacesByIdResponse(rsp *http.Response) (*DeleteWorkspacesByI
 	switch {
 	case rsp.StatusCode == 204:
 		var headers DeleteWorkspacesByIdResponse204Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -51330,6 +60082,44 @@ func ParseDeleteWorkspacesByIdResponse(rsp *http.Response) (*DeleteWorkspacesByI
 			headers.XRequestId = &value
 		}
 		response.Headers412 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteWorkspacesByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeleteWorkspacesByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -51407,6 +60197,13 @@ func ParseGetWorkspacesByIdResponse(rsp *http.Response) (*GetWorkspacesByIdRespo
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -51432,6 +60229,27 @@ func ParseGetWorkspacesByIdResponse(rsp *http.Response) (*GetWorkspacesByIdRespo
 				return nil, err
 			}
 			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -51471,6 +60289,44 @@ func ParseGetWorkspacesByIdResponse(rsp *http.Response) (*GetWorkspacesByIdRespo
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetWorkspacesByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetWorkspacesByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -51569,6 +60425,13 @@ func ParsePutWorkspacesByIdResponse(rsp *http.Response) (*PutWorkspacesByIdRespo
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -51594,6 +60457,27 @@ func ParsePutWorkspacesByIdResponse(rsp *http.Response) (*PutWorkspacesByIdRespo
 				return nil, err
 			}
 			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -51663,6 +60547,44 @@ func ParsePutWorkspacesByIdResponse(rsp *http.Response) (*PutWorkspacesByIdRespo
 			headers.XRequestId = &value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers PutWorkspacesByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PutWorkspacesByIdResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -51747,6 +60669,13 @@ func ParsePostWebhooksWorkflowsBySlugResponse(rsp *http.Response) (*PostWebhooks
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest N500
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -51766,6 +60695,27 @@ func ParsePostWebhooksWorkflowsBySlugResponse(rsp *http.Response) (*PostWebhooks
 	switch {
 	case rsp.StatusCode == 202:
 		var headers PostWebhooksWorkflowsBySlugResponse202Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -51814,6 +60764,44 @@ func ParsePostWebhooksWorkflowsBySlugResponse(rsp *http.Response) (*PostWebhooks
 			headers.XRequestId = &value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostWebhooksWorkflowsBySlugResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers PostWebhooksWorkflowsBySlugResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {

@@ -34,6 +34,7 @@ var samples = map[string]string{
 	"admin-create-org.json":         routes.Admin,
 	"admin-create-key.json":         routes.Admin,
 	"admin-list-keys.json":          routes.Admin,
+	"admin-set-limits.json":         routes.Admin,
 	"admin-revoke-key.json":         routes.Admin,
 	"keys-list.json":                routes.Keys,
 	"keys-fallback.json":            routes.Keys,
@@ -250,6 +251,11 @@ func TestEveryFunctionsBootstrapAnswersItsSampleEvents(t *testing.T) {
 	json.Unmarshal(e.invoke(routes.Admin, sample(t, "admin-list-keys.json", "org_REPLACE", orgID)), &keys)
 	if len(keys) != 1 || keys[0]["clientId"] != clientID {
 		t.Fatalf("list-keys: %v", keys)
+	}
+	var limits record
+	json.Unmarshal(e.invoke(routes.Admin, sample(t, "admin-set-limits.json", "org_REPLACE", orgID)), &limits)
+	if l, _ := limits["limits"].(map[string]any); l["keyPerMinute"] != 120000.0 || l["webhookPerMinute"] != 12000.0 {
+		t.Fatalf("set-limits: %v", limits)
 	}
 	creds := []string{"ck_REPLACE", clientID, "sk_REPLACE", secret}
 	req := func(name string, replace ...string) []byte { return sample(t, name, append(replace, creds...)...) }

@@ -9,21 +9,26 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/keys"
+	"github.com/sourcebase/sourcebase/internal/ratelimit"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
 // Request is one operation. It is also the admin Lambda's event.
 type Request struct {
-	Action   string `json:"action"` // create-table, create-org, create-key, list-keys, revoke-key
+	Action   string `json:"action"` // create-table, create-org, create-key, list-keys, revoke-key, set-limits, get-limits
 	Name     string `json:"name,omitempty"`
 	Org      string `json:"org,omitempty"`
 	Role     string `json:"role,omitempty"`
 	ClientID string `json:"clientId,omitempty"`
 	KeyLimit int64  `json:"keyLimit,omitempty"`
+	// Limits of set-limits: requests a minute per API key and per webhook
+	// trigger of the organization.
+	KeyPerMinute     int64 `json:"keyPerMinute,omitempty"`
+	WebhookPerMinute int64 `json:"webhookPerMinute,omitempty"`
 }
 
 // Actions lists the operations.
-var Actions = []string{"create-table", "create-org", "create-key", "list-keys", "revoke-key"}
+var Actions = []string{"create-table", "create-org", "create-key", "list-keys", "revoke-key", "set-limits", "get-limits"}
 
 // Run performs req against the table and returns what to print.
 func Run(ctx context.Context, st *store.Store, req Request) (any, error) {
@@ -52,6 +57,28 @@ func Run(ctx context.Context, st *store.Store, req Request) (any, error) {
 			return nil, err
 		}
 		return map[string]any{"clientId": req.ClientID, "revoked": true}, nil
+	case "set-limits", "get-limits":
+		if err := orgExists(ctx, k, req.Org); err != nil {
+			return nil, err
+		}
+		l := ratelimit.New(st)
+		if req.Action == "set-limits" {
+			cur, err := l.LimitsOf(ctx, req.Org)
+			if err != nil {
+				return nil, err
+			}
+			if req.KeyPerMinute != 0 {
+				cur.KeyPerMinute = req.KeyPerMinute
+			}
+			if req.WebhookPerMinute != 0 {
+				cur.WebhookPerMinute = req.WebhookPerMinute
+			}
+			if err := l.SetLimits(ctx, req.Org, cur); err != nil {
+				return nil, err
+			}
+		}
+		got, err := l.LimitsOf(ctx, req.Org)
+		return map[string]any{"org": req.Org, "limits": got}, err
 	default:
 		return nil, fmt.Errorf("unknown action %q; actions: %v", req.Action, Actions)
 	}

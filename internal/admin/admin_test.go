@@ -113,6 +113,26 @@ func TestSampleEventsCreateOrgCreateKeyListAndRevoke(t *testing.T) {
 	}
 }
 
+func TestSetLimitsChangesWhatItIsGivenAndKeepsTheRest(t *testing.T) {
+	t.Parallel()
+	h := admin.Handler(testenv.Store(t))
+	org, _ := call(t, h, event(t, "admin-create-org.json"))
+	orgID := org["id"].(string)
+	got, _ := call(t, h, admin.Request{Action: "get-limits", Org: orgID})
+	if l := got["limits"].(map[string]any); l["keyPerMinute"] != 60000.0 || l["webhookPerMinute"] != 6000.0 {
+		t.Errorf("default limits %v", l)
+	}
+	set, _ := call(t, h, event(t, "admin-set-limits.json", "org_REPLACE", orgID))
+	if l := set["limits"].(map[string]any); l["keyPerMinute"] != 120000.0 || l["webhookPerMinute"] != 12000.0 {
+		t.Errorf("set-limits answered %v", l)
+	}
+	call(t, h, admin.Request{Action: "set-limits", Org: orgID, WebhookPerMinute: 30})
+	got, _ = call(t, h, admin.Request{Action: "get-limits", Org: orgID})
+	if l := got["limits"].(map[string]any); l["keyPerMinute"] != 120000.0 || l["webhookPerMinute"] != 30.0 {
+		t.Errorf("after setting the webhook limit only: %v", l)
+	}
+}
+
 func TestCreateTableIsIdempotent(t *testing.T) {
 	t.Parallel()
 	h := admin.Handler(testenv.Store(t)) // the store's table exists already
@@ -144,6 +164,8 @@ func TestBadRequestsAreRefusedNamingTheProblem(t *testing.T) {
 		{"create-org without a name", admin.Request{Action: "create-org", Name: "  "}, "name", "must be 1 to 200 characters"},
 		{"list-keys without org", admin.Request{Action: "list-keys"}, "org", "is required"},
 		{"revoke-key without client id", admin.Request{Action: "revoke-key"}, "clientId", "is required"},
+		{"set-limits for a missing org", admin.Request{Action: "set-limits", Org: "org_missing", KeyPerMinute: 5}, "", "no such organization: org_missing"},
+		{"set-limits out of range", admin.Request{Action: "set-limits", Org: orgID, KeyPerMinute: -1}, "keyPerMinute", "must be from 1 to"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/keys"
 	"github.com/sourcebase/sourcebase/internal/metrics"
+	"github.com/sourcebase/sourcebase/internal/ratelimit"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/resources"
 	"github.com/sourcebase/sourcebase/internal/routes"
@@ -42,6 +43,9 @@ type Deps struct {
 	Resources *resource.Registry
 	// Entries are the records on lists.
 	Entries *resources.Entries
+	// Limits counts the requests of each key and trigger against their
+	// organization's rate limits; nil: no limits.
+	Limits *ratelimit.Limiter
 	// Search answers the search routes; only the functions that serve
 	// them (the search function, the dev server) have one, so that the
 	// others do not carry a search engine.
@@ -67,7 +71,7 @@ func (a *API) Handler(groups ...string) http.Handler {
 			handlers[ep.Pattern()] = ep.handler
 		}
 	}
-	return httpapi.NewRouter(table, handlers, httpapi.Authenticate(a.d.Auth), httpapi.Idempotency(a.d.Store))
+	return httpapi.NewRouter(table, handlers, httpapi.Authenticate(a.d.Auth, a.d.Limits), httpapi.Idempotency(a.d.Store))
 }
 
 // Routes is the route table of the service: every route, each declared

@@ -5,9 +5,13 @@ import (
 	"net/http"
 
 	"github.com/sourcebase/sourcebase/internal/httpapi"
+	"github.com/sourcebase/sourcebase/internal/ratelimit"
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/webhook"
 )
+
+// errRateLimited refuses a delivery over its trigger's rate limit.
+var errRateLimited = errors.New("rate limited")
 
 // receiveWebhook hands the request to the run service (runs.Receive:
 // verify, build the run input, start the run once per delivery id) and
@@ -19,9 +23,25 @@ func (a *API) receiveWebhook(w http.ResponseWriter, r *http.Request) {
 		httpapi.Error(w, r, err)
 		return
 	}
+	slug := r.PathValue("slug")
+	var limited *ratelimit.Decision
 	run, replayed, err := a.d.Runs.Receive(r.Context(), runs.Delivery{
-		Slug: r.PathValue("slug"), Header: r.Header, Query: r.URL.Query(), Body: body,
+		Slug: slug, Header: r.Header, Query: r.URL.Query(), Body: body,
+		Admit: func(org string) error {
+			if a.d.Limits == nil {
+				return nil
+			}
+			d := a.d.Limits.Webhook(r.Context(), org, slug)
+			limited = &d
+			if !d.Allowed {
+				return errRateLimited
+			}
+			return nil
+		},
 	})
+	if limited != nil && !httpapi.RateLimit(w, *limited, "this webhook trigger") {
+		return
+	}
 	if errors.Is(err, webhook.ErrInvalidSignature) {
 		httpapi.ErrorBody(w, http.StatusUnauthorized, webhook.ErrInvalidSignature.Error())
 		return

@@ -23,6 +23,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/keys"
 	"github.com/sourcebase/sourcebase/internal/metrics"
+	"github.com/sourcebase/sourcebase/internal/ratelimit"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/resources"
 	"github.com/sourcebase/sourcebase/internal/runs"
@@ -214,6 +215,7 @@ func Build(st *store.Store, cfg Config, engine runs.EngineFactory) api.Deps {
 		Store:      st,
 		Keys:       k,
 		Auth:       auth.New(k, cfg.CacheTTL),
+		Limits:     ratelimit.New(st),
 		Companies:  cs,
 		Workflows:  wf,
 		Runs:       rs,

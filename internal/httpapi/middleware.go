@@ -10,6 +10,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/ids"
+	"github.com/sourcebase/sourcebase/internal/ratelimit"
 )
 
 // requestLog collects what the access log line reports; handlers deeper in
@@ -127,7 +128,7 @@ const (
 
 // Authenticate admits requests with a valid key pair and puts the caller
 // into the context; everything else is 401 with the spec's exact body.
-func Authenticate(a *auth.Authenticator) func(http.Handler) http.Handler {
+func Authenticate(a *auth.Authenticator, limits *ratelimit.Limiter) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			p, err := a.Authenticate(r.Context(), r.Header.Get(HeaderClientID), r.Header.Get(HeaderAPIKey))
@@ -137,6 +138,11 @@ func Authenticate(a *auth.Authenticator) func(http.Handler) http.Handler {
 			}
 			if rl, ok := r.Context().Value(logKey{}).(*requestLog); ok {
 				rl.org, rl.clientID = p.OrgID, p.ClientID
+			}
+			if limits != nil {
+				if d := limits.Key(r.Context(), p.OrgID, p.ClientID); !RateLimit(w, d, "this API key") {
+					return
+				}
 			}
 			next.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), p)))
 		})

@@ -168,6 +168,7 @@ var errorMeaning = map[int]string{
 	412: "`If-Match` names another version than the stored one.",
 	413: "The body exceeds 1 MiB, or the record would exceed the storage item limit.",
 	422: "An `Idempotency-Key` reused with another body.",
+	429: "Over the rate limit of the API key (or, for a webhook, of the trigger): wait `Retry-After` seconds.",
 	500: "An unexpected failure: `internal error`, nothing more.",
 	503: "The storage is temporarily unavailable: try again after `Retry-After` seconds.",
 }
@@ -180,8 +181,13 @@ func errorResponses() map[string]any {
 			"content":     map[string]any{"application/json": map[string]any{"schema": Ref("Error")}},
 		}
 		hs := map[string]any{"X-Request-Id": map[string]any{"$ref": "#/components/headers/X-Request-Id"}}
-		if status == 503 {
+		if status == 503 || status == 429 {
 			hs["Retry-After"] = map[string]any{"$ref": "#/components/headers/Retry-After"}
+		}
+		if status == 429 {
+			for _, h := range rateHeaders {
+				hs[h] = map[string]any{"$ref": "#/components/headers/" + h}
+			}
 		}
 		r["headers"] = hs
 		out[strconv.Itoa(status)] = r
@@ -199,8 +205,17 @@ func headers() map[string]any {
 		"Idempotent-Replayed": h("`true` when the answer is the one kept for this `Idempotency-Key`",
 			Schema{"type": "string", "enum": []any{"true"}}),
 		"X-Request-Id": h("the request's id, as logged", Schema{"type": "string"}),
+		"X-RateLimit-Limit": h("the requests a minute the key (a webhook: the trigger) may make",
+			Schema{"type": "integer", "minimum": 1}),
+		"X-RateLimit-Remaining": h("the requests left in this minute (across the service's instances, an estimate)",
+			Schema{"type": "integer", "minimum": 0}),
+		"X-RateLimit-Reset": h("seconds until the minute ends and the count starts again",
+			Schema{"type": "integer", "minimum": 0, "maximum": 60}),
 	}
 }
+
+// rateHeaders are on every answer a rate limit counted.
+var rateHeaders = []string{"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"}
 
 var pathParam = regexp.MustCompile(`\{([A-Za-z]+)\}`)
 
@@ -213,6 +228,7 @@ func (op Operation) errorStatuses() []int {
 	}
 	if !op.Public || strings.HasPrefix(op.Path, "/webhooks/") {
 		set[401] = true
+		set[429] = true
 	}
 	if !op.Public {
 		set[400] = true // unknown or malformed query parameters
@@ -294,6 +310,11 @@ func (op Operation) object() map[string]any {
 		success["content"] = map[string]any{"application/json": map[string]any{"schema": body}}
 	}
 	hs := map[string]any{"X-Request-Id": map[string]any{"$ref": "#/components/headers/X-Request-Id"}}
+	if !op.Public {
+		for _, h := range rateHeaders {
+			hs[h] = map[string]any{"$ref": "#/components/headers/" + h}
+		}
+	}
 	if op.Paged {
 		hs["X-Next-Cursor"] = map[string]any{"$ref": "#/components/headers/X-Next-Cursor"}
 		hs["Link"] = map[string]any{"$ref": "#/components/headers/Link"}

@@ -103,7 +103,9 @@ func FunctionNamed(name string) (Function, bool) {
 
 // Access is the table access f needs, derived from its routes in rs: every
 // route reads (API keys, records); a route other than GET writes
-// (records, idempotency records); the health check describes the table.
+// (records, idempotency records); an authenticated or webhook route counts
+// requests (rate limits, a write even for a function that only reads);
+// the health check describes the table.
 // Functions without routes declare theirs in Table.
 func (f Function) Access(rs []Route) []store.Access {
 	need := map[store.Access]bool{}
@@ -118,9 +120,15 @@ func (f Function) Access(rs []Route) []store.Access {
 		if r.Path == HealthPath {
 			need[store.Describe] = true
 		}
+		if r.Authenticated() || r.Group == Webhook {
+			need[store.Count] = true // rate limits
+		}
+	}
+	if need[store.Write] {
+		delete(need, store.Count) // writing includes it
 	}
 	var out []store.Access
-	for _, a := range []store.Access{store.Read, store.Write, store.Describe, store.Manage} {
+	for _, a := range []store.Access{store.Read, store.Write, store.Count, store.Describe, store.Manage} {
 		if need[a] {
 			out = append(out, a)
 		}

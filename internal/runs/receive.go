@@ -20,6 +20,10 @@ type Delivery struct {
 	Header http.Header
 	Query  url.Values
 	Body   []byte
+	// Admit, when set, is asked once the delivery passed the signature
+	// check, with the trigger's organization: an error (a rate limit)
+	// refuses the delivery.
+	Admit func(org string) error
 }
 
 // Receive starts a run of the workflow whose trigger the delivery's slug
@@ -44,6 +48,11 @@ func (s *Service) Receive(ctx context.Context, d Delivery) (run *Run, replayed b
 		}
 		slog.InfoContext(ctx, "webhook refused", "workflowId", route.WorkflowID, "reason", err.Error())
 		return nil, false, webhook.ErrInvalidSignature
+	}
+	if d.Admit != nil {
+		if err := d.Admit(route.OrganizationID); err != nil {
+			return nil, false, err
+		}
 	}
 	in, err := webhookInput(d, v)
 	if err != nil {

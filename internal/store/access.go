@@ -13,6 +13,9 @@ const (
 	// Write: single puts, updates and deletes, and transactions of them
 	// with condition checks (IAM authorizes a transaction by its parts).
 	Write Access = "write"
+	// Count: adding to rate limit counters (store.Reserve), what a function
+	// that only reads records still writes.
+	Count Access = "count"
 	// Describe: reading the table's own description (health checks, and
 	// the operator's create-table on a table that already exists).
 	Describe Access = "describe"
@@ -25,6 +28,7 @@ const (
 var Actions = map[Access][]string{
 	Read:     {"dynamodb:GetItem", "dynamodb:Query", "dynamodb:BatchGetItem"},
 	Write:    {"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"},
+	Count:    {"dynamodb:UpdateItem"},
 	Describe: {"dynamodb:DescribeTable", "dynamodb:DescribeTimeToLive"},
 	Manage:   {"dynamodb:CreateTable", "dynamodb:UpdateTimeToLive"},
 }

@@ -31,6 +31,8 @@ const (
 	TypeChange       = "CHANGE"      // an entry of a change feed
 	TypeMetric       = "METRIC"      // a point of a metric series
 	TypeEnrichment   = "ENRICH"      // a candidate value of a record's attribute
+	TypeRate         = "RATE"        // a rate limit's request counter of one window
+	TypeLimits       = "LIMITS"      // an organization's rate limits
 	typeUniqueSuffix = "#UNIQUE"     // <TYPE>#UNIQUE: a uniqueness item
 )
 
@@ -138,6 +140,18 @@ func EnrichmentKey(org, resourceType, resourceID, valueID string) Key {
 
 // OrgKey is {"ORG#<org>", "ORG"}: an organization's own item.
 func OrgKey(org string) Key { return Key{"ORG#" + org, TypeOrg} }
+
+// RateCounterKey is {"RATE#<scope>#<id>", "W#<window>"}: the requests a
+// rate limit of scope (key, webhook) has granted id (a client id, a
+// trigger slug) in one window (its start in Unix seconds), outside any
+// organization's partition; it expires with AttrExpires.
+func RateCounterKey(scope, id string, window int64) Key {
+	return Key{TypeRate + "#" + scope + "#" + id, "W#" + strconv.FormatInt(window, 10)}
+}
+
+// RateLimitsKey is {"ORG#<org>", "LIMITS"}: an organization's own rate
+// limits, beside its record.
+func RateLimitsKey(org string) Key { return Key{"ORG#" + org, TypeLimits} }
 
 // APIKeyKey is {"APIKEY#<clientId>", "APIKEY"}: an API key, outside any
 // organization's partition, so that authentication reads it in one call.

@@ -18,6 +18,8 @@ func TestEveryKeyShapeOfTheTableStaysByteForByteTheSame(t *testing.T) {
 		{"record", RecordKey("org_1", TypeCompany, "co_1"), Key{"ORG#org_1#COMPANY", "co_1"}},
 		{"organization", OrgKey("org_1"), Key{"ORG#org_1", "ORG"}},
 		{"API key", APIKeyKey("ck_1"), Key{"APIKEY#ck_1", "APIKEY"}},
+		{"rate counter", RateCounterKey("key", "ck_1", 1700000040), Key{"RATE#key#ck_1", "W#1700000040"}},
+		{"rate limits", RateLimitsKey("org_1"), Key{"ORG#org_1", "LIMITS"}},
 		{"trigger route", TriggerRouteKey("slug1"), Key{"TRIGGER#slug1", "TRIGGER"}},
 		{"webhook delivery", DeliveryKey("org_1", "slug1", "d-1"),
 			Key{"ORG#org_1#DELIVERY#slug1#0741a320e613baac937e2644e8e96a2832166a3eb222ade3abbfa21a8cff1035", "DELIVERY"}},
@@ -61,7 +63,8 @@ func TestEveryKeyShapeOfTheTableStaysByteForByteTheSame(t *testing.T) {
 	}
 
 	types := map[string]string{TypeOrg: "ORG", TypeAPIKey: "APIKEY", TypeCompany: "COMPANY", TypeWorkflow: "WORKFLOW",
-		TypeRun: "RUN", TypeTriggerRoute: "TRIGGER", TypeDelivery: "DELIVERY", TypeIdempotency: "IDEMPOTENCY", TypeChange: "CHANGE", TypeMetric: "METRIC", TypeEnrichment: "ENRICH"}
+		TypeRun: "RUN", TypeTriggerRoute: "TRIGGER", TypeDelivery: "DELIVERY", TypeIdempotency: "IDEMPOTENCY", TypeChange: "CHANGE", TypeMetric: "METRIC", TypeEnrichment: "ENRICH",
+		TypeRate: "RATE", TypeLimits: "LIMITS"}
 	for got, want := range types {
 		if got != want {
 			t.Errorf("item type: got %q, want %q", got, want)
@@ -77,6 +80,8 @@ func TestParseRecordKeyReadsRecordKeysOnlyAndNoOtherItemOfTheTable(t *testing.T)
 	for name, k := range map[string]Key{
 		"organization":     OrgKey("org_1"),
 		"API key":          APIKeyKey("ck_1"),
+		"rate counter":     RateCounterKey("key", "ck_1", 60),
+		"rate limits":      RateLimitsKey("org_1"),
 		"trigger route":    TriggerRouteKey("slug1"),
 		"webhook delivery": DeliveryKey("org_1", "slug1", "d-1"),
 		"idempotency":      IdempotencyKey("org_1", "POST", "/v1/companies", "k1"),

@@ -332,15 +332,23 @@ func (s *Store) OverwriteOp(it Item) (Op, error) {
 	return s.putOp(it, "attribute_exists(pk)", nil, nil)
 }
 
+// PutOp writes an item whether or not it exists: for settings items that
+// carry no version (an organization's rate limits).
+func (s *Store) PutOp(it Item) (Op, error) { return s.putOp(it, "", nil, nil) }
+
 func (s *Store) putOp(it Item, cond string, names map[string]string, values map[string]types.AttributeValue) (Op, error) {
 	av, err := it.encode()
 	if err != nil {
 		return Op{}, err
 	}
+	var condition *string
+	if cond != "" {
+		condition = aws.String(cond)
+	}
 	return Op{types.TransactWriteItem{Put: &types.Put{
 		TableName:                 aws.String(s.Table),
 		Item:                      av,
-		ConditionExpression:       aws.String(cond),
+		ConditionExpression:       condition,
 		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: values,
 	}}}, nil

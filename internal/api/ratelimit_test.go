@@ -1,0 +1,167 @@
+package api_test
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/ratelimit"
+	"github.com/sourcebase/sourcebase/internal/webhook"
+)
+
+// limited is an in-process service whose limiter reads a fixed clock,
+// set to the start of a minute, so that no test crosses a window.
+func limited(t *testing.T) (*apitest.Env, *time.Time) {
+	t.Helper()
+	apitest.InProcessOnly(t, "it sets the rate limiter's clock and the organization's limits")
+	e := apitest.New(t)
+	now := time.Now().Truncate(time.Minute).Add(5 * time.Second)
+	e.Deps.Limits.SetClock(func() time.Time { return now })
+	return e, &now
+}
+
+func setLimits(t *testing.T, e *apitest.Env, org string, l ratelimit.Limits) {
+	t.Helper()
+	if err := e.Deps.Limits.SetLimits(context.Background(), org, l); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestEveryAuthenticatedAnswerCarriesTheKeysRateLimitHeaders(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	r := c.Do("GET", "/v1/companies", nil).Want(t, http.StatusOK)
+	if r.Header.Get("X-RateLimit-Limit") != strconv.FormatInt(ratelimit.Defaults.KeyPerMinute, 10) {
+		t.Errorf("X-RateLimit-Limit %q, want the default %d", r.Header.Get("X-RateLimit-Limit"), ratelimit.Defaults.KeyPerMinute)
+	}
+	remaining, _ := strconv.Atoi(r.Header.Get("X-RateLimit-Remaining"))
+	reset, _ := strconv.Atoi(r.Header.Get("X-RateLimit-Reset"))
+	if remaining < 1 || remaining >= int(ratelimit.Defaults.KeyPerMinute) || reset < 1 || reset > 60 {
+		t.Errorf("remaining %q, reset %q", r.Header.Get("X-RateLimit-Remaining"), r.Header.Get("X-RateLimit-Reset"))
+	}
+	// Errors after authentication count too; the document needs no key.
+	c.Do("GET", "/v1/companies/cmp_01nosuchcompany0000000000", nil).Want(t, http.StatusNotFound)
+	if r := e.Anonymous(t).Do("GET", "/v1/openapi.json", nil); r.Header.Get("X-RateLimit-Limit") != "" {
+		t.Errorf("the public document is counted against a key")
+	}
+}
+
+func TestAKeyOverItsLimitIs429WithRetryAfterWhileOtherKeysAndOrganizationsGoOn(t *testing.T) {
+	t.Parallel()
+	e, now := limited(t)
+	c := e.Org(t)
+	setLimits(t, e, c.Org, ratelimit.Limits{KeyPerMinute: 3, WebhookPerMinute: 10})
+	for i := 1; i <= 3; i++ {
+		r := c.Do("GET", "/v1/companies", nil).Want(t, http.StatusOK)
+		if got := r.Header.Get("X-RateLimit-Remaining"); got != strconv.Itoa(3-i) {
+			t.Errorf("request %d: X-RateLimit-Remaining %q, want %d", i, got, 3-i)
+		}
+		if r.Header.Get("X-RateLimit-Limit") != "3" || r.Header.Get("X-RateLimit-Reset") != "55" {
+			t.Errorf("request %d: limit %q reset %q", i, r.Header.Get("X-RateLimit-Limit"), r.Header.Get("X-RateLimit-Reset"))
+		}
+	}
+	r := c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Over"})
+	wantExactBody(t, r.Want(t, http.StatusTooManyRequests),
+		`{"error":"Too many requests for this API key: the limit is 3 a minute; try again in 55 seconds."}`)
+	if r.Header.Get("Retry-After") != "55" || r.Header.Get("X-RateLimit-Remaining") != "0" {
+		t.Errorf("Retry-After %q, remaining %q", r.Header.Get("Retry-After"), r.Header.Get("X-RateLimit-Remaining"))
+	}
+	// Nothing was written by the refused request.
+	if n := len(c.Do("GET", "/v1/companies", nil).Want(t, http.StatusTooManyRequests).Body); n == 0 {
+		t.Fatal("empty 429")
+	}
+
+	// Another key of the organization, and another organization, go on.
+	other := e.Key(t, c.Org, "member")
+	other.Do("GET", "/v1/companies", nil).Want(t, http.StatusOK)
+	e.Org(t).Do("GET", "/v1/companies", nil).Want(t, http.StatusOK)
+
+	// The next minute lets the key through again; the refused create did
+	// not happen.
+	*now = now.Add(time.Minute)
+	list := c.Do("GET", "/v1/companies", nil).Want(t, http.StatusOK).List(t)
+	if len(list) != 0 {
+		t.Errorf("a refused create was stored: %v", list)
+	}
+}
+
+func TestTwoInstancesOnOneTableTogetherGrantNoMoreThanTheLimit(t *testing.T) {
+	t.Parallel()
+	e, now := limited(t)
+	second := apitest.NewWith(t, apitest.Options{Store: e.Store})
+	second.Deps.Limits.SetClock(func() time.Time { return *now })
+	c := e.Org(t)
+	setLimits(t, e, c.Org, ratelimit.Limits{KeyPerMinute: 40, WebhookPerMinute: 10})
+	c2 := *c
+	c2.Base = second.URL
+	var mu sync.Mutex
+	granted := 0
+	var wg sync.WaitGroup
+	for _, client := range []*apitest.Client{c, &c2} {
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range 15 {
+					if r := client.Do("GET", "/v1/keys", nil); r.Status == http.StatusOK {
+						mu.Lock()
+						granted++
+						mu.Unlock()
+					} else if r.Status != http.StatusTooManyRequests {
+						t.Errorf("status %d: %s", r.Status, r.Body)
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	// 120 requests against a limit of 40: never more than 40, and at most
+	// one lease per instance below it (the leases near the limit are 1).
+	if granted > 40 || granted < 38 {
+		t.Errorf("two instances granted %d requests of a limit of 40", granted)
+	}
+}
+
+func TestAWebhookTriggerOverItsLimitIs429AndUnsignedRequestsDoNotSpendIt(t *testing.T) {
+	t.Parallel()
+	e, _ := limited(t)
+	c := e.Org(t)
+	setLimits(t, e, c.Org, ratelimit.Limits{KeyPerMinute: 100, WebhookPerMinute: 2})
+	wf := c.Do("POST", "/v1/workflows", map[string]any{"name": "Limited"}).Want(t, http.StatusCreated).Object(t)
+	trigger := wf["trigger"].(map[string]any)
+	url, secret := trigger["url"].(string), trigger["secret"].(string)
+	send := func(secret string) *apitest.Response {
+		h := e.Anonymous(t)
+		h.Base = ""
+		return h.Do("POST", url, `{"a":1}`, webhook.SharedSecret.DefaultHeader(), secret)
+	}
+	for range 5 {
+		send("wrong").Want(t, http.StatusUnauthorized)
+	}
+	for i := range 2 {
+		if r := send(secret).Want(t, http.StatusAccepted); r.Header.Get("X-RateLimit-Remaining") != strconv.Itoa(1-i) {
+			t.Errorf("delivery %d: remaining %q", i, r.Header.Get("X-RateLimit-Remaining"))
+		}
+	}
+	r := send(secret).Want(t, http.StatusTooManyRequests)
+	wantExactBody(t, r, `{"error":"Too many requests for this webhook trigger: the limit is 2 a minute; try again in 55 seconds."}`)
+	if r.Header.Get("Retry-After") != "55" {
+		t.Errorf("Retry-After %q", r.Header.Get("Retry-After"))
+	}
+}
+
+func TestAnOrganizationsLimitsAreValidated(t *testing.T) {
+	t.Parallel()
+	e, _ := limited(t)
+	c := e.Org(t)
+	for _, l := range []ratelimit.Limits{{KeyPerMinute: 0, WebhookPerMinute: 1}, {KeyPerMinute: 1, WebhookPerMinute: ratelimit.MaxLimit + 1}} {
+		if err := e.Deps.Limits.SetLimits(context.Background(), c.Org, l); err == nil {
+			t.Errorf("limits %v were accepted", l)
+		}
+	}
+}

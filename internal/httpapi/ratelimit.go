@@ -1,0 +1,37 @@
+package httpapi
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/sourcebase/sourcebase/internal/ratelimit"
+)
+
+// Rate limit headers, on every answer a limit counted (GitHub's names):
+// the requests a window allows, those left in it, and the seconds until
+// it starts again.
+const (
+	HeaderRateLimit     = "X-RateLimit-Limit"
+	HeaderRateRemaining = "X-RateLimit-Remaining"
+	HeaderRateReset     = "X-RateLimit-Reset"
+)
+
+// RateLimit writes d's headers and, when d refuses the request, the 429
+// answer (with Retry-After) naming what is limited (who: "this API key");
+// it reports whether the request may go on.
+func RateLimit(w http.ResponseWriter, d ratelimit.Decision, who string) bool {
+	reset := int64((d.Reset + time.Second - 1) / time.Second)
+	h := w.Header()
+	h.Set(HeaderRateLimit, strconv.FormatInt(d.Limit, 10))
+	h.Set(HeaderRateRemaining, strconv.FormatInt(d.Remaining, 10))
+	h.Set(HeaderRateReset, strconv.FormatInt(reset, 10))
+	if d.Allowed {
+		return true
+	}
+	h.Set("Retry-After", strconv.FormatInt(reset, 10))
+	ErrorBody(w, http.StatusTooManyRequests, fmt.Sprintf(
+		"Too many requests for %s: the limit is %d a minute; try again in %d seconds.", who, d.Limit, reset))
+	return false
+}
