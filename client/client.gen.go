@@ -822,6 +822,21 @@ func (e GetHealthz200JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for PostMcpJSONBodyJsonrpc.
+const (
+	N20 PostMcpJSONBodyJsonrpc = "2.0"
+)
+
+// Valid indicates whether the value is a known member of the PostMcpJSONBodyJsonrpc enum.
+func (e PostMcpJSONBodyJsonrpc) Valid() bool {
+	switch e {
+	case N20:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetActivitiesParamsSort.
 const (
 	GetActivitiesParamsSortCreatedAt GetActivitiesParamsSort = "createdAt"
@@ -3101,6 +3116,14 @@ type N503 = Error
 // GetHealthz200JSONResponseBodyStatus defines parameters for GetHealthz.
 type GetHealthz200JSONResponseBodyStatus string
 
+// PostMcpJSONBody defines parameters for PostMcp.
+type PostMcpJSONBody struct {
+	Jsonrpc PostMcpJSONBodyJsonrpc `json:"jsonrpc"`
+}
+
+// PostMcpJSONBodyJsonrpc defines parameters for PostMcp.
+type PostMcpJSONBodyJsonrpc string
+
 // GetActivitiesParams defines parameters for GetActivities.
 type GetActivitiesParams struct {
 	// Limit records per page, 1 to 1000 (outside: clamped); default 100
@@ -5081,6 +5104,9 @@ type PutWorkspacesByIdParams struct {
 // PostWebhooksWorkflowsBySlugJSONBody defines parameters for PostWebhooksWorkflowsBySlug.
 type PostWebhooksWorkflowsBySlugJSONBody = interface{}
 
+// PostMcpJSONRequestBody defines body for PostMcp for application/json ContentType.
+type PostMcpJSONRequestBody PostMcpJSONBody
+
 // PostActivitiesJSONRequestBody defines body for PostActivities for application/json ContentType.
 type PostActivitiesJSONRequestBody PostActivitiesJSONBody
 
@@ -5355,6 +5381,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /healthz (the `GetHealthz` operationId).
 	GetHealthz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostMcpWithBody Model Context Protocol endpoint (streamable HTTP)
+	//
+	// JSON-RPC messages of the Model Context Protocol (initialize, tools/list, tools/call, resources/list, resources/read), answered as JSON (stateless: no Mcp-Session-Id). Needs the same two headers as every /v1 route; its tools call the REST operations with them. See docs/mcp.md.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /mcp (the `PostMcp` operationId).
+	PostMcpWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostMcp Model Context Protocol endpoint (streamable HTTP)
+	//
+	// JSON-RPC messages of the Model Context Protocol (initialize, tools/list, tools/call, resources/list, resources/read), answered as JSON (stateless: no Mcp-Session-Id). Needs the same two headers as every /v1 route; its tools call the REST operations with them. See docs/mcp.md.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /mcp (the `PostMcp` operationId).
+	PostMcp(ctx context.Context, body PostMcpJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetActivities List activities
 	//
@@ -6576,6 +6620,44 @@ type ClientInterface interface {
 // Corresponds with GET /healthz (the `GetHealthz` operationId).
 func (c *Client) GetHealthz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetHealthzRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostMcpWithBody Model Context Protocol endpoint (streamable HTTP)
+//
+// JSON-RPC messages of the Model Context Protocol (initialize, tools/list, tools/call, resources/list, resources/read), answered as JSON (stateless: no Mcp-Session-Id). Needs the same two headers as every /v1 route; its tools call the REST operations with them. See docs/mcp.md.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /mcp (the `PostMcp` operationId).
+func (c *Client) PostMcpWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostMcpRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostMcp Model Context Protocol endpoint (streamable HTTP)
+//
+// JSON-RPC messages of the Model Context Protocol (initialize, tools/list, tools/call, resources/list, resources/read), answered as JSON (stateless: no Mcp-Session-Id). Needs the same two headers as every /v1 route; its tools call the REST operations with them. See docs/mcp.md.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /mcp (the `PostMcp` operationId).
+func (c *Client) PostMcp(ctx context.Context, body PostMcpJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostMcpRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -9301,6 +9383,46 @@ func NewGetHealthzRequest(server string) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewPostMcpRequest calls the generic PostMcp builder with application/json body
+func NewPostMcpRequest(server string, body PostMcpJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostMcpRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPostMcpRequestWithBody constructs an http.Request for the PostMcp method, with any body, and a specified content type
+func NewPostMcpRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/mcp")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -16165,6 +16287,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /healthz (the `GetHealthz` operationId).
 	GetHealthzWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetHealthzResponse, error)
 
+	// PostMcpWithBodyWithResponse Model Context Protocol endpoint (streamable HTTP)
+	//
+	// JSON-RPC messages of the Model Context Protocol (initialize, tools/list, tools/call, resources/list, resources/read), answered as JSON (stateless: no Mcp-Session-Id). Needs the same two headers as every /v1 route; its tools call the REST operations with them. See docs/mcp.md.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /mcp (the `PostMcp` operationId).
+	PostMcpWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostMcpResponse, error)
+
+	// PostMcpWithResponse Model Context Protocol endpoint (streamable HTTP)
+	//
+	// JSON-RPC messages of the Model Context Protocol (initialize, tools/list, tools/call, resources/list, resources/read), answered as JSON (stateless: no Mcp-Session-Id). Needs the same two headers as every /v1 route; its tools call the REST operations with them. See docs/mcp.md.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /mcp (the `PostMcp` operationId).
+	PostMcpWithResponse(ctx context.Context, body PostMcpJSONRequestBody, reqEditors ...RequestEditorFn) (*PostMcpResponse, error)
+
 	// GetActivitiesWithResponse List activities
 	//
 	// A page of the organization's activities, newest first unless `sort` and `direction` say otherwise. When more records follow, `X-Next-Cursor` holds the next page's `cursor` and `Link` its URL.
@@ -17573,6 +17713,177 @@ func (r GetHealthzResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetHealthzResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostMcpResponse200Headers the declared response headers of an HTTP 200 response for PostMcp
+type PostMcpResponse200Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// PostMcpResponse202Headers the declared response headers of an HTTP 202 response for PostMcp
+type PostMcpResponse202Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// PostMcpResponse400Headers the declared response headers of an HTTP 400 response for PostMcp
+type PostMcpResponse400Headers struct {
+	XRequestId *string
+}
+
+// PostMcpResponse401Headers the declared response headers of an HTTP 401 response for PostMcp
+type PostMcpResponse401Headers struct {
+	XRequestId *string
+}
+
+// PostMcpResponse404Headers the declared response headers of an HTTP 404 response for PostMcp
+type PostMcpResponse404Headers struct {
+	XRequestId *string
+}
+
+// PostMcpResponse413Headers the declared response headers of an HTTP 413 response for PostMcp
+type PostMcpResponse413Headers struct {
+	XRequestId *string
+}
+
+// PostMcpResponse429Headers the declared response headers of an HTTP 429 response for PostMcp
+type PostMcpResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// PostMcpResponse500Headers the declared response headers of an HTTP 500 response for PostMcp
+type PostMcpResponse500Headers struct {
+	XRequestId *string
+}
+
+// PostMcpResponse503Headers the declared response headers of an HTTP 503 response for PostMcp
+type PostMcpResponse503Headers struct {
+	RetryAfter *int
+	XRequestId *string
+}
+
+type PostMcpResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *map[string]interface{}
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *map[string]interface{}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *N400
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *N401
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *N404
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *N413
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PostMcpResponse200Headers
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *PostMcpResponse202Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PostMcpResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostMcpResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostMcpResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostMcpResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostMcpResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostMcpResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostMcpResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostMcpResponse) GetJSON200() *map[string]interface{} {
+	return r.JSON200
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r PostMcpResponse) GetJSON202() *map[string]interface{} {
+	return r.JSON202
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostMcpResponse) GetJSON400() *N400 {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostMcpResponse) GetJSON401() *N401 {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostMcpResponse) GetJSON404() *N404 {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostMcpResponse) GetJSON413() *N413 {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostMcpResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostMcpResponse) GetJSON500() *N500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostMcpResponse) GetJSON503() *N503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostMcpResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostMcpResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostMcpResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostMcpResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -34639,6 +34950,36 @@ func (c *ClientWithResponses) GetHealthzWithResponse(ctx context.Context, reqEdi
 	return ParseGetHealthzResponse(rsp)
 }
 
+// PostMcpWithBodyWithResponse Model Context Protocol endpoint (streamable HTTP)
+//
+// JSON-RPC messages of the Model Context Protocol (initialize, tools/list, tools/call, resources/list, resources/read), answered as JSON (stateless: no Mcp-Session-Id). Needs the same two headers as every /v1 route; its tools call the REST operations with them. See docs/mcp.md.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /mcp (the `PostMcp` operationId).
+func (c *ClientWithResponses) PostMcpWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostMcpResponse, error) {
+	rsp, err := c.PostMcpWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostMcpResponse(rsp)
+}
+
+// PostMcpWithResponse Model Context Protocol endpoint (streamable HTTP)
+//
+// JSON-RPC messages of the Model Context Protocol (initialize, tools/list, tools/call, resources/list, resources/read), answered as JSON (stateless: no Mcp-Session-Id). Needs the same two headers as every /v1 route; its tools call the REST operations with them. See docs/mcp.md.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /mcp (the `PostMcp` operationId).
+func (c *ClientWithResponses) PostMcpWithResponse(ctx context.Context, body PostMcpJSONRequestBody, reqEditors ...RequestEditorFn) (*PostMcpResponse, error) {
+	rsp, err := c.PostMcp(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostMcpResponse(rsp)
+}
+
 // GetActivitiesWithResponse List activities
 //
 // A page of the organization's activities, newest first unless `sort` and `direction` say otherwise. When more records follow, `X-Next-Cursor` holds the next page's `cursor` and `Link` its URL.
@@ -36921,6 +37262,258 @@ func ParseGetHealthzResponse(rsp *http.Response) (*GetHealthzResponse, error) {
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetHealthzResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostMcpResponse parses an HTTP response from a PostMcpWithResponse call
+func ParsePostMcpResponse(rsp *http.Response) (*PostMcpResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostMcpResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest map[string]interface{}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest map[string]interface{}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest N400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest N401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest N404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest N413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest N500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PostMcpResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 202:
+		var headers PostMcpResponse202Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers202 = &headers
+	case rsp.StatusCode == 400:
+		var headers PostMcpResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostMcpResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostMcpResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostMcpResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostMcpResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostMcpResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostMcpResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -42,6 +42,7 @@ var samples = map[string]string{
 	"companies-get.json":            routes.Companies,
 	"companies-list.json":           routes.Companies,
 	"search-companies.json":         routes.Search,
+	"mcp-search-companies.json":     routes.MCP,
 	"catalog-create-industry.json":  routes.Catalog,
 	"crm-create-deal.json":          routes.CRM,
 	"data-metric-series.json":       routes.Data,
@@ -281,10 +282,26 @@ func TestEveryFunctionsBootstrapAnswersItsSampleEvents(t *testing.T) {
 		t.Errorf("search-companies: %v", got)
 	}
 
+	// An agent's MCP call: a stateless tools/call the mcp function answers
+	// as JSON, searching in process.
+	res := e.http(routes.MCP, req("mcp-search-companies.json"))
+	var rpc struct {
+		Result struct {
+			IsError           bool `json:"isError"`
+			StructuredContent struct {
+				Data []record `json:"data"`
+			} `json:"structuredContent"`
+		} `json:"result"`
+	}
+	if res.StatusCode != 200 || json.Unmarshal([]byte(res.Body), &rpc) != nil || rpc.Result.IsError ||
+		len(rpc.Result.StructuredContent.Data) != 1 || rpc.Result.StructuredContent.Data[0]["id"] != companyID {
+		t.Errorf("mcp-search-companies: status %d, body %s", res.StatusCode, res.Body)
+	}
+
 	// API Gateway sends a request no route matches to the keys function
 	// ($default), which answers as the whole service: the path exists,
 	// not with this method.
-	res := e.http(routes.Keys, req("keys-fallback.json"))
+	res = e.http(routes.Keys, req("keys-fallback.json"))
 	if res.StatusCode != 405 || !strings.Contains(res.Headers["Allow"], "POST") || !strings.Contains(res.Headers["Allow"], "GET") {
 		t.Errorf("keys-fallback: status %d, Allow %q, body %s; want 405 allowing GET and POST", res.StatusCode, res.Headers["Allow"], res.Body)
 	}

@@ -22,7 +22,6 @@ import (
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/store"
-	"github.com/sourcebase/sourcebase/internal/workflows"
 )
 
 // functionIDs maps each function's logical id to its name.
@@ -213,12 +212,12 @@ func TestEveryFunctionHasExactlyTheEnvironmentOfItsConfiguration(t *testing.T) {
 			if f.StartsRuns {
 				cfg.StateMachineARN = "<machine>"
 			}
-			if f.Name == workflows.Group {
+			if f.WebhookURLs {
 				cfg.WebhookBaseURL = "<url>"
 			}
 			// With OpenSearch, the search function and the indexer are
 			// told its engine and the collection's endpoint.
-			if s.stack.Options.OpenSearch() && (f.Name == routes.Search || f.Name == routes.Indexer) {
+			if s.stack.Options.OpenSearch() && (f.HoldsIndexes || f.Name == routes.Indexer) {
 				cfg.SearchEngine, cfg.OpenSearchEndpoint = app.SearchOpenSearch, "<collection>"
 			}
 			want := map[string]any{}
@@ -337,7 +336,7 @@ func TestEveryFunctionRoleAllowsExactlyTheGeneratedActions(t *testing.T) {
 			if f.StartsRuns {
 				want.add("states:StartExecution", ref(s.logicalID(s.stack.StateMachine)))
 			}
-			if s.stack.Options.OpenSearch() && (f.Name == routes.Search || f.Name == routes.Indexer) {
+			if s.stack.Options.OpenSearch() && (f.HoldsIndexes || f.Name == routes.Indexer) {
 				want.add("aoss:APIAccessAll", getAtt(s.logicalID(s.stack.Collection), "Arn"))
 			}
 			if f.Reach == routes.ByStream {
@@ -724,7 +723,7 @@ func TestSearchingWithOpenSearchAddsTheCollectionTheStreamAndTheIndexerAndOnlyTh
 			t.Fatalf("policies %v, want encryption, network and data", policies)
 		}
 		data := js(policies["data"]["Policy"])
-		for name, perms := range map[string][]string{routes.Search: SearchIndexPermissions, routes.Indexer: IndexerIndexPermissions} {
+		for name, perms := range map[string][]string{routes.Search: SearchIndexPermissions, routes.MCP: SearchIndexPermissions, routes.Indexer: IndexerIndexPermissions} {
 			if !strings.Contains(data, s.logicalID(s.stack.Roles[name])) {
 				t.Errorf("the data access policy does not name the %s function's role: %s", name, data)
 			}

@@ -4,8 +4,9 @@ package main
 
 import (
 	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/search/embedded"
 	"github.com/sourcebase/sourcebase/internal/search/opensearch"
 )
 
-func main() { app.ServeSearch(embedded.NewEngine, opensearch.NewEngine) }
+func main() { app.ServeSearch(routes.Search, embedded.NewEngine, opensearch.NewEngine) }

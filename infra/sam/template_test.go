@@ -367,7 +367,7 @@ func envProblems(tmpl *cloudformation.Template, s Spec) []string {
 		if f.StartsRuns {
 			cfg.StateMachineARN = "Ref(" + StateMachineID + ")"
 		}
-		if f.Name == routes.Workflows {
+		if f.WebhookURLs {
 			cfg.WebhookBaseURL = "GetAtt(WebhookFunctionUrl.FunctionUrl)"
 		}
 		cfg.Table = "Ref(" + TableID + ")"
@@ -392,7 +392,7 @@ func TestEachFunctionsEnvironmentIsTheAppConfigurationWithItsOwnResources(t *tes
 		if _, ok := vars[app.EnvStateMachineARN]; ok != f.StartsRuns {
 			t.Errorf("%s: has %s = %v, starts runs = %v", f.Name, app.EnvStateMachineARN, ok, f.StartsRuns)
 		}
-		if _, ok := vars[app.EnvWebhookBaseURL]; ok != (f.Name == routes.Workflows) {
+		if _, ok := vars[app.EnvWebhookBaseURL]; ok != f.WebhookURLs {
 			t.Errorf("%s: has %s = %v", f.Name, app.EnvWebhookBaseURL, ok)
 		}
 	}

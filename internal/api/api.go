@@ -8,6 +8,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
@@ -16,6 +17,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/enrichment"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/keys"
+	"github.com/sourcebase/sourcebase/internal/mcpserver"
 	"github.com/sourcebase/sourcebase/internal/metrics"
 	"github.com/sourcebase/sourcebase/internal/ratelimit"
 	"github.com/sourcebase/sourcebase/internal/resource"
@@ -53,7 +55,13 @@ type Deps struct {
 }
 
 // API serves the resource groups.
-type API struct{ d Deps }
+type API struct {
+	d Deps
+
+	mcpOnce sync.Once
+	mcp     http.Handler
+	mcpErr  error
+}
 
 // New returns the API over d.
 func New(d Deps) *API { return &API{d: d} }
@@ -124,6 +132,8 @@ func (a *API) endpoints() []endpoint {
 		route(routes.Workflows, "POST", "/v1/workflow-runs/{id}/retry", a.retryRun),
 
 		route(routes.Webhook, "POST", "/webhooks/workflows/{slug}", a.receiveWebhook),
+
+		route(routes.MCP, "POST", mcpserver.Path, a.serveMCP),
 
 		route(routes.Documents, "POST", "/v1/lists/{id}/entries", a.addListEntry),
 		route(routes.Documents, "GET", "/v1/lists/{id}/entries", a.listEntries),

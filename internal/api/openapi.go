@@ -12,6 +12,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/enrichment"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/keys"
+	"github.com/sourcebase/sourcebase/internal/mcpserver"
 	"github.com/sourcebase/sourcebase/internal/metrics"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/resource"
@@ -327,6 +328,17 @@ var handOperations = map[string]func(*openapi.Operation){
 		op.Summary, op.Raw = "Get this OpenAPI document", true
 		op.Description = "The one `/v1` route without credentials."
 		op.Data = openapi.Schema{"type": "object"}
+	},
+	"POST " + mcpserver.Path: func(op *openapi.Operation) {
+		op.Summary, op.Public, op.Idempotent, op.Raw = "Model Context Protocol endpoint (streamable HTTP)", false, false, true
+		op.Description = "JSON-RPC messages of the Model Context Protocol (initialize, tools/list, tools/call, resources/list, " +
+			"resources/read), answered as JSON (stateless: no Mcp-Session-Id). Needs the same two headers as every /v1 route; " +
+			"its tools call the REST operations with them. See docs/mcp.md."
+		op.Body = openapi.Schema{"type": "object", "description": "a JSON-RPC 2.0 request or notification", "required": []any{"jsonrpc"},
+			"properties": openapi.Schema{"jsonrpc": openapi.Schema{"type": "string", "enum": []any{"2.0"}}}}
+		op.Data = openapi.Schema{"type": "object", "description": "the JSON-RPC 2.0 response"}
+		op.AlsoStatus = http.StatusAccepted
+		op.Security = []map[string][]string{{"clientId": {}, "apiKey": {}}}
 	},
 	"GET /v1/keys": func(op *openapi.Operation) {
 		op.Summary = "List the organization's API keys"

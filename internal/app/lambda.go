@@ -57,17 +57,18 @@ func SearchEngine(ctx context.Context, st *store.Store, cfg Config, embedded fun
 	return nil, fmt.Errorf("%s: %q is neither %s nor %s", EnvSearchEngine, cfg.SearchEngine, SearchEmbedded, SearchOpenSearch)
 }
 
-// ServeSearch runs the search function: the search routes, over the
+// ServeSearch runs a function that searches: the search function (the
+// search routes) and the MCP function (whose tools search), over the
 // engine SEARCH_ENGINE names (packages search/embedded and
-// search/opensearch, which only this function and the indexer link).
-func ServeSearch(embedded func(*store.Store) search.Engine, openSearch OpenSearchEngine) {
+// search/opensearch, which only these functions and the indexer link).
+func ServeSearch(group string, embedded func(*store.Store) search.Engine, openSearch OpenSearchEngine) {
 	Logger(os.Stdout)
 	ctx := context.Background()
 	deps, cfg, err := FromEnv(ctx)
 	Must(err)
 	deps.Search, err = SearchEngine(ctx, deps.Store, cfg, embedded, openSearch)
 	Must(err)
-	lambda.Start(LambdaHandler(deps, routes.Search))
+	lambda.Start(LambdaHandler(deps, group))
 }
 
 // StreamHandler handles a batch of the table's stream records.

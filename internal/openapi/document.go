@@ -258,7 +258,7 @@ func (op Operation) errorStatuses() []int {
 // object is op's Operation Object.
 func (op Operation) object() map[string]any {
 	o := map[string]any{
-		"operationId": operationID(op.Method, op.Path),
+		"operationId": OperationID(op.Method, op.Path),
 		"summary":     op.Summary,
 		"tags":        []any{op.Group},
 	}
@@ -366,9 +366,9 @@ func param(p Param, in string) map[string]any {
 	return m
 }
 
-// operationID names an operation from its method and path:
+// OperationID names an operation from its method and path:
 // GET /v1/companies/{id} -> getCompaniesById.
-func operationID(method, path string) string {
+func OperationID(method, path string) string {
 	var b strings.Builder
 	b.WriteString(strings.ToLower(method))
 	for _, seg := range strings.Split(strings.TrimPrefix(path, "/v1"), "/") {

@@ -74,6 +74,8 @@ var Functions = []Function{
 	{Name: Scoring, Doc: "scoring frameworks, screenings and scores", Reach: ByAPI},
 	{Name: Data, Doc: "enrichment values and metric series", Reach: ByAPI},
 	{Name: Search, Doc: "search of companies, workspaces, documents and activities (the only function with the search engine)", Reach: ByAPI, HoldsIndexes: true},
+	{Name: MCP, Doc: "the Model Context Protocol endpoint: AI agents' tools over the other groups' routes, in process", Reach: ByAPI,
+		StartsRuns: true, WebhookURLs: true, HoldsIndexes: true, Table: []store.Access{store.Read, store.Write}},
 	{Name: Webhook, Doc: "signed webhook deliveries that start runs", Reach: ByURL, StartsRuns: true},
 	{Name: Runner, Doc: "executes a run's steps for the run state machine", Reach: ByStateMachine, Table: []store.Access{store.Read, store.Write}},
 	{Name: Admin, Doc: "operator actions: organizations and API keys", Reach: ByOperator, Table: []store.Access{store.Read, store.Write, store.Describe}},

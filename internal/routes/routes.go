@@ -23,6 +23,7 @@ const (
 	Scoring   = resources.Scoring
 	Search    = "search" // POST /v1/<resource>/search of the searchable resources
 	Data      = "data"   // enrichment values and metric series
+	MCP       = "mcp"    // the Model Context Protocol endpoint, /mcp
 )
 
 // Groups lists every resource group: the functions reached by routes.

@@ -1,0 +1,358 @@
+// Package mcpserver serves the API to AI agents over the Model Context
+// Protocol (streamable HTTP, stateless, JSON answers), with the same API
+// keys. Its tools are operations of the OpenAPI document, chosen by
+// operationId: a tool's input schema is the operation's parameters and
+// body as the document declares them, and a call is the operation itself,
+// sent through the service's own HTTP handler with the caller's two
+// headers, so validation, organization scoping, idempotency, rate limits
+// and logging are those of the REST API by construction. Resources are
+// the OpenAPI document and the documentation pages.
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sourcebase/sourcebase/internal/auth"
+	"github.com/sourcebase/sourcebase/internal/httpapi"
+)
+
+// Path is where the MCP endpoint is served.
+const Path = "/mcp"
+
+// Version of the MCP server's implementation: the API's.
+const Version = "1.0.0"
+
+// ToolSpec chooses an operation of the OpenAPI document as a tool.
+type ToolSpec struct {
+	Name        string // the tool's name
+	OperationID string // the operation it calls
+	Description string // what it does, for the agent
+	// Defaults are body fields set when the caller does not send them
+	// (a run's dryRun: true).
+	Defaults map[string]any
+}
+
+// Options configure a Server.
+type Options struct {
+	// API serves the REST API; tools call it.
+	API http.Handler
+	// Auth checks the caller's key before any MCP message is read.
+	Auth *auth.Authenticator
+	// OpenAPI is the OpenAPI document the tools are built from and that a
+	// resource offers.
+	OpenAPI []byte
+	// Docs holds the Markdown pages offered as resources.
+	Docs fs.FS
+	// Tools are the operations offered.
+	Tools []ToolSpec
+}
+
+// New returns the MCP endpoint: 401 (the REST API's body) without valid
+// credentials, the MCP server otherwise.
+func New(o Options) (http.Handler, []*mcp.Tool, error) {
+	var doc openAPI
+	if err := json.Unmarshal(o.OpenAPI, &doc); err != nil {
+		return nil, nil, fmt.Errorf("mcp: the OpenAPI document: %w", err)
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "sourcebase", Title: "Sourcebase", Version: Version}, &mcp.ServerOptions{
+		Instructions: "Financial-research data of your organization: companies, deals, people, documents, activities, " +
+			"workspaces, enrichment candidates, metric series and workflows. Tools call the Sourcebase REST API with " +
+			"your API key; starting a workflow run is a dry run unless you set dryRun to false.",
+	})
+	var tools []*mcp.Tool
+	for _, spec := range o.Tools {
+		op, ok := doc.operation(spec.OperationID)
+		if !ok {
+			return nil, nil, fmt.Errorf("mcp: tool %s: no operation %s in the OpenAPI document", spec.Name, spec.OperationID)
+		}
+		tool := &mcp.Tool{Name: spec.Name, Title: op.Summary, Description: spec.Description, InputSchema: doc.inputSchema(op, spec)}
+		srv.AddTool(tool, caller(o.API, op, spec))
+		tools = append(tools, tool)
+	}
+	srv.AddResource(&mcp.Resource{URI: "sourcebase://openapi.json", Name: "openapi.json", Title: "The OpenAPI 3.1 document of the REST API",
+		MIMEType: "application/json"}, staticResource("sourcebase://openapi.json", "application/json", o.OpenAPI))
+	if o.Docs != nil {
+		pages, err := fs.Glob(o.Docs, "*.md")
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, p := range pages {
+			b, err := fs.ReadFile(o.Docs, p)
+			if err != nil {
+				return nil, nil, err
+			}
+			uri := "sourcebase://docs/" + p
+			srv.AddResource(&mcp.Resource{URI: uri, Name: p, Title: title(b, p), MIMEType: "text/markdown"},
+				staticResource(uri, "text/markdown", b))
+		}
+	}
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := o.Auth.Authenticate(r.Context(), r.Header.Get(httpapi.HeaderClientID), r.Header.Get(httpapi.HeaderAPIKey)); err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}), tools, nil
+}
+
+func staticResource(uri, mime string, b []byte) mcp.ResourceHandler {
+	return func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: mime, Text: string(b)}}}, nil
+	}
+}
+
+// title is a page's first heading.
+func title(b []byte, name string) string {
+	line, _, _ := strings.Cut(string(b), "\n")
+	if t, ok := strings.CutPrefix(line, "# "); ok {
+		return t
+	}
+	return name
+}
+
+// caller is a tool's handler: the operation, sent through api with the
+// caller's credential headers.
+func caller(api http.Handler, op operation, spec ToolSpec) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		args := map[string]any{}
+		if raw := req.Params.Arguments; len(raw) > 0 && string(raw) != "null" {
+			if err := json.Unmarshal(raw, &args); err != nil {
+				return toolError("the arguments are not a JSON object: " + err.Error()), nil
+			}
+		}
+		p := op.path
+		for _, name := range op.pathParams {
+			v, _ := args[name].(string)
+			if v == "" {
+				return toolError(name + " is required"), nil
+			}
+			p = strings.Replace(p, "{"+name+"}", url.PathEscape(v), 1)
+		}
+		q := url.Values{}
+		for _, name := range op.queryParams {
+			if v, ok := args[name]; ok && v != nil {
+				q.Set(name, scalar(v))
+			}
+		}
+		if len(q) > 0 {
+			p += "?" + q.Encode()
+		}
+		var body []byte
+		if op.hasBody {
+			b, _ := args["body"].(map[string]any)
+			if b == nil {
+				b = map[string]any{}
+			}
+			for k, v := range spec.Defaults {
+				if _, set := b[k]; !set {
+					b[k] = v
+				}
+			}
+			body, _ = json.Marshal(b)
+		}
+		r := httptest.NewRequestWithContext(ctx, op.method, p, bytes.NewReader(body))
+		if op.hasBody {
+			r.Header.Set("Content-Type", "application/json")
+		}
+		if req.Extra != nil {
+			for _, h := range []string{httpapi.HeaderClientID, httpapi.HeaderAPIKey} {
+				r.Header.Set(h, req.Extra.Header.Get(h))
+			}
+		}
+		if key, _ := args["idempotencyKey"].(string); key != "" {
+			r.Header.Set("Idempotency-Key", key)
+		}
+		rec := httptest.NewRecorder()
+		api.ServeHTTP(rec, r)
+		var answer map[string]any
+		if err := json.Unmarshal(rec.Body.Bytes(), &answer); err != nil && rec.Code != http.StatusNoContent {
+			return toolError(fmt.Sprintf("the API answered %d: %s", rec.Code, rec.Body.String())), nil
+		}
+		if rec.Code >= 400 {
+			msg, _ := answer["error"].(string)
+			return toolError(msg), nil
+		}
+		if answer == nil {
+			answer = map[string]any{}
+		}
+		if c := rec.Header().Get(httpapi.HeaderNextCursor); c != "" {
+			answer["nextCursor"] = c
+		}
+		text, _ := json.Marshal(answer)
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}, StructuredContent: answer}, nil
+	}
+}
+
+func toolError(msg string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+}
+
+func scalar(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case float64:
+		return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%f", v), "0"), ".")
+	default:
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+}
+
+// openAPI is what the tools need of the document.
+type openAPI struct {
+	Paths      map[string]map[string]json.RawMessage `json:"paths"`
+	Components struct {
+		Schemas    map[string]any `json:"schemas"`
+		Parameters map[string]any `json:"parameters"`
+	} `json:"components"`
+}
+
+type operation struct {
+	method, path string
+	Summary      string
+	pathParams   []string
+	queryParams  []string
+	params       []param
+	hasBody      bool
+	bodySchema   any
+}
+
+type param struct {
+	Name        string         `json:"name"`
+	In          string         `json:"in"`
+	Description string         `json:"description"`
+	Schema      map[string]any `json:"schema"`
+	Ref         string         `json:"$ref"`
+}
+
+func (d *openAPI) operation(id string) (operation, bool) {
+	for p, methods := range d.Paths {
+		for m, raw := range methods {
+			var o struct {
+				OperationID string  `json:"operationId"`
+				Summary     string  `json:"summary"`
+				Parameters  []param `json:"parameters"`
+				RequestBody *struct {
+					Content map[string]struct {
+						Schema any `json:"schema"`
+					} `json:"content"`
+				} `json:"requestBody"`
+			}
+			if json.Unmarshal(raw, &o) != nil || o.OperationID != id {
+				continue
+			}
+			op := operation{method: strings.ToUpper(m), path: p, Summary: o.Summary}
+			for _, pr := range o.Parameters {
+				if pr.Ref != "" {
+					continue // Idempotency-Key, If-Match: offered as idempotencyKey
+				}
+				switch pr.In {
+				case "path":
+					op.pathParams = append(op.pathParams, pr.Name)
+				case "query":
+					op.queryParams = append(op.queryParams, pr.Name)
+				default:
+					continue
+				}
+				op.params = append(op.params, pr)
+			}
+			if o.RequestBody != nil {
+				if c, ok := o.RequestBody.Content["application/json"]; ok {
+					op.hasBody, op.bodySchema = true, c.Schema
+				}
+			}
+			return op, true
+		}
+	}
+	return operation{}, false
+}
+
+var componentRef = regexp.MustCompile(`#/components/schemas/([A-Za-z0-9_]+)`)
+
+// inputSchema is a tool's input: the operation's path and query
+// parameters, its body as "body", and "idempotencyKey" for a POST that
+// keeps one; the components it refers to are carried along as $defs.
+func (d *openAPI) inputSchema(op operation, spec ToolSpec) map[string]any {
+	props := map[string]any{}
+	var required []any
+	for _, p := range op.params {
+		s := map[string]any{}
+		for k, v := range p.Schema {
+			s[k] = v
+		}
+		if p.Description != "" {
+			s["description"] = p.Description
+		}
+		props[p.Name] = s
+		if p.In == "path" {
+			required = append(required, p.Name)
+		}
+	}
+	if op.hasBody {
+		body := op.bodySchema
+		if len(spec.Defaults) > 0 {
+			var names []string
+			for k := range spec.Defaults {
+				names = append(names, k)
+			}
+			sort.Strings(names)
+			body = map[string]any{"allOf": []any{body}, "description": "the request body; when not given, " +
+				strings.Join(names, ", ") + " default to " + defaultsText(spec.Defaults, names)}
+		}
+		props["body"] = body
+	}
+	if op.method == http.MethodPost && strings.HasPrefix(op.path, "/v1/") && !strings.HasSuffix(op.path, "/search") && op.path != "/v1/data/metric-series" {
+		props["idempotencyKey"] = map[string]any{"type": "string", "minLength": 1, "maxLength": 255,
+			"description": "makes a retried call safe: the same key and arguments within 24 hours answer the first result again"}
+	}
+	s := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	if len(required) > 0 {
+		s["required"] = required
+	}
+	// Carry the referenced components, rewritten to $defs.
+	defs := map[string]any{}
+	var walk func(v any)
+	walk = func(v any) {
+		b, _ := json.Marshal(v)
+		for _, m := range componentRef.FindAllStringSubmatch(string(b), -1) {
+			if _, done := defs[m[1]]; done {
+				continue
+			}
+			defs[m[1]] = d.Components.Schemas[m[1]]
+			walk(d.Components.Schemas[m[1]])
+		}
+	}
+	walk(s)
+	if len(defs) > 0 {
+		s["$defs"] = defs
+	}
+	b, _ := json.Marshal(s)
+	b = []byte(componentRef.ReplaceAllString(string(b), "#/$$defs/$1"))
+	var out map[string]any
+	json.Unmarshal(b, &out)
+	return out
+}
+
+func defaultsText(d map[string]any, names []string) string {
+	var parts []string
+	for _, n := range names {
+		b, _ := json.Marshal(d[n])
+		parts = append(parts, string(b))
+	}
+	return strings.Join(parts, ", ")
+}
