@@ -5407,7 +5407,7 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/activities (the `GetActivities` operationId).
 	GetActivities(ctx context.Context, params *GetActivitiesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostActivitiesWithBody Create a activity
+	// PostActivitiesWithBody Create an activity
 	//
 	// A meeting, call, e-mail or note with people and companies. Answers the stored record (201), with its version as `ETag`.
 	//
@@ -5416,7 +5416,7 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/activities (the `PostActivities` operationId).
 	PostActivitiesWithBody(ctx context.Context, params *PostActivitiesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostActivities Create a activity
+	// PostActivities Create an activity
 	//
 	// A meeting, call, e-mail or note with people and companies. Answers the stored record (201), with its version as `ETag`.
 	//
@@ -5443,21 +5443,21 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/activities/search (the `PostActivitiesSearch` operationId).
 	PostActivitiesSearch(ctx context.Context, params *PostActivitiesSearchParams, body PostActivitiesSearchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// DeleteActivitiesById Delete a activity
+	// DeleteActivitiesById Delete an activity
 	//
 	// Deletes the activity (204). A record another one still references where the reference restricts deletes is a 409 naming it.
 	//
 	// Corresponds with DELETE /v1/activities/{id} (the `DeleteActivitiesById` operationId).
 	DeleteActivitiesById(ctx context.Context, id string, params *DeleteActivitiesByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetActivitiesById Get a activity
+	// GetActivitiesById Get an activity
 	//
 	// The activity with this id in the key's organization, with its version as `ETag`.
 	//
 	// Corresponds with GET /v1/activities/{id} (the `GetActivitiesById` operationId).
 	GetActivitiesById(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PutActivitiesByIdWithBody Update a activity
+	// PutActivitiesByIdWithBody Update an activity
 	//
 	// Changes the fields sent; a field sent as `null` is cleared. Other fields keep their values.
 	//
@@ -5466,7 +5466,7 @@ type ClientInterface interface {
 	// Corresponds with PUT /v1/activities/{id} (the `PutActivitiesById` operationId).
 	PutActivitiesByIdWithBody(ctx context.Context, id string, params *PutActivitiesByIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PutActivitiesById Update a activity
+	// PutActivitiesById Update an activity
 	//
 	// Changes the fields sent; a field sent as `null` is cleared. Other fields keep their values.
 	//
@@ -5832,7 +5832,7 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/industries (the `GetIndustries` operationId).
 	GetIndustries(ctx context.Context, params *GetIndustriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostIndustriesWithBody Create a industry
+	// PostIndustriesWithBody Create an industry
 	//
 	// The top level of the organization's classification of companies. Answers the stored record (201), with its version as `ETag`.
 	//
@@ -5841,7 +5841,7 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/industries (the `PostIndustries` operationId).
 	PostIndustriesWithBody(ctx context.Context, params *PostIndustriesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostIndustries Create a industry
+	// PostIndustries Create an industry
 	//
 	// The top level of the organization's classification of companies. Answers the stored record (201), with its version as `ETag`.
 	//
@@ -5850,21 +5850,21 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/industries (the `PostIndustries` operationId).
 	PostIndustries(ctx context.Context, params *PostIndustriesParams, body PostIndustriesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// DeleteIndustriesById Delete a industry
+	// DeleteIndustriesById Delete an industry
 	//
 	// Deletes the industry (204). A record another one still references where the reference restricts deletes is a 409 naming it.
 	//
 	// Corresponds with DELETE /v1/industries/{id} (the `DeleteIndustriesById` operationId).
 	DeleteIndustriesById(ctx context.Context, id string, params *DeleteIndustriesByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetIndustriesById Get a industry
+	// GetIndustriesById Get an industry
 	//
 	// The industry with this id in the key's organization, with its version as `ETag`.
 	//
 	// Corresponds with GET /v1/industries/{id} (the `GetIndustriesById` operationId).
 	GetIndustriesById(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PutIndustriesByIdWithBody Update a industry
+	// PutIndustriesByIdWithBody Update an industry
 	//
 	// Changes the fields sent; a field sent as `null` is cleared. Other fields keep their values.
 	//
@@ -5873,7 +5873,7 @@ type ClientInterface interface {
 	// Corresponds with PUT /v1/industries/{id} (the `PutIndustriesById` operationId).
 	PutIndustriesByIdWithBody(ctx context.Context, id string, params *PutIndustriesByIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PutIndustriesById Update a industry
+	// PutIndustriesById Update an industry
 	//
 	// Changes the fields sent; a field sent as `null` is cleared. Other fields keep their values.
 	//
@@ -6685,7 +6685,7 @@ func (c *Client) GetActivities(ctx context.Context, params *GetActivitiesParams,
 	return c.Client.Do(req)
 }
 
-// PostActivitiesWithBody Create a activity
+// PostActivitiesWithBody Create an activity
 //
 // A meeting, call, e-mail or note with people and companies. Answers the stored record (201), with its version as `ETag`.
 //
@@ -6704,7 +6704,7 @@ func (c *Client) PostActivitiesWithBody(ctx context.Context, params *PostActivit
 	return c.Client.Do(req)
 }
 
-// PostActivities Create a activity
+// PostActivities Create an activity
 //
 // A meeting, call, e-mail or note with people and companies. Answers the stored record (201), with its version as `ETag`.
 //
@@ -6761,7 +6761,7 @@ func (c *Client) PostActivitiesSearch(ctx context.Context, params *PostActivitie
 	return c.Client.Do(req)
 }
 
-// DeleteActivitiesById Delete a activity
+// DeleteActivitiesById Delete an activity
 //
 // Deletes the activity (204). A record another one still references where the reference restricts deletes is a 409 naming it.
 //
@@ -6778,7 +6778,7 @@ func (c *Client) DeleteActivitiesById(ctx context.Context, id string, params *De
 	return c.Client.Do(req)
 }
 
-// GetActivitiesById Get a activity
+// GetActivitiesById Get an activity
 //
 // The activity with this id in the key's organization, with its version as `ETag`.
 //
@@ -6795,7 +6795,7 @@ func (c *Client) GetActivitiesById(ctx context.Context, id string, reqEditors ..
 	return c.Client.Do(req)
 }
 
-// PutActivitiesByIdWithBody Update a activity
+// PutActivitiesByIdWithBody Update an activity
 //
 // Changes the fields sent; a field sent as `null` is cleared. Other fields keep their values.
 //
@@ -6814,7 +6814,7 @@ func (c *Client) PutActivitiesByIdWithBody(ctx context.Context, id string, param
 	return c.Client.Do(req)
 }
 
-// PutActivitiesById Update a activity
+// PutActivitiesById Update an activity
 //
 // Changes the fields sent; a field sent as `null` is cleared. Other fields keep their values.
 //
@@ -7620,7 +7620,7 @@ func (c *Client) GetIndustries(ctx context.Context, params *GetIndustriesParams,
 	return c.Client.Do(req)
 }
 
-// PostIndustriesWithBody Create a industry
+// PostIndustriesWithBody Create an industry
 //
 // The top level of the organization's classification of companies. Answers the stored record (201), with its version as `ETag`.
 //
@@ -7639,7 +7639,7 @@ func (c *Client) PostIndustriesWithBody(ctx context.Context, params *PostIndustr
 	return c.Client.Do(req)
 }
 
-// PostIndustries Create a industry
+// PostIndustries Create an industry
 //
 // The top level of the organization's classification of companies. Answers the stored record (201), with its version as `ETag`.
 //
@@ -7658,7 +7658,7 @@ func (c *Client) PostIndustries(ctx context.Context, params *PostIndustriesParam
 	return c.Client.Do(req)
 }
 
-// DeleteIndustriesById Delete a industry
+// DeleteIndustriesById Delete an industry
 //
 // Deletes the industry (204). A record another one still references where the reference restricts deletes is a 409 naming it.
 //
@@ -7675,7 +7675,7 @@ func (c *Client) DeleteIndustriesById(ctx context.Context, id string, params *De
 	return c.Client.Do(req)
 }
 
-// GetIndustriesById Get a industry
+// GetIndustriesById Get an industry
 //
 // The industry with this id in the key's organization, with its version as `ETag`.
 //
@@ -7692,7 +7692,7 @@ func (c *Client) GetIndustriesById(ctx context.Context, id string, reqEditors ..
 	return c.Client.Do(req)
 }
 
-// PutIndustriesByIdWithBody Update a industry
+// PutIndustriesByIdWithBody Update an industry
 //
 // Changes the fields sent; a field sent as `null` is cleared. Other fields keep their values.
 //
@@ -7711,7 +7711,7 @@ func (c *Client) PutIndustriesByIdWithBody(ctx context.Context, id string, param
 	return c.Client.Do(req)
 }
 
-// PutIndustriesById Update a industry
+// PutIndustriesById Update an industry
 //
 // Changes the fields sent; a field sent as `null` is cleared. Other fields keep their values.
 //
@@ -16314,7 +16314,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/activities (the `GetActivities` operationId).
 	GetActivitiesWithResponse(ctx context.Context, params *GetActivitiesParams, reqEditors ...RequestEditorFn) (*GetActivitiesResponse, error)
 
-	// PostActivitiesWithBodyWithResponse Create a activity
+	// PostActivitiesWithBodyWithResponse Create an activity
 	//
 	// A meeting, call, e-mail or note with people and companies. Answers the stored record (201), with its version as `ETag`.
 	//
@@ -16323,7 +16323,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/activities (the `PostActivities` operationId).
 	PostActivitiesWithBodyWithResponse(ctx context.Context, params *PostActivitiesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostActivitiesResponse, error)
 
-	// PostActivitiesWithResponse Create a activity
+	// PostActivitiesWithResponse Create an activity
 	//
 	// A meeting, call, e-mail or note with people and companies. Answers the stored record (201), with its version as `ETag`.
 	//
@@ -16350,7 +16350,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/activities/search (the `PostActivitiesSearch` operationId).
 	PostActivitiesSearchWithResponse(ctx context.Context, params *PostActivitiesSearchParams, body PostActivitiesSearchJSONRequestBody, reqEditors ...RequestEditorFn) (*PostActivitiesSearchResponse, error)
 
-	// DeleteActivitiesByIdWithResponse Delete a activity
+	// DeleteActivitiesByIdWithResponse Delete an activity
 	//
 	// Deletes the activity (204). A record another one still references where the reference restricts deletes is a 409 naming it.
 	//
@@ -16359,7 +16359,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with DELETE /v1/activities/{id} (the `DeleteActivitiesById` operationId).
 	DeleteActivitiesByIdWithResponse(ctx context.Context, id string, params *DeleteActivitiesByIdParams, reqEditors ...RequestEditorFn) (*DeleteActivitiesByIdResponse, error)
 
-	// GetActivitiesByIdWithResponse Get a activity
+	// GetActivitiesByIdWithResponse Get an activity
 	//
 	// The activity with this id in the key's organization, with its version as `ETag`.
 	//
@@ -16368,7 +16368,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/activities/{id} (the `GetActivitiesById` operationId).
 	GetActivitiesByIdWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetActivitiesByIdResponse, error)
 
-	// PutActivitiesByIdWithBodyWithResponse Update a activity
+	// PutActivitiesByIdWithBodyWithResponse Update an activity
 	//
 	// Changes the fields sent; a field sent as `null` is cleared. Other fields keep their values.
 	//
@@ -16377,7 +16377,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PUT /v1/activities/{id} (the `PutActivitiesById` operationId).
 	PutActivitiesByIdWithBodyWithResponse(ctx context.Context, id string, params *PutActivitiesByIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutActivitiesByIdResponse, error)
 
-	// PutActivitiesByIdWithResponse Update a activity
+	// PutActivitiesByIdWithResponse Update an activity
 	//
 	// Changes the fields sent; a field sent as `null` is cleared. Other fields keep their values.
 	//
@@ -16773,7 +16773,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/industries (the `GetIndustries` operationId).
 	GetIndustriesWithResponse(ctx context.Context, params *GetIndustriesParams, reqEditors ...RequestEditorFn) (*GetIndustriesResponse, error)
 
-	// PostIndustriesWithBodyWithResponse Create a industry
+	// PostIndustriesWithBodyWithResponse Create an industry
 	//
 	// The top level of the organization's classification of companies. Answers the stored record (201), with its version as `ETag`.
 	//
@@ -16782,7 +16782,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/industries (the `PostIndustries` operationId).
 	PostIndustriesWithBodyWithResponse(ctx context.Context, params *PostIndustriesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostIndustriesResponse, error)
 
-	// PostIndustriesWithResponse Create a industry
+	// PostIndustriesWithResponse Create an industry
 	//
 	// The top level of the organization's classification of companies. Answers the stored record (201), with its version as `ETag`.
 	//
@@ -16791,7 +16791,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/industries (the `PostIndustries` operationId).
 	PostIndustriesWithResponse(ctx context.Context, params *PostIndustriesParams, body PostIndustriesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostIndustriesResponse, error)
 
-	// DeleteIndustriesByIdWithResponse Delete a industry
+	// DeleteIndustriesByIdWithResponse Delete an industry
 	//
 	// Deletes the industry (204). A record another one still references where the reference restricts deletes is a 409 naming it.
 	//
@@ -16800,7 +16800,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with DELETE /v1/industries/{id} (the `DeleteIndustriesById` operationId).
 	DeleteIndustriesByIdWithResponse(ctx context.Context, id string, params *DeleteIndustriesByIdParams, reqEditors ...RequestEditorFn) (*DeleteIndustriesByIdResponse, error)
 
-	// GetIndustriesByIdWithResponse Get a industry
+	// GetIndustriesByIdWithResponse Get an industry
 	//
 	// The industry with this id in the key's organization, with its version as `ETag`.
 	//
@@ -16809,7 +16809,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/industries/{id} (the `GetIndustriesById` operationId).
 	GetIndustriesByIdWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetIndustriesByIdResponse, error)
 
-	// PutIndustriesByIdWithBodyWithResponse Update a industry
+	// PutIndustriesByIdWithBodyWithResponse Update an industry
 	//
 	// Changes the fields sent; a field sent as `null` is cleared. Other fields keep their values.
 	//
@@ -16818,7 +16818,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PUT /v1/industries/{id} (the `PutIndustriesById` operationId).
 	PutIndustriesByIdWithBodyWithResponse(ctx context.Context, id string, params *PutIndustriesByIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutIndustriesByIdResponse, error)
 
-	// PutIndustriesByIdWithResponse Update a industry
+	// PutIndustriesByIdWithResponse Update an industry
 	//
 	// Changes the fields sent; a field sent as `null` is cleared. Other fields keep their values.
 	//
@@ -34995,7 +34995,7 @@ func (c *ClientWithResponses) GetActivitiesWithResponse(ctx context.Context, par
 	return ParseGetActivitiesResponse(rsp)
 }
 
-// PostActivitiesWithBodyWithResponse Create a activity
+// PostActivitiesWithBodyWithResponse Create an activity
 //
 // A meeting, call, e-mail or note with people and companies. Answers the stored record (201), with its version as `ETag`.
 //
@@ -35010,7 +35010,7 @@ func (c *ClientWithResponses) PostActivitiesWithBodyWithResponse(ctx context.Con
 	return ParsePostActivitiesResponse(rsp)
 }
 
-// PostActivitiesWithResponse Create a activity
+// PostActivitiesWithResponse Create an activity
 //
 // A meeting, call, e-mail or note with people and companies. Answers the stored record (201), with its version as `ETag`.
 //
@@ -35055,7 +35055,7 @@ func (c *ClientWithResponses) PostActivitiesSearchWithResponse(ctx context.Conte
 	return ParsePostActivitiesSearchResponse(rsp)
 }
 
-// DeleteActivitiesByIdWithResponse Delete a activity
+// DeleteActivitiesByIdWithResponse Delete an activity
 //
 // Deletes the activity (204). A record another one still references where the reference restricts deletes is a 409 naming it.
 //
@@ -35070,7 +35070,7 @@ func (c *ClientWithResponses) DeleteActivitiesByIdWithResponse(ctx context.Conte
 	return ParseDeleteActivitiesByIdResponse(rsp)
 }
 
-// GetActivitiesByIdWithResponse Get a activity
+// GetActivitiesByIdWithResponse Get an activity
 //
 // The activity with this id in the key's organization, with its version as `ETag`.
 //
@@ -35085,7 +35085,7 @@ func (c *ClientWithResponses) GetActivitiesByIdWithResponse(ctx context.Context,
 	return ParseGetActivitiesByIdResponse(rsp)
 }
 
-// PutActivitiesByIdWithBodyWithResponse Update a activity
+// PutActivitiesByIdWithBodyWithResponse Update an activity
 //
 // Changes the fields sent; a field sent as `null` is cleared. Other fields keep their values.
 //
@@ -35100,7 +35100,7 @@ func (c *ClientWithResponses) PutActivitiesByIdWithBodyWithResponse(ctx context.
 	return ParsePutActivitiesByIdResponse(rsp)
 }
 
-// PutActivitiesByIdWithResponse Update a activity
+// PutActivitiesByIdWithResponse Update an activity
 //
 // Changes the fields sent; a field sent as `null` is cleared. Other fields keep their values.
 //
@@ -35760,7 +35760,7 @@ func (c *ClientWithResponses) GetIndustriesWithResponse(ctx context.Context, par
 	return ParseGetIndustriesResponse(rsp)
 }
 
-// PostIndustriesWithBodyWithResponse Create a industry
+// PostIndustriesWithBodyWithResponse Create an industry
 //
 // The top level of the organization's classification of companies. Answers the stored record (201), with its version as `ETag`.
 //
@@ -35775,7 +35775,7 @@ func (c *ClientWithResponses) PostIndustriesWithBodyWithResponse(ctx context.Con
 	return ParsePostIndustriesResponse(rsp)
 }
 
-// PostIndustriesWithResponse Create a industry
+// PostIndustriesWithResponse Create an industry
 //
 // The top level of the organization's classification of companies. Answers the stored record (201), with its version as `ETag`.
 //
@@ -35790,7 +35790,7 @@ func (c *ClientWithResponses) PostIndustriesWithResponse(ctx context.Context, pa
 	return ParsePostIndustriesResponse(rsp)
 }
 
-// DeleteIndustriesByIdWithResponse Delete a industry
+// DeleteIndustriesByIdWithResponse Delete an industry
 //
 // Deletes the industry (204). A record another one still references where the reference restricts deletes is a 409 naming it.
 //
@@ -35805,7 +35805,7 @@ func (c *ClientWithResponses) DeleteIndustriesByIdWithResponse(ctx context.Conte
 	return ParseDeleteIndustriesByIdResponse(rsp)
 }
 
-// GetIndustriesByIdWithResponse Get a industry
+// GetIndustriesByIdWithResponse Get an industry
 //
 // The industry with this id in the key's organization, with its version as `ETag`.
 //
@@ -35820,7 +35820,7 @@ func (c *ClientWithResponses) GetIndustriesByIdWithResponse(ctx context.Context,
 	return ParseGetIndustriesByIdResponse(rsp)
 }
 
-// PutIndustriesByIdWithBodyWithResponse Update a industry
+// PutIndustriesByIdWithBodyWithResponse Update an industry
 //
 // Changes the fields sent; a field sent as `null` is cleared. Other fields keep their values.
 //
@@ -35835,7 +35835,7 @@ func (c *ClientWithResponses) PutIndustriesByIdWithBodyWithResponse(ctx context.
 	return ParsePutIndustriesByIdResponse(rsp)
 }
 
-// PutIndustriesByIdWithResponse Update a industry
+// PutIndustriesByIdWithResponse Update an industry
 //
 // Changes the fields sent; a field sent as `null` is cleared. Other fields keep their values.
 //

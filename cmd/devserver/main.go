@@ -26,6 +26,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/docspage"
 	"github.com/sourcebase/sourcebase/internal/localdev"
+	"github.com/sourcebase/sourcebase/internal/mcpserver"
 	"github.com/sourcebase/sourcebase/internal/search/embedded"
 )
 
@@ -65,6 +66,7 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 	}
 	deps := app.Build(st, cfg, app.InProcessRuns())
 	deps.Search = embedded.NewEngine(st)
+	deps.NewMCP = mcpserver.Handler
 	engine := app.InProcess(deps)
 	defer engine.Close(10 * time.Second)
 	if resumed, failed, err := deps.Runs.Recover(ctx); err != nil {

@@ -203,3 +203,44 @@ func TestTheDocsPageShowsTheReferenceInARealBrowser(t *testing.T) {
 		}
 	}
 }
+
+// The MCP Inspector's CLI (pinned in package-lock.json), as a user would run
+// it against make run: it lists the tools and calls one with the demo key,
+// and gets nothing without it.
+func TestTheMCPInspectorCLIListsAndCallsTheToolsWithTheDemoKey(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts DynamoDB Local")
+	}
+	inspector := "../../node_modules/.bin/mcp-inspector"
+	if _, err := os.Stat(inspector); err != nil {
+		t.Fatalf("the MCP Inspector is not installed (%v): run make deps", err)
+	}
+	localdevtest.IsolateEnv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	base, banner, _ := startServer(t, ctx)
+	clientID := localdevtest.BannerField(t, banner, `client id:\s+(\S+)`)
+	secret := localdevtest.BannerField(t, banner, `secret:\s+(\S+)`)
+	run := func(withKey bool, args ...string) (string, error) {
+		t.Helper()
+		cmdCtx, stop := context.WithTimeout(ctx, time.Minute)
+		defer stop()
+		all := []string{"--cli", base + "/mcp", "--transport", "http"}
+		if withKey {
+			all = append(all, "--header", "x-service-client-id: "+clientID, "--header", "x-service-api-key: "+secret)
+		}
+		out, err := exec.CommandContext(cmdCtx, inspector, append(all, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	out, err := run(true, "--method", "tools/list")
+	if err != nil || !strings.Contains(out, `"name": "search_companies"`) || !strings.Contains(out, `"name": "start_workflow_run"`) {
+		t.Fatalf("tools/list: %v\n%.2000s", err, out)
+	}
+	out, err = run(true, "--method", "tools/call", "--tool-name", "search_companies", "--tool-arg", `body={"text":"acme"}`)
+	if err != nil || !strings.Contains(out, `"structuredContent"`) || !strings.Contains(out, `"totalCount": 0`) {
+		t.Fatalf("tools/call search_companies: %v\n%.2000s", err, out)
+	}
+	if out, err := run(false, "--method", "tools/list"); err == nil || strings.Contains(out, "search_companies") {
+		t.Errorf("tools/list without the key: %v\n%.500s", err, out)
+	}
+}

@@ -17,7 +17,6 @@ import (
 	"github.com/sourcebase/sourcebase/internal/enrichment"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/keys"
-	"github.com/sourcebase/sourcebase/internal/mcpserver"
 	"github.com/sourcebase/sourcebase/internal/metrics"
 	"github.com/sourcebase/sourcebase/internal/ratelimit"
 	"github.com/sourcebase/sourcebase/internal/resource"
@@ -48,6 +47,10 @@ type Deps struct {
 	// Limits counts the requests of each key and trigger against their
 	// organization's rate limits; nil: no limits.
 	Limits *ratelimit.Limiter
+	// NewMCP makes the MCP endpoint over the API, its authenticator and
+	// OpenAPI document (package mcpserver); only the functions serving
+	// /mcp have one.
+	NewMCP func(api http.Handler, a *auth.Authenticator, openAPI []byte) (http.Handler, error)
 	// Search answers the search routes; only the functions that serve
 	// them (the search function, the dev server) have one, so that the
 	// others do not carry a search engine.
@@ -133,7 +136,7 @@ func (a *API) endpoints() []endpoint {
 
 		route(routes.Webhook, "POST", "/webhooks/workflows/{slug}", a.receiveWebhook),
 
-		route(routes.MCP, "POST", mcpserver.Path, a.serveMCP),
+		route(routes.MCP, "POST", routes.MCPPath, a.serveMCP),
 
 		route(routes.Documents, "POST", "/v1/lists/{id}/entries", a.addListEntry),
 		route(routes.Documents, "GET", "/v1/lists/{id}/entries", a.listEntries),

@@ -2,97 +2,30 @@ package api
 
 import (
 	"net/http"
-	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/sourcebase/sourcebase/docs"
-	"github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
-	"github.com/sourcebase/sourcebase/internal/mcpserver"
-	"github.com/sourcebase/sourcebase/internal/openapi"
-	"github.com/sourcebase/sourcebase/internal/resource"
-	"github.com/sourcebase/sourcebase/internal/resources"
 )
 
-// MCPResources are the resources the MCP tools read and search: search
-// (or list, where a resource has no search) and get.
-var MCPResources = []string{"companies", "deals", "people", "documents", "activities", "workspaces"}
-
-// MCPTools are the MCP server's tools: operations of the OpenAPI document,
-// generated for MCPResources from their declarations and routes, then
-// enrichment, metric series, workflows and runs.
-func MCPTools() []mcpserver.ToolSpec {
-	searchable := map[string]bool{}
-	for _, d := range Searchable() {
-		searchable[d.Name] = true
-	}
-	defs := map[string]*resource.Def{companies.Def.Name: companies.Def}
-	for _, d := range resources.All() {
-		defs[d.Name] = d
-	}
-	var out []mcpserver.ToolSpec
-	for _, name := range MCPResources {
-		d := defs[name]
-		if d == nil {
-			panic("api: MCPResources names an undeclared resource " + name)
-		}
-		snake := strings.ReplaceAll(d.Singular, " ", "_")
-		if searchable[name] {
-			out = append(out, mcpserver.ToolSpec{Name: "search_" + name, OperationID: openapi.OperationID(http.MethodPost, "/v1/"+name+"/search"),
-				Description: "Search the organization's " + name + ": text, structured filters (and/or of field conditions), sort, pages. " +
-					"Answers the " + name + " as GET answers them, with paging metadata."})
-		} else {
-			out = append(out, mcpserver.ToolSpec{Name: "list_" + name, OperationID: openapi.OperationID(http.MethodGet, "/v1/"+name),
-				Description: "List the organization's " + name + ", newest first, optionally filtered by one field; follow nextCursor with cursor."})
-		}
-		out = append(out, mcpserver.ToolSpec{Name: "get_" + snake, OperationID: openapi.OperationID(http.MethodGet, "/v1/"+name+"/{id}"),
-			Description: "Get one " + d.Singular + " by id. " + d.Doc})
-	}
-	return append(out,
-		mcpserver.ToolSpec{Name: "get_enrichment_candidates", OperationID: openapi.OperationID(http.MethodGet, enrichmentPath),
-			Description: "List every candidate value of a record's enrichable attributes (resourceType companies), with source, confidence and pin; the record's own attributes hold the winners."},
-		mcpserver.ToolSpec{Name: "read_metric_series", OperationID: openapi.OperationID(http.MethodPost, "/v1/data/metric-series"),
-			Description: "Read a metric series of a record (resource companies:<id>, key metric:<name>) over a period, bucketed by granularity and picked by a policy (latest, highest_confidence, all)."},
-		mcpserver.ToolSpec{Name: "list_workflows", OperationID: openapi.OperationID(http.MethodGet, "/v1/workflows"),
-			Description: "List the organization's workflows with their steps and webhook triggers (secrets are never shown)."},
-		mcpserver.ToolSpec{Name: "start_workflow_run", OperationID: openapi.OperationID(http.MethodPost, "/v1/workflows/{id}/runs"),
-			Description: "Start a run of a workflow with an input. It is a dry run (nothing written; company steps say what they would do) unless body.dryRun is false. Follow it with get_workflow_run.",
-			Defaults:    map[string]any{"dryRun": true}},
-		mcpserver.ToolSpec{Name: "get_workflow_run", OperationID: openapi.OperationID(http.MethodGet, "/v1/workflow-runs/{id}"),
-			Description: "Get a workflow run: its status (queued, running, completed, failed), input, output or error."},
-		mcpserver.ToolSpec{Name: "retry_workflow_run", OperationID: openapi.OperationID(http.MethodPost, "/v1/workflow-runs/{id}/retry"),
-			Description: "Retry a failed run once: a new run with the same input and dry-run setting."},
-	)
-}
-
-// serveMCP is POST /mcp: the MCP server over the whole API (every group,
-// in process), built on first use.
+// serveMCP is POST /mcp: the MCP server (Deps.NewMCP) over the whole API
+// (every group, in process), built on first use. Only the functions that
+// serve it (the mcp function, the dev server) have one, so that the others
+// do not carry the MCP SDK; without it the path is no endpoint.
 func (a *API) serveMCP(w http.ResponseWriter, r *http.Request) {
-	a.mcpOnce.Do(func() { a.mcp, a.mcpErr = a.newMCP() })
+	if a.d.NewMCP == nil {
+		httpapi.ErrorBody(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.EscapedPath())
+		return
+	}
+	a.mcpOnce.Do(func() {
+		doc, err := OpenAPI()
+		if err != nil {
+			a.mcpErr = err
+			return
+		}
+		a.mcp, a.mcpErr = a.d.NewMCP(a.Handler(), a.d.Auth, doc)
+	})
 	if a.mcpErr != nil {
 		httpapi.Error(w, r, a.mcpErr)
 		return
 	}
 	a.mcp.ServeHTTP(w, r)
-}
-
-func (a *API) newMCP() (http.Handler, error) {
-	doc, err := OpenAPI()
-	if err != nil {
-		return nil, err
-	}
-	h, _, err := mcpserver.New(mcpserver.Options{API: a.Handler(), Auth: a.d.Auth, OpenAPI: doc, Docs: docs.Pages, Tools: MCPTools()})
-	return h, err
-}
-
-// MCPToolList is the tools the MCP server offers, as clients list them
-// (for docs/mcp.md).
-func MCPToolList() ([]*mcp.Tool, error) {
-	doc, err := OpenAPI()
-	if err != nil {
-		return nil, err
-	}
-	_, tools, err := mcpserver.New(mcpserver.Options{API: http.NotFoundHandler(), OpenAPI: doc, Tools: MCPTools()})
-	return tools, err
 }

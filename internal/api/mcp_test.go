@@ -14,6 +14,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/mcpserver"
 )
 
 // headers adds a key's two headers to every request of an MCP client.
@@ -239,7 +240,11 @@ func TestTheMCPResourcesAreTheOpenAPIDocumentAndTheDocs(t *testing.T) {
 }
 
 func TestMCPDocsListEveryToolAsTheServerDoes(t *testing.T) {
-	tools, err := api.MCPToolList()
+	doc, err := api.OpenAPI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, err := mcpserver.ToolList(doc)
 	if err != nil {
 		t.Fatal(err)
 	}

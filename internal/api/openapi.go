@@ -12,7 +12,6 @@ import (
 	"github.com/sourcebase/sourcebase/internal/enrichment"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/keys"
-	"github.com/sourcebase/sourcebase/internal/mcpserver"
 	"github.com/sourcebase/sourcebase/internal/metrics"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/resource"
@@ -214,7 +213,7 @@ func recordOperation(op *openapi.Operation, d *resource.Def) {
 	item := op.Path == "/v1/"+d.Name+"/{id}"
 	switch {
 	case op.Method == http.MethodPost:
-		op.Summary = "Create a " + d.Singular
+		op.Summary = "Create " + withArticle(d.Singular)
 		op.Description = d.Doc + " Answers the stored record (201), with its version as `ETag`."
 		op.Body, op.Status, op.Data, op.ETag = openapi.Record(d, openapi.Create), http.StatusCreated, ref, true
 		op.Errors = []int{409}
@@ -231,7 +230,7 @@ func recordOperation(op *openapi.Operation, d *resource.Def) {
 		}
 		op.Query, op.Data, op.Paged = listQuery(d.SortFields(), filters), openapi.Schema{"type": "array", "items": ref}, true
 	case op.Method == http.MethodGet:
-		op.Summary = "Get a " + d.Singular
+		op.Summary = "Get " + withArticle(d.Singular)
 		op.Description = "The " + d.Singular + " with this id in the key's organization, with its version as `ETag`."
 		op.Data, op.ETag = ref, true
 		if d.MultiGet {
@@ -241,12 +240,12 @@ func recordOperation(op *openapi.Operation, d *resource.Def) {
 			op.Data = openapi.Schema{"oneOf": []any{ref, openapi.Schema{"type": "array", "items": ref}}}
 		}
 	case op.Method == http.MethodPut:
-		op.Summary = "Update a " + d.Singular
+		op.Summary = "Update " + withArticle(d.Singular)
 		op.Description = "Changes the fields sent; a field sent as `null` is cleared. Other fields keep their values."
 		op.Body, op.Data, op.ETag = openapi.Record(d, openapi.Update), ref, true
 		op.Errors = []int{409}
 	case op.Method == http.MethodDelete:
-		op.Summary = "Delete a " + d.Singular
+		op.Summary = "Delete " + withArticle(d.Singular)
 		op.Description = "Deletes the " + d.Singular + " (204). A record another one still references where the reference restricts deletes is a 409 naming it."
 		op.Errors = []int{409}
 	}
@@ -329,7 +328,7 @@ var handOperations = map[string]func(*openapi.Operation){
 		op.Description = "The one `/v1` route without credentials."
 		op.Data = openapi.Schema{"type": "object"}
 	},
-	"POST " + mcpserver.Path: func(op *openapi.Operation) {
+	"POST " + routes.MCPPath: func(op *openapi.Operation) {
 		op.Summary, op.Public, op.Idempotent, op.Raw = "Model Context Protocol endpoint (streamable HTTP)", false, false, true
 		op.Description = "JSON-RPC messages of the Model Context Protocol (initialize, tools/list, tools/call, resources/list, " +
 			"resources/read), answered as JSON (stateless: no Mcp-Session-Id). Needs the same two headers as every /v1 route; " +
@@ -439,6 +438,14 @@ var handOperations = map[string]func(*openapi.Operation){
 		op.Summary, op.Preconditioned = "Delete a candidate value", false
 		op.Description = "Deletes the candidate (204); the attribute is reconciled from the others, or cleared when none is left."
 	},
+}
+
+// withArticle is a noun with its indefinite article: "a deal", "an activity".
+func withArticle(noun string) string {
+	if strings.ContainsRune("aeiou", rune(noun[0])) {
+		return "an " + noun
+	}
+	return "a " + noun
 }
 
 func arrayOf(name string) openapi.Schema {

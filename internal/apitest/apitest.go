@@ -17,6 +17,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/auth"
+	"github.com/sourcebase/sourcebase/internal/mcpserver"
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/search/embedded"
 	"github.com/sourcebase/sourcebase/internal/store"
@@ -75,6 +76,7 @@ func NewWith(t testing.TB, o Options) *Env {
 	t.Cleanup(srv.Close)
 	deps := app.Build(st, app.Config{Table: st.Table, CacheTTL: ttl, WebhookBaseURL: srv.URL}, app.InProcessRuns())
 	deps.Search = embedded.NewEngine(st)
+	deps.NewMCP = mcpserver.Handler
 	engine := app.InProcess(deps)
 	t.Cleanup(func() { engine.Close(5 * time.Second) })
 	srv.Config.Handler = api.New(deps).Handler()

@@ -61,13 +61,16 @@ func SearchEngine(ctx context.Context, st *store.Store, cfg Config, embedded fun
 // search routes) and the MCP function (whose tools search), over the
 // engine SEARCH_ENGINE names (packages search/embedded and
 // search/opensearch, which only these functions and the indexer link).
-func ServeSearch(group string, embedded func(*store.Store) search.Engine, openSearch OpenSearchEngine) {
+func ServeSearch(group string, embedded func(*store.Store) search.Engine, openSearch OpenSearchEngine, options ...func(*api.Deps)) {
 	Logger(os.Stdout)
 	ctx := context.Background()
 	deps, cfg, err := FromEnv(ctx)
 	Must(err)
 	deps.Search, err = SearchEngine(ctx, deps.Store, cfg, embedded, openSearch)
 	Must(err)
+	for _, o := range options {
+		o(&deps)
+	}
 	lambda.Start(LambdaHandler(deps, group))
 }
 

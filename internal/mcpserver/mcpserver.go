@@ -24,12 +24,14 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/sourcebase/sourcebase/docs"
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
+	"github.com/sourcebase/sourcebase/internal/routes"
 )
 
 // Path is where the MCP endpoint is served.
-const Path = "/mcp"
+const Path = routes.MCPPath
 
 // Version of the MCP server's implementation: the API's.
 const Version = "1.0.0"
@@ -107,6 +109,19 @@ func New(o Options) (http.Handler, []*mcp.Tool, error) {
 		}
 		h.ServeHTTP(w, r)
 	}), tools, nil
+}
+
+// Handler is the MCP endpoint over api for the service: the Tools, the
+// docs pages as resources (api.Deps.NewMCP).
+func Handler(api http.Handler, a *auth.Authenticator, openAPI []byte) (http.Handler, error) {
+	h, _, err := New(Options{API: api, Auth: a, OpenAPI: openAPI, Docs: docs.Pages, Tools: Tools()})
+	return h, err
+}
+
+// ToolList is the tools as clients list them, for docs/mcp.md.
+func ToolList(openAPI []byte) ([]*mcp.Tool, error) {
+	_, tools, err := New(Options{API: http.NotFoundHandler(), OpenAPI: openAPI, Tools: Tools()})
+	return tools, err
 }
 
 func staticResource(uri, mime string, b []byte) mcp.ResourceHandler {

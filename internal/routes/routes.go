@@ -56,6 +56,9 @@ type Route struct {
 // Pattern is the net/http ServeMux pattern of the route.
 func (r Route) Pattern() string { return r.Method + " " + r.Path }
 
+// MCPPath serves the Model Context Protocol endpoint.
+const MCPPath = "/mcp"
+
 // OpenAPIPath serves the OpenAPI document: the one /v1 route that needs
 // no API key, so that tools and the docs page can read the contract.
 const OpenAPIPath = "/v1/openapi.json"
