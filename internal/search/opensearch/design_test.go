@@ -9,9 +9,10 @@ import (
 	"github.com/sourcebase/sourcebase/internal/routes"
 )
 
-// TestOnlyTheSearchAndIndexerFunctionsLinkOpenSearch keeps opensearch-go
-// out of every other Lambda function, and bleve out of the indexer.
-func TestOnlyTheSearchAndIndexerFunctionsLinkOpenSearch(t *testing.T) {
+// TestOnlyTheSearchingFunctionsAndTheIndexerLinkOpenSearch keeps
+// opensearch-go out of every Lambda function but those that search (search,
+// mcp) and the indexer, and bleve out of the indexer.
+func TestOnlyTheSearchingFunctionsAndTheIndexerLinkOpenSearch(t *testing.T) {
 	t.Parallel()
 	names := []string{"indexer"}
 	for _, f := range routes.Functions {
@@ -25,7 +26,8 @@ func TestOnlyTheSearchAndIndexerFunctionsLinkOpenSearch(t *testing.T) {
 			t.Fatalf("go list %s: %v", name, err)
 		}
 		links := strings.Contains(string(deps), "github.com/opensearch-project/opensearch-go/v4\n")
-		if links != (name == routes.Search || name == "indexer") {
+		f, _ := routes.FunctionNamed(name)
+		if links != (f.HoldsIndexes || name == "indexer") {
 			t.Errorf("function %s links opensearch-go: %v", name, links)
 		}
 		if name == "indexer" && strings.Contains(string(deps), "github.com/blevesearch/bleve/v2\n") {
