@@ -97,6 +97,12 @@ func (r report) markdown() string {
 			ratio(s.Throughput, o.Throughput), ratio(float64(s.P50), float64(o.P50)), ratio(float64(s.CPU), float64(o.CPU)))
 	}
 
+	p("\nA search reads, before it answers, the change feed of the organization's companies from 30 s (store.FeedWindow)\n")
+	p("before its last refresh, strongly consistently: one Query, but every entry written in the last 30 s again\n")
+	p("each time (the overlap is what makes late-visible writes safe; store/feed.go). Its read units below therefore\n")
+	p("grow with the write rate: here, just after the 100 companies were seeded, they are those companies' entries.\n")
+	p("A DynamoDB read is billed by item size whatever the projection, so reading fewer attributes would not\n")
+	p("reduce it; only a shorter window would.\n")
 	p("\n## DynamoDB calls, capacity and AWS cost per request\n\n")
 	p("Calls and capacity units from `ReturnConsumedCapacity: TOTAL`, set on every SDK call by a middleware of the\n")
 	p("client (internal/perfreport's meter), over %d requests of each endpoint with a warm API key cache.\n", usageRequests)
