@@ -36,9 +36,12 @@ test: deps
 	cd infra && $(GO) vet ./... && $(CDK_ENV) $(GO) test -count=1 ./...
 	SOURCEBASE_TARGET=lambdas $(GO) test -count=1 ./internal/api
 
-## bench: the benchmarks, with DynamoDB calls per request reported
+## bench: the benchmarks, with DynamoDB calls per request reported; then
+## docs/performance.md regenerated (load tests, a 5-minute soak, the
+## functions' sizes and cold starts: internal/perfreport)
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) test -count=1 -timeout 30m -run '^TestPerformanceReport$$' ./internal/perfreport -update -attack 10s -soak 5m -functions
 
 ## fuzz: run each fuzz target for FUZZTIME (default 30s)
 FUZZTIME ?= 30s

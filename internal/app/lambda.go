@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
+	"strconv"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
@@ -22,10 +24,37 @@ func LambdaHandler(deps api.Deps, groups ...string) func(context.Context, events
 	return httpadapter.NewV2(api.New(deps).Handler(groups...)).ProxyWithContext
 }
 
+// fullVCPUMemoryMB is the memory size at which Lambda gives a function one
+// whole vCPU (CPU is allocated in proportion to memory).
+const fullVCPUMemoryMB = 1769
+
+// LambdaProcs is the GOMAXPROCS a function of memoryMB megabytes runs with:
+// 1 below one whole vCPU, where a second scheduler thread only adds
+// contention for a fraction of a core (garbage collection and the handler
+// fight over the same slice of CPU time); 0 (leave Go's default) at or
+// above it, when the memory is unknown (0), or when GOMAXPROCS is set in
+// the environment.
+func LambdaProcs(memoryMB int, envGOMAXPROCS string) int {
+	if envGOMAXPROCS != "" || memoryMB <= 0 || memoryMB >= fullVCPUMemoryMB {
+		return 0
+	}
+	return 1
+}
+
+// sizeToCPU applies LambdaProcs to this process, from the memory size the
+// Lambda runtime announces (AWS_LAMBDA_FUNCTION_MEMORY_SIZE).
+func sizeToCPU() {
+	mb, _ := strconv.Atoi(os.Getenv("AWS_LAMBDA_FUNCTION_MEMORY_SIZE"))
+	if n := LambdaProcs(mb, os.Getenv("GOMAXPROCS")); n > 0 {
+		runtime.GOMAXPROCS(n)
+	}
+}
+
 // ServeLambda runs the handlers of the given groups as a Lambda function.
 // Groups that start runs need STATE_MACHINE_ARN: a Lambda cannot run them
 // in process.
 func ServeLambda(groups ...string) {
+	sizeToCPU()
 	Logger(os.Stdout)
 	deps, cfg, err := FromEnv(context.Background())
 	Must(err)
@@ -62,6 +91,7 @@ func SearchEngine(ctx context.Context, st *store.Store, cfg Config, embedded fun
 // engine SEARCH_ENGINE names (packages search/embedded and
 // search/opensearch, which only these functions and the indexer link).
 func ServeSearch(group string, embedded func(*store.Store) search.Engine, openSearch OpenSearchEngine, options ...func(*api.Deps)) {
+	sizeToCPU()
 	Logger(os.Stdout)
 	ctx := context.Background()
 	deps, cfg, err := FromEnv(ctx)
@@ -100,6 +130,7 @@ func Indexer(ctx context.Context, cfg Config, newIndexer NewIndexer) (StreamHand
 // (NEW_AND_OLD_IMAGES, with ReportBatchItemFailures) into the OpenSearch
 // indexes of the searchable resources.
 func ServeIndexer(newIndexer NewIndexer) {
+	sizeToCPU()
 	Logger(os.Stdout)
 	cfg, err := ConfigFromEnv()
 	Must(err)
@@ -111,6 +142,7 @@ func ServeIndexer(newIndexer NewIndexer) {
 // ServeRunner runs the Lambda the state machine invokes to execute a run
 // and, from its Catch path, to mark a run failed.
 func ServeRunner() {
+	sizeToCPU()
 	Logger(os.Stdout)
 	deps, _, err := FromEnv(context.Background())
 	Must(err)

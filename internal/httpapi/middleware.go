@@ -112,9 +112,10 @@ func Observe(next http.Handler) http.Handler {
 					ErrorBody(sw, http.StatusInternalServerError, "internal error")
 				}
 			}
-			slog.InfoContext(ctx, "request",
-				"method", r.Method, "path", r.URL.Path, "status", sw.status,
-				"bytes", sw.bytes, "durationMs", float64(time.Since(start).Microseconds())/1000)
+			// Typed attributes: no boxing of each value into an any.
+			slog.LogAttrs(ctx, slog.LevelInfo, "request",
+				slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", sw.status),
+				slog.Int("bytes", sw.bytes), slog.Float64("durationMs", float64(time.Since(start).Microseconds())/1000))
 		}()
 		next.ServeHTTP(sw, r)
 	})

@@ -5,11 +5,13 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
@@ -19,16 +21,44 @@ import (
 // MaxBodyBytes is the largest request body accepted.
 const MaxBodyBytes = 1 << 20
 
-// JSON writes v as the response body with status.
+// encodeBuffers are reused between responses: encoding into a pooled
+// buffer saves the allocation and growth of a fresh one per response.
+var encodeBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledBuffer bounds what goes back to the pool, so that one large
+// response does not keep its memory alive.
+const maxPooledBuffer = 64 << 10
+
+// JSON writes v as the response body with status (the bytes of
+// json.Marshal, then a newline).
 func JSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
+	buf := encodeBuffers.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer func() {
+		if buf.Cap() <= maxPooledBuffer {
+			encodeBuffers.Put(buf)
+		}
+	}()
+	if err := json.NewEncoder(buf).Encode(v); err != nil {
 		slog.Error("encode response", "err", err)
-		status, b = http.StatusInternalServerError, []byte(`{"error":"internal error"}`)
+		status = http.StatusInternalServerError
+		buf.Reset()
+		buf.WriteString(`{"error":"internal error"}` + "\n")
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	w.Write(append(b, '\n'))
+	w.Write(buf.Bytes())
+}
+
+// envelope is the {"data": ...} body: a struct encodes without the map
+// a map[string]any literal would allocate and sort.
+type envelope struct {
+	Data any `json:"data"`
+}
+
+// errorEnvelope is the {"error": "..."} body.
+type errorEnvelope struct {
+	Error string `json:"error"`
 }
 
 // Data writes {"data": v}, with v's entity tag as ETag when it has one.
@@ -38,12 +68,12 @@ func Data(w http.ResponseWriter, status int, v any) {
 			w.Header().Set("ETag", tag)
 		}
 	}
-	JSON(w, status, map[string]any{"data": v})
+	JSON(w, status, envelope{Data: v})
 }
 
 // ErrorBody writes {"error": msg}.
 func ErrorBody(w http.ResponseWriter, status int, msg string) {
-	JSON(w, status, map[string]string{"error": msg})
+	JSON(w, status, errorEnvelope{Error: msg})
 }
 
 // errBodyTooLarge answers a body over MaxBodyBytes.

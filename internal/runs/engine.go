@@ -120,6 +120,13 @@ func (e *InProcess) Holds(runID string) bool {
 	return e.pending[runID]
 }
 
+// Pending is how many runs started here are waiting for a slot or executing.
+func (e *InProcess) Pending() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.pending)
+}
+
 // Close stops accepting runs and waits up to grace for running ones; runs
 // still unfinished then are interrupted and found by Recover at the next start.
 func (e *InProcess) Close(grace time.Duration) {

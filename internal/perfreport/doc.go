@@ -1,0 +1,32 @@
+// Package perfreport is the performance report of the service,
+// docs/performance.md, and the command that regenerates it: its test
+// TestPerformanceReport. With -update it writes the report; without, it is
+// a smoke test of the same code (short attacks and soak, the report written
+// to a temporary directory) that `go test ./...` runs.
+//
+//	make bench   # go test ./internal/perfreport -run TestPerformanceReport -update -attack 10s -soak 5m -functions
+//
+// What it measures, in one run, against the whole handler stack served
+// over real HTTP (the dev server's, internal/apitest) and DynamoDB Local:
+//
+//   - a vegeta load test (github.com/tsenart/vegeta/v12, pinned as a Go
+//     tool in go.mod) of each endpoint at the highest rate its workers
+//     reach, beside the bare aws-sdk-go-v2 operation the endpoint needs,
+//     run on the same client with the same number of workers, so the
+//     overhead reads as a ratio of throughput, latency and CPU per request;
+//   - DynamoDB calls and consumed capacity per request of each endpoint,
+//     from ReturnConsumedCapacity set on every SDK call by a middleware
+//     of the client (meter), and the AWS cost per million requests from
+//     them and the list prices stated in the report;
+//   - the Lambda path in process: CPU per request of the API Gateway
+//     adapter over the handler, beside the handler alone, at
+//     GOMAXPROCS=1 and at the machine's;
+//   - a soak at a fixed rate: errors and the process's RSS at its start
+//     and end;
+//   - with -functions: each function's linux/arm64 bootstrap size and its
+//     cold start (first request, process start included) under the
+//     Runtime API emulator behind the local API Gateway front.
+//
+// Flags (after the package on the go test command line): -update, -attack
+// (duration of each load test), -workers, -soak, -soak-rate, -functions.
+package perfreport

@@ -1,0 +1,598 @@
+package perfreport_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/sourcebase/sourcebase/internal/api"
+	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/runtimeapi"
+	"github.com/sourcebase/sourcebase/internal/store"
+	"github.com/sourcebase/sourcebase/internal/testenv"
+	"github.com/sourcebase/sourcebase/internal/webhook"
+)
+
+var (
+	update    = flag.Bool("update", false, "write the report to docs/performance.md (otherwise to a temporary directory: a smoke test)")
+	attackFor = flag.Duration("attack", 300*time.Millisecond, "duration of each load test (service and bare SDK operation)")
+	workers   = flag.Int("workers", 4, "concurrent requests of each load test")
+	soakFor   = flag.Duration("soak", 2*time.Second, "duration of the soak at -soak-rate")
+	soakRate  = flag.Int("soak-rate", 50, "requests per second of the soak")
+	functions = flag.Bool("functions", false, "also build every function for linux/arm64 (sizes) and measure cold starts under the Runtime API emulator")
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// reportPath is the published report, relative to this package.
+const reportPath = "../../docs/performance.md"
+
+// cpuTime is this process's user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// rssKB is this process's resident set size (VmRSS of /proc/self/status).
+func rssKB() int {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			return n
+		}
+	}
+	return 0
+}
+
+// load is the outcome of one load test.
+type load struct {
+	Requests, Errors int
+	Throughput       float64 // successful requests per second
+	P50, P95, P99    time.Duration
+	CPU              time.Duration // this process's CPU per request
+	FirstError       string
+}
+
+// closedLoop runs op from n workers for d and measures it.
+func closedLoop(d time.Duration, n int, op func(i int) error) load {
+	var (
+		mu    sync.Mutex
+		lat   []time.Duration
+		errs  int
+		first string
+		next  atomic.Int64
+		wg    sync.WaitGroup
+	)
+	cpu0, start := cpuTime(), time.Now()
+	for range n {
+		wg.Go(func() {
+			var mine []time.Duration
+			for time.Since(start) < d {
+				t := time.Now()
+				err := op(int(next.Add(1)))
+				el := time.Since(t)
+				mu.Lock()
+				if err != nil {
+					errs++
+					if first == "" {
+						first = err.Error()
+					}
+				}
+				mu.Unlock()
+				mine = append(mine, el)
+			}
+			mu.Lock()
+			lat = append(lat, mine...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	elapsed, cpu := time.Since(start), cpuTime()-cpu0
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	q := func(p float64) time.Duration {
+		if len(lat) == 0 {
+			return 0
+		}
+		return lat[min(len(lat)-1, int(p*float64(len(lat))))]
+	}
+	l := load{Requests: len(lat), Errors: errs, FirstError: first, P50: q(0.50), P95: q(0.95), P99: q(0.99)}
+	l.Throughput = float64(len(lat)-errs) / elapsed.Seconds()
+	if len(lat) > 0 {
+		l.CPU = cpu / time.Duration(len(lat))
+	}
+	return l
+}
+
+// attack runs vegeta against targeter at rate (0: as fast as n workers
+// go) for d.
+func attack(targeter vegeta.Targeter, rate int, d time.Duration, n int) load {
+	a := vegeta.NewAttacker(vegeta.Workers(uint64(n)), vegeta.MaxWorkers(uint64(n)), vegeta.KeepAlive(true))
+	var m vegeta.Metrics
+	cpu0 := cpuTime()
+	first := ""
+	for res := range a.Attack(targeter, vegeta.ConstantPacer{Freq: rate, Per: time.Second}, d, "report") {
+		m.Add(res)
+		if first == "" && (res.Error != "" || res.Code >= 400) {
+			first = fmt.Sprintf("%d %s %s", res.Code, res.Error, bytes.TrimSpace(res.Body))
+		}
+	}
+	m.Close()
+	cpu := cpuTime() - cpu0
+	l := load{Requests: int(m.Requests), Errors: int(m.Requests) - int(m.Success*float64(m.Requests)+0.5),
+		Throughput: m.Throughput, P50: m.Latencies.P50, P95: m.Latencies.P95, P99: m.Latencies.P99, FirstError: first}
+	if m.Requests > 0 {
+		l.CPU = cpu / time.Duration(m.Requests)
+	}
+	return l
+}
+
+// endpoint is one measured endpoint and the bare operation beside it.
+type endpoint struct {
+	Name     string
+	Function string                    // the Lambda function serving it
+	target   func(i int) vegeta.Target // one request (nil: do instead)
+	do       func(i int) error         // a request measured end to end (webhook → completed)
+	Raw      string                    // the bare SDK operation, in words
+	raw      func(i int) error
+	Usage    usage // per request, summed over usageRequests
+	Service  load
+	Bare     load
+}
+
+// usageRequests is how many requests of each endpoint the meter counts.
+const usageRequests = 10
+
+// result is one row of the report.
+type result struct {
+	*endpoint
+	CallsPerRequest, ReadsPerRequest, WritesPerRequest float64
+}
+
+func TestPerformanceReport(t *testing.T) {
+	if apitest.Lambdas() {
+		t.Skip("the report measures the in-process server; its Lambda figures start the functions themselves")
+	}
+	ctx := context.Background()
+	m := &meter{}
+	db := testenv.Client(t, nil)
+	st := testenv.StoreOn(t, dynamodb.New(db.Options(), m.option))
+	env := apitest.NewWith(t, apitest.Options{Store: st})
+	c := env.Org(t)
+	rssStart := rssKB()
+
+	// 100 companies, a metric series of a year of daily points, a
+	// workflow started by a signed webhook.
+	var ids []string
+	for i := range 100 {
+		co := c.Do("POST", "/v1/companies", map[string]any{
+			"canonicalName": fmt.Sprintf("Company %03d logistics", i), "website": fmt.Sprintf("https://company%03d.example", i),
+			"companyType": "operating", "tags": []string{"seed"},
+		}).Want(t, http.StatusCreated).Object(t)
+		ids = append(ids, co["id"].(string))
+	}
+	id := ids[50]
+	resource := "companies:" + id
+	var points []any
+	for d := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC); d.Year() == 2025; d = d.AddDate(0, 0, 1) {
+		points = append(points, map[string]any{"resource": resource, "key": "metric:revenue", "date": d.Format(time.DateOnly),
+			"value": float64(d.YearDay()), "source": "crm", "confidence": 80, "unit": "USD", "currency": "USD"})
+		if len(points) == 100 {
+			c.Do("POST", "/v1/data/metric-points", map[string]any{"points": points}).Want(t, http.StatusCreated)
+			points = nil
+		}
+	}
+	c.Do("POST", "/v1/data/metric-points", map[string]any{"points": points}).Want(t, http.StatusCreated)
+	seriesBody := mustJSON(map[string]any{"resource": resource, "key": "metric:revenue", "policy": "highest_confidence",
+		"period": map[string]any{"start": "2025-01-01", "end": "2025-12-31", "granularity": "month"}})
+	wf := c.Do("POST", "/v1/workflows", map[string]any{
+		"name":    "bench",
+		"trigger": map[string]any{"scheme": "hmac-sha256"},
+		"steps": []any{map[string]any{"id": "up", "type": "upsertCompany",
+			"with": map[string]any{"canonicalName.$": "$.input.webhook.payload.name"}}},
+	}).Want(t, http.StatusCreated).Object(t)["trigger"].(map[string]any)
+	hookURL := env.URL + "/webhooks/workflows/" + wf["slug"].(string)
+	secret := wf["secret"].(string)
+
+	// The bare operations' items, read as the store wrote them.
+	table := aws.String(st.Table)
+	companyKey := store.RecordKey(c.Org, store.TypeCompany, id)
+	got, err := st.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: table, Key: keyAV(companyKey.PK, companyKey.SK)})
+	if err != nil || got.Item == nil {
+		t.Fatalf("read the company's item: %v", err)
+	}
+	companyItem := got.Item
+	putCopy := func(i int) error {
+		item := make(map[string]types.AttributeValue, len(companyItem))
+		for k, v := range companyItem {
+			if !strings.HasPrefix(k, "gsi") { // a copy outside every index
+				item[k] = v
+			}
+		}
+		item[store.AttrPK] = &types.AttributeValueMemberS{Value: "BENCH#bare"}
+		item[store.AttrSK] = &types.AttributeValueMemberS{Value: strconv.Itoa(i)}
+		_, err := st.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: table, Item: item})
+		return err
+	}
+	query := func(pk string, cond string, vals map[string]types.AttributeValue, limit int32) func(int) error {
+		return func(int) error {
+			vals[":pk"] = &types.AttributeValueMemberS{Value: pk}
+			in := &dynamodb.QueryInput{TableName: table, KeyConditionExpression: aws.String(cond),
+				ExpressionAttributeNames: map[string]string{"#pk": store.AttrPK}, ExpressionAttributeValues: vals}
+			if limit > 0 {
+				in.Limit = aws.Int32(limit)
+			}
+			if strings.Contains(cond, "#sk") {
+				in.ExpressionAttributeNames["#sk"] = store.AttrSK
+			}
+			p := dynamodb.NewQueryPaginator(st.DB, in)
+			for p.HasMorePages() {
+				if _, err := p.NextPage(ctx); err != nil {
+					return err
+				}
+				if limit > 0 {
+					break
+				}
+			}
+			return nil
+		}
+	}
+
+	auth := http.Header{apiHeader("X-Service-Client-Id"): {c.ClientID}, apiHeader("X-Service-Api-Key"): {c.Secret}, "Content-Type": {"application/json"}}
+	get := func(path string) func(int) vegeta.Target {
+		return func(int) vegeta.Target { return vegeta.Target{Method: "GET", URL: env.URL + path, Header: auth} }
+	}
+	post := func(path string, body func(i int) []byte) func(int) vegeta.Target {
+		return func(i int) vegeta.Target {
+			return vegeta.Target{Method: "POST", URL: env.URL + path, Header: auth, Body: body(i)}
+		}
+	}
+	hook := func(i int) vegeta.Target {
+		body := []byte(`{"name":"Hooked ` + strconv.Itoa(i%50) + `"}`)
+		return vegeta.Target{Method: "POST", URL: hookURL, Body: body, Header: http.Header{
+			"Content-Type": {"application/json"}, "X-Hub-Signature": {webhook.Sign(secret, body)}}}
+	}
+	var creates atomic.Int64
+	client := &http.Client{Timeout: time.Minute}
+	send := func(tg vegeta.Target) (int, []byte, error) {
+		req, err := tg.Request()
+		if err != nil {
+			return 0, nil, err
+		}
+		res, err := client.Do(req)
+		if err != nil {
+			return 0, nil, err
+		}
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		if res.StatusCode >= 400 {
+			return res.StatusCode, b, fmt.Errorf("%s %s: %d %s", tg.Method, tg.URL, res.StatusCode, bytes.TrimSpace(b))
+		}
+		return res.StatusCode, b, err
+	}
+	completed := func(i int) error {
+		_, b, err := send(hook(i))
+		if err != nil {
+			return err
+		}
+		var run struct{ Data struct{ ID string } }
+		if err := json.Unmarshal(b, &run); err != nil || run.Data.ID == "" {
+			return fmt.Errorf("webhook answered %s", b)
+		}
+		for {
+			_, b, err := send(get("/v1/workflow-runs/" + run.Data.ID)(i))
+			if err != nil {
+				return err
+			}
+			var r struct{ Data struct{ Status string } }
+			_ = json.Unmarshal(b, &r)
+			switch r.Data.Status {
+			case "completed":
+				return nil
+			case "failed":
+				return fmt.Errorf("run %s failed", run.Data.ID)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+
+	changePK := store.OrgPartition(c.Org, store.TypeCompany) + "#CHANGES"
+	eps := []*endpoint{
+		{Name: "GET company", Function: routes.Companies, target: get("/v1/companies/" + id),
+			Raw: "GetItem of the company's item", raw: func(int) error {
+				_, err := st.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: table, Key: keyAV(companyKey.PK, companyKey.SK)})
+				return err
+			}},
+		{Name: "list 100 companies", Function: routes.Companies, target: get("/v1/companies?limit=100"),
+			Raw: "Query of the same 100 items (Limit 100)", raw: query(store.OrgPartition(c.Org, store.TypeCompany), "#pk = :pk", map[string]types.AttributeValue{}, 100)},
+		{Name: "search companies", Function: routes.Search, target: post("/v1/companies/search", func(int) []byte { return []byte(`{"text":"logistics"}`) }),
+			Raw: "Query of the change feed's last 30 s (what a warm index reads)", raw: func(i int) error {
+				from := fmt.Sprintf("%019d", time.Now().Add(-30*time.Second).UnixNano())
+				return query(changePK, "#pk = :pk AND #sk > :from", map[string]types.AttributeValue{":from": &types.AttributeValueMemberS{Value: from}}, 0)(i)
+			}},
+		{Name: "metric series (a year by month)", Function: routes.Data, target: post("/v1/data/metric-series", func(int) []byte { return seriesBody }),
+			Raw: "Query of the series' 365 points (all pages)", raw: query(store.MetricPartition(c.Org, resource, "metric:revenue"), "#pk = :pk", map[string]types.AttributeValue{}, 0)},
+		{Name: "create company", Function: routes.Companies, target: post("/v1/companies", func(int) []byte {
+			n := creates.Add(1)
+			return mustJSON(map[string]any{"canonicalName": fmt.Sprintf("Created %d", n), "website": fmt.Sprintf("https://created%d.example", n), "companyType": "operating"})
+		}), Raw: "PutItem of a company-sized item", raw: putCopy},
+		{Name: "webhook → run completed", Function: routes.Webhook, do: completed,
+			Raw: "as many sequential PutItems as the run's DynamoDB calls"},
+		{Name: "webhook → run accepted", Function: routes.Webhook, target: hook,
+			Raw: "PutItem of a run-sized item", raw: putCopy},
+	}
+
+	// Calls and capacity per request, measured alone.
+	for _, e := range eps {
+		m.reset()
+		for i := range usageRequests {
+			tg := e.target
+			if e.do != nil {
+				tg = hook // the run is waited for below, not polled
+			}
+			if _, _, err := send(tg(i)); err != nil {
+				t.Fatalf("%s: %v", e.Name, err)
+			}
+		}
+		// The runs execute in process as they are accepted: an accepted
+		// webhook's figures hold the run it starts.
+		waitForRuns(t, env, c)
+		e.Usage = m.reset()
+		if e.raw == nil {
+			calls := max(1, int(float64(e.Usage.Calls)/usageRequests+0.5))
+			e.raw = func(i int) error {
+				for j := range calls {
+					if err := putCopy(i*1000 + j); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+		}
+	}
+	// The load tests, each endpoint beside its bare operation. The
+	// accepted webhooks go last: the runs they start execute afterwards.
+	var soak load
+	var rssBeforeSoak, rssAfterSoak int
+	for _, e := range eps {
+		if e.Name == "webhook → run accepted" {
+			rssBeforeSoak = rssKB()
+			soak = attack(targeterOf(mix(get("/v1/companies/"+id), get("/v1/companies?limit=100"))), *soakRate, *soakFor, *workers*4)
+			runtime.GC()
+			rssAfterSoak = rssKB()
+		}
+		if e.do != nil {
+			e.Service = closedLoop(*attackFor, *workers, e.do)
+		} else {
+			e.Service = attack(targeterOf(e.target), 0, *attackFor, *workers)
+		}
+		e.Bare = closedLoop(*attackFor, *workers, e.raw)
+		m.reset()
+		for _, l := range []load{e.Service, e.Bare} {
+			if l.Errors > 0 || l.Requests == 0 {
+				t.Errorf("%s: %d errors in %d requests (first: %s)", e.Name, l.Errors, l.Requests, l.FirstError)
+			}
+		}
+	}
+	if soak.Errors > 0 || soak.Requests == 0 {
+		t.Errorf("soak: %d errors in %d requests (first: %s)", soak.Errors, soak.Requests, soak.FirstError)
+	}
+	waitForRuns(t, env, c)
+
+	lp := lambdaPath(t, env, c, id)
+	var fns []functionFigures
+	if *functions {
+		fns = functionSizesAndColdStarts(t)
+	}
+
+	r := report{
+		Date: time.Now().UTC(), GoVersion: runtime.Version(), CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0),
+		Attack: *attackFor, Workers: *workers, Endpoints: eps, Lambda: lp, Functions: fns,
+		Soak: soak, SoakFor: *soakFor, SoakRate: *soakRate, RSSStart: rssStart, RSSBeforeSoak: rssBeforeSoak, RSSAfterSoak: rssAfterSoak,
+	}
+	out := reportPath
+	if !*update {
+		out = filepath.Join(t.TempDir(), "performance.md")
+	}
+	if err := os.WriteFile(out, []byte(r.markdown()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("wrote %s", out)
+}
+
+// apiHeader is the canonical form of a header name.
+func apiHeader(name string) string { return http.CanonicalHeaderKey(name) }
+
+func keyAV(pk, sk string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{store.AttrPK: &types.AttributeValueMemberS{Value: pk}, store.AttrSK: &types.AttributeValueMemberS{Value: sk}}
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// targeterOf makes a vegeta targeter of numbered requests.
+func targeterOf(next func(i int) vegeta.Target) vegeta.Targeter {
+	var n atomic.Int64
+	return func(t *vegeta.Target) error {
+		*t = next(int(n.Add(1)))
+		return nil
+	}
+}
+
+// mix alternates between requests.
+func mix(ts ...func(int) vegeta.Target) func(int) vegeta.Target {
+	return func(i int) vegeta.Target { return ts[i%len(ts)](i) }
+}
+
+// waitForRuns waits until the in-process engine holds no run, so that
+// runs started by one measurement do not load the next.
+func waitForRuns(t *testing.T, env *apitest.Env, _ *apitest.Client) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for env.Engine.Pending() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d runs still waiting or executing after 2 minutes", env.Engine.Pending())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// lambdaFigures is the Lambda path measured in process: the API Gateway
+// adapter over the companies handler, beside the handler alone.
+type lambdaFigures struct {
+	Requests                         int
+	HandlerCPU, AdapterCPU, Adapter1 time.Duration // CPU per request; Adapter1 at GOMAXPROCS=1
+	HandlerAllocs, AdapterAllocs     float64
+	Adapter1Allocs                   float64
+}
+
+func lambdaPath(t *testing.T, env *apitest.Env, c *apitest.Client, id string) lambdaFigures {
+	t.Helper()
+	ctx := context.Background()
+	path := "/v1/companies/" + id
+	h := api.New(env.Deps).Handler(routes.Companies)
+	direct := func() error {
+		req := httptest.NewRequest("GET", path, nil)
+		req.Header.Set("X-Service-Client-Id", c.ClientID)
+		req.Header.Set("X-Service-Api-Key", c.Secret)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			return fmt.Errorf("handler: %d %s", rec.Code, rec.Body)
+		}
+		return nil
+	}
+	lh := app.LambdaHandler(env.Deps, routes.Companies)
+	ev := events.APIGatewayV2HTTPRequest{
+		Version: "2.0", RouteKey: "GET /v1/companies/{id}", RawPath: path,
+		Headers:        map[string]string{"x-service-client-id": c.ClientID, "x-service-api-key": c.Secret},
+		PathParameters: map[string]string{"id": id},
+		RequestContext: events.APIGatewayV2HTTPRequestContext{Stage: "$default", RequestID: "bench",
+			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "GET", Path: path, Protocol: "HTTP/1.1", SourceIP: "127.0.0.1"}},
+	}
+	adapted := func() error {
+		res, err := lh(ctx, ev)
+		if err == nil && res.StatusCode != http.StatusOK {
+			err = fmt.Errorf("adapter: %d %s", res.StatusCode, res.Body)
+		}
+		return err
+	}
+	n := max(50, int(*attackFor/(2*time.Millisecond)))
+	measure := func(op func() error) (time.Duration, float64) {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		a0, c0 := ms.Mallocs, cpuTime()
+		for range n {
+			if err := op(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cpu := cpuTime() - c0
+		runtime.ReadMemStats(&ms)
+		return cpu / time.Duration(n), float64(ms.Mallocs-a0) / float64(n)
+	}
+	var f lambdaFigures
+	f.Requests = n
+	f.HandlerCPU, f.HandlerAllocs = measure(direct)
+	f.AdapterCPU, f.AdapterAllocs = measure(adapted)
+	prev := runtime.GOMAXPROCS(1)
+	f.Adapter1, f.Adapter1Allocs = measure(adapted)
+	runtime.GOMAXPROCS(prev)
+	return f
+}
+
+// functionFigures is one function's deployed size and cold start.
+type functionFigures struct {
+	Name      string
+	SizeBytes int64
+	ColdStart time.Duration // first request through the front, process start included
+	Warm      time.Duration // the same request again
+}
+
+// coldRequests is one request per function reached over HTTP, for its
+// cold start.
+var coldRequests = map[string][2]string{
+	routes.Companies: {"GET", "/v1/companies?limit=1"},
+	routes.Keys:      {"GET", "/v1/keys"},
+	routes.Workflows: {"GET", "/v1/workflows"},
+	routes.Catalog:   {"GET", "/v1/industries"},
+	routes.CRM:       {"GET", "/v1/deals"},
+	routes.Documents: {"GET", "/v1/documents"},
+	routes.Scoring:   {"GET", "/v1/frameworks"},
+	routes.Search:    {"POST", "/v1/companies/search"},
+}
+
+func functionSizesAndColdStarts(t *testing.T) []functionFigures {
+	t.Helper()
+	root, _ := filepath.Abs("../..")
+	dir := t.TempDir()
+	args := append(append([]string{"build"}, runtimeapi.BuildFlags...), "-o", dir+"/", "./functions/...")
+	cmd := exec.Command("go", args...)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=arm64")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build the functions for linux/arm64: %v\n%s", err, b)
+	}
+	t.Setenv(apitest.EnvTarget, apitest.TargetLambdas)
+	le := apitest.New(t)
+	lc := le.Org(t)
+	var out []functionFigures
+	for _, f := range routes.Functions {
+		fi, err := os.Stat(filepath.Join(dir, f.Name))
+		if err != nil {
+			t.Fatalf("function %s: %v", f.Name, err)
+		}
+		ff := functionFigures{Name: f.Name, SizeBytes: fi.Size()}
+		if req, ok := coldRequests[f.Name]; ok {
+			var body any
+			if req[0] == "POST" {
+				body = map[string]any{"text": "x"}
+			}
+			start := time.Now()
+			lc.Do(req[0], req[1], body).Want(t, http.StatusOK)
+			ff.ColdStart = time.Since(start)
+			start = time.Now()
+			lc.Do(req[0], req[1], body).Want(t, http.StatusOK)
+			ff.Warm = time.Since(start)
+		}
+		out = append(out, ff)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
