@@ -245,8 +245,13 @@ func TestPerformanceReport(t *testing.T) {
 		_, err := st.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: table, Item: item})
 		return err
 	}
-	query := func(pk string, cond string, vals map[string]types.AttributeValue, limit int32) func(int) error {
+	query := func(pk string, cond string, given map[string]types.AttributeValue, limit int32) func(int) error {
 		return func(int) error {
+			// Each worker its own values: the workers run concurrently.
+			vals := make(map[string]types.AttributeValue, len(given)+1)
+			for k, v := range given {
+				vals[k] = v
+			}
 			vals[":pk"] = &types.AttributeValueMemberS{Value: pk}
 			in := &dynamodb.QueryInput{TableName: table, KeyConditionExpression: aws.String(cond),
 				ExpressionAttributeNames: map[string]string{"#pk": store.AttrPK}, ExpressionAttributeValues: vals}
