@@ -6,6 +6,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
+	"github.com/sourcebase/sourcebase/internal/store"
 )
 
 func (a *API) createCompany(w http.ResponseWriter, r *http.Request) {
@@ -20,11 +21,11 @@ func (a *API) listCompanies(w http.ResponseWriter, r *http.Request) {
 		httpapi.Error(w, r, err)
 		return
 	}
-	list[companies.Company](w, r)(a.d.Companies.ListBy(r.Context(), principal(r).OrgID, q, filter, value))
+	list[store.JSON](w, r)(a.d.Companies.ListJSON(r.Context(), principal(r).OrgID, q, filter, value))
 }
 
 func (a *API) getCompany(w http.ResponseWriter, r *http.Request) {
-	reply(w, r, http.StatusOK)(a.d.Companies.Get(r.Context(), principal(r).OrgID, r.PathValue("id")))
+	reply(w, r, http.StatusOK)(a.d.Companies.GetJSON(r.Context(), principal(r).OrgID, r.PathValue("id")))
 }
 
 func (a *API) updateCompany(w http.ResponseWriter, r *http.Request) {

@@ -48,7 +48,7 @@ func (a *API) resourceHandler(rt routes.Route) http.Handler {
 				httpapi.Error(w, r, err)
 				return
 			}
-			list[resource.Record](w, r)(svc.List(r.Context(), org(r), q, filter, value))
+			list[store.JSON](w, r)(svc.ListJSON(r.Context(), org(r), q, filter, value))
 		})
 	case rt.Method == http.MethodGet:
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -62,7 +62,7 @@ func (a *API) resourceHandler(rt routes.Route) http.Handler {
 				httpapi.Error(w, r, apperr.ErrNotFound)
 				return
 			}
-			reply(w, r, http.StatusOK)(svc.Get(r.Context(), org(r), id))
+			reply(w, r, http.StatusOK)(svc.GetJSON(r.Context(), org(r), id))
 		})
 	case rt.Method == http.MethodPut:
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -3,13 +3,16 @@ package apitest_test
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/testenv"
 )
@@ -65,6 +68,24 @@ func BenchmarkGetCompany(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			s.client.Do("GET", path, nil).Want(b, http.StatusOK)
+		}
+		b.ReportMetric(float64(s.calls.Count())/float64(b.N), "ddbcalls/op")
+	})
+	b.Run("handler", func(b *testing.B) {
+		// The handler stack alone, without the HTTP client and server:
+		// what serving the request adds to its GetItem.
+		h := api.New(s.env.Deps).Handler(routes.Companies)
+		s.calls.Reset()
+		b.ReportAllocs()
+		for b.Loop() {
+			req := httptest.NewRequest("GET", path, nil)
+			req.Header.Set("X-Service-Client-Id", s.client.ClientID)
+			req.Header.Set("X-Service-Api-Key", s.client.Secret)
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != http.StatusOK {
+				b.Fatalf("handler: %d %s", rec.Code, rec.Body)
+			}
 		}
 		b.ReportMetric(float64(s.calls.Count())/float64(b.N), "ddbcalls/op")
 	})

@@ -49,7 +49,13 @@ var spec = store.Spec[Company]{
 	},
 }
 
-func init() { spec.Feed = Def.Searchable }
+func init() {
+	spec.Feed = Def.Searchable
+	spec.View = (*Company).normalize
+	// A revision of the shape's name is due when normalize changes what
+	// it fills (ShapeOf cannot see it).
+	spec.Shape = store.ShapeOf(Company{}, "normalize.1")
+}
 
 // Service stores the companies of every organization.
 type Service struct {
@@ -92,28 +98,24 @@ func (s *Service) CreateTx(ctx context.Context, org string, f Fields, origin str
 	if err := s.coll.Create(ctx, org, c, ops...); err != nil {
 		return nil, err
 	}
-	c.normalize()
 	return c, nil
 }
 
 // Get reads a company of org.
 func (s *Service) Get(ctx context.Context, org, id string) (*Company, error) {
-	c, err := s.coll.Get(ctx, org, id)
-	if err != nil {
-		return nil, err
-	}
-	c.normalize()
-	return c, nil
+	return s.coll.Get(ctx, org, id)
+}
+
+// GetJSON reads a company of org as Get answers it, encoded: for a
+// response, which then need not decode the stored record.
+func (s *Service) GetJSON(ctx context.Context, org, id string) (*store.JSON, error) {
+	return s.coll.GetJSON(ctx, org, id)
 }
 
 // GetMany reads up to store.MaxBatch companies of org by id in one batch,
 // in the order asked, leaving out ids that name none.
 func (s *Service) GetMany(ctx context.Context, org string, ids []string) ([]Company, error) {
-	cs, err := s.coll.GetMany(ctx, org, ids)
-	for i := range cs {
-		cs[i].normalize()
-	}
-	return cs, err
+	return s.coll.GetMany(ctx, org, ids)
 }
 
 // Exists reports whether org has a company with id.
@@ -138,6 +140,22 @@ func (s *Service) List(ctx context.Context, org string, q store.Query) (store.Pa
 // Filters; "" for none) equals value. A website matches by its host
 // without "www." (WebsiteKey), as upserts match companies.
 func (s *Service) ListBy(ctx context.Context, org string, q store.Query, filter, value string) (store.Page[Company], error) {
+	if err := filtered(&q, filter, value); err != nil {
+		return store.Page[Company]{Items: []Company{}}, err
+	}
+	return s.coll.List(ctx, org, q)
+}
+
+// ListJSON is ListBy with each company encoded: for a response.
+func (s *Service) ListJSON(ctx context.Context, org string, q store.Query, filter, value string) (store.Page[store.JSON], error) {
+	if err := filtered(&q, filter, value); err != nil {
+		return store.Page[store.JSON]{Items: []store.JSON{}}, err
+	}
+	return s.coll.ListJSON(ctx, org, q)
+}
+
+// filtered restricts q to the companies whose filter field equals value.
+func filtered(q *store.Query, filter, value string) error {
 	switch filter {
 	case "":
 	case "website":
@@ -145,20 +163,15 @@ func (s *Service) ListBy(ctx context.Context, org string, q store.Query, filter,
 	case "externalId":
 		q.Where = &store.Where{Lookup: filter, Value: value}
 	default:
-		return store.Page[Company]{Items: []Company{}}, apperr.InvalidQuery(filter, "is not a filter of companies; filter by %s", strings.Join(Filters, " or "))
+		return apperr.InvalidQuery(filter, "is not a filter of companies; filter by %s", strings.Join(Filters, " or "))
 	}
-	p, err := s.coll.List(ctx, org, q)
-	for i := range p.Items {
-		p.Items[i].normalize()
-	}
-	return p, err
+	return nil
 }
 
 // Update applies f to a company of org. A request that changes nothing
 // writes nothing and leaves updatedAt alone.
 func (s *Service) Update(ctx context.Context, org, id string, f Fields) (*Company, error) {
-	c, err := s.coll.Update(ctx, org, id, func(c *Company) error {
-		c.normalize()
+	return s.coll.Update(ctx, org, id, func(c *Company) error {
 		before, _ := json.Marshal(c)
 		f.Apply(c)
 		if after, _ := json.Marshal(c); string(after) == string(before) {
@@ -167,11 +180,6 @@ func (s *Service) Update(ctx context.Context, org, id string, f Fields) (*Compan
 		c.UpdatedAt = s.now()
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	c.normalize()
-	return c, nil
 }
 
 // Delete removes a company of org.
@@ -187,9 +195,7 @@ func (s *Service) Match(ctx context.Context, org string, f Fields) (*Company, er
 		if err != nil || len(found) == 0 {
 			return nil, err
 		}
-		c := found[0]
-		c.normalize()
-		return &c, nil
+		return &found[0], nil
 	}
 	if f.ExternalID.Set && !f.ExternalID.Null {
 		if c, err := try(s.coll.FindBy(ctx, org, "externalId", f.ExternalID.Value, 1)); c != nil || err != nil {
@@ -221,8 +227,7 @@ func (s *Service) Match(ctx context.Context, org string, f Fields) (*Company, er
 // reads), writing the operations fn returns in the same transaction: how
 // enrichment writes candidates and the reconciled attributes together.
 func (s *Service) Enrich(ctx context.Context, org, id string, fn func(*Company) ([]store.Op, error)) (*Company, error) {
-	c, err := s.coll.UpdateTx(ctx, org, id, func(c *Company) ([]store.Op, error) {
-		c.normalize()
+	return s.coll.UpdateTx(ctx, org, id, func(c *Company) ([]store.Op, error) {
 		ops, err := fn(c)
 		if err != nil {
 			return nil, err
@@ -230,9 +235,4 @@ func (s *Service) Enrich(ctx context.Context, org, id string, fn func(*Company) 
 		c.UpdatedAt = s.now()
 		return ops, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	c.normalize()
-	return c, nil
 }

@@ -35,7 +35,7 @@ func List[T any](w http.ResponseWriter, r *http.Request, p store.Page[T]) {
 	size := envelopeSize
 	n := 0
 	for i := range p.Items {
-		b, err := json.Marshal(p.Items[i])
+		b, err := encode(&p.Items[i])
 		if err != nil {
 			Error(w, r, err)
 			return
@@ -63,6 +63,14 @@ func List[T any](w http.ResponseWriter, r *http.Request, p store.Page[T]) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	w.Write(body.Bytes())
+}
+
+// encode is v's JSON: as it is when it is already encoded.
+func encode(v any) ([]byte, error) {
+	if e, ok := v.(Encoded); ok {
+		return e.EncodedJSON(), nil
+	}
+	return json.Marshal(v)
 }
 
 // nextURL is the request's path and parameters with cursor set and page

@@ -61,6 +61,10 @@ type errorEnvelope struct {
 	Error string `json:"error"`
 }
 
+// Encoded is a value that is already JSON, as json.Marshal would encode
+// it (a record read as stored, store.JSON): it is written as it is.
+type Encoded interface{ EncodedJSON() []byte }
+
 // Data writes {"data": v}, with v's entity tag as ETag when it has one.
 func Data(w http.ResponseWriter, status int, v any) {
 	if t, ok := v.(interface{ ETag() string }); ok {
@@ -68,7 +72,29 @@ func Data(w http.ResponseWriter, status int, v any) {
 			w.Header().Set("ETag", tag)
 		}
 	}
+	if e, ok := v.(Encoded); ok {
+		writeData(w, status, e.EncodedJSON())
+		return
+	}
 	JSON(w, status, envelope{Data: v})
+}
+
+// writeData writes {"data": b} and a newline, as JSON encodes an
+// envelope holding b.
+func writeData(w http.ResponseWriter, status int, b []byte) {
+	buf := encodeBuffers.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer func() {
+		if buf.Cap() <= maxPooledBuffer {
+			encodeBuffers.Put(buf)
+		}
+	}()
+	buf.WriteString(`{"data":`)
+	buf.Write(b)
+	buf.WriteString("}\n")
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
 }
 
 // ErrorBody writes {"error": msg}.

@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/clock"
@@ -54,6 +55,9 @@ type Def struct {
 	// their records keep a change feed that search indexes follow, and
 	// fields with a Search weight are matched by a search's text.
 	Searchable bool
+
+	orderOnce sync.Once
+	order     []string // the names of allFields, the record's JSON order
 }
 
 // Built-in fields of every record.
@@ -274,7 +278,8 @@ func lookupKey(f Field, v any) string {
 // spec is the store's view of the declaration: two sort indexes (GSI1,
 // GSI2) and two lookup indexes (GSI3, GSI4) at most.
 func (d *Def) spec() store.Spec[Record] {
-	sp := store.Spec[Record]{Type: d.Type, ID: func(r *Record) string { return r.ID() }, IDOrder: []string{FieldCreatedAt}, Feed: d.Searchable}
+	sp := store.Spec[Record]{Type: d.Type, ID: func(r *Record) string { return r.ID() }, IDOrder: []string{FieldCreatedAt}, Feed: d.Searchable,
+		View: d.view, Shape: d.shape()}
 	sortIx := []store.Index{store.GSI1, store.GSI2}
 	lookIx := []store.Index{store.GSI3, store.GSI4}
 	for _, f := range d.allFields() {
@@ -363,24 +368,47 @@ func (s *Service) prepare(ctx context.Context, org string, r *Record, before map
 	return nil
 }
 
-// view is the record as clients see it: every declared field present.
+// view is the record as clients see it: every declared field present,
+// in declaration order. Records are stored so (store.Spec.View).
 func (s *Service) view(r *Record) *Record {
-	for _, f := range s.Def.Fields {
+	s.Def.view(r)
+	return r
+}
+
+func (d *Def) view(r *Record) {
+	if r.Fields == nil {
+		r.Fields = map[string]any{}
+	}
+	for _, f := range d.Fields {
 		if _, ok := r.Fields[f.Name]; !ok {
 			r.Fields[f.Name] = f.empty()
 		}
 	}
-	r.order = names(s.Def.allFields())
-	return r
+	d.orderOnce.Do(func() { d.order = names(d.allFields()) })
+	r.order = d.order
+}
+
+// shape names the JSON form of the declaration's records (store.ShapeOf):
+// their fields in order, each with its kind and empty value, which view
+// fills in.
+func (d *Def) shape() string {
+	desc := []string{"record.1", d.Type}
+	for _, f := range d.allFields() {
+		empty, _ := json.Marshal(f.empty())
+		desc = append(desc, fmt.Sprintf("%s:%v:%s", f.Name, f.Kind, empty))
+	}
+	return store.ShapeOf(Record{}, desc...)
 }
 
 // Get reads a record of org.
 func (s *Service) Get(ctx context.Context, org, id string) (*Record, error) {
-	r, err := s.coll.Get(ctx, org, id)
-	if err != nil {
-		return nil, err
-	}
-	return s.view(r), nil
+	return s.coll.Get(ctx, org, id)
+}
+
+// GetJSON reads a record of org as Get answers it, encoded: for a
+// response, which then need not decode the stored record.
+func (s *Service) GetJSON(ctx context.Context, org, id string) (*store.JSON, error) {
+	return s.coll.GetJSON(ctx, org, id)
 }
 
 // Present turns a record as stored (its JSON) into the record as clients
@@ -412,27 +440,41 @@ func (s *Service) Exists(ctx context.Context, org, id string) (bool, error) {
 // List returns a page of org's records, filtered by one lookup field when
 // filter names one.
 func (s *Service) List(ctx context.Context, org string, q store.Query, filter, value string) (store.Page[Record], error) {
-	if filter != "" {
-		f, ok := s.Def.Field(filter)
-		if !ok || !f.Lookup {
-			return store.Page[Record]{Items: []Record{}}, apperr.InvalidQuery(filter, "is not a filter of %s", s.Def.Name)
-		}
-		if f.Kind == Bool && value != "true" && value != "false" {
-			return store.Page[Record]{Items: []Record{}}, apperr.InvalidQuery(filter, "must be true or false")
-		}
-		if f.Kind == Enum && !slices.Contains(f.Values, value) {
-			return store.Page[Record]{Items: []Record{}}, apperr.InvalidQuery(filter, "must be one of %s", strings.Join(f.Values, ", "))
-		}
-		if f.Fold {
-			value = strings.ToLower(value)
-		}
-		q.Where = &store.Where{Lookup: filter, Value: value}
+	if err := s.filtered(&q, filter, value); err != nil {
+		return store.Page[Record]{Items: []Record{}}, err
 	}
-	p, err := s.coll.List(ctx, org, q)
-	for i := range p.Items {
-		s.view(&p.Items[i])
+	return s.coll.List(ctx, org, q)
+}
+
+// ListJSON is List with each record encoded: for a response.
+func (s *Service) ListJSON(ctx context.Context, org string, q store.Query, filter, value string) (store.Page[store.JSON], error) {
+	if err := s.filtered(&q, filter, value); err != nil {
+		return store.Page[store.JSON]{Items: []store.JSON{}}, err
 	}
-	return p, err
+	return s.coll.ListJSON(ctx, org, q)
+}
+
+// filtered restricts q to the records whose lookup field filter ("" for
+// none) equals value.
+func (s *Service) filtered(q *store.Query, filter, value string) error {
+	if filter == "" {
+		return nil
+	}
+	f, ok := s.Def.Field(filter)
+	if !ok || !f.Lookup {
+		return apperr.InvalidQuery(filter, "is not a filter of %s", s.Def.Name)
+	}
+	if f.Kind == Bool && value != "true" && value != "false" {
+		return apperr.InvalidQuery(filter, "must be true or false")
+	}
+	if f.Kind == Enum && !slices.Contains(f.Values, value) {
+		return apperr.InvalidQuery(filter, "must be one of %s", strings.Join(f.Values, ", "))
+	}
+	if f.Fold {
+		value = strings.ToLower(value)
+	}
+	q.Where = &store.Where{Lookup: filter, Value: value}
+	return nil
 }
 
 // Update applies a partial update body to a record of org. A body that
@@ -514,22 +556,11 @@ func (s *Service) GetByIDs(ctx context.Context, org, segment string) ([]Record, 
 			return nil, apperr.InvalidPath("ids", "has an empty id at position %d; send ids=<id>,<id>,... without empty entries", i+1)
 		}
 	}
-	recs, err := s.coll.GetMany(ctx, org, ids)
-	if err != nil {
-		return nil, err
-	}
-	for i := range recs {
-		s.view(&recs[i])
-	}
-	return recs, nil
+	return s.coll.GetMany(ctx, org, ids)
 }
 
 // GetMany reads up to store.MaxBatch records of org by id in one batch, in
 // the order asked, each once, leaving out ids that name none.
 func (s *Service) GetMany(ctx context.Context, org string, ids []string) ([]Record, error) {
-	recs, err := s.coll.GetMany(ctx, org, ids)
-	for i := range recs {
-		s.view(&recs[i])
-	}
-	return recs, err
+	return s.coll.GetMany(ctx, org, ids)
 }

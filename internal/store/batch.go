@@ -30,6 +30,7 @@ func (c *Collection[T]) GetMany(ctx context.Context, org string, ids []string) (
 			}
 			return err
 		}
+		c.view(&v)
 		found[c.spec.ID(&v)] = v
 		return nil
 	})

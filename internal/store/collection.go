@@ -80,6 +80,14 @@ type Spec[T any] struct {
 	// Feed keeps a change feed of the records (see feed.go): every write
 	// also puts a feed entry in the same transaction.
 	Feed bool
+	// View, when set, makes a record what clients see (empty collections
+	// rather than null, every declared field present): applied to every
+	// record read and to every record before it is stored.
+	View func(v *T)
+	// Shape, when set, names the JSON form of the records (ShapeOf): they
+	// are stored as clients see them and stamped with it, so GetJSON and
+	// ListJSON answer their stored JSON without decoding it (encoded.go).
+	Shape string
 }
 
 // Undecoded describes a stored item that cannot be decoded: what its keys
@@ -150,9 +158,12 @@ func (c *Collection[T]) lookupPK(org string, l Lookup[T], value string) string {
 }
 
 // Item builds the stored item for v at the given version.
+// The spec's View is applied to v first: a record is stored as clients
+// see it.
 func (c *Collection[T]) Item(org string, v *T, version int64) Item {
+	c.view(v)
 	k := RecordKey(org, c.spec.Type, c.spec.ID(v))
-	return Item{PK: k.PK, SK: k.SK, Type: c.spec.Type, Doc: v, Version: version, Indexes: c.IndexAttrs(org, v)}
+	return Item{PK: k.PK, SK: k.SK, Type: c.spec.Type, Doc: v, Version: version, Indexes: c.IndexAttrs(org, v), Shape: c.spec.Shape}
 }
 
 // IndexAttrs are the index attributes of v: its Home, sort and lookup keys.
@@ -182,7 +193,9 @@ func (c *Collection[T]) Get(ctx context.Context, org, id string) (*T, error) {
 	var ue *UndecodableError
 	if errors.As(err, &ue) && c.spec.Undecodable != nil {
 		reportUndecodable(ue)
-		return c.placeholder(ue), nil
+		p := c.placeholder(ue)
+		c.view(p)
+		return p, nil
 	}
 	return v, err
 }
@@ -269,6 +282,7 @@ func (c *Collection[T]) get(ctx context.Context, org, id string) (*T, int64, err
 	if err != nil {
 		return nil, 0, err
 	}
+	c.view(v)
 	return v, version, nil
 }
 
@@ -429,27 +443,14 @@ func (c *Collection[T]) List(ctx context.Context, org string, q Query) (Page[T],
 // be decoded is logged once and skipped, or shown as its placeholder.
 func (c *Collection[T]) collect(ctx context.Context, pq pageQuery) (Page[T], error) {
 	out := Page[T]{Items: []T{}}
-	after, more, err := c.store.page(ctx, pq, func(av map[string]types.AttributeValue) bool {
-		var v T
-		it, err := decodeItem(av, &v)
-		var ue *UndecodableError
-		switch {
-		case errors.As(err, &ue):
-			reportUndecodable(ue)
-			if c.spec.Undecodable == nil {
-				return false
-			}
-			v = *c.placeholder(ue)
-		case c.spec.Load != nil:
-			c.spec.Load(&v, it.Strings)
+	pos, more, err := c.store.page(ctx, pq, func(av map[string]types.AttributeValue) bool {
+		v, _, err := c.decoded(av)
+		if err == nil {
+			out.Items = append(out.Items, *v)
 		}
-		out.Items = append(out.Items, v)
-		return true
+		return err == nil // an undecodable item without a placeholder is skipped
 	})
-	out.after = after
-	if more && len(after) > 0 {
-		out.Next = after[len(after)-1]
-	}
+	out.finish(pos, pq.bind, more)
 	return out, err
 }
 

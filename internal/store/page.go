@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -8,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -24,8 +26,19 @@ type Page[T any] struct {
 	// Next is the cursor that continues after the last item; "" when no
 	// record follows (the last page).
 	Next string
-	// after[i] is the cursor that continues after Items[i].
-	after []string
+	// pos[i] is the position (sort key) of Items[i] in the list bind
+	// names: the cursor after item i, encoded only where a page ends.
+	pos  []string
+	bind string
+}
+
+// finish records the page's positions and, when more records follow,
+// its Next cursor.
+func (p *Page[T]) finish(pos []string, bind string, more bool) {
+	p.pos, p.bind = pos, bind
+	if more && len(pos) > 0 {
+		p.Next = encodeCursor(pos[len(pos)-1], bind)
+	}
 }
 
 // Cut keeps the first n items (at least one when the page has any): the
@@ -36,13 +49,13 @@ func (p Page[T]) Cut(n int) Page[T] {
 	if n >= len(p.Items) {
 		return p
 	}
-	return Page[T]{Items: p.Items[:n], Next: p.after[n-1], after: p.after[:n]}
+	return Page[T]{Items: p.Items[:n], Next: encodeCursor(p.pos[n-1], p.bind), pos: p.pos[:n], bind: p.bind}
 }
 
 // MapPage converts a page's records (to the view a client sees, say),
 // keeping its cursors.
 func MapPage[T, V any](p Page[T], f func(*T) V) Page[V] {
-	out := Page[V]{Items: make([]V, len(p.Items)), Next: p.Next, after: p.after}
+	out := Page[V]{Items: make([]V, len(p.Items)), Next: p.Next, pos: p.pos, bind: p.bind}
 	for i := range p.Items {
 		out.Items[i] = f(&p.Items[i])
 	}
@@ -59,15 +72,39 @@ const itemMargin = 1024
 // response payload: quotes and backslashes double, control characters and
 // U+2028/U+2029 become six-byte escapes. It is never less than len(s).
 func WireSize[S string | []byte](s S) int {
-	n := len(s)
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '"' || c == '\\':
+	var quotes, lineSeps int
+	switch v := any(s).(type) {
+	case string:
+		quotes = strings.Count(v, `"`) + strings.Count(v, `\`)
+		lineSeps = strings.Count(v, "\u2028") + strings.Count(v, "\u2029")
+	case []byte:
+		quotes = bytes.Count(v, []byte(`"`)) + bytes.Count(v, []byte(`\`))
+		lineSeps = bytes.Count(v, []byte("\u2028")) + bytes.Count(v, []byte("\u2029"))
+	}
+	return len(s) + quotes + 3*lineSeps + 5*controls(s)
+}
+
+// controls counts the bytes of s below 0x20, eight at a time: JSON text
+// rarely holds any (its strings escape them), so a word without one is
+// passed over in a few instructions.
+func controls[S string | []byte](s S) int {
+	const highs, below = 0x8080808080808080, 0x20 * 0x0101010101010101
+	n, i := 0, 0
+	for ; i+8 <= len(s); i += 8 {
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		if (w-below)&^w&highs == 0 {
+			continue // no byte below 0x20 (the test is exact when it finds none)
+		}
+		for _, c := range []byte{s[i], s[i+1], s[i+2], s[i+3], s[i+4], s[i+5], s[i+6], s[i+7]} {
+			if c < 0x20 {
+				n++
+			}
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] < 0x20 {
 			n++
-		case c < 0x20:
-			n += 5
-		case c == 0xE2 && i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xA8 || s[i+2] == 0xA9):
-			n += 3
 		}
 	}
 	return n
@@ -292,35 +329,35 @@ func (q pageQuery) position(av map[string]types.AttributeValue) string {
 // one), calling take for each; take reports whether it kept the item (an
 // undecodable item without a placeholder is dropped). page reads one item
 // beyond the page to know whether another page follows, and returns the
-// cursor after each kept item.
-func (s *Store) page(ctx context.Context, q pageQuery, take func(av map[string]types.AttributeValue) bool) (after []string, more bool, err error) {
+// position of each kept item.
+func (s *Store) page(ctx context.Context, q pageQuery, take func(av map[string]types.AttributeValue) bool) (pos []string, more bool, err error) {
 	total := 0
 	// Up to the limit and one more; with a budget, about as many as the
 	// records seen so far say fit in what is left of it, and one more.
 	want := func() int {
-		n := q.limit + 1 - len(after)
-		if q.maxBytes > 0 && len(after) > 0 {
-			n = min(n, (q.maxBytes-total)/(total/len(after))+1)
+		n := q.limit + 1 - len(pos)
+		if q.maxBytes > 0 && len(pos) > 0 {
+			n = min(n, (q.maxBytes-total)/(total/len(pos))+1)
 		}
 		return n
 	}
 	for av, err := range s.items(ctx, q, want) {
 		if err != nil {
-			return after, false, err
+			return pos, false, err
 		}
-		if len(after) == q.limit {
-			return after, true, nil
+		if len(pos) == q.limit {
+			return pos, true, nil
 		}
-		if q.maxBytes > 0 && len(after) > 0 && total+estimate(av) > q.maxBytes {
-			return after, true, nil
+		if q.maxBytes > 0 && len(pos) > 0 && total+estimate(av) > q.maxBytes {
+			return pos, true, nil
 		}
 		if !take(av) {
 			continue
 		}
 		total += estimate(av)
-		after = append(after, encodeCursor(q.position(av), q.bind))
+		pos = append(pos, q.position(av))
 	}
-	return after, false, nil
+	return pos, false, nil
 }
 
 // estimate is what an item adds to a page before it is decoded: its

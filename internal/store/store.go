@@ -50,6 +50,9 @@ type Item struct {
 	Indexes map[string]string // attribute name -> value, e.g. gsi1pk
 	Numbers map[string]int64  // numeric attributes outside the record (counters)
 	Strings map[string]string // string attributes outside the record, read back by GetItem
+	// Shape, when set, stamps the doc as the record exactly as clients see
+	// it in that shape (AttrShape; see encoded.go).
+	Shape string
 }
 
 func (it Item) encode() (map[string]types.AttributeValue, error) {
@@ -63,6 +66,9 @@ func (it Item) encode() (map[string]types.AttributeValue, error) {
 		AttrType:    &types.AttributeValueMemberS{Value: it.Type},
 		AttrDoc:     &types.AttributeValueMemberS{Value: string(doc)},
 		AttrVersion: &types.AttributeValueMemberN{Value: strconv.FormatInt(it.Version, 10)},
+	}
+	if it.Shape != "" {
+		av[AttrShape] = &types.AttributeValueMemberS{Value: shapeStamp(it.Shape, doc)}
 	}
 	for _, m := range []map[string]string{it.Indexes, it.Strings} {
 		for k, v := range m {
@@ -80,10 +86,7 @@ func (it Item) encode() (map[string]types.AttributeValue, error) {
 // decode unmarshals an item's record into out and returns its version. A
 // record that cannot be decoded is an *UndecodableError.
 func decode(av map[string]types.AttributeValue, out any) (int64, error) {
-	var version int64
-	if n, ok := av[AttrVersion].(*types.AttributeValueMemberN); ok {
-		version, _ = strconv.ParseInt(n.Value, 10, 64)
-	}
+	version := itemVersion(av)
 	doc, ok := av[AttrDoc].(*types.AttributeValueMemberS)
 	if !ok {
 		return version, undecodable(av, version, "it has no doc attribute")
@@ -97,6 +100,16 @@ func decode(av map[string]types.AttributeValue, out any) (int64, error) {
 	}
 	setVersion(out, version)
 	return version, nil
+}
+
+// itemVersion is an item's version, 0 when it has none.
+func itemVersion(av map[string]types.AttributeValue) int64 {
+	n, ok := av[AttrVersion].(*types.AttributeValueMemberN)
+	if !ok {
+		return 0
+	}
+	version, _ := strconv.ParseInt(n.Value, 10, 64)
+	return version
 }
 
 // UndecodableError is a stored item whose record cannot be decoded (such
@@ -170,18 +183,28 @@ func (s *Store) Get(ctx context.Context, pk, sk string, out any) (int64, error) 
 
 // GetItem is Get returning the item's attributes outside the record too.
 func (s *Store) GetItem(ctx context.Context, pk, sk string, out any) (Item, error) {
+	av, err := s.getItem(ctx, pk, sk)
+	if err != nil {
+		return Item{}, err
+	}
+	return decodeItem(av, out)
+}
+
+// getItem reads one item's attributes (strongly consistent);
+// apperr.ErrNotFound when absent.
+func (s *Store) getItem(ctx context.Context, pk, sk string) (map[string]types.AttributeValue, error) {
 	res, err := s.DB.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(s.Table),
 		Key:            key(pk, sk),
 		ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
-		return Item{}, fmt.Errorf("get item: %w", err)
+		return nil, fmt.Errorf("get item: %w", err)
 	}
 	if res.Item == nil {
-		return Item{}, apperr.ErrNotFound
+		return nil, apperr.ErrNotFound
 	}
-	return decodeItem(res.Item, out)
+	return res.Item, nil
 }
 
 // decodeItem decodes the record into out and collects the other attributes.
@@ -201,7 +224,7 @@ func decodeItem(av map[string]types.AttributeValue, out any) (Item, error) {
 				it.SK = v.Value
 			case AttrType:
 				it.Type = v.Value
-			case AttrDoc:
+			case AttrDoc, AttrShape:
 			default:
 				it.Strings[k] = v.Value
 			}

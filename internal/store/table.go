@@ -25,6 +25,10 @@ const (
 	// AttrExpires is the table's TTL attribute (epoch seconds) on items
 	// that expire, such as idempotency records; see expiring.go.
 	AttrExpires = "ttl"
+	// AttrShape stamps a record stored exactly as clients see it: the
+	// collection's shape and a checksum of the doc (see encoded.go), so a
+	// read can answer the stored JSON without decoding it.
+	AttrShape = "shape"
 )
 
 // Index is a global secondary index of the table. Indexes are generic:

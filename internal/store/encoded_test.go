@@ -1,0 +1,188 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/ids"
+	"github.com/sourcebase/sourcebase/internal/store"
+	"github.com/sourcebase/sourcebase/internal/testenv"
+)
+
+// shaped is a record type with a View (empty tags are [], never null)
+// and free-form data whose numbers must keep their text.
+type shaped struct {
+	store.Versioned
+	ID   string         `json:"id"`
+	Name string         `json:"name"`
+	Tags []string       `json:"tags"`
+	Data map[string]any `json:"data"`
+}
+
+func shapedSpec(shape string) store.Spec[shaped] {
+	return store.Spec[shaped]{
+		Type:    "SHAPED",
+		ID:      func(s *shaped) string { return s.ID },
+		IDOrder: []string{"createdAt"},
+		View: func(s *shaped) {
+			if s.Tags == nil {
+				s.Tags = []string{}
+			}
+		},
+		Shape: shape,
+	}
+}
+
+// setDoc replaces an item's stored JSON behind the store's back, leaving
+// its other attributes (its shape stamp included) as they are.
+func setDoc(t *testing.T, st *store.Store, k store.Key, doc string) {
+	t.Helper()
+	_, err := st.DB.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{
+		TableName: aws.String(st.Table),
+		Key: map[string]types.AttributeValue{
+			store.AttrPK: &types.AttributeValueMemberS{Value: k.PK}, store.AttrSK: &types.AttributeValueMemberS{Value: k.SK},
+		},
+		UpdateExpression:          aws.String("SET #doc = :doc"),
+		ExpressionAttributeNames:  map[string]string{"#doc": store.AttrDoc},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":doc": &types.AttributeValueMemberS{Value: doc}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// typed is what a typed read answers for the record: its JSON.
+func typed(t *testing.T, c *store.Collection[shaped], org, id string) string {
+	t.Helper()
+	v, err := c.Get(context.Background(), org, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestEncodedReadsAnswerWhatATypedReadAnswersWhateverTheItemHolds(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := testenv.Store(t)
+	shape := store.ShapeOf(shaped{})
+	c := store.NewCollection(st, shapedSpec(shape))
+	org := ids.New("org")
+
+	// Written by the collection: stored as viewed, stamped, answered as stored.
+	big := json.Number("12345678901234567890123")
+	v := shaped{ID: ids.New("shp"), Name: `<b>&"x"`, Data: map[string]any{"n": big, "z": nil, "a": []any{1.5, "é"}}}
+	if err := c.Create(ctx, org, &v); err != nil {
+		t.Fatal(err)
+	}
+	k := store.RecordKey(org, "SHAPED", v.ID)
+	res, err := st.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.Table), Key: map[string]types.AttributeValue{
+		store.AttrPK: &types.AttributeValueMemberS{Value: k.PK}, store.AttrSK: &types.AttributeValueMemberS{Value: k.SK}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stamp, _ := res.Item[store.AttrShape].(*types.AttributeValueMemberS)
+	if stamp == nil || !strings.HasPrefix(stamp.Value, shape+".") {
+		t.Fatalf("the item's shape stamp is %v, want %s.<checksum>", res.Item[store.AttrShape], shape)
+	}
+	doc := res.Item[store.AttrDoc].(*types.AttributeValueMemberS).Value
+	if !strings.Contains(doc, `"tags":[]`) || !strings.Contains(doc, big.String()) {
+		t.Fatalf("the stored record is not the viewed one, numbers exact: %s", doc)
+	}
+
+	check := func(t *testing.T, c *store.Collection[shaped], wantVersion string) {
+		t.Helper()
+		want := typed(t, c, org, v.ID)
+		j, err := c.GetJSON(ctx, org, v.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(j.Bytes) != want {
+			t.Errorf("GetJSON answered\n%s\na typed Get answers\n%s", j.Bytes, want)
+		}
+		if j.ETag() != wantVersion {
+			t.Errorf("GetJSON's entity tag is %s, want %s", j.ETag(), wantVersion)
+		}
+		p, err := c.ListJSON(ctx, org, store.Query{Limit: 10})
+		if err != nil || len(p.Items) != 1 || string(p.Items[0].Bytes) != want {
+			t.Errorf("ListJSON answered %d records (%v), want exactly\n%s", len(p.Items), err, want)
+		}
+		if err == nil && len(p.Items) == 1 {
+			if b, _ := json.Marshal(p.Items[0]); string(b) != want {
+				t.Errorf("a listed record encodes as\n%s\nwant\n%s", b, want)
+			}
+		}
+	}
+	t.Run("stamped", func(t *testing.T) { check(t, c, `"1"`) })
+	t.Run("another shape", func(t *testing.T) {
+		// A collection whose records changed shape re-encodes the old ones.
+		check(t, store.NewCollection(st, shapedSpec(store.ShapeOf(shaped{}, "view.2"))), `"1"`)
+	})
+	t.Run("no shape", func(t *testing.T) { check(t, store.NewCollection(st, shapedSpec("")), `"1"`) })
+	t.Run("edited outside the service", func(t *testing.T) {
+		// Valid JSON that is not the view (null tags, an unknown field),
+		// under the old stamp: the checksum no longer matches.
+		setDoc(t, st, k, `{"id":"`+v.ID+`","name":"edited","tags":null,"data":{},"extra":1}`)
+		check(t, c, `"1"`)
+		j, _ := c.GetJSON(ctx, org, v.ID)
+		if got := string(j.Bytes); !strings.Contains(got, `"tags":[]`) || strings.Contains(got, "extra") {
+			t.Errorf("an edited record was answered as stored: %s", got)
+		}
+	})
+	t.Run("rewritten", func(t *testing.T) {
+		// An update stamps it again.
+		if _, err := c.Update(ctx, org, v.ID, func(s *shaped) error { s.Name = "again"; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		check(t, c, `"2"`)
+	})
+	t.Run("undecodable", func(t *testing.T) {
+		setDoc(t, st, k, `{"id":`)
+		if _, err := c.GetJSON(ctx, org, v.ID); !errors.As(err, new(*store.UndecodableError)) {
+			t.Errorf("GetJSON of a damaged record: %v, want an UndecodableError", err)
+		}
+		if p, err := c.ListJSON(ctx, org, store.Query{Limit: 10}); err != nil || len(p.Items) != 0 {
+			t.Errorf("ListJSON with a damaged record: %d records, %v; want it skipped", len(p.Items), err)
+		}
+	})
+	t.Run("absent", func(t *testing.T) {
+		if _, err := c.GetJSON(ctx, org, ids.New("shp")); !errors.Is(err, apperr.ErrNotFound) {
+			t.Errorf("GetJSON of no record: %v, want not found", err)
+		}
+		if _, err := c.GetJSON(ctx, "another-org", v.ID); !errors.Is(err, apperr.ErrNotFound) {
+			t.Errorf("GetJSON of another organization's record: %v, want not found", err)
+		}
+	})
+}
+
+func TestShapeOfFollowsTheJSONForm(t *testing.T) {
+	t.Parallel()
+	type a struct {
+		X string `json:"x"`
+	}
+	type b struct {
+		X string `json:"y"`
+	}
+	type c struct {
+		X string `json:"x"`
+		Y int    `json:"y"`
+	}
+	if store.ShapeOf(a{}) == store.ShapeOf(b{}) || store.ShapeOf(a{}) == store.ShapeOf(c{}) {
+		t.Error("types of different JSON forms share a shape")
+	}
+	if store.ShapeOf(a{}) != store.ShapeOf(a{}) || store.ShapeOf(a{}) == store.ShapeOf(a{}, "2") {
+		t.Error("a shape is not a function of the type and its revisions")
+	}
+}
