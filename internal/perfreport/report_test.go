@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -135,21 +136,79 @@ func closedLoop(d time.Duration, n int, op func(i int) error) load {
 	return l
 }
 
-// attack runs vegeta against targeter at rate (0: as fast as n workers
-// go) for d.
-func attack(targeter vegeta.Targeter, rate int, d time.Duration, n int) load {
-	a := vegeta.NewAttacker(vegeta.Workers(uint64(n)), vegeta.MaxWorkers(uint64(n)), vegeta.KeepAlive(true))
-	var m vegeta.Metrics
+// loadGenerator is vegeta's command (the Go tool pinned in go.mod), built
+// once: the load tests run it as a process of its own, so that this
+// process's CPU is the service's alone.
+type loadGenerator struct{ bin, dir string }
+
+func newLoadGenerator(t *testing.T) *loadGenerator {
+	t.Helper()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "vegeta")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/tsenart/vegeta/v12").CombinedOutput(); err != nil {
+		t.Fatalf("build vegeta: %v\n%s", err, out)
+	}
+	return &loadGenerator{bin: bin, dir: dir}
+}
+
+// maxTargets bounds the targets written for one attack; vegeta goes
+// round them again when it needs more.
+const maxTargets = 40_000
+
+// attack runs vegeta with the numbered requests of next at rate (0: as
+// fast as n workers go) for d. CPU is this process's, the service's: the
+// load generator's is its own.
+func (g *loadGenerator) attack(t *testing.T, next func(i int) vegeta.Target, rate int, d time.Duration, n int) load {
+	t.Helper()
+	targets, results := filepath.Join(g.dir, "targets.json"), filepath.Join(g.dir, "results.bin")
+	f, err := os.Create(targets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := vegeta.NewJSONTargetEncoder(f)
+	count := min(maxTargets, max(1000, int(d.Seconds()*4000)))
+	if rate > 0 {
+		count = min(maxTargets, int(d.Seconds()*float64(rate))+n)
+	}
+	for i := range count {
+		tg := next(i + 1)
+		if err := enc.Encode(&tg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(g.bin, "attack", "-format=json", "-targets="+targets, "-output="+results,
+		"-rate="+strconv.Itoa(rate), "-workers="+strconv.Itoa(n), "-max-workers="+strconv.Itoa(n),
+		"-duration="+d.String(), "-keepalive=true", "-timeout=1m")
 	cpu0 := cpuTime()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("vegeta attack: %v\n%s", err, out)
+	}
+	cpu := cpuTime() - cpu0
+
+	rf, err := os.Open(results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rf.Close()
+	var m vegeta.Metrics
 	first := ""
-	for res := range a.Attack(targeter, vegeta.ConstantPacer{Freq: rate, Per: time.Second}, d, "report") {
-		m.Add(res)
+	dec := vegeta.NewDecoder(rf)
+	for {
+		var res vegeta.Result
+		if err := dec.Decode(&res); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("read vegeta's results: %v", err)
+		}
+		m.Add(&res)
 		if first == "" && (res.Error != "" || res.Code >= 400) {
 			first = fmt.Sprintf("%d %s %s", res.Code, res.Error, bytes.TrimSpace(res.Body))
 		}
 	}
 	m.Close()
-	cpu := cpuTime() - cpu0
 	l := load{Requests: int(m.Requests), Errors: int(m.Requests) - int(m.Success*float64(m.Requests)+0.5),
 		Throughput: m.Throughput, P50: m.Latencies.P50, P95: m.Latencies.P95, P99: m.Latencies.P99, FirstError: first}
 	if m.Requests > 0 {
@@ -162,6 +221,7 @@ func attack(targeter vegeta.Targeter, rate int, d time.Duration, n int) load {
 type endpoint struct {
 	Name     string
 	Function string                    // the Lambda function serving it
+	Floor    bool                      // a minimal server, not the service: no usage row
 	target   func(i int) vegeta.Target // one request (nil: do instead)
 	do       func(i int) error         // a request measured end to end (webhook → completed)
 	Raw      string                    // the bare SDK operation, in words
@@ -185,6 +245,7 @@ func TestPerformanceReport(t *testing.T) {
 		t.Skip("the report measures the in-process server; its Lambda figures start the functions themselves")
 	}
 	ctx := context.Background()
+	gen := newLoadGenerator(t)
 	m := &meter{}
 	db := testenv.Client(t, nil)
 	st := testenv.StoreOn(t, dynamodb.New(db.Options(), m.option))
@@ -253,7 +314,7 @@ func TestPerformanceReport(t *testing.T) {
 				vals[k] = v
 			}
 			vals[":pk"] = &types.AttributeValueMemberS{Value: pk}
-			in := &dynamodb.QueryInput{TableName: table, KeyConditionExpression: aws.String(cond),
+			in := &dynamodb.QueryInput{TableName: table, KeyConditionExpression: aws.String(cond), ConsistentRead: aws.Bool(true),
 				ExpressionAttributeNames: map[string]string{"#pk": store.AttrPK}, ExpressionAttributeValues: vals}
 			if limit > 0 {
 				in.Limit = aws.Int32(limit)
@@ -332,14 +393,55 @@ func TestPerformanceReport(t *testing.T) {
 		}
 	}
 
+	// The floor: a minimal net/http server making the same DynamoDB call
+	// and answering its stored records in the envelope, without
+	// authentication, routing, limits, logging or paging.
+	floor := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var docs []string
+		if r.URL.Path == "/list" {
+			out, err := st.DB.Query(r.Context(), &dynamodb.QueryInput{TableName: table, KeyConditionExpression: aws.String("#pk = :pk"),
+				ExpressionAttributeNames:  map[string]string{"#pk": store.AttrPK},
+				ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: store.OrgPartition(c.Org, store.TypeCompany)}},
+				Limit:                     aws.Int32(100), ConsistentRead: aws.Bool(true)})
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			for _, it := range out.Items {
+				docs = append(docs, it[store.AttrDoc].(*types.AttributeValueMemberS).Value)
+			}
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"data":[`+strings.Join(docs, ",")+"]}\n")
+			return
+		}
+		out, err := st.DB.GetItem(r.Context(), &dynamodb.GetItemInput{TableName: table, Key: keyAV(companyKey.PK, companyKey.SK), ConsistentRead: aws.Bool(true)})
+		if err != nil || out.Item == nil {
+			http.Error(w, fmt.Sprint(err), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"data":`+out.Item[store.AttrDoc].(*types.AttributeValueMemberS).Value+"}\n")
+	}))
+	t.Cleanup(floor.Close)
+	floorGet := func(path string) func(int) vegeta.Target {
+		return func(int) vegeta.Target { return vegeta.Target{Method: "GET", URL: floor.URL + path} }
+	}
+
 	changePK := store.OrgPartition(c.Org, store.TypeCompany) + "#CHANGES"
 	eps := []*endpoint{
 		{Name: "GET company", Function: routes.Companies, target: get("/v1/companies/" + id),
 			Raw: "GetItem of the company's item", raw: func(int) error {
-				_, err := st.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: table, Key: keyAV(companyKey.PK, companyKey.SK)})
+				_, err := st.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: table, Key: keyAV(companyKey.PK, companyKey.SK), ConsistentRead: aws.Bool(true)})
 				return err
 			}},
 		{Name: "list 100 companies", Function: routes.Companies, target: get("/v1/companies?limit=100"),
+			Raw: "Query of the same 100 items (Limit 100)", raw: query(store.OrgPartition(c.Org, store.TypeCompany), "#pk = :pk", map[string]types.AttributeValue{}, 100)},
+		{Name: "floor: GET company", Floor: true, target: floorGet("/get"),
+			Raw: "GetItem of the company's item", raw: func(int) error {
+				_, err := st.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: table, Key: keyAV(companyKey.PK, companyKey.SK), ConsistentRead: aws.Bool(true)})
+				return err
+			}},
+		{Name: "floor: list 100 companies", Floor: true, target: floorGet("/list"),
 			Raw: "Query of the same 100 items (Limit 100)", raw: query(store.OrgPartition(c.Org, store.TypeCompany), "#pk = :pk", map[string]types.AttributeValue{}, 100)},
 		{Name: "search companies", Function: routes.Search, target: post("/v1/companies/search", func(int) []byte { return []byte(`{"text":"logistics"}`) }),
 			Raw: "Query of the change feed's last 30 s (what a warm index reads)", raw: func(i int) error {
@@ -360,6 +462,9 @@ func TestPerformanceReport(t *testing.T) {
 
 	// Calls and capacity per request, measured alone.
 	for _, e := range eps {
+		if e.Floor {
+			continue
+		}
 		m.reset()
 		for i := range usageRequests {
 			tg := e.target
@@ -386,6 +491,15 @@ func TestPerformanceReport(t *testing.T) {
 			}
 		}
 	}
+	// The service logs as deployed: a JSON line per request.
+	accessLog, err := os.Create(filepath.Join(t.TempDir(), "access.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer accessLog.Close()
+	defer slog.SetDefault(slog.Default())
+	app.Logger(accessLog)
+
 	// The load tests, each endpoint beside its bare operation. The
 	// accepted webhooks go last: the runs they start execute afterwards.
 	var soak load
@@ -393,14 +507,14 @@ func TestPerformanceReport(t *testing.T) {
 	for _, e := range eps {
 		if e.Name == "webhook → run accepted" {
 			rssBeforeSoak = rssKB()
-			soak = attack(targeterOf(mix(get("/v1/companies/"+id), get("/v1/companies?limit=100"))), *soakRate, *soakFor, *workers*4)
+			soak = gen.attack(t, mix(get("/v1/companies/"+id), get("/v1/companies?limit=100")), *soakRate, *soakFor, *workers*4)
 			runtime.GC()
 			rssAfterSoak = rssKB()
 		}
 		if e.do != nil {
 			e.Service = closedLoop(*attackFor, *workers, e.do)
 		} else {
-			e.Service = attack(targeterOf(e.target), 0, *attackFor, *workers)
+			e.Service = gen.attack(t, e.target, 0, *attackFor, *workers)
 		}
 		e.Bare = closedLoop(*attackFor, *workers, e.raw)
 		m.reset()
@@ -449,15 +563,6 @@ func mustJSON(v any) []byte {
 		panic(err)
 	}
 	return b
-}
-
-// targeterOf makes a vegeta targeter of numbered requests.
-func targeterOf(next func(i int) vegeta.Target) vegeta.Targeter {
-	var n atomic.Int64
-	return func(t *vegeta.Target) error {
-		*t = next(int(n.Add(1)))
-		return nil
-	}
 }
 
 // mix alternates between requests.
