@@ -47,10 +47,12 @@ func List[T any](w http.ResponseWriter, r *http.Request, p store.Page[T]) {
 		if n > 0 && size+add > ListBudget {
 			break
 		}
-		if n > 0 {
+		if n == 0 {
+			body.Grow(len(b)*len(p.Items) + len(p.Items)) // records are about the same size
+		} else {
 			body.WriteByte(',')
 		}
-		body.Write(b)
+		body.WriteString(b)
 		size += add
 		n++
 	}
@@ -60,17 +62,18 @@ func List[T any](w http.ResponseWriter, r *http.Request, p store.Page[T]) {
 		w.Header().Set(HeaderNextCursor, p.Next)
 		w.Header().Set(HeaderLink, "<"+nextURL(r, p.Next)+`>; rel="next"`)
 	}
-	w.Header().Set("Content-Type", "application/json")
+	w.Header()["Content-Type"] = jsonContentType
 	w.WriteHeader(http.StatusOK)
 	w.Write(body.Bytes())
 }
 
 // encode is v's JSON: as it is when it is already encoded.
-func encode(v any) ([]byte, error) {
+func encode(v any) (string, error) {
 	if e, ok := v.(Encoded); ok {
 		return e.EncodedJSON(), nil
 	}
-	return json.Marshal(v)
+	b, err := json.Marshal(v)
+	return string(b), err
 }
 
 // nextURL is the request's path and parameters with cursor set and page

@@ -18,15 +18,24 @@ const (
 	HeaderRateReset     = "X-RateLimit-Reset"
 )
 
+// The rate headers' canonical keys, as net/http writes them.
+var (
+	rateLimitKey     = http.CanonicalHeaderKey(HeaderRateLimit)
+	rateRemainingKey = http.CanonicalHeaderKey(HeaderRateRemaining)
+	rateResetKey     = http.CanonicalHeaderKey(HeaderRateReset)
+)
+
 // RateLimit writes d's headers and, when d refuses the request, the 429
 // answer (with Retry-After) naming what is limited (who: "this API key");
 // it reports whether the request may go on.
 func RateLimit(w http.ResponseWriter, d ratelimit.Decision, who string) bool {
 	reset := int64((d.Reset + time.Second - 1) / time.Second)
 	h := w.Header()
-	h.Set(HeaderRateLimit, strconv.FormatInt(d.Limit, 10))
-	h.Set(HeaderRateRemaining, strconv.FormatInt(d.Remaining, 10))
-	h.Set(HeaderRateReset, strconv.FormatInt(reset, 10))
+	// Assigned under their canonical keys: Set would allocate each
+	// key's canonical form (X-Ratelimit-Limit) on every response.
+	h[rateLimitKey] = []string{strconv.FormatInt(d.Limit, 10)}
+	h[rateRemainingKey] = []string{strconv.FormatInt(d.Remaining, 10)}
+	h[rateResetKey] = []string{strconv.FormatInt(reset, 10)}
 	if d.Allowed {
 		return true
 	}

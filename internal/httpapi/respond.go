@@ -45,7 +45,7 @@ func JSON(w http.ResponseWriter, status int, v any) {
 		buf.Reset()
 		buf.WriteString(`{"error":"internal error"}` + "\n")
 	}
-	w.Header().Set("Content-Type", "application/json")
+	w.Header()["Content-Type"] = jsonContentType
 	w.WriteHeader(status)
 	w.Write(buf.Bytes())
 }
@@ -63,7 +63,11 @@ type errorEnvelope struct {
 
 // Encoded is a value that is already JSON, as json.Marshal would encode
 // it (a record read as stored, store.JSON): it is written as it is.
-type Encoded interface{ EncodedJSON() []byte }
+type Encoded interface{ EncodedJSON() string }
+
+// jsonContentType is the Content-Type of every body, shared by all
+// responses (never modified), which saves an allocation per response.
+var jsonContentType = []string{"application/json"}
 
 // Data writes {"data": v}, with v's entity tag as ETag when it has one.
 func Data(w http.ResponseWriter, status int, v any) {
@@ -81,7 +85,7 @@ func Data(w http.ResponseWriter, status int, v any) {
 
 // writeData writes {"data": b} and a newline, as JSON encodes an
 // envelope holding b.
-func writeData(w http.ResponseWriter, status int, b []byte) {
+func writeData(w http.ResponseWriter, status int, b string) {
 	buf := encodeBuffers.Get().(*bytes.Buffer)
 	buf.Reset()
 	defer func() {
@@ -90,9 +94,9 @@ func writeData(w http.ResponseWriter, status int, b []byte) {
 		}
 	}()
 	buf.WriteString(`{"data":`)
-	buf.Write(b)
+	buf.WriteString(b)
 	buf.WriteString("}\n")
-	w.Header().Set("Content-Type", "application/json")
+	w.Header()["Content-Type"] = jsonContentType
 	w.WriteHeader(status)
 	w.Write(buf.Bytes())
 }

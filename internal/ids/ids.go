@@ -23,7 +23,17 @@ func New(prefix string) string {
 	mu.Lock()
 	id := ulid.MustNew(ulid.Timestamp(time.Now()), entropy)
 	mu.Unlock()
-	return prefix + "_" + lower(id.String())
+	// One allocation: the prefix and the lowercased text built in place.
+	b := make([]byte, len(prefix)+1+ulid.EncodedSize)
+	copy(b, prefix)
+	b[len(prefix)] = '_'
+	_ = id.MarshalTextTo(b[len(prefix)+1:])
+	for i, c := range b[len(prefix)+1:] {
+		if c >= 'A' && c <= 'Z' {
+			b[len(prefix)+1+i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 // Random returns n random bytes encoded as lowercase unpadded base32.

@@ -109,14 +109,14 @@ func TestEncodedReadsAnswerWhatATypedReadAnswersWhateverTheItemHolds(t *testing.
 		if err != nil {
 			t.Fatal(err)
 		}
-		if string(j.Bytes) != want {
-			t.Errorf("GetJSON answered\n%s\na typed Get answers\n%s", j.Bytes, want)
+		if string(j.Text) != want {
+			t.Errorf("GetJSON answered\n%s\na typed Get answers\n%s", j.Text, want)
 		}
 		if j.ETag() != wantVersion {
 			t.Errorf("GetJSON's entity tag is %s, want %s", j.ETag(), wantVersion)
 		}
 		p, err := c.ListJSON(ctx, org, store.Query{Limit: 10})
-		if err != nil || len(p.Items) != 1 || string(p.Items[0].Bytes) != want {
+		if err != nil || len(p.Items) != 1 || string(p.Items[0].Text) != want {
 			t.Errorf("ListJSON answered %d records (%v), want exactly\n%s", len(p.Items), err, want)
 		}
 		if err == nil && len(p.Items) == 1 {
@@ -137,7 +137,7 @@ func TestEncodedReadsAnswerWhatATypedReadAnswersWhateverTheItemHolds(t *testing.
 		setDoc(t, st, k, `{"id":"`+v.ID+`","name":"edited","tags":null,"data":{},"extra":1}`)
 		check(t, c, `"1"`)
 		j, _ := c.GetJSON(ctx, org, v.ID)
-		if got := string(j.Bytes); !strings.Contains(got, `"tags":[]`) || strings.Contains(got, "extra") {
+		if got := string(j.Text); !strings.Contains(got, `"tags":[]`) || strings.Contains(got, "extra") {
 			t.Errorf("an edited record was answered as stored: %s", got)
 		}
 	})
