@@ -3101,6 +3101,9 @@ type N412 = Error
 // N413 every error answer: one message saying what went wrong and where
 type N413 = Error
 
+// N415 every error answer: one message saying what went wrong and where
+type N415 = Error
+
 // N422 every error answer: one message saying what went wrong and where
 type N422 = Error
 
@@ -17755,6 +17758,11 @@ type PostMcpResponse413Headers struct {
 	XRequestId *string
 }
 
+// PostMcpResponse415Headers the declared response headers of an HTTP 415 response for PostMcp
+type PostMcpResponse415Headers struct {
+	XRequestId *string
+}
+
 // PostMcpResponse429Headers the declared response headers of an HTTP 429 response for PostMcp
 type PostMcpResponse429Headers struct {
 	RetryAfter          *int
@@ -17790,6 +17798,8 @@ type PostMcpResponse struct {
 	JSON404 *N404
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *N413
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *N415
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -17808,6 +17818,8 @@ type PostMcpResponse struct {
 	Headers404 *PostMcpResponse404Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *PostMcpResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *PostMcpResponse415Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PostMcpResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -17844,6 +17856,11 @@ func (r PostMcpResponse) GetJSON404() *N404 {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r PostMcpResponse) GetJSON413() *N413 {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r PostMcpResponse) GetJSON415() *N415 {
+	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -37338,6 +37355,13 @@ func ParsePostMcpResponse(rsp *http.Response) (*PostMcpResponse, error) {
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest N415
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest N429
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -37464,6 +37488,16 @@ func ParsePostMcpResponse(rsp *http.Response) (*PostMcpResponse, error) {
 			headers.XRequestId = &value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers PostMcpResponse415Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers415 = &headers
 	case rsp.StatusCode == 429:
 		var headers PostMcpResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {

@@ -1,7 +1,9 @@
 package api
 
 import (
+	"bytes"
 	"net/http"
+	"strings"
 
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 )
@@ -27,5 +29,50 @@ func (a *API) serveMCP(w http.ResponseWriter, r *http.Request) {
 		httpapi.Error(w, r, a.mcpErr)
 		return
 	}
-	a.mcp.ServeHTTP(w, r)
+	jw := &jsonErrors{ResponseWriter: w}
+	a.mcp.ServeHTTP(jw, r)
+	jw.finish()
+}
+
+// jsonErrors makes the MCP SDK's plain-text refusals (an Accept without
+// application/json and text/event-stream, a Content-Type other than JSON,
+// an unknown session) the service's {"error": ...} bodies, with their
+// status.
+type jsonErrors struct {
+	http.ResponseWriter
+	status int // a refusal being held, 0 otherwise
+	msg    bytes.Buffer
+}
+
+func (w *jsonErrors) WriteHeader(code int) {
+	if code >= 400 && strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
+		w.status = code
+		return
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *jsonErrors) Write(b []byte) (int, error) {
+	if w.status != 0 {
+		return w.msg.Write(b)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush keeps streaming answers streaming.
+func (w *jsonErrors) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok && w.status == 0 {
+		f.Flush()
+	}
+}
+
+func (w *jsonErrors) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// finish writes a held refusal as {"error": message}.
+func (w *jsonErrors) finish() {
+	if w.status == 0 {
+		return
+	}
+	w.Header().Del("X-Content-Type-Options")
+	httpapi.ErrorBody(w.ResponseWriter, w.status, strings.TrimSpace(w.msg.String()))
 }

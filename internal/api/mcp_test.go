@@ -212,6 +212,23 @@ func TestMCPNeedsTheSameKeyAndSeesOnlyItsOrganization(t *testing.T) {
 	}
 }
 
+func TestTheMCPTransportsRefusalsAreErrorBodies(t *testing.T) {
+	t.Parallel()
+	c := apitest.New(t).Org(t)
+	const list = `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	// A client that does not take both JSON and an event stream.
+	wantExactBody(t, c.Do("POST", "/mcp", list, "Accept", "application/json").Want(t, http.StatusBadRequest),
+		`{"error":"Accept must contain both 'application/json' and 'text/event-stream'"}`)
+	// A body that is not JSON.
+	r := c.Do("POST", "/mcp", list, "Accept", "application/json, text/event-stream", "Content-Type", "text/plain")
+	wantExactBody(t, r.Want(t, http.StatusUnsupportedMediaType), `{"error":"Content-Type must be 'application/json'"}`)
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("a refusal's Content-Type is %q", ct)
+	}
+	// Both accepted: the answer.
+	c.Do("POST", "/mcp", list, "Accept", "application/json, text/event-stream").Want(t, http.StatusOK)
+}
+
 func TestTheMCPResourcesAreTheOpenAPIDocumentAndTheDocs(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t)

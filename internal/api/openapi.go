@@ -337,6 +337,9 @@ var handOperations = map[string]func(*openapi.Operation){
 			"properties": openapi.Schema{"jsonrpc": openapi.Schema{"type": "string", "enum": []any{"2.0"}}}}
 		op.Data = openapi.Schema{"type": "object", "description": "the JSON-RPC 2.0 response"}
 		op.AlsoStatus = http.StatusAccepted
+		// The transport's refusals: an Accept without both application/json
+		// and text/event-stream (400), a body that is not JSON (415).
+		op.Errors = []int{http.StatusBadRequest, http.StatusUnsupportedMediaType}
 		op.Security = []map[string][]string{{"clientId": {}, "apiKey": {}}}
 	},
 	"GET /v1/keys": func(op *openapi.Operation) {

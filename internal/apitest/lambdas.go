@@ -21,6 +21,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/ids"
 	"github.com/sourcebase/sourcebase/internal/lambdafront"
 	"github.com/sourcebase/sourcebase/internal/runs"
+	"github.com/sourcebase/sourcebase/internal/runtimeapi"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/testenv"
 )
@@ -64,6 +65,16 @@ var lambdas struct {
 
 // lambdaTable is the one table of the Lambda mode.
 const lambdaTable = "sourcebase-lambdas"
+
+// LambdaFunctions are the running functions of the local Lambda
+// deployment by name (nil before a lambdas Env started them): their
+// instances' cold starts, for the performance report.
+func LambdaFunctions() map[string]*runtimeapi.Function {
+	if lambdas.local == nil {
+		return nil
+	}
+	return lambdas.local.Functions
+}
 
 func newLambdas(t testing.TB) *Env {
 	t.Helper()

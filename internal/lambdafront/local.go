@@ -95,7 +95,8 @@ type Local struct {
 	SFN string
 	// StateMachineARN is the run state machine's ARN.
 	StateMachineARN string
-	// Functions are the running functions, by name.
+	// Functions are the running functions, by name: those behind the
+	// front, the runner, and the operator's (admin), invoked directly.
 	Functions map[string]*runtimeapi.Function
 
 	front *Front
@@ -202,8 +203,11 @@ func StartLocal(o LocalOptions) (_ *Local, err error) {
 
 	invokers := map[string]Invoker{}
 	for _, f := range routes.Functions {
-		if f.Reach == routes.ByAPI || f.Reach == routes.ByURL {
+		switch f.Reach {
+		case routes.ByAPI, routes.ByURL:
 			invokers[f.Name] = newFunction(f, l.SFN)
+		case routes.ByOperator:
+			newFunction(f, l.SFN) // invoked directly, through Functions
 		}
 	}
 	l.front, err = New(Options{Routes: api.Routes(), Functions: invokers, Log: slog.New(slog.NewTextHandler(o.Log, nil))})

@@ -167,6 +167,7 @@ var errorMeaning = map[int]string{
 	409: "The write conflicts with the stored data: a unique value taken, a record still referenced, a run already retried.",
 	412: "`If-Match` names another version than the stored one.",
 	413: "The body exceeds 1 MiB, or the record would exceed the storage item limit.",
+	415: "The body is not `application/json` (the MCP endpoint's transport checks it).",
 	422: "An `Idempotency-Key` reused with another body.",
 	429: "Over the rate limit of the API key (or, for a webhook, of the trigger): wait `Retry-After` seconds.",
 	500: "An unexpected failure: `internal error`, nothing more.",

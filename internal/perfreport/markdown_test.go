@@ -157,11 +157,15 @@ func (r report) markdown() string {
 		p("Not measured in this run (-functions not given).\n")
 		return b.String()
 	}
-	p("Each function as deployed (linux/arm64, `-tags lambda.norpc -trimpath -ldflags='-s -w'`; target ≤ 12 MB) and,\n")
-	p("for those reached over the API, its cold start: the first request through the local API Gateway front to the\n")
-	p("function under the Runtime API emulator (internal/runtimeapi), process start included, on this %d-CPU machine\n", r.CPUs)
-	p("(not an arm64 Lambda's fraction of a vCPU), then the same request warm.\n\n")
-	p("| function | arm64 bootstrap MB | ≤ 12 MB | cold start ms | warm ms |\n|---|---:|---|---:|---:|\n")
+	p("Each function as deployed (linux/arm64, `-tags lambda.norpc -trimpath -ldflags='-s -w'`; target ≤ 12 MB) and its\n")
+	p("cold start under the Runtime API emulator (internal/runtimeapi): from its process's start to its first response,\n")
+	p("on this %d-CPU machine (not an arm64 Lambda's fraction of a vCPU). The functions reached over HTTP get a request\n", r.CPUs)
+	p("through the local API Gateway front (the webhook function through its function URL), the admin function its\n")
+	p("create-org event, the runner the task of the run the webhook started; warm is the same request again, as its\n")
+	p("caller sees it, and warm CPU the bootstrap process's CPU per request over %d more (the runner's: per run; from\n", warmRequests)
+	p("the scheduler's per-thread accounting, /proc/<pid>/task/*/schedstat). The functions run with GOMAXPROCS=1, as\n")
+	p("under 1,769 MB (app.LambdaProcs).\n\n")
+	p("| function | arm64 bootstrap MB | ≤ 12 MB | cold start ms | warm ms | warm CPU/req µs |\n|---|---:|---|---:|---:|---:|\n")
 	for _, f := range r.Functions {
 		ok := "yes"
 		if f.SizeBytes > 12<<20 {
@@ -169,9 +173,19 @@ func (r report) markdown() string {
 		}
 		cold, warm := "—", "—"
 		if f.ColdStart > 0 {
-			cold, warm = ms(f.ColdStart), ms(f.Warm)
+			cold = ms(f.ColdStart)
 		}
-		p("| %s | %.1f | %s | %s | %s |\n", f.Name, float64(f.SizeBytes)/(1<<20), ok, cold, warm)
+		if f.Warm > 0 {
+			warm = ms(f.Warm)
+		}
+		if f.Note != "" {
+			cold = f.Note
+		}
+		cpu := "—"
+		if f.WarmCPU > 0 {
+			cpu = us(f.WarmCPU)
+		}
+		p("| %s | %.1f | %s | %s | %s | %s |\n", f.Name, float64(f.SizeBytes)/(1<<20), ok, cold, warm, cpu)
 	}
 	return b.String()
 }

@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -651,21 +653,36 @@ func lambdaPath(t *testing.T, env *apitest.Env, c *apitest.Client, id string) la
 type functionFigures struct {
 	Name      string
 	SizeBytes int64
-	ColdStart time.Duration // first request through the front, process start included
-	Warm      time.Duration // the same request again
+	ColdStart time.Duration // process start to first response (runtimeapi)
+	Warm      time.Duration // a request once warm, as its caller sees it
+	WarmCPU   time.Duration // the bootstrap process's CPU per warm request (the runner: per run)
+	Note      string        // why there is no cold start
 }
 
-// coldRequests is one request per function reached over HTTP, for its
-// cold start.
-var coldRequests = map[string][2]string{
-	routes.Companies: {"GET", "/v1/companies?limit=1"},
-	routes.Keys:      {"GET", "/v1/keys"},
-	routes.Workflows: {"GET", "/v1/workflows"},
-	routes.Catalog:   {"GET", "/v1/industries"},
-	routes.CRM:       {"GET", "/v1/deals"},
-	routes.Documents: {"GET", "/v1/documents"},
-	routes.Scoring:   {"GET", "/v1/frameworks"},
-	routes.Search:    {"POST", "/v1/companies/search"},
+// warmRequests is how many warm requests each function's CPU is taken over.
+const warmRequests = 200
+
+// coldCompany stands for the id of a company the report makes first.
+const coldCompany = "COLD_COMPANY"
+
+// coldRequests is a request per function reached over HTTP, for its cold
+// start: method, path and body.
+var coldRequests = map[string]struct {
+	method, path string
+	body         any
+	headers      []string
+}{
+	routes.Companies: {"GET", "/v1/companies?limit=1", nil, nil},
+	routes.Keys:      {"GET", "/v1/keys", nil, nil},
+	routes.Workflows: {"GET", "/v1/workflows", nil, nil},
+	routes.Catalog:   {"GET", "/v1/industries", nil, nil},
+	routes.CRM:       {"GET", "/v1/deals", nil, nil},
+	routes.Documents: {"GET", "/v1/documents", nil, nil},
+	routes.Scoring:   {"GET", "/v1/frameworks", nil, nil},
+	routes.Search:    {"POST", "/v1/companies/search", map[string]any{"text": "x"}, nil},
+	routes.Data: {"POST", "/v1/data/metric-series", map[string]any{"resource": "companies:" + coldCompany, "key": "metric:revenue",
+		"period": map[string]any{"start": "2025-01-01", "end": "2025-12-31", "granularity": "month"}}, nil},
+	routes.MCP: {"POST", routes.MCPPath, map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, []string{"Accept", "application/json, text/event-stream"}},
 }
 
 func functionSizesAndColdStarts(t *testing.T) []functionFigures {
@@ -682,24 +699,109 @@ func functionSizesAndColdStarts(t *testing.T) []functionFigures {
 	t.Setenv(apitest.EnvTarget, apitest.TargetLambdas)
 	le := apitest.New(t)
 	lc := le.Org(t)
+	fns := apitest.LambdaFunctions()
+	warm, warmCPU := map[string]time.Duration{}, map[string]time.Duration{}
+	// measure makes the function's first request (its cold start), times
+	// one warm request, then takes its instance's CPU over warmRequests
+	// more: the bootstrap process's CPU per warm request.
+	measure := func(name string, do func()) {
+		do()
+		start := time.Now()
+		do()
+		warm[name] = time.Since(start)
+		cpu0 := fns[name].CPU()
+		for range warmRequests {
+			do()
+		}
+		warmCPU[name] = (fns[name].CPU() - cpu0) / warmRequests
+	}
+	company := lc.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Cold"}).Want(t, http.StatusCreated).Object(t)["id"].(string)
+	for name, req := range coldRequests {
+		body := req.body
+		if b, ok := body.(map[string]any); ok && b["resource"] == "companies:"+coldCompany {
+			body = maps.Clone(b)
+			body.(map[string]any)["resource"] = "companies:" + company
+		}
+		measure(name, func() { lc.Do(req.method, req.path, body, req.headers...).Want(t, http.StatusOK) })
+	}
+	// A webhook delivery starts a run: the webhook function answers it, and
+	// the state machine's task invokes the runner.
+	created := lc.Do("POST", "/v1/workflows", map[string]any{
+		"name": "cold", "trigger": map[string]any{"scheme": "shared-secret"},
+		"steps": []any{map[string]any{"id": "up", "type": "upsertCompany", "with": map[string]any{"canonicalName": "Cold"}}},
+	}).Want(t, http.StatusCreated).Object(t)
+	wfID, wf := created["id"].(string), created["trigger"].(map[string]any)
+	hook := func() {
+		req, _ := http.NewRequest("POST", le.URL+"/webhooks/workflows/"+wf["slug"].(string), strings.NewReader(`{"name":"x"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Service-Webhook-Secret", wf["secret"].(string))
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusAccepted && res.StatusCode != http.StatusCreated && res.StatusCode != http.StatusOK {
+			t.Fatalf("webhook: %d", res.StatusCode)
+		}
+	}
+	runnerCPU := fns[routes.Runner].CPU()
+	measure(routes.Webhook, hook)
+	// The operator's function, invoked directly.
+	admin, err := os.ReadFile(filepath.Join(root, "events", "admin-create-org.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	measure(routes.Admin, func() {
+		if res, err := fns[routes.Admin].Invoke(context.Background(), admin); err != nil || res.Error != nil {
+			t.Fatalf("admin: %v %v", err, res.Error)
+		}
+	})
+	// The runs the webhooks started reach the runner: its CPU per run,
+	// once every run has ended.
+	runs := 2 + warmRequests
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		var list []map[string]any
+		done := 0
+		for cursor := ""; ; {
+			r := lc.Do("GET", "/v1/workflows/"+wfID+"/runs?limit=1000"+cursor, nil).Want(t, http.StatusOK)
+			page := r.List(t)
+			list = append(list, page...)
+			next := r.Header.Get("X-Next-Cursor")
+			if next == "" {
+				break
+			}
+			cursor = "&cursor=" + url.QueryEscape(next)
+		}
+		for _, run := range list {
+			if st := run["status"]; st == "completed" || st == "failed" {
+				done++
+			}
+		}
+		if done >= runs {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d runs ended after 2 minutes", done, runs)
+		}
+	}
+	warmCPU[routes.Runner] = (fns[routes.Runner].CPU() - runnerCPU) / time.Duration(runs)
+
 	var out []functionFigures
 	for _, f := range routes.Functions {
 		fi, err := os.Stat(filepath.Join(dir, f.Name))
 		if err != nil {
 			t.Fatalf("function %s: %v", f.Name, err)
 		}
-		ff := functionFigures{Name: f.Name, SizeBytes: fi.Size()}
-		if req, ok := coldRequests[f.Name]; ok {
-			var body any
-			if req[0] == "POST" {
-				body = map[string]any{"text": "x"}
-			}
-			start := time.Now()
-			lc.Do(req[0], req[1], body).Want(t, http.StatusOK)
-			ff.ColdStart = time.Since(start)
-			start = time.Now()
-			lc.Do(req[0], req[1], body).Want(t, http.StatusOK)
-			ff.Warm = time.Since(start)
+		ff := functionFigures{Name: f.Name, SizeBytes: fi.Size(), Warm: warm[f.Name], WarmCPU: warmCPU[f.Name]}
+		switch fn := fns[f.Name]; {
+		case fn == nil && f.OpenSearchOnly:
+			ff.Note = "OpenSearch deployments only (no OpenSearch server runs here)"
+		case fn == nil:
+			t.Fatalf("function %s is not running", f.Name)
+		case len(fn.ColdStarts()) == 0:
+			t.Fatalf("function %s never started", f.Name)
+		default:
+			ff.ColdStart = fn.ColdStarts()[0]
 		}
 		out = append(out, ff)
 	}

@@ -95,6 +95,20 @@ func (f *Function) ColdStarts() []time.Duration {
 	return append([]time.Duration(nil), f.coldStarts...)
 }
 
+// CPU is the CPU time the function's live instances have used so far
+// (Instance.CPU): measured before and after warm invocations, it is their
+// CPU per invocation.
+func (f *Function) CPU() time.Duration {
+	f.mu.Lock()
+	all := append([]*Instance(nil), f.all...)
+	f.mu.Unlock()
+	var sum time.Duration
+	for _, inst := range all {
+		sum += inst.CPU()
+	}
+	return sum
+}
+
 // Close stops every instance.
 func (f *Function) Close() {
 	f.mu.Lock()

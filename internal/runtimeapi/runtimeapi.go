@@ -21,6 +21,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -177,6 +178,31 @@ func (i *Instance) ColdStart() time.Duration {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	return i.coldStart
+}
+
+// CPU is the CPU time the process has used so far, from the scheduler's
+// per-thread accounting (/proc/<pid>/task/*/schedstat, nanoseconds): 0
+// where /proc does not have it or once the process has exited.
+func (i *Instance) CPU() time.Duration {
+	if i.cmd == nil || i.cmd.Process == nil {
+		return 0
+	}
+	dir := fmt.Sprintf("/proc/%d/task", i.cmd.Process.Pid)
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	var sum time.Duration
+	for _, t := range tasks {
+		b, err := os.ReadFile(filepath.Join(dir, t.Name(), "schedstat"))
+		if err != nil {
+			continue // a thread that has just exited
+		}
+		first, _, _ := strings.Cut(string(b), " ")
+		ns, _ := strconv.ParseInt(first, 10, 64)
+		sum += time.Duration(ns)
+	}
+	return sum
 }
 
 // Alive reports whether the process is still running.

@@ -128,6 +128,23 @@ func TestConcurrentInvocationsRunInSeparateInstances(t *testing.T) {
 	}
 }
 
+func TestAFunctionsCPUIsItsProcessesCPU(t *testing.T) {
+	t.Parallel()
+	f := runtimeapi.NewFunction(runtimeapi.Options{Bootstrap: probe})
+	defer f.Close()
+	answer(t, invoke(t, f, `{}`))
+	before := f.CPU()
+	answer(t, invoke(t, f, `{"do":"sleep","sleep":"200ms"}`))
+	slept := f.CPU() - before
+	answer(t, invoke(t, f, `{"do":"spin","sleep":"200ms"}`))
+	spun := f.CPU() - before - slept
+	// Spinning counts, sleeping hardly (loose bounds: a loaded machine
+	// deschedules the spinner).
+	if before <= 0 || spun < 20*time.Millisecond || slept*4 >= spun {
+		t.Errorf("CPU at start %v, over a 200 ms sleep %v, over 200 ms of spinning %v", before, slept, spun)
+	}
+}
+
 func TestABootstrapThatExitsAtStartIsAnInitError(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

@@ -38,6 +38,10 @@ func handle(ctx context.Context, r request) (*response, error) {
 	case "sleep":
 		d, _ := time.ParseDuration(r.Sleep)
 		time.Sleep(d)
+	case "spin": // keep a CPU busy for Sleep
+		d, _ := time.ParseDuration(r.Sleep)
+		for end := time.Now().Add(d); time.Now().Before(end); {
+		}
 	}
 	lc, _ := lambdacontext.FromContext(ctx)
 	dl, _ := ctx.Deadline()
