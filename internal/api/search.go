@@ -36,31 +36,26 @@ func (a *API) searchEndpoints() []endpoint {
 	return out
 }
 
-// presenter turns a stored record of d into the record GET returns (every
-// declared field, in order).
-func (a *API) presenter(d *resource.Def) func([]byte) (json.RawMessage, error) {
+// presenter turns a record of d as search holds it (its stored JSON and
+// shape stamp) into the record GET returns: as it is when stamped with
+// today's shape (store.Collection.Present).
+func (a *API) presenter(d *resource.Def) func(stored []byte, stamp string) (json.RawMessage, error) {
 	if d == companies.Def {
-		return func(stored []byte) (json.RawMessage, error) {
-			var c companies.Company
-			if err := json.Unmarshal(stored, &c); err != nil {
-				return nil, err
-			}
-			return json.Marshal(&c)
-		}
+		return a.d.Companies.Present
 	}
-	return func(stored []byte) (json.RawMessage, error) {
+	return func(stored []byte, stamp string) (json.RawMessage, error) {
 		svc, ok := a.d.Resources.Service(d.Name)
 		if !ok {
 			panic("api: no service for declared resource " + d.Name)
 		}
-		return svc.Present(stored)
+		return svc.Present(stored, stamp)
 	}
 }
 
 // searchHandler answers a search of s: page and limit in the query, the
-// search in the body; present turns each stored record into what GET
+// search in the body; present turns each found record into what GET
 // returns.
-func (a *API) searchHandler(s *search.Schema, present func([]byte) (json.RawMessage, error)) http.HandlerFunc {
+func (a *API) searchHandler(s *search.Schema, present func(stored []byte, stamp string) (json.RawMessage, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if a.d.Search == nil {
 			panic("api: a search route is served without a search engine")
@@ -86,7 +81,11 @@ func (a *API) searchHandler(s *search.Schema, present func([]byte) (json.RawMess
 			return
 		}
 		for i, rec := range res.Records {
-			if res.Records[i], err = present(rec); err != nil {
+			stamp := ""
+			if i < len(res.Stamps) {
+				stamp = res.Stamps[i]
+			}
+			if res.Records[i], err = present(rec, stamp); err != nil {
 				httpapi.Error(w, r, fmt.Errorf("search: present a %s record: %w", s.Resource, err))
 				return
 			}

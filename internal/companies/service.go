@@ -112,6 +112,12 @@ func (s *Service) GetJSON(ctx context.Context, org, id string) (*store.JSON, err
 	return s.coll.GetJSON(ctx, org, id)
 }
 
+// Present turns a stored company (as search holds it, with its item's
+// shape stamp) into the company as GET answers it.
+func (s *Service) Present(stored []byte, stamp string) (json.RawMessage, error) {
+	return s.coll.Present(stored, stamp)
+}
+
 // GetMany reads up to store.MaxBatch companies of org by id in one batch,
 // in the order asked, leaving out ids that name none.
 func (s *Service) GetMany(ctx context.Context, org string, ids []string) ([]Company, error) {

@@ -58,6 +58,8 @@ type Def struct {
 
 	orderOnce sync.Once
 	order     []string // the names of allFields, the record's JSON order
+	shapeOnce sync.Once
+	shapeName string
 }
 
 // Built-in fields of every record.
@@ -388,16 +390,19 @@ func (d *Def) view(r *Record) {
 	r.order = d.order
 }
 
-// shape names the JSON form of the declaration's records (store.ShapeOf):
-// their fields in order, each with its kind and empty value, which view
-// fills in.
+// shape names the JSON form the declaration's records are stored in
+// (store.ShapeOf): their fields in order, each with its kind and the empty
+// value view fills in.
 func (d *Def) shape() string {
-	desc := []string{"record.1", d.Type}
-	for _, f := range d.allFields() {
-		empty, _ := json.Marshal(f.empty())
-		desc = append(desc, fmt.Sprintf("%s:%v:%s", f.Name, f.Kind, empty))
-	}
-	return store.ShapeOf(Record{}, desc...)
+	d.shapeOnce.Do(func() {
+		desc := []string{"record.1", d.Type}
+		for _, f := range d.allFields() {
+			empty, _ := json.Marshal(f.empty())
+			desc = append(desc, fmt.Sprintf("%s:%v:%s", f.Name, f.Kind, empty))
+		}
+		d.shapeName = store.ShapeOf(Record{}, desc...)
+	})
+	return d.shapeName
 }
 
 // Get reads a record of org.
@@ -411,17 +416,11 @@ func (s *Service) GetJSON(ctx context.Context, org, id string) (*store.JSON, err
 	return s.coll.GetJSON(ctx, org, id)
 }
 
-// Present turns a record as stored (its JSON) into the record as clients
-// see it, as Get returns it: for readers of stored records such as search.
-func (s *Service) Present(stored []byte) (json.RawMessage, error) {
-	r := &Record{}
-	if err := r.UnmarshalJSON(stored); err != nil {
-		return nil, err
-	}
-	if r.Fields == nil {
-		return nil, fmt.Errorf("%s: a stored record is not a JSON object", s.Def.Name)
-	}
-	return json.Marshal(s.view(r))
+// Present turns a record as stored (its JSON and its item's shape stamp)
+// into the record as Get returns it: for readers of stored records such
+// as search.
+func (s *Service) Present(stored []byte, stamp string) (json.RawMessage, error) {
+	return s.coll.Present(stored, stamp)
 }
 
 // Exists reports whether org has a record with id.

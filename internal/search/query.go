@@ -490,6 +490,10 @@ func Fuzziness(word string) int {
 // Result is one page of a search.
 type Result struct {
 	Records []json.RawMessage // the records as stored, in order
+	// Stamps are the records' shape stamps as stored (store.Stamped), in
+	// the same order, when the engine keeps them (nil otherwise): a
+	// stamped record is answered as it is.
+	Stamps []string
 	Total   int               // matching records in all
 	Ranking string            // how text was ranked: RankingKeyword
 }

@@ -265,7 +265,7 @@ func (c *Collection[T]) withChange(org, id string, v *T, version int64, ops []Op
 	if v != nil {
 		doc = v
 	}
-	op, err := c.store.changeOp(org, c.spec.Type, id, doc, version)
+	op, err := c.store.changeOp(org, c.spec.Type, id, doc, version, c.spec.Shape)
 	if err != nil {
 		return nil, err
 	}

@@ -1,13 +1,16 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"reflect"
 	"strings"
+	"unsafe"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -38,17 +41,27 @@ func shapeStamp(shape string, doc []byte) string {
 // stamped reports whether stamp is shapeStamp(shape, doc), without
 // allocating: the test every passed-through read makes.
 func stamped(stamp, shape, doc string) bool {
+	return Stamped(stamp, shape, unsafe.Slice(unsafe.StringData(doc), len(doc)))
+}
+
+// Stamped reports whether a stored doc is the record exactly as clients
+// see it in shape: whether stamp (its item's AttrShape, as Change.Stamp
+// and RawRecord.Stamp carry it) names shape and doc's checksum. A reader
+// of stored docs (search) answers such a doc as it is.
+func Stamped(stamp, shape string, doc []byte) bool {
 	var got [4]byte
-	if len(stamp) != len(shape)+1+hex.EncodedLen(len(got)) || stamp[:len(shape)] != shape || stamp[len(shape)] != '.' {
+	if shape == "" || len(stamp) != len(shape)+1+hex.EncodedLen(len(got)) || stamp[:len(shape)] != shape || stamp[len(shape)] != '.' {
 		return false
 	}
 	if _, err := hex.Decode(got[:], []byte(stamp[len(shape)+1:])); err != nil {
 		return false
 	}
-	return got == checksum([]byte(doc))
+	return got == checksum(doc)
 }
 
-// checksum is the CRC-32C of doc, big-endian.
+// checksum is the CRC-32C of doc, big-endian. It only reads doc, so a
+// stored string is checked in place (stamped) rather than copied: the
+// copy would cost an allocation of the record's size on every read.
 func checksum(doc []byte) [4]byte {
 	c := crc32.Checksum(doc, castagnoli)
 	return [4]byte{byte(c >> 24), byte(c >> 16), byte(c >> 8), byte(c)}
@@ -114,6 +127,24 @@ func (c *Collection[T]) ListJSON(ctx context.Context, org string, q Query) (Page
 	}
 	out.finish(pos, pq.bind, more)
 	return out, err
+}
+
+// Present is a stored doc of the collection, as a reader of stored docs
+// (search) holds it with its item's stamp, as clients see it: as it is
+// when stamped with the collection's shape, else decoded (numbers kept
+// exact), viewed and encoded again, as GetJSON would answer it.
+func (c *Collection[T]) Present(doc []byte, stamp string) (json.RawMessage, error) {
+	if Stamped(stamp, c.spec.Shape, doc) {
+		return doc, nil
+	}
+	v := new(T)
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return nil, fmt.Errorf("a stored %s cannot be decoded: %s", c.spec.Type, decodeProblem(err))
+	}
+	c.view(v)
+	return json.Marshal(v)
 }
 
 // encoded is the stored record of av as clients see it: its doc when the

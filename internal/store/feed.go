@@ -43,6 +43,7 @@ type Change struct {
 	Version int64 // the record's version after the write; 0 for a delete
 	Deleted bool
 	Doc     json.RawMessage // the record as stored; nil for a delete
+	Stamp   string          // the doc's shape stamp (Stamped), "" when none
 	At      time.Time       // when the write began
 }
 
@@ -53,14 +54,20 @@ const (
 )
 
 // changeOp is the feed entry of a write of record id (v nil: a delete).
-func (s *Store) changeOp(org, typ, id string, v any, version int64) (Op, error) {
+// The entry is stamped as its record is (shape; see encoded.go), so a
+// reader of the feed can answer its doc as it is.
+func (s *Store) changeOp(org, typ, id string, v any, version int64, shape string) (Op, error) {
 	at := time.Now()
 	k := ChangeKey(org, typ, at, id, version)
 	strs := map[string]string{attrChangeID: id}
 	if v == nil {
 		strs[attrChangeDeleted] = "1"
 	}
-	return s.CreateExpiringOp(Item{PK: k.PK, SK: k.SK, Type: TypeChange, Doc: v, Version: max(version, 1), Strings: strs}, at.Add(FeedRetention))
+	it := Item{PK: k.PK, SK: k.SK, Type: TypeChange, Doc: v, Version: max(version, 1), Strings: strs}
+	if v != nil {
+		it.Shape = shape
+	}
+	return s.CreateExpiringOp(it, at.Add(FeedRetention))
 }
 
 // Changes returns org's feed entries of typ written at or after since
@@ -127,6 +134,7 @@ func decodeChange(av map[string]types.AttributeValue, now time.Time) (Change, bo
 	}
 	c.Version = num(AttrVersion)
 	c.Doc = json.RawMessage(str(AttrDoc))
+	c.Stamp = str(AttrShape)
 	return c, false, nil
 }
 
@@ -135,6 +143,7 @@ type RawRecord struct {
 	ID      string
 	Version int64
 	Doc     json.RawMessage
+	Stamp   string // the doc's shape stamp (Stamped), "" when none
 }
 
 // Records returns every record of org's type as stored, read strongly
@@ -171,6 +180,9 @@ func rawRecord(av map[string]types.AttributeValue) (RawRecord, bool) {
 		return RawRecord{}, false
 	}
 	r := RawRecord{ID: sk.Value, Doc: json.RawMessage(doc.Value)}
+	if st, _ := av[AttrShape].(*types.AttributeValueMemberS); st != nil {
+		r.Stamp = st.Value
+	}
 	if ver != nil {
 		r.Version, _ = strconv.ParseInt(ver.Value, 10, 64)
 	}

@@ -72,6 +72,7 @@ type orgIndex struct {
 type entry struct {
 	version int64
 	raw     json.RawMessage
+	stamp   string // the stored doc's shape stamp (store.Stamped)
 }
 
 // Search runs r over org's records of s.
@@ -170,7 +171,7 @@ func (x *orgIndex) refresh(ctx context.Context, st *store.Store, org string) err
 			}
 			x.gone[c.ID] = c.At
 		case x.gone[c.ID].IsZero() && c.Version > x.docs[c.ID].version:
-			if err := x.put(batch, c.ID, c.Version, c.Doc); err != nil {
+			if err := x.put(batch, c.ID, entry{version: c.Version, raw: c.Doc, stamp: c.Stamp}); err != nil {
 				return err
 			}
 		}
@@ -204,7 +205,7 @@ func (x *orgIndex) rebuild(ctx context.Context, st *store.Store, org string, sin
 	// One batch: one segment, which later searches read fastest.
 	batch := idx.NewBatch()
 	for _, rec := range recs {
-		if err := x.put(batch, rec.ID, rec.Version, rec.Doc); err != nil {
+		if err := x.put(batch, rec.ID, entry{version: rec.Version, raw: rec.Doc, stamp: rec.Stamp}); err != nil {
 			return err
 		}
 	}
@@ -217,9 +218,9 @@ func (x *orgIndex) rebuild(ctx context.Context, st *store.Store, org string, sin
 
 // put indexes one record; a record that cannot be decoded stays out of
 // search, logged by id.
-func (x *orgIndex) put(b *bleve.Batch, id string, version int64, raw json.RawMessage) error {
+func (x *orgIndex) put(b *bleve.Batch, id string, e entry) error {
 	var rec map[string]any
-	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec := json.NewDecoder(bytes.NewReader(e.raw))
 	dec.UseNumber()
 	if err := dec.Decode(&rec); err != nil {
 		slog.Warn("a stored record cannot be indexed for search", "resource", x.schema.Resource, "id", id, "err", err.Error())
@@ -228,7 +229,7 @@ func (x *orgIndex) put(b *bleve.Batch, id string, version int64, raw json.RawMes
 	if err := b.Index(id, document(x.schema, rec)); err != nil {
 		return fmt.Errorf("search: index %s: %w", id, err)
 	}
-	x.docs[id] = entry{version: version, raw: raw}
+	x.docs[id] = e
 	return nil
 }
 
@@ -250,10 +251,12 @@ func (x *orgIndex) search(r *search.Request) (*search.Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
-	out := &search.Result{Total: int(res.Total), Ranking: search.RankingKeyword, Records: make([]json.RawMessage, 0, len(res.Hits))}
+	out := &search.Result{Total: int(res.Total), Ranking: search.RankingKeyword,
+		Records: make([]json.RawMessage, 0, len(res.Hits)), Stamps: make([]string, 0, len(res.Hits))}
 	for _, h := range res.Hits {
 		if d, ok := x.docs[h.ID]; ok {
 			out.Records = append(out.Records, d.raw)
+			out.Stamps = append(out.Stamps, d.stamp)
 		}
 	}
 	return out, nil
