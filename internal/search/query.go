@@ -493,9 +493,9 @@ type Result struct {
 	// Stamps are the records' shape stamps as stored (store.Stamped), in
 	// the same order, when the engine keeps them (nil otherwise): a
 	// stamped record is answered as it is.
-	Stamps []string
-	Total   int               // matching records in all
-	Ranking string            // how text was ranked: RankingKeyword
+	Stamps  []string
+	Total   int    // matching records in all
+	Ranking string // how text was ranked: RankingKeyword
 }
 
 // RankingKeyword: text ranked by BM25 over the weighted fields. Hybrid
