@@ -6,24 +6,12 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/sourcebase/sourcebase/internal/apitest"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/resources"
 )
-
-// The contract suite's sample bodies come from the declarations alone:
-// each writable field gets a valid value of its Kind (or its Example),
-// referenced records are created first through the API.
-
-// sampleSeq makes every generated value different from every other one,
-// so unique fields get unique values and two samples differ field by field.
-var sampleSeq atomic.Int64
-
-func nextSeq() int64 { return sampleSeq.Add(1) }
 
 // declared returns the declaration of a resource by name.
 func declared(t *testing.T, name string) *resource.Def {
@@ -37,113 +25,20 @@ func declared(t *testing.T, name string) *resource.Def {
 	return nil
 }
 
-// sample returns a create body of def for c's organization: every
-// writable field (full) or only the required ones, each with a valid value.
+// sample, sampleValue and createTarget are apitest's sample generator.
 func sample(t *testing.T, c *apitest.Client, def *resource.Def, full bool) map[string]any {
 	t.Helper()
-	return sampleFields(t, c, def.Fields, full)
+	return apitest.Sample(t, c, def, full)
 }
 
-func sampleFields(t *testing.T, c *apitest.Client, fields []resource.Field, full bool) map[string]any {
-	t.Helper()
-	out := map[string]any{}
-	for _, f := range fields {
-		if f.ReadOnly || (!full && !f.Required) {
-			continue
-		}
-		out[f.Name] = sampleValue(t, c, f, out)
-	}
-	return out
-}
-
-// sampleValue is a valid value of f; siblings are the fields of the same
-// object decided so far (a Ref's TargetBy field comes before it).
 func sampleValue(t *testing.T, c *apitest.Client, f resource.Field, siblings map[string]any) any {
 	t.Helper()
-	if f.Example != nil {
-		return jsonCopy(t, f.Example)
-	}
-	n := nextSeq()
-	switch f.Kind {
-	case resource.String, resource.Text:
-		return sampleText(f, n)
-	case resource.Enum:
-		return f.Values[0]
-	case resource.URL:
-		return fmt.Sprintf("https://example.com/%s/%d", f.Name, n)
-	case resource.Email:
-		return fmt.Sprintf("user%d@example.com", n)
-	case resource.Date:
-		return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, int(n)).Format(time.DateOnly)
-	case resource.DateTime:
-		return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(n) * time.Second).Format("2006-01-02T15:04:05.000Z")
-	case resource.Int, resource.Number:
-		lo, hi := 0.0, 1e6
-		if f.Min != nil {
-			lo = *f.Min
-		}
-		if f.Max != nil {
-			hi = *f.Max
-		}
-		v := lo + float64(n%int64(hi-lo))
-		if f.Kind == resource.Number && v+0.5 <= hi {
-			v += 0.5
-		}
-		return v
-	case resource.Bool:
-		return true
-	case resource.Strings:
-		return []any{sampleText(f, n)}
-	case resource.Object:
-		return map[string]any{"key": fmt.Sprintf("value %d", n), "nested": map[string]any{"n": float64(n)}}
-	case resource.Ref:
-		return createTarget(t, c, refTarget(f, siblings))
-	case resource.Refs:
-		return []any{createTarget(t, c, f.Target)}
-	case resource.Struct:
-		return sampleFields(t, c, f.Fields, true)
-	case resource.Structs:
-		return []any{sampleFields(t, c, f.Fields, true)}
-	}
-	t.Fatalf("field %s: the sample generator does not know kind %v", f.Name, f.Kind)
-	return nil
+	return apitest.SampleValue(t, c, f, siblings)
 }
 
-// refTarget is the resource a Ref names: its Target, or the one its
-// TargetBy sibling selects (the sibling's first value when not decided).
-func refTarget(f resource.Field, siblings map[string]any) string {
-	if f.TargetBy == "" {
-		return f.Target
-	}
-	kind, _ := siblings[f.TargetBy].(string)
-	return f.Targets[kind]
-}
-
-func sampleText(f resource.Field, n int64) string {
-	s := fmt.Sprintf("%s %d", f.Name, n)
-	limit := f.MaxLen
-	if limit == 0 {
-		limit = 200
-	}
-	if len(s) > limit {
-		s = fmt.Sprint(n)
-		s = s[max(0, len(s)-limit):]
-	}
-	return s
-}
-
-// createTarget creates a record of the named resource in c's organization
-// (its required fields only) and returns its id.
 func createTarget(t *testing.T, c *apitest.Client, name string) string {
 	t.Helper()
-	if name == resources.Companies {
-		return idOf(t, createCompany(t, c, map[string]any{"canonicalName": fmt.Sprintf("Company %d", nextSeq())}))
-	}
-	if name == "" {
-		t.Fatalf("a reference without a target")
-	}
-	def := declared(t, name)
-	return idOf(t, c.Do("POST", "/v1/"+def.Name, sample(t, c, def, false)).Want(t, 201).Object(t))
+	return apitest.CreateTarget(t, c, name)
 }
 
 // otherValue is a valid value of f different from cur, or false when the

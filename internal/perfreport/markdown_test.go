@@ -40,6 +40,7 @@ type report struct {
 	Attack                                time.Duration
 	Workers                               int
 	Endpoints                             []*endpoint
+	Routes                                []routeUsage
 	Lambda                                lambdaFigures
 	Functions                             []functionFigures
 	Soak                                  load
@@ -65,9 +66,17 @@ func ratio(a, b float64) string {
 func cost(e *endpoint) (dynamo, lambda, gateway float64) {
 	n := float64(usageRequests)
 	dynamo = e.Usage.Reads/n*dynamoReadPerMillion + e.Usage.Write/n*dynamoWritePerMillion
-	billed := math.Ceil(float64(e.Service.P50) / float64(time.Millisecond))
-	lambda = lambdaPerMillion + 1e6*billed/1000*float64(memoryMB(e.Function))/1024*lambdaPerGBSecond
-	if f, ok := routes.FunctionNamed(e.Function); ok && f.Reach == routes.ByAPI {
+	lambda, gateway = requestCost(e.Function, e.Service.P50)
+	return
+}
+
+// requestCost is what a million requests to function fn lasting d cost
+// in Lambda (invocations and duration, rounded up to the millisecond, at
+// the function's memory) and in HTTP API requests when fn is behind it.
+func requestCost(fn string, d time.Duration) (lambda, gateway float64) {
+	billed := math.Ceil(float64(d) / float64(time.Millisecond))
+	lambda = lambdaPerMillion + 1e6*billed/1000*float64(memoryMB(fn))/1024*lambdaPerGBSecond
+	if f, ok := routes.FunctionNamed(fn); ok && f.Reach == routes.ByAPI {
 		gateway = httpAPIPerMillion
 	}
 	return
@@ -112,7 +121,7 @@ func (r report) markdown() string {
 	p("reduce it; only a shorter window would.\n")
 	p("\n## DynamoDB calls, capacity and AWS cost per request\n\n")
 	p("Calls and capacity units from `ReturnConsumedCapacity: TOTAL`, set on every SDK call by a middleware of the\n")
-	p("client (internal/perfreport's meter), over %d requests of each endpoint with a warm API key cache.\n", usageRequests)
+	p("client (apitest.Meter), over %d requests of each endpoint with a warm API key cache.\n", usageRequests)
 	p("DynamoDB Local reports the units DynamoDB would charge (an eventually consistent read: 0.5 per 4 KB; a write:\n")
 	p("1 per 1 KB, twice in a transaction). Runs execute in process as webhooks are accepted, so both webhook rows\n")
 	p("count the accept and the run it starts (without the polling of the load test's \"completed\" requests).\n\n")
@@ -132,6 +141,24 @@ func (r report) markdown() string {
 		d, l, g := cost(e)
 		p("| %s | %s | %.1f | %.1f | %.1f | %.2f | %.2f | %.2f | %.2f |\n", e.Name, e.Function,
 			float64(e.Usage.Calls)/n, e.Usage.Reads/n, e.Usage.Write/n, d, l, g, d+l+g)
+	}
+
+	p("\n## Every endpoint: DynamoDB calls, capacity and cost per request\n\n")
+	p("Every route of the route table, %d successful requests each, measured alone with the same meter (a warm key\n", routeRequests)
+	p("cache; a request that starts a run counts the run, executed in process and waited for). Deletes remove records\n")
+	p("made for them; creates write sample records (apitest.Sample, every field set). Cost per million requests at the\n")
+	p("prices above: DynamoDB's units; Lambda's invocation and its duration at the median latency of the %d requests here\n", routeRequests)
+	p("(over loopback HTTP, in process) at the function's memory; HTTP API requests for the routes behind it. The rate\n")
+	p("limit's lease write (one conditional add per 50 requests of a key) falls on whichever request takes a new lease:\n")
+	p("a few rows show a fraction of a write for it.\n\n")
+	p("| route | function | DynamoDB calls | read units | write units | DynamoDB $/M | Lambda $/M | HTTP API $/M | total $/M |\n")
+	p("|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	rn := float64(routeRequests)
+	for _, u := range r.Routes {
+		d := u.Usage.Reads/rn*dynamoReadPerMillion + u.Usage.Write/rn*dynamoWritePerMillion
+		l, g := requestCost(u.Route.Group, u.Latency)
+		p("| `%s` | %s | %.1f | %.1f | %.1f | %.2f | %.2f | %.2f | %.2f |\n", u.Route.Pattern(), u.Route.Group,
+			float64(u.Usage.Calls)/rn, u.Usage.Reads/rn, u.Usage.Write/rn, d, l, g, d+l+g)
 	}
 
 	p("\n## Lambda path (in process)\n\n")

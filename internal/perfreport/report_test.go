@@ -228,7 +228,7 @@ type endpoint struct {
 	do       func(i int) error         // a request measured end to end (webhook → completed)
 	Raw      string                    // the bare SDK operation, in words
 	raw      func(i int) error
-	Usage    usage // per request, summed over usageRequests
+	Usage    apitest.Usage // per request, summed over usageRequests
 	Service  load
 	Bare     load
 }
@@ -248,9 +248,9 @@ func TestPerformanceReport(t *testing.T) {
 	}
 	ctx := context.Background()
 	gen := newLoadGenerator(t)
-	m := &meter{}
+	m := &apitest.Meter{}
 	db := testenv.Client(t, nil)
-	st := testenv.StoreOn(t, dynamodb.New(db.Options(), m.option))
+	st := testenv.StoreOn(t, dynamodb.New(db.Options(), m.Option))
 	env := apitest.NewWith(t, apitest.Options{Store: st})
 	c := env.Org(t)
 	rssStart := rssKB()
@@ -467,7 +467,7 @@ func TestPerformanceReport(t *testing.T) {
 		if e.Floor {
 			continue
 		}
-		m.reset()
+		m.Reset()
 		for i := range usageRequests {
 			tg := e.target
 			if e.do != nil {
@@ -480,7 +480,7 @@ func TestPerformanceReport(t *testing.T) {
 		// The runs execute in process as they are accepted: an accepted
 		// webhook's figures hold the run it starts.
 		waitForRuns(t, env, c)
-		e.Usage = m.reset()
+		e.Usage = m.Reset()
 		if e.raw == nil {
 			calls := max(1, int(float64(e.Usage.Calls)/usageRequests+0.5))
 			e.raw = func(i int) error {
@@ -493,6 +493,9 @@ func TestPerformanceReport(t *testing.T) {
 			}
 		}
 	}
+	// Every route's calls and capacity, each request measured alone.
+	everyRoute := everyEndpoint(t, env, m)
+
 	// The service logs as deployed: a JSON line per request.
 	accessLog, err := os.Create(filepath.Join(t.TempDir(), "access.log"))
 	if err != nil {
@@ -519,7 +522,7 @@ func TestPerformanceReport(t *testing.T) {
 			e.Service = gen.attack(t, e.target, 0, *attackFor, *workers)
 		}
 		e.Bare = closedLoop(*attackFor, *workers, e.raw)
-		m.reset()
+		m.Reset()
 		for _, l := range []load{e.Service, e.Bare} {
 			if l.Errors > 0 || l.Requests == 0 {
 				t.Errorf("%s: %d errors in %d requests (first: %s)", e.Name, l.Errors, l.Requests, l.FirstError)
@@ -539,7 +542,7 @@ func TestPerformanceReport(t *testing.T) {
 
 	r := report{
 		Date: time.Now().UTC(), GoVersion: runtime.Version(), CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0),
-		Attack: *attackFor, Workers: *workers, Endpoints: eps, Lambda: lp, Functions: fns,
+		Attack: *attackFor, Workers: *workers, Endpoints: eps, Routes: everyRoute, Lambda: lp, Functions: fns,
 		Soak: soak, SoakFor: *soakFor, SoakRate: *soakRate, RSSStart: rssStart, RSSBeforeSoak: rssBeforeSoak, RSSAfterSoak: rssAfterSoak,
 	}
 	out := reportPath

@@ -1,4 +1,4 @@
-package perfreport_test
+package apitest
 
 import (
 	"context"
@@ -9,36 +9,39 @@ import (
 	"github.com/aws/smithy-go/middleware"
 )
 
-// meter asks DynamoDB for the capacity every call consumes
+// Meter asks DynamoDB for the capacity every call consumes
 // (ReturnConsumedCapacity TOTAL, set by a middleware of the client, so no
-// store code changes) and adds up calls, read and write units.
-type meter struct {
+// store code changes) and adds up calls, read and write units. Build the
+// client with Option; Reset reads and zeroes the counts.
+type Meter struct {
 	mu           sync.Mutex
 	calls        int
 	reads, write float64
 }
 
-// usage is what a meter counted.
-type usage struct {
+// Usage is what a Meter counted.
+type Usage struct {
 	Calls        int
 	Reads, Write float64
 }
 
-func (m *meter) option(o *dynamodb.Options) {
+// Option adds the meter to a client's options.
+func (m *Meter) Option(o *dynamodb.Options) {
 	o.APIOptions = append(append([]func(*middleware.Stack) error(nil), o.APIOptions...), func(s *middleware.Stack) error {
 		return s.Initialize.Add(middleware.InitializeMiddlewareFunc("ConsumedCapacityMeter", m.handle), middleware.After)
 	})
 }
 
-func (m *meter) reset() usage {
+// Reset returns the counts so far and zeroes them.
+func (m *Meter) Reset() Usage {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	u := usage{m.calls, m.reads, m.write}
+	u := Usage{m.calls, m.reads, m.write}
 	m.calls, m.reads, m.write = 0, 0, 0
 	return u
 }
 
-func (m *meter) handle(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+func (m *Meter) handle(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 	const total = types.ReturnConsumedCapacityTotal
 	write := true
 	switch p := in.Parameters.(type) {
