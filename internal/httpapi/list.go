@@ -48,7 +48,8 @@ func List[T any](w http.ResponseWriter, r *http.Request, p store.Page[T]) {
 			break
 		}
 		if n == 0 {
-			body.Grow(len(b)*len(p.Items) + len(p.Items)) // records are about the same size
+			// Records are about the same size; the budget bounds a page.
+			body.Grow(min(len(b)*len(p.Items)+len(p.Items), ListBudget))
 		} else {
 			body.WriteByte(',')
 		}
