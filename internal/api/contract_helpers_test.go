@@ -176,18 +176,7 @@ func sameJSON(a, b any) bool {
 	return string(ja) == string(jb)
 }
 
-func jsonCopy(t *testing.T, v any) any {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out any
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
+func jsonCopy(t *testing.T, v any) any { return apitest.JSONCopy(t, v) }
 
 // copyBody returns a shallow copy of a body with its JSON values copied.
 func copyBody(t *testing.T, m map[string]any) map[string]any {

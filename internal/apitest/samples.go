@@ -50,7 +50,7 @@ func SampleFields(t testing.TB, c *Client, fields []resource.Field, full bool) m
 func SampleValue(t testing.TB, c *Client, f resource.Field, siblings map[string]any) any {
 	t.Helper()
 	if f.Example != nil {
-		return jsonCopy(t, f.Example)
+		return JSONCopy(t, f.Example)
 	}
 	n := NextSeq()
 	switch f.Kind {
@@ -146,8 +146,8 @@ func idOf(t testing.TB, rec map[string]any) string {
 	return id
 }
 
-// jsonCopy is a deep copy of v through JSON.
-func jsonCopy(t testing.TB, v any) any {
+// JSONCopy is a deep copy of v through JSON.
+func JSONCopy(t testing.TB, v any) any {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {

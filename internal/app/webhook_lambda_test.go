@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/sourcebase/sourcebase/internal/api"
+	"github.com/sourcebase/sourcebase/internal/apitest"
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/routes"
@@ -172,18 +173,7 @@ func callFunction(t *testing.T, h lambdaHandler, ev events.APIGatewayV2HTTPReque
 
 // plainJSON round-trips v through JSON, so values decoded by different
 // paths compare equal.
-func plainJSON(t *testing.T, v any) any {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out any
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
+func plainJSON(t *testing.T, v any) any { return apitest.JSONCopy(t, v) }
 
 // webhookEventCase is a sample event, the trigger it is meant for, and how
 // a sender proves (or fails to prove) it holds the secret.

@@ -29,16 +29,25 @@ var encodeBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // response does not keep its memory alive.
 const maxPooledBuffer = 64 << 10
 
+// pooledBuffer is an empty buffer from the pool; release returns it.
+func pooledBuffer() *bytes.Buffer {
+	buf := encodeBuffers.Get().(*bytes.Buffer)
+	buf.Reset()
+	return buf
+}
+
+// release returns buf to the pool unless it grew too large to keep.
+func release(buf *bytes.Buffer) {
+	if buf.Cap() <= maxPooledBuffer {
+		encodeBuffers.Put(buf)
+	}
+}
+
 // JSON writes v as the response body with status (the bytes of
 // json.Marshal, then a newline).
 func JSON(w http.ResponseWriter, status int, v any) {
-	buf := encodeBuffers.Get().(*bytes.Buffer)
-	buf.Reset()
-	defer func() {
-		if buf.Cap() <= maxPooledBuffer {
-			encodeBuffers.Put(buf)
-		}
-	}()
+	buf := pooledBuffer()
+	defer release(buf)
 	if err := json.NewEncoder(buf).Encode(v); err != nil {
 		slog.Error("encode response", "err", err)
 		status = http.StatusInternalServerError
@@ -86,13 +95,8 @@ func Data(w http.ResponseWriter, status int, v any) {
 // writeData writes {"data": b} and a newline, as JSON encodes an
 // envelope holding b.
 func writeData(w http.ResponseWriter, status int, b string) {
-	buf := encodeBuffers.Get().(*bytes.Buffer)
-	buf.Reset()
-	defer func() {
-		if buf.Cap() <= maxPooledBuffer {
-			encodeBuffers.Put(buf)
-		}
-	}()
+	buf := pooledBuffer()
+	defer release(buf)
 	buf.WriteString(`{"data":`)
 	buf.WriteString(b)
 	buf.WriteString("}\n")

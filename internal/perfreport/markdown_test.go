@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sourcebase/sourcebase/internal/apitest"
 	"github.com/sourcebase/sourcebase/internal/routes"
 )
 
@@ -59,15 +60,18 @@ func ratio(a, b float64) string {
 	return fmt.Sprintf("%.2f×", a/b)
 }
 
-// cost is the AWS cost of a million requests of e: DynamoDB request units,
-// the Lambda invocation and its duration at the function's memory (the
-// p50 measured here, rounded up to the millisecond, standing in for the
-// billed duration), and HTTP API requests for functions behind the API.
-func cost(e *endpoint) (dynamo, lambda, gateway float64) {
-	n := float64(usageRequests)
-	dynamo = e.Usage.Reads/n*dynamoReadPerMillion + e.Usage.Write/n*dynamoWritePerMillion
-	lambda, gateway = requestCost(e.Function, e.Service.P50)
-	return
+// usageHeader heads a table of usageRow.
+const usageHeader = "| %s | function | DynamoDB calls | read units | write units | DynamoDB $/M | Lambda $/M | HTTP API $/M | total $/M |\n" +
+	"|---|---|---:|---:|---:|---:|---:|---:|---:|\n"
+
+// usageRow is a row of a usage table: what u counted over n requests of
+// name, served by function fn, per request, and the AWS cost of a million:
+// DynamoDB request units, the Lambda invocation and its duration at
+// latency (requestCost), and HTTP API requests for functions behind it.
+func usageRow(name, fn string, u apitest.Usage, n float64, latency time.Duration) string {
+	d := u.Reads/n*dynamoReadPerMillion + u.Write/n*dynamoWritePerMillion
+	l, g := requestCost(fn, latency)
+	return fmt.Sprintf("| %s | %s | %.1f | %.1f | %.1f | %.2f | %.2f | %.2f | %.2f |\n", name, fn, float64(u.Calls)/n, u.Reads/n, u.Write/n, d, l, g, d+l+g)
 }
 
 // requestCost is what a million requests to function fn lasting d cost
@@ -131,16 +135,11 @@ func (r report) markdown() string {
 	p("function URL, which costs nothing extra). Lambda duration is the p50 measured above at the function's memory\n")
 	p("(512 MB; 1024 MB for search), an estimate: in AWS, DynamoDB's latency and the function's CPU share differ.\n")
 	p("Free tiers are ignored.\n\n")
-	p("| endpoint | function | DynamoDB calls | read units | write units | DynamoDB $/M | Lambda $/M | HTTP API $/M | total $/M |\n")
-	p("|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
-	n := float64(usageRequests)
+	p(usageHeader, "endpoint")
 	for _, e := range r.Endpoints {
-		if e.Floor {
-			continue
+		if !e.Floor {
+			p("%s", usageRow(e.Name, e.Function, e.Usage, usageRequests, e.Service.P50))
 		}
-		d, l, g := cost(e)
-		p("| %s | %s | %.1f | %.1f | %.1f | %.2f | %.2f | %.2f | %.2f |\n", e.Name, e.Function,
-			float64(e.Usage.Calls)/n, e.Usage.Reads/n, e.Usage.Write/n, d, l, g, d+l+g)
 	}
 
 	p("\n## Every endpoint: DynamoDB calls, capacity and cost per request\n\n")
@@ -151,14 +150,9 @@ func (r report) markdown() string {
 	p("(over loopback HTTP, in process) at the function's memory; HTTP API requests for the routes behind it. The rate\n")
 	p("limit's lease write (one conditional add per 50 requests of a key) falls on whichever request takes a new lease:\n")
 	p("a few rows show a fraction of a write for it.\n\n")
-	p("| route | function | DynamoDB calls | read units | write units | DynamoDB $/M | Lambda $/M | HTTP API $/M | total $/M |\n")
-	p("|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
-	rn := float64(routeRequests)
+	p(usageHeader, "route")
 	for _, u := range r.Routes {
-		d := u.Usage.Reads/rn*dynamoReadPerMillion + u.Usage.Write/rn*dynamoWritePerMillion
-		l, g := requestCost(u.Route.Group, u.Latency)
-		p("| `%s` | %s | %.1f | %.1f | %.1f | %.2f | %.2f | %.2f | %.2f |\n", u.Route.Pattern(), u.Route.Group,
-			float64(u.Usage.Calls)/rn, u.Usage.Reads/rn, u.Usage.Write/rn, d, l, g, d+l+g)
+		p("%s", usageRow("`"+u.Route.Pattern()+"`", u.Route.Group, u.Usage, routeRequests, u.Latency))
 	}
 
 	p("\n## Lambda path (in process)\n\n")
