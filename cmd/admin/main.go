@@ -13,7 +13,7 @@ import (
 	"os"
 
 	"github.com/sourcebase/sourcebase/internal/admin"
-	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/awsenv/shared"
 )
 
 const usage = `usage: admin <command> [flags]
@@ -49,7 +49,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%v\n\n%s", err, usage)
 		return 2
 	}
-	st, _, err := app.StoreFromEnv(ctx)
+	st, _, err := shared.StoreFromEnv(ctx)
 	if err != nil {
 		fmt.Fprintln(stderr, "error:", err)
 		return 1

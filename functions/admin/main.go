@@ -11,11 +11,12 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/admin"
 	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/awsenv"
 )
 
 func main() {
 	app.Logger(os.Stdout)
-	st, _, err := app.StoreFromEnv(context.Background())
+	st, _, err := app.StoreFromEnv(context.Background(), awsenv.Load)
 	app.Must(err)
 	lambda.Start(admin.Handler(st))
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/awsenv/shared"
 	"github.com/sourcebase/sourcebase/internal/dynamolocal"
 	"github.com/sourcebase/sourcebase/internal/keys"
 	"github.com/sourcebase/sourcebase/internal/routes"
@@ -152,7 +153,7 @@ func runLocal(ctx context.Context, root string, out io.Writer) error {
 		return fmt.Errorf("DynamoDB Local on port %d: %w", LocalDynamoDBPort, err)
 	}
 	defer ddb.Stop()
-	st, _, err := app.StoreFromEnv(ctx)
+	st, _, err := shared.StoreFromEnv(ctx)
 	if err != nil {
 		return err
 	}

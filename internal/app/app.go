@@ -13,7 +13,7 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/sourcebase/sourcebase/internal/api"
@@ -263,35 +263,42 @@ func InProcess(deps api.Deps) *runs.InProcess {
 	return e
 }
 
-// StoreFromEnv opens the table named by the configuration through the
-// SDK's standard AWS configuration.
-func StoreFromEnv(ctx context.Context) (*store.Store, Config, error) {
-	cfg, err := ConfigFromEnv()
-	if err != nil {
-		return nil, cfg, err
-	}
-	db, err := store.NewClient(ctx, store.TimeoutsFor(cfg.StoreTimeout))
-	if err != nil {
-		return nil, cfg, err
-	}
-	return store.New(db, cfg.Table), cfg, nil
+// AWSLoader loads the AWS configuration: awsenv.Load in a function, the
+// SDK's full chain (awsenv/shared) on an operator's machine.
+type AWSLoader func(context.Context) (aws.Config, error)
+
+// StoreFromEnv opens the table named by the configuration, reaching AWS
+// with the configuration load loads (after the service's own
+// configuration is known to be valid).
+func StoreFromEnv(ctx context.Context, load AWSLoader) (*store.Store, Config, error) {
+	st, cfg, _, err := storeFromEnv(ctx, load)
+	return st, cfg, err
 }
 
-// FromEnv builds the services from the environment.
-func FromEnv(ctx context.Context) (api.Deps, Config, error) {
-	st, cfg, err := StoreFromEnv(ctx)
+func storeFromEnv(ctx context.Context, load AWSLoader) (*store.Store, Config, aws.Config, error) {
+	cfg, err := ConfigFromEnv()
 	if err != nil {
-		return api.Deps{}, cfg, err
+		return nil, cfg, aws.Config{}, err
+	}
+	awsCfg, err := load(ctx)
+	if err != nil {
+		return nil, cfg, awsCfg, err
+	}
+	return store.New(store.NewClient(awsCfg, store.TimeoutsFor(cfg.StoreTimeout)), cfg.Table), cfg, awsCfg, nil
+}
+
+// FromEnv builds the services from the environment, reaching AWS with the
+// configuration load loads, which it also returns.
+func FromEnv(ctx context.Context, load AWSLoader) (api.Deps, Config, aws.Config, error) {
+	st, cfg, awsCfg, err := storeFromEnv(ctx, load)
+	if err != nil {
+		return api.Deps{}, cfg, awsCfg, err
 	}
 	var engine runs.EngineFactory
 	if cfg.StateMachineARN != "" {
-		awsCfg, err := config.LoadDefaultConfig(ctx)
-		if err != nil {
-			return api.Deps{}, cfg, fmt.Errorf("load AWS configuration: %w", err)
-		}
 		engine = runs.UseEngine(runs.StepFunctions{Client: sfn.NewFromConfig(awsCfg), StateMachineARN: cfg.StateMachineARN})
 	}
-	return Build(st, cfg, engine), cfg, nil
+	return Build(st, cfg, engine), cfg, awsCfg, nil
 }
 
 // Must exits with a message when err is set: for main functions.

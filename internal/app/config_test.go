@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
@@ -118,14 +119,14 @@ func TestTheOpenSearchEngineWithoutAnEndpointFailsAtStartNamingOPENSEARCH_ENDPOI
 	// A configuration built in code is checked again where the engine is made.
 	cfg := app.DefaultConfig()
 	cfg.SearchEngine = app.SearchOpenSearch
-	never := func(context.Context, *store.Store, string, string, string) (search.Engine, error) {
+	never := func(context.Context, aws.Config, *store.Store, string, string, string) (search.Engine, error) {
 		t.Fatal("the OpenSearch engine was made without an endpoint")
 		return nil, nil
 	}
-	if _, err := app.SearchEngine(context.Background(), nil, cfg, nil, never); err == nil || !strings.Contains(err.Error(), "OPENSEARCH_ENDPOINT") {
+	if _, err := app.SearchEngine(context.Background(), aws.Config{}, nil, cfg, nil, never); err == nil || !strings.Contains(err.Error(), "OPENSEARCH_ENDPOINT") {
 		t.Fatalf("SearchEngine: %v, want an error naming OPENSEARCH_ENDPOINT", err)
 	}
-	if _, err := app.Indexer(context.Background(), app.DefaultConfig(), nil); err == nil || !strings.Contains(err.Error(), "OPENSEARCH_ENDPOINT") {
+	if _, err := app.Indexer(context.Background(), nil, app.DefaultConfig(), nil); err == nil || !strings.Contains(err.Error(), "OPENSEARCH_ENDPOINT") {
 		t.Fatalf("Indexer: %v, want an error naming OPENSEARCH_ENDPOINT", err)
 	}
 }
@@ -139,16 +140,16 @@ func (namedEngine) Search(context.Context, string, *search.Schema, *search.Reque
 func TestTheSearchFunctionRunsTheEngineTheConfigurationNames(t *testing.T) {
 	embedded := func(*store.Store) search.Engine { return namedEngine("embedded") }
 	var got []string
-	openSearch := func(_ context.Context, _ *store.Store, endpoint, service, prefix string) (search.Engine, error) {
+	openSearch := func(_ context.Context, _ aws.Config, _ *store.Store, endpoint, service, prefix string) (search.Engine, error) {
 		got = []string{endpoint, service, prefix}
 		return namedEngine("opensearch"), nil
 	}
 	cfg := app.DefaultConfig()
-	if e, err := app.SearchEngine(context.Background(), nil, cfg, embedded, openSearch); err != nil || e != namedEngine("embedded") {
+	if e, err := app.SearchEngine(context.Background(), aws.Config{}, nil, cfg, embedded, openSearch); err != nil || e != namedEngine("embedded") {
 		t.Errorf("default: %v, %v; want the embedded engine", e, err)
 	}
 	cfg.SearchEngine, cfg.OpenSearchEndpoint, cfg.OpenSearchService, cfg.OpenSearchIndexPrefix = app.SearchOpenSearch, "https://x.es.amazonaws.com", "es", "p"
-	if e, err := app.SearchEngine(context.Background(), nil, cfg, embedded, openSearch); err != nil || e != namedEngine("opensearch") || strings.Join(got, " ") != "https://x.es.amazonaws.com es p" {
+	if e, err := app.SearchEngine(context.Background(), aws.Config{}, nil, cfg, embedded, openSearch); err != nil || e != namedEngine("opensearch") || strings.Join(got, " ") != "https://x.es.amazonaws.com es p" {
 		t.Errorf("opensearch: %v, %v, made with %v", e, err, got)
 	}
 }
@@ -157,7 +158,7 @@ func TestTheIndexerIsMadeForEverySearchableResource(t *testing.T) {
 	cfg := app.DefaultConfig()
 	cfg.OpenSearchEndpoint = "https://abc.eu-west-1.aoss.amazonaws.com"
 	var resources []string
-	h, err := app.Indexer(context.Background(), cfg, func(_ context.Context, endpoint, service, prefix string, schemas []*search.Schema) (func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error), error) {
+	h, err := app.Indexer(context.Background(), func(context.Context) (aws.Config, error) { return aws.Config{}, nil }, cfg, func(_ context.Context, _ aws.Config, endpoint, service, prefix string, schemas []*search.Schema) (func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error), error) {
 		for _, s := range schemas {
 			resources = append(resources, s.Resource)
 		}

@@ -9,9 +9,11 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/sourcebase/sourcebase/internal/api"
+	"github.com/sourcebase/sourcebase/internal/awsenv"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/search"
 	"github.com/sourcebase/sourcebase/internal/store"
@@ -56,7 +58,7 @@ func sizeToCPU() {
 func ServeLambda(groups ...string) {
 	sizeToCPU()
 	Logger(os.Stdout)
-	deps, cfg, err := FromEnv(context.Background())
+	deps, cfg, _, err := FromEnv(context.Background(), awsenv.Load)
 	Must(err)
 	for _, g := range groups {
 		if f, _ := routes.FunctionNamed(g); f.StartsRuns && cfg.StateMachineARN == "" {
@@ -67,13 +69,13 @@ func ServeLambda(groups ...string) {
 }
 
 // OpenSearchEngine makes the OpenSearch engine over st from the
-// configuration's endpoint, service and index prefix (package
-// search/opensearch's NewEngine).
-type OpenSearchEngine func(ctx context.Context, st *store.Store, endpoint, service, indexPrefix string) (search.Engine, error)
+// configuration's endpoint, service and index prefix, signing with
+// awsCfg's credentials (package search/opensearch's NewEngine).
+type OpenSearchEngine func(ctx context.Context, awsCfg aws.Config, st *store.Store, endpoint, service, indexPrefix string) (search.Engine, error)
 
 // SearchEngine is the engine cfg.SearchEngine names: embedded's over st,
 // or openSearch's.
-func SearchEngine(ctx context.Context, st *store.Store, cfg Config, embedded func(*store.Store) search.Engine, openSearch OpenSearchEngine) (search.Engine, error) {
+func SearchEngine(ctx context.Context, awsCfg aws.Config, st *store.Store, cfg Config, embedded func(*store.Store) search.Engine, openSearch OpenSearchEngine) (search.Engine, error) {
 	switch cfg.SearchEngine {
 	case SearchEmbedded, "":
 		return embedded(st), nil
@@ -81,7 +83,7 @@ func SearchEngine(ctx context.Context, st *store.Store, cfg Config, embedded fun
 		if cfg.OpenSearchEndpoint == "" {
 			return nil, fmt.Errorf("%s: %s=%s needs the endpoint of the collection or domain", EnvOpenSearchEndpoint, EnvSearchEngine, SearchOpenSearch)
 		}
-		return openSearch(ctx, st, cfg.OpenSearchEndpoint, cfg.OpenSearchService, cfg.OpenSearchIndexPrefix)
+		return openSearch(ctx, awsCfg, st, cfg.OpenSearchEndpoint, cfg.OpenSearchService, cfg.OpenSearchIndexPrefix)
 	}
 	return nil, fmt.Errorf("%s: %q is neither %s nor %s", EnvSearchEngine, cfg.SearchEngine, SearchEmbedded, SearchOpenSearch)
 }
@@ -94,9 +96,9 @@ func ServeSearch(group string, embedded func(*store.Store) search.Engine, openSe
 	sizeToCPU()
 	Logger(os.Stdout)
 	ctx := context.Background()
-	deps, cfg, err := FromEnv(ctx)
+	deps, cfg, awsCfg, err := FromEnv(ctx, awsenv.Load)
 	Must(err)
-	deps.Search, err = SearchEngine(ctx, deps.Store, cfg, embedded, openSearch)
+	deps.Search, err = SearchEngine(ctx, awsCfg, deps.Store, cfg, embedded, openSearch)
 	Must(err)
 	for _, o := range options {
 		o(&deps)
@@ -108,21 +110,26 @@ func ServeSearch(group string, embedded func(*store.Store) search.Engine, openSe
 type StreamHandler func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error)
 
 // NewIndexer makes the indexer of the searchable schemas from the
-// configuration's endpoint, service and index prefix (package
-// search/opensearch's NewStreamHandler).
-type NewIndexer func(ctx context.Context, endpoint, service, indexPrefix string, schemas []*search.Schema) (func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error), error)
+// configuration's endpoint, service and index prefix, signing with
+// awsCfg's credentials (package search/opensearch's NewStreamHandler).
+type NewIndexer func(ctx context.Context, awsCfg aws.Config, endpoint, service, indexPrefix string, schemas []*search.Schema) (func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error), error)
 
-// Indexer is the indexer function's handler for cfg: it needs
-// OPENSEARCH_ENDPOINT whatever SEARCH_ENGINE says.
-func Indexer(ctx context.Context, cfg Config, newIndexer NewIndexer) (StreamHandler, error) {
+// Indexer is the indexer function's handler for cfg, reaching AWS with
+// the configuration load loads: it needs OPENSEARCH_ENDPOINT whatever
+// SEARCH_ENGINE says.
+func Indexer(ctx context.Context, load AWSLoader, cfg Config, newIndexer NewIndexer) (StreamHandler, error) {
 	if cfg.OpenSearchEndpoint == "" {
 		return nil, fmt.Errorf("%s: the indexer needs the endpoint of the collection or domain", EnvOpenSearchEndpoint)
+	}
+	awsCfg, err := load(ctx)
+	if err != nil {
+		return nil, err
 	}
 	var schemas []*search.Schema
 	for _, d := range api.Searchable() {
 		schemas = append(schemas, search.SchemaOf(d))
 	}
-	h, err := newIndexer(ctx, cfg.OpenSearchEndpoint, cfg.OpenSearchService, cfg.OpenSearchIndexPrefix, schemas)
+	h, err := newIndexer(ctx, awsCfg, cfg.OpenSearchEndpoint, cfg.OpenSearchService, cfg.OpenSearchIndexPrefix, schemas)
 	return StreamHandler(h), err
 }
 
@@ -134,7 +141,7 @@ func ServeIndexer(newIndexer NewIndexer) {
 	Logger(os.Stdout)
 	cfg, err := ConfigFromEnv()
 	Must(err)
-	h, err := Indexer(context.Background(), cfg, newIndexer)
+	h, err := Indexer(context.Background(), awsenv.Load, cfg, newIndexer)
 	Must(err)
 	lambda.Start(h)
 }
@@ -144,7 +151,7 @@ func ServeIndexer(newIndexer NewIndexer) {
 func ServeRunner() {
 	sizeToCPU()
 	Logger(os.Stdout)
-	deps, _, err := FromEnv(context.Background())
+	deps, _, _, err := FromEnv(context.Background(), awsenv.Load)
 	Must(err)
 	lambda.Start(deps.Runs.HandleTask)
 }

@@ -2,14 +2,13 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go/middleware"
 )
@@ -54,15 +53,11 @@ func TimeoutsFor(call time.Duration) Timeouts {
 	return Timeouts{Call: call, Attempt: call / maxAttempts}
 }
 
-// NewClient builds a DynamoDB client from the SDK's standard configuration
-// (AWS_REGION, AWS_ENDPOINT_URL_DYNAMODB, credentials chain), so the same
-// binary talks to AWS, LocalStack or DynamoDB Local, with t's deadlines.
-func NewClient(ctx context.Context, t Timeouts, optFns ...func(*dynamodb.Options)) (*dynamodb.Client, error) {
-	cfg, err := config.LoadDefaultConfig(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("load AWS configuration: %w", err)
-	}
-	return dynamodb.NewFromConfig(cfg, append([]func(*dynamodb.Options){ClientOptions(t)}, optFns...)...), nil
+// NewClient builds a DynamoDB client from an AWS configuration (region,
+// credentials, AWS_ENDPOINT_URL_DYNAMODB: the same binary talks to AWS,
+// LocalStack or DynamoDB Local), with t's deadlines.
+func NewClient(cfg aws.Config, t Timeouts, optFns ...func(*dynamodb.Options)) *dynamodb.Client {
+	return dynamodb.NewFromConfig(cfg, append([]func(*dynamodb.Options){ClientOptions(t)}, optFns...)...)
 }
 
 // ClientOptions sets what every client of the table must have: the call

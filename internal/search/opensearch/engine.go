@@ -12,7 +12,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
 	osgo "github.com/opensearch-project/opensearch-go/v4"
 	"github.com/opensearch-project/opensearch-go/v4/opensearchapi"
 	"github.com/opensearch-project/opensearch-go/v4/signer/awsv2"
@@ -121,13 +120,9 @@ func New(st *store.Store, cfg Config) (*Engine, error) {
 	return &Engine{c: c, st: st}, nil
 }
 
-// NewEngine is New with the SDK's standard AWS configuration (region and
-// credentials of the environment): the search function's engine.
-func NewEngine(ctx context.Context, st *store.Store, endpoint, service, indexPrefix string) (search.Engine, error) {
-	awsCfg, err := config.LoadDefaultConfig(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("load AWS configuration: %w", err)
-	}
+// NewEngine is New signing with awsCfg's region and credentials: the
+// search function's engine (app.OpenSearchEngine).
+func NewEngine(_ context.Context, awsCfg aws.Config, st *store.Store, endpoint, service, indexPrefix string) (search.Engine, error) {
 	return New(st, Config{Endpoint: endpoint, Service: service, IndexPrefix: indexPrefix, AWS: awsCfg})
 }
 
@@ -159,19 +154,15 @@ func (e *Engine) Search(ctx context.Context, org string, s *search.Schema, r *se
 		}
 		for _, rec := range recs {
 			out.Records = append(out.Records, rec.Doc)
+			out.Stamps = append(out.Stamps, rec.Stamp)
 		}
 	}
 	return out, nil
 }
 
 // NewStreamHandler is the indexer function's handler for the schemas,
-// with the SDK's standard AWS configuration (region and credentials of
-// the environment).
-func NewStreamHandler(ctx context.Context, endpoint, service, indexPrefix string, schemas []*search.Schema) (func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error), error) {
-	awsCfg, err := config.LoadDefaultConfig(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("load AWS configuration: %w", err)
-	}
+// signing with awsCfg's region and credentials (app.NewIndexer).
+func NewStreamHandler(_ context.Context, awsCfg aws.Config, endpoint, service, indexPrefix string, schemas []*search.Schema) (func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error), error) {
 	c, err := NewClient(Config{Endpoint: endpoint, Service: service, IndexPrefix: indexPrefix, AWS: awsCfg})
 	if err != nil {
 		return nil, err
