@@ -156,16 +156,24 @@ func (r report) markdown() string {
 	}
 
 	p("\n## Lambda path (in process)\n\n")
-	p("An authenticated GET of one company, %d times each: the companies handler alone (net/http, httptest recorder)\n", r.Lambda.Requests)
-	p("beside the same request as an API Gateway HTTP API (payload 2.0) event through the function's adapter\n")
-	p("(app.LambdaHandler: aws-lambda-go-api-proxy's httpadapter). The functions run with GOMAXPROCS=1 below\n")
-	p("1,769 MB (one vCPU; app.LambdaProcs): the last row is that setting.\n\n")
-	p("| path | CPU/req µs | allocs/req |\n|---|---:|---:|\n")
-	p("| handler alone (GOMAXPROCS=%d) | %s | %.0f |\n", r.GOMAXPROCS, us(r.Lambda.HandlerCPU), r.Lambda.HandlerAllocs)
-	p("| adapter + handler (GOMAXPROCS=%d) | %s | %.0f |\n", r.GOMAXPROCS, us(r.Lambda.AdapterCPU), r.Lambda.AdapterAllocs)
-	p("| adapter + handler (GOMAXPROCS=1) | %s | %.0f |\n", us(r.Lambda.Adapter1), r.Lambda.Adapter1Allocs)
-	p("\nAdapter overhead: %s µs and %.0f allocations per request.\n",
-		us(r.Lambda.AdapterCPU-r.Lambda.HandlerCPU), r.Lambda.AdapterAllocs-r.Lambda.HandlerAllocs)
+	p("An authenticated GET of one company, %d times each, one at a time: the companies handler alone (net/http,\n", r.Lambda.Requests)
+	p("httptest recorder) beside the same request as an API Gateway HTTP API (payload 2.0) event through the\n")
+	p("function's adapter (app.LambdaHandler: aws-lambda-go-api-proxy's httpadapter), which is what a deployed function\n")
+	p("runs per request (no HTTP server: the Lambda runtime's client is the same for any function), and the bare\n")
+	p("GetItem of the same item measured the same way. The functions run with GOMAXPROCS=1 below 1,769 MB (one vCPU;\n")
+	p("app.LambdaProcs): the last rows are that setting.\n\n")
+	p("| path | CPU/req µs | allocs/req | CPU ratio to the bare GetItem |\n|---|---:|---:|---:|\n")
+	p("| bare GetItem (GOMAXPROCS=%d) | %s | %.0f | 1.00× |\n", r.GOMAXPROCS, us(r.Lambda.BareCPU), r.Lambda.BareAllocs)
+	p("| handler alone (GOMAXPROCS=%d) | %s | %.0f | %s |\n", r.GOMAXPROCS, us(r.Lambda.HandlerCPU), r.Lambda.HandlerAllocs, ratio(float64(r.Lambda.HandlerCPU), float64(r.Lambda.BareCPU)))
+	p("| adapter + handler (GOMAXPROCS=%d) | %s | %.0f | %s |\n", r.GOMAXPROCS, us(r.Lambda.AdapterCPU), r.Lambda.AdapterAllocs, ratio(float64(r.Lambda.AdapterCPU), float64(r.Lambda.BareCPU)))
+	p("| bare GetItem (GOMAXPROCS=1) | %s | %.0f | 1.00× |\n", us(r.Lambda.Bare1), r.Lambda.Bare1Alloc)
+	p("| adapter + handler (GOMAXPROCS=1) | %s | %.0f | %s |\n", us(r.Lambda.Adapter1), r.Lambda.Adapter1Allocs, ratio(float64(r.Lambda.Adapter1), float64(r.Lambda.Bare1)))
+	p("\nThe service over the bare GetItem, as deployed (adapter + handler at GOMAXPROCS=1): %s µs of CPU per request.\n",
+		us(r.Lambda.Adapter1-r.Lambda.Bare1))
+	p("Allocations: the handler stack adds %.0f per request to its GetItem's (its row, less the %.0f of the test's own\n",
+		r.Lambda.HandlerAllocs-r.Lambda.HarnessAllocs-r.Lambda.BareAllocs, r.Lambda.HarnessAllocs)
+	p("request and recorder); the adapter, which turns the event into a request and the answer into a response,\n")
+	p("adds %.0f and %s µs.\n", r.Lambda.AdapterAllocs-r.Lambda.HandlerAllocs, us(r.Lambda.AdapterCPU-r.Lambda.HandlerCPU))
 
 	p("\n## Soak\n\n")
 	p("GET company and list 100 alternating at %d requests/s for %s, after the load tests above: %d requests,\n", r.SoakRate, r.SoakFor, r.Soak.Requests)

@@ -595,6 +595,12 @@ type lambdaFigures struct {
 	HandlerCPU, AdapterCPU, Adapter1 time.Duration // CPU per request; Adapter1 at GOMAXPROCS=1
 	HandlerAllocs, AdapterAllocs     float64
 	Adapter1Allocs                   float64
+	// The bare GetItem of the same item, measured the same way.
+	BareCPU, Bare1         time.Duration // Bare1 at GOMAXPROCS=1
+	BareAllocs, Bare1Alloc float64
+	// HarnessAllocs are the test's own request and recorder of a handler
+	// row, made without serving them.
+	HarnessAllocs float64
 }
 
 func lambdaPath(t *testing.T, env *apitest.Env, c *apitest.Client, id string) lambdaFigures {
@@ -602,16 +608,31 @@ func lambdaPath(t *testing.T, env *apitest.Env, c *apitest.Client, id string) la
 	ctx := context.Background()
 	path := "/v1/companies/" + id
 	h := api.New(env.Deps).Handler(routes.Companies)
-	direct := func() error {
+	request := func() (*http.Request, *httptest.ResponseRecorder) {
 		req := httptest.NewRequest("GET", path, nil)
 		req.Header.Set("X-Service-Client-Id", c.ClientID)
 		req.Header.Set("X-Service-Api-Key", c.Secret)
-		rec := httptest.NewRecorder()
+		return req, httptest.NewRecorder()
+	}
+	harness := func() error {
+		req, rec := request()
+		if req == nil || rec == nil {
+			return fmt.Errorf("no request")
+		}
+		return nil
+	}
+	direct := func() error {
+		req, rec := request()
 		h.ServeHTTP(rec, req)
 		if rec.Code != http.StatusOK {
 			return fmt.Errorf("handler: %d %s", rec.Code, rec.Body)
 		}
 		return nil
+	}
+	k := store.RecordKey(c.Org, store.TypeCompany, id)
+	bare := func() error {
+		_, err := env.Store.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(env.Store.Table), Key: keyAV(k.PK, k.SK), ConsistentRead: aws.Bool(true)})
+		return err
 	}
 	lh := app.LambdaHandler(env.Deps, routes.Companies)
 	ev := events.APIGatewayV2HTTPRequest{
@@ -646,8 +667,11 @@ func lambdaPath(t *testing.T, env *apitest.Env, c *apitest.Client, id string) la
 	f.Requests = n
 	f.HandlerCPU, f.HandlerAllocs = measure(direct)
 	f.AdapterCPU, f.AdapterAllocs = measure(adapted)
+	f.BareCPU, f.BareAllocs = measure(bare)
+	_, f.HarnessAllocs = measure(harness)
 	prev := runtime.GOMAXPROCS(1)
 	f.Adapter1, f.Adapter1Allocs = measure(adapted)
+	f.Bare1, f.Bare1Alloc = measure(bare)
 	runtime.GOMAXPROCS(prev)
 	return f
 }
