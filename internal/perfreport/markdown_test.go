@@ -156,7 +156,7 @@ func (r report) markdown() string {
 	}
 
 	p("\n## Lambda path (in process)\n\n")
-	p("An authenticated GET of one company, %d times each, one at a time: the companies handler alone (net/http,\n", r.Lambda.Requests)
+	p("An authenticated GET of one company (and a list of 100), %d times each, one at a time: the companies handler alone (net/http,\n", r.Lambda.Requests)
 	p("httptest recorder) beside the same request as an API Gateway HTTP API (payload 2.0) event through the\n")
 	p("function's adapter (app.LambdaHandler: aws-lambda-go-api-proxy's httpadapter), which is what a deployed function\n")
 	p("runs per request (no HTTP server: the Lambda runtime's client is the same for any function), and the bare\n")
@@ -168,6 +168,10 @@ func (r report) markdown() string {
 	p("| adapter + handler (GOMAXPROCS=%d) | %s | %.0f | %s |\n", r.GOMAXPROCS, us(r.Lambda.AdapterCPU), r.Lambda.AdapterAllocs, ratio(float64(r.Lambda.AdapterCPU), float64(r.Lambda.BareCPU)))
 	p("| bare GetItem (GOMAXPROCS=1) | %s | %.0f | 1.00× |\n", us(r.Lambda.Bare1), r.Lambda.Bare1Alloc)
 	p("| adapter + handler (GOMAXPROCS=1) | %s | %.0f | %s |\n", us(r.Lambda.Adapter1), r.Lambda.Adapter1Allocs, ratio(float64(r.Lambda.Adapter1), float64(r.Lambda.Bare1)))
+	p("| list 100: bare Query (GOMAXPROCS=%d) | %s | | 1.00× |\n", r.GOMAXPROCS, us(r.Lambda.ListBare))
+	p("| list 100: adapter + handler (GOMAXPROCS=%d) | %s | | %s |\n", r.GOMAXPROCS, us(r.Lambda.ListAdapter), ratio(float64(r.Lambda.ListAdapter), float64(r.Lambda.ListBare)))
+	p("| list 100: bare Query (GOMAXPROCS=1) | %s | | 1.00× |\n", us(r.Lambda.ListBare1))
+	p("| list 100: adapter + handler (GOMAXPROCS=1) | %s | | %s |\n", us(r.Lambda.ListAdapter1), ratio(float64(r.Lambda.ListAdapter1), float64(r.Lambda.ListBare1)))
 	p("\nThe service over the bare GetItem, as deployed (adapter + handler at GOMAXPROCS=1): %s µs of CPU per request.\n",
 		us(r.Lambda.Adapter1-r.Lambda.Bare1))
 	p("Allocations: the handler stack adds %.0f per request to its GetItem's (its row, less the %.0f of the test's own\n",

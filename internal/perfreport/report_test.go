@@ -601,6 +601,9 @@ type lambdaFigures struct {
 	// HarnessAllocs are the test's own request and recorder of a handler
 	// row, made without serving them.
 	HarnessAllocs float64
+	// A list of 100 companies through the adapter beside the bare Query of
+	// the same 100 items, at the machine's GOMAXPROCS and at 1.
+	ListAdapter, ListBare, ListAdapter1, ListBare1 time.Duration
 }
 
 func lambdaPath(t *testing.T, env *apitest.Env, c *apitest.Client, id string) lambdaFigures {
@@ -642,10 +645,27 @@ func lambdaPath(t *testing.T, env *apitest.Env, c *apitest.Client, id string) la
 		RequestContext: events.APIGatewayV2HTTPRequestContext{Stage: "$default", RequestID: "bench",
 			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "GET", Path: path, Protocol: "HTTP/1.1", SourceIP: "127.0.0.1"}},
 	}
-	adapted := func() error {
-		res, err := lh(ctx, ev)
-		if err == nil && res.StatusCode != http.StatusOK {
-			err = fmt.Errorf("adapter: %d %s", res.StatusCode, res.Body)
+	adapt := func(ev events.APIGatewayV2HTTPRequest) func() error {
+		return func() error {
+			res, err := lh(ctx, ev)
+			if err == nil && res.StatusCode != http.StatusOK {
+				err = fmt.Errorf("adapter: %d %s", res.StatusCode, res.Body)
+			}
+			return err
+		}
+	}
+	adapted := adapt(ev)
+	listEv := ev
+	listEv.RouteKey, listEv.RawPath, listEv.RawQueryString, listEv.PathParameters = "GET /v1/companies", "/v1/companies", "limit=100", nil
+	listEv.RequestContext.HTTP.Path = "/v1/companies"
+	listed := adapt(listEv)
+	bareList := func() error {
+		out, err := env.Store.DB.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(env.Store.Table), KeyConditionExpression: aws.String("#pk = :pk"),
+			ExpressionAttributeNames:  map[string]string{"#pk": store.AttrPK},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: store.OrgPartition(c.Org, store.TypeCompany)}},
+			Limit:                     aws.Int32(100), ConsistentRead: aws.Bool(true)})
+		if err == nil && len(out.Items) != 100 {
+			err = fmt.Errorf("the bare Query read %d items, want 100", len(out.Items))
 		}
 		return err
 	}
@@ -669,9 +689,13 @@ func lambdaPath(t *testing.T, env *apitest.Env, c *apitest.Client, id string) la
 	f.AdapterCPU, f.AdapterAllocs = measure(adapted)
 	f.BareCPU, f.BareAllocs = measure(bare)
 	_, f.HarnessAllocs = measure(harness)
+	f.ListAdapter, _ = measure(listed)
+	f.ListBare, _ = measure(bareList)
 	prev := runtime.GOMAXPROCS(1)
 	f.Adapter1, f.Adapter1Allocs = measure(adapted)
 	f.Bare1, f.Bare1Alloc = measure(bare)
+	f.ListAdapter1, _ = measure(listed)
+	f.ListBare1, _ = measure(bareList)
 	runtime.GOMAXPROCS(prev)
 	return f
 }
