@@ -174,6 +174,10 @@ func (r report) markdown() string {
 	p("| list 100: adapter + handler (GOMAXPROCS=1) | %s | | %s |\n", us(r.Lambda.ListAdapter1), ratio(float64(r.Lambda.ListAdapter1), float64(r.Lambda.ListBare1)))
 	p("\nThe service over the bare GetItem, as deployed (adapter + handler at GOMAXPROCS=1): %s µs of CPU per request.\n",
 		us(r.Lambda.Adapter1-r.Lambda.Bare1))
+	p("A Lambda instance serves one request at a time, so its throughput is one over a request's time: %.0f GETs/s\n", 1/r.Lambda.WallAdapter1.Seconds())
+	p("against %.0f bare GetItems/s one at a time through the same DynamoDB Local (%s), and %.0f lists of 100/s against\n",
+		1/r.Lambda.WallBare1.Seconds(), ratio(r.Lambda.WallBare1.Seconds(), r.Lambda.WallAdapter1.Seconds()), 1/r.Lambda.WallListAdapter1.Seconds())
+	p("%.0f bare Queries/s (%s).\n", 1/r.Lambda.WallListBare1.Seconds(), ratio(r.Lambda.WallListBare1.Seconds(), r.Lambda.WallListAdapter1.Seconds()))
 	p("Allocations: the handler stack adds %.0f per request to its GetItem's (its row, less the %.0f of the test's own\n",
 		r.Lambda.HandlerAllocs-r.Lambda.HarnessAllocs-r.Lambda.BareAllocs, r.Lambda.HarnessAllocs)
 	p("request and recorder); the adapter, which turns the event into a request and the answer into a response,\n")

@@ -604,6 +604,10 @@ type lambdaFigures struct {
 	// A list of 100 companies through the adapter beside the bare Query of
 	// the same 100 items, at the machine's GOMAXPROCS and at 1.
 	ListAdapter, ListBare, ListAdapter1, ListBare1 time.Duration
+	// Wall time per request at GOMAXPROCS=1, one at a time: a Lambda
+	// instance serves one request at a time, so its throughput is one
+	// over this.
+	WallAdapter1, WallBare1, WallListAdapter1, WallListBare1 time.Duration
 }
 
 func lambdaPath(t *testing.T, env *apitest.Env, c *apitest.Client, id string) lambdaFigures {
@@ -670,16 +674,18 @@ func lambdaPath(t *testing.T, env *apitest.Env, c *apitest.Client, id string) la
 		return err
 	}
 	n := max(50, int(*attackFor/(2*time.Millisecond)))
+	var wall time.Duration // of the last measure, per request
 	measure := func(op func() error) (time.Duration, float64) {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
-		a0, c0 := ms.Mallocs, cpuTime()
+		a0, c0, w0 := ms.Mallocs, cpuTime(), time.Now()
 		for range n {
 			if err := op(); err != nil {
 				t.Fatal(err)
 			}
 		}
 		cpu := cpuTime() - c0
+		wall = time.Since(w0) / time.Duration(n)
 		runtime.ReadMemStats(&ms)
 		return cpu / time.Duration(n), float64(ms.Mallocs-a0) / float64(n)
 	}
@@ -693,9 +699,13 @@ func lambdaPath(t *testing.T, env *apitest.Env, c *apitest.Client, id string) la
 	f.ListBare, _ = measure(bareList)
 	prev := runtime.GOMAXPROCS(1)
 	f.Adapter1, f.Adapter1Allocs = measure(adapted)
+	f.WallAdapter1 = wall
 	f.Bare1, f.Bare1Alloc = measure(bare)
+	f.WallBare1 = wall
 	f.ListAdapter1, _ = measure(listed)
+	f.WallListAdapter1 = wall
 	f.ListBare1, _ = measure(bareList)
+	f.WallListBare1 = wall
 	runtime.GOMAXPROCS(prev)
 	return f
 }
