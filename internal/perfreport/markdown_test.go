@@ -48,6 +48,7 @@ type report struct {
 	SoakFor                               time.Duration
 	SoakRate                              int
 	RSSStart, RSSBeforeSoak, RSSAfterSoak int
+	HeapBeforeSoak, HeapAfterSoak         int // live heap, KB
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d)/float64(time.Millisecond)) }
@@ -181,13 +182,14 @@ func (r report) markdown() string {
 	p("Allocations: the handler stack adds %.0f per request to its GetItem's (its row, less the %.0f of the test's own\n",
 		r.Lambda.HandlerAllocs-r.Lambda.HarnessAllocs-r.Lambda.BareAllocs, r.Lambda.HarnessAllocs)
 	p("request and recorder); the adapter, which turns the event into a request and the answer into a response,\n")
-	p("adds %.0f and %s µs.\n", r.Lambda.AdapterAllocs-r.Lambda.HandlerAllocs, us(r.Lambda.AdapterCPU-r.Lambda.HandlerCPU))
+	p("adds %.0f allocations and %s µs of CPU (within the measurement's noise).\n", r.Lambda.AdapterAllocs-r.Lambda.HandlerAllocs, us(r.Lambda.AdapterCPU-r.Lambda.HandlerCPU))
 
 	p("\n## Soak\n\n")
 	p("GET company and list 100 alternating at %d requests/s for %s, after the load tests above: %d requests,\n", r.SoakRate, r.SoakFor, r.Soak.Requests)
-	p("%d errors, p50 %s ms, p99 %s ms. Resident memory of the process (service, load generator and test\n", r.Soak.Errors, ms(r.Soak.P50), ms(r.Soak.P99))
-	p("together; DynamoDB Local is another process): %.1f MB at the start of the run, %.1f MB before the soak,\n", float64(r.RSSStart)/1024, float64(r.RSSBeforeSoak)/1024)
-	p("%.1f MB after it.\n", float64(r.RSSAfterSoak)/1024)
+	p("%d errors, p50 %s ms, p99 %s ms. Resident memory of the process (the service and the test; the load\n", r.Soak.Errors, ms(r.Soak.P50), ms(r.Soak.P99))
+	p("generator and DynamoDB Local are processes of their own): %.1f MB at the start of the run, %.1f MB before the soak,\n", float64(r.RSSStart)/1024, float64(r.RSSBeforeSoak)/1024)
+	p("%.1f MB after it; each reading follows a full collection that returns freed pages to the system\n", float64(r.RSSAfterSoak)/1024)
+	p("(debug.FreeOSMemory). Live heap: %.1f MB before the soak, %.1f MB after it.\n", float64(r.HeapBeforeSoak)/1024, float64(r.HeapAfterSoak)/1024)
 
 	p("\n## Lambda functions\n\n")
 	if len(r.Functions) == 0 {

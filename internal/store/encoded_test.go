@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -184,5 +185,56 @@ func TestShapeOfFollowsTheJSONForm(t *testing.T) {
 	}
 	if store.ShapeOf(a{}) != store.ShapeOf(a{}) || store.ShapeOf(a{}) == store.ShapeOf(a{}, "2") {
 		t.Error("a shape is not a function of the type and its revisions")
+	}
+}
+
+// Readers of stored docs (search: the feed, a rebuild from the records, the
+// OpenSearch engine's read-back by ids) get each doc's stamp, which
+// Present honours as GetJSON does.
+func TestStoredDocsReachTheirReadersWithTheirStamps(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := testenv.Store(t)
+	spec := shapedSpec(store.ShapeOf(shaped{}))
+	spec.Feed = true
+	c := store.NewCollection(st, spec)
+	org := ids.New("org")
+	since := time.Now().Add(-store.FeedWindow)
+	v := shaped{ID: ids.New("shp"), Name: "fed"}
+	if err := c.Create(ctx, org, &v); err != nil {
+		t.Fatal(err)
+	}
+	want := typed(t, c, org, v.ID)
+	present := func(what string, doc []byte, stamp string) {
+		t.Helper()
+		if !store.Stamped(stamp, spec.Shape, doc) {
+			t.Errorf("%s: the doc is not stamped with the collection's shape (stamp %q)", what, stamp)
+		}
+		got, err := c.Present(doc, stamp)
+		if err != nil || string(got) != want {
+			t.Errorf("%s presents as %s (%v), want %s", what, got, err, want)
+		}
+		// Without its stamp the doc is re-encoded to the same bytes.
+		if got, err := c.Present(doc, ""); err != nil || string(got) != want {
+			t.Errorf("%s without its stamp presents as %s (%v), want %s", what, got, err, want)
+		}
+	}
+	changes, err := st.Changes(ctx, org, "SHAPED", since)
+	if err != nil || len(changes) != 1 {
+		t.Fatalf("changes: %v, %v", changes, err)
+	}
+	present("the feed entry", changes[0].Doc, changes[0].Stamp)
+	recs, err := st.Records(ctx, org, "SHAPED")
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("records: %v, %v", recs, err)
+	}
+	present("the record", recs[0].Doc, recs[0].Stamp)
+	got, err := st.GetRecords(ctx, org, "SHAPED", []string{v.ID})
+	if err != nil || len(got) != 1 {
+		t.Fatalf("records by id: %v, %v", got, err)
+	}
+	present("the record by id", got[0].Doc, got[0].Stamp)
+	if store.Stamped(got[0].Stamp, store.ShapeOf(shaped{}, "other"), got[0].Doc) || store.Stamped(got[0].Stamp, spec.Shape, append([]byte(" "), got[0].Doc...)) {
+		t.Error("a stamp matches another shape or another doc")
 	}
 }
