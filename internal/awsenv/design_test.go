@@ -1,11 +1,10 @@
 package awsenv_test
 
 import (
-	"os/exec"
-	"strings"
 	"testing"
 
 	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 // The functions load their AWS configuration with awsenv: none links the
@@ -14,15 +13,12 @@ import (
 // function not loading any configuration at all).
 func TestNoFunctionLinksTheSDKsConfigChain(t *testing.T) {
 	t.Parallel()
+	deps := testenv.FunctionDeps(t)
 	for _, f := range routes.Functions {
-		deps, err := exec.Command("go", "list", "-deps", "-tags", "lambda.norpc", "../../functions/"+f.Name).Output()
-		if err != nil {
-			t.Fatalf("go list %s: %v", f.Name, err)
-		}
-		if strings.Contains(string(deps), "github.com/aws/aws-sdk-go-v2/config\n") {
+		if deps[f.Name]["github.com/aws/aws-sdk-go-v2/config"] {
 			t.Errorf("function %s links github.com/aws/aws-sdk-go-v2/config", f.Name)
 		}
-		if !strings.Contains(string(deps), "github.com/sourcebase/sourcebase/internal/awsenv\n") {
+		if !deps[f.Name]["github.com/sourcebase/sourcebase/internal/awsenv"] {
 			t.Errorf("function %s does not load its configuration with awsenv", f.Name)
 		}
 	}

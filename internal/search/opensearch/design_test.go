@@ -1,12 +1,10 @@
 package opensearch_test
 
 import (
-	"os/exec"
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 // TestOnlyTheSearchingFunctionsAndTheIndexerLinkOpenSearch keeps
@@ -14,24 +12,14 @@ import (
 // mcp) and the indexer, and bleve out of the indexer.
 func TestOnlyTheSearchingFunctionsAndTheIndexerLinkOpenSearch(t *testing.T) {
 	t.Parallel()
-	names := []string{"indexer"}
+	deps := testenv.FunctionDeps(t)
 	for _, f := range routes.Functions {
-		if !slices.Contains(names, f.Name) {
-			names = append(names, f.Name)
+		links := deps[f.Name]["github.com/opensearch-project/opensearch-go/v4"]
+		if links != (f.HoldsIndexes || f.Name == routes.Indexer) {
+			t.Errorf("function %s links opensearch-go: %v", f.Name, links)
 		}
 	}
-	for _, name := range names {
-		deps, err := exec.Command("go", "list", "-deps", "-tags", "lambda.norpc", "../../../functions/"+name).Output()
-		if err != nil {
-			t.Fatalf("go list %s: %v", name, err)
-		}
-		links := strings.Contains(string(deps), "github.com/opensearch-project/opensearch-go/v4\n")
-		f, _ := routes.FunctionNamed(name)
-		if links != (f.HoldsIndexes || name == "indexer") {
-			t.Errorf("function %s links opensearch-go: %v", name, links)
-		}
-		if name == "indexer" && strings.Contains(string(deps), "github.com/blevesearch/bleve/v2\n") {
-			t.Error("the indexer links bleve")
-		}
+	if deps[routes.Indexer]["github.com/blevesearch/bleve/v2"] {
+		t.Error("the indexer links bleve")
 	}
 }
