@@ -283,7 +283,7 @@ func TestEveryFunctionsBootstrapAnswersItsSampleEvents(t *testing.T) {
 	}
 
 	// An agent's MCP call: a stateless tools/call the mcp function answers
-	// as JSON, searching in process.
+	// as JSON, its search sent through the HTTP API to the search function.
 	res := e.http(routes.MCP, req("mcp-search-companies.json"))
 	var rpc struct {
 		Result struct {

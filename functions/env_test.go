@@ -26,6 +26,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/lambdafront"
 	"github.com/sourcebase/sourcebase/internal/localsfn"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
@@ -131,6 +132,40 @@ type env struct {
 	fns        map[string]*runtimeapi.Function
 	task       localsfn.TaskFunc // the state machine's Task states; Lambda(runner) unless a test wraps it
 	openSearch *openSearchStandIn
+	front      string // the URL of the functions behind the local front (the HTTP API), once started
+}
+
+// lazyInvoker invokes a function of e, started on first use.
+type lazyInvoker struct {
+	e    *env
+	name string
+}
+
+func (l lazyInvoker) Invoke(ctx context.Context, payload []byte) (runtimeapi.Result, error) {
+	return l.e.fn(l.name).Invoke(ctx, payload)
+}
+
+// frontURL is the HTTP API's URL: this env's functions behind the local
+// front, as a function that searches through the API reaches them.
+// Called with e.mu held.
+func (e *env) frontURL() string {
+	if e.front != "" {
+		return e.front
+	}
+	invokers := map[string]lambdafront.Invoker{}
+	for _, f := range routes.Functions {
+		if f.Reach == routes.ByAPI || f.Reach == routes.ByURL {
+			invokers[f.Name] = lazyInvoker{e, f.Name}
+		}
+	}
+	front, err := lambdafront.New(lambdafront.Options{Routes: api.Routes(), Functions: invokers})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	srv := httptest.NewServer(front)
+	e.t.Cleanup(srv.Close)
+	e.front = srv.URL
+	return e.front
 }
 
 // openSearchStandIn answers the indexer's calls as an OpenSearch endpoint
@@ -246,7 +281,8 @@ func newEnv(t *testing.T) *env {
 
 // fn returns the function name, starting it on first use with its
 // environment: the configuration (cfg.Env()), plus the state machine for
-// a function that starts runs.
+// a function that starts runs and the HTTP API's URL for one that
+// searches through it.
 func (e *env) fn(name string) *runtimeapi.Function {
 	e.t.Helper()
 	e.mu.Lock()
@@ -269,6 +305,9 @@ func (e *env) fn(name string) *runtimeapi.Function {
 	if fn.StartsRuns {
 		cfg.StateMachineARN = stateMachineARN
 		vars = append(vars, "AWS_ENDPOINT_URL_SFN="+e.sfn.URL)
+	}
+	if fn.SearchesByAPI {
+		cfg.SearchBaseURL = e.frontURL()
 	}
 	for k, v := range cfg.Env() {
 		vars = append(vars, k+"="+v)

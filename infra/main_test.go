@@ -152,6 +152,7 @@ type resource struct {
 	Properties          map[string]any
 	DeletionPolicy      string
 	UpdateReplacePolicy string
+	DependsOn           any
 }
 
 // ofType returns the logical ids and resources of type typ.

@@ -201,6 +201,12 @@ func NewStack(scope constructs.Construct, o Options) (*Stack, error) {
 	if o.OpenSearch() {
 		st.addOpenSearch(settings)
 	}
+	if err := st.addAPI(settings); err != nil {
+		return nil, err
+	}
+	// The environment comes last: the mcp function's names the API's
+	// endpoint (the API itself does not depend on the functions, only its
+	// routes and integrations do, so there is no cycle).
 	for _, f := range st.deployed() {
 		env := st.Config(f).Env()
 		keys := make([]string, 0, len(env))
@@ -211,9 +217,6 @@ func NewStack(scope constructs.Construct, o Options) (*Stack, error) {
 		for _, k := range keys {
 			st.Functions[f.Name].AddEnvironment(jsii.String(k), jsii.String(env[k]), nil)
 		}
-	}
-	if err := st.addAPI(settings); err != nil {
-		return nil, err
 	}
 
 	out := func(id, value, desc string) {
@@ -229,10 +232,11 @@ func NewStack(scope constructs.Construct, o Options) (*Stack, error) {
 }
 
 // Config is the configuration function f runs with: the defaults, the
-// table, the state machine where f starts runs, and the webhook base URL
-// where f shows trigger urls (the workflows group).
+// table, the state machine where f starts runs, the webhook base URL
+// where f shows trigger urls (the workflows group), and the HTTP API's
+// endpoint where f searches through it (the mcp function).
 func (st *Stack) Config(f routes.Function) app.Config {
-	cfg := deploy.Config(app.DefaultConfig(), f, *st.Table.TableName(), *st.StateMachine.StateMachineArn(), *st.WebhookURL.Url())
+	cfg := deploy.Config(app.DefaultConfig(), f, *st.Table.TableName(), *st.StateMachine.StateMachineArn(), *st.WebhookURL.Url(), *st.Api.ApiEndpoint())
 	if st.Options.OpenSearch() {
 		cfg = deploy.OpenSearch(cfg, f, *st.Collection.AttrCollectionEndpoint())
 	}

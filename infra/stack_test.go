@@ -215,6 +215,10 @@ func TestEveryFunctionHasExactlyTheEnvironmentOfItsConfiguration(t *testing.T) {
 			if f.WebhookURLs {
 				cfg.WebhookBaseURL = "<url>"
 			}
+			// The mcp function searches through the HTTP API.
+			if f.SearchesByAPI {
+				cfg.SearchBaseURL = "<api>"
+			}
 			// With OpenSearch, the search function and the indexer are
 			// told its engine and the collection's endpoint.
 			if s.stack.Options.OpenSearch() && (f.HoldsIndexes || f.Name == routes.Indexer) {
@@ -229,6 +233,8 @@ func TestEveryFunctionHasExactlyTheEnvironmentOfItsConfiguration(t *testing.T) {
 					want[k] = machine
 				case "<url>":
 					want[k] = url
+				case "<api>":
+					want[k] = getAtt(s.logicalID(s.stack.Api), "ApiEndpoint")
 				case "<collection>":
 					want[k] = getAtt(s.logicalID(s.stack.Collection), "CollectionEndpoint")
 				default:
@@ -723,7 +729,7 @@ func TestSearchingWithOpenSearchAddsTheCollectionTheStreamAndTheIndexerAndOnlyTh
 			t.Fatalf("policies %v, want encryption, network and data", policies)
 		}
 		data := js(policies["data"]["Policy"])
-		for name, perms := range map[string][]string{routes.Search: SearchIndexPermissions, routes.MCP: SearchIndexPermissions, routes.Indexer: IndexerIndexPermissions} {
+		for name, perms := range map[string][]string{routes.Search: SearchIndexPermissions, routes.Indexer: IndexerIndexPermissions} {
 			if !strings.Contains(data, s.logicalID(s.stack.Roles[name])) {
 				t.Errorf("the data access policy does not name the %s function's role: %s", name, data)
 			}
@@ -738,4 +744,113 @@ func TestSearchingWithOpenSearchAddsTheCollectionTheStreamAndTheIndexerAndOnlyTh
 	if _, err := build(app); err == nil || !strings.Contains(err.Error(), CtxSearch) {
 		t.Errorf("search=elastic: error %v, want one naming %s", err, CtxSearch)
 	}
+}
+
+// TestTheTemplateHasNoDependencyCycle: CloudFormation refuses a template
+// whose resources depend on each other in a circle (through Ref, GetAtt,
+// Sub or DependsOn), which synthesis does not catch: the mcp function's
+// environment names the HTTP API, whose routes name the functions.
+func TestTheTemplateHasNoDependencyCycle(t *testing.T) {
+	stages(t, func(t *testing.T, s *synthesized) {
+		deps := map[string][]string{}
+		for id, r := range s.t.Resources {
+			deps[id] = dependencies(r, s.t.Resources)
+		}
+		const (
+			unvisited = iota
+			visiting
+			done
+		)
+		state := map[string]int{}
+		var path []string
+		var visit func(id string) bool
+		visit = func(id string) bool {
+			switch state[id] {
+			case visiting:
+				t.Errorf("dependency cycle: %s -> %s", strings.Join(path, " -> "), id)
+				return false
+			case done:
+				return true
+			}
+			state[id] = visiting
+			path = append(path, id)
+			for _, d := range deps[id] {
+				if !visit(d) {
+					return false
+				}
+			}
+			path = path[:len(path)-1]
+			state[id] = done
+			return true
+		}
+		for _, id := range slices.Sorted(maps.Keys(deps)) {
+			if !visit(id) {
+				return
+			}
+		}
+		mcp := s.logicalID(s.stack.Functions[routes.MCP])
+		if !slices.Contains(deps[mcp], s.logicalID(s.stack.Api)) {
+			t.Errorf("the mcp function (%s) does not depend on the API: %v", mcp, deps[mcp])
+		}
+	})
+}
+
+// subRef is a ${Name} or ${Name.Attribute} of an Fn::Sub string.
+var subRef = regexp.MustCompile(`\$\{([A-Za-z0-9]+)[.}]`)
+
+// dependencies are the resources of all that r refers to or depends on.
+func dependencies(r resource, all map[string]resource) []string {
+	found := map[string]bool{}
+	switch d := r.DependsOn.(type) { // a name or a list of names
+	case string:
+		found[d] = true
+	case []any:
+		for _, n := range d {
+			found[fmt.Sprint(n)] = true
+		}
+	}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				switch k {
+				case "Ref":
+					if id, ok := x.(string); ok {
+						found[id] = true
+					}
+				case "Fn::GetAtt":
+					if l, ok := x.([]any); ok && len(l) > 0 {
+						found[fmt.Sprint(l[0])] = true
+					}
+				case "Fn::Sub":
+					str := x
+					if l, ok := x.([]any); ok && len(l) > 0 {
+						str = l[0]
+						walk(l[1:])
+					}
+					if str, ok := str.(string); ok {
+						for _, m := range subRef.FindAllStringSubmatch(str, -1) {
+							found[m[1]] = true
+						}
+					}
+				default:
+					walk(x)
+				}
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	walk(r.Properties)
+	var out []string
+	for id := range found {
+		if _, ok := all[id]; ok {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

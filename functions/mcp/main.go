@@ -1,7 +1,7 @@
 // Command mcp is the Lambda function of the Model Context Protocol
-// endpoint (/mcp): its tools call the other groups' routes in process,
-// search included, so it carries the search engines too; it is the one
-// function that links the MCP SDK.
+// endpoint (/mcp): its tools call the other groups' routes in process and
+// the search routes through the HTTP API (SEARCH_BASE_URL), so it carries
+// no search engine; it is the one function that links the MCP SDK.
 package main
 
 import (
@@ -9,10 +9,6 @@ import (
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/mcpserver"
 	"github.com/sourcebase/sourcebase/internal/routes"
-	"github.com/sourcebase/sourcebase/internal/search/embedded"
-	"github.com/sourcebase/sourcebase/internal/search/opensearch"
 )
 
-func main() {
-	app.ServeSearch(routes.MCP, embedded.NewEngine, opensearch.NewEngine, func(d *api.Deps) { d.NewMCP = mcpserver.Handler })
-}
+func main() { app.ServeLambda(routes.MCP, func(d *api.Deps) { d.NewMCP = mcpserver.Handler }) }

@@ -14,17 +14,21 @@ import (
 )
 
 // Config is the configuration f runs with in a deployment: base with the
-// table, the run state machine (only for a function that starts runs) and
-// the webhook URL (only for one that shows trigger urls), each a value or
-// the template's reference to it.
-func Config(base app.Config, f routes.Function, table, stateMachineARN, webhookURL string) app.Config {
+// table, the run state machine (only for a function that starts runs), the
+// webhook URL (only for one that shows trigger urls) and the HTTP API's
+// URL (only for one that searches through it; "" leaves it to the address
+// of each request), each a value or the template's reference to it.
+func Config(base app.Config, f routes.Function, table, stateMachineARN, webhookURL, apiURL string) app.Config {
 	cfg := base
-	cfg.Table, cfg.StateMachineARN, cfg.WebhookBaseURL = table, "", ""
+	cfg.Table, cfg.StateMachineARN, cfg.WebhookBaseURL, cfg.SearchBaseURL = table, "", "", ""
 	if f.StartsRuns {
 		cfg.StateMachineARN = stateMachineARN
 	}
 	if f.WebhookURLs {
 		cfg.WebhookBaseURL = webhookURL
+	}
+	if f.SearchesByAPI {
+		cfg.SearchBaseURL = apiURL
 	}
 	return cfg
 }

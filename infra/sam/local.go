@@ -68,6 +68,11 @@ func LocalEnv(s Spec) ([]byte, error) {
 			// the path alone.
 			local[app.EnvWebhookBaseURL] = ""
 		}
+		if _, ok := vars[app.EnvSearchBaseURL]; ok {
+			// The API as the function containers reach sam local
+			// start-api on the host.
+			local[app.EnvSearchBaseURL] = "http://host.docker.internal:" + strconv.Itoa(LocalAPIPort)
+		}
 		if len(local) > 0 {
 			env[LogicalID(f.Name)] = local
 		}

@@ -46,6 +46,12 @@ const (
 	DynamoDBEndpointParam = "DynamoDBEndpoint"
 	// UseDynamoDBEndpoint is the condition "DynamoDBEndpoint is set".
 	UseDynamoDBEndpoint = "UseDynamoDBEndpoint"
+	// SearchBaseURLParam is the template parameter that points the mcp
+	// function's searches at the HTTP API (app.EnvSearchBaseURL); empty in
+	// a deployment, where each MCP request's address is used.
+	SearchBaseURLParam = "SearchBaseUrl"
+	// UseSearchBaseURL is the condition "SearchBaseUrl is set".
+	UseSearchBaseURL = "UseSearchBaseUrl"
 	// EnvDynamoDBEndpoint is the SDK's standard endpoint variable for
 	// DynamoDB (read by store.NewClient through the SDK configuration).
 	EnvDynamoDBEndpoint = "AWS_ENDPOINT_URL_DYNAMODB"
@@ -169,9 +175,15 @@ func Generate(s Spec) ([]byte, error) {
 				field("Default", ""),
 				field("Description", "Local runs only (samconfig.toml, env local): DynamoDB endpoint for every function, such as DynamoDB Local. Leave empty when deploying."),
 			)),
+			field(SearchBaseURLParam, obj(
+				field("Type", "String"),
+				field("Default", ""),
+				field("Description", "Base URL of the HTTP API for the mcp function's searches. Leave empty when deploying: each MCP request's own address (API Gateway's domain) is used; set it for local runs or an API behind a path."),
+			)),
 		)),
 		field("Conditions", obj(
 			field(UseDynamoDBEndpoint, fnNot(fnEquals(ref(DynamoDBEndpointParam), ""))),
+			field(UseSearchBaseURL, fnNot(fnEquals(ref(SearchBaseURLParam), ""))),
 		)),
 		field("Resources", resources),
 		field("Outputs", outputs),
@@ -317,14 +329,16 @@ const (
 	tablePlaceholder        = "\x00table"
 	stateMachinePlaceholder = "\x00state-machine"
 	webhookURLPlaceholder   = "\x00webhook-url"
+	searchURLPlaceholder    = "\x00search-url"
 )
 
 // Env is the environment of f: app.Config.Env() of s.Config with the table
-// name, the state machine ARN (functions that start runs) and the webhook
-// base URL (the workflows function, which shows trigger URLs) set, plus
-// the DynamoDB endpoint for local runs. Values are YAML nodes.
+// name, the state machine ARN (functions that start runs), the webhook
+// base URL (the workflows function, which shows trigger URLs) and the
+// search base URL parameter (the mcp function) set, plus the DynamoDB
+// endpoint for local runs. Values are YAML nodes.
 func Env(s Spec, f routes.Function) (map[string]*yaml.Node, error) {
-	cfg := deploy.Config(s.Config, f, tablePlaceholder, stateMachinePlaceholder, webhookURLPlaceholder)
+	cfg := deploy.Config(s.Config, f, tablePlaceholder, stateMachinePlaceholder, webhookURLPlaceholder, searchURLPlaceholder)
 	urlFn, err := only(s.Functions, routes.ByURL)
 	if err != nil {
 		return nil, err
@@ -338,6 +352,12 @@ func Env(s Spec, f routes.Function) (map[string]*yaml.Node, error) {
 			out[k] = ref(StateMachineID)
 		case webhookURLPlaceholder:
 			out[k] = getAtt(URLID(urlFn.Name) + ".FunctionUrl")
+		case searchURLPlaceholder:
+			// A parameter, not the HttpApi's URL: SAM builds the API's
+			// definition from the functions' events, so a function naming
+			// the API would be a circular dependency. Unset, the function
+			// uses the address each MCP request came to.
+			out[k] = fnIf(UseSearchBaseURL, ref(SearchBaseURLParam), ref("AWS::NoValue"))
 		default:
 			out[k] = node(v)
 		}

@@ -363,12 +363,15 @@ func envProblems(tmpl *cloudformation.Template, s Spec) []string {
 			continue
 		}
 		cfg := s.Config
-		cfg.StateMachineARN, cfg.WebhookBaseURL = "", ""
+		cfg.StateMachineARN, cfg.WebhookBaseURL, cfg.SearchBaseURL = "", "", ""
 		if f.StartsRuns {
 			cfg.StateMachineARN = "Ref(" + StateMachineID + ")"
 		}
 		if f.WebhookURLs {
 			cfg.WebhookBaseURL = "GetAtt(WebhookFunctionUrl.FunctionUrl)"
+		}
+		if f.SearchesByAPI {
+			cfg.SearchBaseURL = `If(["UseSearchBaseUrl","Ref(SearchBaseUrl)","Ref(AWS::NoValue)"])`
 		}
 		cfg.Table = "Ref(" + TableID + ")"
 		want := cfg.Env()
@@ -394,6 +397,9 @@ func TestEachFunctionsEnvironmentIsTheAppConfigurationWithItsOwnResources(t *tes
 		}
 		if _, ok := vars[app.EnvWebhookBaseURL]; ok != f.WebhookURLs {
 			t.Errorf("%s: has %s = %v", f.Name, app.EnvWebhookBaseURL, ok)
+		}
+		if _, ok := vars[app.EnvSearchBaseURL]; ok != f.SearchesByAPI {
+			t.Errorf("%s: has %s = %v", f.Name, app.EnvSearchBaseURL, ok)
 		}
 	}
 	// The values read back as the configuration the functions expect.
@@ -690,6 +696,11 @@ func TestTheLocalEnvironmentOverridesOnlyVariablesTheTemplateDeclares(t *testing
 	for _, f := range routes.Deployed(false) {
 		if f.StartsRuns && env[LogicalID(f.Name)][app.EnvStateMachineARN] == "" {
 			t.Errorf("%s starts runs and refuses to start without %s; the local environment has none", f.Name, app.EnvStateMachineARN)
+		}
+		// sam local's requests come to the container as localhost: the
+		// mcp function reaches the API on the host instead.
+		if got, want := env[LogicalID(f.Name)][app.EnvSearchBaseURL], "http://host.docker.internal:3000"; f.SearchesByAPI && got != want {
+			t.Errorf("%s searches through the API; its local %s is %q, want %q", f.Name, app.EnvSearchBaseURL, got, want)
 		}
 	}
 }

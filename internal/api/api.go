@@ -55,6 +55,10 @@ type Deps struct {
 	// them (the search function, the dev server) have one, so that the
 	// others do not carry a search engine.
 	Search search.Engine
+	// SearchBaseURL is where the MCP tools of a function without Search
+	// send the search routes: the HTTP API's base URL; "" means the
+	// address the MCP request came to (on Lambda, API Gateway's domain).
+	SearchBaseURL string
 }
 
 // API serves the resource groups.

@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"strings"
 
@@ -9,9 +10,11 @@ import (
 )
 
 // serveMCP is POST /mcp: the MCP server (Deps.NewMCP) over the whole API
-// (every group, in process), built on first use. Only the functions that
-// serve it (the mcp function, the dev server) have one, so that the others
-// do not carry the MCP SDK; without it the path is no endpoint.
+// (every group, in process, and the search routes through the HTTP API
+// when this function has no search engine), built on first use. Only the
+// functions that serve it (the mcp function, the dev server) have one, so
+// that the others do not carry the MCP SDK; without it the path is no
+// endpoint.
 func (a *API) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if a.d.NewMCP == nil {
 		httpapi.ErrorBody(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.EscapedPath())
@@ -23,14 +26,21 @@ func (a *API) serveMCP(w http.ResponseWriter, r *http.Request) {
 			a.mcpErr = err
 			return
 		}
-		a.mcp, a.mcpErr = a.d.NewMCP(a.Handler(), a.d.Auth, doc)
+		tools := a.Handler()
+		if a.d.Search == nil {
+			tools, a.mcpErr = a.searchThroughAPI(tools)
+			if a.mcpErr != nil {
+				return
+			}
+		}
+		a.mcp, a.mcpErr = a.d.NewMCP(tools, a.d.Auth, doc)
 	})
 	if a.mcpErr != nil {
 		httpapi.Error(w, r, a.mcpErr)
 		return
 	}
 	jw := &jsonErrors{ResponseWriter: w}
-	a.mcp.ServeHTTP(jw, r)
+	a.mcp.ServeHTTP(jw, r.WithContext(context.WithValue(r.Context(), originKey{}, origin(r))))
 	jw.finish()
 }
 

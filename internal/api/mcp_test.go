@@ -4,7 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -14,7 +18,10 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/mcpserver"
+	"github.com/sourcebase/sourcebase/internal/routes"
 )
 
 // headers adds a key's two headers to every request of an MCP client.
@@ -297,5 +304,73 @@ func TestMCPDocsListEveryToolAsTheServerDoes(t *testing.T) {
 	}
 	if string(page) != want {
 		t.Errorf("docs/mcp.md's tool table is out of date: go test ./internal/api -run TestMCPDocs -update")
+	}
+}
+
+// The mcp function carries no search engine: its search tools go through
+// the HTTP API with the caller's key, to the base URL it is told
+// (SEARCH_BASE_URL) or, without one, to the address its own request came
+// to, as API Gateway serves /mcp and the search routes on one domain.
+func TestMCPWithoutASearchEngineSearchesThroughTheHTTPAPI(t *testing.T) {
+	t.Parallel()
+	e := apitest.NewWith(t, apitest.Options{})
+	c := e.Org(t)
+	other := e.Org(t)
+	co := createCompany(t, c, map[string]any{"canonicalName": "Gateway Robotics", "sector": "Robotics"})
+	createCompany(t, other, map[string]any{"canonicalName": "Other Robotics", "sector": "Robotics"})
+	var rest map[string]any
+	c.Do("POST", "/v1/companies/search", map[string]any{"text": "robotics"}).Want(t, 200).Decode(t, &rest)
+
+	// mcpFunction is the mcp function's handler: no engine, the MCP server.
+	mcpFunction := func(searchBase string) http.Handler {
+		deps := app.Build(e.Store, app.Config{Table: e.Store.Table, CacheTTL: auth.MaxCacheTTL, SearchBaseURL: searchBase}, nil)
+		deps.NewMCP = mcpserver.Handler
+		if deps.Search != nil {
+			t.Fatal("the function has a search engine")
+		}
+		return api.New(deps).Handler(routes.MCP)
+	}
+	serve := func(h http.Handler) *apitest.Env {
+		srv := httptest.NewServer(h)
+		t.Cleanup(srv.Close)
+		return &apitest.Env{URL: srv.URL}
+	}
+	service, err := url.Parse(e.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gateway := http.NewServeMux()
+	gateway.Handle("/", httputil.NewSingleHostReverseProxy(service))
+	gateway.Handle("/mcp", mcpFunction(""))
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+
+	for name, fn := range map[string]*apitest.Env{
+		"the address of the request": serve(gateway),
+		"SEARCH_BASE_URL":            serve(mcpFunction(e.URL)),
+	} {
+		t.Run(name, func(t *testing.T) {
+			found, _ := call(t, mcpSession(t, fn, c), "search_companies", map[string]any{"body": map[string]any{"text": "robotics"}}, false)
+			if !reflect.DeepEqual(found, rest) {
+				t.Errorf("search_companies through MCP: %v\nwant what the API answers: %v", found, rest)
+			}
+			if data := found["data"].([]any); len(data) != 1 || data[0].(map[string]any)["id"] != co["id"] {
+				t.Errorf("search_companies: %v, want the caller's one company", found)
+			}
+			// The other organization's key finds its own company only.
+			found, _ = call(t, mcpSession(t, fn, other), "search_companies", map[string]any{"body": map[string]any{"text": "gateway"}}, false)
+			if data := found["data"].([]any); len(data) != 0 {
+				t.Errorf("another organization's search found %v", data)
+			}
+			// A refusal of the search function is the tool's error.
+			_, msg := call(t, mcpSession(t, fn, c), "search_companies", map[string]any{"body": map[string]any{"text": 5}}, true)
+			if !strings.Contains(msg, "text") {
+				t.Errorf("invalid search: tool error %q, want the API's message naming text", msg)
+			}
+		})
+	}
+	_, msg := call(t, mcpSession(t, serve(mcpFunction(closed.URL)), c), "search_companies", nil, true)
+	if !strings.Contains(msg, "search: the HTTP API at "+closed.URL+" did not answer") {
+		t.Errorf("API unreachable: tool error %q", msg)
 	}
 }

@@ -41,6 +41,10 @@ type Config struct {
 	StateMachineARN string        // STATE_MACHINE_ARN: runs execute in Step Functions when set
 	WebhookBaseURL  string        // WEBHOOK_BASE_URL: public base of the webhook endpoint, shown in trigger urls
 	StoreTimeout    time.Duration // STORE_TIMEOUT: deadline of one storage call, retries included
+	// SEARCH_BASE_URL: the HTTP API's base URL, where a function without a
+	// search engine (mcp) sends the search routes; unset, the address the
+	// MCP request came to (api.Deps.SearchBaseURL).
+	SearchBaseURL string
 
 	SearchEngine          string // SEARCH_ENGINE: SearchEmbedded (default) or SearchOpenSearch
 	OpenSearchEndpoint    string // OPENSEARCH_ENDPOINT: https URL of the collection or domain
@@ -90,6 +94,7 @@ const (
 	EnvStateMachineARN = "STATE_MACHINE_ARN"
 	EnvWebhookBaseURL  = "WEBHOOK_BASE_URL"
 	EnvStoreTimeout    = "STORE_TIMEOUT"
+	EnvSearchBaseURL   = "SEARCH_BASE_URL"
 
 	EnvSearchEngine          = "SEARCH_ENGINE"
 	EnvOpenSearchEndpoint    = "OPENSEARCH_ENDPOINT"
@@ -105,7 +110,8 @@ func DefaultConfig() Config {
 
 // ConfigFromEnv reads the configuration, rejecting invalid values.
 func ConfigFromEnv() (Config, error) {
-	c := Config{Table: os.Getenv(EnvTable), StateMachineARN: os.Getenv(EnvStateMachineARN), WebhookBaseURL: os.Getenv(EnvWebhookBaseURL)}
+	c := Config{Table: os.Getenv(EnvTable), StateMachineARN: os.Getenv(EnvStateMachineARN), WebhookBaseURL: os.Getenv(EnvWebhookBaseURL),
+		SearchBaseURL: os.Getenv(EnvSearchBaseURL)}
 	if c.Table == "" {
 		c.Table = DefaultTable
 	}
@@ -119,6 +125,12 @@ func ConfigFromEnv() (Config, error) {
 	}
 	if err := c.readSearch(); err != nil {
 		return c, err
+	}
+	if c.SearchBaseURL != "" {
+		u, err := url.Parse(c.SearchBaseURL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			return c, fmt.Errorf("%s: %q is not the base URL of the HTTP API, such as https://abc123.execute-api.us-east-1.amazonaws.com", EnvSearchBaseURL, c.SearchBaseURL)
+		}
 	}
 	return c, nil
 }
@@ -161,8 +173,8 @@ func (c *Config) readSearch() error {
 }
 
 // Env is the environment that ConfigFromEnv reads back as c: what the
-// infrastructure gives a function. The state machine and webhook base are
-// left out when unset, and the search settings when they are the defaults
+// infrastructure gives a function. The state machine, webhook base and
+// search base are left out when unset, and the search settings when they are the defaults
 // (so functions without search get none).
 func (c Config) Env() map[string]string {
 	env := map[string]string{
@@ -175,6 +187,9 @@ func (c Config) Env() map[string]string {
 	}
 	if c.WebhookBaseURL != "" {
 		env[EnvWebhookBaseURL] = c.WebhookBaseURL
+	}
+	if c.SearchBaseURL != "" {
+		env[EnvSearchBaseURL] = c.SearchBaseURL
 	}
 	if c.SearchEngine != "" && c.SearchEngine != SearchEmbedded {
 		env[EnvSearchEngine] = c.SearchEngine
@@ -223,6 +238,8 @@ func Build(st *store.Store, cfg Config, engine runs.EngineFactory) api.Deps {
 		Enrichment: es,
 		Resources:  reg,
 		Entries:    resources.NewEntries(st, reg, companyReader(cs), cs.Exists),
+
+		SearchBaseURL: cfg.SearchBaseURL,
 	}
 }
 

@@ -49,7 +49,7 @@ func TestConfigFromEnvReadsStoreTimeout(t *testing.T) {
 
 // clearEnv unsets (as empty) every variable the configuration reads.
 func clearEnv(t *testing.T) {
-	for _, k := range []string{app.EnvTable, app.EnvCacheTTL, app.EnvStateMachineARN, app.EnvWebhookBaseURL, app.EnvStoreTimeout,
+	for _, k := range []string{app.EnvTable, app.EnvCacheTTL, app.EnvStateMachineARN, app.EnvWebhookBaseURL, app.EnvStoreTimeout, app.EnvSearchBaseURL,
 		app.EnvSearchEngine, app.EnvOpenSearchEndpoint, app.EnvOpenSearchService, app.EnvOpenSearchIndexPrefix} {
 		t.Setenv(k, "")
 	}
@@ -60,7 +60,7 @@ func TestEnvIsReadBackAsTheSameConfig(t *testing.T) {
 		app.DefaultConfig(),
 		{Table: "t1", CacheTTL: 0, StoreTimeout: 3 * time.Second, StateMachineARN: "arn:aws:states:eu-west-1:123456789012:stateMachine:runs", WebhookBaseURL: "https://hooks.example.com",
 			SearchEngine: app.SearchOpenSearch, OpenSearchEndpoint: "https://abc123.eu-west-1.aoss.amazonaws.com", OpenSearchService: "aoss", OpenSearchIndexPrefix: "sourcebase"},
-		{Table: "t2", CacheTTL: time.Second, StoreTimeout: 5 * time.Second,
+		{Table: "t2", CacheTTL: time.Second, StoreTimeout: 5 * time.Second, SearchBaseURL: "https://abc123.execute-api.eu-west-1.amazonaws.com",
 			SearchEngine: app.SearchOpenSearch, OpenSearchEndpoint: "https://search-x.eu-west-1.es.amazonaws.com", OpenSearchService: "es", OpenSearchIndexPrefix: "stage-2.sb"},
 		{Table: "t3", CacheTTL: time.Second, StoreTimeout: 5 * time.Second,
 			SearchEngine: app.SearchEmbedded, OpenSearchEndpoint: "https://abc.eu-west-1.aoss.amazonaws.com", OpenSearchService: "aoss", OpenSearchIndexPrefix: "idx"},
@@ -101,6 +101,10 @@ func TestSearchSettingsDefaultToTheEmbeddedEngineAndInvalidValuesNameTheirVariab
 		{app.EnvOpenSearchEndpoint, "abc.aoss.amazonaws.com"},
 		{app.EnvOpenSearchEndpoint, "https://abc.aoss.amazonaws.com/some/path"},
 		{app.EnvOpenSearchEndpoint, "ftp://abc.aoss.amazonaws.com"},
+		{app.EnvSearchBaseURL, "abc123.execute-api.eu-west-1.amazonaws.com"},
+		{app.EnvSearchBaseURL, "https://"},
+		{app.EnvSearchBaseURL, "https://api.example.com/?stage=prod"},
+		{app.EnvSearchBaseURL, "https://user:secret@api.example.com"},
 	} {
 		clearEnv(t)
 		t.Setenv(bad.name, bad.value)

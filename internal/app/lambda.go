@@ -52,20 +52,22 @@ func sizeToCPU() {
 	}
 }
 
-// ServeLambda runs the handlers of the given groups as a Lambda function.
-// Groups that start runs need STATE_MACHINE_ARN: a Lambda cannot run them
-// in process.
-func ServeLambda(groups ...string) {
+// ServeLambda runs the handlers of a group as a Lambda function, with
+// options applied to its services (the mcp function's MCP server). A group
+// that starts runs needs STATE_MACHINE_ARN: a Lambda cannot run them in
+// process.
+func ServeLambda(group string, options ...func(*api.Deps)) {
 	sizeToCPU()
 	Logger(os.Stdout)
 	deps, cfg, _, err := FromEnv(context.Background(), awsenv.Load)
 	Must(err)
-	for _, g := range groups {
-		if f, _ := routes.FunctionNamed(g); f.StartsRuns && cfg.StateMachineARN == "" {
-			Must(fmt.Errorf("the %s function needs STATE_MACHINE_ARN", g))
-		}
+	if f, _ := routes.FunctionNamed(group); f.StartsRuns && cfg.StateMachineARN == "" {
+		Must(fmt.Errorf("the %s function needs STATE_MACHINE_ARN", group))
 	}
-	lambda.Start(LambdaHandler(deps, groups...))
+	for _, o := range options {
+		o(&deps)
+	}
+	lambda.Start(LambdaHandler(deps, group))
 }
 
 // OpenSearchEngine makes the OpenSearch engine over st from the
@@ -88,11 +90,10 @@ func SearchEngine(ctx context.Context, awsCfg aws.Config, st *store.Store, cfg C
 	return nil, fmt.Errorf("%s: %q is neither %s nor %s", EnvSearchEngine, cfg.SearchEngine, SearchEmbedded, SearchOpenSearch)
 }
 
-// ServeSearch runs a function that searches: the search function (the
-// search routes) and the MCP function (whose tools search), over the
+// ServeSearch runs the search function (the search routes) over the
 // engine SEARCH_ENGINE names (packages search/embedded and
-// search/opensearch, which only these functions and the indexer link).
-func ServeSearch(group string, embedded func(*store.Store) search.Engine, openSearch OpenSearchEngine, options ...func(*api.Deps)) {
+// search/opensearch, which only it and the indexer link).
+func ServeSearch(group string, embedded func(*store.Store) search.Engine, openSearch OpenSearchEngine) {
 	sizeToCPU()
 	Logger(os.Stdout)
 	ctx := context.Background()
@@ -100,9 +101,6 @@ func ServeSearch(group string, embedded func(*store.Store) search.Engine, openSe
 	Must(err)
 	deps.Search, err = SearchEngine(ctx, awsCfg, deps.Store, cfg, embedded, openSearch)
 	Must(err)
-	for _, o := range options {
-		o(&deps)
-	}
 	lambda.Start(LambdaHandler(deps, group))
 }
 

@@ -89,7 +89,8 @@ type LocalOptions struct {
 // localsfn with its Task states invoking the runner's bootstrap, and the
 // front (API Gateway and the function URL) in front of them.
 type Local struct {
-	// URL is the front's base URL (also WEBHOOK_BASE_URL).
+	// URL is the front's base URL (also WEBHOOK_BASE_URL and, for the mcp
+	// function, SEARCH_BASE_URL).
 	URL string
 	// SFN is the local Step Functions endpoint (AWS_ENDPOINT_URL_SFN).
 	SFN string
@@ -144,7 +145,10 @@ func StartLocal(o LocalOptions) (_ *Local, err error) {
 	newFunction := func(f routes.Function, sfnURL string) *runtimeapi.Function {
 		cfg := o.Config
 		cfg.WebhookBaseURL = l.URL
-		cfg.StateMachineARN = ""
+		cfg.StateMachineARN, cfg.SearchBaseURL = "", ""
+		if f.SearchesByAPI {
+			cfg.SearchBaseURL = l.URL // the front, as the HTTP API's URL in AWS
+		}
 		if f.StartsRuns {
 			cfg.StateMachineARN = l.StateMachineARN
 		}

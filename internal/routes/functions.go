@@ -49,6 +49,11 @@ type Function struct {
 	// HoldsIndexes: the function keeps search indexes in memory
 	// (search/embedded), which its memory must fit.
 	HoldsIndexes bool
+	// SearchesByAPI: the function's tools search (the mcp function) without
+	// a search engine of its own: it sends the search routes to the HTTP
+	// API, as any client does (SEARCH_BASE_URL: the API's base URL, else
+	// the address its own request came to).
+	SearchesByAPI bool
 	// WebhookURLs: the function shows webhook trigger urls, so it is told
 	// the webhook function's public URL (WEBHOOK_BASE_URL).
 	WebhookURLs bool
@@ -74,8 +79,8 @@ var Functions = []Function{
 	{Name: Scoring, Doc: "scoring frameworks, screenings and scores", Reach: ByAPI},
 	{Name: Data, Doc: "enrichment values and metric series", Reach: ByAPI},
 	{Name: Search, Doc: "search of companies, workspaces, documents and activities (the only function with the search engine)", Reach: ByAPI, HoldsIndexes: true},
-	{Name: MCP, Doc: "the Model Context Protocol endpoint: AI agents' tools over the other groups' routes, in process", Reach: ByAPI,
-		StartsRuns: true, WebhookURLs: true, HoldsIndexes: true, Table: []store.Access{store.Read, store.Write}},
+	{Name: MCP, Doc: "the Model Context Protocol endpoint: AI agents' tools over the other groups' routes", Reach: ByAPI,
+		StartsRuns: true, WebhookURLs: true, SearchesByAPI: true, Table: []store.Access{store.Read, store.Write}},
 	{Name: Webhook, Doc: "signed webhook deliveries that start runs", Reach: ByURL, StartsRuns: true},
 	{Name: Runner, Doc: "executes a run's steps for the run state machine", Reach: ByStateMachine, Table: []store.Access{store.Read, store.Write}},
 	{Name: Admin, Doc: "operator actions: organizations and API keys", Reach: ByOperator, Table: []store.Access{store.Read, store.Write, store.Describe}},

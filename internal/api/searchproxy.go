@@ -1,0 +1,97 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"time"
+
+	"github.com/sourcebase/sourcebase/internal/httpapi"
+)
+
+// searchThroughAPI is api with the search routes sent to the HTTP API
+// (Deps.SearchBaseURL, else the address of the MCP request being served),
+// where the search function answers them with the caller's own
+// credentials, as it answers any client: a function without a search
+// engine (the mcp function) then carries none, and its searches see the
+// one index the search function keeps. The search function counts them
+// against the key's rate limit as it counts any search.
+func (a *API) searchThroughAPI(api http.Handler) (http.Handler, error) {
+	var base *url.URL
+	if a.d.SearchBaseURL != "" {
+		u, err := url.Parse(a.d.SearchBaseURL)
+		if err != nil || u.Host == "" {
+			return nil, fmt.Errorf("search base URL %q is not a URL", a.d.SearchBaseURL)
+		}
+		base = u
+	}
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(target(pr.In.Context(), base))
+		},
+		Transport: searchTransport,
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			httpapi.ErrorBody(w, http.StatusBadGateway, fmt.Sprintf("search: the HTTP API at %s did not answer: %v", target(r.Context(), base).Redacted(), err))
+		},
+	}
+	// The search routes are literal paths: matched exactly, so that every
+	// other request reaches api as it is (no ServeMux path cleaning).
+	remote := map[string]bool{}
+	for _, ep := range a.searchEndpoints() {
+		remote[ep.Method+" "+ep.Path] = true
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !remote[r.Method+" "+r.URL.Path] {
+			api.ServeHTTP(w, r)
+			return
+		}
+		if target(r.Context(), base) == nil {
+			httpapi.Error(w, r, fmt.Errorf("search: no HTTP API to send %s %s to (SEARCH_BASE_URL is unset and the request's address is unknown)", r.Method, r.URL.Path))
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}), nil
+}
+
+// searchTransport reaches the HTTP API: connections are kept between
+// invocations of a warm function; a request ends with the caller's.
+var searchTransport = &http.Transport{
+	Proxy:                 http.ProxyFromEnvironment,
+	ForceAttemptHTTP2:     true,
+	MaxIdleConnsPerHost:   8,
+	IdleConnTimeout:       90 * time.Second,
+	TLSHandshakeTimeout:   10 * time.Second,
+	ResponseHeaderTimeout: 29 * time.Second, // API Gateway's integration timeout, with a second to spare
+}
+
+// originKey is the context key of the MCP request's origin.
+type originKey struct{}
+
+// origin is the scheme and host r came to: on Lambda, https and API
+// Gateway's domain name (the proxy adapter's request URL); on a plain
+// server, its Host.
+func origin(r *http.Request) *url.URL {
+	u := &url.URL{Scheme: r.URL.Scheme, Host: r.URL.Host}
+	if u.Host == "" {
+		u.Host = r.Host
+	}
+	if u.Scheme == "" {
+		u.Scheme = "http"
+		if r.TLS != nil {
+			u.Scheme = "https"
+		}
+	}
+	return u
+}
+
+// target is where a search goes: base, or the origin of the MCP request
+// in ctx; nil when neither is known.
+func target(ctx context.Context, base *url.URL) *url.URL {
+	if base != nil {
+		return base
+	}
+	u, _ := ctx.Value(originKey{}).(*url.URL)
+	return u
+}
