@@ -51,13 +51,16 @@ fuzz: deps
 	    echo "== $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg; \
 	  done; done
 
-## build: every function as a stripped linux/arm64 bootstrap, bin/lambda/<name>/bootstrap
+## build: every function as a stripped linux/arm64 bootstrap, bin/lambda/<name>/bootstrap, and the
+## search function's OpenSearch build (no bleve) for deployments on OpenSearch, bin/lambda/search-opensearch
 build:
 	$(call need,$(GO),install the Go toolchain)
 	@set -e; out=$$(mktemp -d); trap 'rm -rf "$$out"' EXIT; \
 	  GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' -o "$$out/" ./functions/...; \
 	  for f in functions/*/; do n=$$(basename $$f); mkdir -p $(BIN)/lambda/$$n; \
-	    mv "$$out/$$n" $(BIN)/lambda/$$n/bootstrap; echo "built $(BIN)/lambda/$$n/bootstrap ($$(du -k $(BIN)/lambda/$$n/bootstrap | cut -f1) KB)"; done
+	    mv "$$out/$$n" $(BIN)/lambda/$$n/bootstrap; echo "built $(BIN)/lambda/$$n/bootstrap ($$(du -k $(BIN)/lambda/$$n/bootstrap | cut -f1) KB)"; done; \
+	  GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda.norpc,sourcebase_opensearch -trimpath -ldflags='-s -w' -o $(BIN)/lambda/search-opensearch/bootstrap ./functions/search; \
+	  echo "built $(BIN)/lambda/search-opensearch/bootstrap ($$(du -k $(BIN)/lambda/search-opensearch/bootstrap | cut -f1) KB), the search function for deployments on OpenSearch"
 
 ## lambdas: the former name of build
 lambdas: build

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -48,29 +49,46 @@ func run(m *testing.M) (int, error) {
 	return m.Run(), nil
 }
 
-// buildBootstraps builds every function of routes.Functions into
-// dir/<name>/bootstrap with the flags of `make build`.
+// buildBootstraps builds every bootstrap of routes.Builds into
+// dir/<asset>/bootstrap with the flags of `make build`: one go build per
+// set of tags.
 func buildBootstraps(dir string) error {
-	out := filepath.Join(dir, ".out")
-	var pkgs []string
-	for _, f := range routes.Functions {
-		pkgs = append(pkgs, "./functions/"+f.Name)
+	byTags := map[string][]routes.Build{}
+	for _, b := range routes.Builds() {
+		tags := strings.Join(append([]string{"lambda.norpc"}, b.Tags...), ",")
+		byTags[tags] = append(byTags[tags], b)
 	}
-	cmd := exec.Command("go", append([]string{"build", "-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w", "-o", out + "/"}, pkgs...)...)
-	cmd.Dir = ".."
-	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("build the bootstraps: %v\n%s", err, b)
-	}
-	for _, f := range routes.Functions {
-		if err := os.MkdirAll(filepath.Join(dir, f.Name), 0o755); err != nil {
+	for tags, builds := range byTags {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
-		if err := os.Rename(filepath.Join(out, f.Name), filepath.Join(dir, f.Name, "bootstrap")); err != nil {
+		out, err := os.MkdirTemp(dir, ".out-")
+		if err != nil {
+			return err
+		}
+		var pkgs []string
+		for _, b := range builds {
+			pkgs = append(pkgs, b.Package)
+		}
+		cmd := exec.Command("go", append([]string{"build", "-tags", tags, "-trimpath", "-ldflags=-s -w", "-o", out + "/"}, pkgs...)...)
+		cmd.Dir = ".."
+		cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("build the bootstraps (-tags %s): %v\n%s", tags, err, b)
+		}
+		for _, b := range builds {
+			if err := os.MkdirAll(filepath.Join(dir, b.Asset), 0o755); err != nil {
+				return err
+			}
+			if err := os.Rename(filepath.Join(out, path.Base(b.Package)), filepath.Join(dir, b.Asset, "bootstrap")); err != nil {
+				return err
+			}
+		}
+		if err := os.Remove(out); err != nil {
 			return err
 		}
 	}
-	return os.Remove(out)
+	return nil
 }
 
 // synthesized is one stage's stack, synthesized once per test binary.
@@ -79,6 +97,7 @@ type synthesized struct {
 	template    assertions.Template
 	annotations assertions.Annotations
 	t           template
+	outdir      string // the cloud assembly's directory, where assets are staged
 }
 
 var (
@@ -107,6 +126,8 @@ func synth(t *testing.T, ctx map[string]string) *synthesized {
 	for k, v := range ctx {
 		c[k] = v
 	}
+	// The CLI asks for the assets' paths in the resources' metadata.
+	c["aws:cdk:enable-asset-metadata"] = true
 	out, err := os.MkdirTemp(filepath.Dir(testAssets), "cdk.out-")
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +137,7 @@ func synth(t *testing.T, ctx map[string]string) *synthesized {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &synthesized{stack: st, template: assertions.Template_FromStack(st.Stack, nil), annotations: assertions.Annotations_FromStack(st.Stack)}
+	s := &synthesized{stack: st, template: assertions.Template_FromStack(st.Stack, nil), annotations: assertions.Annotations_FromStack(st.Stack), outdir: out}
 	raw, _ := json.Marshal(s.template.ToJSON())
 	if err := json.Unmarshal(raw, &s.t); err != nil {
 		t.Fatal(err)
@@ -153,6 +174,7 @@ type resource struct {
 	DeletionPolicy      string
 	UpdateReplacePolicy string
 	DependsOn           any
+	Metadata            map[string]any
 }
 
 // ofType returns the logical ids and resources of type typ.

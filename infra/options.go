@@ -119,12 +119,12 @@ func OptionsFromContext(node constructs.Node) (Options, error) {
 	return o, CheckAssets(o.AssetDir)
 }
 
-// CheckAssets reports the functions whose bootstrap is missing from dir.
+// CheckAssets reports the bootstraps (routes.Builds) missing from dir.
 func CheckAssets(dir string) error {
 	var missing []string
-	for _, f := range routes.Functions {
-		if st, err := os.Stat(filepath.Join(dir, f.Name, "bootstrap")); err != nil || !st.Mode().IsRegular() {
-			missing = append(missing, filepath.Join(dir, f.Name, "bootstrap"))
+	for _, b := range routes.Builds() {
+		if st, err := os.Stat(filepath.Join(dir, b.Asset, "bootstrap")); err != nil || !st.Mode().IsRegular() {
+			missing = append(missing, filepath.Join(dir, b.Asset, "bootstrap"))
 		}
 	}
 	if len(missing) > 0 {

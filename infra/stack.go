@@ -171,8 +171,8 @@ func NewStack(scope constructs.Construct, o Options) (*Stack, error) {
 			Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
 			Architecture: awslambda.Architecture_ARM_64(),
 			Handler:      jsii.String("bootstrap"),
-			Code:         awslambda.Code_FromAsset(jsii.String(assetPath(o.AssetDir, f.Name)), nil),
-			MemorySize:   jsii.Number(size.MemoryMB), // deploy.SizingOf says why
+			Code:         awslambda.Code_FromAsset(jsii.String(assetPath(o.AssetDir, f.Asset(o.OpenSearch()))), nil), // the build for its search engine
+			MemorySize:   jsii.Number(size.MemoryMB),                                                                 // deploy.SizingOf says why
 			Timeout:      awscdk.Duration_Seconds(jsii.Number(size.Timeout.Seconds())),
 			Role:         role,
 			LogGroup:     logs,
@@ -277,7 +277,7 @@ func IndexARNs(tableARN string) []string {
 	return out
 }
 
-// assetPath is the code directory of the function named name.
+// assetPath is the code directory name in dir (routes.Function.Asset).
 func assetPath(dir, name string) string { return strings.TrimRight(dir, "/") + "/" + name }
 
 // addStateMachine adds the run state machine over the runner function.

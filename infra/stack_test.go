@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -853,4 +856,33 @@ func dependencies(r resource, all map[string]resource) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// TestEachFunctionDeploysTheBuildOfItsSearchEngine: the code of every
+// function is its bootstrap from the asset directory, and a deployment on
+// OpenSearch deploys the search function's OpenSearch build (no bleve).
+func TestEachFunctionDeploysTheBuildOfItsSearchEngine(t *testing.T) {
+	stages(t, func(t *testing.T, s *synthesized) {
+		for _, f := range s.deployed() {
+			staged, _ := s.fn(t, f.Name).Metadata["aws:asset:path"].(string)
+			if staged == "" {
+				t.Fatalf("%s: no aws:asset:path in its metadata", f.Name)
+			}
+			got, err := os.ReadFile(filepath.Join(s.outdir, staged, "bootstrap"))
+			if err != nil {
+				t.Fatalf("%s: the staged asset: %v", f.Name, err)
+			}
+			asset := f.Asset(s.stack.Options.OpenSearch())
+			want, err := os.ReadFile(filepath.Join(testAssets, asset, "bootstrap"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s: the deployed bootstrap is not %s/bootstrap", f.Name, asset)
+			}
+			if f.EngineBuilds && asset == f.Name && s.stack.Options.OpenSearch() {
+				t.Errorf("%s: an OpenSearch deployment deploys its default build", f.Name)
+			}
+		}
+	})
 }

@@ -1,12 +1,13 @@
-// Command search is the Lambda function of the search routes, the only
-// function that carries the search engines (SEARCH_ENGINE chooses one).
+// Command search is the Lambda function of the search routes, over the
+// engine SEARCH_ENGINE names. It is built once per engine
+// (routes.Function.EngineBuilds): by default with the embedded engine
+// (bleve) only, and with the sourcebase_opensearch tag with the OpenSearch
+// engine only, so that neither carries the other's libraries.
 package main
 
 import (
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/routes"
-	"github.com/sourcebase/sourcebase/internal/search/embedded"
-	"github.com/sourcebase/sourcebase/internal/search/opensearch"
 )
 
-func main() { app.ServeSearch(routes.Search, embedded.NewEngine, opensearch.NewEngine) }
+func main() { app.ServeSearch(routes.Search, embeddedEngine, openSearchEngine) }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/search"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
@@ -182,29 +183,34 @@ func TestTheIndexerIsMadeForEverySearchableResource(t *testing.T) {
 	}
 }
 
-func TestTheSearchAndIndexerFunctionsExitAtStartWithoutAnOpenSearchEndpoint(t *testing.T) {
+func TestTheSearchAndIndexerFunctionsExitAtStartWithoutAnOpenSearchEndpointOrTheEngineTheirBuildLacks(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds two functions")
+		t.Skip("builds three functions")
 	}
 	t.Parallel()
 	dir := t.TempDir()
+	creds := []string{"AWS_ACCESS_KEY_ID=x", "AWS_SECRET_ACCESS_KEY=y"}
 	for _, c := range []struct {
-		function string
-		env      []string
+		function, tags string
+		env            []string
+		want           string
 	}{
-		{"search", []string{"SEARCH_ENGINE=opensearch"}},
-		{"indexer", nil},
+		{"search", "", []string{"SEARCH_ENGINE=opensearch"}, "OPENSEARCH_ENDPOINT"},
+		{"indexer", "", nil, "OPENSEARCH_ENDPOINT"},
+		// Each build of the search function has one engine.
+		{"search", "", append([]string{"SEARCH_ENGINE=opensearch", "OPENSEARCH_ENDPOINT=https://abc.eu-west-1.aoss.amazonaws.com"}, creds...), "deploy its OpenSearch build (go build -tags " + routes.OpenSearchTag},
+		{"search", routes.OpenSearchTag, creds, "this is the OpenSearch build of the search function"},
 	} {
-		bin := filepath.Join(dir, c.function)
-		if out, err := exec.Command("go", "build", "-tags", "lambda.norpc", "-o", bin, "../../functions/"+c.function).CombinedOutput(); err != nil {
+		bin := filepath.Join(dir, c.function+c.tags)
+		if out, err := exec.Command("go", "build", "-tags", strings.Trim("lambda.norpc,"+c.tags, ","), "-o", bin, "../../functions/"+c.function).CombinedOutput(); err != nil {
 			t.Fatalf("build %s: %v\n%s", c.function, err, out)
 		}
 		cmd := exec.Command(bin)
 		cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "AWS_REGION=us-east-1", "AWS_LAMBDA_RUNTIME_API=127.0.0.1:1"}, c.env...)
 		out, err := cmd.CombinedOutput()
 		var exit *exec.ExitError
-		if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), "OPENSEARCH_ENDPOINT") {
-			t.Errorf("%s with %v: %v, output %q; want exit 1 naming OPENSEARCH_ENDPOINT", c.function, c.env, err, out)
+		if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), c.want) {
+			t.Errorf("%s (tags %q) with %v: %v, output %q; want exit 1 saying %q", c.function, c.tags, c.env, err, out, c.want)
 		}
 	}
 }

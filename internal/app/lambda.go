@@ -76,14 +76,20 @@ func ServeLambda(group string, options ...func(*api.Deps)) {
 type OpenSearchEngine func(ctx context.Context, awsCfg aws.Config, st *store.Store, endpoint, service, indexPrefix string) (search.Engine, error)
 
 // SearchEngine is the engine cfg.SearchEngine names: embedded's over st,
-// or openSearch's.
+// or openSearch's; a nil one is not in this build of the function.
 func SearchEngine(ctx context.Context, awsCfg aws.Config, st *store.Store, cfg Config, embedded func(*store.Store) search.Engine, openSearch OpenSearchEngine) (search.Engine, error) {
 	switch cfg.SearchEngine {
 	case SearchEmbedded, "":
+		if embedded == nil {
+			return nil, fmt.Errorf("%s=%s: this is the OpenSearch build of the search function (-tags %s), without the embedded engine; deploy its default build", EnvSearchEngine, SearchEmbedded, routes.OpenSearchTag)
+		}
 		return embedded(st), nil
 	case SearchOpenSearch:
 		if cfg.OpenSearchEndpoint == "" {
 			return nil, fmt.Errorf("%s: %s=%s needs the endpoint of the collection or domain", EnvOpenSearchEndpoint, EnvSearchEngine, SearchOpenSearch)
+		}
+		if openSearch == nil {
+			return nil, fmt.Errorf("%s=%s: this build of the search function has the embedded engine only; deploy its OpenSearch build (go build -tags %s; make build puts it in bin/lambda/%s)", EnvSearchEngine, SearchOpenSearch, routes.OpenSearchTag, searchFunction().Asset(true))
 		}
 		return openSearch(ctx, awsCfg, st, cfg.OpenSearchEndpoint, cfg.OpenSearchService, cfg.OpenSearchIndexPrefix)
 	}
@@ -91,8 +97,9 @@ func SearchEngine(ctx context.Context, awsCfg aws.Config, st *store.Store, cfg C
 }
 
 // ServeSearch runs the search function (the search routes) over the
-// engine SEARCH_ENGINE names (packages search/embedded and
-// search/opensearch, which only it and the indexer link).
+// engine SEARCH_ENGINE names: embedded (package search/embedded) or
+// openSearch (search/opensearch), whichever its build has; the other is
+// nil (routes.Function.EngineBuilds).
 func ServeSearch(group string, embedded func(*store.Store) search.Engine, openSearch OpenSearchEngine) {
 	sizeToCPU()
 	Logger(os.Stdout)
@@ -152,4 +159,10 @@ func ServeRunner() {
 	deps, _, _, err := FromEnv(context.Background(), awsenv.Load)
 	Must(err)
 	lambda.Start(deps.Runs.HandleTask)
+}
+
+// searchFunction is the search function's declaration.
+func searchFunction() routes.Function {
+	f, _ := routes.FunctionNamed(routes.Search)
+	return f
 }

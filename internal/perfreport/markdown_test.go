@@ -203,7 +203,9 @@ func (r report) markdown() string {
 	p("create-org event, the runner the task of the run the webhook started; warm is the same request again, as its\n")
 	p("caller sees it, and warm CPU the bootstrap process's CPU per request over %d more (the runner's: per run; from\n", warmRequests)
 	p("the scheduler's per-thread accounting, /proc/<pid>/task/*/schedstat). The functions run with GOMAXPROCS=1, as\n")
-	p("under 1,769 MB (app.LambdaProcs).\n\n")
+	p("under 1,769 MB (app.LambdaProcs). The search function is built once per search engine: `search` is its default\n")
+	p("build (the embedded engine, bleve, which alone links into a 13 MB binary), `search-opensearch` the build a\n")
+	p("deployment on OpenSearch deploys (routes.Function.EngineBuilds); the `mcp` function searches through the HTTP API.\n\n")
 	p("| function | arm64 bootstrap MB | ≤ 12 MB | cold start ms | warm ms | warm CPU/req µs |\n|---|---:|---|---:|---:|---:|\n")
 	for _, f := range r.Functions {
 		ok := "yes"

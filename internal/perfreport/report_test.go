@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -768,6 +769,21 @@ func functionSizesAndColdStarts(t *testing.T) []functionFigures {
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build the functions for linux/arm64: %v\n%s", err, b)
 	}
+	// The builds with tags (the search function's OpenSearch build), by
+	// their asset names: sizes only.
+	for _, b := range routes.Builds() {
+		if len(b.Tags) == 0 {
+			continue
+		}
+		flags := slices.Clone(runtimeapi.BuildFlags)
+		flags[slices.Index(flags, "-tags")+1] += "," + strings.Join(b.Tags, ",")
+		cmd := exec.Command("go", append(append([]string{"build"}, flags...), "-o", filepath.Join(dir, b.Asset), b.Package)...)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=arm64")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("build %s for linux/arm64: %v\n%s", b.Asset, err, out)
+		}
+	}
 	t.Setenv(apitest.EnvTarget, apitest.TargetLambdas)
 	le := apitest.New(t)
 	lc := le.Org(t)
@@ -876,6 +892,14 @@ func functionSizesAndColdStarts(t *testing.T) []functionFigures {
 			ff.ColdStart = fn.ColdStarts()[0]
 		}
 		out = append(out, ff)
+		if f.EngineBuilds {
+			fi, err := os.Stat(filepath.Join(dir, f.Asset(true)))
+			if err != nil {
+				t.Fatalf("function %s, OpenSearch build: %v", f.Name, err)
+			}
+			out = append(out, functionFigures{Name: f.Asset(true), SizeBytes: fi.Size(),
+				Note: "its OpenSearch build (-tags " + routes.OpenSearchTag + ", no bleve), deployed on OpenSearch; no OpenSearch server runs here"})
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

@@ -57,6 +57,12 @@ type Function struct {
 	// WebhookURLs: the function shows webhook trigger urls, so it is told
 	// the webhook function's public URL (WEBHOOK_BASE_URL).
 	WebhookURLs bool
+	// EngineBuilds: the function is built once per search engine: by
+	// default with the embedded engine only, and with OpenSearchTag with
+	// the OpenSearch engine only, so that neither build carries the other
+	// engine's libraries; a deployment on OpenSearch deploys the second
+	// (Asset).
+	EngineBuilds bool
 	// OpenSearchOnly: the function exists only in deployments whose
 	// search engine is OpenSearch (the indexer).
 	OpenSearchOnly bool
@@ -78,13 +84,49 @@ var Functions = []Function{
 	{Name: Documents, Doc: "documents and lists", Reach: ByAPI},
 	{Name: Scoring, Doc: "scoring frameworks, screenings and scores", Reach: ByAPI},
 	{Name: Data, Doc: "enrichment values and metric series", Reach: ByAPI},
-	{Name: Search, Doc: "search of companies, workspaces, documents and activities (the only function with the search engine)", Reach: ByAPI, HoldsIndexes: true},
+	{Name: Search, Doc: "search of companies, workspaces, documents and activities (the only function with the search engine)", Reach: ByAPI, HoldsIndexes: true, EngineBuilds: true},
 	{Name: MCP, Doc: "the Model Context Protocol endpoint: AI agents' tools over the other groups' routes", Reach: ByAPI,
 		StartsRuns: true, WebhookURLs: true, SearchesByAPI: true, Table: []store.Access{store.Read, store.Write}},
 	{Name: Webhook, Doc: "signed webhook deliveries that start runs", Reach: ByURL, StartsRuns: true},
 	{Name: Runner, Doc: "executes a run's steps for the run state machine", Reach: ByStateMachine, Table: []store.Access{store.Read, store.Write}},
 	{Name: Admin, Doc: "operator actions: organizations and API keys", Reach: ByOperator, Table: []store.Access{store.Read, store.Write, store.Describe}},
 	{Name: Indexer, Doc: "keeps the OpenSearch indexes up to date from the table's stream", Reach: ByStream, OpenSearchOnly: true},
+}
+
+// OpenSearchTag is the go build tag of the OpenSearch builds of the
+// functions with EngineBuilds.
+const OpenSearchTag = "sourcebase_opensearch"
+
+// Asset is the directory of f's bootstrap among a deployment's assets
+// (openSearch: the deployment searches with OpenSearch): f's name, or
+// <name>-opensearch for the OpenSearch build of a function with
+// EngineBuilds.
+func (f Function) Asset(openSearch bool) string {
+	if openSearch && f.EngineBuilds {
+		return f.Name + "-opensearch"
+	}
+	return f.Name
+}
+
+// Build is one bootstrap to build: the function's package, built with
+// Tags (besides lambda.norpc) into <assets>/<Asset>/bootstrap.
+type Build struct {
+	Asset   string
+	Package string // ./functions/<name>
+	Tags    []string
+}
+
+// Builds are every bootstrap a deployment may need: each function's
+// default build, and the OpenSearch build of those with EngineBuilds.
+func Builds() []Build {
+	var out []Build
+	for _, f := range Functions {
+		out = append(out, Build{Asset: f.Asset(false), Package: "./functions/" + f.Name})
+		if f.EngineBuilds {
+			out = append(out, Build{Asset: f.Asset(true), Package: "./functions/" + f.Name, Tags: []string{OpenSearchTag}})
+		}
+	}
+	return out
 }
 
 // Deployed are the functions of a deployment: all of them with OpenSearch

@@ -10,12 +10,12 @@ import (
 const functionsPkg = "github.com/sourcebase/sourcebase/functions/"
 
 // FunctionDeps is what each Lambda function links, as it is built (with
-// -tags lambda.norpc): the import paths of every package it depends on,
-// by function name. Design tests use it to keep heavy dependencies out of
-// the functions that do not need them.
-func FunctionDeps(tb testing.TB) map[string]map[string]bool {
+// -tags lambda.norpc, and tags): the import paths of every package it
+// depends on, by function name. Design tests use it to keep heavy
+// dependencies out of the functions that do not need them.
+func FunctionDeps(tb testing.TB, tags ...string) map[string]map[string]bool {
 	tb.Helper()
-	out, err := exec.Command("go", "list", "-tags", "lambda.norpc", "-f", `{{.ImportPath}} {{join .Deps " "}}`, functionsPkg+"...").Output()
+	out, err := exec.Command("go", "list", "-tags", strings.Join(append([]string{"lambda.norpc"}, tags...), ","), "-f", `{{.ImportPath}} {{join .Deps " "}}`, functionsPkg+"...").Output()
 	if err != nil {
 		tb.Fatalf("go list the functions: %v", err)
 	}
