@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
-	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -18,6 +16,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/lambdafront"
 	"github.com/sourcebase/sourcebase/internal/routes"
 )
 
@@ -42,53 +41,11 @@ func run(m *testing.M) (int, error) {
 	}
 	defer os.RemoveAll(dir)
 	testAssets = filepath.Join(dir, "lambda")
-	if err := buildBootstraps(testAssets); err != nil {
+	if err := lambdafront.BuildBootstraps("..", testAssets, "arm64"); err != nil { // as make build builds them
 		return 0, err
 	}
 	defer jsii.Close()
 	return m.Run(), nil
-}
-
-// buildBootstraps builds every bootstrap of routes.Builds into
-// dir/<asset>/bootstrap with the flags of `make build`: one go build per
-// set of tags.
-func buildBootstraps(dir string) error {
-	byTags := map[string][]routes.Build{}
-	for _, b := range routes.Builds() {
-		tags := strings.Join(append([]string{"lambda.norpc"}, b.Tags...), ",")
-		byTags[tags] = append(byTags[tags], b)
-	}
-	for tags, builds := range byTags {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-		out, err := os.MkdirTemp(dir, ".out-")
-		if err != nil {
-			return err
-		}
-		var pkgs []string
-		for _, b := range builds {
-			pkgs = append(pkgs, b.Package)
-		}
-		cmd := exec.Command("go", append([]string{"build", "-tags", tags, "-trimpath", "-ldflags=-s -w", "-o", out + "/"}, pkgs...)...)
-		cmd.Dir = ".."
-		cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("build the bootstraps (-tags %s): %v\n%s", tags, err, b)
-		}
-		for _, b := range builds {
-			if err := os.MkdirAll(filepath.Join(dir, b.Asset), 0o755); err != nil {
-				return err
-			}
-			if err := os.Rename(filepath.Join(out, path.Base(b.Package)), filepath.Join(dir, b.Asset, "bootstrap")); err != nil {
-				return err
-			}
-		}
-		if err := os.Remove(out); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // synthesized is one stage's stack, synthesized once per test binary.

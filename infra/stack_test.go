@@ -880,9 +880,6 @@ func TestEachFunctionDeploysTheBuildOfItsSearchEngine(t *testing.T) {
 			if !bytes.Equal(got, want) {
 				t.Errorf("%s: the deployed bootstrap is not %s/bootstrap", f.Name, asset)
 			}
-			if f.EngineBuilds && asset == f.Name && s.stack.Options.OpenSearch() {
-				t.Errorf("%s: an OpenSearch deployment deploys its default build", f.Name)
-			}
 		}
 	})
 }

@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -70,7 +71,7 @@ func run(ctx context.Context, out io.Writer, ready chan<- string, root, binDir s
 	}
 	slog.Info("building the function bootstraps", "dir", binDir)
 	started := time.Now()
-	if err := lambdafront.BuildBootstraps(root, binDir); err != nil {
+	if err := lambdafront.BuildBootstraps(root, binDir, runtime.GOARCH); err != nil {
 		return err
 	}
 	slog.Info("built the function bootstraps", "took", time.Since(started).Round(time.Millisecond).String())

@@ -5,9 +5,6 @@
 // engine only, so that neither carries the other's libraries.
 package main
 
-import (
-	"github.com/sourcebase/sourcebase/internal/app"
-	"github.com/sourcebase/sourcebase/internal/routes"
-)
+import "github.com/sourcebase/sourcebase/internal/app"
 
-func main() { app.ServeSearch(routes.Search, embeddedEngine, openSearchEngine) }
+func main() { app.ServeSearch(embeddedEngine, openSearchEngine) }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 
@@ -97,7 +98,7 @@ func startLambdas(endpoint string) error {
 	}
 	sum := sha256.Sum256([]byte(root))
 	bin := filepath.Join(os.TempDir(), "sourcebase-test-lambdas", hex.EncodeToString(sum[:6]))
-	if err := lambdafront.BuildBootstraps(root, bin); err != nil {
+	if err := lambdafront.BuildBootstraps(root, bin, runtime.GOARCH); err != nil {
 		return err
 	}
 	accessKey := "lambdas" + ids.Random(8)

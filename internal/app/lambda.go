@@ -100,7 +100,7 @@ func SearchEngine(ctx context.Context, awsCfg aws.Config, st *store.Store, cfg C
 // engine SEARCH_ENGINE names: embedded (package search/embedded) or
 // openSearch (search/opensearch), whichever its build has; the other is
 // nil (routes.Function.EngineBuilds).
-func ServeSearch(group string, embedded func(*store.Store) search.Engine, openSearch OpenSearchEngine) {
+func ServeSearch(embedded func(*store.Store) search.Engine, openSearch OpenSearchEngine) {
 	sizeToCPU()
 	Logger(os.Stdout)
 	ctx := context.Background()
@@ -108,7 +108,7 @@ func ServeSearch(group string, embedded func(*store.Store) search.Engine, openSe
 	Must(err)
 	deps.Search, err = SearchEngine(ctx, awsCfg, deps.Store, cfg, embedded, openSearch)
 	Must(err)
-	lambda.Start(LambdaHandler(deps, group))
+	lambda.Start(LambdaHandler(deps, routes.Search))
 }
 
 // StreamHandler handles a batch of the table's stream records.

@@ -10,9 +10,11 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
-	"runtime"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
@@ -25,31 +27,56 @@ import (
 	"github.com/sourcebase/sourcebase/internal/runtimeapi"
 )
 
-// BuildBootstraps compiles every function of routes.Functions, with the
-// flags of the deployed build (runtimeapi.BuildFlags) for this machine's
-// architecture, into binDir/<name>/bootstrap, in one go build.
-func BuildBootstraps(root, binDir string) error {
+// BuildBootstraps compiles every bootstrap of routes.Builds (each
+// function, and the OpenSearch build of those with EngineBuilds) with the
+// flags of the deployed build (runtimeapi.BuildFlags, plus each build's
+// tags) for linux/goarch into binDir/<asset>/bootstrap: one go build per
+// set of tags, as `make build` builds them. The CDK tests, the performance
+// report and the local Lambda mode use it.
+func BuildBootstraps(root, binDir, goarch string) error {
+	var sets [][]routes.Build // by tags, in order
+	for _, b := range routes.Builds() {
+		i := slices.IndexFunc(sets, func(set []routes.Build) bool { return slices.Equal(set[0].Tags, b.Tags) })
+		if i < 0 {
+			sets, i = append(sets, nil), len(sets)
+		}
+		sets[i] = append(sets[i], b)
+	}
+	for _, set := range sets {
+		if err := buildSet(root, binDir, goarch, set); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// buildSet builds bootstraps that share their tags in one go build.
+func buildSet(root, binDir, goarch string, set []routes.Build) error {
 	tmp, err := os.MkdirTemp("", "local-lambda-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	args := append(append([]string{"build"}, runtimeapi.BuildFlags...), "-o", tmp+string(filepath.Separator))
-	for _, f := range routes.Functions {
-		args = append(args, "./functions/"+f.Name)
+	flags := slices.Clone(runtimeapi.BuildFlags)
+	if len(set[0].Tags) > 0 {
+		flags[slices.Index(flags, "-tags")+1] += "," + strings.Join(set[0].Tags, ",")
+	}
+	args := append(append([]string{"build"}, flags...), "-o", tmp+string(filepath.Separator))
+	for _, b := range set {
+		args = append(args, b.Package)
 	}
 	cmd := exec.Command("go", args...)
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+goarch)
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build ./functions/...: %v\n%s", err, b)
+		return fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, b)
 	}
-	for _, f := range routes.Functions {
-		dst := filepath.Join(binDir, f.Name, "bootstrap")
+	for _, b := range set {
+		dst := filepath.Join(binDir, b.Asset, "bootstrap")
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return err
 		}
-		if err := os.Rename(filepath.Join(tmp, f.Name), dst); err != nil {
+		if err := os.Rename(filepath.Join(tmp, path.Base(b.Package)), dst); err != nil {
 			return fmt.Errorf("install %s: %w", dst, err)
 		}
 	}

@@ -17,7 +17,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,8 +35,8 @@ import (
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/apitest"
 	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/lambdafront"
 	"github.com/sourcebase/sourcebase/internal/routes"
-	"github.com/sourcebase/sourcebase/internal/runtimeapi"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/testenv"
 	"github.com/sourcebase/sourcebase/internal/webhook"
@@ -762,27 +761,8 @@ func functionSizesAndColdStarts(t *testing.T) []functionFigures {
 	t.Helper()
 	root, _ := filepath.Abs("../..")
 	dir := t.TempDir()
-	args := append(append([]string{"build"}, runtimeapi.BuildFlags...), "-o", dir+"/", "./functions/...")
-	cmd := exec.Command("go", args...)
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=arm64")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build the functions for linux/arm64: %v\n%s", err, b)
-	}
-	// The builds with tags (the search function's OpenSearch build), by
-	// their asset names: sizes only.
-	for _, b := range routes.Builds() {
-		if len(b.Tags) == 0 {
-			continue
-		}
-		flags := slices.Clone(runtimeapi.BuildFlags)
-		flags[slices.Index(flags, "-tags")+1] += "," + strings.Join(b.Tags, ",")
-		cmd := exec.Command("go", append(append([]string{"build"}, flags...), "-o", filepath.Join(dir, b.Asset), b.Package)...)
-		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=arm64")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("build %s for linux/arm64: %v\n%s", b.Asset, err, out)
-		}
+	if err := lambdafront.BuildBootstraps(root, dir, "arm64"); err != nil {
+		t.Fatalf("build the functions for linux/arm64: %v", err)
 	}
 	t.Setenv(apitest.EnvTarget, apitest.TargetLambdas)
 	le := apitest.New(t)
@@ -876,7 +856,7 @@ func functionSizesAndColdStarts(t *testing.T) []functionFigures {
 
 	var out []functionFigures
 	for _, f := range routes.Functions {
-		fi, err := os.Stat(filepath.Join(dir, f.Name))
+		fi, err := os.Stat(filepath.Join(dir, f.Name, "bootstrap"))
 		if err != nil {
 			t.Fatalf("function %s: %v", f.Name, err)
 		}
@@ -893,7 +873,7 @@ func functionSizesAndColdStarts(t *testing.T) []functionFigures {
 		}
 		out = append(out, ff)
 		if f.EngineBuilds {
-			fi, err := os.Stat(filepath.Join(dir, f.Asset(true)))
+			fi, err := os.Stat(filepath.Join(dir, f.Asset(true), "bootstrap"))
 			if err != nil {
 				t.Fatalf("function %s, OpenSearch build: %v", f.Name, err)
 			}
