@@ -83,18 +83,28 @@ func (s *Service) UpdateCompany(ctx context.Context, cs *companies.Service, org,
 	return inRounds(ctx, func() (*companies.Company, error) {
 		return cs.Enrich(ctx, org, id, func(c *companies.Company) ([]store.Op, error) {
 			before, _ := json.Marshal(c)
+			enrichedAt := c.LastEnrichedAt
 			f.Apply(c)
+			// Always reconciled: a property the PUT cleared falls back to
+			// its remaining candidates even when it had no user candidate
+			// to delete.
 			ops, err := enrichCompany(c, s.reconciler(ctx, t, org, id, func(vals map[string]*Value, current map[string]json.RawMessage) ([]store.Op, error) {
-				return s.userValues(org, id, props, vals, current)
-			}))
-			if errors.Is(err, errSkip) {
-				after, _ := json.Marshal(c)
-				if string(after) == string(before) {
-					return nil, store.ErrUnchanged
+				ops, err := s.userValues(org, id, props, vals, current)
+				if errors.Is(err, errSkip) {
+					return nil, nil
 				}
-				return nil, nil
+				return ops, err
+			}))
+			if err != nil || len(ops) > 0 {
+				return ops, err
 			}
-			return ops, err
+			// No candidate changed: the company's candidates were not
+			// reconciled anew, and a PUT that changes nothing writes nothing.
+			c.LastEnrichedAt = enrichedAt
+			if after, _ := json.Marshal(c); string(after) == string(before) {
+				return nil, store.ErrUnchanged
+			}
+			return nil, nil
 		})
 	})
 }
@@ -134,6 +144,17 @@ func (s *Service) userValues(org, id string, props []string, vals map[string]*Va
 			k := store.EnrichmentKey(org, companies.Name, id, vid)
 			ops = append(ops, s.st.DeleteOp(k.PK, k.SK))
 		}
+		if set && top != nil && !first(vals, top) {
+			// The PUT's value is already a pinned user candidate, but a
+			// candidate pinned since outranks it: pinned again, it is the
+			// latest pin, so the value the PUT set is the value read.
+			top.PinnedAt = now.Ptr()
+			op, err := s.st.OverwriteOp(s.item(org, companies.Name, id, top))
+			if err != nil {
+				return nil, err
+			}
+			ops = append(ops, op)
+		}
 		if set && top == nil {
 			v := Value{ID: ids.New("env"), Property: p, Value: value, Provider: ProviderCompanyUpdate, Source: SourceUser,
 				Confidence: 100, CapturedOn: now, Pinned: true, PinnedAt: now.Ptr()}
@@ -149,6 +170,16 @@ func (s *Service) userValues(org, id string, props []string, vals map[string]*Va
 		return nil, errSkip
 	}
 	return ops, nil
+}
+
+// first reports whether v ranks first among the candidates of its property.
+func first(vals map[string]*Value, v *Value) bool {
+	for _, o := range vals {
+		if o.Property == v.Property && o != v && Compare(*o, *v) < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // CreateCompany creates a company of org from a workflow's fields f in

@@ -518,7 +518,16 @@ func (s *Service) reconciler(ctx context.Context, t *Type, org, id string, chang
 		for _, v := range vals {
 			list = append(list, *v)
 		}
-		return t.Reconcile(list, now), ops, nil
+		r := t.Reconcile(list, now)
+		// A property whose last candidate this write removed is cleared;
+		// one that had none before and has none now is not the
+		// reconciliation's: its value stays as the record holds it.
+		for p := range had {
+			if _, ok := r.Values[p]; !ok {
+				r.Values[p] = nil
+			}
+		}
+		return r, ops, nil
 	}
 }
 
@@ -554,8 +563,11 @@ func (t *Type) hasValue(v json.RawMessage) bool {
 	return s != "" && s != "null" && s != `""` && s != "[]" && s != "{}"
 }
 
-// Reconcile ranks vals per property and gives every property's winner
-// (null for a property without candidates) and its shown candidates.
+// Reconcile ranks vals per property and gives the winner and the shown
+// candidates of each property that has candidates. A property without
+// any is absent from Values: a reconciliation decides only the values of
+// properties with candidates, so a write never touches another's value
+// (the caller clears a property whose last candidate it removed).
 func (t *Type) Reconcile(vals []Value, at clock.Time) Reconciled {
 	r := Reconciled{Values: map[string]json.RawMessage{}, Candidates: map[string][]Candidate{}, At: at}
 	by := map[string][]Value{}
@@ -565,7 +577,6 @@ func (t *Type) Reconcile(vals []Value, at clock.Time) Reconciled {
 	for _, p := range t.Properties {
 		ranked := by[p]
 		if len(ranked) == 0 {
-			r.Values[p] = nil
 			continue
 		}
 		slices.SortFunc(ranked, Compare)

@@ -36,7 +36,7 @@ func TestCandidatesRankByPinThenConfidenceThenSourceThenCaptureThenID(t *testing
 	}
 }
 
-func TestReconcileClearsPropertiesWithoutCandidatesAndCutsLongShownValues(t *testing.T) {
+func TestReconcileLeavesPropertiesWithoutCandidatesAloneAndCutsLongShownValues(t *testing.T) {
 	typ := &Type{Properties: []string{"description", "sector"}}
 	long := make([]byte, MaxShownText+10)
 	for i := range long {
@@ -44,8 +44,8 @@ func TestReconcileClearsPropertiesWithoutCandidatesAndCutsLongShownValues(t *tes
 	}
 	v, _ := json.Marshal(string(long))
 	r := typ.Reconcile([]Value{{ID: "env_1", Property: "description", Value: v}}, clock.Now())
-	if r.Values["sector"] != nil {
-		t.Errorf("sector = %s, want null", r.Values["sector"])
+	if v, ok := r.Values["sector"]; ok {
+		t.Errorf("sector = %s: a property without candidates is not the reconciliation's to set", v)
 	}
 	if got := []rune(r.Candidates["description"][0].Value); len(got) != MaxShownText || got[len(got)-1] != '…' {
 		t.Errorf("shown value has %d characters, want %d ending in …", len(got), MaxShownText)
