@@ -30,11 +30,14 @@ run-lambdas: deps
 ## the infra module's (they build every bootstrap, synthesize both stages and
 ## check the SAM template); then the HTTP suites of internal/api again against
 ## the Lambda bootstraps (SOURCEBASE_TARGET=lambdas)
+## Waits and deadlines in tests scale by SOURCEBASE_TEST_SCALE (default: from
+## the machine's load when the tests start); TEST_TIMEOUT bounds each test binary.
+TEST_TIMEOUT ?= 60m
 test: deps
 	$(GO) vet ./...
-	$(GO) test -count=1 ./...
-	cd infra && $(GO) vet ./... && $(CDK_ENV) $(GO) test -count=1 ./...
-	SOURCEBASE_TARGET=lambdas $(GO) test -count=1 ./internal/api
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+	cd infra && $(GO) vet ./... && $(CDK_ENV) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+	SOURCEBASE_TARGET=lambdas $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./internal/api
 
 ## bench: the benchmarks, with DynamoDB calls per request reported; then
 ## docs/performance.md regenerated (load tests, a 5-minute soak, the

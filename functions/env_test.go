@@ -316,7 +316,7 @@ func (e *env) fn(name string) *runtimeapi.Function {
 		Name:      "sourcebase-" + name,
 		Bootstrap: bootstraps[name],
 		Env:       vars,
-		Timeout:   30 * time.Second,
+		Timeout:   testenv.Scaled(30 * time.Second),
 		MemoryMB:  256,
 		Log:       prefixed{e.logs, name},
 	})
@@ -361,7 +361,7 @@ func (e *env) http(name string, ev []byte) events.APIGatewayV2HTTPResponse {
 func (e *env) awaitExecution(runID string) localsfn.Execution {
 	e.t.Helper()
 	arn := localsfn.ExecutionARN(stateMachineARN, runID)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.Scaled(60*time.Second))
 	defer cancel()
 	for {
 		if _, ok := e.sfn.Describe(arn); ok {

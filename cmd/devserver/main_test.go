@@ -16,6 +16,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/localdev/localdevtest"
+	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 // The smoke test sets the environment, so it is not parallel.
@@ -104,7 +105,7 @@ func TestDevServerServesTheAPIAndStopsItsDynamoDBLocal(t *testing.T) {
 		if err != nil {
 			t.Errorf("run returned %v after the context ended, want nil", err)
 		}
-	case <-time.After(30 * time.Second):
+	case <-time.After(testenv.Scaled(30 * time.Second)):
 		t.Fatal("run did not return within 30s of the context ending")
 	}
 	for name, addr := range map[string]string{"DynamoDB Local": ddb.Host, "API": strings.TrimPrefix(base, "http://")} {
@@ -127,7 +128,7 @@ func startServer(t *testing.T, ctx context.Context) (base, banner string, done <
 	case base = <-ready:
 	case err := <-result:
 		t.Fatalf("run returned before serving: %v\n%s", err, out.String())
-	case <-time.After(90 * time.Second):
+	case <-time.After(testenv.Scaled(90 * time.Second)):
 		t.Fatal("the dev server was not ready within 90s")
 	}
 	// run wrote the banner before announcing readiness and writes no more.
@@ -152,7 +153,7 @@ func TestTheDocsPageShowsTheReferenceInARealBrowser(t *testing.T) {
 	defer cancel()
 	base, _, _ := startServer(t, ctx)
 
-	browse, cancelBrowse := context.WithTimeout(ctx, 2*time.Minute)
+	browse, cancelBrowse := context.WithTimeout(ctx, testenv.Scaled(2*time.Minute))
 	defer cancelBrowse()
 	cmd := exec.CommandContext(browse, "node", "testdata/docs-page.mjs", base, chromium, t.TempDir())
 	var stderr bytes.Buffer
@@ -223,7 +224,7 @@ func TestTheMCPInspectorCLIListsAndCallsTheToolsWithTheDemoKey(t *testing.T) {
 	secret := localdevtest.BannerField(t, banner, `secret:\s+(\S+)`)
 	run := func(withKey bool, args ...string) (string, error) {
 		t.Helper()
-		cmdCtx, stop := context.WithTimeout(ctx, time.Minute)
+		cmdCtx, stop := context.WithTimeout(ctx, testenv.Scaled(time.Minute))
 		defer stop()
 		all := []string{"--cli", base + "/mcp", "--transport", "http"}
 		if withKey {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/sourcebase/sourcebase/internal/localdev/localdevtest"
+	"github.com/sourcebase/sourcebase/internal/testenv"
 	"io"
 	"net"
 	"strings"
@@ -30,7 +31,7 @@ func TestAnUnreachableDynamoDBEndpointFailsTheStartNamingTheVariableAndTheAddres
 				if err == nil || !strings.Contains(err.Error(), "AWS_ENDPOINT_URL_DYNAMODB") || !strings.Contains(err.Error(), endpoint) {
 					t.Fatalf("run = %v, want an error naming AWS_ENDPOINT_URL_DYNAMODB and %s", err, endpoint)
 				}
-			case <-time.After(60 * time.Second):
+			case <-time.After(testenv.Scaled(60 * time.Second)):
 				t.Fatal("run did not give up on an unreachable endpoint within 60s")
 			}
 		})
@@ -88,7 +89,7 @@ func TestAClientSendingItsBodySlowlyIsCutOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(30 * time.Second))
+	conn.SetDeadline(time.Now().Add(testenv.Scaled(30 * time.Second)))
 	const size = 200
 	fmt.Fprintf(conn, "POST /v1/companies HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"+
 		"X-Service-Client-Id: %s\r\nX-Service-Api-Key: %s\r\nContent-Length: %d\r\n\r\n", clientID, secret, size)
@@ -133,14 +134,14 @@ func TestTheDevServerSweepsStaleRunsPeriodicallyUntilItStops(t *testing.T) {
 	for range 2 {
 		select {
 		case <-calls:
-		case <-time.After(10 * time.Second):
+		case <-time.After(testenv.Scaled(10 * time.Second)):
 			t.Fatal("the sweep did not run periodically")
 		}
 	}
 	cancel()
 	select {
 	case <-stopped:
-	case <-time.After(10 * time.Second):
+	case <-time.After(testenv.Scaled(10 * time.Second)):
 		t.Fatal("the sweep did not stop with its context")
 	}
 }

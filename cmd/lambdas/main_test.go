@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/sourcebase/sourcebase/internal/localdev/localdevtest"
 	"io"
 	"net"
 	"net/http"
@@ -14,6 +13,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sourcebase/sourcebase/internal/localdev/localdevtest"
+	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 // The smoke test sets the environment, so it is not parallel.
@@ -39,8 +41,8 @@ func TestRunLambdasServesTheAPIThroughTheBootstrapsRunsWorkflowsInTheStateMachin
 	case base = <-ready:
 	case err := <-done:
 		t.Fatalf("run returned before serving: %v\n%s", err, out.String())
-	case <-time.After(5 * time.Minute):
-		t.Fatal("not ready within 5 minutes")
+	case <-time.After(testenv.Scaled(10 * time.Minute)):
+		t.Fatalf("not ready within %s", testenv.Scaled(10*time.Minute))
 	}
 	banner := out.String()
 	clientID := localdevtest.BannerField(t, banner, `client id:\s+(\S+)`)
@@ -96,7 +98,7 @@ func TestRunLambdasServesTheAPIThroughTheBootstrapsRunsWorkflowsInTheStateMachin
 	}
 	runID := data(m)["id"].(string)
 	var status any
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+	for deadline := time.Now().Add(testenv.Scaled(time.Minute)); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
 		_, m = call("GET", "/v1/workflow-runs/"+runID, nil)
 		if status = data(m)["status"]; status == "completed" || status == "failed" {
 			break
@@ -112,8 +114,8 @@ func TestRunLambdasServesTheAPIThroughTheBootstrapsRunsWorkflowsInTheStateMachin
 		if err != nil {
 			t.Errorf("run returned %v after the context ended", err)
 		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("run did not return within 30s of the context ending")
+	case <-time.After(testenv.Scaled(30 * time.Second)):
+		t.Fatalf("run did not return within %s of the context ending", testenv.Scaled(30*time.Second))
 	}
 	for name, addr := range map[string]string{"DynamoDB Local": ddb.Host, "front": strings.TrimPrefix(base, "http://"), "Step Functions": sfn.Host} {
 		if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {

@@ -2,9 +2,11 @@ package api_test
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,53 +25,78 @@ func isRunWrite(r *http.Request) bool {
 	return bytes.Contains(b, []byte(`#RUN"`)) && bytes.Contains(b, []byte(`attribute_not_exists`))
 }
 
-// slowRunWrite writes a new run, then holds the answer until the call's
-// context ends or 2 s have passed: a request whose client gives up while
-// its run is being stored.
-type slowRunWrite struct{ armed atomic.Bool }
+// slowRunWrite writes a new run, says so on stored, then holds the
+// answer until the call's context ends or the test releases it: a request
+// whose client gives up while its run is being stored, however slow the
+// machine is (no timer decides when the client gives up).
+type slowRunWrite struct {
+	armed   atomic.Bool
+	once    sync.Once
+	stored  chan struct{}
+	release chan struct{}
+}
 
 func (s *slowRunWrite) RoundTrip(r *http.Request) (*http.Response, error) {
 	if !s.armed.Load() || !isRunWrite(r) {
 		return http.DefaultTransport.RoundTrip(r)
 	}
 	res, err := http.DefaultTransport.RoundTrip(r)
+	s.once.Do(func() { close(s.stored) })
 	select {
 	case <-r.Context().Done():
 		if err == nil {
 			res.Body.Close()
 		}
 		return nil, r.Context().Err()
-	case <-time.After(2 * time.Second):
+	case <-s.release:
 		return res, err
 	}
 }
 
 func TestARunWhoseClientGaveUpDuringTheStartIsStillStartedAndCompletes(t *testing.T) {
 	t.Parallel()
-	slow := &slowRunWrite{}
+	slow := &slowRunWrite{stored: make(chan struct{}), release: make(chan struct{})}
 	e := apitest.NewWith(t, apitest.Options{Transport: slow})
 	c := e.Org(t)
 	wf := workflowWith(t, c, "Abandoned", step("s", "set", map[string]any{"v.$": "$.input.v"}))
 
 	slow.armed.Store(true)
-	req, _ := http.NewRequest("POST", c.Base+"/v1/workflows/"+wf+"/runs", strings.NewReader(`{"input":{"v":1}}`))
+	ctx, giveUp := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "POST", c.Base+"/v1/workflows/"+wf+"/runs", strings.NewReader(`{"input":{"v":1}}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Service-Client-Id", c.ClientID)
 	req.Header.Set("X-Service-Api-Key", c.Secret)
-	if res, err := (&http.Client{Timeout: 300 * time.Millisecond}).Do(req); err == nil {
-		res.Body.Close()
-		t.Fatalf("the client got %d before giving up; the fault did not hold the run write", res.StatusCode)
+	answered := make(chan *http.Response, 1)
+	go func() {
+		res, err := http.DefaultClient.Do(req)
+		if err == nil {
+			res.Body.Close()
+		}
+		answered <- res
+	}()
+	select {
+	case <-slow.stored:
+	case res := <-answered:
+		t.Fatalf("the client got an answer (%v) before the run was stored; the fault did not hold the run write", res)
+	case <-time.After(testenv.Scaled(30 * time.Second)):
+		t.Fatal("the run write did not arrive")
 	}
+	giveUp()
+	if res := <-answered; res != nil {
+		t.Fatalf("the client got %d after giving up", res.StatusCode)
+	}
+	close(slow.release)
 	slow.armed.Store(false)
 
-	deadline := time.Now().Add(20 * time.Second)
+	within := testenv.Scaled(30 * time.Second)
+	deadline := time.Now().Add(within)
 	for {
 		rs := runsOf(t, c, wf)
 		if len(rs) == 1 && rs[0]["status"] == "completed" {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("20s after the client gave up the runs are %s, want one completed run", jsonOf(rs))
+			t.Fatalf("%s after the client gave up the runs are %s, want one completed run", within, jsonOf(rs))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -109,7 +136,7 @@ func TestARunLeftQueuedByAnInterruptedStartIsFailedWhenReadAndCanBeRetried(t *te
 	}
 	id := idOf(t, rs[0])
 	// Once it has been queued longer than the bound, reading it fails it.
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(testenv.Scaled(30 * time.Second))
 	for rs[0]["status"] == "queued" && time.Now().Before(deadline) {
 		time.Sleep(100 * time.Millisecond)
 		rs = runsOf(t, c, wf)
@@ -143,7 +170,7 @@ func TestReadingAStaleQueuedRunByIDFailsIt(t *testing.T) {
 	lost.armed.Store(false)
 	id := idOf(t, runsOf(t, c, wf)[0])
 
-	run, done := pollRun(t, c, id, 20*time.Second)
+	run, done := pollRun(t, c, id, testenv.Scaled(30*time.Second))
 	if !done || run["status"] != "failed" {
 		t.Fatalf("the stale run read by id is %s, want failed", jsonOf(run))
 	}

@@ -20,8 +20,9 @@ import (
 )
 
 // Short storage deadlines keep these tests quick; the mechanism is the one
-// the service runs with (store.ClientOptions).
-var faultTimeouts = store.Timeouts{Call: 3 * time.Second, Attempt: time.Second}
+// the service runs with (store.ClientOptions). Scaled, so that a healthy
+// call on a busy machine still answers within them.
+var faultTimeouts = store.Timeouts{Call: testenv.Scaled(3 * time.Second), Attempt: testenv.Scaled(time.Second)}
 
 // fault is a transport that, while armed, replaces DynamoDB's answers.
 type fault struct {
@@ -84,7 +85,7 @@ func bounded(t *testing.T, c *apitest.Client, method, path string, body any) *ap
 		req.Header.Set("X-Service-Client-Id", c.ClientID)
 		req.Header.Set("X-Service-Api-Key", c.Secret)
 	}
-	res, err := (&http.Client{Timeout: 25 * time.Second}).Do(req)
+	res, err := (&http.Client{Timeout: testenv.Scaled(25 * time.Second)}).Do(req)
 	if err != nil {
 		t.Fatalf("%s %s got no answer: %v", method, path, err)
 	}
@@ -186,7 +187,7 @@ func TestAPausedDynamoDBLocalAnswers503AndTheServiceRecoversWhenItResumes(t *tes
 		t.Fatal(err)
 	}
 	// Once the process runs again the table answers again.
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(testenv.Scaled(30 * time.Second))
 	for {
 		r := bounded(t, c, "GET", "/v1/companies", nil)
 		if r.Status == 200 {

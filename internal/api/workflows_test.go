@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 // workflowFields are the fields of a workflow record as GET shows it.
@@ -102,9 +103,10 @@ func pollRun(t *testing.T, c *apitest.Client, id string, within time.Duration) (
 // awaitRun waits (generously) for the run to finish and returns it.
 func awaitRun(t *testing.T, c *apitest.Client, id string) map[string]any {
 	t.Helper()
-	run, done := pollRun(t, c, id, 10*time.Second)
+	within := testenv.Scaled(30 * time.Second)
+	run, done := pollRun(t, c, id, within)
 	if !done {
-		t.Fatalf("run %s has not finished after 10s: %s", id, jsonOf(run))
+		t.Fatalf("run %s has not finished after %s: %s", id, within, jsonOf(run))
 	}
 	return run
 }

@@ -78,7 +78,7 @@ func NewWith(t testing.TB, o Options) *Env {
 	deps.Search = embedded.NewEngine(st)
 	deps.NewMCP = mcpserver.Handler
 	engine := app.InProcess(deps)
-	t.Cleanup(func() { engine.Close(5 * time.Second) })
+	t.Cleanup(func() { engine.Close(testenv.Scaled(5 * time.Second)) })
 	srv.Config.Handler = api.New(deps).Handler()
 	return &Env{URL: srv.URL, Deps: deps, Store: st, Engine: engine}
 }

@@ -106,7 +106,7 @@ func startLambdas(endpoint string) error {
 		Region:       "us-east-1",
 		BaseEndpoint: aws.String(endpoint),
 		Credentials:  credentials.NewStaticCredentialsProvider(accessKey, "local", ""),
-	}, store.ClientOptions(store.TimeoutsFor(store.DefaultCallTimeout)))
+	}, store.ClientOptions(store.TimeoutsFor(testenv.StoreTimeout())))
 	if _, err := store.CreateTable(context.Background(), db, lambdaTable); err != nil {
 		return err
 	}
@@ -116,7 +116,7 @@ func startLambdas(endpoint string) error {
 		BinDir:      bin,
 		DynamoDB:    endpoint,
 		AccessKeyID: accessKey,
-		Config:      app.Config{Table: lambdaTable, CacheTTL: auth.MaxCacheTTL, StoreTimeout: store.DefaultCallTimeout},
+		Config:      app.Config{Table: lambdaTable, CacheTTL: auth.MaxCacheTTL, StoreTimeout: min(testenv.StoreTimeout(), store.MaxCallTimeout)},
 		Log:         &warnings{},
 	})
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/lambdafront"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runtimeapi"
+	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 var echo string // the echo bootstrap (testdata/echo), built once
@@ -41,7 +42,7 @@ func startFront(t *testing.T, rs []routes.Route, timeout time.Duration) string {
 	t.Helper()
 	fns := map[string]lambdafront.Invoker{}
 	for _, f := range routes.Functions {
-		fn := runtimeapi.NewFunction(runtimeapi.Options{Name: f.Name, Bootstrap: echo, Timeout: 10 * time.Second})
+		fn := runtimeapi.NewFunction(runtimeapi.Options{Name: f.Name, Bootstrap: echo, Timeout: testenv.Scaled(10 * time.Second)})
 		t.Cleanup(fn.Close)
 		fns[f.Name] = fn
 	}
@@ -269,8 +270,9 @@ func TestAFunctionErrorIsAnInternalServerErrorAndAFunctionURLsIsABadGateway(t *t
 }
 
 func TestAFunctionSlowerThanTheIntegrationTimeoutIsServiceUnavailable(t *testing.T) {
-	base := startFront(t, []routes.Route{{Group: routes.Companies, Method: "GET", Path: "/v1/sleep"}}, time.Second)
-	res, b := send(t, request(t, "GET", base+"/v1/sleep?for=8s", nil))
+	timeout := testenv.Scaled(time.Second)
+	base := startFront(t, []routes.Route{{Group: routes.Companies, Method: "GET", Path: "/v1/sleep"}}, timeout)
+	res, b := send(t, request(t, "GET", base+"/v1/sleep?for="+(8*timeout).String(), nil))
 	if res.StatusCode != 503 || string(b) != `{"message":"Service Unavailable"}` {
 		t.Errorf("%d %s", res.StatusCode, b)
 	}

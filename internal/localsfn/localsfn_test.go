@@ -19,6 +19,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/localsfn"
 	"github.com/sourcebase/sourcebase/internal/runtimeapi"
+	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
@@ -57,7 +58,7 @@ func def(t *testing.T, d map[string]any) string {
 // finished polls DescribeExecution (bounded) until the execution is no longer running.
 func finished(t *testing.T, c *sfn.Client, arn string) *sfn.DescribeExecutionOutput {
 	t.Helper()
-	for range 600 {
+	for deadline := time.Now().Add(testenv.Scaled(30 * time.Second)); time.Now().Before(deadline); {
 		out, err := c.DescribeExecution(context.Background(), &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
 		if err != nil {
 			t.Fatalf("DescribeExecution: %v", err)
@@ -278,7 +279,7 @@ func TestLambdaTasksFailWithTheFunctionsErrorTypeAndCrashesAsLambdaUnknown(t *te
 	if err := runtimeapi.Build("../runtimeapi", "./testdata/probe", bootstrap); err != nil {
 		t.Fatal(err)
 	}
-	fn := runtimeapi.NewFunction(runtimeapi.Options{Name: "probe", Bootstrap: bootstrap, Timeout: 10 * time.Second})
+	fn := runtimeapi.NewFunction(runtimeapi.Options{Name: "probe", Bootstrap: bootstrap, Timeout: testenv.Scaled(10 * time.Second)})
 	t.Cleanup(fn.Close)
 	machine := localsfn.StateMachineARN("probe")
 	s := start(t, localsfn.Lambdas(map[string]localsfn.Invoker{lambdaARN + "probe": fn}), map[string]string{machine: def(t, map[string]any{

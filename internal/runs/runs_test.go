@@ -68,7 +68,7 @@ func setupWith(t *testing.T, stepsJSON string, transport http.RoundTripper, engi
 
 func wait(t *testing.T, svc *runs.Service, id string) *runs.Run {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(testenv.Scaled(30 * time.Second))
 	for {
 		r, err := svc.Get(context.Background(), "org1", id)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/runs"
+	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 // queuedRuns creates a run that will be stale (queued longer than bound)
@@ -35,13 +36,14 @@ func queuedRuns(t *testing.T, bound time.Duration, engine ...runs.Engine) (svc *
 
 func TestRecoverFailsAQueuedRunOlderThanTheBoundAndStartsTheFreshOnes(t *testing.T) {
 	t.Parallel()
-	svc, stale, fresh := queuedRuns(t, 2*time.Second)
+	bound := testenv.Scaled(2 * time.Second)
+	svc, stale, fresh := queuedRuns(t, bound)
 	resumed, failed, err := svc.Recover(context.Background())
 	if err != nil || resumed != 1 || failed != 1 {
 		t.Fatalf("Recover = %d resumed, %d failed, %v; want 1, 1", resumed, failed, err)
 	}
 	r, _ := svc.Get(context.Background(), "org1", stale.ID)
-	if r.Status != runs.Failed || r.Error == nil || !strings.Contains(r.Error.Message, "not started within 2s") {
+	if r.Status != runs.Failed || r.Error == nil || !strings.Contains(r.Error.Message, "not started within "+bound.String()) {
 		t.Errorf("stale run after Recover: %s %+v", r.Status, r.Error)
 	}
 	if r, _ := svc.Get(context.Background(), "org1", fresh.ID); r.Status != runs.Queued {
@@ -51,7 +53,7 @@ func TestRecoverFailsAQueuedRunOlderThanTheBoundAndStartsTheFreshOnes(t *testing
 
 func TestSweepStaleFailsOnlyRunsQueuedLongerThanTheBound(t *testing.T) {
 	t.Parallel()
-	svc, stale, fresh := queuedRuns(t, 2*time.Second)
+	svc, stale, fresh := queuedRuns(t, testenv.Scaled(2*time.Second))
 	n, err := svc.SweepStale(context.Background())
 	if err != nil || n != 1 {
 		t.Fatalf("SweepStale = %d, %v; want 1", n, err)
@@ -70,12 +72,12 @@ func TestSweepStaleFailsOnlyRunsQueuedLongerThanTheBound(t *testing.T) {
 
 func TestAStaleRunThatAnEngineMarksRunningFirstIsNotFailed(t *testing.T) {
 	t.Parallel()
-	svc, stale, _ := queuedRuns(t, 2*time.Second)
+	svc, stale, _ := queuedRuns(t, testenv.Scaled(2*time.Second))
 	svc.SetQueuedTimeout(time.Hour) // the engine picks it up in time
 	if _, err := svc.Execute(context.Background(), "org1", stale.ID); err != nil {
 		t.Fatal(err)
 	}
-	svc.SetQueuedTimeout(2 * time.Second)
+	svc.SetQueuedTimeout(testenv.Scaled(2 * time.Second))
 	if n, _ := svc.SweepStale(context.Background()); n != 0 {
 		t.Errorf("the sweep failed %d runs; a run that started is not stale", n)
 	}
@@ -92,7 +94,7 @@ func (holding) Holds(string) bool { return true }
 
 func TestARunWaitingInTheEngineForASlotIsNotStaleHoweverLongItWaits(t *testing.T) {
 	t.Parallel()
-	svc, stale, _ := queuedRuns(t, time.Second, holding{})
+	svc, stale, _ := queuedRuns(t, testenv.Scaled(time.Second), holding{})
 	if n, err := svc.SweepStale(context.Background()); err != nil || n != 0 {
 		t.Fatalf("SweepStale = %d, %v; want 0: the engine holds the run", n, err)
 	}

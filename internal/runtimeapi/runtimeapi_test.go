@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/runtimeapi"
+	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 var probe string // the probe bootstrap, built once
@@ -73,7 +74,7 @@ func TestTheHandlerSeesItsEnvironmentARequestIdAndADeadlineOfTheFunctionTimeout(
 	if first.Env != "yes" || first.Name != "probe-fn" || !strings.HasSuffix(first.FunctionARN, ":function:probe-fn") {
 		t.Errorf("the function saw %+v", first)
 	}
-	if first.DeadlineIn < 5000 || first.DeadlineIn > 7000 {
+	if early := 7000 - testenv.Scaled(2*time.Second).Milliseconds(); first.DeadlineIn < max(early, 1) || first.DeadlineIn > 7000 {
 		t.Errorf("the handler's deadline is %d ms away, want about 7000", first.DeadlineIn)
 	}
 	if first.RequestID == "" || first.RequestID == second.RequestID {
@@ -89,13 +90,14 @@ func TestTheHandlerSeesItsEnvironmentARequestIdAndADeadlineOfTheFunctionTimeout(
 
 func TestHandlerErrorsPanicsCrashesAndTimeoutsComeBackAsFunctionErrors(t *testing.T) {
 	t.Parallel()
-	f := runtimeapi.NewFunction(runtimeapi.Options{Bootstrap: probe, Timeout: 2 * time.Second})
+	timeout := testenv.Scaled(2 * time.Second)
+	f := runtimeapi.NewFunction(runtimeapi.Options{Bootstrap: probe, Timeout: timeout})
 	defer f.Close()
 	for _, c := range []struct{ payload, errType, message string }{
 		{`{"do":"fail"}`, "errorString", "asked to fail"},
 		{`{"do":"panic"}`, "string", "asked to panic"},
 		{`{"do":"exit"}`, "Runtime.ExitError", "exit status 3"},
-		{`{"do":"sleep","sleep":"10s"}`, "Sandbox.Timedout", "timed out"},
+		{`{"do":"sleep","sleep":"` + (5 * timeout).String() + `"}`, "Sandbox.Timedout", "timed out"},
 	} {
 		res := invoke(t, f, c.payload)
 		if res.Error == nil || res.Error.Type != c.errType || !strings.Contains(res.Error.Message, c.message) {

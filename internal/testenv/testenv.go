@@ -10,8 +10,10 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -75,8 +77,13 @@ func Endpoint(tb testing.TB) string {
 // own client options (deadlines, retries, error classification).
 func Client(tb testing.TB, transport http.RoundTripper) *dynamodb.Client {
 	tb.Helper()
-	return ClientAt(tb, Endpoint(tb), transport, store.TimeoutsFor(store.DefaultCallTimeout))
+	return ClientAt(tb, Endpoint(tb), transport, store.TimeoutsFor(StoreTimeout()))
 }
+
+// StoreTimeout is the deadline of a store call in tests: twice the
+// service's default, times Scale, so that a healthy call on a busy
+// machine does not answer 503. (Tests of deadlines set their own.)
+func StoreTimeout() time.Duration { return Scaled(2 * store.DefaultCallTimeout) }
 
 // ClientAt is Client for the DynamoDB API at endpoint with timeouts t: for
 // tests that run (and pause) a server of their own or shorten deadlines.
@@ -150,19 +157,30 @@ func PutRaw(tb testing.TB, st *store.Store, attrs map[string]string) {
 	}
 }
 
-// CountingTransport counts the HTTP requests a client makes: one per
-// DynamoDB API call.
+// CountingTransport counts the DynamoDB API calls a client makes: the
+// first attempt of each, never the SDK's retries of it (on a busy machine
+// a call may time out and be retried; it is still one call).
 type CountingTransport struct {
 	mu sync.Mutex
 	n  int
 }
 
-// RoundTrip counts and forwards the request.
+// RoundTrip counts a first attempt and forwards the request.
 func (c *CountingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	c.mu.Lock()
-	c.n++
-	c.mu.Unlock()
+	if FirstAttempt(r) {
+		c.mu.Lock()
+		c.n++
+		c.mu.Unlock()
+	}
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// FirstAttempt reports whether r is the SDK's first attempt of a call
+// rather than a retry: the SDK numbers attempts in its amz-sdk-request
+// header ("attempt=1; max=3"). A request without it counts as a first.
+func FirstAttempt(r *http.Request) bool {
+	h := r.Header.Get("Amz-Sdk-Request")
+	return h == "" || strings.HasPrefix(h, "attempt=1;") || h == "attempt=1"
 }
 
 // Count returns the number of requests so far.
