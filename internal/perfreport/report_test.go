@@ -192,7 +192,7 @@ func (g *loadGenerator) attack(t *testing.T, next func(i int) vegeta.Target, rat
 	}
 	cmd := exec.Command(g.bin, "attack", "-format=json", "-targets="+targets, "-output="+results,
 		"-rate="+strconv.Itoa(rate), "-workers="+strconv.Itoa(n), "-max-workers="+strconv.Itoa(n),
-		"-duration="+d.String(), "-keepalive=true", "-timeout=1m")
+		"-duration="+d.String(), "-keepalive=true", "-timeout="+testenv.Scaled(time.Minute).String())
 	cpu0 := cpuTime()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("vegeta attack: %v\n%s", err, out)
@@ -361,7 +361,7 @@ func TestPerformanceReport(t *testing.T) {
 			"Content-Type": {"application/json"}, "X-Hub-Signature": {webhook.Sign(secret, body)}}}
 	}
 	var creates atomic.Int64
-	client := &http.Client{Timeout: time.Minute}
+	client := &http.Client{Timeout: testenv.Scaled(time.Minute)}
 	send := func(tg vegeta.Target) (int, []byte, error) {
 		req, err := tg.Request()
 		if err != nil {
@@ -590,7 +590,7 @@ func mix(ts ...func(int) vegeta.Target) func(int) vegeta.Target {
 // runs started by one measurement do not load the next.
 func waitForRuns(t *testing.T, env *apitest.Env, _ *apitest.Client) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
+	deadline := time.Now().Add(testenv.Scaled(2 * time.Minute))
 	for env.Engine.Pending() > 0 {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d runs still waiting or executing after 2 minutes", env.Engine.Pending())
@@ -827,7 +827,7 @@ func functionSizesAndColdStarts(t *testing.T) []functionFigures {
 	// The runs the webhooks started reach the runner: its CPU per run,
 	// once every run has ended.
 	runs := 2 + warmRequests
-	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(testenv.Scaled(2 * time.Minute)); ; time.Sleep(50 * time.Millisecond) {
 		var list []map[string]any
 		done := 0
 		for cursor := ""; ; {
