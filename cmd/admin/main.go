@@ -25,8 +25,10 @@ commands:
                                                  create an API key; prints the secret once
   list-keys   --org ORG_ID                       list an organization's keys (metadata only)
   revoke-key  --client-id ID                     revoke a key
-  set-limits  --org ORG_ID [--key-per-minute N] [--webhook-per-minute N]
-                                                 set the organization's rate limits (applied within a minute)
+  set-limits  --org ORG_ID [--key-per-minute N] [--organization-per-minute N] [--webhook-per-minute N]
+                                                 set the organization's rate limits (what is not given is kept;
+                                                 a raise admits refused keys within a second, otherwise
+                                                 instances apply them within a minute)
   get-limits  --org ORG_ID                       show the organization's rate limits
   help, -h, --help                               print this message
 
@@ -78,6 +80,7 @@ func parse(args []string) (admin.Request, error) {
 	fs.StringVar(&req.ClientID, "client-id", "", "client id of the key")
 	fs.Int64Var(&req.KeyLimit, "key-limit", 0, "maximum number of keys of the organization")
 	fs.Int64Var(&req.KeyPerMinute, "key-per-minute", 0, "requests a minute each API key of the organization may send")
+	fs.Int64Var(&req.OrganizationPerMinute, "organization-per-minute", 0, "requests a minute all API keys of the organization may send together")
 	fs.Int64Var(&req.WebhookPerMinute, "webhook-per-minute", 0, "deliveries a minute each webhook trigger of the organization accepts")
 	if err := fs.Parse(args[1:]); err != nil {
 		return req, err

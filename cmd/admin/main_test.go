@@ -195,3 +195,27 @@ func TestUsageErrorsExitTwoWithTheUsage(t *testing.T) {
 		})
 	}
 }
+
+func TestSetLimitsSetsTheOrganizationsLimitBesideItsKeys(t *testing.T) {
+	localTable(t)
+	ok(t, &map[string]any{}, "create-table")
+	var org struct {
+		ID string `json:"id"`
+	}
+	ok(t, &org, "create-org", "--name", "Acme Capital")
+	var out struct {
+		Limits map[string]int64 `json:"limits"`
+	}
+	ok(t, &out, "set-limits", "--org", org.ID, "--key-per-minute", "600", "--organization-per-minute", "1500")
+	if l := out.Limits; l["keyPerMinute"] != 600 || l["organizationPerMinute"] != 1500 || l["webhookPerMinute"] != 6000 {
+		t.Errorf("set-limits printed %v", l)
+	}
+	ok(t, &out, "set-limits", "--org", org.ID, "--webhook-per-minute", "60")
+	ok(t, &out, "get-limits", "--org", org.ID)
+	if l := out.Limits; l["keyPerMinute"] != 600 || l["organizationPerMinute"] != 1500 || l["webhookPerMinute"] != 60 {
+		t.Errorf("get-limits printed %v after setting the webhook limit only", l)
+	}
+	if code, _, stderr := cli(t, "set-limits", "--org", org.ID, "--organization-per-minute", "-5"); code != 1 || !strings.Contains(stderr, "organizationPerMinute must be from 1 to") {
+		t.Errorf("a negative organization limit: exit %d, stderr %q", code, stderr)
+	}
+}

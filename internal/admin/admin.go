@@ -21,10 +21,12 @@ type Request struct {
 	Role     string `json:"role,omitempty"`
 	ClientID string `json:"clientId,omitempty"`
 	KeyLimit int64  `json:"keyLimit,omitempty"`
-	// Limits of set-limits: requests a minute per API key and per webhook
-	// trigger of the organization.
-	KeyPerMinute     int64 `json:"keyPerMinute,omitempty"`
-	WebhookPerMinute int64 `json:"webhookPerMinute,omitempty"`
+	// Limits of set-limits: requests a minute per API key, of all API keys
+	// together, and per webhook trigger of the organization; 0 keeps the
+	// current one.
+	KeyPerMinute          int64 `json:"keyPerMinute,omitempty"`
+	OrganizationPerMinute int64 `json:"organizationPerMinute,omitempty"`
+	WebhookPerMinute      int64 `json:"webhookPerMinute,omitempty"`
 }
 
 // Actions lists the operations.
@@ -69,6 +71,9 @@ func Run(ctx context.Context, st *store.Store, req Request) (any, error) {
 			}
 			if req.KeyPerMinute != 0 {
 				cur.KeyPerMinute = req.KeyPerMinute
+			}
+			if req.OrganizationPerMinute != 0 {
+				cur.OrganizationPerMinute = req.OrganizationPerMinute
 			}
 			if req.WebhookPerMinute != 0 {
 				cur.WebhookPerMinute = req.WebhookPerMinute

@@ -119,17 +119,22 @@ func TestSetLimitsChangesWhatItIsGivenAndKeepsTheRest(t *testing.T) {
 	org, _ := call(t, h, event(t, "admin-create-org.json"))
 	orgID := org["id"].(string)
 	got, _ := call(t, h, admin.Request{Action: "get-limits", Org: orgID})
-	if l := got["limits"].(map[string]any); l["keyPerMinute"] != 60000.0 || l["webhookPerMinute"] != 6000.0 {
+	if l := got["limits"].(map[string]any); l["keyPerMinute"] != 60000.0 || l["organizationPerMinute"] != 120000.0 || l["webhookPerMinute"] != 6000.0 {
 		t.Errorf("default limits %v", l)
 	}
 	set, _ := call(t, h, event(t, "admin-set-limits.json", "org_REPLACE", orgID))
-	if l := set["limits"].(map[string]any); l["keyPerMinute"] != 120000.0 || l["webhookPerMinute"] != 12000.0 {
+	if l := set["limits"].(map[string]any); l["keyPerMinute"] != 120000.0 || l["organizationPerMinute"] != 240000.0 || l["webhookPerMinute"] != 12000.0 {
 		t.Errorf("set-limits answered %v", l)
 	}
 	call(t, h, admin.Request{Action: "set-limits", Org: orgID, WebhookPerMinute: 30})
 	got, _ = call(t, h, admin.Request{Action: "get-limits", Org: orgID})
-	if l := got["limits"].(map[string]any); l["keyPerMinute"] != 120000.0 || l["webhookPerMinute"] != 30.0 {
+	if l := got["limits"].(map[string]any); l["keyPerMinute"] != 120000.0 || l["organizationPerMinute"] != 240000.0 || l["webhookPerMinute"] != 30.0 {
 		t.Errorf("after setting the webhook limit only: %v", l)
+	}
+	call(t, h, admin.Request{Action: "set-limits", Org: orgID, OrganizationPerMinute: 500})
+	got, _ = call(t, h, admin.Request{Action: "get-limits", Org: orgID})
+	if l := got["limits"].(map[string]any); l["keyPerMinute"] != 120000.0 || l["organizationPerMinute"] != 500.0 || l["webhookPerMinute"] != 30.0 {
+		t.Errorf("after setting the organization's limit only: %v", l)
 	}
 }
 
@@ -166,6 +171,7 @@ func TestBadRequestsAreRefusedNamingTheProblem(t *testing.T) {
 		{"revoke-key without client id", admin.Request{Action: "revoke-key"}, "clientId", "is required"},
 		{"set-limits for a missing org", admin.Request{Action: "set-limits", Org: "org_missing", KeyPerMinute: 5}, "", "no such organization: org_missing"},
 		{"set-limits out of range", admin.Request{Action: "set-limits", Org: orgID, KeyPerMinute: -1}, "keyPerMinute", "must be from 1 to"},
+		{"set-limits organization out of range", admin.Request{Action: "set-limits", Org: orgID, OrganizationPerMinute: -1}, "organizationPerMinute", "must be from 1 to"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

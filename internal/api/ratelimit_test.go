@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sourcebase/sourcebase/internal/admin"
 	"github.com/sourcebase/sourcebase/internal/apitest"
 	"github.com/sourcebase/sourcebase/internal/ratelimit"
 	"github.com/sourcebase/sourcebase/internal/webhook"
@@ -164,4 +165,79 @@ func TestAnOrganizationsLimitsAreValidated(t *testing.T) {
 			t.Errorf("limits %v were accepted", l)
 		}
 	}
+}
+
+func TestAnOrganizationOverItsLimitIs429NamingItAndTheHeadersReportTheTighterLimit(t *testing.T) {
+	t.Parallel()
+	e, _ := limited(t)
+	c := e.Org(t)
+	other := e.Key(t, c.Org, "member")
+	setLimits(t, e, c.Org, ratelimit.Limits{KeyPerMinute: 5, OrganizationPerMinute: 3, WebhookPerMinute: 10})
+	for i, k := range []*apitest.Client{c, other, c} {
+		r := k.Do("GET", "/v1/companies", nil).Want(t, http.StatusOK)
+		if r.Header.Get("X-RateLimit-Limit") != "3" || r.Header.Get("X-RateLimit-Remaining") != strconv.Itoa(2-i) {
+			t.Errorf("request %d: limit %q remaining %q, want the organization's 3 with %d left",
+				i+1, r.Header.Get("X-RateLimit-Limit"), r.Header.Get("X-RateLimit-Remaining"), 2-i)
+		}
+	}
+	for _, k := range []*apitest.Client{other, c} {
+		r := k.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Over"})
+		wantExactBody(t, r.Want(t, http.StatusTooManyRequests),
+			`{"error":"Too many requests for this organization: the limit is 3 a minute; try again in 55 seconds."}`)
+		if r.Header.Get("Retry-After") != "55" || r.Header.Get("X-RateLimit-Limit") != "3" || r.Header.Get("X-RateLimit-Remaining") != "0" {
+			t.Errorf("Retry-After %q, limit %q, remaining %q", r.Header.Get("Retry-After"), r.Header.Get("X-RateLimit-Limit"), r.Header.Get("X-RateLimit-Remaining"))
+		}
+	}
+
+	// Where the key's limit is the tighter, the headers report it.
+	d := e.Org(t)
+	setLimits(t, e, d.Org, ratelimit.Limits{KeyPerMinute: 2, OrganizationPerMinute: 100, WebhookPerMinute: 10})
+	if r := d.Do("GET", "/v1/companies", nil).Want(t, http.StatusOK); r.Header.Get("X-RateLimit-Limit") != "2" || r.Header.Get("X-RateLimit-Remaining") != "1" {
+		t.Errorf("key limit 2 of 100 for the organization: limit %q remaining %q", r.Header.Get("X-RateLimit-Limit"), r.Header.Get("X-RateLimit-Remaining"))
+	}
+}
+
+func TestARaisedLimitAdmitsAKeyRefusedOnAnotherInstanceWithoutWaitingForTheWindow(t *testing.T) {
+	t.Parallel()
+	e, now := limited(t)
+	second := apitest.NewWith(t, apitest.Options{Store: e.Store})
+	second.Deps.Limits.SetClock(func() time.Time { return *now })
+	c := e.Org(t)
+	c2 := *c
+	c2.Base = second.URL
+	operator := func(keyPerMinute, organizationPerMinute int64) {
+		t.Helper()
+		_, err := admin.Run(context.Background(), e.Store, admin.Request{Action: "set-limits", Org: c.Org,
+			KeyPerMinute: keyPerMinute, OrganizationPerMinute: organizationPerMinute})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	operator(2, 0)
+	c.Do("GET", "/v1/companies", nil).Want(t, http.StatusOK)
+	c2.Do("GET", "/v1/companies", nil).Want(t, http.StatusOK)
+	for _, k := range []*apitest.Client{c, &c2} {
+		k.Do("GET", "/v1/companies", nil).Want(t, http.StatusTooManyRequests)
+	}
+	operator(4, 0)
+	*now = now.Add(ratelimit.RecheckEvery)
+	for _, k := range []*apitest.Client{c, &c2} {
+		if r := k.Do("GET", "/v1/companies", nil).Want(t, http.StatusOK); r.Header.Get("X-RateLimit-Limit") != "4" {
+			t.Errorf("after the raise: X-RateLimit-Limit %q, want 4", r.Header.Get("X-RateLimit-Limit"))
+		}
+	}
+	for _, k := range []*apitest.Client{c, &c2} {
+		k.Do("GET", "/v1/companies", nil).Want(t, http.StatusTooManyRequests)
+	}
+
+	// The organization's limit too.
+	operator(100, 4)
+	*now = now.Add(ratelimit.RecheckEvery)
+	c.Do("GET", "/v1/companies", nil).Want(t, http.StatusTooManyRequests) // the organization has counted 4
+	operator(0, 6)
+	*now = now.Add(ratelimit.RecheckEvery)
+	c2.Do("GET", "/v1/companies", nil).Want(t, http.StatusOK)
+	c.Do("GET", "/v1/companies", nil).Want(t, http.StatusOK)
+	wantExactBody(t, c2.Do("GET", "/v1/companies", nil).Want(t, http.StatusTooManyRequests),
+		`{"error":"Too many requests for this organization: the limit is 6 a minute; try again in 52 seconds."}`)
 }

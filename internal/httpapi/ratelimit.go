@@ -25,9 +25,27 @@ var (
 	rateResetKey     = http.CanonicalHeaderKey(HeaderRateReset)
 )
 
-// RateLimit writes d's headers and, when d refuses the request, the 429
-// answer (with Retry-After) naming what is limited (who: "this API key");
-// it reports whether the request may go on.
+// limited names what a limit of each scope limits, as a 429 says it.
+var limited = map[string]string{
+	ratelimit.ScopeKey:          "this API key",
+	ratelimit.ScopeOrganization: "this organization",
+	ratelimit.ScopeWebhook:      "this webhook trigger",
+}
+
+// LimitedBy names what the limit that decided d limits ("this API key",
+// "this organization", "this webhook trigger"); who when d does not say.
+func LimitedBy(d ratelimit.Decision, who string) string {
+	if s, ok := limited[d.Scope]; ok {
+		return s
+	}
+	return who
+}
+
+// RateLimit writes d's headers (those of the limit that decided: the one
+// that refused, or the tighter of two that allowed) and, when d refuses the
+// request, the 429 answer (with Retry-After) naming the limit that refused
+// (LimitedBy; who when d names none); it reports whether the request may
+// go on.
 func RateLimit(w http.ResponseWriter, d ratelimit.Decision, who string) bool {
 	reset := int64((d.Reset + time.Second - 1) / time.Second)
 	h := w.Header()
@@ -41,6 +59,6 @@ func RateLimit(w http.ResponseWriter, d ratelimit.Decision, who string) bool {
 	}
 	h.Set("Retry-After", strconv.FormatInt(reset, 10))
 	ErrorBody(w, http.StatusTooManyRequests, fmt.Sprintf(
-		"Too many requests for %s: the limit is %d a minute; try again in %d seconds.", who, d.Limit, reset))
+		"Too many requests for %s: the limit is %d a minute; try again in %d seconds.", LimitedBy(d, who), d.Limit, reset))
 	return false
 }

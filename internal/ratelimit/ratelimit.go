@@ -1,6 +1,7 @@
-// Package ratelimit limits the requests of each API key and each webhook
-// trigger per minute, across every instance of the service (every Lambda
-// instance, every dev server on one table).
+// Package ratelimit limits the requests of each API key, of each
+// organization's keys together, and of each webhook trigger per minute,
+// across every instance of the service (every Lambda instance, every dev
+// server on one table).
 //
 // Windows are fixed minutes. An instance does not write to the table for
 // every request: it reserves a lease of requests from the window's counter
@@ -13,9 +14,20 @@
 // end of a window is lost, so near the limit a key may be refused a few
 // requests early (at most one lease per instance that served it).
 //
+// A request of an API key counts against two limits: its key's and its
+// organization's (all its keys together), each with its own counter and
+// leases. The key is counted first; a request the organization's limit
+// refuses gives its key's request back (in memory: the key's lease stays
+// with the instance for the key's next request), so a refusal spends
+// neither budget. The answer reports the tighter of the two.
+//
 // An organization's limits are read from the table (store.RateLimitsKey)
 // once a minute per instance; without its own, an organization has the
-// Defaults.
+// Defaults. A refused request re-reads them when they were read more than
+// RecheckEvery ago (once per organization per instance at a time), so a
+// limit the operator raises admits the keys it refused within a second on
+// every instance; a refused flood costs at most one read a second per
+// organization per instance and no write.
 package ratelimit
 
 import (
@@ -35,14 +47,21 @@ const Window = time.Minute
 
 // Scopes of a limit.
 const (
-	ScopeKey     = "key"     // an API key's requests to /v1
-	ScopeWebhook = "webhook" // a trigger's accepted deliveries
+	ScopeKey          = "key"          // an API key's requests to /v1
+	ScopeOrganization = "organization" // the requests of all API keys of an organization together
+	ScopeWebhook      = "webhook"      // a trigger's accepted deliveries
 )
 
 // Limits are an organization's limits, requests per minute.
 type Limits struct {
 	// KeyPerMinute is what each API key of the organization may send.
 	KeyPerMinute int64 `json:"keyPerMinute"`
+	// OrganizationPerMinute is what all API keys of the organization may
+	// send together. 0 (limits stored before it existed, or set without
+	// it) means its default: the larger of Defaults.OrganizationPerMinute
+	// and KeyPerMinute, so that no key is cut below the limit the operator
+	// gave it.
+	OrganizationPerMinute int64 `json:"organizationPerMinute"`
 	// WebhookPerMinute is what each webhook trigger of the organization
 	// accepts (deliveries that pass the signature check).
 	WebhookPerMinute int64 `json:"webhookPerMinute"`
@@ -50,16 +69,22 @@ type Limits struct {
 
 // Defaults apply to an organization without limits of its own: far above
 // what one client of a research platform sends, low enough that a runaway
-// script or sender is stopped within a minute.
-var Defaults = Limits{KeyPerMinute: 60_000, WebhookPerMinute: 6_000}
+// script or sender is stopped within a minute. The organization's limit is
+// two keys' worth: one key may use its whole limit, and 25 keys do not
+// get 25 times it.
+var Defaults = Limits{KeyPerMinute: 60_000, OrganizationPerMinute: 120_000, WebhookPerMinute: 6_000}
 
 // MaxLimit bounds a configured limit.
 const MaxLimit = 10_000_000
 
-// Validate checks limits set by the operator.
+// Validate checks limits set by the operator (an OrganizationPerMinute of
+// 0 is the default, see Limits).
 func (l Limits) Validate() error {
 	if l.KeyPerMinute < 1 || l.KeyPerMinute > MaxLimit {
 		return apperr.Invalid("keyPerMinute", "must be from 1 to %d", MaxLimit)
+	}
+	if l.OrganizationPerMinute < 0 || l.OrganizationPerMinute > MaxLimit {
+		return apperr.Invalid("organizationPerMinute", "must be from 1 to %d", MaxLimit)
 	}
 	if l.WebhookPerMinute < 1 || l.WebhookPerMinute > MaxLimit {
 		return apperr.Invalid("webhookPerMinute", "must be from 1 to %d", MaxLimit)
@@ -67,15 +92,54 @@ func (l Limits) Validate() error {
 	return nil
 }
 
+// complete gives what l leaves unset (0) its default: limits stored before
+// a field existed stay readable.
+func (l Limits) complete() Limits {
+	if l.KeyPerMinute == 0 {
+		l.KeyPerMinute = Defaults.KeyPerMinute
+	}
+	if l.WebhookPerMinute == 0 {
+		l.WebhookPerMinute = Defaults.WebhookPerMinute
+	}
+	if l.OrganizationPerMinute == 0 {
+		l.OrganizationPerMinute = max(Defaults.OrganizationPerMinute, l.KeyPerMinute)
+	}
+	return l
+}
+
+// of is the limit of scope.
+func (l Limits) of(scope string) int64 {
+	switch scope {
+	case ScopeKey:
+		return l.KeyPerMinute
+	case ScopeOrganization:
+		return l.OrganizationPerMinute
+	default:
+		return l.WebhookPerMinute
+	}
+}
+
 // maxLease is the most requests one reservation takes.
 const maxLease = 50
 
 // Decision is what a limit says about one request.
 type Decision struct {
-	Allowed   bool
+	Allowed bool
+	// Scope is the limit decided by (ScopeKey, ScopeOrganization,
+	// ScopeWebhook): the one that refused, or of two that allowed, the
+	// tighter (fewer requests remaining).
+	Scope     string
 	Limit     int64         // requests per window
 	Remaining int64         // requests left in the window (an estimate across instances)
 	Reset     time.Duration // until the window ends
+}
+
+// tighter is the decision of two allowing ones with fewer requests left.
+func tighter(a, b Decision) Decision {
+	if b.Remaining < a.Remaining || b.Remaining == a.Remaining && b.Limit < a.Limit {
+		return b
+	}
+	return a
 }
 
 // Limiter counts requests against limits.
@@ -91,6 +155,7 @@ type Limiter struct {
 type slot struct {
 	mu     sync.Mutex
 	window int64 // the window's start, Unix seconds
+	limit  int64 // the limit the window was last counted against
 	leased int64 // requests this instance reserved in the window
 	used   int64 // of those, served
 	seen   int64 // the window's counter after this instance's last reservation
@@ -99,7 +164,8 @@ type slot struct {
 
 type cachedLimits struct {
 	limits  Limits
-	expires time.Time
+	read    time.Time // when they were read from the table
+	reading bool      // a refused request is reading them again
 }
 
 // New returns a limiter over st.
@@ -112,22 +178,45 @@ func (l *Limiter) SetClock(now func() time.Time) { l.now = now }
 
 // Take counts one request of id in scope against limit.
 func (l *Limiter) Take(ctx context.Context, scope, id string, limit int64) (Decision, error) {
-	now := l.now()
+	return l.count(ctx, scope, id, limit, l.now())
+}
+
+// count is Take at now. A limit other than the one the window was counted
+// against applies at once: a higher one lets a slot refused at the lower
+// one reserve again; for a lower one this instance gives back to the
+// counter what it leased and did not serve, so that the window counts
+// what was served here, and its next request reserves against the lower
+// limit.
+func (l *Limiter) count(ctx context.Context, scope, id string, limit int64, now time.Time) (Decision, error) {
 	window := now.Truncate(Window)
-	d := Decision{Limit: limit, Reset: window.Add(Window).Sub(now)}
+	d := Decision{Scope: scope, Limit: limit, Reset: window.Add(Window).Sub(now)}
 	s := l.slot(scope + "#" + id)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if w := window.Unix(); s.window != w {
-		s.window, s.leased, s.used, s.seen, s.full = w, 0, 0, 0, false
+		s.window, s.limit, s.leased, s.used, s.seen, s.full = w, limit, 0, 0, 0, false
 	}
+	k, expires := store.RateCounterKey(scope, id, s.window), window.Add(Window+time.Hour)
+	switch {
+	case limit > s.limit:
+		s.full = false
+	case limit < s.limit && s.leased > s.used:
+		// A negative add always passes its condition (room = MaxLimit +
+		// what is given back, and no counter exceeds MaxLimit).
+		if count, _, err := l.st.Reserve(ctx, k, s.used-s.leased, MaxLimit, expires); err != nil {
+			slog.WarnContext(ctx, "rate limit lease not given back", "scope", scope, "err", err)
+		} else {
+			s.seen = count
+		}
+		s.leased = s.used
+	}
+	s.limit = limit
 	if s.used >= s.leased && !s.full {
 		lease := min(max((limit-s.seen)/8, 1), maxLease)
-		expires := window.Add(Window + time.Hour)
-		count, ok, err := l.st.Reserve(ctx, store.RateCounterKey(scope, id, s.window), lease, limit, expires)
+		count, ok, err := l.st.Reserve(ctx, k, lease, limit, expires)
 		if err == nil && !ok && lease > 1 {
 			lease = 1
-			count, ok, err = l.st.Reserve(ctx, store.RateCounterKey(scope, id, s.window), lease, limit, expires)
+			count, ok, err = l.st.Reserve(ctx, k, lease, limit, expires)
 		}
 		if err != nil {
 			return d, err
@@ -148,6 +237,17 @@ func (l *Limiter) Take(ctx context.Context, scope, id string, limit int64) (Deci
 	return d, nil
 }
 
+// giveBack undoes a request count counted at now in the same window: the
+// request it allowed was refused by another limit.
+func (l *Limiter) giveBack(scope, id string, now time.Time) {
+	s := l.slot(scope + "#" + id)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.window == now.Truncate(Window).Unix() && s.used > 0 {
+		s.used--
+	}
+}
+
 func (l *Limiter) slot(key string) *slot {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -162,38 +262,86 @@ func (l *Limiter) slot(key string) *slot {
 // limitsTTL is how long an instance keeps an organization's limits.
 const limitsTTL = time.Minute
 
+// RecheckEvery is how old an organization's limits must be for a refused
+// request to read them again: a raised limit reaches keys refused under
+// the old one within it, and a flood of refused requests reads the limits
+// at most once per RecheckEvery per organization per instance.
+const RecheckEvery = time.Second
+
 // LimitsOf returns org's limits: its own, or the Defaults.
 func (l *Limiter) LimitsOf(ctx context.Context, org string) (Limits, error) {
 	now := l.now()
 	l.mu.Lock()
 	c, ok := l.limits[org]
 	l.mu.Unlock()
-	if ok && now.Before(c.expires) {
+	if ok && now.Before(c.read.Add(limitsTTL)) {
 		return c.limits, nil
 	}
-	got := Defaults
+	got, err := l.read(ctx, org)
+	if err != nil {
+		return Defaults, err
+	}
+	l.mu.Lock()
+	l.limits[org] = cachedLimits{limits: got, read: now}
+	l.mu.Unlock()
+	return got, nil
+}
+
+// read reads org's limits from the table.
+func (l *Limiter) read(ctx context.Context, org string) (Limits, error) {
 	k := store.RateLimitsKey(org)
 	var own Limits
 	_, err := l.st.Get(ctx, k.PK, k.SK, &own)
 	switch {
 	case err == nil:
-		got = own
+		return own.complete(), nil
 	case errors.Is(err, apperr.ErrNotFound):
+		return Defaults, nil
 	default:
 		return Defaults, err
 	}
+}
+
+// recheck reads org's limits again for a request refused under had, when
+// they were read RecheckEvery ago or more and no other request is reading
+// them; it returns the limits and whether they differ from had.
+func (l *Limiter) recheck(ctx context.Context, org string, had Limits, now time.Time) (Limits, bool) {
 	l.mu.Lock()
-	l.limits[org] = cachedLimits{limits: got, expires: now.Add(limitsTTL)}
+	c, ok := l.limits[org]
+	if ok && c.limits != had {
+		l.mu.Unlock()
+		return c.limits, true // read since, by another request
+	}
+	if ok && (c.reading || now.Sub(c.read) < RecheckEvery) {
+		l.mu.Unlock()
+		return had, false
+	}
+	c.limits, c.reading = had, true
+	l.limits[org] = c
 	l.mu.Unlock()
-	return got, nil
+
+	got, err := l.read(ctx, org)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err != nil {
+		slog.WarnContext(ctx, "rate limits not read again", "err", err)
+		c.reading = false
+		l.limits[org] = c
+		return had, false
+	}
+	l.limits[org] = cachedLimits{limits: got, read: now}
+	return got, got != had
 }
 
 // SetLimits stores org's own limits (the operator's `admin set-limits`);
-// instances apply them within a minute.
+// an OrganizationPerMinute of 0 is stored as its default. This instance
+// applies them at once; the others when they next read them: within
+// RecheckEvery for a request they refuse, within a minute otherwise.
 func (l *Limiter) SetLimits(ctx context.Context, org string, limits Limits) error {
 	if err := limits.Validate(); err != nil {
 		return err
 	}
+	limits = limits.complete()
 	k := store.RateLimitsKey(org)
 	op, err := l.st.PutOp(store.Item{PK: k.PK, SK: k.SK, Type: store.TypeLimits, Doc: limits})
 	if err != nil {
@@ -208,28 +356,68 @@ func (l *Limiter) SetLimits(ctx context.Context, org string, limits Limits) erro
 	return nil
 }
 
-// Key counts a request of an API key of org; a failure to count lets the
-// request through (logged): a limit must not turn a slow table into an
-// outage of its own.
+// Key counts a request of an API key of org against both the key's limit
+// and the organization's, and decides by the one that refuses, or, when
+// both allow, reports the tighter. A failure to count lets the request
+// through (logged): a limit must not turn a slow table into an outage of
+// its own.
 func (l *Limiter) Key(ctx context.Context, org, clientID string) Decision {
-	return l.take(ctx, org, ScopeKey, clientID, func(ls Limits) int64 { return ls.KeyPerMinute })
+	return l.decide(ctx, org, ScopeKey, clientID)
 }
 
-// Webhook counts an accepted delivery to a trigger of org, as Key does.
+// Webhook counts an accepted delivery to a trigger of org against the
+// trigger's limit (not the organization's: a sender's deliveries do not
+// spend the budget of the organization's API clients), as Key does.
 func (l *Limiter) Webhook(ctx context.Context, org, slug string) Decision {
-	return l.take(ctx, org, ScopeWebhook, slug, func(ls Limits) int64 { return ls.WebhookPerMinute })
+	return l.decide(ctx, org, ScopeWebhook, slug)
 }
 
-func (l *Limiter) take(ctx context.Context, org, scope, id string, of func(Limits) int64) Decision {
+// decide counts a request of id in scope of org; a refused one is counted
+// once more when the organization's limits, read again, have changed.
+func (l *Limiter) decide(ctx context.Context, org, scope, id string) Decision {
+	now := l.now()
 	ls, err := l.LimitsOf(ctx, org)
-	if err == nil {
-		var d Decision
-		if d, err = l.Take(ctx, scope, id, of(ls)); err == nil {
-			return d
+	if err != nil {
+		slog.WarnContext(ctx, "rate limit not counted", "scope", scope, "err", err)
+		return Decision{Allowed: true, Scope: scope, Limit: ls.of(scope), Remaining: ls.of(scope)}
+	}
+	d := l.counts(ctx, org, scope, id, ls, now)
+	if !d.Allowed {
+		if fresh, changed := l.recheck(ctx, org, ls, now); changed {
+			d = l.counts(ctx, org, scope, id, fresh, now)
 		}
 	}
-	slog.WarnContext(ctx, "rate limit not counted", "scope", scope, "err", err)
-	return Decision{Allowed: true, Limit: of(ls), Remaining: of(ls)}
+	return d
+}
+
+// counts counts a request against its limit and, for an API key, its
+// organization's; a request the organization refuses is given back to
+// the key.
+func (l *Limiter) counts(ctx context.Context, org, scope, id string, ls Limits, now time.Time) Decision {
+	d, ok := l.countOpen(ctx, scope, id, ls.of(scope), now)
+	if !ok || !d.Allowed || scope != ScopeKey {
+		return d
+	}
+	o, ok := l.countOpen(ctx, ScopeOrganization, org, ls.OrganizationPerMinute, now)
+	if !ok {
+		return d
+	}
+	if !o.Allowed {
+		l.giveBack(scope, id, now)
+		return o
+	}
+	return tighter(d, o)
+}
+
+// countOpen is count letting the request through when the table fails;
+// ok is false then.
+func (l *Limiter) countOpen(ctx context.Context, scope, id string, limit int64, now time.Time) (Decision, bool) {
+	d, err := l.count(ctx, scope, id, limit, now)
+	if err != nil {
+		slog.WarnContext(ctx, "rate limit not counted", "scope", scope, "err", err)
+		return Decision{Allowed: true, Scope: scope, Limit: limit, Remaining: limit, Reset: d.Reset}, false
+	}
+	return d, true
 }
 
 // String is the limits as JSON, as the operator CLI prints them.

@@ -18,7 +18,9 @@ const attrCount = "n"
 // one conditional UpdateItem (so concurrent reservers, on any number of
 // instances, never take more than max together). It returns the count
 // after the add, or ok false and the count as it stands when the add would
-// pass max. The counter expires (AttrExpires) at expires.
+// pass max. The counter expires (AttrExpires) at expires. A negative n
+// gives back requests reserved and not served (with a max that leaves
+// room, it always passes).
 func (s *Store) Reserve(ctx context.Context, k Key, n, max int64, expires time.Time) (count int64, ok bool, err error) {
 	out, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                aws.String(s.Table),
