@@ -1,7 +1,9 @@
 package api_test
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/sourcebase/sourcebase/internal/apitest"
@@ -94,4 +96,83 @@ func TestListColumnsMustBeFieldsOfTheListsResourceType(t *testing.T) {
 		t.Fatalf("column defaults: %s", jsonOf(col))
 	}
 	wantError(t, c.Do("PUT", "/v1/lists/"+idOf(t, l), map[string]any{"resourceType": "company"}), 400, "resourceType", "cannot be changed")
+}
+
+// addEntries creates n companies (custom holding pad) and puts each on
+// list; it returns their ids, oldest first.
+func addEntries(t *testing.T, c *apitest.Client, list string, n int, pad string) []string {
+	t.Helper()
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = idOf(t, createCompany(t, c, map[string]any{"canonicalName": fmt.Sprint("Entry ", i), "custom": map[string]any{"pad": pad}}))
+		c.Do("POST", "/v1/lists/"+list+"/entries", map[string]any{"recordId": ids[i]}).Want(t, 201)
+	}
+	return ids
+}
+
+func TestListEntriesClampLimitTo1000LikeEveryListAndStayWithinTheByteBudget(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	newList := func(name string) string {
+		return idOf(t, c.Do("POST", "/v1/lists", map[string]any{"name": name, "resourceType": "company"}).Want(t, 201).Object(t))
+	}
+
+	// The spec clamps every list's limit to 1..1000 (default 100).
+	list := newList("Many")
+	ids := addEntries(t, c, list, 150, "")
+	for _, tc := range []struct {
+		query     string
+		n         int
+		continues bool
+	}{
+		{"", 100, true},
+		{"?limit=1000", 150, false},
+		{"?limit=150", 150, false},
+		{"?limit=120", 120, true},
+		{"?limit=5000", 150, false}, // clamped to 1000
+		{"?limit=0", 1, true},       // clamped to 1
+	} {
+		r := c.Do("GET", "/v1/lists/"+list+"/entries"+tc.query, nil).Want(t, 200)
+		entries := r.List(t)
+		if len(entries) != tc.n || (r.Header.Get("X-Next-Cursor") != "") != tc.continues {
+			t.Errorf("GET entries%s: %d entries, X-Next-Cursor %q; want %d entries and a cursor %v",
+				tc.query, len(entries), r.Header.Get("X-Next-Cursor"), tc.n, tc.continues)
+		}
+		for i, ent := range entries {
+			rec, _ := ent["record"].(map[string]any)
+			if want := ids[len(ids)-1-i]; ent["recordId"] != want || rec["id"] != want {
+				t.Fatalf("GET entries%s: entry %d is %.200s, want company %s with its record", tc.query, i, jsonOf(ent), want)
+			}
+		}
+	}
+
+	// Large records: a page ends within the 5 MB budget however high the
+	// limit, and its cursor continues where it ended.
+	big := newList("Big")
+	bigIDs := addEntries(t, c, big, 110, strings.Repeat("x", 50_000))
+	var got []string
+	next, pages := "/v1/lists/"+big+"/entries?limit=1000", 0
+	for next != "" {
+		r := c.Do("GET", next, nil).Want(t, 200)
+		if len(r.Body) > 5_000_000 {
+			t.Errorf("a page of entries is %d bytes, over the 5 MB budget", len(r.Body))
+		}
+		for _, ent := range r.List(t) {
+			if rec, _ := ent["record"].(map[string]any); rec["id"] != ent["recordId"] {
+				t.Fatalf("entry without its record: %.200s", jsonOf(ent))
+			}
+			got = append(got, ent["recordId"].(string))
+		}
+		next = ""
+		if cur := r.Header.Get("X-Next-Cursor"); cur != "" {
+			next = "/v1/lists/" + big + "/entries?limit=1000&cursor=" + cur
+		}
+		pages++
+	}
+	slices.Reverse(bigIDs)
+	if !slices.Equal(got, bigIDs) || pages < 2 {
+		t.Errorf("%d pages of %d entries; want every one of the %d entries once, newest first, over at least 2 pages",
+			pages, len(got), len(bigIDs))
+	}
 }

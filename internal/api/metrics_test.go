@@ -327,8 +327,13 @@ func TestAnotherOrganizationsRecordHasNoSeriesAndTakesNoPoints(t *testing.T) {
 	a := newMetricOrg(t, e)
 	b := newMetricOrg(t, e)
 	a.write(t, map[string]any{"date": "2025-01-31", "value": 1})
+	// The spec answers a series read 400 or 401: a record the body names
+	// that is not the organization's is a 400 naming resource, whether it
+	// is another organization's or nobody's.
 	for _, res := range []string{a.company, "deals:" + a.deal1, "people:per_nope"} {
-		wantError(t, b.c.Do("POST", "/v1/data/metric-series", map[string]any{"resource": res, "key": "metric:revenue"}), 404)
+		r := b.c.Do("POST", "/v1/data/metric-series", map[string]any{"resource": res, "key": "metric:revenue"})
+		r.Want(t, 400)
+		wantExactBody(t, r, `{"error":"Invalid request body: resource must name a record of your organization; `+res+` is not one"}`)
 	}
 	wantError(t, b.c.Do("POST", "/v1/data/metric-points", map[string]any{"points": []any{
 		map[string]any{"resource": a.company, "key": "metric:revenue", "date": "2025-01-31", "value": 9, "source": "x"}}}), 400, "points[0].resource")

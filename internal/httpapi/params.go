@@ -69,7 +69,7 @@ func ParseList(q url.Values, filters []string) (out store.Query, filter, value s
 		page = n
 	}
 	out.Offset = (page - 1) * out.Limit
-	switch d := strings.ToLower(q.Get("direction")); d {
+	switch q.Get("direction") { // the spec's values, as the contract's enum: no other spelling
 	case "", "desc":
 	case "asc":
 		out.Desc = false

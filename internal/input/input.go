@@ -40,7 +40,9 @@ const (
 
 // ParseObject decodes body, which must be exactly one JSON object. Fields
 // outside allowed are rejected, naming the field and the allowed set. A
-// field nested deeper than MaxDepth is rejected before anything decodes it.
+// field nested deeper than MaxDepth is rejected before anything decodes it,
+// and a number no client could read back anywhere in the body (see
+// CheckNumbers) is rejected naming its path, whatever field holds it.
 func ParseObject(body []byte, allowed ...string) (*Object, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, apperr.Invalid("", "the body is empty; send a JSON object")
@@ -58,6 +60,9 @@ func ParseObject(body []byte, allowed ...string) (*Object, error) {
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, apperr.Invalid("", "the body must hold a single JSON object, but more data follows it")
+	}
+	if err := CheckNumbers("", body); err != nil {
+		return nil, err
 	}
 	o := &Object{fields: fields}
 	return o, o.only(allowed)
@@ -378,7 +383,7 @@ func (o *Object) FreeObject(name string) (Field[map[string]any], error) {
 	if typeName(r) != "an object" {
 		return Field[map[string]any]{}, apperr.Invalid(o.Path(name), "must be an object, not %s", typeName(r))
 	}
-	v, err := Free(o.Path(name), r)
+	v, err := free(o.Path(name), r) // ParseObject checked its numbers
 	if err != nil {
 		return Field[map[string]any]{}, err
 	}
@@ -390,9 +395,22 @@ func (o *Object) FreeObject(name string) (Field[map[string]any], error) {
 }
 
 // Free decodes raw, a free-form JSON value, after checking with Depth that
-// it spans at most MaxDepth levels; field names it in errors. Numbers are
-// json.Number, which keeps every number exactly as sent (64-bit ids, 1e400).
+// it spans at most MaxDepth levels, and refuses a number no client could
+// read back (CheckNumbers); field names it in errors. Numbers are
+// json.Number, which keeps every accepted number exactly as sent.
 func Free(field string, raw []byte) (any, error) {
+	v, err := free(field, raw)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckNumbers(field, raw); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// free is Free for a value whose numbers were checked already.
+func free(field string, raw []byte) (any, error) {
 	if Depth(raw, MaxDepth) > MaxDepth {
 		return nil, apperr.Invalid(field, "is nested deeper than %d levels", MaxDepth)
 	}

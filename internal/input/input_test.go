@@ -100,3 +100,72 @@ func jsonString(t *testing.T, s string) string {
 	}
 	return string(b)
 }
+
+func TestCheckNumbersRefusesNumbersNoClientReadsNamingTheirPath(t *testing.T) {
+	t.Parallel()
+	const (
+		outOfRange = "must be a number within the range of a 64-bit float (±1.7976931348623157e308), the numbers every JSON client reads; send a larger one as a string"
+		bigInteger = "must be an integer from -9007199254740991 to 9007199254740991 (2^53 − 1), the integers every JSON client reads exactly; send a larger one as a string"
+	)
+	refused := []struct{ raw, field, message string }{
+		{`1e400`, "payload", outOfRange},
+		{`{"n":1e400}`, "payload.n", outOfRange},
+		{`{"n":-1e400}`, "payload.n", outOfRange},
+		{`{"n":1E+309}`, "payload.n", outOfRange},
+		{`{"n":1.7976931348623159e308}`, "payload.n", outOfRange},
+		{`{"n":` + strings.Repeat("9", 400) + `}`, "payload.n", outOfRange},
+		{`{"n":-` + strings.Repeat("9", 400) + `.5}`, "payload.n", outOfRange},
+		{`{"n":9007199254740992}`, "payload.n", bigInteger},
+		{`{"n":-9007199254740992}`, "payload.n", bigInteger},
+		{`{"n":9007199254740993}`, "payload.n", bigInteger},
+		{`{"n":12345678901234567890}`, "payload.n", bigInteger},
+		{`{"n":1` + strings.Repeat("0", 308) + `}`, "payload.n", bigInteger},
+		// The path: arrays by index, keys unescaped, strings that look like numbers skipped.
+		{`{"a":"1e400","b":[1,{"c":[0,0,1e999]}]}`, "payload.b[1].c[2]", outOfRange},
+		{`{"a\"b":{},"x\u0079":[[],{"k":"v","z":-1e999}]}`, "payload.xy[1].z", outOfRange},
+		{`[{"a":{}},{"b":[]},"s",9007199254740992]`, "payload[3]", bigInteger},
+		{`{"` + strings.Repeat("k", 200) + `":1e400}`, "payload." + strings.Repeat("k", 100) + "…", outOfRange},
+	}
+	for _, tc := range refused {
+		err := input.CheckNumbers("payload", []byte(tc.raw))
+		inv, ok := err.(*apperr.InvalidError)
+		if !ok || inv.Field != tc.field || inv.Message != tc.message {
+			t.Errorf("CheckNumbers(%.80s) = %v, want %s %s", tc.raw, err, tc.field, tc.message)
+		}
+	}
+	accepted := []string{
+		`{"n":9007199254740991,"m":-9007199254740991,"z":0,"neg":-0}`,
+		`{"pi":3.141592653589793238462643383279}`, // more digits than a double keeps: rounded
+		`{"tiny":1e-400,"small":-2e-324}`,         // rounds to 0
+		`{"max":1.7976931348623157e308,"min":-1.7976931348623157e308}`,
+		`{"f":9007199254740993.0,"e":1e20,"big":1.5e300}`, // floating-point values a double holds
+		`{"s":"1e400","t":"` + strings.Repeat("9", 400) + `"}`,
+		`{"a":[true,false,null,{"b":[1.5,-2,3e10]}]}`,
+		`{"x":` + strings.Repeat("1", 300) + `.5}`,
+	}
+	for _, raw := range accepted {
+		if err := input.CheckNumbers("payload", []byte(raw)); err != nil {
+			t.Errorf("CheckNumbers(%.80s) = %v, want it accepted", raw, err)
+		}
+	}
+}
+
+func TestParseObjectRefusesANumberNoClientReadsInAnyField(t *testing.T) {
+	t.Parallel()
+	for body, field := range map[string]string{
+		`{"name":"x","custom":{"n":1e400}}`:                "custom.n",
+		`{"points":[{"value":1},{"value":-1e400}]}`:        "points[1].value",
+		`{"filters":{"and":[{"value":9007199254740993}]}}`: "filters.and[0].value",
+		`{"employeeCount":12345678901234567890}`:           "employeeCount",
+	} {
+		_, err := input.ParseObject([]byte(body))
+		if inv, ok := err.(*apperr.InvalidError); !ok || inv.Field != field {
+			t.Errorf("ParseObject(%s) = %v, want an error naming %s", body, err, field)
+		}
+	}
+	// Free (webhook payloads) checks them too; FreeObject's were checked with the body.
+	if _, err := input.Free("payload", []byte(`{"n":[1e400]}`)); err == nil || err.Error() != "payload.n[0] "+
+		"must be a number within the range of a 64-bit float (±1.7976931348623157e308), the numbers every JSON client reads; send a larger one as a string" {
+		t.Errorf("Free of 1e400 = %v", err)
+	}
+}

@@ -222,9 +222,10 @@ type Query struct {
 // period, filtered (sources, minConfidence), with the deal context applied,
 // bucketed by the granularity (each bucket answers at its last date that
 // has candidates) and picked by the policy, in date order (within a date,
-// newest capture first). The resource must be a record of org
-// (apperr.ErrNotFound otherwise). It returns the DynamoDB calls the read
-// of the points made.
+// newest capture first). The resource must be a record of org: otherwise
+// a 400 naming resource, as for every record a body names (the spec
+// answers this route 400 or 401, never 404). It returns the DynamoDB calls
+// the read of the points made.
 func (s *Service) Read(ctx context.Context, org string, q Query) (Series, int, error) {
 	typ, id, ok := ParseResource(q.Resource)
 	if !ok {
@@ -235,7 +236,7 @@ func (s *Service) Read(ctx context.Context, org string, q Query) (Series, int, e
 		return Series{}, 0, err
 	}
 	if !found {
-		return Series{}, 0, fmt.Errorf("%s: %w", q.Resource, apperr.ErrNotFound)
+		return Series{}, 0, apperr.Invalid("resource", "must name a record of your organization; %s is not one", q.Resource)
 	}
 	if q.DealContext != "" {
 		found, err := s.exists(ctx, org, "deals", q.DealContext)

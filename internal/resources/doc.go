@@ -93,6 +93,10 @@ The sections after the index are generated from the declarations in
   times are RFC 3339 in UTC with three fractional digits.
 - **Create** needs the required fields. Unknown fields and read-only fields
   are 400 naming the field.
+- **Numbers** anywhere in a body (` + "`custom`" + ` included) must be ones every JSON
+  client reads: within a 64-bit float's range, and an integer written without
+  fraction or exponent within ±9007199254740991 (2^53 − 1); otherwise 400
+  naming the place (` + "`custom.n`" + `). Send larger ids as strings.
 - **Partial PUT.** Only the fields sent change; objects and arrays sent are
   replaced as a whole. ` + "`null`" + ` clears an optional field (to its empty value
   above, or its default); ` + "`null`" + ` for a required field is 400. An immutable
@@ -132,7 +136,7 @@ var docNotes = map[string]string{
 		"A workflow run's company step upserts a company: matched by `externalId`, then `website`, then `canonicalName`. " +
 		"See [`docs/decisions.md`](decisions.md#companies) for the reasons.",
 	workflows.Def.Name: "Creating a workflow answers its trigger with its `secret`, the one time it is shown besides " +
-		"`POST /v1/workflows/{id}/trigger/webhook-secret/rotate` (`200` with the trigger and its new secret; the old one " +
+		"`POST /v1/workflows/{id}/trigger/webhook-secret/rotate` (admin keys only; `200` with the trigger and its new secret; the old one " +
 		"stops working at once). Deleting a workflow deletes its trigger (its webhook stops at once) and keeps its runs. " +
 		"The step language (`steps[i].type`, `with`, `.$` JSONPath values) is described in [`docs/workflows.md`](workflows.md); " +
 		"see also [`docs/decisions.md`](decisions.md#workflows-and-runs).",
@@ -155,7 +159,7 @@ var docNotes = map[string]string{
 		"Entries (the records on a list, of its `resourceType`):\n\n" +
 		"| Method | Path | Answer |\n|---|---|---|\n" +
 		"| `POST` | `/v1/lists/{id}/entries` | body `{\"recordId\": \"...\"}` (checked like a reference): `201` with the entry, or `200` with the existing entry when the record is on the list already |\n" +
-		"| `GET` | `/v1/lists/{id}/entries` | the entries, newest first, at most 100 per page, each `{id, listId, recordId, addedAt, record}` with the record itself (`null` once it is deleted); sort by `addedAt` only |\n" +
+		"| `GET` | `/v1/lists/{id}/entries` | the entries, newest first, paged like every list (`limit` 1 to 1,000, default 100; a page ends early, with `X-Next-Cursor`, when its records fill the 5 MB budget), each `{id, listId, recordId, addedAt, record}` with the record itself (`null` once it is deleted); sort by `addedAt` only |\n" +
 		"| `DELETE` | `/v1/lists/{id}/entries/{recordId}` | `204`; 404 when the record is not on the list |\n\n" +
 		"Deleting a list deletes its entries.",
 	"frameworks": "`elements` must hold at least one element, with ids unique in the framework and a positive " +

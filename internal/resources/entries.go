@@ -2,6 +2,7 @@ package resources
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -26,8 +27,9 @@ type Entry struct {
 // entryKey is what makes an entry unique: a record is on a list once.
 func entryKey(listID, recordID string) string { return listID + "/" + recordID }
 
-// EntrySortFields are the fields a list's entries can be sorted by.
-func EntrySortFields() []string { return entrySpec.SortFields() }
+// EntrySortFields are the fields a list's entries can be sorted by:
+// addedAt is the id order (entry ids are time-ordered), as Page reads it.
+func EntrySortFields() []string { return []string{"id", "addedAt"} }
 
 var entrySpec = store.Spec[Entry]{
 	Type: "LISTENTRY",
@@ -132,7 +134,12 @@ func (e *Entries) Remove(ctx context.Context, org, listID, recordID string) erro
 }
 
 // Page returns a page of a list's entries, newest first by default, each
-// with its record (null when the record has been deleted since).
+// with its record (null when the record has been deleted since). The page
+// holds up to q.Limit entries (1 to 1000, as every list); their records are
+// read MaxBatch at a time, and no further once the entries read fill
+// q.MaxBytes, the page's byte budget: the page then ends there and its
+// cursor continues after the last entry read, so a page of large records
+// reads about what its answer can carry.
 func (e *Entries) Page(ctx context.Context, org, listID string, q store.Query) (store.Page[Entry], error) {
 	typ, err := e.list(ctx, org, listID)
 	if err != nil {
@@ -142,22 +149,36 @@ func (e *Entries) Page(ctx context.Context, org, listID string, q store.Query) (
 		return store.Page[Entry]{Items: []Entry{}}, apperr.InvalidQuery("sort", "%q is not available on list entries; sort by addedAt", q.Sort)
 	}
 	q.Sort = ""
-	q.Limit = min(q.Limit, store.MaxBatch) // one batch read of the records
 	q.Where = &store.Where{Lookup: "listId", Value: listID}
 	p, err := e.coll.List(ctx, org, q)
 	if err != nil || len(p.Items) == 0 {
 		return p, err
 	}
-	recordIDs := make([]string, len(p.Items))
-	for i, ent := range p.Items {
-		recordIDs[i] = ent.RecordID
-	}
-	byID, err := e.readers[typ](ctx, org, recordIDs)
-	if err != nil {
-		return p, fmt.Errorf("read the records of list %s: %w", listID, err)
-	}
-	for i := range p.Items {
-		p.Items[i].Record = byID[p.Items[i].RecordID]
+	size := 0
+	for start := 0; start < len(p.Items); start += store.MaxBatch {
+		if q.MaxBytes > 0 && size > q.MaxBytes {
+			return p.Cut(start), nil
+		}
+		batch := p.Items[start:min(start+store.MaxBatch, len(p.Items))]
+		recordIDs := make([]string, len(batch))
+		for i, ent := range batch {
+			recordIDs[i] = ent.RecordID
+		}
+		byID, err := e.readers[typ](ctx, org, recordIDs)
+		if err != nil {
+			return p, fmt.Errorf("read the records of list %s: %w", listID, err)
+		}
+		last := start+len(batch) == len(p.Items)
+		for i := range batch {
+			batch[i].Record = byID[batch[i].RecordID]
+			if q.MaxBytes > 0 && !last {
+				b, err := json.Marshal(&batch[i])
+				if err != nil {
+					return p, err
+				}
+				size += store.WireSize(b) + 1
+			}
+		}
 	}
 	return p, nil
 }
