@@ -15,7 +15,9 @@ import (
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/store"
+	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 func TestTwentyParallelIdenticalCreatesWithOneIdempotencyKeyMakeOneRecordAndTheSameAnswer(t *testing.T) {
@@ -243,6 +245,131 @@ func TestAKeyClaimedByARequestThatNeverAnsweredIsTakenOverAfterItsLease(t *testi
 	again := c.Do("POST", "/v1/companies", body, "Idempotency-Key", "abandoned").Want(t, 201)
 	if !bytes.Equal(again.Body, first.Body) || again.Header.Get("Idempotent-Replayed") != "true" {
 		t.Errorf("repeat answered %s, want the replay of %s", again.Body, first.Body)
+	}
+	if list := companies(t, c); len(list) != 1 {
+		t.Errorf("%d companies, want 1", len(list))
+	}
+}
+
+// stallAfterClaim passes DynamoDB calls through until, once armed, a
+// request has claimed an Idempotency-Key: from then on the table is frozen
+// (each call hangs until its deadline, as in a storage stall) until thawed.
+type stallAfterClaim struct {
+	armed, stalled atomic.Bool
+}
+
+func (s *stallAfterClaim) RoundTrip(r *http.Request) (*http.Response, error) {
+	if s.stalled.Load() {
+		return frozen(r)
+	}
+	claim := s.armed.Load() && idempotencyClaim(r)
+	res, err := http.DefaultTransport.RoundTrip(r)
+	if claim && err == nil && res.StatusCode == http.StatusOK {
+		s.armed.Store(false)
+		s.stalled.Store(true)
+	}
+	return res, err
+}
+
+// idempotencyClaim reports whether a DynamoDB request writes an
+// Idempotency-Key's claim, and leaves r's body readable.
+func idempotencyClaim(r *http.Request) bool {
+	if !strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".PutItem") || r.Body == nil {
+		return false
+	}
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return bytes.Contains(body, []byte("IDEMPOTENCY")) && bytes.Contains(body, []byte("claimed"))
+}
+
+// postWithKey posts body as c with an Idempotency-Key, with a client that
+// gives up after a minute, so a hanging server fails the test instead of
+// stalling it.
+func postWithKey(t *testing.T, c *apitest.Client, path string, body any, key string) *apitest.Response {
+	t.Helper()
+	b, _ := json.Marshal(body)
+	req, err := http.NewRequest("POST", c.Base+path, bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Idempotency-Key", key)
+	req.Header.Set("X-Service-Client-Id", c.ClientID)
+	req.Header.Set("X-Service-Api-Key", c.Secret)
+	res, err := (&http.Client{Timeout: time.Minute}).Do(req)
+	if err != nil {
+		t.Fatalf("POST %s got no answer: %v", path, err)
+	}
+	defer res.Body.Close()
+	out, _ := io.ReadAll(res.Body)
+	return &apitest.Response{Status: res.StatusCode, Header: res.Header, Body: out}
+}
+
+func TestARetryAfterA503InAStorageStallIsNotLockedOutByItsIdempotencyKey(t *testing.T) {
+	t.Parallel()
+	stall := &stallAfterClaim{}
+	st := testenv.StoreOn(t, testenv.ClientAt(t, testenv.Endpoint(t), stall, faultTimeouts))
+	e := apitest.NewWith(t, apitest.Options{Store: st})
+	c := e.Org(t)
+	c.Do("GET", "/v1/companies", nil).Want(t, 200) // the key is now cached
+	body := map[string]any{"canonicalName": "Stalled Inc"}
+
+	// The key is claimed, then the table stalls: the create and the
+	// release of the key both fail.
+	stall.armed.Store(true)
+	wantUnavailable(t, postWithKey(t, c, "/v1/companies", body, "k-stall"))
+	stall.stalled.Store(false) // the table answers again
+
+	// Retried as the 503 says, with the same key: it runs now.
+	again := postWithKey(t, c, "/v1/companies", body, "k-stall")
+	if again.Status != 201 {
+		t.Fatalf("BUG: the retry after a 503 answered %d %s, want 201: the 503 left the Idempotency-Key claimed", again.Status, again.Body)
+	}
+	if again.Header.Get("Idempotent-Replayed") != "" {
+		t.Errorf("the retry after a 503 was a replay: %s", again.Body)
+	}
+	postWithKey(t, c, "/v1/companies", body, "k-stall").Want(t, 201)
+	if list := companies(t, c); len(list) != 1 {
+		t.Errorf("%d companies, want 1", len(list))
+	}
+}
+
+func TestAKeyWhoseReleaseFailedInAStallIsReleasedWhenTheTableAnswersAgain(t *testing.T) {
+	t.Parallel()
+	stall := &stallAfterClaim{}
+	st := testenv.StoreOn(t, testenv.ClientAt(t, testenv.Endpoint(t), stall, faultTimeouts))
+	a := apitest.NewWith(t, apitest.Options{Store: st})
+	b := apitest.NewWith(t, apitest.Options{Store: st}) // another instance of the service
+	c := a.Org(t)
+	onB := as(t, b, c)
+	c.Do("GET", "/v1/companies", nil).Want(t, 200)
+	onB.Do("GET", "/v1/companies", nil).Want(t, 200)
+	body := map[string]any{"canonicalName": "Stalled Elsewhere Inc"}
+
+	stall.armed.Store(true)
+	wantUnavailable(t, postWithKey(t, c, "/v1/companies", body, "k-stall"))
+	stall.stalled.Store(false)
+
+	// The instance that answered 503 releases the key once the table
+	// answers again; a retry reaching another instance then runs. (A
+	// generous bound on a condition, not a timing assertion: the key's
+	// lease would hold it for 2 minutes.)
+	k := store.IdempotencyKey(c.Org, "POST", "/v1/companies", "k-stall")
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var rec map[string]any
+		_, err := st.GetLive(context.Background(), k.PK, k.SK, &rec)
+		if errors.Is(err, apperr.ErrNotFound) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("BUG: the Idempotency-Key of a request answered 503 is still held a minute after the table answers again: %v %v", rec, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	again := postWithKey(t, onB, "/v1/companies", body, "k-stall").Want(t, 201)
+	if again.Header.Get("Idempotent-Replayed") != "" {
+		t.Errorf("the retry after a 503 was a replay: %s", again.Body)
 	}
 	if list := companies(t, c); len(list) != 1 {
 		t.Errorf("%d companies, want 1", len(list))

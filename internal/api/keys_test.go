@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/apitest"
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/keys"
@@ -225,5 +226,133 @@ func TestConcurrentKeyCreationNeverExceedsTheCap(t *testing.T) {
 	}
 	if ks, err := e.Deps.Keys.List(ctx, org.ID); err != nil || len(ks) != created {
 		t.Errorf("the organization holds %d keys (err %v), want the %d created", len(ks), err, created)
+	}
+}
+
+func TestTheOrganizationsLastAdminKeyCannotBeRevoked(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	admin := e.Org(t)
+	member := e.Key(t, admin.Org, "member")
+
+	r := admin.Do("DELETE", "/v1/keys/"+admin.ClientID, nil)
+	if r.Status != 409 {
+		t.Fatalf("BUG: revoking the organization's last admin key answered %d %s, want 409", r.Status, r.Body)
+	}
+	wantError(t, r, 409, admin.ClientID, "last admin key", "operator create another admin key")
+	admin.Do("GET", "/v1/keys", nil).Want(t, 200) // still works
+	// Members are not admins: the admin key is still the last one.
+	wantError(t, admin.Do("DELETE", "/v1/keys/"+admin.ClientID, nil), 409, "last admin key")
+
+	// With a second admin key either can go, not both.
+	second := e.Key(t, admin.Org, "admin")
+	admin.Do("DELETE", "/v1/keys/"+admin.ClientID, nil).Want(t, 204)
+	wantError(t, second.Do("DELETE", "/v1/keys/"+second.ClientID, nil), 409, "last admin key")
+	second.Do("DELETE", "/v1/keys/"+member.ClientID, nil).Want(t, 204)
+	if list, _, _ := keysByClientID(t, second); len(list) != 1 || list[second.ClientID] == nil {
+		t.Errorf("keys %s, want only the second admin key", jsonOf(list))
+	}
+	// The operator may revoke any key (and make new ones).
+	if err := e.Deps.Keys.Revoke(context.Background(), "", second.ClientID); err != nil {
+		t.Errorf("the operator revoking the last admin key: %v", err)
+	}
+}
+
+// adminsOf lists the client ids of org's admin keys.
+func adminsOf(t *testing.T, e *apitest.Env, org string) []string {
+	t.Helper()
+	ks, err := e.Deps.Keys.List(context.Background(), org)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, k := range ks {
+		if k.Role == keys.RoleAdmin {
+			out = append(out, k.ClientID)
+		}
+	}
+	return out
+}
+
+func TestAdminsRevokingEachOtherConcurrentlyLeaveOneAdminKey(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	ctx := context.Background()
+	// Each round: n admin keys, each revoking the next one at the same time.
+	for round, n := range []int{2, 2, 2, 3, 3, 4} {
+		org, err := e.Deps.Keys.CreateOrg(ctx, fmt.Sprintf("Round %d", round), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		admins := make([]*apitest.Client, n)
+		for i := range admins {
+			admins[i] = e.Key(t, org.ID, "admin")
+		}
+		e.Key(t, org.ID, "member")
+		errs := make([]error, n)
+		inParallel(n, func(i int) {
+			errs[i] = e.Deps.Keys.Revoke(ctx, org.ID, admins[(i+1)%n].ClientID)
+		})
+		revoked := 0
+		for _, err := range errs {
+			switch {
+			case err == nil:
+				revoked++
+			case !errors.Is(err, apperr.ErrConflict):
+				t.Errorf("round %d: a refused revocation failed with %v, want a conflict", round, err)
+			}
+		}
+		left := adminsOf(t, e, org.ID)
+		if len(left) < 1 || revoked != n-len(left) {
+			t.Fatalf("BUG: round %d: %d admins revoking each other concurrently revoked %d keys and left %d admin keys, want at least 1 left",
+				round, n, revoked, len(left))
+		}
+	}
+	// Through the API: two admins revoking each other, each once.
+	admin := e.Org(t)
+	other := e.Key(t, admin.Org, "admin")
+	answers := make([]*apitest.Response, 2)
+	pair := []*apitest.Client{admin, other}
+	inParallel(2, func(i int) { answers[i] = as(t, e, pair[i]).Do("DELETE", "/v1/keys/"+pair[1-i].ClientID, nil) })
+	ok := 0
+	for _, r := range answers {
+		switch r.Status {
+		case 204:
+			ok++
+		case 409, 401: // refused, or its own key was revoked first
+		default:
+			t.Errorf("a revocation answered %d %s", r.Status, r.Body)
+		}
+	}
+	if left := adminsOf(t, e, admin.Org); ok > 1 || len(left) != 2-ok {
+		t.Errorf("BUG: %d revocations succeeded, %d admin keys left", ok, len(left))
+	}
+}
+
+func TestEveryAdminOnlyRouteRefusesAMemberKeyBeforeAnythingElseAndDeclaresIt(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	admin := e.Org(t)
+	member := e.Key(t, admin.Org, "member")
+	doc := loadOpenAPI(t)
+	var admins []string
+	for _, rt := range api.Routes() {
+		if rt.Admin == "" {
+			continue
+		}
+		admins = append(admins, rt.Pattern())
+		path := strings.NewReplacer("{id}", "wf_doesnotexist", "{clientId}", admin.ClientID).Replace(rt.Path)
+		r := member.Do(rt.Method, path, nil, "Idempotency-Key", "admin-only")
+		wantExactBody(t, r.Want(t, 403), `{"error":"`+rt.Admin+` requires an admin key"}`)
+		if op := doc.Paths.Find(rt.Path).GetOperation(rt.Method); op == nil || op.Responses.Status(403) == nil {
+			t.Errorf("the OpenAPI document does not declare the 403 of %s", rt.Pattern())
+		}
+	}
+	want := []string{"GET /v1/keys", "DELETE /v1/keys/{clientId}", "POST /v1/workflows/{id}/trigger/webhook-secret/rotate"}
+	if !slices.Equal(admins, want) {
+		t.Errorf("admin-only routes %v, want %v", admins, want)
+	}
+	if list, _, _ := keysByClientID(t, admin); len(list) != 2 {
+		t.Errorf("%d keys after a member's refused requests, want 2", len(list))
 	}
 }

@@ -106,7 +106,7 @@ func TestEveryPathIdLongerThanAnyIdIsNotFound(t *testing.T) {
 		{"GET", "/v1/workflows/" + long + "/runs"},
 		{"POST", "/v1/workflow-runs/" + long + "/retry"},
 		{"PATCH", "/v1/workflow-runs/" + long},
-		{"POST", "/webhooks/workflows/" + long},
+		// A webhook's overlong slug is answered as a wrong secret (webhook_test.go).
 	} {
 		t.Run(tc.method+" "+tc.path[:20], func(t *testing.T) {
 			t.Parallel()

@@ -16,7 +16,8 @@ var errRateLimited = errors.New("rate limited")
 // receiveWebhook hands the request to the run service (runs.Receive:
 // verify, build the run input, start the run once per delivery id) and
 // answers 202 with the run, marked Idempotent-Replayed for a repeated
-// delivery; 401 when the signature check fails.
+// delivery; 401 when the signature check fails, and alike (same body,
+// same headers) when the slug leads to no trigger.
 func (a *API) receiveWebhook(w http.ResponseWriter, r *http.Request) {
 	body, err := httpapi.ReadBody(w, r)
 	if err != nil {

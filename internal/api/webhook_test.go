@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/testenv"
 	"github.com/sourcebase/sourcebase/internal/webhook/webhooktest"
 )
 
@@ -263,19 +265,98 @@ func TestRotatingTheSecretRefusesTheOldOneAtOnceAndAcceptsTheNewOne(t *testing.T
 	}
 }
 
-func TestAnUnknownOrDeletedSlugIsNotFound(t *testing.T) {
+// comparableHeaders are an answer's headers but those that differ between
+// any two answers (the request ids, the service's and the front's, and
+// the date).
+func comparableHeaders(h http.Header) http.Header {
+	out := h.Clone()
+	out.Del("X-Request-Id")
+	out.Del("X-Amzn-Requestid")
+	out.Del("Date")
+	return out
+}
+
+func TestOnlyAnAdminKeyRotatesAWebhookSecret(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	admin := e.Org(t)
+	member := e.Key(t, admin.Org, "member")
+	h := newHook(t, member, nil) // a member makes workflows: only rotation is for admins
+	path := "/v1/workflows/" + h.workflowID + "/trigger/webhook-secret/rotate"
+	const refusal = `{"error":"rotating a webhook secret requires an admin key"}`
+
+	r := member.Do("POST", path, nil)
+	if r.Status != 403 {
+		t.Errorf("BUG: a member key rotated the trigger's secret: %d %s", r.Status, r.Body)
+	}
+	wantExactBody(t, r, refusal)
+	wantExactBody(t, member.Do("POST", "/v1/workflows/wf_doesnotexist/trigger/webhook-secret/rotate", nil).Want(t, 403), refusal)
+	// The secret did not change: it still starts a run.
+	deliver(t, e, h.slug, "", `{}`, "X-Service-Webhook-Secret", h.secret).Want(t, 202)
+
+	// An admin's rotation with an Idempotency-Key is not replayed to a
+	// member repeating the request with that key.
+	rot := admin.Do("POST", path, nil, "Idempotency-Key", "rotate-1").Want(t, 200)
+	_, secret := slugAndSecret(t, rot.Object(t))
+	again := member.Do("POST", path, nil, "Idempotency-Key", "rotate-1")
+	if again.Status != 403 || strings.Contains(string(again.Body), secret) {
+		t.Errorf("BUG: a member repeating an admin's rotation with its Idempotency-Key was answered %d %s, want 403", again.Status, again.Body)
+	}
+	wantExactBody(t, again, refusal)
+	replay := admin.Do("POST", path, nil, "Idempotency-Key", "rotate-1").Want(t, 200)
+	if replay.Header.Get("Idempotent-Replayed") != "true" || !bytes.Equal(replay.Body, rot.Body) {
+		t.Errorf("the admin's repeat answered %s, want the replay of %s", replay.Body, rot.Body)
+	}
+	deliver(t, e, h.slug, "", `{}`, "X-Service-Webhook-Secret", secret).Want(t, 202)
+}
+
+func TestAnUnknownOrDeletedSlugIsAnsweredExactlyAsAWrongSecret(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t)
 	c := e.Org(t)
 	h := newHook(t, c, nil)
+	hmacHook := newHook(t, c, map[string]any{"scheme": "hmac-sha256"})
 	deliver(t, e, h.slug, "", `{}`, "X-Service-Webhook-Secret", h.secret).Want(t, 202)
 
-	for _, slug := range []string{"wh_doesnotexist", "wh_" + strings.Repeat("a", 300), h.slug + "x", strings.ToUpper(h.slug)} {
-		notFound(t, deliver(t, e, slug, "", `{}`, "X-Service-Webhook-Secret", h.secret))
+	body := `{"event":"probe"}`
+	// What a sender presents: the real secret of a trigger, nothing, a wrong
+	// secret, a signature.
+	attempts := map[string][]string{
+		"a trigger's real secret": {"X-Service-Webhook-Secret", h.secret},
+		"no secret":               nil,
+		"a wrong secret":          {"X-Service-Webhook-Secret", "whsec_wrong"},
+		"a Bearer token":          {"Authorization", "Bearer " + h.secret},
+		"an HMAC signature":       {"X-Hub-Signature", "sha256=" + hmacHex(hmacHook.secret, []byte(body))},
 	}
+	// The answer of a known slug to a wrong secret.
+	want := deliver(t, e, h.slug, "", body, "X-Service-Webhook-Secret", "whsec_wrong")
+	wantInvalidSignature(t, want)
+	if want.Header.Get("X-Request-Id") == "" {
+		t.Fatalf("the refusal carries no X-Request-Id: %v", want.Header)
+	}
+	same := func(t *testing.T, slug string, headers []string) {
+		t.Helper()
+		got := deliver(t, e, slug, "", body, headers...)
+		if got.Status != want.Status || !bytes.Equal(got.Body, want.Body) ||
+			!reflect.DeepEqual(comparableHeaders(got.Header), comparableHeaders(want.Header)) || got.Header.Get("X-Request-Id") == "" {
+			t.Fatalf("slug %.40s answered %d %s %v, want exactly what a wrong secret is answered: %d %s %v",
+				slug, got.Status, got.Body, got.Header, want.Status, want.Body, want.Header)
+		}
+	}
+	unknown := []string{"wh_doesnotexist", "wh_" + strings.Repeat("a", 32), "wh_" + strings.Repeat("a", 300), strings.Repeat("k", 2048),
+		h.slug + "x", strings.ToUpper(h.slug), h.slug[:len(h.slug)-1]}
+	for name, headers := range attempts {
+		t.Run(name, func(t *testing.T) {
+			for _, slug := range unknown {
+				same(t, slug, headers)
+			}
+		})
+	}
+	// A deleted workflow's slug is unknown at once.
 	c.Do("DELETE", "/v1/workflows/"+h.workflowID, nil).Want(t, 204)
-	notFound(t, deliver(t, e, h.slug, "", `{}`, "X-Service-Webhook-Secret", h.secret))
-	notFound(t, deliver(t, e, h.slug, "", `{}`))
+	for name, headers := range attempts {
+		t.Run("deleted, "+name, func(t *testing.T) { same(t, h.slug, headers) })
+	}
 	if runs := c.Do("GET", "/v1/workflow-runs", nil).Want(t, 200).List(t); len(runs) != 1 {
 		t.Errorf("%d runs after the workflow was deleted, want the 1 from before: %s", len(runs), jsonOf(runs))
 	}
@@ -368,6 +449,79 @@ func TestAWebhookRunSeesThePayloadHeadersAndQueryButNeverTheSecret(t *testing.T)
 			}
 			if !reflect.DeepEqual(run["output"], in) {
 				t.Errorf("output %s, want the input (the workflow has no steps)", jsonOf(run["output"]))
+			}
+		})
+	}
+}
+
+func TestAWebhookRunNeverSeesAHeaderThatCarriesOrOnceCarriedTheSecret(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	admin := e.Org(t)
+	member := e.Key(t, admin.Org, "member")
+	body := `{"event":"deal.created"}`
+	cases := []struct {
+		name     string
+		triggers []map[string]any // PUT one after the other
+		// creds are what a sender that has not caught up sends besides the
+		// current credential, given the secret and the rotated-away one.
+		current, stale func(secret, old string) []string
+	}{
+		{"a custom header replaced by another",
+			[]map[string]any{{"headerName": "X-Old-Token"}, {"headerName": "X-New-Token"}},
+			func(s, _ string) []string { return []string{"X-New-Token", s} },
+			func(s, _ string) []string { return []string{"X-Old-Token", s} }},
+		{"two custom headers, then the default again",
+			[]map[string]any{{"headerName": "X-First-Token"}, {"headerName": "X-Second-Token"}, {"headerName": nil}},
+			func(s, _ string) []string { return []string{"X-Service-Webhook-Secret", s} },
+			func(s, _ string) []string { return []string{"X-First-Token", s, "X-Second-Token", s} }},
+		{"an HMAC header replaced by another",
+			[]map[string]any{{"scheme": "hmac-sha256", "headerName": "X-Hub-Signature-256"}, {"headerName": "X-Partner-Signature"}},
+			func(s, _ string) []string {
+				return []string{"X-Partner-Signature", "sha256=" + hmacHex(s, []byte(body))}
+			},
+			func(s, _ string) []string {
+				return []string{"X-Hub-Signature-256", "sha256=" + hmacHex(s, []byte(body))}
+			}},
+		{"the secret under a header the trigger never read",
+			nil,
+			func(s, _ string) []string { return []string{"X-Service-Webhook-Secret", s} },
+			func(s, _ string) []string { return []string{"X-Partner-Token", s, "X-Echo", "token=" + s + "; v=1"} }},
+		{"a rotated-away secret under any header",
+			[]map[string]any{{"headerName": "X-Token"}},
+			func(s, _ string) []string { return []string{"X-Token", s} },
+			func(_, old string) []string { return []string{"X-Legacy", old, "X-Shouting", strings.ToUpper(old)} }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := as(t, e, admin)
+			h := newHook(t, c, nil)
+			for _, trig := range tc.triggers {
+				c.Do("PUT", "/v1/workflows/"+h.workflowID, map[string]any{"trigger": trig}).Want(t, 200)
+			}
+			old := h.secret
+			rot := c.Do("POST", "/v1/workflows/"+h.workflowID+"/trigger/webhook-secret/rotate", nil).Want(t, 200).Object(t)
+			_, secret := slugAndSecret(t, rot)
+			stale := tc.stale(secret, old)
+			headers := append(append([]string{"X-Event-Type", "deal.created"}, tc.current(secret, old)...), stale...)
+			r := deliver(t, e, h.slug, "", body, headers...).Want(t, 202)
+			// Members read runs: what they read must not hold the secret.
+			run := awaitRun(t, as(t, e, member), idOf(t, r.Object(t)))
+			hdrs := objectAt(t, run, "input", "webhook", "headers")
+			if hdrs["x-event-type"] != "deal.created" {
+				t.Errorf("webhook.headers %s, want x-event-type kept", jsonOf(hdrs))
+			}
+			for i := 0; i < len(stale); i += 2 {
+				if v, ok := hdrs[strings.ToLower(stale[i])]; ok {
+					t.Errorf("BUG: webhook.headers keeps %s: %v, a header that carries or once carried the trigger's secret", stale[i], v)
+				}
+			}
+			raw := jsonOf(run)
+			for _, s := range []string{secret, old, strings.ToUpper(old), hmacHex(secret, []byte(body))} {
+				if strings.Contains(raw, s) {
+					t.Errorf("BUG: the run a member reads holds a secret or signature: %s", raw)
+				}
 			}
 		})
 	}
@@ -519,9 +673,9 @@ func TestALargeWebhookPayloadIsRefusedOrItsRunFinishes(t *testing.T) {
 				}
 			case 202:
 				id := idOf(t, r.Object(t))
-				run, done := pollRun(t, c, id, 10*time.Second)
+				run, done := pollRun(t, c, id, testenv.Scaled(30*time.Second))
 				if !done {
-					t.Errorf("BUG: a %d KB webhook payload was accepted (202) but its run is still %v after 10s; an accepted run must "+
+					t.Errorf("BUG: a %d KB webhook payload was accepted (202) but its run is still %v after 30s; an accepted run must "+
 						"end completed or failed (runs.Service.Execute once left it running when the outcome, output = input, "+
 						"exceeded the table's 400 KB item limit)", kb, run["status"])
 				}
@@ -537,10 +691,10 @@ func TestAWebhookPayloadKeepsItsNumbersExactlyAsSent(t *testing.T) {
 	e := apitest.New(t)
 	c := e.Org(t)
 	cases := []struct{ name, body, want string }{
-		// 2^53 + 1, the smallest integer a float64 cannot hold: a 64-bit id.
-		{"a 64-bit id", `{"id":9007199254740993,"amount":0.1}`, `"payload":{"amount":0.1,"id":9007199254740993}`},
-		// Valid JSON beyond float64: the POST /v1/workflows/{id}/runs input keeps it as sent.
-		{"a number beyond float64", `{"x":1e400,"y":"kept"}`, `"payload":{"x":1e400,"y":"kept"}`},
+		// 2^53 − 1, the largest integer every client reads exactly (larger ones are a 400: numbers_test.go).
+		{"a 53-bit id", `{"id":9007199254740991,"amount":0.1}`, `"payload":{"amount":0.1,"id":9007199254740991}`},
+		// More digits than a float64 keeps: the POST /v1/workflows/{id}/runs input keeps it as sent.
+		{"more digits than a float64 keeps", `{"x":3.14159265358979323846264338,"y":"kept"}`, `"payload":{"x":3.14159265358979323846264338,"y":"kept"}`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -32,6 +32,8 @@ func (a *API) deleteWorkflow(w http.ResponseWriter, r *http.Request) {
 	noContent(w, r, a.d.Workflows.Delete(r.Context(), principal(r).OrgID, r.PathValue("id")))
 }
 
+// rotateWebhookSecret is an admin-only route (RotatingWebhookSecrets): the
+// answer holds the new secret.
 func (a *API) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) {
 	reply(w, r, http.StatusOK)(a.d.Workflows.RotateSecret(r.Context(), principal(r).OrgID, r.PathValue("id")))
 }

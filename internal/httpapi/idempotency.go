@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
@@ -41,6 +42,13 @@ var (
 	// after it a duplicate takes the key over (the first request's process
 	// died). Well above API Gateway's 30 s.
 	idempotencyLease = 2 * time.Minute
+	// releaseTimeout bounds one attempt to release a key whose request
+	// answered 5xx: short, since the release runs before the answer goes
+	// out and the table may be the reason for the 5xx.
+	releaseTimeout = 2 * time.Second
+	// releaseRetryMax is the longest pause between the further attempts
+	// of a release that failed (retryRelease).
+	releaseRetryMax = 2 * time.Second
 )
 
 // replayedHeaders are the response headers kept with a stored answer.
@@ -73,10 +81,20 @@ var errKeyTaken = errors.New("idempotency key taken")
 // scoped to the organization, method and path. A repeat with the same body
 // gets that answer again, marked Idempotent-Replayed, without running; a
 // repeat with another body is 422; a repeat while the first still runs
-// waits for it briefly, else is 409. A 5xx answer is not kept: the key is
-// released so the request can be retried. Requests without the header pass
+// waits for it briefly, else is 409. Requests without the header pass
 // through.
+//
+// A 5xx answer is not kept: the key is released at once, before the answer
+// goes out, so that the request can be retried as soon as Retry-After says.
+// The release may fail when the table is what failed (a stall): then this
+// process remembers the claim as abandoned, a repeat that reaches it takes
+// the key over at once, and it retries the release in the background until
+// it succeeds or the claim's lease ends. A repeat that reaches another
+// process finds the key free once that release succeeds; only when this
+// process cannot retry (it is stopped, or frozen between Lambda
+// invocations) does the key stay held until its lease ends.
 func Idempotency(st *store.Store) func(http.Handler) http.Handler {
+	abandoned := &abandonedClaims{claims: map[store.Key]abandonedClaim{}}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			values := r.Header.Values(HeaderIdempotencyKey)
@@ -95,7 +113,7 @@ func Idempotency(st *store.Store) func(http.Handler) http.Handler {
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
-			k := idempotent{st: st, next: next, fingerprint: sha256Hex(body)}
+			k := idempotent{st: st, next: next, fingerprint: sha256Hex(body), abandoned: abandoned}
 			k.key = store.IdempotencyKey(p.OrgID, r.Method, r.URL.Path, values[0])
 			k.serve(w, r)
 		})
@@ -126,6 +144,7 @@ type idempotent struct {
 	next        http.Handler
 	key         store.Key
 	fingerprint string
+	abandoned   *abandonedClaims
 }
 
 func (k idempotent) serve(w http.ResponseWriter, r *http.Request) {
@@ -161,8 +180,10 @@ func (k idempotent) serve(w http.ResponseWriter, r *http.Request) {
 		case seen.State == stateAnswered:
 			replay(w, r, seen)
 			return
-		case now.After(seen.LeaseUntil):
-			// The first request's process stopped without answering: take over.
+		case now.After(seen.LeaseUntil) || k.abandoned.holds(k.key, it.Version):
+			// The first request's process stopped without answering, or
+			// this process answered it 5xx and could not release the key:
+			// take over.
 			claim.ClaimedAt = seen.ClaimedAt
 			op, err := k.st.ReplaceExpiringOp(store.Item{PK: k.key.PK, SK: k.key.SK, Type: store.TypeIdempotency, Doc: claim, Version: it.Version + 1},
 				seen.ClaimedAt.Add(IdempotencyWindow))
@@ -170,6 +191,7 @@ func (k idempotent) serve(w http.ResponseWriter, r *http.Request) {
 				err = k.st.Transact(ctx, errKeyTaken, op)
 			}
 			if err == nil {
+				k.abandoned.remove(k.key, it.Version)
 				k.run(w, r, claim, it.Version+1)
 				return
 			}
@@ -237,12 +259,98 @@ func (k idempotent) run(w http.ResponseWriter, r *http.Request, claim idempotenc
 	}
 }
 
-// release deletes the claim at version, so a later request with the key runs.
+// release deletes the claim at version, so a later request with the key
+// runs: at once, on a context the client cannot cancel, within
+// releaseTimeout. When that fails the claim is remembered as abandoned and
+// released in the background (abandonedClaims).
 func (k idempotent) release(ctx context.Context, version int64) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	ctx = context.WithoutCancel(ctx)
+	err := k.releaseOnce(ctx, version)
+	if err == nil {
+		return
+	}
+	slog.WarnContext(ctx, "could not release an idempotency key; a repeat reaching this process takes it over, "+
+		"and the release is retried until the key's lease ends", "err", err)
+	until := time.Now().Add(idempotencyLease)
+	if k.abandoned.add(k.key, version, until) {
+		go k.retryRelease(ctx, version, until)
+	}
+}
+
+// releaseOnce tries to delete the claim at version once; nil when it is
+// deleted or no longer at version (taken over or expired since).
+func (k idempotent) releaseOnce(ctx context.Context, version int64) error {
+	ctx, cancel := context.WithTimeout(ctx, releaseTimeout)
 	defer cancel()
-	if err := k.st.Transact(ctx, errKeyTaken, k.st.DeleteVersionOp(k.key.PK, k.key.SK, version)); err != nil && !errors.Is(err, errKeyTaken) {
-		slog.WarnContext(ctx, "could not release an idempotency key; it is held until its lease ends", "err", err)
+	err := k.st.Transact(ctx, errKeyTaken, k.st.DeleteVersionOp(k.key.PK, k.key.SK, version))
+	if err == nil || errors.Is(err, errKeyTaken) {
+		return nil
+	}
+	return err
+}
+
+// retryRelease retries the release of an abandoned claim, pausing longer
+// each time up to releaseRetryMax, until it succeeds or the lease ends.
+func (k idempotent) retryRelease(ctx context.Context, version int64, until time.Time) {
+	defer k.abandoned.remove(k.key, version)
+	pause := 100 * time.Millisecond
+	for time.Now().Before(until) {
+		time.Sleep(pause)
+		if !k.abandoned.holds(k.key, version) {
+			return // taken over by a repeat
+		}
+		if k.releaseOnce(ctx, version) == nil {
+			return
+		}
+		pause = min(2*pause, releaseRetryMax)
+	}
+	slog.WarnContext(ctx, "could not release an idempotency key before its lease ended; a repeat takes it over now")
+}
+
+// abandonedClaims are the claims of this process whose request answered
+// (5xx) but whose release failed: their requests run no more, so a repeat
+// may take the key over at once. An entry lasts until the release succeeds,
+// a repeat takes the key over, or the lease ends.
+type abandonedClaims struct {
+	mu     sync.Mutex
+	claims map[store.Key]abandonedClaim
+}
+
+type abandonedClaim struct {
+	version int64
+	until   time.Time
+}
+
+// maxAbandoned bounds the claims remembered; beyond it a claim is held
+// until its lease ends.
+const maxAbandoned = 10000
+
+// add remembers the claim of key at version; false when it is remembered
+// already or too many are.
+func (a *abandonedClaims) add(key store.Key, version int64, until time.Time) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if c, ok := a.claims[key]; ok && c.version == version || len(a.claims) >= maxAbandoned {
+		return false
+	}
+	a.claims[key] = abandonedClaim{version: version, until: until}
+	return true
+}
+
+// holds reports whether the claim of key at version is abandoned.
+func (a *abandonedClaims) holds(key store.Key, version int64) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c, ok := a.claims[key]
+	return ok && c.version == version && time.Now().Before(c.until)
+}
+
+// remove forgets the claim of key at version.
+func (a *abandonedClaims) remove(key store.Key, version int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if c, ok := a.claims[key]; ok && c.version == version {
+		delete(a.claims, key)
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
@@ -26,7 +28,8 @@ import (
 // from a missing record ("not found"); a known path with another method is
 // 405 with Allow. A path parameter longer than any id can be is "not found"
 // before the handler runs. Authenticated POST routes also go through each
-// of creates (such as Idempotency), inside authn.
+// of creates (such as Idempotency), inside authn; a route with Admin set
+// refuses member keys (403) before those.
 func NewRouter(table []routes.Route, handlers map[string]http.Handler, authn func(http.Handler) http.Handler, creates ...func(http.Handler) http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	allowed := map[string][]string{}
@@ -41,6 +44,9 @@ func NewRouter(table []routes.Route, handlers map[string]http.Handler, authn fun
 			for i := len(creates) - 1; i >= 0; i-- {
 				h = creates[i](h)
 			}
+		}
+		if rt.Admin != "" {
+			h = adminOnly(rt.Admin, h)
 		}
 		mux.Handle(rt.Pattern(), boundParams(rt, conditional(rt, h)))
 	}
@@ -130,6 +136,21 @@ func matchSegments(tmpl, segs []string) bool {
 		}
 	}
 	return len(tmpl) == len(segs)
+}
+
+// adminOnly refuses a caller without an admin key 403 "<action> requires an
+// admin key" before h (and the creates around it) runs, so that a member
+// key can neither do the action nor be answered an earlier admin's answer
+// kept for an Idempotency-Key.
+func adminOnly(action string, h http.Handler) http.Handler {
+	refusal := apperr.Forbidden("%s requires an admin key", action)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p, ok := auth.FromContext(r.Context()); !ok || !p.IsAdmin() {
+			Error(w, r, refusal)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // noSuchEndpoint answers a request no route serves.

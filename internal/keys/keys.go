@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"log/slog"
+	mrand "math/rand/v2"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -224,9 +225,21 @@ func (s *Service) List(ctx context.Context, org string) ([]Key, error) {
 	}
 }
 
-// Revoke deletes a key. With org set, only a key of that organization can
-// be revoked (another organization's key is not found); with org empty (the
-// operator) any key can.
+// Revoke deletes a key. With org set (an organization's admin), only a key
+// of that organization can be revoked (another organization's key is not
+// found), and not the organization's last admin key (a conflict, 409);
+// with org empty (the operator) any key can.
+//
+// The last admin key is kept by a condition of the revoking transaction,
+// not by a count read before it: an admin key is deleted together with a
+// condition check that another admin key of the organization exists when
+// the transaction commits. DynamoDB serializes transactions over the same
+// items, so two admins revoking each other at once cannot both succeed:
+// whichever commits second finds the other key gone. The other admin keys
+// are found by listing the organization's keys (an index, eventually
+// consistent): a key the listing still shows after its revocation fails the
+// check and the next one is tried; an admin key made an instant earlier may
+// not be listed yet, which refuses the revocation (409) until it is.
 func (s *Service) Revoke(ctx context.Context, org, clientID string) error {
 	k, err := s.Lookup(ctx, clientID)
 	if err != nil {
@@ -236,9 +249,85 @@ func (s *Service) Revoke(ctx context.Context, org, clientID string) error {
 		return apperr.ErrNotFound
 	}
 	kk, ok := store.APIKeyKey(clientID), store.OrgKey(k.OrganizationID)
-	return s.st.Transact(ctx, apperr.ErrNotFound,
-		s.st.DeleteOp(kk.PK, kk.SK),
-		s.st.CounterOp(ok.PK, ok.SK, attrKeyCount, -1, ""))
+	del, count := s.st.DeleteOp(kk.PK, kk.SK), s.st.CounterOp(ok.PK, ok.SK, attrKeyCount, -1, "")
+	if org == "" || k.Role != RoleAdmin {
+		return s.st.Transact(ctx, apperr.ErrNotFound, del, count)
+	}
+	for attempt := 1; ; attempt++ {
+		others, err := s.otherAdmins(ctx, org, clientID)
+		if err != nil {
+			return err
+		}
+		conflicted := false
+		for _, other := range others {
+			ak := store.APIKeyKey(other)
+			err := s.st.Transact(ctx, errConditionFailed, del, count, s.st.ExistsOp(ak.PK, ak.SK))
+			switch {
+			case err == nil:
+				return nil
+			case errors.Is(err, errConditionFailed):
+				// The key itself is gone (revoked meanwhile: not found), or
+				// the other admin key is: try the next one.
+				if _, err := s.Lookup(ctx, clientID); err != nil {
+					return err
+				}
+			case errors.Is(err, apperr.ErrConflict):
+				conflicted = true // a concurrent transaction on these keys
+			default:
+				return err
+			}
+		}
+		if !conflicted || attempt == revokeAttempts {
+			if conflicted {
+				return apperr.Conflict("the organization's keys are being changed by another request; try again")
+			}
+			return lastAdmin(clientID)
+		}
+		if err := pause(ctx, attempt); err != nil {
+			return err
+		}
+	}
+}
+
+// lastAdmin refuses to revoke the organization's last admin key (409).
+func lastAdmin(clientID string) error {
+	return apperr.Conflict("%s is the organization's last admin key: revoking it would leave no key that can manage keys; "+
+		"have the operator create another admin key first, then revoke this one", clientID)
+}
+
+// errConditionFailed marks a revoking transaction whose condition failed.
+var errConditionFailed = errors.New("condition failed")
+
+// revokeAttempts bounds the rounds of a revocation that met concurrent
+// transactions on the same keys.
+const revokeAttempts = 4
+
+// pause waits a short random time before another round: up to 50 ms·2^n.
+func pause(ctx context.Context, attempt int) error {
+	t := time.NewTimer(time.Duration(mrand.Int64N(int64(50*time.Millisecond) << attempt)))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// otherAdmins are the client ids of org's admin keys other than clientID,
+// as the listing shows them.
+func (s *Service) otherAdmins(ctx context.Context, org, clientID string) ([]string, error) {
+	all, err := s.List(ctx, org)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, k := range all {
+		if k.Role == RoleAdmin && k.ClientID != clientID {
+			out = append(out, k.ClientID)
+		}
+	}
+	return out, nil
 }
 
 // HashSecret is the stored form of a secret.

@@ -51,6 +51,11 @@ type Route struct {
 	// ReadOnly marks a POST that changes nothing (a search): it keeps no
 	// Idempotency-Key record and needs only read access to the table.
 	ReadOnly bool
+	// Admin, when set, restricts the route to admin keys and names what it
+	// does ("managing API keys"): a member key is answered 403 "<Admin>
+	// requires an admin key" before anything else of the route runs, an
+	// Idempotency-Key's kept answer included.
+	Admin string
 }
 
 // Pattern is the net/http ServeMux pattern of the route.

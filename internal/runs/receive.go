@@ -32,12 +32,19 @@ type Delivery struct {
 // within DeliveryWindow; a repeat gets that run as it is now, with
 // replayed true.
 //
-// Errors: apperr.ErrNotFound for an unknown slug or a deleted workflow; an
-// error matching webhook.ErrInvalidSignature when the check fails (the
-// reason is logged, never returned to the sender); a 400 or 413 kind when
-// the request cannot be a run's input.
+// Errors: an error matching webhook.ErrInvalidSignature when the check
+// fails and, alike, for a slug that leads to no trigger (unknown, or its
+// workflow deleted, also between the check and the run's start), after a
+// check of comparable cost (webhook.RefuseUnknown), so that slugs cannot be
+// probed (the reason is logged, never returned to the sender); a 400 or 413
+// kind when the request cannot be a run's input.
 func (s *Service) Receive(ctx context.Context, d Delivery) (run *Run, replayed bool, err error) {
 	route, err := s.workflows.Route(ctx, d.Slug)
+	if errors.Is(err, apperr.ErrNotFound) {
+		err = webhook.RefuseUnknown(d.Header, d.Body)
+		slog.InfoContext(ctx, "webhook refused", "workflowId", "", "reason", err.Error())
+		return nil, false, webhook.ErrInvalidSignature
+	}
 	if err != nil {
 		return nil, false, err
 	}
@@ -59,6 +66,11 @@ func (s *Service) Receive(ctx context.Context, d Delivery) (run *Run, replayed b
 		return nil, false, err
 	}
 	wf, err := s.workflows.Get(ctx, route.OrganizationID, route.WorkflowID)
+	if errors.Is(err, apperr.ErrNotFound) {
+		// Deleted since its route was read: as if a moment earlier.
+		slog.InfoContext(ctx, "webhook refused", "workflowId", route.WorkflowID, "reason", "the workflow was deleted")
+		return nil, false, webhook.ErrInvalidSignature
+	}
 	if err != nil {
 		return nil, false, err
 	}
@@ -84,10 +96,11 @@ func deliveryID(h http.Header) string {
 
 // webhookInput is the run input {"webhook": ...} that exposes the request
 // to the run: the payload (the JSON body, or the raw text when it is not
-// JSON), the headers without any that carry the trigger's secret or another
-// credential, and the query. A payload nested deeper than input.MaxDepth is
-// a 400; an input over MaxInputBytes, which a run record could not hold,
-// is a 413.
+// JSON), the headers without any that carry, or once carried, the
+// trigger's secret or another credential, or whose value holds a secret
+// (webhook.Verifier.Withholds), and the query. A payload nested deeper
+// than input.MaxDepth is a 400; an input over MaxInputBytes, which a run
+// record could not hold, is a 413.
 func webhookInput(d Delivery, v webhook.Verifier) (map[string]any, error) {
 	var payload any = string(d.Body)
 	if json.Valid(d.Body) {
@@ -98,7 +111,7 @@ func webhookInput(d Delivery, v webhook.Verifier) (map[string]any, error) {
 	}
 	headers := map[string]any{}
 	for name, values := range d.Header {
-		if !v.HidesHeader(name) {
+		if !v.Withholds(name, values) {
 			headers[strings.ToLower(name)] = strings.Join(values, ", ")
 		}
 	}

@@ -386,6 +386,16 @@ func (s *Store) DeleteOp(pk, sk string) Op {
 	}}}
 }
 
+// ExistsOp writes nothing: it is a condition of its transaction that the
+// item exists when the transaction commits.
+func (s *Store) ExistsOp(pk, sk string) Op {
+	return Op{types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
+		TableName:           aws.String(s.Table),
+		Key:                 key(pk, sk),
+		ConditionExpression: aws.String("attribute_exists(pk)"),
+	}}}
+}
+
 // Delete removes an existing item; apperr.ErrNotFound when absent.
 func (s *Store) Delete(ctx context.Context, pk, sk string) error {
 	_, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{

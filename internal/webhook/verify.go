@@ -43,6 +43,22 @@ func Verify(t Verifier, h http.Header, body []byte) error {
 	return fmt.Errorf("%w: unknown signature scheme", ErrInvalidSignature)
 }
 
+// unknownTrigger is what a delivery to a slug that leads to no trigger is
+// checked against: a trigger as created (shared secret in the default
+// header) with a random secret of this process that nobody knows.
+var unknownTrigger = Verifier{Scheme: SharedSecret, Secret: NewSecret()}
+
+// RefuseUnknown refuses a delivery to a slug that leads to no trigger (never
+// created, deleted, or longer than any slug) exactly as Verify refuses a
+// wrong secret: an error matching ErrInvalidSignature. It first runs the
+// check of a trigger as created against a secret nobody knows, so that the
+// refusal costs what a real trigger's check of the same request costs and
+// the time of the answer does not tell slugs apart either.
+func RefuseUnknown(h http.Header, body []byte) error {
+	_ = Verify(unknownTrigger, h, body) // refused whatever the outcome
+	return fmt.Errorf("%w: no trigger has this slug", ErrInvalidSignature)
+}
+
 // verifySharedSecret accepts the secret in the trigger's header or, only while
 // the default header is in use, as a Bearer token: a custom header is an
 // explicit choice of where the secret travels, so other places are refused

@@ -171,6 +171,11 @@ type Verifier struct {
 	HeaderName string
 	// Secret is the trigger's current secret; an empty secret never verifies.
 	Secret string
+	// PastHeaders are the headers (canonical form) the trigger read its
+	// secret or signature from before its current header name: a sender
+	// that has not caught up with a change may still send it there, so runs
+	// never see them either. They play no part in verification.
+	PastHeaders []string
 }
 
 // Header returns the header that carries the secret or signature, in canonical
@@ -186,21 +191,50 @@ func (t Verifier) Header() string {
 // headers are exposed to a workflow run, so that the run never sees the secret.
 //
 // Besides the effective header and Authorization it also lists both schemes'
-// default headers: a sender that has not caught up with a change of header
-// name or scheme may still send the secret under the old name, and that header
-// must not leak into the run either.
+// default headers and the trigger's PastHeaders: a sender that has not caught
+// up with a change of header name or scheme may still send the secret under
+// the old name, and that header must not leak into the run either.
 func (t Verifier) CredentialHeaders() []string {
-	names := make([]string, 0, 4)
-	for _, name := range []string{t.Header(), sharedSecretHeader, hmacHeader, authorizationHdr} {
-		if name != "" && !slices.Contains(names, name) {
+	names := make([]string, 0, 4+len(t.PastHeaders))
+	for _, name := range append([]string{t.Header(), sharedSecretHeader, hmacHeader, authorizationHdr}, t.PastHeaders...) {
+		if name = textproto.CanonicalMIMEHeaderKey(name); name != "" && !slices.Contains(names, name) {
 			names = append(names, name)
 		}
 	}
 	return names
 }
 
-// HidesHeader reports whether a request header is withheld from runs: one of
-// CredentialHeaders, or any header IsCredentialHeader names.
+// HidesHeader reports whether a request header is withheld from runs by its
+// name: one of CredentialHeaders, or any header IsCredentialHeader names.
 func (t Verifier) HidesHeader(name string) bool {
 	return IsCredentialHeader(name) || slices.Contains(t.CredentialHeaders(), textproto.CanonicalMIMEHeaderKey(name))
+}
+
+// Withholds reports whether a request header is withheld from runs: by its
+// name (HidesHeader), or by its values, when one of them holds the
+// trigger's secret or anything that looks like a webhook secret ("whsec_",
+// in any case). The value rule catches a secret sent under a header name
+// the trigger never had, and an old secret (rotated since) under any name,
+// which no list of names can.
+func (t Verifier) Withholds(name string, values []string) bool {
+	if t.HidesHeader(name) {
+		return true
+	}
+	for _, v := range values {
+		if LooksLikeSecret(v) || t.Secret != "" && strings.Contains(v, t.Secret) {
+			return true
+		}
+	}
+	return false
+}
+
+// LooksLikeSecret reports whether s contains a webhook secret's prefix
+// ("whsec_", in any case): every secret the service makes starts with it.
+func LooksLikeSecret(s string) bool {
+	for i := 0; i+len(secretPrefix) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(secretPrefix)], secretPrefix) {
+			return true
+		}
+	}
+	return false
 }

@@ -1,6 +1,7 @@
 package webhook_test
 
 import (
+	"errors"
 	"net/http"
 	"slices"
 	"strings"
@@ -178,6 +179,12 @@ func TestCredentialHeaders(t *testing.T) {
 			trigger: webhook.Verifier{Scheme: webhook.HMACSHA256, HeaderName: "X-Hub-Signature-256", Secret: "s"},
 			want:    []string{"X-Hub-Signature-256", "X-Service-Webhook-Secret", "X-Hub-Signature", "Authorization"},
 		},
+		{
+			name: "the headers the trigger read before are listed last, in canonical form",
+			trigger: webhook.Verifier{Scheme: webhook.SharedSecret, HeaderName: "X-New", Secret: "s",
+				PastHeaders: []string{"x-old", "X-New", "X-Older"}},
+			want: []string{"X-New", "X-Service-Webhook-Secret", "X-Hub-Signature", "Authorization", "X-Old", "X-Older"},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -234,6 +241,47 @@ func TestRunsNeverSeeCredentialHeaders(t *testing.T) {
 	for _, name := range []string{"Content-Type", "X-GitHub-Event", "X-GitHub-Delivery", "User-Agent"} {
 		if trigger.HidesHeader(name) {
 			t.Errorf("HidesHeader(%q) = true, want false", name)
+		}
+	}
+}
+
+func TestRunsNeverSeeAHeaderThatCarriesOrOnceCarriedASecret(t *testing.T) {
+	t.Parallel()
+	const secret = "whsec_current-secret-of-this-trigger"
+	trigger := webhook.Verifier{Scheme: webhook.SharedSecret, HeaderName: "X-New-Token", Secret: secret, PastHeaders: []string{"X-Old-Token"}}
+	for _, tc := range []struct {
+		name   string
+		values []string
+	}{
+		{"x-old-token", []string{"anything"}},
+		{"X-Echo", []string{"ok", "token=" + secret}},
+		{"X-Legacy", []string{"whsec_rotated-away-long-ago"}},
+		{"X-Shouting", []string{"WHSEC_ROTATED"}},
+	} {
+		if !trigger.Withholds(tc.name, tc.values) {
+			t.Errorf("Withholds(%q, %q) = false, want true", tc.name, tc.values)
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		values []string
+	}{
+		{"X-Event", []string{"deal.created"}},
+		{"X-Note", []string{"whsec"}},
+		{"X-Note", []string{"current-secret-of-this"}},
+	} {
+		if trigger.Withholds(tc.name, tc.values) {
+			t.Errorf("Withholds(%q, %q) = true, want false", tc.name, tc.values)
+		}
+	}
+}
+
+func TestADeliveryToNoTriggerIsRefusedAsAWrongSecretIs(t *testing.T) {
+	t.Parallel()
+	for _, h := range []http.Header{{}, {"X-Service-Webhook-Secret": {"whsec_guess"}}, {"Authorization": {"Bearer whsec_guess"}},
+		{"X-Hub-Signature": {webhook.Sign("whsec_guess", []byte("{}"))}}} {
+		if err := webhook.RefuseUnknown(h, []byte("{}")); !errors.Is(err, webhook.ErrInvalidSignature) {
+			t.Errorf("RefuseUnknown(%v) = %v, want an error matching ErrInvalidSignature", h, err)
 		}
 	}
 }

@@ -6,6 +6,8 @@ package workflows
 
 import (
 	"context"
+	"net/textproto"
+	"slices"
 	"strings"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
@@ -42,11 +44,21 @@ type Workflow struct {
 	UpdatedAt   clock.Time     `json:"updatedAt"`
 }
 
-// record is the stored workflow: the definition plus the trigger secret.
+// record is the stored workflow: the definition plus the trigger secret and
+// the header names the trigger read it from before (pastHeaderNames, see
+// MaxPastHeaderNames), never answered.
 type record struct {
 	Workflow
-	TriggerSecret string `json:"triggerSecret"`
+	TriggerSecret   string   `json:"triggerSecret"`
+	PastHeaderNames []string `json:"pastHeaderNames,omitempty"`
 }
+
+// MaxPastHeaderNames bounds the header names a trigger remembers having
+// read its secret from, the most recent kept: runs never see those
+// headers (a sender that has not caught up may still send the secret
+// there). Older ones are still withheld when their value holds a secret
+// (webhook.Verifier.Withholds).
+const MaxPastHeaderNames = 20
 
 // TriggerRoute is the item a webhook slug leads to: everything the webhook
 // path needs (organization, workflow, verification) in one read.
@@ -57,11 +69,20 @@ type TriggerRoute struct {
 	Scheme         webhook.Scheme `json:"scheme"`
 	HeaderName     string         `json:"headerName"`
 	Secret         string         `json:"secret"`
+	// PastHeaderNames are the record's: headers withheld from runs.
+	PastHeaderNames []string `json:"pastHeaderNames,omitempty"`
 }
 
 // Verifier returns what signature verification needs of the route.
 func (t TriggerRoute) Verifier() webhook.Verifier {
-	return webhook.Verifier{Scheme: t.Scheme, HeaderName: t.HeaderName, Secret: t.Secret}
+	return webhook.Verifier{Scheme: t.Scheme, HeaderName: t.HeaderName, Secret: t.Secret, PastHeaders: t.PastHeaderNames}
+}
+
+// equal reports whether two routes are the same item.
+func (t TriggerRoute) equal(o TriggerRoute) bool {
+	return t.Slug == o.Slug && t.OrganizationID == o.OrganizationID && t.WorkflowID == o.WorkflowID &&
+		t.Scheme == o.Scheme && t.HeaderName == o.HeaderName && t.Secret == o.Secret &&
+		slices.Equal(t.PastHeaderNames, o.PastHeaderNames)
 }
 
 var spec = store.Spec[record]{
@@ -107,7 +128,25 @@ func route(org string, r *record) TriggerRoute {
 		header = *r.Trigger.HeaderName
 	}
 	return TriggerRoute{Slug: r.Trigger.Slug, OrganizationID: org, WorkflowID: r.ID,
-		Scheme: r.Trigger.Scheme, HeaderName: header, Secret: r.TriggerSecret}
+		Scheme: r.Trigger.Scheme, HeaderName: header, Secret: r.TriggerSecret, PastHeaderNames: r.PastHeaderNames}
+}
+
+// rememberHeader adds the header the trigger read its secret from before a
+// change (was) to the record's past header names, unless it is a scheme's
+// default (always withheld) or the header read now; the most recent
+// MaxPastHeaderNames are kept.
+func rememberHeader(r *record, was string) {
+	was = textproto.CanonicalMIMEHeaderKey(was)
+	now := route("", r).Verifier().Header()
+	if was == "" || was == now || was == webhook.SharedSecret.DefaultHeader() || was == webhook.HMACSHA256.DefaultHeader() {
+		return
+	}
+	past := slices.DeleteFunc(slices.Clone(r.PastHeaderNames), func(n string) bool { return n == was || n == now })
+	past = append(past, was)
+	if len(past) > MaxPastHeaderNames {
+		past = past[len(past)-MaxPastHeaderNames:]
+	}
+	r.PastHeaderNames = past
 }
 
 func (s *Service) routeOp(org string, r *record, create bool) (store.Op, error) {
@@ -165,7 +204,10 @@ func (s *Service) Update(ctx context.Context, org, id string, in Input) (*Workfl
 		before := route(org, r)
 		in.apply(r)
 		r.UpdatedAt = s.now()
-		if route(org, r) == before {
+		if was := before.Verifier().Header(); was != route(org, r).Verifier().Header() {
+			rememberHeader(r, was)
+		}
+		if route(org, r).equal(before) {
 			return nil, nil
 		}
 		op, err := s.routeOp(org, r, false)
