@@ -822,15 +822,45 @@ func (e GetHealthz200JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
-// Defines values for PostMcpJSONBodyJsonrpc.
+// Defines values for PostMcpJSONBody0Jsonrpc.
 const (
-	N20 PostMcpJSONBodyJsonrpc = "2.0"
+	PostMcpJSONBody0JsonrpcN20 PostMcpJSONBody0Jsonrpc = "2.0"
 )
 
-// Valid indicates whether the value is a known member of the PostMcpJSONBodyJsonrpc enum.
-func (e PostMcpJSONBodyJsonrpc) Valid() bool {
+// Valid indicates whether the value is a known member of the PostMcpJSONBody0Jsonrpc enum.
+func (e PostMcpJSONBody0Jsonrpc) Valid() bool {
 	switch e {
-	case N20:
+	case PostMcpJSONBody0JsonrpcN20:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostMcpJSONBody1Jsonrpc.
+const (
+	PostMcpJSONBody1JsonrpcN20 PostMcpJSONBody1Jsonrpc = "2.0"
+)
+
+// Valid indicates whether the value is a known member of the PostMcpJSONBody1Jsonrpc enum.
+func (e PostMcpJSONBody1Jsonrpc) Valid() bool {
+	switch e {
+	case PostMcpJSONBody1JsonrpcN20:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostMcp400JSONResponseBody1Jsonrpc.
+const (
+	PostMcp400JSONResponseBody1JsonrpcN20 PostMcp400JSONResponseBody1Jsonrpc = "2.0"
+)
+
+// Valid indicates whether the value is a known member of the PostMcp400JSONResponseBody1Jsonrpc enum.
+func (e PostMcp400JSONResponseBody1Jsonrpc) Valid() bool {
+	switch e {
+	case PostMcp400JSONResponseBody1JsonrpcN20:
 		return true
 	default:
 		return false
@@ -1445,12 +1475,15 @@ func (e PostListsJSONBodyResourceType) Valid() bool {
 
 // Defines values for GetListsByIdEntriesParamsSort.
 const (
-	GetListsByIdEntriesParamsSortId GetListsByIdEntriesParamsSort = "id"
+	GetListsByIdEntriesParamsSortAddedAt GetListsByIdEntriesParamsSort = "addedAt"
+	GetListsByIdEntriesParamsSortId      GetListsByIdEntriesParamsSort = "id"
 )
 
 // Valid indicates whether the value is a known member of the GetListsByIdEntriesParamsSort enum.
 func (e GetListsByIdEntriesParamsSort) Valid() bool {
 	switch e {
+	case GetListsByIdEntriesParamsSortAddedAt:
+		return true
 	case GetListsByIdEntriesParamsSortId:
 		return true
 	default:
@@ -3121,11 +3154,77 @@ type GetHealthz200JSONResponseBodyStatus string
 
 // PostMcpJSONBody defines parameters for PostMcp.
 type PostMcpJSONBody struct {
-	Jsonrpc PostMcpJSONBodyJsonrpc `json:"jsonrpc"`
+	union json.RawMessage
 }
 
-// PostMcpJSONBodyJsonrpc defines parameters for PostMcp.
-type PostMcpJSONBodyJsonrpc string
+// PostMcpJSONBody0 defines parameters for PostMcp.
+type PostMcpJSONBody0 struct {
+	Jsonrpc PostMcpJSONBody0Jsonrpc `json:"jsonrpc"`
+}
+
+// PostMcpJSONBody0Jsonrpc defines parameters for PostMcp.
+type PostMcpJSONBody0Jsonrpc string
+
+// PostMcpJSONBody1 defines parameters for PostMcp.
+type PostMcpJSONBody1 = []struct {
+	Jsonrpc PostMcpJSONBody1Jsonrpc `json:"jsonrpc"`
+}
+
+// PostMcpJSONBody1Jsonrpc defines parameters for PostMcp.
+type PostMcpJSONBody1Jsonrpc string
+
+// PostMcp200JSONResponseBody0 defines parameters for PostMcp.
+type PostMcp200JSONResponseBody0 = map[string]interface{}
+
+// PostMcp200JSONResponseBody1 defines parameters for PostMcp.
+type PostMcp200JSONResponseBody1 = []map[string]interface{}
+
+// PostMcp200JSONResponseBody defines parameters for PostMcp.
+type PostMcp200JSONResponseBody struct {
+	union json.RawMessage
+}
+
+// PostMcp202JSONResponseBody0 defines parameters for PostMcp.
+type PostMcp202JSONResponseBody0 = map[string]interface{}
+
+// PostMcp202JSONResponseBody1 defines parameters for PostMcp.
+type PostMcp202JSONResponseBody1 = []map[string]interface{}
+
+// PostMcp202JSONResponseBody defines parameters for PostMcp.
+type PostMcp202JSONResponseBody struct {
+	union json.RawMessage
+}
+
+// PostMcp400JSONResponseBody1 defines parameters for PostMcp.
+type PostMcp400JSONResponseBody1 struct {
+	Error struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+
+	// Id the message's id; null for a refusal of the whole request
+	Id      *PostMcp400JSONResponseBody_1_Id   `json:"id,omitempty"`
+	Jsonrpc PostMcp400JSONResponseBody1Jsonrpc `json:"jsonrpc"`
+}
+
+// PostMcp400JSONResponseBody1Id0 defines parameters for PostMcp.
+type PostMcp400JSONResponseBody1Id0 = string
+
+// PostMcp400JSONResponseBody1Id1 defines parameters for PostMcp.
+type PostMcp400JSONResponseBody1Id1 = int
+
+// PostMcp400JSONResponseBody_1_Id defines parameters for PostMcp.
+type PostMcp400JSONResponseBody_1_Id struct {
+	union json.RawMessage
+}
+
+// PostMcp400JSONResponseBody1Jsonrpc defines parameters for PostMcp.
+type PostMcp400JSONResponseBody1Jsonrpc string
+
+// PostMcp400JSONResponseBody defines parameters for PostMcp.
+type PostMcp400JSONResponseBody struct {
+	union json.RawMessage
+}
 
 // GetActivitiesParams defines parameters for GetActivities.
 type GetActivitiesParams struct {
@@ -3138,13 +3237,13 @@ type GetActivitiesParams struct {
 	// Cursor the `X-Next-Cursor` of the previous page (bound to this list: same sort and filter)
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 
-	// Sort the field to order by; default `createdAt`
+	// Sort the field to order by; default `id`, the order records were created in
 	Sort *GetActivitiesParamsSort `form:"sort,omitempty" json:"sort,omitempty"`
 
 	// Direction `desc` (default, newest first) or `asc`
 	Direction *GetActivitiesParamsDirection `form:"direction,omitempty" json:"direction,omitempty"`
 
-	// Lt only records whose sort value is before this one
+	// Lt only records whose `id` is less than this one, whatever the sort
 	Lt *string `form:"lt,omitempty" json:"lt,omitempty"`
 
 	// Type only records whose `type` is this value (one filter at a time)
@@ -3303,13 +3402,13 @@ type GetCompaniesParams struct {
 	// Cursor the `X-Next-Cursor` of the previous page (bound to this list: same sort and filter)
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 
-	// Sort the field to order by; default `createdAt`
+	// Sort the field to order by; default `id`, the order records were created in
 	Sort *GetCompaniesParamsSort `form:"sort,omitempty" json:"sort,omitempty"`
 
 	// Direction `desc` (default, newest first) or `asc`
 	Direction *GetCompaniesParamsDirection `form:"direction,omitempty" json:"direction,omitempty"`
 
-	// Lt only records whose sort value is before this one
+	// Lt only records whose `id` is less than this one, whatever the sort
 	Lt *string `form:"lt,omitempty" json:"lt,omitempty"`
 
 	// ExternalId only records whose `externalId` is this value (one filter at a time)
@@ -3480,13 +3579,13 @@ type GetDealsParams struct {
 	// Cursor the `X-Next-Cursor` of the previous page (bound to this list: same sort and filter)
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 
-	// Sort the field to order by; default `createdAt`
+	// Sort the field to order by; default `id`, the order records were created in
 	Sort *GetDealsParamsSort `form:"sort,omitempty" json:"sort,omitempty"`
 
 	// Direction `desc` (default, newest first) or `asc`
 	Direction *GetDealsParamsDirection `form:"direction,omitempty" json:"direction,omitempty"`
 
-	// Lt only records whose sort value is before this one
+	// Lt only records whose `id` is less than this one, whatever the sort
 	Lt *string `form:"lt,omitempty" json:"lt,omitempty"`
 
 	// CompanyId only records whose `companyId` is this value (one filter at a time)
@@ -3655,13 +3754,13 @@ type GetDocumentsParams struct {
 	// Cursor the `X-Next-Cursor` of the previous page (bound to this list: same sort and filter)
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 
-	// Sort the field to order by; default `createdAt`
+	// Sort the field to order by; default `id`, the order records were created in
 	Sort *GetDocumentsParamsSort `form:"sort,omitempty" json:"sort,omitempty"`
 
 	// Direction `desc` (default, newest first) or `asc`
 	Direction *GetDocumentsParamsDirection `form:"direction,omitempty" json:"direction,omitempty"`
 
-	// Lt only records whose sort value is before this one
+	// Lt only records whose `id` is less than this one, whatever the sort
 	Lt *string `form:"lt,omitempty" json:"lt,omitempty"`
 
 	// CompanyId only records whose `companyId` is this value (one filter at a time)
@@ -3772,6 +3871,18 @@ type PutDocumentsByIdParams struct {
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
+// GetEnrichmentsResourcesByResourceTypeByResourceIdParams defines parameters for GetEnrichmentsResourcesByResourceTypeByResourceId.
+type GetEnrichmentsResourcesByResourceTypeByResourceIdParams struct {
+	// Limit records per page, 1 to 1000 (outside: clamped); default 100
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Page the page, 1 to 100; for deeper lists follow `cursor`
+	Page *int `form:"page,omitempty" json:"page,omitempty"`
+
+	// Cursor the `X-Next-Cursor` of the previous page (bound to this record's candidates)
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
 // PostEnrichmentsResourcesByResourceTypeByResourceIdJSONBody defines parameters for PostEnrichmentsResourcesByResourceTypeByResourceId.
 type PostEnrichmentsResourcesByResourceTypeByResourceIdJSONBody struct {
 	Values []EnrichmentValueInput `json:"values"`
@@ -3799,13 +3910,13 @@ type GetFrameworksParams struct {
 	// Cursor the `X-Next-Cursor` of the previous page (bound to this list: same sort and filter)
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 
-	// Sort the field to order by; default `createdAt`
+	// Sort the field to order by; default `id`, the order records were created in
 	Sort *GetFrameworksParamsSort `form:"sort,omitempty" json:"sort,omitempty"`
 
 	// Direction `desc` (default, newest first) or `asc`
 	Direction *GetFrameworksParamsDirection `form:"direction,omitempty" json:"direction,omitempty"`
 
-	// Lt only records whose sort value is before this one
+	// Lt only records whose `id` is less than this one, whatever the sort
 	Lt *string `form:"lt,omitempty" json:"lt,omitempty"`
 }
 
@@ -3896,13 +4007,13 @@ type GetIndustriesParams struct {
 	// Cursor the `X-Next-Cursor` of the previous page (bound to this list: same sort and filter)
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 
-	// Sort the field to order by; default `createdAt`
+	// Sort the field to order by; default `id`, the order records were created in
 	Sort *GetIndustriesParamsSort `form:"sort,omitempty" json:"sort,omitempty"`
 
 	// Direction `desc` (default, newest first) or `asc`
 	Direction *GetIndustriesParamsDirection `form:"direction,omitempty" json:"direction,omitempty"`
 
-	// Lt only records whose sort value is before this one
+	// Lt only records whose `id` is less than this one, whatever the sort
 	Lt *string `form:"lt,omitempty" json:"lt,omitempty"`
 }
 
@@ -3977,13 +4088,13 @@ type GetKeysParams struct {
 	// Cursor the `X-Next-Cursor` of the previous page (bound to this list: same sort and filter)
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 
-	// Sort the field to order by; default `createdAt`
+	// Sort the field to order by; default `id`, the order records were created in
 	Sort *GetKeysParamsSort `form:"sort,omitempty" json:"sort,omitempty"`
 
 	// Direction `desc` (default, newest first) or `asc`
 	Direction *GetKeysParamsDirection `form:"direction,omitempty" json:"direction,omitempty"`
 
-	// Lt only records whose sort value is before this one
+	// Lt only records whose `id` is less than this one, whatever the sort
 	Lt *string `form:"lt,omitempty" json:"lt,omitempty"`
 }
 
@@ -4004,13 +4115,13 @@ type GetListsParams struct {
 	// Cursor the `X-Next-Cursor` of the previous page (bound to this list: same sort and filter)
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 
-	// Sort the field to order by; default `createdAt`
+	// Sort the field to order by; default `id`, the order records were created in
 	Sort *GetListsParamsSort `form:"sort,omitempty" json:"sort,omitempty"`
 
 	// Direction `desc` (default, newest first) or `asc`
 	Direction *GetListsParamsDirection `form:"direction,omitempty" json:"direction,omitempty"`
 
-	// Lt only records whose sort value is before this one
+	// Lt only records whose `id` is less than this one, whatever the sort
 	Lt *string `form:"lt,omitempty" json:"lt,omitempty"`
 }
 
@@ -4101,13 +4212,13 @@ type GetListsByIdEntriesParams struct {
 	// Cursor the `X-Next-Cursor` of the previous page (bound to this list: same sort and filter)
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 
-	// Sort the field to order by; default `createdAt`
+	// Sort the field to order by; default `id`, the order records were created in
 	Sort *GetListsByIdEntriesParamsSort `form:"sort,omitempty" json:"sort,omitempty"`
 
 	// Direction `desc` (default, newest first) or `asc`
 	Direction *GetListsByIdEntriesParamsDirection `form:"direction,omitempty" json:"direction,omitempty"`
 
-	// Lt only records whose sort value is before this one
+	// Lt only records whose `id` is less than this one, whatever the sort
 	Lt *string `form:"lt,omitempty" json:"lt,omitempty"`
 }
 
@@ -4140,13 +4251,13 @@ type GetPeopleParams struct {
 	// Cursor the `X-Next-Cursor` of the previous page (bound to this list: same sort and filter)
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 
-	// Sort the field to order by; default `createdAt`
+	// Sort the field to order by; default `id`, the order records were created in
 	Sort *GetPeopleParamsSort `form:"sort,omitempty" json:"sort,omitempty"`
 
 	// Direction `desc` (default, newest first) or `asc`
 	Direction *GetPeopleParamsDirection `form:"direction,omitempty" json:"direction,omitempty"`
 
-	// Lt only records whose sort value is before this one
+	// Lt only records whose `id` is less than this one, whatever the sort
 	Lt *string `form:"lt,omitempty" json:"lt,omitempty"`
 }
 
@@ -4273,13 +4384,13 @@ type GetScoresParams struct {
 	// Cursor the `X-Next-Cursor` of the previous page (bound to this list: same sort and filter)
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 
-	// Sort the field to order by; default `createdAt`
+	// Sort the field to order by; default `id`, the order records were created in
 	Sort *GetScoresParamsSort `form:"sort,omitempty" json:"sort,omitempty"`
 
 	// Direction `desc` (default, newest first) or `asc`
 	Direction *GetScoresParamsDirection `form:"direction,omitempty" json:"direction,omitempty"`
 
-	// Lt only records whose sort value is before this one
+	// Lt only records whose `id` is less than this one, whatever the sort
 	Lt *string `form:"lt,omitempty" json:"lt,omitempty"`
 
 	// Company only records whose `company` is this value (one filter at a time)
@@ -4388,13 +4499,13 @@ type GetScreeningsParams struct {
 	// Cursor the `X-Next-Cursor` of the previous page (bound to this list: same sort and filter)
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 
-	// Sort the field to order by; default `createdAt`
+	// Sort the field to order by; default `id`, the order records were created in
 	Sort *GetScreeningsParamsSort `form:"sort,omitempty" json:"sort,omitempty"`
 
 	// Direction `desc` (default, newest first) or `asc`
 	Direction *GetScreeningsParamsDirection `form:"direction,omitempty" json:"direction,omitempty"`
 
-	// Lt only records whose sort value is before this one
+	// Lt only records whose `id` is less than this one, whatever the sort
 	Lt *string `form:"lt,omitempty" json:"lt,omitempty"`
 
 	// FrameworkId only records whose `frameworkId` is this value (one filter at a time)
@@ -4475,13 +4586,13 @@ type GetSectorsParams struct {
 	// Cursor the `X-Next-Cursor` of the previous page (bound to this list: same sort and filter)
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 
-	// Sort the field to order by; default `createdAt`
+	// Sort the field to order by; default `id`, the order records were created in
 	Sort *GetSectorsParamsSort `form:"sort,omitempty" json:"sort,omitempty"`
 
 	// Direction `desc` (default, newest first) or `asc`
 	Direction *GetSectorsParamsDirection `form:"direction,omitempty" json:"direction,omitempty"`
 
-	// Lt only records whose sort value is before this one
+	// Lt only records whose `id` is less than this one, whatever the sort
 	Lt *string `form:"lt,omitempty" json:"lt,omitempty"`
 
 	// IndustryId only records whose `industryId` is this value (one filter at a time)
@@ -4559,13 +4670,13 @@ type GetSubsectorsParams struct {
 	// Cursor the `X-Next-Cursor` of the previous page (bound to this list: same sort and filter)
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 
-	// Sort the field to order by; default `createdAt`
+	// Sort the field to order by; default `id`, the order records were created in
 	Sort *GetSubsectorsParamsSort `form:"sort,omitempty" json:"sort,omitempty"`
 
 	// Direction `desc` (default, newest first) or `asc`
 	Direction *GetSubsectorsParamsDirection `form:"direction,omitempty" json:"direction,omitempty"`
 
-	// Lt only records whose sort value is before this one
+	// Lt only records whose `id` is less than this one, whatever the sort
 	Lt *string `form:"lt,omitempty" json:"lt,omitempty"`
 
 	// SectorId only records whose `sectorId` is this value (one filter at a time)
@@ -4643,13 +4754,13 @@ type GetTagsParams struct {
 	// Cursor the `X-Next-Cursor` of the previous page (bound to this list: same sort and filter)
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 
-	// Sort the field to order by; default `createdAt`
+	// Sort the field to order by; default `id`, the order records were created in
 	Sort *GetTagsParamsSort `form:"sort,omitempty" json:"sort,omitempty"`
 
 	// Direction `desc` (default, newest first) or `asc`
 	Direction *GetTagsParamsDirection `form:"direction,omitempty" json:"direction,omitempty"`
 
-	// Lt only records whose sort value is before this one
+	// Lt only records whose `id` is less than this one, whatever the sort
 	Lt *string `form:"lt,omitempty" json:"lt,omitempty"`
 
 	// Name only records whose `name` is this value (one filter at a time)
@@ -4719,13 +4830,13 @@ type GetTeamsParams struct {
 	// Cursor the `X-Next-Cursor` of the previous page (bound to this list: same sort and filter)
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 
-	// Sort the field to order by; default `createdAt`
+	// Sort the field to order by; default `id`, the order records were created in
 	Sort *GetTeamsParamsSort `form:"sort,omitempty" json:"sort,omitempty"`
 
 	// Direction `desc` (default, newest first) or `asc`
 	Direction *GetTeamsParamsDirection `form:"direction,omitempty" json:"direction,omitempty"`
 
-	// Lt only records whose sort value is before this one
+	// Lt only records whose `id` is less than this one, whatever the sort
 	Lt *string `form:"lt,omitempty" json:"lt,omitempty"`
 }
 
@@ -4788,13 +4899,13 @@ type GetWorkflowRunsParams struct {
 	// Cursor the `X-Next-Cursor` of the previous page (bound to this list: same sort and filter)
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 
-	// Sort the field to order by; default `createdAt`
+	// Sort the field to order by; default `id`, the order records were created in
 	Sort *GetWorkflowRunsParamsSort `form:"sort,omitempty" json:"sort,omitempty"`
 
 	// Direction `desc` (default, newest first) or `asc`
 	Direction *GetWorkflowRunsParamsDirection `form:"direction,omitempty" json:"direction,omitempty"`
 
-	// Lt only records whose sort value is before this one
+	// Lt only records whose `id` is less than this one, whatever the sort
 	Lt *string `form:"lt,omitempty" json:"lt,omitempty"`
 
 	// WorkflowId only records whose `workflowId` is this value (one filter at a time)
@@ -4839,13 +4950,13 @@ type GetWorkflowsParams struct {
 	// Cursor the `X-Next-Cursor` of the previous page (bound to this list: same sort and filter)
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 
-	// Sort the field to order by; default `createdAt`
+	// Sort the field to order by; default `id`, the order records were created in
 	Sort *GetWorkflowsParamsSort `form:"sort,omitempty" json:"sort,omitempty"`
 
 	// Direction `desc` (default, newest first) or `asc`
 	Direction *GetWorkflowsParamsDirection `form:"direction,omitempty" json:"direction,omitempty"`
 
-	// Lt only records whose sort value is before this one
+	// Lt only records whose `id` is less than this one, whatever the sort
 	Lt *string `form:"lt,omitempty" json:"lt,omitempty"`
 }
 
@@ -4968,13 +5079,13 @@ type GetWorkflowsByIdRunsParams struct {
 	// Cursor the `X-Next-Cursor` of the previous page (bound to this list: same sort and filter)
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 
-	// Sort the field to order by; default `createdAt`
+	// Sort the field to order by; default `id`, the order records were created in
 	Sort *GetWorkflowsByIdRunsParamsSort `form:"sort,omitempty" json:"sort,omitempty"`
 
 	// Direction `desc` (default, newest first) or `asc`
 	Direction *GetWorkflowsByIdRunsParamsDirection `form:"direction,omitempty" json:"direction,omitempty"`
 
-	// Lt only records whose sort value is before this one
+	// Lt only records whose `id` is less than this one, whatever the sort
 	Lt *string `form:"lt,omitempty" json:"lt,omitempty"`
 }
 
@@ -5019,13 +5130,13 @@ type GetWorkspacesParams struct {
 	// Cursor the `X-Next-Cursor` of the previous page (bound to this list: same sort and filter)
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 
-	// Sort the field to order by; default `createdAt`
+	// Sort the field to order by; default `id`, the order records were created in
 	Sort *GetWorkspacesParamsSort `form:"sort,omitempty" json:"sort,omitempty"`
 
 	// Direction `desc` (default, newest first) or `asc`
 	Direction *GetWorkspacesParamsDirection `form:"direction,omitempty" json:"direction,omitempty"`
 
-	// Lt only records whose sort value is before this one
+	// Lt only records whose `id` is less than this one, whatever the sort
 	Lt *string `form:"lt,omitempty" json:"lt,omitempty"`
 
 	// Company only records whose `company` is this value (one filter at a time)
@@ -5242,6 +5353,316 @@ type PutWorkspacesByIdJSONRequestBody PutWorkspacesByIdJSONBody
 // PostWebhooksWorkflowsBySlugJSONRequestBody defines body for PostWebhooksWorkflowsBySlug for application/json ContentType.
 type PostWebhooksWorkflowsBySlugJSONRequestBody = PostWebhooksWorkflowsBySlugJSONBody
 
+// AsPostMcpJSONBody0 returns the union data inside the PostMcpJSONBody as a PostMcpJSONBody0
+func (t PostMcpJSONBody) AsPostMcpJSONBody0() (PostMcpJSONBody0, error) {
+	var body PostMcpJSONBody0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPostMcpJSONBody0 overwrites any union data inside the PostMcpJSONBody as the provided PostMcpJSONBody0
+func (t *PostMcpJSONBody) FromPostMcpJSONBody0(v PostMcpJSONBody0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePostMcpJSONBody0 performs a merge with any union data inside the PostMcpJSONBody, using the provided PostMcpJSONBody0
+func (t *PostMcpJSONBody) MergePostMcpJSONBody0(v PostMcpJSONBody0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPostMcpJSONBody1 returns the union data inside the PostMcpJSONBody as a PostMcpJSONBody1
+func (t PostMcpJSONBody) AsPostMcpJSONBody1() (PostMcpJSONBody1, error) {
+	var body PostMcpJSONBody1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPostMcpJSONBody1 overwrites any union data inside the PostMcpJSONBody as the provided PostMcpJSONBody1
+func (t *PostMcpJSONBody) FromPostMcpJSONBody1(v PostMcpJSONBody1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePostMcpJSONBody1 performs a merge with any union data inside the PostMcpJSONBody, using the provided PostMcpJSONBody1
+func (t *PostMcpJSONBody) MergePostMcpJSONBody1(v PostMcpJSONBody1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PostMcpJSONBody) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *PostMcpJSONBody) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsPostMcp200JSONResponseBody0 returns the union data inside the PostMcp200JSONResponseBody as a PostMcp200JSONResponseBody0
+func (t PostMcp200JSONResponseBody) AsPostMcp200JSONResponseBody0() (PostMcp200JSONResponseBody0, error) {
+	var body PostMcp200JSONResponseBody0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPostMcp200JSONResponseBody0 overwrites any union data inside the PostMcp200JSONResponseBody as the provided PostMcp200JSONResponseBody0
+func (t *PostMcp200JSONResponseBody) FromPostMcp200JSONResponseBody0(v PostMcp200JSONResponseBody0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePostMcp200JSONResponseBody0 performs a merge with any union data inside the PostMcp200JSONResponseBody, using the provided PostMcp200JSONResponseBody0
+func (t *PostMcp200JSONResponseBody) MergePostMcp200JSONResponseBody0(v PostMcp200JSONResponseBody0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPostMcp200JSONResponseBody1 returns the union data inside the PostMcp200JSONResponseBody as a PostMcp200JSONResponseBody1
+func (t PostMcp200JSONResponseBody) AsPostMcp200JSONResponseBody1() (PostMcp200JSONResponseBody1, error) {
+	var body PostMcp200JSONResponseBody1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPostMcp200JSONResponseBody1 overwrites any union data inside the PostMcp200JSONResponseBody as the provided PostMcp200JSONResponseBody1
+func (t *PostMcp200JSONResponseBody) FromPostMcp200JSONResponseBody1(v PostMcp200JSONResponseBody1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePostMcp200JSONResponseBody1 performs a merge with any union data inside the PostMcp200JSONResponseBody, using the provided PostMcp200JSONResponseBody1
+func (t *PostMcp200JSONResponseBody) MergePostMcp200JSONResponseBody1(v PostMcp200JSONResponseBody1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PostMcp200JSONResponseBody) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *PostMcp200JSONResponseBody) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsPostMcp202JSONResponseBody0 returns the union data inside the PostMcp202JSONResponseBody as a PostMcp202JSONResponseBody0
+func (t PostMcp202JSONResponseBody) AsPostMcp202JSONResponseBody0() (PostMcp202JSONResponseBody0, error) {
+	var body PostMcp202JSONResponseBody0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPostMcp202JSONResponseBody0 overwrites any union data inside the PostMcp202JSONResponseBody as the provided PostMcp202JSONResponseBody0
+func (t *PostMcp202JSONResponseBody) FromPostMcp202JSONResponseBody0(v PostMcp202JSONResponseBody0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePostMcp202JSONResponseBody0 performs a merge with any union data inside the PostMcp202JSONResponseBody, using the provided PostMcp202JSONResponseBody0
+func (t *PostMcp202JSONResponseBody) MergePostMcp202JSONResponseBody0(v PostMcp202JSONResponseBody0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPostMcp202JSONResponseBody1 returns the union data inside the PostMcp202JSONResponseBody as a PostMcp202JSONResponseBody1
+func (t PostMcp202JSONResponseBody) AsPostMcp202JSONResponseBody1() (PostMcp202JSONResponseBody1, error) {
+	var body PostMcp202JSONResponseBody1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPostMcp202JSONResponseBody1 overwrites any union data inside the PostMcp202JSONResponseBody as the provided PostMcp202JSONResponseBody1
+func (t *PostMcp202JSONResponseBody) FromPostMcp202JSONResponseBody1(v PostMcp202JSONResponseBody1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePostMcp202JSONResponseBody1 performs a merge with any union data inside the PostMcp202JSONResponseBody, using the provided PostMcp202JSONResponseBody1
+func (t *PostMcp202JSONResponseBody) MergePostMcp202JSONResponseBody1(v PostMcp202JSONResponseBody1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PostMcp202JSONResponseBody) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *PostMcp202JSONResponseBody) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsPostMcp400JSONResponseBody1Id0 returns the union data inside the PostMcp400JSONResponseBody_1_Id as a PostMcp400JSONResponseBody1Id0
+func (t PostMcp400JSONResponseBody_1_Id) AsPostMcp400JSONResponseBody1Id0() (PostMcp400JSONResponseBody1Id0, error) {
+	var body PostMcp400JSONResponseBody1Id0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPostMcp400JSONResponseBody1Id0 overwrites any union data inside the PostMcp400JSONResponseBody_1_Id as the provided PostMcp400JSONResponseBody1Id0
+func (t *PostMcp400JSONResponseBody_1_Id) FromPostMcp400JSONResponseBody1Id0(v PostMcp400JSONResponseBody1Id0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePostMcp400JSONResponseBody1Id0 performs a merge with any union data inside the PostMcp400JSONResponseBody_1_Id, using the provided PostMcp400JSONResponseBody1Id0
+func (t *PostMcp400JSONResponseBody_1_Id) MergePostMcp400JSONResponseBody1Id0(v PostMcp400JSONResponseBody1Id0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPostMcp400JSONResponseBody1Id1 returns the union data inside the PostMcp400JSONResponseBody_1_Id as a PostMcp400JSONResponseBody1Id1
+func (t PostMcp400JSONResponseBody_1_Id) AsPostMcp400JSONResponseBody1Id1() (PostMcp400JSONResponseBody1Id1, error) {
+	var body PostMcp400JSONResponseBody1Id1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPostMcp400JSONResponseBody1Id1 overwrites any union data inside the PostMcp400JSONResponseBody_1_Id as the provided PostMcp400JSONResponseBody1Id1
+func (t *PostMcp400JSONResponseBody_1_Id) FromPostMcp400JSONResponseBody1Id1(v PostMcp400JSONResponseBody1Id1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePostMcp400JSONResponseBody1Id1 performs a merge with any union data inside the PostMcp400JSONResponseBody_1_Id, using the provided PostMcp400JSONResponseBody1Id1
+func (t *PostMcp400JSONResponseBody_1_Id) MergePostMcp400JSONResponseBody1Id1(v PostMcp400JSONResponseBody1Id1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PostMcp400JSONResponseBody_1_Id) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *PostMcp400JSONResponseBody_1_Id) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsError returns the union data inside the PostMcp400JSONResponseBody as a Error
+func (t PostMcp400JSONResponseBody) AsError() (Error, error) {
+	var body Error
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromError overwrites any union data inside the PostMcp400JSONResponseBody as the provided Error
+func (t *PostMcp400JSONResponseBody) FromError(v Error) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeError performs a merge with any union data inside the PostMcp400JSONResponseBody, using the provided Error
+func (t *PostMcp400JSONResponseBody) MergeError(v Error) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPostMcp400JSONResponseBody1 returns the union data inside the PostMcp400JSONResponseBody as a PostMcp400JSONResponseBody1
+func (t PostMcp400JSONResponseBody) AsPostMcp400JSONResponseBody1() (PostMcp400JSONResponseBody1, error) {
+	var body PostMcp400JSONResponseBody1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPostMcp400JSONResponseBody1 overwrites any union data inside the PostMcp400JSONResponseBody as the provided PostMcp400JSONResponseBody1
+func (t *PostMcp400JSONResponseBody) FromPostMcp400JSONResponseBody1(v PostMcp400JSONResponseBody1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePostMcp400JSONResponseBody1 performs a merge with any union data inside the PostMcp400JSONResponseBody, using the provided PostMcp400JSONResponseBody1
+func (t *PostMcp400JSONResponseBody) MergePostMcp400JSONResponseBody1(v PostMcp400JSONResponseBody1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PostMcp400JSONResponseBody) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *PostMcp400JSONResponseBody) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // AsDocument returns the union data inside the GetDocumentsById200JSONResponseBody_Data as a Document
 func (t GetDocumentsById200JSONResponseBody_Data) AsDocument() (Document, error) {
 	var body Document
@@ -5387,7 +5808,7 @@ type ClientInterface interface {
 
 	// PostMcpWithBody Model Context Protocol endpoint (streamable HTTP)
 	//
-	// JSON-RPC messages of the Model Context Protocol (initialize, tools/list, tools/call, resources/list, resources/read), answered as JSON (stateless: no Mcp-Session-Id). Needs the same two headers as every /v1 route; its tools call the REST operations with them. See docs/mcp.md.
+	// JSON-RPC messages of the Model Context Protocol (initialize, tools/list, tools/call, resources/list, resources/read), answered as JSON (stateless: no Mcp-Session-Id). Needs the same two headers as every /v1 route; its tools call the REST operations with them. Every message counts against the key's rate limit (a batch of 10 at most counts each), and the whole answer stays within the response budget. See docs/mcp.md.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5396,7 +5817,7 @@ type ClientInterface interface {
 
 	// PostMcp Model Context Protocol endpoint (streamable HTTP)
 	//
-	// JSON-RPC messages of the Model Context Protocol (initialize, tools/list, tools/call, resources/list, resources/read), answered as JSON (stateless: no Mcp-Session-Id). Needs the same two headers as every /v1 route; its tools call the REST operations with them. See docs/mcp.md.
+	// JSON-RPC messages of the Model Context Protocol (initialize, tools/list, tools/call, resources/list, resources/read), answered as JSON (stateless: no Mcp-Session-Id). Needs the same two headers as every /v1 route; its tools call the REST operations with them. Every message counts against the key's rate limit (a batch of 10 at most counts each), and the whole answer stays within the response budget. See docs/mcp.md.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5723,10 +6144,10 @@ type ClientInterface interface {
 
 	// GetEnrichmentsResourcesByResourceTypeByResourceId List a record's candidate values
 	//
-	// Every candidate value of every enrichable attribute of the record.
+	// A page of the candidate values of the record's enrichable attributes, by property and, within one, in rank order (the first is the attribute's value). When more candidates follow, `X-Next-Cursor` holds the next page's `cursor` and `Link` its URL.
 	//
 	// Corresponds with GET /v1/enrichments/resources/{resourceType}/{resourceId} (the `GetEnrichmentsResourcesByResourceTypeByResourceId` operationId).
-	GetEnrichmentsResourcesByResourceTypeByResourceId(ctx context.Context, resourceType string, resourceId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetEnrichmentsResourcesByResourceTypeByResourceId(ctx context.Context, resourceType string, resourceId string, params *GetEnrichmentsResourcesByResourceTypeByResourceIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostEnrichmentsResourcesByResourceTypeByResourceIdWithBody Add candidate values of a record's attributes
 	//
@@ -5894,7 +6315,7 @@ type ClientInterface interface {
 
 	// DeleteKeysByClientId Revoke an API key
 	//
-	// Admin keys only. The key stops working at once on this instance, and on others within the key cache's lifetime.
+	// Admin keys only. The key stops working at once on this instance, and on others within the key cache's lifetime. The organization's last admin key cannot be revoked (409): have the operator create another admin key first.
 	//
 	// Corresponds with DELETE /v1/keys/{clientId} (the `DeleteKeysByClientId` operationId).
 	DeleteKeysByClientId(ctx context.Context, clientId string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -6517,7 +6938,7 @@ type ClientInterface interface {
 
 	// PostWorkflowsByIdTriggerWebhookSecretRotate Rotate a workflow's webhook secret
 	//
-	// Answers the trigger with its new `secret`, shown this once; the old secret stops working at once.
+	// Admin keys only. Answers the trigger with its new `secret`, shown this once; the old secret stops working at once.
 	//
 	// Corresponds with POST /v1/workflows/{id}/trigger/webhook-secret/rotate (the `PostWorkflowsByIdTriggerWebhookSecretRotate` operationId).
 	PostWorkflowsByIdTriggerWebhookSecretRotate(ctx context.Context, id string, params *PostWorkflowsByIdTriggerWebhookSecretRotateParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -6599,7 +7020,7 @@ type ClientInterface interface {
 
 	// PostWebhooksWorkflowsBySlugWithBody Deliver a webhook to a workflow's trigger
 	//
-	// Starts a run of the trigger's workflow after the signature check of its scheme; the payload becomes the run's `webhook.payload` (with `webhook.headers` and `webhook.query`). A delivery id (`X-GitHub-Delivery`, `Webhook-Id`, `Idempotency-Key` or `X-Request-Id`) starts one run per trigger within 24 hours; a repeat answers that run.
+	// Starts a run of the trigger's workflow after the signature check of its scheme; the payload becomes the run's `webhook.payload` (with `webhook.headers` and `webhook.query`). A delivery id (`X-GitHub-Delivery`, `Webhook-Id`, `Idempotency-Key` or `X-Request-Id`) starts one run per trigger within 24 hours; a repeat answers that run. A slug that leads to no trigger (unknown, or its workflow deleted) is answered exactly as a failed signature check (401 `invalid signature`, the same headers), so that slugs cannot be probed.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -6608,7 +7029,7 @@ type ClientInterface interface {
 
 	// PostWebhooksWorkflowsBySlug Deliver a webhook to a workflow's trigger
 	//
-	// Starts a run of the trigger's workflow after the signature check of its scheme; the payload becomes the run's `webhook.payload` (with `webhook.headers` and `webhook.query`). A delivery id (`X-GitHub-Delivery`, `Webhook-Id`, `Idempotency-Key` or `X-Request-Id`) starts one run per trigger within 24 hours; a repeat answers that run.
+	// Starts a run of the trigger's workflow after the signature check of its scheme; the payload becomes the run's `webhook.payload` (with `webhook.headers` and `webhook.query`). A delivery id (`X-GitHub-Delivery`, `Webhook-Id`, `Idempotency-Key` or `X-Request-Id`) starts one run per trigger within 24 hours; a repeat answers that run. A slug that leads to no trigger (unknown, or its workflow deleted) is answered exactly as a failed signature check (401 `invalid signature`, the same headers), so that slugs cannot be probed.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -6635,7 +7056,7 @@ func (c *Client) GetHealthz(ctx context.Context, reqEditors ...RequestEditorFn) 
 
 // PostMcpWithBody Model Context Protocol endpoint (streamable HTTP)
 //
-// JSON-RPC messages of the Model Context Protocol (initialize, tools/list, tools/call, resources/list, resources/read), answered as JSON (stateless: no Mcp-Session-Id). Needs the same two headers as every /v1 route; its tools call the REST operations with them. See docs/mcp.md.
+// JSON-RPC messages of the Model Context Protocol (initialize, tools/list, tools/call, resources/list, resources/read), answered as JSON (stateless: no Mcp-Session-Id). Needs the same two headers as every /v1 route; its tools call the REST operations with them. Every message counts against the key's rate limit (a batch of 10 at most counts each), and the whole answer stays within the response budget. See docs/mcp.md.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6654,7 +7075,7 @@ func (c *Client) PostMcpWithBody(ctx context.Context, contentType string, body i
 
 // PostMcp Model Context Protocol endpoint (streamable HTTP)
 //
-// JSON-RPC messages of the Model Context Protocol (initialize, tools/list, tools/call, resources/list, resources/read), answered as JSON (stateless: no Mcp-Session-Id). Needs the same two headers as every /v1 route; its tools call the REST operations with them. See docs/mcp.md.
+// JSON-RPC messages of the Model Context Protocol (initialize, tools/list, tools/call, resources/list, resources/read), answered as JSON (stateless: no Mcp-Session-Id). Needs the same two headers as every /v1 route; its tools call the REST operations with them. Every message counts against the key's rate limit (a batch of 10 at most counts each), and the whole answer stays within the response budget. See docs/mcp.md.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7371,11 +7792,11 @@ func (c *Client) PutDocumentsById(ctx context.Context, id string, params *PutDoc
 
 // GetEnrichmentsResourcesByResourceTypeByResourceId List a record's candidate values
 //
-// Every candidate value of every enrichable attribute of the record.
+// A page of the candidate values of the record's enrichable attributes, by property and, within one, in rank order (the first is the attribute's value). When more candidates follow, `X-Next-Cursor` holds the next page's `cursor` and `Link` its URL.
 //
 // Corresponds with GET /v1/enrichments/resources/{resourceType}/{resourceId} (the `GetEnrichmentsResourcesByResourceTypeByResourceId` operationId).
-func (c *Client) GetEnrichmentsResourcesByResourceTypeByResourceId(ctx context.Context, resourceType string, resourceId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetEnrichmentsResourcesByResourceTypeByResourceIdRequest(c.Server, resourceType, resourceId)
+func (c *Client) GetEnrichmentsResourcesByResourceTypeByResourceId(ctx context.Context, resourceType string, resourceId string, params *GetEnrichmentsResourcesByResourceTypeByResourceIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetEnrichmentsResourcesByResourceTypeByResourceIdRequest(c.Server, resourceType, resourceId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -7752,7 +8173,7 @@ func (c *Client) GetKeys(ctx context.Context, params *GetKeysParams, reqEditors 
 
 // DeleteKeysByClientId Revoke an API key
 //
-// Admin keys only. The key stops working at once on this instance, and on others within the key cache's lifetime.
+// Admin keys only. The key stops working at once on this instance, and on others within the key cache's lifetime. The organization's last admin key cannot be revoked (409): have the operator create another admin key first.
 //
 // Corresponds with DELETE /v1/keys/{clientId} (the `DeleteKeysByClientId` operationId).
 func (c *Client) DeleteKeysByClientId(ctx context.Context, clientId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -9145,7 +9566,7 @@ func (c *Client) PostWorkflowsByIdRuns(ctx context.Context, id string, params *P
 
 // PostWorkflowsByIdTriggerWebhookSecretRotate Rotate a workflow's webhook secret
 //
-// Answers the trigger with its new `secret`, shown this once; the old secret stops working at once.
+// Admin keys only. Answers the trigger with its new `secret`, shown this once; the old secret stops working at once.
 //
 // Corresponds with POST /v1/workflows/{id}/trigger/webhook-secret/rotate (the `PostWorkflowsByIdTriggerWebhookSecretRotate` operationId).
 func (c *Client) PostWorkflowsByIdTriggerWebhookSecretRotate(ctx context.Context, id string, params *PostWorkflowsByIdTriggerWebhookSecretRotateParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -9327,7 +9748,7 @@ func (c *Client) PutWorkspacesById(ctx context.Context, id string, params *PutWo
 
 // PostWebhooksWorkflowsBySlugWithBody Deliver a webhook to a workflow's trigger
 //
-// Starts a run of the trigger's workflow after the signature check of its scheme; the payload becomes the run's `webhook.payload` (with `webhook.headers` and `webhook.query`). A delivery id (`X-GitHub-Delivery`, `Webhook-Id`, `Idempotency-Key` or `X-Request-Id`) starts one run per trigger within 24 hours; a repeat answers that run.
+// Starts a run of the trigger's workflow after the signature check of its scheme; the payload becomes the run's `webhook.payload` (with `webhook.headers` and `webhook.query`). A delivery id (`X-GitHub-Delivery`, `Webhook-Id`, `Idempotency-Key` or `X-Request-Id`) starts one run per trigger within 24 hours; a repeat answers that run. A slug that leads to no trigger (unknown, or its workflow deleted) is answered exactly as a failed signature check (401 `invalid signature`, the same headers), so that slugs cannot be probed.
 //
 // Takes any type of body and a specified content type.
 //
@@ -9346,7 +9767,7 @@ func (c *Client) PostWebhooksWorkflowsBySlugWithBody(ctx context.Context, slug s
 
 // PostWebhooksWorkflowsBySlug Deliver a webhook to a workflow's trigger
 //
-// Starts a run of the trigger's workflow after the signature check of its scheme; the payload becomes the run's `webhook.payload` (with `webhook.headers` and `webhook.query`). A delivery id (`X-GitHub-Delivery`, `Webhook-Id`, `Idempotency-Key` or `X-Request-Id`) starts one run per trigger within 24 hours; a repeat answers that run.
+// Starts a run of the trigger's workflow after the signature check of its scheme; the payload becomes the run's `webhook.payload` (with `webhook.headers` and `webhook.query`). A delivery id (`X-GitHub-Delivery`, `Webhook-Id`, `Idempotency-Key` or `X-Request-Id`) starts one run per trigger within 24 hours; a repeat answers that run. A slug that leads to no trigger (unknown, or its workflow deleted) is answered exactly as a failed signature check (401 `invalid signature`, the same headers), so that slugs cannot be probed.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -11103,7 +11524,7 @@ func NewPutDocumentsByIdRequestWithBody(server string, id string, params *PutDoc
 }
 
 // NewGetEnrichmentsResourcesByResourceTypeByResourceIdRequest constructs an http.Request for the GetEnrichmentsResourcesByResourceTypeByResourceId method
-func NewGetEnrichmentsResourcesByResourceTypeByResourceIdRequest(server string, resourceType string, resourceId string) (*http.Request, error) {
+func NewGetEnrichmentsResourcesByResourceTypeByResourceIdRequest(server string, resourceType string, resourceId string, params *GetEnrichmentsResourcesByResourceTypeByResourceIdParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -11133,6 +11554,57 @@ func NewGetEnrichmentsResourcesByResourceTypeByResourceIdRequest(server string, 
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Page != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -16292,7 +16764,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostMcpWithBodyWithResponse Model Context Protocol endpoint (streamable HTTP)
 	//
-	// JSON-RPC messages of the Model Context Protocol (initialize, tools/list, tools/call, resources/list, resources/read), answered as JSON (stateless: no Mcp-Session-Id). Needs the same two headers as every /v1 route; its tools call the REST operations with them. See docs/mcp.md.
+	// JSON-RPC messages of the Model Context Protocol (initialize, tools/list, tools/call, resources/list, resources/read), answered as JSON (stateless: no Mcp-Session-Id). Needs the same two headers as every /v1 route; its tools call the REST operations with them. Every message counts against the key's rate limit (a batch of 10 at most counts each), and the whole answer stays within the response budget. See docs/mcp.md.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -16301,7 +16773,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostMcpWithResponse Model Context Protocol endpoint (streamable HTTP)
 	//
-	// JSON-RPC messages of the Model Context Protocol (initialize, tools/list, tools/call, resources/list, resources/read), answered as JSON (stateless: no Mcp-Session-Id). Needs the same two headers as every /v1 route; its tools call the REST operations with them. See docs/mcp.md.
+	// JSON-RPC messages of the Model Context Protocol (initialize, tools/list, tools/call, resources/list, resources/read), answered as JSON (stateless: no Mcp-Session-Id). Needs the same two headers as every /v1 route; its tools call the REST operations with them. Every message counts against the key's rate limit (a batch of 10 at most counts each), and the whole answer stays within the response budget. See docs/mcp.md.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -16652,12 +17124,12 @@ type ClientWithResponsesInterface interface {
 
 	// GetEnrichmentsResourcesByResourceTypeByResourceIdWithResponse List a record's candidate values
 	//
-	// Every candidate value of every enrichable attribute of the record.
+	// A page of the candidate values of the record's enrichable attributes, by property and, within one, in rank order (the first is the attribute's value). When more candidates follow, `X-Next-Cursor` holds the next page's `cursor` and `Link` its URL.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/enrichments/resources/{resourceType}/{resourceId} (the `GetEnrichmentsResourcesByResourceTypeByResourceId` operationId).
-	GetEnrichmentsResourcesByResourceTypeByResourceIdWithResponse(ctx context.Context, resourceType string, resourceId string, reqEditors ...RequestEditorFn) (*GetEnrichmentsResourcesByResourceTypeByResourceIdResponse, error)
+	GetEnrichmentsResourcesByResourceTypeByResourceIdWithResponse(ctx context.Context, resourceType string, resourceId string, params *GetEnrichmentsResourcesByResourceTypeByResourceIdParams, reqEditors ...RequestEditorFn) (*GetEnrichmentsResourcesByResourceTypeByResourceIdResponse, error)
 
 	// PostEnrichmentsResourcesByResourceTypeByResourceIdWithBodyWithResponse Add candidate values of a record's attributes
 	//
@@ -16841,7 +17313,7 @@ type ClientWithResponsesInterface interface {
 
 	// DeleteKeysByClientIdWithResponse Revoke an API key
 	//
-	// Admin keys only. The key stops working at once on this instance, and on others within the key cache's lifetime.
+	// Admin keys only. The key stops working at once on this instance, and on others within the key cache's lifetime. The organization's last admin key cannot be revoked (409): have the operator create another admin key first.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -17534,7 +18006,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostWorkflowsByIdTriggerWebhookSecretRotateWithResponse Rotate a workflow's webhook secret
 	//
-	// Answers the trigger with its new `secret`, shown this once; the old secret stops working at once.
+	// Admin keys only. Answers the trigger with its new `secret`, shown this once; the old secret stops working at once.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -17624,7 +18096,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostWebhooksWorkflowsBySlugWithBodyWithResponse Deliver a webhook to a workflow's trigger
 	//
-	// Starts a run of the trigger's workflow after the signature check of its scheme; the payload becomes the run's `webhook.payload` (with `webhook.headers` and `webhook.query`). A delivery id (`X-GitHub-Delivery`, `Webhook-Id`, `Idempotency-Key` or `X-Request-Id`) starts one run per trigger within 24 hours; a repeat answers that run.
+	// Starts a run of the trigger's workflow after the signature check of its scheme; the payload becomes the run's `webhook.payload` (with `webhook.headers` and `webhook.query`). A delivery id (`X-GitHub-Delivery`, `Webhook-Id`, `Idempotency-Key` or `X-Request-Id`) starts one run per trigger within 24 hours; a repeat answers that run. A slug that leads to no trigger (unknown, or its workflow deleted) is answered exactly as a failed signature check (401 `invalid signature`, the same headers), so that slugs cannot be probed.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -17633,7 +18105,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostWebhooksWorkflowsBySlugWithResponse Deliver a webhook to a workflow's trigger
 	//
-	// Starts a run of the trigger's workflow after the signature check of its scheme; the payload becomes the run's `webhook.payload` (with `webhook.headers` and `webhook.query`). A delivery id (`X-GitHub-Delivery`, `Webhook-Id`, `Idempotency-Key` or `X-Request-Id`) starts one run per trigger within 24 hours; a repeat answers that run.
+	// Starts a run of the trigger's workflow after the signature check of its scheme; the payload becomes the run's `webhook.payload` (with `webhook.headers` and `webhook.query`). A delivery id (`X-GitHub-Delivery`, `Webhook-Id`, `Idempotency-Key` or `X-Request-Id`) starts one run per trigger within 24 hours; a repeat answers that run. A slug that leads to no trigger (unknown, or its workflow deleted) is answered exactly as a failed signature check (401 `invalid signature`, the same headers), so that slugs cannot be probed.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -17787,11 +18259,11 @@ type PostMcpResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *map[string]interface{}
+	JSON200 *PostMcp200JSONResponseBody
 	// JSON202 the response for an HTTP 202 `application/json` response
-	JSON202 *map[string]interface{}
+	JSON202 *PostMcp202JSONResponseBody
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *N400
+	JSON400 *PostMcp400JSONResponseBody
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *N401
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -17829,17 +18301,17 @@ type PostMcpResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostMcpResponse) GetJSON200() *map[string]interface{} {
+func (r PostMcpResponse) GetJSON200() *PostMcp200JSONResponseBody {
 	return r.JSON200
 }
 
 // GetJSON202 returns the response for an HTTP 202 `application/json` response
-func (r PostMcpResponse) GetJSON202() *map[string]interface{} {
+func (r PostMcpResponse) GetJSON202() *PostMcp202JSONResponseBody {
 	return r.JSON202
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostMcpResponse) GetJSON400() *N400 {
+func (r PostMcpResponse) GetJSON400() *PostMcp400JSONResponseBody {
 	return r.JSON400
 }
 
@@ -22050,6 +22522,8 @@ func (r PutDocumentsByIdResponse) ContentType() string {
 
 // GetEnrichmentsResourcesByResourceTypeByResourceIdResponse200Headers the declared response headers of an HTTP 200 response for GetEnrichmentsResourcesByResourceTypeByResourceId
 type GetEnrichmentsResourcesByResourceTypeByResourceIdResponse200Headers struct {
+	Link                *string
+	XNextCursor         *string
 	XRateLimitLimit     *int
 	XRateLimitRemaining *int
 	XRateLimitReset     *int
@@ -24510,6 +24984,11 @@ type DeleteKeysByClientIdResponse404Headers struct {
 	XRequestId *string
 }
 
+// DeleteKeysByClientIdResponse409Headers the declared response headers of an HTTP 409 response for DeleteKeysByClientId
+type DeleteKeysByClientIdResponse409Headers struct {
+	XRequestId *string
+}
+
 // DeleteKeysByClientIdResponse429Headers the declared response headers of an HTTP 429 response for DeleteKeysByClientId
 type DeleteKeysByClientIdResponse429Headers struct {
 	RetryAfter          *int
@@ -24541,6 +25020,8 @@ type DeleteKeysByClientIdResponse struct {
 	JSON403 *N403
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *N404
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *N409
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -24557,6 +25038,8 @@ type DeleteKeysByClientIdResponse struct {
 	Headers403 *DeleteKeysByClientIdResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *DeleteKeysByClientIdResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *DeleteKeysByClientIdResponse409Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DeleteKeysByClientIdResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -24583,6 +25066,11 @@ func (r DeleteKeysByClientIdResponse) GetJSON403() *N403 {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r DeleteKeysByClientIdResponse) GetJSON404() *N404 {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DeleteKeysByClientIdResponse) GetJSON409() *N409 {
+	return r.JSON409
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -33659,6 +34147,11 @@ type PostWorkflowsByIdTriggerWebhookSecretRotateResponse401Headers struct {
 	XRequestId *string
 }
 
+// PostWorkflowsByIdTriggerWebhookSecretRotateResponse403Headers the declared response headers of an HTTP 403 response for PostWorkflowsByIdTriggerWebhookSecretRotate
+type PostWorkflowsByIdTriggerWebhookSecretRotateResponse403Headers struct {
+	XRequestId *string
+}
+
 // PostWorkflowsByIdTriggerWebhookSecretRotateResponse404Headers the declared response headers of an HTTP 404 response for PostWorkflowsByIdTriggerWebhookSecretRotate
 type PostWorkflowsByIdTriggerWebhookSecretRotateResponse404Headers struct {
 	XRequestId *string
@@ -33700,6 +34193,8 @@ type PostWorkflowsByIdTriggerWebhookSecretRotateResponse struct {
 	JSON400 *N400
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *N401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *N403
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *N404
 	// JSON422 the response for an HTTP 422 `application/json` response
@@ -33716,6 +34211,8 @@ type PostWorkflowsByIdTriggerWebhookSecretRotateResponse struct {
 	Headers400 *PostWorkflowsByIdTriggerWebhookSecretRotateResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *PostWorkflowsByIdTriggerWebhookSecretRotateResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostWorkflowsByIdTriggerWebhookSecretRotateResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *PostWorkflowsByIdTriggerWebhookSecretRotateResponse404Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
@@ -33743,6 +34240,11 @@ func (r PostWorkflowsByIdTriggerWebhookSecretRotateResponse) GetJSON400() *N400 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r PostWorkflowsByIdTriggerWebhookSecretRotateResponse) GetJSON401() *N401 {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostWorkflowsByIdTriggerWebhookSecretRotateResponse) GetJSON403() *N403 {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -34810,11 +35312,6 @@ type PostWebhooksWorkflowsBySlugResponse401Headers struct {
 	XRequestId *string
 }
 
-// PostWebhooksWorkflowsBySlugResponse404Headers the declared response headers of an HTTP 404 response for PostWebhooksWorkflowsBySlug
-type PostWebhooksWorkflowsBySlugResponse404Headers struct {
-	XRequestId *string
-}
-
 // PostWebhooksWorkflowsBySlugResponse413Headers the declared response headers of an HTTP 413 response for PostWebhooksWorkflowsBySlug
 type PostWebhooksWorkflowsBySlugResponse413Headers struct {
 	XRequestId *string
@@ -34852,8 +35349,6 @@ type PostWebhooksWorkflowsBySlugResponse struct {
 	JSON400 *N400
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *N401
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *N404
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *N413
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -34868,8 +35363,6 @@ type PostWebhooksWorkflowsBySlugResponse struct {
 	Headers400 *PostWebhooksWorkflowsBySlugResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *PostWebhooksWorkflowsBySlugResponse401Headers
-	// Headers404 the parsed response headers for an HTTP 404 response
-	Headers404 *PostWebhooksWorkflowsBySlugResponse404Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *PostWebhooksWorkflowsBySlugResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -34896,11 +35389,6 @@ func (r PostWebhooksWorkflowsBySlugResponse) GetJSON400() *N400 {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r PostWebhooksWorkflowsBySlugResponse) GetJSON401() *N401 {
 	return r.JSON401
-}
-
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostWebhooksWorkflowsBySlugResponse) GetJSON404() *N404 {
-	return r.JSON404
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -34969,7 +35457,7 @@ func (c *ClientWithResponses) GetHealthzWithResponse(ctx context.Context, reqEdi
 
 // PostMcpWithBodyWithResponse Model Context Protocol endpoint (streamable HTTP)
 //
-// JSON-RPC messages of the Model Context Protocol (initialize, tools/list, tools/call, resources/list, resources/read), answered as JSON (stateless: no Mcp-Session-Id). Needs the same two headers as every /v1 route; its tools call the REST operations with them. See docs/mcp.md.
+// JSON-RPC messages of the Model Context Protocol (initialize, tools/list, tools/call, resources/list, resources/read), answered as JSON (stateless: no Mcp-Session-Id). Needs the same two headers as every /v1 route; its tools call the REST operations with them. Every message counts against the key's rate limit (a batch of 10 at most counts each), and the whole answer stays within the response budget. See docs/mcp.md.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -34984,7 +35472,7 @@ func (c *ClientWithResponses) PostMcpWithBodyWithResponse(ctx context.Context, c
 
 // PostMcpWithResponse Model Context Protocol endpoint (streamable HTTP)
 //
-// JSON-RPC messages of the Model Context Protocol (initialize, tools/list, tools/call, resources/list, resources/read), answered as JSON (stateless: no Mcp-Session-Id). Needs the same two headers as every /v1 route; its tools call the REST operations with them. See docs/mcp.md.
+// JSON-RPC messages of the Model Context Protocol (initialize, tools/list, tools/call, resources/list, resources/read), answered as JSON (stateless: no Mcp-Session-Id). Needs the same two headers as every /v1 route; its tools call the REST operations with them. Every message counts against the key's rate limit (a batch of 10 at most counts each), and the whole answer stays within the response budget. See docs/mcp.md.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -35569,13 +36057,13 @@ func (c *ClientWithResponses) PutDocumentsByIdWithResponse(ctx context.Context, 
 
 // GetEnrichmentsResourcesByResourceTypeByResourceIdWithResponse List a record's candidate values
 //
-// Every candidate value of every enrichable attribute of the record.
+// A page of the candidate values of the record's enrichable attributes, by property and, within one, in rank order (the first is the attribute's value). When more candidates follow, `X-Next-Cursor` holds the next page's `cursor` and `Link` its URL.
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/enrichments/resources/{resourceType}/{resourceId} (the `GetEnrichmentsResourcesByResourceTypeByResourceId` operationId).
-func (c *ClientWithResponses) GetEnrichmentsResourcesByResourceTypeByResourceIdWithResponse(ctx context.Context, resourceType string, resourceId string, reqEditors ...RequestEditorFn) (*GetEnrichmentsResourcesByResourceTypeByResourceIdResponse, error) {
-	rsp, err := c.GetEnrichmentsResourcesByResourceTypeByResourceId(ctx, resourceType, resourceId, reqEditors...)
+func (c *ClientWithResponses) GetEnrichmentsResourcesByResourceTypeByResourceIdWithResponse(ctx context.Context, resourceType string, resourceId string, params *GetEnrichmentsResourcesByResourceTypeByResourceIdParams, reqEditors ...RequestEditorFn) (*GetEnrichmentsResourcesByResourceTypeByResourceIdResponse, error) {
+	rsp, err := c.GetEnrichmentsResourcesByResourceTypeByResourceId(ctx, resourceType, resourceId, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -35884,7 +36372,7 @@ func (c *ClientWithResponses) GetKeysWithResponse(ctx context.Context, params *G
 
 // DeleteKeysByClientIdWithResponse Revoke an API key
 //
-// Admin keys only. The key stops working at once on this instance, and on others within the key cache's lifetime.
+// Admin keys only. The key stops working at once on this instance, and on others within the key cache's lifetime. The organization's last admin key cannot be revoked (409): have the operator create another admin key first.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -37039,7 +37527,7 @@ func (c *ClientWithResponses) PostWorkflowsByIdRunsWithResponse(ctx context.Cont
 
 // PostWorkflowsByIdTriggerWebhookSecretRotateWithResponse Rotate a workflow's webhook secret
 //
-// Answers the trigger with its new `secret`, shown this once; the old secret stops working at once.
+// Admin keys only. Answers the trigger with its new `secret`, shown this once; the old secret stops working at once.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -37189,7 +37677,7 @@ func (c *ClientWithResponses) PutWorkspacesByIdWithResponse(ctx context.Context,
 
 // PostWebhooksWorkflowsBySlugWithBodyWithResponse Deliver a webhook to a workflow's trigger
 //
-// Starts a run of the trigger's workflow after the signature check of its scheme; the payload becomes the run's `webhook.payload` (with `webhook.headers` and `webhook.query`). A delivery id (`X-GitHub-Delivery`, `Webhook-Id`, `Idempotency-Key` or `X-Request-Id`) starts one run per trigger within 24 hours; a repeat answers that run.
+// Starts a run of the trigger's workflow after the signature check of its scheme; the payload becomes the run's `webhook.payload` (with `webhook.headers` and `webhook.query`). A delivery id (`X-GitHub-Delivery`, `Webhook-Id`, `Idempotency-Key` or `X-Request-Id`) starts one run per trigger within 24 hours; a repeat answers that run. A slug that leads to no trigger (unknown, or its workflow deleted) is answered exactly as a failed signature check (401 `invalid signature`, the same headers), so that slugs cannot be probed.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -37204,7 +37692,7 @@ func (c *ClientWithResponses) PostWebhooksWorkflowsBySlugWithBodyWithResponse(ct
 
 // PostWebhooksWorkflowsBySlugWithResponse Deliver a webhook to a workflow's trigger
 //
-// Starts a run of the trigger's workflow after the signature check of its scheme; the payload becomes the run's `webhook.payload` (with `webhook.headers` and `webhook.query`). A delivery id (`X-GitHub-Delivery`, `Webhook-Id`, `Idempotency-Key` or `X-Request-Id`) starts one run per trigger within 24 hours; a repeat answers that run.
+// Starts a run of the trigger's workflow after the signature check of its scheme; the payload becomes the run's `webhook.payload` (with `webhook.headers` and `webhook.query`). A delivery id (`X-GitHub-Delivery`, `Webhook-Id`, `Idempotency-Key` or `X-Request-Id`) starts one run per trigger within 24 hours; a repeat answers that run. A slug that leads to no trigger (unknown, or its workflow deleted) is answered exactly as a failed signature check (401 `invalid signature`, the same headers), so that slugs cannot be probed.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -37314,21 +37802,21 @@ func ParsePostMcpResponse(rsp *http.Response) (*PostMcpResponse, error) {
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest map[string]interface{}
+		var dest PostMcp200JSONResponseBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
-		var dest map[string]interface{}
+		var dest PostMcp202JSONResponseBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON202 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest N400
+		var dest PostMcp400JSONResponseBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -43424,6 +43912,20 @@ func ParseGetEnrichmentsResourcesByResourceTypeByResourceIdResponse(rsp *http.Re
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetEnrichmentsResourcesByResourceTypeByResourceIdResponse200Headers
+		if values := rsp.Header.Values("Link"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Link = &value
+		}
+		if values := rsp.Header.Values("X-Next-Cursor"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Next-Cursor", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XNextCursor = &value
+		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -46817,6 +47319,13 @@ func ParseDeleteKeysByClientIdResponse(rsp *http.Response) (*DeleteKeysByClientI
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest N409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest N429
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -46912,6 +47421,16 @@ func ParseDeleteKeysByClientIdResponse(rsp *http.Response) (*DeleteKeysByClientI
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers DeleteKeysByClientIdResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
 		var headers DeleteKeysByClientIdResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -59671,6 +60190,13 @@ func ParsePostWorkflowsByIdTriggerWebhookSecretRotateResponse(rsp *http.Response
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest N403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest N404
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -59767,6 +60293,16 @@ func ParsePostWorkflowsByIdTriggerWebhookSecretRotateResponse(rsp *http.Response
 			headers.XRequestId = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostWorkflowsByIdTriggerWebhookSecretRotateResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers PostWorkflowsByIdTriggerWebhookSecretRotateResponse404Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -61282,13 +61818,6 @@ func ParsePostWebhooksWorkflowsBySlugResponse(rsp *http.Response) (*PostWebhooks
 		}
 		response.JSON401 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest N404
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON404 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest N413
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -61371,16 +61900,6 @@ func ParsePostWebhooksWorkflowsBySlugResponse(rsp *http.Response) (*PostWebhooks
 			headers.XRequestId = &value
 		}
 		response.Headers401 = &headers
-	case rsp.StatusCode == 404:
-		var headers PostWebhooksWorkflowsBySlugResponse404Headers
-		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestId = &value
-		}
-		response.Headers404 = &headers
 	case rsp.StatusCode == 413:
 		var headers PostWebhooksWorkflowsBySlugResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {

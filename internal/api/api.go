@@ -6,6 +6,7 @@ package api
 import (
 	"context"
 	"errors"
+	"math"
 	"net/http"
 	"slices"
 	"sync"
@@ -68,6 +69,10 @@ type API struct {
 	mcpOnce sync.Once
 	mcp     http.Handler
 	mcpErr  error
+	// mcpRemote are the routes ("POST /v1/companies/search") whose REST
+	// calls the MCP tools send to the HTTP API (the search routes of a
+	// function without a search engine).
+	mcpRemote map[string]bool
 }
 
 // New returns the API over d.
@@ -113,11 +118,21 @@ func (a *API) endpoints() []endpoint {
 	route := func(group, method, path string, h http.HandlerFunc) endpoint {
 		return endpoint{routes.Route{Group: group, Method: method, Path: path}, h}
 	}
+	// adminOnly declares an admin-only route: member keys are refused 403
+	// "<action> requires an admin key" by the router.
+	adminOnly := func(action string, ep endpoint) endpoint {
+		ep.Admin = action
+		return ep
+	}
+	// Every slug reaches the webhook handler, however long: one that leads
+	// to no trigger is answered exactly as a wrong secret (runs.Receive).
+	webhook := route(routes.Webhook, "POST", "/webhooks/workflows/{slug}", a.receiveWebhook)
+	webhook.MaxParam = math.MaxInt
 	eps := []endpoint{
 		route(routes.Keys, "GET", routes.HealthPath, a.health),
 		route(routes.Keys, "GET", routes.OpenAPIPath, a.serveOpenAPI),
-		route(routes.Keys, "GET", "/v1/keys", a.listKeys),
-		route(routes.Keys, "DELETE", "/v1/keys/{clientId}", a.revokeKey),
+		adminOnly(ManagingKeys, route(routes.Keys, "GET", "/v1/keys", a.listKeys)),
+		adminOnly(ManagingKeys, route(routes.Keys, "DELETE", "/v1/keys/{clientId}", a.revokeKey)),
 
 		route(routes.Companies, "POST", "/v1/companies", a.createCompany),
 		route(routes.Companies, "GET", "/v1/companies", a.listCompanies),
@@ -130,7 +145,7 @@ func (a *API) endpoints() []endpoint {
 		route(routes.Workflows, "GET", "/v1/workflows/{id}", a.getWorkflow),
 		route(routes.Workflows, "PUT", "/v1/workflows/{id}", a.updateWorkflow),
 		route(routes.Workflows, "DELETE", "/v1/workflows/{id}", a.deleteWorkflow),
-		route(routes.Workflows, "POST", "/v1/workflows/{id}/trigger/webhook-secret/rotate", a.rotateWebhookSecret),
+		adminOnly(RotatingWebhookSecrets, route(routes.Workflows, "POST", "/v1/workflows/{id}/trigger/webhook-secret/rotate", a.rotateWebhookSecret)),
 		route(routes.Workflows, "POST", "/v1/workflows/{id}/runs", a.createRun),
 		route(routes.Workflows, "GET", "/v1/workflows/{id}/runs", a.listWorkflowRuns),
 		route(routes.Workflows, "GET", "/v1/workflow-runs", a.listRuns),
@@ -138,7 +153,7 @@ func (a *API) endpoints() []endpoint {
 		route(routes.Workflows, "PATCH", "/v1/workflow-runs/{id}", a.renameRun),
 		route(routes.Workflows, "POST", "/v1/workflow-runs/{id}/retry", a.retryRun),
 
-		route(routes.Webhook, "POST", "/webhooks/workflows/{slug}", a.receiveWebhook),
+		webhook,
 
 		route(routes.MCP, "POST", routes.MCPPath, a.serveMCP),
 

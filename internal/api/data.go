@@ -1,10 +1,14 @@
 package api
 
 import (
+	"encoding/json"
 	"net/http"
 
+	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/metrics"
 	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/store"
 )
 
 // dataEndpoints are the routes of the data group: metric series.
@@ -31,5 +35,19 @@ func (a *API) readMetricSeries(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s, _, err := a.d.Metrics.Read(r.Context(), principal(r).OrgID, q)
+	if n, budget, ok := fits(r, s); err == nil && !ok {
+		err = apperr.Invalid("period", "holds %d bytes of points, more than the %d one answer may take; "+
+			"narrow the period, use a coarser granularity or another policy", n, budget)
+	}
 	reply(w, r, http.StatusOK)(s, err)
+}
+
+// fits measures the answer {"data": v} against the request's byte budget
+// (httpapi.Budget, counted as Lambda carries it): its size, the budget and
+// whether it fits. An answer of many values without pages (a metric
+// series, the records of a multi-get) is refused when it does not.
+func fits(r *http.Request, v any) (n, budget int, ok bool) {
+	b, _ := json.Marshal(v)
+	n, budget = store.WireSize(b)+len(`{"data":}`+"\n"), httpapi.Budget(r.Context())
+	return n, budget, n <= budget
 }

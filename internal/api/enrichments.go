@@ -2,6 +2,8 @@ package api
 
 import (
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/enrichment"
@@ -37,9 +39,26 @@ func (a *API) addEnrichments(w http.ResponseWriter, r *http.Request) {
 	reply(w, r, http.StatusCreated)(a.d.Enrichment.Add(r.Context(), principal(r).OrgID, typ, r.PathValue("resourceId"), in))
 }
 
-// listEnrichments answers {data: [value]}: every candidate of the record.
+// enrichmentListParams are the query parameters of a record's listing:
+// its order is the ranking, so it pages by limit, page and cursor only.
+var enrichmentListParams = []string{"limit", "page", "cursor"}
+
+// listEnrichments answers a page of the record's candidates,
+// {data: [value]}, by property and rank, with the next-page headers
+// (httpapi.List: within the byte budget).
 func (a *API) listEnrichments(w http.ResponseWriter, r *http.Request) {
-	reply(w, r, http.StatusOK)(a.d.Enrichment.List(r.Context(), principal(r).OrgID, r.PathValue("resourceType"), r.PathValue("resourceId")))
+	for name := range r.URL.Query() {
+		if !slices.Contains(enrichmentListParams, name) {
+			httpapi.Error(w, r, apperr.InvalidQuery(name, "is not accepted; accepted parameters are %s (candidates are listed by property and rank)",
+				strings.Join(enrichmentListParams, ", ")))
+			return
+		}
+	}
+	q, ok := pageQuery(w, r)
+	if !ok {
+		return
+	}
+	list[enrichment.Value](w, r)(a.d.Enrichment.Page(r.Context(), principal(r).OrgID, r.PathValue("resourceType"), r.PathValue("resourceId"), q))
 }
 
 // pinEnrichment pins or unpins a value: {"pinned": bool}.

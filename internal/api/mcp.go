@@ -3,11 +3,24 @@ package api
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"strings"
+	"sync"
 
+	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
+	"github.com/sourcebase/sourcebase/internal/ratelimit"
+	"github.com/sourcebase/sourcebase/internal/store"
 )
+
+// MaxMCPBatch is the most JSON-RPC messages one POST /mcp may hold: a
+// batch of more (protocol versions 2025-03-26 and before batch) is
+// refused, before any of its messages runs. Ten leaves each message about
+// 500 KB of the response's 5 MB: room for a page of records through a tool.
+const MaxMCPBatch = 10
 
 // serveMCP is POST /mcp: the MCP server (Deps.NewMCP) over the whole API
 // (every group, in process, and the search routes through the HTTP API
@@ -15,6 +28,18 @@ import (
 // functions that serve it (the mcp function, the dev server) have one, so
 // that the others do not carry the MCP SDK; without it the path is no
 // endpoint.
+//
+// Before the MCP server reads a message, /mcp checks the key (401), reads
+// the body (at most httpapi.MaxBodyBytes, 413), refuses a batch of more
+// than MaxMCPBatch messages (400 with a JSON-RPC error) and counts every
+// message against the key's rate limit (ratelimit.Limiter.Key: a batch of
+// N counts N), answering 429 when the limit refuses one; the answer
+// carries the X-RateLimit-* headers. A tool's REST call is not counted
+// again in process (httpapi.WithCounted); one served by another function
+// (a search of the mcp function, which has no engine) is counted there, as
+// any REST call, so /mcp does not count its message. Each message gets an
+// equal share of the response's byte budget (httpapi.Budget), so that the
+// whole answer stays within httpapi.ListBudget.
 func (a *API) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if a.d.NewMCP == nil {
 		httpapi.ErrorBody(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.EscapedPath())
@@ -27,21 +52,209 @@ func (a *API) serveMCP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		tools := a.Handler()
+		a.mcpRemote = map[string]bool{}
 		if a.d.Search == nil {
 			tools, a.mcpErr = a.searchThroughAPI(tools)
 			if a.mcpErr != nil {
 				return
 			}
+			for _, ep := range a.searchEndpoints() {
+				a.mcpRemote[ep.Pattern()] = true
+			}
 		}
-		a.mcp, a.mcpErr = a.d.NewMCP(tools, a.d.Auth, doc)
+		a.mcp, a.mcpErr = a.d.NewMCP(reportRate(tools), a.d.Auth, doc)
 	})
 	if a.mcpErr != nil {
 		httpapi.Error(w, r, a.mcpErr)
 		return
 	}
+	p, err := a.d.Auth.Authenticate(r.Context(), r.Header.Get(httpapi.HeaderClientID), r.Header.Get(httpapi.HeaderAPIKey))
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	body, err := httpapi.ReadBody(w, r)
+	if err != nil {
+		// Counted once, as a REST request refused for its body is.
+		if a.countMCP(w, r, p, 1) {
+			httpapi.Error(w, r, err)
+		}
+		return
+	}
+	msgs, batch := mcpMessages(body)
+	if batch && len(msgs) > MaxMCPBatch {
+		// Refused as one request: none of its messages runs.
+		if a.countMCP(w, r, p, 1) {
+			rpcError(w, http.StatusBadRequest, jsonrpcInvalidRequest, fmt.Sprintf(
+				"a batch holds at most %d messages; this one holds %d: send them in batches of %d or fewer", MaxMCPBatch, len(msgs), MaxMCPBatch))
+		}
+		return
+	}
+	n := 0
+	for _, m := range msgs {
+		if len(a.mcpRemote) == 0 || !a.mcpRemote[a.toolCall(m)] {
+			n++
+		}
+	}
+	if len(msgs) == 0 {
+		n = 1 // a body the MCP server refuses counts once
+	}
+	if n > 0 && !a.countMCP(w, r, p, n) {
+		return
+	}
+	sink := &rateSink{}
+	ctx := httpapi.WithCounted(r.Context())
+	ctx = httpapi.WithBudget(ctx, mcpShare(msgs))
+	ctx = context.WithValue(ctx, originKey{}, origin(r))
+	ctx = context.WithValue(ctx, rateSinkKey{}, sink)
+	r = r.WithContext(ctx)
+	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
 	jw := &jsonErrors{ResponseWriter: w}
-	a.mcp.ServeHTTP(jw, r.WithContext(context.WithValue(r.Context(), originKey{}, origin(r))))
+	if n == 0 {
+		// Nothing counted here: the answer carries the headers of the
+		// function that counted the tool calls' REST calls.
+		jw.before = sink.copyTo
+	}
+	a.mcp.ServeHTTP(jw, r)
+	if n == 0 && jw.code >= 400 && a.d.Limits != nil {
+		// Refused whole, its tool calls never reached the function that
+		// counts them: the request counts once here.
+		a.d.Limits.Key(r.Context(), p.OrgID, p.ClientID)
+	}
 	jw.finish()
+}
+
+// mcpMessage is what /mcp reads of a JSON-RPC message before the MCP
+// server does: enough to count it and to size its answer.
+type mcpMessage struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+}
+
+// mcpMessages reads body as the MCP server will: a JSON array of messages
+// (a batch), or one message. A body that is neither (which the MCP server
+// refuses) holds none; an element that is no message is counted as one.
+func mcpMessages(body []byte) (msgs []mcpMessage, batch bool) {
+	body = bytes.TrimSpace(body)
+	if len(body) > 0 && body[0] == '[' {
+		var raw []json.RawMessage
+		if json.Unmarshal(body, &raw) != nil {
+			return nil, true
+		}
+		msgs = make([]mcpMessage, len(raw))
+		for i, m := range raw {
+			json.Unmarshal(m, &msgs[i])
+		}
+		return msgs, true
+	}
+	var m mcpMessage
+	if json.Unmarshal(body, &m) != nil {
+		return nil, false
+	}
+	return []mcpMessage{m}, false
+}
+
+// toolCall is the route of the REST call a tools/call request makes
+// ("POST /v1/companies/search"); "" for any other message (a notification,
+// without id, included), or a call that makes none.
+func (a *API) toolCall(m mcpMessage) string {
+	if m.Method != "tools/call" || len(m.ID) == 0 || string(m.ID) == "null" {
+		return ""
+	}
+	calls, ok := a.mcp.(interface {
+		Calls(tool string, arguments json.RawMessage) string
+	})
+	if !ok {
+		return ""
+	}
+	var params struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if json.Unmarshal(m.Params, &params) != nil {
+		return ""
+	}
+	return calls.Calls(params.Name, params.Arguments)
+}
+
+// countMCP counts n messages of p's key (ratelimit.Limiter.Key, once
+// each) and writes the rate headers of the last count; when the limit
+// refuses one, it answers 429 (with Retry-After) and reports false.
+func (a *API) countMCP(w http.ResponseWriter, r *http.Request, p auth.Principal, n int) bool {
+	if a.d.Limits == nil {
+		return true
+	}
+	var d ratelimit.Decision
+	for range n {
+		if d = a.d.Limits.Key(r.Context(), p.OrgID, p.ClientID); !d.Allowed {
+			break
+		}
+	}
+	return httpapi.RateLimit(w, d, "this API key")
+}
+
+// mcpEnvelope is what a message's answer takes besides its result: the
+// JSON-RPC fields and the comma between the answers of a batch.
+const mcpEnvelope = 64
+
+// mcpShare is each message's share of the response's byte budget: the
+// budget less each answer's envelope (its id, echoed, counted twice: the
+// SDK may escape it otherwise), in equal parts.
+func mcpShare(msgs []mcpMessage) int {
+	rest := httpapi.ListBudget - len("[]\n")
+	for _, m := range msgs {
+		rest -= 2*store.WireSize([]byte(m.ID)) + mcpEnvelope
+	}
+	return max(rest/max(len(msgs), 1), 1)
+}
+
+// jsonrpcInvalidRequest is JSON-RPC's code of a request that is not one.
+const jsonrpcInvalidRequest = -32600
+
+// rpcError answers a JSON-RPC error with no id (a refusal of the whole
+// request, before any message is read).
+func rpcError(w http.ResponseWriter, status, code int, msg string) {
+	httpapi.JSON(w, status, map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg}})
+}
+
+// rateSinkKey is the context key of an /mcp request's rateSink.
+type rateSinkKey struct{}
+
+// rateSink keeps the rate headers of the last REST call an /mcp request's
+// tools made, for its answer when /mcp counted none of its messages.
+type rateSink struct {
+	mu sync.Mutex
+	h  http.Header
+}
+
+var rateHeaders = []string{httpapi.HeaderRateLimit, httpapi.HeaderRateRemaining, httpapi.HeaderRateReset}
+
+// reportRate records, in the request's rateSink, the rate headers each
+// REST call of a tool answered.
+func reportRate(api http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		api.ServeHTTP(w, r)
+		s, _ := r.Context().Value(rateSinkKey{}).(*rateSink)
+		if s == nil || w.Header().Get(httpapi.HeaderRateLimit) == "" {
+			return
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.h = http.Header{}
+		for _, k := range rateHeaders {
+			s.h.Set(k, w.Header().Get(k))
+		}
+	})
+}
+
+// copyTo sets the kept rate headers on h.
+func (s *rateSink) copyTo(h http.Header) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, v := range s.h {
+		h[k] = v
+	}
 }
 
 // jsonErrors makes the MCP SDK's plain-text refusals (an Accept without
@@ -50,11 +263,22 @@ func (a *API) serveMCP(w http.ResponseWriter, r *http.Request) {
 // status.
 type jsonErrors struct {
 	http.ResponseWriter
+	code   int // the status answered
 	status int // a refusal being held, 0 otherwise
 	msg    bytes.Buffer
+	// before, when set, completes the headers once, before they are
+	// written.
+	before func(http.Header)
 }
 
 func (w *jsonErrors) WriteHeader(code int) {
+	if w.before != nil {
+		w.before(w.Header())
+		w.before = nil
+	}
+	if w.code == 0 {
+		w.code = code
+	}
 	if code >= 400 && strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
 		w.status = code
 		return
@@ -63,6 +287,13 @@ func (w *jsonErrors) WriteHeader(code int) {
 }
 
 func (w *jsonErrors) Write(b []byte) (int, error) {
+	if w.before != nil {
+		w.before(w.Header())
+		w.before = nil
+	}
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
 	if w.status != 0 {
 		return w.msg.Write(b)
 	}

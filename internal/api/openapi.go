@@ -161,6 +161,9 @@ func operation(rt routes.Route) openapi.Operation {
 	if op.Summary == "" {
 		panic("api: no summary for " + rt.Pattern())
 	}
+	if rt.Admin != "" {
+		op.Errors = append(op.Errors, http.StatusForbidden)
+	}
 	return op
 }
 
@@ -197,9 +200,9 @@ func listQuery(sortable, filters []string) []openapi.Param {
 		{Name: "page", Description: "the page, 1 to " + itoa(httpapi.MaxPage) + "; for deeper lists follow `cursor`",
 			Schema: openapi.Schema{"type": "integer", "minimum": 1, "maximum": httpapi.MaxPage, "default": 1}},
 		{Name: "cursor", Description: "the `X-Next-Cursor` of the previous page (bound to this list: same sort and filter)", Schema: str},
-		{Name: "sort", Description: "the field to order by; default `createdAt`", Schema: openapi.Schema{"type": "string", "enum": sortEnum}},
+		{Name: "sort", Description: "the field to order by; default `id`, the order records were created in", Schema: openapi.Schema{"type": "string", "enum": sortEnum}},
 		{Name: "direction", Description: "`desc` (default, newest first) or `asc`", Schema: openapi.Schema{"type": "string", "enum": []any{"asc", "desc"}, "default": "desc"}},
-		{Name: "lt", Description: "only records whose sort value is before this one", Schema: str},
+		{Name: "lt", Description: "only records whose `id` is less than this one, whatever the sort", Schema: str},
 	}
 	for _, f := range filters {
 		ps = append(ps, openapi.Param{Name: f, Description: "only records whose `" + f + "` is this value (one filter at a time)", Schema: str})
@@ -332,14 +335,26 @@ var handOperations = map[string]func(*openapi.Operation){
 		op.Summary, op.Public, op.Idempotent, op.Raw = "Model Context Protocol endpoint (streamable HTTP)", false, false, true
 		op.Description = "JSON-RPC messages of the Model Context Protocol (initialize, tools/list, tools/call, resources/list, " +
 			"resources/read), answered as JSON (stateless: no Mcp-Session-Id). Needs the same two headers as every /v1 route; " +
-			"its tools call the REST operations with them. See docs/mcp.md."
-		op.Body = openapi.Schema{"type": "object", "description": "a JSON-RPC 2.0 request or notification", "required": []any{"jsonrpc"},
+			"its tools call the REST operations with them. Every message counts against the key's rate limit (a batch of " +
+			itoa(MaxMCPBatch) + " at most counts each), and the whole answer stays within the response budget. See docs/mcp.md."
+		message := openapi.Schema{"type": "object", "description": "a JSON-RPC 2.0 request or notification", "required": []any{"jsonrpc"},
 			"properties": openapi.Schema{"jsonrpc": openapi.Schema{"type": "string", "enum": []any{"2.0"}}}}
-		op.Data = openapi.Schema{"type": "object", "description": "the JSON-RPC 2.0 response"}
+		op.Body = openapi.Schema{"oneOf": []any{message, openapi.Schema{"type": "array", "minItems": 1, "items": message,
+			"description": "a batch (protocol versions 2025-03-26 and before); more than " + itoa(MaxMCPBatch) + " messages are refused (400)"}}}
+		answer := openapi.Schema{"type": "object", "description": "the JSON-RPC 2.0 response"}
+		op.Data = openapi.Schema{"oneOf": []any{answer, openapi.Schema{"type": "array", "items": answer, "description": "the responses to a batch"}}}
 		op.AlsoStatus = http.StatusAccepted
 		// The transport's refusals: an Accept without both application/json
-		// and text/event-stream (400), a body that is not JSON (415).
+		// and text/event-stream (400), a body that is not JSON (415); a
+		// batch of too many messages (400, a JSON-RPC error without id).
 		op.Errors = []int{http.StatusBadRequest, http.StatusUnsupportedMediaType}
+		op.ErrorBodies = map[int]openapi.Schema{http.StatusBadRequest: {"type": "object", "required": []any{"jsonrpc", "error"},
+			"description": "a JSON-RPC 2.0 error response (a batch of more than " + itoa(MaxMCPBatch) + " messages: code -32600, id null)",
+			"properties": openapi.Schema{"jsonrpc": openapi.Schema{"type": "string", "enum": []any{"2.0"}},
+				"id": openapi.Schema{"description": "the message's id; null for a refusal of the whole request",
+					"oneOf": []any{openapi.Schema{"type": "string"}, openapi.Schema{"type": "integer"}, openapi.Schema{"type": "null"}}},
+				"error": openapi.Schema{"type": "object", "required": []any{"code", "message"},
+					"properties": openapi.Schema{"code": openapi.Schema{"type": "integer"}, "message": openapi.Schema{"type": "string"}}}}}}
 		op.Security = []map[string][]string{{"clientId": {}, "apiKey": {}}}
 	},
 	"GET /v1/keys": func(op *openapi.Operation) {
@@ -348,12 +363,13 @@ var handOperations = map[string]func(*openapi.Operation){
 		op.Query, op.Data, op.Paged, op.Errors = listQuery(keys.SortFields(), nil), arrayOf("Key"), true, []int{403}
 	},
 	"DELETE /v1/keys/{clientId}": func(op *openapi.Operation) {
-		op.Summary, op.Errors, op.Preconditioned = "Revoke an API key", []int{403}, false
-		op.Description = "Admin keys only. The key stops working at once on this instance, and on others within the key cache's lifetime."
+		op.Summary, op.Errors, op.Preconditioned = "Revoke an API key", []int{403, 409}, false
+		op.Description = "Admin keys only. The key stops working at once on this instance, and on others within the key cache's lifetime. " +
+			"The organization's last admin key cannot be revoked (409): have the operator create another admin key first."
 	},
 	"POST /v1/workflows/{id}/trigger/webhook-secret/rotate": func(op *openapi.Operation) {
 		op.Summary = "Rotate a workflow's webhook secret"
-		op.Description = "Answers the trigger with its new `secret`, shown this once; the old secret stops working at once."
+		op.Description = "Admin keys only. Answers the trigger with its new `secret`, shown this once; the old secret stops working at once."
 		op.Data = openapi.Ref("WebhookTrigger")
 	},
 	"POST /v1/workflows/{id}/runs": func(op *openapi.Operation) {
@@ -381,7 +397,9 @@ var handOperations = map[string]func(*openapi.Operation){
 		op.Summary, op.Status = "Deliver a webhook to a workflow's trigger", http.StatusAccepted
 		op.Description = "Starts a run of the trigger's workflow after the signature check of its scheme; the payload becomes the run's " +
 			"`webhook.payload` (with `webhook.headers` and `webhook.query`). A delivery id (`X-GitHub-Delivery`, `Webhook-Id`, " +
-			"`Idempotency-Key` or `X-Request-Id`) starts one run per trigger within 24 hours; a repeat answers that run."
+			"`Idempotency-Key` or `X-Request-Id`) starts one run per trigger within 24 hours; a repeat answers that run. " +
+			"A slug that leads to no trigger (unknown, or its workflow deleted) is answered exactly as a failed signature check " +
+			"(401 `invalid signature`, the same headers), so that slugs cannot be probed."
 		op.Body, op.BodyOptional, op.AnyMedia = openapi.Schema{"description": "any JSON payload, or any other text"}, true, true
 		op.Data = openapi.Ref("WorkflowRun")
 		op.Security = []map[string][]string{{"webhookSharedSecret": {}}, {"webhookBearer": {}}, {"webhookHmacSha256": {}}}
@@ -417,7 +435,7 @@ var handOperations = map[string]func(*openapi.Operation){
 	"POST /v1/data/metric-series": func(op *openapi.Operation) {
 		op.Summary = "Read a metric series"
 		op.Description = "One series of a record over a period, bucketed and picked by a policy; see docs/metrics.md."
-		op.Body, op.Data, op.Errors = openapi.Ref("MetricSeriesQuery"), openapi.Ref("MetricSeries"), []int{404}
+		op.Body, op.Data = openapi.Ref("MetricSeriesQuery"), openapi.Ref("MetricSeries")
 	},
 	"POST " + enrichmentPath: func(op *openapi.Operation) {
 		op.Summary, op.Status = "Add candidate values of a record's attributes", http.StatusCreated
@@ -428,7 +446,10 @@ var handOperations = map[string]func(*openapi.Operation){
 	},
 	"GET " + enrichmentPath: func(op *openapi.Operation) {
 		op.Summary, op.Data = "List a record's candidate values", arrayOf("EnrichmentValue")
-		op.Description = "Every candidate value of every enrichable attribute of the record."
+		op.Description = "A page of the candidate values of the record's enrichable attributes, by property and, within one, " +
+			"in rank order (the first is the attribute's value). When more candidates follow, `X-Next-Cursor` holds the next " +
+			"page's `cursor` and `Link` its URL."
+		op.Query, op.Paged = enrichmentListQuery(), true
 	},
 	"PATCH " + enrichmentPath + "/{valueId}": func(op *openapi.Operation) {
 		op.Summary, op.Preconditioned = "Pin or unpin a candidate value", false
@@ -441,6 +462,21 @@ var handOperations = map[string]func(*openapi.Operation){
 		op.Summary, op.Preconditioned = "Delete a candidate value", false
 		op.Description = "Deletes the candidate (204); the attribute is reconciled from the others, or cleared when none is left."
 	},
+}
+
+// enrichmentListQuery are the paging parameters of a record's candidate
+// values: those of every list but its order's (the ranking is the order).
+func enrichmentListQuery() []openapi.Param {
+	var out []openapi.Param
+	for _, p := range listQuery(nil, nil) {
+		if slices.Contains(enrichmentListParams, p.Name) {
+			if p.Name == "cursor" {
+				p.Description = "the `X-Next-Cursor` of the previous page (bound to this record's candidates)"
+			}
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // withArticle is a noun with its indefinite article: "a deal", "an activity".

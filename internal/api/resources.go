@@ -55,6 +55,9 @@ func (a *API) resourceHandler(rt routes.Route) http.Handler {
 			svc, id := service(), r.PathValue("id")
 			if svc.Def.MultiGet && strings.HasPrefix(id, resource.MultiGetPrefix) {
 				recs, err := svc.GetByIDs(r.Context(), org(r), id)
+				if n, budget, ok := fits(r, recs); err == nil && !ok {
+					err = apperr.InvalidPath("ids", "names records of %d bytes in all, more than the %d one answer may take; ask for fewer at once", n, budget)
+				}
 				reply(w, r, http.StatusOK)(recs, err)
 				return
 			}

@@ -90,7 +90,7 @@ func (a *API) searchHandler(s *search.Schema, present func(stored []byte, stamp 
 				return
 			}
 		}
-		writeSearch(w, req, res)
+		writeSearch(w, req, res, httpapi.Budget(r.Context()))
 	}
 }
 
@@ -102,33 +102,41 @@ type searchMetadata struct {
 	TotalPages int    `json:"totalPages"`
 	Ranking    string `json:"ranking"`
 	// Truncated: the page's records did not all fit the response budget
-	// (httpapi.ListBudget); ask again with a smaller limit.
+	// (httpapi.ListBudget, or an MCP tool call's lower one); ask again with
+	// a smaller limit.
 	Truncated bool `json:"truncated,omitempty"`
 }
 
-// writeSearch writes {"data": [...], "metadata": {...}} within the list
-// byte budget: a page whose records do not all fit ends early and says so.
-func writeSearch(w http.ResponseWriter, req *search.Request, res *search.Result) {
+// writeSearch writes {"data": [...], "metadata": {...}} within budget
+// (httpapi.Budget): a page whose records do not all fit ends early and says
+// so.
+func writeSearch(w http.ResponseWriter, req *search.Request, res *search.Result, budget int) {
 	meta := searchMetadata{Page: req.Page, Limit: req.Limit, TotalCount: res.Total, Ranking: res.Ranking}
 	meta.TotalPages = (res.Total + req.Limit - 1) / req.Limit
+	writeSearchPage(w, meta, res.Records, budget)
+}
+
+// writeSearchPage writes records and meta as a search page within budget:
+// the records that fit, metadata.truncated when some did not.
+func writeSearchPage(w http.ResponseWriter, meta searchMetadata, records []json.RawMessage, budget int) {
 	const reserve = 200 // the metadata object, at most
 	size := store.WireSize(`{"data":[],"metadata":}`+"\n") + reserve
 	n := 0
-	for i, rec := range res.Records {
+	for i, rec := range records {
 		add := store.WireSize([]byte(rec))
 		if i > 0 {
 			add++
 		}
-		if size+add > httpapi.ListBudget {
+		if size+add > budget {
 			break
 		}
 		size += add
 		n++
 	}
-	meta.Truncated = n < len(res.Records)
+	meta.Truncated = meta.Truncated || n < len(records)
 	var body bytes.Buffer
 	body.WriteString(`{"data":[`)
-	for i, rec := range res.Records[:n] {
+	for i, rec := range records[:n] {
 		if i > 0 {
 			body.WriteByte(',')
 		}

@@ -2,8 +2,10 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"time"
@@ -17,7 +19,10 @@ import (
 // credentials, as it answers any client: a function without a search
 // engine (the mcp function) then carries none, and its searches see the
 // one index the search function keeps. The search function counts them
-// against the key's rate limit as it counts any search.
+// against the key's rate limit as it counts any search (so /mcp does not
+// count their messages). An answer is cut to the caller's byte budget
+// (httpapi.Budget, which an HTTP request does not carry) on its way back,
+// as the search function cuts its pages.
 func (a *API) searchThroughAPI(api http.Handler) (http.Handler, error) {
 	var base *url.URL
 	if a.d.SearchBaseURL != "" {
@@ -51,8 +56,35 @@ func (a *API) searchThroughAPI(api http.Handler) (http.Handler, error) {
 			httpapi.Error(w, r, fmt.Errorf("search: no HTTP API to send %s %s to (SEARCH_BASE_URL is unset and the request's address is unknown)", r.Method, r.URL.Path))
 			return
 		}
+		if budget := httpapi.Budget(r.Context()); budget < httpapi.ListBudget {
+			rec := httptest.NewRecorder()
+			proxy.ServeHTTP(rec, r)
+			recut(w, rec, budget)
+			return
+		}
 		proxy.ServeHTTP(w, r)
 	}), nil
+}
+
+// recut writes the search function's answer rec ending its page within
+// budget (the lower budget of an MCP tool's call, which an HTTP request
+// does not carry), as the search function would have ended it: the
+// records that fit, metadata.truncated when some did not.
+func recut(w http.ResponseWriter, rec *httptest.ResponseRecorder, budget int) {
+	for k, v := range rec.Header() {
+		w.Header()[k] = v
+	}
+	var page struct {
+		Data     []json.RawMessage `json:"data"`
+		Metadata searchMetadata    `json:"metadata"`
+	}
+	if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &page) != nil {
+		w.WriteHeader(rec.Code)
+		w.Write(rec.Body.Bytes())
+		return
+	}
+	w.Header().Del("Content-Length")
+	writeSearchPage(w, page.Metadata, page.Data, budget)
 }
 
 // searchTransport reaches the HTTP API: connections are kept between

@@ -246,20 +246,6 @@ func (t *Type) decode(o *input.Object) (Input, error) {
 	return in, nil
 }
 
-// List reads every candidate value of a record, ranked per property
-// (properties in the type's order).
-func (s *Service) List(ctx context.Context, org, typ, id string) ([]Value, error) {
-	t, err := s.existing(ctx, org, typ, id)
-	if err != nil {
-		return nil, err
-	}
-	vals, _, err := s.read(ctx, org, typ, id)
-	if err != nil {
-		return nil, err
-	}
-	return t.ranked(vals), nil
-}
-
 // existing is the enrichable type typ, when org has its record id;
 // apperr.ErrNotFound otherwise.
 func (s *Service) existing(ctx context.Context, org, typ, id string) (*Type, error) {

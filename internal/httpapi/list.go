@@ -25,7 +25,8 @@ const (
 )
 
 // List writes a page as {"data": [...]} with status 200: as many of its
-// records as fit ListBudget (at least one) and, when more records follow,
+// records as fit the request's Budget (ListBudget, or the lower budget of
+// an MCP tool's call; at least one record) and, when more records follow,
 // the headers X-Next-Cursor (the cursor of the next page) and
 // Link: <url>; rel="next", the same path and parameters with that cursor
 // and without page.
@@ -33,6 +34,7 @@ func List[T any](w http.ResponseWriter, r *http.Request, p store.Page[T]) {
 	var body bytes.Buffer
 	body.WriteString(`{"data":[`)
 	size := envelopeSize
+	budget := Budget(r.Context())
 	n := 0
 	for i := range p.Items {
 		b, err := encode(&p.Items[i])
@@ -44,12 +46,12 @@ func List[T any](w http.ResponseWriter, r *http.Request, p store.Page[T]) {
 		if n > 0 {
 			add++ // the comma
 		}
-		if n > 0 && size+add > ListBudget {
+		if n > 0 && size+add > budget {
 			break
 		}
 		if n == 0 {
 			// Records are about the same size; the budget bounds a page.
-			body.Grow(min(len(b)*len(p.Items)+len(p.Items), ListBudget))
+			body.Grow(min(len(b)*len(p.Items)+len(p.Items), budget))
 		} else {
 			body.WriteByte(',')
 		}

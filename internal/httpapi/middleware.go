@@ -128,7 +128,9 @@ const (
 )
 
 // Authenticate admits requests with a valid key pair and puts the caller
-// into the context; everything else is 401 with the spec's exact body.
+// into the context; everything else is 401 with the spec's exact body. A
+// request counts against its key's rate limit and its organization's
+// (ratelimit.Limiter.Key); a 429 names the one that refused.
 func Authenticate(a *auth.Authenticator, limits *ratelimit.Limiter) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -140,7 +142,9 @@ func Authenticate(a *auth.Authenticator, limits *ratelimit.Limiter) func(http.Ha
 			if rl, ok := r.Context().Value(logKey{}).(*requestLog); ok {
 				rl.org, rl.clientID = p.OrgID, p.ClientID
 			}
-			if limits != nil {
+			// A request marked counted (an MCP tool's REST call, whose
+			// JSON-RPC message was counted) is not counted twice.
+			if limits != nil && !counted(r.Context()) {
 				if d := limits.Key(r.Context(), p.OrgID, p.ClientID); !RateLimit(w, d, "this API key") {
 					return
 				}

@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -20,14 +21,17 @@ import (
 	"net/url"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sourcebase/sourcebase/docs"
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/store"
 )
 
 // Path is where the MCP endpoint is served.
@@ -73,7 +77,9 @@ func New(o Options) (http.Handler, []*mcp.Tool, error) {
 			"workspaces, enrichment candidates, metric series and workflows. Tools call the Sourcebase REST API with " +
 			"your API key; starting a workflow run is a dry run unless you set dryRun to false.",
 	})
+	srv.AddReceivingMiddleware(withinBudget)
 	var tools []*mcp.Tool
+	ops := map[string]operation{}
 	for _, spec := range o.Tools {
 		op, ok := doc.operation(spec.OperationID)
 		if !ok {
@@ -82,6 +88,7 @@ func New(o Options) (http.Handler, []*mcp.Tool, error) {
 		tool := &mcp.Tool{Name: spec.Name, Title: op.Summary, Description: spec.Description, InputSchema: doc.inputSchema(op, spec)}
 		srv.AddTool(tool, caller(o.API, op, spec))
 		tools = append(tools, tool)
+		ops[spec.Name] = op
 	}
 	srv.AddResource(&mcp.Resource{URI: "sourcebase://openapi.json", Name: "openapi.json", Title: "The OpenAPI 3.1 document of the REST API",
 		MIMEType: "application/json"}, staticResource("sourcebase://openapi.json", "application/json", o.OpenAPI))
@@ -101,18 +108,88 @@ func New(o Options) (http.Handler, []*mcp.Tool, error) {
 		}
 	}
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, MaxRequestBodyBytes: httpapi.MaxBodyBytes})
+	return &Endpoint{ops: ops, h: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, err := o.Auth.Authenticate(r.Context(), r.Header.Get(httpapi.HeaderClientID), r.Header.Get(httpapi.HeaderAPIKey)); err != nil {
 			httpapi.Error(w, r, err)
 			return
 		}
 		h.ServeHTTP(w, r)
-	}), tools, nil
+	})}, tools, nil
+}
+
+// Endpoint is the MCP endpoint New makes.
+type Endpoint struct {
+	h   http.Handler
+	ops map[string]operation // each tool's operation, by tool name
+}
+
+// ServeHTTP answers the JSON-RPC messages of r: 401 (the REST API's body)
+// without valid credentials.
+func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) { e.h.ServeHTTP(w, r) }
+
+// Calls is the route ("POST /v1/companies/search", as the route table
+// writes it) of the REST call a tools/call of tool with these arguments
+// makes; "" when it makes none (an unknown tool, arguments that are not a
+// JSON object, a path parameter missing), exactly as the tool decides.
+// /mcp counts the message by it (a REST call another function serves is
+// counted there).
+func (e *Endpoint) Calls(tool string, arguments json.RawMessage) string {
+	op, ok := e.ops[tool]
+	if !ok {
+		return ""
+	}
+	if _, _, msg := op.arguments(arguments); msg != "" {
+		return ""
+	}
+	return op.method + " " + op.path
+}
+
+// CodeAnswerTooLarge is the JSON-RPC error of a message whose answer does
+// not fit its share of the response's byte budget (httpapi.Budget): a
+// resource read in a batch, say. Tool calls answer a tool error instead.
+const CodeAnswerTooLarge = -32001
+
+// maxErrorText bounds an error message an answer carries: the SDK's
+// messages may quote what the request sent (an unknown tool's name).
+const maxErrorText = 1000
+
+// withinBudget keeps every answer but a tool's within the message's byte
+// budget (httpapi.Budget: /mcp gives each message of a batch its share):
+// a larger one becomes a CodeAnswerTooLarge error, a long error message is
+// cut. A tool call's result is kept within it by the tool (caller).
+func withinBudget(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if err != nil {
+			if msg := err.Error(); len(msg) > maxErrorText {
+				var werr *jsonrpc.Error
+				var code int64 // as the SDK codes an error that names none
+				if errors.As(err, &werr) {
+					code = werr.Code
+				}
+				return nil, &jsonrpc.Error{Code: code, Message: strings.ToValidUTF8(msg[:maxErrorText], "") + "…"}
+			}
+			return res, err
+		}
+		if _, tool := res.(*mcp.CallToolResult); tool || res == nil {
+			return res, err
+		}
+		b, merr := json.Marshal(res)
+		if merr != nil {
+			return res, err
+		}
+		if n, budget := store.WireSize(b), httpapi.Budget(ctx); n > budget {
+			return nil, &jsonrpc.Error{Code: CodeAnswerTooLarge, Message: fmt.Sprintf(
+				"the answer to %s takes %d bytes, more than the %d this message may take of the response (%d bytes in all, shared by the messages of a batch); send it alone, not in a batch",
+				method, n, budget, httpapi.ListBudget)}
+		}
+		return res, nil
+	}
 }
 
 // Handler is the MCP endpoint over api for the service: the Tools, the
-// docs pages as resources (api.Deps.NewMCP).
+// docs pages as resources (api.Deps.NewMCP); an *Endpoint.
 func Handler(api http.Handler, a *auth.Authenticator, openAPI []byte) (http.Handler, error) {
 	h, _, err := New(Options{API: api, Auth: a, OpenAPI: openAPI, Docs: docs.Pages, Tools: Tools()})
 	return h, err
@@ -139,32 +216,28 @@ func title(b []byte, name string) string {
 	return name
 }
 
+// copies is how many times, at most, a tool result holds the bytes of
+// its REST answer, counted as Lambda carries them (store.WireSize): the
+// answer as text (a JSON string, whose quotes and backslashes are escaped
+// once more: up to twice the answer's size) and as structured content
+// (the answer's size).
+const copies = 3
+
+// resultReserve is room, in a tool result's budget, for what is not the
+// REST answer: the result's own fields and the next page's cursor.
+const resultReserve = 8 << 10
+
 // caller is a tool's handler: the operation, sent through api with the
-// caller's credential headers.
+// caller's credential headers. Its REST call gets the byte budget that
+// keeps the result within the message's (httpapi.Budget): a page ends
+// early, with its nextCursor, where the REST API would answer more. The
+// call is not counted against the key's rate limit again when /mcp marked
+// the request counted (httpapi.WithCounted): the message was.
 func caller(api http.Handler, op operation, spec ToolSpec) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		args := map[string]any{}
-		if raw := req.Params.Arguments; len(raw) > 0 && string(raw) != "null" {
-			if err := json.Unmarshal(raw, &args); err != nil {
-				return toolError("the arguments are not a JSON object: " + err.Error()), nil
-			}
-		}
-		p := op.path
-		for _, name := range op.pathParams {
-			v, _ := args[name].(string)
-			if v == "" {
-				return toolError(name + " is required"), nil
-			}
-			p = strings.Replace(p, "{"+name+"}", url.PathEscape(v), 1)
-		}
-		q := url.Values{}
-		for _, name := range op.queryParams {
-			if v, ok := args[name]; ok && v != nil {
-				q.Set(name, scalar(v))
-			}
-		}
-		if len(q) > 0 {
-			p += "?" + q.Encode()
+		p, args, msg := op.arguments(req.Params.Arguments)
+		if msg != "" {
+			return toolError(msg, 0, 0), nil
 		}
 		var body []byte
 		if op.hasBody {
@@ -179,7 +252,9 @@ func caller(api http.Handler, op operation, spec ToolSpec) mcp.ToolHandler {
 			}
 			body, _ = json.Marshal(b)
 		}
-		r := httptest.NewRequestWithContext(ctx, op.method, p, bytes.NewReader(body))
+		budget := httpapi.Budget(ctx)
+		inner := httpapi.WithBudget(ctx, max((budget-resultReserve)/copies, 1024))
+		r := httptest.NewRequestWithContext(inner, op.method, p, bytes.NewReader(body))
 		if op.hasBody {
 			r.Header.Set("Content-Type", "application/json")
 		}
@@ -193,13 +268,16 @@ func caller(api http.Handler, op operation, spec ToolSpec) mcp.ToolHandler {
 		}
 		rec := httptest.NewRecorder()
 		api.ServeHTTP(rec, r)
+		retry, _ := strconv.Atoi(rec.Header().Get("Retry-After"))
 		var answer map[string]any
-		if err := json.Unmarshal(rec.Body.Bytes(), &answer); err != nil && rec.Code != http.StatusNoContent {
-			return toolError(fmt.Sprintf("the API answered %d: %s", rec.Code, rec.Body.String())), nil
+		dec := json.NewDecoder(bytes.NewReader(rec.Body.Bytes()))
+		dec.UseNumber() // numbers as the API wrote them: the result repeats them as they are
+		if err := dec.Decode(&answer); err != nil && rec.Code != http.StatusNoContent {
+			return toolError(fmt.Sprintf("the API answered %d: %s", rec.Code, cut(rec.Body.String())), rec.Code, retry), nil
 		}
 		if rec.Code >= 400 {
 			msg, _ := answer["error"].(string)
-			return toolError(msg), nil
+			return toolError(msg, rec.Code, retry), nil
 		}
 		if answer == nil {
 			answer = map[string]any{}
@@ -208,12 +286,100 @@ func caller(api http.Handler, op operation, spec ToolSpec) mcp.ToolHandler {
 			answer["nextCursor"] = c
 		}
 		text, _ := json.Marshal(answer)
+		if n := resultSize(text); n > budget {
+			return toolError(tooLarge(op, rec.Code, n, budget), 0, 0), nil
+		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}, StructuredContent: answer}, nil
 	}
 }
 
-func toolError(msg string) *mcp.CallToolResult {
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+// arguments reads a tool call's arguments: the path to call (the
+// operation's, with the path parameters and query) and the arguments;
+// msg says why there is no call (arguments that are not an object, a path
+// parameter missing).
+func (op operation) arguments(raw json.RawMessage) (path string, args map[string]any, msg string) {
+	args = map[string]any{}
+	if len(raw) > 0 && string(raw) != "null" {
+		// Numbers stay as sent (json.Number), so that the API checks them
+		// as it checks any body: a number no client can read is its 400
+		// naming the field, not a decoding failure here or a float64
+		// rounded on the way.
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		if err := dec.Decode(&args); err != nil {
+			return "", nil, "the arguments are not a JSON object: " + err.Error()
+		}
+		if args == nil {
+			args = map[string]any{}
+		}
+	}
+	p := op.path
+	for _, name := range op.pathParams {
+		v, _ := args[name].(string)
+		if v == "" {
+			return "", nil, name + " is required"
+		}
+		p = strings.Replace(p, "{"+name+"}", url.PathEscape(v), 1)
+	}
+	q := url.Values{}
+	for _, name := range op.queryParams {
+		if v, ok := args[name]; ok && v != nil {
+			q.Set(name, scalar(v))
+		}
+	}
+	if len(q) > 0 {
+		p += "?" + q.Encode()
+	}
+	return p, args, ""
+}
+
+// resultSize is the most bytes a tool result holding text as its text
+// content and as its structured content takes, counted as Lambda carries
+// them: the text as a JSON string, the structured content (which encodes
+// to text at most, HTML characters unescaped), and the result's fields.
+func resultSize(text []byte) int {
+	quoted, _ := json.Marshal(string(text))
+	return store.WireSize(quoted) + store.WireSize(text) + 200
+}
+
+// tooLarge says why a tool's result is not answered: it would exceed the
+// message's budget (a record larger than a batch's share, say).
+func tooLarge(op operation, status, n, budget int) string {
+	what := "ask for fewer records (limit), or send the call alone rather than in a batch"
+	read := op.method == http.MethodGet || op.method == http.MethodPost && (strings.HasSuffix(op.path, "/search") || op.path == "/v1/data/metric-series")
+	if !read {
+		what = fmt.Sprintf("the API did answer %d (the call was made); read its result with a get tool, alone rather than in a batch", status)
+	}
+	return fmt.Sprintf("The answer takes %d bytes, more than the %d this call may take of the MCP response (%d bytes in all, shared by the messages of a batch): %s.",
+		n, budget, httpapi.ListBudget, what)
+}
+
+// toolError is a tool's failure: msg as text and, with the API's status
+// (when it answered one), as structured content {error, status,
+// retryAfter}; retryAfter (from Retry-After, a 429 or 503) says the
+// seconds to wait before calling again, in the text too.
+func toolError(msg string, status, retryAfter int) *mcp.CallToolResult {
+	res := &mcp.CallToolResult{IsError: true}
+	if status != 0 {
+		sc := map[string]any{"error": msg, "status": status}
+		if retryAfter > 0 {
+			sc["retryAfter"] = retryAfter
+			if !strings.Contains(msg, strconv.Itoa(retryAfter)+" second") {
+				msg = strings.TrimSpace(msg + fmt.Sprintf(" Try again in %d seconds.", retryAfter))
+			}
+		}
+		res.StructuredContent = sc
+	}
+	res.Content = []mcp.Content{&mcp.TextContent{Text: msg}}
+	return res
+}
+
+// cut shortens an unexpected answer quoted in a tool error.
+func cut(s string) string {
+	if len(s) <= maxErrorText {
+		return s
+	}
+	return strings.ToValidUTF8(s[:maxErrorText], "") + "…"
 }
 
 func scalar(v any) string {

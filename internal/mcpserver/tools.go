@@ -42,7 +42,7 @@ func Tools() []ToolSpec {
 	}
 	return append(out,
 		ToolSpec{Name: "get_enrichment_candidates", OperationID: openapi.OperationID(http.MethodGet, "/v1/enrichments/resources/{resourceType}/{resourceId}"),
-			Description: "List every candidate value of a record's enrichable attributes (resourceType companies), with source, confidence and pin; the record's own attributes hold the winners."},
+			Description: "List the candidate values of a record's enrichable attributes (resourceType companies), by property and rank, with source, confidence and pin; follow nextCursor with cursor. The record's own attributes hold the winners."},
 		ToolSpec{Name: "read_metric_series", OperationID: openapi.OperationID(http.MethodPost, "/v1/data/metric-series"),
 			Description: "Read a metric series of a record (resource companies:<id>, key metric:<name>) over a period, bucketed by granularity and picked by a policy (latest, highest_confidence, all)."},
 		ToolSpec{Name: "list_workflows", OperationID: openapi.OperationID(http.MethodGet, "/v1/workflows"),

@@ -68,6 +68,10 @@ type Operation struct {
 	Example any
 	// Security overrides the credential headers (the webhook's schemes).
 	Security []map[string][]string
+	// ErrorBodies are error statuses whose body may be another than the
+	// service's {error} (the MCP endpoint's JSON-RPC errors): that body's
+	// schema, by status.
+	ErrorBodies map[int]Schema
 }
 
 // Param is a parameter of an operation.
@@ -161,15 +165,15 @@ var errorSchema = Schema{
 // errorMeaning says when each error status is answered.
 var errorMeaning = map[int]string{
 	400: "The request is invalid: the message names the parameter or body field and what is wrong.",
-	401: "Missing or invalid credentials: exactly `invalid api key or clientId` (for a webhook, a failed signature check).",
-	403: "The key's role may not do this (managing keys requires an admin key).",
+	401: "Missing or invalid credentials: exactly `invalid api key or clientId` (for a webhook, a failed signature check or a slug that leads to no trigger: `invalid signature`).",
+	403: "The key's role may not do this: managing keys and rotating a webhook secret require an admin key.",
 	404: "No such record in the key's organization (`not found`), or no such endpoint (`no such endpoint: METHOD PATH`).",
-	409: "The write conflicts with the stored data: a unique value taken, a record still referenced, a run already retried.",
+	409: "The write conflicts with the stored data: a unique value taken, a record still referenced, a run already retried, the organization's last admin key.",
 	412: "`If-Match` names another version than the stored one.",
 	413: "The body exceeds 1 MiB, or the record would exceed the storage item limit.",
 	415: "The body is not `application/json` (the MCP endpoint's transport checks it).",
 	422: "An `Idempotency-Key` reused with another body.",
-	429: "Over the rate limit of the API key (or, for a webhook, of the trigger): wait `Retry-After` seconds.",
+	429: "Over a rate limit: of the API key or of its organization (all its keys together), or for a webhook of the trigger; the message says which. Wait `Retry-After` seconds.",
 	500: "An unexpected failure: `internal error`, nothing more.",
 	503: "The storage is temporarily unavailable: try again after `Retry-After` seconds.",
 }
@@ -206,9 +210,9 @@ func headers() map[string]any {
 		"Idempotent-Replayed": h("`true` when the answer is the one kept for this `Idempotency-Key`",
 			Schema{"type": "string", "enum": []any{"true"}}),
 		"X-Request-Id": h("the request's id, as logged", Schema{"type": "string"}),
-		"X-RateLimit-Limit": h("the requests a minute the key (a webhook: the trigger) may make",
+		"X-RateLimit-Limit": h("the requests a minute of the tighter limit: the key's or its organization's, whichever has fewer left (a webhook: the trigger's); on a 429, of the limit that refused",
 			Schema{"type": "integer", "minimum": 1}),
-		"X-RateLimit-Remaining": h("the requests left in this minute (across the service's instances, an estimate)",
+		"X-RateLimit-Remaining": h("the requests left in this minute under that limit (across the service's instances, an estimate)",
 			Schema{"type": "integer", "minimum": 0}),
 		"X-RateLimit-Reset": h("seconds until the minute ends and the count starts again",
 			Schema{"type": "integer", "minimum": 0, "maximum": 60}),
@@ -238,6 +242,9 @@ func (op Operation) errorStatuses() []int {
 	}
 	if pathParam.MatchString(op.Path) {
 		set[404] = true
+	}
+	if strings.HasPrefix(op.Path, "/webhooks/") {
+		delete(set, 404) // a slug that leads to no trigger is a 401, as a wrong secret
 	}
 	if op.Body != nil {
 		set[400], set[413] = true, true
@@ -340,6 +347,12 @@ func (op Operation) object() map[string]any {
 		responses[strconv.Itoa(op.AlsoStatus)] = also
 	}
 	for _, s := range op.errorStatuses() {
+		if other, ok := op.ErrorBodies[s]; ok {
+			responses[strconv.Itoa(s)] = map[string]any{"description": errorMeaning[s],
+				"content": map[string]any{"application/json": map[string]any{"schema": Schema{"oneOf": []any{Ref("Error"), other}}}},
+				"headers": map[string]any{"X-Request-Id": map[string]any{"$ref": "#/components/headers/X-Request-Id"}}}
+			continue
+		}
 		responses[strconv.Itoa(s)] = map[string]any{"$ref": "#/components/responses/" + strconv.Itoa(s)}
 	}
 	o["responses"] = responses

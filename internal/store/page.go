@@ -369,3 +369,26 @@ func estimate(av map[string]types.AttributeValue) int {
 	}
 	return WireSize(doc.Value) + itemMargin
 }
+
+// NewPage is a page of a list its caller orders and cuts itself (a list
+// ranked in memory): items, the position of each (pos[i], the cursor
+// after items[i] encodes it), the list's binding (Binding) and whether
+// more items follow. Like a page the store reads, the HTTP layer may cut
+// it to its byte budget and hand out the cursor after its last item.
+func NewPage[T any](items []T, pos []string, bind string, more bool) Page[T] {
+	if items == nil {
+		items = []T{}
+	}
+	p := Page[T]{Items: items}
+	p.finish(pos, bind, more)
+	return p
+}
+
+// Binding names a list from its parts (its kind, organization, record,
+// order): a cursor is only accepted by the list it was issued for.
+func Binding(parts ...string) string { return binding(parts...) }
+
+// DecodeCursor returns the position of a cursor issued for the list bind
+// names (by NewPage); a 400 naming cursor when it is malformed, longer
+// than maxPos or from another list.
+func DecodeCursor(s, bind string, maxPos int) (string, error) { return decodeCursor(s, bind, maxPos) }

@@ -1,0 +1,437 @@
+package api_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/sourcebase/sourcebase/internal/api"
+	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/auth"
+	"github.com/sourcebase/sourcebase/internal/httpapi"
+	"github.com/sourcebase/sourcebase/internal/mcpserver"
+	"github.com/sourcebase/sourcebase/internal/resource"
+	"github.com/sourcebase/sourcebase/internal/resources"
+	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/store"
+)
+
+// answerKind says what keeps a route's answer within the response budget
+// (httpapi.ListBudget, 5 MB: Lambda's response limit is 6 MB).
+type answerKind string
+
+const (
+	answerPaged    answerKind = "a page: httpapi.List ends it within the request's budget; X-Next-Cursor goes on"
+	answerSearch   answerKind = "a search page: writeSearch ends it within the request's budget (metadata.truncated)"
+	answerRecord   answerKind = "one stored record: a DynamoDB item, 400 KB at most, twice that on the wire"
+	answerWritten  answerKind = "what one request body (1 MiB at most) wrote: its values with their ids and times"
+	answerMeasured answerKind = "measured against the request's budget before it is written: 400 when it does not fit"
+	answerFixed    answerKind = "the same bytes for every caller, measured below"
+	answerEmpty    answerKind = "no body (204)"
+	answerMCP      answerKind = "each JSON-RPC message answers within its share of the budget (api.serveMCP)"
+)
+
+// handAnswers classify the routes written by hand.
+var handAnswers = map[string]answerKind{
+	"GET " + routes.HealthPath:   answerFixed,
+	"GET " + routes.OpenAPIPath:  answerFixed,
+	"GET /v1/keys":               answerPaged,
+	"DELETE /v1/keys/{clientId}": answerEmpty,
+
+	"POST /v1/companies":        answerRecord,
+	"GET /v1/companies":         answerPaged,
+	"GET /v1/companies/{id}":    answerRecord,
+	"PUT /v1/companies/{id}":    answerRecord,
+	"DELETE /v1/companies/{id}": answerEmpty,
+
+	"POST /v1/workflows":                                    answerRecord,
+	"GET /v1/workflows":                                     answerPaged,
+	"GET /v1/workflows/{id}":                                answerRecord,
+	"PUT /v1/workflows/{id}":                                answerRecord,
+	"DELETE /v1/workflows/{id}":                             answerEmpty,
+	"POST /v1/workflows/{id}/trigger/webhook-secret/rotate": answerRecord,
+	"POST /v1/workflows/{id}/runs":                          answerRecord,
+	"GET /v1/workflows/{id}/runs":                           answerPaged,
+	"GET /v1/workflow-runs":                                 answerPaged,
+	"GET /v1/workflow-runs/{id}":                            answerRecord,
+	"PATCH /v1/workflow-runs/{id}":                          answerRecord,
+	"POST /v1/workflow-runs/{id}/retry":                     answerRecord,
+	"POST /webhooks/workflows/{slug}":                       answerRecord,
+
+	"POST " + routes.MCPPath: answerMCP,
+
+	"POST /v1/lists/{id}/entries":              answerRecord,
+	"GET /v1/lists/{id}/entries":               answerPaged,
+	"DELETE /v1/lists/{id}/entries/{recordId}": answerEmpty,
+
+	"POST /v1/data/metric-points": answerWritten,
+	"POST /v1/data/metric-series": answerMeasured,
+
+	"POST /v1/enrichments/resources/{resourceType}/{resourceId}":             answerWritten,
+	"GET /v1/enrichments/resources/{resourceType}/{resourceId}":              answerPaged,
+	"PATCH /v1/enrichments/resources/{resourceType}/{resourceId}/{valueId}":  answerRecord,
+	"DELETE /v1/enrichments/resources/{resourceType}/{resourceId}/{valueId}": answerEmpty,
+}
+
+// answerOf is what keeps rt's answer within the budget: a hand route's
+// class, or the generic handler's of a declared resource; "" when nothing
+// is known to.
+func answerOf(rt routes.Route) answerKind {
+	if k, ok := handAnswers[rt.Pattern()]; ok {
+		return k
+	}
+	if rt.Resource == "" {
+		return ""
+	}
+	base := "/v1/" + rt.Resource
+	switch {
+	case rt.Method == http.MethodPost && rt.Path == base+"/search":
+		return answerSearch
+	case rt.Method == http.MethodPost && rt.Path == base:
+		return answerRecord
+	case rt.Method == http.MethodGet && rt.Path == base:
+		return answerPaged
+	case rt.Method == http.MethodGet && rt.Path == base+"/{id}":
+		if i := slices.IndexFunc(resources.All(), func(d *resource.Def) bool { return d.Name == rt.Resource }); i >= 0 && resources.All()[i].MultiGet {
+			return answerMeasured // ids=<id>,... reads up to 100 records
+		}
+		return answerRecord
+	case rt.Method == http.MethodPut && rt.Path == base+"/{id}":
+		return answerRecord
+	case rt.Method == http.MethodDelete && rt.Path == base+"/{id}":
+		return answerEmpty
+	}
+	return ""
+}
+
+// Every route's answer, and every MCP tool's, stays within the response
+// budget: each route is classified by what bounds its answer (a route
+// nothing bounds fails), the bounds the classes rely on are checked, and
+// the largest answers are made for real, with big records.
+func TestEveryRouteAndEveryMCPToolAnswersWithinTheBudget(t *testing.T) {
+	t.Parallel()
+	// What the classes rely on.
+	const item = 400 << 10 // DynamoDB's item limit
+	if 2*item+64<<10 > httpapi.ListBudget {
+		t.Errorf("one record (%d bytes on the wire at most) may not fit the budget", 2*item)
+	}
+	if 2*httpapi.MaxBodyBytes+100*(4<<10) > httpapi.ListBudget {
+		t.Errorf("what one body wrote may not fit the budget")
+	}
+	doc, err := api.OpenAPI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spec struct {
+		Paths map[string]map[string]struct {
+			Parameters []struct {
+				Name string `json:"name"`
+			} `json:"parameters"`
+			Responses map[string]struct {
+				Headers map[string]any `json:"headers"`
+			} `json:"responses"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(doc, &spec); err != nil {
+		t.Fatal(err)
+	}
+	for _, rt := range api.Routes() {
+		k := answerOf(rt)
+		switch k {
+		case "":
+			t.Errorf("%s: nothing keeps its answer within the %d-byte budget: page it (httpapi.List), measure it (fits), "+
+				"or say in answer_budget_test.go what bounds it", rt.Pattern(), httpapi.ListBudget)
+		case answerPaged:
+			op := spec.Paths[rt.Path][strings.ToLower(rt.Method)]
+			if _, ok := op.Responses["200"].Headers[httpapi.HeaderNextCursor]; !ok ||
+				!slices.ContainsFunc(op.Parameters, func(p struct {
+					Name string `json:"name"`
+				}) bool {
+					return p.Name == "cursor"
+				}) {
+				t.Errorf("%s is paged but its operation has no cursor parameter or X-Next-Cursor header", rt.Pattern())
+			}
+		}
+	}
+	// A multi-get's records have bounded fields (no free-form object).
+	for _, d := range resources.All() {
+		if !d.MultiGet {
+			continue
+		}
+		for _, f := range d.AllFields() {
+			if f.Kind == resource.Object || f.Kind == resource.Text {
+				t.Errorf("%s reads %d at once and has the field %s of unbounded size: page the read", d.Name, store.MaxBatch, f.Name)
+			}
+		}
+	}
+
+	// The largest answers, for real.
+	e := apitest.New(t)
+	c := e.Org(t)
+	var mu sync.Mutex
+	parallel := func(n int, do func(i int)) {
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, 8)
+		for i := range n {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				do(i)
+			}()
+		}
+		wg.Wait()
+	}
+	// Companies and deals of 200 KB each on the wire: 30 of each, 6 MB.
+	var bigCompany, bigDeal string
+	parallel(30, func(i int) {
+		custom := map[string]any{"notes": bigText(80_000)}
+		co := c.Do("POST", "/v1/companies", map[string]any{"canonicalName": fmt.Sprintf("Big Co %d", i), "custom": custom}).Want(t, http.StatusCreated).Object(t)
+		deal := c.Do("POST", "/v1/deals", map[string]any{"name": fmt.Sprintf("Big deal %d", i), "custom": custom}).Want(t, http.StatusCreated).Object(t)
+		mu.Lock()
+		bigCompany, bigDeal = co["id"].(string), deal["id"].(string)
+		mu.Unlock()
+	})
+	// A company with 200 candidates of 19 KB: 6 MB on the wire.
+	enriched := createCompany(t, c, map[string]any{"canonicalName": "Enriched Co"})["id"].(string)
+	addCandidates(t, c, enriched, 200)
+	// 100 documents with every text at its longest, in characters that
+	// take the most bytes (U+2028: 7 on the wire).
+	long := func(n int) string { return "a" + strings.Repeat("\u2028", n-2) + "a" }
+	docs := make([]string, 100)
+	parallel(100, func(i int) {
+		docs[i] = c.Do("POST", "/v1/documents", map[string]any{"name": long(200), "type": long(100), "mimeType": long(255),
+			"storageKey": long(1024), "source": long(100), "url": "https://example.com/" + strings.Repeat("a", 2000)}).Want(t, http.StatusCreated).Object(t)["id"].(string)
+	})
+	// A series of 5,000 points (the most a read answers) of long units and
+	// sources: 6 MB on the wire.
+	parallel(50, func(i int) {
+		var points []any
+		for j := range 100 {
+			points = append(points, map[string]any{"resource": "companies:" + enriched, "key": "metric:big", "date": "2026-01-31",
+				"value": i*100 + j, "unit": long(50), "source": long(100)})
+		}
+		c.Do("POST", "/v1/data/metric-points", map[string]any{"points": points}).Want(t, http.StatusCreated)
+	})
+	series := map[string]any{"resource": "companies:" + enriched, "key": "metric:big", "policy": "all"}
+	wf := c.Do("POST", "/v1/workflows", map[string]any{"name": "Budget"}).Want(t, http.StatusCreated).Object(t)["id"].(string)
+	run := c.Do("POST", "/v1/workflows/"+wf+"/runs", map[string]any{"input": map[string]any{}}).Want(t, http.StatusAccepted).Object(t)["id"].(string)
+
+	pagedRoute := func(path string) {
+		t.Helper()
+		r := c.Do("GET", path, nil).Want(t, http.StatusOK)
+		withinBudget(t, "GET "+path, r)
+		if r.Header.Get(httpapi.HeaderNextCursor) == "" {
+			t.Errorf("GET %s: one page holds everything; the records are not big enough to test the budget", path)
+		}
+	}
+	pagedRoute("/v1/companies?limit=1000")
+	pagedRoute("/v1/deals?limit=1000")
+	pagedRoute("/v1/enrichments/resources/companies/" + enriched + "?limit=1000")
+	r := c.Do("POST", "/v1/companies/search?limit=400", map[string]any{}).Want(t, http.StatusOK)
+	withinBudget(t, "a search of big companies", r)
+	if !strings.Contains(string(r.Body), `"truncated":true`) {
+		t.Errorf("a search of 6 MB of companies is not truncated")
+	}
+	withinBudget(t, "a big company", c.Do("GET", "/v1/companies/"+enriched, nil).Want(t, http.StatusOK))
+	withinBudget(t, "100 documents", c.Do("GET", "/v1/documents/ids="+strings.Join(docs, ","), nil).Want(t, http.StatusOK))
+	wantError(t, c.Do("POST", "/v1/data/metric-series", series), http.StatusBadRequest, "period", "bytes of points")
+	withinBudget(t, "the health check", c.Do("GET", routes.HealthPath, nil).Want(t, http.StatusOK))
+	withinBudget(t, "the OpenAPI document", c.Do("GET", routes.OpenAPIPath, nil).Want(t, http.StatusOK))
+
+	// Every MCP tool with its largest call, alone.
+	args := map[string]map[string]any{
+		"search_companies":          {"limit": 400},
+		"get_company":               {"id": bigCompany},
+		"list_deals":                {"limit": 1000},
+		"get_deal":                  {"id": bigDeal},
+		"list_people":               {"limit": 1000},
+		"get_person":                {"id": apitest.CreateTarget(t, c, "people")},
+		"search_documents":          {"limit": 400},
+		"get_document":              {"id": docs[0]},
+		"search_activities":         {"limit": 400},
+		"get_activity":              {"id": apitest.CreateTarget(t, c, "activities")},
+		"search_workspaces":         {"limit": 400},
+		"get_workspace":             {"id": apitest.CreateTarget(t, c, "workspaces")},
+		"get_enrichment_candidates": {"resourceType": "companies", "resourceId": enriched, "limit": 1000},
+		"read_metric_series":        {"body": series},
+		"list_workflows":            {"limit": 1000},
+		"start_workflow_run":        {"id": wf},
+		"get_workflow_run":          {"id": run},
+		"retry_workflow_run":        {"id": run},
+	}
+	tools, err := mcpserver.ToolList(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range tools {
+		a, ok := args[tool.Name]
+		if !ok {
+			t.Errorf("tool %s: give this test its largest call", tool.Name)
+			continue
+		}
+		r := rpc(t, c, callTool(1, tool.Name, a)).Want(t, http.StatusOK)
+		withinBudget(t, "tool "+tool.Name, r)
+		res := answer(t, r).tool(t)
+		switch tool.Name {
+		case "list_deals", "get_enrichment_candidates":
+			if res.IsError || res.StructuredContent["nextCursor"] == nil {
+				t.Errorf("%s: a page of big records has no nextCursor: %.300s", tool.Name, res.Content[0].Text)
+			}
+		case "read_metric_series":
+			if !res.IsError || !strings.Contains(res.Content[0].Text, "narrow the period") {
+				t.Errorf("%s: %.300s, want the series refused as too large", tool.Name, res.Content[0].Text)
+			}
+		case "retry_workflow_run":
+		default:
+			if res.IsError {
+				t.Errorf("%s: %s", tool.Name, res.Content[0].Text)
+			}
+		}
+	}
+
+	// A batch of the largest calls, and of the largest resource: the whole
+	// answer within the budget, each message within its share. A page
+	// holds at least one record: one larger than a message's share (a
+	// 200 KB deal, three times in a result, against 500 KB) is refused,
+	// saying how to get it.
+	var batch []any
+	for i := range api.MaxMCPBatch {
+		tool := []string{"list_deals", "search_companies", "get_enrichment_candidates"}[i%3]
+		batch = append(batch, callTool(i, tool, args[tool]))
+	}
+	r = rpc(t, c, batch, oldProtocol...).Want(t, http.StatusOK)
+	withinBudget(t, "a batch of the largest tool calls", r)
+	for _, a := range answers(t, r) {
+		res, i := a.tool(t), int(a.ID.(float64)) // answers come as they are ready
+		switch {
+		case i%3 == 0:
+			if !res.IsError || !strings.Contains(res.Content[0].Text, "send the call alone rather than in a batch") {
+				t.Errorf("list_deals in a batch: %.300s, want refused as larger than its share", res.Content[0].Text)
+			}
+		case res.IsError:
+			t.Errorf("call %v of the batch: %s", a.ID, res.Content[0].Text)
+		case i%3 == 2 && res.StructuredContent["nextCursor"] == nil:
+			t.Errorf("get_enrichment_candidates in a batch: no nextCursor")
+		}
+	}
+	batch = batch[:0]
+	for i := range api.MaxMCPBatch {
+		batch = append(batch, map[string]any{"jsonrpc": "2.0", "id": i, "method": "resources/read", "params": map[string]any{"uri": "sourcebase://openapi.json"}})
+	}
+	r = rpc(t, c, batch, oldProtocol...).Want(t, http.StatusOK)
+	withinBudget(t, "a batch of reads of the OpenAPI document", r)
+	for _, a := range answers(t, r) {
+		if a.Error == nil || a.Error.Code != mcpserver.CodeAnswerTooLarge || !strings.Contains(a.Error.Message, "send it alone") {
+			t.Errorf("a read of the OpenAPI document in a batch of %d: %+v, want refused as larger than its share", api.MaxMCPBatch, a.Error)
+		}
+	}
+	// Alone, it is answered.
+	if a := answer(t, rpc(t, c, batch[0]).Want(t, http.StatusOK)); a.Error != nil {
+		t.Errorf("the OpenAPI document alone: %s", a.Error.Message)
+	}
+}
+
+// list_deals of big deals answers pages within the budget, text and
+// structured content both, and its nextCursor goes through every deal.
+func TestListDealsThroughMCPPagesBigDealsWithinTheBudget(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	var wg sync.WaitGroup
+	for i := range 30 { // 200 KB each on the wire: 6 MB
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.Do("POST", "/v1/deals", map[string]any{"name": fmt.Sprintf("Big deal %d", i), "custom": map[string]any{"notes": bigText(80_000)}}).Want(t, http.StatusCreated)
+		}()
+	}
+	wg.Wait()
+	seen := map[any]bool{}
+	args := map[string]any{"limit": 1000}
+	for calls := 0; ; calls++ {
+		r := rpc(t, c, callTool(1, "list_deals", args)).Want(t, http.StatusOK)
+		withinBudget(t, "list_deals", r)
+		res := answer(t, r).tool(t)
+		if res.IsError {
+			t.Fatalf("list_deals: %s", res.Content[0].Text)
+		}
+		if res.Content[0].Text == "" || res.StructuredContent == nil {
+			t.Fatalf("a page without its text or structured content")
+		}
+		for _, d := range res.StructuredContent["data"].([]any) {
+			seen[d.(map[string]any)["id"]] = true
+		}
+		cur, _ := res.StructuredContent["nextCursor"].(string)
+		if cur == "" {
+			break
+		}
+		if calls > 30 {
+			t.Fatal("the pages do not end")
+		}
+		args["cursor"] = cur
+	}
+	if len(seen) != 30 {
+		t.Errorf("the pages hold %d deals, want the 30", len(seen))
+	}
+	// Four in a batch: the whole answer within the budget too.
+	batch := []any{}
+	for i := range 4 {
+		batch = append(batch, callTool(i, "list_deals", map[string]any{"limit": 1000}))
+	}
+	r := rpc(t, c, batch, oldProtocol...).Want(t, http.StatusOK)
+	withinBudget(t, "a batch of four list_deals", r)
+	for _, a := range answers(t, r) {
+		if res := a.tool(t); res.IsError || res.StructuredContent["nextCursor"] == nil {
+			t.Errorf("list_deals in a batch of four: %.200s", res.Content[0].Text)
+		}
+	}
+}
+
+// The mcp function's searches go to the search function over HTTP, which
+// knows nothing of the tool's lower budget: the answer is cut to it on
+// its way back, as the search function cuts a page.
+func TestASearchThroughTheHTTPAPIEndsItsPageWithinTheToolsBudget(t *testing.T) {
+	t.Parallel()
+	e := apitest.NewWith(t, apitest.Options{})
+	c := e.Org(t)
+	var wg sync.WaitGroup
+	for i := range 30 { // 200 KB each on the wire: 6 MB
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			createCompany(t, c, map[string]any{"canonicalName": fmt.Sprintf("Far Co %d", i), "custom": map[string]any{"notes": bigText(80_000)}})
+		}()
+	}
+	wg.Wait()
+	deps := app.Build(e.Store, app.Config{Table: e.Store.Table, CacheTTL: auth.MaxCacheTTL, SearchBaseURL: e.URL}, nil)
+	deps.NewMCP = mcpserver.Handler
+	srv := httptest.NewServer(api.New(deps).Handler(routes.MCP))
+	t.Cleanup(srv.Close)
+	fn := *c
+	fn.Base = srv.URL
+	for _, body := range []any{callTool(1, "search_companies", map[string]any{"limit": 400}), []any{
+		callTool(1, "search_companies", map[string]any{"limit": 400}), callTool(2, "search_companies", map[string]any{"limit": 400})}} {
+		r := rpc(t, &fn, body, oldProtocol...).Want(t, http.StatusOK)
+		withinBudget(t, "search_companies through the HTTP API", r)
+		var got []rpcAnswer
+		if _, batch := body.([]any); batch {
+			got = answers(t, r)
+		} else {
+			got = []rpcAnswer{answer(t, r)}
+		}
+		for _, a := range got {
+			res := a.tool(t)
+			meta, _ := res.StructuredContent["metadata"].(map[string]any)
+			if res.IsError || meta["truncated"] != true || len(res.StructuredContent["data"].([]any)) == 0 {
+				t.Errorf("search_companies of 6 MB of companies: %.300s, want a truncated page of some", res.Content[0].Text)
+			}
+		}
+	}
+}

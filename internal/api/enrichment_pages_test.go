@@ -1,0 +1,137 @@
+package api_test
+
+import (
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/httpapi"
+	"github.com/sourcebase/sourcebase/internal/store"
+)
+
+// bigText is a text of n characters that takes about 5n bytes in a
+// Lambda response: every other character a quote, escaped in the stored
+// JSON and again in the response payload.
+func bigText(n int) string { return strings.Repeat(`x"`, n/2) }
+
+// withinBudget fails unless r's body fits the response budget as Lambda
+// carries it.
+func withinBudget(t *testing.T, what string, r *apitest.Response) {
+	t.Helper()
+	if n := store.WireSize(r.Body); n > httpapi.ListBudget {
+		t.Errorf("%s answers %d bytes, more than the budget of %d", what, n, httpapi.ListBudget)
+	}
+}
+
+// addCandidates posts n description candidates of about 19 KB each to a
+// company, 50 a request, with confidence i % 101.
+func addCandidates(t *testing.T, c *apitest.Client, company string, n int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for from := 0; from < n; from += 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var values []any
+			for i := from; i < min(from+50, n); i++ {
+				values = append(values, map[string]any{"property": "description", "value": bigText(12_600), "source": "provider",
+					"provider": "bulk", "confidence": i % 101})
+			}
+			c.Do("POST", "/v1/enrichments/resources/companies/"+company, map[string]any{"values": values}).Want(t, http.StatusCreated)
+		}()
+	}
+	wg.Wait()
+}
+
+// pages follows a list's X-Next-Cursor from path and returns every page.
+func pages(t *testing.T, c *apitest.Client, path string) [][]map[string]any {
+	t.Helper()
+	var out [][]map[string]any
+	next := path
+	for next != "" {
+		r := c.Do("GET", next, nil).Want(t, http.StatusOK)
+		withinBudget(t, "GET "+next, r)
+		out = append(out, r.List(t))
+		next = ""
+		if cur := r.Header.Get(httpapi.HeaderNextCursor); cur != "" {
+			u, _ := url.Parse(path)
+			q := u.Query()
+			q.Set("cursor", cur)
+			next = u.Path + "?" + q.Encode()
+			if link := r.Header.Get(httpapi.HeaderLink); !strings.Contains(link, "cursor="+url.QueryEscape(cur)) {
+				t.Errorf("Link %q does not carry the cursor %q", link, cur)
+			}
+		}
+		if len(out) > 1000 {
+			t.Fatal("the pages do not end")
+		}
+	}
+	return out
+}
+
+func TestARecordsCandidatesArePagedWithinTheBudget(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	id := createCompany(t, c, map[string]any{"canonicalName": "Paged Co"})["id"].(string)
+	path := "/v1/enrichments/resources/companies/" + id
+	// 400 candidates of 19 KB: 7.7 MB stored, more on the wire.
+	addCandidates(t, c, id, 400)
+
+	first := c.Do("GET", path+"?limit=1000", nil).Want(t, http.StatusOK)
+	withinBudget(t, "the candidates of a record", first)
+	if first.Header.Get(httpapi.HeaderNextCursor) == "" || len(first.List(t)) >= 400 {
+		t.Fatalf("a first page of %d candidates without a next page", len(first.List(t)))
+	}
+	// Following the cursors lists every candidate once, by rank.
+	var all []map[string]any
+	for _, p := range pages(t, c, path+"?limit=1000") {
+		all = append(all, p...)
+	}
+	seen := map[string]bool{}
+	for i, v := range all {
+		seen[v["id"].(string)] = true
+		if i > 0 && v["confidence"].(float64) > all[i-1]["confidence"].(float64) {
+			t.Fatalf("candidate %d (confidence %v) follows one of confidence %v: not in rank order", i, v["confidence"], all[i-1]["confidence"])
+		}
+	}
+	if len(all) != 400 || len(seen) != 400 {
+		t.Fatalf("the pages list %d candidates, %d distinct; want the 400", len(all), len(seen))
+	}
+
+	// limit (default 100) and page as every list.
+	if got := c.Do("GET", path, nil).Want(t, http.StatusOK).List(t); len(got) != 100 || got[0]["id"] != all[0]["id"] {
+		t.Errorf("the default page has %d candidates", len(got))
+	}
+	second := c.Do("GET", path+"?limit=30&page=2", nil).Want(t, http.StatusOK).List(t)
+	if len(second) != 30 || second[0]["id"] != all[30]["id"] || second[29]["id"] != all[59]["id"] {
+		t.Errorf("page 2 of 30 is not candidates 30 to 59")
+	}
+	// A page goes on after its last candidate even when it was deleted.
+	r := c.Do("GET", path+"?limit=10", nil).Want(t, http.StatusOK)
+	c.Do("DELETE", path+"/"+all[9]["id"].(string), nil).Want(t, http.StatusNoContent)
+	next := c.Do("GET", path+"?limit=10&cursor="+url.QueryEscape(r.Header.Get(httpapi.HeaderNextCursor)), nil).Want(t, http.StatusOK).List(t)
+	if next[0]["id"] != all[10]["id"] {
+		t.Errorf("after a deleted candidate the next page starts at %v, want %v", next[0]["id"], all[10]["id"])
+	}
+
+	// The order is the ranking: no sort, direction or lt; a cursor is
+	// bound to its record.
+	for _, q := range []string{"sort=id", "direction=asc", "lt=env_1"} {
+		wantError(t, c.Do("GET", path+"?"+q, nil), http.StatusBadRequest, strings.Split(q, "=")[0], "limit, page, cursor")
+	}
+	other := createCompany(t, c, map[string]any{"canonicalName": "Other Co"})["id"].(string)
+	wantError(t, c.Do("GET", "/v1/enrichments/resources/companies/"+other+"?cursor="+url.QueryEscape(r.Header.Get(httpapi.HeaderNextCursor)), nil),
+		http.StatusBadRequest, "cursor")
+	if got := c.Do("GET", "/v1/enrichments/resources/companies/"+other, nil).Want(t, http.StatusOK); got.Header.Get(httpapi.HeaderNextCursor) != "" ||
+		len(got.List(t)) != 0 {
+		t.Errorf("a record without candidates: %s", got.Body)
+	}
+	if slices.ContainsFunc(all, func(v map[string]any) bool { return v["property"] != "description" }) {
+		t.Error("a candidate of another property")
+	}
+}
