@@ -13,7 +13,7 @@ import (
 	"os"
 
 	"github.com/sourcebase/sourcebase/internal/admin"
-	"github.com/sourcebase/sourcebase/internal/awsenv/shared"
+	"github.com/sourcebase/sourcebase/internal/app/operator"
 )
 
 const usage = `usage: admin <command> [flags]
@@ -51,7 +51,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%v\n\n%s", err, usage)
 		return 2
 	}
-	st, _, err := shared.StoreFromEnv(ctx)
+	st, _, err := operator.StoreFromEnv(ctx)
 	if err != nil {
 		fmt.Fprintln(stderr, "error:", err)
 		return 1

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/app"
-	"github.com/sourcebase/sourcebase/internal/awsenv/shared"
+	"github.com/sourcebase/sourcebase/internal/app/operator"
 	"github.com/sourcebase/sourcebase/internal/dynamolocal"
 	"github.com/sourcebase/sourcebase/internal/keys"
 	"github.com/sourcebase/sourcebase/internal/routes"
@@ -158,7 +158,7 @@ func runLocal(ctx context.Context, root string, out io.Writer) error {
 		return fmt.Errorf("DynamoDB Local on port %d: %w", LocalDynamoDBPort, err)
 	}
 	defer ddb.Stop()
-	st, _, err := shared.StoreFromEnv(ctx)
+	st, _, err := operator.StoreFromEnv(ctx)
 	if err != nil {
 		return err
 	}

@@ -281,7 +281,7 @@ func InProcess(deps api.Deps) *runs.InProcess {
 }
 
 // AWSLoader loads the AWS configuration: awsenv.Load in a function, the
-// SDK's full chain (awsenv/shared) on an operator's machine.
+// SDK's full chain (app/operator) on an operator's machine.
 type AWSLoader func(context.Context) (aws.Config, error)
 
 // StoreFromEnv opens the table named by the configuration, reaching AWS

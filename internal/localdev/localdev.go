@@ -16,7 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/sourcebase/sourcebase/internal/app"
-	"github.com/sourcebase/sourcebase/internal/awsenv/shared"
+	"github.com/sourcebase/sourcebase/internal/app/operator"
 	"github.com/sourcebase/sourcebase/internal/dynamolocal"
 	"github.com/sourcebase/sourcebase/internal/keys"
 	"github.com/sourcebase/sourcebase/internal/store"
@@ -98,7 +98,7 @@ func OpenTable(ctx context.Context, dbPort int) (*DynamoDB, *store.Store, app.Co
 	if err != nil {
 		return nil, nil, app.Config{}, err
 	}
-	st, cfg, err := shared.StoreFromEnv(ctx)
+	st, cfg, err := operator.StoreFromEnv(ctx)
 	if err == nil {
 		err = ddb.Probe(ctx, st.DB)
 	}

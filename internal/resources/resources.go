@@ -8,16 +8,17 @@ import (
 	"sync"
 
 	"github.com/sourcebase/sourcebase/internal/companies"
+	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
-// Resource groups: one Lambda function each.
+// Resource groups: one Lambda function each (named in package fn).
 const (
-	Catalog   = "catalog"   // industries, sectors, subsectors, tags
-	CRM       = "crm"       // deals, people, teams, workspaces, activities
-	Documents = "documents" // documents, lists
-	Scoring   = "scoring"   // frameworks, screenings, scores
+	Catalog   = fn.Catalog
+	CRM       = fn.CRM
+	Documents = fn.Documents
+	Scoring   = fn.Scoring
 )
 
 // Groups lists the resource groups of the declared resources.

@@ -3,14 +3,16 @@ package routes
 import (
 	"slices"
 
+	"github.com/sourcebase/sourcebase/internal/fn"
+
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
 // The functions other than the resource groups.
 const (
-	Runner  = "runner"  // invoked by the run state machine
-	Admin   = "admin"   // invoked directly by the operator
-	Indexer = "indexer" // fed by the table's stream (search on OpenSearch)
+	Runner  = fn.Runner
+	Admin   = fn.Admin
+	Indexer = fn.Indexer
 )
 
 // HealthPath is the health check's path; it describes the table.

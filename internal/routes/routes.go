@@ -5,25 +5,22 @@
 // API Gateway routes from it, and the SAM template is checked against it.
 package routes
 
-import (
-	"github.com/sourcebase/sourcebase/internal/companies"
-	"github.com/sourcebase/sourcebase/internal/resources"
-	"github.com/sourcebase/sourcebase/internal/workflows"
-)
+import "github.com/sourcebase/sourcebase/internal/fn"
 
-// Groups: one Lambda function each.
+// Groups: one Lambda function each (named in package fn, which imports
+// nothing, so that this package depends on no domain package).
 const (
-	Companies = companies.Group
-	Keys      = "keys" // also serves the health check
-	Workflows = workflows.Group
-	Webhook   = "webhook" // behind a Lambda function URL, not API Gateway
-	Catalog   = resources.Catalog
-	CRM       = resources.CRM
-	Documents = resources.Documents
-	Scoring   = resources.Scoring
-	Search    = "search" // POST /v1/<resource>/search of the searchable resources
-	Data      = "data"   // enrichment values and metric series
-	MCP       = "mcp"    // the Model Context Protocol endpoint, /mcp
+	Companies = fn.Companies
+	Keys      = fn.Keys
+	Workflows = fn.Workflows
+	Webhook   = fn.Webhook
+	Catalog   = fn.Catalog
+	CRM       = fn.CRM
+	Documents = fn.Documents
+	Scoring   = fn.Scoring
+	Search    = fn.Search
+	Data      = fn.Data
+	MCP       = fn.MCP
 )
 
 // Groups lists every resource group: the functions reached by routes.

@@ -1,10 +1,10 @@
-// Package shared opens the service's table with the SDK's full AWS
+// Package operator opens the service's table with the SDK's full AWS
 // configuration chain (config.LoadDefaultConfig: environment, shared
 // config and credentials files, profiles, SSO): for commands operators run
 // on their machines (the dev server, the CLI, sam local's seeding). The
 // Lambda functions use package awsenv instead, so that they do not link
 // this chain.
-package shared
+package operator
 
 import (
 	"context"

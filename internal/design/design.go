@@ -1,0 +1,44 @@
+// Package design declares how the module's packages are layered: each
+// package of internal/ sits in one layer, and imports only packages of its
+// own layer or of lower ones (its tests may import anything). The layers,
+// lowest first:
+//
+//   - Base: names, errors, time, ids, decoding and the local emulators'
+//     launchers; they know nothing of the service.
+//   - Storage: the table (store) and what runs inside a record (steps).
+//   - Platform: mechanisms every surface shares and no domain owns —
+//     declared resources, keys and authentication, rate limits, the route
+//     and function tables, metric series, the search engines, the OpenAPI
+//     builder, the operator's commands.
+//   - HTTP: the HTTP mechanism (router, middleware, lists, budgets); it
+//     knows routes and callers, never a domain package.
+//   - Domain: companies, workflows, runs, enrichment, the declared
+//     resources.
+//   - Surface: the REST API's handlers, the MCP server, the generators.
+//   - Assembly: what wires a process together (app, the local Lambda
+//     front, the dev server's pieces, the test environments).
+//
+// cmd/ and functions/ sit above every layer. The test in this package
+// fails on an import that points up, and on a package that has no layer
+// (a new package is placed here first).
+package design
+
+// Layers lists the packages of internal/ (paths below internal/) by layer,
+// lowest first.
+var Layers = []Layer{
+	{"base", []string{"fn", "apperr", "clock", "ids", "input", "awsenv", "docspage", "dynamolocal", "runtimeapi",
+		"localsfn", "webhook", "webhook/webhooktest", "perfreport", "design"}},
+	{"storage", []string{"store", "steps"}},
+	{"platform", []string{"resource", "keys", "auth", "ratelimit", "routes", "metrics", "search", "search/searchtest",
+		"search/embedded", "search/opensearch", "openapi", "admin", "testenv"}},
+	{"http", []string{"httpapi"}},
+	{"domain", []string{"companies", "workflows", "enrichment", "runs", "resources", "search/opensearch/golden"}},
+	{"surface", []string{"api", "mcpserver", "generate"}},
+	{"assembly", []string{"app", "app/operator", "lambdafront", "localdev", "localdev/localdevtest", "apitest"}},
+}
+
+// Layer is one layer: its name and packages.
+type Layer struct {
+	Name     string
+	Packages []string
+}
