@@ -9,6 +9,12 @@
 //	c, err := client.NewClientWithResponses(baseURL, client.WithCredentials(clientID, secret))
 //	res, err := c.GetCompaniesByIdWithResponse(ctx, "cmp_...")
 //	// res.JSON200.Data is the company; res.JSON404 the {error} of a 404.
+//
+// Every error answer carries its code in the X-Error-Code header (and the
+// field at fault in X-Error-Param): branch on the ErrorCode values, not on
+// the message:
+//
+//	if client.ErrorCode(res.HTTPResponse.Header.Get("X-Error-Code")) == client.ErrorCodeUniqueViolation { ... }
 package client
 
 //go:generate go tool oapi-codegen -config oapi-codegen.yaml -o client.gen.go ../docs/openapi.json

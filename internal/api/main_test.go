@@ -20,13 +20,16 @@ func as(t *testing.T, e *apitest.Env, c *apitest.Client) *apitest.Client {
 	return b
 }
 
-// wantError fails unless r has status and an {"error": ...} body whose
-// message contains every one of parts.
+// wantError fails unless r has status, its X-Error-Code (apitest.ErrorCode)
+// and an {"error": ...} body whose message contains every one of parts.
 func wantError(t *testing.T, r *apitest.Response, status int, parts ...string) string {
 	t.Helper()
 	r.Want(t, status)
 	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 		t.Errorf("Content-Type %q, want application/json", ct)
+	}
+	if err := apitest.ErrorCode(r.Status, r.Header); err != nil {
+		t.Error(err)
 	}
 	msg := r.Error(t)
 	for _, p := range parts {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/ratelimit"
@@ -42,7 +43,7 @@ const MaxMCPBatch = 10
 // whole answer stays within httpapi.ListBudget.
 func (a *API) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if a.d.NewMCP == nil {
-		httpapi.ErrorBody(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.EscapedPath())
+		httpapi.Refuse(w, apperr.CodeNoSuchEndpoint, "", "no such endpoint: "+r.Method+" "+r.URL.EscapedPath())
 		return
 	}
 	a.mcpOnce.Do(func() {
@@ -85,7 +86,7 @@ func (a *API) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if batch && len(msgs) > MaxMCPBatch {
 		// Refused as one request: none of its messages runs.
 		if a.countMCP(w, r, p, 1) {
-			rpcError(w, http.StatusBadRequest, jsonrpcInvalidRequest, fmt.Sprintf(
+			rpcError(w, apperr.CodeBatchTooLarge, jsonrpcInvalidRequest, fmt.Sprintf(
 				"a batch holds at most %d messages; this one holds %d: send them in batches of %d or fewer", MaxMCPBatch, len(msgs), MaxMCPBatch))
 		}
 		return
@@ -213,9 +214,11 @@ func mcpShare(msgs []mcpMessage) int {
 const jsonrpcInvalidRequest = -32600
 
 // rpcError answers a JSON-RPC error with no id (a refusal of the whole
-// request, before any message is read).
-func rpcError(w http.ResponseWriter, status, code int, msg string) {
-	httpapi.JSON(w, status, map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg}})
+// request, before any message is read), with the status and X-Error-Code
+// of errCode.
+func rpcError(w http.ResponseWriter, errCode apperr.Code, code int, msg string) {
+	httpapi.SetErrorCode(w.Header(), errCode, "")
+	httpapi.JSON(w, errCode.Status(), map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg}})
 }
 
 // rateSinkKey is the context key of an /mcp request's rateSink.
@@ -260,7 +263,8 @@ func (s *rateSink) copyTo(h http.Header) {
 // jsonErrors makes the MCP SDK's plain-text refusals (an Accept without
 // application/json and text/event-stream, a Content-Type other than JSON,
 // an unknown session) the service's {"error": ...} bodies, with their
-// status.
+// status; every error answer of the SDK (those plain-text refusals and its
+// JSON-RPC errors with a 4xx status) carries the status's X-Error-Code.
 type jsonErrors struct {
 	http.ResponseWriter
 	code   int // the status answered
@@ -282,6 +286,9 @@ func (w *jsonErrors) WriteHeader(code int) {
 	if code >= 400 && strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
 		w.status = code
 		return
+	}
+	if code >= 400 && w.Header().Get(httpapi.HeaderErrorCode) == "" {
+		httpapi.SetErrorCode(w.Header(), apperr.StatusCode(code), "")
 	}
 	w.ResponseWriter.WriteHeader(code)
 }

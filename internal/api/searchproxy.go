@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 )
 
@@ -38,7 +39,7 @@ func (a *API) searchThroughAPI(api http.Handler) (http.Handler, error) {
 		},
 		Transport: searchTransport,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			httpapi.ErrorBody(w, http.StatusBadGateway, fmt.Sprintf("search: the HTTP API at %s did not answer: %v", target(r.Context(), base).Redacted(), err))
+			httpapi.Refuse(w, apperr.CodeUpstreamFailed, "", fmt.Sprintf("search: the HTTP API at %s did not answer: %v", target(r.Context(), base).Redacted(), err))
 		},
 	}
 	// The search routes are literal paths: matched exactly, so that every

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/ratelimit"
 	"github.com/sourcebase/sourcebase/internal/runs"
@@ -44,7 +45,7 @@ func (a *API) receiveWebhook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if errors.Is(err, webhook.ErrInvalidSignature) {
-		httpapi.ErrorBody(w, http.StatusUnauthorized, webhook.ErrInvalidSignature.Error())
+		httpapi.Refuse(w, apperr.CodeInvalidSignature, "", webhook.ErrInvalidSignature.Error())
 		return
 	}
 	if err != nil {

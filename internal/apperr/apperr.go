@@ -1,5 +1,6 @@
-// Package apperr holds the error kinds every layer shares, so the HTTP layer
-// can map them to status codes in one place.
+// Package apperr holds the error kinds every layer shares, and the closed
+// set of their codes (Codes), so the HTTP layer can map them to status
+// codes and X-Error-Code in one place.
 package apperr
 
 import (
@@ -30,14 +31,15 @@ var (
 type InvalidError struct {
 	Field   string
 	Message string
-	In      string // InBody (default) or InQuery
+	In      string // InBody (default), InQuery, InPath or InHeader
 }
 
 // Where an invalid value was sent.
 const (
-	InBody  = ""
-	InQuery = "query"
-	InPath  = "path"
+	InBody   = ""
+	InQuery  = "query"
+	InPath   = "path"
+	InHeader = "header"
 )
 
 func (e *InvalidError) Error() string {
@@ -46,6 +48,23 @@ func (e *InvalidError) Error() string {
 	}
 	return e.Field + " " + e.Message
 }
+
+// ErrorCode is the code of where the value was sent: invalid_body,
+// invalid_query, invalid_path or invalid_header.
+func (e *InvalidError) ErrorCode() Code {
+	switch e.In {
+	case InQuery:
+		return CodeInvalidQuery
+	case InPath:
+		return CodeInvalidPath
+	case InHeader:
+		return CodeInvalidHeader
+	}
+	return CodeInvalidBody
+}
+
+// ErrorParam is the field at fault ("" when the whole input is).
+func (e *InvalidError) ErrorParam() string { return e.Field }
 
 // Invalid returns an *InvalidError for a body field.
 func Invalid(field, format string, args ...any) error {
@@ -62,40 +81,69 @@ func InvalidPath(part, format string, args ...any) error {
 	return &InvalidError{Field: part, Message: fmt.Sprintf(format, args...), In: InPath}
 }
 
+// InvalidHeader returns an *InvalidError for a request header.
+func InvalidHeader(name, format string, args ...any) error {
+	return &InvalidError{Field: name, Message: fmt.Sprintf(format, args...), In: InHeader}
+}
+
 // Conflict returns an error wrapping ErrConflict with a message for the caller.
 func Conflict(format string, args ...any) error {
-	return &kindError{kind: ErrConflict, msg: fmt.Sprintf(format, args...)}
+	return &kindError{kind: ErrConflict, code: CodeConflict, msg: fmt.Sprintf(format, args...)}
+}
+
+// ConcurrentWrite returns a conflict (ErrConflict) of a write that raced
+// another request: reading again and retrying is safe.
+func ConcurrentWrite(format string, args ...any) error {
+	return &kindError{kind: ErrConflict, code: CodeConcurrentWrite, msg: fmt.Sprintf(format, args...)}
+}
+
+// Referenced returns a conflict (ErrConflict) of a delete of a record that
+// another record still references.
+func Referenced(format string, args ...any) error {
+	return &kindError{kind: ErrConflict, code: CodeReferenced, msg: fmt.Sprintf(format, args...)}
 }
 
 // Forbidden returns an error wrapping ErrForbidden with a message for the caller.
 func Forbidden(format string, args ...any) error {
-	return &kindError{kind: ErrForbidden, msg: fmt.Sprintf(format, args...)}
+	return &kindError{kind: ErrForbidden, code: CodeForbidden, msg: fmt.Sprintf(format, args...)}
 }
 
-// TooLarge returns an error wrapping ErrTooLarge with a message for the caller.
+// TooLarge returns an error wrapping ErrTooLarge with a message for the
+// caller: a request (its body, or what it would start) over a limit.
 func TooLarge(format string, args ...any) error {
-	return &kindError{kind: ErrTooLarge, msg: fmt.Sprintf(format, args...)}
+	return &kindError{kind: ErrTooLarge, code: CodePayloadTooLarge, msg: fmt.Sprintf(format, args...)}
+}
+
+// RecordTooLarge returns an error wrapping ErrTooLarge: the record would
+// exceed what the storage can hold.
+func RecordTooLarge(format string, args ...any) error {
+	return &kindError{kind: ErrTooLarge, code: CodeRecordTooLarge, msg: fmt.Sprintf(format, args...)}
 }
 
 // PreconditionFailed returns an error wrapping ErrPreconditionFailed with a message for the caller.
 func PreconditionFailed(format string, args ...any) error {
-	return &kindError{kind: ErrPreconditionFailed, msg: fmt.Sprintf(format, args...)}
+	return &kindError{kind: ErrPreconditionFailed, code: CodePreconditionFailed, msg: fmt.Sprintf(format, args...)}
 }
 
 // Unavailable returns an error wrapping ErrUnavailable and cause (kept for
 // errors.As and logs) with a message for the caller.
 func Unavailable(cause error, format string, args ...any) error {
-	return &kindError{kind: ErrUnavailable, msg: fmt.Sprintf(format, args...), cause: cause}
+	return &kindError{kind: ErrUnavailable, code: CodeUnavailable, msg: fmt.Sprintf(format, args...), cause: cause}
 }
 
-// kindError carries a caller-facing message and a kind for errors.Is.
+// kindError carries a caller-facing message, a kind for errors.Is and
+// the code of its answer.
 type kindError struct {
 	kind  error
+	code  Code
 	msg   string
 	cause error // optional: the underlying failure
 }
 
 func (e *kindError) Error() string { return e.msg }
+
+// ErrorCode is the code of the error's answer.
+func (e *kindError) ErrorCode() Code { return e.code }
 
 func (e *kindError) Unwrap() []error {
 	if e.cause == nil {

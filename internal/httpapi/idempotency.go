@@ -52,7 +52,11 @@ var (
 )
 
 // replayedHeaders are the response headers kept with a stored answer.
-var replayedHeaders = []string{"Content-Type", "Location", "ETag", "Last-Modified"}
+var replayedHeaders = []string{"Content-Type", "Location", "ETag", "Last-Modified", HeaderErrorCode, HeaderErrorParam}
+
+// errInvalidIdempotencyKey answers an Idempotency-Key that is no key
+// (400, invalid_header).
+var errInvalidIdempotencyKey = apperr.InvalidHeader(HeaderIdempotencyKey, "must be 1 to 255 printable ASCII characters, sent once.")
 
 // idempotencyRecord is the stored state of one key: claimed while the
 // first request runs, then its answer.
@@ -104,7 +108,7 @@ func Idempotency(st *store.Store) func(http.Handler) http.Handler {
 				return
 			}
 			if len(values) > 1 || !validIdempotencyKey(values[0]) {
-				ErrorBody(w, http.StatusBadRequest, "Invalid header: Idempotency-Key must be 1 to 255 printable ASCII characters, sent once.")
+				Error(w, r, errInvalidIdempotencyKey)
 				return
 			}
 			body, err := ReadBody(w, r)
@@ -175,7 +179,7 @@ func (k idempotent) serve(w http.ResponseWriter, r *http.Request) {
 			Error(w, r, err)
 			return
 		case seen.Fingerprint != k.fingerprint:
-			ErrorBody(w, http.StatusUnprocessableEntity, "This Idempotency-Key was already used with a different request body; use a new key for a new request.")
+			Refuse(w, apperr.CodeIdempotencyKeyReused, "", "This Idempotency-Key was already used with a different request body; use a new key for a new request.")
 			return
 		case seen.State == stateAnswered:
 			replay(w, r, seen)
@@ -202,7 +206,7 @@ func (k idempotent) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		if time.Now().After(deadline) {
 			w.Header().Set("Retry-After", "1")
-			ErrorBody(w, http.StatusConflict, "A request with this Idempotency-Key is still in progress; try again shortly.")
+			Refuse(w, apperr.CodeIdempotencyInProgress, "", "A request with this Idempotency-Key is still in progress; try again shortly.")
 			return
 		}
 		select {
@@ -367,6 +371,10 @@ func replay(w http.ResponseWriter, r *http.Request, rec idempotencyRecord) {
 	}
 	for h, v := range rec.Header {
 		w.Header().Set(h, v)
+	}
+	if rec.Status >= 400 && rec.Header[HeaderErrorCode] == "" {
+		// Kept before answers carried their code.
+		SetErrorCode(w.Header(), apperr.StatusCode(rec.Status), "")
 	}
 	w.Header().Set(HeaderReplayed, "true")
 	w.WriteHeader(rec.Status)

@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/ids"
 	"github.com/sourcebase/sourcebase/internal/ratelimit"
@@ -109,7 +110,7 @@ func Observe(next http.Handler) http.Handler {
 				}
 				slog.ErrorContext(ctx, "panic", "panic", p, "stack", string(debug.Stack()))
 				if sw.status == 0 {
-					ErrorBody(sw, http.StatusInternalServerError, "internal error")
+					Refuse(sw, apperr.CodeInternal, "", "internal error")
 				}
 			}
 			// Typed attributes: no boxing of each value into an any.

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/ratelimit"
 )
 
@@ -58,7 +59,7 @@ func RateLimit(w http.ResponseWriter, d ratelimit.Decision, who string) bool {
 		return true
 	}
 	h.Set("Retry-After", strconv.FormatInt(reset, 10))
-	ErrorBody(w, http.StatusTooManyRequests, fmt.Sprintf(
+	Refuse(w, apperr.CodeRateLimited, "", fmt.Sprintf(
 		"Too many requests for %s: the limit is %d a minute; try again in %d seconds.", LimitedBy(d, who), d.Limit, reset))
 	return false
 }

@@ -1,7 +1,7 @@
 // Package httpapi is the HTTP edge shared by every resource group: the
 // {data: ...} envelope, the {error: ...} body and the one place where error
-// kinds become status codes, query parameters, body reading, middleware and
-// the router built from the route table.
+// kinds become status codes and X-Error-Code, query parameters, body
+// reading, middleware and the router built from the route table.
 package httpapi
 
 import (
@@ -53,6 +53,7 @@ func JSON(w http.ResponseWriter, status int, v any) {
 		status = http.StatusInternalServerError
 		buf.Reset()
 		buf.WriteString(`{"error":"internal error"}` + "\n")
+		SetErrorCode(w.Header(), apperr.CodeInternal, "")
 	}
 	w.Header()["Content-Type"] = jsonContentType
 	w.WriteHeader(status)
@@ -105,8 +106,87 @@ func writeData(w http.ResponseWriter, status int, b string) {
 	w.Write(buf.Bytes())
 }
 
-// ErrorBody writes {"error": msg}.
+// Error code headers, on every error answer: the code (one of
+// apperr.Codes) and, when one field or parameter is at fault, its name.
+const (
+	HeaderErrorCode  = "X-Error-Code"
+	HeaderErrorParam = "X-Error-Param"
+)
+
+// The error headers' canonical keys, as net/http writes them.
+var (
+	errorCodeKey  = http.CanonicalHeaderKey(HeaderErrorCode)
+	errorParamKey = http.CanonicalHeaderKey(HeaderErrorParam)
+)
+
+// codeValues are the X-Error-Code values, shared by all answers (never
+// modified), which saves an allocation per error answer.
+var codeValues = func() map[apperr.Code][]string {
+	m := make(map[apperr.Code][]string, len(apperr.Codes))
+	for _, c := range apperr.Codes {
+		m[c.Code] = []string{string(c.Code)}
+	}
+	return m
+}()
+
+// MaxErrorParam is the longest X-Error-Param: a longer name (a path deep
+// into a client's own JSON) is not sent; the message still names it.
+const MaxErrorParam = 256
+
+// SetErrorCode sets the error headers of an answer: X-Error-Code, and
+// X-Error-Param when param is not "" (else it is removed). param is sent
+// with '%', control and non-ASCII bytes percent-encoded (it may hold a
+// client's own keys), and not at all beyond MaxErrorParam bytes. For an
+// error answer written otherwise than by Refuse (a JSON-RPC error).
+func SetErrorCode(h http.Header, code apperr.Code, param string) {
+	v, ok := codeValues[code]
+	if !ok {
+		v = []string{string(code)}
+	}
+	h[errorCodeKey] = v
+	delete(h, errorParamKey)
+	if param = encodeParam(param); param != "" && len(param) <= MaxErrorParam {
+		h[errorParamKey] = []string{param}
+	}
+}
+
+// encodeParam percent-encodes the bytes of p that are '%', a control
+// character or not ASCII, so that any name is a valid header value.
+func encodeParam(p string) string {
+	const hex = "0123456789ABCDEF"
+	clean := true
+	for i := 0; i < len(p); i++ {
+		if c := p[i]; c == '%' || c < 0x20 || c >= 0x7f {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return p
+	}
+	b := make([]byte, 0, len(p)+8)
+	for i := 0; i < len(p); i++ {
+		if c := p[i]; c == '%' || c < 0x20 || c >= 0x7f {
+			b = append(b, '%', hex[c>>4], hex[c&15])
+			continue
+		}
+		b = append(b, p[i])
+	}
+	return string(b)
+}
+
+// Refuse writes the error answer of code: its status (code.Status()),
+// X-Error-Code, X-Error-Param when param names the field or parameter at
+// fault, and {"error": msg}.
+func Refuse(w http.ResponseWriter, code apperr.Code, param, msg string) {
+	SetErrorCode(w.Header(), code, param)
+	JSON(w, code.Status(), errorEnvelope{Error: msg})
+}
+
+// ErrorBody writes {"error": msg} with status and the status's generic
+// code (apperr.StatusCode); Refuse answers a more specific one.
 func ErrorBody(w http.ResponseWriter, status int, msg string) {
+	SetErrorCode(w.Header(), apperr.StatusCode(status), "")
 	JSON(w, status, errorEnvelope{Error: msg})
 }
 
@@ -124,32 +204,32 @@ const RetryAfter = 5 * time.Second
 var unavailableMessage = "The service's storage is temporarily unavailable; try again in " +
 	strconv.Itoa(int(RetryAfter/time.Second)) + " seconds."
 
-// Error writes the response for err: the one mapping of error kinds to
-// status codes. Unknown errors are logged and answered 500 without detail.
+// Error writes the response for err: the one mapping of errors to codes
+// (apperr.CodeOf), and through them to status codes. Unknown errors are
+// logged and answered 500 (internal) without detail.
 func Error(w http.ResponseWriter, r *http.Request, err error) {
 	var inv *apperr.InvalidError
+	if errors.As(err, &inv) {
+		Refuse(w, inv.ErrorCode(), inv.Field, invalidMessage(inv))
+		return
+	}
+	if errors.Is(err, auth.ErrUnauthenticated) {
+		Refuse(w, apperr.CodeUnauthenticated, "", auth.ErrUnauthenticated.Error())
+		return
+	}
+	code, param := apperr.CodeOf(err)
 	switch {
-	case errors.As(err, &inv):
-		ErrorBody(w, http.StatusBadRequest, invalidMessage(inv))
-	case errors.Is(err, auth.ErrUnauthenticated):
-		ErrorBody(w, http.StatusUnauthorized, auth.ErrUnauthenticated.Error())
-	case errors.Is(err, apperr.ErrNotFound):
-		ErrorBody(w, http.StatusNotFound, "not found")
-	case errors.Is(err, apperr.ErrForbidden):
-		ErrorBody(w, http.StatusForbidden, err.Error())
-	case errors.Is(err, apperr.ErrConflict):
-		ErrorBody(w, http.StatusConflict, err.Error())
-	case errors.Is(err, apperr.ErrTooLarge):
-		ErrorBody(w, http.StatusRequestEntityTooLarge, err.Error())
-	case errors.Is(err, apperr.ErrPreconditionFailed):
-		ErrorBody(w, http.StatusPreconditionFailed, err.Error())
-	case errors.Is(err, apperr.ErrUnavailable):
+	case code == "" || code.Status() == http.StatusInternalServerError:
+		slog.ErrorContext(r.Context(), "request failed", "err", err)
+		Refuse(w, apperr.CodeInternal, "", "internal error")
+	case code.Status() == http.StatusServiceUnavailable:
 		slog.WarnContext(r.Context(), "storage unavailable", "err", err)
 		w.Header().Set("Retry-After", strconv.Itoa(int(RetryAfter/time.Second)))
-		ErrorBody(w, http.StatusServiceUnavailable, unavailableMessage)
+		Refuse(w, code, "", unavailableMessage)
+	case code == apperr.CodeNotFound:
+		Refuse(w, code, param, "not found")
 	default:
-		slog.ErrorContext(r.Context(), "request failed", "err", err)
-		ErrorBody(w, http.StatusInternalServerError, "internal error")
+		Refuse(w, code, param, err.Error())
 	}
 }
 
@@ -162,6 +242,8 @@ func invalidMessage(e *apperr.InvalidError) string {
 		prefix = "Invalid query parameter"
 	case apperr.InPath:
 		prefix = "Invalid path"
+	case apperr.InHeader:
+		prefix = "Invalid header"
 	}
 	return prefix + ": " + e.Error()
 }

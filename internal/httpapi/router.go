@@ -62,7 +62,7 @@ func NewRouter(table []routes.Route, handlers map[string]http.Handler, authn fun
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if allow := allowedMethods(paths, r.URL.Path); allow != "" {
 			w.Header().Set("Allow", allow)
-			ErrorBody(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed; use %s", r.Method, allow))
+			Refuse(w, apperr.CodeMethodNotAllowed, "", fmt.Sprintf("method %s not allowed; use %s", r.Method, allow))
 			return
 		}
 		noSuchEndpoint(w, r)
@@ -155,7 +155,7 @@ func adminOnly(action string, h http.Handler) http.Handler {
 
 // noSuchEndpoint answers a request no route serves.
 func noSuchEndpoint(w http.ResponseWriter, r *http.Request) {
-	ErrorBody(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+truncate(r.URL.EscapedPath(), 200))
+	Refuse(w, apperr.CodeNoSuchEndpoint, "", "no such endpoint: "+r.Method+" "+truncate(r.URL.EscapedPath(), 200))
 }
 
 func truncate(s string, n int) string {
@@ -191,7 +191,7 @@ func boundParams(rt routes.Route, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		for _, n := range names {
 			if len(r.PathValue(n)) > limit {
-				ErrorBody(w, http.StatusNotFound, "not found")
+				Refuse(w, apperr.CodeNotFound, "", "not found")
 				return
 			}
 		}

@@ -279,7 +279,7 @@ func (s *Service) Revoke(ctx context.Context, org, clientID string) error {
 		}
 		if !conflicted || attempt == revokeAttempts {
 			if conflicted {
-				return apperr.Conflict("the organization's keys are being changed by another request; try again")
+				return apperr.ConcurrentWrite("the organization's keys are being changed by another request; try again")
 			}
 			return lastAdmin(clientID)
 		}

@@ -198,7 +198,7 @@ func (s *Service) Write(ctx context.Context, org string, points []Point, dryRun 
 	// Fresh ids never collide; a failed condition would be a retried
 	// transaction that already succeeded, which the SDK's client token
 	// makes DynamoDB answer as done.
-	if err := s.st.Transact(ctx, apperr.Conflict("the points were written concurrently; try again"), ops...); err != nil {
+	if err := s.st.Transact(ctx, apperr.ConcurrentWrite("the points were written concurrently; try again"), ops...); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -168,7 +168,7 @@ func (reg *Registry) checkReferrers(ctx context.Context, org, target, id string)
 				return err
 			}
 			if len(found) > 0 {
-				return apperr.Conflict("%s %s is referenced by %s %s (%s); change or delete that first",
+				return apperr.Referenced("%s %s is referenced by %s %s (%s); change or delete that first",
 					reg.singular[target], id, svc.Def.Singular, found[0].ID(), f.Name)
 			}
 		}

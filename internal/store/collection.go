@@ -249,7 +249,7 @@ func (c *Collection[T]) Repair(ctx context.Context, org, id string) (*T, error) 
 	if err != nil {
 		return nil, err
 	}
-	if err := c.store.Transact(ctx, apperr.Conflict("the record changed while it was repaired"), ops...); err != nil {
+	if err := c.store.Transact(ctx, apperr.ConcurrentWrite("the record changed while it was repaired"), ops...); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -367,7 +367,7 @@ func (c *Collection[T]) UpdateTx(ctx context.Context, org, id string, fn func(*T
 		setVersion(v, version+1)
 		return v, nil
 	}
-	return nil, apperr.Conflict("the record was changed by other requests while this update was applied; try again")
+	return nil, apperr.ConcurrentWrite("the record was changed by other requests while this update was applied; try again")
 }
 
 var errRace = errors.New("version race")
@@ -406,7 +406,7 @@ func (c *Collection[T]) Delete(ctx context.Context, org, id string, extra ...Op)
 			return err
 		}
 	}
-	return apperr.Conflict("the record was changed by other requests while it was deleted; try again")
+	return apperr.ConcurrentWrite("the record was changed by other requests while it was deleted; try again")
 }
 
 // Query selects a page of records.

@@ -460,12 +460,12 @@ func writeErr(err, onConditionFailed error) error {
 		}
 		for _, r := range tce.CancellationReasons {
 			if aws.ToString(r.Code) == "TransactionConflict" {
-				return apperr.Conflict("the record is being changed by another request; try again")
+				return apperr.ConcurrentWrite("the record is being changed by another request; try again")
 			}
 		}
 	}
 	if isTooLarge(err) {
-		return apperr.TooLarge("the record exceeds the 400 KB item size limit of the table")
+		return apperr.RecordTooLarge("the record exceeds the 400 KB item size limit of the table")
 	}
 	return fmt.Errorf("write item: %w", err)
 }

@@ -41,6 +41,12 @@ func (e *UniqueError) Error() string {
 
 func (e *UniqueError) Unwrap() error { return apperr.ErrConflict }
 
+// ErrorCode is the code of its answer: unique_violation.
+func (e *UniqueError) ErrorCode() apperr.Code { return apperr.CodeUniqueViolation }
+
+// ErrorParam is the unique field, at fault.
+func (e *UniqueError) ErrorParam() string { return e.Field }
+
 // attrOwner is the string attribute of a uniqueness item naming its record.
 const attrOwner = "owner"
 
@@ -189,7 +195,7 @@ func (c *Collection[T]) clash(ctx context.Context, org string, cl uniqueClaim) e
 }
 
 // errTryAgain ends a write whose attempts all met moving uniqueness items.
-var errTryAgain = apperr.Conflict("the record is being changed by another request; try again")
+var errTryAgain = apperr.ConcurrentWrite("the record is being changed by another request; try again")
 
 // uniqueAttempts bounds the attempts of a write that meets moving
 // uniqueness items; pauseBeforeAttempt spaces them out.
