@@ -5,7 +5,7 @@ SHELL := /bin/bash
 GO    ?= go
 BIN   := bin
 
-.PHONY: run run-lambdas test deps java chromium vet bench fuzz build lambdas synth deploy localstack-deploy clean
+.PHONY: run run-lambdas test deps java chromium vet bench fuzz generate build lambdas synth deploy localstack-deploy clean
 .PHONY: sam-template sam-build sam-local
 
 # The CDK app (infra/, its own Go module) and the CLI pinned in package-lock.json.
@@ -45,6 +45,15 @@ test: deps
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	$(GO) test -count=1 -timeout 30m -run '^TestPerformanceReport$$' ./internal/perfreport -update -attack 10s -soak 5m -functions
+
+## generate: regenerate every committed file the code generates, in dependency order: docs/openapi.json,
+## then client/client.gen.go from it (oapi-codegen); docs/resources.md; the generated parts of
+## docs/mcp.md (tool table) and docs/search.md (field tables); the OpenSearch golden files
+## (internal/search/opensearch/testdata); template/template.yaml and template/env.local.json (infra/sam).
+## Only files that differ are written (a second run changes nothing); a test of make test
+## (internal/generate) lists every stale one. Not docs/performance.md: a measurement, make bench's.
+generate:
+	$(GO) run ./cmd/generate
 
 ## fuzz: run each fuzz target for FUZZTIME (default 30s)
 FUZZTIME ?= 30s

@@ -6,6 +6,10 @@
 //
 //	go run ./sam -write   write the generated files
 //	go run ./sam -check   exit 1 when the committed files differ
+//	go run ./sam -write -dir D
+//	                      write them under D instead of the repository
+//	                      root (make generate's staleness test does, in a
+//	                      temporary directory)
 //	go run ./sam -local   DynamoDB Local on :8000 with the table and a demo
 //	                      key, then sam local start-api --config-env local
 //	                      (make sam-local; needs the SAM CLI and Docker)
@@ -34,17 +38,22 @@ func main() {
 	write := flag.Bool("write", false, "write "+TemplatePath+" and "+LocalEnvPath)
 	check := flag.Bool("check", false, "exit 1 when "+TemplatePath+" or "+LocalEnvPath+" differ from what the code generates")
 	local := flag.Bool("local", false, "run sam local start-api --config-env local against DynamoDB Local (needs sam and docker)")
+	dir := flag.String("dir", "", "with -write or -check: the directory the files are written under or compared with, instead of the repository root")
 	flag.Parse()
-	if err := run(*write, *check, *local); err != nil {
+	if err := run(*write, *check, *local, *dir); err != nil {
 		fmt.Fprintln(os.Stderr, "sam:", err)
 		os.Exit(1)
 	}
 }
 
-func run(write, check, local bool) error {
+func run(write, check, local bool, dir string) error {
 	root, err := repoRoot()
 	if err != nil {
 		return err
+	}
+	out := root
+	if dir != "" {
+		out = dir
 	}
 	switch {
 	case local:
@@ -57,18 +66,18 @@ func run(write, check, local bool) error {
 			return err
 		}
 		for path, data := range files {
-			full := filepath.Join(root, path)
+			full := filepath.Join(out, path)
 			if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 				return err
 			}
 			if err := os.WriteFile(full, data, 0o644); err != nil {
 				return err
 			}
-			fmt.Println("wrote", path)
+			fmt.Println("wrote", filepath.Join(dir, path))
 		}
 		return nil
 	case check:
-		stale, err := staleFiles(root, DefaultSpec())
+		stale, err := staleFiles(out, DefaultSpec())
 		if err != nil {
 			return err
 		}

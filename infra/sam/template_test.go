@@ -129,7 +129,7 @@ func TestTheCommittedTemplateAndLocalEnvironmentAreWhatTheCodeGenerates(t *testi
 		t.Fatal(err)
 	}
 	if len(stale) > 0 {
-		t.Fatalf("%v differ from what the code generates: run `make sam-template` (or go test ./sam -update in infra/) and commit them", stale)
+		t.Fatalf("%v differ from what the code generates: run `make generate` (or `make sam-template`, or go test ./sam -update in infra/) and commit them", stale)
 	}
 }
 

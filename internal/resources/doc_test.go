@@ -21,7 +21,7 @@ func TestDocsResourcesMdIsWhatTheDeclarationsGenerate(t *testing.T) {
 	}
 	got, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("read %s: %v; generate it with: go test ./internal/resources -run TestDocs -update", DocPath, err)
+		t.Fatalf("read %s: %v; generate it with: make generate", DocPath, err)
 	}
 	if string(got) != want {
 		gl, wl := strings.Split(string(got), "\n"), strings.Split(want, "\n")
@@ -36,7 +36,7 @@ func TestDocsResourcesMdIsWhatTheDeclarationsGenerate(t *testing.T) {
 			return "(end of file)"
 		}
 		t.Fatalf("%s differs from what the declarations generate, first at line %d:\n committed: %s\n generated: %s\n"+
-			"regenerate it with: go test ./internal/resources -run TestDocs -update", DocPath, line+1, at(gl), at(wl))
+			"regenerate it with: make generate", DocPath, line+1, at(gl), at(wl))
 	}
 }
 

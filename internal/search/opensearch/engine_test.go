@@ -21,6 +21,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/search"
 	"github.com/sourcebase/sourcebase/internal/search/opensearch"
+	"github.com/sourcebase/sourcebase/internal/search/opensearch/golden"
 	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
@@ -128,8 +129,8 @@ func TestASearchSendsTheGoldenBodySignedForServerlessAndAnswersWithTheCurrentRec
 		t.Fatal(err)
 	}
 	s := search.SchemaOf(notes)
-	c := cases[slices.IndexFunc(cases, func(c struct{ name, resource, query, body string }) bool { return c.name == "nested" })]
-	req, err := search.Decode(s, []byte(c.body), 1, search.DefaultLimit)
+	c := golden.Cases[slices.IndexFunc(golden.Cases, func(c golden.Case) bool { return c.Name == "nested" })]
+	req, err := search.Decode(s, []byte(c.Body), 1, search.DefaultLimit)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,7 +49,7 @@ func TestTheSampleStreamEventBecomesTheGoldenBulkBody(t *testing.T) {
 	slog.SetDefault(slog.New(slog.NewJSONHandler(&logs, nil)))
 	body, actions := opensearch.Bulk("sourcebase", searchable(), ev)
 	slog.SetDefault(prev)
-	golden(t, "bulk-indexer-stream.ndjson", bytes.TrimSuffix(body, []byte("\n")))
+	goldenFile(t, "bulk-indexer-stream.ndjson", bytes.TrimSuffix(body, []byte("\n")))
 	var got []string
 	for _, a := range actions {
 		op := "index"

@@ -1,0 +1,176 @@
+// Package golden makes the golden files of the OpenSearch translation, in
+// internal/search/opensearch/testdata: the query body of each golden request
+// (Cases), the index mapping of every searchable resource and the bulk body of
+// the sample stream event. The tests of package opensearch compare the
+// committed files with what Files makes, and `make generate`
+// (internal/generate) rewrites them, so the cases are declared once, here.
+package golden
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/sourcebase/sourcebase/internal/search"
+	"github.com/sourcebase/sourcebase/internal/search/opensearch"
+	"github.com/sourcebase/sourcebase/internal/search/searchtest"
+)
+
+// Paths from the repository root: the golden files' directory, and the
+// sample DynamoDB stream event the bulk body is made of.
+const (
+	Dir         = "internal/search/opensearch/testdata"
+	StreamEvent = "events/indexer-stream.json"
+)
+
+// Patterns match, in Dir, every file Files makes and no other: a file
+// matching one that Files did not make is left over from a removed case or
+// resource.
+var Patterns = []string{"query-*.json", "mapping-*.json", "bulk-*.ndjson"}
+
+// A Case is a golden request: query-<Name>.json is the body of the search
+// of Resource (searchtest.Notes under that name) with the query string
+// Query and the body Body, by org1.
+type Case struct {
+	Name, Resource, Query, Body string
+}
+
+// Cases are the golden requests.
+var Cases = []Case{
+	{"empty", "notes", "", ``},
+	{"paging", "notes", "page=3&limit=25", ``},
+	{"text", "notes", "", `{"text":"Acme rocket, the launch"}`},
+	{"text-stopwords-only", "notes", "", `{"text":"the of"}`},
+	{"text-fulltext", "notes", "", `{"text":"acme rocket","fullText":true}`},
+	{"text-fuzzy", "notes", "", `{"text":"ac acme rockets","fuzzy":true}`},
+	{"text-fuzzy-fulltext", "notes", "", `{"text":"acme rockets","fuzzy":true,"fullText":true}`},
+	{"fuzzy-ignored-by-documents", "documents", "", `{"text":"acme rockets","fuzzy":true}`},
+	{"fuzzy-ignored-by-company-hybrid", "companies", "", `{"text":"acme rockets","fuzzy":true,"hybrid":true}`},
+	{"fuzzy-used-by-company-keyword", "companies", "", `{"text":"acme rockets","fuzzy":true}`},
+	{"fuzzy-ignored-by-activity-fulltext", "activities", "", `{"text":"acme rockets","fuzzy":true,"fullText":true}`},
+	{"fuzzy-used-by-activity-without-fulltext", "activities", "", `{"text":"acme rockets","fuzzy":true}`},
+	{"fuzzy-used-by-workspaces", "workspaces", "", `{"text":"acme","fuzzy":true,"hybrid":true}`},
+	{"eq-every-type", "notes", "", `{"filters":{"and":[
+		{"field":"stage","operator":"eq","value":"won"},
+		{"field":"name","operator":"eq","value":"Acme"},
+		{"field":"size","operator":"eq","value":3},
+		{"field":"score","operator":"eq","value":2.5},
+		{"field":"isPrivate","operator":"eq","value":false},
+		{"field":"closedOn","operator":"eq","value":"2024-05-01"},
+		{"field":"createdAt","operator":"eq","value":"2024-05-01T10:00:00+02:00"},
+		{"field":"tags","operator":"eq","value":"red"},
+		{"field":"location.city","operator":"eq","value":"Oslo"},
+		{"field":"contacts.email","operator":"eq","value":"a@b.co"}]}}`},
+	{"ne-in-nin", "notes", "", `{"filters":{"and":[
+		{"field":"stage","operator":"ne","value":"lost"},
+		{"field":"size","operator":"in","value":[1,2,3]},
+		{"field":"name","operator":"in","value":["Acme","Globex"]},
+		{"field":"tags","operator":"nin","value":["red","blue"]},
+		{"field":"closedOn","operator":"nin","value":["2024-01-01"]}]}}`},
+	{"ranges", "notes", "", `{"filters":{"and":[
+		{"field":"size","operator":"gt","value":1},
+		{"field":"size","operator":"lte","value":10},
+		{"field":"score","operator":"gte","value":0.5},
+		{"field":"score","operator":"lt","value":9.5},
+		{"field":"closedOn","operator":"gte","value":"2024-01-01"},
+		{"field":"updatedAt","operator":"lt","value":"2024-06-01T00:00:00.123Z"}]}}`},
+	{"contains-startswith-exists", "notes", "", `{"filters":{"and":[
+		{"field":"name","operator":"contains","value":"Me*Co?"},
+		{"field":"source","operator":"startsWith","value":"Web"},
+		{"field":"body","operator":"contains","value":"launch"},
+		{"field":"tags","operator":"contains","value":"red"},
+		{"field":"location.city","operator":"exists","value":true},
+		{"field":"score","operator":"exists","value":false}]}}`},
+	{"or-only", "notes", "", `{"filters":{"or":[
+		{"field":"stage","operator":"eq","value":"won"},
+		{"field":"stage","operator":"eq","value":"new"}]}}`},
+	{"nested", "notes", "", `{"text":"acme","filters":{"and":[
+		{"field":"isPrivate","operator":"eq","value":false},
+		{"or":[
+			{"field":"stage","operator":"eq","value":"won"},
+			{"field":"size","operator":"gt","value":5,"and":[{"field":"tags","operator":"contains","value":"big"}]},
+			{"and":[{"field":"source","operator":"exists","value":false},{"or":[{"field":"score","operator":"lt","value":1}]}]}]}],
+		"or":[{"field":"name","operator":"startsWith","value":"a"},{"field":"name","operator":"startsWith","value":"b"}]}}`},
+	{"sort", "notes", "", `{"text":"acme","sort":[
+		{"field":"name","direction":"asc"},{"field":"size","direction":"desc"},{"field":"closedOn"}]}`},
+	{"sort-by-id", "notes", "", `{"sort":[{"field":"isPrivate"},{"field":"id","direction":"asc"}]}`},
+}
+
+// Schema is the schema c searches: searchtest.Notes under c's resource name,
+// for the rules that depend on the resource.
+func (c Case) Schema() *search.Schema {
+	s := search.SchemaOf(searchtest.Notes)
+	s.Resource = c.Resource
+	return s
+}
+
+// QueryBody is the OpenSearch request body c translates to.
+func (c Case) QueryBody() ([]byte, error) {
+	page, limit := 1, search.DefaultLimit
+	if c.Query != "" {
+		q := url.Values{}
+		for _, kv := range strings.Split(c.Query, "&") {
+			k, v, _ := strings.Cut(kv, "=")
+			q[k] = []string{v}
+		}
+		var err error
+		if page, limit, err = search.ParsePaging(q); err != nil {
+			return nil, fmt.Errorf("case %s: %w", c.Name, err)
+		}
+	}
+	req, err := search.Decode(c.Schema(), []byte(c.Body), page, limit)
+	if err != nil {
+		return nil, fmt.Errorf("case %s: decode %s: %w", c.Name, c.Body, err)
+	}
+	return opensearch.Query("org1", c.Schema(), req)
+}
+
+// Schemas are the schemas with a golden mapping: searchtest.Notes and the
+// service's searchable resources (searchable: the schemas of
+// api.Searchable, which this package does not import, being below it).
+func Schemas(searchable []*search.Schema) []*search.Schema {
+	return append([]*search.Schema{search.SchemaOf(searchtest.Notes)}, searchable...)
+}
+
+// Files returns the content of every golden file by its name in Dir, given
+// the service's searchable resources (as for Schemas) and the sample stream
+// event (the content of StreamEvent). Every file ends with one newline.
+func Files(searchable []*search.Schema, stream []byte) (map[string][]byte, error) {
+	files := map[string][]byte{}
+	for _, c := range Cases {
+		b, err := c.QueryBody()
+		if err != nil {
+			return nil, err
+		}
+		files["query-"+c.Name+".json"] = line(b)
+	}
+	for _, s := range Schemas(searchable) {
+		b, err := opensearch.Mapping(s)
+		if err != nil {
+			return nil, fmt.Errorf("mapping of %s: %w", s.Resource, err)
+		}
+		files["mapping-"+s.Resource+".json"] = line(b)
+	}
+	var ev events.DynamoDBEvent
+	if err := json.Unmarshal(stream, &ev); err != nil {
+		return nil, fmt.Errorf("%s: %w", StreamEvent, err)
+	}
+	// The sample holds a record whose document does not parse, on purpose:
+	// its warning is the indexer's test's business, not the generator's.
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.DiscardHandler))
+	body, _ := opensearch.Bulk("sourcebase", searchable, ev)
+	slog.SetDefault(prev)
+	files["bulk-indexer-stream.ndjson"] = line(body)
+	return files, nil
+}
+
+// line is b ending with exactly one newline.
+func line(b []byte) []byte {
+	return append(bytes.TrimSuffix(b, []byte("\n")), '\n')
+}
