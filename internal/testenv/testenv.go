@@ -49,10 +49,30 @@ func MainThen(m *testing.M, after func()) {
 	if after != nil {
 		after()
 	}
+	atExit.Lock()
+	for i := len(atExit.fns) - 1; i >= 0; i-- {
+		atExit.fns[i]()
+	}
+	atExit.Unlock()
 	if server != nil {
 		server.Stop()
 	}
 	os.Exit(code)
+}
+
+// atExit are what AtExit registered.
+var atExit struct {
+	sync.Mutex
+	fns []func()
+}
+
+// AtExit registers fn to run once the package's tests are over (before
+// DynamoDB Local stops; the last registered first): for what a test binary
+// starts once, such as a helper process.
+func AtExit(fn func()) {
+	atExit.Lock()
+	defer atExit.Unlock()
+	atExit.fns = append(atExit.fns, fn)
 }
 
 // Endpoint returns the URL of the running DynamoDB Local, starting it if needed.
@@ -195,4 +215,32 @@ func (c *CountingTransport) Reset() {
 	c.mu.Lock()
 	c.n = 0
 	c.mu.Unlock()
+}
+
+// ScanText is every string and binary attribute of every item of st's
+// table, as "name=value" text: for tests that look for what must never be
+// stored (a secret in clear).
+func ScanText(tb testing.TB, st *store.Store) []string {
+	tb.Helper()
+	var out []string
+	var start map[string]types.AttributeValue
+	for {
+		res, err := st.DB.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(st.Table), ExclusiveStartKey: start})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, item := range res.Items {
+			for name, v := range item {
+				switch v := v.(type) {
+				case *types.AttributeValueMemberS:
+					out = append(out, name+"="+v.Value)
+				case *types.AttributeValueMemberB:
+					out = append(out, name+"="+string(v.Value))
+				}
+			}
+		}
+		if start = res.LastEvaluatedKey; len(start) == 0 {
+			return out
+		}
+	}
 }

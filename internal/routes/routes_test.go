@@ -1,0 +1,200 @@
+package routes_test
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sourcebase/sourcebase/internal/api"
+	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/store"
+)
+
+func TestFunctionsHaveUniqueNamesADocAndAReach(t *testing.T) {
+	seen := map[string]bool{}
+	fallbacks := 0
+	for _, f := range routes.Functions {
+		if f.Name == "" || seen[f.Name] {
+			t.Errorf("function %q is unnamed or declared twice", f.Name)
+		}
+		seen[f.Name] = true
+		if f.Doc == "" {
+			t.Errorf("function %s has no doc", f.Name)
+		}
+		switch f.Reach {
+		case routes.ByAPI, routes.ByURL, routes.ByStateMachine, routes.ByOperator, routes.ByStream:
+		default:
+			t.Errorf("function %s is reached by %q", f.Name, f.Reach)
+		}
+		if f.Fallback {
+			fallbacks++
+			if f.Reach != routes.ByAPI {
+				t.Errorf("the fallback function %s is not reached by the API", f.Name)
+			}
+		}
+		if got, ok := routes.FunctionNamed(f.Name); !ok || got.Name != f.Name {
+			t.Errorf("FunctionNamed(%s): %v", f.Name, ok)
+		}
+	}
+	if fallbacks != 1 {
+		t.Errorf("%d functions serve the $default route, want 1", fallbacks)
+	}
+	if _, ok := routes.FunctionNamed("nope"); ok {
+		t.Error("FunctionNamed found an undeclared function")
+	}
+}
+
+func TestGroupsAreTheFunctionsRoutesReach(t *testing.T) {
+	var want []string
+	for _, f := range routes.Functions {
+		if f.Reach == routes.ByAPI || f.Reach == routes.ByURL {
+			want = append(want, f.Name)
+		}
+	}
+	if !slices.Equal(routes.Groups, want) {
+		t.Errorf("Groups %v, want %v", routes.Groups, want)
+	}
+	for _, g := range []string{routes.Companies, routes.Keys, routes.Workflows, routes.Webhook, routes.Catalog, routes.CRM,
+		routes.Documents, routes.Scoring, routes.Search, routes.Data, routes.MCP} {
+		if !slices.Contains(routes.Groups, g) {
+			t.Errorf("the group constant %q names no function reached by a route", g)
+		}
+	}
+}
+
+func TestEveryRoutesGroupIsAFunctionReachedByRoutesAndEachSuchFunctionHasRoutes(t *testing.T) {
+	table := api.Routes()
+	served := map[string]int{}
+	for _, r := range table {
+		f, ok := routes.FunctionNamed(r.Group)
+		if !ok {
+			t.Errorf("%s: group %q is no function", r.Pattern(), r.Group)
+			continue
+		}
+		if f.Reach != routes.ByAPI && f.Reach != routes.ByURL {
+			t.Errorf("%s: served by %s, which is reached by %s", r.Pattern(), f.Name, f.Reach)
+		}
+		if (f.Reach == routes.ByURL) != strings.HasPrefix(r.Path, "/webhooks/") {
+			t.Errorf("%s: served by %s (%s)", r.Pattern(), f.Name, f.Reach)
+		}
+		served[r.Group]++
+	}
+	for _, g := range routes.Groups {
+		if served[g] == 0 {
+			t.Errorf("the group %s serves no route", g)
+		}
+	}
+	// The health check belongs to the fallback's function, which answers
+	// what no route matches.
+	for _, r := range table {
+		if r.Path == routes.HealthPath {
+			if f, _ := routes.FunctionNamed(r.Group); !f.Fallback {
+				t.Errorf("the health check is served by %s", r.Group)
+			}
+		}
+	}
+	if len(routes.Of(table)) != len(table) {
+		t.Error("Of with no group is not every route")
+	}
+	for _, r := range routes.Of(table, routes.Search, routes.MCP) {
+		if r.Group != routes.Search && r.Group != routes.MCP {
+			t.Errorf("Of(search, mcp) holds %s of %s", r.Pattern(), r.Group)
+		}
+	}
+}
+
+func TestAuthenticatedIsEveryV1RouteButTheDocument(t *testing.T) {
+	for path, want := range map[string]bool{
+		"/v1/companies": true, "/v1/companies/{id}": true, routes.OpenAPIPath: false, routes.HealthPath: false,
+		routes.MCPPath: false, "/webhooks/workflows/{slug}": false, "/v1": false, "/v10/x": false,
+	} {
+		if got := (routes.Route{Method: "GET", Path: path}).Authenticated(); got != want {
+			t.Errorf("Authenticated(%s) = %v", path, got)
+		}
+	}
+	if p := (routes.Route{Method: "POST", Path: "/v1/x/{id}"}).Pattern(); p != "POST /v1/x/{id}" {
+		t.Errorf("Pattern: %q", p)
+	}
+}
+
+func TestBuildsAreEachFunctionOnceAndTheOpenSearchBuildsOfThoseWithEngineBuilds(t *testing.T) {
+	builds := routes.Builds()
+	assets := map[string]bool{}
+	for _, b := range builds {
+		if assets[b.Asset] {
+			t.Errorf("asset %s is built twice", b.Asset)
+		}
+		assets[b.Asset] = true
+		name := strings.TrimPrefix(b.Package, "./functions/")
+		f, ok := routes.FunctionNamed(name)
+		if !ok {
+			t.Errorf("build %s of package %s: no such function", b.Asset, b.Package)
+			continue
+		}
+		openSearch := slices.Contains(b.Tags, routes.OpenSearchTag)
+		if b.Asset != f.Asset(openSearch) || openSearch && !f.EngineBuilds || len(b.Tags) > 1 {
+			t.Errorf("build %+v of %s", b, f.Name)
+		}
+		// The package is there to build.
+		if _, err := os.Stat(filepath.Join("..", "..", b.Package, "main.go")); err != nil {
+			t.Errorf("build %s: %v", b.Asset, err)
+		}
+	}
+	for _, f := range routes.Functions {
+		if !assets[f.Asset(false)] {
+			t.Errorf("function %s has no default build", f.Name)
+		}
+		if f.EngineBuilds != assets[f.Name+"-opensearch"] {
+			t.Errorf("function %s: EngineBuilds %v, OpenSearch build %v", f.Name, f.EngineBuilds, assets[f.Name+"-opensearch"])
+		}
+		if !f.EngineBuilds && f.Asset(true) != f.Name {
+			t.Errorf("%s's OpenSearch asset is %s", f.Name, f.Asset(true))
+		}
+	}
+}
+
+func TestDeployedLeavesOutTheOpenSearchOnlyFunctionsWithoutOpenSearch(t *testing.T) {
+	with, without := routes.Deployed(true), routes.Deployed(false)
+	if len(with) != len(routes.Functions) {
+		t.Errorf("with OpenSearch %d of %d functions", len(with), len(routes.Functions))
+	}
+	for _, f := range routes.Functions {
+		in := slices.ContainsFunc(without, func(g routes.Function) bool { return g.Name == f.Name })
+		if in == f.OpenSearchOnly {
+			t.Errorf("without OpenSearch, %s deployed: %v (OpenSearchOnly %v)", f.Name, in, f.OpenSearchOnly)
+		}
+	}
+}
+
+func TestAccessFollowsTheRoutes(t *testing.T) {
+	rs := []routes.Route{
+		{Group: "reader", Method: "GET", Path: "/v1/things"},
+		{Group: "searcher", Method: "GET", Path: "/v1/things"},
+		{Group: "searcher", Method: "POST", Path: "/v1/things/search", ReadOnly: true},
+		{Group: "writer", Method: "GET", Path: "/v1/things"},
+		{Group: "writer", Method: "DELETE", Path: "/v1/things/{id}"},
+		{Group: "health", Method: "GET", Path: routes.HealthPath},
+		{Group: routes.Webhook, Method: "POST", Path: "/webhooks/x/{slug}"},
+	}
+	for _, c := range []struct {
+		f    routes.Function
+		want []store.Access
+	}{
+		// An authenticated read counts requests (rate limits).
+		{routes.Function{Name: "reader"}, []store.Access{store.Read, store.Count}},
+		{routes.Function{Name: "searcher"}, []store.Access{store.Read, store.Count}},
+		// Writing includes counting.
+		{routes.Function{Name: "writer"}, []store.Access{store.Read, store.Write}},
+		{routes.Function{Name: "health"}, []store.Access{store.Read, store.Describe}},
+		{routes.Function{Name: routes.Webhook}, []store.Access{store.Read, store.Write}},
+		// A function without routes has what it declares.
+		{routes.Function{Name: "runner", Table: []store.Access{store.Write, store.Read}}, []store.Access{store.Read, store.Write}},
+		{routes.Function{Name: "idle"}, nil},
+	} {
+		if got := c.f.Access(rs); !slices.Equal(got, c.want) {
+			t.Errorf("%s: %v, want %v", c.f.Name, got, c.want)
+		}
+	}
+}
