@@ -33,7 +33,7 @@ func TestTheCommittedClientIsWhatTheGeneratorMakesOfTheCommittedDocument(t *test
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("client/client.gen.go is out of date: go generate ./client")
+		t.Errorf("client/client.gen.go is out of date: make generate (or go generate ./client after the OpenAPI document)")
 	}
 }
 
@@ -59,7 +59,7 @@ func TestTheGeneratedClientTalksToTheRunningService(t *testing.T) {
 	id := *created.JSON201.Data.Id
 	got, err := c.GetCompaniesByIdWithResponse(ctx, id)
 	must(got.StatusCode(), http.StatusOK, got.Body, err)
-	if got.JSON200.Data.CanonicalName == nil || *got.JSON200.Data.CanonicalName != "Client Co" {
+	if got.JSON200.Data.CanonicalName != "Client Co" {
 		t.Errorf("got %+v", got.JSON200.Data)
 	}
 	sector := "Robotics"
@@ -120,6 +120,19 @@ func TestTheGeneratedClientTalksToTheRunningService(t *testing.T) {
 	must(read.StatusCode(), http.StatusOK, read.Body, err)
 	if read.JSON200.Data.DryRun == nil || !*read.JSON200.Data.DryRun {
 		t.Errorf("run %s is not a dry run", read.Body)
+	}
+
+	// Documents read several at once: an array, in the order asked.
+	var docIDs []string
+	for _, name := range []string{"Deck", "Memo"} {
+		doc, err := c.PostDocumentsWithResponse(ctx, nil, client.PostDocumentsJSONRequestBody{Name: name})
+		must(doc.StatusCode(), http.StatusCreated, doc.Body, err)
+		docIDs = append(docIDs, *doc.JSON201.Data.Id)
+	}
+	docs, err := c.GetDocumentsByIdsWithResponse(ctx, []string{docIDs[1], docIDs[0]})
+	must(docs.StatusCode(), http.StatusOK, docs.Body, err)
+	if got := docs.JSON200.Data; len(got) != 2 || *got[0].Id != docIDs[1] || got[1].Name != "Deck" {
+		t.Errorf("documents %v read at once: %s", docIDs, docs.Body)
 	}
 
 	// A metric series.

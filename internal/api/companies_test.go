@@ -96,7 +96,7 @@ func timeOf(t *testing.T, rec map[string]any, field string) time.Time {
 
 func TestCreateCompanyWithEveryFieldReturnsTheFullRecordAndGetReturnsTheSame(t *testing.T) {
 	t.Parallel()
-	e := apitest.New(t)
+	e := apitest.New(t).ThroughPrism(t)
 	c := e.Org(t)
 
 	in := fullCompany()
@@ -123,7 +123,7 @@ func TestCreateCompanyWithEveryFieldReturnsTheFullRecordAndGetReturnsTheSame(t *
 
 func TestCreateCompanyWithOnlyCanonicalNameFillsEveryOtherFieldWithEmptyDefaults(t *testing.T) {
 	t.Parallel()
-	e := apitest.New(t)
+	e := apitest.New(t).ThroughPrism(t)
 	c := e.Org(t)
 
 	got := createCompany(t, c, map[string]any{"canonicalName": "Bare Inc"})
@@ -341,7 +341,7 @@ func (c invalidCompanyBody) updateBody() any {
 
 func TestCreateCompanyRejectsEveryInvalidBodyWith400NamingTheField(t *testing.T) {
 	t.Parallel()
-	e := apitest.New(t)
+	e := apitest.New(t).ThroughPrism(t)
 	admin := e.Org(t)
 	t.Cleanup(func() {
 		if list := admin.Do("GET", "/v1/companies", nil).Want(t, 200).List(t); len(list) != 0 {
@@ -387,7 +387,7 @@ func TestUpdateCompanyRejectsEveryInvalidBodyWith400AndLeavesTheRecordUnchanged(
 
 func TestUpdateCompanyIsPartialAbsentKeepsNullClearsValueSets(t *testing.T) {
 	t.Parallel()
-	e := apitest.New(t)
+	e := apitest.New(t).ThroughPrism(t)
 
 	cases := []struct {
 		name    string
@@ -464,7 +464,7 @@ func TestUpdateOfAnUnknownCompanyIs404(t *testing.T) {
 
 func TestDeleteCompanyAnswers204ThenTheCompanyIsGone(t *testing.T) {
 	t.Parallel()
-	e := apitest.New(t)
+	e := apitest.New(t).ThroughPrism(t)
 	c := e.Org(t)
 	keep := createCompany(t, c, map[string]any{"canonicalName": "Keep"})
 	gone := createCompany(t, c, map[string]any{"canonicalName": "Gone"})
@@ -541,7 +541,7 @@ func pick(ids []string, at ...int) []string {
 
 func TestListCompaniesOrdersAndPages(t *testing.T) {
 	t.Parallel()
-	e := apitest.New(t)
+	e := apitest.New(t).ThroughPrism(t)
 	admin := e.Org(t)
 
 	// Created in this order; case-insensitive name order is 1, 4, 2, 0, 3,

@@ -18,10 +18,11 @@ import (
 // through the same behaviours, driven only by its declaration: a new
 // resource is tested by declaring it. Each resource gets one service; each
 // behaviour its own organization of one shared service, so lists hold
-// exactly its records.
+// exactly its records. Every call goes through Prism's validating proxy
+// too (apitest.Env.ThroughPrism), an independent check of the document.
 func TestEveryDeclaredResourceKeepsTheContract(t *testing.T) {
 	t.Parallel()
-	e := apitest.New(t)
+	e := apitest.New(t).ThroughPrism(t)
 	for _, def := range resources.All() {
 		t.Run(def.Name, func(t *testing.T) {
 			t.Parallel()

@@ -9,7 +9,7 @@ import (
 
 func TestDocumentsByIdsAnswerTheCallersDocumentsInTheOrderAskedOnceEach(t *testing.T) {
 	t.Parallel()
-	e := apitest.New(t)
+	e := apitest.New(t).ThroughPrism(t)
 	c, other := e.Org(t), e.Org(t)
 	var ids []string
 	for _, n := range []string{"a", "b", "c"} {
@@ -35,7 +35,7 @@ func TestDocumentsByIdsAnswerTheCallersDocumentsInTheOrderAskedOnceEach(t *testi
 
 func TestDocumentsByIdsRefusesMalformedOrOverlongLists(t *testing.T) {
 	t.Parallel()
-	e := apitest.New(t)
+	e := apitest.New(t).ThroughPrism(t)
 	c := e.Org(t)
 	many := make([]string, 101)
 	for i := range many {

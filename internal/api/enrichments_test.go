@@ -189,7 +189,7 @@ func TestAUserEditThroughTheCompanyBeatsAProviderOfHigherConfidence(t *testing.T
 
 func TestEnrichmentValuesAnswerWithTheSpecFields(t *testing.T) {
 	t.Parallel()
-	e := apitest.New(t)
+	e := apitest.New(t).ThroughPrism(t)
 	o := newEnrichOrg(t, e)
 	got := o.add(t, cand("employeeCount", 120, "provider", "crunchbase", "sourceId", "cb-1", "confidence", 70.5, "capturedOn", "2026-01-31T09:30:00Z"))
 	v := got[0]
@@ -422,7 +422,7 @@ func TestConcurrentWritersToOneCompanyLoseNothingAndAgree(t *testing.T) {
 
 func TestAUserEditAfterCandidatesIsPinnedAndClearingItFallsBack(t *testing.T) {
 	t.Parallel()
-	e := apitest.New(t)
+	e := apitest.New(t).ThroughPrism(t)
 	o := newEnrichOrg(t, e)
 	o.add(t, cand("sector", "Provider's", "confidence", 99), cand("sector", "Web's", "source", "web", "confidence", 20))
 	o.c.Do("PUT", "/v1/companies/"+o.id, map[string]any{"sector": "Mine"}).Want(t, 200)

@@ -45,7 +45,7 @@ func TestSingleRecordResponsesCarryAnETagThatChangesWithEveryWrite(t *testing.T)
 
 func TestIfMatchMakesUpdatesAndDeletesConditional(t *testing.T) {
 	t.Parallel()
-	e := apitest.New(t)
+	e := apitest.New(t).ThroughPrism(t)
 	c := e.Org(t)
 
 	t.Run("company PUT and DELETE", func(t *testing.T) {

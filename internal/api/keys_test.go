@@ -34,7 +34,7 @@ func keysByClientID(t *testing.T, c *apitest.Client) (map[string]map[string]any,
 
 func TestAdminListsItsOrganizationsKeysAsMetadataWithoutSecrets(t *testing.T) {
 	t.Parallel()
-	e := apitest.New(t)
+	e := apitest.New(t).ThroughPrism(t)
 	admin := e.Org(t)
 	member := e.Key(t, admin.Org, "member")
 	foreign := e.Org(t)
@@ -231,7 +231,7 @@ func TestConcurrentKeyCreationNeverExceedsTheCap(t *testing.T) {
 
 func TestTheOrganizationsLastAdminKeyCannotBeRevoked(t *testing.T) {
 	t.Parallel()
-	e := apitest.New(t)
+	e := apitest.New(t).ThroughPrism(t)
 	admin := e.Org(t)
 	member := e.Key(t, admin.Org, "member")
 

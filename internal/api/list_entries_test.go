@@ -11,7 +11,7 @@ import (
 
 func TestAListHoldsEachRecordOnceAndPagesItsEntriesNewestFirstWithTheRecords(t *testing.T) {
 	t.Parallel()
-	e := apitest.New(t)
+	e := apitest.New(t).ThroughPrism(t)
 	c := e.Org(t)
 	list := idOf(t, c.Do("POST", "/v1/lists", map[string]any{"name": "Targets", "resourceType": "company",
 		"columns": []any{map[string]any{"field": "canonicalName", "label": "Name"}}}).Want(t, 201).Object(t))

@@ -204,7 +204,7 @@ func TestAFullPageWithMoreRecordsAfterItLinksToTheNextAndTheLastPageDoesNot(t *t
 
 func TestEveryListEndpointPagesByTheNextLink(t *testing.T) {
 	t.Parallel()
-	e := apitest.New(t)
+	e := apitest.New(t).ThroughPrism(t)
 	c := e.Org(t)
 	want := map[string][]string{}
 	for i := range 3 {

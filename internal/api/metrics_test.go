@@ -66,7 +66,7 @@ func (o *metricOrg) series(t *testing.T, body map[string]any) []string {
 
 func TestWritingMetricPointsAnswersThemWithIdsAndCaptureTimes(t *testing.T) {
 	t.Parallel()
-	e := apitest.New(t)
+	e := apitest.New(t).ThroughPrism(t)
 	o := newMetricOrg(t, e)
 	got := o.write(t,
 		map[string]any{"date": "2025-03-31", "value": 1250000.5, "unit": "USD", "currency": "USD", "confidence": 80,
@@ -164,7 +164,7 @@ func TestADealContextPrefersThePointsOfThatDealAndIgnoresOtherDeals(t *testing.T
 
 func TestEachGranularityAnswersEachBucketAtItsLastDate(t *testing.T) {
 	t.Parallel()
-	e := apitest.New(t)
+	e := apitest.New(t).ThroughPrism(t)
 	o := newMetricOrg(t, e)
 	var pts []map[string]any
 	for i, d := range []string{"2025-01-06", "2025-01-08", "2025-01-13", "2025-02-15", "2025-03-31", "2025-04-02", "2026-01-01"} {

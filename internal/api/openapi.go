@@ -19,6 +19,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/search"
+	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/webhook"
 	"github.com/sourcebase/sourcebase/internal/workflows"
 )
@@ -27,17 +28,34 @@ import (
 const OpenAPIPath = routes.OpenAPIPath
 
 // OpenAPI is the service's OpenAPI 3.1 document (docs/openapi.json): every
-// route of the route table, described from the declarations behind it.
+// route of the route table, described from the declarations behind it, as
+// published: its answers' schemas open to additive change (openapi.Publish).
 func OpenAPI() ([]byte, error) {
-	openAPIOnce.Do(func() { openAPIDoc, openAPIErr = buildOpenAPI() })
+	openAPIOnce.Do(buildOpenAPIs)
 	return openAPIDoc, openAPIErr
 }
 
+// StrictOpenAPI is OpenAPI with every schema closed: the service's exact
+// answers, which the contract tests (package apitest) hold it to, so that
+// a field the document does not name is drift.
+func StrictOpenAPI() ([]byte, error) {
+	openAPIOnce.Do(buildOpenAPIs)
+	return strictOpenAPIDoc, openAPIErr
+}
+
 var (
-	openAPIOnce sync.Once
-	openAPIDoc  []byte
-	openAPIErr  error
+	openAPIOnce      sync.Once
+	openAPIDoc       []byte
+	strictOpenAPIDoc []byte
+	openAPIErr       error
 )
+
+func buildOpenAPIs() {
+	strictOpenAPIDoc, openAPIErr = buildOpenAPI()
+	if openAPIErr == nil {
+		openAPIDoc, openAPIErr = openapi.Publish(strictOpenAPIDoc)
+	}
+}
 
 func (a *API) serveOpenAPI(w http.ResponseWriter, r *http.Request) {
 	b, err := OpenAPI()
@@ -54,7 +72,7 @@ func buildOpenAPI() ([]byte, error) {
 	eps := New(Deps{}).endpoints()
 	ops := make([]openapi.Operation, 0, len(eps))
 	for _, ep := range eps {
-		ops = append(ops, operation(ep.Route))
+		ops = append(ops, operations(ep.Route)...)
 	}
 	return openapi.Document(ops, componentSchemas(), securitySchemes, openapi.Info{
 		Title: "Sourcebase API",
@@ -84,8 +102,8 @@ func declared() []*resource.Def {
 	return append([]*resource.Def{companies.Def, workflows.Def, runs.Def}, resources.All()...)
 }
 
-// schemaName is the component name of d's records: "Company", "Deal".
-func schemaName(d *resource.Def) string {
+// SchemaName is the component name of d's records: "Company", "Deal".
+func SchemaName(d *resource.Def) string {
 	var b strings.Builder
 	for _, part := range strings.FieldsFunc(d.Singular, func(r rune) bool { return r == ' ' || r == '-' }) {
 		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
@@ -99,11 +117,11 @@ func schemaName(d *resource.Def) string {
 func componentSchemas() map[string]openapi.Schema {
 	out := map[string]openapi.Schema{}
 	for _, d := range declared() {
-		out[schemaName(d)] = openapi.Record(d, openapi.Output)
+		out[SchemaName(d)] = openapi.Record(d, openapi.Output)
 	}
 	out["Key"] = openapi.TypeOf(reflect.TypeFor[keys.Key]())
 	entry := openapi.TypeOf(reflect.TypeFor[resources.Entry]())
-	entry["properties"].(openapi.Schema)["record"] = openapi.Schema{"type": []any{"object", "null"},
+	entry["properties"].(openapi.Schema)["record"] = openapi.Schema{"type": []any{"object", "null"}, "additionalProperties": true,
 		"description": "the record as GET answers it; null when it no longer exists"}
 	out["ListEntry"] = entry
 	out["EnrichmentValue"] = openapi.TypeOf(reflect.TypeFor[enrichment.Value]())
@@ -114,7 +132,7 @@ func componentSchemas() map[string]openapi.Schema {
 	out["MetricSeries"] = series
 	out["WebhookTrigger"] = openapi.TypeOf(reflect.TypeFor[workflows.WebhookTrigger]())
 	for _, d := range Searchable() {
-		out[schemaName(d)+"Search"] = searchSchema(search.SchemaOf(d))
+		out[SchemaName(d)+"Search"] = searchSchema(search.SchemaOf(d))
 	}
 	out["SearchPredicate"] = predicateSchema()
 	out["MetricPointInput"] = metricPointInput()
@@ -132,12 +150,47 @@ var securitySchemes = map[string]openapi.Schema{
 	"webhookSharedSecret": {"type": "apiKey", "in": "header", "name": webhook.SharedSecret.DefaultHeader(),
 		"description": "shared-secret scheme (the default): the header holds the trigger's secret, compared in constant time. " +
 			"`Authorization: Bearer <secret>` is accepted too while the trigger uses the default header name. " +
-			"A trigger's `headerName` replaces the header."},
+			"A trigger's `headerName` replaces the header: the delivery's empty security requirement (`{}`) stands for it."},
 	"webhookBearer": {"type": "http", "scheme": "bearer",
 		"description": "shared-secret scheme, default header name only: `Authorization: Bearer <secret>`"},
 	"webhookHmacSha256": {"type": "apiKey", "in": "header", "name": webhook.HMACSHA256.DefaultHeader(),
 		"description": "hmac-sha256 scheme: the header holds `sha256=<hex>` (or the bare hex) of HMAC-SHA256(secret, the raw body " +
-			"exactly as sent). A trigger's `headerName` replaces the header (such as `X-Hub-Signature-256`)."},
+			"exactly as sent). A trigger's `headerName` replaces the header (such as `X-Hub-Signature-256`): the delivery's empty " +
+			"security requirement (`{}`) stands for it."},
+}
+
+// operations describe route rt: one operation, but for the get of a
+// declared resource with MultiGet, which also serves GET
+// /v1/<name>/ids={ids} (multiGetOperation): neither the router's patterns
+// nor API Gateway's routes match a part of a path segment, so one route
+// serves both, and the document, which can, names them apart.
+func operations(rt routes.Route) []openapi.Operation {
+	op := operation(rt)
+	if d := declaredDef(rt); d != nil && d.MultiGet && rt.Method == http.MethodGet && rt.Path == "/v1/"+d.Name+"/{id}" {
+		return []openapi.Operation{op, multiGetOperation(rt, d)}
+	}
+	return []openapi.Operation{op}
+}
+
+// MultiGetPath is the path of the read of several records of d at once,
+// served by the route of GET /v1/<name>/{id}.
+func MultiGetPath(d *resource.Def) string {
+	return "/v1/" + d.Name + "/" + resource.MultiGetPrefix + "{ids}"
+}
+
+// multiGetOperation describes GET /v1/<name>/ids={ids} of d, served by the
+// route rt (GET /v1/<name>/{id}).
+func multiGetOperation(rt routes.Route, d *resource.Def) openapi.Operation {
+	op := operation(rt)
+	op.Path = MultiGetPath(d)
+	op.Summary = "Get several " + d.Name + " by id"
+	op.Description = "The " + d.Name + " with these ids in the key's organization, in the order asked, each once, as an array; " +
+		"an id with no record in the organization is left out. Up to " + itoa(store.MaxBatch) + " ids, comma-separated: `" +
+		resource.MultiGetPrefix + "<id>,<id>,...`. An answer that would exceed the response budget is a 400 naming `ids`: ask for fewer."
+	op.Data, op.ETag = openapi.Schema{"type": "array", "items": openapi.Ref(SchemaName(d))}, false
+	op.PathParams = map[string]openapi.Param{"ids": {Description: "the ids, comma-separated (up to " + itoa(store.MaxBatch) + ")",
+		Schema: openapi.Schema{"type": "array", "minItems": 1, "maxItems": store.MaxBatch, "items": openapi.Schema{"type": "string", "minLength": 1}}}}
+	return op
 }
 
 // operation describes route rt.
@@ -212,7 +265,7 @@ func listQuery(sortable, filters []string) []openapi.Param {
 
 // recordOperation describes a create, list, get, update or delete of d.
 func recordOperation(op *openapi.Operation, d *resource.Def) {
-	name, ref := schemaName(d), openapi.Ref(schemaName(d))
+	name, ref := SchemaName(d), openapi.Ref(SchemaName(d))
 	item := op.Path == "/v1/"+d.Name+"/{id}"
 	switch {
 	case op.Method == http.MethodPost:
@@ -237,10 +290,7 @@ func recordOperation(op *openapi.Operation, d *resource.Def) {
 		op.Description = "The " + d.Singular + " with this id in the key's organization, with its version as `ETag`."
 		op.Data, op.ETag = ref, true
 		if d.MultiGet {
-			op.Summary += ", or several by id"
-			op.Description += " `{id}` may also be `" + resource.MultiGetPrefix + "<id>,<id>,...` (up to 100 ids): the " + d.Name +
-				" found, in the order asked, as an array."
-			op.Data = openapi.Schema{"oneOf": []any{ref, openapi.Schema{"type": "array", "items": ref}}}
+			op.Description += " Several at once: `GET " + MultiGetPath(d) + "`."
 		}
 	case op.Method == http.MethodPut:
 		op.Summary = "Update " + withArticle(d.Singular)
@@ -264,9 +314,9 @@ func searchOperation(op *openapi.Operation, d *resource.Def) {
 		{Name: "page", Description: "the page, from 1; (page-1)*limit at most " + itoa(search.MaxOffset), Schema: openapi.Schema{"type": "integer", "minimum": 1, "default": 1}},
 		{Name: "limit", Description: "results per page", Schema: openapi.Schema{"type": "integer", "minimum": 1, "maximum": search.MaxLimit, "default": search.DefaultLimit}},
 	}
-	op.Body, op.BodyOptional, op.Raw = openapi.Ref(schemaName(d)+"Search"), true, true
+	op.Body, op.BodyOptional, op.Raw = openapi.Ref(SchemaName(d)+"Search"), true, true
 	op.Data = openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"data", "metadata"},
-		"properties": openapi.Schema{"data": arrayOf(schemaName(d)), "metadata": openapi.Ref("SearchMetadata")}}
+		"properties": openapi.Schema{"data": arrayOf(SchemaName(d)), "metadata": openapi.Ref("SearchMetadata")}}
 }
 
 // searchSchema is the search body of s: its fields and operators.
@@ -329,7 +379,7 @@ var handOperations = map[string]func(*openapi.Operation){
 	"GET " + routes.OpenAPIPath: func(op *openapi.Operation) {
 		op.Summary, op.Raw = "Get this OpenAPI document", true
 		op.Description = "The one `/v1` route without credentials."
-		op.Data = openapi.Schema{"type": "object"}
+		op.Data = openapi.Schema{"type": "object", "additionalProperties": true}
 	},
 	"POST " + routes.MCPPath: func(op *openapi.Operation) {
 		op.Summary, op.Public, op.Idempotent, op.Raw = "Model Context Protocol endpoint (streamable HTTP)", false, false, true
@@ -337,11 +387,11 @@ var handOperations = map[string]func(*openapi.Operation){
 			"resources/read), answered as JSON (stateless: no Mcp-Session-Id). Needs the same two headers as every /v1 route; " +
 			"its tools call the REST operations with them. Every message counts against the key's rate limit (a batch of " +
 			itoa(MaxMCPBatch) + " at most counts each), and the whole answer stays within the response budget. See docs/mcp.md."
-		message := openapi.Schema{"type": "object", "description": "a JSON-RPC 2.0 request or notification", "required": []any{"jsonrpc"},
+		message := openapi.Schema{"type": "object", "description": "a JSON-RPC 2.0 request or notification", "required": []any{"jsonrpc"}, "additionalProperties": true,
 			"properties": openapi.Schema{"jsonrpc": openapi.Schema{"type": "string", "enum": []any{"2.0"}}}}
 		op.Body = openapi.Schema{"oneOf": []any{message, openapi.Schema{"type": "array", "minItems": 1, "items": message,
 			"description": "a batch (protocol versions 2025-03-26 and before); more than " + itoa(MaxMCPBatch) + " messages are refused (400)"}}}
-		answer := openapi.Schema{"type": "object", "description": "the JSON-RPC 2.0 response"}
+		answer := openapi.Schema{"type": "object", "description": "the JSON-RPC 2.0 response", "additionalProperties": true}
 		op.Data = openapi.Schema{"oneOf": []any{answer, openapi.Schema{"type": "array", "items": answer, "description": "the responses to a batch"}}}
 		op.AlsoStatus = http.StatusAccepted
 		// The transport's refusals: an Accept without both application/json
@@ -399,10 +449,13 @@ var handOperations = map[string]func(*openapi.Operation){
 			"`webhook.payload` (with `webhook.headers` and `webhook.query`). A delivery id (`X-GitHub-Delivery`, `Webhook-Id`, " +
 			"`Idempotency-Key` or `X-Request-Id`) starts one run per trigger within 24 hours; a repeat answers that run. " +
 			"A slug that leads to no trigger (unknown, or its workflow deleted) is answered exactly as a failed signature check " +
-			"(401 `invalid signature`, the same headers), so that slugs cannot be probed."
+			"(401 `invalid signature`, the same headers), so that slugs cannot be probed. " +
+			"The secret or signature is in the header of the trigger's scheme (`webhookSharedSecret`, `webhookBearer`, " +
+			"`webhookHmacSha256`), or in the header the trigger names instead (its `headerName`, any name but the standard " +
+			"headers'): no document can name that one, so the empty requirement `{}` declares it, and the service checks it."
 		op.Body, op.BodyOptional, op.AnyMedia = openapi.Schema{"description": "any JSON payload, or any other text"}, true, true
 		op.Data = openapi.Ref("WorkflowRun")
-		op.Security = []map[string][]string{{"webhookSharedSecret": {}}, {"webhookBearer": {}}, {"webhookHmacSha256": {}}}
+		op.Security = []map[string][]string{{"webhookSharedSecret": {}}, {"webhookBearer": {}}, {"webhookHmacSha256": {}}, {}}
 		op.Public = false
 		op.Errors = []int{401}
 		op.Preconditioned = false

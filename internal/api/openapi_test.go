@@ -15,6 +15,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/resources"
 )
 
 const openAPIFile = "../../docs/openapi.json"
@@ -34,7 +35,7 @@ func TestTheCommittedOpenAPIDocumentIsTheOneTheCodeGenerates(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("docs/openapi.json is out of date: go test ./internal/api -run TestTheCommittedOpenAPIDocument -update")
+		t.Errorf("docs/openapi.json is out of date: make generate")
 	}
 }
 
@@ -87,9 +88,31 @@ func TestTheOpenAPIDocumentIsValidVersion100AndNamesExactlyTheRouteTable(t *test
 			t.Errorf("%s %s needs credentials, but the document says it needs none", rt.Method, rt.Path)
 		}
 	}
+	// The read of several records of a resource with MultiGet is an
+	// operation of its own, answering an array, served by the route of
+	// GET /v1/<name>/{id} (a route matches whole path segments).
+	multiGet := map[string]bool{}
+	for _, d := range resources.All() {
+		if !d.MultiGet {
+			continue
+		}
+		multiGet["GET "+api.MultiGetPath(d)] = true
+		if !inTable["GET /v1/"+d.Name+"/{id}"] {
+			t.Errorf("%s has MultiGet but no route GET /v1/%s/{id} to serve it", d.Name, d.Name)
+		}
+		item := doc.Paths.Find(api.MultiGetPath(d))
+		if item == nil || item.Get == nil {
+			t.Errorf("GET %s is not in the document", api.MultiGetPath(d))
+			continue
+		}
+		data := item.Get.Responses.Status(200).Value.Content.Get("application/json").Schema.Value.Properties["data"].Value
+		if !data.Type.Is("array") || data.Items == nil || data.Items.Ref != "#/components/schemas/"+api.SchemaName(d) {
+			t.Errorf("GET %s answers %v, want an array of %s", api.MultiGetPath(d), data.Type, api.SchemaName(d))
+		}
+	}
 	for path, item := range doc.Paths.Map() {
 		for method := range item.Operations() {
-			if !inTable[method+" "+path] {
+			if !inTable[method+" "+path] && !multiGet[method+" "+path] {
 				t.Errorf("the document names %s %s, which is not a route", method, path)
 			}
 		}

@@ -68,7 +68,7 @@ func companies(t *testing.T, c *apitest.Client) []map[string]any {
 
 func TestARunIsAcceptedQueuedAndCompletesWithTheOutputOfItsLastStep(t *testing.T) {
 	t.Parallel()
-	e := apitest.New(t)
+	e := apitest.New(t).ThroughPrism(t)
 	c := e.Org(t)
 	wfID := workflowWith(t, c, "Greeter",
 		step("first", "set", map[string]any{"ignored": true}),
@@ -178,7 +178,7 @@ func TestCreateRunRejectsInvalidBodiesWith400(t *testing.T) {
 
 func TestAFailStepFailsTheRunWithItsMessageAndStep(t *testing.T) {
 	t.Parallel()
-	e := apitest.New(t)
+	e := apitest.New(t).ThroughPrism(t)
 	admin := e.Org(t)
 	cases := []struct {
 		name  string
@@ -497,7 +497,7 @@ func TestATitleGivenAtCreationIsUsed(t *testing.T) {
 
 func TestRenameRunSetsTheTitle(t *testing.T) {
 	t.Parallel()
-	e := apitest.New(t)
+	e := apitest.New(t).ThroughPrism(t)
 	admin := e.Org(t)
 	wfID := workflowWith(t, admin, "Renamed")
 	cases := []struct{ name, title, want string }{
@@ -574,7 +574,7 @@ func TestRenameOfAnUnknownRunIs404(t *testing.T) {
 
 func TestRetryingAFailedDryRunStartsADryRunOfTheSameInputAndLeavesTheSourceUnchanged(t *testing.T) {
 	t.Parallel()
-	e := apitest.New(t)
+	e := apitest.New(t).ThroughPrism(t)
 	c := e.Org(t)
 	wfID := workflowWith(t, c, "Flaky", step("stop", "fail", map[string]any{"message.$": "$.input.why"}))
 	in := map[string]any{"why": "upstream down", "batch": 7.0}
@@ -643,7 +643,7 @@ func TestARetryRunsTheWorkflowsCurrentSteps(t *testing.T) {
 
 func TestOnlyAFailedRunCanBeRetried(t *testing.T) {
 	t.Parallel()
-	e := apitest.New(t)
+	e := apitest.New(t).ThroughPrism(t)
 	c := e.Org(t)
 	wfID := workflowWith(t, c, "Fine")
 	done := runToEnd(t, c, wfID, nil)
@@ -680,7 +680,7 @@ func TestRetryingARunWhoseWorkflowWasDeletedIsAConflict(t *testing.T) {
 
 func TestRunListsAreNewestFirstAndPerWorkflow(t *testing.T) {
 	t.Parallel()
-	e := apitest.New(t)
+	e := apitest.New(t).ThroughPrism(t)
 	c := e.Org(t)
 	a := workflowWith(t, c, "A")
 	b := workflowWith(t, c, "B")

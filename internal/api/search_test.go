@@ -99,7 +99,7 @@ func TestEachResourceAppliesTheSpecsFuzzyRules(t *testing.T) {
 
 func TestSearchFiltersNestSortByManyFieldsAndCombineWithFullText(t *testing.T) {
 	t.Parallel()
-	e := apitest.New(t)
+	e := apitest.New(t).ThroughPrism(t)
 	c := e.Org(t)
 	for _, w := range []map[string]any{
 		{"name": "Alpha fund review", "source": "crm", "isPrivate": true},
@@ -163,7 +163,7 @@ func TestBadSearchesAre400NamingTheFieldOperatorOrParameter(t *testing.T) {
 
 func TestSearchPagesCountEveryMatchAndShowCurrentRecordsOfTheCallersOrganizationOnly(t *testing.T) {
 	t.Parallel()
-	e := apitest.New(t)
+	e := apitest.New(t).ThroughPrism(t)
 	a, b := e.Org(t), e.Org(t)
 	var ids []string
 	for i := range 5 {

@@ -120,7 +120,7 @@ func notFound(t *testing.T, r *apitest.Response) {
 
 func TestCreateWorkflowReturnsTheRecordWithItsTriggerAndSecretAndGetShowsItWithoutTheSecret(t *testing.T) {
 	t.Parallel()
-	e := apitest.New(t)
+	e := apitest.New(t).ThroughPrism(t)
 	c := e.Org(t)
 	stepsIn := []any{
 		map[string]any{"id": "greet", "type": "set", "with": map[string]any{"hello": "world", "who.$": "$.input.name"}},
@@ -295,7 +295,7 @@ func TestUpdateWorkflowRejectsInvalidBodiesWith400AndLeavesItUnchanged(t *testin
 
 func TestUpdateWorkflowIsPartial(t *testing.T) {
 	t.Parallel()
-	e := apitest.New(t)
+	e := apitest.New(t).ThroughPrism(t)
 	admin := e.Org(t)
 	stepsA := []any{map[string]any{"id": "a", "type": "set", "with": map[string]any{"k": "v"}}}
 	stepsB := []any{map[string]any{"id": "b", "type": "fail", "with": map[string]any{"message.$": "$.input.why"}}}
@@ -373,7 +373,7 @@ func TestANullHeaderNameReturnsTheTriggerToTheDefaultHeader(t *testing.T) {
 
 func TestTheSecretIsShownOnlyInTheCreateAndRotateResponses(t *testing.T) {
 	t.Parallel()
-	e := apitest.New(t)
+	e := apitest.New(t).ThroughPrism(t)
 	c := e.Org(t)
 	wf := createWorkflow(t, c, map[string]any{"name": "Secretive"})
 	id := idOf(t, wf)
@@ -492,7 +492,7 @@ func TestAnotherOrganizationsWorkflowIsNotFoundAndUntouched(t *testing.T) {
 
 func TestListWorkflowsIsNewestFirstAndPages(t *testing.T) {
 	t.Parallel()
-	e := apitest.New(t)
+	e := apitest.New(t).ThroughPrism(t)
 	c := e.Org(t)
 	if list := c.Do("GET", "/v1/workflows", nil).Want(t, 200).List(t); len(list) != 0 {
 		t.Fatalf("a new organization lists workflows: %s", jsonOf(list))

@@ -30,6 +30,9 @@ type Env struct {
 	Deps   api.Deps
 	Store  *store.Store
 	Engine *runs.InProcess // nil with SOURCEBASE_TARGET=lambdas: runs execute in the state machine
+	// prism, when set, is Prism's validating proxy, which the clients the
+	// Env makes send their calls through (ThroughPrism).
+	prism string
 }
 
 // Options tune an Env.
@@ -100,11 +103,11 @@ func (e *Env) Key(t testing.TB, org, role string) *Client {
 	if err != nil {
 		t.Fatalf("create key: %v", err)
 	}
-	return &Client{t: t, Base: e.URL, Org: org, ClientID: k.ClientID, Secret: k.Secret}
+	return &Client{t: t, Base: e.URL, Org: org, ClientID: k.ClientID, Secret: k.Secret, prism: e.prism}
 }
 
 // Anonymous returns a client without credentials.
-func (e *Env) Anonymous(t testing.TB) *Client { return &Client{t: t, Base: e.URL} }
+func (e *Env) Anonymous(t testing.TB) *Client { return &Client{t: t, Base: e.URL, prism: e.prism} }
 
 // Client calls the API with one key's credentials.
 type Client struct {
@@ -113,6 +116,7 @@ type Client struct {
 	Org      string
 	ClientID string
 	Secret   string
+	prism    string // Prism's validating proxy, when the calls go through it
 }
 
 // Response is a finished call.
@@ -127,7 +131,6 @@ type Response struct {
 // "value" pairs.
 func (c *Client) Do(method, path string, body any, headers ...string) *Response {
 	c.t.Helper()
-	var rd io.Reader
 	var sent []byte
 	switch b := body.(type) {
 	case nil:
@@ -142,37 +145,53 @@ func (c *Client) Do(method, path string, body any, headers ...string) *Response 
 		}
 		sent = j
 	}
-	if body != nil {
-		rd = bytes.NewReader(sent)
+	newRequest := func() *http.Request {
+		var rd io.Reader
+		if body != nil {
+			rd = bytes.NewReader(sent)
+		}
+		req, err := http.NewRequest(method, c.Base+path, rd)
+		if err != nil {
+			c.t.Fatalf("new request: %v", err)
+		}
+		if rd != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		if c.ClientID != "" {
+			req.Header.Set("x-service-client-id", c.ClientID)
+		}
+		if c.Secret != "" {
+			req.Header.Set("x-service-api-key", c.Secret)
+		}
+		for i := 0; i+1 < len(headers); i += 2 {
+			req.Header.Set(headers[i], headers[i+1])
+		}
+		return req
 	}
-	req, err := http.NewRequest(method, c.Base+path, rd)
-	if err != nil {
-		c.t.Fatalf("new request: %v", err)
+	req := newRequest()
+	var out *Response
+	if c.prism != "" {
+		out = c.throughPrism(req, newRequest)
+	} else {
+		out = c.send(req)
 	}
-	if rd != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if c.ClientID != "" {
-		req.Header.Set("x-service-client-id", c.ClientID)
-	}
-	if c.Secret != "" {
-		req.Header.Set("x-service-api-key", c.Secret)
-	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
+	checkContract(c.t, req, sent, out)
+	return out
+}
+
+// send sends req and reads the whole answer.
+func (c *Client) send(req *http.Request) *Response {
+	c.t.Helper()
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		c.t.Fatalf("%s %s: %v", method, path, err)
+		c.t.Fatalf("%s %s: %v", req.Method, req.URL.RequestURI(), err)
 	}
 	defer res.Body.Close()
 	b, err := io.ReadAll(res.Body)
 	if err != nil {
 		c.t.Fatalf("read response: %v", err)
 	}
-	out := &Response{Status: res.StatusCode, Header: res.Header, Body: b}
-	checkContract(c.t, req, sent, out)
-	return out
+	return &Response{Status: res.StatusCode, Header: res.Header, Body: b}
 }
 
 // Want fails the test unless the status is want; returns r for chaining.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"sync"
@@ -15,15 +16,19 @@ import (
 	"github.com/getkin/kin-openapi/routers/legacy"
 
 	"github.com/sourcebase/sourcebase/internal/api"
+	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 )
 
 // The contract: every call a test makes through a Client is checked
-// against the service's OpenAPI document (api.OpenAPI) with kin-openapi,
-// so that the document cannot drift from what the service does. Every
-// response is validated against the declared responses of its route:
-// its status must be declared, and its body must match the schema, which
-// is closed (a field the document does not name is drift). A request is
+// against the service's OpenAPI document with kin-openapi, so that the
+// document cannot drift from what the service does. Every response is
+// validated against the declared responses of its route: its status must
+// be declared, and its body must match the schema. The document checked is
+// the strict one (api.StrictOpenAPI): the published document's answers
+// allow fields it does not name (a client keeps working when one is
+// added), the strict one's do not, so a field the document does not name
+// is drift here. A request is
 // validated when the service accepted it (2xx): tests send invalid
 // requests on purpose, and what the service refuses, the document need
 // not allow. Benchmarks are not checked.
@@ -36,7 +41,7 @@ var contract struct {
 
 func contractRouter() (routers.Router, error) {
 	contract.once.Do(func() {
-		b, err := api.OpenAPI()
+		b, err := api.StrictOpenAPI()
 		if err != nil {
 			contract.err = err
 			return
@@ -72,8 +77,15 @@ func checkContract(t testing.TB, req *http.Request, reqBody []byte, res *Respons
 // Contract validates a request and its response against the OpenAPI
 // document: the response always, the request when it was accepted (2xx).
 // A request to no route of the document (an unknown path or method, which
-// the service answers 404 or 405) has nothing to check.
+// the service answers 404 or 405) has nothing to check but its error code:
+// every error answer, routed or not, carries an X-Error-Code of its status
+// (ErrorCode).
 func Contract(req *http.Request, reqBody []byte, status int, header http.Header, body []byte) error {
+	return errors.Join(documented(req, reqBody, status, header, body), ErrorCode(status, header))
+}
+
+// documented validates a call against the OpenAPI document.
+func documented(req *http.Request, reqBody []byte, status int, header http.Header, body []byte) error {
 	if status == http.StatusMethodNotAllowed {
 		return nil // no operation: the router refused the method
 	}
@@ -105,6 +117,33 @@ func Contract(req *http.Request, reqBody []byte, status int, header http.Header,
 	out.SetBodyBytes(body)
 	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
 		return errors.Join(errors.New("the response"), err)
+	}
+	return nil
+}
+
+// ErrorCode checks the error headers of an answer: an error status (4xx,
+// 5xx) carries X-Error-Code, one of apperr.Codes answered with that
+// status, and at most one X-Error-Param (of a code that has one); a
+// success carries neither.
+func ErrorCode(status int, header http.Header) error {
+	codes, params := header.Values("X-Error-Code"), header.Values("X-Error-Param")
+	if status < 400 {
+		if len(codes) > 0 || len(params) > 0 {
+			return fmt.Errorf("a %d answer carries X-Error-Code %q, X-Error-Param %q", status, codes, params)
+		}
+		return nil
+	}
+	if len(codes) != 1 {
+		return fmt.Errorf("a %d answer carries X-Error-Code %q, want one code of docs/errors.md", status, codes)
+	}
+	info, ok := apperr.Lookup(apperr.Code(codes[0]))
+	switch {
+	case !ok:
+		return fmt.Errorf("a %d answer carries X-Error-Code %q, which is none of docs/errors.md", status, codes[0])
+	case info.Status != status:
+		return fmt.Errorf("a %d answer carries X-Error-Code %q, a code of %d answers", status, codes[0], info.Status)
+	case len(params) > 1 || len(params) == 1 && (params[0] == "" || info.Param == ""):
+		return fmt.Errorf("a %d %s answer carries X-Error-Param %q", status, codes[0], params)
 	}
 	return nil
 }

@@ -1,12 +1,13 @@
 package companies
 
 import (
+	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
 // Group is the resource group (Lambda function) serving the company routes.
-const Group = "companies"
+const Group = fn.Companies
 
 // Name is the resource name of companies: their path segment, and how
 // references to companies name them.
@@ -38,21 +39,21 @@ var Def = &resource.Def{
 		{Name: "industry", Kind: resource.String, MaxLen: maxShortText, Verbatim: true, Search: 1, Doc: "the industry, in the firm's words"},
 		{Name: "location", Kind: resource.Struct, Doc: "where it is: {city, state, country}, unknown parts left out",
 			Fields: []resource.Field{
-				{Name: "city", Kind: resource.String, MaxLen: maxShortText, Verbatim: true, Doc: "the city"},
-				{Name: "state", Kind: resource.String, MaxLen: maxShortText, Verbatim: true, Doc: "the state or region"},
-				{Name: "country", Kind: resource.String, MaxLen: maxShortText, Verbatim: true, Doc: "the country"},
+				{Name: "city", Kind: resource.String, MaxLen: maxShortText, Verbatim: true, Omitted: true, Doc: "the city"},
+				{Name: "state", Kind: resource.String, MaxLen: maxShortText, Verbatim: true, Omitted: true, Doc: "the state or region"},
+				{Name: "country", Kind: resource.String, MaxLen: maxShortText, Verbatim: true, Omitted: true, Doc: "the country"},
 			}},
 		{Name: "companyType", Kind: resource.Enum, Values: CompanyTypes, Doc: "what kind of company it is"},
-		{Name: "origin", Kind: resource.Enum, Values: []string{OriginUser, OriginWorkflow}, ReadOnly: true, Doc: "how the record was made"},
+		{Name: "origin", Kind: resource.Enum, Values: []string{OriginUser, OriginWorkflow}, ReadOnly: true, Always: true, Doc: "how the record was made"},
 		{Name: "externalId", Kind: resource.String, MaxLen: maxShortText, Verbatim: true, Unique: true, Lookup: true,
 			Validate: func(path string, v any) error { s, _ := v.(string); return checkExternalID(path, s) },
 			Rule:     "not blank",
 			Doc:      "the caller's own identifier, unique in the organization; a list filter"},
 		{Name: "externalReference", Kind: resource.Struct, ReadOnly: true, Doc: "the record in another system: {source, id}",
-			Fields: []resource.Field{{Name: "source", Kind: resource.String, ReadOnly: true, Doc: "the other system"}, {Name: "id", Kind: resource.String, ReadOnly: true, Doc: "the id there"}}},
+			Fields: []resource.Field{{Name: "source", Kind: resource.String, ReadOnly: true, Omitted: true, Doc: "the other system"}, {Name: "id", Kind: resource.String, ReadOnly: true, Omitted: true, Doc: "the id there"}}},
 		{Name: "tags", Kind: resource.Strings, MaxLen: maxTag, MaxItems: maxListItems, Search: 1, Doc: "labels"},
 		{Name: "assignees", Kind: resource.Structs, ReadOnly: true, Doc: "people and teams responsible: [{id, type}]",
-			Fields: []resource.Field{{Name: "id", Kind: resource.String, ReadOnly: true, Doc: "the person's or team's id"}, {Name: "type", Kind: resource.String, ReadOnly: true, Doc: "person or team"}}},
+			Fields: []resource.Field{{Name: "id", Kind: resource.String, ReadOnly: true, Always: true, Doc: "the person's or team's id"}, {Name: "type", Kind: resource.String, ReadOnly: true, Always: true, Doc: "person or team"}}},
 		{Name: "custom", Kind: resource.Object, Doc: "free-form JSON object"},
 		{Name: "employeeCount", Kind: resource.Int, ReadOnly: true, Doc: "the number of employees"},
 		{Name: "ownershipStatus", Kind: resource.String, ReadOnly: true, Doc: "private, public, PE-backed, ..."},

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/sourcebase/sourcebase/internal/apperr"
 )
 
 // Version is the interface's version, the document's info.version.
@@ -32,8 +34,10 @@ type Operation struct {
 	// Public routes need no credentials (the health check, the document,
 	// the webhook, which has its own signature check).
 	Public bool
-	// Query parameters; the path's are derived from Path.
-	Query []Param
+	// Query parameters; the path's are derived from Path (a string, unless
+	// PathParams describes it).
+	Query      []Param
+	PathParams map[string]Param
 	// Headers the route reads besides the credentials.
 	Headers []Param
 	// Body is the request body's schema; nil: none. BodyOptional: an
@@ -109,13 +113,12 @@ func Document(ops []Operation, schemas map[string]Schema, securitySchemes map[st
 	for _, t := range names {
 		tagList = append(tagList, map[string]any{"name": t, "description": info.Tags[t]})
 	}
-	all := map[string]Schema{"Error": errorSchema}
+	all := map[string]Schema{"Error": errorSchema, "ErrorCode": errorCodeSchema()}
 	for k, v := range schemas {
 		all[k] = v
 	}
 	doc := map[string]any{
-		"openapi":           "3.1.0",
-		"jsonSchemaDialect": "https://spec.openapis.org/oas/3.1/dialect/base",
+		"openapi": "3.1.0",
 		"info": map[string]any{
 			"title": info.Title, "version": Version, "description": info.Description,
 			"license": map[string]any{"name": info.License, "identifier": info.LicenseID},
@@ -178,14 +181,55 @@ var errorMeaning = map[int]string{
 	503: "The storage is temporarily unavailable: try again after `Retry-After` seconds.",
 }
 
+// errorCodeSchema is the ErrorCode schema: the closed set of
+// X-Error-Code values (apperr.Codes), each with its status and meaning.
+func errorCodeSchema() Schema {
+	var enum, names []any
+	var desc strings.Builder
+	desc.WriteString("The stable, machine-readable code of an error answer, in its `X-Error-Code` header (the body stays `{\"error\": \"…\"}`); branch on it, not on the message. The set is closed (docs/errors.md lists it); a new code is an additive change.\n")
+	for _, c := range apperr.Codes {
+		enum = append(enum, string(c.Code))
+		name := "ErrorCode"
+		for _, part := range strings.Split(string(c.Code), "_") {
+			name += upperFirst(part)
+		}
+		names = append(names, name)
+		fmt.Fprintf(&desc, "\n- `%s` (%d): %s", c.Code, c.Status, c.When)
+	}
+	// x-enum-varnames: the generated clients' names of the values
+	// (ErrorCodeNotFound), which would otherwise be bare (NotFound).
+	return Schema{"type": "string", "enum": enum, "description": desc.String(), "x-enum-varnames": names}
+}
+
+// errorDescription is the description of an error status's answers: its
+// meaning, then the codes it carries.
+func errorDescription(status int) string {
+	var codes []string
+	for _, c := range apperr.Codes {
+		if c.Status == status {
+			codes = append(codes, "`"+string(c.Code)+"`")
+		}
+	}
+	return errorMeaning[status] + " `X-Error-Code`: " + strings.Join(codes, ", ") + "."
+}
+
+// errorHeaders are the headers of every error answer.
+func errorHeaders() map[string]any {
+	return map[string]any{
+		"X-Request-Id":  map[string]any{"$ref": "#/components/headers/X-Request-Id"},
+		"X-Error-Code":  map[string]any{"$ref": "#/components/headers/X-Error-Code"},
+		"X-Error-Param": map[string]any{"$ref": "#/components/headers/X-Error-Param"},
+	}
+}
+
 func errorResponses() map[string]any {
 	out := map[string]any{}
-	for status, meaning := range errorMeaning {
+	for status := range errorMeaning {
 		r := map[string]any{
-			"description": meaning,
+			"description": errorDescription(status),
 			"content":     map[string]any{"application/json": map[string]any{"schema": Ref("Error")}},
 		}
-		hs := map[string]any{"X-Request-Id": map[string]any{"$ref": "#/components/headers/X-Request-Id"}}
+		hs := errorHeaders()
 		if status == 503 || status == 429 {
 			hs["Retry-After"] = map[string]any{"$ref": "#/components/headers/Retry-After"}
 		}
@@ -210,6 +254,10 @@ func headers() map[string]any {
 		"Idempotent-Replayed": h("`true` when the answer is the one kept for this `Idempotency-Key`",
 			Schema{"type": "string", "enum": []any{"true"}}),
 		"X-Request-Id": h("the request's id, as logged", Schema{"type": "string"}),
+		"X-Error-Code": map[string]any{"description": "the error's code, one of a closed set (ErrorCode): what to branch on", "required": true,
+			"schema": Ref("ErrorCode")},
+		"X-Error-Param": h("the field or parameter at fault, when one is: a body field's path (`location.city`, `points[1].value`), a query parameter, a part of the path, a header, a unique field; `%`, control and non-ASCII bytes percent-encoded (UTF-8)",
+			Schema{"type": "string", "minLength": 1, "maxLength": 256}),
 		"X-RateLimit-Limit": h("the requests a minute of the tighter limit: the key's or its organization's, whichever has fewer left (a webhook: the trigger's); on a 429, of the limit that refused",
 			Schema{"type": "integer", "minimum": 1}),
 		"X-RateLimit-Remaining": h("the requests left in this minute under that limit (across the service's instances, an estimate)",
@@ -275,6 +323,10 @@ func (op Operation) object() map[string]any {
 	}
 	var params []any
 	for _, m := range pathParam.FindAllStringSubmatch(op.Path, -1) {
+		if p, ok := op.PathParams[m[1]]; ok {
+			params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "description": p.Description, "schema": p.Schema})
+			continue
+		}
 		params = append(params, map[string]any{"name": m[1], "in": "path", "required": true,
 			"description": "the " + m[1] + " of the record", "schema": Schema{"type": "string", "minLength": 1}})
 	}
@@ -348,9 +400,9 @@ func (op Operation) object() map[string]any {
 	}
 	for _, s := range op.errorStatuses() {
 		if other, ok := op.ErrorBodies[s]; ok {
-			responses[strconv.Itoa(s)] = map[string]any{"description": errorMeaning[s],
+			responses[strconv.Itoa(s)] = map[string]any{"description": errorDescription(s),
 				"content": map[string]any{"application/json": map[string]any{"schema": Schema{"oneOf": []any{Ref("Error"), other}}}},
-				"headers": map[string]any{"X-Request-Id": map[string]any{"$ref": "#/components/headers/X-Request-Id"}}}
+				"headers": errorHeaders()}
 			continue
 		}
 		responses[strconv.Itoa(s)] = map[string]any{"$ref": "#/components/responses/" + strconv.Itoa(s)}

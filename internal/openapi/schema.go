@@ -54,7 +54,11 @@ const (
 )
 
 // Record is the schema of d's records as view describes them. Output
-// schemas are closed: a field the declaration does not name is drift.
+// schemas are closed, as every schema the package makes: a field the
+// declaration does not name is drift (the published document opens the
+// answers' schemas again: see Publish). An answered record requires
+// every field it always has (all but the Omitted ones), each nullable
+// only where the declaration says null can be (see resource.Field).
 func Record(d *resource.Def, view View) Schema {
 	var fields []resource.Field
 	switch view {
@@ -74,17 +78,18 @@ func Record(d *resource.Def, view View) Schema {
 	return s
 }
 
-// object is the closed object schema of fields; top: of a record (whose
-// id and creation time are always there), not a nested object.
-func object(fields []resource.Field, view View, top bool) Schema {
+// object is the closed object schema of fields; whole: an answer's object
+// that always has every field (a record, an element of an array of
+// objects, a Struct declared Always or Nullable), not one that may be {}.
+func object(fields []resource.Field, view View, whole bool) Schema {
 	props := Schema{}
 	var required []any
 	for _, f := range fields {
-		props[f.Name] = field(f, view, top)
+		props[f.Name] = field(f, view)
 		switch {
 		case view == Create && f.Required:
 			required = append(required, f.Name)
-		case view == Output && top && builtIn(f):
+		case view == Output && whole && !f.Omitted:
 			required = append(required, f.Name)
 		}
 	}
@@ -97,9 +102,9 @@ func object(fields []resource.Field, view View, top bool) Schema {
 
 // Field is the schema of a field's value. A value a body may clear, and
 // an answered value that may be unset, can be null.
-func Field(f resource.Field, view View) Schema { return field(f, view, false) }
+func Field(f resource.Field, view View) Schema { return field(f, view) }
 
-func field(f resource.Field, view View, top bool) Schema {
+func field(f resource.Field, view View) Schema {
 	s := kindSchema(f, view)
 	if f.Doc != "" {
 		s["description"] = f.Doc
@@ -113,25 +118,34 @@ func field(f resource.Field, view View, top bool) Schema {
 	if f.Default != nil && view != Output {
 		s["default"] = f.Default
 	}
-	if canBeNull(f, view) && !(top && builtIn(f)) {
+	if canBeNull(f, view) {
 		s = nullable(s)
 	}
 	return s
 }
 
-// canBeNull: a required field is never null in a create body; otherwise a body may send null to clear a
-// field, and an answer shows null for a field without a value.
+// canBeNull: a Required or Always field is never null. Otherwise a body
+// may send null to clear a field (to its empty value), and an answer
+// shows null for a field without a value: not an array ([]), a boolean
+// (false), an object ({}, unless Nullable), a field with a Default or an
+// Omitted one (left out instead).
 func canBeNull(f resource.Field, view View) bool {
+	if f.Required || f.Always {
+		return false
+	}
+	if view != Output {
+		return true
+	}
+	if f.Default != nil || f.Omitted {
+		return false
+	}
 	switch f.Kind {
 	case resource.Strings, resource.Refs, resource.Structs, resource.Bool:
-		return view != Output // shown as [] or false
+		return false
+	case resource.Object, resource.Struct:
+		return f.Nullable
 	}
-	return view != Create || !f.Required
-}
-
-// builtIn: a record's id and creation time, always set.
-func builtIn(f resource.Field) bool {
-	return f.Name == resource.FieldID || f.Name == resource.FieldCreatedAt
+	return true
 }
 
 func kindSchema(f resource.Field, view View) Schema {
@@ -186,7 +200,9 @@ func kindSchema(f resource.Field, view View) Schema {
 		}
 		return s
 	case resource.Object:
-		return Schema{"type": "object"}
+		// Free-form: a generator makes a map of any values of it (with no
+		// additionalProperties, openapi-typescript makes one of none).
+		return Schema{"type": "object", "additionalProperties": true}
 	case resource.Ref:
 		return Schema{"type": "string", "description": "an id"}
 	case resource.Refs:
@@ -196,9 +212,9 @@ func kindSchema(f resource.Field, view View) Schema {
 		}
 		return s
 	case resource.Struct:
-		return object(f.Fields, view, false)
+		return object(f.Fields, view, f.Always || f.Nullable)
 	case resource.Structs:
-		s := Schema{"type": "array", "items": object(f.Fields, view, false)}
+		s := Schema{"type": "array", "items": object(f.Fields, view, true)}
 		if view != Output {
 			s["maxItems"] = maxItems
 		}

@@ -98,6 +98,27 @@ type Field struct {
 	// outranks a description); 0 keeps the field out of text matching. It
 	// applies to the resources whose Def is Searchable.
 	Search float64
+
+	// How a record shows the field (the OpenAPI schemas' required and
+	// nullable derive from it): every field of a record is always there,
+	// null when it holds no value ([] for arrays, {} for objects, false
+	// for booleans, the Default when declared); a Required field is never
+	// null. Records built outside the layer (companies, workflows, runs)
+	// declare where they differ; a test holds them to their Go types.
+	//
+	// Always: the field always holds a value, never null, in records and
+	// bodies (a read-only field the service always sets, such as a
+	// company's origin or a run's status); a Struct is then always whole,
+	// every part of it there (a workflow's trigger).
+	Always bool
+	// Nullable: an Object or Struct that is null when it holds nothing,
+	// rather than {} (a run's output and error); a Struct, when there, is
+	// whole.
+	Nullable bool
+	// Omitted: a field left out when it holds no value, rather than null
+	// (the parts of a company's location; a trigger's secret, shown only
+	// when it is made).
+	Omitted bool
 }
 
 // Between returns bounds for Min and Max.
@@ -128,7 +149,8 @@ func (f Field) MaxElements() int {
 }
 
 // empty is the value of a field that holds nothing: [] for arrays, {} for
-// objects, false for booleans, null otherwise; or the declared Default.
+// objects (null when Nullable), false for booleans, null otherwise; or the
+// declared Default.
 func (f Field) empty() any {
 	if f.Default != nil {
 		return f.Default
@@ -137,6 +159,9 @@ func (f Field) empty() any {
 	case Strings, Refs, Structs:
 		return []any{}
 	case Object, Struct:
+		if f.Nullable {
+			return nil
+		}
 		return map[string]any{}
 	case Bool:
 		return false

@@ -134,13 +134,13 @@ func (r *Record) UnmarshalJSON(b []byte) error {
 
 // allFields are the declared fields with the built-in ones around them.
 func (d *Def) allFields() []Field {
-	out := []Field{{Name: FieldID, Kind: String, ReadOnly: true, Doc: "the record's id"}}
+	out := []Field{{Name: FieldID, Kind: String, ReadOnly: true, Always: true, Doc: "the record's id"}}
 	out = append(out, d.Fields...)
-	out = append(out, Field{Name: FieldCreatedAt, Kind: DateTime, ReadOnly: true, Doc: "when the record was created"})
+	out = append(out, Field{Name: FieldCreatedAt, Kind: DateTime, ReadOnly: true, Always: true, Doc: "when the record was created"})
 	if d.NoUpdatedAt {
 		return out
 	}
-	return append(out, Field{Name: FieldUpdatedAt, Kind: DateTime, ReadOnly: true, Doc: "when the record last changed", Sort: d.SortUpdatedAt})
+	return append(out, Field{Name: FieldUpdatedAt, Kind: DateTime, ReadOnly: true, Always: true, Doc: "when the record last changed", Sort: d.SortUpdatedAt})
 }
 
 // Field returns the declared field called name.

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/input"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/steps"
@@ -14,7 +15,7 @@ import (
 
 // Group is the resource group (Lambda function) serving the workflow and
 // run routes.
-const Group = "workflows"
+const Group = fn.Workflows
 
 // Def declares the workflow record on the resource layer: every field of
 // Workflow, in its JSON order, with the rules of a create or update body.
@@ -37,16 +38,16 @@ var Def = &resource.Def{
 				{Name: "type", Kind: resource.String, Required: true, Verbatim: true, Doc: "what the step does"},
 				{Name: "with", Kind: resource.Object, Doc: "the step's parameters; `.$` keys take JSONPath values"},
 			}},
-		{Name: "trigger", Kind: resource.Struct, Doc: "the webhook trigger; on update only the parts sent change",
+		{Name: "trigger", Kind: resource.Struct, Always: true, Doc: "the webhook trigger; on update only the parts sent change",
 			Fields: []resource.Field{
-				{Name: "slug", Kind: resource.String, ReadOnly: true, Doc: "the trigger's part of the webhook path"},
-				{Name: "scheme", Kind: resource.Enum, Values: []string{string(webhook.SharedSecret), string(webhook.HMACSHA256)},
+				{Name: "slug", Kind: resource.String, ReadOnly: true, Always: true, Doc: "the trigger's part of the webhook path"},
+				{Name: "scheme", Kind: resource.Enum, Values: []string{string(webhook.SharedSecret), string(webhook.HMACSHA256)}, Always: true,
 					Doc: "how a webhook proves it knows the secret; `shared-secret` when not sent"},
 				{Name: "headerName", Kind: resource.String, Verbatim: true, Validate: validateHeaderName,
 					Rule: "an HTTP header name other than `Authorization`, `Content-Type` and other standard headers",
 					Doc:  "the header carrying the secret or signature; `null` for the scheme's default"},
-				{Name: "url", Kind: resource.URL, ReadOnly: true, Doc: "where the trigger receives webhooks"},
-				{Name: "secret", Kind: resource.String, ReadOnly: true,
+				{Name: "url", Kind: resource.URL, ReadOnly: true, Always: true, Doc: "where the trigger receives webhooks"},
+				{Name: "secret", Kind: resource.String, ReadOnly: true, Omitted: true,
 					Doc: "the trigger's secret, shown only in the create and rotate responses"},
 			}},
 	},
