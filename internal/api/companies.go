@@ -1,7 +1,6 @@
 package api
 
 import (
-	"log/slog"
 	"net/http"
 
 	"github.com/sourcebase/sourcebase/internal/companies"
@@ -37,15 +36,6 @@ func (a *API) updateCompany(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) deleteCompany(w http.ResponseWriter, r *http.Request) {
-	org, id := principal(r).OrgID, r.PathValue("id")
-	err := a.d.Companies.Delete(r.Context(), org, id)
-	if err == nil {
-		// The company's candidate values go with it. They cannot be read
-		// once it is gone, so a failure here leaves only unreachable items:
-		// logged, not the client's error.
-		if perr := a.d.Enrichment.Purge(r.Context(), org, companies.Name, id); perr != nil {
-			slog.WarnContext(r.Context(), "could not delete a deleted company's enrichment values", "company", id, "err", perr)
-		}
-	}
-	noContent(w, r, err)
+	// The company's candidate values go with it (enrichment.DeleteCompany).
+	noContent(w, r, a.d.Enrichment.DeleteCompany(r.Context(), a.d.Companies, principal(r).OrgID, r.PathValue("id")))
 }

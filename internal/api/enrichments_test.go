@@ -1,11 +1,15 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/sourcebase/sourcebase/internal/apitest"
@@ -554,4 +558,64 @@ func TestDeletingACompanyDeletesItsEnrichmentValues(t *testing.T) {
 		t.Errorf("%d enrichment values of the deleted company are left", left)
 	}
 	o.c.Do("GET", o.path(), nil).Want(t, 404)
+}
+
+// purgeFault fails, while armed, every table call that reads or deletes the
+// items of partition (a stalled table, for one company's candidates).
+type purgeFault struct {
+	armed     atomic.Bool
+	partition string
+}
+
+func (f *purgeFault) RoundTrip(r *http.Request) (*http.Response, error) {
+	if f.armed.Load() && r.Body != nil {
+		b, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		if bytes.Contains(b, []byte(f.partition)) && !bytes.Contains(b, []byte(`"PURGE"`)) {
+			return dynamoError(500, "InternalServerError")(r)
+		}
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func TestCandidatesWhosePurgeFailedAfterTheirCompanysDeleteAreDeletedByTheNextSweep(t *testing.T) {
+	t.Parallel()
+	fault := &purgeFault{}
+	e := apitest.NewWith(t, apitest.Options{Transport: fault})
+	o := newEnrichOrg(t, e)
+	o.add(t, cand("employeeCount", 40), cand("sector", "Robotics"))
+	part := store.EnrichmentPartition(o.c.Org, "companies", o.id)
+	count := func(pk string) int {
+		t.Helper()
+		n := 0
+		if _, err := e.Store.ReadRange(context.Background(), pk, "", "~", func(json.RawMessage) (bool, error) {
+			n++
+			return true, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	fault.partition = part
+	fault.armed.Store(true)
+	o.c.Do("DELETE", "/v1/companies/"+o.id, nil).Want(t, 204)
+	fault.armed.Store(false)
+	o.c.Do("GET", "/v1/companies/"+o.id, nil).Want(t, 404)
+	if n := count(part); n != 2 {
+		t.Fatalf("%d candidates after a delete whose purge failed, want the 2 left for the sweep", n)
+	}
+	if n := count(store.TypePurge); n != 1 {
+		t.Fatalf("%d purge jobs recorded, want 1: a failed purge must not be only logged", n)
+	}
+
+	// The next company deletion sweeps what the first left.
+	other := createCompany(t, o.c, map[string]any{"canonicalName": "Next"})
+	o.c.Do("DELETE", "/v1/companies/"+idOf(t, other), nil).Want(t, 204)
+	if n := count(part); n != 0 {
+		t.Errorf("%d candidates of the deleted company left after the sweep", n)
+	}
+	if n := count(store.TypePurge); n != 0 {
+		t.Errorf("%d purge jobs left after the sweep", n)
+	}
 }

@@ -189,8 +189,8 @@ func (s *Service) Update(ctx context.Context, org, id string, f Fields) (*Compan
 }
 
 // Delete removes a company of org.
-func (s *Service) Delete(ctx context.Context, org, id string) error {
-	return s.coll.Delete(ctx, org, id)
+func (s *Service) Delete(ctx context.Context, org, id string, extra ...store.Op) error {
+	return s.coll.Delete(ctx, org, id, extra...)
 }
 
 // Match finds the company of org that fields identify: by externalId, then

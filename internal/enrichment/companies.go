@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/ids"
@@ -57,6 +58,32 @@ func enrichCompany(c *companies.Company, fn func(map[string]json.RawMessage) (Re
 		}
 	}
 	return ops, c.SetEnriched(r.Values, cands, r.At)
+}
+
+// DeleteCompany deletes company id of org with its candidate values. The
+// company's delete transaction records the purge of its candidates
+// (PurgeOp), and the candidates are deleted after it, on a context the
+// client cannot cancel; a purge that fails then stays recorded and
+// SweepPurges completes it (after every company delete, and periodically
+// in the dev server): never only logged. A successful delete also sweeps
+// what earlier ones left.
+func (s *Service) DeleteCompany(ctx context.Context, cs *companies.Service, org, id string) error {
+	op, err := s.PurgeOp(org, companies.Name, id)
+	if err != nil {
+		return err
+	}
+	if err := cs.Delete(ctx, org, id, op); err != nil {
+		return err
+	}
+	ctx = context.WithoutCancel(ctx)
+	if err := s.Purge(ctx, org, companies.Name, id); err != nil {
+		slog.WarnContext(ctx, "a deleted company's enrichment values are left to the next sweep", "company", id, "err", err)
+		return nil
+	}
+	if _, err := s.SweepPurges(ctx); err != nil {
+		slog.WarnContext(ctx, "the sweep of earlier purges stopped; the next one goes on", "err", err)
+	}
+	return nil
 }
 
 // ProviderCompanyUpdate is the provider of the user candidates a

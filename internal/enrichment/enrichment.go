@@ -387,7 +387,61 @@ func (s *Service) Delete(ctx context.Context, org, typ, id, valueID string) erro
 // Purge deletes every candidate value of the record id of typ, once the
 // record itself is deleted, so that none is left behind.
 func (s *Service) Purge(ctx context.Context, org, typ, id string) error {
-	return s.st.DeletePartition(ctx, store.EnrichmentPartition(org, typ, id))
+	return s.purge(ctx, store.EnrichmentPartition(org, typ, id))
+}
+
+// PurgeOp is the operation a record's delete transaction carries so that
+// its candidates are deleted even when Purge fails afterwards: it records
+// the partition to purge (store.PurgeKey), which Purge deletes with the
+// partition and SweepPurges finds when it was not.
+func (s *Service) PurgeOp(org, typ, id string) (store.Op, error) {
+	part := store.EnrichmentPartition(org, typ, id)
+	k := store.PurgeKey(part)
+	return s.st.PutOp(store.Item{PK: k.PK, SK: k.SK, Type: store.TypePurge, Doc: purgeJob{Partition: part, Since: s.now()}})
+}
+
+// purgeJob is a partition left to purge.
+type purgeJob struct {
+	Partition string     `json:"partition"`
+	Since     clock.Time `json:"since"`
+}
+
+// purge deletes the items of a partition, then its purge job.
+func (s *Service) purge(ctx context.Context, part string) error {
+	if err := s.st.DeletePartition(ctx, part); err != nil {
+		return err
+	}
+	k := store.PurgeKey(part)
+	return s.st.Transact(ctx, nil, s.st.DeleteOp(k.PK, k.SK))
+}
+
+// MaxSweep is the most purge jobs one SweepPurges completes.
+const MaxSweep = 20
+
+// SweepPurges completes the purges that failed after their record's
+// delete (the table stalled, the process stopped): at most MaxSweep. It
+// reports how many it completed; the others are left for
+// the next sweep.
+func (s *Service) SweepPurges(ctx context.Context) (int, error) {
+	var jobs []purgeJob
+	if _, err := s.st.ReadRange(ctx, store.TypePurge, "", "~", func(doc json.RawMessage) (bool, error) {
+		var j purgeJob
+		if err := json.Unmarshal(doc, &j); err != nil {
+			return false, fmt.Errorf("purge job: %w", err)
+		}
+		jobs = append(jobs, j)
+		return len(jobs) < MaxSweep, nil
+	}); err != nil {
+		return 0, err
+	}
+	done := 0
+	for _, j := range jobs {
+		if err := s.purge(ctx, j.Partition); err != nil {
+			return done, err
+		}
+		done++
+	}
+	return done, nil
 }
 
 func (s *Service) item(org, typ, id string, v *Value) store.Item {

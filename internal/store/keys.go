@@ -33,6 +33,7 @@ const (
 	TypeEnrichment   = "ENRICH"      // a candidate value of a record's attribute
 	TypeRate         = "RATE"        // a rate limit's request counter of one window
 	TypeLimits       = "LIMITS"      // an organization's rate limits
+	TypePurge        = "PURGE"       // a partition left to delete after its record's deletion
 	typeUniqueSuffix = "#UNIQUE"     // <TYPE>#UNIQUE: a uniqueness item
 )
 
@@ -137,6 +138,13 @@ func EnrichmentPartition(org, resourceType, resourceID string) string {
 func EnrichmentKey(org, resourceType, resourceID, valueID string) Key {
 	return Key{EnrichmentPartition(org, resourceType, resourceID), valueID}
 }
+
+// PurgeKey is {"PURGE", <partition>}: a partition whose record was
+// deleted and whose items are yet to be deleted (the record's candidate
+// values), written in the record's delete transaction and deleted once the
+// partition is. One partition for every organization: such items are few
+// and short-lived, and a sweep finds them all in one Query.
+func PurgeKey(partition string) Key { return Key{TypePurge, partition} }
 
 // OrgKey is {"ORG#<org>", "ORG"}: an organization's own item.
 func OrgKey(org string) Key { return Key{"ORG#" + org, TypeOrg} }
