@@ -573,11 +573,111 @@ func (e ErrorCode) Valid() bool {
 	}
 }
 
+// Defines values for FundStrategy.
+const (
+	FundStrategyBuyout         FundStrategy = "buyout"
+	FundStrategyCredit         FundStrategy = "credit"
+	FundStrategyFundOfFunds    FundStrategy = "fund_of_funds"
+	FundStrategyGrowth         FundStrategy = "growth"
+	FundStrategyInfrastructure FundStrategy = "infrastructure"
+	FundStrategyLessThannil    FundStrategy = "<nil>"
+	FundStrategyOther          FundStrategy = "other"
+	FundStrategyRealEstate     FundStrategy = "real_estate"
+	FundStrategySecondaries    FundStrategy = "secondaries"
+	FundStrategyVenture        FundStrategy = "venture"
+)
+
+// Valid indicates whether the value is a known member of the FundStrategy enum.
+func (e FundStrategy) Valid() bool {
+	switch e {
+	case FundStrategyBuyout:
+		return true
+	case FundStrategyCredit:
+		return true
+	case FundStrategyFundOfFunds:
+		return true
+	case FundStrategyGrowth:
+		return true
+	case FundStrategyInfrastructure:
+		return true
+	case FundStrategyLessThannil:
+		return true
+	case FundStrategyOther:
+		return true
+	case FundStrategyRealEstate:
+		return true
+	case FundStrategySecondaries:
+		return true
+	case FundStrategyVenture:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FundSearchSortDirection.
+const (
+	FundSearchSortDirectionAsc  FundSearchSortDirection = "asc"
+	FundSearchSortDirectionDesc FundSearchSortDirection = "desc"
+)
+
+// Valid indicates whether the value is a known member of the FundSearchSortDirection enum.
+func (e FundSearchSortDirection) Valid() bool {
+	switch e {
+	case FundSearchSortDirectionAsc:
+		return true
+	case FundSearchSortDirectionDesc:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FundSearchSortField.
+const (
+	FundSearchSortFieldCreatedAt        FundSearchSortField = "createdAt"
+	FundSearchSortFieldCurrency         FundSearchSortField = "currency"
+	FundSearchSortFieldId               FundSearchSortField = "id"
+	FundSearchSortFieldManagerCompanyId FundSearchSortField = "managerCompanyId"
+	FundSearchSortFieldName             FundSearchSortField = "name"
+	FundSearchSortFieldSize             FundSearchSortField = "size"
+	FundSearchSortFieldStrategy         FundSearchSortField = "strategy"
+	FundSearchSortFieldUpdatedAt        FundSearchSortField = "updatedAt"
+	FundSearchSortFieldVintageYear      FundSearchSortField = "vintageYear"
+)
+
+// Valid indicates whether the value is a known member of the FundSearchSortField enum.
+func (e FundSearchSortField) Valid() bool {
+	switch e {
+	case FundSearchSortFieldCreatedAt:
+		return true
+	case FundSearchSortFieldCurrency:
+		return true
+	case FundSearchSortFieldId:
+		return true
+	case FundSearchSortFieldManagerCompanyId:
+		return true
+	case FundSearchSortFieldName:
+		return true
+	case FundSearchSortFieldSize:
+		return true
+	case FundSearchSortFieldStrategy:
+		return true
+	case FundSearchSortFieldUpdatedAt:
+		return true
+	case FundSearchSortFieldVintageYear:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListResourceType.
 const (
 	ListResourceTypeCompany  ListResourceType = "company"
 	ListResourceTypeDeal     ListResourceType = "deal"
 	ListResourceTypeDocument ListResourceType = "document"
+	ListResourceTypeFund     ListResourceType = "fund"
 	ListResourceTypePerson   ListResourceType = "person"
 )
 
@@ -589,6 +689,8 @@ func (e ListResourceType) Valid() bool {
 	case ListResourceTypeDeal:
 		return true
 	case ListResourceTypeDocument:
+		return true
+	case ListResourceTypeFund:
 		return true
 	case ListResourceTypePerson:
 		return true
@@ -1380,6 +1482,132 @@ func (e GetFrameworksParamsDirection) Valid() bool {
 	}
 }
 
+// Defines values for GetFundsParamsSort.
+const (
+	GetFundsParamsSortCreatedAt   GetFundsParamsSort = "createdAt"
+	GetFundsParamsSortId          GetFundsParamsSort = "id"
+	GetFundsParamsSortName        GetFundsParamsSort = "name"
+	GetFundsParamsSortVintageYear GetFundsParamsSort = "vintageYear"
+)
+
+// Valid indicates whether the value is a known member of the GetFundsParamsSort enum.
+func (e GetFundsParamsSort) Valid() bool {
+	switch e {
+	case GetFundsParamsSortCreatedAt:
+		return true
+	case GetFundsParamsSortId:
+		return true
+	case GetFundsParamsSortName:
+		return true
+	case GetFundsParamsSortVintageYear:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetFundsParamsDirection.
+const (
+	GetFundsParamsDirectionAsc  GetFundsParamsDirection = "asc"
+	GetFundsParamsDirectionDesc GetFundsParamsDirection = "desc"
+)
+
+// Valid indicates whether the value is a known member of the GetFundsParamsDirection enum.
+func (e GetFundsParamsDirection) Valid() bool {
+	switch e {
+	case GetFundsParamsDirectionAsc:
+		return true
+	case GetFundsParamsDirectionDesc:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostFundsJSONBodyStrategy.
+const (
+	PostFundsJSONBodyStrategyBuyout         PostFundsJSONBodyStrategy = "buyout"
+	PostFundsJSONBodyStrategyCredit         PostFundsJSONBodyStrategy = "credit"
+	PostFundsJSONBodyStrategyFundOfFunds    PostFundsJSONBodyStrategy = "fund_of_funds"
+	PostFundsJSONBodyStrategyGrowth         PostFundsJSONBodyStrategy = "growth"
+	PostFundsJSONBodyStrategyInfrastructure PostFundsJSONBodyStrategy = "infrastructure"
+	PostFundsJSONBodyStrategyLessThannil    PostFundsJSONBodyStrategy = "<nil>"
+	PostFundsJSONBodyStrategyOther          PostFundsJSONBodyStrategy = "other"
+	PostFundsJSONBodyStrategyRealEstate     PostFundsJSONBodyStrategy = "real_estate"
+	PostFundsJSONBodyStrategySecondaries    PostFundsJSONBodyStrategy = "secondaries"
+	PostFundsJSONBodyStrategyVenture        PostFundsJSONBodyStrategy = "venture"
+)
+
+// Valid indicates whether the value is a known member of the PostFundsJSONBodyStrategy enum.
+func (e PostFundsJSONBodyStrategy) Valid() bool {
+	switch e {
+	case PostFundsJSONBodyStrategyBuyout:
+		return true
+	case PostFundsJSONBodyStrategyCredit:
+		return true
+	case PostFundsJSONBodyStrategyFundOfFunds:
+		return true
+	case PostFundsJSONBodyStrategyGrowth:
+		return true
+	case PostFundsJSONBodyStrategyInfrastructure:
+		return true
+	case PostFundsJSONBodyStrategyLessThannil:
+		return true
+	case PostFundsJSONBodyStrategyOther:
+		return true
+	case PostFundsJSONBodyStrategyRealEstate:
+		return true
+	case PostFundsJSONBodyStrategySecondaries:
+		return true
+	case PostFundsJSONBodyStrategyVenture:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PutFundsByIdJSONBodyStrategy.
+const (
+	PutFundsByIdJSONBodyStrategyBuyout         PutFundsByIdJSONBodyStrategy = "buyout"
+	PutFundsByIdJSONBodyStrategyCredit         PutFundsByIdJSONBodyStrategy = "credit"
+	PutFundsByIdJSONBodyStrategyFundOfFunds    PutFundsByIdJSONBodyStrategy = "fund_of_funds"
+	PutFundsByIdJSONBodyStrategyGrowth         PutFundsByIdJSONBodyStrategy = "growth"
+	PutFundsByIdJSONBodyStrategyInfrastructure PutFundsByIdJSONBodyStrategy = "infrastructure"
+	PutFundsByIdJSONBodyStrategyLessThannil    PutFundsByIdJSONBodyStrategy = "<nil>"
+	PutFundsByIdJSONBodyStrategyOther          PutFundsByIdJSONBodyStrategy = "other"
+	PutFundsByIdJSONBodyStrategyRealEstate     PutFundsByIdJSONBodyStrategy = "real_estate"
+	PutFundsByIdJSONBodyStrategySecondaries    PutFundsByIdJSONBodyStrategy = "secondaries"
+	PutFundsByIdJSONBodyStrategyVenture        PutFundsByIdJSONBodyStrategy = "venture"
+)
+
+// Valid indicates whether the value is a known member of the PutFundsByIdJSONBodyStrategy enum.
+func (e PutFundsByIdJSONBodyStrategy) Valid() bool {
+	switch e {
+	case PutFundsByIdJSONBodyStrategyBuyout:
+		return true
+	case PutFundsByIdJSONBodyStrategyCredit:
+		return true
+	case PutFundsByIdJSONBodyStrategyFundOfFunds:
+		return true
+	case PutFundsByIdJSONBodyStrategyGrowth:
+		return true
+	case PutFundsByIdJSONBodyStrategyInfrastructure:
+		return true
+	case PutFundsByIdJSONBodyStrategyLessThannil:
+		return true
+	case PutFundsByIdJSONBodyStrategyOther:
+		return true
+	case PutFundsByIdJSONBodyStrategyRealEstate:
+		return true
+	case PutFundsByIdJSONBodyStrategySecondaries:
+		return true
+	case PutFundsByIdJSONBodyStrategyVenture:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetIndustriesParamsSort.
 const (
 	GetIndustriesParamsSortCreatedAt GetIndustriesParamsSort = "createdAt"
@@ -1505,6 +1733,7 @@ const (
 	PostListsJSONBodyResourceTypeCompany  PostListsJSONBodyResourceType = "company"
 	PostListsJSONBodyResourceTypeDeal     PostListsJSONBodyResourceType = "deal"
 	PostListsJSONBodyResourceTypeDocument PostListsJSONBodyResourceType = "document"
+	PostListsJSONBodyResourceTypeFund     PostListsJSONBodyResourceType = "fund"
 	PostListsJSONBodyResourceTypePerson   PostListsJSONBodyResourceType = "person"
 )
 
@@ -1516,6 +1745,8 @@ func (e PostListsJSONBodyResourceType) Valid() bool {
 	case PostListsJSONBodyResourceTypeDeal:
 		return true
 	case PostListsJSONBodyResourceTypeDocument:
+		return true
+	case PostListsJSONBodyResourceTypeFund:
 		return true
 	case PostListsJSONBodyResourceTypePerson:
 		return true
@@ -2583,6 +2814,74 @@ type Framework struct {
 	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
 }
 
+// Fund An investment fund: the firm's own or another manager's, with its vintage, size, strategy and deals.
+type Fund struct {
+	// CreatedAt when the record was created
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
+
+	// Currency ISO 4217 code such as USD
+	//
+	// Examples: USD
+	Currency *string `json:"currency"`
+
+	// DealIds the deals the fund made or holds
+	DealIds []string `json:"dealIds"`
+
+	// Id the record's id
+	Id *string `json:"id,omitempty"`
+
+	// ManagerCompanyId the manager (general partner), a company; a list filter
+	ManagerCompanyId *string `json:"managerCompanyId"`
+
+	// Name the name
+	Name string `json:"name"`
+
+	// Size the committed capital (target size while raising), in currency
+	Size *float32 `json:"size"`
+
+	// Strategy the investment strategy; a list filter
+	Strategy *FundStrategy `json:"strategy"`
+
+	// UpdatedAt when the record last changed
+	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
+
+	// VintageYear the vintage: the year of the first close or first investment
+	VintageYear *int `json:"vintageYear"`
+}
+
+// FundStrategy the investment strategy; a list filter
+type FundStrategy string
+
+// FundSearch a search of funds: text, filters (fields: `id`, `createdAt`, `updatedAt`, `name`, `vintageYear`, `size`, `currency`, `strategy`, `managerCompanyId`, `dealIds`), sort
+type FundSearch struct {
+	Filters *struct {
+		And *[]SearchPredicate `json:"and,omitempty"`
+		Or  *[]SearchPredicate `json:"or,omitempty"`
+	} `json:"filters,omitempty"`
+
+	// FullText match text in every text field, not only the weighted ones
+	FullText *bool `json:"fullText,omitempty"`
+
+	// Fuzzy let words match with small typos
+	Fuzzy *bool `json:"fuzzy,omitempty"`
+
+	// Hybrid rank by text relevance and recency together
+	Hybrid *bool `json:"hybrid,omitempty"`
+	Sort   *[]struct {
+		Direction *FundSearchSortDirection `json:"direction,omitempty"`
+		Field     FundSearchSortField      `json:"field"`
+	} `json:"sort,omitempty"`
+
+	// Text words matched in the text fields
+	Text *string `json:"text,omitempty"`
+}
+
+// FundSearchSortDirection defines model for FundSearch.Sort.Direction.
+type FundSearchSortDirection string
+
+// FundSearchSortField defines model for FundSearch.Sort.Field.
+type FundSearchSortField string
+
 // Industry The top level of the organization's classification of companies.
 type Industry struct {
 	// CreatedAt when the record was created
@@ -2621,7 +2920,7 @@ type Key struct {
 	Role           string     `json:"role"`
 }
 
-// List A saved list of records of one type (companies, deals, people or documents) with the columns to show.
+// List A saved list of records of one type (companies, deals, people, funds or documents) with the columns to show.
 type List struct {
 	// Columns the columns in order: [{field, label, width, visible}]
 	//
@@ -4068,6 +4367,124 @@ type PutFrameworksByIdParams struct {
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
+// GetFundsParams defines parameters for GetFunds.
+type GetFundsParams struct {
+	// Limit records per page, 1 to 1000 (outside: clamped); default 100
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Page the page, 1 to 100; for deeper lists follow `cursor`
+	Page *int `form:"page,omitempty" json:"page,omitempty"`
+
+	// Cursor the `X-Next-Cursor` of the previous page (bound to this list: same sort and filter)
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Sort the field to order by; default `id`, the order records were created in
+	Sort *GetFundsParamsSort `form:"sort,omitempty" json:"sort,omitempty"`
+
+	// Direction `desc` (default, newest first) or `asc`
+	Direction *GetFundsParamsDirection `form:"direction,omitempty" json:"direction,omitempty"`
+
+	// Lt only records whose `id` is less than this one, whatever the sort
+	Lt *string `form:"lt,omitempty" json:"lt,omitempty"`
+
+	// Strategy only records whose `strategy` is this value (one filter at a time)
+	Strategy *string `form:"strategy,omitempty" json:"strategy,omitempty"`
+
+	// ManagerCompanyId only records whose `managerCompanyId` is this value (one filter at a time)
+	ManagerCompanyId *string `form:"managerCompanyId,omitempty" json:"managerCompanyId,omitempty"`
+}
+
+// GetFundsParamsSort defines parameters for GetFunds.
+type GetFundsParamsSort string
+
+// GetFundsParamsDirection defines parameters for GetFunds.
+type GetFundsParamsDirection string
+
+// PostFundsJSONBody defines parameters for PostFunds.
+type PostFundsJSONBody struct {
+	// Currency ISO 4217 code such as USD
+	//
+	// Examples: USD
+	Currency *string `json:"currency,omitempty"`
+
+	// DealIds the deals the fund made or holds
+	DealIds *[]string `json:"dealIds,omitempty"`
+
+	// ManagerCompanyId the manager (general partner), a company; a list filter
+	ManagerCompanyId *string `json:"managerCompanyId,omitempty"`
+
+	// Name the name
+	Name string `json:"name"`
+
+	// Size the committed capital (target size while raising), in currency
+	Size *float32 `json:"size,omitempty"`
+
+	// Strategy the investment strategy; a list filter
+	Strategy *PostFundsJSONBodyStrategy `json:"strategy,omitempty"`
+
+	// VintageYear the vintage: the year of the first close or first investment
+	VintageYear *int `json:"vintageYear,omitempty"`
+}
+
+// PostFundsParams defines parameters for PostFunds.
+type PostFundsParams struct {
+	// IdempotencyKey makes a retried POST safe: the first answer is kept 24 hours for this key, organization, method and path, and replayed to a repeat with the same body (`Idempotent-Replayed: true`); another body is a 422
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// PostFundsJSONBodyStrategy defines parameters for PostFunds.
+type PostFundsJSONBodyStrategy string
+
+// PostFundsSearchParams defines parameters for PostFundsSearch.
+type PostFundsSearchParams struct {
+	// Page the page, from 1; (page-1)*limit at most 10000
+	Page *int `form:"page,omitempty" json:"page,omitempty"`
+
+	// Limit results per page
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// DeleteFundsByIdParams defines parameters for DeleteFundsById.
+type DeleteFundsByIdParams struct {
+	// IfMatch the `ETag` the change is based on; another stored version is a 412
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
+// PutFundsByIdJSONBody defines parameters for PutFundsById.
+type PutFundsByIdJSONBody struct {
+	// Currency ISO 4217 code such as USD
+	//
+	// Examples: USD
+	Currency *string `json:"currency,omitempty"`
+
+	// DealIds the deals the fund made or holds
+	DealIds *[]string `json:"dealIds,omitempty"`
+
+	// ManagerCompanyId the manager (general partner), a company; a list filter
+	ManagerCompanyId *string `json:"managerCompanyId,omitempty"`
+
+	// Name the name
+	Name *string `json:"name,omitempty"`
+
+	// Size the committed capital (target size while raising), in currency
+	Size *float32 `json:"size,omitempty"`
+
+	// Strategy the investment strategy; a list filter
+	Strategy *PutFundsByIdJSONBodyStrategy `json:"strategy,omitempty"`
+
+	// VintageYear the vintage: the year of the first close or first investment
+	VintageYear *int `json:"vintageYear,omitempty"`
+}
+
+// PutFundsByIdParams defines parameters for PutFundsById.
+type PutFundsByIdParams struct {
+	// IfMatch the `ETag` the change is based on; another stored version is a 412
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
+// PutFundsByIdJSONBodyStrategy defines parameters for PutFundsById.
+type PutFundsByIdJSONBodyStrategy string
+
 // GetIndustriesParams defines parameters for GetIndustries.
 type GetIndustriesParams struct {
 	// Limit records per page, 1 to 1000 (outside: clamped); default 100
@@ -5344,6 +5761,15 @@ type PostFrameworksJSONRequestBody PostFrameworksJSONBody
 // PutFrameworksByIdJSONRequestBody defines body for PutFrameworksById for application/json ContentType.
 type PutFrameworksByIdJSONRequestBody PutFrameworksByIdJSONBody
 
+// PostFundsJSONRequestBody defines body for PostFunds for application/json ContentType.
+type PostFundsJSONRequestBody PostFundsJSONBody
+
+// PostFundsSearchJSONRequestBody defines body for PostFundsSearch for application/json ContentType.
+type PostFundsSearchJSONRequestBody = FundSearch
+
+// PutFundsByIdJSONRequestBody defines body for PutFundsById for application/json ContentType.
+type PutFundsByIdJSONRequestBody PutFundsByIdJSONBody
+
 // PostIndustriesJSONRequestBody defines body for PostIndustries for application/json ContentType.
 type PostIndustriesJSONRequestBody PostIndustriesJSONBody
 
@@ -6398,6 +6824,81 @@ type ClientInterface interface {
 	// Corresponds with PUT /v1/frameworks/{id} (the `PutFrameworksById` operationId).
 	PutFrameworksById(ctx context.Context, id string, params *PutFrameworksByIdParams, body PutFrameworksByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetFunds List funds
+	//
+	// A page of the organization's funds, newest first unless `sort` and `direction` say otherwise. When more records follow, `X-Next-Cursor` holds the next page's `cursor` and `Link` its URL.
+	//
+	// Corresponds with GET /v1/funds (the `GetFunds` operationId).
+	GetFunds(ctx context.Context, params *GetFundsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostFundsWithBody Create a fund
+	//
+	// An investment fund: the firm's own or another manager's, with its vintage, size, strategy and deals. Answers the stored record (201), with its version as `ETag`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/funds (the `PostFunds` operationId).
+	PostFundsWithBody(ctx context.Context, params *PostFundsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostFunds Create a fund
+	//
+	// An investment fund: the firm's own or another manager's, with its vintage, size, strategy and deals. Answers the stored record (201), with its version as `ETag`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/funds (the `PostFunds` operationId).
+	PostFunds(ctx context.Context, params *PostFundsParams, body PostFundsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostFundsSearchWithBody Search funds
+	//
+	// Full-text and structured search of the organization's funds; see docs/search.md. Results are the records as `GET /v1/funds/{id}` answers them.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/funds/search (the `PostFundsSearch` operationId).
+	PostFundsSearchWithBody(ctx context.Context, params *PostFundsSearchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostFundsSearch Search funds
+	//
+	// Full-text and structured search of the organization's funds; see docs/search.md. Results are the records as `GET /v1/funds/{id}` answers them.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/funds/search (the `PostFundsSearch` operationId).
+	PostFundsSearch(ctx context.Context, params *PostFundsSearchParams, body PostFundsSearchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteFundsById Delete a fund
+	//
+	// Deletes the fund (204). A record another one still references where the reference restricts deletes is a 409 naming it.
+	//
+	// Corresponds with DELETE /v1/funds/{id} (the `DeleteFundsById` operationId).
+	DeleteFundsById(ctx context.Context, id string, params *DeleteFundsByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetFundsById Get a fund
+	//
+	// The fund with this id in the key's organization, with its version as `ETag`.
+	//
+	// Corresponds with GET /v1/funds/{id} (the `GetFundsById` operationId).
+	GetFundsById(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutFundsByIdWithBody Update a fund
+	//
+	// Changes the fields sent; a field sent as `null` is cleared. Other fields keep their values.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/funds/{id} (the `PutFundsById` operationId).
+	PutFundsByIdWithBody(ctx context.Context, id string, params *PutFundsByIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutFundsById Update a fund
+	//
+	// Changes the fields sent; a field sent as `null` is cleared. Other fields keep their values.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v1/funds/{id} (the `PutFundsById` operationId).
+	PutFundsById(ctx context.Context, id string, params *PutFundsByIdParams, body PutFundsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetIndustries List industries
 	//
 	// A page of the organization's industries, newest first unless `sort` and `direction` say otherwise. When more records follow, `X-Next-Cursor` holds the next page's `cursor` and `Link` its URL.
@@ -6478,7 +6979,7 @@ type ClientInterface interface {
 
 	// PostListsWithBody Create a list
 	//
-	// A saved list of records of one type (companies, deals, people or documents) with the columns to show. Answers the stored record (201), with its version as `ETag`.
+	// A saved list of records of one type (companies, deals, people, funds or documents) with the columns to show. Answers the stored record (201), with its version as `ETag`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -6487,7 +6988,7 @@ type ClientInterface interface {
 
 	// PostLists Create a list
 	//
-	// A saved list of records of one type (companies, deals, people or documents) with the columns to show. Answers the stored record (201), with its version as `ETag`.
+	// A saved list of records of one type (companies, deals, people, funds or documents) with the columns to show. Answers the stored record (201), with its version as `ETag`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -8193,6 +8694,171 @@ func (c *Client) PutFrameworksById(ctx context.Context, id string, params *PutFr
 	return c.Client.Do(req)
 }
 
+// GetFunds List funds
+//
+// A page of the organization's funds, newest first unless `sort` and `direction` say otherwise. When more records follow, `X-Next-Cursor` holds the next page's `cursor` and `Link` its URL.
+//
+// Corresponds with GET /v1/funds (the `GetFunds` operationId).
+func (c *Client) GetFunds(ctx context.Context, params *GetFundsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetFundsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostFundsWithBody Create a fund
+//
+// An investment fund: the firm's own or another manager's, with its vintage, size, strategy and deals. Answers the stored record (201), with its version as `ETag`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/funds (the `PostFunds` operationId).
+func (c *Client) PostFundsWithBody(ctx context.Context, params *PostFundsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostFundsRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostFunds Create a fund
+//
+// An investment fund: the firm's own or another manager's, with its vintage, size, strategy and deals. Answers the stored record (201), with its version as `ETag`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/funds (the `PostFunds` operationId).
+func (c *Client) PostFunds(ctx context.Context, params *PostFundsParams, body PostFundsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostFundsRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostFundsSearchWithBody Search funds
+//
+// Full-text and structured search of the organization's funds; see docs/search.md. Results are the records as `GET /v1/funds/{id}` answers them.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/funds/search (the `PostFundsSearch` operationId).
+func (c *Client) PostFundsSearchWithBody(ctx context.Context, params *PostFundsSearchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostFundsSearchRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostFundsSearch Search funds
+//
+// Full-text and structured search of the organization's funds; see docs/search.md. Results are the records as `GET /v1/funds/{id}` answers them.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/funds/search (the `PostFundsSearch` operationId).
+func (c *Client) PostFundsSearch(ctx context.Context, params *PostFundsSearchParams, body PostFundsSearchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostFundsSearchRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteFundsById Delete a fund
+//
+// Deletes the fund (204). A record another one still references where the reference restricts deletes is a 409 naming it.
+//
+// Corresponds with DELETE /v1/funds/{id} (the `DeleteFundsById` operationId).
+func (c *Client) DeleteFundsById(ctx context.Context, id string, params *DeleteFundsByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteFundsByIdRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetFundsById Get a fund
+//
+// The fund with this id in the key's organization, with its version as `ETag`.
+//
+// Corresponds with GET /v1/funds/{id} (the `GetFundsById` operationId).
+func (c *Client) GetFundsById(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetFundsByIdRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutFundsByIdWithBody Update a fund
+//
+// Changes the fields sent; a field sent as `null` is cleared. Other fields keep their values.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/funds/{id} (the `PutFundsById` operationId).
+func (c *Client) PutFundsByIdWithBody(ctx context.Context, id string, params *PutFundsByIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutFundsByIdRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutFundsById Update a fund
+//
+// Changes the fields sent; a field sent as `null` is cleared. Other fields keep their values.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v1/funds/{id} (the `PutFundsById` operationId).
+func (c *Client) PutFundsById(ctx context.Context, id string, params *PutFundsByIdParams, body PutFundsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutFundsByIdRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetIndustries List industries
 //
 // A page of the organization's industries, newest first unless `sort` and `direction` say otherwise. When more records follow, `X-Next-Cursor` holds the next page's `cursor` and `Link` its URL.
@@ -8373,7 +9039,7 @@ func (c *Client) GetLists(ctx context.Context, params *GetListsParams, reqEditor
 
 // PostListsWithBody Create a list
 //
-// A saved list of records of one type (companies, deals, people or documents) with the columns to show. Answers the stored record (201), with its version as `ETag`.
+// A saved list of records of one type (companies, deals, people, funds or documents) with the columns to show. Answers the stored record (201), with its version as `ETag`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -8392,7 +9058,7 @@ func (c *Client) PostListsWithBody(ctx context.Context, params *PostListsParams,
 
 // PostLists Create a list
 //
-// A saved list of records of one type (companies, deals, people or documents) with the columns to show. Answers the stored record (201), with its version as `ETag`.
+// A saved list of records of one type (companies, deals, people, funds or documents) with the columns to show. Answers the stored record (201), with its version as `ETag`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -12273,6 +12939,423 @@ func NewPutFrameworksByIdRequestWithBody(server string, id string, params *PutFr
 	}
 
 	operationPath := fmt.Sprintf("/v1/frameworks/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetFundsRequest constructs an http.Request for the GetFunds method
+func NewGetFundsRequest(server string, params *GetFundsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/funds")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Page != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Sort != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sort", *params.Sort, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Direction != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "direction", *params.Direction, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Lt != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lt", *params.Lt, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Strategy != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "strategy", *params.Strategy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ManagerCompanyId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "managerCompanyId", *params.ManagerCompanyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostFundsRequest calls the generic PostFunds builder with application/json body
+func NewPostFundsRequest(server string, params *PostFundsParams, body PostFundsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostFundsRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostFundsRequestWithBody constructs an http.Request for the PostFunds method, with any body, and a specified content type
+func NewPostFundsRequestWithBody(server string, params *PostFundsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/funds")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostFundsSearchRequest calls the generic PostFundsSearch builder with application/json body
+func NewPostFundsSearchRequest(server string, params *PostFundsSearchParams, body PostFundsSearchJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostFundsSearchRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostFundsSearchRequestWithBody constructs an http.Request for the PostFundsSearch method, with any body, and a specified content type
+func NewPostFundsSearchRequestWithBody(server string, params *PostFundsSearchParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/funds/search")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Page != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteFundsByIdRequest constructs an http.Request for the DeleteFundsById method
+func NewDeleteFundsByIdRequest(server string, id string, params *DeleteFundsByIdParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/funds/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetFundsByIdRequest constructs an http.Request for the GetFundsById method
+func NewGetFundsByIdRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/funds/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPutFundsByIdRequest calls the generic PutFundsById builder with application/json body
+func NewPutFundsByIdRequest(server string, id string, params *PutFundsByIdParams, body PutFundsByIdJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutFundsByIdRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPutFundsByIdRequestWithBody constructs an http.Request for the PutFundsById method, with any body, and a specified content type
+func NewPutFundsByIdRequestWithBody(server string, id string, params *PutFundsByIdParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/funds/%s", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -17448,6 +18531,87 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PUT /v1/frameworks/{id} (the `PutFrameworksById` operationId).
 	PutFrameworksByIdWithResponse(ctx context.Context, id string, params *PutFrameworksByIdParams, body PutFrameworksByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PutFrameworksByIdResponse, error)
 
+	// GetFundsWithResponse List funds
+	//
+	// A page of the organization's funds, newest first unless `sort` and `direction` say otherwise. When more records follow, `X-Next-Cursor` holds the next page's `cursor` and `Link` its URL.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/funds (the `GetFunds` operationId).
+	GetFundsWithResponse(ctx context.Context, params *GetFundsParams, reqEditors ...RequestEditorFn) (*GetFundsResponse, error)
+
+	// PostFundsWithBodyWithResponse Create a fund
+	//
+	// An investment fund: the firm's own or another manager's, with its vintage, size, strategy and deals. Answers the stored record (201), with its version as `ETag`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/funds (the `PostFunds` operationId).
+	PostFundsWithBodyWithResponse(ctx context.Context, params *PostFundsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostFundsResponse, error)
+
+	// PostFundsWithResponse Create a fund
+	//
+	// An investment fund: the firm's own or another manager's, with its vintage, size, strategy and deals. Answers the stored record (201), with its version as `ETag`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/funds (the `PostFunds` operationId).
+	PostFundsWithResponse(ctx context.Context, params *PostFundsParams, body PostFundsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostFundsResponse, error)
+
+	// PostFundsSearchWithBodyWithResponse Search funds
+	//
+	// Full-text and structured search of the organization's funds; see docs/search.md. Results are the records as `GET /v1/funds/{id}` answers them.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/funds/search (the `PostFundsSearch` operationId).
+	PostFundsSearchWithBodyWithResponse(ctx context.Context, params *PostFundsSearchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostFundsSearchResponse, error)
+
+	// PostFundsSearchWithResponse Search funds
+	//
+	// Full-text and structured search of the organization's funds; see docs/search.md. Results are the records as `GET /v1/funds/{id}` answers them.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/funds/search (the `PostFundsSearch` operationId).
+	PostFundsSearchWithResponse(ctx context.Context, params *PostFundsSearchParams, body PostFundsSearchJSONRequestBody, reqEditors ...RequestEditorFn) (*PostFundsSearchResponse, error)
+
+	// DeleteFundsByIdWithResponse Delete a fund
+	//
+	// Deletes the fund (204). A record another one still references where the reference restricts deletes is a 409 naming it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/funds/{id} (the `DeleteFundsById` operationId).
+	DeleteFundsByIdWithResponse(ctx context.Context, id string, params *DeleteFundsByIdParams, reqEditors ...RequestEditorFn) (*DeleteFundsByIdResponse, error)
+
+	// GetFundsByIdWithResponse Get a fund
+	//
+	// The fund with this id in the key's organization, with its version as `ETag`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/funds/{id} (the `GetFundsById` operationId).
+	GetFundsByIdWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetFundsByIdResponse, error)
+
+	// PutFundsByIdWithBodyWithResponse Update a fund
+	//
+	// Changes the fields sent; a field sent as `null` is cleared. Other fields keep their values.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/funds/{id} (the `PutFundsById` operationId).
+	PutFundsByIdWithBodyWithResponse(ctx context.Context, id string, params *PutFundsByIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutFundsByIdResponse, error)
+
+	// PutFundsByIdWithResponse Update a fund
+	//
+	// Changes the fields sent; a field sent as `null` is cleared. Other fields keep their values.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/funds/{id} (the `PutFundsById` operationId).
+	PutFundsByIdWithResponse(ctx context.Context, id string, params *PutFundsByIdParams, body PutFundsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PutFundsByIdResponse, error)
+
 	// GetIndustriesWithResponse List industries
 	//
 	// A page of the organization's industries, newest first unless `sort` and `direction` say otherwise. When more records follow, `X-Next-Cursor` holds the next page's `cursor` and `Link` its URL.
@@ -17540,7 +18704,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostListsWithBodyWithResponse Create a list
 	//
-	// A saved list of records of one type (companies, deals, people or documents) with the columns to show. Answers the stored record (201), with its version as `ETag`.
+	// A saved list of records of one type (companies, deals, people, funds or documents) with the columns to show. Answers the stored record (201), with its version as `ETag`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -17549,7 +18713,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostListsWithResponse Create a list
 	//
-	// A saved list of records of one type (companies, deals, people or documents) with the columns to show. Answers the stored record (201), with its version as `ETag`.
+	// A saved list of records of one type (companies, deals, people, funds or documents) with the columns to show. Answers the stored record (201), with its version as `ETag`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -24856,6 +26020,1089 @@ func (r PutFrameworksByIdResponse) ContentType() string {
 	return ""
 }
 
+// GetFundsResponse200Headers the declared response headers of an HTTP 200 response for GetFunds
+type GetFundsResponse200Headers struct {
+	Link                *string
+	XNextCursor         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// GetFundsResponse400Headers the declared response headers of an HTTP 400 response for GetFunds
+type GetFundsResponse400Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// GetFundsResponse401Headers the declared response headers of an HTTP 401 response for GetFunds
+type GetFundsResponse401Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// GetFundsResponse404Headers the declared response headers of an HTTP 404 response for GetFunds
+type GetFundsResponse404Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// GetFundsResponse429Headers the declared response headers of an HTTP 429 response for GetFunds
+type GetFundsResponse429Headers struct {
+	RetryAfter          *int
+	XErrorCode          ErrorCode
+	XErrorParam         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// GetFundsResponse500Headers the declared response headers of an HTTP 500 response for GetFunds
+type GetFundsResponse500Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// GetFundsResponse503Headers the declared response headers of an HTTP 503 response for GetFunds
+type GetFundsResponse503Headers struct {
+	RetryAfter  *int
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+type GetFundsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []Fund `json:"data"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *N400
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *N401
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetFundsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetFundsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetFundsResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetFundsResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetFundsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetFundsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetFundsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetFundsResponse) GetJSON200() *struct {
+	Data []Fund `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetFundsResponse) GetJSON400() *N400 {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetFundsResponse) GetJSON401() *N401 {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetFundsResponse) GetJSON404() *N404 {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetFundsResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetFundsResponse) GetJSON500() *N500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetFundsResponse) GetJSON503() *N503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetFundsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetFundsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetFundsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetFundsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostFundsResponse201Headers the declared response headers of an HTTP 201 response for PostFunds
+type PostFundsResponse201Headers struct {
+	ETag                *string
+	IdempotentReplayed  *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// PostFundsResponse400Headers the declared response headers of an HTTP 400 response for PostFunds
+type PostFundsResponse400Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PostFundsResponse401Headers the declared response headers of an HTTP 401 response for PostFunds
+type PostFundsResponse401Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PostFundsResponse404Headers the declared response headers of an HTTP 404 response for PostFunds
+type PostFundsResponse404Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PostFundsResponse409Headers the declared response headers of an HTTP 409 response for PostFunds
+type PostFundsResponse409Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PostFundsResponse413Headers the declared response headers of an HTTP 413 response for PostFunds
+type PostFundsResponse413Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PostFundsResponse422Headers the declared response headers of an HTTP 422 response for PostFunds
+type PostFundsResponse422Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PostFundsResponse429Headers the declared response headers of an HTTP 429 response for PostFunds
+type PostFundsResponse429Headers struct {
+	RetryAfter          *int
+	XErrorCode          ErrorCode
+	XErrorParam         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// PostFundsResponse500Headers the declared response headers of an HTTP 500 response for PostFunds
+type PostFundsResponse500Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PostFundsResponse503Headers the declared response headers of an HTTP 503 response for PostFunds
+type PostFundsResponse503Headers struct {
+	RetryAfter  *int
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+type PostFundsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *struct {
+		// Data An investment fund: the firm's own or another manager's, with its vintage, size, strategy and deals.
+		Data Fund `json:"data"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *N400
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *N401
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *N404
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *N409
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *N413
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *N422
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostFundsResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PostFundsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostFundsResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostFundsResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostFundsResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostFundsResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostFundsResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostFundsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostFundsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostFundsResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostFundsResponse) GetJSON201() *struct {
+	// Data An investment fund: the firm's own or another manager's, with its vintage, size, strategy and deals.
+	Data Fund `json:"data"`
+} {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostFundsResponse) GetJSON400() *N400 {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostFundsResponse) GetJSON401() *N401 {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostFundsResponse) GetJSON404() *N404 {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostFundsResponse) GetJSON409() *N409 {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostFundsResponse) GetJSON413() *N413 {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostFundsResponse) GetJSON422() *N422 {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostFundsResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostFundsResponse) GetJSON500() *N500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostFundsResponse) GetJSON503() *N503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostFundsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostFundsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostFundsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostFundsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostFundsSearchResponse200Headers the declared response headers of an HTTP 200 response for PostFundsSearch
+type PostFundsSearchResponse200Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// PostFundsSearchResponse400Headers the declared response headers of an HTTP 400 response for PostFundsSearch
+type PostFundsSearchResponse400Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PostFundsSearchResponse401Headers the declared response headers of an HTTP 401 response for PostFundsSearch
+type PostFundsSearchResponse401Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PostFundsSearchResponse404Headers the declared response headers of an HTTP 404 response for PostFundsSearch
+type PostFundsSearchResponse404Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PostFundsSearchResponse413Headers the declared response headers of an HTTP 413 response for PostFundsSearch
+type PostFundsSearchResponse413Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PostFundsSearchResponse429Headers the declared response headers of an HTTP 429 response for PostFundsSearch
+type PostFundsSearchResponse429Headers struct {
+	RetryAfter          *int
+	XErrorCode          ErrorCode
+	XErrorParam         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// PostFundsSearchResponse500Headers the declared response headers of an HTTP 500 response for PostFundsSearch
+type PostFundsSearchResponse500Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PostFundsSearchResponse503Headers the declared response headers of an HTTP 503 response for PostFundsSearch
+type PostFundsSearchResponse503Headers struct {
+	RetryAfter  *int
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+type PostFundsSearchResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data     []Fund         `json:"data"`
+		Metadata SearchMetadata `json:"metadata"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *N400
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *N401
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *N404
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *N413
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PostFundsSearchResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PostFundsSearchResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostFundsSearchResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostFundsSearchResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostFundsSearchResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostFundsSearchResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostFundsSearchResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostFundsSearchResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostFundsSearchResponse) GetJSON200() *struct {
+	Data     []Fund         `json:"data"`
+	Metadata SearchMetadata `json:"metadata"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostFundsSearchResponse) GetJSON400() *N400 {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostFundsSearchResponse) GetJSON401() *N401 {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostFundsSearchResponse) GetJSON404() *N404 {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostFundsSearchResponse) GetJSON413() *N413 {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostFundsSearchResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostFundsSearchResponse) GetJSON500() *N500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostFundsSearchResponse) GetJSON503() *N503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostFundsSearchResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostFundsSearchResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostFundsSearchResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostFundsSearchResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteFundsByIdResponse204Headers the declared response headers of an HTTP 204 response for DeleteFundsById
+type DeleteFundsByIdResponse204Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// DeleteFundsByIdResponse400Headers the declared response headers of an HTTP 400 response for DeleteFundsById
+type DeleteFundsByIdResponse400Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// DeleteFundsByIdResponse401Headers the declared response headers of an HTTP 401 response for DeleteFundsById
+type DeleteFundsByIdResponse401Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// DeleteFundsByIdResponse404Headers the declared response headers of an HTTP 404 response for DeleteFundsById
+type DeleteFundsByIdResponse404Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// DeleteFundsByIdResponse409Headers the declared response headers of an HTTP 409 response for DeleteFundsById
+type DeleteFundsByIdResponse409Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// DeleteFundsByIdResponse412Headers the declared response headers of an HTTP 412 response for DeleteFundsById
+type DeleteFundsByIdResponse412Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// DeleteFundsByIdResponse429Headers the declared response headers of an HTTP 429 response for DeleteFundsById
+type DeleteFundsByIdResponse429Headers struct {
+	RetryAfter          *int
+	XErrorCode          ErrorCode
+	XErrorParam         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// DeleteFundsByIdResponse500Headers the declared response headers of an HTTP 500 response for DeleteFundsById
+type DeleteFundsByIdResponse500Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// DeleteFundsByIdResponse503Headers the declared response headers of an HTTP 503 response for DeleteFundsById
+type DeleteFundsByIdResponse503Headers struct {
+	RetryAfter  *int
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+type DeleteFundsByIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *N400
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *N401
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *N404
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *N409
+	// JSON412 the response for an HTTP 412 `application/json` response
+	JSON412 *N412
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
+	// Headers204 the parsed response headers for an HTTP 204 response
+	Headers204 *DeleteFundsByIdResponse204Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DeleteFundsByIdResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteFundsByIdResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeleteFundsByIdResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *DeleteFundsByIdResponse409Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *DeleteFundsByIdResponse412Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteFundsByIdResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeleteFundsByIdResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteFundsByIdResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteFundsByIdResponse) GetJSON400() *N400 {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteFundsByIdResponse) GetJSON401() *N401 {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteFundsByIdResponse) GetJSON404() *N404 {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DeleteFundsByIdResponse) GetJSON409() *N409 {
+	return r.JSON409
+}
+
+// GetJSON412 returns the response for an HTTP 412 `application/json` response
+func (r DeleteFundsByIdResponse) GetJSON412() *N412 {
+	return r.JSON412
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteFundsByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteFundsByIdResponse) GetJSON500() *N500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteFundsByIdResponse) GetJSON503() *N503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteFundsByIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteFundsByIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteFundsByIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteFundsByIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetFundsByIdResponse200Headers the declared response headers of an HTTP 200 response for GetFundsById
+type GetFundsByIdResponse200Headers struct {
+	ETag                *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// GetFundsByIdResponse400Headers the declared response headers of an HTTP 400 response for GetFundsById
+type GetFundsByIdResponse400Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// GetFundsByIdResponse401Headers the declared response headers of an HTTP 401 response for GetFundsById
+type GetFundsByIdResponse401Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// GetFundsByIdResponse404Headers the declared response headers of an HTTP 404 response for GetFundsById
+type GetFundsByIdResponse404Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// GetFundsByIdResponse429Headers the declared response headers of an HTTP 429 response for GetFundsById
+type GetFundsByIdResponse429Headers struct {
+	RetryAfter          *int
+	XErrorCode          ErrorCode
+	XErrorParam         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// GetFundsByIdResponse500Headers the declared response headers of an HTTP 500 response for GetFundsById
+type GetFundsByIdResponse500Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// GetFundsByIdResponse503Headers the declared response headers of an HTTP 503 response for GetFundsById
+type GetFundsByIdResponse503Headers struct {
+	RetryAfter  *int
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+type GetFundsByIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data An investment fund: the firm's own or another manager's, with its vintage, size, strategy and deals.
+		Data Fund `json:"data"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *N400
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *N401
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetFundsByIdResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetFundsByIdResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetFundsByIdResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetFundsByIdResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetFundsByIdResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetFundsByIdResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetFundsByIdResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetFundsByIdResponse) GetJSON200() *struct {
+	// Data An investment fund: the firm's own or another manager's, with its vintage, size, strategy and deals.
+	Data Fund `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetFundsByIdResponse) GetJSON400() *N400 {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetFundsByIdResponse) GetJSON401() *N401 {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetFundsByIdResponse) GetJSON404() *N404 {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetFundsByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetFundsByIdResponse) GetJSON500() *N500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetFundsByIdResponse) GetJSON503() *N503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetFundsByIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetFundsByIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetFundsByIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetFundsByIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PutFundsByIdResponse200Headers the declared response headers of an HTTP 200 response for PutFundsById
+type PutFundsByIdResponse200Headers struct {
+	ETag                *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// PutFundsByIdResponse400Headers the declared response headers of an HTTP 400 response for PutFundsById
+type PutFundsByIdResponse400Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PutFundsByIdResponse401Headers the declared response headers of an HTTP 401 response for PutFundsById
+type PutFundsByIdResponse401Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PutFundsByIdResponse404Headers the declared response headers of an HTTP 404 response for PutFundsById
+type PutFundsByIdResponse404Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PutFundsByIdResponse409Headers the declared response headers of an HTTP 409 response for PutFundsById
+type PutFundsByIdResponse409Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PutFundsByIdResponse412Headers the declared response headers of an HTTP 412 response for PutFundsById
+type PutFundsByIdResponse412Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PutFundsByIdResponse413Headers the declared response headers of an HTTP 413 response for PutFundsById
+type PutFundsByIdResponse413Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PutFundsByIdResponse429Headers the declared response headers of an HTTP 429 response for PutFundsById
+type PutFundsByIdResponse429Headers struct {
+	RetryAfter          *int
+	XErrorCode          ErrorCode
+	XErrorParam         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// PutFundsByIdResponse500Headers the declared response headers of an HTTP 500 response for PutFundsById
+type PutFundsByIdResponse500Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PutFundsByIdResponse503Headers the declared response headers of an HTTP 503 response for PutFundsById
+type PutFundsByIdResponse503Headers struct {
+	RetryAfter  *int
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+type PutFundsByIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data An investment fund: the firm's own or another manager's, with its vintage, size, strategy and deals.
+		Data Fund `json:"data"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *N400
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *N401
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *N404
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *N409
+	// JSON412 the response for an HTTP 412 `application/json` response
+	JSON412 *N412
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *N413
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PutFundsByIdResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PutFundsByIdResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PutFundsByIdResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PutFundsByIdResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PutFundsByIdResponse409Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *PutFundsByIdResponse412Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PutFundsByIdResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PutFundsByIdResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PutFundsByIdResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PutFundsByIdResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutFundsByIdResponse) GetJSON200() *struct {
+	// Data An investment fund: the firm's own or another manager's, with its vintage, size, strategy and deals.
+	Data Fund `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PutFundsByIdResponse) GetJSON400() *N400 {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PutFundsByIdResponse) GetJSON401() *N401 {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PutFundsByIdResponse) GetJSON404() *N404 {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PutFundsByIdResponse) GetJSON409() *N409 {
+	return r.JSON409
+}
+
+// GetJSON412 returns the response for an HTTP 412 `application/json` response
+func (r PutFundsByIdResponse) GetJSON412() *N412 {
+	return r.JSON412
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PutFundsByIdResponse) GetJSON413() *N413 {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PutFundsByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PutFundsByIdResponse) GetJSON500() *N500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PutFundsByIdResponse) GetJSON503() *N503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PutFundsByIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutFundsByIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutFundsByIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutFundsByIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetIndustriesResponse200Headers the declared response headers of an HTTP 200 response for GetIndustries
 type GetIndustriesResponse200Headers struct {
 	Link                *string
@@ -26357,7 +28604,7 @@ type PostListsResponse struct {
 	HTTPResponse *http.Response
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *struct {
-		// Data A saved list of records of one type (companies, deals, people or documents) with the columns to show.
+		// Data A saved list of records of one type (companies, deals, people, funds or documents) with the columns to show.
 		Data List `json:"data"`
 	}
 	// JSON400 the response for an HTTP 400 `application/json` response
@@ -26402,7 +28649,7 @@ type PostListsResponse struct {
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
 func (r PostListsResponse) GetJSON201() *struct {
-	// Data A saved list of records of one type (companies, deals, people or documents) with the columns to show.
+	// Data A saved list of records of one type (companies, deals, people, funds or documents) with the columns to show.
 	Data List `json:"data"`
 } {
 	return r.JSON201
@@ -26720,7 +28967,7 @@ type GetListsByIdResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
-		// Data A saved list of records of one type (companies, deals, people or documents) with the columns to show.
+		// Data A saved list of records of one type (companies, deals, people, funds or documents) with the columns to show.
 		Data List `json:"data"`
 	}
 	// JSON400 the response for an HTTP 400 `application/json` response
@@ -26753,7 +29000,7 @@ type GetListsByIdResponse struct {
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetListsByIdResponse) GetJSON200() *struct {
-	// Data A saved list of records of one type (companies, deals, people or documents) with the columns to show.
+	// Data A saved list of records of one type (companies, deals, people, funds or documents) with the columns to show.
 	Data List `json:"data"`
 } {
 	return r.JSON200
@@ -26900,7 +29147,7 @@ type PutListsByIdResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
-		// Data A saved list of records of one type (companies, deals, people or documents) with the columns to show.
+		// Data A saved list of records of one type (companies, deals, people, funds or documents) with the columns to show.
 		Data List `json:"data"`
 	}
 	// JSON400 the response for an HTTP 400 `application/json` response
@@ -26945,7 +29192,7 @@ type PutListsByIdResponse struct {
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r PutListsByIdResponse) GetJSON200() *struct {
-	// Data A saved list of records of one type (companies, deals, people or documents) with the columns to show.
+	// Data A saved list of records of one type (companies, deals, people, funds or documents) with the columns to show.
 	Data List `json:"data"`
 } {
 	return r.JSON200
@@ -38194,6 +40441,141 @@ func (c *ClientWithResponses) PutFrameworksByIdWithResponse(ctx context.Context,
 	return ParsePutFrameworksByIdResponse(rsp)
 }
 
+// GetFundsWithResponse List funds
+//
+// A page of the organization's funds, newest first unless `sort` and `direction` say otherwise. When more records follow, `X-Next-Cursor` holds the next page's `cursor` and `Link` its URL.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/funds (the `GetFunds` operationId).
+func (c *ClientWithResponses) GetFundsWithResponse(ctx context.Context, params *GetFundsParams, reqEditors ...RequestEditorFn) (*GetFundsResponse, error) {
+	rsp, err := c.GetFunds(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetFundsResponse(rsp)
+}
+
+// PostFundsWithBodyWithResponse Create a fund
+//
+// An investment fund: the firm's own or another manager's, with its vintage, size, strategy and deals. Answers the stored record (201), with its version as `ETag`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/funds (the `PostFunds` operationId).
+func (c *ClientWithResponses) PostFundsWithBodyWithResponse(ctx context.Context, params *PostFundsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostFundsResponse, error) {
+	rsp, err := c.PostFundsWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostFundsResponse(rsp)
+}
+
+// PostFundsWithResponse Create a fund
+//
+// An investment fund: the firm's own or another manager's, with its vintage, size, strategy and deals. Answers the stored record (201), with its version as `ETag`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/funds (the `PostFunds` operationId).
+func (c *ClientWithResponses) PostFundsWithResponse(ctx context.Context, params *PostFundsParams, body PostFundsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostFundsResponse, error) {
+	rsp, err := c.PostFunds(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostFundsResponse(rsp)
+}
+
+// PostFundsSearchWithBodyWithResponse Search funds
+//
+// Full-text and structured search of the organization's funds; see docs/search.md. Results are the records as `GET /v1/funds/{id}` answers them.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/funds/search (the `PostFundsSearch` operationId).
+func (c *ClientWithResponses) PostFundsSearchWithBodyWithResponse(ctx context.Context, params *PostFundsSearchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostFundsSearchResponse, error) {
+	rsp, err := c.PostFundsSearchWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostFundsSearchResponse(rsp)
+}
+
+// PostFundsSearchWithResponse Search funds
+//
+// Full-text and structured search of the organization's funds; see docs/search.md. Results are the records as `GET /v1/funds/{id}` answers them.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/funds/search (the `PostFundsSearch` operationId).
+func (c *ClientWithResponses) PostFundsSearchWithResponse(ctx context.Context, params *PostFundsSearchParams, body PostFundsSearchJSONRequestBody, reqEditors ...RequestEditorFn) (*PostFundsSearchResponse, error) {
+	rsp, err := c.PostFundsSearch(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostFundsSearchResponse(rsp)
+}
+
+// DeleteFundsByIdWithResponse Delete a fund
+//
+// Deletes the fund (204). A record another one still references where the reference restricts deletes is a 409 naming it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/funds/{id} (the `DeleteFundsById` operationId).
+func (c *ClientWithResponses) DeleteFundsByIdWithResponse(ctx context.Context, id string, params *DeleteFundsByIdParams, reqEditors ...RequestEditorFn) (*DeleteFundsByIdResponse, error) {
+	rsp, err := c.DeleteFundsById(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteFundsByIdResponse(rsp)
+}
+
+// GetFundsByIdWithResponse Get a fund
+//
+// The fund with this id in the key's organization, with its version as `ETag`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/funds/{id} (the `GetFundsById` operationId).
+func (c *ClientWithResponses) GetFundsByIdWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetFundsByIdResponse, error) {
+	rsp, err := c.GetFundsById(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetFundsByIdResponse(rsp)
+}
+
+// PutFundsByIdWithBodyWithResponse Update a fund
+//
+// Changes the fields sent; a field sent as `null` is cleared. Other fields keep their values.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/funds/{id} (the `PutFundsById` operationId).
+func (c *ClientWithResponses) PutFundsByIdWithBodyWithResponse(ctx context.Context, id string, params *PutFundsByIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutFundsByIdResponse, error) {
+	rsp, err := c.PutFundsByIdWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutFundsByIdResponse(rsp)
+}
+
+// PutFundsByIdWithResponse Update a fund
+//
+// Changes the fields sent; a field sent as `null` is cleared. Other fields keep their values.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/funds/{id} (the `PutFundsById` operationId).
+func (c *ClientWithResponses) PutFundsByIdWithResponse(ctx context.Context, id string, params *PutFundsByIdParams, body PutFundsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PutFundsByIdResponse, error) {
+	rsp, err := c.PutFundsById(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutFundsByIdResponse(rsp)
+}
+
 // GetIndustriesWithResponse List industries
 //
 // A page of the organization's industries, newest first unless `sort` and `direction` say otherwise. When more records follow, `X-Next-Cursor` holds the next page's `cursor` and `Link` its URL.
@@ -38346,7 +40728,7 @@ func (c *ClientWithResponses) GetListsWithResponse(ctx context.Context, params *
 
 // PostListsWithBodyWithResponse Create a list
 //
-// A saved list of records of one type (companies, deals, people or documents) with the columns to show. Answers the stored record (201), with its version as `ETag`.
+// A saved list of records of one type (companies, deals, people, funds or documents) with the columns to show. Answers the stored record (201), with its version as `ETag`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -38361,7 +40743,7 @@ func (c *ClientWithResponses) PostListsWithBodyWithResponse(ctx context.Context,
 
 // PostListsWithResponse Create a list
 //
-// A saved list of records of one type (companies, deals, people or documents) with the columns to show. Answers the stored record (201), with its version as `ETag`.
+// A saved list of records of one type (companies, deals, people, funds or documents) with the columns to show. Answers the stored record (201), with its version as `ETag`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -51784,6 +54166,2023 @@ func ParsePutFrameworksByIdResponse(rsp *http.Response) (*PutFrameworksByIdRespo
 	return response, nil
 }
 
+// ParseGetFundsResponse parses an HTTP response from a GetFundsWithResponse call
+func ParseGetFundsResponse(rsp *http.Response) (*GetFundsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetFundsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []Fund `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest N400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest N401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest N404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest N500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetFundsResponse200Headers
+		if values := rsp.Header.Values("Link"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Link = &value
+		}
+		if values := rsp.Header.Values("X-Next-Cursor"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Next-Cursor", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XNextCursor = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetFundsResponse400Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetFundsResponse401Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetFundsResponse404Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetFundsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetFundsResponse500Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetFundsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostFundsResponse parses an HTTP response from a PostFundsWithResponse call
+func ParsePostFundsResponse(rsp *http.Response) (*PostFundsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostFundsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest struct {
+			// Data An investment fund: the firm's own or another manager's, with its vintage, size, strategy and deals.
+			Data Fund `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest N400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest N401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest N404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest N409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest N413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest N422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest N500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostFundsResponse201Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers PostFundsResponse400Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostFundsResponse401Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostFundsResponse404Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostFundsResponse409Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostFundsResponse413Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostFundsResponse422Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostFundsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostFundsResponse500Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostFundsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostFundsSearchResponse parses an HTTP response from a PostFundsSearchWithResponse call
+func ParsePostFundsSearchResponse(rsp *http.Response) (*PostFundsSearchResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostFundsSearchResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data     []Fund         `json:"data"`
+			Metadata SearchMetadata `json:"metadata"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest N400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest N401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest N404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest N413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest N500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PostFundsSearchResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers PostFundsSearchResponse400Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostFundsSearchResponse401Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostFundsSearchResponse404Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostFundsSearchResponse413Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostFundsSearchResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostFundsSearchResponse500Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostFundsSearchResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteFundsByIdResponse parses an HTTP response from a DeleteFundsByIdWithResponse call
+func ParseDeleteFundsByIdResponse(rsp *http.Response) (*DeleteFundsByIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteFundsByIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest N400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest N401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest N404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest N409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest N412
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON412 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest N500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		var headers DeleteFundsByIdResponse204Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers204 = &headers
+	case rsp.StatusCode == 400:
+		var headers DeleteFundsByIdResponse400Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers DeleteFundsByIdResponse401Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeleteFundsByIdResponse404Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers DeleteFundsByIdResponse409Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 412:
+		var headers DeleteFundsByIdResponse412Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers412 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteFundsByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeleteFundsByIdResponse500Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteFundsByIdResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetFundsByIdResponse parses an HTTP response from a GetFundsByIdWithResponse call
+func ParseGetFundsByIdResponse(rsp *http.Response) (*GetFundsByIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetFundsByIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data An investment fund: the firm's own or another manager's, with its vintage, size, strategy and deals.
+			Data Fund `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest N400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest N401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest N404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest N500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetFundsByIdResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetFundsByIdResponse400Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetFundsByIdResponse401Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetFundsByIdResponse404Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetFundsByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetFundsByIdResponse500Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetFundsByIdResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePutFundsByIdResponse parses an HTTP response from a PutFundsByIdWithResponse call
+func ParsePutFundsByIdResponse(rsp *http.Response) (*PutFundsByIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutFundsByIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data An investment fund: the firm's own or another manager's, with its vintage, size, strategy and deals.
+			Data Fund `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest N400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest N401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest N404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest N409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest N412
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON412 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest N413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest N500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PutFundsByIdResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers PutFundsByIdResponse400Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PutFundsByIdResponse401Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers PutFundsByIdResponse404Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PutFundsByIdResponse409Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 412:
+		var headers PutFundsByIdResponse412Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers412 = &headers
+	case rsp.StatusCode == 413:
+		var headers PutFundsByIdResponse413Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers PutFundsByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers PutFundsByIdResponse500Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PutFundsByIdResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetIndustriesResponse parses an HTTP response from a GetIndustriesWithResponse call
 func ParseGetIndustriesResponse(rsp *http.Response) (*GetIndustriesResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -54466,7 +58865,7 @@ func ParsePostListsResponse(rsp *http.Response) (*PostListsResponse, error) {
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
 		var dest struct {
-			// Data A saved list of records of one type (companies, deals, people or documents) with the columns to show.
+			// Data A saved list of records of one type (companies, deals, people, funds or documents) with the columns to show.
 			Data List `json:"data"`
 		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -55196,7 +59595,7 @@ func ParseGetListsByIdResponse(rsp *http.Response) (*GetListsByIdResponse, error
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
-			// Data A saved list of records of one type (companies, deals, people or documents) with the columns to show.
+			// Data A saved list of records of one type (companies, deals, people, funds or documents) with the columns to show.
 			Data List `json:"data"`
 		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -55487,7 +59886,7 @@ func ParsePutListsByIdResponse(rsp *http.Response) (*PutListsByIdResponse, error
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
-			// Data A saved list of records of one type (companies, deals, people or documents) with the columns to show.
+			// Data A saved list of records of one type (companies, deals, people, funds or documents) with the columns to show.
 			Data List `json:"data"`
 		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {

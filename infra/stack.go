@@ -155,7 +155,7 @@ func NewStack(scope constructs.Construct, o Options) (*Stack, error) {
 		doc := awsiam.NewPolicyDocument(nil)
 		role := awsiam.NewRole(st.Stack, jsii.String(id+"Role"), &awsiam.RoleProps{
 			AssumedBy:      awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil),
-			Description:    jsii.String("the " + f.Name + " function: " + f.Doc),
+			Description:    jsii.String("the " + f.Name + " function: " + f.Describe(api.Routes())),
 			InlinePolicies: &map[string]awsiam.PolicyDocument{"access": doc},
 		})
 		// Writing to its own log group: what AWSLambdaBasicExecutionRole
@@ -167,7 +167,7 @@ func NewStack(scope constructs.Construct, o Options) (*Stack, error) {
 		}))
 		doc.AddStatements(tableStatements(table, f.Access(api.Routes()))...)
 		props := &awslambda.FunctionProps{
-			Description:  jsii.String(f.Doc),
+			Description:  jsii.String(f.Describe(api.Routes())),
 			Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
 			Architecture: awslambda.Architecture_ARM_64(),
 			Handler:      jsii.String("bootstrap"),

@@ -145,7 +145,7 @@ func Generate(s Spec) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		add(fmt.Sprintf("functions/%s: %s. %s", f.Name, f.Doc, reachNote[f.Reach]), LogicalID(f.Name), fn)
+		add(fmt.Sprintf("functions/%s: %s. %s", f.Name, f.Describe(s.Routes), reachNote[f.Reach]), LogicalID(f.Name), fn)
 		add("", LogicalID(f.Name)+"Logs", logGroup(sub("/aws/lambda/${"+LogicalID(f.Name)+"}")))
 	}
 	sm, err := stateMachine(s)
@@ -428,7 +428,7 @@ func function(s Spec, f routes.Function) (*yaml.Node, error) {
 	}
 
 	props := []kv{
-		field("Description", f.Doc),
+		field("Description", f.Describe(s.Routes)),
 		note("The repository root: `sam build` runs the Makefile's build-"+LogicalID(f.Name)+" (BuildMethod makefile).", "CodeUri", "../"),
 		field("Handler", "bootstrap"),
 		field("Runtime", "provided.al2023"),

@@ -90,8 +90,9 @@ func buildOpenAPI() ([]byte, error) {
 // groupDocs describes each group (the operations' tags) by its function.
 func groupDocs() map[string]string {
 	out := map[string]string{}
+	table := Routes()
 	for _, f := range routes.Functions {
-		out[f.Name] = f.Doc
+		out[f.Name] = f.Describe(table)
 	}
 	return out
 }

@@ -12,10 +12,10 @@ const (
 	Keys      = "keys" // API keys, the health check, and requests no route matches
 	Workflows = "workflows"
 	Webhook   = "webhook"   // behind a Lambda function URL, not API Gateway
-	Catalog   = "catalog"   // industries, sectors, subsectors, tags
-	CRM       = "crm"       // deals, people, teams, workspaces, activities
-	Documents = "documents" // documents, lists
-	Scoring   = "scoring"   // frameworks, screenings, scores
+	Catalog   = "catalog"   // the classification: industries, sectors, ... (the declarations of resources/catalog.go)
+	CRM       = "crm"       // deals, people, ... (the declarations of resources/crm.go)
+	Documents = "documents" // documents, lists (resources/documents.go)
+	Scoring   = "scoring"   // frameworks, screenings, scores (resources/scoring.go)
 	Search    = "search"    // POST /v1/<resource>/search of the searchable resources
 	Data      = "data"      // enrichment values and metric series
 	MCP       = "mcp"       // the Model Context Protocol endpoint, /mcp

@@ -73,8 +73,8 @@ func New(o Options) (http.Handler, []*mcp.Tool, error) {
 		return nil, nil, fmt.Errorf("mcp: the OpenAPI document: %w", err)
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "sourcebase", Title: "Sourcebase", Version: Version}, &mcp.ServerOptions{
-		Instructions: "Financial-research data of your organization: companies, deals, people, documents, activities, " +
-			"workspaces, enrichment candidates, metric series and workflows. Tools call the Sourcebase REST API with " +
+		Instructions: "Financial-research data of your organization: " + resourceNames() + ", enrichment candidates, " +
+			"metric series and workflows. Tools call the Sourcebase REST API with " +
 			"your API key; starting a workflow run is a dry run unless you set dryRun to false.",
 	})
 	srv.AddReceivingMiddleware(withinBudget)

@@ -10,24 +10,35 @@ import (
 	"github.com/sourcebase/sourcebase/internal/resources"
 )
 
-// Resources are the resources the MCP tools read and search: search
-// (or list, where a resource has no search) and get.
-var Resources = []string{"companies", "deals", "people", "documents", "activities", "workspaces"}
+// Resources are the resources the MCP tools read and search: companies,
+// then every declared resource with MCP set, in declaration order.
+func Resources() []*resource.Def {
+	out := []*resource.Def{companies.Def}
+	for _, d := range resources.All() {
+		if d.MCP {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// resourceNames are the names of Resources, for the server's instructions.
+func resourceNames() string {
+	var names []string
+	for _, d := range Resources() {
+		names = append(names, d.Name)
+	}
+	return strings.Join(names, ", ")
+}
 
 // Tools are the MCP server's tools: operations of the OpenAPI document,
-// generated for Resources from their declarations and routes, then
+// generated for Resources from their declarations and routes (search_<name>,
+// or list_<name> when the resource has no search, and get_<singular>), then
 // enrichment, metric series, workflows and runs.
 func Tools() []ToolSpec {
-	defs := map[string]*resource.Def{companies.Def.Name: companies.Def}
-	for _, d := range resources.All() {
-		defs[d.Name] = d
-	}
 	var out []ToolSpec
-	for _, name := range Resources {
-		d := defs[name]
-		if d == nil {
-			panic("api: Resources names an undeclared resource " + name)
-		}
+	for _, d := range Resources() {
+		name := d.Name
 		snake := strings.ReplaceAll(d.Singular, " ", "_")
 		if d.Searchable {
 			out = append(out, ToolSpec{Name: "search_" + name, OperationID: openapi.OperationID(http.MethodPost, "/v1/"+name+"/search"),

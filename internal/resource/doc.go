@@ -15,9 +15,9 @@ type DocRoute struct{ Method, Path string }
 // Markdown documents declared resources, one section each: its routes,
 // every field with its type and rules, sortable fields, filters, unique
 // fields, and what references to and from it do on write and on delete.
-// routes gives each resource's routes; notes adds a paragraph of
-// behaviour of its own (by resource name); others describes the resources
-// outside the layer that references may name. Titles are level 2.
+// routes gives each resource's routes; a Def's Rules, then notes (by
+// resource name), add a paragraph of behaviour of its own; others
+// describes the resources outside the layer that references may name. Titles are level 2.
 func Markdown(defs []*Def, routes func(*Def) []DocRoute, notes map[string]string, others map[string]DocExternal) string {
 	w := docWriter{singular: map[string]string{}, anchor: map[string]string{}}
 	for name, o := range others {
@@ -27,7 +27,13 @@ func Markdown(defs []*Def, routes func(*Def) []DocRoute, notes map[string]string
 		w.singular[d.Name], w.anchor[d.Name] = d.Singular, d.Name
 	}
 	for _, d := range defs {
-		w.def(d, defs, routes(d), notes[d.Name])
+		note := d.Rules
+		if n := notes[d.Name]; n != "" && note != "" {
+			note += "\n\n" + n
+		} else if n != "" {
+			note = n
+		}
+		w.def(d, defs, routes(d), note)
 	}
 	return w.b.String()
 }

@@ -55,6 +55,16 @@ type Def struct {
 	// their records keep a change feed that search indexes follow, and
 	// fields with a Search weight are matched by a search's text.
 	Searchable bool
+	// MCP gives the resource tools on the MCP server (package mcpserver):
+	// search_<name> (list_<name> when it is not Searchable) and
+	// get_<singular>.
+	MCP bool
+	// OnLists lets its records be put on saved lists: a list's
+	// resourceType is then its Singular (package resources).
+	OnLists bool
+	// Rules documents what the hooks (Check, Compute) add to the rules the
+	// fields declare: a paragraph of docs/resources.md.
+	Rules string
 
 	orderOnce sync.Once
 	order     []string // the names of allFields, the record's JSON order

@@ -8,7 +8,7 @@ import (
 )
 
 // Industries are the top of the classification: industry > sector > subsector.
-var Industries = &resource.Def{
+var Industries = declare(&resource.Def{
 	Name: "industries", Singular: "industry", Type: "INDUSTRY", IDPrefix: "ind", Group: Catalog,
 	Doc: "The top level of the organization's classification of companies.",
 	Fields: []resource.Field{
@@ -16,7 +16,7 @@ var Industries = &resource.Def{
 		description(),
 		externalReference(),
 	},
-}
+})
 
 // Sectors belong to an industry (the spec's sector record).
 var Sectors = subdivision("sectors", "sector", "SECTOR", "sec", "industryId", "industries", "A sector of an industry.")
@@ -28,7 +28,7 @@ var Subsectors = subdivision("subsectors", "subsector", "SUBSECTOR", "sub", "sec
 // name, the parent (which cannot be deleted while it has children) and an
 // external reference.
 func subdivision(name, singular, typ, prefix, parentField, parent, doc string) *resource.Def {
-	return &resource.Def{
+	return declare(&resource.Def{
 		Name: name, Singular: singular, Type: typ, IDPrefix: prefix, Group: Catalog, Doc: doc,
 		Fields: []resource.Field{
 			{Name: parentField, Kind: resource.Ref, Target: parent, Required: true, Lookup: true, Restrict: true,
@@ -36,15 +36,16 @@ func subdivision(name, singular, typ, prefix, parentField, parent, doc string) *
 			nameField(true),
 			externalReference(),
 		},
-	}
+	})
 }
 
 var hexColor = regexp.MustCompile(`^#[0-9a-fA-F]{6}$`)
 
 // Tags label records; a tag's name is unique in the organization.
-var Tags = &resource.Def{
+var Tags = declare(&resource.Def{
 	Name: "tags", Singular: "tag", Type: "TAG", IDPrefix: "tag", Group: Catalog,
-	Doc: "A label of the organization; names are unique (case-insensitive).",
+	Doc:   "A label of the organization; names are unique (case-insensitive).",
+	Rules: "`color`, when set, must be a hex color such as `#1f77b4` (400 naming `color`).",
 	Fields: []resource.Field{
 		{Name: "name", Kind: resource.String, MaxLen: 100, Required: true, Unique: true, Fold: true, Sort: true, Lookup: true,
 			Doc: "the name, unique in the organization (case-insensitive); a list filter"},
@@ -57,4 +58,4 @@ var Tags = &resource.Def{
 		}
 		return nil
 	},
-}
+})

@@ -13,6 +13,30 @@ var DealStatuses = []string{"open", "won", "lost", "passed", "on_hold"}
 
 var currencyCode = regexp.MustCompile(`^[A-Z]{3}$`)
 
+// currency is the currency of a record's money fields.
+func currency() resource.Field {
+	return resource.Field{Name: "currency", Kind: resource.String, MaxLen: 3, Example: "USD", Doc: "ISO 4217 code such as USD"}
+}
+
+// money checks a record's currency, which is required when its amount
+// field is set; moneyRules documents it.
+func money(amount string) func(rec map[string]any) error {
+	return func(rec map[string]any) error {
+		if c, ok := rec["currency"].(string); ok && !currencyCode.MatchString(c) {
+			return apperr.Invalid("currency", "must be an ISO 4217 code of three capital letters, such as USD")
+		}
+		if _, hasAmount := rec[amount].(interface{ String() string }); hasAmount && rec["currency"] == nil {
+			return apperr.Invalid("currency", "is required when %s is set", amount)
+		}
+		return nil
+	}
+}
+
+func moneyRules(amount string) string {
+	return "`currency` must be an ISO 4217 code of three capital letters, and is required when `" + amount + "` is set " +
+		"(400 naming `currency`)."
+}
+
 // assignees are the people or teams responsible for a record.
 func assignees() resource.Field {
 	return resource.Field{Name: "assignees", Kind: resource.Structs, MaxItems: 50, Doc: "people and teams responsible: [{id, type}]",
@@ -23,16 +47,19 @@ func assignees() resource.Field {
 }
 
 // Deals are the firm's opportunities: a company, a stage and an amount.
-var Deals = &resource.Def{
+var Deals = declare(&resource.Def{
 	Name: "deals", Singular: "deal", Type: "DEAL", IDPrefix: "deal", Group: CRM,
-	Doc: "An opportunity of the firm with a company.",
+	Doc:     "An opportunity of the firm with a company.",
+	MCP:     true,
+	OnLists: true,
+	Rules:   moneyRules("amount"),
 	Fields: []resource.Field{
 		nameField(true),
 		{Name: "companyId", Kind: resource.Ref, Target: Companies, Lookup: true, Doc: "the company; a list filter"},
 		{Name: "stage", Kind: resource.String, MaxLen: 100, Doc: "the pipeline stage, in the firm's own words (sourcing, diligence, IC, ...)"},
 		{Name: "status", Kind: resource.Enum, Values: DealStatuses, Default: "open", Lookup: true, Doc: "open, won, lost, passed or on_hold; a list filter"},
 		{Name: "amount", Kind: resource.Number, Min: ptr(0), Doc: "the deal size, in currency"},
-		{Name: "currency", Kind: resource.String, MaxLen: 3, Example: "USD", Doc: "ISO 4217 code such as USD"},
+		currency(),
 		{Name: "round", Kind: resource.String, MaxLen: 100, Doc: "the round or deal type (Series A, buyout, ...)"},
 		{Name: "closeDate", Kind: resource.Date, Sort: true, Doc: "the expected or actual close date"},
 		assignees(),
@@ -41,21 +68,16 @@ var Deals = &resource.Def{
 		custom(),
 		tags(),
 	},
-	Check: func(rec map[string]any) error {
-		if c, ok := rec["currency"].(string); ok && !currencyCode.MatchString(c) {
-			return apperr.Invalid("currency", "must be an ISO 4217 code of three capital letters, such as USD")
-		}
-		if _, hasAmount := rec["amount"].(interface{ String() string }); hasAmount && rec["currency"] == nil {
-			return apperr.Invalid("currency", "is required when amount is set")
-		}
-		return nil
-	},
-}
+	Check: money("amount"),
+})
 
 // People are contacts: founders, executives, advisors, colleagues.
-var People = &resource.Def{
+var People = declare(&resource.Def{
 	Name: "people", Singular: "person", Type: "PERSON", IDPrefix: "per", Group: CRM,
-	Doc: "A contact of the firm.",
+	Doc:     "A contact of the firm.",
+	MCP:     true,
+	OnLists: true,
+	Rules:   "Each of `emails` must be an address such as `name@example.com` (400 naming `emails[i]`).",
 	Fields: []resource.Field{
 		{Name: "firstName", Kind: resource.String, Required: true, Doc: "the first name"},
 		{Name: "lastName", Kind: resource.String, Sort: true, Doc: "the last name"},
@@ -79,10 +101,10 @@ var People = &resource.Def{
 		}
 		return nil
 	},
-}
+})
 
 // Teams group the firm's people.
-var Teams = &resource.Def{
+var Teams = declare(&resource.Def{
 	Name: "teams", Singular: "team", Type: "TEAM", IDPrefix: "team", Group: CRM,
 	Doc: "A team of the firm's people.",
 	Fields: []resource.Field{
@@ -90,10 +112,10 @@ var Teams = &resource.Def{
 		description(),
 		{Name: "memberIds", Kind: resource.Refs, Target: "people", MaxItems: 200, Doc: "the people of the team"},
 	},
-}
+})
 
 // Workspaces are the spec's workspace records.
-var Workspaces = &resource.Def{
+var Workspaces = declare(&resource.Def{
 	Name: "workspaces", Singular: "workspace", Type: "WORKSPACE", IDPrefix: "wsp", Group: CRM,
 	Doc: "A workspace about a company or a theme; private ones are visible to the organization's keys like all records.",
 	Fields: []resource.Field{
@@ -105,10 +127,11 @@ var Workspaces = &resource.Def{
 	},
 	SortUpdatedAt: true,
 	Searchable:    true,
-}
+	MCP:           true,
+})
 
 // Activities are meetings, calls and notes with people and companies.
-var Activities = &resource.Def{
+var Activities = declare(&resource.Def{
 	Name: "activities", Singular: "activity", Type: "ACTIVITY", IDPrefix: "act", Group: CRM,
 	Doc: "A meeting, call, e-mail or note with people and companies.",
 	Fields: []resource.Field{
@@ -144,4 +167,30 @@ var Activities = &resource.Def{
 		return nil
 	},
 	Searchable: true,
-}
+	MCP:        true,
+	Rules:      "`endedAt` must not be before `startedAt` (400 naming `endedAt`).",
+})
+
+// FundStrategies are the investment strategies of a fund.
+var FundStrategies = []string{"buyout", "growth", "venture", "credit", "real_estate", "infrastructure", "secondaries", "fund_of_funds", "other"}
+
+// Funds are investment funds: the firm's own vehicles, or those of other
+// managers it tracks, with the deals they hold.
+var Funds = declare(&resource.Def{
+	Name: "funds", Singular: "fund", Type: "FUND", IDPrefix: "fnd", Group: CRM,
+	Doc:        "An investment fund: the firm's own or another manager's, with its vintage, size, strategy and deals.",
+	Searchable: true,
+	MCP:        true,
+	OnLists:    true,
+	Rules:      moneyRules("size"),
+	Fields: []resource.Field{
+		nameField(true),
+		{Name: "vintageYear", Kind: resource.Int, Min: ptr(1900), Max: ptr(2100), Sort: true, Doc: "the vintage: the year of the first close or first investment"},
+		{Name: "size", Kind: resource.Number, Min: ptr(0), Doc: "the committed capital (target size while raising), in currency"},
+		currency(),
+		{Name: "strategy", Kind: resource.Enum, Values: FundStrategies, Lookup: true, Search: 1, Doc: "the investment strategy; a list filter"},
+		{Name: "managerCompanyId", Kind: resource.Ref, Target: Companies, Lookup: true, Doc: "the manager (general partner), a company; a list filter"},
+		{Name: "dealIds", Kind: resource.Refs, Target: "deals", MaxItems: 200, Doc: "the deals the fund made or holds"},
+	},
+	Check: money("size"),
+})

@@ -129,8 +129,8 @@ See ` + "[`docs/decisions.md`](decisions.md)" + ` for the reasons and the exact 
 
 `
 
-// docNotes are the rules of each resource that its hooks (Check, Compute)
-// or its own routes add to its declaration.
+// docNotes are what the routes a resource serves beside its CRUD add to
+// its declaration (the rules its hooks add are its Def's Rules).
 var docNotes = map[string]string{
 	companies.Def.Name: "`?website=` matches by host, as upserts do: scheme, `www.`, port and path are ignored, case-insensitive. " +
 		"A workflow run's company step upserts a company: matched by `externalId`, then `website`, then `canonicalName`. " +
@@ -149,25 +149,12 @@ var docNotes = map[string]string{
 		"| `POST` | `/webhooks/workflows/{slug}` | a webhook to a workflow's trigger (served by the `webhook` function, " +
 		"verified by the trigger's `scheme` and `headerName`): `202` with the queued run |\n\n" +
 		"See [`docs/workflows.md`](workflows.md) for what a run does and [`docs/decisions.md`](decisions.md#workflows-and-runs) for the reasons.",
-	"tags": "`color`, when set, must be a hex color such as `#1f77b4` (400 naming `color`).",
-	"deals": "`currency` must be an ISO 4217 code of three capital letters, and is required when `amount` is set " +
-		"(400 naming `currency`).",
-	"people":     "Each of `emails` must be an address such as `name@example.com` (400 naming `emails[i]`).",
-	"activities": "`endedAt` must not be before `startedAt` (400 naming `endedAt`).",
-	"lists": "Each column's `field` must be a field of the list's `resourceType` records, at most once " +
-		"(400 naming `columns[i].field` and listing the fields).\n\n" +
-		"Entries (the records on a list, of its `resourceType`):\n\n" +
+	"lists": "Entries (the records on a list, of its `resourceType`):\n\n" +
 		"| Method | Path | Answer |\n|---|---|---|\n" +
 		"| `POST` | `/v1/lists/{id}/entries` | body `{\"recordId\": \"...\"}` (checked like a reference): `201` with the entry, or `200` with the existing entry when the record is on the list already |\n" +
 		"| `GET` | `/v1/lists/{id}/entries` | the entries, newest first, paged like every list (`limit` 1 to 1,000, default 100; a page ends early, with `X-Next-Cursor`, when its records fill the 5 MB budget), each `{id, listId, recordId, addedAt, record}` with the record itself (`null` once it is deleted); sort by `addedAt` only |\n" +
 		"| `DELETE` | `/v1/lists/{id}/entries/{recordId}` | `204`; 404 when the record is not on the list |\n\n" +
 		"Deleting a list deletes its entries.",
-	"frameworks": "`elements` must hold at least one element, with ids unique in the framework and a positive " +
-		"total weight (400 naming `elements` or `elements[i].id`).",
-	"scores": "Each `elementScores[i].elementId` must be an element of the framework, scored once (400 naming it). " +
-		"The service sets `frameworkName`, each `elementName` and `finalScore` = Σ(weight × score) / Σ(weight) over " +
-		"the elements scored, with the framework's weights, rounded to 4 decimals. " +
-		"List a company's scores with `?company=`, a screening's with `?screeningId=`.",
 }
 
 // bodyDoc describes a request body declared by def: each field, its type

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sourcebase/sourcebase/internal/resource"
 )
 
 var update = flag.Bool("update", false, "rewrite docs/resources.md from the declarations")
@@ -68,5 +70,41 @@ func TestTheReadmeListsEveryDeclaredResource(t *testing.T) {
 		if !strings.Contains(string(readme), "| `/v1/"+d.Name+"`") {
 			t.Errorf("README.md's Resources table has no row for /v1/%s", d.Name)
 		}
+	}
+}
+
+// A resource is declared once (declare), and All keeps the order of the
+// declarations: the files in name order, so each group's resources
+// together, in the order of Groups.
+func TestEveryResourceIsDeclaredOnceInGroupOrder(t *testing.T) {
+	var groups []string
+	for _, d := range All() {
+		if n := len(groups); n == 0 || groups[n-1] != d.Group {
+			groups = append(groups, d.Group)
+		}
+	}
+	if strings.Join(groups, ",") != strings.Join(Groups, ",") {
+		t.Errorf("the declarations' groups in order: %v, want %v", groups, Groups)
+	}
+	if All()[0] != Industries || All()[len(All())-1] != Scores {
+		t.Errorf("All starts with %s and ends with %s", All()[0].Name, All()[len(All())-1].Name)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("declaring deals twice did not panic")
+		}
+	}()
+	declare(&resource.Def{Name: "deals", Type: "OTHER", IDPrefix: "oth"})
+}
+
+// Lists hold companies and every resource declared OnLists; the MCP tools
+// and search follow their declarations' flags.
+func TestListsHoldCompaniesAndTheResourcesDeclaredOnLists(t *testing.T) {
+	f, _ := Lists.Field("resourceType")
+	if got, want := strings.Join(f.Values, ","), "company,deal,person,fund,document"; got != want {
+		t.Errorf("a list's resourceType: %s, want %s", got, want)
+	}
+	if !strings.Contains(Lists.Doc, "companies, deals, people, funds or documents") {
+		t.Errorf("lists' doc: %s", Lists.Doc)
 	}
 }

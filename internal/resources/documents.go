@@ -10,11 +10,13 @@ import (
 )
 
 // DocumentsDef declares documents: files about a company or a deal.
-var DocumentsDef = &resource.Def{
+var DocumentsDef = declare(&resource.Def{
 	Name: "documents", Singular: "document", Type: "DOCUMENT", IDPrefix: "doc", Group: Documents,
 	Doc:        "A file about a company or a deal: its metadata and where the file is kept. GET /v1/documents/ids=<id>,<id>,... reads up to 100 at once.",
 	MultiGet:   true,
 	Searchable: true,
+	MCP:        true,
+	OnLists:    true,
 	Fields: []resource.Field{
 		nameField(true),
 		{Name: "type", Kind: resource.String, MaxLen: 100, Search: 1, Doc: "the kind of document, such as pitch_deck, financials, memo"},
@@ -26,32 +28,67 @@ var DocumentsDef = &resource.Def{
 		{Name: "storageKey", Kind: resource.String, MaxLen: 1024, Doc: "where the file is kept in the firm's storage"},
 		{Name: "source", Kind: resource.String, MaxLen: 100, Search: 1, Doc: "where the document came from (upload, crm, email, ...)"},
 	},
-}
+})
 
 // ListResourceTypes maps a list's resourceType to the fields its columns
 // may show.
 var ListResourceTypes = map[string][]string{}
 
 // listColumnFields fills ListResourceTypes once every declaration exists:
-// the fields of the declared resources, and companyFields for companies.
+// the fields of the declared resources OnLists, and companyFields for
+// companies.
 func listColumnFields(companyFields []string) {
-	ListResourceTypes["company"] = companyFields
-	for typ, def := range map[string]*resource.Def{"deal": Deals, "person": People, "document": DocumentsDef} {
+	ListResourceTypes[companySingular] = companyFields
+	for _, def := range onLists() {
 		var names []string
 		for _, f := range def.AllFields() {
 			names = append(names, f.Name)
 		}
-		ListResourceTypes[typ] = names
+		ListResourceTypes[def.Singular] = names
 	}
 }
 
+// companySingular is a list's resourceType of companies (built outside the
+// layer, always on lists).
+const companySingular = "company"
+
+// onLists are the declared resources whose records lists hold (OnLists).
+func onLists() []*resource.Def {
+	var out []*resource.Def
+	for _, d := range declared {
+		if d.OnLists {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// init completes the declaration of lists once every resource is
+// declared: a list's resourceType is companies' or the Singular of a
+// declared resource OnLists.
+func init() {
+	types, plurals := []string{companySingular}, []string{Companies}
+	for _, d := range onLists() {
+		types, plurals = append(types, d.Singular), append(plurals, d.Name)
+	}
+	for i := range Lists.Fields {
+		if Lists.Fields[i].Name == "resourceType" {
+			Lists.Fields[i].Values = types
+		}
+	}
+	Lists.Doc = fmt.Sprintf("A saved list of records of one type (%s or %s) with the columns to show.",
+		strings.Join(plurals[:len(plurals)-1], ", "), plurals[len(plurals)-1])
+}
+
 // Lists are saved lists of records of one type, with their columns.
-var Lists = &resource.Def{
+var Lists = declare(&resource.Def{
 	Name: "lists", Singular: "list", Type: "LIST", IDPrefix: "lst", Group: Documents,
-	Doc: "A saved list of records of one type (companies, deals, people or documents) with the columns to show.",
+	Doc: "A saved list of records of one type with the columns to show.", // completed by init
+	Rules: "Each column's `field` must be a field of the list's `resourceType` records, at most once " +
+		"(400 naming `columns[i].field` and listing the fields).",
 	Fields: []resource.Field{
 		nameField(true),
-		{Name: "resourceType", Kind: resource.Enum, Values: []string{"company", "deal", "person", "document"}, Required: true, Immutable: true,
+		{Name: "resourceType", Kind: resource.Enum, Required: true, Immutable: true, // Values: set by init
 			Doc: "the type of the list's records; set at creation"},
 		{Name: "columns", Kind: resource.Structs, MaxItems: 100, Doc: "the columns in order: [{field, label, width, visible}]",
 			Example: []any{map[string]any{"field": "id", "label": "Id", "width": 120, "visible": true}},
@@ -81,4 +118,4 @@ var Lists = &resource.Def{
 		}
 		return nil
 	},
-}
+})

@@ -56,13 +56,13 @@ type Entries struct {
 
 // NewEntries returns the entries of lists in reg; companies reads companies.
 func NewEntries(st *store.Store, reg *resource.Registry, companies RecordReader, companyExists resource.ExistsFunc) *Entries {
-	lists, _ := reg.Service("lists")
+	lists, _ := reg.Service(Lists.Name)
 	e := &Entries{coll: store.NewCollection(st, entrySpec), lists: lists,
-		readers: map[string]RecordReader{"company": companies}, exists: map[string]resource.ExistsFunc{"company": companyExists}}
-	for typ, name := range map[string]string{"deal": "deals", "person": "people", "document": "documents"} {
-		svc, _ := reg.Service(name)
-		e.exists[typ] = svc.Exists
-		e.readers[typ] = func(ctx context.Context, org string, ids []string) (map[string]any, error) {
+		readers: map[string]RecordReader{companySingular: companies}, exists: map[string]resource.ExistsFunc{companySingular: companyExists}}
+	for _, d := range onLists() {
+		svc, _ := reg.Service(d.Name)
+		e.exists[d.Singular] = svc.Exists
+		e.readers[d.Singular] = func(ctx context.Context, org string, ids []string) (map[string]any, error) {
 			recs, err := svc.GetMany(ctx, org, ids)
 			out := make(map[string]any, len(recs))
 			for i := range recs {
@@ -71,7 +71,7 @@ func NewEntries(st *store.Store, reg *resource.Registry, companies RecordReader,
 			return out, err
 		}
 	}
-	reg.AfterDelete("lists", e.DeleteAll)
+	reg.AfterDelete(Lists.Name, e.DeleteAll)
 	return e
 }
 

@@ -5,6 +5,8 @@
 package resources
 
 import (
+	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/sourcebase/sourcebase/internal/companies"
@@ -55,15 +57,29 @@ func description() resource.Field {
 	return resource.Field{Name: "description", Kind: resource.Text, MaxLen: 5000, Doc: "a description"}
 }
 
-// All lists every declared resource.
-func All() []*resource.Def {
-	return []*resource.Def{
-		Industries, Sectors, Subsectors, Tags,
-		Deals, People, Teams, Workspaces, Activities,
-		DocumentsDef, Lists,
-		Frameworks, Screenings, Scores,
+// declared are the declared resources, in the order of their
+// declarations: package-level variables are initialized in the order of
+// the files (sorted by name), then of the declarations in each file, so
+// catalog.go's come first, then crm.go's, documents.go's, scoring.go's.
+var declared []*resource.Def
+
+// declare adds d to the declared resources: a resource declared with it
+// has its routes, its OpenAPI operations and schemas, its documentation,
+// its search schema (Searchable), its MCP tools (MCP), its place on lists
+// (OnLists), its CDK and SAM routes and its function's IAM policy, and the
+// contract and performance tests' samples, with nothing else to list.
+func declare(d *resource.Def) *resource.Def {
+	for _, o := range declared {
+		if o.Name == d.Name || o.Type == d.Type || o.IDPrefix == d.IDPrefix {
+			panic(fmt.Sprintf("resources: %s declared twice, or with the type or id prefix of %s", d.Name, o.Name))
+		}
 	}
+	declared = append(declared, d)
+	return d
 }
+
+// All lists every declared resource, in the order of their declarations.
+func All() []*resource.Def { return slices.Clone(declared) }
 
 // NewRegistry builds the services of every declared resource over st.
 // companies is how references to companies are checked, and companyFields

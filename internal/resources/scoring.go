@@ -12,9 +12,11 @@ import (
 )
 
 // Frameworks are scoring frameworks: weighted elements a company is scored on.
-var Frameworks = &resource.Def{
+var Frameworks = declare(&resource.Def{
 	Name: "frameworks", Singular: "framework", Type: "FRAMEWORK", IDPrefix: "fwk", Group: Scoring,
 	Doc: "A scoring framework: the weighted elements a company is scored on.",
+	Rules: "`elements` must hold at least one element, with ids unique in the framework and a positive " +
+		"total weight (400 naming `elements` or `elements[i].id`).",
 	Fields: []resource.Field{
 		nameField(true),
 		description(),
@@ -52,13 +54,13 @@ var Frameworks = &resource.Def{
 		}
 		return nil
 	},
-}
+})
 
 // ScreeningStatuses are the states of a screening.
 var ScreeningStatuses = []string{"draft", "running", "completed", "archived"}
 
 // Screenings apply a framework to a set of companies.
-var Screenings = &resource.Def{
+var Screenings = declare(&resource.Def{
 	Name: "screenings", Singular: "screening", Type: "SCREENING", IDPrefix: "scr", Group: Scoring,
 	Doc: "A screening: a framework applied to a set of companies.",
 	Fields: []resource.Field{
@@ -69,12 +71,12 @@ var Screenings = &resource.Def{
 		{Name: "status", Kind: resource.Enum, Values: ScreeningStatuses, Default: "draft", Lookup: true, Doc: "draft, running, completed or archived; a list filter"},
 	},
 	SortUpdatedAt: true,
-}
+})
 
 // Scores are the spec's score records: element scores written by a client
 // (an external model's output) for a company, and the final score the
 // service computes from the framework's weights.
-var Scores = &resource.Def{
+var Scores = declare(&resource.Def{
 	Name: "scores", Singular: "score", Type: "SCORE", IDPrefix: "scs", Group: Scoring,
 	Doc: "A company's scores on a framework's elements; finalScore is the weight-normalized mean of the element scores.",
 	Fields: []resource.Field{
@@ -99,7 +101,11 @@ var Scores = &resource.Def{
 	},
 	SortUpdatedAt: true,
 	Compute:       computeScore,
-}
+	Rules: "Each `elementScores[i].elementId` must be an element of the framework, scored once (400 naming it). " +
+		"The service sets `frameworkName`, each `elementName` and `finalScore` = Σ(weight × score) / Σ(weight) over " +
+		"the elements scored, with the framework's weights, rounded to 4 decimals. " +
+		"List a company's scores with `?company=`, a screening's with `?screeningId=`.",
+})
 
 // computeScore checks the element scores against the framework and sets
 // frameworkName, each elementName and finalScore.

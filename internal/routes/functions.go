@@ -2,6 +2,7 @@ package routes
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/sourcebase/sourcebase/internal/fn"
 
@@ -39,7 +40,10 @@ const (
 // Function is one Lambda function: its code is functions/<Name>, and for
 // the groups, the routes of the route table whose Group is Name.
 type Function struct {
-	Name  string
+	Name string
+	// Doc says what the function serves; a %s in it stands for the
+	// resources its routes serve (Describe), so that a declared resource
+	// added to a group is not listed by hand.
 	Doc   string
 	Reach Reach
 	// StartsRuns: the function starts executions of the run state
@@ -81,12 +85,12 @@ var Functions = []Function{
 	{Name: Companies, Doc: "companies", Reach: ByAPI},
 	{Name: Keys, Doc: "API keys, the health check, and requests no route matches", Reach: ByAPI, Fallback: true},
 	{Name: Workflows, Doc: "workflows, their triggers and runs", Reach: ByAPI, StartsRuns: true, WebhookURLs: true},
-	{Name: Catalog, Doc: "industries, sectors, subsectors and tags", Reach: ByAPI},
-	{Name: CRM, Doc: "deals, people, teams, workspaces and activities", Reach: ByAPI},
-	{Name: Documents, Doc: "documents and lists", Reach: ByAPI},
-	{Name: Scoring, Doc: "scoring frameworks, screenings and scores", Reach: ByAPI},
+	{Name: Catalog, Doc: "%s", Reach: ByAPI},
+	{Name: CRM, Doc: "%s", Reach: ByAPI},
+	{Name: Documents, Doc: "%s", Reach: ByAPI},
+	{Name: Scoring, Doc: "scoring %s", Reach: ByAPI},
 	{Name: Data, Doc: "enrichment values and metric series", Reach: ByAPI},
-	{Name: Search, Doc: "search of companies, workspaces, documents and activities (the only function with the search engine)", Reach: ByAPI, HoldsIndexes: true, EngineBuilds: true},
+	{Name: Search, Doc: "search of %s (the only function with the search engine)", Reach: ByAPI, HoldsIndexes: true, EngineBuilds: true},
 	{Name: MCP, Doc: "the Model Context Protocol endpoint: AI agents' tools over the other groups' routes", Reach: ByAPI,
 		StartsRuns: true, WebhookURLs: true, SearchesByAPI: true, Table: []store.Access{store.Read, store.Write}},
 	{Name: Webhook, Doc: "signed webhook deliveries that start runs", Reach: ByURL, StartsRuns: true},
@@ -185,4 +189,20 @@ func (f Function) Access(rs []Route) []store.Access {
 		}
 	}
 	return out
+}
+
+// Describe is f's Doc with the resources f's routes in table serve (their
+// Resource, in table order) in place of its %s: "deals, people and funds".
+func (f Function) Describe(table []Route) string {
+	var names []string
+	for _, r := range table {
+		if r.Group == f.Name && r.Resource != "" && !slices.Contains(names, r.Resource) {
+			names = append(names, r.Resource)
+		}
+	}
+	list := strings.Join(names, ", ")
+	if n := len(names); n > 1 {
+		list = strings.Join(names[:n-1], ", ") + " and " + names[n-1]
+	}
+	return strings.Replace(f.Doc, "%s", list, 1)
 }

@@ -198,3 +198,22 @@ func TestAccessFollowsTheRoutes(t *testing.T) {
 		}
 	}
 }
+
+func TestAFunctionsDocNamesTheResourcesItsRoutesServe(t *testing.T) {
+	f := routes.Function{Name: "g", Doc: "search of %s (engine)"}
+	table := []routes.Route{{Group: "g", Resource: "deals"}, {Group: "h", Resource: "teams"}, {Group: "g"},
+		{Group: "g", Resource: "people"}, {Group: "g", Resource: "deals"}, {Group: "g", Resource: "funds"}}
+	if got, want := f.Describe(table), "search of deals, people and funds (engine)"; got != want {
+		t.Errorf("Describe: %q, want %q", got, want)
+	}
+	if got := (routes.Function{Name: "g", Doc: "%s"}).Describe(table[:1]); got != "deals" {
+		t.Errorf("one resource: %q", got)
+	}
+	// Every function's doc, once the route table fills it in, says something.
+	table = api.Routes()
+	for _, f := range routes.Functions {
+		if d := f.Describe(table); strings.TrimSpace(strings.ReplaceAll(d, "scoring", "")) == "" || strings.Contains(d, "%s") {
+			t.Errorf("function %s: doc %q", f.Name, d)
+		}
+	}
+}

@@ -1,0 +1,122 @@
+package api_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/sourcebase/sourcebase/internal/apitest"
+)
+
+// Funds are one declaration (resources.Funds): these tests check what it
+// derives over HTTP beside the contract suite's walk of every declared
+// resource — its references, its search, its MCP tools and its place on
+// lists.
+
+func TestAFundsManagerAndDealsMustBeRecordsOfTheCallersOrganization(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t).ThroughPrism(t)
+	c, other := e.Org(t), e.Org(t)
+	manager := idOf(t, createCompany(t, c, map[string]any{"canonicalName": "Northgate Partners"}))
+	theirs := idOf(t, createCompany(t, other, map[string]any{"canonicalName": "Elsewhere Capital"}))
+	deal := idOf(t, c.Do("POST", "/v1/deals", map[string]any{"name": "Acme buyout"}).Want(t, 201).Object(t))
+	theirDeal := idOf(t, other.Do("POST", "/v1/deals", map[string]any{"name": "Their deal"}).Want(t, 201).Object(t))
+
+	fund := c.Do("POST", "/v1/funds", map[string]any{"name": "  Northgate Fund IV  ", "vintageYear": 2021, "size": 750000000,
+		"currency": "EUR", "strategy": "buyout", "managerCompanyId": manager, "dealIds": []any{deal}}).Want(t, 201).Object(t)
+	id := idOf(t, fund)
+	if fund["name"] != "Northgate Fund IV" || fund["managerCompanyId"] != manager || jsonOf(fund["dealIds"]) != jsonOf([]any{deal}) {
+		t.Fatalf("created %v", fund)
+	}
+
+	wantError(t, c.Do("POST", "/v1/funds", map[string]any{"name": "F", "managerCompanyId": theirs}), 400,
+		"managerCompanyId", "must be the id of a company of your organization")
+	wantError(t, c.Do("PUT", "/v1/funds/"+id, map[string]any{"managerCompanyId": theirs}), 400, "managerCompanyId")
+	wantError(t, c.Do("PUT", "/v1/funds/"+id, map[string]any{"dealIds": []any{deal, theirDeal}}), 400,
+		"dealIds[1]", "must be the id of a deal of your organization")
+	wantError(t, c.Do("POST", "/v1/funds", map[string]any{"name": "F", "size": 10}), 400, "currency", "is required when size is set")
+	wantError(t, c.Do("POST", "/v1/funds", map[string]any{"name": "F", "currency": "eur"}), 400, "currency", "ISO 4217")
+	wantError(t, c.Do("POST", "/v1/funds", map[string]any{"name": "F", "vintageYear": 1850}), 400, "vintageYear", "from 1900 to 2100")
+	wantError(t, c.Do("POST", "/v1/funds", map[string]any{"name": "F", "vintageYear": 2020.5}), 400, "vintageYear", "integer")
+	wantError(t, c.Do("POST", "/v1/funds", map[string]any{"name": "F", "size": -1, "currency": "USD"}), 400, "size", "at least 0")
+	wantError(t, c.Do("POST", "/v1/funds", map[string]any{"name": "F", "strategy": "hedge"}), 400, "strategy", "must be one of buyout")
+	wantError(t, c.Do("POST", "/v1/funds", map[string]any{"vintageYear": 2020}), 400, "name", "is required")
+	// Another organization does not see the fund.
+	wantError(t, other.Do("GET", "/v1/funds/"+id, nil), 404)
+
+	// The list filters by manager and by strategy.
+	c.Do("POST", "/v1/funds", map[string]any{"name": "Unmanaged Credit I", "strategy": "credit"}).Want(t, 201)
+	if got := idsOf(t, c.Do("GET", "/v1/funds?managerCompanyId="+manager, nil).Want(t, 200).List(t)); !slices.Equal(got, []string{id}) {
+		t.Errorf("?managerCompanyId: %v, want [%s]", got, id)
+	}
+	if got := c.Do("GET", "/v1/funds?strategy=credit", nil).Want(t, 200).List(t); len(got) != 1 || got[0]["name"] != "Unmanaged Credit I" {
+		t.Errorf("?strategy=credit: %v", got)
+	}
+
+	// As for every reference to a company or a deal, deleting the record
+	// leaves the fund's reference as stored (docs/resources.md says so).
+	c.Do("DELETE", "/v1/companies/"+manager, nil).Want(t, 204)
+	c.Do("DELETE", "/v1/deals/"+deal, nil).Want(t, 204)
+	got := c.Do("GET", "/v1/funds/"+id, nil).Want(t, 200).Object(t)
+	if got["managerCompanyId"] != manager || jsonOf(got["dealIds"]) != jsonOf([]any{deal}) {
+		t.Errorf("after the deletes: %v", got)
+	}
+	// A PUT that does not change the dangling references is accepted; one
+	// that sets them again checks them.
+	c.Do("PUT", "/v1/funds/"+id, map[string]any{"size": 800000000}).Want(t, 200)
+	wantError(t, c.Do("PUT", "/v1/funds/"+id, map[string]any{"managerCompanyId": theirs}), 400, "managerCompanyId")
+}
+
+func TestFundsAreSearchableAndHaveMCPToolsAndGoOnLists(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c, other := e.Org(t), e.Org(t)
+	manager := idOf(t, createCompany(t, c, map[string]any{"canonicalName": "Harbor Growth"}))
+	c.Do("POST", "/v1/funds", map[string]any{"name": "Harbor Growth Fund II", "vintageYear": 2019, "strategy": "growth", "managerCompanyId": manager}).Want(t, 201)
+	c.Do("POST", "/v1/funds", map[string]any{"name": "Harbor Growth Fund III", "vintageYear": 2023, "strategy": "growth", "managerCompanyId": manager}).Want(t, 201)
+	fund := idOf(t, c.Do("POST", "/v1/funds", map[string]any{"name": "Quay Infrastructure I", "vintageYear": 2023, "strategy": "infrastructure"}).Want(t, 201).Object(t))
+	other.Do("POST", "/v1/funds", map[string]any{"name": "Harbor Growth Fund II", "vintageYear": 2019}).Want(t, 201)
+
+	wantNames(t, c, "funds", map[string]any{"text": "harbor", "sort": []any{map[string]any{"field": "vintageYear", "direction": "desc"}}},
+		"Harbor Growth Fund III", "Harbor Growth Fund II")
+	wantNames(t, c, "funds", map[string]any{"filters": map[string]any{"and": []any{
+		map[string]any{"field": "vintageYear", "operator": "gte", "value": 2020},
+		map[string]any{"field": "strategy", "operator": "eq", "value": "infrastructure"}}}}, "Quay Infrastructure I")
+	wantNames(t, c, "funds", map[string]any{"filters": map[string]any{"and": []any{
+		map[string]any{"field": "managerCompanyId", "operator": "eq", "value": manager}}}, "sort": []any{map[string]any{"field": "name"}}},
+		"Harbor Growth Fund II", "Harbor Growth Fund III")
+
+	s := mcpSession(t, e, c)
+	list, err := s.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range list.Tools {
+		names = append(names, tool.Name)
+	}
+	for _, want := range []string{"search_funds", "get_fund"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("no tool %s among %v", want, names)
+		}
+	}
+	found, _ := call(t, s, "search_funds", map[string]any{"body": map[string]any{"text": "quay"}}, false)
+	if data := found["data"].([]any); len(data) != 1 || data[0].(map[string]any)["id"] != fund {
+		t.Errorf("search_funds: %v", found)
+	}
+	got, _ := call(t, s, "get_fund", map[string]any{"id": fund}, false)
+	if got["data"].(map[string]any)["strategy"] != "infrastructure" {
+		t.Errorf("get_fund: %v", got)
+	}
+
+	// A list of funds holds funds, with fund columns.
+	lst := idOf(t, c.Do("POST", "/v1/lists", map[string]any{"name": "Infrastructure", "resourceType": "fund",
+		"columns": []any{map[string]any{"field": "vintageYear"}}}).Want(t, 201).Object(t))
+	wantError(t, c.Do("POST", "/v1/lists", map[string]any{"name": "L", "resourceType": "fund",
+		"columns": []any{map[string]any{"field": "canonicalName"}}}), 400, "columns[0].field", "vintageYear")
+	entry := c.Do("POST", "/v1/lists/"+lst+"/entries", map[string]any{"recordId": fund}).Want(t, 201).Object(t)
+	if rec, _ := entry["record"].(map[string]any); rec["id"] != fund {
+		t.Errorf("entry %v", entry)
+	}
+	wantError(t, c.Do("POST", "/v1/lists/"+lst+"/entries", map[string]any{"recordId": manager}), 400, "recordId", "fund")
+}
