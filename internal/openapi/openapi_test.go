@@ -136,7 +136,7 @@ func TestABodySchemaAllowsNullExactlyWhereTheDecoderAcceptsIt(t *testing.T) {
 	}
 	sort.Strings(mismatches)
 	if len(mismatches) > 0 {
-		t.Skipf("BUG: a body schema and the decoder disagree on null (a client generated from the document sends "+
+		t.Errorf("a body schema and the decoder disagree on null (a client generated from the document sends "+
 			"what the service refuses): %s", strings.Join(mismatches, "; "))
 	}
 }
