@@ -2,6 +2,7 @@ package functions_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -20,6 +21,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/sourcebase/sourcebase/internal/api"
+	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/localsfn"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
@@ -55,6 +57,7 @@ var samples = map[string]string{
 	"webhook-hmac-base64.json":      routes.Webhook,
 	"runner-execute.json":           routes.Runner,
 	"runner-fail.json":              routes.Runner,
+	"runner-schedule.json":          routes.Runner,
 	"indexer-stream.json":           routes.Indexer,
 }
 
@@ -378,6 +381,22 @@ func TestEveryFunctionsBootstrapAnswersItsSampleEvents(t *testing.T) {
 	json.Unmarshal(e.invoke(routes.Runner, sample(t, "runner-fail.json", "org_REPLACE", orgID, "run_REPLACE", toFail.ID)), &done)
 	if r := e.run(orgID, toFail.ID); done.Status != runs.Failed || r.Status != runs.Failed || r.Error == nil || !strings.Contains(r.Error.Message, "States.Timeout") {
 		t.Errorf("runner-fail: %+v, run %+v", done, r.Error)
+	}
+
+	// The runner's schedule sample, as the EventBridge rule sends it: the
+	// sweeps complete the purge a deleted company left pending (none of
+	// the runs is stale yet).
+	purge, err := e.deps.Enrichment.PurgeOp(orgID, "companies", "cmp_deleted")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.st.Transact(context.Background(), nil, purge); err != nil {
+		t.Fatal(err)
+	}
+	var swept app.SweepResult
+	json.Unmarshal(e.invoke(routes.Runner, sample(t, "runner-schedule.json")), &swept)
+	if swept != (app.SweepResult{FailedRuns: 0, CompletedPurges: 1}) {
+		t.Errorf("runner-schedule: %+v, want the pending purge completed and no run failed", swept)
 	}
 
 	// The indexer's sample, a batch of the table's stream: one _bulk

@@ -10,6 +10,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
@@ -54,6 +56,11 @@ type Stack struct {
 	Runner           string
 	StateMachine     awsstepfunctions.StateMachine
 	StateMachineLogs awslogs.LogGroup
+
+	// Schedules are the EventBridge rules of the functions with a
+	// routes.Function.Schedule, by function name: each invokes its
+	// function with the standard Scheduled Event.
+	Schedules map[string]awsevents.Rule
 
 	// Policies are the functions' inline policy documents, by name.
 	Policies map[string]awsiam.PolicyDocument
@@ -130,6 +137,7 @@ func NewStack(scope constructs.Construct, o Options) (*Stack, error) {
 		Roles:        map[string]awsiam.Role{},
 		LogGroups:    map[string]awslogs.LogGroup{},
 		Integrations: map[string]awsapigatewayv2integrations.HttpLambdaIntegration{},
+		Schedules:    map[string]awsevents.Rule{},
 	}
 	awscdk.Tags_Of(st.Stack).Add(jsii.String("project"), jsii.String("sourcebase"), nil)
 	awscdk.Tags_Of(st.Stack).Add(jsii.String("stage"), jsii.String(string(o.Stage)), nil)
@@ -195,6 +203,7 @@ func NewStack(scope constructs.Construct, o Options) (*Stack, error) {
 			}))
 		}
 	}
+	st.addSchedules()
 	if err := st.addWebhookURL(); err != nil {
 		return nil, err
 	}
@@ -328,6 +337,26 @@ func (st *Stack) addStateMachine(settings stageSettings) error {
 		RemovalPolicy:  settings.removal(),
 	})
 	return nil
+}
+
+// addSchedules adds an EventBridge rule per function with a Schedule,
+// invoking it with the rule's Scheduled Event (no input of its own: the
+// runner tells the event from a state machine task by its source and
+// detail-type); the target adds the function's resource policy letting
+// events.amazonaws.com invoke it from that rule only.
+func (st *Stack) addSchedules() {
+	for _, f := range st.deployed() {
+		if f.Schedule == "" {
+			continue
+		}
+		st.Schedules[f.Name] = awsevents.NewRule(st.Stack, jsii.String(constructID(f.Name)+"Schedule"), &awsevents.RuleProps{
+			Description: jsii.String(fmt.Sprintf("invokes the %s function %s with a Scheduled Event (routes.Function.Schedule)", f.Name, f.Schedule)),
+			Schedule:    awsevents.Schedule_Expression(jsii.String(f.Schedule)),
+			Targets: &[]awsevents.IRuleTarget{
+				awseventstargets.NewLambdaFunction(st.Functions[f.Name], nil),
+			},
+		})
+	}
 }
 
 // addWebhookURL puts the function serving workflows' webhook path behind a

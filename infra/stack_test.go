@@ -569,7 +569,8 @@ func TestTheWebhookFunctionIsPublicOnlyThroughItsURLWithReservedConcurrency(t *t
 			t.Errorf("webhook reserved concurrency %v, want %d", got, DefaultWebhookConcurrency)
 		}
 		// Who may invoke what: API Gateway the API functions, anyone the
-		// webhook through its URL; nobody the runner or the admin.
+		// webhook through its URL, EventBridge the functions with a
+		// schedule (the runner) from their rule only; nobody the admin.
 		fns := s.functionIDs()
 		for id, p := range s.t.ofType("AWS::Lambda::Permission") {
 			target, _ := p.Properties["FunctionName"].(map[string]any)["Fn::GetAtt"].([]any)
@@ -583,6 +584,11 @@ func TestTheWebhookFunctionIsPublicOnlyThroughItsURLWithReservedConcurrency(t *t
 			case "*":
 				if name != s.stack.Webhook {
 					t.Errorf("permission %s: anyone may invoke %s", id, name)
+				}
+			case "events.amazonaws.com":
+				rule, ok := s.stack.Schedules[name]
+				if f.Schedule == "" || !ok || !jsonEqual(p.Properties["SourceArn"], getAtt(s.logicalID(rule), "Arn")) {
+					t.Errorf("permission %s: EventBridge may invoke %s (schedule %q) from %s", id, name, f.Schedule, js(p.Properties["SourceArn"]))
 				}
 			default:
 				t.Errorf("permission %s: %s", id, js(p.Properties))
@@ -598,6 +604,71 @@ func TestTheWebhookFunctionIsPublicOnlyThroughItsURLWithReservedConcurrency(t *t
 	if got := s.fn(t, s.stack.Webhook).Properties["ReservedConcurrentExecutions"]; got != float64(3) {
 		t.Errorf("with -c %s=3: reserved concurrency %v", CtxWebhookConcurrency, got)
 	}
+}
+
+// The runner sweeps in AWS: one EventBridge rule per function with a
+// routes.Function.Schedule (the runner only), enabled, on exactly that
+// schedule, targeting the function with the rule's own Scheduled Event (no
+// Input: the runner tells it from a state machine task by its source and
+// detail-type), and a permission letting EventBridge invoke the function
+// from that rule only.
+func TestTheRunnerIsInvokedOnItsDeclaredScheduleByAnEventBridgeRule(t *testing.T) {
+	runner, _ := routes.FunctionNamed(routes.Runner)
+	if runner.Schedule != routes.SweepSchedule || routes.SweepSchedule != "rate(5 minutes)" {
+		t.Fatalf("the runner's schedule is %q, want %s = rate(5 minutes)", runner.Schedule, routes.SweepSchedule)
+	}
+	stages(t, func(t *testing.T, s *synthesized) {
+		want := map[string]bool{}
+		for _, f := range s.deployed() {
+			if f.Schedule != "" {
+				want[f.Name] = true
+			}
+		}
+		rules := s.t.ofType("AWS::Events::Rule")
+		if len(rules) != len(want) || len(s.stack.Schedules) != len(want) || !want[routes.Runner] {
+			t.Fatalf("%d rules (%d in the stack) for the scheduled functions %v, want one each, the runner's among them", len(rules), len(s.stack.Schedules), want)
+		}
+		fns := s.functionIDs()
+		for name := range want {
+			f, _ := routes.FunctionNamed(name)
+			ruleID := s.logicalID(s.stack.Schedules[name])
+			rule, ok := rules[ruleID]
+			if !ok {
+				t.Fatalf("no rule %s for %s", ruleID, name)
+			}
+			p := rule.Properties
+			if p["ScheduleExpression"] != f.Schedule || p["State"] != "ENABLED" || p["EventPattern"] != nil {
+				t.Errorf("rule of %s: %s, want enabled on %s", name, js(p), f.Schedule)
+			}
+			targets := list(p["Targets"])
+			if len(targets) != 1 {
+				t.Fatalf("rule of %s has targets %s, want its function only", name, js(p["Targets"]))
+			}
+			target, _ := targets[0].(map[string]any)
+			if !jsonEqual(target["Arn"], getAtt(s.logicalID(s.stack.Functions[name]), "Arn")) {
+				t.Errorf("rule of %s targets %s", name, js(target["Arn"]))
+			}
+			for _, k := range []string{"Input", "InputPath", "InputTransformer"} {
+				if target[k] != nil {
+					t.Errorf("rule of %s: target %s %s; want the Scheduled Event itself", name, k, js(target[k]))
+				}
+			}
+			allowed := 0
+			for _, perm := range s.t.ofType("AWS::Lambda::Permission") {
+				fnRef, _ := perm.Properties["FunctionName"].(map[string]any)["Fn::GetAtt"].([]any)
+				if perm.Properties["Principal"] != "events.amazonaws.com" || len(fnRef) == 0 || fns[fmt.Sprint(fnRef[0])] != name {
+					continue
+				}
+				allowed++
+				if perm.Properties["Action"] != "lambda:InvokeFunction" || !jsonEqual(perm.Properties["SourceArn"], getAtt(ruleID, "Arn")) {
+					t.Errorf("permission of %s's rule: %s", name, js(perm.Properties))
+				}
+			}
+			if allowed != 1 {
+				t.Errorf("%d permissions let EventBridge invoke %s, want 1", allowed, name)
+			}
+		}
+	})
 }
 
 func TestTheOutputsAreTheAPIURLWebhookURLTableNameAndStateMachineARN(t *testing.T) {

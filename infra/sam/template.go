@@ -88,11 +88,23 @@ func title(w string) string { return strings.ToUpper(w[:1]) + w[1:] }
 // DefaultEventName is the event of the fallback function's $default route.
 const DefaultEventName = "Default"
 
+// ScheduleEventName is the Schedule event of a function with a
+// routes.Function.Schedule (the runner's sweeps).
+const ScheduleEventName = "Sweep"
+
+// scheduleNote says in the template that f is invoked on its schedule.
+func scheduleNote(f routes.Function) string {
+	if f.Schedule == "" {
+		return ""
+	}
+	return fmt.Sprintf(" Also invoked on %s by an EventBridge schedule (its %s event, a Scheduled Event).", f.Schedule, ScheduleEventName)
+}
+
 // reachNote says in the template how a function is invoked.
 var reachNote = map[routes.Reach]string{
 	routes.ByAPI:          "Invoked by the HTTP API: one HttpApi event per route of its group in the route table.",
 	routes.ByURL:          "Invoked through its function URL (no HTTP API route).",
-	routes.ByStateMachine: "Invoked by the run state machine's Task states (no events).",
+	routes.ByStateMachine: "Invoked by the run state machine's Task states.",
 	routes.ByOperator:     "Invoked directly by operators with aws lambda invoke (no events, never public).",
 }
 
@@ -145,7 +157,7 @@ func Generate(s Spec) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		add(fmt.Sprintf("functions/%s: %s. %s", f.Name, f.Describe(s.Routes), reachNote[f.Reach]), LogicalID(f.Name), fn)
+		add(fmt.Sprintf("functions/%s: %s. %s%s", f.Name, f.Describe(s.Routes), reachNote[f.Reach], scheduleNote(f)), LogicalID(f.Name), fn)
 		add("", LogicalID(f.Name)+"Logs", logGroup(sub("/aws/lambda/${"+LogicalID(f.Name)+"}")))
 	}
 	sm, err := stateMachine(s)
@@ -425,6 +437,18 @@ func function(s Spec, f routes.Function) (*yaml.Node, error) {
 				field("Properties", obj(field("ApiId", ref(HttpAPIID)))),
 			))
 		}
+	}
+
+	if f.Schedule != "" {
+		// SAM makes it an AWS::Events::Rule targeting the function and
+		// the permission letting EventBridge invoke it from that rule.
+		if events == nil {
+			events = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+		}
+		events.Content = append(events.Content, node(ScheduleEventName), obj(
+			field("Type", "Schedule"),
+			field("Properties", obj(field("Schedule", f.Schedule))),
+		))
 	}
 
 	props := []kv{

@@ -216,7 +216,17 @@ func eventProblems(tmpl *cloudformation.Template, s Spec) []string {
 			want["$default"] = true
 		}
 		got := map[string]bool{}
+		schedules := 0
 		for name, e := range fn.Events {
+			if e.Type == "Schedule" {
+				schedules++
+				if name != ScheduleEventName || e.Properties == nil || e.Properties.ScheduleEvent == nil || e.Properties.ScheduleEvent.Schedule != f.Schedule || f.Schedule == "" {
+					p = append(p, fmt.Sprintf("%s: Schedule event %s %+v, want %s on the declared schedule %q", f.Name, name, e.Properties, ScheduleEventName, f.Schedule))
+				} else if se := e.Properties.ScheduleEvent; se.Input != nil || (se.Enabled != nil && !*se.Enabled) {
+					p = append(p, fmt.Sprintf("%s: Schedule event %s has an input or is disabled: want the Scheduled Event itself", f.Name, name))
+				}
+				continue
+			}
 			if e.Type != "HttpApi" || e.Properties == nil || e.Properties.HttpApiEvent == nil {
 				p = append(p, fmt.Sprintf("%s: event %s is not an HttpApi event", f.Name, name))
 				continue
@@ -241,8 +251,11 @@ func eventProblems(tmpl *cloudformation.Template, s Spec) []string {
 				p = append(p, fmt.Sprintf("%s: HttpApi event %s is not a route of its group in the route table", f.Name, r))
 			}
 		}
-		if len(got) != len(fn.Events) {
-			p = append(p, fmt.Sprintf("%s: %d events for %d distinct routes", f.Name, len(fn.Events), len(got)))
+		if len(got) != len(fn.Events)-schedules {
+			p = append(p, fmt.Sprintf("%s: %d HttpApi events for %d distinct routes", f.Name, len(fn.Events)-schedules, len(got)))
+		}
+		if want := map[bool]int{true: 1}[f.Schedule != ""]; schedules != want {
+			p = append(p, fmt.Sprintf("%s: %d Schedule events, want %d (schedule %q)", f.Name, schedules, want, f.Schedule))
 		}
 	}
 	return p
@@ -263,7 +276,11 @@ func TestEachFunctionsHttpApiEventsAreExactlyTheRoutesOfItsGroup(t *testing.T) {
 	// function URL.
 	events := 0
 	for _, fn := range tmpl.GetAllServerlessFunctionResources() {
-		events += len(fn.Events)
+		for _, e := range fn.Events {
+			if e.Type == "HttpApi" {
+				events++
+			}
+		}
 	}
 	byURL := 0
 	for _, r := range api.Routes() {
@@ -320,8 +337,10 @@ func TestOnlyTheWebhookFunctionHasAPublicURLWithReservedConcurrency(t *testing.T
 		if fn.FunctionUrlConfig != nil {
 			t.Errorf("%s has a function URL", f.Name)
 		}
-		if f.Reach != routes.ByAPI && len(fn.Events) > 0 {
-			t.Errorf("%s (%s) has events %v", f.Name, f.Reach, fn.Events)
+		for name, e := range fn.Events {
+			if f.Reach != routes.ByAPI && e.Type != "Schedule" {
+				t.Errorf("%s (%s) has event %s of type %s", f.Name, f.Reach, name, e.Type)
+			}
 		}
 	}
 }
@@ -620,6 +639,42 @@ func TestARouteRemovedFromTheRouteTableMakesTheCommittedTemplateStale(t *testing
 	// The template generated from it has lost exactly that event.
 	if p := eventProblems(parse(t, out), DefaultSpec()); !slices.Equal(p, []string{"companies: route " + all[i].Pattern() + " of the route table has no HttpApi event"}) {
 		t.Errorf("problems of the generated template against the full route table: %q", p)
+	}
+}
+
+// The runner sweeps in AWS: its one Schedule event, on the declared
+// schedule, with no input of its own (SAM makes it the rule and the
+// permission); no other function has one, and a schedule that is not the
+// declared one is caught.
+func TestTheRunnerHasAScheduleEventOnItsDeclaredScheduleAndNoOtherFunctionHasOne(t *testing.T) {
+	tmpl := committed(t)
+	runner := tmpl.GetAllServerlessFunctionResources()[LogicalID(routes.Runner)]
+	if runner == nil {
+		t.Fatal("no runner function")
+	}
+	ev, ok := runner.Events[ScheduleEventName]
+	if !ok || ev.Type != "Schedule" || ev.Properties == nil || ev.Properties.ScheduleEvent == nil || ev.Properties.ScheduleEvent.Schedule != "rate(5 minutes)" || routes.SweepSchedule != "rate(5 minutes)" {
+		t.Fatalf("runner events %+v, want %s: Schedule rate(5 minutes)", runner.Events, ScheduleEventName)
+	}
+	for _, f := range routes.Deployed(false) {
+		for name, e := range tmpl.GetAllServerlessFunctionResources()[LogicalID(f.Name)].Events {
+			if e.Type == "Schedule" && f.Name != routes.Runner {
+				t.Errorf("%s has Schedule event %s", f.Name, name)
+			}
+		}
+	}
+	if p := eventProblems(tmpl, DefaultSpec()); len(p) != 0 {
+		t.Errorf("event problems: %q", p)
+	}
+	s := DefaultSpec()
+	s.Functions = slices.Clone(s.Functions)
+	for i := range s.Functions {
+		if s.Functions[i].Name == routes.Runner {
+			s.Functions[i].Schedule = "rate(1 hour)"
+		}
+	}
+	if p := eventProblems(tmpl, s); len(p) != 1 || !strings.HasPrefix(p[0], "runner: Schedule event") {
+		t.Errorf("problems with the runner declared on another schedule %q, want the runner's Schedule event", p)
 	}
 }
 

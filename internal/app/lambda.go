@@ -152,13 +152,14 @@ func ServeIndexer(newIndexer NewIndexer) {
 }
 
 // ServeRunner runs the Lambda the state machine invokes to execute a run
-// and, from its Catch path, to mark a run failed.
+// and, from its Catch path, to mark a run failed; its schedule
+// (routes.Function.Schedule) invokes it to sweep (RunnerHandler).
 func ServeRunner() {
 	sizeToCPU()
 	Logger(os.Stdout)
 	deps, _, _, err := FromEnv(context.Background(), awsenv.Load)
 	Must(err)
-	lambda.Start(deps.Runs.HandleTask)
+	lambda.Start(RunnerHandler(deps))
 }
 
 // searchFunction is the search function's declaration.

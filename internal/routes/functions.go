@@ -16,6 +16,11 @@ const (
 	Indexer = fn.Indexer
 )
 
+// SweepSchedule is how often the runner sweeps in AWS (its Schedule): it
+// fails the runs left queued too long and completes the purges of deleted
+// companies' candidates (app.Sweep). The dev server sweeps every minute.
+const SweepSchedule = "rate(5 minutes)"
+
 // HealthPath is the health check's path; it describes the table.
 const HealthPath = "/healthz"
 
@@ -72,6 +77,12 @@ type Function struct {
 	// OpenSearchOnly: the function exists only in deployments whose
 	// search engine is OpenSearch (the indexer).
 	OpenSearchOnly bool
+	// Schedule: the function is also invoked on this EventBridge schedule
+	// expression ("rate(5 minutes)", "cron(...)") with the standard
+	// Scheduled Event ({"source":"aws.events","detail-type":"Scheduled
+	// Event",...}); the CDK stack's rule and the SAM template's Schedule
+	// event are made from it. The runner sweeps on it (app.Sweep).
+	Schedule string
 	// Fallback: the function also serves the HTTP API's $default route,
 	// the requests no route matches (401 without credentials, then 404
 	// "no such endpoint" or 405), as the dev server answers them.
@@ -94,7 +105,12 @@ var Functions = []Function{
 	{Name: MCP, Doc: "the Model Context Protocol endpoint: AI agents' tools over the other groups' routes", Reach: ByAPI,
 		StartsRuns: true, WebhookURLs: true, SearchesByAPI: true, Table: []store.Access{store.Read, store.Write}},
 	{Name: Webhook, Doc: "signed webhook deliveries that start runs", Reach: ByURL, StartsRuns: true},
-	{Name: Runner, Doc: "executes a run's steps for the run state machine", Reach: ByStateMachine, Table: []store.Access{store.Read, store.Write}},
+	// The runner also sweeps on SweepSchedule: runs left queued too long
+	// (Query of the runs' index, updates) and the purges of deleted
+	// companies' candidates (Query of the PURGE partition and of each
+	// partition, deletes): Read and Write.
+	{Name: Runner, Doc: "executes a run's steps for the run state machine, and sweeps on a schedule", Reach: ByStateMachine,
+		Table: []store.Access{store.Read, store.Write}, Schedule: SweepSchedule},
 	{Name: Admin, Doc: "operator actions: organizations and API keys", Reach: ByOperator, Table: []store.Access{store.Read, store.Write, store.Describe}},
 	{Name: Indexer, Doc: "keeps the OpenSearch indexes up to date from the table's stream", Reach: ByStream, OpenSearchOnly: true},
 }

@@ -1,0 +1,80 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/sourcebase/sourcebase/internal/api"
+	"github.com/sourcebase/sourcebase/internal/runs"
+)
+
+// A scheduled event is what an EventBridge schedule rule sends its target
+// (routes.Function.Schedule): {"version":"0","id":…,"detail-type":
+// "Scheduled Event","source":"aws.events",…}.
+const (
+	ScheduledEventSource     = "aws.events"
+	ScheduledEventDetailType = "Scheduled Event"
+)
+
+// SweepResult is what a sweep did: the runs left queued too long that it
+// failed (runs.Service.SweepStale) and the purges of deleted companies'
+// candidates it completed (enrichment.Service.SweepPurges).
+type SweepResult struct {
+	FailedRuns      int `json:"failedRuns"`
+	CompletedPurges int `json:"completedPurges"`
+}
+
+// Sweep runs both sweeps, the second even when the first fails, logs
+// what they did and returns the errors of both.
+func Sweep(ctx context.Context, deps api.Deps) (SweepResult, error) {
+	var res SweepResult
+	var errStale, errPurges error
+	res.FailedRuns, errStale = deps.Runs.SweepStale(ctx)
+	if errStale != nil {
+		errStale = fmt.Errorf("sweep runs left queued: %w", errStale)
+	}
+	res.CompletedPurges, errPurges = deps.Enrichment.SweepPurges(ctx)
+	if errPurges != nil {
+		errPurges = fmt.Errorf("sweep purges left over: %w", errPurges)
+	}
+	err := errors.Join(errStale, errPurges)
+	if err != nil {
+		slog.ErrorContext(ctx, "sweep", "failedRuns", res.FailedRuns, "completedPurges", res.CompletedPurges, "err", err)
+	} else {
+		slog.InfoContext(ctx, "sweep", "failedRuns", res.FailedRuns, "completedPurges", res.CompletedPurges)
+	}
+	return res, err
+}
+
+// runnerEvent is enough of either of the runner's events to tell them
+// apart: a scheduled event names its source and detail type, a state
+// machine task its action.
+type runnerEvent struct {
+	Source     string `json:"source"`
+	DetailType string `json:"detail-type"`
+}
+
+// RunnerHandler is the runner function's handler: a scheduled event
+// (EventBridge, the runner's routes.Function.Schedule) runs the sweeps
+// (Sweep; an error fails the invocation, so it is visible and retried);
+// any other event is a task of the run state machine
+// (runs.Service.HandleTask).
+func RunnerHandler(deps api.Deps) func(context.Context, json.RawMessage) (any, error) {
+	return func(ctx context.Context, raw json.RawMessage) (any, error) {
+		var ev runnerEvent
+		if err := json.Unmarshal(raw, &ev); err != nil {
+			return nil, fmt.Errorf("runner event: %w", err)
+		}
+		if ev.Source == ScheduledEventSource && ev.DetailType == ScheduledEventDetailType {
+			return Sweep(ctx, deps)
+		}
+		var task runs.Task
+		if err := json.Unmarshal(raw, &task); err != nil {
+			return nil, fmt.Errorf("runner task: %w", err)
+		}
+		return deps.Runs.HandleTask(ctx, task)
+	}
+}
