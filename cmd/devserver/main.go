@@ -86,7 +86,7 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 	srv := newServer(withDocs(api.New(deps).Handler(), docspage.Handler(bundle, bundleErr, api.OpenAPIPath)), serverTimeouts)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	go sweepStaleRuns(ctx, sweeps(deps), sweepEvery)
+	go sweepPeriodically(ctx, sweeps(deps), sweepEvery)
 
 	localdev.Banner{Base: base, DynamoDB: ddb.Endpoint, Table: st.Table, Demo: demo, Details: []string{
 		"API reference: " + base + "/docs (the OpenAPI document: " + base + api.OpenAPIPath + ")"}}.Write(out)
@@ -137,25 +137,17 @@ func newServer(h http.Handler, t timeouts) *http.Server {
 // sweepEvery is how often runs left queued too long are failed.
 const sweepEvery = time.Minute
 
-// sweeps is what the dev server sweeps every sweepEvery: runs left queued
-// too long (failed), and the candidate values of deleted companies whose
-// purge failed (deleted); it reports how many of each it handled.
+// sweeps is what the dev server sweeps every sweepEvery: what the runner
+// sweeps on its schedule in AWS (app.Sweep); it reports how much it did.
 func sweeps(deps api.Deps) func(context.Context) (int, error) {
 	return func(ctx context.Context) (int, error) {
-		failed, err := deps.Runs.SweepStale(ctx)
-		if err != nil {
-			return failed, err
-		}
-		purged, err := deps.Enrichment.SweepPurges(ctx)
-		if purged > 0 {
-			slog.Info("deleted the candidate values left by deleted companies", "companies", purged)
-		}
-		return failed, err
+		r, err := app.Sweep(ctx, deps)
+		return r.FailedRuns + r.CompletedPurges, err
 	}
 }
 
-// sweepStaleRuns calls sweep every interval until ctx ends.
-func sweepStaleRuns(ctx context.Context, sweep func(context.Context) (int, error), every time.Duration) {
+// sweepPeriodically calls sweep every interval until ctx ends.
+func sweepPeriodically(ctx context.Context, sweep func(context.Context) (int, error), every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -164,10 +156,7 @@ func sweepStaleRuns(ctx context.Context, sweep func(context.Context) (int, error
 			return
 		case <-t.C:
 		}
-		if n, err := sweep(ctx); err != nil {
-			slog.Warn("sweep runs left queued and purges left over", "err", err)
-		} else if n > 0 {
-			slog.Info("failed runs left queued too long", "failed", n)
-		}
+		// The sweep logs what it did and what failed.
+		sweep(ctx)
 	}
 }

@@ -122,7 +122,7 @@ func TestTheDevServerSweepsStaleRunsPeriodicallyUntilItStops(t *testing.T) {
 	calls := make(chan struct{}, 10)
 	stopped := make(chan struct{})
 	go func() {
-		sweepStaleRuns(ctx, func(context.Context) (int, error) {
+		sweepPeriodically(ctx, func(context.Context) (int, error) {
 			select {
 			case calls <- struct{}{}:
 			default:

@@ -28,7 +28,9 @@ type SweepResult struct {
 }
 
 // Sweep runs both sweeps, the second even when the first fails, logs
-// what they did and returns the errors of both.
+// what they did (when they did something, or failed) and returns the
+// errors of both. The runner runs it on its schedule in AWS, the dev
+// server every minute.
 func Sweep(ctx context.Context, deps api.Deps) (SweepResult, error) {
 	var res SweepResult
 	var errStale, errPurges error
@@ -43,7 +45,7 @@ func Sweep(ctx context.Context, deps api.Deps) (SweepResult, error) {
 	err := errors.Join(errStale, errPurges)
 	if err != nil {
 		slog.ErrorContext(ctx, "sweep", "failedRuns", res.FailedRuns, "completedPurges", res.CompletedPurges, "err", err)
-	} else {
+	} else if res.FailedRuns+res.CompletedPurges > 0 {
 		slog.InfoContext(ctx, "sweep", "failedRuns", res.FailedRuns, "completedPurges", res.CompletedPurges)
 	}
 	return res, err
