@@ -12,9 +12,9 @@ import (
 // A run whose start was interrupted (the process stopped, the table or
 // the engine did not answer) stays queued. Once it has been queued longer
 // than the queued timeout it is failed, so it can be retried: by Recover
-// at dev-server start, by SweepStale (periodically in the dev server), and
-// lazily by any read of the run (Get, List), which is how a deployment
-// without a long-running process completes it.
+// at dev-server start, by SweepStale (every 5 minutes by the runner
+// function in AWS, every minute in the dev server: app.Sweep), and lazily
+// by any read of the run (Get, List).
 
 // stale reports whether r has been queued longer than the queued timeout
 // and is not waiting in this process's engine for a free slot (a run
