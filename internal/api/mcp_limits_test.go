@@ -251,6 +251,11 @@ func TestAToolCallWithANumberNoClientReadsIsTheAPIs400NamingTheField(t *testing.
 	if !res.IsError || res.StructuredContent["status"] != 400.0 || !strings.Contains(res.Content[0].Text, "input.n") {
 		t.Errorf("a run input holding 1e400 through MCP: %+v, want the API's 400 naming input.n", res)
 	}
+	// The API's error code and parameter, as a REST client reads them in
+	// X-Error-Code and X-Error-Param.
+	if res.StructuredContent["code"] != "invalid_body" || res.StructuredContent["param"] != "input.n" {
+		t.Errorf("the tool error's code and param: %v, want invalid_body and input.n", res.StructuredContent)
+	}
 	if rs := runsOf(t, c, wf); len(rs) != 0 {
 		t.Errorf("the refused call started runs: %s", jsonOf(rs))
 	}

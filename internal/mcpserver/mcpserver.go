@@ -237,7 +237,7 @@ func caller(api http.Handler, op operation, spec ToolSpec) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		p, args, msg := op.arguments(req.Params.Arguments)
 		if msg != "" {
-			return toolError(msg, 0, 0), nil
+			return toolError(msg, refusal{}), nil
 		}
 		var body []byte
 		if op.hasBody {
@@ -268,16 +268,16 @@ func caller(api http.Handler, op operation, spec ToolSpec) mcp.ToolHandler {
 		}
 		rec := httptest.NewRecorder()
 		api.ServeHTTP(rec, r)
-		retry, _ := strconv.Atoi(rec.Header().Get("Retry-After"))
+		why := refusedBy(rec)
 		var answer map[string]any
 		dec := json.NewDecoder(bytes.NewReader(rec.Body.Bytes()))
 		dec.UseNumber() // numbers as the API wrote them: the result repeats them as they are
 		if err := dec.Decode(&answer); err != nil && rec.Code != http.StatusNoContent {
-			return toolError(fmt.Sprintf("the API answered %d: %s", rec.Code, cut(rec.Body.String())), rec.Code, retry), nil
+			return toolError(fmt.Sprintf("the API answered %d: %s", rec.Code, cut(rec.Body.String())), why), nil
 		}
 		if rec.Code >= 400 {
 			msg, _ := answer["error"].(string)
-			return toolError(msg, rec.Code, retry), nil
+			return toolError(msg, why), nil
 		}
 		if answer == nil {
 			answer = map[string]any{}
@@ -287,7 +287,7 @@ func caller(api http.Handler, op operation, spec ToolSpec) mcp.ToolHandler {
 		}
 		text, _ := json.Marshal(answer)
 		if n := resultSize(text); n > budget {
-			return toolError(tooLarge(op, rec.Code, n, budget), 0, 0), nil
+			return toolError(tooLarge(op, rec.Code, n, budget), refusal{}), nil
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}, StructuredContent: answer}, nil
 	}
@@ -354,18 +354,40 @@ func tooLarge(op operation, status, n, budget int) string {
 		n, budget, httpapi.ListBudget, what)
 }
 
-// toolError is a tool's failure: msg as text and, with the API's status
-// (when it answered one), as structured content {error, status,
-// retryAfter}; retryAfter (from Retry-After, a 429 or 503) says the
-// seconds to wait before calling again, in the text too.
-func toolError(msg string, status, retryAfter int) *mcp.CallToolResult {
+// refusal is what a tool error tells of the API's answer: its status,
+// the seconds Retry-After asks to wait (a 429 or 503), and the error's
+// X-Error-Code and X-Error-Param; zero when the API was not called.
+type refusal struct {
+	status, retryAfter int
+	code, param        string
+}
+
+// refusedBy reads the refusal of an API answer.
+func refusedBy(rec *httptest.ResponseRecorder) refusal {
+	retry, _ := strconv.Atoi(rec.Header().Get("Retry-After"))
+	return refusal{status: rec.Code, retryAfter: retry,
+		code: rec.Header().Get(httpapi.HeaderErrorCode), param: rec.Header().Get(httpapi.HeaderErrorParam)}
+}
+
+// toolError is a tool's failure: msg as text and, when the API answered,
+// as structured content {error, status, code, param, retryAfter} (code
+// and param: the answer's X-Error-Code and X-Error-Param, so an agent
+// branches as a REST client does; retryAfter, from Retry-After, the
+// seconds to wait before calling again, in the text too).
+func toolError(msg string, why refusal) *mcp.CallToolResult {
 	res := &mcp.CallToolResult{IsError: true}
-	if status != 0 {
-		sc := map[string]any{"error": msg, "status": status}
-		if retryAfter > 0 {
-			sc["retryAfter"] = retryAfter
-			if !strings.Contains(msg, strconv.Itoa(retryAfter)+" second") {
-				msg = strings.TrimSpace(msg + fmt.Sprintf(" Try again in %d seconds.", retryAfter))
+	if why.status != 0 {
+		sc := map[string]any{"error": msg, "status": why.status}
+		if why.code != "" {
+			sc["code"] = why.code
+		}
+		if why.param != "" {
+			sc["param"] = why.param
+		}
+		if why.retryAfter > 0 {
+			sc["retryAfter"] = why.retryAfter
+			if !strings.Contains(msg, strconv.Itoa(why.retryAfter)+" second") {
+				msg = strings.TrimSpace(msg + fmt.Sprintf(" Try again in %d seconds.", why.retryAfter))
 			}
 		}
 		res.StructuredContent = sc
