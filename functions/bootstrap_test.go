@@ -22,6 +22,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/localsfn"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
@@ -33,32 +34,32 @@ var eventsDir = filepath.Join(repoRoot, "events")
 // samples is every file of events/ and the function it is a sample of.
 // A file missing here, or listed and not invoked, fails the tests.
 var samples = map[string]string{
-	"admin-create-org.json":         routes.Admin,
-	"admin-create-key.json":         routes.Admin,
-	"admin-list-keys.json":          routes.Admin,
-	"admin-set-limits.json":         routes.Admin,
-	"admin-revoke-key.json":         routes.Admin,
-	"keys-list.json":                routes.Keys,
-	"keys-fallback.json":            routes.Keys,
-	"companies-create.json":         routes.Companies,
-	"companies-get.json":            routes.Companies,
-	"companies-list.json":           routes.Companies,
-	"search-companies.json":         routes.Search,
-	"mcp-search-companies.json":     routes.MCP,
-	"catalog-create-industry.json":  routes.Catalog,
-	"crm-create-deal.json":          routes.CRM,
-	"data-metric-series.json":       routes.Data,
-	"documents-create.json":         routes.Documents,
-	"scoring-create-framework.json": routes.Scoring,
-	"workflows-create.json":         routes.Workflows,
-	"workflows-start-run.json":      routes.Workflows,
-	"workflows-get-run.json":        routes.Workflows,
-	"webhook-shared-secret.json":    routes.Webhook,
-	"webhook-hmac-base64.json":      routes.Webhook,
-	"runner-execute.json":           routes.Runner,
-	"runner-fail.json":              routes.Runner,
-	"runner-schedule.json":          routes.Runner,
-	"indexer-stream.json":           routes.Indexer,
+	"admin-create-org.json":         fn.Admin,
+	"admin-create-key.json":         fn.Admin,
+	"admin-list-keys.json":          fn.Admin,
+	"admin-set-limits.json":         fn.Admin,
+	"admin-revoke-key.json":         fn.Admin,
+	"keys-list.json":                fn.Keys,
+	"keys-fallback.json":            fn.Keys,
+	"companies-create.json":         fn.Companies,
+	"companies-get.json":            fn.Companies,
+	"companies-list.json":           fn.Companies,
+	"search-companies.json":         fn.Search,
+	"mcp-search-companies.json":     fn.MCP,
+	"catalog-create-industry.json":  fn.Catalog,
+	"crm-create-deal.json":          fn.CRM,
+	"data-metric-series.json":       fn.Data,
+	"documents-create.json":         fn.Documents,
+	"scoring-create-framework.json": fn.Scoring,
+	"workflows-create.json":         fn.Workflows,
+	"workflows-start-run.json":      fn.Workflows,
+	"workflows-get-run.json":        fn.Workflows,
+	"webhook-shared-secret.json":    fn.Webhook,
+	"webhook-hmac-base64.json":      fn.Webhook,
+	"runner-execute.json":           fn.Runner,
+	"runner-fail.json":              fn.Runner,
+	"runner-schedule.json":          fn.Runner,
+	"indexer-stream.json":           fn.Indexer,
 }
 
 var (
@@ -240,54 +241,54 @@ func TestEveryFunctionsBootstrapAnswersItsSampleEvents(t *testing.T) {
 
 	// The operator's samples make the organization and its admin key.
 	var org, key record
-	json.Unmarshal(e.invoke(routes.Admin, sample(t, "admin-create-org.json")), &org)
+	json.Unmarshal(e.invoke(fn.Admin, sample(t, "admin-create-org.json")), &org)
 	orgID, _ := org["id"].(string)
 	if !strings.HasPrefix(orgID, "org_") || org["name"] != "Acme Capital" {
 		t.Fatalf("create-org: %v", org)
 	}
-	json.Unmarshal(e.invoke(routes.Admin, sample(t, "admin-create-key.json", "org_REPLACE", orgID)), &key)
+	json.Unmarshal(e.invoke(fn.Admin, sample(t, "admin-create-key.json", "org_REPLACE", orgID)), &key)
 	clientID, _ := key["clientId"].(string)
 	secret, _ := key["secret"].(string)
 	if !strings.HasPrefix(clientID, "ck_") || secret == "" || key["role"] != "admin" {
 		t.Fatalf("create-key: %v", key)
 	}
 	var keys []record
-	json.Unmarshal(e.invoke(routes.Admin, sample(t, "admin-list-keys.json", "org_REPLACE", orgID)), &keys)
+	json.Unmarshal(e.invoke(fn.Admin, sample(t, "admin-list-keys.json", "org_REPLACE", orgID)), &keys)
 	if len(keys) != 1 || keys[0]["clientId"] != clientID {
 		t.Fatalf("list-keys: %v", keys)
 	}
 	var limits record
-	json.Unmarshal(e.invoke(routes.Admin, sample(t, "admin-set-limits.json", "org_REPLACE", orgID)), &limits)
+	json.Unmarshal(e.invoke(fn.Admin, sample(t, "admin-set-limits.json", "org_REPLACE", orgID)), &limits)
 	if l, _ := limits["limits"].(map[string]any); l["keyPerMinute"] != 120000.0 || l["webhookPerMinute"] != 12000.0 {
 		t.Fatalf("set-limits: %v", limits)
 	}
 	creds := []string{"ck_REPLACE", clientID, "sk_REPLACE", secret}
 	req := func(name string, replace ...string) []byte { return sample(t, name, append(replace, creds...)...) }
 
-	listed := data[[]record](t, "keys-list", e.http(routes.Keys, req("keys-list.json")), 200)
+	listed := data[[]record](t, "keys-list", e.http(fn.Keys, req("keys-list.json")), 200)
 	if len(listed) != 1 || listed[0]["clientId"] != clientID {
 		t.Errorf("keys-list: %v", listed)
 	}
 
-	company := data[record](t, "companies-create", e.http(routes.Companies, req("companies-create.json")), 201)
+	company := data[record](t, "companies-create", e.http(fn.Companies, req("companies-create.json")), 201)
 	companyID, _ := company["id"].(string)
 	if !strings.HasPrefix(companyID, "cmp_") || company["canonicalName"] != "Acme Robotics" {
 		t.Fatalf("companies-create: %v", company)
 	}
-	if got := data[record](t, "companies-get", e.http(routes.Companies, req("companies-get.json", "cmp_REPLACE", companyID)), 200); got["id"] != companyID {
+	if got := data[record](t, "companies-get", e.http(fn.Companies, req("companies-get.json", "cmp_REPLACE", companyID)), 200); got["id"] != companyID {
 		t.Errorf("companies-get: %v", got)
 	}
-	if got := data[[]record](t, "companies-list", e.http(routes.Companies, req("companies-list.json")), 200); len(got) != 1 || got[0]["id"] != companyID {
+	if got := data[[]record](t, "companies-list", e.http(fn.Companies, req("companies-list.json")), 200); len(got) != 1 || got[0]["id"] != companyID {
 		t.Errorf("companies-list: %v", got)
 	}
 	// The search function finds the company the companies function wrote.
-	if got := data[[]record](t, "search-companies", e.http(routes.Search, req("search-companies.json")), 200); len(got) != 1 || got[0]["id"] != companyID {
+	if got := data[[]record](t, "search-companies", e.http(fn.Search, req("search-companies.json")), 200); len(got) != 1 || got[0]["id"] != companyID {
 		t.Errorf("search-companies: %v", got)
 	}
 
 	// An agent's MCP call: a stateless tools/call the mcp function answers
 	// as JSON, its search sent through the HTTP API to the search function.
-	res := e.http(routes.MCP, req("mcp-search-companies.json"))
+	res := e.http(fn.MCP, req("mcp-search-companies.json"))
 	var rpc struct {
 		Result struct {
 			IsError           bool `json:"isError"`
@@ -304,30 +305,30 @@ func TestEveryFunctionsBootstrapAnswersItsSampleEvents(t *testing.T) {
 	// API Gateway sends a request no route matches to the keys function
 	// ($default), which answers as the whole service: the path exists,
 	// not with this method.
-	res = e.http(routes.Keys, req("keys-fallback.json"))
+	res = e.http(fn.Keys, req("keys-fallback.json"))
 	if res.StatusCode != 405 || !strings.Contains(res.Headers["Allow"], "POST") || !strings.Contains(res.Headers["Allow"], "GET") {
 		t.Errorf("keys-fallback: status %d, Allow %q, body %s; want 405 allowing GET and POST", res.StatusCode, res.Headers["Allow"], res.Body)
 	}
 
-	if got := data[record](t, "catalog-create-industry", e.http(routes.Catalog, req("catalog-create-industry.json")), 201); !strings.HasPrefix(fmt.Sprint(got["id"]), "ind_") || got["name"] != "Robotics" {
+	if got := data[record](t, "catalog-create-industry", e.http(fn.Catalog, req("catalog-create-industry.json")), 201); !strings.HasPrefix(fmt.Sprint(got["id"]), "ind_") || got["name"] != "Robotics" {
 		t.Errorf("catalog-create-industry: %v", got)
 	}
-	if got := data[record](t, "crm-create-deal", e.http(routes.CRM, req("crm-create-deal.json", "cmp_REPLACE", companyID)), 201); !strings.HasPrefix(fmt.Sprint(got["id"]), "deal_") || got["companyId"] != companyID || got["status"] != "open" {
+	if got := data[record](t, "crm-create-deal", e.http(fn.CRM, req("crm-create-deal.json", "cmp_REPLACE", companyID)), 201); !strings.HasPrefix(fmt.Sprint(got["id"]), "deal_") || got["companyId"] != companyID || got["status"] != "open" {
 		t.Errorf("crm-create-deal: %v", got)
 	}
-	if got := data[record](t, "data-metric-series", e.http(routes.Data, req("data-metric-series.json", "cmp_REPLACE", companyID)), 200); got["resource"] != "companies:"+companyID || got["key"] != "metric:revenue" || got["points"] == nil {
+	if got := data[record](t, "data-metric-series", e.http(fn.Data, req("data-metric-series.json", "cmp_REPLACE", companyID)), 200); got["resource"] != "companies:"+companyID || got["key"] != "metric:revenue" || got["points"] == nil {
 		t.Errorf("data-metric-series: %v", got)
 	}
-	if got := data[record](t, "documents-create", e.http(routes.Documents, req("documents-create.json", "cmp_REPLACE", companyID)), 201); !strings.HasPrefix(fmt.Sprint(got["id"]), "doc_") || got["companyId"] != companyID {
+	if got := data[record](t, "documents-create", e.http(fn.Documents, req("documents-create.json", "cmp_REPLACE", companyID)), 201); !strings.HasPrefix(fmt.Sprint(got["id"]), "doc_") || got["companyId"] != companyID {
 		t.Errorf("documents-create: %v", got)
 	}
-	if got := data[record](t, "scoring-create-framework", e.http(routes.Scoring, req("scoring-create-framework.json")), 201); got["name"] != "Growth" || len(got["elements"].([]any)) != 2 {
+	if got := data[record](t, "scoring-create-framework", e.http(fn.Scoring, req("scoring-create-framework.json")), 201); got["name"] != "Growth" || len(got["elements"].([]any)) != 2 {
 		t.Errorf("scoring-create-framework: %v", got)
 	}
 
 	// A workflow, and a run started through the API: the workflows
 	// function starts the execution, the runner executes the run.
-	wf := data[record](t, "workflows-create", e.http(routes.Workflows, req("workflows-create.json")), 201)
+	wf := data[record](t, "workflows-create", e.http(fn.Workflows, req("workflows-create.json")), 201)
 	wfID, _ := wf["id"].(string)
 	trigger, _ := wf["trigger"].(map[string]any)
 	slug, _ := trigger["slug"].(string)
@@ -335,7 +336,7 @@ func TestEveryFunctionsBootstrapAnswersItsSampleEvents(t *testing.T) {
 	if !strings.HasPrefix(wfID, "wf_") || slug == "" || whSecret == "" || trigger["url"] != functionURL+"/webhooks/workflows/"+slug {
 		t.Fatalf("workflows-create: %v", wf)
 	}
-	started := data[record](t, "workflows-start-run", e.http(routes.Workflows, req("workflows-start-run.json", "wf_REPLACE", wfID)), 202)
+	started := data[record](t, "workflows-start-run", e.http(fn.Workflows, req("workflows-start-run.json", "wf_REPLACE", wfID)), 202)
 	runID, _ := started["id"].(string)
 	if !strings.HasPrefix(runID, "run_") || started["status"] != runs.Queued || started["title"] != "Backfill Acme Robotics" {
 		t.Fatalf("workflows-start-run: %v", started)
@@ -343,7 +344,7 @@ func TestEveryFunctionsBootstrapAnswersItsSampleEvents(t *testing.T) {
 	if ex := e.awaitExecution(runID); ex.Status != localsfn.Succeeded {
 		t.Fatalf("the run's execution: %+v", ex)
 	}
-	got := data[record](t, "workflows-get-run", e.http(routes.Workflows, req("workflows-get-run.json", "run_REPLACE", runID)), 200)
+	got := data[record](t, "workflows-get-run", e.http(fn.Workflows, req("workflows-get-run.json", "run_REPLACE", runID)), 200)
 	if out, _ := got["output"].(map[string]any); got["status"] != runs.Completed || out["source"] != "crm" || fmt.Sprint(out["deal"]) != fmt.Sprint(started["input"]) {
 		t.Errorf("workflows-get-run: %v", got)
 	}
@@ -358,7 +359,7 @@ func TestEveryFunctionsBootstrapAnswersItsSampleEvents(t *testing.T) {
 		{"webhook-shared-secret.json", sample(t, "webhook-shared-secret.json", "wh_REPLACE", slug, "whsec_REPLACE", whSecret)},
 		{"webhook-hmac-base64.json", signed(t, sampleWith(t, "webhook-hmac-base64.json", "wh_REPLACE", hmacWF.Trigger.Slug), hmacWF.Trigger.Secret)},
 	} {
-		run := data[runs.Run](t, wh.name, e.http(routes.Webhook, wh.ev), 202)
+		run := data[runs.Run](t, wh.name, e.http(fn.Webhook, wh.ev), 202)
 		if run.StartedBy != runs.StartedByWebhook || run.Status != runs.Queued {
 			t.Errorf("%s: %+v", wh.name, run)
 		}
@@ -374,11 +375,11 @@ func TestEveryFunctionsBootstrapAnswersItsSampleEvents(t *testing.T) {
 	quiet := e.workflow(orgID, `{"name":"Quiet","steps":[{"id":"s","type":"set","with":{"ok":true}}]}`)
 	toExecute, toFail := e.queued(orgID, quiet, nil), e.queued(orgID, quiet, nil)
 	var done runs.TaskResult
-	json.Unmarshal(e.invoke(routes.Runner, sample(t, "runner-execute.json", "org_REPLACE", orgID, "run_REPLACE", toExecute.ID)), &done)
+	json.Unmarshal(e.invoke(fn.Runner, sample(t, "runner-execute.json", "org_REPLACE", orgID, "run_REPLACE", toExecute.ID)), &done)
 	if done != (runs.TaskResult{RunID: toExecute.ID, Status: runs.Completed}) || e.run(orgID, toExecute.ID).Status != runs.Completed {
 		t.Errorf("runner-execute: %+v", done)
 	}
-	json.Unmarshal(e.invoke(routes.Runner, sample(t, "runner-fail.json", "org_REPLACE", orgID, "run_REPLACE", toFail.ID)), &done)
+	json.Unmarshal(e.invoke(fn.Runner, sample(t, "runner-fail.json", "org_REPLACE", orgID, "run_REPLACE", toFail.ID)), &done)
 	if r := e.run(orgID, toFail.ID); done.Status != runs.Failed || r.Status != runs.Failed || r.Error == nil || !strings.Contains(r.Error.Message, "States.Timeout") {
 		t.Errorf("runner-fail: %+v, run %+v", done, r.Error)
 	}
@@ -394,7 +395,7 @@ func TestEveryFunctionsBootstrapAnswersItsSampleEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	var swept app.SweepResult
-	json.Unmarshal(e.invoke(routes.Runner, sample(t, "runner-schedule.json")), &swept)
+	json.Unmarshal(e.invoke(fn.Runner, sample(t, "runner-schedule.json")), &swept)
 	if swept != (app.SweepResult{FailedRuns: 0, CompletedPurges: 1}) {
 		t.Errorf("runner-schedule: %+v, want the pending purge completed and no run failed", swept)
 	}
@@ -402,7 +403,7 @@ func TestEveryFunctionsBootstrapAnswersItsSampleEvents(t *testing.T) {
 	// The indexer's sample, a batch of the table's stream: one _bulk
 	// request with an action per searchable record, no batch failures.
 	var indexed events.DynamoDBEventResponse
-	json.Unmarshal(e.invoke(routes.Indexer, sample(t, "indexer-stream.json")), &indexed)
+	json.Unmarshal(e.invoke(fn.Indexer, sample(t, "indexer-stream.json")), &indexed)
 	e.openSearch.mu.Lock()
 	bulks, created := e.openSearch.actions, e.openSearch.indexes
 	e.openSearch.mu.Unlock()
@@ -411,7 +412,7 @@ func TestEveryFunctionsBootstrapAnswersItsSampleEvents(t *testing.T) {
 	}
 
 	var revoked record
-	json.Unmarshal(e.invoke(routes.Admin, sample(t, "admin-revoke-key.json", "ck_REPLACE", clientID)), &revoked)
+	json.Unmarshal(e.invoke(fn.Admin, sample(t, "admin-revoke-key.json", "ck_REPLACE", clientID)), &revoked)
 	if revoked["clientId"] != clientID || revoked["revoked"] != true {
 		t.Errorf("revoke-key: %v", revoked)
 	}

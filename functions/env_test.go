@@ -26,6 +26,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/lambdafront"
 	"github.com/sourcebase/sourcebase/internal/localsfn"
 	"github.com/sourcebase/sourcebase/internal/routes"
@@ -254,7 +255,7 @@ func newEnv(t *testing.T) *env {
 			t.Logf("function and interpreter output:\n%s", e.logs.String())
 		}
 	})
-	e.task = localsfn.Lambda(e.fn(routes.Runner))
+	e.task = localsfn.Lambda(e.fn(fn.Runner))
 	e.sfn, err = localsfn.Start(localsfn.Options{
 		StateMachines: map[string]string{stateMachineARN: runs.StateMachineDefinition(runnerARN)},
 		Tasks: func(ctx context.Context, resource string, input []byte) ([]byte, error) {

@@ -10,8 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/localsfn"
-	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/testenv"
@@ -57,7 +57,7 @@ func newRunEnv(t *testing.T) *runEnv {
 // through makes the state machine's tasks invoke the runner after before
 // (when non-nil) had its say: before can fail a task without invoking it.
 func (r *runEnv) through(before func(action string) error) {
-	runner := localsfn.Lambda(r.fn(routes.Runner))
+	runner := localsfn.Lambda(r.fn(fn.Runner))
 	r.setTask(func(ctx context.Context, resource string, input []byte) ([]byte, error) {
 		var task runs.Task
 		json.Unmarshal(input, &task)

@@ -4,7 +4,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
-	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/fn"
 )
 
 // suppressFindings records the cdk-nag AwsSolutions findings that are by
@@ -39,7 +39,7 @@ func suppressFindings(st *Stack) {
 			Id:     jsii.String("AwsSolutions-SQS3"),
 			Reason: jsii.String("This queue is itself the dead-letter destination of the indexer's stream source: the batches it gave up on, kept 14 days to replay."),
 		}}, jsii.Bool(true))
-		cdknag.NagSuppressions_AddResourceSuppressions(st.Roles[routes.Indexer], &[]*cdknag.NagPackSuppression{{
+		cdknag.NagSuppressions_AddResourceSuppressions(st.Roles[fn.Indexer], &[]*cdknag.NagPackSuppression{{
 			Id: jsii.String("AwsSolutions-IAM5"),
 			Reason: jsii.String("dynamodb:ListStreams, added by CDK for the stream source, supports no resource-level permissions, so AWS " +
 				"requires Resource \"*\" for it; the stream's own actions name the stream's ARN."),

@@ -22,6 +22,7 @@ import (
 	"github.com/sourcebase/sourcebase/infra/deploy"
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/store"
@@ -224,7 +225,7 @@ func TestEveryFunctionHasExactlyTheEnvironmentOfItsConfiguration(t *testing.T) {
 			}
 			// With OpenSearch, the search function and the indexer are
 			// told its engine and the collection's endpoint.
-			if s.stack.Options.OpenSearch() && (f.HoldsIndexes || f.Name == routes.Indexer) {
+			if s.stack.Options.OpenSearch() && (f.HoldsIndexes || f.Name == fn.Indexer) {
 				cfg.SearchEngine, cfg.OpenSearchEndpoint = app.SearchOpenSearch, "<collection>"
 			}
 			want := map[string]any{}
@@ -250,7 +251,7 @@ func TestEveryFunctionHasExactlyTheEnvironmentOfItsConfiguration(t *testing.T) {
 			}
 		}
 		// The runner and the admin never show trigger urls or start runs.
-		for _, name := range []string{s.stack.Runner, routes.Admin} {
+		for _, name := range []string{s.stack.Runner, fn.Admin} {
 			vars := s.fn(t, name).Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
 			if vars[app.EnvStateMachineARN] != nil || vars[app.EnvWebhookBaseURL] != nil {
 				t.Errorf("%s: environment %s", name, js(vars))
@@ -345,7 +346,7 @@ func TestEveryFunctionRoleAllowsExactlyTheGeneratedActions(t *testing.T) {
 			if f.StartsRuns {
 				want.add("states:StartExecution", ref(s.logicalID(s.stack.StateMachine)))
 			}
-			if s.stack.Options.OpenSearch() && (f.HoldsIndexes || f.Name == routes.Indexer) {
+			if s.stack.Options.OpenSearch() && (f.HoldsIndexes || f.Name == fn.Indexer) {
 				want.add("aoss:APIAccessAll", getAtt(s.logicalID(s.stack.Collection), "Arn"))
 			}
 			if f.Reach == routes.ByStream {
@@ -613,7 +614,7 @@ func TestTheWebhookFunctionIsPublicOnlyThroughItsURLWithReservedConcurrency(t *t
 // detail-type), and a permission letting EventBridge invoke the function
 // from that rule only.
 func TestTheRunnerIsInvokedOnItsDeclaredScheduleByAnEventBridgeRule(t *testing.T) {
-	runner, _ := routes.FunctionNamed(routes.Runner)
+	runner, _ := routes.FunctionNamed(fn.Runner)
 	if runner.Schedule != routes.SweepSchedule || routes.SweepSchedule != "rate(5 minutes)" {
 		t.Fatalf("the runner's schedule is %q, want %s = rate(5 minutes)", runner.Schedule, routes.SweepSchedule)
 	}
@@ -625,7 +626,7 @@ func TestTheRunnerIsInvokedOnItsDeclaredScheduleByAnEventBridgeRule(t *testing.T
 			}
 		}
 		rules := s.t.ofType("AWS::Events::Rule")
-		if len(rules) != len(want) || len(s.stack.Schedules) != len(want) || !want[routes.Runner] {
+		if len(rules) != len(want) || len(s.stack.Schedules) != len(want) || !want[fn.Runner] {
 			t.Fatalf("%d rules (%d in the stack) for the scheduled functions %v, want one each, the runner's among them", len(rules), len(s.stack.Schedules), want)
 		}
 		fns := s.functionIDs()
@@ -765,7 +766,7 @@ func TestSearchingWithOpenSearchAddsTheCollectionTheStreamAndTheIndexerAndOnlyTh
 		collections := s.t.ofType("AWS::OpenSearchServerless::Collection")
 		mappings := s.t.ofType("AWS::Lambda::EventSourceMapping")
 		if !s.stack.Options.OpenSearch() {
-			if table["StreamSpecification"] != nil || len(collections) != 0 || len(mappings) != 0 || s.stack.Functions[routes.Indexer] != nil {
+			if table["StreamSpecification"] != nil || len(collections) != 0 || len(mappings) != 0 || s.stack.Functions[fn.Indexer] != nil {
 				t.Errorf("the embedded engine's stack has a stream %v, %d collections, %d event source mappings", table["StreamSpecification"], len(collections), len(mappings))
 			}
 			return
@@ -783,7 +784,7 @@ func TestSearchingWithOpenSearchAddsTheCollectionTheStreamAndTheIndexerAndOnlyTh
 		}
 		for _, m := range mappings {
 			p := m.Properties
-			if !jsonEqual(p["FunctionName"], ref(s.logicalID(s.stack.Functions[routes.Indexer]))) || !jsonEqual(p["EventSourceArn"], getAtt(s.logicalID(s.stack.Table), "StreamArn")) ||
+			if !jsonEqual(p["FunctionName"], ref(s.logicalID(s.stack.Functions[fn.Indexer]))) || !jsonEqual(p["EventSourceArn"], getAtt(s.logicalID(s.stack.Table), "StreamArn")) ||
 				p["StartingPosition"] != "TRIM_HORIZON" || p["BatchSize"] != float64(deploy.IndexerBatchSize) || p["BisectBatchOnFunctionError"] != true ||
 				!jsonEqual(p["FunctionResponseTypes"], []any{"ReportBatchItemFailures"}) || p["DestinationConfig"] == nil {
 				t.Errorf("the indexer's event source %s", js(p))
@@ -803,7 +804,7 @@ func TestSearchingWithOpenSearchAddsTheCollectionTheStreamAndTheIndexerAndOnlyTh
 			t.Fatalf("policies %v, want encryption, network and data", policies)
 		}
 		data := js(policies["data"]["Policy"])
-		for name, perms := range map[string][]string{routes.Search: SearchIndexPermissions, routes.Indexer: IndexerIndexPermissions} {
+		for name, perms := range map[string][]string{fn.Search: SearchIndexPermissions, fn.Indexer: IndexerIndexPermissions} {
 			if !strings.Contains(data, s.logicalID(s.stack.Roles[name])) {
 				t.Errorf("the data access policy does not name the %s function's role: %s", name, data)
 			}
@@ -862,7 +863,7 @@ func TestTheTemplateHasNoDependencyCycle(t *testing.T) {
 				return
 			}
 		}
-		mcp := s.logicalID(s.stack.Functions[routes.MCP])
+		mcp := s.logicalID(s.stack.Functions[fn.MCP])
 		if !slices.Contains(deps[mcp], s.logicalID(s.stack.Api)) {
 			t.Errorf("the mcp function (%s) does not depend on the API: %v", mcp, deps[mcp])
 		}

@@ -3,7 +3,7 @@ package main
 
 import (
 	"github.com/sourcebase/sourcebase/internal/app"
-	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/fn"
 )
 
-func main() { app.ServeLambda(routes.CRM) }
+func main() { app.ServeLambda(fn.CRM) }

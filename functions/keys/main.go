@@ -4,7 +4,7 @@ package main
 
 import (
 	"github.com/sourcebase/sourcebase/internal/app"
-	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/fn"
 )
 
-func main() { app.ServeLambda(routes.Keys) }
+func main() { app.ServeLambda(fn.Keys) }

@@ -7,8 +7,8 @@ package main
 import (
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/mcpserver"
-	"github.com/sourcebase/sourcebase/internal/routes"
 )
 
-func main() { app.ServeLambda(routes.MCP, func(d *api.Deps) { d.NewMCP = mcpserver.Handler }) }
+func main() { app.ServeLambda(fn.MCP, func(d *api.Deps) { d.NewMCP = mcpserver.Handler }) }

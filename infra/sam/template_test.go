@@ -19,6 +19,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/store"
@@ -422,7 +423,7 @@ func TestEachFunctionsEnvironmentIsTheAppConfigurationWithItsOwnResources(t *tes
 		}
 	}
 	// The values read back as the configuration the functions expect.
-	vars := tmpl.GetAllServerlessFunctionResources()[LogicalID(routes.Companies)].Environment.Variables
+	vars := tmpl.GetAllServerlessFunctionResources()[LogicalID(fn.Companies)].Environment.Variables
 	for k, val := range vars {
 		t.Setenv(k, val)
 	}
@@ -617,7 +618,7 @@ func withoutRoute(i int) Spec {
 
 func TestARouteRemovedFromTheRouteTableMakesTheCommittedTemplateStale(t *testing.T) {
 	all := api.Routes()
-	i := slices.IndexFunc(all, func(r routes.Route) bool { return r.Group == routes.Companies && r.Method == "DELETE" })
+	i := slices.IndexFunc(all, func(r routes.Route) bool { return r.Group == fn.Companies && r.Method == "DELETE" })
 	s := withoutRoute(i)
 	out, err := Generate(s)
 	if err != nil {
@@ -648,7 +649,7 @@ func TestARouteRemovedFromTheRouteTableMakesTheCommittedTemplateStale(t *testing
 // declared one is caught.
 func TestTheRunnerHasAScheduleEventOnItsDeclaredScheduleAndNoOtherFunctionHasOne(t *testing.T) {
 	tmpl := committed(t)
-	runner := tmpl.GetAllServerlessFunctionResources()[LogicalID(routes.Runner)]
+	runner := tmpl.GetAllServerlessFunctionResources()[LogicalID(fn.Runner)]
 	if runner == nil {
 		t.Fatal("no runner function")
 	}
@@ -658,7 +659,7 @@ func TestTheRunnerHasAScheduleEventOnItsDeclaredScheduleAndNoOtherFunctionHasOne
 	}
 	for _, f := range routes.Deployed(false) {
 		for name, e := range tmpl.GetAllServerlessFunctionResources()[LogicalID(f.Name)].Events {
-			if e.Type == "Schedule" && f.Name != routes.Runner {
+			if e.Type == "Schedule" && f.Name != fn.Runner {
 				t.Errorf("%s has Schedule event %s", f.Name, name)
 			}
 		}
@@ -669,7 +670,7 @@ func TestTheRunnerHasAScheduleEventOnItsDeclaredScheduleAndNoOtherFunctionHasOne
 	s := DefaultSpec()
 	s.Functions = slices.Clone(s.Functions)
 	for i := range s.Functions {
-		if s.Functions[i].Name == routes.Runner {
+		if s.Functions[i].Name == fn.Runner {
 			s.Functions[i].Schedule = "rate(1 hour)"
 		}
 	}
@@ -682,10 +683,10 @@ func TestAFunctionThatStartedRunsOrAccessedMoreWouldBeCaught(t *testing.T) {
 	s := DefaultSpec()
 	s.Functions = slices.Clone(s.Functions)
 	for i := range s.Functions {
-		if s.Functions[i].Name == routes.Companies {
+		if s.Functions[i].Name == fn.Companies {
 			s.Functions[i].StartsRuns = true
 		}
-		if s.Functions[i].Name == routes.Runner {
+		if s.Functions[i].Name == fn.Runner {
 			s.Functions[i].Table = append(slices.Clone(s.Functions[i].Table), store.Describe)
 		}
 	}

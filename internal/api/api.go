@@ -16,6 +16,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/enrichment"
+	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/keys"
 	"github.com/sourcebase/sourcebase/internal/metrics"
@@ -126,40 +127,40 @@ func (a *API) endpoints() []endpoint {
 	}
 	// Every slug reaches the webhook handler, however long: one that leads
 	// to no trigger is answered exactly as a wrong secret (runs.Receive).
-	webhook := route(routes.Webhook, "POST", "/webhooks/workflows/{slug}", a.receiveWebhook)
+	webhook := route(fn.Webhook, "POST", "/webhooks/workflows/{slug}", a.receiveWebhook)
 	webhook.MaxParam = math.MaxInt
 	eps := []endpoint{
-		route(routes.Keys, "GET", routes.HealthPath, a.health),
-		route(routes.Keys, "GET", routes.OpenAPIPath, a.serveOpenAPI),
-		adminOnly(ManagingKeys, route(routes.Keys, "GET", "/v1/keys", a.listKeys)),
-		adminOnly(ManagingKeys, route(routes.Keys, "DELETE", "/v1/keys/{clientId}", a.revokeKey)),
+		route(fn.Keys, "GET", routes.HealthPath, a.health),
+		route(fn.Keys, "GET", routes.OpenAPIPath, a.serveOpenAPI),
+		adminOnly(ManagingKeys, route(fn.Keys, "GET", "/v1/keys", a.listKeys)),
+		adminOnly(ManagingKeys, route(fn.Keys, "DELETE", "/v1/keys/{clientId}", a.revokeKey)),
 
-		route(routes.Companies, "POST", "/v1/companies", a.createCompany),
-		route(routes.Companies, "GET", "/v1/companies", a.listCompanies),
-		route(routes.Companies, "GET", "/v1/companies/{id}", a.getCompany),
-		route(routes.Companies, "PUT", "/v1/companies/{id}", a.updateCompany),
-		route(routes.Companies, "DELETE", "/v1/companies/{id}", a.deleteCompany),
+		route(fn.Companies, "POST", "/v1/companies", a.createCompany),
+		route(fn.Companies, "GET", "/v1/companies", a.listCompanies),
+		route(fn.Companies, "GET", "/v1/companies/{id}", a.getCompany),
+		route(fn.Companies, "PUT", "/v1/companies/{id}", a.updateCompany),
+		route(fn.Companies, "DELETE", "/v1/companies/{id}", a.deleteCompany),
 
-		route(routes.Workflows, "POST", "/v1/workflows", a.createWorkflow),
-		route(routes.Workflows, "GET", "/v1/workflows", a.listWorkflows),
-		route(routes.Workflows, "GET", "/v1/workflows/{id}", a.getWorkflow),
-		route(routes.Workflows, "PUT", "/v1/workflows/{id}", a.updateWorkflow),
-		route(routes.Workflows, "DELETE", "/v1/workflows/{id}", a.deleteWorkflow),
-		adminOnly(RotatingWebhookSecrets, route(routes.Workflows, "POST", "/v1/workflows/{id}/trigger/webhook-secret/rotate", a.rotateWebhookSecret)),
-		route(routes.Workflows, "POST", "/v1/workflows/{id}/runs", a.createRun),
-		route(routes.Workflows, "GET", "/v1/workflows/{id}/runs", a.listWorkflowRuns),
-		route(routes.Workflows, "GET", "/v1/workflow-runs", a.listRuns),
-		route(routes.Workflows, "GET", "/v1/workflow-runs/{id}", a.getRun),
-		route(routes.Workflows, "PATCH", "/v1/workflow-runs/{id}", a.renameRun),
-		route(routes.Workflows, "POST", "/v1/workflow-runs/{id}/retry", a.retryRun),
+		route(fn.Workflows, "POST", "/v1/workflows", a.createWorkflow),
+		route(fn.Workflows, "GET", "/v1/workflows", a.listWorkflows),
+		route(fn.Workflows, "GET", "/v1/workflows/{id}", a.getWorkflow),
+		route(fn.Workflows, "PUT", "/v1/workflows/{id}", a.updateWorkflow),
+		route(fn.Workflows, "DELETE", "/v1/workflows/{id}", a.deleteWorkflow),
+		adminOnly(RotatingWebhookSecrets, route(fn.Workflows, "POST", "/v1/workflows/{id}/trigger/webhook-secret/rotate", a.rotateWebhookSecret)),
+		route(fn.Workflows, "POST", "/v1/workflows/{id}/runs", a.createRun),
+		route(fn.Workflows, "GET", "/v1/workflows/{id}/runs", a.listWorkflowRuns),
+		route(fn.Workflows, "GET", "/v1/workflow-runs", a.listRuns),
+		route(fn.Workflows, "GET", "/v1/workflow-runs/{id}", a.getRun),
+		route(fn.Workflows, "PATCH", "/v1/workflow-runs/{id}", a.renameRun),
+		route(fn.Workflows, "POST", "/v1/workflow-runs/{id}/retry", a.retryRun),
 
 		webhook,
 
-		route(routes.MCP, "POST", routes.MCPPath, a.serveMCP),
+		route(fn.MCP, "POST", routes.MCPPath, a.serveMCP),
 
-		route(routes.Documents, "POST", "/v1/lists/{id}/entries", a.addListEntry),
-		route(routes.Documents, "GET", "/v1/lists/{id}/entries", a.listEntries),
-		route(routes.Documents, "DELETE", "/v1/lists/{id}/entries/{recordId}", a.removeListEntry),
+		route(fn.Documents, "POST", "/v1/lists/{id}/entries", a.addListEntry),
+		route(fn.Documents, "GET", "/v1/lists/{id}/entries", a.listEntries),
+		route(fn.Documents, "DELETE", "/v1/lists/{id}/entries/{recordId}", a.removeListEntry),
 	}
 	eps = append(eps, a.dataEndpoints()...)
 	eps = append(eps, a.enrichmentEndpoints()...)

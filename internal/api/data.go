@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/metrics"
 	"github.com/sourcebase/sourcebase/internal/routes"
@@ -14,8 +15,8 @@ import (
 // dataEndpoints are the routes of the data group: metric series.
 func (a *API) dataEndpoints() []endpoint {
 	return []endpoint{
-		{routes.Route{Group: routes.Data, Method: http.MethodPost, Path: "/v1/data/metric-points"}, http.HandlerFunc(a.writeMetricPoints)},
-		{routes.Route{Group: routes.Data, Method: http.MethodPost, Path: "/v1/data/metric-series", ReadOnly: true}, http.HandlerFunc(a.readMetricSeries)},
+		{routes.Route{Group: fn.Data, Method: http.MethodPost, Path: "/v1/data/metric-points"}, http.HandlerFunc(a.writeMetricPoints)},
+		{routes.Route{Group: fn.Data, Method: http.MethodPost, Path: "/v1/data/metric-series", ReadOnly: true}, http.HandlerFunc(a.readMetricSeries)},
 	}
 }
 

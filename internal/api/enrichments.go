@@ -7,6 +7,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/enrichment"
+	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/input"
 	"github.com/sourcebase/sourcebase/internal/routes"
@@ -18,10 +19,10 @@ const enrichmentPath = "/v1/enrichments/resources/{resourceType}/{resourceId}"
 // enrichmentEndpoints are the enrichment routes of the data group.
 func (a *API) enrichmentEndpoints() []endpoint {
 	return []endpoint{
-		{routes.Route{Group: routes.Data, Method: http.MethodPost, Path: enrichmentPath}, http.HandlerFunc(a.addEnrichments)},
-		{routes.Route{Group: routes.Data, Method: http.MethodGet, Path: enrichmentPath}, http.HandlerFunc(a.listEnrichments)},
-		{routes.Route{Group: routes.Data, Method: http.MethodPatch, Path: enrichmentPath + "/{valueId}"}, http.HandlerFunc(a.pinEnrichment)},
-		{routes.Route{Group: routes.Data, Method: http.MethodDelete, Path: enrichmentPath + "/{valueId}"}, http.HandlerFunc(a.deleteEnrichment)},
+		{routes.Route{Group: fn.Data, Method: http.MethodPost, Path: enrichmentPath}, http.HandlerFunc(a.addEnrichments)},
+		{routes.Route{Group: fn.Data, Method: http.MethodGet, Path: enrichmentPath}, http.HandlerFunc(a.listEnrichments)},
+		{routes.Route{Group: fn.Data, Method: http.MethodPatch, Path: enrichmentPath + "/{valueId}"}, http.HandlerFunc(a.pinEnrichment)},
+		{routes.Route{Group: fn.Data, Method: http.MethodDelete, Path: enrichmentPath + "/{valueId}"}, http.HandlerFunc(a.deleteEnrichment)},
 	}
 }
 

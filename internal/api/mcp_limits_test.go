@@ -13,10 +13,10 @@ import (
 	"github.com/sourcebase/sourcebase/internal/apitest"
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/auth"
+	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/mcpserver"
 	"github.com/sourcebase/sourcebase/internal/ratelimit"
-	"github.com/sourcebase/sourcebase/internal/routes"
 )
 
 // rpc posts JSON-RPC messages (one, or a batch) to c's /mcp as an MCP
@@ -206,7 +206,7 @@ func TestAToolCallTheRateLimitRefusesSaysWhenToRetry(t *testing.T) {
 	deps := app.Build(e.Store, app.Config{Table: e.Store.Table, CacheTTL: auth.MaxCacheTTL, SearchBaseURL: e.URL}, nil)
 	deps.NewMCP = mcpserver.Handler
 	deps.Limits.SetClock(func() time.Time { return *now })
-	srv := httptest.NewServer(api.New(deps).Handler(routes.MCP))
+	srv := httptest.NewServer(api.New(deps).Handler(fn.MCP))
 	t.Cleanup(srv.Close)
 	fn := *c
 	fn.Base = srv.URL

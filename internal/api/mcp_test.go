@@ -20,9 +20,9 @@ import (
 	"github.com/sourcebase/sourcebase/internal/apitest"
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/auth"
+	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/generate"
 	"github.com/sourcebase/sourcebase/internal/mcpserver"
-	"github.com/sourcebase/sourcebase/internal/routes"
 )
 
 // headers adds a key's two headers to every request of an MCP client.
@@ -312,7 +312,7 @@ func TestMCPWithoutASearchEngineSearchesThroughTheHTTPAPI(t *testing.T) {
 		if deps.Search != nil {
 			t.Fatal("the function has a search engine")
 		}
-		return api.New(deps).Handler(routes.MCP)
+		return api.New(deps).Handler(fn.MCP)
 	}
 	serve := func(h http.Handler) *apitest.Env {
 		srv := httptest.NewServer(h)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/enrichment"
+	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/keys"
 	"github.com/sourcebase/sourcebase/internal/metrics"
@@ -203,11 +204,11 @@ func operation(rt routes.Route) openapi.Operation {
 	if rt.Method == http.MethodDelete {
 		op.Status = http.StatusNoContent
 	}
-	if d := declaredDef(rt); d != nil && rt.Group != routes.Search {
+	if d := declaredDef(rt); d != nil && rt.Group != fn.Search {
 		recordOperation(&op, d)
 	} else if describe, ok := handOperations[rt.Pattern()]; ok {
 		describe(&op)
-	} else if rt.Group == routes.Search {
+	} else if rt.Group == fn.Search {
 		searchOperation(&op, declaredDef(rt))
 	} else {
 		panic("api: no OpenAPI description of " + rt.Pattern())

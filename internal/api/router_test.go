@@ -9,7 +9,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/apitest"
-	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/fn"
 )
 
 // rawGet sends method path exactly as written (no path cleaning, no
@@ -126,7 +126,7 @@ func TestOneGroupsFunctionAnswersOtherGroupsPathsLikeTheWholeService(t *testing.
 	t.Parallel()
 	e := apitest.New(t)
 	c := e.Org(t)
-	srv := httptest.NewServer(api.New(e.Deps).Handler(routes.Keys))
+	srv := httptest.NewServer(api.New(e.Deps).Handler(fn.Keys))
 	defer srv.Close()
 	keysOnly := *c
 	keysOnly.Base = srv.URL

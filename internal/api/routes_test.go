@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sourcebase/sourcebase/internal/api"
+	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/resources"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/store"
@@ -46,7 +47,7 @@ func TestOnlyVersionedRoutesButTheOpenAPIDocumentNeedAnAPIKeyAndEveryRouteHasAGr
 		if want := strings.HasPrefix(r.Path, "/v1/") && r.Path != routes.OpenAPIPath; r.Authenticated() != want {
 			t.Errorf("%s: Authenticated() = %v", r.Pattern(), r.Authenticated())
 		}
-		if (r.Group == routes.Webhook) != strings.HasPrefix(r.Path, "/webhooks/") {
+		if (r.Group == fn.Webhook) != strings.HasPrefix(r.Path, "/webhooks/") {
 			t.Errorf("%s: webhook paths belong to the webhook group, and only they", r.Pattern())
 		}
 	}
@@ -113,14 +114,14 @@ func TestTableAccessFollowsTheRoutes(t *testing.T) {
 			t.Errorf("%s may create tables: only the operator CLI does", f.Name)
 		}
 	}
-	keys, _ := routes.FunctionNamed(routes.Keys)
+	keys, _ := routes.FunctionNamed(fn.Keys)
 	if !slices.Contains(keys.Access(rs), store.Describe) {
 		t.Errorf("the keys function serves the health check but cannot describe the table")
 	}
-	if got, _ := routes.FunctionNamed(routes.Search); !slices.Equal(got.Access(rs), []store.Access{store.Read, store.Count}) {
+	if got, _ := routes.FunctionNamed(fn.Search); !slices.Equal(got.Access(rs), []store.Access{store.Read, store.Count}) {
 		t.Errorf("the search function needs only to read the table and count requests, has %v", got.Access(rs))
 	}
-	companies, _ := routes.FunctionNamed(routes.Companies)
+	companies, _ := routes.FunctionNamed(fn.Companies)
 	if slices.Contains(companies.Access(rs), store.Describe) {
 		t.Errorf("the companies function may describe the table without needing to")
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/sourcebase/sourcebase/internal/companies"
+	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/resources"
@@ -30,7 +31,7 @@ func Searchable() []*resource.Def {
 func (a *API) searchEndpoints() []endpoint {
 	var out []endpoint
 	for _, d := range Searchable() {
-		rt := routes.Route{Group: routes.Search, Method: http.MethodPost, Path: "/v1/" + d.Name + "/search", Resource: d.Name, ReadOnly: true}
+		rt := routes.Route{Group: fn.Search, Method: http.MethodPost, Path: "/v1/" + d.Name + "/search", Resource: d.Name, ReadOnly: true}
 		out = append(out, endpoint{rt, a.searchHandler(search.SchemaOf(d), a.presenter(d))})
 	}
 	return out

@@ -12,7 +12,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/apitest"
-	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/testenv"
 )
@@ -74,7 +74,7 @@ func BenchmarkGetCompany(b *testing.B) {
 	b.Run("handler", func(b *testing.B) {
 		// The handler stack alone, without the HTTP client and server:
 		// what serving the request adds to its GetItem.
-		h := api.New(s.env.Deps).Handler(routes.Companies)
+		h := api.New(s.env.Deps).Handler(fn.Companies)
 		s.calls.Reset()
 		b.ReportAllocs()
 		for b.Loop() {

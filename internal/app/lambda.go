@@ -14,6 +14,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/awsenv"
+	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/search"
 	"github.com/sourcebase/sourcebase/internal/store"
@@ -108,7 +109,7 @@ func ServeSearch(embedded func(*store.Store) search.Engine, openSearch OpenSearc
 	Must(err)
 	deps.Search, err = SearchEngine(ctx, awsCfg, deps.Store, cfg, embedded, openSearch)
 	Must(err)
-	lambda.Start(LambdaHandler(deps, routes.Search))
+	lambda.Start(LambdaHandler(deps, fn.Search))
 }
 
 // StreamHandler handles a batch of the table's stream records.
@@ -164,6 +165,6 @@ func ServeRunner() {
 
 // searchFunction is the search function's declaration.
 func searchFunction() routes.Function {
-	f, _ := routes.FunctionNamed(routes.Search)
+	f, _ := routes.FunctionNamed(fn.Search)
 	return f
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/auth"
-	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
@@ -48,8 +48,8 @@ func newLambdaEnv(t *testing.T) *lambdaEnv {
 	return &lambdaEnv{
 		clientID:  key.ClientID,
 		secret:    key.Secret,
-		companies: app.LambdaHandler(deps, routes.Companies),
-		keys:      app.LambdaHandler(deps, routes.Keys),
+		companies: app.LambdaHandler(deps, fn.Companies),
+		keys:      app.LambdaHandler(deps, fn.Keys),
 	}
 }
 

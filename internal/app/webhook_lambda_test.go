@@ -23,7 +23,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/apitest"
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/auth"
-	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/testenv"
@@ -64,7 +64,7 @@ func newWebhookFunction(t *testing.T) *webhookFunction {
 		t.Fatal(err)
 	}
 	return &webhookFunction{deps: deps, org: org.ID, clientID: key.ClientID, secret: key.Secret,
-		handle: app.LambdaHandler(deps, routes.Webhook)}
+		handle: app.LambdaHandler(deps, fn.Webhook)}
 }
 
 // workflow creates a workflow from a create body; its trigger carries the secret.
@@ -396,7 +396,7 @@ func TestWebhookSampleEventsHaveTheShapeOfFunctionURLEvents(t *testing.T) {
 	t.Parallel()
 	webhookRoute := false
 	for _, r := range api.Routes() {
-		webhookRoute = webhookRoute || (r.Group == routes.Webhook && r.Method == "POST" && r.Path == "/webhooks/workflows/{slug}")
+		webhookRoute = webhookRoute || (r.Group == fn.Webhook && r.Method == "POST" && r.Path == "/webhooks/workflows/{slug}")
 	}
 	if !webhookRoute {
 		t.Fatal("the route table has no POST /webhooks/workflows/{slug} in the webhook group")

@@ -6,9 +6,6 @@ import (
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
-// Group is the resource group (Lambda function) serving the company routes.
-const Group = fn.Companies
-
 // Name is the resource name of companies: their path segment, and how
 // references to companies name them.
 const Name = "companies"
@@ -19,7 +16,7 @@ const Name = "companies"
 // docs/resources.md documents it; the records themselves are still stored
 // by Service, whose matching and upserts are the companies' own.
 var Def = &resource.Def{
-	Name: Name, Singular: "company", Type: store.TypeCompany, IDPrefix: "cmp", Group: Group,
+	Name: Name, Singular: "company", Type: store.TypeCompany, IDPrefix: "cmp", Group: fn.Companies,
 	Doc: "A company the firm tracks: made through the API (`origin` `user`) or by a workflow run (`origin` `workflow`, " +
 		"upserted by `externalId`, then `website`, then `canonicalName`).",
 	SortUpdatedAt: true,

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/api"
+	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/lambdafront"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runtimeapi"
@@ -139,9 +140,9 @@ func TestARouteOfTheTableReachesItsGroupsFunctionWithTheEventAPIGatewaySends(t *
 	req.Header.Add("X-Many", "two")
 	req.Header.Set("User-Agent", "front-test/1")
 	req.Header.Set("Cookie", "a=1; b=2")
-	fn, ev := call(t, req)
-	if fn != routes.Companies {
-		t.Fatalf("served by %s, want %s", fn, routes.Companies)
+	served, ev := call(t, req)
+	if served != fn.Companies {
+		t.Fatalf("served by %s, want %s", served, fn.Companies)
 	}
 	want(t, ev, "2.0", "version")
 	want(t, ev, "PUT /v1/companies/{id}", "routeKey")
@@ -184,7 +185,7 @@ func TestARouteOfTheTableReachesItsGroupsFunctionWithTheEventAPIGatewaySends(t *
 func TestEveryRouteOfTheTableReachesItsOwnGroupsFunction(t *testing.T) {
 	base := startFront(t, api.Routes(), 0)
 	for _, r := range api.Routes() {
-		if r.Group == routes.Webhook {
+		if r.Group == fn.Webhook {
 			continue
 		}
 		path := r.Path
@@ -201,12 +202,12 @@ func TestEveryRouteOfTheTableReachesItsOwnGroupsFunction(t *testing.T) {
 
 func TestALiteralSegmentWinsOverAPathParameter(t *testing.T) {
 	rs := []routes.Route{
-		{Group: routes.Companies, Method: "GET", Path: "/v1/things/{id}"},
-		{Group: routes.Catalog, Method: "GET", Path: "/v1/things/search"},
-		{Group: routes.CRM, Method: "GET", Path: "/v1/{kind}/search"},
+		{Group: fn.Companies, Method: "GET", Path: "/v1/things/{id}"},
+		{Group: fn.Catalog, Method: "GET", Path: "/v1/things/search"},
+		{Group: fn.CRM, Method: "GET", Path: "/v1/{kind}/search"},
 	}
 	base := startFront(t, rs, 0)
-	for path, wantFn := range map[string]string{"/v1/things/search": routes.Catalog, "/v1/things/t1": routes.Companies, "/v1/deals/search": routes.CRM} {
+	for path, wantFn := range map[string]string{"/v1/things/search": fn.Catalog, "/v1/things/t1": fn.Companies, "/v1/deals/search": fn.CRM} {
 		if fn, _ := call(t, request(t, "GET", base+path, nil)); fn != wantFn {
 			t.Errorf("GET %s served by %s, want %s", path, fn, wantFn)
 		}
@@ -242,9 +243,9 @@ func TestWebhookRequestsReachTheWebhookFunctionAsFunctionURLEventsWithBinaryBodi
 	body := []byte{0, 1, 2, 0xff}
 	req := request(t, "POST", base+"/webhooks/workflows/wh_1?x=1", body)
 	req.Header.Set("Content-Type", "application/octet-stream")
-	fn, ev := call(t, req)
-	if fn != routes.Webhook {
-		t.Fatalf("served by %s", fn)
+	served, ev := call(t, req)
+	if served != fn.Webhook {
+		t.Fatalf("served by %s", served)
 	}
 	want(t, ev, "$default", "routeKey")
 	want(t, ev, "/webhooks/workflows/wh_1", "rawPath")
@@ -258,7 +259,7 @@ func TestWebhookRequestsReachTheWebhookFunctionAsFunctionURLEventsWithBinaryBodi
 }
 
 func TestAFunctionErrorIsAnInternalServerErrorAndAFunctionURLsIsABadGateway(t *testing.T) {
-	base := startFront(t, []routes.Route{{Group: routes.Companies, Method: "GET", Path: "/v1/fail"}}, 0)
+	base := startFront(t, []routes.Route{{Group: fn.Companies, Method: "GET", Path: "/v1/fail"}}, 0)
 	res, b := send(t, request(t, "GET", base+"/v1/fail", nil))
 	if res.StatusCode != 500 || string(b) != `{"message":"Internal Server Error"}` || res.Header.Get("Content-Type") != "application/json" {
 		t.Errorf("HTTP API: %d %s %s", res.StatusCode, res.Header.Get("Content-Type"), b)
@@ -271,7 +272,7 @@ func TestAFunctionErrorIsAnInternalServerErrorAndAFunctionURLsIsABadGateway(t *t
 
 func TestAFunctionSlowerThanTheIntegrationTimeoutIsServiceUnavailable(t *testing.T) {
 	timeout := testenv.Scaled(time.Second)
-	base := startFront(t, []routes.Route{{Group: routes.Companies, Method: "GET", Path: "/v1/sleep"}}, timeout)
+	base := startFront(t, []routes.Route{{Group: fn.Companies, Method: "GET", Path: "/v1/sleep"}}, timeout)
 	res, b := send(t, request(t, "GET", base+"/v1/sleep?for="+(8*timeout).String(), nil))
 	if res.StatusCode != 503 || string(b) != `{"message":"Service Unavailable"}` {
 		t.Errorf("%d %s", res.StatusCode, b)
@@ -305,7 +306,7 @@ func TestAnEventOverLambdasSixMegabytesIsRequestEntityTooLarge(t *testing.T) {
 }
 
 func TestTheFunctionsResponseIsMappedBackWithItsHeadersCookiesAndBinaryBody(t *testing.T) {
-	base := startFront(t, []routes.Route{{Group: routes.Companies, Method: "GET", Path: "/v1/shaped"}, {Group: routes.Companies, Method: "GET", Path: "/v1/bare"}}, 0)
+	base := startFront(t, []routes.Route{{Group: fn.Companies, Method: "GET", Path: "/v1/shaped"}, {Group: fn.Companies, Method: "GET", Path: "/v1/bare"}}, 0)
 	res, b := send(t, request(t, "GET", base+"/v1/shaped", nil))
 	if res.StatusCode != 201 || !bytes.Equal(b, []byte{0, 1, 2, 0xff}) {
 		t.Errorf("%d %v", res.StatusCode, b)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/localsfn"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
@@ -218,7 +219,7 @@ func StartLocal(o LocalOptions) (_ *Local, err error) {
 			return nil, fmt.Errorf("the %s bootstrap is missing (build it with BuildBootstraps): %w", f.Name, err)
 		}
 	}
-	runner, _ := routes.FunctionNamed(routes.Runner)
+	runner, _ := routes.FunctionNamed(fn.Runner)
 	tasks := map[string]localsfn.Invoker{FunctionARN(runner.Name): newFunction(runner, "")}
 	l.sfn, err = localsfn.Start(localsfn.Options{
 		StateMachines: map[string]string{l.StateMachineARN: runs.StateMachineDefinition(FunctionARN(runner.Name))},

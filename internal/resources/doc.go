@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/sourcebase/sourcebase/internal/companies"
+	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/workflows"
@@ -59,9 +60,9 @@ var handRoutes = map[*resource.Def][]resource.DocRoute{
 func docIndex() string {
 	var b strings.Builder
 	b.WriteString("## Index\n\n| Resource | Path | Function |\n|---|---|---|\n")
-	b.WriteString("| [Companies](#companies) | `/v1/companies` | `" + companies.Group + "` |\n")
-	b.WriteString("| [Workflows](#workflows) | `/v1/workflows` | `" + workflows.Group + "` |\n")
-	b.WriteString("| [Workflow runs](#workflow-runs) | `/v1/workflow-runs` | `" + workflows.Group + "` |\n")
+	b.WriteString("| [Companies](#companies) | `/v1/companies` | `" + fn.Companies + "` |\n")
+	b.WriteString("| [Workflows](#workflows) | `/v1/workflows` | `" + fn.Workflows + "` |\n")
+	b.WriteString("| [Workflow runs](#workflow-runs) | `/v1/workflow-runs` | `" + fn.Workflows + "` |\n")
 	for _, d := range All() {
 		b.WriteString("| [" + strings.ToUpper(d.Name[:1]) + d.Name[1:] + "](#" + d.Name + ") | `/v1/" + d.Name + "` | `" + d.Group + "` |\n")
 	}

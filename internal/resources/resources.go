@@ -15,16 +15,8 @@ import (
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
-// Resource groups: one Lambda function each (named in package fn).
-const (
-	Catalog   = fn.Catalog
-	CRM       = fn.CRM
-	Documents = fn.Documents
-	Scoring   = fn.Scoring
-)
-
 // Groups lists the resource groups of the declared resources.
-var Groups = []string{Catalog, CRM, Documents, Scoring}
+var Groups = []string{fn.Catalog, fn.CRM, fn.Documents, fn.Scoring}
 
 // Companies is the name companies are referenced by (they are built
 // outside the layer).

@@ -5,15 +5,7 @@ import (
 	"strings"
 
 	"github.com/sourcebase/sourcebase/internal/fn"
-
 	"github.com/sourcebase/sourcebase/internal/store"
-)
-
-// The functions other than the resource groups.
-const (
-	Runner  = fn.Runner
-	Admin   = fn.Admin
-	Indexer = fn.Indexer
 )
 
 // SweepSchedule is how often the runner sweeps in AWS (its Schedule): it
@@ -93,26 +85,26 @@ type Function struct {
 // SAM template and the local Lambda front are built from this list and
 // the route table.
 var Functions = []Function{
-	{Name: Companies, Doc: "companies", Reach: ByAPI},
-	{Name: Keys, Doc: "API keys, the health check, and requests no route matches", Reach: ByAPI, Fallback: true},
-	{Name: Workflows, Doc: "workflows, their triggers and runs", Reach: ByAPI, StartsRuns: true, WebhookURLs: true},
-	{Name: Catalog, Doc: "%s", Reach: ByAPI},
-	{Name: CRM, Doc: "%s", Reach: ByAPI},
-	{Name: Documents, Doc: "%s", Reach: ByAPI},
-	{Name: Scoring, Doc: "scoring %s", Reach: ByAPI},
-	{Name: Data, Doc: "enrichment values and metric series", Reach: ByAPI},
-	{Name: Search, Doc: "search of %s (the only function with the search engine)", Reach: ByAPI, HoldsIndexes: true, EngineBuilds: true},
-	{Name: MCP, Doc: "the Model Context Protocol endpoint: AI agents' tools over the other groups' routes", Reach: ByAPI,
+	{Name: fn.Companies, Doc: "companies", Reach: ByAPI},
+	{Name: fn.Keys, Doc: "API keys, the health check, and requests no route matches", Reach: ByAPI, Fallback: true},
+	{Name: fn.Workflows, Doc: "workflows, their triggers and runs", Reach: ByAPI, StartsRuns: true, WebhookURLs: true},
+	{Name: fn.Catalog, Doc: "%s", Reach: ByAPI},
+	{Name: fn.CRM, Doc: "%s", Reach: ByAPI},
+	{Name: fn.Documents, Doc: "%s", Reach: ByAPI},
+	{Name: fn.Scoring, Doc: "scoring %s", Reach: ByAPI},
+	{Name: fn.Data, Doc: "enrichment values and metric series", Reach: ByAPI},
+	{Name: fn.Search, Doc: "search of %s (the only function with the search engine)", Reach: ByAPI, HoldsIndexes: true, EngineBuilds: true},
+	{Name: fn.MCP, Doc: "the Model Context Protocol endpoint: AI agents' tools over the other groups' routes", Reach: ByAPI,
 		StartsRuns: true, WebhookURLs: true, SearchesByAPI: true, Table: []store.Access{store.Read, store.Write}},
-	{Name: Webhook, Doc: "signed webhook deliveries that start runs", Reach: ByURL, StartsRuns: true},
+	{Name: fn.Webhook, Doc: "signed webhook deliveries that start runs", Reach: ByURL, StartsRuns: true},
 	// The runner also sweeps on SweepSchedule: runs left queued too long
 	// (Query of the runs' index, updates) and the purges of deleted
 	// companies' candidates (Query of the PURGE partition and of each
 	// partition, deletes): Read and Write.
-	{Name: Runner, Doc: "executes a run's steps for the run state machine, and sweeps on a schedule", Reach: ByStateMachine,
+	{Name: fn.Runner, Doc: "executes a run's steps for the run state machine, and sweeps on a schedule", Reach: ByStateMachine,
 		Table: []store.Access{store.Read, store.Write}, Schedule: SweepSchedule},
-	{Name: Admin, Doc: "operator actions: organizations and API keys", Reach: ByOperator, Table: []store.Access{store.Read, store.Write, store.Describe}},
-	{Name: Indexer, Doc: "keeps the OpenSearch indexes up to date from the table's stream", Reach: ByStream, OpenSearchOnly: true},
+	{Name: fn.Admin, Doc: "operator actions: organizations and API keys", Reach: ByOperator, Table: []store.Access{store.Read, store.Write, store.Describe}},
+	{Name: fn.Indexer, Doc: "keeps the OpenSearch indexes up to date from the table's stream", Reach: ByStream, OpenSearchOnly: true},
 }
 
 // OpenSearchTag is the go build tag of the OpenSearch builds of the
@@ -191,7 +183,7 @@ func (f Function) Access(rs []Route) []store.Access {
 		if r.Path == HealthPath {
 			need[store.Describe] = true
 		}
-		if r.Authenticated() || r.Group == Webhook {
+		if r.Authenticated() || r.Group == fn.Webhook {
 			need[store.Count] = true // rate limits
 		}
 	}

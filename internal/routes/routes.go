@@ -1,27 +1,11 @@
-// Package routes names the resource groups (one Lambda function each) and
-// describes a route: a method and path and the group that serves it. The
-// route table itself is api.Routes(), built where each route is declared
-// with its handler; the dev server mounts from it, the CDK stack creates
-// API Gateway routes from it, and the SAM template is checked against it.
+// Package routes describes the service's Lambda functions (Functions: how
+// each is reached, what it may access) and its routes: a method and path
+// and the function that serves it (Route.Group). Function names are in
+// package fn. The route table itself is api.Routes(), built where each
+// route is declared with its handler; the dev server mounts from it, the
+// CDK stack creates API Gateway routes from it, and the SAM template is
+// generated from it.
 package routes
-
-import "github.com/sourcebase/sourcebase/internal/fn"
-
-// Groups: one Lambda function each (named in package fn, which imports
-// nothing, so that this package depends on no domain package).
-const (
-	Companies = fn.Companies
-	Keys      = fn.Keys
-	Workflows = fn.Workflows
-	Webhook   = fn.Webhook
-	Catalog   = fn.Catalog
-	CRM       = fn.CRM
-	Documents = fn.Documents
-	Scoring   = fn.Scoring
-	Search    = fn.Search
-	Data      = fn.Data
-	MCP       = fn.MCP
-)
 
 // Groups lists every resource group: the functions reached by routes.
 var Groups = func() []string {

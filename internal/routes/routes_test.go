@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sourcebase/sourcebase/internal/api"
+	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
@@ -56,8 +57,8 @@ func TestGroupsAreTheFunctionsRoutesReach(t *testing.T) {
 	if !slices.Equal(routes.Groups, want) {
 		t.Errorf("Groups %v, want %v", routes.Groups, want)
 	}
-	for _, g := range []string{routes.Companies, routes.Keys, routes.Workflows, routes.Webhook, routes.Catalog, routes.CRM,
-		routes.Documents, routes.Scoring, routes.Search, routes.Data, routes.MCP} {
+	for _, g := range []string{fn.Companies, fn.Keys, fn.Workflows, fn.Webhook, fn.Catalog, fn.CRM,
+		fn.Documents, fn.Scoring, fn.Search, fn.Data, fn.MCP} {
 		if !slices.Contains(routes.Groups, g) {
 			t.Errorf("the group constant %q names no function reached by a route", g)
 		}
@@ -98,8 +99,8 @@ func TestEveryRoutesGroupIsAFunctionReachedByRoutesAndEachSuchFunctionHasRoutes(
 	if len(routes.Of(table)) != len(table) {
 		t.Error("Of with no group is not every route")
 	}
-	for _, r := range routes.Of(table, routes.Search, routes.MCP) {
-		if r.Group != routes.Search && r.Group != routes.MCP {
+	for _, r := range routes.Of(table, fn.Search, fn.MCP) {
+		if r.Group != fn.Search && r.Group != fn.MCP {
 			t.Errorf("Of(search, mcp) holds %s of %s", r.Pattern(), r.Group)
 		}
 	}
@@ -176,7 +177,7 @@ func TestAccessFollowsTheRoutes(t *testing.T) {
 		{Group: "writer", Method: "GET", Path: "/v1/things"},
 		{Group: "writer", Method: "DELETE", Path: "/v1/things/{id}"},
 		{Group: "health", Method: "GET", Path: routes.HealthPath},
-		{Group: routes.Webhook, Method: "POST", Path: "/webhooks/x/{slug}"},
+		{Group: fn.Webhook, Method: "POST", Path: "/webhooks/x/{slug}"},
 	}
 	for _, c := range []struct {
 		f    routes.Function
@@ -188,7 +189,7 @@ func TestAccessFollowsTheRoutes(t *testing.T) {
 		// Writing includes counting.
 		{routes.Function{Name: "writer"}, []store.Access{store.Read, store.Write}},
 		{routes.Function{Name: "health"}, []store.Access{store.Read, store.Describe}},
-		{routes.Function{Name: routes.Webhook}, []store.Access{store.Read, store.Write}},
+		{routes.Function{Name: fn.Webhook}, []store.Access{store.Read, store.Write}},
 		// A function without routes has what it declares.
 		{routes.Function{Name: "runner", Table: []store.Access{store.Write, store.Read}}, []store.Access{store.Read, store.Write}},
 		{routes.Function{Name: "idle"}, nil},

@@ -1,9 +1,9 @@
 package runs
 
 import (
+	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/store"
-	"github.com/sourcebase/sourcebase/internal/workflows"
 )
 
 // Def declares the run record on the resource layer, as Run shows it, for
@@ -11,7 +11,7 @@ import (
 // webhook or a retry, and change by their engine; only the title is the
 // client's to change (TitleDef).
 var Def = &resource.Def{
-	Name: "workflow-runs", Singular: "run", Type: store.TypeRun, IDPrefix: "run", Group: workflows.Group,
+	Name: "workflow-runs", Singular: "run", Type: store.TypeRun, IDPrefix: "run", Group: fn.Workflows,
 	Doc: "A run of a workflow: queued, then running, then completed or failed, once. Started with " +
 		"`POST /v1/workflows/{id}/runs`, by a webhook to the workflow's trigger, or as the retry of a failed run.",
 	NoUpdatedAt: true,

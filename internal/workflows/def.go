@@ -13,17 +13,13 @@ import (
 	"github.com/sourcebase/sourcebase/internal/webhook"
 )
 
-// Group is the resource group (Lambda function) serving the workflow and
-// run routes.
-const Group = fn.Workflows
-
 // Def declares the workflow record on the resource layer: every field of
 // Workflow, in its JSON order, with the rules of a create or update body.
 // Bodies are decoded from it (DecodeCreate, DecodeUpdate) and
 // docs/resources.md documents it; the records, their triggers and runs are
 // still Service's own.
 var Def = &resource.Def{
-	Name: "workflows", Singular: "workflow", Type: store.TypeWorkflow, IDPrefix: "wf", Group: Group,
+	Name: "workflows", Singular: "workflow", Type: store.TypeWorkflow, IDPrefix: "wf", Group: fn.Workflows,
 	Doc: "A workflow: steps run in order on an input, started through the API or by a webhook to its trigger. " +
 		"The step language is described in [`docs/workflows.md`](workflows.md).",
 	SortUpdatedAt: true,

@@ -3,6 +3,7 @@ package opensearch_test
 import (
 	"testing"
 
+	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/testenv"
 )
@@ -17,11 +18,11 @@ func TestOnlyTheIndexerAndTheOpenSearchBuildOfSearchLinkOpenSearch(t *testing.T)
 	const openSearch, bleve = "github.com/opensearch-project/opensearch-go/v4", "github.com/blevesearch/bleve/v2"
 	deps := testenv.FunctionDeps(t)
 	for _, f := range routes.Functions {
-		if links := deps[f.Name][openSearch]; links != (f.Name == routes.Indexer || (f.HoldsIndexes && !f.EngineBuilds)) {
+		if links := deps[f.Name][openSearch]; links != (f.Name == fn.Indexer || (f.HoldsIndexes && !f.EngineBuilds)) {
 			t.Errorf("function %s links opensearch-go: %v", f.Name, links)
 		}
 	}
-	if deps[routes.Indexer][bleve] {
+	if deps[fn.Indexer][bleve] {
 		t.Error("the indexer links bleve")
 	}
 	tagged := testenv.FunctionDeps(t, routes.OpenSearchTag)
