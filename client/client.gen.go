@@ -6958,7 +6958,7 @@ type ClientInterface interface {
 
 	// GetKeys List the organization's API keys
 	//
-	// Admin keys only. Secrets are never shown: a key's secret is answered once, when it is made (operator CLI).
+	// Admin keys only. Secrets are never shown: a key's secret is answered once, when it is made (operator CLI). Without `limit`, every key of the organization in one page (an organization holds at most 1,000); with it, a page as every list pages.
 	//
 	// Corresponds with GET /v1/keys (the `GetKeys` operationId).
 	GetKeys(ctx context.Context, params *GetKeysParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -8988,7 +8988,7 @@ func (c *Client) PutIndustriesById(ctx context.Context, id string, params *PutIn
 
 // GetKeys List the organization's API keys
 //
-// Admin keys only. Secrets are never shown: a key's secret is answered once, when it is made (operator CLI).
+// Admin keys only. Secrets are never shown: a key's secret is answered once, when it is made (operator CLI). Without `limit`, every key of the organization in one page (an organization holds at most 1,000); with it, a page as every list pages.
 //
 // Corresponds with GET /v1/keys (the `GetKeys` operationId).
 func (c *Client) GetKeys(ctx context.Context, params *GetKeysParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -18677,7 +18677,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetKeysWithResponse List the organization's API keys
 	//
-	// Admin keys only. Secrets are never shown: a key's secret is answered once, when it is made (operator CLI).
+	// Admin keys only. Secrets are never shown: a key's secret is answered once, when it is made (operator CLI). Without `limit`, every key of the organization in one page (an organization holds at most 1,000); with it, a page as every list pages.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -40683,7 +40683,7 @@ func (c *ClientWithResponses) PutIndustriesByIdWithResponse(ctx context.Context,
 
 // GetKeysWithResponse List the organization's API keys
 //
-// Admin keys only. Secrets are never shown: a key's secret is answered once, when it is made (operator CLI).
+// Admin keys only. Secrets are never shown: a key's secret is answered once, when it is made (operator CLI). Without `limit`, every key of the organization in one page (an organization holds at most 1,000); with it, a page as every list pages.
 //
 // Returns a wrapper object for the known response body format(s).
 //

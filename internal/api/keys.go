@@ -16,6 +16,12 @@ const (
 // listKeys and revokeKey are admin-only routes (ManagingKeys).
 func (a *API) listKeys(w http.ResponseWriter, r *http.Request) {
 	if q, ok := pageQuery(w, r); ok {
+		// Every key of the organization, as the spec says, unless the
+		// caller asks for a page: no organization holds more than
+		// keys.MaxKeyLimit, a list's largest page.
+		if !r.URL.Query().Has("limit") {
+			q.Limit = keys.MaxKeyLimit
+		}
 		list[keys.Key](w, r)(a.d.Keys.Page(r.Context(), principal(r).OrgID, q))
 	}
 }

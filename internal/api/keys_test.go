@@ -356,3 +356,34 @@ func TestEveryAdminOnlyRouteRefusesAMemberKeyBeforeAnythingElseAndDeclaresIt(t *
 		t.Errorf("%d keys after a member's refused requests, want 2", len(list))
 	}
 }
+
+// The spec's GET /v1/keys lists every key of the organization: one page
+// without a limit, however many keys the organization may hold.
+func TestListingKeysWithoutALimitListsEveryKeyOfTheOrganization(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	o, err := e.Deps.Keys.CreateOrg(context.Background(), "Many keys", 150)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := e.Key(t, o.ID, "admin")
+	for range 119 {
+		if _, err := e.Deps.Keys.CreateKey(context.Background(), o.ID, "ci", "member"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := admin.Do("GET", "/v1/keys", nil).Want(t, 200)
+	if got := len(r.List(t)); got != 120 {
+		t.Errorf("GET /v1/keys listed %d keys, want all 120", got)
+	}
+	if c := r.Header.Get("X-Next-Cursor"); c != "" {
+		t.Errorf("GET /v1/keys has a next page (%s); it lists every key", c)
+	}
+	// A page asked for is a page.
+	if got := len(admin.Do("GET", "/v1/keys?limit=50", nil).Want(t, 200).List(t)); got != 50 {
+		t.Errorf("limit=50 listed %d keys", got)
+	}
+	if _, err := e.Deps.Keys.CreateOrg(context.Background(), "Too many", 1001); err == nil {
+		t.Errorf("an organization may hold more keys than a page lists")
+	}
+}

@@ -411,7 +411,8 @@ var handOperations = map[string]func(*openapi.Operation){
 	},
 	"GET /v1/keys": func(op *openapi.Operation) {
 		op.Summary = "List the organization's API keys"
-		op.Description = "Admin keys only. Secrets are never shown: a key's secret is answered once, when it is made (operator CLI)."
+		op.Description = "Admin keys only. Secrets are never shown: a key's secret is answered once, when it is made (operator CLI). " +
+			"Without `limit`, every key of the organization in one page (an organization holds at most 1,000); with it, a page as every list pages."
 		op.Query, op.Data, op.Paged, op.Errors = listQuery(keys.SortFields(), nil), arrayOf("Key"), true, []int{403}
 	},
 	"DELETE /v1/keys/{clientId}": func(op *openapi.Operation) {

@@ -33,6 +33,10 @@ const (
 // the operator sets another limit (the plan's cap).
 const DefaultKeyLimit = 25
 
+// MaxKeyLimit bounds the limit the operator sets: a list's largest page
+// (GET /v1/keys lists every key of an organization in one page).
+const MaxKeyLimit = 1000
+
 // Organization is a tenant: every record belongs to exactly one.
 type Organization struct {
 	ID        string     `json:"id"`
@@ -113,6 +117,9 @@ func (s *Service) CreateOrg(ctx context.Context, name string, keyLimit int64) (O
 	}
 	if keyLimit <= 0 {
 		keyLimit = DefaultKeyLimit
+	}
+	if keyLimit > MaxKeyLimit {
+		return Organization{}, apperr.Invalid("keyLimit", "must be at most %d", MaxKeyLimit)
 	}
 	o := Organization{ID: ids.New("org"), Name: name, KeyLimit: keyLimit, CreatedAt: s.now()}
 	ok := store.OrgKey(o.ID)
