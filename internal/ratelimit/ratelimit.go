@@ -147,10 +147,18 @@ type Limiter struct {
 	st  *store.Store
 	now func() time.Time
 
-	mu     sync.Mutex
-	slots  map[string]*slot
-	limits map[string]cachedLimits
+	mu      sync.Mutex
+	slots   map[string]*slot
+	limits  map[string]cachedLimits
+	pruneAt int // the number of slots at which the next new one prunes
+	// minPrune is the fewest slots the limiter keeps before it prunes
+	// those of past windows (and limits read more than limitsTTL ago), so
+	// that an instance serving many keys over a long life keeps memory for
+	// the current window's only (defaultMinPrune).
+	minPrune int
 }
+
+const defaultMinPrune = 10_000
 
 type slot struct {
 	mu     sync.Mutex
@@ -170,7 +178,7 @@ type cachedLimits struct {
 
 // New returns a limiter over st.
 func New(st *store.Store) *Limiter {
-	return &Limiter{st: st, now: time.Now, slots: map[string]*slot{}, limits: map[string]cachedLimits{}}
+	return &Limiter{st: st, now: time.Now, slots: map[string]*slot{}, limits: map[string]cachedLimits{}, minPrune: defaultMinPrune}
 }
 
 // SetClock makes the limiter read time from now (tests).
@@ -190,7 +198,7 @@ func (l *Limiter) Take(ctx context.Context, scope, id string, limit int64) (Deci
 func (l *Limiter) count(ctx context.Context, scope, id string, limit int64, now time.Time) (Decision, error) {
 	window := now.Truncate(Window)
 	d := Decision{Scope: scope, Limit: limit, Reset: window.Add(Window).Sub(now)}
-	s := l.slot(scope + "#" + id)
+	s := l.slot(scope+"#"+id, now)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if w := window.Unix(); s.window != w {
@@ -240,7 +248,7 @@ func (l *Limiter) count(ctx context.Context, scope, id string, limit int64, now 
 // giveBack undoes a request count counted at now in the same window: the
 // request it allowed was refused by another limit.
 func (l *Limiter) giveBack(scope, id string, now time.Time) {
-	s := l.slot(scope + "#" + id)
+	s := l.slot(scope+"#"+id, now)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.window == now.Truncate(Window).Unix() && s.used > 0 {
@@ -248,15 +256,43 @@ func (l *Limiter) giveBack(scope, id string, now time.Time) {
 	}
 }
 
-func (l *Limiter) slot(key string) *slot {
+// slot is key's counting slot, made at its first request. Making one when
+// the limiter holds pruneAt slots first prunes those of windows before
+// now's (a slot in use is left alone), then waits until it holds twice as
+// many as are left: the cost is amortized over the slots made.
+func (l *Limiter) slot(key string, now time.Time) *slot {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	s, ok := l.slots[key]
 	if !ok {
+		if len(l.slots) >= max(l.pruneAt, l.minPrune) {
+			l.prune(now)
+		}
 		s = &slot{}
 		l.slots[key] = s
 	}
 	return s
+}
+
+// prune drops the slots of past windows and the limits read more than
+// limitsTTL ago (read again when next needed); l.mu is held.
+func (l *Limiter) prune(now time.Time) {
+	window := now.Truncate(Window).Unix()
+	for k, s := range l.slots {
+		if !s.mu.TryLock() {
+			continue
+		}
+		if s.window < window {
+			delete(l.slots, k)
+		}
+		s.mu.Unlock()
+	}
+	for org, c := range l.limits {
+		if !c.reading && now.Sub(c.read) > limitsTTL {
+			delete(l.limits, org)
+		}
+	}
+	l.pruneAt = 2 * len(l.slots)
 }
 
 // limitsTTL is how long an instance keeps an organization's limits.

@@ -282,3 +282,36 @@ func TestLimitsStoredWithoutTheOrganizationLimitGetItsDefault(t *testing.T) {
 		}
 	}
 }
+
+// A long-lived instance keeps the slots of the current window only: the
+// keys it served in past windows are dropped once it holds enough slots.
+func TestAnInstanceDropsTheSlotsOfPastWindows(t *testing.T) {
+	t.Parallel()
+	st, _ := counted(t)
+	c := newClock()
+	l := instance(st, c)
+	ratelimit.SetMinPrune(l, 5)
+	take := func(key string) {
+		t.Helper()
+		if d, err := l.Take(context.Background(), ratelimit.ScopeKey, key, 100); err != nil || !d.Allowed {
+			t.Fatalf("take %s: %+v, %v", key, d, err)
+		}
+	}
+	for _, k := range []string{"k1", "k2", "k3", "k4", "k5"} {
+		take(k)
+	}
+	c.add(time.Minute)
+	take("k1") // its slot moves to the new window
+	if n := l.Slots(); n != 5 {
+		t.Fatalf("%d slots before the prune, want 5", n)
+	}
+	take("k6") // a sixth slot: the past window's four go
+	if n := l.Slots(); n != 2 {
+		t.Errorf("%d slots after the prune, want 2 (k1 and k6, of the current window)", n)
+	}
+	// The dropped keys count afresh in the current window.
+	take("k2")
+	if n := l.Slots(); n != 3 {
+		t.Errorf("%d slots, want 3", n)
+	}
+}
