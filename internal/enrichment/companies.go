@@ -64,9 +64,8 @@ func enrichCompany(c *companies.Company, fn func(map[string]json.RawMessage) (Re
 // company's delete transaction records the purge of its candidates
 // (PurgeOp), and the candidates are deleted after it, on a context the
 // client cannot cancel; a purge that fails then stays recorded and
-// SweepPurges completes it (after every company delete, and periodically
-// in the dev server): never only logged. A successful delete also sweeps
-// what earlier ones left.
+// SweepPurges completes it (app.Sweep: the runner's schedule in AWS, the
+// dev server's every minute): never only logged.
 func (s *Service) DeleteCompany(ctx context.Context, cs *companies.Service, org, id string) error {
 	op, err := s.PurgeOp(org, companies.Name, id)
 	if err != nil {
@@ -78,10 +77,6 @@ func (s *Service) DeleteCompany(ctx context.Context, cs *companies.Service, org,
 	ctx = context.WithoutCancel(ctx)
 	if err := s.Purge(ctx, org, companies.Name, id); err != nil {
 		slog.WarnContext(ctx, "a deleted company's enrichment values are left to the next sweep", "company", id, "err", err)
-		return nil
-	}
-	if _, err := s.SweepPurges(ctx); err != nil {
-		slog.WarnContext(ctx, "the sweep of earlier purges stopped; the next one goes on", "err", err)
 	}
 	return nil
 }
