@@ -104,7 +104,7 @@ func (a *API) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sink := &rateSink{}
-	ctx := httpapi.WithCounted(r.Context())
+	ctx := auth.WithPrincipal(httpapi.WithCounted(r.Context()), p)
 	ctx = httpapi.WithBudget(ctx, mcpShare(msgs))
 	ctx = context.WithValue(ctx, originKey{}, origin(r))
 	ctx = context.WithValue(ctx, rateSinkKey{}, sink)

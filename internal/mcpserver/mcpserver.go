@@ -110,9 +110,13 @@ func New(o Options) (http.Handler, []*mcp.Tool, error) {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, MaxRequestBodyBytes: httpapi.MaxBodyBytes})
 	return &Endpoint{ops: ops, h: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, err := o.Auth.Authenticate(r.Context(), r.Header.Get(httpapi.HeaderClientID), r.Header.Get(httpapi.HeaderAPIKey)); err != nil {
-			httpapi.Error(w, r, err)
-			return
+		// A caller the service's /mcp authenticated carries its principal
+		// (a context value, which no client can send): checked once.
+		if _, ok := auth.FromContext(r.Context()); !ok {
+			if _, err := o.Auth.Authenticate(r.Context(), r.Header.Get(httpapi.HeaderClientID), r.Header.Get(httpapi.HeaderAPIKey)); err != nil {
+				httpapi.Error(w, r, err)
+				return
+			}
 		}
 		h.ServeHTTP(w, r)
 	})}, tools, nil
