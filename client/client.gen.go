@@ -867,6 +867,30 @@ func (e WorkflowTriggerScheme) Valid() bool {
 	}
 }
 
+// Defines values for WorkflowRunStartedBy.
+const (
+	Api     WorkflowRunStartedBy = "api"
+	Retry   WorkflowRunStartedBy = "retry"
+	Unknown WorkflowRunStartedBy = "unknown"
+	Webhook WorkflowRunStartedBy = "webhook"
+)
+
+// Valid indicates whether the value is a known member of the WorkflowRunStartedBy enum.
+func (e WorkflowRunStartedBy) Valid() bool {
+	switch e {
+	case Api:
+		return true
+	case Retry:
+		return true
+	case Unknown:
+		return true
+	case Webhook:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for WorkflowRunStatus.
 const (
 	WorkflowRunStatusCompleted WorkflowRunStatus = "completed"
@@ -885,30 +909,6 @@ func (e WorkflowRunStatus) Valid() bool {
 	case WorkflowRunStatusQueued:
 		return true
 	case WorkflowRunStatusRunning:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for WorkflowRunTrigger.
-const (
-	Api     WorkflowRunTrigger = "api"
-	Retry   WorkflowRunTrigger = "retry"
-	Unknown WorkflowRunTrigger = "unknown"
-	Webhook WorkflowRunTrigger = "webhook"
-)
-
-// Valid indicates whether the value is a known member of the WorkflowRunTrigger enum.
-func (e WorkflowRunTrigger) Valid() bool {
-	switch e {
-	case Api:
-		return true
-	case Retry:
-		return true
-	case Unknown:
-		return true
-	case Webhook:
 		return true
 	default:
 		return false
@@ -3405,24 +3405,24 @@ type WorkflowRun struct {
 	// StartedAt when the run started running
 	StartedAt *time.Time `json:"startedAt,omitempty"`
 
+	// StartedBy what started the run (`unknown` for a stored run that cannot be read)
+	StartedBy *WorkflowRunStartedBy `json:"startedBy,omitempty"`
+
 	// Status where the run is; a list filter
 	Status *WorkflowRunStatus `json:"status,omitempty"`
 
 	// Title the run's title: sent on start or generated; renamed with `PATCH`
 	Title *string `json:"title,omitempty"`
 
-	// Trigger what started the run (`unknown` for a stored run that cannot be read)
-	Trigger *WorkflowRunTrigger `json:"trigger,omitempty"`
-
 	// WorkflowId the id of the workflow run (kept when the workflow is deleted); a list filter
 	WorkflowId *string `json:"workflowId,omitempty"`
 }
 
+// WorkflowRunStartedBy what started the run (`unknown` for a stored run that cannot be read)
+type WorkflowRunStartedBy string
+
 // WorkflowRunStatus where the run is; a list filter
 type WorkflowRunStatus string
-
-// WorkflowRunTrigger what started the run (`unknown` for a stored run that cannot be read)
-type WorkflowRunTrigger string
 
 // Workspace A workspace about a company or a theme; private ones are visible to the organization's keys like all records.
 type Workspace struct {
@@ -3790,11 +3790,11 @@ type GetCompaniesParams struct {
 	// Lt only records whose `id` is less than this one, whatever the sort
 	Lt *string `form:"lt,omitempty" json:"lt,omitempty"`
 
-	// ExternalId only records whose `externalId` is this value (one filter at a time)
-	ExternalId *string `form:"externalId,omitempty" json:"externalId,omitempty"`
-
 	// Website only records whose `website` is this value (one filter at a time)
 	Website *string `form:"website,omitempty" json:"website,omitempty"`
+
+	// ExternalId only records whose `externalId` is this value (one filter at a time)
+	ExternalId *string `form:"externalId,omitempty" json:"externalId,omitempty"`
 }
 
 // GetCompaniesParamsSort defines parameters for GetCompanies.
@@ -7465,16 +7465,16 @@ type ClientInterface interface {
 	// Corresponds with PUT /v1/teams/{id} (the `PutTeamsById` operationId).
 	PutTeamsById(ctx context.Context, id string, params *PutTeamsByIdParams, body PutTeamsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetWorkflowRuns List workflow-runs
+	// GetWorkflowRuns List workflow runs
 	//
-	// A page of the organization's workflow-runs, newest first unless `sort` and `direction` say otherwise. When more records follow, `X-Next-Cursor` holds the next page's `cursor` and `Link` its URL.
+	// A page of the organization's workflow runs, newest first unless `sort` and `direction` say otherwise. When more records follow, `X-Next-Cursor` holds the next page's `cursor` and `Link` its URL.
 	//
 	// Corresponds with GET /v1/workflow-runs (the `GetWorkflowRuns` operationId).
 	GetWorkflowRuns(ctx context.Context, params *GetWorkflowRunsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetWorkflowRunsById Get a run
+	// GetWorkflowRunsById Get a workflow run
 	//
-	// The run with this id in the key's organization, with its version as `ETag`.
+	// The workflow run with this id in the key's organization, with its version as `ETag`.
 	//
 	// Corresponds with GET /v1/workflow-runs/{id} (the `GetWorkflowRunsById` operationId).
 	GetWorkflowRunsById(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -10125,9 +10125,9 @@ func (c *Client) PutTeamsById(ctx context.Context, id string, params *PutTeamsBy
 	return c.Client.Do(req)
 }
 
-// GetWorkflowRuns List workflow-runs
+// GetWorkflowRuns List workflow runs
 //
-// A page of the organization's workflow-runs, newest first unless `sort` and `direction` say otherwise. When more records follow, `X-Next-Cursor` holds the next page's `cursor` and `Link` its URL.
+// A page of the organization's workflow runs, newest first unless `sort` and `direction` say otherwise. When more records follow, `X-Next-Cursor` holds the next page's `cursor` and `Link` its URL.
 //
 // Corresponds with GET /v1/workflow-runs (the `GetWorkflowRuns` operationId).
 func (c *Client) GetWorkflowRuns(ctx context.Context, params *GetWorkflowRunsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -10142,9 +10142,9 @@ func (c *Client) GetWorkflowRuns(ctx context.Context, params *GetWorkflowRunsPar
 	return c.Client.Do(req)
 }
 
-// GetWorkflowRunsById Get a run
+// GetWorkflowRunsById Get a workflow run
 //
-// The run with this id in the key's organization, with its version as `ETag`.
+// The workflow run with this id in the key's organization, with its version as `ETag`.
 //
 // Corresponds with GET /v1/workflow-runs/{id} (the `GetWorkflowRunsById` operationId).
 func (c *Client) GetWorkflowRunsById(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -11188,9 +11188,9 @@ func NewGetCompaniesRequest(server string, params *GetCompaniesParams) (*http.Re
 
 		}
 
-		if params.ExternalId != nil {
+		if params.Website != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "externalId", *params.ExternalId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "website", *params.Website, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -11200,9 +11200,9 @@ func NewGetCompaniesRequest(server string, params *GetCompaniesParams) (*http.Re
 
 		}
 
-		if params.Website != nil {
+		if params.ExternalId != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "website", *params.Website, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "externalId", *params.ExternalId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -19242,18 +19242,18 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PUT /v1/teams/{id} (the `PutTeamsById` operationId).
 	PutTeamsByIdWithResponse(ctx context.Context, id string, params *PutTeamsByIdParams, body PutTeamsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PutTeamsByIdResponse, error)
 
-	// GetWorkflowRunsWithResponse List workflow-runs
+	// GetWorkflowRunsWithResponse List workflow runs
 	//
-	// A page of the organization's workflow-runs, newest first unless `sort` and `direction` say otherwise. When more records follow, `X-Next-Cursor` holds the next page's `cursor` and `Link` its URL.
+	// A page of the organization's workflow runs, newest first unless `sort` and `direction` say otherwise. When more records follow, `X-Next-Cursor` holds the next page's `cursor` and `Link` its URL.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/workflow-runs (the `GetWorkflowRuns` operationId).
 	GetWorkflowRunsWithResponse(ctx context.Context, params *GetWorkflowRunsParams, reqEditors ...RequestEditorFn) (*GetWorkflowRunsResponse, error)
 
-	// GetWorkflowRunsByIdWithResponse Get a run
+	// GetWorkflowRunsByIdWithResponse Get a workflow run
 	//
-	// The run with this id in the key's organization, with its version as `ETag`.
+	// The workflow run with this id in the key's organization, with its version as `ETag`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -41626,9 +41626,9 @@ func (c *ClientWithResponses) PutTeamsByIdWithResponse(ctx context.Context, id s
 	return ParsePutTeamsByIdResponse(rsp)
 }
 
-// GetWorkflowRunsWithResponse List workflow-runs
+// GetWorkflowRunsWithResponse List workflow runs
 //
-// A page of the organization's workflow-runs, newest first unless `sort` and `direction` say otherwise. When more records follow, `X-Next-Cursor` holds the next page's `cursor` and `Link` its URL.
+// A page of the organization's workflow runs, newest first unless `sort` and `direction` say otherwise. When more records follow, `X-Next-Cursor` holds the next page's `cursor` and `Link` its URL.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -41641,9 +41641,9 @@ func (c *ClientWithResponses) GetWorkflowRunsWithResponse(ctx context.Context, p
 	return ParseGetWorkflowRunsResponse(rsp)
 }
 
-// GetWorkflowRunsByIdWithResponse Get a run
+// GetWorkflowRunsByIdWithResponse Get a workflow run
 //
-// The run with this id in the key's organization, with its version as `ETag`.
+// The workflow run with this id in the key's organization, with its version as `ETag`.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -171,8 +171,8 @@ func TestEverySampleHTTPEventHasTheShapeAPIGatewaySends(t *testing.T) {
 				t.Errorf("%s: route key %q is not in the route table", name, ev.RouteKey)
 				continue
 			}
-			if r := routeOf(ev.RouteKey); r.Group != fn {
-				t.Errorf("%s: route %s is served by %s, not %s", name, ev.RouteKey, r.Group, fn)
+			if r := routeOf(ev.RouteKey); r.Function != fn {
+				t.Errorf("%s: route %s is served by %s, not %s", name, ev.RouteKey, r.Function, fn)
 			}
 			method, pattern, _ := strings.Cut(ev.RouteKey, " ")
 			if method != rc.HTTP.Method {

@@ -366,8 +366,8 @@ func (st *Stack) addSchedules() {
 func (st *Stack) addWebhookURL() error {
 	var groups []string
 	for _, r := range api.Routes() {
-		if strings.HasPrefix(r.Path, workflows.WebhookPath) && !slices.Contains(groups, r.Group) {
-			groups = append(groups, r.Group)
+		if strings.HasPrefix(r.Path, workflows.WebhookPath) && !slices.Contains(groups, r.Function) {
+			groups = append(groups, r.Function)
 		}
 	}
 	if len(groups) != 1 {
@@ -429,9 +429,9 @@ func (st *Stack) addAPI(settings stageSettings) error {
 		Format:         jsii.String(AccessLogFormat),
 	})
 	for _, r := range api.Routes() {
-		f, ok := routes.FunctionNamed(r.Group)
+		f, ok := routes.FunctionNamed(r.Function)
 		if !ok {
-			return fmt.Errorf("route %s: no function %q", r.Pattern(), r.Group)
+			return fmt.Errorf("route %s: no function %q", r.Pattern(), r.Function)
 		}
 		if f.Reach != routes.ByAPI {
 			continue

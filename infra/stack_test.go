@@ -50,8 +50,8 @@ func TestTheHTTPAPIHasExactlyTheRoutesOfTheRouteTableEachToItsGroupsFunction(t *
 	stages(t, func(t *testing.T, s *synthesized) {
 		want := map[string]string{}
 		for _, r := range api.Routes() {
-			if f, _ := routes.FunctionNamed(r.Group); f.Reach == routes.ByAPI {
-				want[r.Method+" "+r.Path] = r.Group
+			if f, _ := routes.FunctionNamed(r.Function); f.Reach == routes.ByAPI {
+				want[r.Method+" "+r.Path] = r.Function
 			}
 		}
 		// Requests no route matches reach the fallback function.

@@ -230,8 +230,8 @@ func validate(s Spec) error {
 		}
 	}
 	for _, r := range s.Routes {
-		if !seen[r.Group] {
-			return fmt.Errorf("route %s: no function %q", r.Pattern(), r.Group)
+		if !seen[r.Function] {
+			return fmt.Errorf("route %s: no function %q", r.Pattern(), r.Function)
 		}
 	}
 	for _, reach := range []routes.Reach{routes.ByURL, routes.ByStateMachine, routes.ByOperator} {

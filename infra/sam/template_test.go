@@ -285,7 +285,7 @@ func TestEachFunctionsHttpApiEventsAreExactlyTheRoutesOfItsGroup(t *testing.T) {
 	}
 	byURL := 0
 	for _, r := range api.Routes() {
-		if f, _ := routes.FunctionNamed(r.Group); f.Reach == routes.ByURL {
+		if f, _ := routes.FunctionNamed(r.Function); f.Reach == routes.ByURL {
 			byURL++
 		}
 	}
@@ -618,7 +618,7 @@ func withoutRoute(i int) Spec {
 
 func TestARouteRemovedFromTheRouteTableMakesTheCommittedTemplateStale(t *testing.T) {
 	all := api.Routes()
-	i := slices.IndexFunc(all, func(r routes.Route) bool { return r.Group == fn.Companies && r.Method == "DELETE" })
+	i := slices.IndexFunc(all, func(r routes.Route) bool { return r.Function == fn.Companies && r.Method == "DELETE" })
 	s := withoutRoute(i)
 	out, err := Generate(s)
 	if err != nil {
@@ -707,7 +707,7 @@ func TestTheGeneratorRejectsWhatTheTemplateCannotExpress(t *testing.T) {
 	for name, s := range map[string]Spec{
 		"a route of an undeclared group": func() Spec {
 			s := DefaultSpec()
-			s.Routes = append(slices.Clone(s.Routes), routes.Route{Group: "nope", Method: "GET", Path: "/v1/nope"})
+			s.Routes = append(slices.Clone(s.Routes), routes.Route{Function: "nope", Method: "GET", Path: "/v1/nope"})
 			return s
 		}(),
 		"a name the Makefile cannot map back": func() Spec {

@@ -23,94 +23,6 @@ import (
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
-// answerKind says what keeps a route's answer within the response budget
-// (httpapi.ListBudget, 5 MB: Lambda's response limit is 6 MB).
-type answerKind string
-
-const (
-	answerPaged    answerKind = "a page: httpapi.List ends it within the request's budget; X-Next-Cursor goes on"
-	answerSearch   answerKind = "a search page: writeSearch ends it within the request's budget (metadata.truncated)"
-	answerRecord   answerKind = "one stored record: a DynamoDB item, 400 KB at most, twice that on the wire"
-	answerWritten  answerKind = "what one request body (1 MiB at most) wrote: its values with their ids and times"
-	answerMeasured answerKind = "measured against the request's budget before it is written: 400 when it does not fit"
-	answerFixed    answerKind = "the same bytes for every caller, measured below"
-	answerEmpty    answerKind = "no body (204)"
-	answerMCP      answerKind = "each JSON-RPC message answers within its share of the budget (api.serveMCP)"
-)
-
-// handAnswers classify the routes written by hand.
-var handAnswers = map[string]answerKind{
-	"GET " + routes.HealthPath:   answerFixed,
-	"GET " + routes.OpenAPIPath:  answerFixed,
-	"GET /v1/keys":               answerPaged,
-	"DELETE /v1/keys/{clientId}": answerEmpty,
-
-	"POST /v1/companies":        answerRecord,
-	"GET /v1/companies":         answerPaged,
-	"GET /v1/companies/{id}":    answerRecord,
-	"PUT /v1/companies/{id}":    answerRecord,
-	"DELETE /v1/companies/{id}": answerEmpty,
-
-	"POST /v1/workflows":                                    answerRecord,
-	"GET /v1/workflows":                                     answerPaged,
-	"GET /v1/workflows/{id}":                                answerRecord,
-	"PUT /v1/workflows/{id}":                                answerRecord,
-	"DELETE /v1/workflows/{id}":                             answerEmpty,
-	"POST /v1/workflows/{id}/trigger/webhook-secret/rotate": answerRecord,
-	"POST /v1/workflows/{id}/runs":                          answerRecord,
-	"GET /v1/workflows/{id}/runs":                           answerPaged,
-	"GET /v1/workflow-runs":                                 answerPaged,
-	"GET /v1/workflow-runs/{id}":                            answerRecord,
-	"PATCH /v1/workflow-runs/{id}":                          answerRecord,
-	"POST /v1/workflow-runs/{id}/retry":                     answerRecord,
-	"POST /webhooks/workflows/{slug}":                       answerRecord,
-
-	"POST " + routes.MCPPath: answerMCP,
-
-	"POST /v1/lists/{id}/entries":              answerRecord,
-	"GET /v1/lists/{id}/entries":               answerPaged,
-	"DELETE /v1/lists/{id}/entries/{recordId}": answerEmpty,
-
-	"POST /v1/data/metric-points": answerWritten,
-	"POST /v1/data/metric-series": answerMeasured,
-
-	"POST /v1/enrichments/resources/{resourceType}/{resourceId}":             answerWritten,
-	"GET /v1/enrichments/resources/{resourceType}/{resourceId}":              answerPaged,
-	"PATCH /v1/enrichments/resources/{resourceType}/{resourceId}/{valueId}":  answerRecord,
-	"DELETE /v1/enrichments/resources/{resourceType}/{resourceId}/{valueId}": answerEmpty,
-}
-
-// answerOf is what keeps rt's answer within the budget: a hand route's
-// class, or the generic handler's of a declared resource; "" when nothing
-// is known to.
-func answerOf(rt routes.Route) answerKind {
-	if k, ok := handAnswers[rt.Pattern()]; ok {
-		return k
-	}
-	if rt.Resource == "" {
-		return ""
-	}
-	base := "/v1/" + rt.Resource
-	switch {
-	case rt.Method == http.MethodPost && rt.Path == base+"/search":
-		return answerSearch
-	case rt.Method == http.MethodPost && rt.Path == base:
-		return answerRecord
-	case rt.Method == http.MethodGet && rt.Path == base:
-		return answerPaged
-	case rt.Method == http.MethodGet && rt.Path == base+"/{id}":
-		if i := slices.IndexFunc(resources.All(), func(d *resource.Def) bool { return d.Name == rt.Resource }); i >= 0 && resources.All()[i].MultiGet {
-			return answerMeasured // ids=<id>,... reads up to 100 records
-		}
-		return answerRecord
-	case rt.Method == http.MethodPut && rt.Path == base+"/{id}":
-		return answerRecord
-	case rt.Method == http.MethodDelete && rt.Path == base+"/{id}":
-		return answerEmpty
-	}
-	return ""
-}
-
 // Every route's answer, and every MCP tool's, stays within the response
 // budget: each route is classified by what bounds its answer (a route
 // nothing bounds fails), the bounds the classes rely on are checked, and
@@ -143,12 +55,15 @@ func TestEveryRouteAndEveryMCPToolAnswersWithinTheBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, rt := range api.Routes() {
-		k := answerOf(rt)
-		switch k {
-		case "":
-			t.Errorf("%s: nothing keeps its answer within the %d-byte budget: page it (httpapi.List), measure it (fits), "+
-				"or say in answer_budget_test.go what bounds it", rt.Pattern(), httpapi.ListBudget)
-		case answerPaged:
+		switch rt.Answer {
+		case routes.AnswerPaged, routes.AnswerSearch, routes.AnswerRecord, routes.AnswerWritten, routes.AnswerMeasured,
+			routes.AnswerFixed, routes.AnswerEmpty, routes.AnswerShared:
+		default:
+			t.Errorf("%s: nothing is known to keep its answer (%q) within the %d-byte budget: page it (httpapi.List), measure it (fits), "+
+				"or declare what bounds it (routes.Answer)", rt.Pattern(), rt.Answer, httpapi.ListBudget)
+		}
+		switch rt.Answer {
+		case routes.AnswerPaged:
 			op := spec.Paths[rt.Path][strings.ToLower(rt.Method)]
 			if _, ok := op.Responses["200"].Headers[httpapi.HeaderNextCursor]; !ok ||
 				!slices.ContainsFunc(op.Parameters, func(p struct {
@@ -256,23 +171,27 @@ func TestEveryRouteAndEveryMCPToolAnswersWithinTheBudget(t *testing.T) {
 		"get_enrichment_candidates": {"resourceType": "companies", "resourceId": enriched, "limit": 1000},
 		"read_metric_series":        {"body": series},
 		"list_workflows":            {"limit": 1000},
+		"get_workflow":              {"id": wf},
 		"start_workflow_run":        {"id": wf},
 		"get_workflow_run":          {"id": run},
 		"retry_workflow_run":        {"id": run},
 	}
-	// The other tools of the resources with MCP tools: their largest page,
-	// and a record of their sample.
-	for _, d := range mcpserver.Resources() {
-		for tool, a := range map[string]map[string]any{"search_" + d.Name: {"limit": 400}, "list_" + d.Name: {"limit": 1000}} {
-			if _, ok := args[tool]; !ok {
-				args[tool] = a
-			}
+	// The other tools of the kinds of record: their largest page, and a
+	// record of their sample.
+	for _, rt := range api.Routes() {
+		if rt.Tool == nil || args[rt.Tool.Name] != nil {
+			continue
 		}
-		if get := "get_" + strings.ReplaceAll(d.Singular, " ", "_"); args[get] == nil {
-			args[get] = map[string]any{"id": apitest.CreateTarget(t, c, d.Name)}
+		switch {
+		case rt.Answer == routes.AnswerSearch:
+			args[rt.Tool.Name] = map[string]any{"limit": 400}
+		case rt.Answer == routes.AnswerPaged:
+			args[rt.Tool.Name] = map[string]any{"limit": 1000}
+		case rt.Method == http.MethodGet && strings.HasSuffix(rt.Path, "/{id}"):
+			args[rt.Tool.Name] = map[string]any{"id": apitest.CreateTarget(t, c, rt.Resource)}
 		}
 	}
-	tools, err := mcpserver.ToolList(doc)
+	tools, err := mcpserver.ToolList(doc, api.MCP())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,19 +10,45 @@ import (
 	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/input"
+	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/routes"
 )
 
 // enrichmentPath is the path of a record's candidate values.
 const enrichmentPath = "/v1/enrichments/resources/{resourceType}/{resourceId}"
 
-// enrichmentEndpoints are the enrichment routes of the data group.
-func (a *API) enrichmentEndpoints() []endpoint {
-	return []endpoint{
-		{routes.Route{Group: fn.Data, Method: http.MethodPost, Path: enrichmentPath}, http.HandlerFunc(a.addEnrichments)},
-		{routes.Route{Group: fn.Data, Method: http.MethodGet, Path: enrichmentPath}, http.HandlerFunc(a.listEnrichments)},
-		{routes.Route{Group: fn.Data, Method: http.MethodPatch, Path: enrichmentPath + "/{valueId}"}, http.HandlerFunc(a.pinEnrichment)},
-		{routes.Route{Group: fn.Data, Method: http.MethodDelete, Path: enrichmentPath + "/{valueId}"}, http.HandlerFunc(a.deleteEnrichment)},
+// enrichmentOperations are a record's candidate values: add, page, pin,
+// delete.
+func enrichmentOperations() []Operation {
+	return []Operation{
+		declare(fn.Data, http.MethodPost, enrichmentPath, (*API).addEnrichments).answers(routes.AnswerWritten).doc(func(op *openapi.Operation) {
+			op.Summary, op.Status = "Add candidate values of a record's attributes", http.StatusCreated
+			op.Description = "A batch of candidates, reconciled with the others at once; see docs/enrichment.md."
+			op.Body = openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"values"},
+				"properties": openapi.Schema{"values": openapi.Schema{"type": "array", "minItems": 1, "maxItems": enrichment.MaxBatch, "items": openapi.Ref("EnrichmentValueInput")}}}
+			op.Data = arrayOf("EnrichmentValue")
+		}),
+		declare(fn.Data, http.MethodGet, enrichmentPath, (*API).listEnrichments).answers(routes.AnswerPaged).
+			tool("get_enrichment_candidates", "List the candidate values of a record's enrichable attributes (resourceType companies), "+
+				"by property and rank, with source, confidence and pin; follow nextCursor with cursor. The record's own attributes hold the winners.").
+			doc(func(op *openapi.Operation) {
+				op.Summary, op.Data = "List a record's candidate values", arrayOf("EnrichmentValue")
+				op.Description = "A page of the candidate values of the record's enrichable attributes, by property and, within one, " +
+					"in rank order (the first is the attribute's value). When more candidates follow, `X-Next-Cursor` holds the next " +
+					"page's `cursor` and `Link` its URL."
+				op.Query, op.Paged = enrichmentListQuery(), true
+			}),
+		declare(fn.Data, http.MethodPatch, enrichmentPath+"/{valueId}", (*API).pinEnrichment).answers(routes.AnswerRecord).doc(func(op *openapi.Operation) {
+			op.Summary, op.Preconditioned = "Pin or unpin a candidate value", false
+			op.Description = "A pinned candidate wins its attribute (the most recently pinned first); the record is reconciled at once."
+			op.Body = openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"pinned"},
+				"properties": openapi.Schema{"pinned": openapi.Schema{"type": "boolean"}}}
+			op.Data = openapi.Ref("EnrichmentValue")
+		}),
+		declare(fn.Data, http.MethodDelete, enrichmentPath+"/{valueId}", (*API).deleteEnrichment).doc(func(op *openapi.Operation) {
+			op.Summary, op.Preconditioned = "Delete a candidate value", false
+			op.Description = "Deletes the candidate (204); the attribute is reconciled from the others, or cleared when none is left."
+		}),
 	}
 }
 

@@ -4,9 +4,38 @@ import (
 	"net/http"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/input"
+	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/resources"
+	"github.com/sourcebase/sourcebase/internal/routes"
 )
+
+// listEntryOperations are the records on a saved list: add, page, remove.
+func listEntryOperations() []Operation {
+	const entries = "/v1/lists/{id}/entries"
+	lists := resources.Lists.Name
+	return []Operation{
+		declare(fn.Documents, http.MethodPost, entries, (*API).addListEntry).answers(routes.AnswerRecord).of(lists).doc(func(op *openapi.Operation) {
+			op.Summary, op.Status, op.AlsoStatus = "Add a record to a list", http.StatusCreated, http.StatusOK
+			op.Description = "201 with the new entry, or 200 with the existing one when the record is on the list already."
+			op.Body = openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"recordId"},
+				"properties": openapi.Schema{"recordId": openapi.Schema{"type": "string", "minLength": 1, "maxLength": 256,
+					"description": "the id of a record of the list's resourceType"}}}
+			op.Data, op.Errors = openapi.Ref("ListEntry"), []int{409}
+			op.ResponseHeaders = nil
+		}),
+		declare(fn.Documents, http.MethodGet, entries, (*API).listEntries).answers(routes.AnswerPaged).of(lists).doc(func(op *openapi.Operation) {
+			op.Summary = "List a list's entries"
+			op.Description = "A page of the records on a list, each with the record itself."
+			op.Query, op.Data, op.Paged = listQuery(resources.EntrySortFields(), nil), arrayOf("ListEntry"), true
+		}),
+		declare(fn.Documents, http.MethodDelete, entries+"/{recordId}", (*API).removeListEntry).of(lists).doc(func(op *openapi.Operation) {
+			op.Summary, op.Preconditioned = "Remove a record from a list", false
+			op.Description = "Takes the record off the list (204); the record itself stays."
+		}),
+	}
+}
 
 // decodeEntry reads {"recordId": "..."}.
 func decodeEntry(body []byte) (string, error) {

@@ -12,8 +12,11 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/auth"
+	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
+	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/ratelimit"
+	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
@@ -22,6 +25,39 @@ import (
 // refused, before any of its messages runs. Ten leaves each message about
 // 500 KB of the response's 5 MB: room for a page of records through a tool.
 const MaxMCPBatch = 10
+
+// mcpOperations are the Model Context Protocol endpoint: its messages
+// count against the key one by one (it authenticates and counts them
+// itself), each answering within its share of the budget.
+func mcpOperations() []Operation {
+	return []Operation{declare(fn.MCP, http.MethodPost, routes.MCPPath, (*API).serveMCP).
+		rate(routes.RateMessage).answers(routes.AnswerShared).doc(func(op *openapi.Operation) {
+		op.Summary, op.Public, op.Idempotent, op.Raw = "Model Context Protocol endpoint (streamable HTTP)", false, false, true
+		op.Description = "JSON-RPC messages of the Model Context Protocol (initialize, tools/list, tools/call, resources/list, " +
+			"resources/read), answered as JSON (stateless: no Mcp-Session-Id). Needs the same two headers as every /v1 route; " +
+			"its tools call the REST operations with them. Every message counts against the key's rate limit (a batch of " +
+			itoa(MaxMCPBatch) + " at most counts each), and the whole answer stays within the response budget. See docs/mcp.md."
+		message := openapi.Schema{"type": "object", "description": "a JSON-RPC 2.0 request or notification", "required": []any{"jsonrpc"}, "additionalProperties": true,
+			"properties": openapi.Schema{"jsonrpc": openapi.Schema{"type": "string", "enum": []any{"2.0"}}}}
+		op.Body = openapi.Schema{"oneOf": []any{message, openapi.Schema{"type": "array", "minItems": 1, "items": message,
+			"description": "a batch (protocol versions 2025-03-26 and before); more than " + itoa(MaxMCPBatch) + " messages are refused (400)"}}}
+		answer := openapi.Schema{"type": "object", "description": "the JSON-RPC 2.0 response", "additionalProperties": true}
+		op.Data = openapi.Schema{"oneOf": []any{answer, openapi.Schema{"type": "array", "items": answer, "description": "the responses to a batch"}}}
+		op.AlsoStatus = http.StatusAccepted
+		// The transport's refusals: an Accept without both application/json
+		// and text/event-stream (400), a body that is not JSON (415); a
+		// batch of too many messages (400, a JSON-RPC error without id).
+		op.Errors = []int{http.StatusBadRequest, http.StatusUnsupportedMediaType}
+		op.ErrorBodies = map[int]openapi.Schema{http.StatusBadRequest: {"type": "object", "required": []any{"jsonrpc", "error"},
+			"description": "a JSON-RPC 2.0 error response (a batch of more than " + itoa(MaxMCPBatch) + " messages: code -32600, id null)",
+			"properties": openapi.Schema{"jsonrpc": openapi.Schema{"type": "string", "enum": []any{"2.0"}},
+				"id": openapi.Schema{"description": "the message's id; null for a refusal of the whole request",
+					"oneOf": []any{openapi.Schema{"type": "string"}, openapi.Schema{"type": "integer"}, openapi.Schema{"type": "null"}}},
+				"error": openapi.Schema{"type": "object", "required": []any{"code", "message"},
+					"properties": openapi.Schema{"code": openapi.Schema{"type": "integer"}, "message": openapi.Schema{"type": "string"}}}}}}
+		op.Security = []map[string][]string{{"clientId": {}, "apiKey": {}}}
+	})}
+}
 
 // serveMCP is POST /mcp: the MCP server (Deps.NewMCP) over the whole API
 // (every group, in process, and the search routes through the HTTP API
@@ -59,11 +95,11 @@ func (a *API) serveMCP(w http.ResponseWriter, r *http.Request) {
 			if a.mcpErr != nil {
 				return
 			}
-			for _, ep := range a.searchEndpoints() {
-				a.mcpRemote[ep.Pattern()] = true
+			for _, rt := range routes.Of(Routes(), fn.Search) {
+				a.mcpRemote[rt.Pattern()] = true
 			}
 		}
-		a.mcp, a.mcpErr = a.d.NewMCP(reportRate(tools), a.d.Auth, doc)
+		a.mcp, a.mcpErr = a.d.NewMCP(reportRate(tools), a.d.Auth, doc, MCP())
 	})
 	if a.mcpErr != nil {
 		httpapi.Error(w, r, a.mcpErr)

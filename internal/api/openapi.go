@@ -10,7 +10,6 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/enrichment"
-	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/keys"
 	"github.com/sourcebase/sourcebase/internal/metrics"
@@ -70,10 +69,9 @@ func (a *API) serveOpenAPI(w http.ResponseWriter, r *http.Request) {
 }
 
 func buildOpenAPI() ([]byte, error) {
-	eps := New(Deps{}).endpoints()
-	ops := make([]openapi.Operation, 0, len(eps))
-	for _, ep := range eps {
-		ops = append(ops, operations(ep.Route)...)
+	var ops []openapi.Operation
+	for _, op := range registry() {
+		ops = append(ops, operations(op)...)
 	}
 	return openapi.Document(ops, componentSchemas(), securitySchemes, openapi.Info{
 		Title: "Sourcebase API",
@@ -109,9 +107,6 @@ func SchemaName(d *resource.Def) string {
 	var b strings.Builder
 	for _, part := range strings.FieldsFunc(d.Singular, func(r rune) bool { return r == ' ' || r == '-' }) {
 		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
-	}
-	if d == runs.Def {
-		return "WorkflowRun"
 	}
 	return b.String()
 }
@@ -161,17 +156,27 @@ var securitySchemes = map[string]openapi.Schema{
 			"security requirement (`{}`) stands for it."},
 }
 
-// operations describe route rt: one operation, but for the get of a
-// declared resource with MultiGet, which also serves GET
-// /v1/<name>/ids={ids} (multiGetOperation): neither the router's patterns
-// nor API Gateway's routes match a part of a path segment, so one route
-// serves both, and the document, which can, names them apart.
-func operations(rt routes.Route) []openapi.Operation {
-	op := operation(rt)
-	if d := declaredDef(rt); d != nil && d.MultiGet && rt.Method == http.MethodGet && rt.Path == "/v1/"+d.Name+"/{id}" {
-		return []openapi.Operation{op, multiGetOperation(rt, d)}
+// operations describe op: one operation, but for the get of a declared
+// resource with MultiGet, which also serves GET /v1/<name>/ids={ids}
+// (multiGetOperation): neither the router's patterns nor API Gateway's
+// routes match a part of a path segment, so one route serves both, and the
+// document, which can, names them apart.
+func operations(op Operation) []openapi.Operation {
+	doc := operation(op)
+	if d := kindDef(op.Resource); op.generic && d != nil && d.MultiGet && op.Method == http.MethodGet && op.Path == "/v1/"+d.Name+"/{id}" {
+		return []openapi.Operation{doc, multiGetOperation(op, d)}
 	}
-	return []openapi.Operation{op}
+	return []openapi.Operation{doc}
+}
+
+// kindDef is the declaration of the kind of record named name; nil for none.
+func kindDef(name string) *resource.Def {
+	for _, d := range declared() {
+		if d.Name == name {
+			return d
+		}
+	}
+	return nil
 }
 
 // MultiGetPath is the path of the read of several records of d at once,
@@ -181,9 +186,9 @@ func MultiGetPath(d *resource.Def) string {
 }
 
 // multiGetOperation describes GET /v1/<name>/ids={ids} of d, served by the
-// route rt (GET /v1/<name>/{id}).
-func multiGetOperation(rt routes.Route, d *resource.Def) openapi.Operation {
-	op := operation(rt)
+// operation of GET /v1/<name>/{id}.
+func multiGetOperation(get Operation, d *resource.Def) openapi.Operation {
+	op := operation(get)
 	op.Path = MultiGetPath(d)
 	op.Summary = "Get several " + d.Name + " by id"
 	op.Description = "The " + d.Name + " with these ids in the key's organization, in the order asked, each once, as an array; " +
@@ -195,51 +200,24 @@ func multiGetOperation(rt routes.Route, d *resource.Def) openapi.Operation {
 	return op
 }
 
-// operation describes route rt.
-func operation(rt routes.Route) openapi.Operation {
-	op := openapi.Operation{Method: rt.Method, Path: rt.Path, Group: rt.Group, Status: http.StatusOK,
-		Idempotent:     rt.Authenticated() && rt.Method == http.MethodPost && !rt.ReadOnly,
-		Preconditioned: rt.Method == http.MethodPut || rt.Method == http.MethodPatch || rt.Method == http.MethodDelete,
-		Public:         !rt.Authenticated()}
-	if rt.Method == http.MethodDelete {
+// operation describes op: what its route and policies imply, then its
+// declared text and shapes.
+func operation(o Operation) openapi.Operation {
+	op := openapi.Operation{Method: o.Method, Path: o.Path, Function: o.Function, Status: http.StatusOK,
+		Idempotent:     o.Idempotent,
+		Preconditioned: o.Method == http.MethodPut || o.Method == http.MethodPatch || o.Method == http.MethodDelete,
+		Public:         !o.Authenticated()}
+	if o.Method == http.MethodDelete {
 		op.Status = http.StatusNoContent
 	}
-	if d := declaredDef(rt); d != nil && rt.Group != fn.Search {
-		recordOperation(&op, d)
-	} else if describe, ok := handOperations[rt.Pattern()]; ok {
-		describe(&op)
-	} else if rt.Group == fn.Search {
-		searchOperation(&op, declaredDef(rt))
-	} else {
-		panic("api: no OpenAPI description of " + rt.Pattern())
-	}
+	o.describe(&op)
 	if op.Summary == "" {
-		panic("api: no summary for " + rt.Pattern())
+		panic("api: no summary for " + o.Pattern())
 	}
-	if rt.Admin != "" {
+	if o.Admin != "" && !slices.Contains(op.Errors, http.StatusForbidden) {
 		op.Errors = append(op.Errors, http.StatusForbidden)
 	}
 	return op
-}
-
-// declaredDef is the declaration whose records rt serves, by its path.
-func declaredDef(rt routes.Route) *resource.Def {
-	for _, d := range declared() {
-		if rt.Resource == d.Name {
-			return d
-		}
-	}
-	for _, d := range []*resource.Def{companies.Def, workflows.Def} {
-		if rt.Path == "/v1/"+d.Name || rt.Path == "/v1/"+d.Name+"/{id}" {
-			return d
-		}
-	}
-	if rt.Path == "/v1/workflow-runs" || rt.Path == "/v1/workflow-runs/{id}" {
-		if rt.Method == http.MethodGet {
-			return runs.Def
-		}
-	}
-	return nil
 }
 
 // listQuery are the parameters of a list of d, filtered by filters.
@@ -263,48 +241,6 @@ func listQuery(sortable, filters []string) []openapi.Param {
 		ps = append(ps, openapi.Param{Name: f, Description: "only records whose `" + f + "` is this value (one filter at a time)", Schema: str})
 	}
 	return ps
-}
-
-// recordOperation describes a create, list, get, update or delete of d.
-func recordOperation(op *openapi.Operation, d *resource.Def) {
-	name, ref := SchemaName(d), openapi.Ref(SchemaName(d))
-	item := op.Path == "/v1/"+d.Name+"/{id}"
-	switch {
-	case op.Method == http.MethodPost:
-		op.Summary = "Create " + withArticle(d.Singular)
-		op.Description = d.Doc + " Answers the stored record (201), with its version as `ETag`."
-		op.Body, op.Status, op.Data, op.ETag = openapi.Record(d, openapi.Create), http.StatusCreated, ref, true
-		op.Errors = []int{409}
-	case op.Method == http.MethodGet && !item:
-		op.Summary = "List " + d.Name
-		op.Description = "A page of the organization's " + d.Name + ", newest first unless `sort` and `direction` say otherwise. " +
-			"When more records follow, `X-Next-Cursor` holds the next page's `cursor` and `Link` its URL."
-		filters := d.Filters()
-		switch d {
-		case companies.Def:
-			filters = companies.Filters
-		case runs.Def:
-			filters = runs.Filters
-		}
-		op.Query, op.Data, op.Paged = listQuery(d.SortFields(), filters), openapi.Schema{"type": "array", "items": ref}, true
-	case op.Method == http.MethodGet:
-		op.Summary = "Get " + withArticle(d.Singular)
-		op.Description = "The " + d.Singular + " with this id in the key's organization, with its version as `ETag`."
-		op.Data, op.ETag = ref, true
-		if d.MultiGet {
-			op.Description += " Several at once: `GET " + MultiGetPath(d) + "`."
-		}
-	case op.Method == http.MethodPut:
-		op.Summary = "Update " + withArticle(d.Singular)
-		op.Description = "Changes the fields sent; a field sent as `null` is cleared. Other fields keep their values."
-		op.Body, op.Data, op.ETag = openapi.Record(d, openapi.Update), ref, true
-		op.Errors = []int{409}
-	case op.Method == http.MethodDelete:
-		op.Summary = "Delete " + withArticle(d.Singular)
-		op.Description = "Deletes the " + d.Singular + " (204). A record another one still references where the reference restricts deletes is a 409 naming it."
-		op.Errors = []int{409}
-	}
-	_ = name
 }
 
 // searchOperation describes POST /v1/<name>/search of d.
@@ -367,157 +303,6 @@ func predicateSchema() openapi.Schema {
 			"and":      group,
 			"or":       group,
 		}}
-}
-
-// handOperations describe the routes written by hand, by pattern.
-var handOperations = map[string]func(*openapi.Operation){
-	"GET " + routes.HealthPath: func(op *openapi.Operation) {
-		op.Summary, op.Raw = "Check the service's health", true
-		op.Description = "200 when the table answers within 2 seconds, else 503."
-		op.Data = openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"status"},
-			"properties": openapi.Schema{"status": openapi.Schema{"type": "string", "enum": []any{"ok"}}}}
-		op.Errors = []int{503}
-	},
-	"GET " + routes.OpenAPIPath: func(op *openapi.Operation) {
-		op.Summary, op.Raw = "Get this OpenAPI document", true
-		op.Description = "The one `/v1` route without credentials."
-		op.Data = openapi.Schema{"type": "object", "additionalProperties": true}
-	},
-	"POST " + routes.MCPPath: func(op *openapi.Operation) {
-		op.Summary, op.Public, op.Idempotent, op.Raw = "Model Context Protocol endpoint (streamable HTTP)", false, false, true
-		op.Description = "JSON-RPC messages of the Model Context Protocol (initialize, tools/list, tools/call, resources/list, " +
-			"resources/read), answered as JSON (stateless: no Mcp-Session-Id). Needs the same two headers as every /v1 route; " +
-			"its tools call the REST operations with them. Every message counts against the key's rate limit (a batch of " +
-			itoa(MaxMCPBatch) + " at most counts each), and the whole answer stays within the response budget. See docs/mcp.md."
-		message := openapi.Schema{"type": "object", "description": "a JSON-RPC 2.0 request or notification", "required": []any{"jsonrpc"}, "additionalProperties": true,
-			"properties": openapi.Schema{"jsonrpc": openapi.Schema{"type": "string", "enum": []any{"2.0"}}}}
-		op.Body = openapi.Schema{"oneOf": []any{message, openapi.Schema{"type": "array", "minItems": 1, "items": message,
-			"description": "a batch (protocol versions 2025-03-26 and before); more than " + itoa(MaxMCPBatch) + " messages are refused (400)"}}}
-		answer := openapi.Schema{"type": "object", "description": "the JSON-RPC 2.0 response", "additionalProperties": true}
-		op.Data = openapi.Schema{"oneOf": []any{answer, openapi.Schema{"type": "array", "items": answer, "description": "the responses to a batch"}}}
-		op.AlsoStatus = http.StatusAccepted
-		// The transport's refusals: an Accept without both application/json
-		// and text/event-stream (400), a body that is not JSON (415); a
-		// batch of too many messages (400, a JSON-RPC error without id).
-		op.Errors = []int{http.StatusBadRequest, http.StatusUnsupportedMediaType}
-		op.ErrorBodies = map[int]openapi.Schema{http.StatusBadRequest: {"type": "object", "required": []any{"jsonrpc", "error"},
-			"description": "a JSON-RPC 2.0 error response (a batch of more than " + itoa(MaxMCPBatch) + " messages: code -32600, id null)",
-			"properties": openapi.Schema{"jsonrpc": openapi.Schema{"type": "string", "enum": []any{"2.0"}},
-				"id": openapi.Schema{"description": "the message's id; null for a refusal of the whole request",
-					"oneOf": []any{openapi.Schema{"type": "string"}, openapi.Schema{"type": "integer"}, openapi.Schema{"type": "null"}}},
-				"error": openapi.Schema{"type": "object", "required": []any{"code", "message"},
-					"properties": openapi.Schema{"code": openapi.Schema{"type": "integer"}, "message": openapi.Schema{"type": "string"}}}}}}
-		op.Security = []map[string][]string{{"clientId": {}, "apiKey": {}}}
-	},
-	"GET /v1/keys": func(op *openapi.Operation) {
-		op.Summary = "List the organization's API keys"
-		op.Description = "Admin keys only. Secrets are never shown: a key's secret is answered once, when it is made (operator CLI). " +
-			"Without `limit`, every key of the organization in one page (an organization holds at most 1,000); with it, a page as every list pages."
-		op.Query, op.Data, op.Paged, op.Errors = listQuery(keys.SortFields(), nil), arrayOf("Key"), true, []int{403}
-	},
-	"DELETE /v1/keys/{clientId}": func(op *openapi.Operation) {
-		op.Summary, op.Errors, op.Preconditioned = "Revoke an API key", []int{403, 409}, false
-		op.Description = "Admin keys only. The key stops working at once on this instance, and on others within the key cache's lifetime. " +
-			"The organization's last admin key cannot be revoked (409): have the operator create another admin key first."
-	},
-	"POST /v1/workflows/{id}/trigger/webhook-secret/rotate": func(op *openapi.Operation) {
-		op.Summary = "Rotate a workflow's webhook secret"
-		op.Description = "Admin keys only. Answers the trigger with its new `secret`, shown this once; the old secret stops working at once."
-		op.Data = openapi.Ref("WebhookTrigger")
-	},
-	"POST /v1/workflows/{id}/runs": func(op *openapi.Operation) {
-		op.Summary, op.Status = "Start a run of a workflow", http.StatusAccepted
-		op.Description = "Queues a run with the given input (202); it executes afterwards: follow it with `GET /v1/workflow-runs/{id}`."
-		op.Body, op.BodyOptional = openapi.Record(runs.NewRunDef, openapi.Create), true
-		op.Data = openapi.Ref("WorkflowRun")
-	},
-	"GET /v1/workflows/{id}/runs": func(op *openapi.Operation) {
-		op.Summary = "List a workflow's runs"
-		op.Description = "A page of the runs of one workflow, newest first."
-		op.Query, op.Data, op.Paged = listQuery(runs.Def.SortFields(), nil), arrayOf("WorkflowRun"), true
-	},
-	"PATCH /v1/workflow-runs/{id}": func(op *openapi.Operation) {
-		op.Summary = "Rename a run"
-		op.Description = "Changes the run's title, the only part of a run a client changes."
-		op.Body, op.Data, op.ETag = openapi.Record(runs.TitleDef, openapi.Create), openapi.Ref("WorkflowRun"), true
-	},
-	"POST /v1/workflow-runs/{id}/retry": func(op *openapi.Operation) {
-		op.Summary, op.Status, op.Errors = "Retry a failed run", http.StatusAccepted, []int{409}
-		op.Description = "Starts a new run with the failed run's input and dry-run setting; a run is retried once (409 after)."
-		op.Data = openapi.Ref("WorkflowRun")
-	},
-	"POST /webhooks/workflows/{slug}": func(op *openapi.Operation) {
-		op.Summary, op.Status = "Deliver a webhook to a workflow's trigger", http.StatusAccepted
-		op.Description = "Starts a run of the trigger's workflow after the signature check of its scheme; the payload becomes the run's " +
-			"`webhook.payload` (with `webhook.headers` and `webhook.query`). A delivery id (`X-GitHub-Delivery`, `Webhook-Id`, " +
-			"`Idempotency-Key` or `X-Request-Id`) starts one run per trigger within 24 hours; a repeat answers that run. " +
-			"A slug that leads to no trigger (unknown, or its workflow deleted) is answered exactly as a failed signature check " +
-			"(401 `invalid signature`, the same headers), so that slugs cannot be probed. " +
-			"The secret or signature is in the header of the trigger's scheme (`webhookSharedSecret`, `webhookBearer`, " +
-			"`webhookHmacSha256`), or in the header the trigger names instead (its `headerName`, any name but the standard " +
-			"headers'): no document can name that one, so the empty requirement `{}` declares it, and the service checks it."
-		op.Body, op.BodyOptional, op.AnyMedia = openapi.Schema{"description": "any JSON payload, or any other text"}, true, true
-		op.Data = openapi.Ref("WorkflowRun")
-		op.Security = []map[string][]string{{"webhookSharedSecret": {}}, {"webhookBearer": {}}, {"webhookHmacSha256": {}}, {}}
-		op.Public = false
-		op.Errors = []int{401}
-		op.Preconditioned = false
-	},
-	"POST /v1/lists/{id}/entries": func(op *openapi.Operation) {
-		op.Summary, op.Status, op.AlsoStatus = "Add a record to a list", http.StatusCreated, http.StatusOK
-		op.Description = "201 with the new entry, or 200 with the existing one when the record is on the list already."
-		op.Body = openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"recordId"},
-			"properties": openapi.Schema{"recordId": openapi.Schema{"type": "string", "minLength": 1, "maxLength": 256,
-				"description": "the id of a record of the list's resourceType"}}}
-		op.Data, op.Errors = openapi.Ref("ListEntry"), []int{409}
-		op.ResponseHeaders = nil
-	},
-	"GET /v1/lists/{id}/entries": func(op *openapi.Operation) {
-		op.Summary = "List a list's entries"
-		op.Description = "A page of the records on a list, each with the record itself."
-		op.Query, op.Data, op.Paged = listQuery(resources.EntrySortFields(), nil), arrayOf("ListEntry"), true
-	},
-	"DELETE /v1/lists/{id}/entries/{recordId}": func(op *openapi.Operation) {
-		op.Summary, op.Preconditioned = "Remove a record from a list", false
-		op.Description = "Takes the record off the list (204); the record itself stays."
-	},
-	"POST /v1/data/metric-points": func(op *openapi.Operation) {
-		op.Summary, op.Status = "Write metric points", http.StatusCreated
-		op.Description = "Up to " + itoa(metrics.MaxBatch) + " candidate points in one write; see docs/metrics.md."
-		op.Body = openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"points"},
-			"properties": openapi.Schema{"points": openapi.Schema{"type": "array", "minItems": 1, "maxItems": metrics.MaxBatch, "items": openapi.Ref("MetricPointInput")}}}
-		op.Data, op.Errors = arrayOf("StoredMetricPoint"), []int{404}
-	},
-	"POST /v1/data/metric-series": func(op *openapi.Operation) {
-		op.Summary = "Read a metric series"
-		op.Description = "One series of a record over a period, bucketed and picked by a policy; see docs/metrics.md."
-		op.Body, op.Data = openapi.Ref("MetricSeriesQuery"), openapi.Ref("MetricSeries")
-	},
-	"POST " + enrichmentPath: func(op *openapi.Operation) {
-		op.Summary, op.Status = "Add candidate values of a record's attributes", http.StatusCreated
-		op.Description = "A batch of candidates, reconciled with the others at once; see docs/enrichment.md."
-		op.Body = openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"values"},
-			"properties": openapi.Schema{"values": openapi.Schema{"type": "array", "minItems": 1, "maxItems": enrichment.MaxBatch, "items": openapi.Ref("EnrichmentValueInput")}}}
-		op.Data = arrayOf("EnrichmentValue")
-	},
-	"GET " + enrichmentPath: func(op *openapi.Operation) {
-		op.Summary, op.Data = "List a record's candidate values", arrayOf("EnrichmentValue")
-		op.Description = "A page of the candidate values of the record's enrichable attributes, by property and, within one, " +
-			"in rank order (the first is the attribute's value). When more candidates follow, `X-Next-Cursor` holds the next " +
-			"page's `cursor` and `Link` its URL."
-		op.Query, op.Paged = enrichmentListQuery(), true
-	},
-	"PATCH " + enrichmentPath + "/{valueId}": func(op *openapi.Operation) {
-		op.Summary, op.Preconditioned = "Pin or unpin a candidate value", false
-		op.Description = "A pinned candidate wins its attribute (the most recently pinned first); the record is reconciled at once."
-		op.Body = openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"pinned"},
-			"properties": openapi.Schema{"pinned": openapi.Schema{"type": "boolean"}}}
-		op.Data = openapi.Ref("EnrichmentValue")
-	},
-	"DELETE " + enrichmentPath + "/{valueId}": func(op *openapi.Operation) {
-		op.Summary, op.Preconditioned = "Delete a candidate value", false
-		op.Description = "Deletes the candidate (204); the attribute is reconciled from the others, or cleared when none is left."
-	},
 }
 
 // enrichmentListQuery are the paging parameters of a record's candidate

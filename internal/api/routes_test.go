@@ -1,54 +1,132 @@
 package api_test
 
 import (
+	"encoding/json"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/sourcebase/sourcebase/internal/api"
+	co "github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/resources"
 	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/store"
+	"github.com/sourcebase/sourcebase/internal/workflows"
 )
 
-func TestTheRouteTableHoldsTheHandWrittenRoutesAndThoseOfEveryDeclaredResource(t *testing.T) {
+// The registry declares every kind of record's operations from its
+// declaration — companies, workflows and runs as every declared resource —
+// and each operation once, with policies that agree (routes.Route.Check).
+func TestTheRegistryDeclaresEveryKindOfRecordAndEachOperationOnce(t *testing.T) {
 	t.Parallel()
 	declared := map[string]bool{}
 	for _, r := range api.Routes() {
+		if err := r.Check(); err != nil {
+			t.Error(err)
+		}
+		if declared[r.Pattern()] {
+			t.Errorf("%s declared twice", r.Pattern())
+		}
+		declared[r.Pattern()] = true
 		if r.Resource != "" {
-			declared[r.Resource+" "+r.Method+" "+r.Path] = true
+			declared[r.Resource+" "+r.Pattern()] = true
 		}
 	}
+	crud := func(name string) []string {
+		return []string{"POST /v1/" + name, "GET /v1/" + name, "GET /v1/" + name + "/{id}", "PUT /v1/" + name + "/{id}", "DELETE /v1/" + name + "/{id}"}
+	}
+	want := map[string][]string{co.Name: crud(co.Name), workflows.Def.Name: crud(workflows.Def.Name),
+		runs.Def.Name: {"GET /v1/workflow-runs", "GET /v1/workflow-runs/{id}", "POST /v1/workflows/{id}/runs", "PATCH /v1/workflow-runs/{id}"}}
 	for _, d := range resources.All() {
-		for _, want := range []string{"POST /v1/" + d.Name, "GET /v1/" + d.Name, "GET /v1/" + d.Name + "/{id}",
-			"PUT /v1/" + d.Name + "/{id}", "DELETE /v1/" + d.Name + "/{id}"} {
-			if !declared[d.Name+" "+want] {
-				t.Errorf("%s: no route %s", d.Name, want)
+		want[d.Name] = crud(d.Name)
+	}
+	for _, d := range api.Searchable() {
+		want[d.Name] = append(want[d.Name], "POST /v1/"+d.Name+"/search")
+	}
+	for name, patterns := range want {
+		for _, p := range patterns {
+			if !declared[name+" "+p] {
+				t.Errorf("%s: no operation %s of its records", name, p)
 			}
 		}
 	}
-	if len(api.Routes()) < 5*len(resources.All())+20 {
-		t.Errorf("only %d routes", len(api.Routes()))
+}
+
+// The MCP tools are the registry's: each named once, each an operation of
+// the OpenAPI document, each kind with MCP set read by a search or a list
+// and a get.
+func TestTheMCPToolsAreTheRegistrysOwn(t *testing.T) {
+	t.Parallel()
+	offer := api.MCP()
+	names := map[string]bool{}
+	for _, tool := range offer.Tools {
+		if names[tool.Name] {
+			t.Errorf("tool %s declared twice", tool.Name)
+		}
+		names[tool.Name] = true
+	}
+	doc, err := api.OpenAPI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spec struct {
+		Paths map[string]map[string]struct {
+			OperationID string `json:"operationId"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(doc, &spec); err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	for _, ops := range spec.Paths {
+		for _, op := range ops {
+			ids[op.OperationID] = true
+		}
+	}
+	for _, tool := range offer.Tools {
+		if !ids[tool.OperationID] {
+			t.Errorf("tool %s calls %s, which the document does not have", tool.Name, tool.OperationID)
+		}
+	}
+	snake := strings.NewReplacer(" ", "_", "-", "_")
+	for _, d := range append([]*resource.Def{co.Def, workflows.Def, runs.Def}, resources.All()...) {
+		if !d.MCP {
+			continue
+		}
+		read := "list_" + snake.Replace(d.Name)
+		if d.Searchable {
+			read = "search_" + d.Name
+		}
+		for _, tool := range []string{read, "get_" + snake.Replace(d.Singular)} {
+			if !names[tool] {
+				t.Errorf("%s: no tool %s", d.Name, tool)
+			}
+		}
+		if !slices.Contains(offer.Records, d.Name) {
+			t.Errorf("the MCP server's instructions do not name %s", d.Name)
+		}
 	}
 }
 
-func TestOnlyVersionedRoutesButTheOpenAPIDocumentNeedAnAPIKeyAndEveryRouteHasAGroup(t *testing.T) {
+func TestOnlyVersionedRoutesButTheOpenAPIDocumentNeedAnAPIKeyAndEveryRouteHasAFunction(t *testing.T) {
 	t.Parallel()
 	groups := map[string]bool{}
-	for _, g := range routes.Groups {
+	for _, g := range routes.Served {
 		groups[g] = true
 	}
 	for _, r := range api.Routes() {
-		if !groups[r.Group] {
-			t.Errorf("%s: unknown group %q", r.Pattern(), r.Group)
+		if !groups[r.Function] {
+			t.Errorf("%s: unknown function %q", r.Pattern(), r.Function)
 		}
 		if want := strings.HasPrefix(r.Path, "/v1/") && r.Path != routes.OpenAPIPath; r.Authenticated() != want {
 			t.Errorf("%s: Authenticated() = %v", r.Pattern(), r.Authenticated())
 		}
-		if (r.Group == fn.Webhook) != strings.HasPrefix(r.Path, "/webhooks/") {
-			t.Errorf("%s: webhook paths belong to the webhook group, and only they", r.Pattern())
+		if (r.Function == fn.Webhook) != strings.HasPrefix(r.Path, "/webhooks/") {
+			t.Errorf("%s: webhook paths belong to the webhook function, and only they", r.Pattern())
 		}
 	}
 }

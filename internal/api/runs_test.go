@@ -84,7 +84,7 @@ func TestARunIsAcceptedQueuedAndCompletesWithTheOutputOfItsLastStep(t *testing.T
 	if !strings.HasPrefix(id, "run_") {
 		t.Errorf("run id %q, want a run_ id", id)
 	}
-	if accepted["status"] != "queued" || accepted["workflowId"] != wfID || accepted["trigger"] != "api" ||
+	if accepted["status"] != "queued" || accepted["workflowId"] != wfID || accepted["startedBy"] != "api" ||
 		accepted["dryRun"] != false || accepted["retryOf"] != nil || accepted["output"] != nil || accepted["error"] != nil ||
 		accepted["completedAt"] != nil || accepted["createdAt"] == nil {
 		t.Errorf("accepted run %s, want a queued api run of %s", jsonOf(accepted), wfID)
@@ -453,8 +453,8 @@ func TestAGeneratedTitleNamesTheWorkflowAndHowTheRunStarted(t *testing.T) {
 				src := runToEnd(t, c, idOf(t, wf), map[string]any{"dryRun": tc.dryRun})
 				run = c.Do("POST", "/v1/workflow-runs/"+idOf(t, src)+"/retry", nil).Want(t, 202).Object(t)
 			}
-			if run["trigger"] != tc.trigger {
-				t.Errorf("trigger %v, want %s", run["trigger"], tc.trigger)
+			if run["startedBy"] != tc.trigger {
+				t.Errorf("startedBy %v, want %s", run["startedBy"], tc.trigger)
 			}
 			title, _ := run["title"].(string)
 			n := utf8.RuneCountInString(title)
@@ -587,7 +587,7 @@ func TestRetryingAFailedDryRunStartsADryRunOfTheSameInputAndLeavesTheSourceUncha
 	if idOf(t, retry) == idOf(t, src) {
 		t.Fatalf("the retry has the source's id")
 	}
-	if retry["retryOf"] != idOf(t, src) || retry["dryRun"] != true || retry["trigger"] != "retry" || retry["workflowId"] != wfID ||
+	if retry["retryOf"] != idOf(t, src) || retry["dryRun"] != true || retry["startedBy"] != "retry" || retry["workflowId"] != wfID ||
 		retry["error"] != nil || retry["output"] != nil {
 		t.Errorf("retry %s, want a dry run of %s with retryOf %s, trigger retry, no error or output", jsonOf(retry), wfID, idOf(t, src))
 	}

@@ -6,93 +6,71 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
-	"github.com/sourcebase/sourcebase/internal/resource"
-	"github.com/sourcebase/sourcebase/internal/resources"
+	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/search"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
-// Searchable lists the resources with a search route, in route order.
-func Searchable() []*resource.Def {
-	out := []*resource.Def{companies.Def}
-	for _, d := range resources.All() {
-		if d.Searchable {
-			out = append(out, d)
-		}
-	}
-	return out
-}
-
-// searchEndpoints are POST /v1/<name>/search of every searchable resource.
-func (a *API) searchEndpoints() []endpoint {
-	var out []endpoint
-	for _, d := range Searchable() {
-		rt := routes.Route{Group: fn.Search, Method: http.MethodPost, Path: "/v1/" + d.Name + "/search", Resource: d.Name, ReadOnly: true}
-		out = append(out, endpoint{rt, a.searchHandler(search.SchemaOf(d), a.presenter(d))})
-	}
-	return out
-}
-
-// presenter turns a record of d as search holds it (its stored JSON and
-// shape stamp) into the record GET returns: as it is when stamped with
-// today's shape (store.Collection.Present).
-func (a *API) presenter(d *resource.Def) func(stored []byte, stamp string) (json.RawMessage, error) {
-	if d == companies.Def {
-		return a.d.Companies.Present
-	}
-	return func(stored []byte, stamp string) (json.RawMessage, error) {
-		svc, ok := a.d.Resources.Service(d.Name)
+// searchOperationOf is POST /v1/<name>/search of the searchable kind k,
+// served by the search function (the only one with a search engine); with
+// MCP set, the search is the kind's MCP tool.
+func searchOperationOf[T any](k kind[T]) Operation {
+	d, s := k.def, search.SchemaOf(k.def)
+	op := declare(fn.Search, http.MethodPost, "/v1/"+d.Name+"/search", func(a *API, w http.ResponseWriter, r *http.Request) {
+		present, ok := k.reads(a).(searchable)
 		if !ok {
-			panic("api: no service for declared resource " + d.Name)
+			panic("api: the records of " + d.Name + " cannot be presented from search")
 		}
-		return svc.Present(stored, stamp)
+		a.search(w, r, s, present.Present)
+	}).readOnly().answers(routes.AnswerSearch).of(d.Name).doc(func(op *openapi.Operation) { searchOperation(op, d) })
+	if d.MCP {
+		op = op.tool("search_"+d.Name, "Search the organization's "+d.Name+": text, structured filters (and/or of field conditions), sort, pages. "+
+			"Answers the "+d.Name+" as GET answers them, with paging metadata.")
 	}
+	return op
 }
 
-// searchHandler answers a search of s: page and limit in the query, the
-// search in the body; present turns each found record into what GET
-// returns.
-func (a *API) searchHandler(s *search.Schema, present func(stored []byte, stamp string) (json.RawMessage, error)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if a.d.Search == nil {
-			panic("api: a search route is served without a search engine")
-		}
-		page, limit, err := search.ParsePaging(r.URL.Query())
-		if err != nil {
-			httpapi.Error(w, r, err)
-			return
-		}
-		body, err := httpapi.ReadBody(w, r)
-		if err != nil {
-			httpapi.Error(w, r, err)
-			return
-		}
-		req, err := search.Decode(s, body, page, limit)
-		if err != nil {
-			httpapi.Error(w, r, err)
-			return
-		}
-		res, err := a.d.Search.Search(r.Context(), principal(r).OrgID, s, req)
-		if err != nil {
-			httpapi.Error(w, r, err)
-			return
-		}
-		for i, rec := range res.Records {
-			stamp := ""
-			if i < len(res.Stamps) {
-				stamp = res.Stamps[i]
-			}
-			if res.Records[i], err = present(rec, stamp); err != nil {
-				httpapi.Error(w, r, fmt.Errorf("search: present a %s record: %w", s.Resource, err))
-				return
-			}
-		}
-		writeSearch(w, req, res, httpapi.Budget(r.Context()))
+// search answers a search of s: page and limit in the query, the search
+// in the body; present turns each found record (its stored JSON and shape
+// stamp, as search holds it) into what GET returns.
+func (a *API) search(w http.ResponseWriter, r *http.Request, s *search.Schema, present func(stored []byte, stamp string) (json.RawMessage, error)) {
+	if a.d.Search == nil {
+		panic("api: a search route is served without a search engine")
 	}
+	page, limit, err := search.ParsePaging(r.URL.Query())
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	body, err := httpapi.ReadBody(w, r)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	req, err := search.Decode(s, body, page, limit)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	res, err := a.d.Search.Search(r.Context(), principal(r).OrgID, s, req)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	for i, rec := range res.Records {
+		stamp := ""
+		if i < len(res.Stamps) {
+			stamp = res.Stamps[i]
+		}
+		if res.Records[i], err = present(rec, stamp); err != nil {
+			httpapi.Error(w, r, fmt.Errorf("search: present a %s record: %w", s.Resource, err))
+			return
+		}
+	}
+	writeSearch(w, req, res, httpapi.Budget(r.Context()))
 }
 
 // searchMetadata is the metadata of a search response.

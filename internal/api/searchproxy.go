@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
+	"github.com/sourcebase/sourcebase/internal/routes"
 )
 
 // searchThroughAPI is api with the search routes sent to the HTTP API
@@ -45,8 +47,8 @@ func (a *API) searchThroughAPI(api http.Handler) (http.Handler, error) {
 	// The search routes are literal paths: matched exactly, so that every
 	// other request reaches api as it is (no ServeMux path cleaning).
 	remote := map[string]bool{}
-	for _, ep := range a.searchEndpoints() {
-		remote[ep.Method+" "+ep.Path] = true
+	for _, rt := range routes.Of(Routes(), fn.Search) {
+		remote[rt.Pattern()] = true
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !remote[r.Method+" "+r.URL.Path] {

@@ -2,14 +2,47 @@ package api
 
 import (
 	"errors"
+	"math"
 	"net/http"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
+	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/ratelimit"
+	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/webhook"
+	"github.com/sourcebase/sourcebase/internal/workflows"
 )
+
+// webhookOperations are the intake of signed webhook deliveries: public
+// (the trigger's signature check), served by the webhook function's URL,
+// counted against the trigger's rate limit. Every slug reaches the
+// handler, however long: one that leads to no trigger is answered exactly
+// as a wrong secret (runs.Receive).
+func webhookOperations() []Operation {
+	op := declare(fn.Webhook, http.MethodPost, workflows.WebhookPath+"{slug}", (*API).receiveWebhook).
+		rate(routes.RateDelivery).answers(routes.AnswerRecord).of(runs.Def.Name).doc(func(op *openapi.Operation) {
+		op.Summary, op.Status = "Deliver a webhook to a workflow's trigger", http.StatusAccepted
+		op.Description = "Starts a run of the trigger's workflow after the signature check of its scheme; the payload becomes the run's " +
+			"`webhook.payload` (with `webhook.headers` and `webhook.query`). A delivery id (`X-GitHub-Delivery`, `Webhook-Id`, " +
+			"`Idempotency-Key` or `X-Request-Id`) starts one run per trigger within 24 hours; a repeat answers that run. " +
+			"A slug that leads to no trigger (unknown, or its workflow deleted) is answered exactly as a failed signature check " +
+			"(401 `invalid signature`, the same headers), so that slugs cannot be probed. " +
+			"The secret or signature is in the header of the trigger's scheme (`webhookSharedSecret`, `webhookBearer`, " +
+			"`webhookHmacSha256`), or in the header the trigger names instead (its `headerName`, any name but the standard " +
+			"headers'): no document can name that one, so the empty requirement `{}` declares it, and the service checks it."
+		op.Body, op.BodyOptional, op.AnyMedia = openapi.Schema{"description": "any JSON payload, or any other text"}, true, true
+		op.Data = openapi.Ref("WorkflowRun")
+		op.Security = []map[string][]string{{"webhookSharedSecret": {}}, {"webhookBearer": {}}, {"webhookHmacSha256": {}}, {}}
+		op.Public = false
+		op.Errors = []int{401}
+		op.Preconditioned = false
+	})
+	op.MaxParam = math.MaxInt
+	return []Operation{op}
+}
 
 // errRateLimited refuses a delivery over its trigger's rate limit.
 var errRateLimited = errors.New("rate limited")

@@ -73,7 +73,7 @@ func wantAccepted(t *testing.T, c *apitest.Client, h hook, r *apitest.Response) 
 	t.Helper()
 	run := r.Want(t, 202).Object(t)
 	wantKeys(t, "webhook run", run, runFields)
-	if run["workflowId"] != h.workflowID || run["trigger"] != "webhook" || run["status"] != "queued" || run["dryRun"] != false {
+	if run["workflowId"] != h.workflowID || run["startedBy"] != "webhook" || run["status"] != "queued" || run["dryRun"] != false {
 		t.Errorf("webhook answered %s, want a queued webhook run of %s", jsonOf(run), h.workflowID)
 	}
 	if got := idsOf(t, runsOf(t, c, h.workflowID)); len(got) != 1 || got[0] != idOf(t, run) {

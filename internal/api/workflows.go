@@ -3,33 +3,31 @@ package api
 import (
 	"net/http"
 
+	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/openapi"
+	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/workflows"
 )
 
-func (a *API) createWorkflow(w http.ResponseWriter, r *http.Request) {
-	if in, ok := decodeBody(w, r, workflows.DecodeCreate); ok {
-		reply(w, r, http.StatusCreated)(a.d.Workflows.Create(r.Context(), principal(r).OrgID, in))
-	}
-}
-
-func (a *API) listWorkflows(w http.ResponseWriter, r *http.Request) {
-	if q, ok := pageQuery(w, r); ok {
-		list[workflows.Workflow](w, r)(a.d.Workflows.List(r.Context(), principal(r).OrgID, q))
-	}
-}
-
-func (a *API) getWorkflow(w http.ResponseWriter, r *http.Request) {
-	reply(w, r, http.StatusOK)(a.d.Workflows.Get(r.Context(), principal(r).OrgID, r.PathValue("id")))
-}
-
-func (a *API) updateWorkflow(w http.ResponseWriter, r *http.Request) {
-	if in, ok := decodeBody(w, r, workflows.DecodeUpdate); ok {
-		reply(w, r, http.StatusOK)(a.d.Workflows.Update(r.Context(), principal(r).OrgID, r.PathValue("id"), in))
-	}
-}
-
-func (a *API) deleteWorkflow(w http.ResponseWriter, r *http.Request) {
-	noContent(w, r, a.d.Workflows.Delete(r.Context(), principal(r).OrgID, r.PathValue("id")))
+// workflowOperations are the generic operations of workflows (with MCP
+// tools list_workflows and get_workflow), and the rotation of a trigger's
+// secret.
+func workflowOperations() []Operation {
+	k := kind[workflows.Workflow]{def: workflows.Def}
+	k.reads, k.writes = records(func(a *API) interface {
+		reader[workflows.Workflow]
+		writer
+	} {
+		return workflowRecords{a.d.Workflows}
+	})
+	return append(recordOperations(k),
+		declare(fn.Workflows, http.MethodPost, "/v1/workflows/{id}/trigger/webhook-secret/rotate", (*API).rotateWebhookSecret).
+			admin(RotatingWebhookSecrets).answers(routes.AnswerRecord).of(workflows.Def.Name).doc(func(op *openapi.Operation) {
+			op.Summary = "Rotate a workflow's webhook secret"
+			op.Description = "Admin keys only. Answers the trigger with its new `secret`, shown this once; the old secret stops working at once."
+			op.Data = openapi.Ref("WebhookTrigger")
+		}),
+	)
 }
 
 // rotateWebhookSecret is an admin-only route (RotatingWebhookSecrets): the

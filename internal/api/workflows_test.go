@@ -20,7 +20,7 @@ var triggerFields = []string{"slug", "scheme", "headerName", "url"}
 
 // runFields are the fields of a run record.
 var runFields = []string{"id", "workflowId", "status", "title", "input", "output", "error", "dryRun", "retryOf",
-	"retriedBy", "trigger", "createdAt", "startedAt", "completedAt"}
+	"retriedBy", "startedBy", "createdAt", "startedAt", "completedAt"}
 
 // createWorkflow posts body and returns the created workflow, secret included.
 func createWorkflow(t *testing.T, c *apitest.Client, body any) map[string]any {

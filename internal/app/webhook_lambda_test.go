@@ -396,7 +396,7 @@ func TestWebhookSampleEventsHaveTheShapeOfFunctionURLEvents(t *testing.T) {
 	t.Parallel()
 	webhookRoute := false
 	for _, r := range api.Routes() {
-		webhookRoute = webhookRoute || (r.Group == fn.Webhook && r.Method == "POST" && r.Path == "/webhooks/workflows/{slug}")
+		webhookRoute = webhookRoute || (r.Function == fn.Webhook && r.Method == "POST" && r.Path == "/webhooks/workflows/{slug}")
 	}
 	if !webhookRoute {
 		t.Fatal("the route table has no POST /webhooks/workflows/{slug} in the webhook group")

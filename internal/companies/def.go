@@ -16,10 +16,11 @@ const Name = "companies"
 // docs/resources.md documents it; the records themselves are still stored
 // by Service, whose matching and upserts are the companies' own.
 var Def = &resource.Def{
-	Name: Name, Singular: "company", Type: store.TypeCompany, IDPrefix: "cmp", Group: fn.Companies,
+	Name: Name, Singular: "company", Type: store.TypeCompany, IDPrefix: "cmp", Function: fn.Companies,
 	Doc: "A company the firm tracks: made through the API (`origin` `user`) or by a workflow run (`origin` `workflow`, " +
 		"upserted by `externalId`, then `website`, then `canonicalName`).",
 	SortUpdatedAt: true,
+	MCP:           true,
 	Searchable:    true,
 	Fields: []resource.Field{
 		{Name: "canonicalName", Kind: resource.String, MaxLen: maxName, Required: true, Sort: true, Search: 3, Doc: "the company's name"},

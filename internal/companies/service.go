@@ -135,7 +135,7 @@ func (s *Service) Exists(ctx context.Context, org, id string) (bool, error) {
 
 // Filters are the fields a company list can be filtered by, one at a
 // time: each is served by its lookup index.
-var Filters = []string{"externalId", "website"}
+var Filters = Def.Filters()
 
 // List returns a page of org's companies.
 func (s *Service) List(ctx context.Context, org string, q store.Query) (store.Page[Company], error) {

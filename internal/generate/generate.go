@@ -269,7 +269,7 @@ func errorCodesDoc(_ context.Context, root, _ string, _ map[string][]byte) ([]Fi
 }
 
 func resourcesDoc(context.Context, string, string, map[string][]byte) ([]File, []string, error) {
-	return []File{{resources.DocPath, []byte(resources.Markdown())}}, nil, nil
+	return []File{{resources.DocPath, []byte(resources.Markdown(api.DocRoutes))}}, nil, nil
 }
 
 func openSearchGolden(_ context.Context, root, _ string, _ map[string][]byte) ([]File, []string, error) {
@@ -361,7 +361,7 @@ const (
 // <!-- tools --> and <!-- /tools -->, made from the tools the MCP server
 // lists for the OpenAPI document doc.
 func MCPDoc(page, doc []byte) ([]byte, error) {
-	tools, err := mcpserver.ToolList(doc)
+	tools, err := mcpserver.ToolList(doc, api.MCP())
 	if err != nil {
 		return nil, err
 	}

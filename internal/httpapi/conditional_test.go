@@ -13,13 +13,13 @@ import (
 
 // notes is a declared resource whose PATCH, PUT and DELETE the router
 // makes conditional on If-Match.
-var notes = &resource.Def{Name: "notes", Singular: "note", Type: "NOTE", IDPrefix: "note", Group: "things",
+var notes = &resource.Def{Name: "notes", Singular: "note", Type: "NOTE", IDPrefix: "note", Function: "things",
 	Fields: []resource.Field{{Name: "text", Kind: resource.String, Required: true}}}
 
 var noteRoutes = []routes.Route{
-	{Group: "things", Method: "GET", Path: "/v1/notes/{id}"},
-	{Group: "things", Method: "PATCH", Path: "/v1/notes/{id}"},
-	{Group: "things", Method: "DELETE", Path: "/v1/notes/{id}"},
+	{Function: "things", Method: "GET", Path: "/v1/notes/{id}"},
+	{Function: "things", Method: "PATCH", Path: "/v1/notes/{id}"},
+	{Function: "things", Method: "DELETE", Path: "/v1/notes/{id}"},
 }
 
 // noteServer serves notes from a real table and returns it with a way to

@@ -13,11 +13,11 @@ import (
 )
 
 var idempotentRoutes = []routes.Route{
-	{Group: "things", Method: "POST", Path: "/v1/things"},
-	{Group: "things", Method: "POST", Path: "/v1/widgets"},
-	{Group: "things", Method: "POST", Path: "/v1/flaky"},
-	{Group: "things", Method: "POST", Path: "/v1/fragile"},
-	{Group: "things", Method: "POST", Path: "/v1/things/search", ReadOnly: true},
+	{Function: "things", Method: "POST", Path: "/v1/things", Idempotent: true},
+	{Function: "things", Method: "POST", Path: "/v1/widgets", Idempotent: true},
+	{Function: "things", Method: "POST", Path: "/v1/flaky", Idempotent: true},
+	{Function: "things", Method: "POST", Path: "/v1/fragile", Idempotent: true},
+	{Function: "things", Method: "POST", Path: "/v1/things/search", ReadOnly: true},
 }
 
 // idempotentServer serves idempotentRoutes through Idempotency over a real

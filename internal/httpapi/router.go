@@ -27,8 +27,8 @@ import (
 // route answer 404 "no such endpoint: METHOD PATH", which tells them apart
 // from a missing record ("not found"); a known path with another method is
 // 405 with Allow. A path parameter longer than any id can be is "not found"
-// before the handler runs. Authenticated POST routes also go through each
-// of creates (such as Idempotency), inside authn; a route with Admin set
+// before the handler runs. Idempotent routes also go through each of
+// creates (such as Idempotency), inside authn; a route with Admin set
 // refuses member keys (403) before those.
 func NewRouter(table []routes.Route, handlers map[string]http.Handler, authn func(http.Handler) http.Handler, creates ...func(http.Handler) http.Handler) http.Handler {
 	mux := http.NewServeMux()
@@ -40,7 +40,7 @@ func NewRouter(table []routes.Route, handlers map[string]http.Handler, authn fun
 			mux.HandleFunc(rt.Pattern(), noSuchEndpoint)
 			continue
 		}
-		if rt.Authenticated() && rt.Method == http.MethodPost && !rt.ReadOnly {
+		if rt.Idempotent {
 			for i := len(creates) - 1; i >= 0; i-- {
 				h = creates[i](h)
 			}

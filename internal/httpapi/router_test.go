@@ -15,20 +15,20 @@ import (
 // table is a route table of two functions: "things" (served here) and
 // "other" (whose routes another function serves).
 var table = []routes.Route{
-	{Group: "things", Method: "GET", Path: routes.HealthPath},
-	{Group: "things", Method: "GET", Path: routes.OpenAPIPath},
-	{Group: "things", Method: "GET", Path: "/v1/things"},
-	{Group: "things", Method: "POST", Path: "/v1/things"},
-	{Group: "things", Method: "GET", Path: "/v1/things/{id}"},
-	{Group: "things", Method: "PATCH", Path: "/v1/things/{id}"},
-	{Group: "things", Method: "DELETE", Path: "/v1/things/{id}"},
-	{Group: "things", Method: "POST", Path: "/v1/things/search", ReadOnly: true},
-	{Group: "things", Method: "GET", Path: "/v1/files/{name...}"},
-	{Group: "things", Method: "GET", Path: "/v1/slugs/{slug}", MaxParam: 8},
-	{Group: "things", Method: "POST", Path: "/v1/things/{id}/rotate", Admin: "rotating a thing"},
-	{Group: "things", Method: "GET", Path: "/v1/panics"},
-	{Group: "other", Method: "GET", Path: "/v1/others"},
-	{Group: "other", Method: "PUT", Path: "/v1/others/{id}"},
+	{Function: "things", Method: "GET", Path: routes.HealthPath},
+	{Function: "things", Method: "GET", Path: routes.OpenAPIPath},
+	{Function: "things", Method: "GET", Path: "/v1/things"},
+	{Function: "things", Method: "POST", Path: "/v1/things", Idempotent: true},
+	{Function: "things", Method: "GET", Path: "/v1/things/{id}"},
+	{Function: "things", Method: "PATCH", Path: "/v1/things/{id}"},
+	{Function: "things", Method: "DELETE", Path: "/v1/things/{id}"},
+	{Function: "things", Method: "POST", Path: "/v1/things/search", ReadOnly: true},
+	{Function: "things", Method: "GET", Path: "/v1/files/{name...}"},
+	{Function: "things", Method: "GET", Path: "/v1/slugs/{slug}", MaxParam: 8},
+	{Function: "things", Method: "POST", Path: "/v1/things/{id}/rotate", Admin: "rotating a thing", Idempotent: true},
+	{Function: "things", Method: "GET", Path: "/v1/panics"},
+	{Function: "other", Method: "GET", Path: "/v1/others"},
+	{Function: "other", Method: "PUT", Path: "/v1/others/{id}"},
 }
 
 // handlersOf are handlers for the routes of group: each answers 200 naming

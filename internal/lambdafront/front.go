@@ -230,7 +230,7 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		timeout = 0 // a function URL waits for the function's own timeout
 	} else if route, params, ok := f.Match(r.Method, r.URL.EscapedPath()); ok {
 		ev = newEvent(r, body, route.Method+" "+route.Path, params, httpAPI, now)
-		inv, name = f.opt.Functions[route.Group], route.Group
+		inv, name = f.opt.Functions[route.Function], route.Function
 	} else {
 		ev = newEvent(r, body, "$default", nil, httpAPI, now)
 		inv, name = f.fallback, f.fallName

@@ -185,7 +185,7 @@ func TestARouteOfTheTableReachesItsGroupsFunctionWithTheEventAPIGatewaySends(t *
 func TestEveryRouteOfTheTableReachesItsOwnGroupsFunction(t *testing.T) {
 	base := startFront(t, api.Routes(), 0)
 	for _, r := range api.Routes() {
-		if r.Group == fn.Webhook {
+		if r.Function == fn.Webhook {
 			continue
 		}
 		path := r.Path
@@ -194,17 +194,17 @@ func TestEveryRouteOfTheTableReachesItsOwnGroupsFunction(t *testing.T) {
 			path = path[:i] + "x1" + path[j+1:]
 		}
 		fn, ev := call(t, request(t, r.Method, base+path, nil))
-		if fn != r.Group || field(t, ev, "routeKey") != r.Method+" "+r.Path {
-			t.Errorf("%s %s: served by %s as %v, want %s as %q", r.Method, path, fn, field(t, ev, "routeKey"), r.Group, r.Pattern())
+		if fn != r.Function || field(t, ev, "routeKey") != r.Method+" "+r.Path {
+			t.Errorf("%s %s: served by %s as %v, want %s as %q", r.Method, path, fn, field(t, ev, "routeKey"), r.Function, r.Pattern())
 		}
 	}
 }
 
 func TestALiteralSegmentWinsOverAPathParameter(t *testing.T) {
 	rs := []routes.Route{
-		{Group: fn.Companies, Method: "GET", Path: "/v1/things/{id}"},
-		{Group: fn.Catalog, Method: "GET", Path: "/v1/things/search"},
-		{Group: fn.CRM, Method: "GET", Path: "/v1/{kind}/search"},
+		{Function: fn.Companies, Method: "GET", Path: "/v1/things/{id}"},
+		{Function: fn.Catalog, Method: "GET", Path: "/v1/things/search"},
+		{Function: fn.CRM, Method: "GET", Path: "/v1/{kind}/search"},
 	}
 	base := startFront(t, rs, 0)
 	for path, wantFn := range map[string]string{"/v1/things/search": fn.Catalog, "/v1/things/t1": fn.Companies, "/v1/deals/search": fn.CRM} {
@@ -259,7 +259,7 @@ func TestWebhookRequestsReachTheWebhookFunctionAsFunctionURLEventsWithBinaryBodi
 }
 
 func TestAFunctionErrorIsAnInternalServerErrorAndAFunctionURLsIsABadGateway(t *testing.T) {
-	base := startFront(t, []routes.Route{{Group: fn.Companies, Method: "GET", Path: "/v1/fail"}}, 0)
+	base := startFront(t, []routes.Route{{Function: fn.Companies, Method: "GET", Path: "/v1/fail"}}, 0)
 	res, b := send(t, request(t, "GET", base+"/v1/fail", nil))
 	if res.StatusCode != 500 || string(b) != `{"message":"Internal Server Error"}` || res.Header.Get("Content-Type") != "application/json" {
 		t.Errorf("HTTP API: %d %s %s", res.StatusCode, res.Header.Get("Content-Type"), b)
@@ -272,7 +272,7 @@ func TestAFunctionErrorIsAnInternalServerErrorAndAFunctionURLsIsABadGateway(t *t
 
 func TestAFunctionSlowerThanTheIntegrationTimeoutIsServiceUnavailable(t *testing.T) {
 	timeout := testenv.Scaled(time.Second)
-	base := startFront(t, []routes.Route{{Group: fn.Companies, Method: "GET", Path: "/v1/sleep"}}, timeout)
+	base := startFront(t, []routes.Route{{Function: fn.Companies, Method: "GET", Path: "/v1/sleep"}}, timeout)
 	res, b := send(t, request(t, "GET", base+"/v1/sleep?for="+(8*timeout).String(), nil))
 	if res.StatusCode != 503 || string(b) != `{"message":"Service Unavailable"}` {
 		t.Errorf("%d %s", res.StatusCode, b)
@@ -306,7 +306,7 @@ func TestAnEventOverLambdasSixMegabytesIsRequestEntityTooLarge(t *testing.T) {
 }
 
 func TestTheFunctionsResponseIsMappedBackWithItsHeadersCookiesAndBinaryBody(t *testing.T) {
-	base := startFront(t, []routes.Route{{Group: fn.Companies, Method: "GET", Path: "/v1/shaped"}, {Group: fn.Companies, Method: "GET", Path: "/v1/bare"}}, 0)
+	base := startFront(t, []routes.Route{{Function: fn.Companies, Method: "GET", Path: "/v1/shaped"}, {Function: fn.Companies, Method: "GET", Path: "/v1/bare"}}, 0)
 	res, b := send(t, request(t, "GET", base+"/v1/shaped", nil))
 	if res.StatusCode != 201 || !bytes.Equal(b, []byte{0, 1, 2, 0xff}) {
 		t.Errorf("%d %v", res.StatusCode, b)

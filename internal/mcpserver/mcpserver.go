@@ -40,15 +40,12 @@ const Path = routes.MCPPath
 // Version of the MCP server's implementation: the API's.
 const Version = "1.0.0"
 
-// ToolSpec chooses an operation of the OpenAPI document as a tool.
-type ToolSpec struct {
-	Name        string // the tool's name
-	OperationID string // the operation it calls
-	Description string // what it does, for the agent
-	// Defaults are body fields set when the caller does not send them
-	// (a run's dryRun: true).
-	Defaults map[string]any
-}
+// ToolSpec chooses an operation of the OpenAPI document as a tool: its
+// name, the operation it calls (OperationID), what it does for the agent,
+// and the body fields a call gets when it does not send them (a run's
+// dryRun: true). The service's come from its registry of operations
+// (routes.Route.Tool, api.MCP).
+type ToolSpec = routes.Tool
 
 // Options configure a Server.
 type Options struct {
@@ -63,6 +60,9 @@ type Options struct {
 	Docs fs.FS
 	// Tools are the operations offered.
 	Tools []ToolSpec
+	// Records names the kinds of record the tools read, for the server's
+	// instructions.
+	Records []string
 }
 
 // New returns the MCP endpoint: 401 (the REST API's body) without valid
@@ -73,7 +73,7 @@ func New(o Options) (http.Handler, []*mcp.Tool, error) {
 		return nil, nil, fmt.Errorf("mcp: the OpenAPI document: %w", err)
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "sourcebase", Title: "Sourcebase", Version: Version}, &mcp.ServerOptions{
-		Instructions: "Financial-research data of your organization: " + resourceNames() + ", enrichment candidates, " +
+		Instructions: "Financial-research data of your organization: " + strings.Join(o.Records, ", ") + ", enrichment candidates, " +
 			"metric series and workflows. Tools call the Sourcebase REST API with " +
 			"your API key; starting a workflow run is a dry run unless you set dryRun to false.",
 	})
@@ -192,16 +192,17 @@ func withinBudget(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// Handler is the MCP endpoint over api for the service: the Tools, the
-// docs pages as resources (api.Deps.NewMCP); an *Endpoint.
-func Handler(api http.Handler, a *auth.Authenticator, openAPI []byte) (http.Handler, error) {
-	h, _, err := New(Options{API: api, Auth: a, OpenAPI: openAPI, Docs: docs.Pages, Tools: Tools()})
+// Handler is the MCP endpoint over api for the service: the tools offer
+// names (the registry's, api.MCP), the docs pages as resources
+// (api.Deps.NewMCP); an *Endpoint.
+func Handler(api http.Handler, a *auth.Authenticator, openAPI []byte, offer routes.MCP) (http.Handler, error) {
+	h, _, err := New(Options{API: api, Auth: a, OpenAPI: openAPI, Docs: docs.Pages, Tools: offer.Tools, Records: offer.Records})
 	return h, err
 }
 
-// ToolList is the tools as clients list them, for docs/mcp.md.
-func ToolList(openAPI []byte) ([]*mcp.Tool, error) {
-	_, tools, err := New(Options{API: http.NotFoundHandler(), OpenAPI: openAPI, Tools: Tools()})
+// ToolList is the tools offer names as clients list them, for docs/mcp.md.
+func ToolList(openAPI []byte, offer routes.MCP) ([]*mcp.Tool, error) {
+	_, tools, err := New(Options{API: http.NotFoundHandler(), OpenAPI: openAPI, Tools: offer.Tools, Records: offer.Records})
 	return tools, err
 }
 

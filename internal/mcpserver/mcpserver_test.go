@@ -27,15 +27,15 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // The document the tools are made from: a list, a get, a create, a start
 // with a default, a search and a read that can grow large.
 var ops = []openapi.Operation{
-	{Method: "GET", Path: "/v1/widgets", Group: "things", Summary: "List widgets", Status: 200, Paged: true,
+	{Method: "GET", Path: "/v1/widgets", Function: "things", Summary: "List widgets", Status: 200, Paged: true,
 		Data:  openapi.Schema{"type": "array", "items": openapi.Ref("Widget")},
 		Query: []openapi.Param{{Name: "limit", Description: "how many", Schema: openapi.Schema{"type": "integer"}}, {Name: "cursor", Schema: openapi.Schema{"type": "string"}}}},
-	{Method: "GET", Path: "/v1/widgets/{id}", Group: "things", Summary: "Get a widget", Status: 200, Data: openapi.Ref("Widget")},
-	{Method: "POST", Path: "/v1/widgets", Group: "things", Summary: "Create a widget", Status: 201, Data: openapi.Ref("Widget"),
+	{Method: "GET", Path: "/v1/widgets/{id}", Function: "things", Summary: "Get a widget", Status: 200, Data: openapi.Ref("Widget")},
+	{Method: "POST", Path: "/v1/widgets", Function: "things", Summary: "Create a widget", Status: 201, Data: openapi.Ref("Widget"),
 		Body: openapi.Ref("WidgetCreate"), Idempotent: true},
-	{Method: "POST", Path: "/v1/widgets/{id}/runs", Group: "things", Summary: "Start a run", Status: 202, Data: openapi.Schema{"type": "object"},
+	{Method: "POST", Path: "/v1/widgets/{id}/runs", Function: "things", Summary: "Start a run", Status: 202, Data: openapi.Schema{"type": "object"},
 		Body: openapi.Schema{"type": "object", "properties": openapi.Schema{"dryRun": openapi.Schema{"type": "boolean"}, "input": openapi.Schema{}}}, Idempotent: true},
-	{Method: "POST", Path: "/v1/widgets/search", Group: "search", Summary: "Search widgets", Status: 200, Data: openapi.Schema{"type": "array"},
+	{Method: "POST", Path: "/v1/widgets/search", Function: "search", Summary: "Search widgets", Status: 200, Data: openapi.Schema{"type": "array"},
 		Body: openapi.Schema{"type": "object"}, BodyOptional: true},
 }
 

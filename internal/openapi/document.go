@@ -28,7 +28,7 @@ const AnyBodyExtension = "x-any-body"
 // Operation describes one route for the document.
 type Operation struct {
 	Method, Path string
-	Group        string // the function serving it: the operation's tag
+	Function     string // the function serving it (x-function)
 	Summary      string
 	Description  string
 	// Public routes need no credentials (the health check, the document,
@@ -102,7 +102,7 @@ func Document(ops []Operation, schemas map[string]Schema, securitySchemes map[st
 			return nil, fmt.Errorf("openapi: %s %s declared twice", op.Method, op.Path)
 		}
 		item[m] = op.object()
-		tags[op.Group] = true
+		tags[op.Function] = true
 	}
 	var tagList []any
 	names := make([]string, 0, len(tags))
@@ -316,7 +316,7 @@ func (op Operation) object() map[string]any {
 	o := map[string]any{
 		"operationId": OperationID(op.Method, op.Path),
 		"summary":     op.Summary,
-		"tags":        []any{op.Group},
+		"tags":        []any{op.Function},
 	}
 	if op.Description != "" {
 		o["description"] = op.Description

@@ -20,7 +20,7 @@ import (
 )
 
 // widgets is a declaration with a field of each rule the schemas express.
-var widgets = &resource.Def{Name: "widgets", Singular: "widget", Type: "WIDGET", IDPrefix: "wdg", Group: "things",
+var widgets = &resource.Def{Name: "widgets", Singular: "widget", Type: "WIDGET", IDPrefix: "wdg", Function: "things",
 	Doc: "A widget. It has parts.",
 	Fields: []resource.Field{
 		{Name: "name", Kind: resource.String, Required: true, Doc: "its name"},
@@ -260,19 +260,19 @@ func TestOperationIDsComeFromTheMethodAndPath(t *testing.T) {
 
 // ops are operations of each kind the document describes.
 var ops = []openapi.Operation{
-	{Method: "GET", Path: "/healthz", Group: "keys", Summary: "health", Public: true, Status: 200, Data: openapi.Schema{"type": "object"}},
-	{Method: "GET", Path: "/v1/widgets", Group: "things", Summary: "list", Status: 200, Data: openapi.Schema{"type": "array", "items": openapi.Ref("Widget")}, Paged: true,
+	{Method: "GET", Path: "/healthz", Function: "keys", Summary: "health", Public: true, Status: 200, Data: openapi.Schema{"type": "object"}},
+	{Method: "GET", Path: "/v1/widgets", Function: "things", Summary: "list", Status: 200, Data: openapi.Schema{"type": "array", "items": openapi.Ref("Widget")}, Paged: true,
 		Query: []openapi.Param{{Name: "limit", Schema: openapi.Schema{"type": "integer"}}}},
-	{Method: "POST", Path: "/v1/widgets", Group: "things", Summary: "create", Status: 201, Data: openapi.Ref("Widget"), ETag: true,
+	{Method: "POST", Path: "/v1/widgets", Function: "things", Summary: "create", Status: 201, Data: openapi.Ref("Widget"), ETag: true,
 		Body: openapi.Ref("WidgetCreate"), Idempotent: true, Errors: []int{409}},
-	{Method: "GET", Path: "/v1/widgets/{id}", Group: "things", Summary: "get", Status: 200, Data: openapi.Ref("Widget"), ETag: true},
-	{Method: "PATCH", Path: "/v1/widgets/{id}", Group: "things", Summary: "update", Status: 200, Data: openapi.Ref("Widget"),
+	{Method: "GET", Path: "/v1/widgets/{id}", Function: "things", Summary: "get", Status: 200, Data: openapi.Ref("Widget"), ETag: true},
+	{Method: "PATCH", Path: "/v1/widgets/{id}", Function: "things", Summary: "update", Status: 200, Data: openapi.Ref("Widget"),
 		Body: openapi.Ref("WidgetUpdate"), Preconditioned: true},
-	{Method: "DELETE", Path: "/v1/widgets/{id}", Group: "things", Summary: "delete", Status: 204, Preconditioned: true},
-	{Method: "POST", Path: "/webhooks/workflows/{slug}", Group: "webhook", Summary: "deliver", Public: true, Status: 202,
+	{Method: "DELETE", Path: "/v1/widgets/{id}", Function: "things", Summary: "delete", Status: 204, Preconditioned: true},
+	{Method: "POST", Path: "/webhooks/workflows/{slug}", Function: "webhook", Summary: "deliver", Public: true, Status: 202,
 		Body: openapi.Schema{"type": "object"}, AnyMedia: true, Data: openapi.Schema{"type": "object"},
 		Security: []map[string][]string{{"signature": {}}}},
-	{Method: "POST", Path: "/mcp", Group: "mcp", Summary: "mcp", Status: 200, Raw: true, Data: openapi.Schema{"type": "object"},
+	{Method: "POST", Path: "/mcp", Function: "mcp", Summary: "mcp", Status: 200, Raw: true, Data: openapi.Schema{"type": "object"},
 		Body: openapi.Schema{"type": "object"}, Errors: []int{415}, ErrorBodies: map[int]openapi.Schema{400: {"type": "object", "title": "rpc"}}},
 }
 

@@ -18,10 +18,10 @@ func TestPublishOpensTheAnswersSchemasAndKeepsTheRequestsClosed(t *testing.T) {
 		return openapi.Schema{"type": "object", "additionalProperties": false, "properties": p}
 	}
 	ops := []openapi.Operation{
-		{Method: "POST", Path: "/v1/things", Group: "things", Summary: "Create a thing", Status: 201,
+		{Method: "POST", Path: "/v1/things", Function: "things", Summary: "Create a thing", Status: 201,
 			Body: openapi.Ref("ThingInput"), Data: openapi.Ref("Thing")},
-		{Method: "GET", Path: "/v1/things/{id}", Group: "things", Summary: "Get a thing", Status: 200, Data: openapi.Ref("Thing")},
-		{Method: "GET", Path: "/v1/things/ids={ids}", Group: "things", Summary: "Get things", Status: 200,
+		{Method: "GET", Path: "/v1/things/{id}", Function: "things", Summary: "Get a thing", Status: 200, Data: openapi.Ref("Thing")},
+		{Method: "GET", Path: "/v1/things/ids={ids}", Function: "things", Summary: "Get things", Status: 200,
 			Data: openapi.Schema{"type": "array", "items": openapi.Ref("Thing")}},
 	}
 	schemas := map[string]openapi.Schema{

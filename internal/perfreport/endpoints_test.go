@@ -9,7 +9,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/apitest"
-	"github.com/sourcebase/sourcebase/internal/resource"
+	decl "github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/resources"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/webhook"
@@ -172,8 +172,12 @@ func everyEndpoint(t *testing.T, env *apitest.Env, m *apitest.Meter) []routeUsag
 	}
 	// Every declared resource's routes, and every search.
 	records := map[string]string{}
-	for _, r := range resources.Routes() {
-		def, name := r.Def, r.Def.Name
+	for _, r := range api.Routes() {
+		i := slices.IndexFunc(resources.All(), func(d *decl.Def) bool { return d.Name == r.Resource })
+		if i < 0 || (r.Path != "/v1/"+r.Resource && r.Path != "/v1/"+r.Resource+"/{id}") {
+			continue
+		}
+		def, name := resources.All()[i], r.Resource
 		key := r.Method + " " + r.Path
 		switch {
 		case r.Method == "POST":
@@ -256,9 +260,9 @@ func withResourceType(body map[string]any) map[string]any {
 }
 
 // declared is the declaration of a resource by name.
-func declared(t *testing.T, name string) *resource.Def {
+func declared(t *testing.T, name string) *decl.Def {
 	t.Helper()
-	i := slices.IndexFunc(resources.All(), func(d *resource.Def) bool { return d.Name == name })
+	i := slices.IndexFunc(resources.All(), func(d *decl.Def) bool { return d.Name == name })
 	if i < 0 {
 		t.Fatalf("no declared resource %q", name)
 	}
@@ -266,8 +270,8 @@ func declared(t *testing.T, name string) *resource.Def {
 }
 
 // mutable are the fields of def a partial update may send.
-func mutable(def *resource.Def) []resource.Field {
-	var out []resource.Field
+func mutable(def *decl.Def) []decl.Field {
+	var out []decl.Field
 	for _, f := range def.Fields {
 		if !f.ReadOnly && !f.Immutable && !strings.EqualFold(f.Name, "id") {
 			out = append(out, f)

@@ -153,7 +153,7 @@ func (r report) markdown() string {
 	p("a few rows show a fraction of a write for it.\n\n")
 	p(usageHeader, "route")
 	for _, u := range r.Routes {
-		p("%s", usageRow("`"+u.Route.Pattern()+"`", u.Route.Group, u.Usage, routeRequests, u.Latency))
+		p("%s", usageRow("`"+u.Route.Pattern()+"`", u.Route.Function, u.Usage, routeRequests, u.Latency))
 	}
 
 	p("\n## Lambda path (in process)\n\n")

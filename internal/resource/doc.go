@@ -9,8 +9,10 @@ import (
 	"github.com/sourcebase/sourcebase/internal/input"
 )
 
-// DocRoute is one route of a declared resource, for its documentation.
-type DocRoute struct{ Method, Path string }
+// DocRoute is one route of a declared resource, for its documentation:
+// Answer says what it does and answers ("" for the generic create, list,
+// get, update and delete, which the declaration says).
+type DocRoute struct{ Method, Path, Answer string }
 
 // Markdown documents declared resources, one section each: its routes,
 // every field with its type and rules, sortable fields, filters, unique
@@ -54,7 +56,7 @@ func (w *docWriter) link(name string) string { return "[" + name + "](#" + w.anc
 func (w *docWriter) def(d *Def, defs []*Def, routes []DocRoute, note string) {
 	b := &w.b
 	fmt.Fprintf(b, "## %s\n\n%s\n\n", title(d.Name), d.Doc)
-	fmt.Fprintf(b, "Served by the `%s` function. Ids look like `%s_…`.\n\n", d.Group, d.IDPrefix)
+	fmt.Fprintf(b, "Served by the `%s` function. Ids look like `%s_…`.\n\n", d.Function, d.IDPrefix)
 
 	b.WriteString("| Method | Path | Answer |\n|---|---|---|\n")
 	for _, r := range routes {
@@ -110,6 +112,8 @@ func (w *docWriter) def(d *Def, defs []*Def, routes []DocRoute, note string) {
 func routeDoc(d *Def, r DocRoute) string {
 	one := strings.HasSuffix(r.Path, "}")
 	switch {
+	case r.Answer != "":
+		return r.Answer
 	case r.Method == "POST":
 		return "create: `201` with the " + d.Singular
 	case r.Method == "GET" && !one:

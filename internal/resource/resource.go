@@ -32,7 +32,7 @@ type Def struct {
 	Singular string // for messages: "deal"
 	Type     string // the item type in the table: "DEAL"
 	IDPrefix string // ids are <IDPrefix>_<ulid>
-	Group    string // the resource group (Lambda function) serving its routes
+	Function string // the Lambda function (package fn) serving its routes
 	Doc      string // one paragraph for the documentation
 	Fields   []Field
 	// SortUpdatedAt makes the list sortable by updatedAt (it takes one of

@@ -19,7 +19,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // (Restrict: a fund with investments cannot be deleted) and an outside
 // resource (companies).
 var (
-	funds = &resource.Def{Name: "funds", Singular: "fund", Type: "FUND", IDPrefix: "fnd", Group: "crm",
+	funds = &resource.Def{Name: "funds", Singular: "fund", Type: "FUND", IDPrefix: "fnd", Function: "crm",
 		Fields: []resource.Field{
 			{Name: "name", Kind: resource.String, Required: true, Unique: true, Fold: true, Sort: true},
 			{Name: "currency", Kind: resource.Enum, Values: []string{"USD", "EUR"}, Immutable: true, Lookup: true},
@@ -35,7 +35,7 @@ var (
 			}
 			return nil
 		}}
-	investments = &resource.Def{Name: "investments", Singular: "investment", Type: "INVESTMENT", IDPrefix: "inv", Group: "crm",
+	investments = &resource.Def{Name: "investments", Singular: "investment", Type: "INVESTMENT", IDPrefix: "inv", Function: "crm",
 		Fields: []resource.Field{
 			{Name: "fundId", Kind: resource.Ref, Target: "funds", Required: true, Lookup: true, Restrict: true},
 			{Name: "companyId", Kind: resource.Ref, Target: "companies"},

@@ -49,7 +49,7 @@ func assignees() resource.Field {
 
 // Deals are the firm's opportunities: a company, a stage and an amount.
 var Deals = declare(&resource.Def{
-	Name: "deals", Singular: "deal", Type: "DEAL", IDPrefix: "deal", Group: fn.CRM,
+	Name: "deals", Singular: "deal", Type: "DEAL", IDPrefix: "deal", Function: fn.CRM,
 	Doc:     "An opportunity of the firm with a company.",
 	MCP:     true,
 	OnLists: true,
@@ -74,7 +74,7 @@ var Deals = declare(&resource.Def{
 
 // People are contacts: founders, executives, advisors, colleagues.
 var People = declare(&resource.Def{
-	Name: "people", Singular: "person", Type: "PERSON", IDPrefix: "per", Group: fn.CRM,
+	Name: "people", Singular: "person", Type: "PERSON", IDPrefix: "per", Function: fn.CRM,
 	Doc:     "A contact of the firm.",
 	MCP:     true,
 	OnLists: true,
@@ -106,7 +106,7 @@ var People = declare(&resource.Def{
 
 // Teams group the firm's people.
 var Teams = declare(&resource.Def{
-	Name: "teams", Singular: "team", Type: "TEAM", IDPrefix: "team", Group: fn.CRM,
+	Name: "teams", Singular: "team", Type: "TEAM", IDPrefix: "team", Function: fn.CRM,
 	Doc: "A team of the firm's people.",
 	Fields: []resource.Field{
 		{Name: "name", Kind: resource.String, Required: true, Unique: true, Fold: true, Sort: true, Doc: "the name, unique in the organization"},
@@ -117,7 +117,7 @@ var Teams = declare(&resource.Def{
 
 // Workspaces are the spec's workspace records.
 var Workspaces = declare(&resource.Def{
-	Name: "workspaces", Singular: "workspace", Type: "WORKSPACE", IDPrefix: "wsp", Group: fn.CRM,
+	Name: "workspaces", Singular: "workspace", Type: "WORKSPACE", IDPrefix: "wsp", Function: fn.CRM,
 	Doc: "A workspace about a company or a theme; private ones are visible to the organization's keys like all records.",
 	Fields: []resource.Field{
 		nameField(true),
@@ -133,7 +133,7 @@ var Workspaces = declare(&resource.Def{
 
 // Activities are meetings, calls and notes with people and companies.
 var Activities = declare(&resource.Def{
-	Name: "activities", Singular: "activity", Type: "ACTIVITY", IDPrefix: "act", Group: fn.CRM,
+	Name: "activities", Singular: "activity", Type: "ACTIVITY", IDPrefix: "act", Function: fn.CRM,
 	Doc: "A meeting, call, e-mail or note with people and companies.",
 	Fields: []resource.Field{
 		{Name: "subject", Kind: resource.String, MaxLen: 500, Required: true, Search: 3, Doc: "the subject"},
@@ -178,7 +178,7 @@ var FundStrategies = []string{"buyout", "growth", "venture", "credit", "real_est
 // Funds are investment funds: the firm's own vehicles, or those of other
 // managers it tracks, with the deals they hold.
 var Funds = declare(&resource.Def{
-	Name: "funds", Singular: "fund", Type: "FUND", IDPrefix: "fnd", Group: fn.CRM,
+	Name: "funds", Singular: "fund", Type: "FUND", IDPrefix: "fnd", Function: fn.CRM,
 	Doc:        "An investment fund: the firm's own or another manager's, with its vintage, size, strategy and deals.",
 	Searchable: true,
 	MCP:        true,

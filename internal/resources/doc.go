@@ -1,7 +1,6 @@
 package resources
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/sourcebase/sourcebase/internal/companies"
@@ -15,45 +14,17 @@ import (
 const DocPath = "docs/resources.md"
 
 // Markdown is docs/resources.md: the common rules of every resource, a
-// section per declared resource generated from its declaration (companies',
-// workflows' and runs' from companies.Def, workflows.Def and runs.Def, with
-// the routes they serve by hand). A test fails when the committed file
-// differs.
-func Markdown() string {
-	routes := func(d *resource.Def) []resource.DocRoute {
-		if r, ok := handRoutes[d]; ok {
-			return r
-		}
-		var out []resource.DocRoute
-		for _, r := range Routes() {
-			if r.Def == d {
-				out = append(out, resource.DocRoute{Method: r.Method, Path: r.Path})
-			}
-		}
-		return out
-	}
+// section per kind of record generated from its declaration (companies',
+// workflows' and runs' from companies.Def, workflows.Def and runs.Def),
+// each with the routes that serve its records (routes: the registry's,
+// api.DocRoutes). A test fails when the committed file differs.
+func Markdown(routes func(*resource.Def) []resource.DocRoute) string {
 	var b strings.Builder
 	b.WriteString(docIntro)
 	b.WriteString(docIndex())
 	defs := append([]*resource.Def{companies.Def, workflows.Def, runs.Def}, All()...)
 	b.WriteString(resource.Markdown(defs, routes, docNotes, nil))
 	return b.String()
-}
-
-// handRoutes are the CRUD routes of the resources routed by hand (in
-// internal/api); their other routes are in docNotes.
-var handRoutes = map[*resource.Def][]resource.DocRoute{
-	companies.Def: {
-		{Method: "POST", Path: "/v1/companies"}, {Method: "GET", Path: "/v1/companies"},
-		{Method: "GET", Path: "/v1/companies/{id}"}, {Method: "PUT", Path: "/v1/companies/{id}"},
-		{Method: "DELETE", Path: "/v1/companies/{id}"},
-	},
-	workflows.Def: {
-		{Method: "POST", Path: "/v1/workflows"}, {Method: "GET", Path: "/v1/workflows"},
-		{Method: "GET", Path: "/v1/workflows/{id}"}, {Method: "PUT", Path: "/v1/workflows/{id}"},
-		{Method: "DELETE", Path: "/v1/workflows/{id}"},
-	},
-	runs.Def: {{Method: "GET", Path: "/v1/workflow-runs"}, {Method: "GET", Path: "/v1/workflow-runs/{id}"}},
 }
 
 // docIndex lists every resource with its path.
@@ -64,7 +35,7 @@ func docIndex() string {
 	b.WriteString("| [Workflows](#workflows) | `/v1/workflows` | `" + fn.Workflows + "` |\n")
 	b.WriteString("| [Workflow runs](#workflow-runs) | `/v1/workflow-runs` | `" + fn.Workflows + "` |\n")
 	for _, d := range All() {
-		b.WriteString("| [" + strings.ToUpper(d.Name[:1]) + d.Name[1:] + "](#" + d.Name + ") | `/v1/" + d.Name + "` | `" + d.Group + "` |\n")
+		b.WriteString("| [" + strings.ToUpper(d.Name[:1]) + d.Name[1:] + "](#" + d.Name + ") | `/v1/" + d.Name + "` | `" + d.Function + "` |\n")
 	}
 	b.WriteString("\n")
 	return b.String()
@@ -141,36 +112,7 @@ var docNotes = map[string]string{
 		"stops working at once). Deleting a workflow deletes its trigger (its webhook stops at once) and keeps its runs. " +
 		"The step language (`steps[i].type`, `with`, `.$` JSONPath values) is described in [`docs/workflows.md`](workflows.md); " +
 		"see also [`docs/decisions.md`](decisions.md#workflows-and-runs).",
-	runs.Def.Name: "Runs are started and renamed through these routes:\n\n" +
-		"| Method | Path | Answer |\n|---|---|---|\n" +
-		"| `POST` | `/v1/workflows/{id}/runs` | start a run: `202` with the queued run; body " + bodyDoc(runs.NewRunDef) + ", all optional (an empty body is `{}`) |\n" +
-		"| `GET` | `/v1/workflows/{id}/runs` | the workflow's runs, newest first, with the paging above |\n" +
-		"| `PATCH` | `/v1/workflow-runs/{id}` | rename: body " + bodyDoc(runs.TitleDef) + "; `200` with the run |\n" +
-		"| `POST` | `/v1/workflow-runs/{id}/retry` | retry a failed run once, with its input: `202` with the new run |\n" +
-		"| `POST` | `/webhooks/workflows/{slug}` | a webhook to a workflow's trigger (served by the `webhook` function, " +
-		"verified by the trigger's `scheme` and `headerName`): `202` with the queued run |\n\n" +
-		"See [`docs/workflows.md`](workflows.md) for what a run does and [`docs/decisions.md`](decisions.md#workflows-and-runs) for the reasons.",
-	"lists": "Entries (the records on a list, of its `resourceType`):\n\n" +
-		"| Method | Path | Answer |\n|---|---|---|\n" +
-		"| `POST` | `/v1/lists/{id}/entries` | body `{\"recordId\": \"...\"}` (checked like a reference): `201` with the entry, or `200` with the existing entry when the record is on the list already |\n" +
-		"| `GET` | `/v1/lists/{id}/entries` | the entries, newest first, paged like every list (`limit` 1 to 1,000, default 100; a page ends early, with `X-Next-Cursor`, when its records fill the 5 MB budget), each `{id, listId, recordId, addedAt, record}` with the record itself (`null` once it is deleted); sort by `addedAt` only |\n" +
-		"| `DELETE` | `/v1/lists/{id}/entries/{recordId}` | `204`; 404 when the record is not on the list |\n\n" +
-		"Deleting a list deletes its entries.",
-}
-
-// bodyDoc describes a request body declared by def: each field, its type
-// and whether it is required.
-func bodyDoc(def *resource.Def) string {
-	parts := make([]string, len(def.Fields))
-	for i, f := range def.Fields {
-		s := "`" + f.Name + "` (" + f.Kind.String()
-		if f.MaxLen > 0 {
-			s += fmt.Sprintf(", 1 to %d characters", f.MaxLen)
-		}
-		if f.Required {
-			s += ", required"
-		}
-		parts[i] = s + "): " + f.Doc
-	}
-	return "{" + strings.Join(parts, "; ") + "}"
+	runs.Def.Name: "See [`docs/workflows.md`](workflows.md) for what a run does and [`docs/decisions.md`](decisions.md#workflows-and-runs) for the reasons.",
+	"lists": "An entry is `{id, listId, recordId, addedAt, record}`, with the record itself (`null` once it is deleted); entries are sorted by `addedAt` only. " +
+		"Adding a record already on the list answers `200` with the existing entry. Deleting a list deletes its entries.",
 }

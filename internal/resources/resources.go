@@ -15,8 +15,8 @@ import (
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
-// Groups lists the resource groups of the declared resources.
-var Groups = []string{fn.Catalog, fn.CRM, fn.Documents, fn.Scoring}
+// Functions are the functions that serve the declared resources, in the order of their declarations.
+var Functions = []string{fn.Catalog, fn.CRM, fn.Documents, fn.Scoring}
 
 // Companies is the name companies are referenced by (they are built
 // outside the layer).
@@ -82,28 +82,3 @@ func NewRegistry(st *store.Store, companies resource.External, companyFields []s
 }
 
 var columnsOnce sync.Once
-
-// Routes are the routes of every declared resource: create, list, get,
-// update (partial PUT) and delete.
-func Routes() []Route {
-	var out []Route
-	for _, d := range All() {
-		base := "/v1/" + d.Name
-		get := Route{Group: d.Group, Method: "GET", Path: base + "/{id}", Def: d}
-		if d.MultiGet {
-			get.MaxParam = resource.MaxMultiGetSegment
-		}
-		out = append(out,
-			Route{Group: d.Group, Method: "POST", Path: base, Def: d}, Route{Group: d.Group, Method: "GET", Path: base, Def: d},
-			get, Route{Group: d.Group, Method: "PUT", Path: base + "/{id}", Def: d},
-			Route{Group: d.Group, Method: "DELETE", Path: base + "/{id}", Def: d})
-	}
-	return out
-}
-
-// Route is one route of a declared resource.
-type Route struct {
-	Group, Method, Path string
-	Def                 *resource.Def
-	MaxParam            int // the longest path parameter accepted; 0 for an id's
-}

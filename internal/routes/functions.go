@@ -166,7 +166,7 @@ func FunctionNamed(name string) (Function, bool) {
 
 // Access is the table access f needs, derived from its routes in rs: every
 // route reads (API keys, records); a route other than GET writes
-// (records, idempotency records); an authenticated or webhook route counts
+// (records, idempotency records); a route with a rate scope counts
 // requests (rate limits, a write even for a function that only reads);
 // the health check describes the table.
 // Functions without routes declare theirs in Table.
@@ -183,7 +183,7 @@ func (f Function) Access(rs []Route) []store.Access {
 		if r.Path == HealthPath {
 			need[store.Describe] = true
 		}
-		if r.Authenticated() || r.Group == fn.Webhook {
+		if r.Rate != RateNone {
 			need[store.Count] = true // rate limits
 		}
 	}
@@ -204,7 +204,7 @@ func (f Function) Access(rs []Route) []store.Access {
 func (f Function) Describe(table []Route) string {
 	var names []string
 	for _, r := range table {
-		if r.Group == f.Name && r.Resource != "" && !slices.Contains(names, r.Resource) {
+		if r.Function == f.Name && r.Resource != "" && !slices.Contains(names, r.Resource) {
 			names = append(names, r.Resource)
 		}
 	}

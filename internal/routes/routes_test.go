@@ -54,12 +54,12 @@ func TestGroupsAreTheFunctionsRoutesReach(t *testing.T) {
 			want = append(want, f.Name)
 		}
 	}
-	if !slices.Equal(routes.Groups, want) {
-		t.Errorf("Groups %v, want %v", routes.Groups, want)
+	if !slices.Equal(routes.Served, want) {
+		t.Errorf("Groups %v, want %v", routes.Served, want)
 	}
 	for _, g := range []string{fn.Companies, fn.Keys, fn.Workflows, fn.Webhook, fn.Catalog, fn.CRM,
 		fn.Documents, fn.Scoring, fn.Search, fn.Data, fn.MCP} {
-		if !slices.Contains(routes.Groups, g) {
+		if !slices.Contains(routes.Served, g) {
 			t.Errorf("the group constant %q names no function reached by a route", g)
 		}
 	}
@@ -69,9 +69,9 @@ func TestEveryRoutesGroupIsAFunctionReachedByRoutesAndEachSuchFunctionHasRoutes(
 	table := api.Routes()
 	served := map[string]int{}
 	for _, r := range table {
-		f, ok := routes.FunctionNamed(r.Group)
+		f, ok := routes.FunctionNamed(r.Function)
 		if !ok {
-			t.Errorf("%s: group %q is no function", r.Pattern(), r.Group)
+			t.Errorf("%s: group %q is no function", r.Pattern(), r.Function)
 			continue
 		}
 		if f.Reach != routes.ByAPI && f.Reach != routes.ByURL {
@@ -80,9 +80,9 @@ func TestEveryRoutesGroupIsAFunctionReachedByRoutesAndEachSuchFunctionHasRoutes(
 		if (f.Reach == routes.ByURL) != strings.HasPrefix(r.Path, "/webhooks/") {
 			t.Errorf("%s: served by %s (%s)", r.Pattern(), f.Name, f.Reach)
 		}
-		served[r.Group]++
+		served[r.Function]++
 	}
-	for _, g := range routes.Groups {
+	for _, g := range routes.Served {
 		if served[g] == 0 {
 			t.Errorf("the group %s serves no route", g)
 		}
@@ -91,8 +91,8 @@ func TestEveryRoutesGroupIsAFunctionReachedByRoutesAndEachSuchFunctionHasRoutes(
 	// what no route matches.
 	for _, r := range table {
 		if r.Path == routes.HealthPath {
-			if f, _ := routes.FunctionNamed(r.Group); !f.Fallback {
-				t.Errorf("the health check is served by %s", r.Group)
+			if f, _ := routes.FunctionNamed(r.Function); !f.Fallback {
+				t.Errorf("the health check is served by %s", r.Function)
 			}
 		}
 	}
@@ -100,8 +100,8 @@ func TestEveryRoutesGroupIsAFunctionReachedByRoutesAndEachSuchFunctionHasRoutes(
 		t.Error("Of with no group is not every route")
 	}
 	for _, r := range routes.Of(table, fn.Search, fn.MCP) {
-		if r.Group != fn.Search && r.Group != fn.MCP {
-			t.Errorf("Of(search, mcp) holds %s of %s", r.Pattern(), r.Group)
+		if r.Function != fn.Search && r.Function != fn.MCP {
+			t.Errorf("Of(search, mcp) holds %s of %s", r.Pattern(), r.Function)
 		}
 	}
 }
@@ -171,19 +171,19 @@ func TestDeployedLeavesOutTheOpenSearchOnlyFunctionsWithoutOpenSearch(t *testing
 
 func TestAccessFollowsTheRoutes(t *testing.T) {
 	rs := []routes.Route{
-		{Group: "reader", Method: "GET", Path: "/v1/things"},
-		{Group: "searcher", Method: "GET", Path: "/v1/things"},
-		{Group: "searcher", Method: "POST", Path: "/v1/things/search", ReadOnly: true},
-		{Group: "writer", Method: "GET", Path: "/v1/things"},
-		{Group: "writer", Method: "DELETE", Path: "/v1/things/{id}"},
-		{Group: "health", Method: "GET", Path: routes.HealthPath},
-		{Group: fn.Webhook, Method: "POST", Path: "/webhooks/x/{slug}"},
+		{Function: "reader", Method: "GET", Path: "/v1/things", Rate: routes.RateKey},
+		{Function: "searcher", Method: "GET", Path: "/v1/things", Rate: routes.RateKey},
+		{Function: "searcher", Method: "POST", Path: "/v1/things/search", ReadOnly: true, Rate: routes.RateKey},
+		{Function: "writer", Method: "GET", Path: "/v1/things", Rate: routes.RateKey},
+		{Function: "writer", Method: "DELETE", Path: "/v1/things/{id}", Rate: routes.RateKey},
+		{Function: "health", Method: "GET", Path: routes.HealthPath, Rate: routes.RateNone},
+		{Function: fn.Webhook, Method: "POST", Path: "/webhooks/x/{slug}", Rate: routes.RateDelivery},
 	}
 	for _, c := range []struct {
 		f    routes.Function
 		want []store.Access
 	}{
-		// An authenticated read counts requests (rate limits).
+		// A read with a rate scope counts requests (rate limits).
 		{routes.Function{Name: "reader"}, []store.Access{store.Read, store.Count}},
 		{routes.Function{Name: "searcher"}, []store.Access{store.Read, store.Count}},
 		// Writing includes counting.
@@ -202,8 +202,8 @@ func TestAccessFollowsTheRoutes(t *testing.T) {
 
 func TestAFunctionsDocNamesTheResourcesItsRoutesServe(t *testing.T) {
 	f := routes.Function{Name: "g", Doc: "search of %s (engine)"}
-	table := []routes.Route{{Group: "g", Resource: "deals"}, {Group: "h", Resource: "teams"}, {Group: "g"},
-		{Group: "g", Resource: "people"}, {Group: "g", Resource: "deals"}, {Group: "g", Resource: "funds"}}
+	table := []routes.Route{{Function: "g", Resource: "deals"}, {Function: "h", Resource: "teams"}, {Function: "g"},
+		{Function: "g", Resource: "people"}, {Function: "g", Resource: "deals"}, {Function: "g", Resource: "funds"}}
 	if got, want := f.Describe(table), "search of deals, people and funds (engine)"; got != want {
 		t.Errorf("Describe: %q, want %q", got, want)
 	}
@@ -215,6 +215,44 @@ func TestAFunctionsDocNamesTheResourcesItsRoutesServe(t *testing.T) {
 	for _, f := range routes.Functions {
 		if d := f.Describe(table); strings.TrimSpace(strings.ReplaceAll(d, "scoring", "")) == "" || strings.Contains(d, "%s") {
 			t.Errorf("function %s: doc %q", f.Name, d)
+		}
+	}
+}
+
+// Check refuses the declarations that contradict each other or what the
+// router does with their paths.
+func TestCheckRefusesContradictoryPolicies(t *testing.T) {
+	ok := routes.Route{Function: "f", Method: "GET", Path: "/v1/things", Rate: routes.RateKey, Answer: routes.AnswerPaged}
+	if err := ok.Check(); err != nil {
+		t.Fatalf("a sound route: %v", err)
+	}
+	for name, change := range map[string]func(*routes.Route){
+		"no function":                      func(r *routes.Route) { r.Function = "" },
+		"a /v1 route not counted":          func(r *routes.Route) { r.Rate = routes.RateNone },
+		"a public route counted by key":    func(r *routes.Route) { r.Path = "/public" },
+		"an unknown scope":                 func(r *routes.Route) { r.Path, r.Rate = "/public", "weekly" },
+		"a GET keeping Idempotency-Keys":   func(r *routes.Route) { r.Idempotent = true },
+		"a POST that writes, not kept":     func(r *routes.Route) { r.Method = "POST" },
+		"a read-only POST kept":            func(r *routes.Route) { r.Method, r.ReadOnly, r.Idempotent = "POST", true, true },
+		"a public admin-only route":        func(r *routes.Route) { r.Path, r.Rate, r.Admin = "/public", routes.RateNone, "x" },
+		"a read-only GET":                  func(r *routes.Route) { r.ReadOnly = true },
+		"no answer bound":                  func(r *routes.Route) { r.Answer = "" },
+		"a delete with a body":             func(r *routes.Route) { r.Method = "DELETE" },
+		"a tool without a name":            func(r *routes.Route) { r.Tool = &routes.Tool{} },
+		"the OpenAPI document, key-scoped": func(r *routes.Route) { r.Path = routes.OpenAPIPath },
+	} {
+		r := ok
+		change(&r)
+		if err := r.Check(); err == nil {
+			t.Errorf("%s: Check accepted %+v", name, r)
+		}
+	}
+	post := routes.Route{Function: "f", Method: "POST", Path: "/v1/things", Rate: routes.RateKey, Answer: routes.AnswerRecord, Idempotent: true}
+	search := routes.Route{Function: "f", Method: "POST", Path: "/v1/things/search", Rate: routes.RateKey, Answer: routes.AnswerSearch, ReadOnly: true}
+	hook := routes.Route{Function: "f", Method: "POST", Path: "/hooks/{slug}", Rate: routes.RateDelivery, Answer: routes.AnswerRecord}
+	for _, r := range []routes.Route{post, search, hook} {
+		if err := r.Check(); err != nil {
+			t.Errorf("%s: %v", r.Pattern(), err)
 		}
 	}
 }

@@ -11,7 +11,7 @@ import (
 // webhook or a retry, and change by their engine; only the title is the
 // client's to change (TitleDef).
 var Def = &resource.Def{
-	Name: "workflow-runs", Singular: "run", Type: store.TypeRun, IDPrefix: "run", Group: fn.Workflows,
+	Name: "workflow-runs", Singular: "workflow run", Type: store.TypeRun, IDPrefix: "run", Function: fn.Workflows, MCP: true,
 	Doc: "A run of a workflow: queued, then running, then completed or failed, once. Started with " +
 		"`POST /v1/workflows/{id}/runs`, by a webhook to the workflow's trigger, or as the retry of a failed run.",
 	NoUpdatedAt: true,
@@ -30,7 +30,7 @@ var Def = &resource.Def{
 		{Name: "dryRun", Kind: resource.Bool, ReadOnly: true, Doc: "a dry run writes nothing (company steps only say what they would do)"},
 		{Name: "retryOf", Kind: resource.String, ReadOnly: true, Doc: "the id of the failed run this one retries"},
 		{Name: "retriedBy", Kind: resource.String, ReadOnly: true, Doc: "the id of the retry of this run (a run is retried once)"},
-		{Name: "trigger", Kind: resource.Enum, Values: []string{StartedByAPI, StartedByWebhook, StartedByRetry, StartedByUnknown}, ReadOnly: true, Always: true,
+		{Name: "startedBy", Kind: resource.Enum, Values: []string{StartedByAPI, StartedByWebhook, StartedByRetry, StartedByUnknown}, ReadOnly: true, Always: true,
 			Doc: "what started the run (`unknown` for a stored run that cannot be read)"},
 		{Name: "startedAt", Kind: resource.DateTime, ReadOnly: true, Doc: "when the run started running"},
 		{Name: "completedAt", Kind: resource.DateTime, ReadOnly: true, Doc: "when the run completed or failed"},

@@ -5,7 +5,9 @@
 package runs
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -59,7 +61,7 @@ type Run struct {
 	DryRun      bool            `json:"dryRun"`
 	RetryOf     *string         `json:"retryOf"`
 	RetriedBy   *string         `json:"retriedBy"` // the retry of this run; a run is retried once
-	StartedBy   string          `json:"trigger"`   // StartedByAPI, ...
+	StartedBy   string          `json:"startedBy"` // StartedByAPI, ...
 	CreatedAt   clock.Time      `json:"createdAt"`
 	StartedAt   *clock.Time     `json:"startedAt"`
 	CompletedAt *clock.Time     `json:"completedAt"`
@@ -73,6 +75,27 @@ func (r *Run) Done() bool { return r.Status == Completed || r.Status == Failed }
 type record struct {
 	Run
 	OrganizationID string `json:"organizationId"`
+}
+
+// UnmarshalJSON reads a stored run: one stored before what started it was
+// named startedBy holds it as trigger.
+func (r *record) UnmarshalJSON(b []byte) error {
+	type plain record
+	var p struct {
+		plain
+		Legacy string `json:"trigger"`
+	}
+	// Numbers stay as sent (json.Number), as the store decodes them.
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&p); err != nil {
+		return err
+	}
+	*r = record(p.plain)
+	if r.StartedBy == "" {
+		r.StartedBy = p.Legacy
+	}
+	return nil
 }
 
 const activeLookup = "active"
@@ -227,6 +250,16 @@ func (s *Service) Create(ctx context.Context, org string, wf *workflows.Workflow
 	return &r.Run, nil
 }
 
+// Start stores and starts a run of org's workflow workflowID (Create); a
+// workflow that is not org's is apperr.ErrNotFound.
+func (s *Service) Start(ctx context.Context, org, workflowID string, n NewRun) (*Run, error) {
+	wf, err := s.workflows.Get(ctx, org, workflowID)
+	if err != nil {
+		return nil, err
+	}
+	return s.Create(ctx, org, wf, n)
+}
+
 func (s *Service) start(ctx context.Context, org, id string) error {
 	if s.engine == nil {
 		return errors.New("no run engine is configured (set STATE_MACHINE_ARN)")
@@ -264,12 +297,17 @@ var Statuses = []string{Queued, Running, Completed, Failed}
 
 // Filters are the fields a run list can be filtered by, one at a time:
 // each is served by its lookup index.
-var Filters = []string{"workflowId", "status"}
+var Filters = Def.Filters()
 
-// List returns a page of org's runs, of one workflow when workflowID is set.
+// List returns a page of org's runs, of one workflow when workflowID is
+// set: then a workflow that is not org's (or no longer exists) is
+// apperr.ErrNotFound.
 func (s *Service) List(ctx context.Context, org, workflowID string, q store.Query) (store.Page[Run], error) {
 	if workflowID == "" {
 		return s.ListBy(ctx, org, q, "", "")
+	}
+	if _, err := s.workflows.Get(ctx, org, workflowID); err != nil {
+		return store.Page[Run]{Items: []Run{}}, err
 	}
 	return s.ListBy(ctx, org, q, "workflowId", workflowID)
 }

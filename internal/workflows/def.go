@@ -19,7 +19,7 @@ import (
 // docs/resources.md documents it; the records, their triggers and runs are
 // still Service's own.
 var Def = &resource.Def{
-	Name: "workflows", Singular: "workflow", Type: store.TypeWorkflow, IDPrefix: "wf", Group: fn.Workflows,
+	Name: "workflows", Singular: "workflow", Type: store.TypeWorkflow, IDPrefix: "wf", Function: fn.Workflows, MCP: true,
 	Doc: "A workflow: steps run in order on an input, started through the API or by a webhook to its trigger. " +
 		"The step language is described in [`docs/workflows.md`](workflows.md).",
 	SortUpdatedAt: true,

@@ -8,7 +8,7 @@ import "github.com/sourcebase/sourcebase/internal/resource"
 // Notes are a searchable resource declared for tests: every field type, a
 // nested object and an array of objects.
 var Notes = &resource.Def{
-	Name: "notes", Singular: "note", Type: "NOTE", IDPrefix: "nte", Group: "test", Searchable: true,
+	Name: "notes", Singular: "note", Type: "NOTE", IDPrefix: "nte", Function: "test", Searchable: true,
 	Fields: []resource.Field{
 		{Name: "name", Kind: resource.String, Required: true, Search: 3, Sort: true},
 		{Name: "body", Kind: resource.Text, Search: 1},

@@ -1,0 +1,275 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/companies"
+	"github.com/sourcebase/sourcebase/internal/httpapi"
+	"github.com/sourcebase/sourcebase/internal/openapi"
+	"github.com/sourcebase/sourcebase/internal/resource"
+	"github.com/sourcebase/sourcebase/internal/resources"
+	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/store"
+)
+
+// kind is a kind of record served by the generic operations (create,
+// list, get, update, delete): its declaration — fields, filters, sort
+// fields, search, MCP exposure, documentation — and the service behind
+// it. Every declared resource, companies, workflows and runs are kinds;
+// what one does of its own is in its service (records), not in a handler.
+type kind[T any] struct {
+	def *resource.Def
+	// reads is the service that lists and reads the records.
+	reads func(a *API) reader[T]
+	// writes is the service that creates, updates and deletes them; nil
+	// for a kind that is only listed and read (runs: started, renamed and
+	// retried by operations of their own).
+	writes func(a *API) writer
+}
+
+// records are the services of a kind that is read and written.
+func records[T any](svc func(a *API) interface {
+	reader[T]
+	writer
+}) (func(a *API) reader[T], func(a *API) writer) {
+	return func(a *API) reader[T] { return svc(a) }, func(a *API) writer { return svc(a) }
+}
+
+// reader is what the generic list and get call: a kind's service.
+type reader[T any] interface {
+	List(ctx context.Context, org string, q store.Query, filter, value string) (store.Page[T], error)
+	Get(ctx context.Context, org, id string) (any, error)
+}
+
+// writer is what the generic create, update and delete call. Bodies are
+// passed as sent; the service decodes them by its kind's declaration.
+type writer interface {
+	Create(ctx context.Context, org string, body []byte) (any, error)
+	Update(ctx context.Context, org, id string, body []byte) (any, error)
+	Delete(ctx context.Context, org, id string) error
+}
+
+// searchable services present a record as a search engine holds it (its
+// stored JSON and shape stamp) as GET answers it.
+type searchable interface {
+	Present(stored []byte, stamp string) (json.RawMessage, error)
+}
+
+// multiGetter services read several records at once (resource.Def.MultiGet).
+type multiGetter interface {
+	GetByIDs(ctx context.Context, org, segment string) ([]resource.Record, error)
+}
+
+// declaredKinds are the kinds of every declared resource (package resources).
+func declaredKinds() []kind[store.JSON] {
+	var out []kind[store.JSON]
+	for _, d := range resources.All() {
+		k := kind[store.JSON]{def: d}
+		k.reads, k.writes = records(func(a *API) interface {
+			reader[store.JSON]
+			writer
+		} {
+			svc, ok := a.d.Resources.Service(d.Name)
+			if !ok {
+				panic("api: no service for declared resource " + d.Name)
+			}
+			return declaredRecords{svc}
+		})
+		out = append(out, k)
+	}
+	return out
+}
+
+// companyKind is companies: created by users (origin user) and upserted by
+// workflow runs; a write of an enrichable attribute and a delete go
+// through enrichment (companyRecords).
+func companyKind() kind[store.JSON] {
+	k := kind[store.JSON]{def: companies.Def}
+	k.reads, k.writes = records(func(a *API) interface {
+		reader[store.JSON]
+		writer
+	} {
+		return companyRecords{a}
+	})
+	return k
+}
+
+// searchableKinds are the kinds with a search operation, companies first.
+func searchableKinds() []kind[store.JSON] {
+	var out []kind[store.JSON]
+	for _, k := range append([]kind[store.JSON]{companyKind()}, declaredKinds()...) {
+		if k.def.Searchable {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// Searchable lists the resources with a search operation, in route order.
+func Searchable() []*resource.Def {
+	var out []*resource.Def
+	for _, k := range searchableKinds() {
+		out = append(out, k.def)
+	}
+	return out
+}
+
+// recordOperations are the generic operations of k: create (201), list
+// (paged, filtered by one lookup field), get, partial update and delete
+// (204) — list and get only for a read-only kind — and its search when
+// it is searchable. With MCP set, the search (or, when it has none, the
+// list) and the get are MCP tools.
+func recordOperations[T any](k kind[T]) []Operation {
+	d := k.def
+	base, item := "/v1/"+d.Name, "/v1/"+d.Name+"/{id}"
+	org := func(r *http.Request) string { return principal(r).OrgID }
+	ref := openapi.Ref(SchemaName(d))
+	plural := strings.ReplaceAll(d.Name, "-", " ")
+	snake := strings.NewReplacer(" ", "_", "-", "_")
+
+	create := declare(d.Function, http.MethodPost, base, func(a *API, w http.ResponseWriter, r *http.Request) {
+		if body, ok := readBody(w, r); ok {
+			reply(w, r, http.StatusCreated)(k.writes(a).Create(r.Context(), org(r), body))
+		}
+	}).answers(routes.AnswerRecord).doc(func(op *openapi.Operation) {
+		op.Summary = "Create " + withArticle(d.Singular)
+		op.Description = d.Doc + " Answers the stored record (201), with its version as `ETag`."
+		op.Body, op.Status, op.Data, op.ETag = openapi.Record(d, openapi.Create), http.StatusCreated, ref, true
+		op.Errors = []int{409}
+	})
+
+	list := declare(d.Function, http.MethodGet, base, func(a *API, w http.ResponseWriter, r *http.Request) {
+		q, filter, value, err := httpapi.ParseList(r.URL.Query(), d.Filters())
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		list[T](w, r)(k.reads(a).List(r.Context(), org(r), q, filter, value))
+	}).answers(routes.AnswerPaged).doc(func(op *openapi.Operation) {
+		op.Summary = "List " + plural
+		op.Description = "A page of the organization's " + plural + ", newest first unless `sort` and `direction` say otherwise. " +
+			"When more records follow, `X-Next-Cursor` holds the next page's `cursor` and `Link` its URL."
+		op.Query, op.Data, op.Paged = listQuery(d.SortFields(), d.Filters()), openapi.Schema{"type": "array", "items": ref}, true
+	})
+	if d.MCP && !d.Searchable {
+		filters := "optionally filtered by one field (" + strings.Join(d.Filters(), ", ") + ")"
+		if len(d.Filters()) == 0 {
+			filters = "with the paging parameters"
+		}
+		list = list.tool("list_"+snake.Replace(d.Name), "List the organization's "+plural+", newest first, "+filters+
+			"; follow nextCursor with cursor.")
+	}
+
+	get := declare(d.Function, http.MethodGet, item, func(a *API, w http.ResponseWriter, r *http.Request) {
+		recs, id := k.reads(a), r.PathValue("id")
+		if m, ok := recs.(multiGetter); ok && d.MultiGet && strings.HasPrefix(id, resource.MultiGetPrefix) {
+			found, err := m.GetByIDs(r.Context(), org(r), id)
+			if n, budget, ok := fits(r, found); err == nil && !ok {
+				err = apperr.InvalidPath("ids", "names records of %d bytes in all, more than the %d one answer may take; ask for fewer at once", n, budget)
+			}
+			reply(w, r, http.StatusOK)(found, err)
+			return
+		}
+		if len(id) > store.MaxIDLength {
+			httpapi.Error(w, r, apperr.ErrNotFound)
+			return
+		}
+		reply(w, r, http.StatusOK)(recs.Get(r.Context(), org(r), id))
+	}).answers(routes.AnswerRecord).doc(func(op *openapi.Operation) {
+		op.Summary = "Get " + withArticle(d.Singular)
+		op.Description = "The " + d.Singular + " with this id in the key's organization, with its version as `ETag`."
+		op.Data, op.ETag = ref, true
+		if d.MultiGet {
+			op.Description += " Several at once: `GET " + MultiGetPath(d) + "`."
+		}
+	})
+	if d.MultiGet {
+		// ids=<id>,... reads up to store.MaxBatch records, measured
+		// against the budget.
+		get.MaxParam, get.Answer = resource.MaxMultiGetSegment, routes.AnswerMeasured
+	}
+	if d.MCP {
+		get = get.tool("get_"+snake.Replace(d.Singular), "Get one "+d.Singular+" by id. "+d.Doc)
+	}
+
+	update := declare(d.Function, http.MethodPut, item, func(a *API, w http.ResponseWriter, r *http.Request) {
+		if body, ok := readBody(w, r); ok {
+			reply(w, r, http.StatusOK)(k.writes(a).Update(r.Context(), org(r), r.PathValue("id"), body))
+		}
+	}).answers(routes.AnswerRecord).doc(func(op *openapi.Operation) {
+		op.Summary = "Update " + withArticle(d.Singular)
+		op.Description = "Changes the fields sent; a field sent as `null` is cleared. Other fields keep their values."
+		op.Body, op.Data, op.ETag = openapi.Record(d, openapi.Update), ref, true
+		op.Errors = []int{409}
+	})
+
+	del := declare(d.Function, http.MethodDelete, item, func(a *API, w http.ResponseWriter, r *http.Request) {
+		noContent(w, r, k.writes(a).Delete(r.Context(), org(r), r.PathValue("id")))
+	}).doc(func(op *openapi.Operation) {
+		op.Summary = "Delete " + withArticle(d.Singular)
+		op.Description = "Deletes the " + d.Singular + " (204). A record another one still references where the reference restricts deletes is a 409 naming it."
+		op.Errors = []int{409}
+	})
+
+	ops := []Operation{create, list, get, update, del}
+	if k.writes == nil {
+		ops = []Operation{list, get}
+	}
+	for i := range ops {
+		ops[i] = ops[i].of(d.Name)
+		ops[i].generic = true
+	}
+	if d.Searchable {
+		// After the list, so that each kind's MCP tools read search (or
+		// list), then get.
+		i := slices.IndexFunc(ops, func(op Operation) bool { return op.Pattern() == list.Pattern() })
+		ops = slices.Insert(ops, i+1, searchOperationOf(k))
+	}
+	return ops
+}
+
+// declaredRecords are a declared resource's service (resource.Service).
+type declaredRecords struct{ svc *resource.Service }
+
+func (s declaredRecords) Create(ctx context.Context, org string, body []byte) (any, error) {
+	return s.svc.Create(ctx, org, body)
+}
+
+func (s declaredRecords) List(ctx context.Context, org string, q store.Query, filter, value string) (store.Page[store.JSON], error) {
+	return s.svc.ListJSON(ctx, org, q, filter, value)
+}
+
+func (s declaredRecords) Get(ctx context.Context, org, id string) (any, error) {
+	return s.svc.GetJSON(ctx, org, id)
+}
+
+func (s declaredRecords) Update(ctx context.Context, org, id string, body []byte) (any, error) {
+	return s.svc.Update(ctx, org, id, body)
+}
+
+func (s declaredRecords) Delete(ctx context.Context, org, id string) error {
+	return s.svc.Delete(ctx, org, id)
+}
+
+func (s declaredRecords) Present(stored []byte, stamp string) (json.RawMessage, error) {
+	return s.svc.Present(stored, stamp)
+}
+
+func (s declaredRecords) GetByIDs(ctx context.Context, org, segment string) ([]resource.Record, error) {
+	return s.svc.GetByIDs(ctx, org, segment)
+}
+
+// readBody reads the request body; on failure it has answered.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, err := httpapi.ReadBody(w, r)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return nil, false
+	}
+	return body, true
+}
