@@ -36,7 +36,7 @@ func dataOperations() []Operation {
 
 // writeMetricPoints stores a batch of points: 201 {data: [point]}.
 func (a *API) writeMetricPoints(w http.ResponseWriter, r *http.Request) {
-	points, ok := decodeBody(w, r, metrics.DecodePoints)
+	points, ok := decodeBody(w, r, a.d.Metrics.DecodePoints)
 	if !ok {
 		return
 	}
@@ -45,7 +45,7 @@ func (a *API) writeMetricPoints(w http.ResponseWriter, r *http.Request) {
 
 // readMetricSeries answers {data: {resource, key, points}}.
 func (a *API) readMetricSeries(w http.ResponseWriter, r *http.Request) {
-	q, ok := decodeBody(w, r, metrics.DecodeQuery)
+	q, ok := decodeBody(w, r, a.d.Metrics.DecodeQuery)
 	if !ok {
 		return
 	}

@@ -366,7 +366,7 @@ func metricPointInput() openapi.Schema {
 	str := func(d string) openapi.Schema { return openapi.Schema{"type": "string", "description": d} }
 	return openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"resource", "key", "date", "value", "source"},
 		"properties": openapi.Schema{
-			"resource":   str(metrics.ResourceFormat),
+			"resource":   str(metrics.ResourceFormat(resources.SeriesKinds())),
 			"key":        str(metrics.KeyFormat),
 			"date":       openapi.Schema{"type": "string", "format": "date"},
 			"value":      openapi.Schema{"type": "number"},
@@ -382,7 +382,7 @@ func metricPointInput() openapi.Schema {
 func metricQuery() openapi.Schema {
 	return openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"resource", "key"},
 		"properties": openapi.Schema{
-			"resource":    openapi.Schema{"type": "string", "description": metrics.ResourceFormat},
+			"resource":    openapi.Schema{"type": "string", "description": metrics.ResourceFormat(resources.SeriesKinds())},
 			"key":         openapi.Schema{"type": "string", "description": metrics.KeyFormat},
 			"dealContext": nullableStr(openapi.Schema{"description": "a deal id: its points take precedence over general points"}),
 			"policy":      openapi.Schema{"type": []any{"string", "null"}, "enum": append(enums(metrics.Policies), nil)},

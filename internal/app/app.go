@@ -221,7 +221,7 @@ func Build(st *store.Store, cfg Config, engine runs.EngineFactory) api.Deps {
 	cs := companies.NewService(st)
 	wf := workflows.NewService(st, cfg.WebhookBaseURL)
 	reg := resources.NewRegistry(st, resource.External{Singular: "company", Exists: cs.Exists}, companies.FieldNames())
-	ms := metrics.NewService(st, recordExists(cs, reg))
+	ms := metrics.NewService(st, recordExists(cs, reg), resources.SeriesKinds())
 	rs := runs.NewService(st, wf, cs, engine)
 	rs.UseMetrics(ms)
 	es := enrichment.NewService(st, documentExists(reg), enrichment.Companies(cs))

@@ -21,6 +21,7 @@ var Def = &resource.Def{
 		"upserted by `externalId`, then `website`, then `canonicalName`).",
 	SortUpdatedAt: true,
 	MCP:           true,
+	Series:        true,
 	Searchable:    true,
 	Fields: []resource.Field{
 		{Name: "canonicalName", Kind: resource.String, MaxLen: maxName, Required: true, Sort: true, Search: 3, Doc: "the company's name"},

@@ -13,7 +13,7 @@ var pointFields = []string{"resource", "key", "date", "value", "unit", "currency
 
 // DecodePoints reads the body of a write, {"points": [...]}: errors name
 // the point and its field ("points[3].date").
-func DecodePoints(body []byte) ([]Point, error) {
+func (s *Service) DecodePoints(body []byte) ([]Point, error) {
 	o, err := input.ParseObject(body, "points")
 	if err != nil {
 		return nil, err
@@ -27,21 +27,21 @@ func DecodePoints(body []byte) ([]Point, error) {
 	}
 	out := make([]Point, len(list.Value))
 	for i, po := range list.Value {
-		if out[i], err = decodePoint(po); err != nil {
+		if out[i], err = s.decodePoint(po); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-func decodePoint(o *input.Object) (Point, error) {
+func (s *Service) decodePoint(o *input.Object) (Point, error) {
 	var p Point
 	res, err := required(o, "resource", input.Text{Max: 200})
 	if err != nil {
 		return p, err
 	}
-	if _, _, ok := ParseResource(res); !ok {
-		return p, apperr.Invalid(o.Path("resource"), "must be formatted %s", ResourceFormat)
+	if _, _, ok := s.ParseResource(res); !ok {
+		return p, apperr.Invalid(o.Path("resource"), "must be formatted %s", s.format)
 	}
 	key, err := required(o, "key", input.Text{Max: 200})
 	if err != nil {
@@ -142,17 +142,17 @@ func checkDate(path, s string) error {
 // DecodeQuery reads the body of a series read: {resource, key,
 // dealContext?, policy?, period?: {start?, end?, granularity?, sources?,
 // minConfidence?}}.
-func DecodeQuery(body []byte) (Query, error) {
+func (s *Service) DecodeQuery(body []byte) (Query, error) {
 	var q Query
 	o, err := input.ParseObject(body, "resource", "key", "dealContext", "policy", "period")
 	if err != nil {
 		return q, err
 	}
 	if q.Resource, err = required(o, "resource", input.Text{Max: 200}); err != nil {
-		return q, apperr.Invalid("resource", "is required: a string formatted %s", ResourceFormat)
+		return q, apperr.Invalid("resource", "is required: a string formatted %s", s.format)
 	}
-	if _, _, ok := ParseResource(q.Resource); !ok {
-		return q, apperr.Invalid("resource", "must be formatted %s", ResourceFormat)
+	if _, _, ok := s.ParseResource(q.Resource); !ok {
+		return q, apperr.Invalid("resource", "must be formatted %s", s.format)
 	}
 	if q.Key, err = required(o, "key", input.Text{Max: 200}); err != nil {
 		return q, apperr.Invalid("key", "is required: a string formatted %s", KeyFormat)

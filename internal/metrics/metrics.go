@@ -37,10 +37,6 @@ const (
 // would have created (runs.DryIDPrefix); a dry run's points may name one.
 const DryIDPrefix = "dry_"
 
-// ResourceTypes are the kinds of records a series may belong to, by
-// their plural (path) names.
-var ResourceTypes = []string{"companies", "deals", "people"}
-
 // PeriodTypes say what span a point's value covers.
 var PeriodTypes = []string{"day", "month", "quarter", "year"}
 
@@ -57,14 +53,21 @@ var Policies = []string{PolicyLatest, PolicyHighestConfidence, PolicyAll}
 // Granularities are the bucket sizes of a series read.
 var Granularities = []string{"day", "week", "month", "quarter", "year"}
 
-// Formats of the resource and key strings.
-const (
-	ResourceFormat = "<resourceType>:<id> with resourceType one of companies, deals, people (such as companies:cmp_01j...)"
-	KeyFormat      = "metric:<name> with a name of 1 to 100 letters, digits, '_', '-' or '.' (such as metric:revenue)"
-)
+// KeyFormat is the format of a series' key.
+const KeyFormat = "metric:<name> with a name of 1 to 100 letters, digits, '_', '-' or '.' (such as metric:revenue)"
+
+// ResourceFormat is the format of a series' resource when types are the
+// kinds of record that hold series.
+func ResourceFormat(types []string) string {
+	example := "companies"
+	if len(types) > 0 {
+		example = types[0]
+	}
+	return "<resourceType>:<id> with resourceType one of " + strings.Join(types, ", ") + " (such as " + example + ":cmp_01j...)"
+}
 
 var (
-	resourcePattern = regexp.MustCompile(`^(companies|deals|people):([A-Za-z0-9_-]{1,100})$`)
+	resourcePattern = regexp.MustCompile(`^([a-z][a-z-]{0,49}):([A-Za-z0-9_-]{1,100})$`)
 	keyPattern      = regexp.MustCompile(`^metric:[A-Za-z0-9_.-]{1,100}$`)
 	currencyPattern = regexp.MustCompile(`^[A-Z]{3}$`)
 )
@@ -105,26 +108,33 @@ type Series struct {
 }
 
 // ExistsFunc reports whether org has the record id of a resource type
-// (companies, deals, people).
+// (one of the service's Types).
 type ExistsFunc func(ctx context.Context, org, resourceType, id string) (bool, error)
 
 // Service writes and reads metric series.
 type Service struct {
 	st     *store.Store
 	exists ExistsFunc
+	types  []string
+	format string
 	now    func() clock.Time
 }
 
-// NewService returns the service over st; exists checks the records
-// points belong to.
-func NewService(st *store.Store, exists ExistsFunc) *Service {
-	return &Service{st: st, exists: exists, now: clock.Now}
+// NewService returns the service over st; types are the kinds of record
+// (their plural path names) that hold series, from their declarations
+// (resource.Def.Series), and exists checks the records points belong to.
+func NewService(st *store.Store, exists ExistsFunc, types []string) *Service {
+	return &Service{st: st, exists: exists, types: slices.Clone(types), format: ResourceFormat(types), now: clock.Now}
 }
 
-// ParseResource splits "<resourceType>:<id>"; false when it is not one.
-func ParseResource(s string) (typ, id string, ok bool) {
-	m := resourcePattern.FindStringSubmatch(s)
-	if m == nil {
+// Types are the kinds of record that hold series.
+func (s *Service) Types() []string { return slices.Clone(s.types) }
+
+// ParseResource splits "<resourceType>:<id>" with a resourceType of
+// Types; false when it is not one.
+func (s *Service) ParseResource(str string) (typ, id string, ok bool) {
+	m := resourcePattern.FindStringSubmatch(str)
+	if m == nil || !slices.Contains(s.types, m[1]) {
 		return "", "", false
 	}
 	return m[1], m[2], true
@@ -171,7 +181,7 @@ func (s *Service) Write(ctx context.Context, org string, points []Point, dryRun 
 	out := make([]Point, len(points))
 	ops := make([]store.Op, 0, len(points))
 	for i, p := range points {
-		typ, id, _ := ParseResource(p.Resource)
+		typ, id, _ := s.ParseResource(p.Resource)
 		if err := check(typ, id, fmt.Sprintf("points[%d].resource", i)); err != nil {
 			return nil, err
 		}
@@ -227,9 +237,9 @@ type Query struct {
 // answers this route 400 or 401, never 404). It returns the DynamoDB calls
 // the read of the points made.
 func (s *Service) Read(ctx context.Context, org string, q Query) (Series, int, error) {
-	typ, id, ok := ParseResource(q.Resource)
+	typ, id, ok := s.ParseResource(q.Resource)
 	if !ok {
-		return Series{}, 0, apperr.Invalid("resource", "must be formatted %s", ResourceFormat)
+		return Series{}, 0, apperr.Invalid("resource", "must be formatted %s", s.format)
 	}
 	found, err := s.exists(ctx, org, typ, id)
 	if err != nil {

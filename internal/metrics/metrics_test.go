@@ -29,7 +29,7 @@ func TestDecodePointsReadsEveryFieldAndKeepsTheNumberAsSent(t *testing.T) {
 	t.Parallel()
 	body := `{"points":[` + fmt.Sprintf(point, "9007199254740991", `,"unit":" USD m ","currency":"EUR","confidence":87.5,"dealId":"dl_1","periodType":"quarter"`) +
 		`,` + fmt.Sprintf(point, "-0.5e3", "") + `]}`
-	ps, err := metrics.DecodePoints([]byte(body))
+	ps, err := codec.DecodePoints([]byte(body))
 	if err != nil || len(ps) != 2 {
 		t.Fatalf("%v %v", ps, err)
 	}
@@ -80,7 +80,7 @@ func TestDecodePointsNamesThePointAndFieldAtFault(t *testing.T) {
 		{"an integer no client reads exactly", strings.Replace(without("value"), `"source":"filing"}]`, `"source":"filing","value":9007199254740992}]`, 1), "points[1].value"},
 		{"a value beyond a double", strings.Replace(without("value"), `"source":"filing"}]`, `"source":"filing","value":1e400}]`, 1), "points[1].value"},
 	} {
-		_, err := metrics.DecodePoints([]byte(c.body))
+		_, err := codec.DecodePoints([]byte(c.body))
 		invalidAt(t, c.name, err, c.field)
 	}
 	for _, c := range []struct{ name, old, new string }{
@@ -93,7 +93,7 @@ func TestDecodePointsNamesThePointAndFieldAtFault(t *testing.T) {
 		{"a date written otherwise", `"2025-03-31"`, `"2025-3-31"`},
 	} {
 		body := `{"points":[` + good + `,` + strings.Replace(good, c.old, c.new, 1) + `]}`
-		_, err := metrics.DecodePoints([]byte(body))
+		_, err := codec.DecodePoints([]byte(body))
 		var inv *apperr.InvalidError
 		if !errors.As(err, &inv) || !strings.HasPrefix(err.Error(), "points[1].") {
 			t.Errorf("%s: %v, want a 400 naming points[1]", c.name, err)
@@ -103,21 +103,21 @@ func TestDecodePointsNamesThePointAndFieldAtFault(t *testing.T) {
 	for i := range many {
 		many[i] = good
 	}
-	_, err := metrics.DecodePoints([]byte(`{"points":[` + strings.Join(many, ",") + `]}`))
+	_, err := codec.DecodePoints([]byte(`{"points":[` + strings.Join(many, ",") + `]}`))
 	invalidAt(t, "a batch over the limit", err, "points")
-	if _, err := metrics.DecodePoints([]byte(`{"points":[` + strings.Join(many[1:], ",") + `]}`)); err != nil {
+	if _, err := codec.DecodePoints([]byte(`{"points":[` + strings.Join(many[1:], ",") + `]}`)); err != nil {
 		t.Errorf("a full batch: %v", err)
 	}
 }
 
 func TestDecodeQueryDefaultsAndChecksThePeriod(t *testing.T) {
 	t.Parallel()
-	q, err := metrics.DecodeQuery([]byte(`{"resource":"deals:dl_1","key":"metric:arr"}`))
+	q, err := codec.DecodeQuery([]byte(`{"resource":"deals:dl_1","key":"metric:arr"}`))
 	if err != nil || q.Resource != "deals:dl_1" || q.Key != "metric:arr" || q.Policy != metrics.PolicyLatest || q.Granularity != "day" ||
 		q.Start != "" || q.End != "" || q.DealContext != "" || q.Sources != nil || q.MinConfidence != nil {
 		t.Errorf("the least query: %+v, %v", q, err)
 	}
-	q, err = metrics.DecodeQuery([]byte(`{"resource":"people:p_1","key":"metric:x","dealContext":"dl_9","policy":"all",
+	q, err = codec.DecodeQuery([]byte(`{"resource":"people:p_1","key":"metric:x","dealContext":"dl_9","policy":"all",
 		"period":{"start":"2024-01-01","end":"2024-12-31","granularity":"quarter","sources":["a","b"],"minConfidence":50}}`))
 	if err != nil || q.Policy != metrics.PolicyAll || q.DealContext != "dl_9" || q.Start != "2024-01-01" || q.End != "2024-12-31" ||
 		q.Granularity != "quarter" || strings.Join(q.Sources, ",") != "a,b" || *q.MinConfidence != 50 {
@@ -125,7 +125,7 @@ func TestDecodeQueryDefaultsAndChecksThePeriod(t *testing.T) {
 	}
 	// A period of one day, and open periods, are periods.
 	for _, period := range []string{`{"start":"2024-05-05","end":"2024-05-05"}`, `{"start":"2024-05-05"}`, `{"end":"2024-05-05"}`, `{}`, `null`} {
-		if _, err := metrics.DecodeQuery([]byte(`{"resource":"deals:d","key":"metric:x","period":` + period + `}`)); err != nil {
+		if _, err := codec.DecodeQuery([]byte(`{"resource":"deals:d","key":"metric:x","period":` + period + `}`)); err != nil {
 			t.Errorf("period %s: %v", period, err)
 		}
 	}
@@ -145,7 +145,7 @@ func TestDecodeQueryDefaultsAndChecksThePeriod(t *testing.T) {
 		{"an empty source", `{"resource":"deals:d","key":"metric:x","period":{"sources":[""]}}`, "period.sources[0]"},
 		{"a period that is no object", `{"resource":"deals:d","key":"metric:x","period":"2024"}`, "period"},
 	} {
-		_, err := metrics.DecodeQuery([]byte(c.body))
+		_, err := codec.DecodeQuery([]byte(c.body))
 		invalidAt(t, c.name, err, c.field)
 	}
 }
@@ -153,9 +153,9 @@ func TestDecodeQueryDefaultsAndChecksThePeriod(t *testing.T) {
 func TestParseResourceAndValidKey(t *testing.T) {
 	t.Parallel()
 	for s, ok := range map[string]bool{"companies:cmp_01ab": true, "deals:d-1": true, "people:p": true,
-		"company:c": false, "companies:": false, "companies:a:b": false, "companies:a b": false, ":x": false,
+		"company:c": false, "funds:f": false, "companies:": false, "companies:a:b": false, "companies:a b": false, ":x": false,
 		"companies:" + strings.Repeat("a", 100): true, "companies:" + strings.Repeat("a", 101): false} {
-		typ, id, got := metrics.ParseResource(s)
+		typ, id, got := codec.ParseResource(s)
 		if got != ok || ok && typ+":"+id != s {
 			t.Errorf("ParseResource(%q) = %q %q %v", s, typ, id, got)
 		}
@@ -168,6 +168,13 @@ func TestParseResourceAndValidKey(t *testing.T) {
 	}
 }
 
+// seriesKinds are the kinds of record the tests' series belong to, as the
+// service's declarations have them (resources.SeriesKinds).
+var seriesKinds = []string{"companies", "deals", "people"}
+
+// codec decodes bodies as a service of seriesKinds does.
+var codec = metrics.NewService(nil, nil, seriesKinds)
+
 // records are the records of one organization a test's points may name.
 func service(t *testing.T, org string, records ...string) *metrics.Service {
 	t.Helper()
@@ -177,12 +184,12 @@ func service(t *testing.T, org string, records ...string) *metrics.Service {
 	}
 	return metrics.NewService(testenv.Store(t), func(_ context.Context, o, typ, id string) (bool, error) {
 		return o == org && known[typ+":"+id], nil
-	})
+	}, seriesKinds)
 }
 
 func decode(t *testing.T, points ...string) []metrics.Point {
 	t.Helper()
-	ps, err := metrics.DecodePoints([]byte(`{"points":[` + strings.Join(points, ",") + `]}`))
+	ps, err := codec.DecodePoints([]byte(`{"points":[` + strings.Join(points, ",") + `]}`))
 	if err != nil {
 		t.Fatal(err)
 	}

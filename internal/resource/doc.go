@@ -85,6 +85,9 @@ func (w *docWriter) def(d *Def, defs []*Def, routes []DocRoute, note string) {
 	} else {
 		b.WriteString("- **Filters**: none.\n")
 	}
+	if d.Series {
+		fmt.Fprintf(b, "- **Metric series**: its records hold them; a point's `resource` is `%s:<id>` ([`docs/metrics.md`](metrics.md)).\n", d.Name)
+	}
 	var unique []string
 	for _, f := range d.Fields {
 		if f.Unique {

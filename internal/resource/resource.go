@@ -59,6 +59,9 @@ type Def struct {
 	// search_<name> (list_<name> when it is not Searchable) and
 	// get_<singular>.
 	MCP bool
+	// Series lets its records hold metric series (package metrics): a
+	// point's resource is then <Name>:<id>.
+	Series bool
 	// OnLists lets its records be put on saved lists: a list's
 	// resourceType is then its Singular (package resources).
 	OnLists bool

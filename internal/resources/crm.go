@@ -52,6 +52,7 @@ var Deals = declare(&resource.Def{
 	Name: "deals", Singular: "deal", Type: "DEAL", IDPrefix: "deal", Function: fn.CRM,
 	Doc:     "An opportunity of the firm with a company.",
 	MCP:     true,
+	Series:  true,
 	OnLists: true,
 	Rules:   moneyRules("amount"),
 	Fields: []resource.Field{
@@ -77,6 +78,7 @@ var People = declare(&resource.Def{
 	Name: "people", Singular: "person", Type: "PERSON", IDPrefix: "per", Function: fn.CRM,
 	Doc:     "A contact of the firm.",
 	MCP:     true,
+	Series:  true,
 	OnLists: true,
 	Rules:   "Each of `emails` must be an address such as `name@example.com` (400 naming `emails[i]`).",
 	Fields: []resource.Field{

@@ -80,3 +80,14 @@ func TestListsHoldCompaniesAndTheResourcesDeclaredOnLists(t *testing.T) {
 		t.Errorf("lists' doc: %s", Lists.Doc)
 	}
 }
+
+// The kinds of record that hold metric series are those declared with
+// Series: companies, deals and people (the spec's), in that order.
+func TestTheSeriesKindsAreTheDeclaredOnes(t *testing.T) {
+	if got := strings.Join(SeriesKinds(), ","); got != "companies,deals,people" {
+		t.Errorf("SeriesKinds: %s", got)
+	}
+	if doc := Markdown(noRoutes); !strings.Contains(doc, "a point's `resource` is `deals:<id>`") {
+		t.Error("docs/resources.md does not say deals hold series")
+	}
+}

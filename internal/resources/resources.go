@@ -70,6 +70,18 @@ func declare(d *resource.Def) *resource.Def {
 	return d
 }
 
+// SeriesKinds are the kinds of record that hold metric series (their Def's
+// Series), by name: companies, then the declared resources in order.
+func SeriesKinds() []string {
+	var out []string
+	for _, d := range append([]*resource.Def{companies.Def}, All()...) {
+		if d.Series {
+			out = append(out, d.Name)
+		}
+	}
+	return out
+}
+
 // All lists every declared resource, in the order of their declarations.
 func All() []*resource.Def { return slices.Clone(declared) }
 

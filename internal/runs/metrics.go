@@ -22,7 +22,7 @@ func (w metricWriter) WritePoints(ctx context.Context, org string, body map[stri
 	if err != nil {
 		return nil, fmt.Errorf("metric points are not JSON: %w", err)
 	}
-	points, err := metrics.DecodePoints(raw)
+	points, err := w.svc.DecodePoints(raw)
 	if err != nil {
 		return nil, err
 	}
