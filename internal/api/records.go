@@ -131,6 +131,7 @@ func recordOperations[T any](k kind[T]) []Operation {
 	ref := openapi.Ref(SchemaName(d))
 	plural := strings.ReplaceAll(d.Name, "-", " ")
 	snake := strings.NewReplacer(" ", "_", "-", "_")
+	filters := d.Filters() // once, not on every list request
 
 	create := declare(d.Function, http.MethodPost, base, func(a *API, w http.ResponseWriter, r *http.Request) {
 		if body, ok := readBody(w, r); ok {
@@ -144,7 +145,7 @@ func recordOperations[T any](k kind[T]) []Operation {
 	})
 
 	list := declare(d.Function, http.MethodGet, base, func(a *API, w http.ResponseWriter, r *http.Request) {
-		q, filter, value, err := httpapi.ParseList(r.URL.Query(), d.Filters())
+		q, filter, value, err := httpapi.ParseList(r.URL.Query(), filters)
 		if err != nil {
 			httpapi.Error(w, r, err)
 			return
@@ -154,14 +155,14 @@ func recordOperations[T any](k kind[T]) []Operation {
 		op.Summary = "List " + plural
 		op.Description = "A page of the organization's " + plural + ", newest first unless `sort` and `direction` say otherwise. " +
 			"When more records follow, `X-Next-Cursor` holds the next page's `cursor` and `Link` its URL."
-		op.Query, op.Data, op.Paged = listQuery(d.SortFields(), d.Filters()), openapi.Schema{"type": "array", "items": ref}, true
+		op.Query, op.Data, op.Paged = listQuery(d.SortFields(), filters), openapi.Schema{"type": "array", "items": ref}, true
 	})
 	if d.MCP && !d.Searchable {
-		filters := "optionally filtered by one field (" + strings.Join(d.Filters(), ", ") + ")"
-		if len(d.Filters()) == 0 {
-			filters = "with the paging parameters"
+		how := "optionally filtered by one field (" + strings.Join(filters, ", ") + ")"
+		if len(filters) == 0 {
+			how = "with the paging parameters"
 		}
-		list = list.tool("list_"+snake.Replace(d.Name), "List the organization's "+plural+", newest first, "+filters+
+		list = list.tool("list_"+snake.Replace(d.Name), "List the organization's "+plural+", newest first, "+how+
 			"; follow nextCursor with cursor.")
 	}
 
