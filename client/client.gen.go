@@ -573,6 +573,204 @@ func (e ErrorCode) Valid() bool {
 	}
 }
 
+// Defines values for EventType.
+const (
+	ActivityCreated         EventType = "activity.created"
+	ActivityDeleted         EventType = "activity.deleted"
+	ActivityUpdated         EventType = "activity.updated"
+	ApiKeyCreated           EventType = "apiKey.created"
+	ApiKeyDeleted           EventType = "apiKey.deleted"
+	ApiKeyUpdated           EventType = "apiKey.updated"
+	CompanyCreated          EventType = "company.created"
+	CompanyDeleted          EventType = "company.deleted"
+	CompanyUpdated          EventType = "company.updated"
+	DealCreated             EventType = "deal.created"
+	DealDeleted             EventType = "deal.deleted"
+	DealUpdated             EventType = "deal.updated"
+	DocumentCreated         EventType = "document.created"
+	DocumentDeleted         EventType = "document.deleted"
+	DocumentUpdated         EventType = "document.updated"
+	FrameworkCreated        EventType = "framework.created"
+	FrameworkDeleted        EventType = "framework.deleted"
+	FrameworkUpdated        EventType = "framework.updated"
+	FundCreated             EventType = "fund.created"
+	FundDeleted             EventType = "fund.deleted"
+	FundUpdated             EventType = "fund.updated"
+	IndustryCreated         EventType = "industry.created"
+	IndustryDeleted         EventType = "industry.deleted"
+	IndustryUpdated         EventType = "industry.updated"
+	ListCreated             EventType = "list.created"
+	ListDeleted             EventType = "list.deleted"
+	ListUpdated             EventType = "list.updated"
+	PersonCreated           EventType = "person.created"
+	PersonDeleted           EventType = "person.deleted"
+	PersonUpdated           EventType = "person.updated"
+	ScoreCreated            EventType = "score.created"
+	ScoreDeleted            EventType = "score.deleted"
+	ScoreUpdated            EventType = "score.updated"
+	ScreeningCreated        EventType = "screening.created"
+	ScreeningDeleted        EventType = "screening.deleted"
+	ScreeningUpdated        EventType = "screening.updated"
+	SectorCreated           EventType = "sector.created"
+	SectorDeleted           EventType = "sector.deleted"
+	SectorUpdated           EventType = "sector.updated"
+	SubsectorCreated        EventType = "subsector.created"
+	SubsectorDeleted        EventType = "subsector.deleted"
+	SubsectorUpdated        EventType = "subsector.updated"
+	TagCreated              EventType = "tag.created"
+	TagDeleted              EventType = "tag.deleted"
+	TagUpdated              EventType = "tag.updated"
+	TeamCreated             EventType = "team.created"
+	TeamDeleted             EventType = "team.deleted"
+	TeamUpdated             EventType = "team.updated"
+	WebhookEndpointCreated  EventType = "webhookEndpoint.created"
+	WebhookEndpointDeleted  EventType = "webhookEndpoint.deleted"
+	WebhookEndpointDisabled EventType = "webhookEndpoint.disabled"
+	WebhookEndpointTest     EventType = "webhookEndpoint.test"
+	WebhookEndpointUpdated  EventType = "webhookEndpoint.updated"
+	WorkflowCreated         EventType = "workflow.created"
+	WorkflowDeleted         EventType = "workflow.deleted"
+	WorkflowRunCreated      EventType = "workflowRun.created"
+	WorkflowRunDeleted      EventType = "workflowRun.deleted"
+	WorkflowRunUpdated      EventType = "workflowRun.updated"
+	WorkflowUpdated         EventType = "workflow.updated"
+	WorkspaceCreated        EventType = "workspace.created"
+	WorkspaceDeleted        EventType = "workspace.deleted"
+	WorkspaceUpdated        EventType = "workspace.updated"
+)
+
+// Valid indicates whether the value is a known member of the EventType enum.
+func (e EventType) Valid() bool {
+	switch e {
+	case ActivityCreated:
+		return true
+	case ActivityDeleted:
+		return true
+	case ActivityUpdated:
+		return true
+	case ApiKeyCreated:
+		return true
+	case ApiKeyDeleted:
+		return true
+	case ApiKeyUpdated:
+		return true
+	case CompanyCreated:
+		return true
+	case CompanyDeleted:
+		return true
+	case CompanyUpdated:
+		return true
+	case DealCreated:
+		return true
+	case DealDeleted:
+		return true
+	case DealUpdated:
+		return true
+	case DocumentCreated:
+		return true
+	case DocumentDeleted:
+		return true
+	case DocumentUpdated:
+		return true
+	case FrameworkCreated:
+		return true
+	case FrameworkDeleted:
+		return true
+	case FrameworkUpdated:
+		return true
+	case FundCreated:
+		return true
+	case FundDeleted:
+		return true
+	case FundUpdated:
+		return true
+	case IndustryCreated:
+		return true
+	case IndustryDeleted:
+		return true
+	case IndustryUpdated:
+		return true
+	case ListCreated:
+		return true
+	case ListDeleted:
+		return true
+	case ListUpdated:
+		return true
+	case PersonCreated:
+		return true
+	case PersonDeleted:
+		return true
+	case PersonUpdated:
+		return true
+	case ScoreCreated:
+		return true
+	case ScoreDeleted:
+		return true
+	case ScoreUpdated:
+		return true
+	case ScreeningCreated:
+		return true
+	case ScreeningDeleted:
+		return true
+	case ScreeningUpdated:
+		return true
+	case SectorCreated:
+		return true
+	case SectorDeleted:
+		return true
+	case SectorUpdated:
+		return true
+	case SubsectorCreated:
+		return true
+	case SubsectorDeleted:
+		return true
+	case SubsectorUpdated:
+		return true
+	case TagCreated:
+		return true
+	case TagDeleted:
+		return true
+	case TagUpdated:
+		return true
+	case TeamCreated:
+		return true
+	case TeamDeleted:
+		return true
+	case TeamUpdated:
+		return true
+	case WebhookEndpointCreated:
+		return true
+	case WebhookEndpointDeleted:
+		return true
+	case WebhookEndpointDisabled:
+		return true
+	case WebhookEndpointTest:
+		return true
+	case WebhookEndpointUpdated:
+		return true
+	case WorkflowCreated:
+		return true
+	case WorkflowDeleted:
+		return true
+	case WorkflowRunCreated:
+		return true
+	case WorkflowRunDeleted:
+		return true
+	case WorkflowRunUpdated:
+		return true
+	case WorkflowUpdated:
+		return true
+	case WorkspaceCreated:
+		return true
+	case WorkspaceDeleted:
+		return true
+	case WorkspaceUpdated:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for FundStrategy.
 const (
 	FundStrategyBuyout         FundStrategy = "buyout"
@@ -1443,6 +1641,24 @@ func (e GetDocumentsParamsDirection) Valid() bool {
 	}
 }
 
+// Defines values for GetEventsParamsDirection.
+const (
+	GetEventsParamsDirectionAsc  GetEventsParamsDirection = "asc"
+	GetEventsParamsDirectionDesc GetEventsParamsDirection = "desc"
+)
+
+// Valid indicates whether the value is a known member of the GetEventsParamsDirection enum.
+func (e GetEventsParamsDirection) Valid() bool {
+	switch e {
+	case GetEventsParamsDirectionAsc:
+		return true
+	case GetEventsParamsDirectionDesc:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetFrameworksParamsSort.
 const (
 	GetFrameworksParamsSortCreatedAt GetFrameworksParamsSort = "createdAt"
@@ -2124,6 +2340,27 @@ func (e GetTeamsParamsDirection) Valid() bool {
 	}
 }
 
+// Defines values for GetWebhookEndpointsByIdDeliveriesParamsStatus.
+const (
+	GetWebhookEndpointsByIdDeliveriesParamsStatusFailed    GetWebhookEndpointsByIdDeliveriesParamsStatus = "failed"
+	GetWebhookEndpointsByIdDeliveriesParamsStatusPending   GetWebhookEndpointsByIdDeliveriesParamsStatus = "pending"
+	GetWebhookEndpointsByIdDeliveriesParamsStatusSucceeded GetWebhookEndpointsByIdDeliveriesParamsStatus = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the GetWebhookEndpointsByIdDeliveriesParamsStatus enum.
+func (e GetWebhookEndpointsByIdDeliveriesParamsStatus) Valid() bool {
+	switch e {
+	case GetWebhookEndpointsByIdDeliveriesParamsStatusFailed:
+		return true
+	case GetWebhookEndpointsByIdDeliveriesParamsStatusPending:
+		return true
+	case GetWebhookEndpointsByIdDeliveriesParamsStatusSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetWorkflowRunsParamsSort.
 const (
 	GetWorkflowRunsParamsSortCreatedAt GetWorkflowRunsParamsSort = "createdAt"
@@ -2779,6 +3016,36 @@ type Error struct {
 // - `unavailable` (503): the storage did not answer in time; retry after `Retry-After` seconds
 type ErrorCode string
 
+// Event defines model for Event.
+type Event struct {
+	Actor struct {
+		Id   string `json:"id"`
+		Type string `json:"type"`
+	} `json:"actor"`
+
+	// Changes each changed field with its value before (`from`) and after (`to`); null: absent
+	Changes *map[string]struct {
+		From interface{} `json:"from"`
+		To   interface{} `json:"to"`
+	} `json:"changes,omitempty"`
+
+	// Data the record as created (a create) or its last state (a delete), as GET answers it; absent for updates
+	Data       *map[string]interface{} `json:"data,omitempty"`
+	Id         string                  `json:"id"`
+	OccurredAt time.Time               `json:"occurredAt"`
+	Resource   struct {
+		Id   string `json:"id"`
+		Type string `json:"type"`
+	} `json:"resource"`
+	Truncated *bool `json:"truncated,omitempty"`
+
+	// Type `<resource type>.<verb>`
+	Type EventType `json:"type"`
+}
+
+// EventType `<resource type>.<verb>`
+type EventType string
+
 // Framework A scoring framework: the weighted elements a company is scored on.
 type Framework struct {
 	// CreatedAt when the record was created
@@ -3305,6 +3572,59 @@ type Team struct {
 
 	// UpdatedAt when the record last changed
 	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
+}
+
+// WebhookDelivery defines model for WebhookDelivery.
+type WebhookDelivery struct {
+	Attempts *[]struct {
+		At        time.Time `json:"at"`
+		Error     *string   `json:"error,omitempty"`
+		LatencyMs int       `json:"latencyMs"`
+		Manual    *bool     `json:"manual,omitempty"`
+		Response  *string   `json:"response,omitempty"`
+		Status    *int      `json:"status,omitempty"`
+	} `json:"attempts"`
+	CreatedAt     time.Time  `json:"createdAt"`
+	EndpointId    string     `json:"endpointId"`
+	EventId       string     `json:"eventId"`
+	EventType     string     `json:"eventType"`
+	Id            string     `json:"id"`
+	NextAttemptAt *time.Time `json:"nextAttemptAt"`
+
+	// Payload any JSON value
+	Payload    interface{} `json:"payload,omitempty"`
+	ResourceId *string     `json:"resourceId,omitempty"`
+	Status     string      `json:"status"`
+	UpdatedAt  time.Time   `json:"updatedAt"`
+}
+
+// WebhookEndpoint defines model for WebhookEndpoint.
+type WebhookEndpoint struct {
+	CreatedAt      time.Time  `json:"createdAt"`
+	Description    string     `json:"description"`
+	DisabledReason *string    `json:"disabledReason,omitempty"`
+	Enabled        bool       `json:"enabled"`
+	EventTypes     *[]string  `json:"eventTypes"`
+	FailingSince   *time.Time `json:"failingSince"`
+	Id             string     `json:"id"`
+	UpdatedAt      time.Time  `json:"updatedAt"`
+	Url            string     `json:"url"`
+}
+
+// WebhookEndpointWithSecret defines model for WebhookEndpointWithSecret.
+type WebhookEndpointWithSecret struct {
+	CreatedAt      time.Time  `json:"createdAt"`
+	Description    string     `json:"description"`
+	DisabledReason *string    `json:"disabledReason,omitempty"`
+	Enabled        bool       `json:"enabled"`
+	EventTypes     *[]string  `json:"eventTypes"`
+	FailingSince   *time.Time `json:"failingSince"`
+	Id             string     `json:"id"`
+
+	// Secret the signing secret (Standard Webhooks), shown this once
+	Secret    string    `json:"secret"`
+	UpdatedAt time.Time `json:"updatedAt"`
+	Url       string    `json:"url"`
 }
 
 // WebhookTrigger defines model for WebhookTrigger.
@@ -4269,6 +4589,39 @@ type PostEnrichmentsResourcesByResourceTypeByResourceIdParams struct {
 type PatchEnrichmentsResourcesByResourceTypeByResourceIdByValueIdJSONBody struct {
 	Pinned bool `json:"pinned"`
 }
+
+// GetEventsParams defines parameters for GetEvents.
+type GetEventsParams struct {
+	// Limit records per page, 1 to 1000 (outside: clamped); default 100
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor the `X-Next-Cursor` of the previous page (bound to this list: same sort and filter)
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Direction `desc` (default, newest first) or `asc`
+	Direction *GetEventsParamsDirection `form:"direction,omitempty" json:"direction,omitempty"`
+
+	// ResourceType only events of these resource types, comma-separated (`company,deal`)
+	ResourceType *string `form:"resourceType,omitempty" json:"resourceType,omitempty"`
+
+	// ResourceId only events of this record
+	ResourceId *string `form:"resourceId,omitempty" json:"resourceId,omitempty"`
+
+	// Type only these event types, comma-separated; `company.*` names a resource's
+	Type *string `form:"type,omitempty" json:"type,omitempty"`
+
+	// Actor only changes by this actor: `<type>:<id>` (`apiKey:ck_…`) or a type (`apiKey`, `webhook`, `workflowRun`, `operator`, `system`)
+	Actor *string `form:"actor,omitempty" json:"actor,omitempty"`
+
+	// Since only events at or after this time (RFC 3339)
+	Since *time.Time `form:"since,omitempty" json:"since,omitempty"`
+
+	// Until only events before this time (RFC 3339)
+	Until *time.Time `form:"until,omitempty" json:"until,omitempty"`
+}
+
+// GetEventsParamsDirection defines parameters for GetEvents.
+type GetEventsParamsDirection string
 
 // GetFrameworksParams defines parameters for GetFrameworks.
 type GetFrameworksParams struct {
@@ -5377,6 +5730,95 @@ type PutTeamsByIdParams struct {
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
+// GetWebhookEndpointsParams defines parameters for GetWebhookEndpoints.
+type GetWebhookEndpointsParams struct {
+	// Limit records per page, 1 to 1000 (outside: clamped); default 100
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor the `X-Next-Cursor` of the previous page (bound to this list: same sort and filter)
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// PostWebhookEndpointsJSONBody defines parameters for PostWebhookEndpoints.
+type PostWebhookEndpointsJSONBody struct {
+	Description *string `json:"description,omitempty"`
+	Enabled     *bool   `json:"enabled,omitempty"`
+
+	// EventTypes event types (`company.updated`), a resource's (`company.*`) or every (`*`)
+	EventTypes *[]string `json:"eventTypes,omitempty"`
+
+	// Url where deliveries are POSTed (http or https, public addresses only)
+	Url string `json:"url"`
+}
+
+// PostWebhookEndpointsParams defines parameters for PostWebhookEndpoints.
+type PostWebhookEndpointsParams struct {
+	// IdempotencyKey makes a retried POST safe: the first answer is kept 24 hours for this key, organization, method and path, and replayed to a repeat with the same body (`Idempotent-Replayed: true`); another body is a 422
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// DeleteWebhookEndpointsByIdParams defines parameters for DeleteWebhookEndpointsById.
+type DeleteWebhookEndpointsByIdParams struct {
+	// IfMatch the `ETag` the change is based on; another stored version is a 412
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
+// PatchWebhookEndpointsByIdJSONBody defines parameters for PatchWebhookEndpointsById.
+type PatchWebhookEndpointsByIdJSONBody struct {
+	Description *string `json:"description,omitempty"`
+	Enabled     *bool   `json:"enabled,omitempty"`
+
+	// EventTypes event types (`company.updated`), a resource's (`company.*`) or every (`*`)
+	EventTypes *[]string `json:"eventTypes,omitempty"`
+
+	// Url where deliveries are POSTed (http or https, public addresses only)
+	Url *string `json:"url,omitempty"`
+}
+
+// PatchWebhookEndpointsByIdParams defines parameters for PatchWebhookEndpointsById.
+type PatchWebhookEndpointsByIdParams struct {
+	// IfMatch the `ETag` the change is based on; another stored version is a 412
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
+// GetWebhookEndpointsByIdDeliveriesParams defines parameters for GetWebhookEndpointsByIdDeliveries.
+type GetWebhookEndpointsByIdDeliveriesParams struct {
+	// Limit records per page, 1 to 1000 (outside: clamped); default 100
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor the `X-Next-Cursor` of the previous page (bound to this list: same sort and filter)
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Status only deliveries in this status
+	Status *GetWebhookEndpointsByIdDeliveriesParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+}
+
+// GetWebhookEndpointsByIdDeliveriesParamsStatus defines parameters for GetWebhookEndpointsByIdDeliveries.
+type GetWebhookEndpointsByIdDeliveriesParamsStatus string
+
+// PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryParams defines parameters for PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetry.
+type PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryParams struct {
+	// IdempotencyKey makes a retried POST safe: the first answer is kept 24 hours for this key, organization, method and path, and replayed to a repeat with the same body (`Idempotent-Replayed: true`); another body is a 422
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// PostWebhookEndpointsByIdSecretRotateJSONBody defines parameters for PostWebhookEndpointsByIdSecretRotate.
+type PostWebhookEndpointsByIdSecretRotateJSONBody struct {
+	OverlapSeconds *int `json:"overlapSeconds,omitempty"`
+}
+
+// PostWebhookEndpointsByIdSecretRotateParams defines parameters for PostWebhookEndpointsByIdSecretRotate.
+type PostWebhookEndpointsByIdSecretRotateParams struct {
+	// IdempotencyKey makes a retried POST safe: the first answer is kept 24 hours for this key, organization, method and path, and replayed to a repeat with the same body (`Idempotent-Replayed: true`); another body is a 422
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// PostWebhookEndpointsByIdTestParams defines parameters for PostWebhookEndpointsByIdTest.
+type PostWebhookEndpointsByIdTestParams struct {
+	// IdempotencyKey makes a retried POST safe: the first answer is kept 24 hours for this key, organization, method and path, and replayed to a repeat with the same body (`Idempotent-Replayed: true`); another body is a 422
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // GetWorkflowRunsParams defines parameters for GetWorkflowRuns.
 type GetWorkflowRunsParams struct {
 	// Limit records per page, 1 to 1000 (outside: clamped); default 100
@@ -5826,6 +6268,15 @@ type PostTeamsJSONRequestBody PostTeamsJSONBody
 
 // PutTeamsByIdJSONRequestBody defines body for PutTeamsById for application/json ContentType.
 type PutTeamsByIdJSONRequestBody PutTeamsByIdJSONBody
+
+// PostWebhookEndpointsJSONRequestBody defines body for PostWebhookEndpoints for application/json ContentType.
+type PostWebhookEndpointsJSONRequestBody PostWebhookEndpointsJSONBody
+
+// PatchWebhookEndpointsByIdJSONRequestBody defines body for PatchWebhookEndpointsById for application/json ContentType.
+type PatchWebhookEndpointsByIdJSONRequestBody PatchWebhookEndpointsByIdJSONBody
+
+// PostWebhookEndpointsByIdSecretRotateJSONRequestBody defines body for PostWebhookEndpointsByIdSecretRotate for application/json ContentType.
+type PostWebhookEndpointsByIdSecretRotateJSONRequestBody PostWebhookEndpointsByIdSecretRotateJSONBody
 
 // PatchWorkflowRunsByIdJSONRequestBody defines body for PatchWorkflowRunsById for application/json ContentType.
 type PatchWorkflowRunsByIdJSONRequestBody PatchWorkflowRunsByIdJSONBody
@@ -6767,6 +7218,20 @@ type ClientInterface interface {
 	// Corresponds with PATCH /v1/enrichments/resources/{resourceType}/{resourceId}/{valueId} (the `PatchEnrichmentsResourcesByResourceTypeByResourceIdByValueId` operationId).
 	PatchEnrichmentsResourcesByResourceTypeByResourceIdByValueId(ctx context.Context, resourceType string, resourceId string, valueId string, body PatchEnrichmentsResourcesByResourceTypeByResourceIdByValueIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetEvents List the change history
+	//
+	// One event per create, update and delete of every record (companies, workflows, runs, every declared resource, API keys, webhook endpoints), newest first (`direction=asc`: oldest first), kept for the organization's retention (90 days unless the operator set another). Events appear within seconds of their change (they are derived from the table's stream). Filters combine; see docs/events.md for every event type and its payload.
+	//
+	// Corresponds with GET /v1/events (the `GetEvents` operationId).
+	GetEvents(ctx context.Context, params *GetEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetEventsById Get one event
+	//
+	// An event of the change history by its id (`evt_…`, the `id` of a webhook's payload).
+	//
+	// Corresponds with GET /v1/events/{id} (the `GetEventsById` operationId).
+	GetEventsById(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetFrameworks List frameworks
 	//
 	// A page of the organization's frameworks, newest first unless `sort` and `direction` say otherwise. When more records follow, `X-Next-Cursor` holds the next page's `cursor` and `Link` its URL.
@@ -7464,6 +7929,102 @@ type ClientInterface interface {
 	//
 	// Corresponds with PUT /v1/teams/{id} (the `PutTeamsById` operationId).
 	PutTeamsById(ctx context.Context, id string, params *PutTeamsByIdParams, body PutTeamsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetWebhookEndpoints List the webhook endpoints
+	//
+	// Admin keys only. Secrets are never shown.
+	//
+	// Corresponds with GET /v1/webhook-endpoints (the `GetWebhookEndpoints` operationId).
+	GetWebhookEndpoints(ctx context.Context, params *GetWebhookEndpointsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostWebhookEndpointsWithBody Create a webhook endpoint
+	//
+	// Admin keys only. Events of the `eventTypes` it names (default `["*"]`; `company.*` names a resource's events) are POSTed to `url`, signed per Standard Webhooks with the `secret` this answer shows once. The url must be http(s) and resolve to public addresses only. At most 20 endpoints per organization.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/webhook-endpoints (the `PostWebhookEndpoints` operationId).
+	PostWebhookEndpointsWithBody(ctx context.Context, params *PostWebhookEndpointsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostWebhookEndpoints Create a webhook endpoint
+	//
+	// Admin keys only. Events of the `eventTypes` it names (default `["*"]`; `company.*` names a resource's events) are POSTed to `url`, signed per Standard Webhooks with the `secret` this answer shows once. The url must be http(s) and resolve to public addresses only. At most 20 endpoints per organization.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/webhook-endpoints (the `PostWebhookEndpoints` operationId).
+	PostWebhookEndpoints(ctx context.Context, params *PostWebhookEndpointsParams, body PostWebhookEndpointsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteWebhookEndpointsById Delete a webhook endpoint
+	//
+	// Admin keys only. Its pending deliveries are dropped.
+	//
+	// Corresponds with DELETE /v1/webhook-endpoints/{id} (the `DeleteWebhookEndpointsById` operationId).
+	DeleteWebhookEndpointsById(ctx context.Context, id string, params *DeleteWebhookEndpointsByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetWebhookEndpointsById Get a webhook endpoint
+	//
+	// Admin keys only.
+	//
+	// Corresponds with GET /v1/webhook-endpoints/{id} (the `GetWebhookEndpointsById` operationId).
+	GetWebhookEndpointsById(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchWebhookEndpointsByIdWithBody Update a webhook endpoint
+	//
+	// Admin keys only. Change `url`, `description`, `eventTypes` or `enabled`; enabling clears `disabledReason` and `failingSince`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/webhook-endpoints/{id} (the `PatchWebhookEndpointsById` operationId).
+	PatchWebhookEndpointsByIdWithBody(ctx context.Context, id string, params *PatchWebhookEndpointsByIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchWebhookEndpointsById Update a webhook endpoint
+	//
+	// Admin keys only. Change `url`, `description`, `eventTypes` or `enabled`; enabling clears `disabledReason` and `failingSince`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/webhook-endpoints/{id} (the `PatchWebhookEndpointsById` operationId).
+	PatchWebhookEndpointsById(ctx context.Context, id string, params *PatchWebhookEndpointsByIdParams, body PatchWebhookEndpointsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetWebhookEndpointsByIdDeliveries List a webhook endpoint's deliveries
+	//
+	// Admin keys only. Newest first, each with its attempts (time, HTTP status, latency, the first KiB of the answer). Kept 30 days.
+	//
+	// Corresponds with GET /v1/webhook-endpoints/{id}/deliveries (the `GetWebhookEndpointsByIdDeliveries` operationId).
+	GetWebhookEndpointsByIdDeliveries(ctx context.Context, id string, params *GetWebhookEndpointsByIdDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetry Retry a delivery
+	//
+	// Admin keys only. Queues the delivery again, whatever its status, with the same `webhook-id` and payload: one more attempt, made at once.
+	//
+	// Corresponds with POST /v1/webhook-endpoints/{id}/deliveries/{deliveryId}/retry (the `PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetry` operationId).
+	PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetry(ctx context.Context, id string, deliveryId string, params *PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostWebhookEndpointsByIdSecretRotateWithBody Rotate a webhook endpoint's signing secret
+	//
+	// Admin keys only. Answers the new `secret`, shown this once. The previous secret keeps signing beside it for `overlapSeconds` (default 86400, at most 604800): each delivery meanwhile carries both signatures in `webhook-signature`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/webhook-endpoints/{id}/secret/rotate (the `PostWebhookEndpointsByIdSecretRotate` operationId).
+	PostWebhookEndpointsByIdSecretRotateWithBody(ctx context.Context, id string, params *PostWebhookEndpointsByIdSecretRotateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostWebhookEndpointsByIdSecretRotate Rotate a webhook endpoint's signing secret
+	//
+	// Admin keys only. Answers the new `secret`, shown this once. The previous secret keeps signing beside it for `overlapSeconds` (default 86400, at most 604800): each delivery meanwhile carries both signatures in `webhook-signature`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/webhook-endpoints/{id}/secret/rotate (the `PostWebhookEndpointsByIdSecretRotate` operationId).
+	PostWebhookEndpointsByIdSecretRotate(ctx context.Context, id string, params *PostWebhookEndpointsByIdSecretRotateParams, body PostWebhookEndpointsByIdSecretRotateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostWebhookEndpointsByIdTest Send a test event to a webhook endpoint
+	//
+	// Admin keys only. POSTs a signed `webhookEndpoint.test` event to the endpoint now (enabled or not) and answers the delivery with its one attempt (`status` succeeded or failed, the endpoint's HTTP status, latency and answer excerpt). Not retried.
+	//
+	// Corresponds with POST /v1/webhook-endpoints/{id}/test (the `PostWebhookEndpointsByIdTest` operationId).
+	PostWebhookEndpointsByIdTest(ctx context.Context, id string, params *PostWebhookEndpointsByIdTestParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetWorkflowRuns List workflow runs
 	//
@@ -8557,6 +9118,40 @@ func (c *Client) PatchEnrichmentsResourcesByResourceTypeByResourceIdByValueIdWit
 // Corresponds with PATCH /v1/enrichments/resources/{resourceType}/{resourceId}/{valueId} (the `PatchEnrichmentsResourcesByResourceTypeByResourceIdByValueId` operationId).
 func (c *Client) PatchEnrichmentsResourcesByResourceTypeByResourceIdByValueId(ctx context.Context, resourceType string, resourceId string, valueId string, body PatchEnrichmentsResourcesByResourceTypeByResourceIdByValueIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPatchEnrichmentsResourcesByResourceTypeByResourceIdByValueIdRequest(c.Server, resourceType, resourceId, valueId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetEvents List the change history
+//
+// One event per create, update and delete of every record (companies, workflows, runs, every declared resource, API keys, webhook endpoints), newest first (`direction=asc`: oldest first), kept for the organization's retention (90 days unless the operator set another). Events appear within seconds of their change (they are derived from the table's stream). Filters combine; see docs/events.md for every event type and its payload.
+//
+// Corresponds with GET /v1/events (the `GetEvents` operationId).
+func (c *Client) GetEvents(ctx context.Context, params *GetEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetEventsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetEventsById Get one event
+//
+// An event of the change history by its id (`evt_…`, the `id` of a webhook's payload).
+//
+// Corresponds with GET /v1/events/{id} (the `GetEventsById` operationId).
+func (c *Client) GetEventsById(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetEventsByIdRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -10115,6 +10710,222 @@ func (c *Client) PutTeamsByIdWithBody(ctx context.Context, id string, params *Pu
 // Corresponds with PUT /v1/teams/{id} (the `PutTeamsById` operationId).
 func (c *Client) PutTeamsById(ctx context.Context, id string, params *PutTeamsByIdParams, body PutTeamsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPutTeamsByIdRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetWebhookEndpoints List the webhook endpoints
+//
+// Admin keys only. Secrets are never shown.
+//
+// Corresponds with GET /v1/webhook-endpoints (the `GetWebhookEndpoints` operationId).
+func (c *Client) GetWebhookEndpoints(ctx context.Context, params *GetWebhookEndpointsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetWebhookEndpointsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostWebhookEndpointsWithBody Create a webhook endpoint
+//
+// Admin keys only. Events of the `eventTypes` it names (default `["*"]`; `company.*` names a resource's events) are POSTed to `url`, signed per Standard Webhooks with the `secret` this answer shows once. The url must be http(s) and resolve to public addresses only. At most 20 endpoints per organization.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/webhook-endpoints (the `PostWebhookEndpoints` operationId).
+func (c *Client) PostWebhookEndpointsWithBody(ctx context.Context, params *PostWebhookEndpointsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostWebhookEndpointsRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostWebhookEndpoints Create a webhook endpoint
+//
+// Admin keys only. Events of the `eventTypes` it names (default `["*"]`; `company.*` names a resource's events) are POSTed to `url`, signed per Standard Webhooks with the `secret` this answer shows once. The url must be http(s) and resolve to public addresses only. At most 20 endpoints per organization.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/webhook-endpoints (the `PostWebhookEndpoints` operationId).
+func (c *Client) PostWebhookEndpoints(ctx context.Context, params *PostWebhookEndpointsParams, body PostWebhookEndpointsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostWebhookEndpointsRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteWebhookEndpointsById Delete a webhook endpoint
+//
+// Admin keys only. Its pending deliveries are dropped.
+//
+// Corresponds with DELETE /v1/webhook-endpoints/{id} (the `DeleteWebhookEndpointsById` operationId).
+func (c *Client) DeleteWebhookEndpointsById(ctx context.Context, id string, params *DeleteWebhookEndpointsByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteWebhookEndpointsByIdRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetWebhookEndpointsById Get a webhook endpoint
+//
+// Admin keys only.
+//
+// Corresponds with GET /v1/webhook-endpoints/{id} (the `GetWebhookEndpointsById` operationId).
+func (c *Client) GetWebhookEndpointsById(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetWebhookEndpointsByIdRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchWebhookEndpointsByIdWithBody Update a webhook endpoint
+//
+// Admin keys only. Change `url`, `description`, `eventTypes` or `enabled`; enabling clears `disabledReason` and `failingSince`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/webhook-endpoints/{id} (the `PatchWebhookEndpointsById` operationId).
+func (c *Client) PatchWebhookEndpointsByIdWithBody(ctx context.Context, id string, params *PatchWebhookEndpointsByIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchWebhookEndpointsByIdRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchWebhookEndpointsById Update a webhook endpoint
+//
+// Admin keys only. Change `url`, `description`, `eventTypes` or `enabled`; enabling clears `disabledReason` and `failingSince`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/webhook-endpoints/{id} (the `PatchWebhookEndpointsById` operationId).
+func (c *Client) PatchWebhookEndpointsById(ctx context.Context, id string, params *PatchWebhookEndpointsByIdParams, body PatchWebhookEndpointsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchWebhookEndpointsByIdRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetWebhookEndpointsByIdDeliveries List a webhook endpoint's deliveries
+//
+// Admin keys only. Newest first, each with its attempts (time, HTTP status, latency, the first KiB of the answer). Kept 30 days.
+//
+// Corresponds with GET /v1/webhook-endpoints/{id}/deliveries (the `GetWebhookEndpointsByIdDeliveries` operationId).
+func (c *Client) GetWebhookEndpointsByIdDeliveries(ctx context.Context, id string, params *GetWebhookEndpointsByIdDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetWebhookEndpointsByIdDeliveriesRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetry Retry a delivery
+//
+// Admin keys only. Queues the delivery again, whatever its status, with the same `webhook-id` and payload: one more attempt, made at once.
+//
+// Corresponds with POST /v1/webhook-endpoints/{id}/deliveries/{deliveryId}/retry (the `PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetry` operationId).
+func (c *Client) PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetry(ctx context.Context, id string, deliveryId string, params *PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryRequest(c.Server, id, deliveryId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostWebhookEndpointsByIdSecretRotateWithBody Rotate a webhook endpoint's signing secret
+//
+// Admin keys only. Answers the new `secret`, shown this once. The previous secret keeps signing beside it for `overlapSeconds` (default 86400, at most 604800): each delivery meanwhile carries both signatures in `webhook-signature`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/webhook-endpoints/{id}/secret/rotate (the `PostWebhookEndpointsByIdSecretRotate` operationId).
+func (c *Client) PostWebhookEndpointsByIdSecretRotateWithBody(ctx context.Context, id string, params *PostWebhookEndpointsByIdSecretRotateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostWebhookEndpointsByIdSecretRotateRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostWebhookEndpointsByIdSecretRotate Rotate a webhook endpoint's signing secret
+//
+// Admin keys only. Answers the new `secret`, shown this once. The previous secret keeps signing beside it for `overlapSeconds` (default 86400, at most 604800): each delivery meanwhile carries both signatures in `webhook-signature`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/webhook-endpoints/{id}/secret/rotate (the `PostWebhookEndpointsByIdSecretRotate` operationId).
+func (c *Client) PostWebhookEndpointsByIdSecretRotate(ctx context.Context, id string, params *PostWebhookEndpointsByIdSecretRotateParams, body PostWebhookEndpointsByIdSecretRotateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostWebhookEndpointsByIdSecretRotateRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostWebhookEndpointsByIdTest Send a test event to a webhook endpoint
+//
+// Admin keys only. POSTs a signed `webhookEndpoint.test` event to the endpoint now (enabled or not) and answers the delivery with its one attempt (`status` succeeded or failed, the endpoint's HTTP status, latency and answer excerpt). Not retried.
+//
+// Corresponds with POST /v1/webhook-endpoints/{id}/test (the `PostWebhookEndpointsByIdTest` operationId).
+func (c *Client) PostWebhookEndpointsByIdTest(ctx context.Context, id string, params *PostWebhookEndpointsByIdTestParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostWebhookEndpointsByIdTestRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -12655,6 +13466,190 @@ func NewPatchEnrichmentsResourcesByResourceTypeByResourceIdByValueIdRequestWithB
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetEventsRequest constructs an http.Request for the GetEvents method
+func NewGetEventsRequest(server string, params *GetEventsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/events")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Direction != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "direction", *params.Direction, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ResourceType != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "resourceType", *params.ResourceType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ResourceId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "resourceId", *params.ResourceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Type != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "type", *params.Type, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Actor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "actor", *params.Actor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Since != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Until != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "until", *params.Until, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetEventsByIdRequest constructs an http.Request for the GetEventsById method
+func NewGetEventsByIdRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/events/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -16699,6 +17694,524 @@ func NewPutTeamsByIdRequestWithBody(server string, id string, params *PutTeamsBy
 	return req, nil
 }
 
+// NewGetWebhookEndpointsRequest constructs an http.Request for the GetWebhookEndpoints method
+func NewGetWebhookEndpointsRequest(server string, params *GetWebhookEndpointsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/webhook-endpoints")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostWebhookEndpointsRequest calls the generic PostWebhookEndpoints builder with application/json body
+func NewPostWebhookEndpointsRequest(server string, params *PostWebhookEndpointsParams, body PostWebhookEndpointsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostWebhookEndpointsRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostWebhookEndpointsRequestWithBody constructs an http.Request for the PostWebhookEndpoints method, with any body, and a specified content type
+func NewPostWebhookEndpointsRequestWithBody(server string, params *PostWebhookEndpointsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/webhook-endpoints")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewDeleteWebhookEndpointsByIdRequest constructs an http.Request for the DeleteWebhookEndpointsById method
+func NewDeleteWebhookEndpointsByIdRequest(server string, id string, params *DeleteWebhookEndpointsByIdParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/webhook-endpoints/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetWebhookEndpointsByIdRequest constructs an http.Request for the GetWebhookEndpointsById method
+func NewGetWebhookEndpointsByIdRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/webhook-endpoints/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPatchWebhookEndpointsByIdRequest calls the generic PatchWebhookEndpointsById builder with application/json body
+func NewPatchWebhookEndpointsByIdRequest(server string, id string, params *PatchWebhookEndpointsByIdParams, body PatchWebhookEndpointsByIdJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPatchWebhookEndpointsByIdRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPatchWebhookEndpointsByIdRequestWithBody constructs an http.Request for the PatchWebhookEndpointsById method, with any body, and a specified content type
+func NewPatchWebhookEndpointsByIdRequestWithBody(server string, id string, params *PatchWebhookEndpointsByIdParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/webhook-endpoints/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetWebhookEndpointsByIdDeliveriesRequest constructs an http.Request for the GetWebhookEndpointsByIdDeliveries method
+func NewGetWebhookEndpointsByIdDeliveriesRequest(server string, id string, params *GetWebhookEndpointsByIdDeliveriesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/webhook-endpoints/%s/deliveries", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryRequest constructs an http.Request for the PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetry method
+func NewPostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryRequest(server string, id string, deliveryId string, params *PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "deliveryId", deliveryId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/webhook-endpoints/%s/deliveries/%s/retry", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostWebhookEndpointsByIdSecretRotateRequest calls the generic PostWebhookEndpointsByIdSecretRotate builder with application/json body
+func NewPostWebhookEndpointsByIdSecretRotateRequest(server string, id string, params *PostWebhookEndpointsByIdSecretRotateParams, body PostWebhookEndpointsByIdSecretRotateJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostWebhookEndpointsByIdSecretRotateRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPostWebhookEndpointsByIdSecretRotateRequestWithBody constructs an http.Request for the PostWebhookEndpointsByIdSecretRotate method, with any body, and a specified content type
+func NewPostWebhookEndpointsByIdSecretRotateRequestWithBody(server string, id string, params *PostWebhookEndpointsByIdSecretRotateParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/webhook-endpoints/%s/secret/rotate", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostWebhookEndpointsByIdTestRequest constructs an http.Request for the PostWebhookEndpointsByIdTest method
+func NewPostWebhookEndpointsByIdTestRequest(server string, id string, params *PostWebhookEndpointsByIdTestParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/webhook-endpoints/%s/test", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetWorkflowRunsRequest constructs an http.Request for the GetWorkflowRuns method
 func NewGetWorkflowRunsRequest(server string, params *GetWorkflowRunsParams) (*http.Request, error) {
 	var err error
@@ -18468,6 +19981,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /v1/enrichments/resources/{resourceType}/{resourceId}/{valueId} (the `PatchEnrichmentsResourcesByResourceTypeByResourceIdByValueId` operationId).
 	PatchEnrichmentsResourcesByResourceTypeByResourceIdByValueIdWithResponse(ctx context.Context, resourceType string, resourceId string, valueId string, body PatchEnrichmentsResourcesByResourceTypeByResourceIdByValueIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse, error)
 
+	// GetEventsWithResponse List the change history
+	//
+	// One event per create, update and delete of every record (companies, workflows, runs, every declared resource, API keys, webhook endpoints), newest first (`direction=asc`: oldest first), kept for the organization's retention (90 days unless the operator set another). Events appear within seconds of their change (they are derived from the table's stream). Filters combine; see docs/events.md for every event type and its payload.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/events (the `GetEvents` operationId).
+	GetEventsWithResponse(ctx context.Context, params *GetEventsParams, reqEditors ...RequestEditorFn) (*GetEventsResponse, error)
+
+	// GetEventsByIdWithResponse Get one event
+	//
+	// An event of the change history by its id (`evt_…`, the `id` of a webhook's payload).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/events/{id} (the `GetEventsById` operationId).
+	GetEventsByIdWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetEventsByIdResponse, error)
+
 	// GetFrameworksWithResponse List frameworks
 	//
 	// A page of the organization's frameworks, newest first unless `sort` and `direction` say otherwise. When more records follow, `X-Next-Cursor` holds the next page's `cursor` and `Link` its URL.
@@ -19241,6 +20772,114 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PUT /v1/teams/{id} (the `PutTeamsById` operationId).
 	PutTeamsByIdWithResponse(ctx context.Context, id string, params *PutTeamsByIdParams, body PutTeamsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PutTeamsByIdResponse, error)
+
+	// GetWebhookEndpointsWithResponse List the webhook endpoints
+	//
+	// Admin keys only. Secrets are never shown.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/webhook-endpoints (the `GetWebhookEndpoints` operationId).
+	GetWebhookEndpointsWithResponse(ctx context.Context, params *GetWebhookEndpointsParams, reqEditors ...RequestEditorFn) (*GetWebhookEndpointsResponse, error)
+
+	// PostWebhookEndpointsWithBodyWithResponse Create a webhook endpoint
+	//
+	// Admin keys only. Events of the `eventTypes` it names (default `["*"]`; `company.*` names a resource's events) are POSTed to `url`, signed per Standard Webhooks with the `secret` this answer shows once. The url must be http(s) and resolve to public addresses only. At most 20 endpoints per organization.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/webhook-endpoints (the `PostWebhookEndpoints` operationId).
+	PostWebhookEndpointsWithBodyWithResponse(ctx context.Context, params *PostWebhookEndpointsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostWebhookEndpointsResponse, error)
+
+	// PostWebhookEndpointsWithResponse Create a webhook endpoint
+	//
+	// Admin keys only. Events of the `eventTypes` it names (default `["*"]`; `company.*` names a resource's events) are POSTed to `url`, signed per Standard Webhooks with the `secret` this answer shows once. The url must be http(s) and resolve to public addresses only. At most 20 endpoints per organization.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/webhook-endpoints (the `PostWebhookEndpoints` operationId).
+	PostWebhookEndpointsWithResponse(ctx context.Context, params *PostWebhookEndpointsParams, body PostWebhookEndpointsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostWebhookEndpointsResponse, error)
+
+	// DeleteWebhookEndpointsByIdWithResponse Delete a webhook endpoint
+	//
+	// Admin keys only. Its pending deliveries are dropped.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/webhook-endpoints/{id} (the `DeleteWebhookEndpointsById` operationId).
+	DeleteWebhookEndpointsByIdWithResponse(ctx context.Context, id string, params *DeleteWebhookEndpointsByIdParams, reqEditors ...RequestEditorFn) (*DeleteWebhookEndpointsByIdResponse, error)
+
+	// GetWebhookEndpointsByIdWithResponse Get a webhook endpoint
+	//
+	// Admin keys only.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/webhook-endpoints/{id} (the `GetWebhookEndpointsById` operationId).
+	GetWebhookEndpointsByIdWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetWebhookEndpointsByIdResponse, error)
+
+	// PatchWebhookEndpointsByIdWithBodyWithResponse Update a webhook endpoint
+	//
+	// Admin keys only. Change `url`, `description`, `eventTypes` or `enabled`; enabling clears `disabledReason` and `failingSince`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/webhook-endpoints/{id} (the `PatchWebhookEndpointsById` operationId).
+	PatchWebhookEndpointsByIdWithBodyWithResponse(ctx context.Context, id string, params *PatchWebhookEndpointsByIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchWebhookEndpointsByIdResponse, error)
+
+	// PatchWebhookEndpointsByIdWithResponse Update a webhook endpoint
+	//
+	// Admin keys only. Change `url`, `description`, `eventTypes` or `enabled`; enabling clears `disabledReason` and `failingSince`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/webhook-endpoints/{id} (the `PatchWebhookEndpointsById` operationId).
+	PatchWebhookEndpointsByIdWithResponse(ctx context.Context, id string, params *PatchWebhookEndpointsByIdParams, body PatchWebhookEndpointsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchWebhookEndpointsByIdResponse, error)
+
+	// GetWebhookEndpointsByIdDeliveriesWithResponse List a webhook endpoint's deliveries
+	//
+	// Admin keys only. Newest first, each with its attempts (time, HTTP status, latency, the first KiB of the answer). Kept 30 days.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/webhook-endpoints/{id}/deliveries (the `GetWebhookEndpointsByIdDeliveries` operationId).
+	GetWebhookEndpointsByIdDeliveriesWithResponse(ctx context.Context, id string, params *GetWebhookEndpointsByIdDeliveriesParams, reqEditors ...RequestEditorFn) (*GetWebhookEndpointsByIdDeliveriesResponse, error)
+
+	// PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryWithResponse Retry a delivery
+	//
+	// Admin keys only. Queues the delivery again, whatever its status, with the same `webhook-id` and payload: one more attempt, made at once.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/webhook-endpoints/{id}/deliveries/{deliveryId}/retry (the `PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetry` operationId).
+	PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryWithResponse(ctx context.Context, id string, deliveryId string, params *PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryParams, reqEditors ...RequestEditorFn) (*PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse, error)
+
+	// PostWebhookEndpointsByIdSecretRotateWithBodyWithResponse Rotate a webhook endpoint's signing secret
+	//
+	// Admin keys only. Answers the new `secret`, shown this once. The previous secret keeps signing beside it for `overlapSeconds` (default 86400, at most 604800): each delivery meanwhile carries both signatures in `webhook-signature`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/webhook-endpoints/{id}/secret/rotate (the `PostWebhookEndpointsByIdSecretRotate` operationId).
+	PostWebhookEndpointsByIdSecretRotateWithBodyWithResponse(ctx context.Context, id string, params *PostWebhookEndpointsByIdSecretRotateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostWebhookEndpointsByIdSecretRotateResponse, error)
+
+	// PostWebhookEndpointsByIdSecretRotateWithResponse Rotate a webhook endpoint's signing secret
+	//
+	// Admin keys only. Answers the new `secret`, shown this once. The previous secret keeps signing beside it for `overlapSeconds` (default 86400, at most 604800): each delivery meanwhile carries both signatures in `webhook-signature`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/webhook-endpoints/{id}/secret/rotate (the `PostWebhookEndpointsByIdSecretRotate` operationId).
+	PostWebhookEndpointsByIdSecretRotateWithResponse(ctx context.Context, id string, params *PostWebhookEndpointsByIdSecretRotateParams, body PostWebhookEndpointsByIdSecretRotateJSONRequestBody, reqEditors ...RequestEditorFn) (*PostWebhookEndpointsByIdSecretRotateResponse, error)
+
+	// PostWebhookEndpointsByIdTestWithResponse Send a test event to a webhook endpoint
+	//
+	// Admin keys only. POSTs a signed `webhookEndpoint.test` event to the endpoint now (enabled or not) and answers the delivery with its one attempt (`status` succeeded or failed, the endpoint's HTTP status, latency and answer excerpt). Not retried.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/webhook-endpoints/{id}/test (the `PostWebhookEndpointsByIdTest` operationId).
+	PostWebhookEndpointsByIdTestWithResponse(ctx context.Context, id string, params *PostWebhookEndpointsByIdTestParams, reqEditors ...RequestEditorFn) (*PostWebhookEndpointsByIdTestResponse, error)
 
 	// GetWorkflowRunsWithResponse List workflow runs
 	//
@@ -25105,6 +26744,320 @@ func (r PatchEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse) St
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PatchEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetEventsResponse200Headers the declared response headers of an HTTP 200 response for GetEvents
+type GetEventsResponse200Headers struct {
+	Link                *string
+	XNextCursor         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// GetEventsResponse400Headers the declared response headers of an HTTP 400 response for GetEvents
+type GetEventsResponse400Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// GetEventsResponse401Headers the declared response headers of an HTTP 401 response for GetEvents
+type GetEventsResponse401Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// GetEventsResponse404Headers the declared response headers of an HTTP 404 response for GetEvents
+type GetEventsResponse404Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// GetEventsResponse429Headers the declared response headers of an HTTP 429 response for GetEvents
+type GetEventsResponse429Headers struct {
+	RetryAfter          *int
+	XErrorCode          ErrorCode
+	XErrorParam         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// GetEventsResponse500Headers the declared response headers of an HTTP 500 response for GetEvents
+type GetEventsResponse500Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// GetEventsResponse503Headers the declared response headers of an HTTP 503 response for GetEvents
+type GetEventsResponse503Headers struct {
+	RetryAfter  *int
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+type GetEventsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []Event `json:"data"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *N400
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *N401
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetEventsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetEventsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetEventsResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetEventsResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetEventsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetEventsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetEventsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetEventsResponse) GetJSON200() *struct {
+	Data []Event `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetEventsResponse) GetJSON400() *N400 {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetEventsResponse) GetJSON401() *N401 {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetEventsResponse) GetJSON404() *N404 {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetEventsResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetEventsResponse) GetJSON500() *N500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetEventsResponse) GetJSON503() *N503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetEventsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetEventsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetEventsByIdResponse200Headers the declared response headers of an HTTP 200 response for GetEventsById
+type GetEventsByIdResponse200Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// GetEventsByIdResponse400Headers the declared response headers of an HTTP 400 response for GetEventsById
+type GetEventsByIdResponse400Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// GetEventsByIdResponse401Headers the declared response headers of an HTTP 401 response for GetEventsById
+type GetEventsByIdResponse401Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// GetEventsByIdResponse404Headers the declared response headers of an HTTP 404 response for GetEventsById
+type GetEventsByIdResponse404Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// GetEventsByIdResponse429Headers the declared response headers of an HTTP 429 response for GetEventsById
+type GetEventsByIdResponse429Headers struct {
+	RetryAfter          *int
+	XErrorCode          ErrorCode
+	XErrorParam         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// GetEventsByIdResponse500Headers the declared response headers of an HTTP 500 response for GetEventsById
+type GetEventsByIdResponse500Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// GetEventsByIdResponse503Headers the declared response headers of an HTTP 503 response for GetEventsById
+type GetEventsByIdResponse503Headers struct {
+	RetryAfter  *int
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+type GetEventsByIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data Event `json:"data"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *N400
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *N401
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetEventsByIdResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetEventsByIdResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetEventsByIdResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetEventsByIdResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetEventsByIdResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetEventsByIdResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetEventsByIdResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetEventsByIdResponse) GetJSON200() *struct {
+	Data Event `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetEventsByIdResponse) GetJSON400() *N400 {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetEventsByIdResponse) GetJSON401() *N401 {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetEventsByIdResponse) GetJSON404() *N404 {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetEventsByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetEventsByIdResponse) GetJSON500() *N500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetEventsByIdResponse) GetJSON503() *N503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetEventsByIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetEventsByIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetEventsByIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetEventsByIdResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -36229,6 +38182,1711 @@ func (r PutTeamsByIdResponse) ContentType() string {
 	return ""
 }
 
+// GetWebhookEndpointsResponse200Headers the declared response headers of an HTTP 200 response for GetWebhookEndpoints
+type GetWebhookEndpointsResponse200Headers struct {
+	Link                *string
+	XNextCursor         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// GetWebhookEndpointsResponse400Headers the declared response headers of an HTTP 400 response for GetWebhookEndpoints
+type GetWebhookEndpointsResponse400Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// GetWebhookEndpointsResponse401Headers the declared response headers of an HTTP 401 response for GetWebhookEndpoints
+type GetWebhookEndpointsResponse401Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// GetWebhookEndpointsResponse403Headers the declared response headers of an HTTP 403 response for GetWebhookEndpoints
+type GetWebhookEndpointsResponse403Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// GetWebhookEndpointsResponse404Headers the declared response headers of an HTTP 404 response for GetWebhookEndpoints
+type GetWebhookEndpointsResponse404Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// GetWebhookEndpointsResponse429Headers the declared response headers of an HTTP 429 response for GetWebhookEndpoints
+type GetWebhookEndpointsResponse429Headers struct {
+	RetryAfter          *int
+	XErrorCode          ErrorCode
+	XErrorParam         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// GetWebhookEndpointsResponse500Headers the declared response headers of an HTTP 500 response for GetWebhookEndpoints
+type GetWebhookEndpointsResponse500Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// GetWebhookEndpointsResponse503Headers the declared response headers of an HTTP 503 response for GetWebhookEndpoints
+type GetWebhookEndpointsResponse503Headers struct {
+	RetryAfter  *int
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+type GetWebhookEndpointsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []WebhookEndpoint `json:"data"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *N400
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *N401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *N403
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetWebhookEndpointsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetWebhookEndpointsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetWebhookEndpointsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetWebhookEndpointsResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetWebhookEndpointsResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetWebhookEndpointsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetWebhookEndpointsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetWebhookEndpointsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetWebhookEndpointsResponse) GetJSON200() *struct {
+	Data []WebhookEndpoint `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetWebhookEndpointsResponse) GetJSON400() *N400 {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetWebhookEndpointsResponse) GetJSON401() *N401 {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetWebhookEndpointsResponse) GetJSON403() *N403 {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetWebhookEndpointsResponse) GetJSON404() *N404 {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetWebhookEndpointsResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetWebhookEndpointsResponse) GetJSON500() *N500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetWebhookEndpointsResponse) GetJSON503() *N503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetWebhookEndpointsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetWebhookEndpointsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetWebhookEndpointsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetWebhookEndpointsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostWebhookEndpointsResponse201Headers the declared response headers of an HTTP 201 response for PostWebhookEndpoints
+type PostWebhookEndpointsResponse201Headers struct {
+	IdempotentReplayed  *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// PostWebhookEndpointsResponse400Headers the declared response headers of an HTTP 400 response for PostWebhookEndpoints
+type PostWebhookEndpointsResponse400Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PostWebhookEndpointsResponse401Headers the declared response headers of an HTTP 401 response for PostWebhookEndpoints
+type PostWebhookEndpointsResponse401Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PostWebhookEndpointsResponse403Headers the declared response headers of an HTTP 403 response for PostWebhookEndpoints
+type PostWebhookEndpointsResponse403Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PostWebhookEndpointsResponse404Headers the declared response headers of an HTTP 404 response for PostWebhookEndpoints
+type PostWebhookEndpointsResponse404Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PostWebhookEndpointsResponse409Headers the declared response headers of an HTTP 409 response for PostWebhookEndpoints
+type PostWebhookEndpointsResponse409Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PostWebhookEndpointsResponse413Headers the declared response headers of an HTTP 413 response for PostWebhookEndpoints
+type PostWebhookEndpointsResponse413Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PostWebhookEndpointsResponse422Headers the declared response headers of an HTTP 422 response for PostWebhookEndpoints
+type PostWebhookEndpointsResponse422Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PostWebhookEndpointsResponse429Headers the declared response headers of an HTTP 429 response for PostWebhookEndpoints
+type PostWebhookEndpointsResponse429Headers struct {
+	RetryAfter          *int
+	XErrorCode          ErrorCode
+	XErrorParam         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// PostWebhookEndpointsResponse500Headers the declared response headers of an HTTP 500 response for PostWebhookEndpoints
+type PostWebhookEndpointsResponse500Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PostWebhookEndpointsResponse503Headers the declared response headers of an HTTP 503 response for PostWebhookEndpoints
+type PostWebhookEndpointsResponse503Headers struct {
+	RetryAfter  *int
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+type PostWebhookEndpointsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *struct {
+		Data WebhookEndpointWithSecret `json:"data"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *N400
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *N401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *N403
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *N404
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *N409
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *N413
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *N422
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostWebhookEndpointsResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PostWebhookEndpointsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostWebhookEndpointsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostWebhookEndpointsResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostWebhookEndpointsResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostWebhookEndpointsResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostWebhookEndpointsResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostWebhookEndpointsResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostWebhookEndpointsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostWebhookEndpointsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostWebhookEndpointsResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostWebhookEndpointsResponse) GetJSON201() *struct {
+	Data WebhookEndpointWithSecret `json:"data"`
+} {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostWebhookEndpointsResponse) GetJSON400() *N400 {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostWebhookEndpointsResponse) GetJSON401() *N401 {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostWebhookEndpointsResponse) GetJSON403() *N403 {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostWebhookEndpointsResponse) GetJSON404() *N404 {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostWebhookEndpointsResponse) GetJSON409() *N409 {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostWebhookEndpointsResponse) GetJSON413() *N413 {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostWebhookEndpointsResponse) GetJSON422() *N422 {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostWebhookEndpointsResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostWebhookEndpointsResponse) GetJSON500() *N500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostWebhookEndpointsResponse) GetJSON503() *N503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostWebhookEndpointsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostWebhookEndpointsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostWebhookEndpointsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostWebhookEndpointsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteWebhookEndpointsByIdResponse204Headers the declared response headers of an HTTP 204 response for DeleteWebhookEndpointsById
+type DeleteWebhookEndpointsByIdResponse204Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// DeleteWebhookEndpointsByIdResponse400Headers the declared response headers of an HTTP 400 response for DeleteWebhookEndpointsById
+type DeleteWebhookEndpointsByIdResponse400Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// DeleteWebhookEndpointsByIdResponse401Headers the declared response headers of an HTTP 401 response for DeleteWebhookEndpointsById
+type DeleteWebhookEndpointsByIdResponse401Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// DeleteWebhookEndpointsByIdResponse403Headers the declared response headers of an HTTP 403 response for DeleteWebhookEndpointsById
+type DeleteWebhookEndpointsByIdResponse403Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// DeleteWebhookEndpointsByIdResponse404Headers the declared response headers of an HTTP 404 response for DeleteWebhookEndpointsById
+type DeleteWebhookEndpointsByIdResponse404Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// DeleteWebhookEndpointsByIdResponse412Headers the declared response headers of an HTTP 412 response for DeleteWebhookEndpointsById
+type DeleteWebhookEndpointsByIdResponse412Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// DeleteWebhookEndpointsByIdResponse429Headers the declared response headers of an HTTP 429 response for DeleteWebhookEndpointsById
+type DeleteWebhookEndpointsByIdResponse429Headers struct {
+	RetryAfter          *int
+	XErrorCode          ErrorCode
+	XErrorParam         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// DeleteWebhookEndpointsByIdResponse500Headers the declared response headers of an HTTP 500 response for DeleteWebhookEndpointsById
+type DeleteWebhookEndpointsByIdResponse500Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// DeleteWebhookEndpointsByIdResponse503Headers the declared response headers of an HTTP 503 response for DeleteWebhookEndpointsById
+type DeleteWebhookEndpointsByIdResponse503Headers struct {
+	RetryAfter  *int
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+type DeleteWebhookEndpointsByIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *N400
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *N401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *N403
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *N404
+	// JSON412 the response for an HTTP 412 `application/json` response
+	JSON412 *N412
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
+	// Headers204 the parsed response headers for an HTTP 204 response
+	Headers204 *DeleteWebhookEndpointsByIdResponse204Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DeleteWebhookEndpointsByIdResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteWebhookEndpointsByIdResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeleteWebhookEndpointsByIdResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeleteWebhookEndpointsByIdResponse404Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *DeleteWebhookEndpointsByIdResponse412Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteWebhookEndpointsByIdResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeleteWebhookEndpointsByIdResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteWebhookEndpointsByIdResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteWebhookEndpointsByIdResponse) GetJSON400() *N400 {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteWebhookEndpointsByIdResponse) GetJSON401() *N401 {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteWebhookEndpointsByIdResponse) GetJSON403() *N403 {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteWebhookEndpointsByIdResponse) GetJSON404() *N404 {
+	return r.JSON404
+}
+
+// GetJSON412 returns the response for an HTTP 412 `application/json` response
+func (r DeleteWebhookEndpointsByIdResponse) GetJSON412() *N412 {
+	return r.JSON412
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteWebhookEndpointsByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteWebhookEndpointsByIdResponse) GetJSON500() *N500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteWebhookEndpointsByIdResponse) GetJSON503() *N503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteWebhookEndpointsByIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteWebhookEndpointsByIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteWebhookEndpointsByIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteWebhookEndpointsByIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetWebhookEndpointsByIdResponse200Headers the declared response headers of an HTTP 200 response for GetWebhookEndpointsById
+type GetWebhookEndpointsByIdResponse200Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// GetWebhookEndpointsByIdResponse400Headers the declared response headers of an HTTP 400 response for GetWebhookEndpointsById
+type GetWebhookEndpointsByIdResponse400Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// GetWebhookEndpointsByIdResponse401Headers the declared response headers of an HTTP 401 response for GetWebhookEndpointsById
+type GetWebhookEndpointsByIdResponse401Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// GetWebhookEndpointsByIdResponse403Headers the declared response headers of an HTTP 403 response for GetWebhookEndpointsById
+type GetWebhookEndpointsByIdResponse403Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// GetWebhookEndpointsByIdResponse404Headers the declared response headers of an HTTP 404 response for GetWebhookEndpointsById
+type GetWebhookEndpointsByIdResponse404Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// GetWebhookEndpointsByIdResponse429Headers the declared response headers of an HTTP 429 response for GetWebhookEndpointsById
+type GetWebhookEndpointsByIdResponse429Headers struct {
+	RetryAfter          *int
+	XErrorCode          ErrorCode
+	XErrorParam         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// GetWebhookEndpointsByIdResponse500Headers the declared response headers of an HTTP 500 response for GetWebhookEndpointsById
+type GetWebhookEndpointsByIdResponse500Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// GetWebhookEndpointsByIdResponse503Headers the declared response headers of an HTTP 503 response for GetWebhookEndpointsById
+type GetWebhookEndpointsByIdResponse503Headers struct {
+	RetryAfter  *int
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+type GetWebhookEndpointsByIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data WebhookEndpoint `json:"data"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *N400
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *N401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *N403
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetWebhookEndpointsByIdResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetWebhookEndpointsByIdResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetWebhookEndpointsByIdResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetWebhookEndpointsByIdResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetWebhookEndpointsByIdResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetWebhookEndpointsByIdResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetWebhookEndpointsByIdResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetWebhookEndpointsByIdResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetWebhookEndpointsByIdResponse) GetJSON200() *struct {
+	Data WebhookEndpoint `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetWebhookEndpointsByIdResponse) GetJSON400() *N400 {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetWebhookEndpointsByIdResponse) GetJSON401() *N401 {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetWebhookEndpointsByIdResponse) GetJSON403() *N403 {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetWebhookEndpointsByIdResponse) GetJSON404() *N404 {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetWebhookEndpointsByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetWebhookEndpointsByIdResponse) GetJSON500() *N500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetWebhookEndpointsByIdResponse) GetJSON503() *N503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetWebhookEndpointsByIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetWebhookEndpointsByIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetWebhookEndpointsByIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetWebhookEndpointsByIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PatchWebhookEndpointsByIdResponse200Headers the declared response headers of an HTTP 200 response for PatchWebhookEndpointsById
+type PatchWebhookEndpointsByIdResponse200Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// PatchWebhookEndpointsByIdResponse400Headers the declared response headers of an HTTP 400 response for PatchWebhookEndpointsById
+type PatchWebhookEndpointsByIdResponse400Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PatchWebhookEndpointsByIdResponse401Headers the declared response headers of an HTTP 401 response for PatchWebhookEndpointsById
+type PatchWebhookEndpointsByIdResponse401Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PatchWebhookEndpointsByIdResponse403Headers the declared response headers of an HTTP 403 response for PatchWebhookEndpointsById
+type PatchWebhookEndpointsByIdResponse403Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PatchWebhookEndpointsByIdResponse404Headers the declared response headers of an HTTP 404 response for PatchWebhookEndpointsById
+type PatchWebhookEndpointsByIdResponse404Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PatchWebhookEndpointsByIdResponse412Headers the declared response headers of an HTTP 412 response for PatchWebhookEndpointsById
+type PatchWebhookEndpointsByIdResponse412Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PatchWebhookEndpointsByIdResponse413Headers the declared response headers of an HTTP 413 response for PatchWebhookEndpointsById
+type PatchWebhookEndpointsByIdResponse413Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PatchWebhookEndpointsByIdResponse429Headers the declared response headers of an HTTP 429 response for PatchWebhookEndpointsById
+type PatchWebhookEndpointsByIdResponse429Headers struct {
+	RetryAfter          *int
+	XErrorCode          ErrorCode
+	XErrorParam         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// PatchWebhookEndpointsByIdResponse500Headers the declared response headers of an HTTP 500 response for PatchWebhookEndpointsById
+type PatchWebhookEndpointsByIdResponse500Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PatchWebhookEndpointsByIdResponse503Headers the declared response headers of an HTTP 503 response for PatchWebhookEndpointsById
+type PatchWebhookEndpointsByIdResponse503Headers struct {
+	RetryAfter  *int
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+type PatchWebhookEndpointsByIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data WebhookEndpoint `json:"data"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *N400
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *N401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *N403
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *N404
+	// JSON412 the response for an HTTP 412 `application/json` response
+	JSON412 *N412
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *N413
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PatchWebhookEndpointsByIdResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PatchWebhookEndpointsByIdResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PatchWebhookEndpointsByIdResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PatchWebhookEndpointsByIdResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PatchWebhookEndpointsByIdResponse404Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *PatchWebhookEndpointsByIdResponse412Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PatchWebhookEndpointsByIdResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PatchWebhookEndpointsByIdResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PatchWebhookEndpointsByIdResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PatchWebhookEndpointsByIdResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PatchWebhookEndpointsByIdResponse) GetJSON200() *struct {
+	Data WebhookEndpoint `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PatchWebhookEndpointsByIdResponse) GetJSON400() *N400 {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PatchWebhookEndpointsByIdResponse) GetJSON401() *N401 {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PatchWebhookEndpointsByIdResponse) GetJSON403() *N403 {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PatchWebhookEndpointsByIdResponse) GetJSON404() *N404 {
+	return r.JSON404
+}
+
+// GetJSON412 returns the response for an HTTP 412 `application/json` response
+func (r PatchWebhookEndpointsByIdResponse) GetJSON412() *N412 {
+	return r.JSON412
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PatchWebhookEndpointsByIdResponse) GetJSON413() *N413 {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PatchWebhookEndpointsByIdResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PatchWebhookEndpointsByIdResponse) GetJSON500() *N500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PatchWebhookEndpointsByIdResponse) GetJSON503() *N503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PatchWebhookEndpointsByIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PatchWebhookEndpointsByIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PatchWebhookEndpointsByIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PatchWebhookEndpointsByIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetWebhookEndpointsByIdDeliveriesResponse200Headers the declared response headers of an HTTP 200 response for GetWebhookEndpointsByIdDeliveries
+type GetWebhookEndpointsByIdDeliveriesResponse200Headers struct {
+	Link                *string
+	XNextCursor         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// GetWebhookEndpointsByIdDeliveriesResponse400Headers the declared response headers of an HTTP 400 response for GetWebhookEndpointsByIdDeliveries
+type GetWebhookEndpointsByIdDeliveriesResponse400Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// GetWebhookEndpointsByIdDeliveriesResponse401Headers the declared response headers of an HTTP 401 response for GetWebhookEndpointsByIdDeliveries
+type GetWebhookEndpointsByIdDeliveriesResponse401Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// GetWebhookEndpointsByIdDeliveriesResponse403Headers the declared response headers of an HTTP 403 response for GetWebhookEndpointsByIdDeliveries
+type GetWebhookEndpointsByIdDeliveriesResponse403Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// GetWebhookEndpointsByIdDeliveriesResponse404Headers the declared response headers of an HTTP 404 response for GetWebhookEndpointsByIdDeliveries
+type GetWebhookEndpointsByIdDeliveriesResponse404Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// GetWebhookEndpointsByIdDeliveriesResponse429Headers the declared response headers of an HTTP 429 response for GetWebhookEndpointsByIdDeliveries
+type GetWebhookEndpointsByIdDeliveriesResponse429Headers struct {
+	RetryAfter          *int
+	XErrorCode          ErrorCode
+	XErrorParam         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// GetWebhookEndpointsByIdDeliveriesResponse500Headers the declared response headers of an HTTP 500 response for GetWebhookEndpointsByIdDeliveries
+type GetWebhookEndpointsByIdDeliveriesResponse500Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// GetWebhookEndpointsByIdDeliveriesResponse503Headers the declared response headers of an HTTP 503 response for GetWebhookEndpointsByIdDeliveries
+type GetWebhookEndpointsByIdDeliveriesResponse503Headers struct {
+	RetryAfter  *int
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+type GetWebhookEndpointsByIdDeliveriesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []WebhookDelivery `json:"data"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *N400
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *N401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *N403
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *N404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetWebhookEndpointsByIdDeliveriesResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetWebhookEndpointsByIdDeliveriesResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetWebhookEndpointsByIdDeliveriesResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetWebhookEndpointsByIdDeliveriesResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetWebhookEndpointsByIdDeliveriesResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetWebhookEndpointsByIdDeliveriesResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetWebhookEndpointsByIdDeliveriesResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetWebhookEndpointsByIdDeliveriesResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetWebhookEndpointsByIdDeliveriesResponse) GetJSON200() *struct {
+	Data []WebhookDelivery `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetWebhookEndpointsByIdDeliveriesResponse) GetJSON400() *N400 {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetWebhookEndpointsByIdDeliveriesResponse) GetJSON401() *N401 {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetWebhookEndpointsByIdDeliveriesResponse) GetJSON403() *N403 {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetWebhookEndpointsByIdDeliveriesResponse) GetJSON404() *N404 {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetWebhookEndpointsByIdDeliveriesResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetWebhookEndpointsByIdDeliveriesResponse) GetJSON500() *N500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetWebhookEndpointsByIdDeliveriesResponse) GetJSON503() *N503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetWebhookEndpointsByIdDeliveriesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetWebhookEndpointsByIdDeliveriesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetWebhookEndpointsByIdDeliveriesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetWebhookEndpointsByIdDeliveriesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse202Headers the declared response headers of an HTTP 202 response for PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetry
+type PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse202Headers struct {
+	IdempotentReplayed  *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse400Headers the declared response headers of an HTTP 400 response for PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetry
+type PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse400Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse401Headers the declared response headers of an HTTP 401 response for PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetry
+type PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse401Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse403Headers the declared response headers of an HTTP 403 response for PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetry
+type PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse403Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse404Headers the declared response headers of an HTTP 404 response for PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetry
+type PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse404Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse422Headers the declared response headers of an HTTP 422 response for PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetry
+type PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse422Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse429Headers the declared response headers of an HTTP 429 response for PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetry
+type PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse429Headers struct {
+	RetryAfter          *int
+	XErrorCode          ErrorCode
+	XErrorParam         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse500Headers the declared response headers of an HTTP 500 response for PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetry
+type PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse500Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse503Headers the declared response headers of an HTTP 503 response for PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetry
+type PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse503Headers struct {
+	RetryAfter  *int
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+type PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *struct {
+		Data WebhookDelivery `json:"data"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *N400
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *N401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *N403
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *N404
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *N422
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse202Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse503Headers
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse) GetJSON202() *struct {
+	Data WebhookDelivery `json:"data"`
+} {
+	return r.JSON202
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse) GetJSON400() *N400 {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse) GetJSON401() *N401 {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse) GetJSON403() *N403 {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse) GetJSON404() *N404 {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse) GetJSON422() *N422 {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse) GetJSON500() *N500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse) GetJSON503() *N503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostWebhookEndpointsByIdSecretRotateResponse200Headers the declared response headers of an HTTP 200 response for PostWebhookEndpointsByIdSecretRotate
+type PostWebhookEndpointsByIdSecretRotateResponse200Headers struct {
+	IdempotentReplayed  *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// PostWebhookEndpointsByIdSecretRotateResponse400Headers the declared response headers of an HTTP 400 response for PostWebhookEndpointsByIdSecretRotate
+type PostWebhookEndpointsByIdSecretRotateResponse400Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PostWebhookEndpointsByIdSecretRotateResponse401Headers the declared response headers of an HTTP 401 response for PostWebhookEndpointsByIdSecretRotate
+type PostWebhookEndpointsByIdSecretRotateResponse401Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PostWebhookEndpointsByIdSecretRotateResponse403Headers the declared response headers of an HTTP 403 response for PostWebhookEndpointsByIdSecretRotate
+type PostWebhookEndpointsByIdSecretRotateResponse403Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PostWebhookEndpointsByIdSecretRotateResponse404Headers the declared response headers of an HTTP 404 response for PostWebhookEndpointsByIdSecretRotate
+type PostWebhookEndpointsByIdSecretRotateResponse404Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PostWebhookEndpointsByIdSecretRotateResponse413Headers the declared response headers of an HTTP 413 response for PostWebhookEndpointsByIdSecretRotate
+type PostWebhookEndpointsByIdSecretRotateResponse413Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PostWebhookEndpointsByIdSecretRotateResponse422Headers the declared response headers of an HTTP 422 response for PostWebhookEndpointsByIdSecretRotate
+type PostWebhookEndpointsByIdSecretRotateResponse422Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PostWebhookEndpointsByIdSecretRotateResponse429Headers the declared response headers of an HTTP 429 response for PostWebhookEndpointsByIdSecretRotate
+type PostWebhookEndpointsByIdSecretRotateResponse429Headers struct {
+	RetryAfter          *int
+	XErrorCode          ErrorCode
+	XErrorParam         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// PostWebhookEndpointsByIdSecretRotateResponse500Headers the declared response headers of an HTTP 500 response for PostWebhookEndpointsByIdSecretRotate
+type PostWebhookEndpointsByIdSecretRotateResponse500Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PostWebhookEndpointsByIdSecretRotateResponse503Headers the declared response headers of an HTTP 503 response for PostWebhookEndpointsByIdSecretRotate
+type PostWebhookEndpointsByIdSecretRotateResponse503Headers struct {
+	RetryAfter  *int
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+type PostWebhookEndpointsByIdSecretRotateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data WebhookEndpointWithSecret `json:"data"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *N400
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *N401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *N403
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *N404
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *N413
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *N422
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PostWebhookEndpointsByIdSecretRotateResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PostWebhookEndpointsByIdSecretRotateResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostWebhookEndpointsByIdSecretRotateResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostWebhookEndpointsByIdSecretRotateResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostWebhookEndpointsByIdSecretRotateResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PostWebhookEndpointsByIdSecretRotateResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostWebhookEndpointsByIdSecretRotateResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostWebhookEndpointsByIdSecretRotateResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostWebhookEndpointsByIdSecretRotateResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostWebhookEndpointsByIdSecretRotateResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostWebhookEndpointsByIdSecretRotateResponse) GetJSON200() *struct {
+	Data WebhookEndpointWithSecret `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostWebhookEndpointsByIdSecretRotateResponse) GetJSON400() *N400 {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostWebhookEndpointsByIdSecretRotateResponse) GetJSON401() *N401 {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostWebhookEndpointsByIdSecretRotateResponse) GetJSON403() *N403 {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostWebhookEndpointsByIdSecretRotateResponse) GetJSON404() *N404 {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostWebhookEndpointsByIdSecretRotateResponse) GetJSON413() *N413 {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostWebhookEndpointsByIdSecretRotateResponse) GetJSON422() *N422 {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostWebhookEndpointsByIdSecretRotateResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostWebhookEndpointsByIdSecretRotateResponse) GetJSON500() *N500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostWebhookEndpointsByIdSecretRotateResponse) GetJSON503() *N503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostWebhookEndpointsByIdSecretRotateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostWebhookEndpointsByIdSecretRotateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostWebhookEndpointsByIdSecretRotateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostWebhookEndpointsByIdSecretRotateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostWebhookEndpointsByIdTestResponse200Headers the declared response headers of an HTTP 200 response for PostWebhookEndpointsByIdTest
+type PostWebhookEndpointsByIdTestResponse200Headers struct {
+	IdempotentReplayed  *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// PostWebhookEndpointsByIdTestResponse400Headers the declared response headers of an HTTP 400 response for PostWebhookEndpointsByIdTest
+type PostWebhookEndpointsByIdTestResponse400Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PostWebhookEndpointsByIdTestResponse401Headers the declared response headers of an HTTP 401 response for PostWebhookEndpointsByIdTest
+type PostWebhookEndpointsByIdTestResponse401Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PostWebhookEndpointsByIdTestResponse403Headers the declared response headers of an HTTP 403 response for PostWebhookEndpointsByIdTest
+type PostWebhookEndpointsByIdTestResponse403Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PostWebhookEndpointsByIdTestResponse404Headers the declared response headers of an HTTP 404 response for PostWebhookEndpointsByIdTest
+type PostWebhookEndpointsByIdTestResponse404Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PostWebhookEndpointsByIdTestResponse422Headers the declared response headers of an HTTP 422 response for PostWebhookEndpointsByIdTest
+type PostWebhookEndpointsByIdTestResponse422Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PostWebhookEndpointsByIdTestResponse429Headers the declared response headers of an HTTP 429 response for PostWebhookEndpointsByIdTest
+type PostWebhookEndpointsByIdTestResponse429Headers struct {
+	RetryAfter          *int
+	XErrorCode          ErrorCode
+	XErrorParam         *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// PostWebhookEndpointsByIdTestResponse500Headers the declared response headers of an HTTP 500 response for PostWebhookEndpointsByIdTest
+type PostWebhookEndpointsByIdTestResponse500Headers struct {
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+// PostWebhookEndpointsByIdTestResponse503Headers the declared response headers of an HTTP 503 response for PostWebhookEndpointsByIdTest
+type PostWebhookEndpointsByIdTestResponse503Headers struct {
+	RetryAfter  *int
+	XErrorCode  ErrorCode
+	XErrorParam *string
+	XRequestId  *string
+}
+
+type PostWebhookEndpointsByIdTestResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data WebhookDelivery `json:"data"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *N400
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *N401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *N403
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *N404
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *N422
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PostWebhookEndpointsByIdTestResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PostWebhookEndpointsByIdTestResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostWebhookEndpointsByIdTestResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PostWebhookEndpointsByIdTestResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostWebhookEndpointsByIdTestResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostWebhookEndpointsByIdTestResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostWebhookEndpointsByIdTestResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PostWebhookEndpointsByIdTestResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostWebhookEndpointsByIdTestResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostWebhookEndpointsByIdTestResponse) GetJSON200() *struct {
+	Data WebhookDelivery `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostWebhookEndpointsByIdTestResponse) GetJSON400() *N400 {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostWebhookEndpointsByIdTestResponse) GetJSON401() *N401 {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostWebhookEndpointsByIdTestResponse) GetJSON403() *N403 {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostWebhookEndpointsByIdTestResponse) GetJSON404() *N404 {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostWebhookEndpointsByIdTestResponse) GetJSON422() *N422 {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostWebhookEndpointsByIdTestResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostWebhookEndpointsByIdTestResponse) GetJSON500() *N500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostWebhookEndpointsByIdTestResponse) GetJSON503() *N503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostWebhookEndpointsByIdTestResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostWebhookEndpointsByIdTestResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostWebhookEndpointsByIdTestResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostWebhookEndpointsByIdTestResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetWorkflowRunsResponse200Headers the declared response headers of an HTTP 200 response for GetWorkflowRuns
 type GetWorkflowRunsResponse200Headers struct {
 	Link                *string
@@ -40336,6 +43994,36 @@ func (c *ClientWithResponses) PatchEnrichmentsResourcesByResourceTypeByResourceI
 	return ParsePatchEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse(rsp)
 }
 
+// GetEventsWithResponse List the change history
+//
+// One event per create, update and delete of every record (companies, workflows, runs, every declared resource, API keys, webhook endpoints), newest first (`direction=asc`: oldest first), kept for the organization's retention (90 days unless the operator set another). Events appear within seconds of their change (they are derived from the table's stream). Filters combine; see docs/events.md for every event type and its payload.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/events (the `GetEvents` operationId).
+func (c *ClientWithResponses) GetEventsWithResponse(ctx context.Context, params *GetEventsParams, reqEditors ...RequestEditorFn) (*GetEventsResponse, error) {
+	rsp, err := c.GetEvents(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetEventsResponse(rsp)
+}
+
+// GetEventsByIdWithResponse Get one event
+//
+// An event of the change history by its id (`evt_…`, the `id` of a webhook's payload).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/events/{id} (the `GetEventsById` operationId).
+func (c *ClientWithResponses) GetEventsByIdWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetEventsByIdResponse, error) {
+	rsp, err := c.GetEventsById(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetEventsByIdResponse(rsp)
+}
+
 // GetFrameworksWithResponse List frameworks
 //
 // A page of the organization's frameworks, newest first unless `sort` and `direction` say otherwise. When more records follow, `X-Next-Cursor` holds the next page's `cursor` and `Link` its URL.
@@ -41624,6 +45312,186 @@ func (c *ClientWithResponses) PutTeamsByIdWithResponse(ctx context.Context, id s
 		return nil, err
 	}
 	return ParsePutTeamsByIdResponse(rsp)
+}
+
+// GetWebhookEndpointsWithResponse List the webhook endpoints
+//
+// Admin keys only. Secrets are never shown.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/webhook-endpoints (the `GetWebhookEndpoints` operationId).
+func (c *ClientWithResponses) GetWebhookEndpointsWithResponse(ctx context.Context, params *GetWebhookEndpointsParams, reqEditors ...RequestEditorFn) (*GetWebhookEndpointsResponse, error) {
+	rsp, err := c.GetWebhookEndpoints(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetWebhookEndpointsResponse(rsp)
+}
+
+// PostWebhookEndpointsWithBodyWithResponse Create a webhook endpoint
+//
+// Admin keys only. Events of the `eventTypes` it names (default `["*"]`; `company.*` names a resource's events) are POSTed to `url`, signed per Standard Webhooks with the `secret` this answer shows once. The url must be http(s) and resolve to public addresses only. At most 20 endpoints per organization.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/webhook-endpoints (the `PostWebhookEndpoints` operationId).
+func (c *ClientWithResponses) PostWebhookEndpointsWithBodyWithResponse(ctx context.Context, params *PostWebhookEndpointsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostWebhookEndpointsResponse, error) {
+	rsp, err := c.PostWebhookEndpointsWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostWebhookEndpointsResponse(rsp)
+}
+
+// PostWebhookEndpointsWithResponse Create a webhook endpoint
+//
+// Admin keys only. Events of the `eventTypes` it names (default `["*"]`; `company.*` names a resource's events) are POSTed to `url`, signed per Standard Webhooks with the `secret` this answer shows once. The url must be http(s) and resolve to public addresses only. At most 20 endpoints per organization.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/webhook-endpoints (the `PostWebhookEndpoints` operationId).
+func (c *ClientWithResponses) PostWebhookEndpointsWithResponse(ctx context.Context, params *PostWebhookEndpointsParams, body PostWebhookEndpointsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostWebhookEndpointsResponse, error) {
+	rsp, err := c.PostWebhookEndpoints(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostWebhookEndpointsResponse(rsp)
+}
+
+// DeleteWebhookEndpointsByIdWithResponse Delete a webhook endpoint
+//
+// Admin keys only. Its pending deliveries are dropped.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/webhook-endpoints/{id} (the `DeleteWebhookEndpointsById` operationId).
+func (c *ClientWithResponses) DeleteWebhookEndpointsByIdWithResponse(ctx context.Context, id string, params *DeleteWebhookEndpointsByIdParams, reqEditors ...RequestEditorFn) (*DeleteWebhookEndpointsByIdResponse, error) {
+	rsp, err := c.DeleteWebhookEndpointsById(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteWebhookEndpointsByIdResponse(rsp)
+}
+
+// GetWebhookEndpointsByIdWithResponse Get a webhook endpoint
+//
+// Admin keys only.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/webhook-endpoints/{id} (the `GetWebhookEndpointsById` operationId).
+func (c *ClientWithResponses) GetWebhookEndpointsByIdWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetWebhookEndpointsByIdResponse, error) {
+	rsp, err := c.GetWebhookEndpointsById(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetWebhookEndpointsByIdResponse(rsp)
+}
+
+// PatchWebhookEndpointsByIdWithBodyWithResponse Update a webhook endpoint
+//
+// Admin keys only. Change `url`, `description`, `eventTypes` or `enabled`; enabling clears `disabledReason` and `failingSince`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/webhook-endpoints/{id} (the `PatchWebhookEndpointsById` operationId).
+func (c *ClientWithResponses) PatchWebhookEndpointsByIdWithBodyWithResponse(ctx context.Context, id string, params *PatchWebhookEndpointsByIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchWebhookEndpointsByIdResponse, error) {
+	rsp, err := c.PatchWebhookEndpointsByIdWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchWebhookEndpointsByIdResponse(rsp)
+}
+
+// PatchWebhookEndpointsByIdWithResponse Update a webhook endpoint
+//
+// Admin keys only. Change `url`, `description`, `eventTypes` or `enabled`; enabling clears `disabledReason` and `failingSince`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/webhook-endpoints/{id} (the `PatchWebhookEndpointsById` operationId).
+func (c *ClientWithResponses) PatchWebhookEndpointsByIdWithResponse(ctx context.Context, id string, params *PatchWebhookEndpointsByIdParams, body PatchWebhookEndpointsByIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchWebhookEndpointsByIdResponse, error) {
+	rsp, err := c.PatchWebhookEndpointsById(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchWebhookEndpointsByIdResponse(rsp)
+}
+
+// GetWebhookEndpointsByIdDeliveriesWithResponse List a webhook endpoint's deliveries
+//
+// Admin keys only. Newest first, each with its attempts (time, HTTP status, latency, the first KiB of the answer). Kept 30 days.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/webhook-endpoints/{id}/deliveries (the `GetWebhookEndpointsByIdDeliveries` operationId).
+func (c *ClientWithResponses) GetWebhookEndpointsByIdDeliveriesWithResponse(ctx context.Context, id string, params *GetWebhookEndpointsByIdDeliveriesParams, reqEditors ...RequestEditorFn) (*GetWebhookEndpointsByIdDeliveriesResponse, error) {
+	rsp, err := c.GetWebhookEndpointsByIdDeliveries(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetWebhookEndpointsByIdDeliveriesResponse(rsp)
+}
+
+// PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryWithResponse Retry a delivery
+//
+// Admin keys only. Queues the delivery again, whatever its status, with the same `webhook-id` and payload: one more attempt, made at once.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/webhook-endpoints/{id}/deliveries/{deliveryId}/retry (the `PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetry` operationId).
+func (c *ClientWithResponses) PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryWithResponse(ctx context.Context, id string, deliveryId string, params *PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryParams, reqEditors ...RequestEditorFn) (*PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse, error) {
+	rsp, err := c.PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetry(ctx, id, deliveryId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse(rsp)
+}
+
+// PostWebhookEndpointsByIdSecretRotateWithBodyWithResponse Rotate a webhook endpoint's signing secret
+//
+// Admin keys only. Answers the new `secret`, shown this once. The previous secret keeps signing beside it for `overlapSeconds` (default 86400, at most 604800): each delivery meanwhile carries both signatures in `webhook-signature`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/webhook-endpoints/{id}/secret/rotate (the `PostWebhookEndpointsByIdSecretRotate` operationId).
+func (c *ClientWithResponses) PostWebhookEndpointsByIdSecretRotateWithBodyWithResponse(ctx context.Context, id string, params *PostWebhookEndpointsByIdSecretRotateParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostWebhookEndpointsByIdSecretRotateResponse, error) {
+	rsp, err := c.PostWebhookEndpointsByIdSecretRotateWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostWebhookEndpointsByIdSecretRotateResponse(rsp)
+}
+
+// PostWebhookEndpointsByIdSecretRotateWithResponse Rotate a webhook endpoint's signing secret
+//
+// Admin keys only. Answers the new `secret`, shown this once. The previous secret keeps signing beside it for `overlapSeconds` (default 86400, at most 604800): each delivery meanwhile carries both signatures in `webhook-signature`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/webhook-endpoints/{id}/secret/rotate (the `PostWebhookEndpointsByIdSecretRotate` operationId).
+func (c *ClientWithResponses) PostWebhookEndpointsByIdSecretRotateWithResponse(ctx context.Context, id string, params *PostWebhookEndpointsByIdSecretRotateParams, body PostWebhookEndpointsByIdSecretRotateJSONRequestBody, reqEditors ...RequestEditorFn) (*PostWebhookEndpointsByIdSecretRotateResponse, error) {
+	rsp, err := c.PostWebhookEndpointsByIdSecretRotate(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostWebhookEndpointsByIdSecretRotateResponse(rsp)
+}
+
+// PostWebhookEndpointsByIdTestWithResponse Send a test event to a webhook endpoint
+//
+// Admin keys only. POSTs a signed `webhookEndpoint.test` event to the endpoint now (enabled or not) and answers the delivery with its one attempt (`status` succeeded or failed, the endpoint's HTTP status, latency and answer excerpt). Not retried.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/webhook-endpoints/{id}/test (the `PostWebhookEndpointsByIdTest` operationId).
+func (c *ClientWithResponses) PostWebhookEndpointsByIdTestWithResponse(ctx context.Context, id string, params *PostWebhookEndpointsByIdTestParams, reqEditors ...RequestEditorFn) (*PostWebhookEndpointsByIdTestResponse, error) {
+	rsp, err := c.PostWebhookEndpointsByIdTest(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostWebhookEndpointsByIdTestResponse(rsp)
 }
 
 // GetWorkflowRunsWithResponse List workflow runs
@@ -52430,6 +56298,586 @@ func ParsePatchEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse(r
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers PatchEnrichmentsResourcesByResourceTypeByResourceIdByValueIdResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetEventsResponse parses an HTTP response from a GetEventsWithResponse call
+func ParseGetEventsResponse(rsp *http.Response) (*GetEventsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetEventsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []Event `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest N400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest N401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest N404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest N500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetEventsResponse200Headers
+		if values := rsp.Header.Values("Link"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Link = &value
+		}
+		if values := rsp.Header.Values("X-Next-Cursor"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Next-Cursor", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XNextCursor = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetEventsResponse400Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetEventsResponse401Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetEventsResponse404Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetEventsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetEventsResponse500Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetEventsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetEventsByIdResponse parses an HTTP response from a GetEventsByIdWithResponse call
+func ParseGetEventsByIdResponse(rsp *http.Response) (*GetEventsByIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetEventsByIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data Event `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest N400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest N401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest N404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest N500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetEventsByIdResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetEventsByIdResponse400Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetEventsByIdResponse401Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetEventsByIdResponse404Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetEventsByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetEventsByIdResponse500Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetEventsByIdResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -73208,6 +77656,3192 @@ func ParsePutTeamsByIdResponse(rsp *http.Response) (*PutTeamsByIdResponse, error
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers PutTeamsByIdResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetWebhookEndpointsResponse parses an HTTP response from a GetWebhookEndpointsWithResponse call
+func ParseGetWebhookEndpointsResponse(rsp *http.Response) (*GetWebhookEndpointsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetWebhookEndpointsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []WebhookEndpoint `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest N400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest N401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest N403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest N404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest N500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetWebhookEndpointsResponse200Headers
+		if values := rsp.Header.Values("Link"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Link = &value
+		}
+		if values := rsp.Header.Values("X-Next-Cursor"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Next-Cursor", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XNextCursor = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetWebhookEndpointsResponse400Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetWebhookEndpointsResponse401Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetWebhookEndpointsResponse403Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetWebhookEndpointsResponse404Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetWebhookEndpointsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetWebhookEndpointsResponse500Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetWebhookEndpointsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostWebhookEndpointsResponse parses an HTTP response from a PostWebhookEndpointsWithResponse call
+func ParsePostWebhookEndpointsResponse(rsp *http.Response) (*PostWebhookEndpointsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostWebhookEndpointsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest struct {
+			Data WebhookEndpointWithSecret `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest N400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest N401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest N403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest N404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest N409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest N413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest N422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest N500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostWebhookEndpointsResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers PostWebhookEndpointsResponse400Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostWebhookEndpointsResponse401Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostWebhookEndpointsResponse403Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostWebhookEndpointsResponse404Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostWebhookEndpointsResponse409Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostWebhookEndpointsResponse413Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostWebhookEndpointsResponse422Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostWebhookEndpointsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostWebhookEndpointsResponse500Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostWebhookEndpointsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteWebhookEndpointsByIdResponse parses an HTTP response from a DeleteWebhookEndpointsByIdWithResponse call
+func ParseDeleteWebhookEndpointsByIdResponse(rsp *http.Response) (*DeleteWebhookEndpointsByIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteWebhookEndpointsByIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest N400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest N401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest N403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest N404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest N412
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON412 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest N500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		var headers DeleteWebhookEndpointsByIdResponse204Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers204 = &headers
+	case rsp.StatusCode == 400:
+		var headers DeleteWebhookEndpointsByIdResponse400Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers DeleteWebhookEndpointsByIdResponse401Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeleteWebhookEndpointsByIdResponse403Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeleteWebhookEndpointsByIdResponse404Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 412:
+		var headers DeleteWebhookEndpointsByIdResponse412Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers412 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteWebhookEndpointsByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeleteWebhookEndpointsByIdResponse500Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteWebhookEndpointsByIdResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetWebhookEndpointsByIdResponse parses an HTTP response from a GetWebhookEndpointsByIdWithResponse call
+func ParseGetWebhookEndpointsByIdResponse(rsp *http.Response) (*GetWebhookEndpointsByIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetWebhookEndpointsByIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data WebhookEndpoint `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest N400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest N401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest N403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest N404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest N500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetWebhookEndpointsByIdResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetWebhookEndpointsByIdResponse400Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetWebhookEndpointsByIdResponse401Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetWebhookEndpointsByIdResponse403Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetWebhookEndpointsByIdResponse404Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetWebhookEndpointsByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetWebhookEndpointsByIdResponse500Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetWebhookEndpointsByIdResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePatchWebhookEndpointsByIdResponse parses an HTTP response from a PatchWebhookEndpointsByIdWithResponse call
+func ParsePatchWebhookEndpointsByIdResponse(rsp *http.Response) (*PatchWebhookEndpointsByIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PatchWebhookEndpointsByIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data WebhookEndpoint `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest N400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest N401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest N403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest N404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest N412
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON412 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest N413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest N500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PatchWebhookEndpointsByIdResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers PatchWebhookEndpointsByIdResponse400Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PatchWebhookEndpointsByIdResponse401Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PatchWebhookEndpointsByIdResponse403Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PatchWebhookEndpointsByIdResponse404Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 412:
+		var headers PatchWebhookEndpointsByIdResponse412Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers412 = &headers
+	case rsp.StatusCode == 413:
+		var headers PatchWebhookEndpointsByIdResponse413Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers PatchWebhookEndpointsByIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers PatchWebhookEndpointsByIdResponse500Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PatchWebhookEndpointsByIdResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetWebhookEndpointsByIdDeliveriesResponse parses an HTTP response from a GetWebhookEndpointsByIdDeliveriesWithResponse call
+func ParseGetWebhookEndpointsByIdDeliveriesResponse(rsp *http.Response) (*GetWebhookEndpointsByIdDeliveriesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetWebhookEndpointsByIdDeliveriesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []WebhookDelivery `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest N400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest N401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest N403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest N404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest N500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetWebhookEndpointsByIdDeliveriesResponse200Headers
+		if values := rsp.Header.Values("Link"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Link = &value
+		}
+		if values := rsp.Header.Values("X-Next-Cursor"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Next-Cursor", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XNextCursor = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetWebhookEndpointsByIdDeliveriesResponse400Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetWebhookEndpointsByIdDeliveriesResponse401Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetWebhookEndpointsByIdDeliveriesResponse403Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetWebhookEndpointsByIdDeliveriesResponse404Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetWebhookEndpointsByIdDeliveriesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetWebhookEndpointsByIdDeliveriesResponse500Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetWebhookEndpointsByIdDeliveriesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse parses an HTTP response from a PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryWithResponse call
+func ParsePostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse(rsp *http.Response) (*PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest struct {
+			Data WebhookDelivery `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest N400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest N401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest N403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest N404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest N422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest N500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 202:
+		var headers PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse202Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers202 = &headers
+	case rsp.StatusCode == 400:
+		var headers PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse400Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse401Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse403Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse404Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse422Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse500Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostWebhookEndpointsByIdDeliveriesByDeliveryIdRetryResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostWebhookEndpointsByIdSecretRotateResponse parses an HTTP response from a PostWebhookEndpointsByIdSecretRotateWithResponse call
+func ParsePostWebhookEndpointsByIdSecretRotateResponse(rsp *http.Response) (*PostWebhookEndpointsByIdSecretRotateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostWebhookEndpointsByIdSecretRotateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data WebhookEndpointWithSecret `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest N400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest N401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest N403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest N404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest N413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest N422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest N500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PostWebhookEndpointsByIdSecretRotateResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers PostWebhookEndpointsByIdSecretRotateResponse400Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostWebhookEndpointsByIdSecretRotateResponse401Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostWebhookEndpointsByIdSecretRotateResponse403Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostWebhookEndpointsByIdSecretRotateResponse404Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers PostWebhookEndpointsByIdSecretRotateResponse413Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostWebhookEndpointsByIdSecretRotateResponse422Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostWebhookEndpointsByIdSecretRotateResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostWebhookEndpointsByIdSecretRotateResponse500Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostWebhookEndpointsByIdSecretRotateResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostWebhookEndpointsByIdTestResponse parses an HTTP response from a PostWebhookEndpointsByIdTestWithResponse call
+func ParsePostWebhookEndpointsByIdTestResponse(rsp *http.Response) (*PostWebhookEndpointsByIdTestResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostWebhookEndpointsByIdTestResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data WebhookDelivery `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest N400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest N401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest N403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest N404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest N422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest N500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PostWebhookEndpointsByIdTestResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers PostWebhookEndpointsByIdTestResponse400Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostWebhookEndpointsByIdTestResponse401Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PostWebhookEndpointsByIdTestResponse403Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostWebhookEndpointsByIdTestResponse404Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostWebhookEndpointsByIdTestResponse422Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostWebhookEndpointsByIdTestResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers PostWebhookEndpointsByIdTestResponse500Headers
+		if values := rsp.Header.Values("X-Error-Code"); len(values) > 0 {
+			var value ErrorCode
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Code", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorCode = value
+		}
+		if values := rsp.Header.Values("X-Error-Param"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Error-Param", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XErrorParam = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostWebhookEndpointsByIdTestResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

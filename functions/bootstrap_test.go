@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -60,6 +61,9 @@ var samples = map[string]string{
 	"runner-fail.json":              fn.Runner,
 	"runner-schedule.json":          fn.Runner,
 	"indexer-stream.json":           fn.Indexer,
+	"hooks-list-events.json":        fn.Hooks,
+	"events-stream.json":            fn.Events,
+	"deliver-queue.json":            fn.Deliver,
 }
 
 var (
@@ -409,6 +413,53 @@ func TestEveryFunctionsBootstrapAnswersItsSampleEvents(t *testing.T) {
 	e.openSearch.mu.Unlock()
 	if len(indexed.BatchItemFailures) != 0 || len(bulks) != 1 || len(bulks[0]) == 0 || len(created) == 0 {
 		t.Errorf("indexer-stream: failures %v, bulk requests %v, indexes created %v", indexed.BatchItemFailures, bulks, created)
+	}
+
+	// The events function's sample, a batch of the table's stream as its
+	// event source mapping hands it over: a company created with the key
+	// above (the item's actor and write time; now, so that the event is
+	// within its retention) becomes an event of the change history, read
+	// back through the hooks function (GET /v1/events) and in this
+	// process. The organization has no webhook endpoints: nothing is
+	// queued.
+	var streamed events.DynamoDBEventResponse
+	json.Unmarshal(e.invoke(fn.Events, req("events-stream.json", "org_REPLACE", orgID,
+		"2026-11-22T07:41:30.123456789Z", time.Now().UTC().Format(time.RFC3339Nano))), &streamed)
+	if len(streamed.BatchItemFailures) != 0 {
+		t.Errorf("events-stream: batch item failures %v", streamed.BatchItemFailures)
+	}
+	const streamedCompany = "cmp_01JD8WZZ9Y8X7W6V5T4S3R2Q1P"
+	var eventID string
+	for _, ev := range data[[]record](t, "hooks-list-events", e.http(fn.Hooks, req("hooks-list-events.json")), 200) {
+		res, _ := ev["resource"].(map[string]any)
+		actor, _ := ev["actor"].(map[string]any)
+		if res["id"] != streamedCompany {
+			continue
+		}
+		eventID, _ = ev["id"].(string)
+		d, _ := ev["data"].(map[string]any)
+		if ev["type"] != "company.created" || res["type"] != "company" || actor["type"] != "apiKey" || actor["id"] != clientID || d["canonicalName"] != "Acme Robotics" {
+			t.Errorf("events-stream: the event %v", ev)
+		}
+	}
+	if !strings.HasPrefix(eventID, "evt_") {
+		t.Fatalf("hooks-list-events: no event of the streamed company %s", streamedCompany)
+	}
+	if raw, err := e.deps.History.Get(context.Background(), orgID, eventID); err != nil || !strings.Contains(string(raw), streamedCompany) {
+		t.Errorf("the history's event %s: %s, %v", eventID, raw, err)
+	}
+
+	// The deliver function's sample, a batch of the delivery queue: its
+	// delivery does not exist (expired, or its endpoint's organization
+	// gone), so the message is dropped: no batch item failure, nothing
+	// sent to SQS (no retry's visibility, no dead letter).
+	var delivered events.SQSEventResponse
+	json.Unmarshal(e.invoke(fn.Deliver, req("deliver-queue.json", "org_REPLACE", orgID)), &delivered)
+	if len(delivered.BatchItemFailures) != 0 {
+		t.Errorf("deliver-queue: batch item failures %v", delivered.BatchItemFailures)
+	}
+	if calls := e.sqs.Calls(); len(calls) != 0 {
+		t.Errorf("SQS calls %v, want none (no endpoint, no delivery)", calls)
 	}
 
 	var revoked record

@@ -133,6 +133,7 @@ type env struct {
 	fns        map[string]*runtimeapi.Function
 	task       localsfn.TaskFunc // the state machine's Task states; Lambda(runner) unless a test wraps it
 	openSearch *openSearchStandIn
+	sqs        *sqsStandIn
 	front      string // the URL of the functions behind the local front (the HTTP API), once started
 }
 
@@ -217,6 +218,49 @@ func startOpenSearchStandIn(t *testing.T) *openSearchStandIn {
 	return o
 }
 
+// The delivery queues' URLs the functions are given (the stack's are its
+// queues' URLs): SQS calls go to the stand-in.
+const (
+	deliverQueueURL = "https://sqs.us-east-1.amazonaws.com/000000000000/sourcebase-deliveries.fifo"
+	deliverDLQURL   = "https://sqs.us-east-1.amazonaws.com/000000000000/sourcebase-deliveries-dlq.fifo"
+)
+
+// sqsStandIn is the SQS endpoint of the functions that queue or make
+// deliveries (no SQS runs here): it records each call's action
+// (X-Amz-Target) and refuses it, so that a test sees what would have been
+// sent.
+type sqsStandIn struct {
+	url   string
+	mu    sync.Mutex
+	calls []string
+}
+
+func startSQSStandIn(t *testing.T) *sqsStandIn {
+	q := &sqsStandIn{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		q.mu.Lock()
+		q.calls = append(q.calls, r.Header.Get("X-Amz-Target"))
+		q.mu.Unlock()
+		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprint(w, `{"__type":"com.amazonaws.sqs#QueueDoesNotExist","message":"the functions' tests run no SQS"}`)
+	}))
+	t.Cleanup(srv.Close)
+	q.url = srv.URL
+	return q
+}
+
+// Calls are the SQS actions called so far.
+func (q *sqsStandIn) Calls() []string {
+	if q == nil {
+		return nil
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return append([]string(nil), q.calls...)
+}
+
 // queueOnly leaves the runs the in-process service creates queued, for the
 // runner (or a test) to execute.
 type queueOnly struct{}
@@ -291,29 +335,43 @@ func (e *env) fn(name string) *runtimeapi.Function {
 	if f, ok := e.fns[name]; ok {
 		return f
 	}
-	fn, ok := routes.FunctionNamed(name)
+	f, ok := routes.FunctionNamed(name)
 	if !ok {
 		e.t.Fatalf("no function %s", name)
 	}
 	cfg := e.cfg
 	vars := append([]string(nil), e.base...)
-	if fn.Reach == routes.ByStream {
+	// The indexer, not the events function, though both read the stream.
+	if f.Name == fn.Indexer {
 		if e.openSearch == nil {
 			e.openSearch = startOpenSearchStandIn(e.t)
 		}
 		cfg.SearchEngine, cfg.OpenSearchEndpoint = app.SearchOpenSearch, e.openSearch.url
 	}
-	if fn.StartsRuns {
+	if f.StartsRuns {
 		cfg.StateMachineARN = stateMachineARN
 		vars = append(vars, "AWS_ENDPOINT_URL_SFN="+e.sfn.URL)
 	}
-	if fn.SearchesByAPI {
+	if f.SearchesByAPI {
 		cfg.SearchBaseURL = e.frontURL()
+	}
+	// The delivery queue where deliveries are queued (hooks, events) or
+	// made (deliver), and its dead-letter queue for the deliver function,
+	// as the stack gives them; SQS is the stand-in, which records calls.
+	if f.SendsDeliveries || f.Reach == routes.ByQueue {
+		if e.sqs == nil {
+			e.sqs = startSQSStandIn(e.t)
+		}
+		cfg.DeliverQueueURL = deliverQueueURL
+		vars = append(vars, "AWS_ENDPOINT_URL_SQS="+e.sqs.url)
+	}
+	if f.Reach == routes.ByQueue {
+		cfg.DeliverDLQURL = deliverDLQURL
 	}
 	for k, v := range cfg.Env() {
 		vars = append(vars, k+"="+v)
 	}
-	f := runtimeapi.NewFunction(runtimeapi.Options{
+	rf := runtimeapi.NewFunction(runtimeapi.Options{
 		Name:      "sourcebase-" + name,
 		Bootstrap: bootstraps[name],
 		Env:       vars,
@@ -321,9 +379,9 @@ func (e *env) fn(name string) *runtimeapi.Function {
 		MemoryMB:  256,
 		Log:       prefixed{e.logs, name},
 	})
-	e.t.Cleanup(f.Close)
-	e.fns[name] = f
-	return f
+	e.t.Cleanup(rf.Close)
+	e.fns[name] = rf
+	return rf
 }
 
 // setTask replaces the state machine's Task handler.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
@@ -34,12 +35,17 @@ func suppressFindings(st *Stack) {
 			AppliesTo: &[]interface{}{jsii.String("Resource::*")},
 		},
 	}, jsii.Bool(true))
-	if st.IndexerFailures != nil {
-		cdknag.NagSuppressions_AddResourceSuppressions(st.IndexerFailures, &[]*cdknag.NagPackSuppression{{
+	// The stream consumers: the indexer (OpenSearch deployments) and the
+	// events function (every deployment).
+	for name, failures := range map[string]awssqs.Queue{fn.Indexer: st.IndexerFailures, fn.Events: st.EventsFailures} {
+		if failures == nil {
+			continue
+		}
+		cdknag.NagSuppressions_AddResourceSuppressions(failures, &[]*cdknag.NagPackSuppression{{
 			Id:     jsii.String("AwsSolutions-SQS3"),
-			Reason: jsii.String("This queue is itself the dead-letter destination of the indexer's stream source: the batches it gave up on, kept 14 days to replay."),
+			Reason: jsii.String("This queue is itself the dead-letter destination of the " + name + " function's stream source: the batches it gave up on, kept 14 days to replay."),
 		}}, jsii.Bool(true))
-		cdknag.NagSuppressions_AddResourceSuppressions(st.Roles[fn.Indexer], &[]*cdknag.NagPackSuppression{{
+		cdknag.NagSuppressions_AddResourceSuppressions(st.Roles[name], &[]*cdknag.NagPackSuppression{{
 			Id: jsii.String("AwsSolutions-IAM5"),
 			Reason: jsii.String("dynamodb:ListStreams, added by CDK for the stream source, supports no resource-level permissions, so AWS " +
 				"requires Resource \"*\" for it; the stream's own actions name the stream's ARN."),

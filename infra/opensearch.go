@@ -5,15 +5,11 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsopensearchserverless"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/sourcebase/sourcebase/infra/deploy"
 	"github.com/sourcebase/sourcebase/internal/app"
-	"github.com/sourcebase/sourcebase/internal/routes"
 )
 
 // CollectionName is the OpenSearch Serverless collection of a stage (3 to
@@ -54,7 +50,7 @@ func (st *Stack) addOpenSearch(settings stageSettings) {
 	for _, f := range st.deployed() {
 		perms := SearchIndexPermissions
 		switch {
-		case f.Reach == routes.ByStream:
+		case deploy.IsIndexer(f):
 			perms = IndexerIndexPermissions
 		case !f.HoldsIndexes:
 			continue
@@ -70,8 +66,8 @@ func (st *Stack) addOpenSearch(settings stageSettings) {
 			Actions:   jsii.Strings("aoss:APIAccessAll"),
 			Resources: jsii.Strings(*st.Collection.AttrArn()),
 		}))
-		if f.Reach == routes.ByStream {
-			st.addIndexerSource(f, settings)
+		if deploy.IsIndexer(f) {
+			st.IndexerFailures = st.addStreamSource(f, "IndexerFailures", deploy.IndexerBatchSize, nil, settings)
 		}
 	}
 	awsopensearchserverless.NewCfnAccessPolicy(st.Stack, jsii.String("SearchDataAccessPolicy"), &awsopensearchserverless.CfnAccessPolicyProps{
@@ -84,24 +80,3 @@ func (st *Stack) addOpenSearch(settings stageSettings) {
 
 // OutSearchEndpoint is the output naming the collection's endpoint.
 const OutSearchEndpoint = "SearchEndpoint"
-
-// addIndexerSource feeds the indexer from the table's stream: batches in
-// order, its partial batch failures retried (bisected), and what still
-// fails kept in a queue for 14 days.
-func (st *Stack) addIndexerSource(f routes.Function, settings stageSettings) {
-	st.IndexerFailures = awssqs.NewQueue(st.Stack, jsii.String("IndexerFailures"), &awssqs.QueueProps{
-		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
-		EnforceSSL:      jsii.Bool(true),
-		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
-		RemovalPolicy:   settings.removal(),
-	})
-	st.Functions[f.Name].AddEventSource(awslambdaeventsources.NewDynamoEventSource(st.Table, &awslambdaeventsources.DynamoEventSourceProps{
-		StartingPosition:        awslambda.StartingPosition_TRIM_HORIZON,
-		BatchSize:               jsii.Number(deploy.IndexerBatchSize),
-		BisectBatchOnError:      jsii.Bool(true),
-		ReportBatchItemFailures: jsii.Bool(true),
-		RetryAttempts:           jsii.Number(5),
-		ParallelizationFactor:   jsii.Number(1),
-		OnFailure:               awslambdaeventsources.NewSqsDlq(st.IndexerFailures),
-	}))
-}

@@ -68,6 +68,13 @@ type Stack struct {
 	// queue of stream batches the indexer gave up on.
 	Collection      awsopensearchserverless.CfnCollection
 	IndexerFailures awssqs.Queue
+
+	// The change history and outbound webhooks: the queue of stream
+	// batches the events function gave up on, the deliveries' FIFO queue
+	// and its FIFO dead-letter queue (see events.go).
+	EventsFailures awssqs.Queue
+	DeliverQueue   awssqs.Queue
+	DeliverDLQ     awssqs.Queue
 }
 
 // deployed are the functions of this stack.
@@ -83,6 +90,8 @@ const (
 	OutWebhookURL      = "WebhookUrl"
 	OutTableName       = "TableName"
 	OutStateMachineARN = "StateMachineArn"
+	OutDeliverQueueURL = "DeliverQueueUrl"
+	OutDeliverDLQURL   = "DeliverDlqUrl"
 )
 
 // HTTP API default stage throttling (every route): a cap for one
@@ -125,12 +134,13 @@ func constructID(name string) string {
 
 // NewStack builds the stack in scope from the declarations: the table from
 // store.TableDefinition, a function per routes.Functions entry, the HTTP
-// API from api.Routes(), the state machine from runs.StateMachineDefinition.
+// API from api.Routes(), the state machine from runs.StateMachineDefinition,
+// and the change history's stream source and delivery queues (events.go).
 func NewStack(scope constructs.Construct, o Options) (*Stack, error) {
 	settings := settingsOf(o.Stage)
 	st := &Stack{
 		Stack: awscdk.NewStack(scope, jsii.String(StackName(o.Stage)), &awscdk.StackProps{
-			Description: jsii.String(fmt.Sprintf("Sourcebase (%s): HTTP API, Lambda functions, DynamoDB table, run state machine", o.Stage)),
+			Description: jsii.String(fmt.Sprintf("Sourcebase (%s): HTTP API, Lambda functions, DynamoDB table and its stream, run state machine, webhook delivery queues", o.Stage)),
 		}),
 		Options:      o,
 		Functions:    map[string]awslambda.Function{},
@@ -142,11 +152,12 @@ func NewStack(scope constructs.Construct, o Options) (*Stack, error) {
 	awscdk.Tags_Of(st.Stack).Add(jsii.String("project"), jsii.String("sourcebase"), nil)
 	awscdk.Tags_Of(st.Stack).Add(jsii.String("stage"), jsii.String(string(o.Stage)), nil)
 
-	table, err := newTable(st.Stack, settings, o.OpenSearch())
+	table, err := newTable(st.Stack, settings)
 	if err != nil {
 		return nil, err
 	}
 	st.Table = table
+	st.addDeliveryQueues(settings)
 
 	policies := map[string]awsiam.PolicyDocument{}
 	st.Policies = policies
@@ -204,6 +215,9 @@ func NewStack(scope constructs.Construct, o Options) (*Stack, error) {
 		}
 	}
 	st.addSchedules()
+	if err := st.addEvents(settings); err != nil {
+		return nil, err
+	}
 	if err := st.addWebhookURL(); err != nil {
 		return nil, err
 	}
@@ -235,6 +249,8 @@ func NewStack(scope constructs.Construct, o Options) (*Stack, error) {
 	out(OutWebhookURL, *st.WebhookURL.Url(), "function URL of the webhook function (trigger urls are this + webhooks/workflows/<slug>)")
 	out(OutTableName, *table.TableName(), "the DynamoDB table")
 	out(OutStateMachineARN, *st.StateMachine.StateMachineArn(), "the run state machine")
+	out(OutDeliverQueueURL, *st.DeliverQueue.QueueUrl(), "the outbound webhooks' delivery queue (SQS FIFO)")
+	out(OutDeliverDLQURL, *st.DeliverDLQ.QueueUrl(), "the deliveries that exhausted their retries (SQS FIFO dead-letter queue, kept 14 days)")
 
 	suppressFindings(st)
 	return st, nil
@@ -242,10 +258,19 @@ func NewStack(scope constructs.Construct, o Options) (*Stack, error) {
 
 // Config is the configuration function f runs with: the defaults, the
 // table, the state machine where f starts runs, the webhook base URL
-// where f shows trigger urls (the workflows group), and the HTTP API's
-// endpoint where f searches through it (the mcp function).
+// where f shows trigger urls (the workflows group), the HTTP API's
+// endpoint where f searches through it (the mcp function), and the
+// delivery queue (and its dead-letter queue) where f queues or makes
+// deliveries (deploy.Config).
 func (st *Stack) Config(f routes.Function) app.Config {
-	cfg := deploy.Config(app.DefaultConfig(), f, *st.Table.TableName(), *st.StateMachine.StateMachineArn(), *st.WebhookURL.Url(), *st.Api.ApiEndpoint())
+	cfg := deploy.Config(app.DefaultConfig(), f, deploy.Refs{
+		Table:           *st.Table.TableName(),
+		StateMachineARN: *st.StateMachine.StateMachineArn(),
+		WebhookURL:      *st.WebhookURL.Url(),
+		APIURL:          *st.Api.ApiEndpoint(),
+		DeliverQueueURL: *st.DeliverQueue.QueueUrl(),
+		DeliverDLQURL:   *st.DeliverDLQ.QueueUrl(),
+	})
 	if st.Options.OpenSearch() {
 		cfg = deploy.OpenSearch(cfg, f, *st.Collection.AttrCollectionEndpoint())
 	}

@@ -177,7 +177,7 @@ func TestEveryFunctionRunsItsArm64BootstrapOnProvidedAL2023SizedByHowItIsReached
 				if timeout != runnerTimeout {
 					t.Errorf("%s: timeout %s, want the state machine's Execute timeout %s", f.Name, timeout, runnerTimeout)
 				}
-			case routes.ByOperator:
+			case routes.ByOperator, routes.ByStream, routes.ByQueue:
 				if timeout <= storeTimeout {
 					t.Errorf("%s: timeout %s, want above STORE_TIMEOUT's %s", f.Name, timeout, storeTimeout)
 				}
@@ -223,6 +223,15 @@ func TestEveryFunctionHasExactlyTheEnvironmentOfItsConfiguration(t *testing.T) {
 			if f.SearchesByAPI {
 				cfg.SearchBaseURL = "<api>"
 			}
+			// The functions that queue deliveries (hooks, events) and the
+			// deliver function know the delivery queue; the deliver
+			// function also its dead-letter queue.
+			if f.SendsDeliveries || f.Name == fn.Deliver {
+				cfg.DeliverQueueURL = "<queue>"
+			}
+			if f.Name == fn.Deliver {
+				cfg.DeliverDLQURL = "<dlq>"
+			}
 			// With OpenSearch, the search function and the indexer are
 			// told its engine and the collection's endpoint.
 			if s.stack.Options.OpenSearch() && (f.HoldsIndexes || f.Name == fn.Indexer) {
@@ -241,6 +250,10 @@ func TestEveryFunctionHasExactlyTheEnvironmentOfItsConfiguration(t *testing.T) {
 					want[k] = getAtt(s.logicalID(s.stack.Api), "ApiEndpoint")
 				case "<collection>":
 					want[k] = getAtt(s.logicalID(s.stack.Collection), "CollectionEndpoint")
+				case "<queue>":
+					want[k] = ref(s.logicalID(s.stack.DeliverQueue))
+				case "<dlq>":
+					want[k] = ref(s.logicalID(s.stack.DeliverDLQ))
 				default:
 					want[k] = v
 				}
@@ -255,6 +268,16 @@ func TestEveryFunctionHasExactlyTheEnvironmentOfItsConfiguration(t *testing.T) {
 			vars := s.fn(t, name).Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
 			if vars[app.EnvStateMachineARN] != nil || vars[app.EnvWebhookBaseURL] != nil {
 				t.Errorf("%s: environment %s", name, js(vars))
+			}
+		}
+		// The delivery queue only where deliveries are queued or made, its
+		// dead-letter queue only for the deliver function, and webhook
+		// endpoints on loopback addresses nowhere.
+		for _, f := range s.deployed() {
+			vars := s.fn(t, f.Name).Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
+			queued := slices.Contains([]string{fn.Hooks, fn.Events, fn.Deliver}, f.Name)
+			if (vars[app.EnvDeliverQueueURL] != nil) != queued || (vars[app.EnvDeliverDLQURL] != nil) != (f.Name == fn.Deliver) || vars[app.EnvWebhooksAllowLoopback] != nil {
+				t.Errorf("%s: environment %s", f.Name, js(vars))
 			}
 		}
 	})
@@ -351,10 +374,27 @@ func TestEveryFunctionRoleAllowsExactlyTheGeneratedActions(t *testing.T) {
 			}
 			if f.Reach == routes.ByStream {
 				// The stream it reads (ListStreams takes no resource), and
-				// the queue of the batches it gave up on.
+				// the queue of the batches it gave up on: the indexer's,
+				// or the events function's.
+				failures := s.stack.EventsFailures
+				if f.Name == fn.Indexer {
+					failures = s.stack.IndexerFailures
+				}
 				want.add([]string{"dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"}, getAtt(s.logicalID(s.stack.Table), "StreamArn"))
 				want.add("dynamodb:ListStreams", "*")
-				want.add([]string{"sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}, getAtt(s.logicalID(s.stack.IndexerFailures), "Arn"))
+				want.add([]string{"sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}, getAtt(s.logicalID(failures), "Arn"))
+			}
+			queue, dlq := getAtt(s.logicalID(s.stack.DeliverQueue), "Arn"), getAtt(s.logicalID(s.stack.DeliverDLQ), "Arn")
+			if f.SendsDeliveries {
+				// Queuing deliveries: sending, on the delivery queue only.
+				want.add("sqs:SendMessage", queue)
+			}
+			if f.Reach == routes.ByQueue {
+				// The delivery queue's consumer (receive, delete, and the
+				// visibility of a retry), and moving exhausted deliveries
+				// to the dead-letter queue: sending only.
+				want.add([]string{"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueUrl", "sqs:DeleteMessage", "sqs:GetQueueAttributes"}, queue)
+				want.add("sqs:SendMessage", dlq)
 			}
 			roleID := s.logicalID(s.stack.Roles[f.Name])
 			if got := s.fn(t, f.Name).Properties["Role"]; !jsonEqual(got, getAtt(roleID, "Arn")) {
@@ -680,6 +720,8 @@ func TestTheOutputsAreTheAPIURLWebhookURLTableNameAndStateMachineARN(t *testing.
 			OutWebhookURL:      getAtt(s.logicalID(s.stack.WebhookURL), "FunctionUrl"),
 			OutTableName:       ref(s.logicalID(s.stack.Table)),
 			OutStateMachineARN: ref(s.logicalID(s.stack.StateMachine)),
+			OutDeliverQueueURL: ref(s.logicalID(s.stack.DeliverQueue)),
+			OutDeliverDLQURL:   ref(s.logicalID(s.stack.DeliverDLQ)),
 		}
 		if s.stack.Options.OpenSearch() {
 			want[OutSearchEndpoint] = getAtt(s.logicalID(s.stack.Collection), "CollectionEndpoint")
@@ -723,7 +765,7 @@ func TestTheStackNamesNoAccountRegionOrResourceName(t *testing.T) {
 			t.Errorf("stack environment %s, want environment-agnostic", *env)
 		}
 		for id, r := range s.t.Resources {
-			for _, k := range []string{"TableName", "FunctionName", "RoleName", "StateMachineName", "LogGroupName"} {
+			for _, k := range []string{"TableName", "FunctionName", "RoleName", "StateMachineName", "LogGroupName", "QueueName"} {
 				// A permission and an event source mapping name the
 				// function they belong to by reference.
 				if _, ok := r.Properties[k]; ok && r.Type != "AWS::Lambda::Permission" && r.Type != "AWS::Lambda::EventSourceMapping" {
@@ -760,33 +802,41 @@ func TestTheStageContextIsDevByDefaultAndOnlyDevOrProd(t *testing.T) {
 	}
 }
 
-func TestSearchingWithOpenSearchAddsTheCollectionTheStreamAndTheIndexerAndOnlyThen(t *testing.T) {
+func TestSearchingWithOpenSearchAddsTheCollectionAndTheIndexerOnTheStreamAndOnlyThen(t *testing.T) {
 	stages(t, func(t *testing.T, s *synthesized) {
 		table := s.t.Resources[s.logicalID(s.stack.Table)].Properties
 		collections := s.t.ofType("AWS::OpenSearchServerless::Collection")
-		mappings := s.t.ofType("AWS::Lambda::EventSourceMapping")
-		if !s.stack.Options.OpenSearch() {
-			if table["StreamSpecification"] != nil || len(collections) != 0 || len(mappings) != 0 || s.stack.Functions[fn.Indexer] != nil {
-				t.Errorf("the embedded engine's stack has a stream %v, %d collections, %d event source mappings", table["StreamSpecification"], len(collections), len(mappings))
-			}
-			return
-		}
+		// The stream is there in every deployment: the events function
+		// reads it.
 		if !jsonEqual(table["StreamSpecification"], map[string]any{"StreamViewType": "NEW_AND_OLD_IMAGES"}) {
 			t.Errorf("stream %s, want new and old images", js(table["StreamSpecification"]))
+		}
+		indexer := map[string]resource{}
+		for id, m := range s.t.ofType("AWS::Lambda::EventSourceMapping") {
+			if s.stack.Functions[fn.Indexer] != nil && jsonEqual(m.Properties["FunctionName"], ref(s.logicalID(s.stack.Functions[fn.Indexer]))) {
+				indexer[id] = m
+			}
+		}
+		if !s.stack.Options.OpenSearch() {
+			if len(collections) != 0 || s.stack.Functions[fn.Indexer] != nil || s.stack.IndexerFailures != nil {
+				t.Errorf("the embedded engine's stack has %d collections, an indexer %v, its failure queue %v", len(collections), s.stack.Functions[fn.Indexer] != nil, s.stack.IndexerFailures != nil)
+			}
+			return
 		}
 		for _, c := range collections {
 			if c.Properties["Type"] != "SEARCH" || c.Properties["Name"] != CollectionName(s.stack.Options.Stage) {
 				t.Errorf("collection %s", js(c.Properties))
 			}
 		}
-		if len(collections) != 1 || len(mappings) != 1 {
-			t.Fatalf("%d collections and %d event source mappings, want one each", len(collections), len(mappings))
+		if len(collections) != 1 || len(indexer) != 1 {
+			t.Fatalf("%d collections and %d event source mappings of the indexer, want one each", len(collections), len(indexer))
 		}
-		for _, m := range mappings {
+		for _, m := range indexer {
 			p := m.Properties
-			if !jsonEqual(p["FunctionName"], ref(s.logicalID(s.stack.Functions[fn.Indexer]))) || !jsonEqual(p["EventSourceArn"], getAtt(s.logicalID(s.stack.Table), "StreamArn")) ||
+			if !jsonEqual(p["EventSourceArn"], getAtt(s.logicalID(s.stack.Table), "StreamArn")) ||
 				p["StartingPosition"] != "TRIM_HORIZON" || p["BatchSize"] != float64(deploy.IndexerBatchSize) || p["BisectBatchOnFunctionError"] != true ||
-				!jsonEqual(p["FunctionResponseTypes"], []any{"ReportBatchItemFailures"}) || p["DestinationConfig"] == nil {
+				!jsonEqual(p["FunctionResponseTypes"], []any{"ReportBatchItemFailures"}) || p["FilterCriteria"] != nil ||
+				!jsonEqual(p["DestinationConfig"], map[string]any{"OnFailure": map[string]any{"Destination": getAtt(s.logicalID(s.stack.IndexerFailures), "Arn")}}) {
 				t.Errorf("the indexer's event source %s", js(p))
 			}
 		}
@@ -804,6 +854,10 @@ func TestSearchingWithOpenSearchAddsTheCollectionTheStreamAndTheIndexerAndOnlyTh
 			t.Fatalf("policies %v, want encryption, network and data", policies)
 		}
 		data := js(policies["data"]["Policy"])
+		// The events function reads the stream too, but not the indexes.
+		if strings.Contains(data, s.logicalID(s.stack.Roles[fn.Events])) {
+			t.Errorf("the data access policy names the events function's role: %s", data)
+		}
 		for name, perms := range map[string][]string{fn.Search: SearchIndexPermissions, fn.Indexer: IndexerIndexPermissions} {
 			if !strings.Contains(data, s.logicalID(s.stack.Roles[name])) {
 				t.Errorf("the data access policy does not name the %s function's role: %s", name, data)

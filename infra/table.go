@@ -5,6 +5,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/jsii-runtime-go"
@@ -13,10 +14,12 @@ import (
 )
 
 // newTable adds the single table as store.TableDefinition declares it
-// (keys, indexes, billing) with the TTL attribute store.AttrExpires, point
-// in time recovery, and per stage deletion protection and retention.
+// (keys, indexes, billing, its stream of new and old images, which the
+// events function reads in every deployment and the indexer with
+// OpenSearch) with the TTL attribute store.AttrExpires, point in time
+// recovery, and per stage deletion protection and retention.
 // CloudFormation names it; the functions get the name in TABLE_NAME.
-func newTable(scope awscdk.Stack, s stageSettings, stream bool) (awsdynamodb.Table, error) {
+func newTable(scope awscdk.Stack, s stageSettings) (awsdynamodb.Table, error) {
 	def := store.TableDefinition("")
 	props, gsis, err := TableProps(def)
 	if err != nil {
@@ -26,9 +29,6 @@ func newTable(scope awscdk.Stack, s stageSettings, stream bool) (awsdynamodb.Tab
 	props.PointInTimeRecoverySpecification = &awsdynamodb.PointInTimeRecoverySpecification{PointInTimeRecoveryEnabled: jsii.Bool(true)}
 	props.DeletionProtection = jsii.Bool(s.protect)
 	props.RemovalPolicy = s.removal()
-	if stream { // the indexer keeps OpenSearch up to date from it
-		props.Stream = awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES
-	}
 	t := awsdynamodb.NewTable(scope, jsii.String("Table"), props)
 	for _, g := range gsis {
 		t.AddGlobalSecondaryIndex(g)
@@ -84,8 +84,45 @@ func TableProps(def *dynamodb.CreateTableInput) (*awsdynamodb.TableProps, []*aws
 	default:
 		return nil, nil, fmt.Errorf("table: billing mode %q is not supported (on demand only)", def.BillingMode)
 	}
+	if spec := def.StreamSpecification; spec != nil && aws.ToBool(spec.StreamEnabled) {
+		switch spec.StreamViewType {
+		case types.StreamViewTypeNewAndOldImages:
+			props.Stream = awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES
+		case types.StreamViewTypeNewImage:
+			props.Stream = awsdynamodb.StreamViewType_NEW_IMAGE
+		case types.StreamViewTypeOldImage:
+			props.Stream = awsdynamodb.StreamViewType_OLD_IMAGE
+		case types.StreamViewTypeKeysOnly:
+			props.Stream = awsdynamodb.StreamViewType_KEYS_ONLY
+		default:
+			return nil, nil, fmt.Errorf("table: unknown stream view type %q", spec.StreamViewType)
+		}
+	} else if spec != nil && spec.StreamViewType != "" {
+		return nil, nil, fmt.Errorf("table: a stream view type %q with the stream disabled", spec.StreamViewType)
+	}
 	if len(def.LocalSecondaryIndexes) > 0 {
 		return nil, nil, fmt.Errorf("table: local secondary indexes are not supported")
+	}
+	// What the stack sets itself (deletion protection, per stage) or not
+	// at all: declared in the definition, it would be dropped.
+	for _, c := range []struct {
+		what string
+		set  bool
+	}{
+		{"deletion protection", def.DeletionProtectionEnabled != nil},
+		{"on demand throughput", def.OnDemandThroughput != nil},
+		{"provisioned throughput", def.ProvisionedThroughput != nil},
+		{"a resource policy", def.ResourcePolicy != nil},
+		{"server-side encryption", def.SSESpecification != nil},
+		{"a table class", def.TableClass != ""},
+		{"tags", len(def.Tags) > 0},
+		{"vector indexes", len(def.VectorIndexes) > 0},
+		{"warm throughput", def.WarmThroughput != nil},
+		{"a global table source", def.GlobalTableSourceArn != nil || def.GlobalTableSettingsReplicationMode != ""},
+	} {
+		if c.set {
+			return nil, nil, fmt.Errorf("table: %s is not supported by the stack's translation", c.what)
+		}
 	}
 	var gsis []*awsdynamodb.GlobalSecondaryIndexProps
 	for _, g := range def.GlobalSecondaryIndexes {

@@ -30,6 +30,8 @@ commands:
                                                  a raise admits refused keys within a second, otherwise
                                                  instances apply them within a minute)
   get-limits  --org ORG_ID                       show the organization's rate limits
+  set-event-retention --org ORG_ID --event-retention-days N
+                                                 keep the organization's change history N days (1 to 3650; default 90)
   help, -h, --help                               print this message
 
 environment: TABLE_NAME (default sourcebase), AWS_REGION, AWS_ENDPOINT_URL_DYNAMODB
@@ -82,6 +84,7 @@ func parse(args []string) (admin.Request, error) {
 	fs.Int64Var(&req.KeyPerMinute, "key-per-minute", 0, "requests a minute each API key of the organization may send")
 	fs.Int64Var(&req.OrganizationPerMinute, "organization-per-minute", 0, "requests a minute all API keys of the organization may send together")
 	fs.Int64Var(&req.WebhookPerMinute, "webhook-per-minute", 0, "deliveries a minute each webhook trigger of the organization accepts")
+	fs.IntVar(&req.EventRetentionDays, "event-retention-days", 0, "days the organization's change history is kept")
 	if err := fs.Parse(args[1:]); err != nil {
 		return req, err
 	}

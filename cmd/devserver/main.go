@@ -69,6 +69,8 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 	deps.NewMCP = mcpserver.Handler
 	engine := app.InProcess(deps)
 	defer engine.Close(10 * time.Second)
+	evs := app.StartEvents(ctx, deps)
+	defer evs.Stop()
 	if resumed, failed, err := deps.Runs.Recover(ctx); err != nil {
 		return fmt.Errorf("recover unfinished runs: %w", err)
 	} else if resumed+failed > 0 {

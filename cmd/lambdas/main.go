@@ -9,7 +9,10 @@
 // runner's bootstrap. Like the dev server it runs against the DynamoDB at
 // AWS_ENDPOINT_URL_DYNAMODB, or one it starts in memory (-sharedDb), and
 // creates the table and a demo organization with an admin key. Ctrl-C
-// stops every process it started. This is what `make run-lambdas` starts.
+// stops every process it started. The change history and the outbound
+// webhooks run in this process with the dev server's code
+// (app.StartEvents), as the events and deliver functions have no event
+// source here. This is what `make run-lambdas` starts.
 package main
 
 import (
@@ -81,10 +84,20 @@ func run(ctx context.Context, out io.Writer, ready chan<- string, root, binDir s
 		return err
 	}
 	defer ddb.Stop()
-	demo, err := localdev.CreateDemo(ctx, app.Build(st, cfg, nil).Keys)
+	// The service in this process, over the same table: the demo key, and
+	// the change history as the dev server runs it (the events and
+	// deliver functions' code, app.StartEvents: the table's stream read
+	// through DynamoDB Local's Streams API, deliveries from a queue in
+	// this process). In AWS the events and deliver functions run it, on
+	// the stream and the delivery queue; here there is neither an event
+	// source mapping nor SQS, so their bootstraps are not started.
+	deps := app.Build(st, cfg, nil)
+	demo, err := localdev.CreateDemo(ctx, deps.Keys)
 	if err != nil {
 		return err
 	}
+	evs := app.StartEvents(ctx, deps)
+	defer evs.Stop()
 
 	local, err := lambdafront.StartLocal(lambdafront.LocalOptions{
 		Root:            root,
@@ -94,7 +107,7 @@ func run(ctx context.Context, out io.Writer, ready chan<- string, root, binDir s
 		AccessKeyID:     envOr("AWS_ACCESS_KEY_ID", "local"),
 		SecretAccessKey: envOr("AWS_SECRET_ACCESS_KEY", "local"),
 		Region:          envOr("AWS_REGION", "us-east-1"),
-		Config:          cfg,
+		Config:          bootstrapConfig(cfg),
 		Log:             os.Stderr,
 	})
 	if err != nil {
@@ -113,6 +126,7 @@ func run(ctx context.Context, out io.Writer, ready chan<- string, root, binDir s
 		"  real bootstraps (" + binDir + "/<name>/bootstrap) under the Lambda Runtime API, behind a local API Gateway",
 		"Webhooks: " + local.URL + lambdafront.WebhookPrefix + "... (function URL events)",
 		"Step Functions: " + local.SFN + " (" + local.StateMachineARN + ")",
+		"Change history and outbound webhooks: the table's stream read in this process (" + loopbackNote(cfg) + ")",
 	}}.Write(out)
 	if ready != nil {
 		ready <- local.URL
@@ -120,6 +134,28 @@ func run(ctx context.Context, out io.Writer, ready chan<- string, root, binDir s
 	<-ctx.Done()
 	slog.Info("shutting down")
 	return nil
+}
+
+// bootstrapConfig is the configuration of the function bootstraps: the
+// front's, without what only this process uses. No delivery queue (there
+// is no SQS here: the hooks function's manual retries answer that it
+// cannot queue deliveries; the deliveries are made in this process), and
+// webhook endpoints on loopback addresses refused, as in AWS, whatever the
+// front's own WEBHOOKS_ALLOW_LOOPBACK.
+func bootstrapConfig(cfg app.Config) app.Config {
+	cfg.DeliverQueueURL, cfg.DeliverDLQURL, cfg.WebhooksAllowLoopback = "", "", false
+	return cfg
+}
+
+// loopbackNote says whether this process delivers to endpoints on this
+// machine: only with WEBHOOKS_ALLOW_LOOPBACK=true in its environment. The
+// hooks bootstrap, which creates and changes endpoints, refuses such URLs
+// either way, as the function does in AWS.
+func loopbackNote(cfg app.Config) string {
+	if cfg.WebhooksAllowLoopback {
+		return app.EnvWebhooksAllowLoopback + "=true: its deliveries may reach this machine; the hooks function still refuses such endpoint URLs"
+	}
+	return "deliveries to public addresses only"
 }
 
 func envOr(name, def string) string {

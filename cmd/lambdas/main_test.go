@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/localdev/localdevtest"
 	"github.com/sourcebase/sourcebase/internal/testenv"
 )
@@ -49,7 +50,7 @@ func TestRunLambdasServesTheAPIThroughTheBootstrapsRunsWorkflowsInTheStateMachin
 	secret := localdevtest.BannerField(t, banner, `secret:\s+(\S+)`)
 	ddb, _ := url.Parse(localdevtest.BannerField(t, banner, `DynamoDB:\s+(\S+)`))
 	sfn, _ := url.Parse(localdevtest.BannerField(t, banner, `Step Functions:\s+(\S+)`))
-	for _, f := range []string{"companies", "keys", "webhook", "runner"} {
+	for _, f := range []string{"companies", "keys", "webhook", "runner", "hooks", "events", "deliver"} {
 		if _, err := os.Stat(filepath.Join(binDir, f, "bootstrap")); err != nil {
 			t.Errorf("no %s bootstrap: %v", f, err)
 		}
@@ -88,6 +89,26 @@ func TestRunLambdasServesTheAPIThroughTheBootstrapsRunsWorkflowsInTheStateMachin
 	if code != 201 {
 		t.Fatalf("POST /v1/companies: %d %v", code, m)
 	}
+	// The change history runs in the process (app.StartEvents): the
+	// company's creation becomes an event, listed by the hooks bootstrap.
+	companyID, _ := data(m)["id"].(string)
+	var found map[string]any
+	for deadline := time.Now().Add(testenv.Scaled(30 * time.Second)); found == nil && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		code, list := call("GET", "/v1/events?resourceType=company", nil)
+		if code != 200 {
+			t.Fatalf("GET /v1/events: %d %v", code, list)
+		}
+		evs, _ := list["data"].([]any)
+		for _, e := range evs {
+			ev, _ := e.(map[string]any)
+			if res, _ := ev["resource"].(map[string]any); res["id"] == companyID {
+				found = ev
+			}
+		}
+	}
+	if found == nil || found["type"] != "company.created" {
+		t.Errorf("no company.created event of %s in the change history: %v", companyID, found)
+	}
 	code, m = call("POST", "/v1/workflows", map[string]any{"name": "smoke", "steps": []any{map[string]any{"id": "s", "type": "set", "with": map[string]any{"v.$": "$.input.v"}}}})
 	if code != 201 {
 		t.Fatalf("POST /v1/workflows: %d %v", code, m)
@@ -122,5 +143,31 @@ func TestRunLambdasServesTheAPIThroughTheBootstrapsRunsWorkflowsInTheStateMachin
 			conn.Close()
 			t.Errorf("the %s port %s still accepts connections after run returned", name, addr)
 		}
+	}
+}
+
+// The bootstraps get the front's configuration without a delivery queue
+// (there is no SQS; the deliveries are made in the process) and never
+// allow webhook endpoints on loopback addresses, whatever the front's
+// WEBHOOKS_ALLOW_LOOPBACK, which only the process's own deliveries
+// follow.
+func TestTheBootstrapsNeverAllowLoopbackEndpointsNorGetADeliveryQueue(t *testing.T) {
+	cfg := app.DefaultConfig()
+	cfg.Table, cfg.WebhooksAllowLoopback = "t", true
+	cfg.DeliverQueueURL, cfg.DeliverDLQURL = "https://sqs.example/q.fifo", "https://sqs.example/d.fifo"
+	got := bootstrapConfig(cfg)
+	if got.WebhooksAllowLoopback || got.DeliverQueueURL != "" || got.DeliverDLQURL != "" || got.Table != "t" {
+		t.Errorf("bootstrapConfig = %+v", got)
+	}
+	for k := range got.Env() {
+		if k == app.EnvWebhooksAllowLoopback || k == app.EnvDeliverQueueURL || k == app.EnvDeliverDLQURL {
+			t.Errorf("the bootstraps' environment has %s", k)
+		}
+	}
+	if !cfg.WebhooksAllowLoopback {
+		t.Error("bootstrapConfig changed its argument")
+	}
+	if n := loopbackNote(cfg); !strings.Contains(n, app.EnvWebhooksAllowLoopback+"=true") {
+		t.Errorf("loopback note %q", n)
 	}
 }

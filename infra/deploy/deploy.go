@@ -1,6 +1,7 @@
 // Package deploy holds the deployment decisions that the CDK stack and the
 // SAM template share, so that the two describe the same functions: their
-// memory and timeouts, the webhook's reserved concurrency.
+// memory and timeouts, the webhook's reserved concurrency, the stream and
+// queue event sources' settings.
 package deploy
 
 import (
@@ -8,36 +9,78 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/outbound"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
+	"github.com/sourcebase/sourcebase/internal/store"
 )
+
+// Refs are a deployment's resources as a function's environment names
+// them: each a value, or the template's reference to it.
+type Refs struct {
+	Table           string
+	StateMachineARN string
+	WebhookURL      string
+	APIURL          string
+	// DeliverQueueURL and DeliverDLQURL are the outbound webhooks'
+	// delivery queue (SQS FIFO) and its dead-letter queue.
+	DeliverQueueURL string
+	DeliverDLQURL   string
+}
 
 // Config is the configuration f runs with in a deployment: base with the
 // table, the run state machine (only for a function that starts runs), the
-// webhook URL (only for one that shows trigger urls) and the HTTP API's
-// URL (only for one that searches through it; "" leaves it to the address
-// of each request), each a value or the template's reference to it.
-func Config(base app.Config, f routes.Function, table, stateMachineARN, webhookURL, apiURL string) app.Config {
+// webhook URL (only for one that shows trigger urls), the HTTP API's URL
+// (only for one that searches through it; "" leaves it to the address of
+// each request), the delivery queue (for a function that queues
+// deliveries, and the deliver function that takes them) and its
+// dead-letter queue (the deliver function only). Webhook endpoints on
+// loopback addresses are never allowed in a deployment.
+func Config(base app.Config, f routes.Function, r Refs) app.Config {
 	cfg := base
-	cfg.Table, cfg.StateMachineARN, cfg.WebhookBaseURL, cfg.SearchBaseURL = table, "", "", ""
+	cfg.Table, cfg.StateMachineARN, cfg.WebhookBaseURL, cfg.SearchBaseURL = r.Table, "", "", ""
+	cfg.DeliverQueueURL, cfg.DeliverDLQURL, cfg.WebhooksAllowLoopback = "", "", false
 	if f.StartsRuns {
-		cfg.StateMachineARN = stateMachineARN
+		cfg.StateMachineARN = r.StateMachineARN
 	}
 	if f.WebhookURLs {
-		cfg.WebhookBaseURL = webhookURL
+		cfg.WebhookBaseURL = r.WebhookURL
 	}
 	if f.SearchesByAPI {
-		cfg.SearchBaseURL = apiURL
+		cfg.SearchBaseURL = r.APIURL
+	}
+	if f.SendsDeliveries || IsDeliverer(f) {
+		cfg.DeliverQueueURL = r.DeliverQueueURL
+	}
+	if IsDeliverer(f) {
+		cfg.DeliverDLQURL = r.DeliverDLQURL
 	}
 	return cfg
 }
+
+// IsIndexer reports whether f is the OpenSearch indexer: the function fed
+// by the table's stream in OpenSearch deployments only. The events
+// function reads the same stream in every deployment, so the indexer is
+// known by name, not by how it is reached.
+func IsIndexer(f routes.Function) bool { return f.Name == fn.Indexer }
+
+// IsEventsConsumer reports whether f turns the table's stream into the
+// change history (the events function): a stream consumer that is not
+// the indexer.
+func IsEventsConsumer(f routes.Function) bool { return f.Reach == routes.ByStream && !IsIndexer(f) }
+
+// IsDeliverer reports whether f takes the delivery queue's batches (the
+// deliver function).
+func IsDeliverer(f routes.Function) bool { return f.Reach == routes.ByQueue }
 
 // OpenSearch is cfg for a deployment that searches with the OpenSearch
 // collection at endpoint: the functions that search (the search function)
 // and index (the stream's indexer) are told so.
 func OpenSearch(cfg app.Config, f routes.Function, endpoint string) app.Config {
-	if f.HoldsIndexes || f.Reach == routes.ByStream {
+	if f.HoldsIndexes || IsIndexer(f) {
 		cfg.SearchEngine, cfg.OpenSearchEndpoint = app.SearchOpenSearch, endpoint
 	}
 	return cfg
@@ -85,11 +128,80 @@ const (
 	// request to OpenSearch.
 	indexerMemoryMB = 256
 	indexerTimeout  = 60 * time.Second
+	// eventsMemoryMB, eventsTimeout: a batch of the table's stream (at
+	// most EventsBatchSize records) handled one record at a time: for
+	// each, an event item written (and, for a delete, its deletion marker
+	// read), the organization's endpoints read and a message sent per
+	// delivery; tens of milliseconds a record, and a failing call ends
+	// the batch (the rest is retried), so 60 s leaves room for a slow
+	// table.
+	eventsMemoryMB = 256
+	eventsTimeout  = 60 * time.Second
+	// deliverMemoryMB: signing and sending one delivery at a time over
+	// HTTPS. deliverTimeout: a batch of DeliverBatchSize deliveries made
+	// one after another, each at most outbound.DefaultTimeout (10 s) plus
+	// its few storage calls.
+	deliverMemoryMB = 256
+	deliverTimeout  = DeliverBatchSize * (outbound.DefaultTimeout + 2*time.Second)
 )
 
 // IndexerBatchSize is how many stream records the indexer gets at once:
 // one bulk request each.
 const IndexerBatchSize = 100
+
+// EventsBatchSize is how many stream records the events function gets at
+// once (after the filter criteria: only changes of item types that have
+// events).
+const EventsBatchSize = 100
+
+// StreamRetryAttempts is how many times a stream batch that still fails
+// (after bisecting) is retried before it is kept in the consumer's
+// failure queue.
+const StreamRetryAttempts = 5
+
+// FailureRetentionDays is how long a queue of what a consumer gave up on
+// keeps it (SQS's maximum, 14 days): time to find the cause and replay.
+const FailureRetentionDays = 14
+
+// The outbound webhooks' delivery queue (SQS FIFO: one message group per
+// endpoint and record, so a record's deliveries to an endpoint keep their
+// order) and its event source.
+const (
+	// DeliverBatchSize is how many messages the deliver function gets at
+	// once: SQS's maximum for a FIFO queue. They are attempted one after
+	// another.
+	DeliverBatchSize = 10
+	// DeliverMaxConcurrency is the event source's maximum concurrency:
+	// at most this many deliver instances at once, each attempting one
+	// delivery at a time, so at most this many deliveries are in flight
+	// across every endpoint (a burst of events waits in the queue rather
+	// than opening hundreds of connections or taking the account's
+	// concurrency).
+	DeliverMaxConcurrency = 5
+	// DeliverVisibilityTimeout is the queue's visibility timeout: six
+	// times the deliver function's timeout, as AWS advises for a Lambda
+	// event source (a message is not handed out again while a batch that
+	// holds it may still run, its retries included). A retry sets its own
+	// visibility (ChangeMessageVisibility, up to 12 hours).
+	DeliverVisibilityTimeout = 6 * deliverTimeout
+	// DeliverRetentionDays: a message outlives the retry schedule (about
+	// 28 hours from the first attempt, outbound.Schedule) with room for
+	// a group held back by an endpoint that is down.
+	DeliverRetentionDays = 4
+	// DeliverMaxReceiveCount is the redrive policy's receive count, for
+	// a message whose batch crashes the function again and again (a
+	// delivery that exhausts its retries is moved to the dead-letter queue
+	// by the function itself). A message is received once per attempt
+	// (1 + len(outbound.Schedule) = 8) and also each time it comes back
+	// unattempted behind an earlier message of its group in the same
+	// batch (at most DeliverBatchSize-1 such messages, 8 attempts each):
+	// at most 80 receives in normal operation, so the redrive stays above
+	// that.
+	DeliverMaxReceiveCount = 100
+	// DeliverDLQRetentionDays: the dead-letter queue keeps what it gets
+	// as long as SQS allows.
+	DeliverDLQRetentionDays = 14
+)
 
 // WebhookConcurrency is the webhook function's reserved concurrency: its
 // URL is public (the signature is checked in code), so a flood of
@@ -111,7 +223,13 @@ func SizingOf(f routes.Function) (Sizing, error) {
 	case routes.ByOperator:
 		return Sizing{adminMemoryMB, adminTimeout, "occasional operator calls, a few storage calls each"}, nil
 	case routes.ByStream:
-		return Sizing{indexerMemoryMB, indexerTimeout, "256 MB: a batch of up to 100 records into one bulk request; 60 s: the bulk request's time with room"}, nil
+		if IsIndexer(f) {
+			return Sizing{indexerMemoryMB, indexerTimeout, "256 MB: a batch of up to 100 records into one bulk request; 60 s: the bulk request's time with room"}, nil
+		}
+		return Sizing{eventsMemoryMB, eventsTimeout, "256 MB: a batch of up to 100 changes, each an event written and its deliveries queued; 60 s: the batch with room for a slow table"}, nil
+	case routes.ByQueue:
+		return Sizing{deliverMemoryMB, deliverTimeout, fmt.Sprintf("256 MB: one signed HTTPS delivery at a time; %d s: a batch of %d deliveries of at most %d s each with their storage calls",
+			int(deliverTimeout.Seconds()), DeliverBatchSize, int(outbound.DefaultTimeout.Seconds()))}, nil
 	}
 	return Sizing{}, fmt.Errorf("function %s: unknown reach %q", f.Name, f.Reach)
 }
@@ -140,4 +258,27 @@ func RunnerTimeout() (time.Duration, error) {
 		return 0, fmt.Errorf("state machine Task timeouts must be 1..900 s (Lambda's limit), the longest is %d", longest)
 	}
 	return time.Duration(longest) * time.Second, nil
+}
+
+// EventsFilterPatterns are the filter criteria of the events function's
+// stream source (Lambda event filtering, one pattern per entry; a record
+// matching any is handed to the function): a change whose new or old
+// image's item type (store.AttrType) is the StoreType of a kind of
+// api.EventCatalog(). Every other change (index entries, counters, the
+// events and deliveries the function writes itself, deletion markers,
+// which it reads by key) never invokes it. A record removed has only an
+// old image, a record created only a new one.
+func EventsFilterPatterns() []string {
+	var types []any
+	for _, k := range api.EventCatalog().Kinds() {
+		types = append(types, k.StoreType)
+	}
+	pattern := func(image string) string {
+		b, err := json.Marshal(map[string]any{"dynamodb": map[string]any{image: map[string]any{store.AttrType: map[string]any{"S": types}}}})
+		if err != nil {
+			panic(err)
+		}
+		return string(b)
+	}
+	return []string{pattern("NewImage"), pattern("OldImage")}
 }

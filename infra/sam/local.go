@@ -35,6 +35,15 @@ const (
 	LocalStateMachineARN = "arn:aws:states:us-east-1:123456789012:stateMachine:sourcebase-runs-local"
 	// LocalAPIPort is the port of sam local start-api (samconfig.toml).
 	LocalAPIPort = 3000
+	// LocalDeliverQueueURL is the DELIVER_QUEUE_URL (and LocalDeliverDLQURL
+	// the DELIVER_DLQ_URL) of the events and deliver functions under sam
+	// local invoke: they refuse to start without one, and there is no SQS
+	// locally. Their samples send nothing (an organization without webhook
+	// endpoints, a delivery that does not exist); a delivery that would be
+	// queued fails, and the batch with it (make run and make run-lambdas
+	// deliver in process).
+	LocalDeliverQueueURL = "https://sqs.us-east-1.amazonaws.com/123456789012/sourcebase-deliveries-local.fifo"
+	LocalDeliverDLQURL   = "https://sqs.us-east-1.amazonaws.com/123456789012/sourcebase-deliveries-dlq-local.fifo"
 )
 
 // LocalDynamoDBFromContainer is DynamoDB Local as the function containers
@@ -72,6 +81,18 @@ func LocalEnv(s Spec) ([]byte, error) {
 			// The API as the function containers reach sam local
 			// start-api on the host.
 			local[app.EnvSearchBaseURL] = "http://host.docker.internal:" + strconv.Itoa(LocalAPIPort)
+		}
+		if _, ok := vars[app.EnvDeliverQueueURL]; ok {
+			// Behind sam local start-api (the hooks function), none: a
+			// manual retry answers that this process cannot queue
+			// deliveries, rather than failing on a queue that is not there.
+			local[app.EnvDeliverQueueURL] = ""
+			if f.Reach != routes.ByAPI {
+				local[app.EnvDeliverQueueURL] = LocalDeliverQueueURL
+			}
+		}
+		if _, ok := vars[app.EnvDeliverDLQURL]; ok {
+			local[app.EnvDeliverDLQURL] = LocalDeliverDLQURL
 		}
 		if len(local) > 0 {
 			env[LogicalID(f.Name)] = local

@@ -40,6 +40,12 @@ const (
 	TableID        = "Table"
 	HttpAPIID      = "HttpApi"
 	StateMachineID = "RunStateMachine"
+	// DeliverQueueID is the outbound webhooks' delivery queue (SQS FIFO),
+	// DeliverDLQID its dead-letter queue (FIFO), EventsFailuresID the
+	// queue of the stream batches the events function gave up on.
+	DeliverQueueID   = "DeliverQueue"
+	DeliverDLQID     = "DeliverDeadLetters"
+	EventsFailuresID = "EventsFailures"
 	// DynamoDBEndpointParam is the template parameter that points every
 	// function at another DynamoDB (DynamoDB Local under sam local); empty
 	// in a deployment, where the variable is left out.
@@ -92,6 +98,14 @@ const DefaultEventName = "Default"
 // routes.Function.Schedule (the runner's sweeps).
 const ScheduleEventName = "Sweep"
 
+// StreamEventName is the DynamoDB event of the events function (the
+// table's stream), QueueEventName the SQS event of the deliver function
+// (the delivery queue).
+const (
+	StreamEventName = "TableStream"
+	QueueEventName  = "DeliveryQueue"
+)
+
 // scheduleNote says in the template that f is invoked on its schedule.
 func scheduleNote(f routes.Function) string {
 	if f.Schedule == "" {
@@ -106,6 +120,8 @@ var reachNote = map[routes.Reach]string{
 	routes.ByURL:          "Invoked through its function URL (no HTTP API route).",
 	routes.ByStateMachine: "Invoked by the run state machine's Task states.",
 	routes.ByOperator:     "Invoked directly by operators with aws lambda invoke (no events, never public).",
+	routes.ByStream:       "Invoked with batches of the table's DynamoDB stream (its " + StreamEventName + " event), filtered to the item types that have events.",
+	routes.ByQueue:        "Invoked with batches of the delivery queue (its " + QueueEventName + " event, SQS FIFO) at a bounded concurrency.",
 }
 
 // webhookConcurrency and logRetentionDays of the template.
@@ -136,7 +152,9 @@ const header = `GENERATED from the Go declarations; do not edit by hand.
 Regenerate: make sam-template   (= cd infra && go run ./sam -write)
 Checked by: cd infra && go test ./sam   (fails when this file differs from what the code generates;
   go test ./sam -update rewrites it)
-Build and run: make sam-build, make sam-local (need the SAM CLI; sam-local also Docker).`
+Build and run: make sam-build, make sam-local (need the SAM CLI; sam-local also Docker).
+Stream and queues: the events function's stream source (filter criteria from api.EventCatalog()), the delivery
+  queue and its dead-letter queue, with their settings from infra/deploy.`
 
 // Generate returns the SAM template of s.
 func Generate(s Spec) ([]byte, error) {
@@ -149,7 +167,19 @@ func Generate(s Spec) ([]byte, error) {
 			&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: id, HeadComment: comment}, r)
 	}
 
-	add("The single table: keys, GSIs and TTL attribute from internal/store.", TableID, table())
+	add("The single table: keys, GSIs, stream and TTL attribute from internal/store.", TableID, table())
+	add("The outbound webhooks' delivery queue: FIFO, one message group per endpoint and record (a record's deliveries to an endpoint in order); "+
+		"messages carry their delivery's deduplication id. Settings from infra/deploy.", DeliverQueueID, deliverQueue())
+	add("", DeliverQueueID+"Policy", tlsOnly(DeliverQueueID))
+	add("Deliveries that exhausted their retries (moved here by the deliver function), and messages whose batches kept crashing it (the redrive).",
+		DeliverDLQID, fifoQueue(deploy.DeliverDLQRetentionDays))
+	add("", DeliverDLQID+"Policy", tlsOnly(DeliverDLQID))
+	add("The stream batches the events function gave up on (its DynamoDB event's OnFailure destination), kept to replay.",
+		EventsFailuresID, obj(field("Type", "AWS::SQS::Queue"), field("Properties", obj(
+			field("SqsManagedSseEnabled", true),
+			field("MessageRetentionPeriod", deploy.FailureRetentionDays*secondsPerDay),
+		))))
+	add("", EventsFailuresID+"Policy", tlsOnly(EventsFailuresID))
 	add("", "HttpApiAccessLogs", logGroup(nil))
 	add("The HTTP API: every route of the route table is an HttpApi event of its group's function.", HttpAPIID, httpAPI())
 	for _, f := range s.Functions {
@@ -175,12 +205,14 @@ func Generate(s Spec) ([]byte, error) {
 		field("TableName", output("Name of the table", ref(TableID))),
 		field("StateMachineArn", output("ARN of the run state machine", ref(StateMachineID))),
 		field("AdminFunctionName", output("Operator function (aws lambda invoke --function-name <it> --payload '{\"action\":...}')", ref(LogicalID(adminFn.Name)))),
+		field("DeliverQueueUrl", output("The outbound webhooks' delivery queue (SQS FIFO)", ref(DeliverQueueID))),
+		field("DeliverDlqUrl", output("The deliveries that exhausted their retries (SQS FIFO dead-letter queue)", ref(DeliverDLQID))),
 	)
 
 	doc := obj(
 		field("AWSTemplateFormatVersion", "2010-09-09"),
 		field("Transform", "AWS::Serverless-2016-10-31"),
-		field("Description", "Sourcebase: one Lambda per resource group behind an HTTP API, the webhook function URL, the run state machine and its runner, the operator function, and the single DynamoDB table."),
+		field("Description", "Sourcebase: one Lambda per resource group behind an HTTP API, the webhook function URL, the run state machine and its runner, the operator function, the change history's events function on the table's stream, the outbound webhooks' delivery queue and deliver function, and the single DynamoDB table."),
 		field("Parameters", obj(
 			field(DynamoDBEndpointParam, obj(
 				field("Type", "String"),
@@ -239,6 +271,20 @@ func validate(s Spec) error {
 			return err
 		}
 	}
+	var consumers, deliverers []string
+	for _, f := range s.Functions {
+		switch {
+		case deploy.IsIndexer(f):
+			return fmt.Errorf("function %q: the template has no OpenSearch collection for the indexer (the CDK stack's -c search=opensearch has)", f.Name)
+		case deploy.IsEventsConsumer(f):
+			consumers = append(consumers, f.Name)
+		case deploy.IsDeliverer(f):
+			deliverers = append(deliverers, f.Name)
+		}
+	}
+	if len(consumers) != 1 || len(deliverers) != 1 {
+		return fmt.Errorf("the template expects one events function on the table's stream and one deliver function on the delivery queue, found %v and %v", consumers, deliverers)
+	}
 	return nil
 }
 
@@ -258,6 +304,10 @@ func only(fns []routes.Function, reach routes.Reach) (routes.Function, error) {
 
 func table() *yaml.Node {
 	def := store.TableDefinition("")
+	var stream *yaml.Node
+	if spec := def.StreamSpecification; spec != nil && spec.StreamEnabled != nil && *spec.StreamEnabled {
+		stream = obj(field("StreamViewType", string(spec.StreamViewType)))
+	}
 	var attrs, keys, gsis []any
 	for _, a := range def.AttributeDefinitions {
 		attrs = append(attrs, obj(field("AttributeName", *a.AttributeName), field("AttributeType", string(a.AttributeType))))
@@ -286,6 +336,7 @@ func table() *yaml.Node {
 			field("AttributeDefinitions", list(attrs...)),
 			field("KeySchema", keys[0]),
 			field("GlobalSecondaryIndexes", list(gsis...)),
+			note("The events function reads every change from it (new and old images).", "StreamSpecification", stream),
 			note("Expiring items such as idempotency records (store.AttrExpires, epoch seconds).", "TimeToLiveSpecification", obj(
 				field("AttributeName", store.AttrExpires),
 				field("Enabled", true),
@@ -342,6 +393,8 @@ const (
 	stateMachinePlaceholder = "\x00state-machine"
 	webhookURLPlaceholder   = "\x00webhook-url"
 	searchURLPlaceholder    = "\x00search-url"
+	deliverQueuePlaceholder = "\x00deliver-queue"
+	deliverDLQPlaceholder   = "\x00deliver-dlq"
 )
 
 // Env is the environment of f: app.Config.Env() of s.Config with the table
@@ -350,7 +403,9 @@ const (
 // search base URL parameter (the mcp function) set, plus the DynamoDB
 // endpoint for local runs. Values are YAML nodes.
 func Env(s Spec, f routes.Function) (map[string]*yaml.Node, error) {
-	cfg := deploy.Config(s.Config, f, tablePlaceholder, stateMachinePlaceholder, webhookURLPlaceholder, searchURLPlaceholder)
+	cfg := deploy.Config(s.Config, f, deploy.Refs{Table: tablePlaceholder, StateMachineARN: stateMachinePlaceholder,
+		WebhookURL: webhookURLPlaceholder, APIURL: searchURLPlaceholder,
+		DeliverQueueURL: deliverQueuePlaceholder, DeliverDLQURL: deliverDLQPlaceholder})
 	urlFn, err := only(s.Functions, routes.ByURL)
 	if err != nil {
 		return nil, err
@@ -362,6 +417,10 @@ func Env(s Spec, f routes.Function) (map[string]*yaml.Node, error) {
 			out[k] = ref(TableID)
 		case stateMachinePlaceholder:
 			out[k] = ref(StateMachineID)
+		case deliverQueuePlaceholder:
+			out[k] = ref(DeliverQueueID) // a queue's Ref is its URL
+		case deliverDLQPlaceholder:
+			out[k] = ref(DeliverDLQID)
 		case webhookURLPlaceholder:
 			out[k] = getAtt(URLID(urlFn.Name) + ".FunctionUrl")
 		case searchURLPlaceholder:
@@ -405,6 +464,30 @@ func function(s Spec, f routes.Function) (*yaml.Node, error) {
 			field("Effect", "Allow"),
 			field("Action", strs([]string{"states:StartExecution"})),
 			field("Resource", ref(StateMachineID)),
+		))
+	}
+	if f.SendsDeliveries {
+		statements = append(statements, obj(
+			field("Sid", "QueueDeliveries"),
+			field("Effect", "Allow"),
+			field("Action", strs(sendDeliveryActions)),
+			field("Resource", getAtt(DeliverQueueID+".Arn")),
+		))
+	}
+	if deploy.IsDeliverer(f) {
+		// Receiving and deleting come with the SQS event (SAM's
+		// AWSLambdaSQSQueueExecutionRole); a retry changes its message's
+		// visibility, an exhausted delivery is moved to the DLQ.
+		statements = append(statements, obj(
+			field("Sid", "ScheduleRetries"),
+			field("Effect", "Allow"),
+			field("Action", strs(retryDeliveryActions)),
+			field("Resource", getAtt(DeliverQueueID+".Arn")),
+		), obj(
+			field("Sid", "DeadLetters"),
+			field("Effect", "Allow"),
+			field("Action", strs(sendDeliveryActions)),
+			field("Resource", getAtt(DeliverDLQID+".Arn")),
 		))
 	}
 
@@ -451,6 +534,49 @@ func function(s Spec, f routes.Function) (*yaml.Node, error) {
 		))
 	}
 
+	if deploy.IsEventsConsumer(f) {
+		// SAM adds the stream's read actions (AWSLambdaDynamoDBExecutionRole)
+		// and, for the OnFailure destination of Type SQS, sending to it.
+		if events == nil {
+			events = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+		}
+		var filters []any
+		for _, p := range deploy.EventsFilterPatterns() {
+			filters = append(filters, obj(field("Pattern", p)))
+		}
+		events.Content = append(events.Content, node(StreamEventName), obj(
+			field("Type", "DynamoDB"),
+			field("Properties", obj(
+				field("Stream", getAtt(TableID+".StreamArn")),
+				field("StartingPosition", "TRIM_HORIZON"),
+				field("BatchSize", deploy.EventsBatchSize),
+				field("BisectBatchOnFunctionError", true),
+				field("FunctionResponseTypes", flow("ReportBatchItemFailures")),
+				field("MaximumRetryAttempts", deploy.StreamRetryAttempts),
+				note("One batch per shard at a time: a record's changes in order.", "ParallelizationFactor", 1),
+				note("Only changes of item types that have events (api.EventCatalog()) invoke the function.", "FilterCriteria", obj(field("Filters", list(filters...)))),
+				field("DestinationConfig", obj(field("OnFailure", obj(
+					field("Type", "SQS"),
+					field("Destination", getAtt(EventsFailuresID+".Arn")),
+				)))),
+			)),
+		))
+	}
+	if deploy.IsDeliverer(f) {
+		if events == nil {
+			events = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+		}
+		events.Content = append(events.Content, node(QueueEventName), obj(
+			field("Type", "SQS"),
+			field("Properties", obj(
+				field("Queue", getAtt(DeliverQueueID+".Arn")),
+				field("BatchSize", deploy.DeliverBatchSize),
+				note("The messages to retry, and those held behind them in their group.", "FunctionResponseTypes", flow("ReportBatchItemFailures")),
+				note("At most this many deliveries in flight at once, across every endpoint.", "ScalingConfig", obj(field("MaximumConcurrency", deploy.DeliverMaxConcurrency))),
+			)),
+		))
+	}
+
 	props := []kv{
 		field("Description", f.Describe(s.Routes)),
 		note("The repository root: `sam build` runs the Makefile's build-"+LogicalID(f.Name)+" (BuildMethod makefile).", "CodeUri", "../"),
@@ -460,7 +586,8 @@ func function(s Spec, f routes.Function) (*yaml.Node, error) {
 		note(size.Why+".", "MemorySize", size.MemoryMB),
 		field("Timeout", int(size.Timeout.Seconds())),
 		note("app.Config.Env(); AWS_ENDPOINT_URL_DYNAMODB only when the DynamoDBEndpoint parameter is set (sam local).", "Environment", obj(field("Variables", obj(vars...)))),
-		note("Least privilege: store.IAMActions(f.Access(api.Routes())...), the table access of its routes (or declared in routes.Functions); StartExecution only where it starts runs.", "Policies", list(obj(
+		note("Least privilege: store.IAMActions(f.Access(api.Routes())...), the table access of its routes (or declared in routes.Functions); StartExecution only where it starts runs; "+
+			"sqs:SendMessage on the delivery queue only where it queues deliveries.", "Policies", list(obj(
 			field("Version", "2012-10-17"),
 			field("Statement", list(statements...)),
 		))),
@@ -528,6 +655,66 @@ func stateMachine(s Spec) (*yaml.Node, error) {
 			field("Tracing", obj(field("Enabled", true))),
 		)),
 	), nil
+}
+
+// The SQS actions of the functions' policies.
+var (
+	sendDeliveryActions  = []string{"sqs:SendMessage"}
+	retryDeliveryActions = []string{"sqs:ChangeMessageVisibility"}
+)
+
+const secondsPerDay = 24 * 60 * 60
+
+// fifoQueue is a FIFO queue with SQS-managed encryption, no content based
+// deduplication (messages carry their deduplication id), keeping messages
+// retentionDays.
+func fifoQueue(retentionDays int, more ...kv) *yaml.Node {
+	props := append([]kv{
+		field("FifoQueue", true),
+		field("ContentBasedDeduplication", false),
+		field("SqsManagedSseEnabled", true),
+		field("MessageRetentionPeriod", retentionDays*secondsPerDay),
+	}, more...)
+	return obj(field("Type", "AWS::SQS::Queue"), field("Properties", obj(props...)))
+}
+
+// deliverQueue is the delivery queue (infra/deploy's settings): high
+// throughput FIFO (deduplication and throughput per message group), a
+// visibility timeout of six times the deliver function's timeout, and the
+// dead-letter queue for messages received too often.
+func deliverQueue() *yaml.Node {
+	return fifoQueue(deploy.DeliverRetentionDays,
+		field("DeduplicationScope", "messageGroup"),
+		field("FifoThroughputLimit", "perMessageGroupId"),
+		note("Six times the deliver function's timeout; a retry sets its own (ChangeMessageVisibility, up to 12 hours).",
+			"VisibilityTimeout", int(deploy.DeliverVisibilityTimeout.Seconds())),
+		field("RedrivePolicy", obj(
+			field("deadLetterTargetArn", getAtt(DeliverDLQID+".Arn")),
+			field("maxReceiveCount", deploy.DeliverMaxReceiveCount),
+		)),
+	)
+}
+
+// tlsOnly is the queue policy denying every request to queue id that is
+// not sent over TLS.
+func tlsOnly(id string) *yaml.Node {
+	return obj(
+		field("Type", "AWS::SQS::QueuePolicy"),
+		field("Properties", obj(
+			field("Queues", list(ref(id))),
+			field("PolicyDocument", obj(
+				field("Version", "2012-10-17"),
+				field("Statement", list(obj(
+					field("Sid", "EnforceTLS"),
+					field("Effect", "Deny"),
+					field("Principal", "*"),
+					field("Action", "sqs:*"),
+					field("Resource", getAtt(id+".Arn")),
+					field("Condition", obj(field("Bool", obj(field("aws:SecureTransport", "false"))))),
+				))),
+			)),
+		)),
+	)
 }
 
 func output(description string, value *yaml.Node) *yaml.Node {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -17,6 +18,7 @@ import (
 	"github.com/awslabs/goformation/v7/cloudformation"
 	"github.com/awslabs/goformation/v7/intrinsics"
 
+	"github.com/sourcebase/sourcebase/infra/deploy"
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/fn"
@@ -106,6 +108,36 @@ func parse(t *testing.T, data []byte) *cloudformation.Template {
 		t.Fatalf("goformation: %v", err)
 	}
 	return tmpl
+}
+
+// raw is a SAM template as JSON values, intrinsic functions kept as by
+// parse: for the properties goformation v7.14.9 does not know (an event
+// source's FilterCriteria, FunctionResponseTypes, ScalingConfig), which
+// make it drop the whole event's properties.
+func raw(t *testing.T, data []byte) map[string]any {
+	t.Helper()
+	js, err := intrinsics.ProcessYAML(data, &intrinsics.ProcessorOptions{IntrinsicHandlerOverrides: map[string]intrinsics.IntrinsicHandler{
+		"Ref": keep("Ref"), "Fn::GetAtt": keep("GetAtt"), "Fn::Sub": keep("Sub"), "Fn::If": keep("If"),
+	}})
+	if err != nil {
+		t.Fatalf("goformation: %v", err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(js, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// rawResource is the resource id of a raw template, with its properties.
+func rawResource(t *testing.T, tmpl map[string]any, id string) (string, map[string]any) {
+	t.Helper()
+	r, _ := tmpl["Resources"].(map[string]any)[id].(map[string]any)
+	if r == nil {
+		t.Fatalf("no resource %s", id)
+	}
+	props, _ := r["Properties"].(map[string]any)
+	return fmt.Sprint(r["Type"]), props
 }
 
 func committed(t *testing.T) *cloudformation.Template {
@@ -217,8 +249,20 @@ func eventProblems(tmpl *cloudformation.Template, s Spec) []string {
 			want["$default"] = true
 		}
 		got := map[string]bool{}
-		schedules := 0
+		schedules, sources := 0, 0
 		for name, e := range fn.Events {
+			switch {
+			case e.Type == "DynamoDB" && deploy.IsEventsConsumer(f) && name == StreamEventName,
+				e.Type == "SQS" && deploy.IsDeliverer(f) && name == QueueEventName:
+				// Their properties: TestTheEventsFunctionReadsTheTablesStream...
+				// and TestTheDeliverFunctionTakesTheDeliveryQueue...
+				sources++
+				continue
+			case e.Type == "DynamoDB" || e.Type == "SQS":
+				p = append(p, fmt.Sprintf("%s (%s): event %s of type %s", f.Name, f.Reach, name, e.Type))
+				sources++
+				continue
+			}
 			if e.Type == "Schedule" {
 				schedules++
 				if name != ScheduleEventName || e.Properties == nil || e.Properties.ScheduleEvent == nil || e.Properties.ScheduleEvent.Schedule != f.Schedule || f.Schedule == "" {
@@ -252,8 +296,11 @@ func eventProblems(tmpl *cloudformation.Template, s Spec) []string {
 				p = append(p, fmt.Sprintf("%s: HttpApi event %s is not a route of its group in the route table", f.Name, r))
 			}
 		}
-		if len(got) != len(fn.Events)-schedules {
-			p = append(p, fmt.Sprintf("%s: %d HttpApi events for %d distinct routes", f.Name, len(fn.Events)-schedules, len(got)))
+		if len(got) != len(fn.Events)-schedules-sources {
+			p = append(p, fmt.Sprintf("%s: %d HttpApi events for %d distinct routes", f.Name, len(fn.Events)-schedules-sources, len(got)))
+		}
+		if want := map[bool]int{true: 1}[deploy.IsEventsConsumer(f) || deploy.IsDeliverer(f)]; sources != want {
+			p = append(p, fmt.Sprintf("%s: %d stream or queue events, want %d", f.Name, sources, want))
 		}
 		if want := map[bool]int{true: 1}[f.Schedule != ""]; schedules != want {
 			p = append(p, fmt.Sprintf("%s: %d Schedule events, want %d (schedule %q)", f.Name, schedules, want, f.Schedule))
@@ -339,7 +386,9 @@ func TestOnlyTheWebhookFunctionHasAPublicURLWithReservedConcurrency(t *testing.T
 			t.Errorf("%s has a function URL", f.Name)
 		}
 		for name, e := range fn.Events {
-			if f.Reach != routes.ByAPI && e.Type != "Schedule" {
+			allowed := e.Type == "Schedule" || f.Reach == routes.ByAPI && e.Type == "HttpApi" ||
+				deploy.IsEventsConsumer(f) && e.Type == "DynamoDB" || deploy.IsDeliverer(f) && e.Type == "SQS"
+			if !allowed {
 				t.Errorf("%s (%s) has event %s of type %s", f.Name, f.Reach, name, e.Type)
 			}
 		}
@@ -393,6 +442,13 @@ func envProblems(tmpl *cloudformation.Template, s Spec) []string {
 		if f.SearchesByAPI {
 			cfg.SearchBaseURL = `If(["UseSearchBaseUrl","Ref(SearchBaseUrl)","Ref(AWS::NoValue)"])`
 		}
+		cfg.DeliverQueueURL, cfg.DeliverDLQURL, cfg.WebhooksAllowLoopback = "", "", false
+		if f.SendsDeliveries || deploy.IsDeliverer(f) {
+			cfg.DeliverQueueURL = "Ref(" + DeliverQueueID + ")"
+		}
+		if deploy.IsDeliverer(f) {
+			cfg.DeliverDLQURL = "Ref(" + DeliverDLQID + ")"
+		}
 		cfg.Table = "Ref(" + TableID + ")"
 		want := cfg.Env()
 		want[EnvDynamoDBEndpoint] = `If(["UseDynamoDBEndpoint","Ref(DynamoDBEndpoint)","Ref(AWS::NoValue)"])`
@@ -420,6 +476,22 @@ func TestEachFunctionsEnvironmentIsTheAppConfigurationWithItsOwnResources(t *tes
 		}
 		if _, ok := vars[app.EnvSearchBaseURL]; ok != f.SearchesByAPI {
 			t.Errorf("%s: has %s = %v", f.Name, app.EnvSearchBaseURL, ok)
+		}
+		// The delivery queue: the functions that queue deliveries and the
+		// deliver function; its dead-letter queue: the deliver function.
+		if _, ok := vars[app.EnvDeliverQueueURL]; ok != (f.SendsDeliveries || f.Name == fn.Deliver) {
+			t.Errorf("%s: has %s = %v", f.Name, app.EnvDeliverQueueURL, ok)
+		}
+		if _, ok := vars[app.EnvDeliverDLQURL]; ok != (f.Name == fn.Deliver) {
+			t.Errorf("%s: has %s = %v", f.Name, app.EnvDeliverDLQURL, ok)
+		}
+		if _, ok := vars[app.EnvWebhooksAllowLoopback]; ok {
+			t.Errorf("%s: allows webhook endpoints on loopback addresses", f.Name)
+		}
+	}
+	for _, name := range []string{fn.Hooks, fn.Events} {
+		if f, _ := routes.FunctionNamed(name); !f.SendsDeliveries {
+			t.Errorf("the %s function does not queue deliveries", name)
 		}
 	}
 	// The values read back as the configuration the functions expect.
@@ -460,6 +532,24 @@ func policyProblems(tmpl *cloudformation.Template, s Spec) []string {
 				"Sid": "StartRuns", "Effect": "Allow",
 				"Action":   []any{"states:StartExecution"},
 				"Resource": "Ref(" + StateMachineID + ")",
+			})
+		}
+		if f.SendsDeliveries {
+			want = append(want, map[string]any{
+				"Sid": "QueueDeliveries", "Effect": "Allow",
+				"Action":   []any{"sqs:SendMessage"},
+				"Resource": "GetAtt(" + DeliverQueueID + ".Arn)",
+			})
+		}
+		if deploy.IsDeliverer(f) {
+			want = append(want, map[string]any{
+				"Sid": "ScheduleRetries", "Effect": "Allow",
+				"Action":   []any{"sqs:ChangeMessageVisibility"},
+				"Resource": "GetAtt(" + DeliverQueueID + ".Arn)",
+			}, map[string]any{
+				"Sid": "DeadLetters", "Effect": "Allow",
+				"Action":   []any{"sqs:SendMessage"},
+				"Resource": "GetAtt(" + DeliverDLQID + ".Arn)",
 			})
 		}
 		if got := (*fn.Policies.IAMPolicyDocumentArray)[0].Statement; !reflect.DeepEqual(got, want) {
@@ -583,6 +673,11 @@ func TestTheTableHasTheStoresKeysIndexesAndTimeToLiveWithRecovery(t *testing.T) 
 	if tb.PointInTimeRecoverySpecification == nil || !v(tb.PointInTimeRecoverySpecification.PointInTimeRecoveryEnabled) {
 		t.Error("point-in-time recovery is off")
 	}
+	// The stream, always: the events function reads it.
+	if tb.StreamSpecification == nil || tb.StreamSpecification.StreamViewType != string(def.StreamSpecification.StreamViewType) ||
+		tb.StreamSpecification.StreamViewType != "NEW_AND_OLD_IMAGES" || !v(def.StreamSpecification.StreamEnabled) {
+		t.Errorf("stream %+v, want new and old images", tb.StreamSpecification)
+	}
 	if tb.AWSCloudFormationDeletionPolicy != "Retain" || tb.AWSCloudFormationUpdateReplacePolicy != "Retain" {
 		t.Errorf("deletion %q, replace %q: want the data retained", tb.AWSCloudFormationDeletionPolicy, tb.AWSCloudFormationUpdateReplacePolicy)
 	}
@@ -595,6 +690,8 @@ func TestTheOutputsNameTheApiWebhookTableAndStateMachine(t *testing.T) {
 		"WebhookUrl":      "GetAtt(WebhookFunctionUrl.FunctionUrl)",
 		"TableName":       "Ref(Table)",
 		"StateMachineArn": "Ref(RunStateMachine)",
+		"DeliverQueueUrl": "Ref(" + DeliverQueueID + ")",
+		"DeliverDlqUrl":   "Ref(" + DeliverDLQID + ")",
 	} {
 		if o, ok := outs[name]; !ok || o.Value != want {
 			t.Errorf("output %s = %v, want %s", name, o.Value, want)
@@ -720,6 +817,21 @@ func TestTheGeneratorRejectsWhatTheTemplateCannotExpress(t *testing.T) {
 			s.Functions = append(slices.Clone(s.Functions), routes.Function{Name: "hooks2", Reach: routes.ByURL})
 			return s
 		}(),
+		"the OpenSearch indexer (no collection in the template)": func() Spec {
+			s := DefaultSpec()
+			s.Functions = routes.Deployed(true)
+			return s
+		}(),
+		"a second events function on the stream": func() Spec {
+			s := DefaultSpec()
+			s.Functions = append(slices.Clone(s.Functions), routes.Function{Name: "events2", Reach: routes.ByStream})
+			return s
+		}(),
+		"no deliver function": func() Spec {
+			s := DefaultSpec()
+			s.Functions = slices.DeleteFunc(slices.Clone(s.Functions), func(f routes.Function) bool { return f.Reach == routes.ByQueue })
+			return s
+		}(),
 	} {
 		if _, err := Generate(s); err == nil {
 			t.Errorf("%s: generated", name)
@@ -758,5 +870,161 @@ func TestTheLocalEnvironmentOverridesOnlyVariablesTheTemplateDeclares(t *testing
 		if got, want := env[LogicalID(f.Name)][app.EnvSearchBaseURL], "http://host.docker.internal:3000"; f.SearchesByAPI && got != want {
 			t.Errorf("%s searches through the API; its local %s is %q, want %q", f.Name, app.EnvSearchBaseURL, got, want)
 		}
+		// The events and deliver functions refuse to start without their
+		// queues: sam local invoke of their samples needs a value (they
+		// send nothing); behind start-api, the hooks function has none.
+		local, declared := env[LogicalID(f.Name)][app.EnvDeliverQueueURL]
+		switch {
+		case f.Reach == routes.ByStream || f.Reach == routes.ByQueue:
+			if local != LocalDeliverQueueURL {
+				t.Errorf("%s: local %s %q, want %q", f.Name, app.EnvDeliverQueueURL, local, LocalDeliverQueueURL)
+			}
+		case f.SendsDeliveries:
+			if !declared || local != "" {
+				t.Errorf("%s: local %s %q (set %v), want empty", f.Name, app.EnvDeliverQueueURL, local, declared)
+			}
+		}
+		if got := env[LogicalID(f.Name)][app.EnvDeliverDLQURL]; (f.Reach == routes.ByQueue) != (got == LocalDeliverDLQURL) {
+			t.Errorf("%s: local %s %q", f.Name, app.EnvDeliverDLQURL, got)
+		}
+	}
+}
+
+// The events function reads the table's stream as the CDK stack's does:
+// from the trim horizon, batches of deploy.EventsBatchSize in order (one
+// per shard), partial batch failures reported and a failing batch
+// bisected, retried, then kept in EventsFailures; and it is invoked only
+// for the item types that have events: the filter criteria name exactly
+// the store types of api.EventCatalog(), in the new image or the old.
+func TestTheEventsFunctionReadsTheTablesStreamFilteredToTheItemTypesThatHaveEvents(t *testing.T) {
+	tmpl := raw(t, readFile(t, TemplatePath))
+	_, props := rawResource(t, tmpl, LogicalID(fn.Events))
+	events, _ := props["Events"].(map[string]any)
+	ev, _ := events[StreamEventName].(map[string]any)
+	if len(events) != 1 || ev["Type"] != "DynamoDB" {
+		t.Fatalf("events function events %v, want one DynamoDB event %s", events, StreamEventName)
+	}
+	p, _ := ev["Properties"].(map[string]any)
+	for k, want := range map[string]any{
+		"Stream":                     "GetAtt(" + TableID + ".StreamArn)",
+		"StartingPosition":           "TRIM_HORIZON",
+		"BatchSize":                  float64(deploy.EventsBatchSize),
+		"BisectBatchOnFunctionError": true,
+		"FunctionResponseTypes":      []any{"ReportBatchItemFailures"},
+		"MaximumRetryAttempts":       float64(deploy.StreamRetryAttempts),
+		"ParallelizationFactor":      float64(1),
+		"DestinationConfig":          map[string]any{"OnFailure": map[string]any{"Type": "SQS", "Destination": "GetAtt(" + EventsFailuresID + ".Arn)"}},
+	} {
+		if !reflect.DeepEqual(p[k], want) {
+			t.Errorf("%s: %v, want %v", k, p[k], want)
+		}
+	}
+	var wantTypes []string
+	for _, k := range api.EventCatalog().Kinds() {
+		wantTypes = append(wantTypes, k.StoreType)
+	}
+	if !slices.Contains(wantTypes, "COMPANY") || slices.Contains(wantTypes, store.TypeDeleted) {
+		t.Fatalf("the catalog's store types %v", wantTypes)
+	}
+	filters, _ := p["FilterCriteria"].(map[string]any)["Filters"].([]any)
+	images := map[string]bool{}
+	for _, f := range filters {
+		pattern, _ := f.(map[string]any)["Pattern"].(string)
+		var parsed map[string]map[string]map[string]map[string][]string
+		if err := json.Unmarshal([]byte(pattern), &parsed); err != nil || len(parsed) != 1 || len(parsed["dynamodb"]) != 1 {
+			t.Errorf("filter %q is not {\"dynamodb\":{\"<image>\":{\"type\":{\"S\":[...]}}}}: %v", pattern, err)
+			continue
+		}
+		if len(pattern) > 4096 {
+			t.Errorf("filter pattern of %d characters: Lambda takes at most 4096", len(pattern))
+		}
+		for image, attrs := range parsed["dynamodb"] {
+			images[image] = true
+			if got := attrs[store.AttrType]["S"]; !slices.Equal(got, wantTypes) {
+				t.Errorf("%s filter: types %v, want the catalog's %v", image, got, wantTypes)
+			}
+		}
+	}
+	if len(filters) != 2 || !images["NewImage"] || !images["OldImage"] {
+		t.Errorf("filters %v, want one on the new image and one on the old", filters)
+	}
+}
+
+// The deliver function takes the delivery queue's batches with partial
+// batch failures, at a bounded concurrency.
+func TestTheDeliverFunctionTakesTheDeliveryQueueWithPartialFailuresAtABoundedConcurrency(t *testing.T) {
+	tmpl := raw(t, readFile(t, TemplatePath))
+	_, props := rawResource(t, tmpl, LogicalID(fn.Deliver))
+	events, _ := props["Events"].(map[string]any)
+	ev, _ := events[QueueEventName].(map[string]any)
+	if len(events) != 1 || ev["Type"] != "SQS" {
+		t.Fatalf("deliver function events %v, want one SQS event %s", events, QueueEventName)
+	}
+	want := map[string]any{
+		"Queue":                 "GetAtt(" + DeliverQueueID + ".Arn)",
+		"BatchSize":             float64(deploy.DeliverBatchSize),
+		"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
+		"ScalingConfig":         map[string]any{"MaximumConcurrency": float64(deploy.DeliverMaxConcurrency)},
+	}
+	if p := ev["Properties"]; !reflect.DeepEqual(p, want) {
+		t.Errorf("the delivery queue event %v, want %v", p, want)
+	}
+	if deploy.DeliverBatchSize > 10 || deploy.DeliverMaxConcurrency < 2 {
+		t.Errorf("batch size %d (a FIFO queue gives at most 10), maximum concurrency %d (at least 2)", deploy.DeliverBatchSize, deploy.DeliverMaxConcurrency)
+	}
+}
+
+// The delivery queue and its dead-letter queue are FIFO without content
+// based deduplication, encrypted and TLS only; the queue's visibility
+// timeout is at least six times the deliver function's timeout, and it
+// redrives to the dead-letter queue; EventsFailures keeps 14 days.
+func TestTheDeliveryQueuesAreFIFOEncryptedTLSOnlyWithTheirRetentionAndRedrive(t *testing.T) {
+	tmpl := committed(t)
+	queues := tmpl.GetAllSQSQueueResources()
+	if len(queues) != 3 {
+		t.Errorf("queues %v, want the delivery queue, its DLQ and EventsFailures", slices.Sorted(maps.Keys(queues)))
+	}
+	deliver := tmpl.GetAllServerlessFunctionResources()[LogicalID(fn.Deliver)]
+	day := 24 * 60 * 60
+	for id, want := range map[string]struct {
+		fifo      bool
+		retention int
+	}{
+		DeliverQueueID:   {true, deploy.DeliverRetentionDays * day},
+		DeliverDLQID:     {true, deploy.DeliverDLQRetentionDays * day},
+		EventsFailuresID: {false, 14 * day},
+	} {
+		q := queues[id]
+		if q == nil {
+			t.Errorf("no queue %s", id)
+			continue
+		}
+		if v(q.FifoQueue) != want.fifo || v(q.ContentBasedDeduplication) || !v(q.SqsManagedSseEnabled) || v(q.MessageRetentionPeriod) != want.retention || q.QueueName != nil {
+			t.Errorf("queue %s: fifo %v, content based deduplication %v, SQS-managed encryption %v, retention %d s, name %v; want fifo %v, no content based deduplication, encrypted, %d s, no fixed name",
+				id, v(q.FifoQueue), v(q.ContentBasedDeduplication), v(q.SqsManagedSseEnabled), v(q.MessageRetentionPeriod), v(q.QueueName), want.fifo, want.retention)
+		}
+		tls := 0
+		for _, p := range tmpl.GetAllSQSQueuePolicyResources() {
+			b, _ := json.Marshal(p.PolicyDocument)
+			if slices.Equal(p.Queues, []string{"Ref(" + id + ")"}) && strings.Contains(string(b), `"aws:SecureTransport":"false"`) && strings.Contains(string(b), `"Effect":"Deny"`) {
+				tls++
+			}
+		}
+		if tls != 1 {
+			t.Errorf("queue %s: %d policies denying requests without TLS, want 1", id, tls)
+		}
+	}
+	q := queues[DeliverQueueID]
+	if q == nil {
+		t.FailNow()
+	}
+	if got, min := v(q.VisibilityTimeout), 6*v(deliver.Timeout); got < min || got > 12*60*60 {
+		t.Errorf("visibility timeout %d s, want at least six times the deliver function's %d s", got, v(deliver.Timeout))
+	}
+	if got, want := q.RedrivePolicy, map[string]any{"deadLetterTargetArn": "GetAtt(" + DeliverDLQID + ".Arn)", "maxReceiveCount": float64(deploy.DeliverMaxReceiveCount)}; !reflect.DeepEqual(got, want) {
+		t.Errorf("redrive policy %v, want %v", got, want)
+	}
+	if v(q.DeduplicationScope) != "messageGroup" || v(q.FifoThroughputLimit) != "perMessageGroupId" {
+		t.Errorf("deduplication scope %q, throughput limit %q: want high throughput FIFO", v(q.DeduplicationScope), v(q.FifoThroughputLimit))
 	}
 }

@@ -27,13 +27,17 @@ type Request struct {
 	KeyPerMinute          int64 `json:"keyPerMinute,omitempty"`
 	OrganizationPerMinute int64 `json:"organizationPerMinute,omitempty"`
 	WebhookPerMinute      int64 `json:"webhookPerMinute,omitempty"`
+	// EventRetentionDays of set-event-retention: how long the
+	// organization's change history is kept (1 to 3650 days).
+	EventRetentionDays int `json:"eventRetentionDays,omitempty"`
 }
 
 // Actions lists the operations.
-var Actions = []string{"create-table", "create-org", "create-key", "list-keys", "revoke-key", "set-limits", "get-limits"}
+var Actions = []string{"create-table", "create-org", "create-key", "list-keys", "revoke-key", "set-limits", "get-limits", "set-event-retention"}
 
 // Run performs req against the table and returns what to print.
 func Run(ctx context.Context, st *store.Store, req Request) (any, error) {
+	ctx = store.WithActor(ctx, store.Actor{Type: store.ActorOperator, ID: req.Action})
 	k := keys.New(st)
 	switch req.Action {
 	case "create-table":
@@ -84,6 +88,14 @@ func Run(ctx context.Context, st *store.Store, req Request) (any, error) {
 		}
 		got, err := l.LimitsOf(ctx, req.Org)
 		return map[string]any{"org": req.Org, "limits": got}, err
+	case "set-event-retention":
+		if err := orgExists(ctx, k, req.Org); err != nil {
+			return nil, err
+		}
+		if err := k.SetEventRetention(ctx, req.Org, req.EventRetentionDays); err != nil {
+			return nil, err
+		}
+		return map[string]any{"org": req.Org, "eventRetentionDays": req.EventRetentionDays}, nil
 	default:
 		return nil, fmt.Errorf("unknown action %q; actions: %v", req.Action, Actions)
 	}

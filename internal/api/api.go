@@ -15,7 +15,9 @@ import (
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/companies"
+	"github.com/sourcebase/sourcebase/internal/endpoints"
 	"github.com/sourcebase/sourcebase/internal/enrichment"
+	"github.com/sourcebase/sourcebase/internal/events"
 	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/keys"
@@ -47,6 +49,10 @@ type Deps struct {
 	Resources *resource.Registry
 	// Entries are the records on lists.
 	Entries *resources.Entries
+	// History is the change history (GET /v1/events).
+	History *events.History
+	// Endpoints are the outbound webhook endpoints and their deliveries.
+	Endpoints *endpoints.Service
 	// Limits counts the requests of each key and trigger against their
 	// organization's rate limits; nil: no limits.
 	Limits *ratelimit.Limiter

@@ -136,6 +136,7 @@ func componentSchemas() map[string]openapi.Schema {
 	out["MetricSeriesQuery"] = metricQuery()
 	out["EnrichmentValueInput"] = enrichmentInput()
 	out["SearchMetadata"] = openapi.TypeOf(reflect.TypeFor[searchMetadata]())
+	eventSchemas(out)
 	return out
 }
 

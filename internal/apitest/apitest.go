@@ -77,13 +77,25 @@ func NewWith(t testing.TB, o Options) *Env {
 	srv := httptest.NewUnstartedServer(nil)
 	srv.Start()
 	t.Cleanup(srv.Close)
-	deps := app.Build(st, app.Config{Table: st.Table, CacheTTL: ttl, WebhookBaseURL: srv.URL}, app.InProcessRuns())
+	deps := app.Build(st, app.Config{Table: st.Table, CacheTTL: ttl, WebhookBaseURL: srv.URL, WebhooksAllowLoopback: true}, app.InProcessRuns())
 	deps.Search = embedded.NewEngine(st)
 	deps.NewMCP = mcpserver.Handler
 	engine := app.InProcess(deps)
 	t.Cleanup(func() { engine.Close(testenv.Scaled(5 * time.Second)) })
 	srv.Config.Handler = api.New(deps).Handler()
 	return &Env{URL: srv.URL, Deps: deps, Store: st, Engine: engine}
+}
+
+// StartEvents starts the events function and the deliver function of the
+// Env's process (app.StartEvents: the table's stream read through
+// DynamoDB Local's Streams API, deliveries queued in the process) until
+// the test ends. Tests of the change history and outbound webhooks call
+// it; the others leave the stream unread.
+func (e *Env) StartEvents(t testing.TB) *app.LocalEvents {
+	t.Helper()
+	evs := app.StartEvents(context.Background(), e.Deps)
+	t.Cleanup(evs.Stop)
+	return evs
 }
 
 // Org makes an organization and returns an admin client of it.

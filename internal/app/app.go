@@ -15,14 +15,18 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/companies"
+	"github.com/sourcebase/sourcebase/internal/endpoints"
 	"github.com/sourcebase/sourcebase/internal/enrichment"
+	"github.com/sourcebase/sourcebase/internal/events"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/keys"
 	"github.com/sourcebase/sourcebase/internal/metrics"
+	"github.com/sourcebase/sourcebase/internal/outbound"
 	"github.com/sourcebase/sourcebase/internal/ratelimit"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/resources"
@@ -50,6 +54,12 @@ type Config struct {
 	OpenSearchEndpoint    string // OPENSEARCH_ENDPOINT: https URL of the collection or domain
 	OpenSearchService     string // OPENSEARCH_SERVICE: "aoss" (Serverless, default) or "es" (managed domain)
 	OpenSearchIndexPrefix string // OPENSEARCH_INDEX_PREFIX: indexes are <prefix>-<resource> (default "sourcebase")
+
+	DeliverQueueURL string // DELIVER_QUEUE_URL: the outbound webhooks' delivery queue (SQS FIFO) in AWS
+	DeliverDLQURL   string // DELIVER_DLQ_URL: its dead-letter queue, where the deliver function moves what exhausts its retries
+	// WEBHOOKS_ALLOW_LOOPBACK=true lets webhook endpoints be on this
+	// machine (the dev server's setting, never a deployment's).
+	WebhooksAllowLoopback bool
 }
 
 // The search engines SEARCH_ENGINE names.
@@ -96,6 +106,10 @@ const (
 	EnvStoreTimeout    = "STORE_TIMEOUT"
 	EnvSearchBaseURL   = "SEARCH_BASE_URL"
 
+	EnvDeliverQueueURL       = "DELIVER_QUEUE_URL"
+	EnvDeliverDLQURL         = "DELIVER_DLQ_URL"
+	EnvWebhooksAllowLoopback = "WEBHOOKS_ALLOW_LOOPBACK"
+
 	EnvSearchEngine          = "SEARCH_ENGINE"
 	EnvOpenSearchEndpoint    = "OPENSEARCH_ENDPOINT"
 	EnvOpenSearchService     = "OPENSEARCH_SERVICE"
@@ -111,7 +125,14 @@ func DefaultConfig() Config {
 // ConfigFromEnv reads the configuration, rejecting invalid values.
 func ConfigFromEnv() (Config, error) {
 	c := Config{Table: os.Getenv(EnvTable), StateMachineARN: os.Getenv(EnvStateMachineARN), WebhookBaseURL: os.Getenv(EnvWebhookBaseURL),
-		SearchBaseURL: os.Getenv(EnvSearchBaseURL)}
+		SearchBaseURL: os.Getenv(EnvSearchBaseURL), DeliverQueueURL: os.Getenv(EnvDeliverQueueURL), DeliverDLQURL: os.Getenv(EnvDeliverDLQURL)}
+	switch v := os.Getenv(EnvWebhooksAllowLoopback); v {
+	case "", "false":
+	case "true":
+		c.WebhooksAllowLoopback = true
+	default:
+		return c, fmt.Errorf("%s: %q is neither true nor false", EnvWebhooksAllowLoopback, v)
+	}
 	if c.Table == "" {
 		c.Table = DefaultTable
 	}
@@ -203,6 +224,15 @@ func (c Config) Env() map[string]string {
 	if c.OpenSearchIndexPrefix != "" && c.OpenSearchIndexPrefix != DefaultOpenSearchIndexPrefix {
 		env[EnvOpenSearchIndexPrefix] = c.OpenSearchIndexPrefix
 	}
+	if c.DeliverQueueURL != "" {
+		env[EnvDeliverQueueURL] = c.DeliverQueueURL
+	}
+	if c.DeliverDLQURL != "" {
+		env[EnvDeliverDLQURL] = c.DeliverDLQURL
+	}
+	if c.WebhooksAllowLoopback {
+		env[EnvWebhooksAllowLoopback] = "true"
+	}
 	return env
 }
 
@@ -226,7 +256,11 @@ func Build(st *store.Store, cfg Config, engine runs.EngineFactory) api.Deps {
 	rs.UseMetrics(ms)
 	es := enrichment.NewService(st, documentExists(reg), enrichment.Companies(cs))
 	rs.UseEnrichment(es)
+	catalog := api.EventCatalog()
 	return api.Deps{
+		History: &events.History{Store: st, Catalog: catalog, Retention: k.EventRetention},
+		Endpoints: endpoints.New(st, catalog, &outbound.Client{AllowLoopback: cfg.WebhooksAllowLoopback},
+			unqueued{}),
 		Store:      st,
 		Keys:       k,
 		Auth:       auth.New(k, cfg.CacheTTL),
@@ -315,7 +349,11 @@ func FromEnv(ctx context.Context, load AWSLoader) (api.Deps, Config, aws.Config,
 	if cfg.StateMachineARN != "" {
 		engine = runs.UseEngine(runs.StepFunctions{Client: sfn.NewFromConfig(awsCfg), StateMachineARN: cfg.StateMachineARN})
 	}
-	return Build(st, cfg, engine), cfg, awsCfg, nil
+	deps := Build(st, cfg, engine)
+	if cfg.DeliverQueueURL != "" {
+		deps.Endpoints.SetQueue(endpoints.SQSQueue{Client: sqs.NewFromConfig(awsCfg), URL: cfg.DeliverQueueURL})
+	}
+	return deps, cfg, awsCfg, nil
 }
 
 // Must exits with a message when err is set: for main functions.

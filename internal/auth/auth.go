@@ -16,6 +16,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/keys"
+	"github.com/sourcebase/sourcebase/internal/store"
 )
 
 // MaxCacheTTL bounds how long a revoked key can keep working.
@@ -39,8 +40,10 @@ func (p Principal) IsAdmin() bool { return p.Role == keys.RoleAdmin }
 
 type ctxKey struct{}
 
-// WithPrincipal returns ctx carrying p.
+// WithPrincipal returns ctx carrying p; the writes made with it are p's
+// key's (store.ActorAPIKey), as the change history records them.
 func WithPrincipal(ctx context.Context, p Principal) context.Context {
+	ctx = store.WithActor(ctx, store.Actor{Type: store.ActorAPIKey, ID: p.ClientID})
 	return context.WithValue(ctx, ctxKey{}, p)
 }
 

@@ -19,6 +19,7 @@ const (
 	Search    = "search"    // POST /v1/<resource>/search of the searchable resources
 	Data      = "data"      // enrichment values and metric series
 	MCP       = "mcp"       // the Model Context Protocol endpoint, /mcp
+	Hooks     = "hooks"     // the change history (/v1/events) and outbound webhook endpoints
 )
 
 // The functions no route reaches.
@@ -26,4 +27,6 @@ const (
 	Runner  = "runner"  // invoked by the run state machine
 	Admin   = "admin"   // invoked directly by the operator
 	Indexer = "indexer" // fed by the table's stream (search on OpenSearch)
+	Events  = "events"  // fed by the table's stream: the change history, and deliveries queued
+	Deliver = "deliver" // fed by the delivery queue: outbound webhook attempts
 )

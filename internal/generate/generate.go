@@ -77,6 +77,7 @@ var steps = []step{
 	{"docs/search.md's field tables", searchDoc},
 	{"docs/resources.md", resourcesDoc},
 	{"docs/errors.md's table of error codes", errorCodesDoc},
+	{"docs/events.md's table of event types", eventsDoc},
 	{"the OpenSearch golden files", openSearchGolden},
 	{"the Go client (oapi-codegen)", goClient},
 	{"the SAM template (infra/sam)", samTemplate},
@@ -266,6 +267,22 @@ func errorCodesDoc(_ context.Context, root, _ string, _ map[string][]byte) ([]Fi
 		return nil, nil, err
 	}
 	return []File{{ErrorsPath, b}}, nil, nil
+}
+
+// EventsPath is the events page, whose table of event types is the event
+// catalog's (api.EventCatalog).
+const EventsPath = "docs/events.md"
+
+func eventsDoc(_ context.Context, root, _ string, _ map[string][]byte) ([]File, []string, error) {
+	page, err := os.ReadFile(filepath.Join(root, EventsPath))
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := splice(EventsPath, page, "<!-- event-types -->\n", "<!-- /event-types -->", api.EventCatalog().Markdown())
+	if err != nil {
+		return nil, nil, err
+	}
+	return []File{{EventsPath, b}}, nil, nil
 }
 
 func resourcesDoc(context.Context, string, string, map[string][]byte) ([]File, []string, error) {

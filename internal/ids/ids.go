@@ -5,6 +5,7 @@ package ids
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base32"
 	"sync"
 	"time"
@@ -53,4 +54,18 @@ func lower(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// Derived returns prefix + "_" + a lowercase ULID of time t whose random
+// part is taken from seed's SHA-256: the same t and seed always give the
+// same id, so that work done again (a stream record handled twice) writes
+// the same item. Derived ids sort by t like New's.
+func Derived(prefix string, t time.Time, seed string) string {
+	sum := sha256.Sum256([]byte(seed))
+	var id ulid.ULID
+	if err := id.SetTime(ulid.Timestamp(t)); err != nil {
+		panic("ids: time out of the ULID range: " + err.Error())
+	}
+	_ = id.SetEntropy(sum[:10])
+	return prefix + "_" + lower(id.String())
 }

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"log/slog"
 	mrand "math/rand/v2"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -126,6 +127,40 @@ func (s *Service) CreateOrg(ctx context.Context, name string, keyLimit int64) (O
 	err := s.st.Create(ctx, store.Item{PK: ok.PK, SK: ok.SK, Type: store.TypeOrg, Doc: o,
 		Numbers: map[string]int64{attrKeyCount: 0, attrKeyLimit: keyLimit}})
 	return o, err
+}
+
+// attrEventRetentionDays is the organization's retention of its change
+// history, in days, set by its operator (unset: the events package's
+// default, 90 days).
+const attrEventRetentionDays = "eventRetentionDays"
+
+// MaxEventRetentionDays bounds an organization's retention of its events.
+const MaxEventRetentionDays = 3650
+
+// EventRetention is how long org's events are kept: 0 when its operator
+// set none (the default applies).
+func (s *Service) EventRetention(ctx context.Context, org string) (time.Duration, error) {
+	var o Organization
+	ok := store.OrgKey(org)
+	it, err := s.st.GetItem(ctx, ok.PK, ok.SK, &o)
+	if errors.Is(err, apperr.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	days, _ := strconv.Atoi(it.Strings[attrEventRetentionDays])
+	return time.Duration(days) * 24 * time.Hour, nil
+}
+
+// SetEventRetention sets how many days org's events are kept (events
+// already kept keep the expiry they were written with).
+func (s *Service) SetEventRetention(ctx context.Context, org string, days int) error {
+	if days < 1 || days > MaxEventRetentionDays {
+		return apperr.Invalid("eventRetentionDays", "must be from 1 to %d", MaxEventRetentionDays)
+	}
+	ok := store.OrgKey(org)
+	return s.st.SetStrings(ctx, ok.PK, ok.SK, map[string]string{attrEventRetentionDays: strconv.Itoa(days)})
 }
 
 // GetOrg reads an organization.
@@ -257,8 +292,12 @@ func (s *Service) Revoke(ctx context.Context, org, clientID string) error {
 	}
 	kk, ok := store.APIKeyKey(clientID), store.OrgKey(k.OrganizationID)
 	del, count := s.st.DeleteOp(kk.PK, kk.SK), s.st.CounterOp(ok.PK, ok.SK, attrKeyCount, -1, "")
+	marker, err := s.st.DeleteMarkerOp(k.OrganizationID, store.TypeAPIKey, clientID) // who revoked it, for its event
+	if err != nil {
+		return err
+	}
 	if org == "" || k.Role != RoleAdmin {
-		return s.st.Transact(ctx, apperr.ErrNotFound, del, count)
+		return s.st.Transact(ctx, apperr.ErrNotFound, del, count, marker)
 	}
 	for attempt := 1; ; attempt++ {
 		others, err := s.otherAdmins(ctx, org, clientID)
@@ -268,7 +307,7 @@ func (s *Service) Revoke(ctx context.Context, org, clientID string) error {
 		conflicted := false
 		for _, other := range others {
 			ak := store.APIKeyKey(other)
-			err := s.st.Transact(ctx, errConditionFailed, del, count, s.st.ExistsOp(ak.PK, ak.SK))
+			err := s.st.Transact(ctx, errConditionFailed, del, count, marker, s.st.ExistsOp(ak.PK, ak.SK))
 			switch {
 			case err == nil:
 				return nil

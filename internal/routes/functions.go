@@ -32,6 +32,8 @@ const (
 	ByOperator Reach = "operator"
 	// ByStream: batches of the table's DynamoDB stream.
 	ByStream Reach = "stream"
+	// ByQueue: batches of the outbound webhooks' delivery queue (SQS FIFO).
+	ByQueue Reach = "queue"
 )
 
 // Function is one Lambda function: its code is functions/<Name>, and for
@@ -75,6 +77,9 @@ type Function struct {
 	// Event",...}); the CDK stack's rule and the SAM template's Schedule
 	// event are made from it. The runner sweeps on it (app.Sweep).
 	Schedule string
+	// SendsDeliveries: the function queues outbound webhook deliveries
+	// (sqs:SendMessage on the delivery queue, DELIVER_QUEUE_URL).
+	SendsDeliveries bool
 	// Fallback: the function also serves the HTTP API's $default route,
 	// the requests no route matches (401 without credentials, then 404
 	// "no such endpoint" or 405), as the dev server answers them.
@@ -104,7 +109,14 @@ var Functions = []Function{
 	{Name: fn.Runner, Doc: "executes a run's steps for the run state machine, and sweeps on a schedule", Reach: ByStateMachine,
 		Table: []store.Access{store.Read, store.Write}, Schedule: SweepSchedule},
 	{Name: fn.Admin, Doc: "operator actions: organizations and API keys", Reach: ByOperator, Table: []store.Access{store.Read, store.Write, store.Describe}},
+	{Name: fn.Hooks, Doc: "the change history and the outbound webhook endpoints with their deliveries", Reach: ByAPI, SendsDeliveries: true},
 	{Name: fn.Indexer, Doc: "keeps the OpenSearch indexes up to date from the table's stream", Reach: ByStream, OpenSearchOnly: true},
+	// The events function reads deletion markers and endpoints, writes
+	// events and deliveries: Read and Write.
+	{Name: fn.Events, Doc: "turns the table's stream into the change history and queues the outbound webhooks' deliveries", Reach: ByStream,
+		Table: []store.Access{store.Read, store.Write}, SendsDeliveries: true},
+	{Name: fn.Deliver, Doc: "attempts the outbound webhooks' deliveries from their queue, retried on a schedule of about a day", Reach: ByQueue,
+		Table: []store.Access{store.Read, store.Write}},
 }
 
 // OpenSearchTag is the go build tag of the OpenSearch builds of the

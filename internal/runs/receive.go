@@ -11,6 +11,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/input"
+	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/webhook"
 )
 
@@ -74,6 +75,7 @@ func (s *Service) Receive(ctx context.Context, d Delivery) (run *Run, replayed b
 	if err != nil {
 		return nil, false, err
 	}
+	ctx = store.WithActor(ctx, store.Actor{Type: store.ActorWebhook, ID: route.WorkflowID})
 	run, first, err := s.createForDelivery(ctx, route.OrganizationID, wf, NewRun{StartedBy: StartedByWebhook, Input: in},
 		route.Slug, deliveryID(d.Header))
 	return run, !first, err

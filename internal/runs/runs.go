@@ -401,6 +401,7 @@ func (s *Service) Retry(ctx context.Context, org, id string) (*Run, error) {
 // execution was interrupted (the run stays running for the engine to
 // retry or fail); a failing step is a failed run, not an error.
 func (s *Service) Execute(ctx context.Context, org, id string) (*Run, error) {
+	ctx = store.WithActor(ctx, store.Actor{Type: store.ActorWorkflowRun, ID: id})
 	r, err := s.coll.Update(ctx, org, id, func(r *record) error {
 		if r.Status != Queued {
 			return store.ErrUnchanged
@@ -436,6 +437,7 @@ func (s *Service) Execute(ctx context.Context, org, id string) (*Run, error) {
 // Fail marks an unfinished run failed with message; the path the state
 // machine takes when execution itself failed (timeout, crash).
 func (s *Service) Fail(ctx context.Context, org, id, message string) (*Run, error) {
+	ctx = store.WithActor(ctx, store.Actor{Type: store.ActorWorkflowRun, ID: id})
 	return s.finish(ctx, org, id, nil, &steps.RunError{Message: message})
 }
 

@@ -381,6 +381,11 @@ func (c *Collection[T]) Delete(ctx context.Context, org, id string, extra ...Op)
 	if err != nil {
 		return err
 	}
+	marker, err := c.store.DeleteMarkerOp(org, c.spec.Type, id)
+	if err != nil {
+		return err
+	}
+	extra = append(extra, marker)
 	_, conditional := ctx.Value(preconditionKey{}).(Precondition)
 	if len(c.spec.Unique) == 0 && !conditional {
 		k := RecordKey(org, c.spec.Type, id)

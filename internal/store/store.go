@@ -316,10 +316,7 @@ func (s *Store) Create(ctx context.Context, it Item) error {
 // item has another token and stays a failed condition.
 func (s *Store) put(ctx context.Context, p *types.Put) error {
 	token := ids.Random(16)
-	item := make(map[string]types.AttributeValue, len(p.Item)+1)
-	for k, v := range p.Item {
-		item[k] = v
-	}
+	item := withActor(ctx, p.Item)
 	item[AttrWriteToken] = &types.AttributeValueMemberS{Value: token}
 	_, err := s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: p.TableName, Item: item,
 		ConditionExpression: p.ConditionExpression, ExpressionAttributeNames: p.ExpressionAttributeNames,
@@ -412,7 +409,7 @@ func (s *Store) Transact(ctx context.Context, onConditionFailed error, ops ...Op
 	if len(ops) == 1 {
 		return s.single(ctx, onConditionFailed, ops[0].w)
 	}
-	_, err := s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: writes(ops)})
+	_, err := s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: withActors(ctx, ops)})
 	if onConditionFailed == nil {
 		onConditionFailed = apperr.ErrConflict
 	}

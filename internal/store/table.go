@@ -50,7 +50,9 @@ var (
 )
 
 // TableDefinition is the table's schema: on-demand billing, string keys,
-// every GSI projecting all attributes so a sorted page is one Query.
+// every GSI projecting all attributes so a sorted page is one Query, and a
+// stream of new and old images (the events function reads every change
+// from it; see internal/events).
 func TableDefinition(name string) *dynamodb.CreateTableInput {
 	attrs := []types.AttributeDefinition{
 		{AttributeName: aws.String(AttrPK), AttributeType: types.ScalarAttributeTypeS},
@@ -79,6 +81,10 @@ func TableDefinition(name string) *dynamodb.CreateTableInput {
 			{AttributeName: aws.String(AttrSK), KeyType: types.KeyTypeRange},
 		},
 		GlobalSecondaryIndexes: gsis,
+		StreamSpecification: &types.StreamSpecification{
+			StreamEnabled:  aws.Bool(true),
+			StreamViewType: types.StreamViewTypeNewAndOldImages,
+		},
 	}
 }
 

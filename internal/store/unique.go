@@ -146,7 +146,7 @@ func (c *Collection[T]) transact(ctx context.Context, org string, ops []Op, clai
 	if len(claims) == 0 {
 		return c.store.Transact(ctx, onConditionFailed, ops...)
 	}
-	_, err := c.store.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: writes(ops)})
+	_, err := c.store.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: withActors(ctx, ops)})
 	if err == nil {
 		return nil
 	}

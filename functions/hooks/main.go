@@ -1,0 +1,10 @@
+// Command hooks is the Lambda function of the change history
+// (/v1/events) and the outbound webhook endpoints.
+package main
+
+import (
+	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/fn"
+)
+
+func main() { app.ServeLambda(fn.Hooks) }

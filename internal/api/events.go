@@ -1,0 +1,395 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/endpoints"
+	"github.com/sourcebase/sourcebase/internal/events"
+	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/httpapi"
+	"github.com/sourcebase/sourcebase/internal/openapi"
+	"github.com/sourcebase/sourcebase/internal/resource"
+	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/runs"
+	"github.com/sourcebase/sourcebase/internal/store"
+	"github.com/sourcebase/sourcebase/internal/workflows"
+)
+
+// EventCatalog is every kind of record that has events: companies,
+// workflows, runs, the declared resources, API keys and webhook
+// endpoints. Its kinds come from the declarations, so a resource declared
+// later has events with nothing else to list.
+func EventCatalog() *events.Catalog {
+	var kinds []events.Kind
+	for _, d := range declared() {
+		k := events.Kind{Name: EventName(d), Resource: d.Name, StoreType: d.Type, Doc: d.Singular}
+		switch d {
+		case workflows.Def:
+			k.Secrets, k.Hidden = map[string]string{"triggerSecret": "trigger.secret"}, []string{"pastHeaderNames"}
+		case runs.Def:
+			k.Hidden = []string{"organizationId"}
+		}
+		kinds = append(kinds, k)
+	}
+	kinds = append(kinds, events.Kind{
+		Name: "apiKey", Resource: "keys", StoreType: store.TypeAPIKey, Doc: "API key (made by the operator, revoked by an admin)",
+		Secrets: map[string]string{"secretHash": "secret"},
+		Key: func(_, _ string, doc map[string]any) (string, string, bool) {
+			org, _ := doc["organizationId"].(string)
+			id, _ := doc["clientId"].(string)
+			return org, id, org != "" && id != ""
+		},
+	}, endpoints.EventKind())
+	return events.NewCatalog(kinds...)
+}
+
+// EventName is the resource type of d's events: its singular name in
+// lower camel case ("workflow run" → workflowRun).
+func EventName(d *resource.Def) string {
+	name := SchemaName(d)
+	return strings.ToLower(name[:1]) + name[1:]
+}
+
+// Admin-only actions of the outbound webhooks (their 403s).
+const ManagingWebhookEndpoints = "managing webhook endpoints"
+
+// eventOperations are the change history's reads (with the MCP tool
+// list_events) and the outbound webhook endpoints: their CRUD, secret
+// rotation, test, deliveries and retries, admin keys only.
+func eventOperations() []Operation {
+	const base, item = "/v1/webhook-endpoints", "/v1/webhook-endpoints/{id}"
+	endpoint := func(op *openapi.Operation) { op.Data = openapi.Ref("WebhookEndpoint") }
+	created := func(op *openapi.Operation) { op.Data = openapi.Ref("WebhookEndpointWithSecret") }
+	return []Operation{
+		declare(fn.Hooks, http.MethodGet, "/v1/events", (*API).listEvents).answers(routes.AnswerPaged).
+			tool("list_events", "Read the change history: who changed which record, when, from what to what. Filter by resourceType, resourceId, type (event type), actor, since and until.").
+			doc(func(op *openapi.Operation) {
+				op.Summary = "List the change history"
+				op.Description = "One event per create, update and delete of every record (companies, workflows, runs, every declared resource, " +
+					"API keys, webhook endpoints), newest first (`direction=asc`: oldest first), kept for the organization's retention " +
+					"(90 days unless the operator set another). Events appear within seconds of their change (they are derived from the " +
+					"table's stream). Filters combine; see docs/events.md for every event type and its payload."
+				op.Query, op.Data, op.Paged = eventQuery(), arrayOf("Event"), true
+			}),
+		declare(fn.Hooks, http.MethodGet, "/v1/events/{id}", (*API).getEvent).answers(routes.AnswerRecord).doc(func(op *openapi.Operation) {
+			op.Summary, op.Data = "Get one event", openapi.Ref("Event")
+			op.Description = "An event of the change history by its id (`evt_…`, the `id` of a webhook's payload)."
+		}),
+		declare(fn.Hooks, http.MethodPost, base, (*API).createEndpoint).admin(ManagingWebhookEndpoints).answers(routes.AnswerWritten).doc(func(op *openapi.Operation) {
+			op.Summary, op.Status = "Create a webhook endpoint", http.StatusCreated
+			op.Description = "Admin keys only. Events of the `eventTypes` it names (default `[\"*\"]`; `company.*` names a resource's events) are " +
+				"POSTed to `url`, signed per Standard Webhooks with the `secret` this answer shows once. The url must be http(s) and resolve to " +
+				"public addresses only. At most " + strconv.Itoa(endpoints.MaxEndpoints) + " endpoints per organization."
+			op.Body, op.Errors = endpointInput(true), []int{403, 409}
+			created(op)
+		}),
+		declare(fn.Hooks, http.MethodGet, base, (*API).listEndpoints).admin(ManagingWebhookEndpoints).answers(routes.AnswerPaged).doc(func(op *openapi.Operation) {
+			op.Summary, op.Description = "List the webhook endpoints", "Admin keys only. Secrets are never shown."
+			op.Query, op.Data, op.Paged, op.Errors = pageOnlyQuery(), arrayOf("WebhookEndpoint"), true, []int{403}
+		}),
+		declare(fn.Hooks, http.MethodGet, item, (*API).getEndpoint).admin(ManagingWebhookEndpoints).answers(routes.AnswerRecord).doc(func(op *openapi.Operation) {
+			op.Summary, op.Description, op.Errors = "Get a webhook endpoint", "Admin keys only.", []int{403}
+			endpoint(op)
+		}),
+		declare(fn.Hooks, http.MethodPatch, item, (*API).updateEndpoint).admin(ManagingWebhookEndpoints).answers(routes.AnswerWritten).doc(func(op *openapi.Operation) {
+			op.Summary, op.Errors = "Update a webhook endpoint", []int{403}
+			op.Description = "Admin keys only. Change `url`, `description`, `eventTypes` or `enabled`; enabling clears `disabledReason` and `failingSince`."
+			op.Body = endpointInput(false)
+			endpoint(op)
+		}),
+		declare(fn.Hooks, http.MethodDelete, item, (*API).deleteEndpoint).admin(ManagingWebhookEndpoints).doc(func(op *openapi.Operation) {
+			op.Summary, op.Errors = "Delete a webhook endpoint", []int{403}
+			op.Description = "Admin keys only. Its pending deliveries are dropped."
+		}),
+		declare(fn.Hooks, http.MethodPost, item+"/secret/rotate", (*API).rotateEndpointSecret).admin(ManagingWebhookEndpoints).answers(routes.AnswerWritten).doc(func(op *openapi.Operation) {
+			op.Summary, op.Errors = "Rotate a webhook endpoint's signing secret", []int{403}
+			op.Description = "Admin keys only. Answers the new `secret`, shown this once. The previous secret keeps signing beside it for " +
+				"`overlapSeconds` (default 86400, at most 604800): each delivery meanwhile carries both signatures in `webhook-signature`."
+			op.Body, op.BodyOptional = openapi.Schema{"type": "object", "additionalProperties": false, "properties": openapi.Schema{
+				"overlapSeconds": openapi.Schema{"type": "integer", "minimum": 0, "maximum": int(endpoints.MaxOverlap / time.Second)}}}, true
+			created(op)
+		}),
+		declare(fn.Hooks, http.MethodPost, item+"/test", (*API).testEndpoint).admin(ManagingWebhookEndpoints).answers(routes.AnswerRecord).doc(func(op *openapi.Operation) {
+			op.Summary, op.Errors = "Send a test event to a webhook endpoint", []int{403}
+			op.Description = "Admin keys only. POSTs a signed `" + endpoints.TestType + "` event to the endpoint now (enabled or not) and answers " +
+				"the delivery with its one attempt (`status` succeeded or failed, the endpoint's HTTP status, latency and answer excerpt). Not retried."
+			op.Data = openapi.Ref("WebhookDelivery")
+		}),
+		declare(fn.Hooks, http.MethodGet, item+"/deliveries", (*API).listDeliveries).admin(ManagingWebhookEndpoints).answers(routes.AnswerPaged).doc(func(op *openapi.Operation) {
+			op.Summary, op.Errors = "List a webhook endpoint's deliveries", []int{403}
+			op.Description = "Admin keys only. Newest first, each with its attempts (time, HTTP status, latency, the first KiB of the answer). " +
+				"Kept 30 days."
+			op.Query = append(pageOnlyQuery(), openapi.Param{Name: "status", Description: "only deliveries in this status",
+				Schema: openapi.Schema{"type": "string", "enum": []any{endpoints.Pending, endpoints.Succeeded, endpoints.Failed}}})
+			op.Data, op.Paged = arrayOf("WebhookDelivery"), true
+		}),
+		declare(fn.Hooks, http.MethodPost, item+"/deliveries/{deliveryId}/retry", (*API).retryDelivery).admin(ManagingWebhookEndpoints).answers(routes.AnswerRecord).doc(func(op *openapi.Operation) {
+			op.Summary, op.Status, op.Errors = "Retry a delivery", http.StatusAccepted, []int{403}
+			op.Description = "Admin keys only. Queues the delivery again, whatever its status, with the same `webhook-id` and payload: " +
+				"one more attempt, made at once."
+			op.Data = openapi.Ref("WebhookDelivery")
+		}),
+	}
+}
+
+// eventSchemas are the component schemas of events and endpoints.
+func eventSchemas(out map[string]openapi.Schema) {
+	ev := openapi.TypeOf(reflect.TypeFor[events.Event]())
+	props := ev["properties"].(openapi.Schema)
+	types := []any{}
+	for _, t := range EventCatalog().Types() {
+		types = append(types, t)
+	}
+	props["type"] = openapi.Schema{"type": "string", "description": "`<resource type>.<verb>`", "enum": append(types, endpoints.TestType)}
+	props["data"] = openapi.Schema{"type": "object", "additionalProperties": true,
+		"description": "the record as created (a create) or its last state (a delete), as GET answers it; absent for updates"}
+	props["changes"] = openapi.Schema{"type": "object", "description": "each changed field with its value before (`from`) and after (`to`); null: absent",
+		"additionalProperties": openapi.Schema{"type": "object", "required": []any{"from", "to"},
+			"properties": openapi.Schema{"from": anyValue, "to": anyValue}}}
+	out["Event"] = ev
+	out["WebhookEndpoint"] = openapi.TypeOf(reflect.TypeFor[endpoints.Endpoint]())
+	withSecret := openapi.TypeOf(reflect.TypeFor[endpoints.Endpoint]())
+	withSecret["properties"].(openapi.Schema)["secret"] = openapi.Schema{"type": "string", "pattern": "^whsec_",
+		"description": "the signing secret (Standard Webhooks), shown this once"}
+	withSecret["required"] = append(withSecret["required"].([]any), "secret")
+	out["WebhookEndpointWithSecret"] = withSecret
+	out["WebhookDelivery"] = openapi.TypeOf(reflect.TypeFor[endpoints.Delivery]())
+}
+
+// anyValue is any JSON value, null included.
+var anyValue = openapi.Schema{"anyOf": []any{openapi.Schema{}, openapi.Schema{"type": "null"}}}
+
+func endpointInput(create bool) openapi.Schema {
+	s := openapi.Schema{"type": "object", "additionalProperties": false, "properties": openapi.Schema{
+		"url":         openapi.Schema{"type": "string", "format": "uri", "maxLength": 2048, "description": "where deliveries are POSTed (http or https, public addresses only)"},
+		"description": openapi.Schema{"type": "string", "maxLength": endpoints.MaxDescription},
+		"eventTypes": openapi.Schema{"type": "array", "minItems": 1, "maxItems": endpoints.MaxEventTypes,
+			"items": openapi.Schema{"type": "string"}, "description": "event types (`company.updated`), a resource's (`company.*`) or every (`*`)"},
+		"enabled": openapi.Schema{"type": "boolean"},
+	}}
+	if create {
+		s["required"] = []any{"url"}
+	}
+	return s
+}
+
+// pageOnlyQuery are the paging parameters of a list in id order.
+func pageOnlyQuery() []openapi.Param {
+	var out []openapi.Param
+	for _, p := range listQuery(nil, nil) {
+		if p.Name == "limit" || p.Name == "cursor" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// The query parameters of GET /v1/events.
+var eventParams = []string{"limit", "cursor", "direction", "resourceType", "resourceId", "type", "actor", "since", "until"}
+
+func eventQuery() []openapi.Param {
+	str := openapi.Schema{"type": "string"}
+	out := pageOnlyQuery()
+	return append(out,
+		openapi.Param{Name: "direction", Description: "`desc` (default, newest first) or `asc`", Schema: openapi.Schema{"type": "string", "enum": []any{"asc", "desc"}, "default": "desc"}},
+		openapi.Param{Name: "resourceType", Description: "only events of these resource types, comma-separated (`company,deal`)", Schema: str},
+		openapi.Param{Name: "resourceId", Description: "only events of this record", Schema: str},
+		openapi.Param{Name: "type", Description: "only these event types, comma-separated; `company.*` names a resource's", Schema: str},
+		openapi.Param{Name: "actor", Description: "only changes by this actor: `<type>:<id>` (`apiKey:ck_…`) or a type (`apiKey`, `webhook`, `workflowRun`, `operator`, `system`)", Schema: str},
+		openapi.Param{Name: "since", Description: "only events at or after this time (RFC 3339)", Schema: openapi.Schema{"type": "string", "format": "date-time"}},
+		openapi.Param{Name: "until", Description: "only events before this time (RFC 3339)", Schema: openapi.Schema{"type": "string", "format": "date-time"}},
+	)
+}
+
+// eventFilter reads GET /v1/events' parameters.
+func eventFilter(q url.Values) (events.Filter, int, string, error) {
+	var f events.Filter
+	for name, vs := range q {
+		if !slices.Contains(eventParams, name) {
+			return f, 0, "", apperr.InvalidQuery(name, "is not accepted; accepted parameters are %s", strings.Join(eventParams, ", "))
+		}
+		if len(vs) > 1 {
+			return f, 0, "", apperr.InvalidQuery(name, "is given %d times; give it once", len(vs))
+		}
+	}
+	limit := httpapi.DefaultLimit
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil {
+			return f, 0, "", apperr.InvalidQuery("limit", "must be an integer (1 to %d)", httpapi.MaxLimit)
+		}
+		limit = min(max(n, 1), httpapi.MaxLimit)
+	}
+	switch q.Get("direction") {
+	case "", "desc":
+	case "asc":
+		f.Asc = true
+	default:
+		return f, 0, "", apperr.InvalidQuery("direction", "must be asc or desc")
+	}
+	catalog := EventCatalog()
+	if s := q.Get("resourceType"); s != "" {
+		for _, t := range strings.Split(s, ",") {
+			if !catalog.HasResourceType(t) {
+				return f, 0, "", apperr.InvalidQuery("resourceType", "%q is not a resource type with events; they are %s", t, strings.Join(catalog.ResourceTypes(), ", "))
+			}
+			f.ResourceTypes = append(f.ResourceTypes, t)
+		}
+	}
+	f.ResourceID = q.Get("resourceId")
+	if len(f.ResourceID) > store.MaxIDLength {
+		return f, 0, "", apperr.InvalidQuery("resourceId", "is longer than %d characters", store.MaxIDLength)
+	}
+	if s := q.Get("type"); s != "" {
+		for _, p := range strings.Split(s, ",") {
+			if err := catalog.CheckPattern(p); err != nil {
+				return f, 0, "", apperr.InvalidQuery("type", "%s", err.Error())
+			}
+			for _, t := range catalog.Types() {
+				if events.MatchType(p, t) && !slices.Contains(f.Types, t) {
+					f.Types = append(f.Types, t)
+				}
+			}
+		}
+		if len(f.Types) > 50 {
+			return f, 0, "", apperr.InvalidQuery("type", "names %d event types; name at most 50", len(f.Types))
+		}
+	}
+	if a := q.Get("actor"); a != "" {
+		typ, _, _ := strings.Cut(a, ":")
+		if !slices.Contains([]string{store.ActorAPIKey, store.ActorWebhook, store.ActorWorkflowRun, store.ActorOperator, store.ActorSystem}, typ) || len(a) > 300 {
+			return f, 0, "", apperr.InvalidQuery("actor", "must be <type>:<id> or a type; types are apiKey, webhook, workflowRun, operator, system")
+		}
+		f.Actor = a
+	}
+	for _, p := range []struct {
+		name string
+		to   *time.Time
+	}{{"since", &f.Since}, {"until", &f.Until}} {
+		if s := q.Get(p.name); s != "" {
+			t, err := time.Parse(time.RFC3339Nano, s)
+			if err != nil {
+				return f, 0, "", apperr.InvalidQuery(p.name, "must be a time in RFC 3339 (2026-01-31T09:00:00Z)")
+			}
+			*p.to = t
+		}
+	}
+	return f, limit, q.Get("cursor"), nil
+}
+
+func (a *API) listEvents(w http.ResponseWriter, r *http.Request) {
+	f, limit, cursor, err := eventFilter(r.URL.Query())
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	list[json.RawMessage](w, r)(a.d.History.List(r.Context(), principal(r).OrgID, f, limit, httpapi.Budget(r.Context()), cursor))
+}
+
+func (a *API) getEvent(w http.ResponseWriter, r *http.Request) {
+	reply(w, r, http.StatusOK)(a.d.History.Get(r.Context(), principal(r).OrgID, r.PathValue("id")))
+}
+
+func (a *API) createEndpoint(w http.ResponseWriter, r *http.Request) {
+	if in, ok := decodeBody(w, r, endpoints.DecodeInput); ok {
+		reply(w, r, http.StatusCreated)(a.d.Endpoints.Create(r.Context(), principal(r).OrgID, in))
+	}
+}
+
+func (a *API) listEndpoints(w http.ResponseWriter, r *http.Request) {
+	if q, ok := pageQuery(w, r); ok {
+		list[endpoints.Endpoint](w, r)(a.d.Endpoints.List(r.Context(), principal(r).OrgID, q))
+	}
+}
+
+func (a *API) getEndpoint(w http.ResponseWriter, r *http.Request) {
+	reply(w, r, http.StatusOK)(a.d.Endpoints.Get(r.Context(), principal(r).OrgID, r.PathValue("id")))
+}
+
+func (a *API) updateEndpoint(w http.ResponseWriter, r *http.Request) {
+	if in, ok := decodeBody(w, r, endpoints.DecodeInput); ok {
+		reply(w, r, http.StatusOK)(a.d.Endpoints.Update(r.Context(), principal(r).OrgID, r.PathValue("id"), in))
+	}
+}
+
+func (a *API) deleteEndpoint(w http.ResponseWriter, r *http.Request) {
+	noContent(w, r, a.d.Endpoints.Delete(r.Context(), principal(r).OrgID, r.PathValue("id")))
+}
+
+func (a *API) rotateEndpointSecret(w http.ResponseWriter, r *http.Request) {
+	overlap, ok := decodeBody(w, r, func(body []byte) (time.Duration, error) {
+		if len(strings.TrimSpace(string(body))) == 0 {
+			return 0, nil
+		}
+		var in struct {
+			OverlapSeconds *int64 `json:"overlapSeconds"`
+		}
+		if err := strictJSON(body, &in); err != nil {
+			return 0, err
+		}
+		if in.OverlapSeconds == nil {
+			return 0, nil
+		}
+		if *in.OverlapSeconds < 0 || *in.OverlapSeconds > int64(endpoints.MaxOverlap/time.Second) {
+			return 0, apperr.Invalid("overlapSeconds", "must be from 0 to %d (seven days)", int64(endpoints.MaxOverlap/time.Second))
+		}
+		if *in.OverlapSeconds == 0 {
+			return time.Nanosecond, nil // the old secret stops at once
+		}
+		return time.Duration(*in.OverlapSeconds) * time.Second, nil
+	})
+	if ok {
+		reply(w, r, http.StatusOK)(a.d.Endpoints.Rotate(r.Context(), principal(r).OrgID, r.PathValue("id"), overlap))
+	}
+}
+
+func (a *API) testEndpoint(w http.ResponseWriter, r *http.Request) {
+	reply(w, r, http.StatusOK)(a.d.Endpoints.Test(r.Context(), principal(r).OrgID, r.PathValue("id")))
+}
+
+func (a *API) listDeliveries(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	for name := range q {
+		if !slices.Contains([]string{"limit", "cursor", "status"}, name) {
+			httpapi.Error(w, r, apperr.InvalidQuery(name, "is not accepted; accepted parameters are limit, cursor, status"))
+			return
+		}
+	}
+	status := q.Get("status")
+	if status != "" && !slices.Contains([]string{endpoints.Pending, endpoints.Succeeded, endpoints.Failed}, status) {
+		httpapi.Error(w, r, apperr.InvalidQuery("status", "must be pending, succeeded or failed"))
+		return
+	}
+	limit := httpapi.DefaultLimit
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil {
+			httpapi.Error(w, r, apperr.InvalidQuery("limit", "must be an integer (1 to %d)", httpapi.MaxLimit))
+			return
+		}
+		limit = min(max(n, 1), httpapi.MaxLimit)
+	}
+	list[endpoints.Delivery](w, r)(a.d.Endpoints.Deliveries(r.Context(), principal(r).OrgID, r.PathValue("id"), status, limit, httpapi.Budget(r.Context()), q.Get("cursor")))
+}
+
+func (a *API) retryDelivery(w http.ResponseWriter, r *http.Request) {
+	reply(w, r, http.StatusAccepted)(a.d.Endpoints.Retry(r.Context(), principal(r).OrgID, r.PathValue("id"), r.PathValue("deliveryId")))
+}
+
+// strictJSON decodes one JSON object into v, refusing unknown fields.
+func strictJSON(body []byte, v any) error {
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return apperr.Invalid("", "the body must be a JSON object with overlapSeconds only: %s", err.Error())
+	}
+	return nil
+}

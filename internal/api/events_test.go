@@ -1,0 +1,752 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/testenv"
+)
+
+// eventsEnv is an in-process service whose change history runs: the
+// table's stream read by the events code, deliveries queued in process.
+func eventsEnv(t *testing.T) (*apitest.Env, *app.LocalEvents) {
+	t.Helper()
+	e := apitest.NewWith(t, apitest.Options{})
+	return e, e.StartEvents(t)
+}
+
+// caught waits until every change written so far is in the history.
+func caught(t *testing.T, evs *app.LocalEvents) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.Scaled(30*time.Second))
+	defer cancel()
+	if err := evs.Caught(ctx); err != nil {
+		t.Fatalf("the events code did not catch up with the stream: %v", err)
+	}
+}
+
+// allEvents reads every page of GET /v1/events with query q.
+func allEvents(t *testing.T, c *apitest.Client, q string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	path := "/v1/events?limit=100"
+	if q != "" {
+		path += "&" + q
+	}
+	for range 1000 {
+		r := c.Do("GET", path, nil).Want(t, 200)
+		out = append(out, r.List(t)...)
+		next := r.Header.Get("X-Next-Cursor")
+		if next == "" {
+			return out
+		}
+		path = "/v1/events?limit=100&cursor=" + url.QueryEscape(next)
+		if q != "" {
+			path += "&" + q
+		}
+	}
+	t.Fatal("GET /v1/events did not end after 1000 pages")
+	return nil
+}
+
+func types(evs []map[string]any) []string {
+	var out []string
+	for _, e := range evs {
+		out = append(out, e["type"].(string))
+	}
+	return out
+}
+
+func TestEveryChangeOfARecordIsOneEventWithItsActorAndWhatChanged(t *testing.T) {
+	t.Parallel()
+	e, evs := eventsEnv(t)
+	admin := e.Org(t)
+	cmp := admin.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Acme Robotics", "website": "https://acme.example"}).Want(t, 201).Object(t)
+	id := cmp["id"].(string)
+	admin.Do("PUT", "/v1/companies/"+id, map[string]any{"website": "https://acme2.example"}).Want(t, 200)
+	admin.Do("PUT", "/v1/companies/"+id, map[string]any{"website": "https://acme2.example"}).Want(t, 200) // no change: no event
+	admin.Do("DELETE", "/v1/companies/"+id, nil).Want(t, 204)
+	caught(t, evs)
+
+	got := allEvents(t, admin, "resourceId="+id+"&direction=asc")
+	if want := []string{"company.created", "company.updated", "company.deleted"}; !slices.Equal(types(got), want) {
+		t.Fatalf("the company's events are %v, want %v", types(got), want)
+	}
+	for _, ev := range got {
+		actor := ev["actor"].(map[string]any)
+		if actor["type"] != "apiKey" || actor["id"] != admin.ClientID {
+			t.Errorf("%s: actor %v, want the admin key %s", ev["type"], actor, admin.ClientID)
+		}
+		res := ev["resource"].(map[string]any)
+		if res["type"] != "company" || res["id"] != id {
+			t.Errorf("%s: resource %v", ev["type"], res)
+		}
+		if _, err := time.Parse(time.RFC3339Nano, ev["occurredAt"].(string)); err != nil {
+			t.Errorf("%s: occurredAt %v", ev["type"], ev["occurredAt"])
+		}
+	}
+	if data, _ := got[0]["data"].(map[string]any); data["website"] != "https://acme.example" || data["id"] != id {
+		t.Errorf("the create's data is not the record: %v", got[0]["data"])
+	}
+	changes, _ := got[1]["changes"].(map[string]any)
+	if w, _ := changes["website"].(map[string]any); w["from"] != "https://acme.example" || w["to"] != "https://acme2.example" {
+		t.Errorf("the update's changes are %v, want website from the old to the new value", changes)
+	}
+	if _, ok := got[1]["data"]; ok {
+		t.Errorf("an update carries data: %v", got[1])
+	}
+	if data, _ := got[2]["data"].(map[string]any); data["website"] != "https://acme2.example" {
+		t.Errorf("the delete's data is not the last state: %v", got[2]["data"])
+	}
+	one := admin.Do("GET", "/v1/events/"+got[1]["id"].(string), nil).Want(t, 200).Object(t)
+	if one["id"] != got[1]["id"] || one["type"] != "company.updated" {
+		t.Errorf("GET /v1/events/{id} answers %v", one)
+	}
+	admin.Do("GET", "/v1/events/evt_nope", nil).Want(t, 404)
+}
+
+func TestEventsOfWorkflowsRunsKeysAndDeclaredResourcesNameTheirActorsAndHideSecrets(t *testing.T) {
+	t.Parallel()
+	e, evs := eventsEnv(t)
+	admin := e.Org(t)
+	member := e.Key(t, admin.Org, "member")
+	deal := member.Do("POST", "/v1/deals", map[string]any{"name": "Series A"}).Want(t, 201).Object(t)
+	wf := admin.Do("POST", "/v1/workflows", map[string]any{"name": "intake", "steps": []any{}}).Want(t, 201).Object(t)
+	wfID := wf["id"].(string)
+	rotated := admin.Do("POST", "/v1/workflows/"+wfID+"/trigger/webhook-secret/rotate", nil).Want(t, 200).Object(t)
+	secret, _ := rotated["secret"].(string)
+	run := admin.Do("POST", "/v1/workflows/"+wfID+"/runs", map[string]any{"input": map[string]any{}}).Want(t, 202).Object(t)
+	admin.Do("DELETE", "/v1/keys/"+member.ClientID, nil).Want(t, 204)
+	waitFor(t, "the run to finish", func() bool {
+		r := admin.Do("GET", "/v1/workflow-runs/"+run["id"].(string), nil).Object(t)
+		return r["status"] == "completed" || r["status"] == "failed"
+	})
+	caught(t, evs)
+
+	all := allEvents(t, admin, "direction=asc")
+	body, _ := json.Marshal(all)
+	if secret == "" || bytes.Contains(body, []byte(secret)) {
+		t.Fatalf("the history shows a trigger secret (or none was answered): %s", secret)
+	}
+	if bytes.Contains(body, []byte("secretHash")) || bytes.Contains(body, []byte("triggerSecret")) {
+		t.Fatalf("the history shows a stored secret field: %s", body)
+	}
+	byType := map[string][]map[string]any{}
+	for _, ev := range all {
+		byType[ev["type"].(string)] = append(byType[ev["type"].(string)], ev)
+	}
+	if d := byType["deal.created"]; len(d) != 1 || d[0]["resource"].(map[string]any)["id"] != deal["id"] ||
+		d[0]["actor"].(map[string]any)["id"] != member.ClientID {
+		t.Errorf("deal.created: %v", d)
+	}
+	var rotation map[string]any
+	for _, ev := range byType["workflow.updated"] {
+		if ch, _ := ev["changes"].(map[string]any); ch["trigger.secret"] != nil {
+			rotation = ch
+		}
+	}
+	if rotation == nil || fmt.Sprint(rotation["trigger.secret"]) != "map[from:[redacted] to:[redacted]]" {
+		t.Errorf("the rotation's event does not report the secret as changed and redacted: %v", byType["workflow.updated"])
+	}
+	runEvents := byType["workflowRun.created"]
+	if len(runEvents) != 1 || runEvents[0]["actor"].(map[string]any)["id"] != admin.ClientID {
+		t.Errorf("workflowRun.created: %v", runEvents)
+	}
+	var statuses []string
+	for _, ev := range byType["workflowRun.updated"] {
+		if ev["actor"].(map[string]any)["type"] != "workflowRun" || ev["actor"].(map[string]any)["id"] != run["id"] {
+			t.Errorf("a run's status change is not the run's: %v", ev["actor"])
+		}
+		if st, ok := ev["changes"].(map[string]any)["status"].(map[string]any); ok {
+			statuses = append(statuses, fmt.Sprint(st["to"]))
+		}
+	}
+	if len(statuses) < 2 || statuses[0] != "running" {
+		t.Errorf("the run's status changes are %v, want running then its outcome", statuses)
+	}
+	if k := byType["apiKey.deleted"]; len(k) != 1 || k[0]["resource"].(map[string]any)["id"] != member.ClientID ||
+		k[0]["actor"].(map[string]any)["id"] != admin.ClientID {
+		t.Errorf("apiKey.deleted: %v", k)
+	}
+	// Filters combine.
+	if got := allEvents(t, admin, "type=workflow.*,deal.created&actor=apiKey:"+member.ClientID); !slices.Equal(types(got), []string{"deal.created"}) {
+		t.Errorf("type=workflow.*,deal.created&actor=<member>: %v", types(got))
+	}
+	if got := allEvents(t, admin, "actor=workflowRun&resourceType=workflowRun"); len(got) != len(byType["workflowRun.updated"]) {
+		t.Errorf("actor=workflowRun: %d events, want the run's %d status changes", len(got), len(byType["workflowRun.updated"]))
+	}
+	last := all[len(all)-1]["occurredAt"].(string)
+	if got := allEvents(t, admin, "since="+url.QueryEscape(last)); len(got) == 0 || got[0]["occurredAt"] != last {
+		t.Errorf("since=<the last event's time> answers %v", types(got))
+	}
+	if got := allEvents(t, admin, "until="+url.QueryEscape(all[0]["occurredAt"].(string))); len(got) != 0 {
+		t.Errorf("until=<the first event's time> answers %v", types(got))
+	}
+}
+
+func TestEventListParametersAreCheckedAndPagesFollowTheirCursor(t *testing.T) {
+	t.Parallel()
+	e, evs := eventsEnv(t)
+	admin := e.Org(t)
+	for i := range 7 {
+		admin.Do("POST", "/v1/companies", map[string]any{"canonicalName": fmt.Sprintf("C%d", i)}).Want(t, 201)
+	}
+	caught(t, evs)
+	var seen []string
+	path := "/v1/events?limit=3&resourceType=company"
+	for path != "" {
+		r := admin.Do("GET", path, nil).Want(t, 200)
+		for _, ev := range r.List(t) {
+			seen = append(seen, ev["id"].(string))
+		}
+		path = ""
+		if next := r.Header.Get("X-Next-Cursor"); next != "" {
+			path = "/v1/events?limit=3&resourceType=company&cursor=" + url.QueryEscape(next)
+		}
+	}
+	if len(seen) != 7 || !slices.IsSortedFunc(seen, func(a, b string) int { return strings.Compare(b, a) }) {
+		t.Fatalf("paging by 3 saw %v, want 7 events newest first", seen)
+	}
+	for q, param := range map[string]string{
+		"type=nope.created":          "type",
+		"resourceType=planet":        "resourceType",
+		"actor=robot:1":              "actor",
+		"since=yesterday":            "since",
+		"direction=up":               "direction",
+		"color=red":                  "color",
+		"cursor=garbage":             "cursor",
+		"limit=x":                    "limit",
+		"type=company.*&type=deal.*": "type",
+	} {
+		msg := admin.Do("GET", "/v1/events?"+q, nil).Want(t, 400).Error(t)
+		if !strings.Contains(msg, param) {
+			t.Errorf("GET /v1/events?%s: %q does not name %s", q, msg, param)
+		}
+	}
+}
+
+func TestNoEventEndpointOrDeliveryOfOneOrganizationReachesAnother(t *testing.T) {
+	t.Parallel()
+	e, evs := eventsEnv(t)
+	a, b := e.Org(t), e.Org(t)
+	recv := newReceiver(t, nil)
+	epA := a.Do("POST", "/v1/webhook-endpoints", map[string]any{"url": recv.URL + "/a"}).Want(t, 201).Object(t)
+	cmp := a.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Secret Co"}).Want(t, 201).Object(t)
+	b.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Other Co"}).Want(t, 201)
+	caught(t, evs)
+	recv.wait(t, 2) // A's endpoint and company
+	for _, ev := range allEvents(t, b, "") {
+		if ev["resource"].(map[string]any)["id"] == cmp["id"] || ev["resource"].(map[string]any)["id"] == epA["id"] {
+			t.Fatalf("organization B sees A's event %v", ev)
+		}
+	}
+	b.Do("GET", "/v1/events?resourceId="+cmp["id"].(string), nil).Want(t, 200)
+	if got := allEvents(t, b, "resourceId="+cmp["id"].(string)); len(got) != 0 {
+		t.Fatalf("B reads A's company's history: %v", got)
+	}
+	aEvents := allEvents(t, a, "")
+	b.Do("GET", "/v1/events/"+aEvents[0]["id"].(string), nil).Want(t, 404)
+	id := epA["id"].(string)
+	for _, call := range [][2]string{{"GET", "/v1/webhook-endpoints/" + id}, {"PATCH", "/v1/webhook-endpoints/" + id},
+		{"DELETE", "/v1/webhook-endpoints/" + id}, {"GET", "/v1/webhook-endpoints/" + id + "/deliveries"},
+		{"POST", "/v1/webhook-endpoints/" + id + "/test"}, {"POST", "/v1/webhook-endpoints/" + id + "/secret/rotate"}} {
+		var body any
+		if call[0] == "PATCH" {
+			body = map[string]any{"enabled": false}
+		}
+		b.Do(call[0], call[1], body).Want(t, 404)
+	}
+	if got := b.Do("GET", "/v1/webhook-endpoints", nil).Want(t, 200).List(t); len(got) != 0 {
+		t.Fatalf("B lists A's endpoints: %v", got)
+	}
+	for _, req := range recv.all() {
+		if strings.Contains(string(req.body), "Other Co") {
+			t.Fatalf("A's endpoint got B's event: %s", req.body)
+		}
+	}
+	// The member keys of A may read the history but not manage endpoints.
+	member := e.Key(t, a.Org, "member")
+	member.Do("GET", "/v1/events", nil).Want(t, 200)
+	member.Do("GET", "/v1/webhook-endpoints", nil).Want(t, 403)
+	member.Do("POST", "/v1/webhook-endpoints", map[string]any{"url": recv.URL}).Want(t, 403)
+}
+
+func TestAWebhookEndpointIsCheckedWhenSaved(t *testing.T) {
+	t.Parallel()
+	e := apitest.NewWith(t, apitest.Options{})
+	admin := e.Org(t)
+	for body, param := range map[string]string{
+		`{}`:                            "url",
+		`{"url":"ftp://example.com/x"}`: "url",
+		`{"url":"http://169.254.169.254/latest"}`:                       "url",
+		`{"url":"http://10.0.0.7/hook"}`:                                "url",
+		`{"url":"https://user:pw@example.com/"}`:                        "url",
+		`{"url":"https://example.com","color":"red"}`:                   "color",
+		`{"url":"https://example.com","eventTypes":["planet.created"]}`: "eventTypes[0]",
+		`{"url":"https://example.com","eventTypes":[]}`:                 "eventTypes",
+		`{"url":"https://example.com","enabled":null}`:                  "enabled",
+		`{"url":"https://example.com","description":7}`:                 "description",
+	} {
+		msg := admin.Do("POST", "/v1/webhook-endpoints", body).Want(t, 400).Error(t)
+		if !strings.Contains(msg, param) {
+			t.Errorf("POST %s: %q does not name %s", body, msg, param)
+		}
+	}
+	if got := admin.Do("GET", "/v1/webhook-endpoints", nil).Want(t, 200).List(t); len(got) != 0 {
+		t.Fatalf("a refused endpoint was saved: %v", got)
+	}
+}
+
+// receiver is a webhook endpoint of the tests: it records every request
+// and answers as answer says (nil: 204).
+type receiver struct {
+	*httptest.Server
+	mu     sync.Mutex
+	got    []received
+	answer func(n int, w http.ResponseWriter) // n: this request's number, from 1
+}
+
+type received struct {
+	header http.Header
+	body   []byte
+	at     time.Time
+}
+
+func newReceiver(t *testing.T, answer func(n int, w http.ResponseWriter)) *receiver {
+	rv := &receiver{answer: answer}
+	rv.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		rv.mu.Lock()
+		rv.got = append(rv.got, received{r.Header.Clone(), b, time.Now()})
+		n := len(rv.got)
+		rv.mu.Unlock()
+		if rv.answer != nil {
+			rv.answer(n, w)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(rv.Close)
+	return rv
+}
+
+func (rv *receiver) all() []received {
+	rv.mu.Lock()
+	defer rv.mu.Unlock()
+	return slices.Clone(rv.got)
+}
+
+// wait waits until the receiver has had at least n requests.
+func (rv *receiver) wait(t *testing.T, n int) []received {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("%d webhook requests", n), func() bool { return len(rv.all()) >= n })
+	return rv.all()
+}
+
+// verifyWithReference has the Standard Webhooks reference implementation
+// (npm standardwebhooks) verify each request with secret; it returns
+// which verified.
+func verifyWithReference(t *testing.T, secret string, reqs []received) []bool {
+	t.Helper()
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed")
+	}
+	type kase struct {
+		Secret    string            `json:"secret"`
+		Headers   map[string]string `json:"headers"`
+		Body      string            `json:"body"`
+		ID        string            `json:"id"`
+		Timestamp int64             `json:"timestamp"`
+	}
+	var cases []kase
+	for _, r := range reqs {
+		h := map[string]string{}
+		for k := range r.header {
+			h[strings.ToLower(k)] = r.header.Get(k)
+		}
+		var ts int64
+		fmt.Sscan(r.header.Get("webhook-timestamp"), &ts)
+		cases = append(cases, kase{secret, h, base64.StdEncoding.EncodeToString(r.body), r.header.Get("webhook-id"), ts})
+	}
+	in, _ := json.Marshal(cases)
+	root := repoRoot(t)
+	cmd := exec.Command("node", filepath.Join(root, "internal", "outbound", "testdata", "verify.mjs"))
+	cmd.Dir = root
+	cmd.Stdin = bytes.NewReader(in)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("the reference verifier failed: %v (run npm ci)", err)
+	}
+	var res []struct {
+		Verified bool   `json:"verified"`
+		Error    string `json:"error"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil || len(res) != len(reqs) {
+		t.Fatalf("the reference verifier answered %s", out)
+	}
+	var ok []bool
+	for _, r := range res {
+		ok = append(ok, r.Verified)
+	}
+	return ok
+}
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test's directory")
+		}
+		dir = parent
+	}
+}
+
+func TestDeliveriesAreSignedPerStandardWebhooksAndVerifyWithTheReferenceImplementation(t *testing.T) {
+	t.Parallel()
+	e, evs := eventsEnv(t)
+	admin := e.Org(t)
+	recv := newReceiver(t, nil)
+	ep := admin.Do("POST", "/v1/webhook-endpoints", map[string]any{"url": recv.URL + "/hooks", "eventTypes": []string{"company.*"},
+		"description": "CRM sync"}).Want(t, 201).Object(t)
+	secret := ep["secret"].(string)
+	if !strings.HasPrefix(secret, "whsec_") || ep["enabled"] != true {
+		t.Fatalf("the endpoint answers %v", ep)
+	}
+	if got := admin.Do("GET", "/v1/webhook-endpoints/"+ep["id"].(string), nil).Want(t, 200); bytes.Contains(got.Body, []byte(secret)) {
+		t.Fatal("GET shows the endpoint's secret")
+	}
+	c := admin.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Signed Co"}).Want(t, 201).Object(t)
+	admin.Do("POST", "/v1/deals", map[string]any{"name": "not subscribed"}).Want(t, 201)
+	caught(t, evs)
+	reqs := recv.wait(t, 1)
+	time.Sleep(testenv.Scaled(200 * time.Millisecond)) // a delivery not subscribed to would arrive by now
+	reqs = recv.all()
+	if len(reqs) != 1 {
+		t.Fatalf("%d deliveries, want the company's one (deals are not subscribed to)", len(reqs))
+	}
+	var ev map[string]any
+	json.Unmarshal(reqs[0].body, &ev)
+	if ev["type"] != "company.created" || ev["resource"].(map[string]any)["id"] != c["id"] {
+		t.Fatalf("delivered %s", reqs[0].body)
+	}
+	if ok := verifyWithReference(t, secret, reqs); !ok[0] {
+		t.Fatalf("the reference implementation refuses the delivery's signature: %v", reqs[0].header)
+	}
+	if reqs[0].header.Get("Content-Type") != "application/json" || !strings.HasPrefix(reqs[0].header.Get("webhook-id"), "msg_") {
+		t.Errorf("headers %v", reqs[0].header)
+	}
+
+	// A rotation keeps the old secret signing beside the new one.
+	rot := admin.Do("POST", "/v1/webhook-endpoints/"+ep["id"].(string)+"/secret/rotate", map[string]any{"overlapSeconds": 3600}).Want(t, 200).Object(t)
+	newSecret := rot["secret"].(string)
+	test := admin.Do("POST", "/v1/webhook-endpoints/"+ep["id"].(string)+"/test", nil).Want(t, 200).Object(t)
+	if test["status"] != "succeeded" || test["eventType"] != "webhookEndpoint.test" {
+		t.Fatalf("the test delivery: %v", test)
+	}
+	last := recv.all()[len(recv.all())-1]
+	if sigs := strings.Fields(last.header.Get("webhook-signature")); len(sigs) != 2 {
+		t.Fatalf("during the overlap a delivery carries %d signatures, want 2: %v", len(sigs), sigs)
+	}
+	for _, s := range []string{secret, newSecret} {
+		if ok := verifyWithReference(t, s, []received{last}); !ok[0] {
+			t.Errorf("during the overlap, a receiver knowing one secret cannot verify")
+		}
+	}
+	if ok := verifyWithReference(t, "whsec_"+base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32)), []received{last}); ok[0] {
+		t.Error("a wrong secret verifies")
+	}
+	admin.Do("POST", "/v1/webhook-endpoints/"+ep["id"].(string)+"/secret/rotate", map[string]any{"overlapSeconds": 0}).Want(t, 200)
+	admin.Do("POST", "/v1/webhook-endpoints/"+ep["id"].(string)+"/test", nil).Want(t, 200)
+	last = recv.all()[len(recv.all())-1]
+	if sigs := strings.Fields(last.header.Get("webhook-signature")); len(sigs) != 1 {
+		t.Errorf("after a rotation without overlap a delivery carries %d signatures, want 1", len(sigs))
+	}
+}
+
+func TestFailedDeliveriesAreRetriedOnTheScheduleWithTheSameWebhookIDUntilTheyExhaustIt(t *testing.T) {
+	t.Parallel()
+	e, evs := eventsEnv(t)
+	e.Deps.Endpoints.Scale = 1e-5 // the day-long schedule in about a second
+	admin := e.Org(t)
+	flaky := newReceiver(t, func(n int, w http.ResponseWriter) {
+		if n <= 2 {
+			w.WriteHeader(http.StatusInternalServerError)
+			io.WriteString(w, "down for maintenance")
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	})
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closedURL := closed.URL
+	closed.Close() // connections refused
+	epFlaky := admin.Do("POST", "/v1/webhook-endpoints", map[string]any{"url": flaky.URL, "eventTypes": []string{"deal.*"}}).Want(t, 201).Object(t)
+	epDead := admin.Do("POST", "/v1/webhook-endpoints", map[string]any{"url": closedURL, "eventTypes": []string{"deal.*"}}).Want(t, 201).Object(t)
+	admin.Do("POST", "/v1/deals", map[string]any{"name": "retry me"}).Want(t, 201)
+	caught(t, evs)
+
+	reqs := flaky.wait(t, 3)
+	id := reqs[0].header.Get("webhook-id")
+	for _, r := range reqs {
+		if r.header.Get("webhook-id") != id || !bytes.Equal(r.body, reqs[0].body) {
+			t.Fatalf("a retry changed the webhook-id or the body: %q vs %q", r.header.Get("webhook-id"), id)
+		}
+	}
+	if ok := verifyWithReference(t, epFlaky["secret"].(string), reqs); slices.Contains(ok, false) {
+		t.Errorf("a retry's signature does not verify: %v", ok)
+	}
+	deliveries := func(ep map[string]any) []map[string]any {
+		return admin.Do("GET", "/v1/webhook-endpoints/"+ep["id"].(string)+"/deliveries", nil).Want(t, 200).List(t)
+	}
+	waitFor(t, "the flaky endpoint's delivery to succeed", func() bool {
+		d := deliveries(epFlaky)
+		return len(d) == 1 && d[0]["status"] == "succeeded"
+	})
+	d := deliveries(epFlaky)[0]
+	attempts := d["attempts"].([]any)
+	if len(attempts) != 3 {
+		t.Fatalf("%d attempts, want 2 failures and a success: %v", len(attempts), attempts)
+	}
+	first := attempts[0].(map[string]any)
+	if first["status"] != float64(500) || first["response"] != "down for maintenance" {
+		t.Errorf("a failed attempt shows %v", first)
+	}
+
+	waitFor(t, "the dead endpoint's delivery to exhaust its retries", func() bool {
+		d := deliveries(epDead)
+		return len(d) == 1 && d[0]["status"] == "failed"
+	})
+	dead := deliveries(epDead)[0]
+	if n := len(dead["attempts"].([]any)); n != 8 {
+		t.Errorf("the exhausted delivery made %d attempts, want 8 (1 and 7 retries)", n)
+	}
+	if a := dead["attempts"].([]any)[0].(map[string]any); a["error"] == nil || a["status"] != nil {
+		t.Errorf("a refused connection's attempt shows %v", a)
+	}
+	letters := evs.Queue.DeadLetters()
+	if len(letters) != 1 || letters[0].Delivery != dead["id"] {
+		t.Errorf("the dead-letter queue holds %v, want the exhausted delivery %s", letters, dead["id"])
+	}
+
+	// A retry asked for queues it again with the same id.
+	admin.Do("POST", "/v1/webhook-endpoints/"+epFlaky["id"].(string)+"/deliveries/"+d["id"].(string)+"/retry", nil).Want(t, 202)
+	again := flaky.wait(t, 4)
+	if again[3].header.Get("webhook-id") != id {
+		t.Errorf("a manual retry sent webhook-id %q, want %q", again[3].header.Get("webhook-id"), id)
+	}
+	admin.Do("POST", "/v1/webhook-endpoints/"+epFlaky["id"].(string)+"/deliveries/msg_nope/retry", nil).Want(t, 404)
+	admin.Do("POST", "/v1/webhook-endpoints/"+epDead["id"].(string)+"/deliveries/"+d["id"].(string)+"/retry", nil).Want(t, 404)
+}
+
+func TestAnEndpointFailingForDaysIsDisabledWithAnEvent(t *testing.T) {
+	t.Parallel()
+	e, evs := eventsEnv(t)
+	e.Deps.Endpoints.Scale = 1e-6 // 3 days of failures in a quarter of a second
+	admin := e.Org(t)
+	down := newReceiver(t, func(_ int, w http.ResponseWriter) { w.WriteHeader(http.StatusBadGateway) })
+	ep := admin.Do("POST", "/v1/webhook-endpoints", map[string]any{"url": down.URL, "eventTypes": []string{"deal.created"}}).Want(t, 201).Object(t)
+	for i := range 3 {
+		admin.Do("POST", "/v1/deals", map[string]any{"name": fmt.Sprint("d", i)}).Want(t, 201)
+		time.Sleep(testenv.Scaled(150 * time.Millisecond))
+	}
+	caught(t, evs)
+	waitFor(t, "the endpoint to be disabled", func() bool {
+		return admin.Do("GET", "/v1/webhook-endpoints/"+ep["id"].(string), nil).Want(t, 200).Object(t)["enabled"] == false
+	})
+	got := admin.Do("GET", "/v1/webhook-endpoints/"+ep["id"].(string), nil).Object(t)
+	if got["disabledReason"] == nil || got["failingSince"] == nil {
+		t.Errorf("the disabled endpoint shows %v", got)
+	}
+	caught(t, evs)
+	disabled := allEvents(t, admin, "type=webhookEndpoint.disabled")
+	if len(disabled) != 1 || disabled[0]["actor"].(map[string]any)["type"] != "system" {
+		t.Fatalf("webhookEndpoint.disabled events: %v", disabled)
+	}
+	again := admin.Do("PATCH", "/v1/webhook-endpoints/"+ep["id"].(string), map[string]any{"enabled": true}).Want(t, 200).Object(t)
+	if again["enabled"] != true || again["disabledReason"] != nil || again["failingSince"] != nil {
+		t.Errorf("enabling again answers %v", again)
+	}
+}
+
+func TestABurstOfWritesIsDeliveredCompletelyAndInOrderPerRecord(t *testing.T) {
+	t.Parallel()
+	e, evs := eventsEnv(t)
+	admin := e.Org(t)
+	recv := newReceiver(t, nil)
+	admin.Do("POST", "/v1/webhook-endpoints", map[string]any{"url": recv.URL, "eventTypes": []string{"company.*"}}).Want(t, 201)
+	const records, updates = 50, 19 // 1,000 writes: each record created, then updated 19 times
+	ids := make([]string, records)
+	var wg sync.WaitGroup
+	for r := range records {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ids[r] = admin.Do("POST", "/v1/companies", map[string]any{"canonicalName": fmt.Sprint("Burst ", r)}).Want(t, 201).Object(t)["id"].(string)
+			for u := range updates {
+				admin.Do("PUT", "/v1/companies/"+ids[r], map[string]any{"description": fmt.Sprint("v", u+1)}).Want(t, 200)
+			}
+		}()
+	}
+	wg.Wait()
+	caught(t, evs)
+	const total = records * (1 + updates)
+	if got := allEvents(t, admin, "resourceType=company"); len(got) != total {
+		t.Fatalf("%d events in the history, want %d", len(got), total)
+	}
+	reqs := recv.wait(t, total)
+	seen := map[string]bool{}
+	last := map[string]int{}
+	for _, r := range reqs {
+		var ev map[string]any
+		json.Unmarshal(r.body, &ev)
+		seen[ev["id"].(string)] = true
+		id := ev["resource"].(map[string]any)["id"].(string)
+		n := 0
+		if ch, ok := ev["changes"].(map[string]any); ok {
+			fmt.Sscanf(fmt.Sprint(ch["description"].(map[string]any)["to"]), "v%d", &n)
+		}
+		if n < last[id] || (n == last[id] && n > 0) {
+			t.Fatalf("record %s: version v%d delivered after v%d", id, n, last[id])
+		}
+		last[id] = n
+	}
+	if len(seen) != total {
+		t.Fatalf("%d distinct events delivered, want %d", len(seen), total)
+	}
+}
+
+func TestAStoppedEventsProcessLosesNoEventAndDuplicatesNone(t *testing.T) {
+	t.Parallel()
+	e := apitest.NewWith(t, apitest.Options{})
+	admin := e.Org(t)
+	first := e.StartEvents(t)
+	for i := range 10 {
+		admin.Do("POST", "/v1/companies", map[string]any{"canonicalName": fmt.Sprint("before ", i)}).Want(t, 201)
+	}
+	caught(t, first)
+	first.Stop()
+	for i := range 10 {
+		admin.Do("POST", "/v1/companies", map[string]any{"canonicalName": fmt.Sprint("while stopped ", i)}).Want(t, 201)
+	}
+	second := e.StartEvents(t) // reads the stream again from its start
+	caught(t, second)
+	got := allEvents(t, admin, "resourceType=company")
+	ids := map[string]bool{}
+	for _, ev := range got {
+		ids[ev["id"].(string)] = true
+	}
+	if len(got) != 20 || len(ids) != 20 {
+		t.Fatalf("%d events (%d distinct), want the 20 creates once each", len(got), len(ids))
+	}
+}
+
+func TestTheVerificationExamplesOfDocsEventsRun(t *testing.T) {
+	t.Parallel()
+	page, err := os.ReadFile(filepath.Join(repoRoot(t), "docs", "events.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := func(name, lang string) string {
+		_, rest, ok := strings.Cut(string(page), "<!-- "+name+" -->\n```"+lang+"\n")
+		code, _, ok2 := strings.Cut(rest, "```\n<!-- /"+name+" -->")
+		if !ok || !ok2 {
+			t.Fatalf("docs/events.md has no %s block", name)
+		}
+		return code
+	}
+	e, evs := eventsEnv(t)
+	admin := e.Org(t)
+	recv := newReceiver(t, nil)
+	ep := admin.Do("POST", "/v1/webhook-endpoints", map[string]any{"url": recv.URL}).Want(t, 201).Object(t)
+	admin.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Docs Co"}).Want(t, 201)
+	caught(t, evs)
+	req := recv.wait(t, 1)[0]
+	secret := ep["secret"].(string)
+
+	sh := exec.Command("bash", "-c", "set -euo pipefail\n"+block("verify-sh", "sh"))
+	sh.Env = append(os.Environ(), "SECRET="+secret, "WEBHOOK_ID="+req.header.Get("webhook-id"),
+		"WEBHOOK_TIMESTAMP="+req.header.Get("webhook-timestamp"), "WEBHOOK_SIGNATURE="+req.header.Get("webhook-signature"), "BODY="+string(req.body))
+	if out, err := sh.CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "verified" {
+		t.Errorf("the shell example: %v: %s", err, out)
+	}
+	sh.Env[len(sh.Env)-1] = "BODY=" + string(req.body) + " "
+	tampered := exec.Command("bash", "-c", "set -euo pipefail\n"+block("verify-sh", "sh"))
+	tampered.Env = sh.Env
+	if out, err := tampered.CombinedOutput(); err == nil {
+		t.Errorf("the shell example verifies a changed body: %s", out)
+	}
+
+	dir := t.TempDir()
+	hdr, _ := json.Marshal(req.header)
+	main := block("verify-go", "go") + `
+func init() {
+	var h http.Header
+	if err := json.Unmarshal([]byte(os.Args[2]), &h); err != nil {
+		panic(err)
+	}
+	body, _ := os.ReadFile(os.Args[3])
+	if err := verify(os.Args[1], h, body); err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+	body = append(body, ' ')
+	if verify(os.Args[1], h, body) == nil {
+		fmt.Println("a changed body verifies")
+		os.Exit(1)
+	}
+	fmt.Println("verified")
+	os.Exit(0)
+}
+
+func main() {}
+`
+	main = strings.Replace(main, "import (", "import (\n\t\"encoding/json\"\n\t\"fmt\"\n\t\"os\"", 1)
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(main), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "body"), req.body, 0o644)
+	run := exec.Command("go", "run", "main.go", secret, string(hdr), filepath.Join(dir, "body"))
+	run.Dir = dir
+	run.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GO111MODULE=on")
+	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module verify\n\ngo 1.22\n"), 0o644)
+	if out, err := run.CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "verified" {
+		t.Errorf("the Go example: %v: %s", err, out)
+	}
+}
+
+// waitFor polls cond until it holds, failing the test after a deadline
+// scaled to the machine's load.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(testenv.Scaled(60 * time.Second))
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

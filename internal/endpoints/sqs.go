@@ -1,0 +1,100 @@
+package endpoints
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+)
+
+// MaxVisibility is the longest wait SQS can give a message (12 hours):
+// the longest retry of the schedule.
+const MaxVisibility = 12 * time.Hour
+
+// SQSQueue is the delivery queue of a deployment: a FIFO queue, one
+// message group per endpoint and record, so that a record's deliveries to
+// an endpoint are made in order of change while others go on.
+type SQSQueue struct {
+	Client *sqs.Client
+	URL    string
+}
+
+// Send queues m. The deduplication id is the delivery's (and the time of
+// a manual retry's), so an event published again within SQS's five
+// minutes queues it once.
+func (q SQSQueue) Send(ctx context.Context, m Message) error {
+	body, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	dedup := m.Delivery
+	if m.Manual {
+		dedup += "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	}
+	_, err = q.Client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(q.URL), MessageBody: aws.String(string(body)),
+		MessageGroupId: aws.String(groupID(m.Group)), MessageDeduplicationId: aws.String(dedup)})
+	return err
+}
+
+// groupID fits a group into SQS's 128 characters.
+func groupID(g string) string {
+	if len(g) <= 128 {
+		return g
+	}
+	return g[:128]
+}
+
+// SQSHandler is the deliver function: it attempts a batch of the FIFO
+// queue's messages in order. A message to retry is hidden for its wait
+// (ChangeMessageVisibility, at most MaxVisibility) and reported failed,
+// with every later message of its group in the batch (FIFO order); one
+// that exhausted its retries is moved to the dead-letter queue dlq.
+func SQSHandler(s *Service, client *sqs.Client, queueURL, dlq string) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
+	return func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+		var resp events.SQSEventResponse
+		held := map[string]bool{}
+		fail := func(m events.SQSMessage) {
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
+		}
+		for _, msg := range ev.Records {
+			group := msg.Attributes["MessageGroupId"]
+			if held[group] {
+				fail(msg)
+				continue
+			}
+			var m Message
+			if err := json.Unmarshal([]byte(msg.Body), &m); err != nil {
+				slog.ErrorContext(ctx, "a delivery message cannot be read; dropped", "messageId", msg.MessageId)
+				continue
+			}
+			out, err := s.Attempt(ctx, m)
+			switch {
+			case err != nil:
+				slog.ErrorContext(ctx, "a delivery attempt failed", "delivery", m.Delivery, "error", err)
+				held[group] = true
+				fail(msg)
+			case out.Retry > 0:
+				wait := min(out.Retry, MaxVisibility)
+				if _, err := client.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(queueURL),
+					ReceiptHandle: aws.String(msg.ReceiptHandle), VisibilityTimeout: int32(wait / time.Second)}); err != nil {
+					slog.ErrorContext(ctx, "a delivery's retry cannot be scheduled; it comes back after the queue's visibility timeout", "delivery", m.Delivery, "error", err)
+				}
+				held[group] = true
+				fail(msg)
+			case out.Dead:
+				if _, err := client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(dlq), MessageBody: aws.String(msg.Body),
+					MessageGroupId: aws.String(groupID(m.Group)), MessageDeduplicationId: aws.String(m.Delivery)}); err != nil {
+					held[group] = true
+					fail(msg)
+					slog.ErrorContext(ctx, "a dead delivery cannot be moved to the dead-letter queue", "delivery", m.Delivery, "error", err)
+				}
+			}
+		}
+		return resp, nil
+	}
+}

@@ -1,0 +1,192 @@
+package events
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/store"
+	"github.com/sourcebase/sourcebase/internal/streams"
+)
+
+// TypeEvent is the item type (and log) of the events.
+const TypeEvent = "EVENT"
+
+// DefaultRetention is how long an organization's events are kept unless
+// its operator set another retention (the table's TTL removes them).
+const DefaultRetention = 90 * 24 * time.Hour
+
+// Attributes of an event item a list filters on.
+const (
+	attrType         = "etype"
+	attrResourceType = "rtype"
+	attrActor        = "actor_" // the event's actor ("actor" is the writer's: the events function)
+	attrActorType    = "atype"
+)
+
+// History keeps and reads the events.
+type History struct {
+	Store   *store.Store
+	Catalog *Catalog
+	// Retention is an organization's retention; nil: DefaultRetention.
+	Retention func(ctx context.Context, org string) (time.Duration, error)
+
+	mu        sync.Mutex
+	retention map[string]retained
+}
+
+type retained struct {
+	d    time.Duration
+	read time.Time
+}
+
+// retentionCache is how long an organization's retention is remembered.
+const retentionCache = 5 * time.Minute
+
+func (h *History) retentionOf(ctx context.Context, org string) (time.Duration, error) {
+	if h.Retention == nil {
+		return DefaultRetention, nil
+	}
+	h.mu.Lock()
+	r, ok := h.retention[org]
+	h.mu.Unlock()
+	if ok && time.Since(r.read) < retentionCache {
+		return r.d, nil
+	}
+	d, err := h.Retention(ctx, org)
+	if err != nil {
+		return 0, err
+	}
+	if d <= 0 {
+		d = DefaultRetention
+	}
+	h.mu.Lock()
+	if h.retention == nil {
+		h.retention = map[string]retained{}
+	}
+	h.retention[org] = retained{d, time.Now()}
+	h.mu.Unlock()
+	return d, nil
+}
+
+// Append keeps an event (again: the same event written twice is one).
+func (h *History) Append(ctx context.Context, d Derived) error {
+	keep, err := h.retentionOf(ctx, d.Org)
+	if err != nil {
+		return err
+	}
+	doc, err := json.Marshal(d.Event)
+	if err != nil {
+		return err
+	}
+	ev := d.Event
+	_, err = h.Store.AppendLog(ctx, store.LogEntry{
+		Org: d.Org, Type: TypeEvent, ID: ev.ID, Doc: doc, Thread: ev.Resource.ID,
+		Attrs: map[string]string{attrType: ev.Type, attrResourceType: ev.Resource.Type,
+			attrActor: ev.Actor.String(), attrActorType: ev.Actor.Type},
+		Expires: ev.OccurredAt.Add(keep),
+	})
+	return err
+}
+
+// Get reads one event of org; apperr.ErrNotFound when there is none (or
+// it has expired).
+func (h *History) Get(ctx context.Context, org, id string) (json.RawMessage, error) {
+	if !strings.HasPrefix(id, "evt_") || len(id) > store.MaxIDLength {
+		return nil, apperr.ErrNotFound
+	}
+	doc, _, err := h.Store.GetLog(ctx, org, TypeEvent, id)
+	return doc, err
+}
+
+// Filter selects events.
+type Filter struct {
+	ResourceTypes []string
+	ResourceID    string
+	Types         []string // event types (patterns expanded)
+	Actor         string   // "<type>:<id>" or a type alone
+	Since, Until  time.Time
+	Asc           bool
+}
+
+// List returns a page of org's events, newest first unless f.Asc.
+func (h *History) List(ctx context.Context, org string, f Filter, limit, maxBytes int, cursor string) (store.Page[json.RawMessage], error) {
+	q := store.LogQuery{Org: org, Type: TypeEvent, Thread: f.ResourceID, Asc: f.Asc, Limit: limit, MaxBytes: maxBytes,
+		Cursor: cursor, Equal: map[string][]string{}}
+	if !f.Since.IsZero() {
+		q.From = idAt(f.Since)
+	}
+	if !f.Until.IsZero() {
+		q.To = idAt(f.Until)
+	}
+	if len(f.ResourceTypes) > 0 {
+		q.Equal[attrResourceType] = f.ResourceTypes
+	}
+	if len(f.Types) > 0 {
+		q.Equal[attrType] = f.Types
+	}
+	switch {
+	case f.Actor == "":
+	case strings.Contains(f.Actor, ":"):
+		q.Equal[attrActor] = []string{f.Actor}
+	default:
+		q.Equal[attrActorType] = []string{f.Actor}
+	}
+	return h.Store.ReadLog(ctx, q)
+}
+
+// idAt is the lowest event id of time t: ids at or after it occurred at
+// or after t (to the millisecond).
+func idAt(t time.Time) string {
+	var id ulid.ULID
+	_ = id.SetTime(ulid.Timestamp(t))
+	return "evt_" + strings.ToLower(id.String())
+}
+
+// Processor turns the table's stream into events: it keeps each in the
+// history and hands it to Publish (the outbound webhooks), in stream
+// order. It is the events function's code and the local poller's.
+type Processor struct {
+	Catalog   *Catalog
+	History   *History
+	DeletedBy DeletedBy
+	// Publish hands kept events on (package endpoints: deliveries);
+	// nil: none. It may be called again with an event it had (a batch
+	// retried), and must not deliver it twice as two events.
+	Publish func(ctx context.Context, d Derived) error
+}
+
+// Handle is a streams.Handler: it handles records in order and stops at
+// the first that fails, to be retried from there.
+func (p *Processor) Handle(ctx context.Context, recs []streams.Record) (int, error) {
+	ctx = store.WithActor(ctx, store.Actor{Type: store.ActorSystem, ID: "events"})
+	for i, r := range recs {
+		d, ok, err := p.Catalog.Derive(ctx, r, p.DeletedBy)
+		if err != nil {
+			if _, bad := err.(*store.UndecodableError); bad {
+				slog.ErrorContext(ctx, "a stream record's item cannot be read; no event for it", "record", r.ID, "error", err)
+				continue
+			}
+			return i, fmt.Errorf("derive the event of stream record %s: %w", r.ID, err)
+		}
+		if !ok {
+			continue
+		}
+		if err := p.History.Append(ctx, d); err != nil {
+			return i, fmt.Errorf("keep event %s: %w", d.Event.ID, err)
+		}
+		if p.Publish != nil {
+			if err := p.Publish(ctx, d); err != nil {
+				return i, fmt.Errorf("publish event %s: %w", d.Event.ID, err)
+			}
+		}
+	}
+	return len(recs), nil
+}

@@ -1,0 +1,145 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/sourcebase/sourcebase/internal/apperr"
+)
+
+// Actor is who makes a write. Every item a write puts carries it
+// (AttrActor), so that the table's stream tells the events function who
+// changed a record; a delete, which cannot carry attributes, puts a
+// deletion marker holding it in the same transaction (DeleteMarkerOp).
+type Actor struct {
+	Type string `json:"type"` // one of the Actor* kinds
+	ID   string `json:"id"`
+}
+
+// The kinds of actor.
+const (
+	ActorAPIKey      = "apiKey"      // a request authenticated by an API key: ID is its client id
+	ActorWebhook     = "webhook"     // a signed webhook delivery: ID is the workflow whose trigger took it
+	ActorWorkflowRun = "workflowRun" // a step of a workflow run: ID is the run's id
+	ActorOperator    = "operator"    // the operator's admin command: ID names the command
+	ActorSystem      = "system"      // the service itself (sweeps, expiry): ID names the process
+)
+
+// Attributes every put carries for the events function.
+const (
+	AttrActor     = "actor" // "<type>:<id>" of the write that put the item
+	AttrWrittenAt = "wat"   // when the write was sent, RFC 3339 with nanoseconds (UTC)
+)
+
+type actorKey struct{}
+
+// WithActor returns ctx whose writes are recorded as a's.
+func WithActor(ctx context.Context, a Actor) context.Context {
+	return context.WithValue(ctx, actorKey{}, a)
+}
+
+// ActorOf is the actor of ctx's writes: the system when none was set.
+func ActorOf(ctx context.Context) Actor {
+	if a, ok := ctx.Value(actorKey{}).(Actor); ok && a.Type != "" {
+		return a
+	}
+	return Actor{Type: ActorSystem, ID: "sourcebase"}
+}
+
+// String is the actor as stored: "<type>:<id>".
+func (a Actor) String() string { return a.Type + ":" + a.ID }
+
+// ParseActor reads an actor as stored; the system for "" or a value
+// without a type.
+func ParseActor(s string) Actor {
+	typ, id, ok := strings.Cut(s, ":")
+	if !ok || typ == "" {
+		return Actor{Type: ActorSystem, ID: "sourcebase"}
+	}
+	return Actor{Type: typ, ID: id}
+}
+
+// withActor returns item with ctx's actor added (a copy; item is shared
+// with the Op that holds it).
+func withActor(ctx context.Context, item map[string]types.AttributeValue) map[string]types.AttributeValue {
+	out := make(map[string]types.AttributeValue, len(item)+2)
+	for k, v := range item {
+		out[k] = v
+	}
+	out[AttrActor] = &types.AttributeValueMemberS{Value: ActorOf(ctx).String()}
+	out[AttrWrittenAt] = &types.AttributeValueMemberS{Value: time.Now().UTC().Format(time.RFC3339Nano)}
+	return out
+}
+
+// withActors are the SDK operations of ops, every put carrying ctx's actor.
+func withActors(ctx context.Context, ops []Op) []types.TransactWriteItem {
+	out := writes(ops)
+	for i, w := range out {
+		if w.Put != nil {
+			p := *w.Put
+			p.Item = withActor(ctx, p.Item)
+			out[i].Put = &p
+		}
+	}
+	return out
+}
+
+// TypeDeleted is the item type of a deletion marker.
+const TypeDeleted = "DELETED"
+
+// DeletionMarkerTTL is how long a deletion marker is kept: longer than the
+// stream keeps a change (24 hours) plus the events function's retries.
+const DeletionMarkerTTL = 72 * time.Hour
+
+// DeletedKey is {"ORG#<org>#DELETED", "<TYPE>#<id>"}: the deletion marker
+// of the record id of type typ (ids are never reused).
+func DeletedKey(org, typ, id string) Key {
+	return Key{OrgPartition(org, TypeDeleted), typ + "#" + id}
+}
+
+// DeleteMarkerOp puts the deletion marker of a record, to be written in
+// the transaction that deletes it: it holds the deleting actor (stamped
+// like every put) for the events function, which reads it when the
+// stream shows the record removed.
+func (s *Store) DeleteMarkerOp(org, typ, id string) (Op, error) {
+	k := DeletedKey(org, typ, id)
+	return s.putOp(Item{PK: k.PK, SK: k.SK, Type: TypeDeleted, Doc: map[string]string{"type": typ, "id": id}, Version: 1,
+		Numbers: map[string]int64{AttrExpires: expiresAt(time.Now().Add(DeletionMarkerTTL))}}, "", nil, nil)
+}
+
+// DeletedBy is the actor and time recorded by the deletion marker of a
+// record; ok is false when there is none (a delete made without one, or
+// expired).
+func (s *Store) DeletedBy(ctx context.Context, org, typ, id string) (a Actor, at time.Time, ok bool, err error) {
+	k := DeletedKey(org, typ, id)
+	av, err := s.getItem(ctx, k.PK, k.SK)
+	if errors.Is(err, apperr.ErrNotFound) {
+		return Actor{}, time.Time{}, false, nil
+	}
+	if err != nil {
+		return Actor{}, time.Time{}, false, classify(ctx, err)
+	}
+	v, _ := av[AttrActor].(*types.AttributeValueMemberS)
+	w, _ := av[AttrWrittenAt].(*types.AttributeValueMemberS)
+	if v == nil || w == nil {
+		return Actor{}, time.Time{}, false, nil
+	}
+	at, _ = time.Parse(time.RFC3339Nano, w.Value)
+	return ParseActor(v.Value), at, true, nil
+}
+
+// Image is an item as the table's stream shows it (its new or old image),
+// for the readers of the stream (package streams converts to it).
+type Image = map[string]types.AttributeValue
+
+// ImageString is a string attribute of an image, "" when it has none.
+func ImageString(img Image, attr string) string {
+	if v, ok := img[attr].(*types.AttributeValueMemberS); ok {
+		return v.Value
+	}
+	return ""
+}

@@ -1,0 +1,248 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// A log is an append-only series of JSON entries of an organization (the
+// change history's events, an endpoint's deliveries): each entry lives in
+// the partition OrgPartition(org, typ) under a time-ordered id (package
+// ids: New or Derived), so that a time range is a key condition, and,
+// when it names a thread (the record an event is about), also in the
+// GSI1 partition of that thread. Entries carry string attributes that a
+// read can filter on, and expire by the table's TTL.
+
+// LogEntry is one entry of a log.
+type LogEntry struct {
+	Org, Type string
+	ID        string          // time-ordered: ids.New or ids.Derived
+	Doc       json.RawMessage // the entry as clients see it
+	// Thread, when set, also files the entry under it (GSI1), for reads
+	// of one thread.
+	Thread string
+	// Attrs are string attributes a read can filter on (LogQuery.Equal).
+	Attrs   map[string]string
+	Expires time.Time // zero: never
+	Version int64     // 0: 1
+}
+
+func (s *Store) logItem(e LogEntry) Item {
+	it := Item{PK: OrgPartition(e.Org, e.Type), SK: e.ID, Type: e.Type, Doc: e.Doc, Version: max(e.Version, 1), Strings: e.Attrs}
+	if e.Thread != "" {
+		it.Indexes = map[string]string{GSI1.PK: logThread(e.Org, e.Type, e.Thread), GSI1.SK: e.ID}
+	}
+	if !e.Expires.IsZero() {
+		it.Numbers = map[string]int64{AttrExpires: expiresAt(e.Expires)}
+	}
+	return it
+}
+
+// logThread is "ORG#<org>#<TYPE>#T#<thread>": the GSI1 partition of one
+// thread of a log.
+func logThread(org, typ, thread string) string {
+	return OrgPartition(org, typ) + "#T#" + lookupValue(thread)
+}
+
+// AppendLog writes a new entry; an entry with its id already written (the
+// same work done again) is left as it is and reported as written: false.
+func (s *Store) AppendLog(ctx context.Context, e LogEntry) (bool, error) {
+	op, err := s.CreateOp(s.logItem(e))
+	if err != nil {
+		return false, err
+	}
+	err = writeErr(s.put(ctx, op.w.Put), errLogExists)
+	if errors.Is(err, errLogExists) {
+		return false, nil
+	}
+	return err == nil, classify(ctx, err)
+}
+
+var errLogExists = errors.New("the log entry exists")
+
+// ReplaceLog writes an entry over the one of its id whose version is
+// e.Version-1: apperr.ErrConflict when another writer changed it first.
+func (s *Store) ReplaceLog(ctx context.Context, e LogEntry) error {
+	op, err := s.ReplaceOp(s.logItem(e))
+	if err != nil {
+		return err
+	}
+	return classify(ctx, s.Transact(ctx, nil, op))
+}
+
+// GetLog reads one entry and its version; apperr.ErrNotFound when absent
+// or expired.
+func (s *Store) GetLog(ctx context.Context, org, typ, id string) (json.RawMessage, int64, error) {
+	var doc json.RawMessage
+	it, err := s.GetLive(ctx, OrgPartition(org, typ), id, &doc)
+	if err != nil {
+		return nil, 0, err
+	}
+	return doc, it.Version, nil
+}
+
+// LogQuery selects entries of a log.
+type LogQuery struct {
+	Org, Type string
+	Thread    string // "": the whole log; else only this thread's entries
+	// From and To bound the ids (From inclusive, To exclusive); "" for none.
+	From, To string
+	// Equal keeps the entries whose attribute has one of the values.
+	Equal map[string][]string
+	Asc   bool // oldest first; newest first otherwise
+	Limit int
+	// MaxBytes caps the page's entries by their WireSize (plus a comma
+	// each); the page ends before the entry that would exceed it.
+	MaxBytes int
+	Cursor   string
+	// MaxReads bounds the Query calls one page makes when filters skip
+	// most entries (default 10): the page then ends early, with a cursor.
+	MaxReads int
+}
+
+// ReadLog returns a page of a log's entries as stored.
+func (s *Store) ReadLog(ctx context.Context, q LogQuery) (Page[json.RawMessage], error) {
+	out := Page[json.RawMessage]{Items: []json.RawMessage{}}
+	bind := q.binding()
+	pk, skAttr, index := OrgPartition(q.Org, q.Type), AttrSK, ""
+	if q.Thread != "" {
+		pk, skAttr, index = logThread(q.Org, q.Type, q.Thread), GSI1.SK, GSI1.Name
+	}
+	from, to := q.From, q.To
+	if q.Cursor != "" {
+		pos, err := decodeCursor(q.Cursor, bind, MaxIDLength)
+		if err != nil {
+			return out, err
+		}
+		if q.Asc {
+			from = pos + "\x00" // after pos
+		} else {
+			to = pos
+		}
+	}
+	names := map[string]string{"#pk": AttrPK}
+	if index != "" {
+		names["#pk"] = GSI1.PK
+	}
+	values := map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pk}}
+	cond := "#pk = :pk"
+	if from != "" || to != "" {
+		names["#sk"] = skAttr
+	}
+	switch {
+	case from != "" && to != "":
+		if from >= to {
+			return out, nil
+		}
+		cond += " AND #sk BETWEEN :from AND :to"
+		// BETWEEN includes to: an entry at to is skipped below.
+		values[":from"], values[":to"] = &types.AttributeValueMemberS{Value: from}, &types.AttributeValueMemberS{Value: to}
+	case from != "":
+		cond += " AND #sk >= :from"
+		values[":from"] = &types.AttributeValueMemberS{Value: from}
+	case to != "":
+		cond += " AND #sk < :to"
+		values[":to"] = &types.AttributeValueMemberS{Value: to}
+	}
+	var filters []string
+	attrs := make([]string, 0, len(q.Equal))
+	for a := range q.Equal {
+		attrs = append(attrs, a)
+	}
+	sort.Strings(attrs)
+	for i, a := range attrs {
+		n := fmt.Sprintf("#f%d", i)
+		names[n] = a
+		var alts []string
+		for j, v := range q.Equal[a] {
+			p := fmt.Sprintf(":f%d_%d", i, j)
+			values[p] = &types.AttributeValueMemberS{Value: v}
+			alts = append(alts, p)
+		}
+		filters = append(filters, n+" IN ("+strings.Join(alts, ", ")+")")
+	}
+	// Entries past their expiry are not yet deleted by the TTL: skip them.
+	names["#ttl"] = AttrExpires
+	values[":now"] = &types.AttributeValueMemberN{Value: fmt.Sprint(time.Now().Unix())}
+	filters = append(filters, "(attribute_not_exists(#ttl) OR #ttl > :now)")
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(s.Table),
+		KeyConditionExpression:    aws.String(cond),
+		FilterExpression:          aws.String(strings.Join(filters, " AND ")),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: values,
+		ScanIndexForward:          aws.Bool(q.Asc),
+		ConsistentRead:            aws.Bool(index == ""),
+		Limit:                     aws.Int32(int32(min(max(q.Limit, 1)*2, 1000))),
+	}
+	if index != "" {
+		in.IndexName = aws.String(index)
+	}
+	maxReads := q.MaxReads
+	if maxReads <= 0 {
+		maxReads = 10
+	}
+	var pos []string
+	size, more := 0, false
+	for reads := 0; ; reads++ {
+		page, err := s.DB.Query(ctx, in)
+		if err != nil {
+			return out, classify(ctx, fmt.Errorf("read the %s log: %w", q.Type, err))
+		}
+		for _, av := range page.Items {
+			doc, _ := av[AttrDoc].(*types.AttributeValueMemberS)
+			sk, _ := av[AttrSK].(*types.AttributeValueMemberS)
+			if doc == nil || sk == nil || (to != "" && sk.Value >= to) {
+				continue
+			}
+			add := WireSize(doc.Value) + 1
+			if len(out.Items) == q.Limit || (q.MaxBytes > 0 && len(out.Items) > 0 && size+add > q.MaxBytes) {
+				more = true
+				break
+			}
+			out.Items = append(out.Items, json.RawMessage(doc.Value))
+			pos = append(pos, sk.Value)
+			size += add
+		}
+		if more || page.LastEvaluatedKey == nil {
+			break
+		}
+		if reads+1 >= maxReads {
+			// The filters skipped many entries: end the page where the
+			// read ended, so that the next page goes on from there (a
+			// position past the page's last entry, which Cut keeps).
+			if k, _ := page.LastEvaluatedKey[skAttr].(*types.AttributeValueMemberS); k != nil {
+				pos = append(pos, k.Value)
+			}
+			more = true
+			break
+		}
+		in.ExclusiveStartKey = page.LastEvaluatedKey
+	}
+	out.finish(pos, bind, more)
+	return out, nil
+}
+
+// binding names the list a log cursor belongs to.
+func (q LogQuery) binding() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "log|%s|%s|%s|%s|%s|%v", q.Org, q.Type, q.Thread, q.From, q.To, q.Asc)
+	attrs := make([]string, 0, len(q.Equal))
+	for a := range q.Equal {
+		attrs = append(attrs, a)
+	}
+	sort.Strings(attrs)
+	for _, a := range attrs {
+		fmt.Fprintf(&b, "|%s=%s", a, strings.Join(q.Equal[a], ","))
+	}
+	return b.String()
+}
