@@ -325,28 +325,7 @@ func (a *API) deleteEndpoint(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) rotateEndpointSecret(w http.ResponseWriter, r *http.Request) {
-	overlap, ok := decodeBody(w, r, func(body []byte) (time.Duration, error) {
-		if len(strings.TrimSpace(string(body))) == 0 {
-			return 0, nil
-		}
-		var in struct {
-			OverlapSeconds *int64 `json:"overlapSeconds"`
-		}
-		if err := strictJSON(body, &in); err != nil {
-			return 0, err
-		}
-		if in.OverlapSeconds == nil {
-			return 0, nil
-		}
-		if *in.OverlapSeconds < 0 || *in.OverlapSeconds > int64(endpoints.MaxOverlap/time.Second) {
-			return 0, apperr.Invalid("overlapSeconds", "must be from 0 to %d (seven days)", int64(endpoints.MaxOverlap/time.Second))
-		}
-		if *in.OverlapSeconds == 0 {
-			return time.Nanosecond, nil // the old secret stops at once
-		}
-		return time.Duration(*in.OverlapSeconds) * time.Second, nil
-	})
-	if ok {
+	if overlap, ok := decodeBody(w, r, endpoints.DecodeRotation); ok {
 		reply(w, r, http.StatusOK)(a.d.Endpoints.Rotate(r.Context(), principal(r).OrgID, r.PathValue("id"), overlap))
 	}
 }
@@ -382,14 +361,4 @@ func (a *API) listDeliveries(w http.ResponseWriter, r *http.Request) {
 
 func (a *API) retryDelivery(w http.ResponseWriter, r *http.Request) {
 	reply(w, r, http.StatusAccepted)(a.d.Endpoints.Retry(r.Context(), principal(r).OrgID, r.PathValue("id"), r.PathValue("deliveryId")))
-}
-
-// strictJSON decodes one JSON object into v, refusing unknown fields.
-func strictJSON(body []byte, v any) error {
-	dec := json.NewDecoder(strings.NewReader(string(body)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return apperr.Invalid("", "the body must be a JSON object with overlapSeconds only: %s", err.Error())
-	}
-	return nil
 }

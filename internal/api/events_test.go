@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -565,7 +566,8 @@ func TestFailedDeliveriesAreRetriedOnTheScheduleWithTheSameWebhookIDUntilTheyExh
 func TestAnEndpointFailingForDaysIsDisabledWithAnEvent(t *testing.T) {
 	t.Parallel()
 	e, evs := eventsEnv(t)
-	e.Deps.Endpoints.Scale = 1e-6 // 3 days of failures in a quarter of a second
+	e.Deps.Endpoints.Scale = 1e-6                          // the retries at once
+	e.Deps.Endpoints.DisableAfter = 200 * time.Millisecond // "failing for days"
 	admin := e.Org(t)
 	down := newReceiver(t, func(_ int, w http.ResponseWriter) { w.WriteHeader(http.StatusBadGateway) })
 	ep := admin.Do("POST", "/v1/webhook-endpoints", map[string]any{"url": down.URL, "eventTypes": []string{"deal.created"}}).Want(t, 201).Object(t)
@@ -748,5 +750,49 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// stallEvents answers 500 to every write of an event item while stalled:
+// the table stalls for the events code only.
+type stallEvents struct{ stalled, refused atomic.Int32 }
+
+func (s *stallEvents) RoundTrip(r *http.Request) (*http.Response, error) {
+	if s.stalled.Load() == 1 && r.Body != nil {
+		b, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		if bytes.Contains(b, []byte(`"type":{"S":"EVENT"}`)) {
+			s.refused.Add(1)
+			return &http.Response{StatusCode: 500, Header: http.Header{"Content-Type": {"application/x-amz-json-1.0"}},
+				Body:    io.NopCloser(strings.NewReader(`{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError","message":"stalled"}`)),
+				Request: r}, nil
+		}
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func TestAStalledTableDelaysEventsButLosesNoneAndDuplicatesNone(t *testing.T) {
+	t.Parallel()
+	stall := &stallEvents{}
+	e := apitest.NewWith(t, apitest.Options{Transport: stall})
+	admin := e.Org(t)
+	stall.stalled.Store(1)
+	evs := e.StartEvents(t)
+	for i := range 10 {
+		admin.Do("POST", "/v1/deals", map[string]any{"name": fmt.Sprint("stalled ", i)}).Want(t, 201)
+	}
+	waitFor(t, "the events code to meet the stalled table", func() bool { return stall.refused.Load() > 3 })
+	if got := allEvents(t, admin, "resourceType=deal"); len(got) != 0 {
+		t.Fatalf("%d events kept while the table refused them", len(got))
+	}
+	stall.stalled.Store(0)
+	caught(t, evs)
+	got := allEvents(t, admin, "resourceType=deal")
+	ids := map[string]bool{}
+	for _, ev := range got {
+		ids[ev["id"].(string)] = true
+	}
+	if len(got) != 10 || len(ids) != 10 {
+		t.Fatalf("after the stall %d events (%d distinct), want the 10 creates once each", len(got), len(ids))
 	}
 }

@@ -174,7 +174,10 @@ func TestTableAccessFollowsTheRoutes(t *testing.T) {
 	rs := api.Routes()
 	for _, f := range routes.Functions {
 		access := f.Access(rs)
-		if f.Reach == routes.ByStream {
+		if f.Reach == routes.ByStream && len(f.Table) == 0 {
+			// The indexer reads the stream only; the events function also
+			// reads deletion markers and endpoints and writes events (its
+			// Table).
 			if len(access) != 0 {
 				t.Errorf("%s reads the table's stream, not the table, but has %v", f.Name, access)
 			}

@@ -27,12 +27,12 @@ package design
 // lowest first.
 var Layers = []Layer{
 	{"base", []string{"fn", "apperr", "clock", "ids", "input", "awsenv", "docspage", "dynamolocal", "runtimeapi",
-		"localsfn", "webhook", "webhook/webhooktest", "perfreport", "design"}},
-	{"storage", []string{"store", "steps"}},
+		"localsfn", "webhook", "webhook/webhooktest", "perfreport", "design", "outbound"}},
+	{"storage", []string{"store", "steps", "streams"}},
 	{"platform", []string{"resource", "keys", "auth", "ratelimit", "routes", "metrics", "search", "search/searchtest",
-		"search/embedded", "search/opensearch", "openapi", "admin", "testenv"}},
+		"search/embedded", "search/opensearch", "openapi", "admin", "testenv", "events"}},
 	{"http", []string{"httpapi"}},
-	{"domain", []string{"companies", "workflows", "enrichment", "runs", "resources", "search/opensearch/golden"}},
+	{"domain", []string{"companies", "workflows", "enrichment", "runs", "resources", "search/opensearch/golden", "endpoints"}},
 	{"surface", []string{"api", "mcpserver", "generate"}},
 	{"assembly", []string{"app", "app/operator", "lambdafront", "localdev", "localdev/localdevtest", "apitest"}},
 }

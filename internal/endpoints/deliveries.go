@@ -275,8 +275,8 @@ func (s *Service) health(ctx context.Context, org string, ep *record, success bo
 }
 
 func (s *Service) disableAfter() time.Duration {
-	if s.Scale > 0 {
-		return time.Duration(float64(DisableAfter) * s.Scale)
+	if s.DisableAfter > 0 {
+		return s.DisableAfter
 	}
 	return DisableAfter
 }

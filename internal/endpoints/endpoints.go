@@ -8,6 +8,7 @@
 package endpoints
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -113,6 +114,9 @@ type Service struct {
 	now     func() clock.Time
 	// Scale multiplies the retry schedule (tests compress it); 0: 1.
 	Scale float64
+	// DisableAfter is how long an endpoint fails before it is disabled;
+	// 0: the constant DisableAfter (tests shorten it).
+	DisableAfter time.Duration
 }
 
 // New returns the service over st: catalog names the event types, client
@@ -309,6 +313,32 @@ func (s *Service) Update(ctx context.Context, org, id string, in Input) (*Endpoi
 // their turn comes.
 func (s *Service) Delete(ctx context.Context, org, id string) error {
 	return s.coll.Delete(ctx, org, id)
+}
+
+// DecodeRotation reads the optional body of a rotation,
+// {"overlapSeconds": n}: the overlap to give Rotate (0 for the default;
+// an overlap of 0 seconds is a nanosecond: the old secret stops at once).
+func DecodeRotation(body []byte) (time.Duration, error) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return 0, nil
+	}
+	o, err := input.ParseObject(body, "overlapSeconds")
+	if err != nil {
+		return 0, err
+	}
+	n, err := o.Number("overlapSeconds")
+	if err != nil || !n.Set {
+		return 0, err
+	}
+	max := int64(MaxOverlap / time.Second)
+	secs, convErr := n.Value.Int64()
+	if n.Null || convErr != nil || secs < 0 || secs > max {
+		return 0, apperr.Invalid("overlapSeconds", "must be a whole number of seconds from 0 to %d (seven days)", max)
+	}
+	if secs == 0 {
+		return time.Nanosecond, nil
+	}
+	return time.Duration(secs) * time.Second, nil
 }
 
 // Rotate makes a new signing secret; the current one keeps signing beside

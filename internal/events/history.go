@@ -9,9 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/oklog/ulid/v2"
-
 	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/ids"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/streams"
 )
@@ -121,10 +120,10 @@ func (h *History) List(ctx context.Context, org string, f Filter, limit, maxByte
 	q := store.LogQuery{Org: org, Type: TypeEvent, Thread: f.ResourceID, Asc: f.Asc, Limit: limit, MaxBytes: maxBytes,
 		Cursor: cursor, Equal: map[string][]string{}}
 	if !f.Since.IsZero() {
-		q.From = idAt(f.Since)
+		q.From = ids.At("evt", f.Since)
 	}
 	if !f.Until.IsZero() {
-		q.To = idAt(f.Until)
+		q.To = ids.At("evt", f.Until)
 	}
 	if len(f.ResourceTypes) > 0 {
 		q.Equal[attrResourceType] = f.ResourceTypes
@@ -140,14 +139,6 @@ func (h *History) List(ctx context.Context, org string, f Filter, limit, maxByte
 		q.Equal[attrActorType] = []string{f.Actor}
 	}
 	return h.Store.ReadLog(ctx, q)
-}
-
-// idAt is the lowest event id of time t: ids at or after it occurred at
-// or after t (to the millisecond).
-func idAt(t time.Time) string {
-	var id ulid.ULID
-	_ = id.SetTime(ulid.Timestamp(t))
-	return "evt_" + strings.ToLower(id.String())
 }
 
 // Processor turns the table's stream into events: it keeps each in the

@@ -69,3 +69,14 @@ func Derived(prefix string, t time.Time, seed string) string {
 	_ = id.SetEntropy(sum[:10])
 	return prefix + "_" + lower(id.String())
 }
+
+// At returns the lowest id of prefix at time t: every id made by New or
+// Derived at or after t (to the millisecond) sorts at or after it, every
+// earlier one before it. For time bounds of time-ordered ids.
+func At(prefix string, t time.Time) string {
+	var id ulid.ULID
+	if err := id.SetTime(ulid.Timestamp(t)); err != nil {
+		panic("ids: time out of the ULID range: " + err.Error())
+	}
+	return prefix + "_" + lower(id.String())
+}

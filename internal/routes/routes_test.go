@@ -25,7 +25,7 @@ func TestFunctionsHaveUniqueNamesADocAndAReach(t *testing.T) {
 			t.Errorf("function %s has no doc", f.Name)
 		}
 		switch f.Reach {
-		case routes.ByAPI, routes.ByURL, routes.ByStateMachine, routes.ByOperator, routes.ByStream:
+		case routes.ByAPI, routes.ByURL, routes.ByStateMachine, routes.ByOperator, routes.ByStream, routes.ByQueue:
 		default:
 			t.Errorf("function %s is reached by %q", f.Name, f.Reach)
 		}

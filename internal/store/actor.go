@@ -136,6 +136,15 @@ func (s *Store) DeletedBy(ctx context.Context, org, typ, id string) (a Actor, at
 // for the readers of the stream (package streams converts to it).
 type Image = map[string]types.AttributeValue
 
+// ImageOf is an image of string attributes (tests of the stream's readers).
+func ImageOf(strs map[string]string) Image {
+	img := Image{}
+	for k, v := range strs {
+		img[k] = &types.AttributeValueMemberS{Value: v}
+	}
+	return img
+}
+
 // ImageString is a string attribute of an image, "" when it has none.
 func ImageString(img Image, attr string) string {
 	if v, ok := img[attr].(*types.AttributeValueMemberS); ok {
