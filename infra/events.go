@@ -76,6 +76,13 @@ func (st *Stack) addEvents(settings stageSettings) error {
 				filters = append(filters, &map[string]any{"pattern": jsii.String(p)})
 			}
 			st.EventsFailures = st.addStreamSource(f, "EventsFailures", deploy.EventsBatchSize, filters, settings)
+			// The organizations that asked for it also get their events
+			// on the account's default bus.
+			st.Policies[f.Name].AddStatements(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Actions: jsii.Strings(deploy.PublishEventsActions...),
+				Resources: jsii.Strings(*awscdk.Arn_Format(&awscdk.ArnComponents{Service: jsii.String("events"),
+					Resource: jsii.String("event-bus"), ResourceName: jsii.String(deploy.EventBus)}, st.Stack)),
+			}))
 		case deploy.IsDeliverer(f):
 			deliverers++
 			if f.SendsDeliveries {

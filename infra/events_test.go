@@ -271,3 +271,26 @@ func TestTablePropsTranslatesTheStreamAndRefusesWhatItCannotTranslate(t *testing
 		t.Errorf("the store's stream specification %s", b)
 	}
 }
+
+// Only the events function may publish to EventBridge, and only to the
+// account's default bus, which its environment names.
+func TestOnlyTheEventsFunctionPublishesToTheDefaultEventBus(t *testing.T) {
+	stages(t, func(t *testing.T, s *synthesized) {
+		for _, f := range s.deployed() {
+			vars, _ := s.fn(t, f.Name).Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
+			publishes := false
+			for g := range s.roleGrants(t, s.logicalID(s.stack.Roles[f.Name])) {
+				action, resource, _ := strings.Cut(g, " on ")
+				if strings.HasPrefix(action, "events:") {
+					publishes = true
+					if action != "events:PutEvents" || !strings.Contains(resource, ":event-bus/"+deploy.EventBus) {
+						t.Errorf("%s may %s on %s", f.Name, action, resource)
+					}
+				}
+			}
+			if want := f.Name == fn.Events; publishes != want || (vars["EVENT_BUS_NAME"] == deploy.EventBus) != want {
+				t.Errorf("%s: publishes %v, EVENT_BUS_NAME %v; want only the events function to publish to the default bus", f.Name, publishes, vars["EVENT_BUS_NAME"])
+			}
+		}
+	})
+}

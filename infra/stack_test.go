@@ -232,6 +232,11 @@ func TestEveryFunctionHasExactlyTheEnvironmentOfItsConfiguration(t *testing.T) {
 			if f.Name == fn.Deliver {
 				cfg.DeliverDLQURL = "<dlq>"
 			}
+			// The events function publishes to the account's default bus
+			// for the organizations that asked for it.
+			if f.Name == fn.Events {
+				cfg.EventBusName = deploy.EventBus
+			}
 			// With OpenSearch, the search function and the indexer are
 			// told its engine and the collection's endpoint.
 			if s.stack.Options.OpenSearch() && (f.HoldsIndexes || f.Name == fn.Indexer) {
@@ -383,6 +388,10 @@ func TestEveryFunctionRoleAllowsExactlyTheGeneratedActions(t *testing.T) {
 				want.add([]string{"dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"}, getAtt(s.logicalID(s.stack.Table), "StreamArn"))
 				want.add("dynamodb:ListStreams", "*")
 				want.add([]string{"sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}, getAtt(s.logicalID(failures), "Arn"))
+			}
+			if f.Name == fn.Events {
+				want.add("events:PutEvents", map[string]any{"Fn::Join": []any{"", []any{"arn:", ref("AWS::Partition"), ":events:",
+					ref("AWS::Region"), ":", ref("AWS::AccountId"), ":event-bus/" + deploy.EventBus}}})
 			}
 			queue, dlq := getAtt(s.logicalID(s.stack.DeliverQueue), "Arn"), getAtt(s.logicalID(s.stack.DeliverDLQ), "Arn")
 			if f.SendsDeliveries {

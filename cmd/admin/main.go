@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 
 	"github.com/sourcebase/sourcebase/internal/admin"
 	"github.com/sourcebase/sourcebase/internal/app/operator"
@@ -32,6 +33,8 @@ commands:
   get-limits  --org ORG_ID                       show the organization's rate limits
   set-event-retention --org ORG_ID --event-retention-days N
                                                  keep the organization's change history N days (1 to 3650; default 90)
+  set-event-bridge --org ORG_ID --event-bridge true|false
+                                                 also publish the organization's events to the deployment's EventBridge bus
   help, -h, --help                               print this message
 
 environment: TABLE_NAME (default sourcebase), AWS_REGION, AWS_ENDPOINT_URL_DYNAMODB
@@ -85,6 +88,14 @@ func parse(args []string) (admin.Request, error) {
 	fs.Int64Var(&req.OrganizationPerMinute, "organization-per-minute", 0, "requests a minute all API keys of the organization may send together")
 	fs.Int64Var(&req.WebhookPerMinute, "webhook-per-minute", 0, "deliveries a minute each webhook trigger of the organization accepts")
 	fs.IntVar(&req.EventRetentionDays, "event-retention-days", 0, "days the organization's change history is kept")
+	fs.Func("event-bridge", "true or false: publish the organization's events to EventBridge", func(s string) error {
+		on, err := strconv.ParseBool(s)
+		if err != nil {
+			return fmt.Errorf("--event-bridge: %q is neither true nor false", s)
+		}
+		req.EventBridge = &on
+		return nil
+	})
 	if err := fs.Parse(args[1:]); err != nil {
 		return req, err
 	}

@@ -31,6 +31,14 @@ type Refs struct {
 	DeliverDLQURL   string
 }
 
+// EventBus is the EventBridge bus the events function publishes to, for
+// the organizations whose operator asked for it: the account's default bus,
+// where customers' own rules route events.
+const EventBus = "default"
+
+// PublishEventsActions let the events function publish to EventBus.
+var PublishEventsActions = []string{"events:PutEvents"}
+
 // Config is the configuration f runs with in a deployment: base with the
 // table, the run state machine (only for a function that starts runs), the
 // webhook URL (only for one that shows trigger urls), the HTTP API's URL
@@ -42,7 +50,7 @@ type Refs struct {
 func Config(base app.Config, f routes.Function, r Refs) app.Config {
 	cfg := base
 	cfg.Table, cfg.StateMachineARN, cfg.WebhookBaseURL, cfg.SearchBaseURL = r.Table, "", "", ""
-	cfg.DeliverQueueURL, cfg.DeliverDLQURL, cfg.WebhooksAllowLoopback = "", "", false
+	cfg.DeliverQueueURL, cfg.DeliverDLQURL, cfg.WebhooksAllowLoopback, cfg.EventBusName = "", "", false, ""
 	if f.StartsRuns {
 		cfg.StateMachineARN = r.StateMachineARN
 	}
@@ -57,6 +65,9 @@ func Config(base app.Config, f routes.Function, r Refs) app.Config {
 	}
 	if IsDeliverer(f) {
 		cfg.DeliverDLQURL = r.DeliverDLQURL
+	}
+	if IsEventsConsumer(f) {
+		cfg.EventBusName = EventBus
 	}
 	return cfg
 }

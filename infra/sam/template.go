@@ -474,6 +474,14 @@ func function(s Spec, f routes.Function) (*yaml.Node, error) {
 			field("Resource", getAtt(DeliverQueueID+".Arn")),
 		))
 	}
+	if deploy.IsEventsConsumer(f) {
+		statements = append(statements, obj(
+			field("Sid", "PublishEvents"),
+			field("Effect", "Allow"),
+			field("Action", strs(deploy.PublishEventsActions)),
+			field("Resource", sub("arn:${AWS::Partition}:events:${AWS::Region}:${AWS::AccountId}:event-bus/"+deploy.EventBus)),
+		))
+	}
 	if deploy.IsDeliverer(f) {
 		// Receiving and deleting come with the SQS event (SAM's
 		// AWSLambdaSQSQueueExecutionRole); a retry changes its message's

@@ -449,6 +449,10 @@ func envProblems(tmpl *cloudformation.Template, s Spec) []string {
 		if deploy.IsDeliverer(f) {
 			cfg.DeliverDLQURL = "Ref(" + DeliverDLQID + ")"
 		}
+		cfg.EventBusName = ""
+		if deploy.IsEventsConsumer(f) {
+			cfg.EventBusName = deploy.EventBus
+		}
 		cfg.Table = "Ref(" + TableID + ")"
 		want := cfg.Env()
 		want[EnvDynamoDBEndpoint] = `If(["UseDynamoDBEndpoint","Ref(DynamoDBEndpoint)","Ref(AWS::NoValue)"])`
@@ -539,6 +543,13 @@ func policyProblems(tmpl *cloudformation.Template, s Spec) []string {
 				"Sid": "QueueDeliveries", "Effect": "Allow",
 				"Action":   []any{"sqs:SendMessage"},
 				"Resource": "GetAtt(" + DeliverQueueID + ".Arn)",
+			})
+		}
+		if deploy.IsEventsConsumer(f) {
+			want = append(want, map[string]any{
+				"Sid": "PublishEvents", "Effect": "Allow",
+				"Action":   []any{"events:PutEvents"},
+				"Resource": "Sub(arn:${AWS::Partition}:events:${AWS::Region}:${AWS::AccountId}:event-bus/" + deploy.EventBus + ")",
 			})
 		}
 		if deploy.IsDeliverer(f) {

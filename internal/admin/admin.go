@@ -30,10 +30,13 @@ type Request struct {
 	// EventRetentionDays of set-event-retention: how long the
 	// organization's change history is kept (1 to 3650 days).
 	EventRetentionDays int `json:"eventRetentionDays,omitempty"`
+	// EventBridge of set-event-bridge: whether the organization's events
+	// are also published to the deployment's EventBridge bus.
+	EventBridge *bool `json:"eventBridge,omitempty"`
 }
 
 // Actions lists the operations.
-var Actions = []string{"create-table", "create-org", "create-key", "list-keys", "revoke-key", "set-limits", "get-limits", "set-event-retention"}
+var Actions = []string{"create-table", "create-org", "create-key", "list-keys", "revoke-key", "set-limits", "get-limits", "set-event-retention", "set-event-bridge"}
 
 // Run performs req against the table and returns what to print.
 func Run(ctx context.Context, st *store.Store, req Request) (any, error) {
@@ -96,6 +99,17 @@ func Run(ctx context.Context, st *store.Store, req Request) (any, error) {
 			return nil, err
 		}
 		return map[string]any{"org": req.Org, "eventRetentionDays": req.EventRetentionDays}, nil
+	case "set-event-bridge":
+		if err := orgExists(ctx, k, req.Org); err != nil {
+			return nil, err
+		}
+		if req.EventBridge == nil {
+			return nil, apperr.Invalid("eventBridge", "is required: true to publish the organization's events to the deployment's EventBridge bus, false to stop")
+		}
+		if err := k.SetEventBridge(ctx, req.Org, *req.EventBridge); err != nil {
+			return nil, err
+		}
+		return map[string]any{"org": req.Org, "eventBridge": *req.EventBridge}, nil
 	default:
 		return nil, fmt.Errorf("unknown action %q; actions: %v", req.Action, Actions)
 	}

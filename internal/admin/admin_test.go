@@ -8,9 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sourcebase/sourcebase/internal/admin"
 	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/keys"
 	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
@@ -196,3 +198,35 @@ func TestBadRequestsAreRefusedNamingTheProblem(t *testing.T) {
 
 func withOrg(r admin.Request, org string) admin.Request   { r.Org = org; return r }
 func withRole(r admin.Request, role string) admin.Request { r.Role = role; return r }
+
+func TestTheOperatorSetsAnOrganizationsEventRetentionAndEventBridge(t *testing.T) {
+	t.Parallel()
+	st := testenv.Store(t)
+	h := admin.Handler(st)
+	org, _ := call(t, h, event(t, "admin-create-org.json"))
+	orgID := org["id"].(string)
+	ks := keys.New(st)
+	ctx := context.Background()
+	if d, err := ks.EventRetention(ctx, orgID); err != nil || d != 0 {
+		t.Errorf("a new organization's retention: %v %v, want none set (the default)", d, err)
+	}
+	call(t, h, admin.Request{Action: "set-event-retention", Org: orgID, EventRetentionDays: 30})
+	if d, _ := ks.EventRetention(ctx, orgID); d != 30*24*time.Hour {
+		t.Errorf("retention after set-event-retention 30: %v", d)
+	}
+	on := true
+	call(t, h, admin.Request{Action: "set-event-bridge", Org: orgID, EventBridge: &on})
+	if got, _ := ks.EventBridge(ctx, orgID); !got {
+		t.Error("set-event-bridge true did not turn it on")
+	}
+	for _, req := range []admin.Request{
+		{Action: "set-event-retention", Org: orgID, EventRetentionDays: 0},
+		{Action: "set-event-retention", Org: orgID, EventRetentionDays: 4000},
+		{Action: "set-event-bridge", Org: orgID},
+		{Action: "set-event-bridge", Org: "org_nope", EventBridge: &on},
+	} {
+		if _, err := h(ctx, req); err == nil {
+			t.Errorf("%+v was accepted", req)
+		}
+	}
+}

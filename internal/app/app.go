@@ -60,6 +60,10 @@ type Config struct {
 	// WEBHOOKS_ALLOW_LOOPBACK=true lets webhook endpoints be on this
 	// machine (the dev server's setting, never a deployment's).
 	WebhooksAllowLoopback bool
+	// EVENT_BUS_NAME: the EventBridge bus the events function publishes
+	// to, for the organizations whose operator asked for it (the events
+	// function's setting).
+	EventBusName string
 }
 
 // The search engines SEARCH_ENGINE names.
@@ -109,6 +113,7 @@ const (
 	EnvDeliverQueueURL       = "DELIVER_QUEUE_URL"
 	EnvDeliverDLQURL         = "DELIVER_DLQ_URL"
 	EnvWebhooksAllowLoopback = "WEBHOOKS_ALLOW_LOOPBACK"
+	EnvEventBusName          = "EVENT_BUS_NAME"
 
 	EnvSearchEngine          = "SEARCH_ENGINE"
 	EnvOpenSearchEndpoint    = "OPENSEARCH_ENDPOINT"
@@ -125,7 +130,8 @@ func DefaultConfig() Config {
 // ConfigFromEnv reads the configuration, rejecting invalid values.
 func ConfigFromEnv() (Config, error) {
 	c := Config{Table: os.Getenv(EnvTable), StateMachineARN: os.Getenv(EnvStateMachineARN), WebhookBaseURL: os.Getenv(EnvWebhookBaseURL),
-		SearchBaseURL: os.Getenv(EnvSearchBaseURL), DeliverQueueURL: os.Getenv(EnvDeliverQueueURL), DeliverDLQURL: os.Getenv(EnvDeliverDLQURL)}
+		SearchBaseURL: os.Getenv(EnvSearchBaseURL), DeliverQueueURL: os.Getenv(EnvDeliverQueueURL), DeliverDLQURL: os.Getenv(EnvDeliverDLQURL),
+		EventBusName: os.Getenv(EnvEventBusName)}
 	switch v := os.Getenv(EnvWebhooksAllowLoopback); v {
 	case "", "false":
 	case "true":
@@ -232,6 +238,9 @@ func (c Config) Env() map[string]string {
 	}
 	if c.WebhooksAllowLoopback {
 		env[EnvWebhooksAllowLoopback] = "true"
+	}
+	if c.EventBusName != "" {
+		env[EnvEventBusName] = c.EventBusName
 	}
 	return env
 }

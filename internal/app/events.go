@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/sourcebase/sourcebase/internal/api"
@@ -31,10 +32,20 @@ func (unqueued) Send(context.Context, endpoints.Message) error {
 }
 
 // Processor is the events function's code over deps: the stream's
-// records into the history, and their deliveries queued.
-func Processor(deps api.Deps) *events.Processor {
-	return &events.Processor{Catalog: deps.History.Catalog, History: deps.History, DeletedBy: deps.Store.DeletedBy,
-		Publish: deps.Endpoints.Publish}
+// records into the history, their deliveries queued, and, with bridge,
+// the events of the organizations that asked for it published to
+// EventBridge.
+func Processor(deps api.Deps, bridge *events.Bridge) *events.Processor {
+	publish := deps.Endpoints.Publish
+	if bridge != nil {
+		publish = func(ctx context.Context, d events.Derived) error {
+			if err := bridge.Publish(ctx, d); err != nil {
+				return err
+			}
+			return deps.Endpoints.Publish(ctx, d)
+		}
+	}
+	return &events.Processor{Catalog: deps.History.Catalog, History: deps.History, DeletedBy: deps.Store.DeletedBy, Publish: publish}
 }
 
 // LocalEvents is the events function and the deliver function of one
@@ -57,7 +68,7 @@ func StartEvents(ctx context.Context, deps api.Deps) *LocalEvents {
 	q.Start(ctx)
 	deps.Endpoints.SetQueue(q)
 	p := &streams.Poller{Streams: streamsClientOf(deps.Store), DB: deps.Store.DB, Table: deps.Store.Table,
-		Handle: Processor(deps).Handle}
+		Handle: Processor(deps, nil).Handle}
 	le := &LocalEvents{Poller: p, Queue: q, done: make(chan error, 1), cancel: cancel}
 	go func() {
 		err := p.Run(ctx)
@@ -95,12 +106,16 @@ func streamsClientOf(st *store.Store) *dynamodbstreams.Client {
 func ServeEvents() {
 	sizeToCPU()
 	Logger(os.Stdout)
-	deps, cfg, _, err := FromEnv(context.Background(), awsenv.Load)
+	deps, cfg, awsCfg, err := FromEnv(context.Background(), awsenv.Load)
 	Must(err)
 	if cfg.DeliverQueueURL == "" {
 		Must(fmt.Errorf("the events function needs %s", EnvDeliverQueueURL))
 	}
-	lambda.Start(streams.Lambda(Processor(deps).Handle))
+	var bridge *events.Bridge
+	if cfg.EventBusName != "" {
+		bridge = &events.Bridge{Client: eventbridge.NewFromConfig(awsCfg), Bus: cfg.EventBusName, Enabled: deps.Keys.EventBridge}
+	}
+	lambda.Start(streams.Lambda(Processor(deps, bridge).Handle))
 }
 
 // ServeDeliver runs the deliver function: the delivery queue's batches,

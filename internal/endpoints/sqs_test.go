@@ -2,16 +2,10 @@ package endpoints_test
 
 import (
 	"context"
-	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"strconv"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -30,38 +24,9 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-// motoSQS starts AWS's API emulator moto (moto_server, in the machine
-// image) and returns an SQS client of it.
+// motoSQS is an SQS client of a moto_server of the test.
 func motoSQS(t *testing.T) *sqs.Client {
-	t.Helper()
-	if _, err := exec.LookPath("moto_server"); err != nil {
-		t.Skip("moto_server is not installed (pip install 'moto[server]')")
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	cmd := exec.Command("moto_server", "-H", "127.0.0.1", "-p", strconv.Itoa(port))
-	cmd.Env = append(os.Environ(), "AWS_EC2_METADATA_DISABLED=true")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
-	deadline := time.Now().Add(testenv.Scaled(30 * time.Second))
-	for {
-		if res, err := http.Get(endpoint + "/moto-api/"); err == nil {
-			res.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("moto_server did not start")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return sqs.New(sqs.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint),
+	return sqs.New(sqs.Options{Region: "us-east-1", BaseEndpoint: aws.String(testenv.Moto(t)),
 		Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
 }
 

@@ -95,10 +95,7 @@ func (c *Catalog) Derive(ctx context.Context, r streams.Record, deletedBy Delete
 	ev.ID = ids.Derived("evt", ev.OccurredAt.Time, r.ID)
 	if size(ev) > MaxDataBytes {
 		ev.Data, ev.Truncated = nil, true
-		for f, ch := range ev.Changes {
-			ev.Changes[f] = Change{From: truncatedValue, To: truncatedValue}
-			_ = ch
-		}
+		ev.Changes = truncatedChanges(ev.Changes)
 	}
 	return Derived{Org: org, Event: ev}, true, nil
 }

@@ -137,20 +137,45 @@ const attrEventRetentionDays = "eventRetentionDays"
 // MaxEventRetentionDays bounds an organization's retention of its events.
 const MaxEventRetentionDays = 3650
 
-// EventRetention is how long org's events are kept: 0 when its operator
-// set none (the default applies).
-func (s *Service) EventRetention(ctx context.Context, org string) (time.Duration, error) {
+// attrEventBridge is "true" when the organization's events are also
+// published to the deployment's EventBridge bus (its operator's setting).
+const attrEventBridge = "eventBridge"
+
+// settings are the string attributes of org's item (its operator's
+// settings); none for an unknown organization.
+func (s *Service) settings(ctx context.Context, org string) (map[string]string, error) {
 	var o Organization
 	ok := store.OrgKey(org)
 	it, err := s.st.GetItem(ctx, ok.PK, ok.SK, &o)
 	if errors.Is(err, apperr.ErrNotFound) {
-		return 0, nil
+		return map[string]string{}, nil
 	}
+	return it.Strings, err
+}
+
+// EventRetention is how long org's events are kept: 0 when its operator
+// set none (the default applies).
+func (s *Service) EventRetention(ctx context.Context, org string) (time.Duration, error) {
+	attrs, err := s.settings(ctx, org)
 	if err != nil {
 		return 0, err
 	}
-	days, _ := strconv.Atoi(it.Strings[attrEventRetentionDays])
+	days, _ := strconv.Atoi(attrs[attrEventRetentionDays])
 	return time.Duration(days) * 24 * time.Hour, nil
+}
+
+// EventBridge reports whether org's events are also published to the
+// deployment's EventBridge bus.
+func (s *Service) EventBridge(ctx context.Context, org string) (bool, error) {
+	attrs, err := s.settings(ctx, org)
+	return attrs[attrEventBridge] == "true", err
+}
+
+// SetEventBridge has org's events published to the deployment's
+// EventBridge bus, or no longer.
+func (s *Service) SetEventBridge(ctx context.Context, org string, on bool) error {
+	ok := store.OrgKey(org)
+	return s.st.SetStrings(ctx, ok.PK, ok.SK, map[string]string{attrEventBridge: strconv.FormatBool(on)})
 }
 
 // SetEventRetention sets how many days org's events are kept (events
