@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"slices"
@@ -9,9 +10,15 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/clock"
+	"github.com/sourcebase/sourcebase/internal/endpoints"
+	"github.com/sourcebase/sourcebase/internal/events"
+	"github.com/sourcebase/sourcebase/internal/ids"
+	"github.com/sourcebase/sourcebase/internal/outbound"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/resources"
 	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/store"
 )
 
 // TestEveryDeclaredResourceKeepsTheContract runs every declared resource
@@ -483,18 +490,23 @@ func TestEveryRouteAnswers404ToAnotherOrganizationAnd401WithoutCredentials(t *te
 	keyOfA := e.Key(t, a.Org, "admin").ClientID
 	enriched := a.Do("POST", "/v1/enrichments/resources/companies/"+ids["companies"], map[string]any{"values": []any{
 		map[string]any{"property": "sector", "value": "A's sector", "source": "provider", "confidence": 50}}}).Want(t, 201).List(t)
+	// A's change history and outbound webhooks: an event of its company, an
+	// endpoint and a delivery to it.
+	var delivery string
+	ids["events"], ids["webhook-endpoints"], delivery = historyOf(t, e, a, ids["companies"])
 	params := map[string]string{
 		"{clientId}":     keyOfA,
 		"{recordId}":     ids["companies"], // the company on A's list
 		"{resourceType}": "companies",
 		"{resourceId}":   ids["companies"],           // A's company
 		"{valueId}":      enriched[0]["id"].(string), // its candidate
+		"{deliveryId}":   delivery,                   // the delivery to A's endpoint
 	}
 	var secrets []string
 	for _, id := range ids {
 		secrets = append(secrets, id)
 	}
-	secrets = append(secrets, keyOfA)
+	secrets = append(secrets, keyOfA, delivery)
 
 	// fill puts A's ids into a route's path: {id} is the record of the
 	// collection the path starts with.
@@ -523,6 +535,8 @@ func TestEveryRouteAnswers404ToAnotherOrganizationAnd401WithoutCredentials(t *te
 		"POST /v1/enrichments/resources/{resourceType}/{resourceId}": map[string]any{"values": []any{
 			map[string]any{"property": "sector", "value": "B's sector", "source": "provider", "confidence": 100}}},
 		"PATCH /v1/enrichments/resources/{resourceType}/{resourceId}/{valueId}": map[string]any{"pinned": true},
+		"PATCH /v1/webhook-endpoints/{id}":                                      map[string]any{"description": "B's endpoint", "enabled": false},
+		"POST /v1/webhook-endpoints/{id}/secret/rotate":                         map[string]any{"overlapSeconds": 0},
 	}
 
 	table := slices.Clone(api.Routes())
@@ -574,6 +588,59 @@ func TestEveryRouteAnswers404ToAnotherOrganizationAnd401WithoutCredentials(t *te
 	for name, id := range ids {
 		a.Do("GET", "/v1/"+name+"/"+id, nil).Want(t, 200)
 	}
+	if got := a.Do("GET", "/v1/webhook-endpoints/"+ids["webhook-endpoints"]+"/deliveries", nil).Want(t, 200).List(t); len(got) == 0 ||
+		!slices.ContainsFunc(got, func(d map[string]any) bool { return d["id"] == delivery }) {
+		t.Errorf("A's delivery %s is no longer listed: %s", delivery, jsonOf(got))
+	}
+}
+
+// historyOf gives organization a a change history, a webhook endpoint on a
+// receiver of the test and a delivery to it, and answers their ids: the
+// created event of a's company, the endpoint, the delivery. In process,
+// all through the API, with the history running (the table's stream read,
+// apitest.Env.StartEvents) until the test ends. The Lambda functions
+// (SOURCEBASE_TARGET=lambdas) refuse endpoints on this machine's addresses,
+// as in AWS, and nothing reads their table's stream (which the test
+// binary's tests share): there the endpoint and its delivery are made by
+// this process's endpoints service, which may reach the receiver (as the
+// local Lambda front's process may with WEBHOOKS_ALLOW_LOOPBACK=true), and
+// the event is kept as the events function keeps one.
+func historyOf(t *testing.T, e *apitest.Env, a *apitest.Client, company string) (event, endpoint, delivery string) {
+	t.Helper()
+	recv := newReceiver(t, nil)
+	if apitest.Lambdas() {
+		ctx := store.WithActor(t.Context(), store.Actor{Type: store.ActorAPIKey, ID: a.ClientID})
+		svc := endpoints.New(e.Store, api.EventCatalog(), &outbound.Client{AllowLoopback: true}, nil)
+		hook := recv.URL + "/a"
+		ep, err := svc.Create(ctx, a.Org, endpoints.Input{URL: &hook})
+		if err != nil {
+			t.Fatalf("create A's webhook endpoint: %v", err)
+		}
+		d, err := svc.Test(ctx, a.Org, ep.ID)
+		if err != nil || d.Status != endpoints.Succeeded {
+			t.Fatalf("A's test delivery: %+v, %v", d, err)
+		}
+		data := a.Do("GET", "/v1/companies/"+company, nil).Want(t, 200).Object(t)
+		ev := events.Event{ID: ids.New("evt"), Type: "company.created", OccurredAt: clock.Now(), Actor: store.ActorOf(ctx),
+			Resource: events.Resource{Type: "company", ID: company}}
+		ev.Data, _ = json.Marshal(data)
+		if err := e.Deps.History.Append(ctx, events.Derived{Org: a.Org, Event: ev}); err != nil {
+			t.Fatalf("keep A's event: %v", err)
+		}
+		return ev.ID, ep.ID, d.ID
+	}
+	evs := e.StartEvents(t)
+	endpoint = idOf(t, a.Do("POST", "/v1/webhook-endpoints", map[string]any{"url": recv.URL + "/a"}).Want(t, 201).Object(t))
+	d := a.Do("POST", "/v1/webhook-endpoints/"+endpoint+"/test", nil).Want(t, 200).Object(t)
+	if d["status"] != "succeeded" {
+		t.Fatalf("A's test delivery: %v", d)
+	}
+	caught(t, evs)
+	created := a.Do("GET", "/v1/events?type=company.created&resourceId="+company, nil).Want(t, 200).List(t)
+	if len(created) != 1 {
+		t.Fatalf("A's company has %d created events, want 1: %s", len(created), jsonOf(created))
+	}
+	return idOf(t, created[0]), endpoint, idOf(t, d)
 }
 
 func boolInt(b bool) int {

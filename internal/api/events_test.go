@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -702,42 +703,69 @@ func TestTheVerificationExamplesOfDocsEventsRun(t *testing.T) {
 		t.Errorf("the shell example verifies a changed body: %s", out)
 	}
 
+	// The Go example is an endpoint: built and run as one of this test's.
 	dir := t.TempDir()
-	hdr, _ := json.Marshal(req.header)
-	main := block("verify-go", "go") + `
-func init() {
-	var h http.Header
-	if err := json.Unmarshal([]byte(os.Args[2]), &h); err != nil {
-		panic(err)
+	build := exec.Command("go", "build", "-o", filepath.Join(dir, "verifywebhook"), "../../docs/examples/verifywebhook")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build docs/examples/verifywebhook: %v\n%s", err, out)
 	}
-	body, _ := os.ReadFile(os.Args[3])
-	if err := verify(os.Args[1], h, body); err != nil {
-		fmt.Println(err)
-		os.Exit(1)
-	}
-	body = append(body, ' ')
-	if verify(os.Args[1], h, body) == nil {
-		fmt.Println("a changed body verifies")
-		os.Exit(1)
-	}
-	fmt.Println("verified")
-	os.Exit(0)
-}
-
-func main() {}
-`
-	main = strings.Replace(main, "import (", "import (\n\t\"encoding/json\"\n\t\"fmt\"\n\t\"os\"", 1)
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(main), 0o644); err != nil {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(dir, "body"), req.body, 0o644)
-	run := exec.Command("go", "run", "main.go", secret, string(hdr), filepath.Join(dir, "body"))
-	run.Dir = dir
-	run.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GO111MODULE=on")
-	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module verify\n\ngo 1.22\n"), 0o644)
-	if out, err := run.CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "verified" {
-		t.Errorf("the Go example: %v: %s", err, out)
+	addr := ln.Addr().String()
+	ln.Close()
+	var out syncBuffer
+	run := exec.Command(filepath.Join(dir, "verifywebhook"))
+	run.Env = append(os.Environ(), "WEBHOOK_SECRET="+secret, "ADDR="+addr)
+	run.Stdout, run.Stderr = &out, &out
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(func() { run.Process.Kill(); run.Wait() })
+	waitFor(t, "the example endpoint to listen", func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	admin.Do("PATCH", "/v1/webhook-endpoints/"+ep["id"].(string), map[string]any{"url": "http://" + addr + "/"}).Want(t, 200)
+	cmp := admin.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Go Docs Co"}).Want(t, 201).Object(t)
+	caught(t, evs)
+	waitFor(t, "the example endpoint to verify the delivery", func() bool {
+		return strings.Contains(out.String(), "company.created "+cmp["id"].(string))
+	})
+	forged, _ := http.NewRequest("POST", "http://"+addr+"/", strings.NewReader(string(req.body)+" "))
+	for k, v := range req.header {
+		forged.Header[k] = v
+	}
+	res, err := http.DefaultClient.Do(forged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusUnauthorized || !strings.Contains(out.String(), "refused") {
+		t.Errorf("the example endpoint answered a changed body %d: %s", res.StatusCode, out.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer that a process and the test share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // waitFor polls cond until it holds, failing the test after a deadline

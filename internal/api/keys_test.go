@@ -341,14 +341,20 @@ func TestEveryAdminOnlyRouteRefusesAMemberKeyBeforeAnythingElseAndDeclaresIt(t *
 			continue
 		}
 		admins = append(admins, rt.Pattern())
-		path := strings.NewReplacer("{id}", "wf_doesnotexist", "{clientId}", admin.ClientID).Replace(rt.Path)
+		path := strings.NewReplacer("{id}", "wf_doesnotexist", "{clientId}", admin.ClientID, "{deliveryId}", "msg_doesnotexist").Replace(rt.Path)
 		r := member.Do(rt.Method, path, nil, "Idempotency-Key", "admin-only")
 		wantExactBody(t, r.Want(t, 403), `{"error":"`+rt.Admin+` requires an admin key"}`)
 		if op := doc.Paths.Find(rt.Path).GetOperation(rt.Method); op == nil || op.Responses.Status(403) == nil {
 			t.Errorf("the OpenAPI document does not declare the 403 of %s", rt.Pattern())
 		}
 	}
-	want := []string{"GET /v1/keys", "DELETE /v1/keys/{clientId}", "POST /v1/workflows/{id}/trigger/webhook-secret/rotate"}
+	want := []string{"GET /v1/keys", "DELETE /v1/keys/{clientId}", "POST /v1/workflows/{id}/trigger/webhook-secret/rotate",
+		// Every route of the outbound webhook endpoints (api.ManagingWebhookEndpoints);
+		// the change history (GET /v1/events) is every key's to read.
+		"POST /v1/webhook-endpoints", "GET /v1/webhook-endpoints", "GET /v1/webhook-endpoints/{id}",
+		"PATCH /v1/webhook-endpoints/{id}", "DELETE /v1/webhook-endpoints/{id}",
+		"POST /v1/webhook-endpoints/{id}/secret/rotate", "POST /v1/webhook-endpoints/{id}/test",
+		"GET /v1/webhook-endpoints/{id}/deliveries", "POST /v1/webhook-endpoints/{id}/deliveries/{deliveryId}/retry"}
 	if !slices.Equal(admins, want) {
 		t.Errorf("admin-only routes %v, want %v", admins, want)
 	}

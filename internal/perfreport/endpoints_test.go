@@ -1,7 +1,10 @@
 package perfreport_test
 
 import (
+	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -9,9 +12,11 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/endpoints"
 	decl "github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/resources"
 	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/testenv"
 	"github.com/sourcebase/sourcebase/internal/webhook"
 )
 
@@ -211,6 +216,52 @@ func everyEndpoint(t *testing.T, env *apitest.Env, m *apitest.Meter) []routeUsag
 		}
 	}
 
+	// The change history and the outbound webhooks: the events of every
+	// change above, read from the table's stream until caught up and then
+	// stopped, so that the events function's writes load no measurement;
+	// an endpoint on a receiver of the report (apitest's service delivers
+	// to loopback addresses) and a delivery to it. A retry is queued on a
+	// queue that only takes it, as SQS takes it from the hooks function:
+	// its attempt is the deliver function's, no route's.
+	evs := env.StartEvents(t)
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.Scaled(2*time.Minute))
+	defer cancel()
+	if err := evs.Caught(ctx); err != nil {
+		t.Fatalf("the events code did not catch up with the stream: %v", err)
+	}
+	evs.Stop()
+	env.Deps.Endpoints.SetQueue(takenQueue{})
+	eventID := ok(c.Do("GET", "/v1/events?limit=1", nil)).List(t)[0]["id"].(string)
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	t.Cleanup(receiver.Close)
+	endpointBody := func() map[string]any {
+		return map[string]any{"url": fmt.Sprintf("%s/hooks/%d", receiver.URL, apitest.NextSeq()), "eventTypes": []string{"company.*", "workflowRun.updated"},
+			"description": "Usage"}
+	}
+	endpointPath := "/v1/webhook-endpoints/" + create("/v1/webhook-endpoints", endpointBody())
+	deliveryID := ok(c.Do("POST", endpointPath+"/test", nil)).Object(t)["id"].(string)
+	recipes["GET /v1/events"] = get("/v1/events")
+	recipes["GET /v1/events/{id}"] = get("/v1/events/" + eventID)
+	recipes["POST /v1/webhook-endpoints"] = func(*testing.T, int) call {
+		return call{method: "POST", path: "/v1/webhook-endpoints", body: endpointBody()}
+	}
+	recipes["GET /v1/webhook-endpoints"] = get("/v1/webhook-endpoints")
+	recipes["GET /v1/webhook-endpoints/{id}"] = get(endpointPath)
+	recipes["PATCH /v1/webhook-endpoints/{id}"] = func(_ *testing.T, i int) call {
+		return call{method: "PATCH", path: endpointPath, body: map[string]any{"description": fmt.Sprintf("Described %d", i)}}
+	}
+	recipes["DELETE /v1/webhook-endpoints/{id}"] = func(*testing.T, int) call {
+		return call{method: "DELETE", path: "/v1/webhook-endpoints/" + create("/v1/webhook-endpoints", endpointBody())}
+	}
+	recipes["POST /v1/webhook-endpoints/{id}/secret/rotate"] = func(*testing.T, int) call {
+		return call{method: "POST", path: endpointPath + "/secret/rotate"}
+	}
+	recipes["POST /v1/webhook-endpoints/{id}/test"] = func(*testing.T, int) call { return call{method: "POST", path: endpointPath + "/test"} }
+	recipes["GET /v1/webhook-endpoints/{id}/deliveries"] = get(endpointPath + "/deliveries")
+	recipes["POST /v1/webhook-endpoints/{id}/deliveries/{deliveryId}/retry"] = func(*testing.T, int) call {
+		return call{method: "POST", path: endpointPath + "/deliveries/" + deliveryID + "/retry"}
+	}
+
 	anonymous := env.Anonymous(t)
 	var out []routeUsage
 	for _, rt := range api.Routes() {
@@ -249,6 +300,12 @@ func everyEndpoint(t *testing.T, env *apitest.Env, m *apitest.Meter) []routeUsag
 	}
 	return out
 }
+
+// takenQueue is the delivery queue of the report's service: it takes a
+// message as SQS does, with no DynamoDB call, and attempts nothing.
+type takenQueue struct{}
+
+func (takenQueue) Send(context.Context, endpoints.Message) error { return nil }
 
 // withResourceType makes a list sample a list of companies (the samples
 // take the first enum value, which entries of companies need not match).
