@@ -40,11 +40,12 @@ test: deps
 	SOURCEBASE_TARGET=lambdas $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./internal/api
 
 ## bench: the benchmarks, with DynamoDB calls per request reported; then
-## docs/performance.md regenerated (load tests, a 5-minute soak, the
+## docs/performance.md regenerated (load tests, a 5-minute soak, a burst of
+## 1,000 writes through the change history to a webhook endpoint, the
 ## functions' sizes and cold starts: internal/perfreport)
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem ./...
-	$(GO) test -count=1 -timeout 30m -run '^TestPerformanceReport$$' ./internal/perfreport -update -attack 10s -soak 5m -functions
+	$(GO) test -count=1 -timeout 30m -run '^TestPerformanceReport$$' ./internal/perfreport -update -attack 10s -soak 5m -events 1000 -functions
 
 ## generate: regenerate every committed file the code generates, in dependency order: docs/openapi.json,
 ## then client/client.gen.go from it (oapi-codegen); docs/resources.md; the generated parts of

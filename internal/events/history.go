@@ -154,30 +154,70 @@ type Processor struct {
 	Publish func(ctx context.Context, d Derived) error
 }
 
-// Handle is a streams.Handler: it handles records in order and stops at
-// the first that fails, to be retried from there.
+// Parallel is how many records' changes Handle works on at once: the
+// changes of one record in order, those of different records side by side.
+const Parallel = 8
+
+// Handle is a streams.Handler: it handles the records of each item in
+// order (Parallel items at once) and, when one fails, answers the index of
+// the first record that failed, to be retried from there (records after
+// it that were handled are handled again: the work is idempotent).
 func (p *Processor) Handle(ctx context.Context, recs []streams.Record) (int, error) {
 	ctx = store.WithActor(ctx, store.Actor{Type: store.ActorSystem, ID: "events"})
+	var order []string
+	byItem := map[string][]int{}
 	for i, r := range recs {
-		d, ok, err := p.Catalog.Derive(ctx, r, p.DeletedBy)
-		if err != nil {
-			if _, bad := err.(*store.UndecodableError); bad {
-				slog.ErrorContext(ctx, "a stream record's item cannot be read; no event for it", "record", r.ID, "error", err)
-				continue
+		k := store.ImageString(r.Keys, store.AttrPK) + "\x00" + store.ImageString(r.Keys, store.AttrSK)
+		if _, ok := byItem[k]; !ok {
+			order = append(order, k)
+		}
+		byItem[k] = append(byItem[k], i)
+	}
+	var mu sync.Mutex
+	failed, firstErr := len(recs), error(nil)
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, Parallel)
+	for _, k := range order {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func(idx []int) {
+			defer func() { <-slots; wg.Done() }()
+			for _, i := range idx {
+				if err := p.handle(ctx, recs[i]); err != nil {
+					mu.Lock()
+					if i < failed {
+						failed, firstErr = i, err
+					}
+					mu.Unlock()
+					return // this item's later changes wait for it
+				}
 			}
-			return i, fmt.Errorf("derive the event of stream record %s: %w", r.ID, err)
+		}(byItem[k])
+	}
+	wg.Wait()
+	return failed, firstErr
+}
+
+// handle derives, keeps and publishes the event of one record.
+func (p *Processor) handle(ctx context.Context, r streams.Record) error {
+	d, ok, err := p.Catalog.Derive(ctx, r, p.DeletedBy)
+	if err != nil {
+		if _, bad := err.(*store.UndecodableError); bad {
+			slog.ErrorContext(ctx, "a stream record's item cannot be read; no event for it", "record", r.ID, "error", err)
+			return nil
 		}
-		if !ok {
-			continue
-		}
-		if err := p.History.Append(ctx, d); err != nil {
-			return i, fmt.Errorf("keep event %s: %w", d.Event.ID, err)
-		}
-		if p.Publish != nil {
-			if err := p.Publish(ctx, d); err != nil {
-				return i, fmt.Errorf("publish event %s: %w", d.Event.ID, err)
-			}
+		return fmt.Errorf("derive the event of stream record %s: %w", r.ID, err)
+	}
+	if !ok {
+		return nil
+	}
+	if err := p.History.Append(ctx, d); err != nil {
+		return fmt.Errorf("keep event %s: %w", d.Event.ID, err)
+	}
+	if p.Publish != nil {
+		if err := p.Publish(ctx, d); err != nil {
+			return fmt.Errorf("publish event %s: %w", d.Event.ID, err)
 		}
 	}
-	return len(recs), nil
+	return nil
 }

@@ -49,6 +49,7 @@ var (
 	workers   = flag.Int("workers", 4, "concurrent requests of each load test")
 	soakFor   = flag.Duration("soak", 2*time.Second, "duration of the soak at -soak-rate")
 	soakRate  = flag.Int("soak-rate", 50, "requests per second of the soak")
+	burst     = flag.Int("events", 200, "company writes of the change history's burst (write to delivery delays)")
 	functions = flag.Bool("functions", false, "also build every function for linux/arm64 (sizes) and measure cold starts under the Runtime API emulator")
 )
 
@@ -546,6 +547,7 @@ func TestPerformanceReport(t *testing.T) {
 	waitForRuns(t, env, c)
 
 	lp := lambdaPath(t, env, c, id)
+	history := changeHistory(t, env, c, *burst, *workers)
 	var fns []functionFigures
 	if *functions {
 		fns = functionSizesAndColdStarts(t)
@@ -555,7 +557,7 @@ func TestPerformanceReport(t *testing.T) {
 		Date: time.Now().UTC(), GoVersion: runtime.Version(), CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0),
 		Attack: *attackFor, Workers: *workers, Endpoints: eps, Routes: everyRoute, Lambda: lp, Functions: fns,
 		Soak: soak, SoakFor: *soakFor, SoakRate: *soakRate, RSSStart: rssStart, RSSBeforeSoak: rssBeforeSoak, RSSAfterSoak: rssAfterSoak,
-		HeapBeforeSoak: heapBeforeSoak, HeapAfterSoak: heapAfterSoak,
+		HeapBeforeSoak: heapBeforeSoak, HeapAfterSoak: heapAfterSoak, Events: history,
 	}
 	out := reportPath
 	if !*update {
