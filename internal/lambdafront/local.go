@@ -125,7 +125,11 @@ type Local struct {
 	// StateMachineARN is the run state machine's ARN.
 	StateMachineARN string
 	// Functions are the running functions, by name: those behind the
-	// front, the runner, and the operator's (admin), invoked directly.
+	// front, the runner, and, invoked directly, the operator's (admin) and
+	// those an event source feeds in AWS (events, deliver): nothing here
+	// feeds them (the front's process runs their code itself,
+	// app.StartEvents); a caller invokes them with their sample events.
+	// Their delivery queues are LocalQueueURL: there is no SQS here.
 	Functions map[string]*runtimeapi.Function
 
 	front *Front
@@ -179,6 +183,11 @@ func StartLocal(o LocalOptions) (_ *Local, err error) {
 		}
 		if f.StartsRuns {
 			cfg.StateMachineARN = l.StateMachineARN
+		}
+		if (f.Reach == routes.ByStream || f.Reach == routes.ByQueue) && !f.OpenSearchOnly {
+			// They refuse to start without their queues (ServeEvents,
+			// ServeDeliver): name ones that answer nothing.
+			cfg.DeliverQueueURL, cfg.DeliverDLQURL = LocalQueueURL, LocalQueueURL+"-dlq"
 		}
 		env := []string{
 			"AWS_REGION=" + o.Region,
@@ -240,6 +249,10 @@ func StartLocal(o LocalOptions) (_ *Local, err error) {
 			invokers[f.Name] = newFunction(f, l.SFN)
 		case routes.ByOperator:
 			newFunction(f, l.SFN) // invoked directly, through Functions
+		case routes.ByStream, routes.ByQueue:
+			if !f.OpenSearchOnly {
+				newFunction(f, l.SFN) // invoked directly, with their sample events
+			}
 		}
 	}
 	l.front, err = New(Options{Routes: api.Routes(), Functions: invokers, Log: slog.New(slog.NewTextHandler(o.Log, nil))})
@@ -255,6 +268,11 @@ func StartLocal(o LocalOptions) (_ *Local, err error) {
 	}()
 	return l, nil
 }
+
+// LocalQueueURL is the delivery queue the local events and deliver
+// bootstraps are given: no SQS runs here, so a delivery they queue fails
+// (their sample events queue none).
+const LocalQueueURL = "http://127.0.0.1:9/000000000000/sourcebase-local-deliveries.fifo"
 
 // SFNClient is a Step Functions client of the local state machine.
 func (l *Local) SFNClient() *sfn.Client { return l.sfn.Client() }

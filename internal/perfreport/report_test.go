@@ -757,7 +757,8 @@ var coldRequests = map[string]struct {
 	fn.Search:    {"POST", "/v1/companies/search", map[string]any{"text": "x"}, nil},
 	fn.Data: {"POST", "/v1/data/metric-series", map[string]any{"resource": "companies:" + coldCompany, "key": "metric:revenue",
 		"period": map[string]any{"start": "2025-01-01", "end": "2025-12-31", "granularity": "month"}}, nil},
-	fn.MCP: {"POST", routes.MCPPath, map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, []string{"Accept", "application/json, text/event-stream"}},
+	fn.Hooks: {"GET", "/v1/events?limit=1", nil, nil},
+	fn.MCP:   {"POST", routes.MCPPath, map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, []string{"Accept", "application/json, text/event-stream"}},
 }
 
 func functionSizesAndColdStarts(t *testing.T) []functionFigures {
@@ -827,6 +828,22 @@ func functionSizesAndColdStarts(t *testing.T) []functionFigures {
 			t.Fatalf("admin: %v %v", err, res.Error)
 		}
 	})
+	// The functions an event source feeds, invoked with their samples: a
+	// stream batch of a company created, a queue batch of a delivery that
+	// no longer exists (nothing to send).
+	for name, sample := range map[string]string{fn.Events: "events-stream.json", fn.Deliver: "deliver-queue.json"} {
+		raw, err := os.ReadFile(filepath.Join(root, "events", sample))
+		if err != nil {
+			t.Fatal(err)
+		}
+		payload := []byte(strings.NewReplacer("org_REPLACE", lc.Org, "ck_REPLACE", lc.ClientID).Replace(string(raw)))
+		measure(name, func() {
+			res, err := fns[name].Invoke(context.Background(), payload)
+			if err != nil || res.Error != nil || strings.Contains(string(res.Payload), "itemIdentifier") {
+				t.Fatalf("%s: %v %v %s", name, err, res.Error, res.Payload)
+			}
+		})
+	}
 	// The runs the webhooks started reach the runner: its CPU per run,
 	// once every run has ended.
 	runs := 2 + warmRequests
