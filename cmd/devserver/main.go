@@ -22,6 +22,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sourcebase/sourcebase/internal/app/eventfns"
+
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/docspage"
@@ -69,7 +71,7 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 	deps.NewMCP = mcpserver.Handler
 	engine := app.InProcess(deps)
 	defer engine.Close(10 * time.Second)
-	evs := app.StartEvents(ctx, deps)
+	evs := eventfns.StartEvents(ctx, deps)
 	defer evs.Stop()
 	if resumed, failed, err := deps.Runs.Recover(ctx); err != nil {
 		return fmt.Errorf("recover unfinished runs: %w", err)

@@ -11,7 +11,7 @@
 // creates the table and a demo organization with an admin key. Ctrl-C
 // stops every process it started. The change history and the outbound
 // webhooks run in this process with the dev server's code
-// (app.StartEvents), as the events and deliver functions have no event
+// (eventfns.StartEvents), as the events and deliver functions have no event
 // source here. This is what `make run-lambdas` starts.
 package main
 
@@ -30,6 +30,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/sourcebase/sourcebase/internal/app/eventfns"
 
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/lambdafront"
@@ -86,7 +88,7 @@ func run(ctx context.Context, out io.Writer, ready chan<- string, root, binDir s
 	defer ddb.Stop()
 	// The service in this process, over the same table: the demo key, and
 	// the change history as the dev server runs it (the events and
-	// deliver functions' code, app.StartEvents: the table's stream read
+	// deliver functions' code, eventfns.StartEvents: the table's stream read
 	// through DynamoDB Local's Streams API, deliveries from a queue in
 	// this process). In AWS the events and deliver functions run it, on
 	// the stream and the delivery queue; here there is neither an event
@@ -96,7 +98,7 @@ func run(ctx context.Context, out io.Writer, ready chan<- string, root, binDir s
 	if err != nil {
 		return err
 	}
-	evs := app.StartEvents(ctx, deps)
+	evs := eventfns.StartEvents(ctx, deps)
 	defer evs.Stop()
 
 	local, err := lambdafront.StartLocal(lambdafront.LocalOptions{

@@ -89,7 +89,7 @@ func TestRunLambdasServesTheAPIThroughTheBootstrapsRunsWorkflowsInTheStateMachin
 	if code != 201 {
 		t.Fatalf("POST /v1/companies: %d %v", code, m)
 	}
-	// The change history runs in the process (app.StartEvents): the
+	// The change history runs in the process (eventfns.StartEvents): the
 	// company's creation becomes an event, listed by the hooks bootstrap.
 	companyID, _ := data(m)["id"].(string)
 	var found map[string]any

@@ -3,6 +3,6 @@
 // retries.
 package main
 
-import "github.com/sourcebase/sourcebase/internal/app"
+import "github.com/sourcebase/sourcebase/internal/app/eventfns"
 
-func main() { app.ServeDeliver() }
+func main() { eventfns.ServeDeliver() }

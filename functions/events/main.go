@@ -4,6 +4,6 @@
 // queued.
 package main
 
-import "github.com/sourcebase/sourcebase/internal/app"
+import "github.com/sourcebase/sourcebase/internal/app/eventfns"
 
-func main() { app.ServeEvents() }
+func main() { eventfns.ServeEvents() }

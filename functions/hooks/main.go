@@ -2,9 +2,6 @@
 // (/v1/events) and the outbound webhook endpoints.
 package main
 
-import (
-	"github.com/sourcebase/sourcebase/internal/app"
-	"github.com/sourcebase/sourcebase/internal/fn"
-)
+import "github.com/sourcebase/sourcebase/internal/app/eventfns"
 
-func main() { app.ServeLambda(fn.Hooks) }
+func main() { eventfns.ServeHooks() }

@@ -11,6 +11,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/endpoints"
+	"github.com/sourcebase/sourcebase/internal/endpoints/sqsqueue"
 	"github.com/sourcebase/sourcebase/internal/events"
 	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/outbound"
@@ -146,7 +147,7 @@ func TestTheDeliveryQueuesSettingsHoldTogether(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if DeliverVisibilityTimeout < 6*size.Timeout || DeliverVisibilityTimeout > endpoints.MaxVisibility || size.Timeout > 15*time.Minute {
+	if DeliverVisibilityTimeout < 6*size.Timeout || DeliverVisibilityTimeout > sqsqueue.MaxVisibility || size.Timeout > 15*time.Minute {
 		t.Errorf("visibility timeout %s, deliver timeout %s", DeliverVisibilityTimeout, size.Timeout)
 	}
 	if size.Timeout < DeliverBatchSize*outbound.DefaultTimeout {

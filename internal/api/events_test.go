@@ -21,21 +21,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sourcebase/sourcebase/internal/app/eventfns"
+
 	"github.com/sourcebase/sourcebase/internal/apitest"
-	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 // eventsEnv is an in-process service whose change history runs: the
 // table's stream read by the events code, deliveries queued in process.
-func eventsEnv(t *testing.T) (*apitest.Env, *app.LocalEvents) {
+func eventsEnv(t *testing.T) (*apitest.Env, *eventfns.LocalEvents) {
 	t.Helper()
 	e := apitest.NewWith(t, apitest.Options{})
 	return e, e.StartEvents(t)
 }
 
 // caught waits until every change written so far is in the history.
-func caught(t *testing.T, evs *app.LocalEvents) {
+func caught(t *testing.T, evs *eventfns.LocalEvents) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testenv.Scaled(30*time.Second))
 	defer cancel()

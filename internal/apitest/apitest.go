@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sourcebase/sourcebase/internal/app/eventfns"
+
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/auth"
@@ -87,13 +89,13 @@ func NewWith(t testing.TB, o Options) *Env {
 }
 
 // StartEvents starts the events function and the deliver function of the
-// Env's process (app.StartEvents: the table's stream read through
+// Env's process (eventfns.StartEvents: the table's stream read through
 // DynamoDB Local's Streams API, deliveries queued in the process) until
 // the test ends. Tests of the change history and outbound webhooks call
 // it; the others leave the stream unread.
-func (e *Env) StartEvents(t testing.TB) *app.LocalEvents {
+func (e *Env) StartEvents(t testing.TB) *eventfns.LocalEvents {
 	t.Helper()
-	evs := app.StartEvents(context.Background(), e.Deps)
+	evs := eventfns.StartEvents(context.Background(), e.Deps)
 	t.Cleanup(evs.Stop)
 	return evs
 }

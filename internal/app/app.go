@@ -15,7 +15,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/auth"
@@ -358,11 +357,7 @@ func FromEnv(ctx context.Context, load AWSLoader) (api.Deps, Config, aws.Config,
 	if cfg.StateMachineARN != "" {
 		engine = runs.UseEngine(runs.StepFunctions{Client: sfn.NewFromConfig(awsCfg), StateMachineARN: cfg.StateMachineARN})
 	}
-	deps := Build(st, cfg, engine)
-	if cfg.DeliverQueueURL != "" {
-		deps.Endpoints.SetQueue(endpoints.SQSQueue{Client: sqs.NewFromConfig(awsCfg), URL: cfg.DeliverQueueURL})
-	}
-	return deps, cfg, awsCfg, nil
+	return Build(st, cfg, engine), cfg, awsCfg, nil
 }
 
 // Must exits with a message when err is set: for main functions.

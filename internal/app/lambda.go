@@ -44,9 +44,9 @@ func LambdaProcs(memoryMB int, envGOMAXPROCS string) int {
 	return 1
 }
 
-// sizeToCPU applies LambdaProcs to this process, from the memory size the
+// SizeToCPU applies LambdaProcs to this process, from the memory size the
 // Lambda runtime announces (AWS_LAMBDA_FUNCTION_MEMORY_SIZE).
-func sizeToCPU() {
+func SizeToCPU() {
 	mb, _ := strconv.Atoi(os.Getenv("AWS_LAMBDA_FUNCTION_MEMORY_SIZE"))
 	if n := LambdaProcs(mb, os.Getenv("GOMAXPROCS")); n > 0 {
 		runtime.GOMAXPROCS(n)
@@ -58,17 +58,24 @@ func sizeToCPU() {
 // that starts runs needs STATE_MACHINE_ARN: a Lambda cannot run them in
 // process.
 func ServeLambda(group string, options ...func(*api.Deps)) {
-	sizeToCPU()
+	SizeToCPU()
 	Logger(os.Stdout)
-	deps, cfg, _, err := FromEnv(context.Background(), awsenv.Load)
+	deps, _, _, err := FromEnv(context.Background(), awsenv.Load)
 	Must(err)
-	if f, _ := routes.FunctionNamed(group); f.StartsRuns && cfg.StateMachineARN == "" {
-		Must(fmt.Errorf("the %s function needs STATE_MACHINE_ARN", group))
-	}
 	for _, o := range options {
 		o(&deps)
 	}
-	lambda.Start(LambdaHandler(deps, group))
+	ServeDeps(group, deps)
+}
+
+// ServeDeps runs the handlers of a function over deps (built by FromEnv)
+// as a Lambda function; a function that starts runs needs
+// STATE_MACHINE_ARN.
+func ServeDeps(function string, deps api.Deps) {
+	if f, _ := routes.FunctionNamed(function); f.StartsRuns && os.Getenv(EnvStateMachineARN) == "" {
+		Must(fmt.Errorf("the %s function needs STATE_MACHINE_ARN", function))
+	}
+	lambda.Start(LambdaHandler(deps, function))
 }
 
 // OpenSearchEngine makes the OpenSearch engine over st from the
@@ -102,7 +109,7 @@ func SearchEngine(ctx context.Context, awsCfg aws.Config, st *store.Store, cfg C
 // openSearch (search/opensearch), whichever its build has; the other is
 // nil (routes.Function.EngineBuilds).
 func ServeSearch(embedded func(*store.Store) search.Engine, openSearch OpenSearchEngine) {
-	sizeToCPU()
+	SizeToCPU()
 	Logger(os.Stdout)
 	ctx := context.Background()
 	deps, cfg, awsCfg, err := FromEnv(ctx, awsenv.Load)
@@ -143,7 +150,7 @@ func Indexer(ctx context.Context, load AWSLoader, cfg Config, newIndexer NewInde
 // (NEW_AND_OLD_IMAGES, with ReportBatchItemFailures) into the OpenSearch
 // indexes of the searchable resources.
 func ServeIndexer(newIndexer NewIndexer) {
-	sizeToCPU()
+	SizeToCPU()
 	Logger(os.Stdout)
 	cfg, err := ConfigFromEnv()
 	Must(err)
@@ -156,7 +163,7 @@ func ServeIndexer(newIndexer NewIndexer) {
 // and, from its Catch path, to mark a run failed; its schedule
 // (routes.Function.Schedule) invokes it to sweep (RunnerHandler).
 func ServeRunner() {
-	sizeToCPU()
+	SizeToCPU()
 	Logger(os.Stdout)
 	deps, _, _, err := FromEnv(context.Background(), awsenv.Load)
 	Must(err)

@@ -28,13 +28,13 @@ package design
 var Layers = []Layer{
 	{"base", []string{"fn", "apperr", "clock", "ids", "input", "awsenv", "docspage", "dynamolocal", "runtimeapi",
 		"localsfn", "webhook", "webhook/webhooktest", "perfreport", "design", "outbound"}},
-	{"storage", []string{"store", "steps", "streams"}},
+	{"storage", []string{"store", "steps", "streams", "streams/streamsapi"}},
 	{"platform", []string{"resource", "keys", "auth", "ratelimit", "routes", "metrics", "search", "search/searchtest",
-		"search/embedded", "search/opensearch", "openapi", "admin", "testenv", "events"}},
+		"search/embedded", "search/opensearch", "openapi", "admin", "testenv", "events", "events/bus"}},
 	{"http", []string{"httpapi"}},
-	{"domain", []string{"companies", "workflows", "enrichment", "runs", "resources", "search/opensearch/golden", "endpoints"}},
+	{"domain", []string{"companies", "workflows", "enrichment", "runs", "resources", "search/opensearch/golden", "endpoints", "endpoints/sqsqueue"}},
 	{"surface", []string{"api", "mcpserver", "generate"}},
-	{"assembly", []string{"app", "app/operator", "lambdafront", "localdev", "localdev/localdevtest", "apitest"}},
+	{"assembly", []string{"app", "app/eventfns", "app/operator", "lambdafront", "localdev", "localdev/localdevtest", "apitest"}},
 }
 
 // Layer is one layer: its name and packages.

@@ -20,6 +20,8 @@ import (
 	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
+func TestMain(m *testing.M) { testenv.Main(m) }
+
 func TestAnEndpointThatTimesOutIsRetriedWithTheSameWebhookIDAndHoldsItsRecordsLaterEvents(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())

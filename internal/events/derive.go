@@ -94,13 +94,26 @@ func (c *Catalog) Derive(ctx context.Context, r streams.Record, deletedBy Delete
 	ev.OccurredAt = clock.Of(at)
 	ev.ID = ids.Derived("evt", ev.OccurredAt.Time, r.ID)
 	if size(ev) > MaxDataBytes {
-		ev.Data, ev.Truncated = nil, true
-		ev.Changes = truncatedChanges(ev.Changes)
+		ev = ev.Truncate()
 	}
 	return Derived{Org: org, Event: ev}, true, nil
 }
 
 var truncatedValue = json.RawMessage(`"[truncated]"`)
+
+// Truncate is ev without its data, and its changes' values as
+// "[truncated]": for an event too large to carry its record.
+func (ev Event) Truncate() Event {
+	ev.Data, ev.Truncated = nil, true
+	if ev.Changes != nil {
+		changes := make(map[string]Change, len(ev.Changes))
+		for f := range ev.Changes {
+			changes[f] = Change{From: truncatedValue, To: truncatedValue}
+		}
+		ev.Changes = changes
+	}
+	return ev
+}
 
 func size(ev Event) int {
 	n := len(ev.Data)

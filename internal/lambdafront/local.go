@@ -128,7 +128,7 @@ type Local struct {
 	// front, the runner, and, invoked directly, the operator's (admin) and
 	// those an event source feeds in AWS (events, deliver): nothing here
 	// feeds them (the front's process runs their code itself,
-	// app.StartEvents); a caller invokes them with their sample events.
+	// eventfns.StartEvents); a caller invokes them with their sample events.
 	// Their delivery queues are LocalQueueURL: there is no SQS here.
 	Functions map[string]*runtimeapi.Function
 

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sourcebase/sourcebase/internal/app/eventfns"
+
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/sourcebase/sourcebase/internal/apitest"
 	"github.com/sourcebase/sourcebase/internal/app"
@@ -40,7 +42,7 @@ func changeHistory(t *testing.T, env *apitest.Env, c *apitest.Client, burst, wor
 	m := &apitest.Meter{}
 	st := testenv.StoreOn(t, dynamodb.New(env.Store.DB.Options(), m.Option))
 	deps := app.Build(st, app.Config{Table: st.Table, CacheTTL: auth.MaxCacheTTL, WebhooksAllowLoopback: true}, nil)
-	evs := app.StartEvents(context.Background(), deps)
+	evs := eventfns.StartEvents(context.Background(), deps)
 	defer evs.Stop()
 	// The stream's earlier changes (the report's traffic so far) first,
 	// with no endpoint to deliver them to.

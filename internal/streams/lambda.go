@@ -33,7 +33,7 @@ func Lambda(h Handler) func(context.Context, events.DynamoDBEvent) (events.Dynam
 		switch {
 		case done < len(records):
 			if err == nil {
-				err = errStopped
+				err = ErrStopped
 			}
 			r := records[done]
 			slog.ErrorContext(ctx, "streams: handler failed; Lambda retries the batch from the record",
@@ -49,6 +49,6 @@ func Lambda(h Handler) func(context.Context, events.DynamoDBEvent) (events.Dynam
 	}
 }
 
-// errStopped stands for the error of a Handler that returned done <
+// ErrStopped stands for the error of a Handler that returned done <
 // len(records) without one.
-var errStopped = errors.New("handler returned before the last record without an error")
+var ErrStopped = errors.New("handler returned before the last record without an error")

@@ -2,7 +2,8 @@
 // old images; see store.TableDefinition) and hands them to one processing
 // function, whichever way they arrive: in AWS a Lambda function receives
 // the stream's batches (Lambda), locally a Poller reads DynamoDB Local's
-// Streams API. Both turn the records into the same Record values, in
+// Streams API (package streamsapi, apart so that the functions that only
+// name a Record do not link the Streams API's client). Both turn the records into the same Record values, in
 // stream order per item, and retry from the first record the Handler did
 // not finish, so that no change is skipped.
 package streams
@@ -13,9 +14,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 )
 
 // Names of a Record: what the change did to the item.
@@ -27,8 +26,8 @@ const (
 
 // The identity DynamoDB gives the deletions of its time to live.
 const (
-	ttlIdentityType      = "Service"
-	ttlIdentityPrincipal = "dynamodb.amazonaws.com"
+	TTLIdentityType      = "Service"
+	TTLIdentityPrincipal = "dynamodb.amazonaws.com"
 )
 
 // Record is one change of the table's stream, whichever source read it.
@@ -68,7 +67,7 @@ func FromLambda(ev events.DynamoDBEvent) ([]Record, error) {
 			ID:       r.EventID,
 			Name:     r.EventName,
 			Sequence: r.Change.SequenceNumber,
-			ByTTL:    r.UserIdentity != nil && r.UserIdentity.Type == ttlIdentityType && r.UserIdentity.PrincipalID == ttlIdentityPrincipal,
+			ByTTL:    r.UserIdentity != nil && r.UserIdentity.Type == TTLIdentityType && r.UserIdentity.PrincipalID == TTLIdentityPrincipal,
 		}
 		if t := r.Change.ApproximateCreationDateTime.Time; !t.IsZero() {
 			rec.At = t.UTC()
@@ -152,77 +151,4 @@ func lambdaValue(v events.DynamoDBAttributeValue) (types.AttributeValue, error) 
 		return &types.AttributeValueMemberM{Value: out}, nil
 	}
 	return nil, fmt.Errorf("unknown attribute type %d", v.DataType())
-}
-
-// FromStreams converts records read through the DynamoDB Streams API. The
-// binary values share their bytes with rs.
-func FromStreams(rs []streamtypes.Record) []Record {
-	out := make([]Record, 0, len(rs))
-	for _, r := range rs {
-		rec := Record{
-			ID:    aws.ToString(r.EventID),
-			Name:  string(r.EventName),
-			ByTTL: r.UserIdentity != nil && aws.ToString(r.UserIdentity.Type) == ttlIdentityType && aws.ToString(r.UserIdentity.PrincipalId) == ttlIdentityPrincipal,
-		}
-		if c := r.Dynamodb; c != nil {
-			rec.Sequence = aws.ToString(c.SequenceNumber)
-			if c.ApproximateCreationDateTime != nil {
-				rec.At = c.ApproximateCreationDateTime.UTC()
-			}
-			rec.Keys, rec.Old, rec.New = streamItem(c.Keys), streamItem(c.OldImage), streamItem(c.NewImage)
-		}
-		out = append(out, rec)
-	}
-	return out
-}
-
-// streamItem converts the attributes of an item image; an empty image is nil.
-func streamItem(m map[string]streamtypes.AttributeValue) map[string]types.AttributeValue {
-	if len(m) == 0 {
-		return nil
-	}
-	out := make(map[string]types.AttributeValue, len(m))
-	for name, v := range m {
-		out[name] = streamValue(v)
-	}
-	return out
-}
-
-// streamValue converts one attribute value. The two SDK packages declare
-// the same union; a member the SDK did not know (a type added to the API
-// later) stays an UnknownUnionMember with the same tag and bytes.
-func streamValue(v streamtypes.AttributeValue) types.AttributeValue {
-	switch v := v.(type) {
-	case *streamtypes.AttributeValueMemberS:
-		return &types.AttributeValueMemberS{Value: v.Value}
-	case *streamtypes.AttributeValueMemberN:
-		return &types.AttributeValueMemberN{Value: v.Value}
-	case *streamtypes.AttributeValueMemberB:
-		return &types.AttributeValueMemberB{Value: v.Value}
-	case *streamtypes.AttributeValueMemberBOOL:
-		return &types.AttributeValueMemberBOOL{Value: v.Value}
-	case *streamtypes.AttributeValueMemberNULL:
-		return &types.AttributeValueMemberNULL{Value: v.Value}
-	case *streamtypes.AttributeValueMemberSS:
-		return &types.AttributeValueMemberSS{Value: v.Value}
-	case *streamtypes.AttributeValueMemberNS:
-		return &types.AttributeValueMemberNS{Value: v.Value}
-	case *streamtypes.AttributeValueMemberBS:
-		return &types.AttributeValueMemberBS{Value: v.Value}
-	case *streamtypes.AttributeValueMemberL:
-		out := make([]types.AttributeValue, len(v.Value))
-		for i, e := range v.Value {
-			out[i] = streamValue(e)
-		}
-		return &types.AttributeValueMemberL{Value: out}
-	case *streamtypes.AttributeValueMemberM:
-		out := make(map[string]types.AttributeValue, len(v.Value))
-		for k, e := range v.Value {
-			out[k] = streamValue(e)
-		}
-		return &types.AttributeValueMemberM{Value: out}
-	case *streamtypes.UnknownUnionMember:
-		return &types.UnknownUnionMember{Tag: v.Tag, Value: v.Value}
-	}
-	return nil
 }

@@ -1,4 +1,4 @@
-package endpoints_test
+package sqsqueue_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/clock"
 	"github.com/sourcebase/sourcebase/internal/endpoints"
+	"github.com/sourcebase/sourcebase/internal/endpoints/sqsqueue"
 	evs "github.com/sourcebase/sourcebase/internal/events"
 	"github.com/sourcebase/sourcebase/internal/outbound"
 	"github.com/sourcebase/sourcebase/internal/store"
@@ -70,7 +71,7 @@ func TestTheDeliverFunctionRetriesByVisibilityAndMovesWhatExhaustsItsRetriesToTh
 	t.Cleanup(recv.Close)
 
 	st := testenv.Store(t)
-	svc := endpoints.New(st, api.EventCatalog(), &outbound.Client{AllowLoopback: true}, endpoints.SQSQueue{Client: c, URL: queue})
+	svc := endpoints.New(st, api.EventCatalog(), &outbound.Client{AllowLoopback: true}, sqsqueue.Queue{Client: c, URL: queue})
 	svc.Scale = 1e-9 // every wait rounds to a visibility of 0 s: retried at once
 	ep, err := svc.Create(ctx, "org_1", endpoints.Input{URL: aws.String(recv.URL)})
 	if err != nil {
@@ -85,7 +86,7 @@ func TestTheDeliverFunctionRetriesByVisibilityAndMovesWhatExhaustsItsRetriesToTh
 	if err := svc.Publish(ctx, evs.Derived{Org: "org_1", Event: ev}); err != nil {
 		t.Fatal(err)
 	}
-	handle := endpoints.SQSHandler(svc, c, queue, dlq)
+	handle := sqsqueue.Handler(svc, c, queue, dlq)
 	for round := 0; ; round++ {
 		batch := receive(t, c, queue)
 		if len(batch.Records) == 0 {

@@ -1,4 +1,7 @@
-package events
+// Package bus publishes events to an EventBridge bus, for the
+// organizations whose operator asked for it (the events function's; apart
+// from package events so that only it links the EventBridge client).
+package bus
 
 import (
 	"context"
@@ -10,11 +13,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
+	"github.com/sourcebase/sourcebase/internal/events"
 )
 
-// BridgeSource is the source of the events published to EventBridge: a
+// Source is the source of the events published to EventBridge: a
 // rule matches them with {"source": ["sourcebase"]}.
-const BridgeSource = "sourcebase"
+const Source = "sourcebase"
 
 // maxBridgeEntry is EventBridge's limit on one entry (256 KB); an event
 // above it is sent without its data and changes' values (truncated).
@@ -40,34 +44,31 @@ type enabled struct {
 	read time.Time
 }
 
-// BridgeDetail is the detail of an event published to EventBridge.
-type BridgeDetail struct {
+// Detail is the detail of an event published to EventBridge.
+type Detail struct {
 	OrganizationID string `json:"organizationId"`
-	Event
+	events.Event
 }
 
 // Publish sends d's event to the bus when its organization publishes
 // there; at least once, as every delivery (a retried stream batch sends
 // it again, with the same event id).
-func (b *Bridge) Publish(ctx context.Context, d Derived) error {
+func (b *Bridge) Publish(ctx context.Context, d events.Derived) error {
 	on, err := b.enabled(ctx, d.Org)
 	if err != nil || !on {
 		return err
 	}
-	detail, err := json.Marshal(BridgeDetail{OrganizationID: d.Org, Event: d.Event})
+	detail, err := json.Marshal(Detail{OrganizationID: d.Org, Event: d.Event})
 	if err != nil {
 		return err
 	}
 	if len(detail) > maxBridgeEntry {
-		ev := d.Event
-		ev.Data, ev.Truncated = nil, true
-		ev.Changes = truncatedChanges(ev.Changes)
-		if detail, err = json.Marshal(BridgeDetail{OrganizationID: d.Org, Event: ev}); err != nil {
+		if detail, err = json.Marshal(Detail{OrganizationID: d.Org, Event: d.Event.Truncate()}); err != nil {
 			return err
 		}
 	}
 	out, err := b.Client.PutEvents(ctx, &eventbridge.PutEventsInput{Entries: []ebtypes.PutEventsRequestEntry{{
-		EventBusName: aws.String(b.Bus), Source: aws.String(BridgeSource), DetailType: aws.String(d.Event.Type),
+		EventBusName: aws.String(b.Bus), Source: aws.String(Source), DetailType: aws.String(d.Event.Type),
 		Detail: aws.String(string(detail)), Time: aws.Time(d.Event.OccurredAt.Time), Resources: []string{},
 	}}})
 	if err != nil {
@@ -100,15 +101,4 @@ func (b *Bridge) enabled(ctx context.Context, org string) (bool, error) {
 	b.cache[org] = enabled{on, time.Now()}
 	b.mu.Unlock()
 	return on, nil
-}
-
-func truncatedChanges(in map[string]Change) map[string]Change {
-	if in == nil {
-		return nil
-	}
-	out := make(map[string]Change, len(in))
-	for f := range in {
-		out[f] = Change{From: truncatedValue, To: truncatedValue}
-	}
-	return out
 }

@@ -1,4 +1,4 @@
-package streams
+package streamsapi
 
 import (
 	"bytes"
@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/sourcebase/sourcebase/internal/streams"
 	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
@@ -66,17 +67,17 @@ func caught(t *testing.T, p *Poller) {
 // collector is a Handler that keeps every record it is handed.
 type collector struct {
 	mu      sync.Mutex
-	records []Record
+	records []streams.Record
 }
 
-func (c *collector) handle(_ context.Context, records []Record) (int, error) {
+func (c *collector) handle(_ context.Context, records []streams.Record) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.records = append(c.records, records...)
 	return len(records), nil
 }
 
-func (c *collector) all() []Record {
+func (c *collector) all() []streams.Record {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return slices.Clone(c.records)

@@ -1,4 +1,4 @@
-package streams
+package streamsapi
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	st "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
+	"github.com/sourcebase/sourcebase/internal/streams"
 	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
@@ -111,7 +112,7 @@ func sampleStreamRecords() []st.Record {
 }
 
 func TestFromLambdaMatchesFromStreams(t *testing.T) {
-	got, err := FromLambda(sampleEvent(t))
+	got, err := streams.FromLambda(sampleEvent(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,9 +134,9 @@ func TestFromLambdaMatchesFromStreams(t *testing.T) {
 		old, new  bool
 		ttl       bool
 	}{
-		{Insert, "100000000000000000001", 1735732800, false, true, false},
-		{Modify, "200000000000000000002", 1735732861, true, true, false},
-		{Remove, "300000000000000000003", 1735736460, true, false, true},
+		{streams.Insert, "100000000000000000001", 1735732800, false, true, false},
+		{streams.Modify, "200000000000000000002", 1735732861, true, true, false},
+		{streams.Remove, "300000000000000000003", 1735736460, true, false, true},
 	} {
 		r := got[i]
 		if r.Name != w.name || r.Sequence != w.seq || !r.At.Equal(time.Unix(w.at, 0)) || r.At.Location() != time.UTC ||
@@ -154,7 +155,7 @@ func TestFromLambdaMatchesFromStreams(t *testing.T) {
 // of real records and FromLambda agree.
 func TestStreamImagesMatchTheLambdaEvent(t *testing.T) {
 	t.Parallel()
-	sample, err := FromLambda(sampleEvent(t))
+	sample, err := streams.FromLambda(sampleEvent(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +190,7 @@ func TestStreamImagesMatchTheLambdaEvent(t *testing.T) {
 func TestFromLambdaRejectsValueWithoutType(t *testing.T) {
 	ev := sampleEvent(t)
 	ev.Records[1].Change.NewImage["broken"] = events.DynamoDBAttributeValue{}
-	got, err := FromLambda(ev)
+	got, err := streams.FromLambda(ev)
 	if err == nil || !strings.Contains(err.Error(), ev.Records[1].EventID) || !strings.Contains(err.Error(), `"broken"`) {
 		t.Errorf("error %v: want one naming record %s and attribute broken", err, ev.Records[1].EventID)
 	}

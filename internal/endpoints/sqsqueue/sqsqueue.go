@@ -1,4 +1,8 @@
-package endpoints
+// Package sqsqueue is the outbound webhooks' delivery queue of a
+// deployment (an SQS FIFO queue) and the deliver function's handler of its
+// batches; apart from package endpoints so that only the functions that
+// queue or take deliveries link the SQS client.
+package sqsqueue
 
 import (
 	"context"
@@ -10,16 +14,17 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/sourcebase/sourcebase/internal/endpoints"
 )
 
 // MaxVisibility is the longest wait SQS can give a message (12 hours):
 // the longest retry of the schedule.
 const MaxVisibility = 12 * time.Hour
 
-// SQSQueue is the delivery queue of a deployment: a FIFO queue, one
+// Queue is the delivery queue of a deployment: a FIFO queue, one
 // message group per endpoint and record, so that a record's deliveries to
 // an endpoint are made in order of change while others go on.
-type SQSQueue struct {
+type Queue struct {
 	Client *sqs.Client
 	URL    string
 }
@@ -27,7 +32,7 @@ type SQSQueue struct {
 // Send queues m. The deduplication id is the delivery's (and the time of
 // a manual retry's), so an event published again within SQS's five
 // minutes queues it once.
-func (q SQSQueue) Send(ctx context.Context, m Message) error {
+func (q Queue) Send(ctx context.Context, m endpoints.Message) error {
 	body, err := json.Marshal(m)
 	if err != nil {
 		return err
@@ -49,12 +54,12 @@ func groupID(g string) string {
 	return g[:128]
 }
 
-// SQSHandler is the deliver function: it attempts a batch of the FIFO
+// Handler is the deliver function: it attempts a batch of the FIFO
 // queue's messages in order. A message to retry is hidden for its wait
 // (ChangeMessageVisibility, at most MaxVisibility) and reported failed,
 // with every later message of its group in the batch (FIFO order); one
 // that exhausted its retries is moved to the dead-letter queue dlq.
-func SQSHandler(s *Service, client *sqs.Client, queueURL, dlq string) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
+func Handler(s *endpoints.Service, client *sqs.Client, queueURL, dlq string) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
 	return func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 		var resp events.SQSEventResponse
 		held := map[string]bool{}
@@ -67,7 +72,7 @@ func SQSHandler(s *Service, client *sqs.Client, queueURL, dlq string) func(conte
 				fail(msg)
 				continue
 			}
-			var m Message
+			var m endpoints.Message
 			if err := json.Unmarshal([]byte(msg.Body), &m); err != nil {
 				slog.ErrorContext(ctx, "a delivery message cannot be read; dropped", "messageId", msg.MessageId)
 				continue

@@ -1,4 +1,4 @@
-package streams
+package streamsapi
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/sourcebase/sourcebase/internal/streams"
 )
 
 // The adapted function reports the first record the handler did not
@@ -37,12 +38,12 @@ func TestLambdaReportsTheFirstUnhandledRecord(t *testing.T) {
 		{"below zero", -1, boom, []string{seq(0)}},
 		{"stopped without an error", 2, nil, []string{seq(2)}},
 	} {
-		var handed []Record
-		h := func(_ context.Context, records []Record) (int, error) {
+		var handed []streams.Record
+		h := func(_ context.Context, records []streams.Record) (int, error) {
 			handed = records
 			return c.done, c.err
 		}
-		resp, err := Lambda(h)(context.Background(), ev)
+		resp, err := streams.Lambda(h)(context.Background(), ev)
 		if err != nil {
 			t.Errorf("%s: error %v", c.name, err)
 		}
@@ -55,7 +56,7 @@ func TestLambdaReportsTheFirstUnhandledRecord(t *testing.T) {
 	}
 
 	// Lambda reads the answer as JSON.
-	resp, _ := Lambda(func(context.Context, []Record) (int, error) { return 1, boom })(context.Background(), ev)
+	resp, _ := streams.Lambda(func(context.Context, []streams.Record) (int, error) { return 1, boom })(context.Background(), ev)
 	b, _ := json.Marshal(resp)
 	if want := `{"batchItemFailures":[{"itemIdentifier":"` + seq(1) + `"}]}`; string(b) != want {
 		t.Errorf("answer %s, want %s", b, want)
@@ -84,15 +85,15 @@ func TestLambdaReportsARecordThatDoesNotConvert(t *testing.T) {
 		{"the records before it handled", 1, ev.Records[1].Change.SequenceNumber},
 		{"the records before it not handled", 0, ev.Records[0].Change.SequenceNumber},
 	} {
-		var handed []Record
-		h := func(_ context.Context, records []Record) (int, error) {
+		var handed []streams.Record
+		h := func(_ context.Context, records []streams.Record) (int, error) {
 			handed = records
 			if c.done < len(records) {
 				return c.done, errors.New("boom")
 			}
 			return c.done, nil
 		}
-		resp, err := Lambda(h)(context.Background(), ev)
+		resp, err := streams.Lambda(h)(context.Background(), ev)
 		if err != nil || len(handed) != 1 || handed[0].ID != ev.Records[0].EventID {
 			t.Errorf("%s: error %v, handed %d records", c.name, err, len(handed))
 		}
@@ -104,7 +105,7 @@ func TestLambdaReportsARecordThatDoesNotConvert(t *testing.T) {
 	// Not even the handler is called when the first record is bad.
 	ev.Records[0].Change.Keys["broken"] = events.DynamoDBAttributeValue{}
 	called := false
-	resp, _ := Lambda(func(context.Context, []Record) (int, error) { called = true; return 0, nil })(context.Background(), ev)
+	resp, _ := streams.Lambda(func(context.Context, []streams.Record) (int, error) { called = true; return 0, nil })(context.Background(), ev)
 	if called || !slices.Equal(failures(resp), []string{ev.Records[0].Change.SequenceNumber}) {
 		t.Errorf("handler called %t, failures %v", called, failures(resp))
 	}

@@ -1,4 +1,4 @@
-package events_test
+package bus_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/clock"
 	"github.com/sourcebase/sourcebase/internal/events"
+	"github.com/sourcebase/sourcebase/internal/events/bus"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/testenv"
 )
@@ -43,7 +44,7 @@ func TestTheEventsOfAnOrganizationThatAskedForItReachTheEventBridgeBusAndItsRule
 		Targets: []ebtypes.Target{{Id: aws.String("q"), Arn: aws.String(attrs.Attributes["QueueArn"])}}}); err != nil {
 		t.Fatal(err)
 	}
-	b := &events.Bridge{Client: eb, Bus: "default", Enabled: func(_ context.Context, org string) (bool, error) { return org == "org_on", nil }}
+	b := &bus.Bridge{Client: eb, Bus: "default", Enabled: func(_ context.Context, org string) (bool, error) { return org == "org_on", nil }}
 	ev := func(id, typ string) events.Event {
 		return events.Event{ID: id, Type: typ, OccurredAt: clock.Now(), Actor: store.Actor{Type: "apiKey", ID: "ck_1"},
 			Resource: events.Resource{Type: strings.Split(typ, ".")[0], ID: "x_1"}}
@@ -66,9 +67,9 @@ func TestTheEventsOfAnOrganizationThatAskedForItReachTheEventBridgeBusAndItsRule
 		}
 		for _, m := range out.Messages {
 			var e struct {
-				Source     string              `json:"source"`
-				DetailType string              `json:"detail-type"`
-				Detail     events.BridgeDetail `json:"detail"`
+				Source     string     `json:"source"`
+				DetailType string     `json:"detail-type"`
+				Detail     bus.Detail `json:"detail"`
 			}
 			if err := json.Unmarshal([]byte(*m.Body), &e); err != nil {
 				t.Fatalf("routed %s: %v", *m.Body, err)

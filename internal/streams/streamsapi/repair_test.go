@@ -1,4 +1,4 @@
-package streams
+package streamsapi
 
 import (
 	"encoding/json"

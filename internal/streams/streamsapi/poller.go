@@ -1,4 +1,6 @@
-package streams
+// Package streamsapi reads a table's stream through the DynamoDB Streams API
+// (DynamoDB Local's, locally) into streams.Records for a streams.Handler.
+package streamsapi
 
 import (
 	"context"
@@ -14,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+	"github.com/sourcebase/sourcebase/internal/streams"
 )
 
 // Defaults and limits of a Poller.
@@ -66,7 +69,7 @@ type Poller struct {
 	Table  string
 	Batch  int           // records per GetRecords call: DefaultBatch when 0, at most MaxBatch
 	Idle   time.Duration // pause after a read that found nothing new: DefaultIdle when 0
-	Handle Handler
+	Handle streams.Handler
 	Log    *slog.Logger // nil: slog.Default()
 
 	setup   sync.Once
@@ -493,7 +496,7 @@ func (r *reader) iterator(ctx context.Context) (string, error) {
 // deliver hands records to the Handler until it has handled them all,
 // retrying from the first unhandled record after a backoff (reset by any
 // progress). It returns only nil, or ctx.Err() when ctx is done first.
-func (r *reader) deliver(ctx context.Context, records []Record) error {
+func (r *reader) deliver(ctx context.Context, records []streams.Record) error {
 	p := r.p
 	var bo backoff
 	for {
@@ -510,7 +513,7 @@ func (r *reader) deliver(ctx context.Context, records []Record) error {
 			return ctx.Err()
 		}
 		if err == nil {
-			err = errStopped
+			err = streams.ErrStopped
 		}
 		next, wait := records[done], bo.next()
 		p.log().Error("streams: handler failed; retrying from the record", "table", p.Table, "shard", r.shard.id,

@@ -1,4 +1,4 @@
-package streams
+package streamsapi
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/sourcebase/sourcebase/internal/store"
+	"github.com/sourcebase/sourcebase/internal/streams"
 	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
@@ -23,7 +24,7 @@ import (
 // attribute v before and after ("" for no image).
 type change struct{ name, old, new string }
 
-func changeOf(r Record) change {
+func changeOf(r streams.Record) change {
 	v := func(item map[string]types.AttributeValue) string {
 		if item == nil {
 			return ""
@@ -38,9 +39,9 @@ func changeOf(r Record) change {
 }
 
 // byItem groups records by their item's pk, in the order handed.
-func byItem(t *testing.T, records []Record) map[string][]Record {
+func byItem(t *testing.T, records []streams.Record) map[string][]streams.Record {
 	t.Helper()
-	out := map[string][]Record{}
+	out := map[string][]streams.Record{}
 	for _, r := range records {
 		pk, ok := r.Keys["pk"].(*types.AttributeValueMemberS)
 		if !ok || render(r.Keys) != render(key(pk.Value)) {
@@ -53,7 +54,7 @@ func byItem(t *testing.T, records []Record) map[string][]Record {
 
 // checkChanges checks that the records hold exactly the expected changes
 // of each item, in order, each once, with ascending sequence numbers.
-func checkChanges(t *testing.T, records []Record, want map[string][]change) {
+func checkChanges(t *testing.T, records []streams.Record, want map[string][]change) {
 	t.Helper()
 	ids := map[string]bool{}
 	for _, r := range records {
@@ -112,9 +113,9 @@ func TestPollerHandsEveryChangeInOrder(t *testing.T) {
 	put(t, db, table, "c", 10)
 	caught(t, p)
 	want := map[string][]change{
-		"a": {{Insert, "", "1"}, {Modify, "1", "2"}, {Remove, "2", ""}},
-		"b": {{Insert, "", "1"}, {Modify, "1", "2"}, {Modify, "2", "3"}},
-		"c": {{Insert, "", "1"}, {Remove, "1", ""}, {Insert, "", "10"}},
+		"a": {{streams.Insert, "", "1"}, {streams.Modify, "1", "2"}, {streams.Remove, "2", ""}},
+		"b": {{streams.Insert, "", "1"}, {streams.Modify, "1", "2"}, {streams.Modify, "2", "3"}},
+		"c": {{streams.Insert, "", "1"}, {streams.Remove, "1", ""}, {streams.Insert, "", "10"}},
 	}
 	checkChanges(t, got.all(), want)
 
@@ -122,8 +123,8 @@ func TestPollerHandsEveryChangeInOrder(t *testing.T) {
 	put(t, db, table, "a", 5)
 	set(t, db, table, "c", 11)
 	caught(t, p)
-	want["a"] = append(want["a"], change{Insert, "", "5"})
-	want["c"] = append(want["c"], change{Modify, "10", "11"})
+	want["a"] = append(want["a"], change{streams.Insert, "", "5"})
+	want["c"] = append(want["c"], change{streams.Modify, "10", "11"})
 	checkChanges(t, got.all(), want)
 }
 
@@ -145,9 +146,9 @@ func TestPollerRetriesFromTheFirstUnhandledRecord(t *testing.T) {
 	var (
 		mu      sync.Mutex
 		calls   [][]string // the records' ids, per call
-		handled []Record
+		handled []streams.Record
 	)
-	handle := func(_ context.Context, records []Record) (int, error) {
+	handle := func(_ context.Context, records []streams.Record) (int, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		ids := make([]string, len(records))
@@ -185,12 +186,12 @@ func TestPollerRetriesFromTheFirstUnhandledRecord(t *testing.T) {
 	}
 	want := map[string][]change{}
 	for i := range 5 {
-		want[fmt.Sprint("item", i)] = []change{{Insert, "", "1"}}
+		want[fmt.Sprint("item", i)] = []change{{streams.Insert, "", "1"}}
 	}
 	checkChanges(t, handled, want)
 
 	text := logs.String()
-	var failed Record
+	var failed streams.Record
 	for _, r := range handled {
 		if r.ID == calls[0][first] {
 			failed = r
@@ -229,7 +230,7 @@ func TestPollerEnablesTheStream(t *testing.T) {
 	first := streamOf(t, db, *def.TableName)
 	put(t, db, *def.TableName, "a", 1)
 	caught(t, p)
-	checkChanges(t, got.all(), map[string][]change{"a": {{Insert, "", "1"}}})
+	checkChanges(t, got.all(), map[string][]change{"a": {{streams.Insert, "", "1"}}})
 
 	_, err := db.UpdateTable(ctx, &dynamodb.UpdateTableInput{TableName: def.TableName, StreamSpecification: &types.StreamSpecification{StreamEnabled: aws.Bool(false)}})
 	if err != nil {
@@ -246,7 +247,7 @@ func TestPollerEnablesTheStream(t *testing.T) {
 	}
 	set(t, db, *def.TableName, "a", 2)
 	caught(t, p)
-	checkChanges(t, got.all(), map[string][]change{"a": {{Insert, "", "1"}, {Modify, "1", "2"}}})
+	checkChanges(t, got.all(), map[string][]change{"a": {{streams.Insert, "", "1"}, {streams.Modify, "1", "2"}}})
 }
 
 // tableWithoutStream is the table's definition without its stream.

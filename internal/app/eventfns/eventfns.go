@@ -1,0 +1,136 @@
+// Package eventfns runs the change history's code: the events and deliver
+// functions and the hooks function in AWS, and, in one local process (the
+// dev server, the local Lambda front, the tests), the stream read through
+// DynamoDB Local's Streams API with a queue in the process. Apart from
+// package app so that the other functions do not link the Streams API's,
+// SQS's and EventBridge's clients.
+package eventfns
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+
+	"github.com/sourcebase/sourcebase/internal/app"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/sourcebase/sourcebase/internal/api"
+	"github.com/sourcebase/sourcebase/internal/awsenv"
+	"github.com/sourcebase/sourcebase/internal/endpoints"
+	"github.com/sourcebase/sourcebase/internal/endpoints/sqsqueue"
+	"github.com/sourcebase/sourcebase/internal/events"
+	"github.com/sourcebase/sourcebase/internal/events/bus"
+	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/store"
+	"github.com/sourcebase/sourcebase/internal/streams"
+	"github.com/sourcebase/sourcebase/internal/streams/streamsapi"
+)
+
+// LocalEvents is the events function and the deliver function of one
+// process (the dev server, the local Lambda front, the tests): the
+// table's stream read through DynamoDB Local's Streams API, and a queue
+// in the process.
+type LocalEvents struct {
+	Poller *streamsapi.Poller
+	Queue  *endpoints.LocalQueue
+	done   chan error
+	cancel context.CancelFunc
+	stop   sync.Once
+}
+
+// StartEvents starts reading the table's stream into deps' history and
+// delivering to its endpoints, until Stop or ctx's end.
+func StartEvents(ctx context.Context, deps api.Deps) *LocalEvents {
+	ctx, cancel := context.WithCancel(ctx)
+	q := &endpoints.LocalQueue{Attempt: deps.Endpoints.Attempt}
+	q.Start(ctx)
+	deps.Endpoints.SetQueue(q)
+	p := &streamsapi.Poller{Streams: streamsClientOf(deps.Store), DB: deps.Store.DB, Table: deps.Store.Table,
+		Handle: app.Processor(deps, nil).Handle}
+	le := &LocalEvents{Poller: p, Queue: q, done: make(chan error, 1), cancel: cancel}
+	go func() {
+		err := p.Run(ctx)
+		if err != nil && !errors.Is(err, context.Canceled) {
+			slog.Error("the table's stream can no longer be read: no more events", "error", err)
+		}
+		le.done <- err
+	}()
+	return le
+}
+
+// Stop ends the reading and the deliveries.
+func (le *LocalEvents) Stop() {
+	le.stop.Do(func() {
+		le.cancel()
+		<-le.done
+	})
+}
+
+// Caught returns once every change written before the call is in the
+// history and its deliveries queued.
+func (le *LocalEvents) Caught(ctx context.Context) error { return le.Poller.Caught(ctx) }
+
+// streamsClientOf is a Streams client reaching where st's DynamoDB client
+// does, with its credentials (DynamoDB Local serves both APIs).
+func streamsClientOf(st *store.Store) *dynamodbstreams.Client {
+	o := st.DB.Options()
+	return dynamodbstreams.New(dynamodbstreams.Options{Region: o.Region, Credentials: o.Credentials,
+		BaseEndpoint: o.BaseEndpoint, HTTPClient: o.HTTPClient, RetryMaxAttempts: o.RetryMaxAttempts})
+}
+
+// ServeEvents runs the events function: the table's stream (new and old
+// images, ReportBatchItemFailures, bisected on error) into the history,
+// deliveries queued on DELIVER_QUEUE_URL, and, with EVENT_BUS_NAME, the
+// events of the organizations that asked for it put on that bus.
+func ServeEvents() {
+	deps, cfg, awsCfg := start()
+	if cfg.DeliverQueueURL == "" {
+		app.Must(fmt.Errorf("the events function needs %s", app.EnvDeliverQueueURL))
+	}
+	var also func(context.Context, events.Derived) error
+	if cfg.EventBusName != "" {
+		b := &bus.Bridge{Client: eventbridge.NewFromConfig(awsCfg), Bus: cfg.EventBusName, Enabled: deps.Keys.EventBridge}
+		also = b.Publish
+	}
+	lambda.Start(streams.Lambda(app.Processor(deps, also).Handle))
+}
+
+// ServeDeliver runs the deliver function: the delivery queue's batches,
+// attempted in order, retries scheduled by the messages' visibility,
+// exhausted ones moved to DELIVER_DLQ_URL.
+func ServeDeliver() {
+	deps, cfg, awsCfg := start()
+	if cfg.DeliverQueueURL == "" || cfg.DeliverDLQURL == "" {
+		app.Must(fmt.Errorf("the deliver function needs %s and %s", app.EnvDeliverQueueURL, app.EnvDeliverDLQURL))
+	}
+	lambda.Start(sqsqueue.Handler(deps.Endpoints, sqs.NewFromConfig(awsCfg), cfg.DeliverQueueURL, cfg.DeliverDLQURL))
+}
+
+// ServeHooks runs the hooks function (the change history and the webhook
+// endpoints' routes): as app.ServeLambda, with the delivery queue of
+// DELIVER_QUEUE_URL for manual retries.
+func ServeHooks() {
+	deps, _, _ := start()
+	app.ServeDeps(fn.Hooks, deps)
+}
+
+// start reads the configuration of a function that queues or takes
+// deliveries, with its delivery queue (SQS) when DELIVER_QUEUE_URL names
+// one.
+func start() (api.Deps, app.Config, aws.Config) {
+	app.SizeToCPU()
+	app.Logger(os.Stdout)
+	deps, cfg, awsCfg, err := app.FromEnv(context.Background(), awsenv.Load)
+	app.Must(err)
+	if cfg.DeliverQueueURL != "" {
+		deps.Endpoints.SetQueue(sqsqueue.Queue{Client: sqs.NewFromConfig(awsCfg), URL: cfg.DeliverQueueURL})
+	}
+	return deps, cfg, awsCfg
+}
