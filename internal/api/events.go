@@ -209,24 +209,35 @@ func eventQuery() []openapi.Param {
 	)
 }
 
-// eventFilter reads GET /v1/events' parameters.
-func eventFilter(q url.Values) (events.Filter, int, string, error) {
-	var f events.Filter
+// logPage reads the parameters of a list of a log (the events, an
+// endpoint's deliveries), which pages by cursor only: every name in q must
+// be accepted and given once; limit as every list's.
+func logPage(q url.Values, accepted []string) (limit int, cursor string, err error) {
 	for name, vs := range q {
-		if !slices.Contains(eventParams, name) {
-			return f, 0, "", apperr.InvalidQuery(name, "is not accepted; accepted parameters are %s", strings.Join(eventParams, ", "))
+		if !slices.Contains(accepted, name) {
+			return 0, "", apperr.InvalidQuery(name, "is not accepted; accepted parameters are %s", strings.Join(accepted, ", "))
 		}
 		if len(vs) > 1 {
-			return f, 0, "", apperr.InvalidQuery(name, "is given %d times; give it once", len(vs))
+			return 0, "", apperr.InvalidQuery(name, "is given %d times; give it once", len(vs))
 		}
 	}
-	limit := httpapi.DefaultLimit
+	limit = httpapi.DefaultLimit
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil {
-			return f, 0, "", apperr.InvalidQuery("limit", "must be an integer (1 to %d)", httpapi.MaxLimit)
+			return 0, "", apperr.InvalidQuery("limit", "must be an integer (1 to %d)", httpapi.MaxLimit)
 		}
 		limit = min(max(n, 1), httpapi.MaxLimit)
+	}
+	return limit, q.Get("cursor"), nil
+}
+
+// eventFilter reads GET /v1/events' parameters.
+func eventFilter(q url.Values) (events.Filter, int, string, error) {
+	var f events.Filter
+	limit, cursor, err := logPage(q, eventParams)
+	if err != nil {
+		return f, 0, "", err
 	}
 	switch q.Get("direction") {
 	case "", "desc":
@@ -282,7 +293,7 @@ func eventFilter(q url.Values) (events.Filter, int, string, error) {
 			*p.to = t
 		}
 	}
-	return f, limit, q.Get("cursor"), nil
+	return f, limit, cursor, nil
 }
 
 func (a *API) listEvents(w http.ResponseWriter, r *http.Request) {
@@ -336,27 +347,16 @@ func (a *API) testEndpoint(w http.ResponseWriter, r *http.Request) {
 
 func (a *API) listDeliveries(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	for name := range q {
-		if !slices.Contains([]string{"limit", "cursor", "status"}, name) {
-			httpapi.Error(w, r, apperr.InvalidQuery(name, "is not accepted; accepted parameters are limit, cursor, status"))
-			return
-		}
-	}
+	limit, cursor, err := logPage(q, []string{"limit", "cursor", "status"})
 	status := q.Get("status")
-	if status != "" && !slices.Contains([]string{endpoints.Pending, endpoints.Succeeded, endpoints.Failed}, status) {
-		httpapi.Error(w, r, apperr.InvalidQuery("status", "must be pending, succeeded or failed"))
+	if err == nil && status != "" && !slices.Contains([]string{endpoints.Pending, endpoints.Succeeded, endpoints.Failed}, status) {
+		err = apperr.InvalidQuery("status", "must be pending, succeeded or failed")
+	}
+	if err != nil {
+		httpapi.Error(w, r, err)
 		return
 	}
-	limit := httpapi.DefaultLimit
-	if s := q.Get("limit"); s != "" {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil {
-			httpapi.Error(w, r, apperr.InvalidQuery("limit", "must be an integer (1 to %d)", httpapi.MaxLimit))
-			return
-		}
-		limit = min(max(n, 1), httpapi.MaxLimit)
-	}
-	list[endpoints.Delivery](w, r)(a.d.Endpoints.Deliveries(r.Context(), principal(r).OrgID, r.PathValue("id"), status, limit, httpapi.Budget(r.Context()), q.Get("cursor")))
+	list[endpoints.Delivery](w, r)(a.d.Endpoints.Deliveries(r.Context(), principal(r).OrgID, r.PathValue("id"), status, limit, httpapi.Budget(r.Context()), cursor))
 }
 
 func (a *API) retryDelivery(w http.ResponseWriter, r *http.Request) {

@@ -78,9 +78,9 @@ func ClientOptions(t Timeouts) func(*dynamodb.Options) {
 			so.Backoff = fullJitter{}
 		})
 		o.RetryMaxAttempts = 0 // the retryer's attempts, not AWS_MAX_ATTEMPTS
-		o.HTTPClient = withAttemptTimeout(o.HTTPClient, t.Attempt)
+		o.HTTPClient = AttemptTimeout(o.HTTPClient, t.Attempt)
 		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
-			return s.Initialize.Add(callDeadline(t.Call), middleware.Before)
+			return s.Initialize.Add(CallDeadline(t.Call), middleware.Before)
 		})
 	}
 }
@@ -93,19 +93,26 @@ var adminTimeouts = Timeouts{Call: time.Minute, Attempt: 30 * time.Second}
 // the client's.
 func withTimeouts(t Timeouts) func(*dynamodb.Options) {
 	return func(o *dynamodb.Options) {
-		o.HTTPClient = withAttemptTimeout(o.HTTPClient, t.Attempt)
+		o.HTTPClient = AttemptTimeout(o.HTTPClient, t.Attempt)
 		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
 			if _, ok := s.Initialize.Get(deadlineID); !ok {
-				return s.Initialize.Add(callDeadline(t.Call), middleware.Before)
+				return s.Initialize.Add(CallDeadline(t.Call), middleware.Before)
 			}
-			_, err := s.Initialize.Swap(deadlineID, callDeadline(t.Call))
+			_, err := s.Initialize.Swap(deadlineID, CallDeadline(t.Call))
 			return err
 		})
 	}
 }
 
-// withAttemptTimeout returns c with a timeout on each HTTP request.
-func withAttemptTimeout(c dynamodb.HTTPClient, d time.Duration) dynamodb.HTTPClient {
+// HTTPClient is an SDK client's HTTP client (dynamodb.HTTPClient, and the
+// same interface of the other services' packages).
+type HTTPClient interface {
+	Do(*http.Request) (*http.Response, error)
+}
+
+// AttemptTimeout returns c with a timeout on each HTTP request: the
+// table's clients, and the other clients that reach it (the Streams API's).
+func AttemptTimeout(c HTTPClient, d time.Duration) HTTPClient {
 	switch c := c.(type) {
 	case nil:
 		return awshttp.NewBuildableClient().WithTimeout(d)
@@ -122,10 +129,11 @@ func withAttemptTimeout(c dynamodb.HTTPClient, d time.Duration) dynamodb.HTTPCli
 
 const deadlineID = "StoreCallDeadline"
 
-// callDeadline is the outermost step of every call: it bounds the call,
-// retries included, and turns a failure that means the table is
-// unavailable into apperr.ErrUnavailable.
-func callDeadline(d time.Duration) middleware.InitializeMiddleware {
+// CallDeadline is the outermost step of every call of the table's
+// clients (and the Streams API's): it bounds the call, retries included,
+// and turns a failure that means the table is unavailable into
+// apperr.ErrUnavailable.
+func CallDeadline(d time.Duration) middleware.InitializeMiddleware {
 	return middleware.InitializeMiddlewareFunc(deadlineID, func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 		callCtx, cancel := context.WithTimeout(ctx, d)
 		defer cancel()

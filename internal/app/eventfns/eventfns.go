@@ -18,7 +18,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/sourcebase/sourcebase/internal/api"
@@ -28,7 +27,6 @@ import (
 	"github.com/sourcebase/sourcebase/internal/events"
 	"github.com/sourcebase/sourcebase/internal/events/bus"
 	"github.com/sourcebase/sourcebase/internal/fn"
-	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/streams"
 	"github.com/sourcebase/sourcebase/internal/streams/streamsapi"
 )
@@ -52,7 +50,7 @@ func StartEvents(ctx context.Context, deps api.Deps) *LocalEvents {
 	q := &endpoints.LocalQueue{Attempt: deps.Endpoints.Attempt}
 	q.Start(ctx)
 	deps.Endpoints.SetQueue(q)
-	p := &streamsapi.Poller{Streams: streamsClientOf(deps.Store), DB: deps.Store.DB, Table: deps.Store.Table,
+	p := &streamsapi.Poller{Streams: streamsapi.ClientOf(deps.Store.DB), DB: deps.Store.DB, Table: deps.Store.Table,
 		Handle: app.Processor(deps, nil).Handle}
 	le := &LocalEvents{Poller: p, Queue: q, done: make(chan error, 1), cancel: cancel}
 	go func() {
@@ -76,14 +74,6 @@ func (le *LocalEvents) Stop() {
 // Caught returns once every change written before the call is in the
 // history and its deliveries queued.
 func (le *LocalEvents) Caught(ctx context.Context) error { return le.Poller.Caught(ctx) }
-
-// streamsClientOf is a Streams client reaching where st's DynamoDB client
-// does, with its credentials (DynamoDB Local serves both APIs).
-func streamsClientOf(st *store.Store) *dynamodbstreams.Client {
-	o := st.DB.Options()
-	return dynamodbstreams.New(dynamodbstreams.Options{Region: o.Region, Credentials: o.Credentials,
-		BaseEndpoint: o.BaseEndpoint, HTTPClient: o.HTTPClient, RetryMaxAttempts: o.RetryMaxAttempts})
-}
 
 // ServeEvents runs the events function: the table's stream (new and old
 // images, ReportBatchItemFailures, bisected on error) into the history,

@@ -1,12 +1,8 @@
 package streamsapi
 
 import (
-	"context"
-	"net/http"
-	"time"
-
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/aws/smithy-go/middleware"
 
@@ -29,36 +25,17 @@ func NewStreamsClient(cfg aws.Config, endpoint string, optFns ...func(*dynamodbs
 		if endpoint != "" {
 			o.BaseEndpoint = aws.String(endpoint)
 		}
-		o.HTTPClient = withAttemptTimeout(o.HTTPClient, t.Attempt)
+		o.HTTPClient = store.AttemptTimeout(o.HTTPClient, t.Attempt)
 		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
-			return s.Initialize.Add(callDeadline(t.Call), middleware.Before)
+			return s.Initialize.Add(store.CallDeadline(t.Call), middleware.Before)
 		})
 	}
 	return dynamodbstreams.NewFromConfig(cfg, append([]func(*dynamodbstreams.Options){opts}, optFns...)...)
 }
 
-// withAttemptTimeout returns c with a timeout on each HTTP request.
-func withAttemptTimeout(c dynamodbstreams.HTTPClient, d time.Duration) dynamodbstreams.HTTPClient {
-	switch c := c.(type) {
-	case nil:
-		return awshttp.NewBuildableClient().WithTimeout(d)
-	case *awshttp.BuildableClient:
-		return c.WithTimeout(d)
-	case *http.Client:
-		cp := *c
-		cp.Timeout = d
-		return &cp
-	default:
-		return c // unknown client: the call deadline still bounds it
-	}
-}
-
-// callDeadline is the outermost step of every call: it bounds the call,
-// the SDK's retries included.
-func callDeadline(d time.Duration) middleware.InitializeMiddleware {
-	return middleware.InitializeMiddlewareFunc("StreamsCallDeadline", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-		ctx, cancel := context.WithTimeout(ctx, d)
-		defer cancel()
-		return next.HandleInitialize(ctx, in)
-	})
+// ClientOf is a Streams client reaching where db reaches (DynamoDB Local
+// serves both APIs on one endpoint), with its region and credentials.
+func ClientOf(db *dynamodb.Client) *dynamodbstreams.Client {
+	o := db.Options()
+	return NewStreamsClient(aws.Config{Region: o.Region, Credentials: o.Credentials}, aws.ToString(o.BaseEndpoint))
 }

@@ -33,11 +33,7 @@ func wait() time.Duration { return testenv.Scaled(30 * time.Second) }
 // and credentials, and the endpoint serving both APIs, as the dev server's.
 func pollerFor(tb testing.TB, db *dynamodb.Client) *Poller {
 	tb.Helper()
-	o := db.Options()
-	return &Poller{
-		Streams: NewStreamsClient(aws.Config{Region: o.Region, Credentials: o.Credentials}, testenv.Endpoint(tb)),
-		DB:      db,
-	}
+	return &Poller{Streams: ClientOf(db), DB: db}
 }
 
 // start runs p until the test ends, then checks Run stopped as it should.
