@@ -78,6 +78,16 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 	} else if resumed+failed > 0 {
 		slog.Info("recovered runs left unfinished by a previous process", "resumed", resumed, "failed", failed)
 	}
+	jobsDir, err := os.MkdirTemp("", "sourcebase-files-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(jobsDir)
+	jobRunner, files, err := app.LocalJobs(ctx, &deps, jobsDir, base)
+	if err != nil {
+		return fmt.Errorf("bulk jobs: %w", err)
+	}
+	defer jobRunner.Close()
 	demo, err := localdev.CreateDemo(ctx, deps.Keys)
 	if err != nil {
 		return err
@@ -87,7 +97,7 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 	if bundleErr != nil {
 		slog.Warn("the /docs page is unavailable", "err", bundleErr)
 	}
-	srv := newServer(withDocs(api.New(deps).Handler(), docspage.Handler(bundle, bundleErr, api.OpenAPIPath)), serverTimeouts)
+	srv := newServer(app.WithFiles(files.Handler(), withDocs(api.New(deps).Handler(), docspage.Handler(bundle, bundleErr, api.OpenAPIPath))), serverTimeouts)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	go sweepPeriodically(ctx, sweeps(deps), sweepEvery)

@@ -173,6 +173,10 @@ func TestEveryRouteAndEveryMCPToolAnswersWithinTheBudget(t *testing.T) {
 		"list_workflows":            {"limit": 1000},
 		"get_workflow":              {"id": wf},
 		"start_workflow_run":        {"id": wf},
+		"create_import":             {"body": map[string]any{"resource": "companies", "format": "csv"}},
+		"get_import":                {"id": idOf(t, c.Do("POST", "/v1/imports", map[string]any{"resource": "companies", "format": "csv"}).Want(t, 201).Object(t))},
+		"create_export":             {"body": map[string]any{"resource": "deals"}},
+		"get_export":                {"id": idOf(t, c.Do("POST", "/v1/exports", map[string]any{"resource": "deals"}).Want(t, 201).Object(t))},
 		"get_workflow_run":          {"id": run},
 		"retry_workflow_run":        {"id": run},
 	}
@@ -189,6 +193,31 @@ func TestEveryRouteAndEveryMCPToolAnswersWithinTheBudget(t *testing.T) {
 			args[rt.Tool.Name] = map[string]any{"limit": 1000}
 		case rt.Method == http.MethodGet && strings.HasSuffix(rt.Path, "/{id}"):
 			args[rt.Tool.Name] = map[string]any{"id": apitest.CreateTarget(t, c, rt.Resource)}
+		case strings.HasSuffix(rt.Path, "/batch"):
+			// 100 updates that change nothing: each answers the whole
+			// record, the biggest there is for companies and deals.
+			id := map[string]string{"companies": bigCompany, "deals": bigDeal}[rt.Resource]
+			if id == "" {
+				id = apitest.CreateTarget(t, c, rt.Resource)
+			}
+			ops := make([]any, api.MaxBatchOperations)
+			for i := range ops {
+				ops[i] = map[string]any{"op": "update", "id": id, "data": map[string]any{}}
+			}
+			args[rt.Tool.Name] = map[string]any{"body": map[string]any{"operations": ops}}
+		case rt.Method == http.MethodPut:
+			body := map[string]any{"canonicalName": "Upserted", "externalId": "upsert-1"}
+			switch rt.Resource {
+			case resources.Companies:
+			case "deals":
+				// The big deal itself, unchanged: the largest answer, and
+				// the newest deal stays the big one the batch below reads.
+				c.Do("PUT", "/v1/deals/"+bigDeal, map[string]any{"externalId": "the-big-deal"}).Want(t, 200)
+				body = map[string]any{"externalId": "the-big-deal"}
+			default:
+				body = apitest.Sample(t, c, declared(t, rt.Resource), true)
+			}
+			args[rt.Tool.Name] = map[string]any{"match": "externalId", "body": body}
 		}
 	}
 	tools, err := mcpserver.ToolList(doc, api.MCP())

@@ -20,6 +20,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/events"
 	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
+	"github.com/sourcebase/sourcebase/internal/jobs"
 	"github.com/sourcebase/sourcebase/internal/keys"
 	"github.com/sourcebase/sourcebase/internal/metrics"
 	"github.com/sourcebase/sourcebase/internal/openapi"
@@ -53,6 +54,9 @@ type Deps struct {
 	History *events.History
 	// Endpoints are the outbound webhook endpoints and their deliveries.
 	Endpoints *endpoints.Service
+	// Jobs are the bulk imports and exports (JobTargets are what they
+	// move); nil: their routes answer 503.
+	Jobs *jobs.Service
 	// Limits counts the requests of each key and trigger against their
 	// organization's rate limits; nil: no limits.
 	Limits *ratelimit.Limiter

@@ -494,6 +494,8 @@ func TestEveryRouteAnswers404ToAnotherOrganizationAnd401WithoutCredentials(t *te
 	// endpoint and a delivery to it.
 	var delivery string
 	ids["events"], ids["webhook-endpoints"], delivery = historyOf(t, e, a, ids["companies"])
+	ids["imports"] = idOf(t, a.Do("POST", "/v1/imports", map[string]any{"resource": "companies", "format": "csv"}).Want(t, 201).Object(t))
+	ids["exports"] = idOf(t, a.Do("POST", "/v1/exports", map[string]any{"resource": "companies"}).Want(t, 201).Object(t))
 	params := map[string]string{
 		"{clientId}":     keyOfA,
 		"{recordId}":     ids["companies"], // the company on A's list

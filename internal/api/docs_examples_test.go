@@ -26,8 +26,9 @@ import (
 //     blocks use {{company.id}}, {{company.trigger.secret}}, and its
 //     ETag and X-Next-Cursor as {{company_etag}}, {{company_cursor}}.
 //   - a ```sh run block is a shell script, run with bash (set -euo
-//     pipefail) with BASE_URL, CLIENT_ID and API_KEY set and {{...}}
-//     replaced; it must exit 0.
+//     pipefail) with BASE_URL, CLIENT_ID and API_KEY set (and, when it
+//     names them, OTHER_CLIENT_ID and OTHER_API_KEY: a key of a second
+//     organization) and {{...}} replaced; it must exit 0.
 //   - a ```go file=<path> block must be that file of the repository,
 //     byte for byte (the file itself is built and run by a test).
 //
@@ -86,6 +87,7 @@ func TestEveryExampleRequestOfTheDocsRunsAsDocumented(t *testing.T) {
 
 func runDocPage(t *testing.T, e *apitest.Env, blocks []mdBlock) {
 	c := e.Org(t)
+	var other *apitest.Client
 	named := map[string]any{}
 	fill := func(s string) string {
 		return mustache.ReplaceAllStringFunc(s, func(m string) string {
@@ -156,6 +158,14 @@ func runDocPage(t *testing.T, e *apitest.Env, blocks []mdBlock) {
 		case b.lang == "sh" && b.info == "run":
 			cmd := exec.Command("bash", "-c", "set -euo pipefail\n"+fill(b.body))
 			cmd.Env = append(os.Environ(), "BASE_URL="+e.URL, "CLIENT_ID="+c.ClientID, "API_KEY="+c.Secret)
+			if strings.Contains(b.body, "OTHER_") {
+				// A second organization's key, for examples that move data
+				// between organizations.
+				if other == nil {
+					other = e.Org(t)
+				}
+				cmd.Env = append(cmd.Env, "OTHER_CLIENT_ID="+other.ClientID, "OTHER_API_KEY="+other.Secret)
+			}
 			for _, tool := range []string{"curl", "openssl"} {
 				if strings.Contains(b.body, tool) {
 					if _, err := exec.LookPath(tool); err != nil {

@@ -20,8 +20,8 @@ func TestAKnownPathWithAnotherMethodIs405WithAllow(t *testing.T) {
 	}{
 		{"PATCH", "/v1/companies/" + id, "DELETE, GET, PUT"},
 		{"POST", "/v1/companies/" + id, "DELETE, GET, PUT"},
-		{"DELETE", "/v1/companies", "GET, POST"},
-		{"PUT", "/v1/companies", "GET, POST"},
+		{"DELETE", "/v1/companies", "GET, POST, PUT"},
+		{"PATCH", "/v1/companies", "GET, POST, PUT"},
 		{"POST", "/v1/keys", "GET"},
 		{"GET", "/v1/keys/" + admin.ClientID, "DELETE"},
 		{"POST", "/healthz", "GET"},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/sourcebase/sourcebase/internal/companies"
+	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/workflows"
@@ -27,6 +28,31 @@ func (c companyRecords) Create(ctx context.Context, org string, body []byte) (an
 		return nil, err
 	}
 	return c.a.d.Companies.Create(ctx, org, f, companies.OriginUser)
+}
+
+// Upsert is PUT /v1/companies?match=externalId: the company with the
+// body's externalId, created as a user's (Create) or updated as a user's
+// update (Update, pinning enrichable values), converging under
+// concurrency like a workflow's upsert (resource.Upsert).
+func (c companyRecords) Upsert(ctx context.Context, org, field string, body []byte) (any, bool, error) {
+	f, err := companies.Def.MatchField("match", field)
+	if err != nil {
+		return nil, false, err
+	}
+	value, err := resource.MatchValue(body, f)
+	if err != nil {
+		return nil, false, err
+	}
+	up, err := companies.DecodeUpdate(body)
+	if err != nil {
+		return nil, false, err
+	}
+	return resource.Upsert(ctx, f.Name,
+		func(ctx context.Context) (string, error) { return c.a.d.Companies.ByExternalID(ctx, org, value) },
+		func(ctx context.Context) (any, error) { return c.Create(ctx, org, body) },
+		func(ctx context.Context, id string) (any, error) {
+			return c.a.d.Enrichment.UpdateCompany(ctx, c.a.d.Companies, org, id, up, up.SetNames())
+		})
 }
 
 func (c companyRecords) List(ctx context.Context, org string, q store.Query, filter, value string) (store.Page[store.JSON], error) {

@@ -137,6 +137,7 @@ func componentSchemas() map[string]openapi.Schema {
 	out["EnrichmentValueInput"] = enrichmentInput()
 	out["SearchMetadata"] = openapi.TypeOf(reflect.TypeFor[searchMetadata]())
 	eventSchemas(out)
+	jobSchemas(out)
 	return out
 }
 

@@ -30,6 +30,10 @@ type kind[T any] struct {
 	// for a kind that is only listed and read (runs: started, renamed and
 	// retried by operations of their own).
 	writes func(a *API) writer
+	// bulk gives the kind batch writes and upserts (bulkOperations), and
+	// lets jobs import and export it: companies and the declared
+	// resources.
+	bulk bool
 }
 
 // records are the services of a kind that is read and written.
@@ -69,7 +73,7 @@ type multiGetter interface {
 func declaredKinds() []kind[store.JSON] {
 	var out []kind[store.JSON]
 	for _, d := range resources.All() {
-		k := kind[store.JSON]{def: d}
+		k := kind[store.JSON]{def: d, bulk: true}
 		k.reads, k.writes = records(func(a *API) interface {
 			reader[store.JSON]
 			writer
@@ -89,7 +93,7 @@ func declaredKinds() []kind[store.JSON] {
 // workflow runs; a write of an enrichable attribute and a delete go
 // through enrichment (companyRecords).
 func companyKind() kind[store.JSON] {
-	k := kind[store.JSON]{def: companies.Def}
+	k := kind[store.JSON]{def: companies.Def, bulk: true}
 	k.reads, k.writes = records(func(a *API) interface {
 		reader[store.JSON]
 		writer
@@ -218,6 +222,9 @@ func recordOperations[T any](k kind[T]) []Operation {
 	})
 
 	ops := []Operation{create, list, get, update, del}
+	if k.bulk {
+		ops = append(ops, bulkOperations(k)...)
+	}
 	if k.writes == nil {
 		ops = []Operation{list, get}
 	}
@@ -251,6 +258,10 @@ func (s declaredRecords) Get(ctx context.Context, org, id string) (any, error) {
 
 func (s declaredRecords) Update(ctx context.Context, org, id string, body []byte) (any, error) {
 	return s.svc.Update(ctx, org, id, body)
+}
+
+func (s declaredRecords) Upsert(ctx context.Context, org, field string, body []byte) (any, bool, error) {
+	return s.svc.Upsert(ctx, org, field, body)
 }
 
 func (s declaredRecords) Delete(ctx context.Context, org, id string) error {

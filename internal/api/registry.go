@@ -114,7 +114,7 @@ func declareAll() []Operation {
 	for _, k := range declaredKinds() {
 		groups = append(groups, recordOperations(k))
 	}
-	groups = append(groups, listEntryOperations(), dataOperations(), enrichmentOperations(), eventOperations(), mcpOperations())
+	groups = append(groups, listEntryOperations(), dataOperations(), enrichmentOperations(), jobOperations(), eventOperations(), mcpOperations())
 	for _, group := range groups {
 		ops = append(ops, group...)
 	}

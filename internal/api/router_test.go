@@ -131,8 +131,8 @@ func TestOneGroupsFunctionAnswersOtherGroupsPathsLikeTheWholeService(t *testing.
 	keysOnly := *c
 	keysOnly.Base = srv.URL
 	r := keysOnly.Do("PATCH", "/v1/companies", nil).Want(t, 405)
-	if allow := r.Header.Get("Allow"); allow != "GET, POST" {
-		t.Errorf("Allow %q, want GET, POST", allow)
+	if allow := r.Header.Get("Allow"); allow != "GET, POST, PUT" {
+		t.Errorf("Allow %q, want GET, POST, PUT", allow)
 	}
 	if msg := keysOnly.Do("GET", "/v1/companies", nil).Want(t, 404).Error(t); msg != "no such endpoint: GET /v1/companies" {
 		t.Errorf("a route of another group: %q", msg)

@@ -19,6 +19,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/auth"
+	"github.com/sourcebase/sourcebase/internal/jobs"
 	"github.com/sourcebase/sourcebase/internal/mcpserver"
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/search/embedded"
@@ -32,6 +33,9 @@ type Env struct {
 	Deps   api.Deps
 	Store  *store.Store
 	Engine *runs.InProcess // nil with SOURCEBASE_TARGET=lambdas: runs execute in the state machine
+	// Runner runs the bulk jobs in the process (nil with
+	// SOURCEBASE_TARGET=lambdas).
+	Runner *jobs.Runner
 	// prism, when set, is Prism's validating proxy, which the clients the
 	// Env makes send their calls through (ThroughPrism).
 	prism string
@@ -84,8 +88,15 @@ func NewWith(t testing.TB, o Options) *Env {
 	deps.NewMCP = mcpserver.Handler
 	engine := app.InProcess(deps)
 	t.Cleanup(func() { engine.Close(testenv.Scaled(5 * time.Second)) })
-	srv.Config.Handler = api.New(deps).Handler()
-	return &Env{URL: srv.URL, Deps: deps, Store: st, Engine: engine}
+	runner, files, err := app.LocalJobs(context.Background(), &deps, t.TempDir(), srv.URL)
+	if err != nil {
+		t.Fatalf("bulk jobs: %v", err)
+	}
+	t.Cleanup(runner.Close)
+	// Imports of tests write as fast as the table takes them.
+	deps.Jobs.RowsPerSecond = 100_000
+	srv.Config.Handler = app.WithFiles(files.Handler(), api.New(deps).Handler())
+	return &Env{URL: srv.URL, Deps: deps, Store: st, Engine: engine, Runner: runner}
 }
 
 // StartEvents starts the events function and the deliver function of the

@@ -151,3 +151,27 @@ func (e *kindError) Unwrap() []error {
 	}
 	return []error{e.kind, e.cause}
 }
+
+// RateLimited returns an error answered 429 (rate_limited): a part of a
+// request (an operation of a batch) the caller's rate limit refused.
+func RateLimited(format string, args ...any) error {
+	return &codedError{code: CodeRateLimited, msg: fmt.Sprintf(format, args...)}
+}
+
+// Coded returns an error answered with code, naming param as the field or
+// parameter at fault: for an error described once (its code and message)
+// and answered again in another form, such as the operation of an atomic
+// batch that failed it.
+func Coded(code Code, param, msg string) error {
+	return &codedError{code: code, param: param, msg: msg}
+}
+
+// codedError is an error of a given code.
+type codedError struct {
+	code       Code
+	param, msg string
+}
+
+func (e *codedError) Error() string      { return e.msg }
+func (e *codedError) ErrorCode() Code    { return e.code }
+func (e *codedError) ErrorParam() string { return e.param }

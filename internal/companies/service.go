@@ -8,7 +8,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/clock"
-	"github.com/sourcebase/sourcebase/internal/ids"
+	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
@@ -69,9 +69,9 @@ func NewService(st *store.Store) *Service {
 }
 
 // New builds a company record from create fields, without storing it.
-func (s *Service) New(f Fields, origin string) *Company {
+func (s *Service) New(ctx context.Context, f Fields, origin string) *Company {
 	now := s.now()
-	c := &Company{ID: ids.New("cmp"), Origin: origin, CreatedAt: now, UpdatedAt: now}
+	c := &Company{ID: resource.NewID(ctx, Def.IDPrefix), Origin: origin, CreatedAt: now, UpdatedAt: now}
 	f.Apply(c)
 	return c
 }
@@ -86,7 +86,7 @@ func (s *Service) Create(ctx context.Context, org string, f Fields, origin strin
 // transaction: how a workflow creates a company together with the
 // enrichment candidates of the values it was made with.
 func (s *Service) CreateTx(ctx context.Context, org string, f Fields, origin string, fn func(*Company) ([]store.Op, error)) (*Company, error) {
-	c := s.New(f, origin)
+	c := s.New(ctx, f, origin)
 	var ops []store.Op
 	if fn != nil {
 		c.normalize()
@@ -191,6 +191,13 @@ func (s *Service) Update(ctx context.Context, org, id string, f Fields) (*Compan
 // Delete removes a company of org.
 func (s *Service) Delete(ctx context.Context, org, id string, extra ...store.Op) error {
 	return s.coll.Delete(ctx, org, id, extra...)
+}
+
+// ByExternalID is the id of org's company whose externalId is value, ""
+// when none is: read from the value's uniqueness item, strongly
+// consistent (an upsert's match, resource.Upsert).
+func (s *Service) ByExternalID(ctx context.Context, org, value string) (string, error) {
+	return s.coll.UniqueOwner(ctx, org, "externalId", value)
 }
 
 // Match finds the company of org that fields identify: by externalId, then

@@ -27,12 +27,12 @@ package design
 // lowest first.
 var Layers = []Layer{
 	{"base", []string{"fn", "apperr", "clock", "ids", "input", "awsenv", "docspage", "dynamolocal", "runtimeapi",
-		"localsfn", "webhook", "webhook/webhooktest", "perfreport", "design", "outbound"}},
-	{"storage", []string{"store", "steps", "streams", "streams/streamsapi"}},
+		"localsfn", "webhook", "webhook/webhooktest", "perfreport", "design", "outbound", "blob"}},
+	{"storage", []string{"store", "steps", "streams", "streams/streamsapi", "blob/s3blob"}},
 	{"platform", []string{"resource", "keys", "auth", "ratelimit", "routes", "metrics", "search", "search/searchtest",
-		"search/embedded", "search/opensearch", "openapi", "admin", "testenv", "events", "events/bus"}},
+		"search/embedded", "search/opensearch", "openapi", "admin", "testenv", "events", "events/bus", "bulk"}},
 	{"http", []string{"httpapi"}},
-	{"domain", []string{"companies", "workflows", "enrichment", "runs", "resources", "search/opensearch/golden", "endpoints", "endpoints/sqsqueue"}},
+	{"domain", []string{"companies", "workflows", "enrichment", "runs", "resources", "search/opensearch/golden", "endpoints", "endpoints/sqsqueue", "jobs"}},
 	{"surface", []string{"api", "mcpserver", "generate"}},
 	{"assembly", []string{"app", "app/eventfns", "app/operator", "lambdafront", "localdev", "localdev/localdevtest", "apitest"}},
 }

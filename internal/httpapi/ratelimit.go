@@ -48,6 +48,20 @@ func LimitedBy(d ratelimit.Decision, who string) string {
 // (LimitedBy; who when d names none); it reports whether the request may
 // go on.
 func RateLimit(w http.ResponseWriter, d ratelimit.Decision, who string) bool {
+	reset := RateLimitHeaders(w, d)
+	if d.Allowed {
+		return true
+	}
+	w.Header().Set("Retry-After", strconv.FormatInt(reset, 10))
+	Refuse(w, apperr.CodeRateLimited, "", fmt.Sprintf(
+		"Too many requests for %s: the limit is %d a minute; try again in %d seconds.", LimitedBy(d, who), d.Limit, reset))
+	return false
+}
+
+// RateLimitHeaders writes d's headers and returns the seconds until its
+// window starts again: for an answer that counts more than once (a
+// batch's operations), the last count's.
+func RateLimitHeaders(w http.ResponseWriter, d ratelimit.Decision) int64 {
 	reset := int64((d.Reset + time.Second - 1) / time.Second)
 	h := w.Header()
 	// Assigned under their canonical keys: Set would allocate each
@@ -55,11 +69,5 @@ func RateLimit(w http.ResponseWriter, d ratelimit.Decision, who string) bool {
 	h[rateLimitKey] = []string{strconv.FormatInt(d.Limit, 10)}
 	h[rateRemainingKey] = []string{strconv.FormatInt(d.Remaining, 10)}
 	h[rateResetKey] = []string{strconv.FormatInt(reset, 10)}
-	if d.Allowed {
-		return true
-	}
-	h.Set("Retry-After", strconv.FormatInt(reset, 10))
-	Refuse(w, apperr.CodeRateLimited, "", fmt.Sprintf(
-		"Too many requests for %s: the limit is %d a minute; try again in %d seconds.", LimitedBy(d, who), d.Limit, reset))
-	return false
+	return reset
 }

@@ -6,6 +6,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -205,31 +206,50 @@ var unavailableMessage = "The service's storage is temporarily unavailable; try 
 	strconv.Itoa(int(RetryAfter/time.Second)) + " seconds."
 
 // Error writes the response for err: the one mapping of errors to codes
-// (apperr.CodeOf), and through them to status codes. Unknown errors are
-// logged and answered 500 (internal) without detail.
+// (apperr.CodeOf), and through them to status codes (Describe). Unknown
+// errors are logged and answered 500 (internal) without detail.
 func Error(w http.ResponseWriter, r *http.Request, err error) {
+	f := Describe(r.Context(), err)
+	if f.Code.Status() == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", strconv.Itoa(int(RetryAfter/time.Second)))
+	}
+	Refuse(w, f.Code, f.Param, f.Message)
+}
+
+// Failure is an error as the API answers it: its code (and through it
+// the status), the field or parameter at fault, the message.
+type Failure struct {
+	Code    apperr.Code
+	Param   string
+	Message string
+}
+
+// Status is the failure's HTTP status.
+func (f Failure) Status() int { return f.Code.Status() }
+
+// Describe is err as the API answers it (Error writes it): for an answer
+// that holds several, such as a batch's, one per operation. Unknown errors
+// are logged and described as internal, without detail.
+func Describe(ctx context.Context, err error) Failure {
 	var inv *apperr.InvalidError
 	if errors.As(err, &inv) {
-		Refuse(w, inv.ErrorCode(), inv.Field, invalidMessage(inv))
-		return
+		return Failure{inv.ErrorCode(), inv.Field, invalidMessage(inv)}
 	}
 	if errors.Is(err, auth.ErrUnauthenticated) {
-		Refuse(w, apperr.CodeUnauthenticated, "", auth.ErrUnauthenticated.Error())
-		return
+		return Failure{apperr.CodeUnauthenticated, "", auth.ErrUnauthenticated.Error()}
 	}
 	code, param := apperr.CodeOf(err)
 	switch {
 	case code == "" || code.Status() == http.StatusInternalServerError:
-		slog.ErrorContext(r.Context(), "request failed", "err", err)
-		Refuse(w, apperr.CodeInternal, "", "internal error")
+		slog.ErrorContext(ctx, "request failed", "err", err)
+		return Failure{apperr.CodeInternal, "", "internal error"}
 	case code.Status() == http.StatusServiceUnavailable:
-		slog.WarnContext(r.Context(), "storage unavailable", "err", err)
-		w.Header().Set("Retry-After", strconv.Itoa(int(RetryAfter/time.Second)))
-		Refuse(w, code, "", unavailableMessage)
+		slog.WarnContext(ctx, "storage unavailable", "err", err)
+		return Failure{code, "", unavailableMessage}
 	case code == apperr.CodeNotFound:
-		Refuse(w, code, param, "not found")
+		return Failure{code, param, "not found"}
 	default:
-		Refuse(w, code, param, err.Error())
+		return Failure{code, param, err.Error()}
 	}
 }
 

@@ -21,7 +21,6 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/clock"
-	"github.com/sourcebase/sourcebase/internal/ids"
 	"github.com/sourcebase/sourcebase/internal/input"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
@@ -207,10 +206,27 @@ func (d *Def) SortFields() []string {
 // create; unknown, read-only and (on update) immutable fields are refused.
 // It is how resources written outside the layer (companies) decode bodies
 // from their declaration.
-func (d *Def) Decode(body []byte, create bool) (map[string]any, error) { return d.decode(body, create) }
+func (d *Def) Decode(body []byte, create bool) (map[string]any, error) {
+	if create {
+		return d.decode(body, decodeCreate)
+	}
+	return d.decode(body, decodeUpdate)
+}
+
+// decodeMode is what a body is decoded for.
+type decodeMode int
+
+const (
+	decodeCreate decodeMode = iota // every writable field; required ones checked
+	decodeUpdate                   // mutable fields only
+	// decodeUpsert: an upsert that updates: immutable fields are read too,
+	// to be compared with the stored values (Service.update).
+	decodeUpsert
+)
 
 // decode reads a create or update body into the fields it sets.
-func (d *Def) decode(body []byte, create bool) (map[string]any, error) {
+func (d *Def) decode(body []byte, mode decodeMode) (map[string]any, error) {
+	create := mode == decodeCreate
 	o, err := input.ParseObject(body)
 	if err != nil {
 		return nil, err
@@ -219,16 +235,16 @@ func (d *Def) decode(body []byte, create bool) (map[string]any, error) {
 		if f, ok := d.Field(name); ok && f.ReadOnly {
 			return nil, apperr.Invalid(name, "is read-only; the service sets it")
 		}
-		if f, ok := d.Field(name); ok && f.Immutable && !create {
+		if f, ok := d.Field(name); ok && f.Immutable && mode == decodeUpdate {
 			return nil, apperr.Invalid(name, "cannot be changed after the %s is created", d.Singular)
 		}
 	}
-	if err := o.Only(d.writable(create)); err != nil {
+	if err := o.Only(d.writable(mode != decodeUpdate)); err != nil {
 		return nil, err
 	}
 	set := map[string]any{}
 	for _, f := range d.Fields {
-		if f.ReadOnly || (!create && f.Immutable) {
+		if f.ReadOnly || (mode == decodeUpdate && f.Immutable) {
 			continue
 		}
 		v, ok, err := f.decode(o)
@@ -334,13 +350,13 @@ type Service struct {
 }
 
 // New builds a record from a create body, without storing it.
-func (s *Service) build(body []byte) (*Record, error) {
-	set, err := s.Def.decode(body, true)
+func (s *Service) build(ctx context.Context, body []byte) (*Record, error) {
+	set, err := s.Def.decode(body, decodeCreate)
 	if err != nil {
 		return nil, err
 	}
 	now := s.now().String()
-	r := &Record{Fields: map[string]any{FieldID: ids.New(s.Def.IDPrefix), FieldCreatedAt: now, FieldUpdatedAt: now}}
+	r := &Record{Fields: map[string]any{FieldID: NewID(ctx, s.Def.IDPrefix), FieldCreatedAt: now, FieldUpdatedAt: now}}
 	for _, f := range s.Def.Fields {
 		if v, ok := set[f.Name]; ok {
 			r.Fields[f.Name] = v
@@ -353,7 +369,7 @@ func (s *Service) build(body []byte) (*Record, error) {
 
 // Create stores a new record made from a create body.
 func (s *Service) Create(ctx context.Context, org string, body []byte) (*Record, error) {
-	r, err := s.build(body)
+	r, err := s.build(ctx, body)
 	if err != nil {
 		return nil, err
 	}
@@ -492,16 +508,27 @@ func (s *Service) filtered(q *store.Query, filter, value string) error {
 // Update applies a partial update body to a record of org. A body that
 // changes nothing writes nothing and keeps updatedAt.
 func (s *Service) Update(ctx context.Context, org, id string, body []byte) (*Record, error) {
-	set, err := s.Def.decode(body, false)
+	set, err := s.Def.decode(body, decodeUpdate)
 	if err != nil {
 		return nil, err
 	}
+	return s.update(ctx, org, id, set)
+}
+
+// update sets the fields of set on a record of org. An immutable field in
+// set (an upsert's) must hold the stored value.
+func (s *Service) update(ctx context.Context, org, id string, set map[string]any) (*Record, error) {
 	r, err := s.coll.Update(ctx, org, id, func(r *Record) error {
 		before := make(map[string]any, len(r.Fields))
 		for k, v := range r.Fields {
 			before[k] = v
 		}
 		s.view(r)
+		for _, f := range s.Def.Fields {
+			if v, ok := set[f.Name]; ok && f.Immutable && !equalJSON(v, r.Fields[f.Name]) {
+				return apperr.Invalid(f.Name, "cannot be changed after the %s is created", s.Def.Singular)
+			}
+		}
 		was, _ := json.Marshal(r.Fields)
 		for k, v := range set {
 			r.Fields[k] = v

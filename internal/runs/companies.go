@@ -3,29 +3,21 @@ package runs
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"math/rand/v2"
 	"reflect"
 	"strings"
-	"time"
 
-	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/enrichment"
 	"github.com/sourcebase/sourcebase/internal/metrics"
+	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/steps"
-	"github.com/sourcebase/sourcebase/internal/store"
 )
 
 // DryIDPrefix marks the placeholder id of a record a dry run would have
 // created ("dry_cmp_…"): later steps of the dry run can use it, and no
 // stored record ever has it.
 const DryIDPrefix = metrics.DryIDPrefix
-
-// upsertAttempts bounds how often an upsert that lost a race to a
-// concurrent writer starts over.
-const upsertAttempts = 8
 
 // companyWriter lets the company steps of a workflow write through the
 // company service, with the same validation as the API.
@@ -36,11 +28,11 @@ type companyWriter struct {
 	enrich *enrichment.Service
 }
 
-// Upsert creates the company that fields identify, or updates it. Under
-// concurrency it converges: when another writer creates the company first
-// (its externalId is taken), that company is updated instead, and a write
-// that lost a version race starts over, so parallel upserts of one
-// externalId make one company and every one of them succeeds.
+// Upsert creates the company that fields identify (by externalId, then
+// website, then canonicalName: companies.Service.Match), or updates it,
+// converging under concurrency as every upsert of the service does
+// (resource.Upsert): parallel upserts of one externalId make one company
+// and every one of them succeeds.
 func (w companyWriter) Upsert(ctx context.Context, org string, fields map[string]any, dryRun bool) (steps.UpsertResult, error) {
 	body, err := json.Marshal(fields)
 	if err != nil {
@@ -50,66 +42,60 @@ func (w companyWriter) Upsert(ctx context.Context, org string, fields map[string
 	if err != nil {
 		return steps.UpsertResult{}, err
 	}
-	for attempt := 1; ; attempt++ {
-		res, err := w.upsert(ctx, org, f, fields, dryRun)
-		var taken *store.UniqueError
-		if err == nil || !errors.Is(err, apperr.ErrConflict) || errors.As(err, &taken) || attempt == upsertAttempts {
-			return res, err
-		}
-		// Lost a race with another writer: wait a little, then match again.
-		select {
-		case <-ctx.Done():
-			return res, ctx.Err()
-		case <-time.After(time.Duration(attempt) * time.Duration(5+rand.IntN(20)) * time.Millisecond):
-		}
-	}
+	res, created, err := resource.Upsert(ctx, "externalId",
+		func(ctx context.Context) (string, error) {
+			c, err := w.svc.Match(ctx, org, f)
+			if c == nil || err != nil {
+				return "", err
+			}
+			return c.ID, nil
+		},
+		func(ctx context.Context) (steps.UpsertResult, error) { return w.create(ctx, org, f, fields, dryRun) },
+		func(ctx context.Context, id string) (steps.UpsertResult, error) {
+			return w.update(ctx, org, id, f, dryRun)
+		})
+	res.Created = created
+	return res, err
 }
 
-func (w companyWriter) upsert(ctx context.Context, org string, f companies.Fields, fields map[string]any, dryRun bool) (steps.UpsertResult, error) {
-	existing, err := w.svc.Match(ctx, org, f)
-	if err != nil {
-		return steps.UpsertResult{}, err
-	}
-	if existing == nil {
-		if !f.CanonicalName.Set {
-			return steps.UpsertResult{}, fmt.Errorf("no company matches, and canonicalName is required to create one")
-		}
-		if dryRun {
-			// The record it would create, under a placeholder id, so that
-			// later steps ($.steps.<id>.company.id) evaluate as for real.
-			c := w.svc.New(f, companies.OriginWorkflow)
-			c.ID = DryIDPrefix + c.ID
-			return steps.UpsertResult{Created: true, Company: c, WouldCreate: plain(c, fields)}, nil
-		}
-		var c *companies.Company
-		if w.enrich != nil {
-			// The values it is made with are workflow candidates, written
-			// in the same transaction as the company.
-			c, err = w.enrich.CreateCompany(ctx, w.svc, org, f, steps.RunID(ctx))
-		} else {
-			c, err = w.svc.Create(ctx, org, f, companies.OriginWorkflow)
-		}
-		var taken *store.UniqueError
-		if !errors.As(err, &taken) {
-			return steps.UpsertResult{Company: c, Created: err == nil}, err
-		}
-		// Another writer created the company with this externalId since
-		// Match looked: update that one.
-		if existing, err = w.svc.Get(ctx, org, taken.OwnerID); err != nil {
-			if errors.Is(err, apperr.ErrNotFound) {
-				return steps.UpsertResult{}, apperr.Conflict("company %s was deleted during the upsert", taken.OwnerID)
-			}
-			return steps.UpsertResult{}, err
-		}
+// create makes the company f describes (a workflow's: origin workflow).
+func (w companyWriter) create(ctx context.Context, org string, f companies.Fields, fields map[string]any, dryRun bool) (steps.UpsertResult, error) {
+	if !f.CanonicalName.Set {
+		return steps.UpsertResult{}, fmt.Errorf("no company matches, and canonicalName is required to create one")
 	}
 	if dryRun {
+		// The record it would create, under a placeholder id, so that
+		// later steps ($.steps.<id>.company.id) evaluate as for real.
+		c := w.svc.New(ctx, f, companies.OriginWorkflow)
+		c.ID = DryIDPrefix + c.ID
+		return steps.UpsertResult{Company: c, WouldCreate: plain(c, fields)}, nil
+	}
+	var c *companies.Company
+	var err error
+	if w.enrich != nil {
+		// The values it is made with are workflow candidates, written
+		// in the same transaction as the company.
+		c, err = w.enrich.CreateCompany(ctx, w.svc, org, f, steps.RunID(ctx))
+	} else {
+		c, err = w.svc.Create(ctx, org, f, companies.OriginWorkflow)
+	}
+	return steps.UpsertResult{Company: c}, err
+}
+
+// update applies f to the company with id.
+func (w companyWriter) update(ctx context.Context, org, id string, f companies.Fields, dryRun bool) (steps.UpsertResult, error) {
+	if dryRun {
+		existing, err := w.svc.Get(ctx, org, id)
+		if err != nil {
+			return steps.UpsertResult{}, err
+		}
 		return steps.UpsertResult{Company: existing, WouldUpdate: changes(existing, f)}, nil
 	}
 	if w.enrich != nil {
-		c, err := w.enrich.UpsertCompany(ctx, w.svc, org, existing.ID, f, steps.RunID(ctx))
+		c, err := w.enrich.UpsertCompany(ctx, w.svc, org, id, f, steps.RunID(ctx))
 		return steps.UpsertResult{Company: c}, err
 	}
-	c, err := w.svc.Update(ctx, org, existing.ID, f)
+	c, err := w.svc.Update(ctx, org, id, f)
 	return steps.UpsertResult{Company: c}, err
 }
 

@@ -306,6 +306,9 @@ func (s *Store) Create(ctx context.Context, it Item) error {
 	if err != nil {
 		return err
 	}
+	if deferred(ctx, []Op{op}) {
+		return nil
+	}
 	return writeErr(s.put(ctx, op.w.Put), apperr.Conflict("a record with this id already exists"))
 }
 
@@ -406,6 +409,9 @@ func (s *Store) Delete(ctx context.Context, pk, sk string) error {
 // Transact runs write operations atomically. When a condition fails it
 // returns onConditionFailed (nil means apperr.ErrConflict).
 func (s *Store) Transact(ctx context.Context, onConditionFailed error, ops ...Op) error {
+	if deferred(ctx, ops) {
+		return nil
+	}
 	if len(ops) == 1 {
 		return s.single(ctx, onConditionFailed, ops[0].w)
 	}

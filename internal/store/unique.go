@@ -128,6 +128,34 @@ func (c *Collection[T]) uniqueOps(ctx context.Context, org, id string, before, a
 	return ops, claims, nil
 }
 
+// UniqueOwner is the id of the record of org that holds value (as the
+// field's Unique.Key gives it) of the unique field, "" when none does:
+// read from the value's uniqueness item, strongly consistent, so that it
+// sees every write that completed before. A leftover item whose record is
+// gone counts as none.
+func (c *Collection[T]) UniqueOwner(ctx context.Context, org, field, value string) (string, error) {
+	if value == "" {
+		return "", nil
+	}
+	pk, sk := c.uniqueKey(org, field, value)
+	var doc uniqueDoc
+	it, err := c.store.GetItem(ctx, pk, sk, &doc)
+	if errors.Is(err, apperr.ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	owner := it.Strings[attrOwner]
+	if _, _, err := c.get(ctx, org, owner); err != nil {
+		if errors.Is(err, apperr.ErrNotFound) {
+			return "", nil
+		}
+		return "", err
+	}
+	return owner, nil
+}
+
 // releaseOp deletes a uniqueness item held by id; the transaction fails
 // when another record holds it.
 func (s *Store) releaseOp(pk, sk, id string) Op {
@@ -145,6 +173,9 @@ func (s *Store) releaseOp(pk, sk, id string) Op {
 func (c *Collection[T]) transact(ctx context.Context, org string, ops []Op, claims []uniqueClaim, onConditionFailed error) error {
 	if len(claims) == 0 {
 		return c.store.Transact(ctx, onConditionFailed, ops...)
+	}
+	if deferred(ctx, ops) {
+		return nil
 	}
 	_, err := c.store.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: withActors(ctx, ops)})
 	if err == nil {

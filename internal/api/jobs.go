@@ -1,0 +1,367 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"reflect"
+	"strings"
+
+	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/bulk"
+	"github.com/sourcebase/sourcebase/internal/clock"
+	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/httpapi"
+	"github.com/sourcebase/sourcebase/internal/jobs"
+	"github.com/sourcebase/sourcebase/internal/openapi"
+	"github.com/sourcebase/sourcebase/internal/resource"
+	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/store"
+)
+
+// ImportJob is an import as the API answers it.
+type ImportJob struct {
+	store.Versioned
+	ID       string            `json:"id"`
+	Resource string            `json:"resource"`
+	Format   string            `json:"format"`
+	Mode     string            `json:"mode"`
+	Match    *string           `json:"match"`
+	Mapping  map[string]string `json:"mapping"`
+	DryRun   bool              `json:"dryRun"`
+	// Status: awaitingUpload, queued, running, completed or failed.
+	Status    string `json:"status"`
+	Total     int64  `json:"total"`
+	Processed int64  `json:"processed"`
+	Created   int64  `json:"created"`
+	Updated   int64  `json:"updated"`
+	Failed    int64  `json:"failed"`
+	// Error says why the job failed; null unless it did.
+	Error *string `json:"error"`
+	// UploadURL is where to PUT the file, while the import awaits it.
+	UploadURL *string `json:"uploadUrl"`
+	// ErrorsURL is the CSV of the failed rows (row, error, the row's
+	// cells), once the import completed with failed rows.
+	ErrorsURL   *string     `json:"errorsUrl"`
+	CreatedAt   clock.Time  `json:"createdAt"`
+	StartedAt   *clock.Time `json:"startedAt"`
+	CompletedAt *clock.Time `json:"completedAt"`
+}
+
+// ExportJob is an export as the API answers it.
+type ExportJob struct {
+	store.Versioned
+	ID       string         `json:"id"`
+	Resource string         `json:"resource"`
+	Format   string         `json:"format"`
+	Filter   map[string]any `json:"filter"`
+	Fields   []string       `json:"fields"`
+	// Status: queued, running, completed or failed.
+	Status string `json:"status"`
+	// Rows is the records written, once completed.
+	Rows  int64   `json:"rows"`
+	Error *string `json:"error"`
+	// DownloadURL is the file, once completed (valid for an hour; read the
+	// export again for a fresh one).
+	DownloadURL *string     `json:"downloadUrl"`
+	CreatedAt   clock.Time  `json:"createdAt"`
+	StartedAt   *clock.Time `json:"startedAt"`
+	CompletedAt *clock.Time `json:"completedAt"`
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// importView is j as the API answers it, with its URLs.
+func (a *API) importView(ctx context.Context, org string, j *jobs.Job, upload string) (*ImportJob, error) {
+	v := &ImportJob{ID: j.ID, Resource: j.Resource, Format: string(j.Format), Mode: j.Mode, Match: optional(j.Match), Mapping: j.Mapping,
+		DryRun: j.DryRun, Status: j.Status, Total: j.Total, Processed: j.Processed, Created: j.Created, Updated: j.Updated, Failed: j.Failed,
+		Error: optional(j.Error), CreatedAt: j.CreatedAt, StartedAt: j.StartedAt, CompletedAt: j.CompletedAt}
+	if v.Mapping == nil {
+		v.Mapping = map[string]string{}
+	}
+	v.SetStoreVersion(versionOf(j))
+	var err error
+	if upload == "" {
+		upload, err = a.d.Jobs.UploadURL(ctx, org, j)
+		if err != nil {
+			return nil, err
+		}
+	}
+	v.UploadURL = optional(upload)
+	errorsURL, err := a.d.Jobs.ErrorsURL(ctx, org, j)
+	v.ErrorsURL = optional(errorsURL)
+	return v, err
+}
+
+// exportView is j as the API answers it, with its URL.
+func (a *API) exportView(ctx context.Context, org string, j *jobs.Job) (*ExportJob, error) {
+	v := &ExportJob{ID: j.ID, Resource: j.Resource, Format: string(j.Format), Filter: j.Filter, Fields: j.Fields, Status: j.Status,
+		Rows: j.Rows, Error: optional(j.Error), CreatedAt: j.CreatedAt, StartedAt: j.StartedAt, CompletedAt: j.CompletedAt}
+	if v.Filter == nil {
+		v.Filter = map[string]any{}
+	}
+	if v.Fields == nil {
+		v.Fields = []string{}
+	}
+	v.SetStoreVersion(versionOf(j))
+	u, err := a.d.Jobs.DownloadURL(ctx, org, j)
+	v.DownloadURL = optional(u)
+	return v, err
+}
+
+// versionOf is a job's stored version, from its entity tag.
+func versionOf(j *jobs.Job) int64 {
+	var n int64
+	for _, c := range strings.Trim(j.ETag(), `"`) {
+		n = n*10 + int64(c-'0')
+	}
+	return n
+}
+
+// jobOperations are the bulk jobs: imports (created, then fed their file
+// at uploadUrl) and exports, each listed and read back.
+func jobOperations() []Operation {
+	imp, exp := openapi.Ref("ImportJob"), openapi.Ref("ExportJob")
+	return []Operation{
+		declare(fn.Data, http.MethodPost, "/v1/imports", (*API).createImport).answers(routes.AnswerRecord).
+			tool("create_import", "Create an import of a CSV or NDJSON file into a resource's records (mode create, upsert by a unique field, or update; dryRun validates only). "+
+				"Answers uploadUrl: PUT the file there, then read the import (get_import) for its progress.").
+			doc(func(op *openapi.Operation) {
+				op.Summary, op.Status, op.Data, op.ETag = "Create an import", http.StatusCreated, imp, true
+				op.Description = "Creates an import awaiting its file: PUT the file (CSV with a header row, or NDJSON; any size up to 5 GB) to `uploadUrl` " +
+					"within an hour, and the import starts when the upload completes. Rows are written as their requests' bodies would be, at a bounded rate, " +
+					"with progress and the failed rows' errors in `GET /v1/imports/{id}`. See docs/bulk.md for the mapping and type rules."
+				op.Body = importBody()
+			}),
+		declare(fn.Data, http.MethodGet, "/v1/imports", (*API).listImports).answers(routes.AnswerPaged).doc(func(op *openapi.Operation) {
+			op.Summary, op.Data, op.Paged = "List imports", arrayOf("ImportJob"), true
+			op.Description = "The organization's imports, newest first."
+			op.Query = pageOnlyQuery()
+		}),
+		declare(fn.Data, http.MethodGet, "/v1/imports/{id}", (*API).getImport).answers(routes.AnswerRecord).
+			tool("get_import", "Read an import: its status (awaitingUpload, queued, running, completed, failed), its counts (total, processed, created, updated, failed) and errorsUrl.").
+			doc(func(op *openapi.Operation) {
+				op.Summary, op.Data, op.ETag = "Get an import", imp, true
+				op.Description = "An import with its progress: `total` rows (once it started), `processed`, `created`, `updated`, `failed`; " +
+					"`errorsUrl`, once completed with failed rows, is a CSV of them (row number, error, the row's cells)."
+			}),
+		declare(fn.Data, http.MethodPost, "/v1/exports", (*API).createExport).answers(routes.AnswerRecord).
+			tool("create_export", "Export a resource's records to a CSV or NDJSON file (filter by field values, choose fields); read the export (get_export) for its downloadUrl.").
+			doc(func(op *openapi.Operation) {
+				op.Summary, op.Status, op.Data, op.ETag = "Create an export", http.StatusCreated, exp, true
+				op.Description = "Starts an export of the organization's records of `resource`, in id order, to a file: `GET /v1/exports/{id}` " +
+					"answers its `downloadUrl` once completed. CSV flattens nested fields as docs/bulk.md says."
+				op.Body = exportBody()
+			}),
+		declare(fn.Data, http.MethodGet, "/v1/exports", (*API).listExports).answers(routes.AnswerPaged).doc(func(op *openapi.Operation) {
+			op.Summary, op.Data, op.Paged = "List exports", arrayOf("ExportJob"), true
+			op.Description = "The organization's exports, newest first."
+			op.Query = pageOnlyQuery()
+		}),
+		declare(fn.Data, http.MethodGet, "/v1/exports/{id}", (*API).getExport).answers(routes.AnswerRecord).
+			tool("get_export", "Read an export: its status and, once completed, rows and downloadUrl.").
+			doc(func(op *openapi.Operation) {
+				op.Summary, op.Data, op.ETag = "Get an export", exp, true
+				op.Description = "An export; once `completed`, `rows` and `downloadUrl` (valid for an hour: read the export again for a fresh one)."
+			}),
+	}
+}
+
+// errJobsOff answers a function built without bulk jobs.
+var errJobsOff = apperr.Unavailable(nil, "bulk jobs are not configured in this deployment")
+
+func (a *API) createImport(w http.ResponseWriter, r *http.Request) {
+	if a.d.Jobs == nil {
+		httpapi.Error(w, r, errJobsOff)
+		return
+	}
+	j, ok := decodeBody(w, r, a.d.Jobs.DecodeImport)
+	if !ok {
+		return
+	}
+	org := principal(r).OrgID
+	j, upload, err := a.d.Jobs.CreateImport(r.Context(), org, j)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	reply(w, r, http.StatusCreated)(a.importView(r.Context(), org, j, upload))
+}
+
+func (a *API) getImport(w http.ResponseWriter, r *http.Request) {
+	if a.d.Jobs == nil {
+		httpapi.Error(w, r, errJobsOff)
+		return
+	}
+	org := principal(r).OrgID
+	j, err := a.d.Jobs.Get(r.Context(), org, jobs.KindImport, r.PathValue("id"))
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	reply(w, r, http.StatusOK)(a.importView(r.Context(), org, j, ""))
+}
+
+func (a *API) listImports(w http.ResponseWriter, r *http.Request) {
+	a.listJobs(w, r, jobs.KindImport)
+}
+
+func (a *API) listExports(w http.ResponseWriter, r *http.Request) {
+	a.listJobs(w, r, jobs.KindExport)
+}
+
+// listJobs answers a page of jobs of the kind, each as GET answers it.
+func (a *API) listJobs(w http.ResponseWriter, r *http.Request, kind string) {
+	if a.d.Jobs == nil {
+		httpapi.Error(w, r, errJobsOff)
+		return
+	}
+	q, ok := pageQuery(w, r)
+	if !ok {
+		return
+	}
+	org := principal(r).OrgID
+	page, err := a.d.Jobs.List(r.Context(), org, kind, q)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	out := store.Page[any]{Items: make([]any, 0, len(page.Items)), Next: page.Next}
+	for i := range page.Items {
+		var v any
+		if kind == jobs.KindImport {
+			v, err = a.importView(r.Context(), org, &page.Items[i], "")
+		} else {
+			v, err = a.exportView(r.Context(), org, &page.Items[i])
+		}
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		out.Items = append(out.Items, v)
+	}
+	httpapi.List(w, r, out)
+}
+
+func (a *API) createExport(w http.ResponseWriter, r *http.Request) {
+	if a.d.Jobs == nil {
+		httpapi.Error(w, r, errJobsOff)
+		return
+	}
+	j, ok := decodeBody(w, r, a.d.Jobs.DecodeExport)
+	if !ok {
+		return
+	}
+	org := principal(r).OrgID
+	j, err := a.d.Jobs.CreateExport(r.Context(), org, j)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	reply(w, r, http.StatusCreated)(a.exportView(r.Context(), org, j))
+}
+
+func (a *API) getExport(w http.ResponseWriter, r *http.Request) {
+	if a.d.Jobs == nil {
+		httpapi.Error(w, r, errJobsOff)
+		return
+	}
+	org := principal(r).OrgID
+	j, err := a.d.Jobs.Get(r.Context(), org, jobs.KindExport, r.PathValue("id"))
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	reply(w, r, http.StatusOK)(a.exportView(r.Context(), org, j))
+}
+
+// jobResources lists the resources jobs move, for the bodies' schemas.
+func jobResources() []any {
+	var out []any
+	for _, d := range append([]*resource.Def{companyKind().def}, resourcesDefs()...) {
+		out = append(out, d.Name)
+	}
+	return out
+}
+
+func resourcesDefs() []*resource.Def {
+	var out []*resource.Def
+	for _, k := range declaredKinds() {
+		out = append(out, k.def)
+	}
+	return out
+}
+
+func importBody() openapi.Schema {
+	return openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"resource", "format"}, "properties": openapi.Schema{
+		"resource": openapi.Schema{"type": "string", "enum": jobResources(), "description": "the resource the rows are records of"},
+		"format":   openapi.Schema{"type": "string", "enum": []any{string(bulk.CSV), string(bulk.NDJSON)}},
+		"mode": openapi.Schema{"type": "string", "enum": []any{jobs.ModeCreate, jobs.ModeUpsert, jobs.ModeUpdate}, "default": jobs.ModeCreate,
+			"description": "`create`: each row a new record; `upsert`: the record whose unique field `match` holds the row's value, created when none does; " +
+				"`update`: the record the row names by `id` (or by the unique field `match`), which must exist"},
+		"match": openapi.Schema{"type": "string", "description": "the unique field rows are matched by (upsert: required; update: default `id`)"},
+		"mapping": openapi.Schema{"type": "object", "maxProperties": jobs.MaxMapping, "additionalProperties": openapi.Schema{"type": "string"},
+			"description": "a column (CSV header, NDJSON key) → the field it holds (`location.city` for a part); `\"\"` skips the column. Unmapped columns are fields of their own name"},
+		"dryRun": openapi.Schema{"type": "boolean", "default": false, "description": "check every row as the import would write it, and write nothing"},
+	}}
+}
+
+func exportBody() openapi.Schema {
+	return openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"resource"}, "properties": openapi.Schema{
+		"resource": openapi.Schema{"type": "string", "enum": jobResources(), "description": "the resource to export"},
+		"format":   openapi.Schema{"type": "string", "enum": []any{string(bulk.CSV), string(bulk.NDJSON)}, "default": string(bulk.CSV)},
+		"filter": openapi.Schema{"type": "object", "description": "only records whose field equals the value (text: without regard to case), or one of the " +
+			"list's values (up to " + itoa(jobs.MaxFilterValues) + "); every field must match; fields holding one value only",
+			"additionalProperties": openapi.Schema{"description": "a string, number, boolean or null, or a list of them"}},
+		"fields": openapi.Schema{"type": "array", "maxItems": 200, "items": openapi.Schema{"type": "string"},
+			"description": "the fields to export (`id` always); all when absent"},
+	}}
+}
+
+// jobSchemas are the component schemas of the jobs.
+func jobSchemas(out map[string]openapi.Schema) {
+	out["ImportJob"] = openapi.TypeOf(reflect.TypeFor[ImportJob]())
+	exp := openapi.TypeOf(reflect.TypeFor[ExportJob]())
+	exp["properties"].(openapi.Schema)["filter"] = openapi.Schema{"type": "object", "additionalProperties": true}
+	out["ExportJob"] = exp
+}
+
+// JobTargets are the kinds of record bulk jobs move (companies and the
+// declared resources), written and read through the services the API's
+// own operations use.
+func JobTargets(d Deps) []jobs.Target {
+	a := New(d)
+	var out []jobs.Target
+	for _, k := range append([]kind[store.JSON]{companyKind()}, declaredKinds()...) {
+		w, r := k.writes(a), k.reads(a)
+		t := jobs.Target{Def: k.def, Create: w.Create, Update: w.Update, Get: r.Get,
+			List: func(ctx context.Context, org string, q store.Query) (store.Page[store.JSON], error) {
+				q.Desc = false
+				return r.List(ctx, org, q, "", "")
+			}}
+		if len(k.def.UniqueFields()) > 0 {
+			t.Upsert = upsertWith(w, k.def)
+			t.Owner = ownerOf(a, k.def)
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// ownerOf finds the record of d's kind whose unique field holds a value.
+func ownerOf(a *API, d *resource.Def) func(ctx context.Context, org, field, value string) (string, error) {
+	return func(ctx context.Context, org, field, value string) (string, error) {
+		if d == companyKind().def {
+			return a.d.Companies.ByExternalID(ctx, org, value)
+		}
+		svc, ok := a.d.Resources.Service(d.Name)
+		if !ok {
+			return "", nil
+		}
+		return svc.UniqueOwner(ctx, org, field, value)
+	}
+}

@@ -1,0 +1,357 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/jobs"
+	"github.com/sourcebase/sourcebase/internal/testenv"
+)
+
+// upload PUTs body to an import's uploadUrl, as a client would.
+func upload(t *testing.T, url string, body io.Reader) {
+	t.Helper()
+	req, err := http.NewRequest("PUT", url, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != 200 {
+		b, _ := io.ReadAll(res.Body)
+		t.Fatalf("upload answered %d %s", res.StatusCode, b)
+	}
+}
+
+// download GETs a file URL.
+func download(t *testing.T, url string) []byte {
+	t.Helper()
+	res, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 200 {
+		t.Fatalf("download answered %d %s", res.StatusCode, b)
+	}
+	return b
+}
+
+// waitJob reads the job at path until it ended.
+func waitJob(t *testing.T, c *apitest.Client, path string) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(testenv.Scaled(3 * time.Minute))
+	for {
+		j := c.Do("GET", path, nil).Want(t, 200).Object(t)
+		if j["status"] == jobs.StatusCompleted || j["status"] == jobs.StatusFailed {
+			return j
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not end: %s", path, jsonOf(j))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// runImport creates an import with body, uploads file and waits for its end.
+func runImport(t *testing.T, c *apitest.Client, body map[string]any, file []byte) map[string]any {
+	t.Helper()
+	created := c.Do("POST", "/v1/imports", body).Want(t, 201).Object(t)
+	if created["status"] != jobs.StatusAwaitingUpload || created["uploadUrl"] == nil {
+		t.Fatalf("created import %s", jsonOf(created))
+	}
+	upload(t, created["uploadUrl"].(string), bytes.NewReader(file))
+	return waitJob(t, c, "/v1/imports/"+idOf(t, created))
+}
+
+// runExport creates an export with body, waits for it and downloads it.
+func runExport(t *testing.T, c *apitest.Client, body map[string]any) (map[string]any, []byte) {
+	t.Helper()
+	created := c.Do("POST", "/v1/exports", body).Want(t, 201).Object(t)
+	j := waitJob(t, c, "/v1/exports/"+idOf(t, created))
+	if j["status"] != jobs.StatusCompleted {
+		t.Fatalf("export %s", jsonOf(j))
+	}
+	return j, download(t, j["downloadUrl"].(string))
+}
+
+// companyCSV is a CSV of n companies, with the header a CRM export
+// might have; bad lists rows (from 1) whose website is not one.
+func companyCSV(n int, bad ...int) []byte {
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	w.Write([]string{"Name", "website", "tags", "location.city", "externalId"})
+	for i := 1; i <= n; i++ {
+		site := fmt.Sprintf("https://c%d.example.com", i)
+		for _, x := range bad {
+			if x == i {
+				site = "not a website"
+			}
+		}
+		w.Write([]string{fmt.Sprintf("Company %d, Inc.", i), site, "ai; robotics", "Paris", fmt.Sprint("ext-", i)})
+	}
+	w.Flush()
+	return b.Bytes()
+}
+
+// importMapping maps companyCSV's Name column to canonicalName.
+func importMapping() map[string]any { return map[string]any{"Name": "canonicalName"} }
+
+func TestACSVImportWritesEveryGoodRowAndReportsTheBadOnesInTheErrorsFile(t *testing.T) {
+	t.Parallel()
+	apitest.InProcessOnly(t, "imports run in the process's runner")
+	c := apitest.New(t).Org(t)
+	file := companyCSV(6000, 5001)
+	j := runImport(t, c, map[string]any{"resource": "companies", "format": "csv", "mapping": importMapping()}, file)
+	if j["status"] != "completed" || num(j["total"]) != 6000 || num(j["processed"]) != 6000 || num(j["created"]) != 5999 || num(j["failed"]) != 1 {
+		t.Fatalf("import ended %s", jsonOf(j))
+	}
+	rows := readCSV(t, download(t, j["errorsUrl"].(string)))
+	if len(rows) != 2 || rows[0][0] != "row" || rows[0][1] != "error" || rows[1][0] != "5001" || !strings.Contains(rows[1][1], "website") ||
+		rows[1][2] != "Company 5001, Inc." {
+		t.Errorf("errors file %q", rows)
+	}
+	page := c.Do("GET", "/v1/companies?externalId=ext-17", nil).Want(t, 200).List(t)
+	if len(page) != 1 || page[0]["canonicalName"] != "Company 17, Inc." || jsonOf(page[0]["tags"]) != `["ai","robotics"]` ||
+		jsonOf(page[0]["location"]) != `{"city":"Paris"}` {
+		t.Errorf("imported company %s", jsonOf(page))
+	}
+}
+
+func readCSV(t *testing.T, b []byte) [][]string {
+	t.Helper()
+	r := csv.NewReader(bytes.NewReader(b))
+	r.FieldsPerRecord = -1
+	rows, err := r.ReadAll()
+	if err != nil {
+		t.Fatalf("not CSV: %v\n%s", err, b)
+	}
+	return rows
+}
+
+func TestAnImportKilledMidWayResumesWithoutDuplicatingOrLosingARow(t *testing.T) {
+	t.Parallel()
+	apitest.InProcessOnly(t, "it stops the process's job runner")
+	e := apitest.New(t)
+	c := e.Org(t)
+	e.Deps.Jobs.Chunk = 50
+	e.Deps.Jobs.RowsPerSecond = 400
+	created := c.Do("POST", "/v1/imports", map[string]any{"resource": "companies", "format": "csv", "mapping": importMapping()}).Want(t, 201).Object(t)
+	upload(t, created["uploadUrl"].(string), bytes.NewReader(companyCSV(1000)))
+	path := "/v1/imports/" + idOf(t, created)
+	// Stop the runner in the middle of the job, as a crash would.
+	deadline := time.Now().Add(testenv.Scaled(time.Minute))
+	for {
+		j := c.Do("GET", path, nil).Want(t, 200).Object(t)
+		if p := num(j["processed"]); p >= 200 && p < 1000 {
+			break
+		}
+		if num(j["processed"]) >= 1000 || time.Now().After(deadline) {
+			t.Fatalf("the import was not caught mid-way: %s", jsonOf(j))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	e.Runner.Close()
+	stopped := c.Do("GET", path, nil).Want(t, 200).Object(t)
+	if stopped["status"] != "running" {
+		t.Fatalf("stopped import %s", jsonOf(stopped))
+	}
+	// A new process resumes what the old one left.
+	e.Deps.Jobs.RowsPerSecond = 100_000
+	runner := jobs.NewRunner(e.Deps.Jobs)
+	t.Cleanup(runner.Close)
+	if err := runner.Resume(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	j := waitJob(t, c, path)
+	if j["status"] != "completed" || num(j["processed"]) != 1000 || num(j["created"]) != 1000 || num(j["failed"]) != 0 {
+		t.Fatalf("resumed import ended %s", jsonOf(j))
+	}
+	seen := map[string]bool{}
+	q := "/v1/companies?limit=100"
+	for q != "" {
+		r := c.Do("GET", q, nil).Want(t, 200)
+		for _, rec := range r.List(t) {
+			if seen[rec["externalId"].(string)] {
+				t.Fatalf("company %s twice", rec["externalId"])
+			}
+			seen[rec["externalId"].(string)] = true
+		}
+		q = ""
+		if next := r.Header.Get("X-Next-Cursor"); next != "" {
+			q = "/v1/companies?limit=100&cursor=" + next
+		}
+	}
+	if len(seen) != 1000 {
+		t.Errorf("%d companies, want 1000", len(seen))
+	}
+}
+
+func TestImportsOfTwoOrganizationsAtOnceStayInTheirOwn(t *testing.T) {
+	t.Parallel()
+	apitest.InProcessOnly(t, "imports run in the process's runner")
+	e := apitest.New(t)
+	a, b := e.Org(t), e.Org(t)
+	done := make(chan map[string]any, 2)
+	for _, c := range []*apitest.Client{a, b} {
+		go func() {
+			done <- runImport(t, c, map[string]any{"resource": "companies", "format": "csv", "mode": "upsert", "match": "externalId", "mapping": importMapping()}, companyCSV(300))
+		}()
+	}
+	for range 2 {
+		if j := <-done; num(j["created"]) != 300 {
+			t.Errorf("import %s", jsonOf(j))
+		}
+	}
+	for _, c := range []*apitest.Client{a, b} {
+		if n := len(c.Do("GET", "/v1/companies?limit=500", nil).Want(t, 200).List(t)); n != 300 {
+			t.Errorf("an organization has %d companies, want its own 300", n)
+		}
+	}
+	// Another organization's import is not found.
+	imports := a.Do("GET", "/v1/imports", nil).Want(t, 200).List(t)
+	b.Do("GET", "/v1/imports/"+idOf(t, imports[0]), nil).Want(t, 404)
+}
+
+func TestUpsertAndUpdateImportsAndADryRun(t *testing.T) {
+	t.Parallel()
+	apitest.InProcessOnly(t, "imports run in the process's runner")
+	c := apitest.New(t).Org(t)
+	file := companyCSV(20)
+	dry := runImport(t, c, map[string]any{"resource": "companies", "format": "csv", "mode": "upsert", "match": "externalId", "mapping": importMapping(), "dryRun": true}, file)
+	if dry["status"] != "completed" || num(dry["created"]) != 20 || len(companies(t, c)) != 0 {
+		t.Fatalf("dry run %s wrote %d companies", jsonOf(dry), len(companies(t, c)))
+	}
+	first := runImport(t, c, map[string]any{"resource": "companies", "format": "csv", "mode": "upsert", "match": "externalId", "mapping": importMapping()}, file)
+	again := runImport(t, c, map[string]any{"resource": "companies", "format": "csv", "mode": "upsert", "match": "externalId", "mapping": importMapping()}, file)
+	if num(first["created"]) != 20 || num(again["created"]) != 0 || num(again["updated"]) != 20 {
+		t.Errorf("upserts: %s then %s", jsonOf(first), jsonOf(again))
+	}
+	nd := "{\"externalId\":\"ext-3\",\"sector\":\"Robotics\"}\n{\"externalId\":\"nope\",\"sector\":\"x\"}\n\n{\"id\":1}\nnot json\n"
+	upd := runImport(t, c, map[string]any{"resource": "companies", "format": "ndjson", "mode": "update", "match": "externalId"}, []byte(nd))
+	if num(upd["total"]) != 4 || num(upd["updated"]) != 1 || num(upd["failed"]) != 3 {
+		t.Errorf("update import %s", jsonOf(upd))
+	}
+	rows := readCSV(t, download(t, upd["errorsUrl"].(string)))
+	if len(rows) != 4 || rows[0][2] != "line" || rows[1][0] != "2" || !strings.Contains(rows[1][1], "matches no company") || rows[3][0] != "4" {
+		t.Errorf("errors %q", rows)
+	}
+	if got := c.Do("GET", "/v1/companies?externalId=ext-3", nil).Want(t, 200).List(t); got[0]["sector"] != "Robotics" {
+		t.Errorf("updated company %s", jsonOf(got))
+	}
+}
+
+func TestBadImportAndExportBodiesAreRefusedNamingTheField(t *testing.T) {
+	t.Parallel()
+	c := apitest.New(t).Org(t)
+	for _, tc := range []struct {
+		body        map[string]any
+		param, text string
+	}{
+		{map[string]any{"format": "csv"}, "resource", "required"},
+		{map[string]any{"resource": "planets", "format": "csv"}, "resource", "companies"},
+		{map[string]any{"resource": "companies"}, "format", "required"},
+		{map[string]any{"resource": "companies", "format": "xlsx"}, "format", "csv"},
+		{map[string]any{"resource": "companies", "format": "csv", "mode": "merge"}, "mode", "upsert"},
+		{map[string]any{"resource": "companies", "format": "csv", "mode": "upsert"}, "match", "externalId"},
+		{map[string]any{"resource": "companies", "format": "csv", "mode": "upsert", "match": "website"}, "match", "externalId"},
+		{map[string]any{"resource": "companies", "format": "csv", "mode": "create", "match": "externalId"}, "match", "does not apply"},
+		{map[string]any{"resource": "companies", "format": "csv", "mapping": map[string]any{"A": 3}}, "mapping.A", "field name"},
+		{map[string]any{"resource": "companies", "format": "csv", "mapping": map[string]any{"A": "nmae"}}, "mapping", "nmae"},
+	} {
+		wantError(t, c.Do("POST", "/v1/imports", tc.body), 400, tc.text)
+	}
+	for _, tc := range []struct {
+		body map[string]any
+		text string
+	}{
+		{map[string]any{}, "resource"},
+		{map[string]any{"resource": "companies", "fields": []any{"colour"}}, "colour"},
+		{map[string]any{"resource": "companies", "filter": map[string]any{"tags": "ai"}}, "filter.tags"},
+		{map[string]any{"resource": "companies", "filter": map[string]any{"sector": map[string]any{}}}, "filter.sector"},
+	} {
+		wantError(t, c.Do("POST", "/v1/exports", tc.body), 400, tc.text)
+	}
+	c.Do("GET", "/v1/imports/imp_nope", nil).Want(t, 404)
+	c.Do("GET", "/v1/exports/exp_nope", nil).Want(t, 404)
+}
+
+func TestAnExportImportedIntoAnotherOrganizationExportsTheSame(t *testing.T) {
+	t.Parallel()
+	apitest.InProcessOnly(t, "jobs run in the process's runner")
+	e := apitest.New(t)
+	a, b := e.Org(t), e.Org(t)
+	runImport(t, a, map[string]any{"resource": "companies", "format": "csv", "mapping": importMapping()}, companyCSV(500))
+	for _, format := range []string{"csv", "ndjson"} {
+		_, first := runExport(t, a, map[string]any{"resource": "companies", "format": format})
+		other := e.Org(t)
+		if format == "csv" {
+			other = b
+		}
+		j := runImport(t, other, map[string]any{"resource": "companies", "format": format}, first)
+		if num(j["created"]) != 500 || num(j["failed"]) != 0 {
+			t.Fatalf("%s re-import %s", format, jsonOf(j))
+		}
+		_, second := runExport(t, other, map[string]any{"resource": "companies", "format": format})
+		if x, y := normalized(t, format, first), normalized(t, format, second); x != y {
+			t.Errorf("%s: the second export differs from the first beyond ids and times:\n%.2000s\n---\n%.2000s", format, x, y)
+		}
+	}
+	// Filters and fields.
+	j, file := runExport(t, a, map[string]any{"resource": "companies", "format": "csv", "fields": []any{"canonicalName", "externalId"},
+		"filter": map[string]any{"externalId": []any{"ext-1", "ext-2"}}})
+	if rows := readCSV(t, file); num(j["rows"]) != 2 || len(rows) != 3 || strings.Join(rows[0], ",") != "id,canonicalName,externalId" {
+		t.Errorf("filtered export %s: %q", jsonOf(j), rows)
+	}
+}
+
+// normalized is an export without its ids and times, its lines sorted.
+func normalized(t *testing.T, format string, b []byte) string {
+	t.Helper()
+	var lines []string
+	if format == "csv" {
+		rows := readCSV(t, b)
+		drop := map[int]bool{}
+		for i, h := range rows[0] {
+			if h == "id" || h == "createdAt" || h == "updatedAt" {
+				drop[i] = true
+			}
+		}
+		for _, row := range rows {
+			var keep []string
+			for i, cell := range row {
+				if !drop[i] {
+					keep = append(keep, cell)
+				}
+			}
+			lines = append(lines, strings.Join(keep, "\x1f"))
+		}
+	} else {
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(line), &m); err != nil {
+				t.Fatalf("not NDJSON: %v: %s", err, line)
+			}
+			delete(m, "id")
+			delete(m, "createdAt")
+			delete(m, "updatedAt")
+			lines = append(lines, jsonOf(m))
+		}
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,641 @@
+package jobs
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/blob"
+	"github.com/sourcebase/sourcebase/internal/bulk"
+	"github.com/sourcebase/sourcebase/internal/ids"
+	"github.com/sourcebase/sourcebase/internal/input"
+	"github.com/sourcebase/sourcebase/internal/resource"
+	"github.com/sourcebase/sourcebase/internal/store"
+)
+
+// MaxMapping is the most columns an import's mapping names.
+const MaxMapping = 500
+
+// DecodeImport reads POST /v1/imports's body into a job awaiting its
+// upload: {resource, format, mode, match, mapping, dryRun}.
+func (s *Service) DecodeImport(body []byte) (*Job, error) {
+	o, err := input.ParseObject(body, "resource", "format", "mode", "match", "mapping", "dryRun")
+	if err != nil {
+		return nil, err
+	}
+	res, err := o.String("resource", input.Text{Min: 1, Max: 100, Trim: true})
+	if err != nil {
+		return nil, err
+	}
+	if !res.Set {
+		return nil, apperr.Invalid("resource", "is required: the resource the rows are records of, such as companies")
+	}
+	t, err := s.target("resource", res.Value)
+	if err != nil {
+		return nil, err
+	}
+	format, err := o.Enum("format", string(bulk.CSV), string(bulk.NDJSON))
+	if err != nil {
+		return nil, err
+	}
+	if !format.Set {
+		return nil, apperr.Invalid("format", "is required: csv or ndjson")
+	}
+	mode, err := o.Enum("mode", ModeCreate, ModeUpsert, ModeUpdate)
+	if err != nil {
+		return nil, err
+	}
+	if !mode.Set {
+		mode.Value = ModeCreate
+	}
+	match, err := o.String("match", input.Text{Min: 1, Max: 100, Trim: true})
+	if err != nil {
+		return nil, err
+	}
+	dry, err := o.Bool("dryRun")
+	if err != nil {
+		return nil, err
+	}
+	j := s.newJob(KindImport, "imp")
+	j.Resource, j.Format, j.Mode, j.Match, j.DryRun = t.Def.Name, bulk.Format(format.Value), mode.Value, match.Value, dry.Value
+	switch j.Mode {
+	case ModeCreate:
+		if match.Set {
+			return nil, apperr.Invalid("match", "does not apply to mode create")
+		}
+	case ModeUpsert:
+		if t.Upsert == nil || len(t.Def.UniqueFields()) == 0 {
+			return nil, apperr.Invalid("mode", "upsert needs a unique field to match by, and %s have none: use create or update", t.Def.Name)
+		}
+		if !match.Set {
+			return nil, apperr.Invalid("match", "is required for mode upsert: one of %s", strings.Join(t.Def.UniqueFields(), ", "))
+		}
+		if _, err := t.Def.MatchField("match", j.Match); err != nil {
+			return nil, apperr.Invalid("match", "must name a unique field of %s: %s", t.Def.Name, strings.Join(t.Def.UniqueFields(), ", "))
+		}
+	case ModeUpdate:
+		if !match.Set {
+			j.Match = resource.FieldID
+		}
+		if j.Match != resource.FieldID {
+			if _, err := t.Def.MatchField("match", j.Match); err != nil {
+				return nil, apperr.Invalid("match", "must be id or a unique field of %s (%s)", t.Def.Name, strings.Join(t.Def.UniqueFields(), ", "))
+			}
+		}
+	}
+	if raw, ok := o.Raw("mapping"); ok && string(raw) != "null" {
+		m, err := o.FreeObject("mapping")
+		if err != nil {
+			return nil, err
+		}
+		if len(m.Value) > MaxMapping {
+			return nil, apperr.Invalid("mapping", "names %d columns; at most %d", len(m.Value), MaxMapping)
+		}
+		j.Mapping = map[string]string{}
+		for col, v := range m.Value {
+			f, ok := v.(string)
+			if !ok {
+				return nil, apperr.Invalid("mapping."+col, "must be a field name (a string), or \"\" to skip the column")
+			}
+			j.Mapping[col] = f
+		}
+	}
+	// The mapping's fields must be fields: checked now, on a header of
+	// the mapped columns, rather than when the file arrives.
+	if _, err := bulk.NewReader(strings.NewReader(csvHeader(j.Mapping)), s.readOptions(j, t), bulk.Position{}); err != nil && len(j.Mapping) > 0 {
+		return nil, apperr.Invalid("mapping", "%s", strings.TrimPrefix(err.Error(), "bulk: "))
+	}
+	return j, nil
+}
+
+// csvHeader is a CSV header of the mapping's columns.
+func csvHeader(m map[string]string) string {
+	cols := make([]string, 0, len(m))
+	for c := range m {
+		cols = append(cols, c)
+	}
+	sort.Strings(cols)
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	w.Write(cols)
+	w.Flush()
+	return b.String()
+}
+
+// readOptions are how an import reads its file.
+func (s *Service) readOptions(j *Job, t Target) bulk.Options {
+	o := bulk.Options{Format: j.Format, Def: t.Def, Mapping: j.Mapping}
+	if j.Mode == ModeUpdate && j.Match == resource.FieldID {
+		o.Keep = []string{resource.FieldID}
+	}
+	return o
+}
+
+// CreateImport stores an import awaiting its upload and returns it with
+// the URL to PUT the file to.
+func (s *Service) CreateImport(ctx context.Context, org string, j *Job) (*Job, string, error) {
+	j.Status = StatusAwaitingUpload
+	if err := s.coll.Create(ctx, org, j); err != nil {
+		return nil, "", err
+	}
+	u, err := s.files.UploadURL(ctx, UploadKey(org, j.ID), URLTTL)
+	if err != nil {
+		return nil, "", fmt.Errorf("upload URL of import %s: %w", j.ID, err)
+	}
+	return j, u, nil
+}
+
+// UploadURL is a fresh upload URL of an import still awaiting its file.
+func (s *Service) UploadURL(ctx context.Context, org string, j *Job) (string, error) {
+	if j.Status != StatusAwaitingUpload {
+		return "", nil
+	}
+	return s.files.UploadURL(ctx, UploadKey(org, j.ID), URLTTL)
+}
+
+// Uploaded queues the import whose file arrived at key (of size bytes)
+// and, unless start is false (a state machine started by the upload runs
+// it already), starts it. A second report of one upload changes nothing.
+func (s *Service) Uploaded(ctx context.Context, key string, size int64, start bool) (*Job, error) {
+	org, id := ParseUploadKey(key)
+	if org == "" {
+		return nil, fmt.Errorf("jobs: %q is not an import's upload", key)
+	}
+	j, err := s.save(ctx, org, id, func(j *Job) error {
+		if j.Status != StatusAwaitingUpload {
+			return store.ErrUnchanged
+		}
+		j.Status, j.Size = StatusQueued, size
+		return nil
+	})
+	if errors.Is(err, store.ErrUnchanged) {
+		return s.coll.Get(ctx, org, id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.markPending(ctx, org, id); err != nil {
+		return nil, err
+	}
+	if start && s.starter != nil {
+		if err := s.starter.Start(ctx, org, id); err != nil {
+			return nil, fmt.Errorf("start import %s: %w", id, err)
+		}
+	}
+	return j, nil
+}
+
+// Step runs a job until it ends or until deadline, whichever is first,
+// checkpointing as it goes; done says the job has ended. A step of an
+// ended job does nothing.
+func (s *Service) Step(ctx context.Context, org, id string, deadline time.Time) (done bool, err error) {
+	j, err := s.coll.Get(ctx, org, id)
+	if err != nil {
+		return false, err
+	}
+	if j.Done() {
+		return true, s.unmarkPending(ctx, org, id)
+	}
+	t, ok := s.targets[j.Resource]
+	if !ok {
+		return true, s.Fail(ctx, org, id, "the resource "+j.Resource+" no longer exists")
+	}
+	if j.Kind == KindExport {
+		return s.stepExport(ctx, org, j, t)
+	}
+	return s.stepImport(ctx, org, j, t, deadline)
+}
+
+// jobFailure is a failure that ends the job (a bad header, a missing
+// file), as opposed to one worth another attempt (the table).
+type jobFailure struct{ msg string }
+
+func (e *jobFailure) Error() string { return e.msg }
+
+func (s *Service) stepImport(ctx context.Context, org string, j *Job, t Target, deadline time.Time) (bool, error) {
+	if j.Status == StatusAwaitingUpload {
+		return false, apperr.Conflict("import %s has no file yet", j.ID)
+	}
+	if j.Status == StatusQueued {
+		total, err := s.countRows(ctx, org, j, t)
+		var jf *jobFailure
+		if errors.As(err, &jf) {
+			return true, s.Fail(ctx, org, j.ID, jf.msg)
+		}
+		if err != nil {
+			return false, err
+		}
+		if j, err = s.save(ctx, org, j.ID, func(j *Job) error {
+			now := s.now()
+			j.Status, j.Total, j.StartedAt = StatusRunning, total, &now
+			return nil
+		}); err != nil {
+			return false, err
+		}
+	}
+	for time.Now().Before(deadline) {
+		more, err := s.chunk(ctx, org, j, t)
+		var jf *jobFailure
+		if errors.As(err, &jf) {
+			return true, s.Fail(ctx, org, j.ID, jf.msg)
+		}
+		if err != nil {
+			return false, err
+		}
+		if j, err = s.coll.Get(ctx, org, j.ID); err != nil {
+			return false, err
+		}
+		if !more {
+			return true, s.finishImport(ctx, org, j)
+		}
+	}
+	return false, nil
+}
+
+// countRows reads the whole file once for its number of rows (total),
+// checking its header.
+func (s *Service) countRows(ctx context.Context, org string, j *Job, t Target) (int64, error) {
+	r, err := s.files.Open(ctx, UploadKey(org, j.ID), 0)
+	if errors.Is(err, blob.ErrNotFound) {
+		return 0, &jobFailure{"the uploaded file is gone"}
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	rd, err := bulk.NewReader(r, s.readOptions(j, t), bulk.Position{})
+	if err != nil {
+		return 0, &jobFailure{"the file cannot be read: " + err.Error()}
+	}
+	var n int64
+	for {
+		if _, err := rd.Next(); err == io.EOF {
+			return n, nil
+		} else if err != nil {
+			return 0, &jobFailure{"the file cannot be read: " + err.Error()}
+		}
+		n++
+	}
+}
+
+// rowResult is what writing one row did.
+type rowResult struct {
+	row     bulk.Row
+	created bool
+	err     error
+	// unreadable: the row could not become a body (err is its *bulk.RowError).
+	unreadable bool
+}
+
+// chunk writes the next chunk of rows and checkpoints; more says rows follow.
+func (s *Service) chunk(ctx context.Context, org string, j *Job, t Target) (more bool, err error) {
+	r, err := s.files.Open(ctx, UploadKey(org, j.ID), j.Position.Offset)
+	if err != nil {
+		if errors.Is(err, blob.ErrNotFound) {
+			return false, &jobFailure{"the uploaded file is gone"}
+		}
+		return false, err
+	}
+	defer r.Close()
+	rd, err := bulk.NewReader(r, s.readOptions(j, t), j.Position)
+	if err != nil {
+		return false, &jobFailure{"the file cannot be read: " + err.Error()}
+	}
+	size := s.Chunk
+	if size <= 0 {
+		size = DefaultChunk
+	}
+	var rows []bulk.Row
+	for len(rows) < size {
+		row, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return false, &jobFailure{"the file cannot be read: " + err.Error()}
+		}
+		rows = append(rows, row)
+	}
+	pos := rd.Position()
+	results := s.writeRows(ctx, org, j, t, rows)
+	first := j.Position.Row + 1
+	var failed []rowResult
+	var created, updated int64
+	for _, res := range results {
+		switch {
+		case res.err != nil:
+			if !res.unreadable && isTransient(res.err) {
+				// The table: the step fails and runs again from the checkpoint.
+				return false, res.err
+			}
+			failed = append(failed, res)
+		case res.created:
+			created++
+		default:
+			updated++
+		}
+	}
+	if len(failed) > 0 {
+		if err := s.writeErrorPart(ctx, org, j, first, failed); err != nil {
+			return false, err
+		}
+	}
+	_, err = s.save(ctx, org, j.ID, func(cur *Job) error {
+		if cur.Position.Row != j.Position.Row {
+			return apperr.ConcurrentWrite("import %s was checkpointed by another step", j.ID)
+		}
+		cur.Position = pos
+		cur.Processed += int64(len(rows))
+		cur.Created += created
+		cur.Updated += updated
+		cur.Failed += int64(len(failed))
+		if len(failed) > 0 && !slices.Contains(cur.ErrorParts, first) {
+			cur.ErrorParts = append(cur.ErrorParts, first)
+		}
+		return nil
+	})
+	return len(rows) == size && err == nil, err
+}
+
+// isTransient reports an error worth running the step again for: the
+// table unavailable or a write that raced another, not a row's fault.
+func isTransient(err error) bool {
+	if errors.Is(err, apperr.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return true
+	}
+	code, _ := apperr.CodeOf(err)
+	return code == "" || code == apperr.CodeInternal
+}
+
+// groupRows is the most rows written in one transaction (a company with
+// an externalId writes 3 items: 75 of DynamoDB's 100).
+const groupRows = 25
+
+// writeRows writes rows with the service's workers, at most its rate: in
+// groups, each group's writes in one transaction (writeGroup).
+func (s *Service) writeRows(ctx context.Context, org string, j *Job, t Target, rows []bulk.Row) []rowResult {
+	workers := s.Workers
+	if workers <= 0 {
+		workers = DefaultWorkers
+	}
+	rate := s.RowsPerSecond
+	if rate <= 0 {
+		rate = DefaultRowsPerSecond
+	}
+	results := make([]rowResult, len(rows))
+	type group struct{ from, to int }
+	next := make(chan group)
+	var wg sync.WaitGroup
+	for range min(workers, max(len(rows), 1)) {
+		wg.Go(func() {
+			for g := range next {
+				copy(results[g.from:g.to], s.writeGroup(ctx, org, j, t, rows[g.from:g.to]))
+			}
+		})
+	}
+	start := time.Now()
+	for from := 0; from < len(rows); from += groupRows {
+		// A group goes when the rate allows its first row.
+		if wait := time.Until(start.Add(time.Duration(float64(from) / rate * float64(time.Second)))); wait > 0 {
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+			}
+		}
+		next <- group{from, min(from+groupRows, len(rows))}
+	}
+	close(next)
+	wg.Wait()
+	return results
+}
+
+// writeGroup writes rows in one transaction: each row's writes are
+// collected in a unit (store.Unit), the rows that fail alone (a bad value)
+// left out, and the unit committed. When the commit fails (a unique value
+// taken, two rows of one record, a row already written before a crash),
+// each row is written alone instead, so that each gets its own answer.
+func (s *Service) writeGroup(ctx context.Context, org string, j *Job, t Target, rows []bulk.Row) []rowResult {
+	results := make([]rowResult, len(rows))
+	if j.DryRun || len(rows) == 1 {
+		for i, row := range rows {
+			results[i] = s.writeRow(ctx, org, j, t, row)
+		}
+		return results
+	}
+	u := &store.Unit{}
+	uctx := store.WithUnit(ctx, u)
+	var written []int
+	for i, row := range rows {
+		results[i] = s.writeRow(uctx, org, j, t, row)
+		if results[i].err != nil {
+			u.Discard()
+			continue
+		}
+		u.End()
+		written = append(written, i)
+	}
+	if err := s.st.Commit(ctx, u); err != nil {
+		for _, i := range written {
+			results[i] = s.writeRow(ctx, org, j, t, rows[i])
+		}
+	}
+	return results
+}
+
+// writeRow writes one row as its mode says (a dry run: in a unit that is
+// never committed, so every check runs and nothing is written).
+func (s *Service) writeRow(ctx context.Context, org string, j *Job, t Target, row bulk.Row) rowResult {
+	res := rowResult{row: row}
+	if row.Err != nil {
+		res.err, res.unreadable = row.Err, true
+		return res
+	}
+	if j.DryRun {
+		ctx = store.WithUnit(ctx, &store.Unit{})
+	}
+	inUnit := store.InUnit(ctx)
+	switch j.Mode {
+	case ModeCreate:
+		// The id the row's record gets is the job's and the row's: a row
+		// written again after a crash meets the record it made.
+		id := ids.Derived(t.Def.IDPrefix, j.StartedAt.Time, j.ID+"#"+fmt.Sprint(row.Number))
+		_, err := t.Create(resource.WithNewID(ctx, id), org, row.Body)
+		if err != nil && errors.Is(err, apperr.ErrConflict) && !inUnit {
+			if _, gerr := t.Get(ctx, org, id); gerr == nil {
+				err = nil // made by this row before a crash
+			}
+		}
+		res.created, res.err = err == nil, err
+	case ModeUpsert:
+		_, created, err := t.Upsert(ctx, org, j.Match, row.Body)
+		res.created, res.err = created, err
+	case ModeUpdate:
+		id, body, err := s.updateTarget(ctx, org, j, t, row.Body)
+		if err == nil {
+			_, err = t.Update(ctx, org, id, body)
+		}
+		res.err = err
+	}
+	return res
+}
+
+// updateTarget is the id of the record an update row names (its id, or
+// its match field's value) and the body to update it with.
+func (s *Service) updateTarget(ctx context.Context, org string, j *Job, t Target, body []byte) (string, []byte, error) {
+	o, err := input.ParseObject(body)
+	if err != nil {
+		return "", nil, err
+	}
+	if j.Match == resource.FieldID {
+		id, err := o.String(resource.FieldID, input.Text{Min: 1, Max: store.MaxIDLength, Trim: true})
+		if err != nil {
+			return "", nil, err
+		}
+		if !id.Set {
+			return "", nil, apperr.Invalid(resource.FieldID, "is required: mode update matches records by id")
+		}
+		rest, err := withoutField(body, resource.FieldID)
+		return id.Value, rest, err
+	}
+	f, err := t.Def.MatchField("match", j.Match)
+	if err != nil {
+		return "", nil, err
+	}
+	value, err := resource.MatchValue(body, f)
+	if err != nil {
+		return "", nil, err
+	}
+	id, err := t.Owner(ctx, org, f.Name, value)
+	if err != nil {
+		return "", nil, err
+	}
+	if id == "" {
+		return "", nil, apperr.Invalid(f.Name, "matches no %s: mode update changes existing records only", t.Def.Singular)
+	}
+	return id, body, nil
+}
+
+// writeErrorPart writes the failed rows of the chunk from row first.
+func (s *Service) writeErrorPart(ctx context.Context, org string, j *Job, first int64, failed []rowResult) error {
+	sort.Slice(failed, func(a, b int) bool { return failed[a].row.Number < failed[b].row.Number })
+	var b bytes.Buffer
+	ew := bulk.NewErrorWriter(&b, j.Format, j.Position.Header)
+	for _, f := range failed {
+		if err := ew.Write(f.row, rowMessage(f.err)); err != nil {
+			return err
+		}
+	}
+	if err := ew.Close(); err != nil {
+		return err
+	}
+	_, err := s.files.Write(ctx, errorPartKey(org, j.ID, first), &b)
+	return err
+}
+
+// rowMessage is a failed row's error as the errors file says it.
+func rowMessage(err error) string {
+	var re *bulk.RowError
+	if errors.As(err, &re) {
+		if re.Column == "" {
+			return re.Message
+		}
+		return re.Column + ": " + re.Message
+	}
+	var inv *apperr.InvalidError
+	if errors.As(err, &inv) {
+		return inv.Error()
+	}
+	if errors.Is(err, apperr.ErrNotFound) {
+		return "not found"
+	}
+	return err.Error()
+}
+
+// finishImport assembles the errors file from its parts and completes
+// the job.
+func (s *Service) finishImport(ctx context.Context, org string, j *Job) error {
+	if len(j.ErrorParts) > 0 {
+		if err := s.assembleErrors(ctx, org, j); err != nil {
+			return err
+		}
+	}
+	if _, err := s.save(ctx, org, j.ID, func(j *Job) error {
+		if j.Done() {
+			return store.ErrUnchanged
+		}
+		s.end(j, StatusCompleted)
+		return nil
+	}); err != nil && !errors.Is(err, store.ErrUnchanged) {
+		return err
+	}
+	return s.unmarkPending(ctx, org, j.ID)
+}
+
+// assembleErrors streams the error parts, in row order, into one CSV
+// with one header.
+func (s *Service) assembleErrors(ctx context.Context, org string, j *Job) error {
+	parts := slices.Clone(j.ErrorParts)
+	slices.Sort(parts)
+	pr, pw := io.Pipe()
+	go func() {
+		w := csv.NewWriter(pw)
+		for i, first := range parts {
+			r, err := s.files.Open(ctx, errorPartKey(org, j.ID, first), 0)
+			if err != nil {
+				pw.CloseWithError(err)
+				return
+			}
+			cr := csv.NewReader(r)
+			cr.FieldsPerRecord = -1
+			for n := 0; ; n++ {
+				rec, err := cr.Read()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					r.Close()
+					pw.CloseWithError(err)
+					return
+				}
+				if n == 0 && i > 0 {
+					continue // the header, written once
+				}
+				w.Write(rec)
+			}
+			r.Close()
+		}
+		w.Flush()
+		pw.CloseWithError(w.Error())
+	}()
+	_, err := s.files.Write(ctx, errorsKey(org, j.ID), pr)
+	pr.CloseWithError(err)
+	return err
+}
+
+// ErrorsURL is the download URL of a completed import's errors file, ""
+// when no row failed.
+func (s *Service) ErrorsURL(ctx context.Context, org string, j *Job) (string, error) {
+	if j.Status != StatusCompleted || j.Failed == 0 {
+		return "", nil
+	}
+	return s.files.DownloadURL(ctx, errorsKey(org, j.ID), URLTTL, j.ID+"-errors.csv", "text/csv; charset=utf-8")
+}
+
+// withoutField is the JSON object body without name.
+func withoutField(body []byte, name string) ([]byte, error) {
+	var m map[string]rawJSON
+	if err := jsonUnmarshal(body, &m); err != nil {
+		return nil, err
+	}
+	delete(m, name)
+	return jsonMarshal(m)
+}
