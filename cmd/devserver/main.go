@@ -88,6 +88,9 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 		return fmt.Errorf("bulk jobs: %w", err)
 	}
 	defer jobRunner.Close()
+	if cfg.ImportRowsPerSecond > 0 {
+		deps.Jobs.RowsPerSecond = cfg.ImportRowsPerSecond
+	}
 	demo, err := localdev.CreateDemo(ctx, deps.Keys)
 	if err != nil {
 		return err

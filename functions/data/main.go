@@ -1,10 +1,12 @@
 // Command data is the Lambda function of the data resource group:
-// enrichment values and metric series.
+// enrichment values, metric series, and bulk imports and exports (their
+// files in S3: package jobfns).
 package main
 
 import (
 	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/app/jobfns"
 	"github.com/sourcebase/sourcebase/internal/fn"
 )
 
-func main() { app.ServeLambda(fn.Data) }
+func main() { app.ServeLambda(fn.Data, jobfns.Option) }

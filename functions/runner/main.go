@@ -1,8 +1,12 @@
-// Command runner is the Lambda the run state machine invokes: it executes a
+// Command runner is the Lambda the state machines invoke: it executes a
 // run ({"action":"execute",...}) or marks it failed from the Catch path
-// ({"action":"fail",...}).
+// ({"action":"fail",...}), runs a bulk job's steps ({"action":"job.step",
+// ...}: package jobs), and sweeps on its schedule.
 package main
 
-import "github.com/sourcebase/sourcebase/internal/app"
+import (
+	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/app/jobfns"
+)
 
-func main() { app.ServeRunner() }
+func main() { app.ServeRunner(jobfns.Option) }

@@ -113,7 +113,7 @@ func importMapping() map[string]any { return map[string]any{"Name": "canonicalNa
 
 func TestACSVImportWritesEveryGoodRowAndReportsTheBadOnesInTheErrorsFile(t *testing.T) {
 	t.Parallel()
-	apitest.InProcessOnly(t, "imports run in the process's runner")
+	apitest.InProcessOnly(t, "6,000 rows: the lambdas suite runs the smaller imports")
 	c := apitest.New(t).Org(t)
 	file := companyCSV(6000, 5001)
 	j := runImport(t, c, map[string]any{"resource": "companies", "format": "csv", "mapping": importMapping()}, file)
@@ -203,8 +203,7 @@ func TestAnImportKilledMidWayResumesWithoutDuplicatingOrLosingARow(t *testing.T)
 
 func TestImportsOfTwoOrganizationsAtOnceStayInTheirOwn(t *testing.T) {
 	t.Parallel()
-	apitest.InProcessOnly(t, "imports run in the process's runner")
-	e := apitest.New(t)
+		e := apitest.New(t)
 	a, b := e.Org(t), e.Org(t)
 	done := make(chan map[string]any, 2)
 	for _, c := range []*apitest.Client{a, b} {
@@ -229,8 +228,7 @@ func TestImportsOfTwoOrganizationsAtOnceStayInTheirOwn(t *testing.T) {
 
 func TestUpsertAndUpdateImportsAndADryRun(t *testing.T) {
 	t.Parallel()
-	apitest.InProcessOnly(t, "imports run in the process's runner")
-	c := apitest.New(t).Org(t)
+		c := apitest.New(t).Org(t)
 	file := companyCSV(20)
 	dry := runImport(t, c, map[string]any{"resource": "companies", "format": "csv", "mode": "upsert", "match": "externalId", "mapping": importMapping(), "dryRun": true}, file)
 	if dry["status"] != "completed" || num(dry["created"]) != 20 || len(companies(t, c)) != 0 {
@@ -292,7 +290,7 @@ func TestBadImportAndExportBodiesAreRefusedNamingTheField(t *testing.T) {
 
 func TestAnExportImportedIntoAnotherOrganizationExportsTheSame(t *testing.T) {
 	t.Parallel()
-	apitest.InProcessOnly(t, "jobs run in the process's runner")
+	apitest.InProcessOnly(t, "docs/bulk.md's round trip runs in the lambdas suite")
 	e := apitest.New(t)
 	a, b := e.Org(t), e.Org(t)
 	runImport(t, a, map[string]any{"resource": "companies", "format": "csv", "mapping": importMapping()}, companyCSV(500))

@@ -116,8 +116,9 @@ func startLambdas(endpoint string) error {
 		BinDir:      bin,
 		DynamoDB:    endpoint,
 		AccessKeyID: accessKey,
-		Config:      app.Config{Table: lambdaTable, CacheTTL: auth.MaxCacheTTL, StoreTimeout: min(testenv.StoreTimeout(), store.MaxCallTimeout)},
-		Log:         &warnings{},
+		Config: app.Config{Table: lambdaTable, CacheTTL: auth.MaxCacheTTL, StoreTimeout: min(testenv.StoreTimeout(), store.MaxCallTimeout),
+			ImportRowsPerSecond: 100_000}, // imports as fast as the table takes them
+		Log: &warnings{},
 	})
 	if err != nil {
 		return err

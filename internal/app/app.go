@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/url"
 	"os"
 	"regexp"
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -63,6 +65,20 @@ type Config struct {
 	// to, for the organizations whose operator asked for it (the events
 	// function's setting).
 	EventBusName string
+	// BULK_BUCKET: the S3 bucket of the bulk jobs' files (uploads,
+	// exports, errors files), for the functions that create or run jobs.
+	BulkBucket string
+	// JOBS_STATE_MACHINE_ARN: the job state machine, which the function
+	// creating exports starts.
+	JobsStateMachineARN string
+	// BULK_DIR, BULK_FILES_URL and BULK_FILES_SECRET: without S3 (the
+	// local Lambda front), the jobs' files are in a directory whose signed
+	// URLs (HMAC-SHA256 with the hex secret) a process at the base URL
+	// serves (blob.Dir).
+	BulkDir, BulkFilesURL, BulkFilesSecret string
+	// IMPORT_ROWS_PER_SECOND bounds each import's writes (0: the default,
+	// jobs.DefaultRowsPerSecond).
+	ImportRowsPerSecond float64
 }
 
 // The search engines SEARCH_ENGINE names.
@@ -113,6 +129,12 @@ const (
 	EnvDeliverDLQURL         = "DELIVER_DLQ_URL"
 	EnvWebhooksAllowLoopback = "WEBHOOKS_ALLOW_LOOPBACK"
 	EnvEventBusName          = "EVENT_BUS_NAME"
+	EnvBulkBucket            = "BULK_BUCKET"
+	EnvJobsStateMachineARN   = "JOBS_STATE_MACHINE_ARN"
+	EnvBulkDir               = "BULK_DIR"
+	EnvBulkFilesURL          = "BULK_FILES_URL"
+	EnvBulkFilesSecret       = "BULK_FILES_SECRET"
+	EnvImportRowsPerSecond   = "IMPORT_ROWS_PER_SECOND"
 
 	EnvSearchEngine          = "SEARCH_ENGINE"
 	EnvOpenSearchEndpoint    = "OPENSEARCH_ENDPOINT"
@@ -130,7 +152,8 @@ func DefaultConfig() Config {
 func ConfigFromEnv() (Config, error) {
 	c := Config{Table: os.Getenv(EnvTable), StateMachineARN: os.Getenv(EnvStateMachineARN), WebhookBaseURL: os.Getenv(EnvWebhookBaseURL),
 		SearchBaseURL: os.Getenv(EnvSearchBaseURL), DeliverQueueURL: os.Getenv(EnvDeliverQueueURL), DeliverDLQURL: os.Getenv(EnvDeliverDLQURL),
-		EventBusName: os.Getenv(EnvEventBusName)}
+		EventBusName: os.Getenv(EnvEventBusName), BulkBucket: os.Getenv(EnvBulkBucket), JobsStateMachineARN: os.Getenv(EnvJobsStateMachineARN),
+		BulkDir: os.Getenv(EnvBulkDir), BulkFilesURL: os.Getenv(EnvBulkFilesURL), BulkFilesSecret: os.Getenv(EnvBulkFilesSecret)}
 	switch v := os.Getenv(EnvWebhooksAllowLoopback); v {
 	case "", "false":
 	case "true":
@@ -140,6 +163,13 @@ func ConfigFromEnv() (Config, error) {
 	}
 	if c.Table == "" {
 		c.Table = DefaultTable
+	}
+	if v := os.Getenv(EnvImportRowsPerSecond); v != "" {
+		n, err := strconv.ParseFloat(v, 64)
+		if err != nil || n <= 0 || math.IsInf(n, 0) {
+			return c, fmt.Errorf("%s: %q is not a positive number of rows a second", EnvImportRowsPerSecond, v)
+		}
+		c.ImportRowsPerSecond = n
 	}
 	ttl, err := auth.ParseCacheTTL(os.Getenv(EnvCacheTTL))
 	if err != nil {
@@ -240,6 +270,18 @@ func (c Config) Env() map[string]string {
 	}
 	if c.EventBusName != "" {
 		env[EnvEventBusName] = c.EventBusName
+	}
+	if c.BulkBucket != "" {
+		env[EnvBulkBucket] = c.BulkBucket
+	}
+	if c.JobsStateMachineARN != "" {
+		env[EnvJobsStateMachineARN] = c.JobsStateMachineARN
+	}
+	if c.ImportRowsPerSecond > 0 {
+		env[EnvImportRowsPerSecond] = strconv.FormatFloat(c.ImportRowsPerSecond, 'g', -1, 64)
+	}
+	if c.BulkDir != "" {
+		env[EnvBulkDir], env[EnvBulkFilesURL], env[EnvBulkFilesSecret] = c.BulkDir, c.BulkFilesURL, c.BulkFilesSecret
 	}
 	return env
 }

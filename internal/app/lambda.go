@@ -162,11 +162,14 @@ func ServeIndexer(newIndexer NewIndexer) {
 // ServeRunner runs the Lambda the state machine invokes to execute a run
 // and, from its Catch path, to mark a run failed; its schedule
 // (routes.Function.Schedule) invokes it to sweep (RunnerHandler).
-func ServeRunner() {
+func ServeRunner(options ...func(*api.Deps)) {
 	SizeToCPU()
 	Logger(os.Stdout)
 	deps, _, _, err := FromEnv(context.Background(), awsenv.Load)
 	Must(err)
+	for _, o := range options {
+		o(&deps)
+	}
 	lambda.Start(RunnerHandler(deps))
 }
 

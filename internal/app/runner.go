@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/sourcebase/sourcebase/internal/api"
+	"github.com/sourcebase/sourcebase/internal/jobs"
 	"github.com/sourcebase/sourcebase/internal/runs"
 )
 
@@ -72,6 +74,20 @@ func RunnerHandler(deps api.Deps) func(context.Context, json.RawMessage) (any, e
 		}
 		if ev.Source == ScheduledEventSource && ev.DetailType == ScheduledEventDetailType {
 			return Sweep(ctx, deps)
+		}
+		var action struct {
+			Action string `json:"action"`
+		}
+		json.Unmarshal(raw, &action)
+		if strings.HasPrefix(action.Action, jobs.ActionPrefix) {
+			if deps.Jobs == nil {
+				return nil, fmt.Errorf("a job task (%s), and the runner has no bulk jobs (BULK_BUCKET)", action.Action)
+			}
+			var task jobs.Task
+			if err := json.Unmarshal(raw, &task); err != nil {
+				return nil, fmt.Errorf("job task: %w", err)
+			}
+			return deps.Jobs.HandleTask(ctx, task)
 		}
 		var task runs.Task
 		if err := json.Unmarshal(raw, &task); err != nil {

@@ -34,7 +34,7 @@ var Layers = []Layer{
 	{"http", []string{"httpapi"}},
 	{"domain", []string{"companies", "workflows", "enrichment", "runs", "resources", "search/opensearch/golden", "endpoints", "endpoints/sqsqueue", "jobs"}},
 	{"surface", []string{"api", "mcpserver", "generate"}},
-	{"assembly", []string{"app", "app/eventfns", "app/operator", "lambdafront", "localdev", "localdev/localdevtest", "apitest"}},
+	{"assembly", []string{"app", "app/eventfns", "app/jobfns", "app/operator", "lambdafront", "localdev", "localdev/localdevtest", "apitest"}},
 }
 
 // Layer is one layer: its name and packages.

@@ -3,20 +3,33 @@ package jobs
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"sync"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 )
 
 // StepBudget is how long one step of a job runs before it checkpoints and
 // hands over to the next: well within Lambda's 15 minutes.
 const StepBudget = 10 * time.Minute
 
-// Task is what the job state machine sends the jobs function: the action
-// ("uploaded": an upload's key arrived; "step": run the job; "fail": the
-// job failed) and the job.
+// The actions of the job state machine's tasks ("job." tells them from a
+// run's, which the same function handles).
+const (
+	ActionUploaded = "job.uploaded" // an upload's key arrived: queue its import
+	ActionStep     = "job.step"     // run the job for a step
+	ActionFail     = "job.fail"     // the job failed
+	ActionPrefix   = "job."
+)
+
+// Task is what the job state machine sends the function running jobs: the
+// action and the job.
 type Task struct {
 	Action string `json:"action"`
 	Org    string `json:"organizationId,omitempty"`
@@ -38,21 +51,21 @@ type TaskResult struct {
 // HandleTask runs a task of the job state machine.
 func (s *Service) HandleTask(ctx context.Context, t Task) (TaskResult, error) {
 	switch t.Action {
-	case "uploaded":
+	case ActionUploaded:
 		j, err := s.Uploaded(ctx, t.Key, t.Size, false)
 		if err != nil {
 			return TaskResult{}, err
 		}
 		org, _ := ParseUploadKey(t.Key)
 		return TaskResult{Org: org, ID: j.ID, Done: j.Done()}, nil
-	case "step":
+	case ActionStep:
 		deadline := time.Now().Add(StepBudget)
 		if d, ok := ctx.Deadline(); ok && d.Add(-time.Minute).Before(deadline) {
 			deadline = d.Add(-time.Minute)
 		}
 		done, err := s.Step(ctx, t.Org, t.ID, deadline)
 		return TaskResult{Org: t.Org, ID: t.ID, Done: done}, err
-	case "fail":
+	case ActionFail:
 		var cause struct{ Error, Cause string }
 		json.Unmarshal(t.Error, &cause)
 		msg := "the job failed: " + cause.Error
@@ -198,14 +211,14 @@ func StateMachineDefinition(functionARN string) string {
 			},
 			"Uploaded": map[string]any{
 				"Type": "Task", "Resource": functionARN,
-				"Parameters": map[string]any{"action": "uploaded", "key.$": "$.detail.object.key", "size.$": "$.detail.object.size"},
+				"Parameters": map[string]any{"action": ActionUploaded, "key.$": "$.detail.object.key", "size.$": "$.detail.object.size"},
 				"Retry":      retry, "TimeoutSeconds": 60,
 				"ResultSelector": map[string]any{"organizationId.$": "$.organizationId", "jobId.$": "$.jobId"},
 				"Next":           "Step",
 			},
 			"Step": map[string]any{
 				"Type": "Task", "Resource": functionARN,
-				"Parameters": map[string]any{"action": "step", "organizationId.$": "$.organizationId", "jobId.$": "$.jobId"},
+				"Parameters": map[string]any{"action": ActionStep, "organizationId.$": "$.organizationId", "jobId.$": "$.jobId"},
 				"Retry":      retry, "Catch": catch, "TimeoutSeconds": 900,
 				"Next": "Ended",
 			},
@@ -216,7 +229,7 @@ func StateMachineDefinition(functionARN string) string {
 			},
 			"MarkFailed": map[string]any{
 				"Type": "Task", "Resource": functionARN,
-				"Parameters": map[string]any{"action": "fail", "organizationId.$": "$.organizationId", "jobId.$": "$.jobId", "error.$": "$.error"},
+				"Parameters": map[string]any{"action": ActionFail, "organizationId.$": "$.organizationId", "jobId.$": "$.jobId", "error.$": "$.error"},
 				"Retry":      retry, "TimeoutSeconds": 60, "ResultPath": "$.marked",
 				"Next": "Failed",
 			},
@@ -226,4 +239,29 @@ func StateMachineDefinition(functionARN string) string {
 	}
 	b, _ := json.MarshalIndent(def, "", "  ")
 	return string(b)
+}
+
+// StepFunctions starts jobs as executions of the job state machine, named
+// by the job's id (a second start of one job is no second execution).
+type StepFunctions struct {
+	Client          *sfn.Client
+	StateMachineARN string
+}
+
+// Start starts the job's execution.
+func (e StepFunctions) Start(ctx context.Context, org, id string) error {
+	in, _ := json.Marshal(TaskResult{Org: org, ID: id})
+	_, err := e.Client.StartExecution(ctx, &sfn.StartExecutionInput{
+		StateMachineArn: aws.String(e.StateMachineARN),
+		Name:            aws.String(id),
+		Input:           aws.String(string(in)),
+	})
+	var exists *sfntypes.ExecutionAlreadyExists
+	if errors.As(err, &exists) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("start the job state machine: %w", err)
+	}
+	return nil
 }

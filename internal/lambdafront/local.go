@@ -2,6 +2,8 @@ package lambdafront
 
 import (
 	"context"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,11 +19,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/blob"
 	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/jobs"
 	"github.com/sourcebase/sourcebase/internal/localsfn"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
@@ -124,6 +129,11 @@ type Local struct {
 	SFN string
 	// StateMachineARN is the run state machine's ARN.
 	StateMachineARN string
+	// JobsStateMachineARN is the job state machine's ARN.
+	JobsStateMachineARN string
+	// Files are the bulk jobs' files (S3's stand-in), served at the
+	// front's blob.PathPrefix; an upload starts its import's execution.
+	Files *blob.Dir
 	// Functions are the running functions, by name: those behind the
 	// front, the runner, and, invoked directly, the operator's (admin) and
 	// those an event source feeds in AWS (events, deliver): nothing here
@@ -132,10 +142,11 @@ type Local struct {
 	// Their delivery queues are LocalQueueURL: there is no SQS here.
 	Functions map[string]*runtimeapi.Function
 
-	front *Front
-	sfn   *localsfn.Server
-	srv   *http.Server
-	done  chan struct{}
+	front    *Front
+	sfn      *localsfn.Server
+	filesDir string
+	srv      *http.Server
+	done     chan struct{}
 }
 
 // FunctionARN is the ARN the Runtime API reports for a local function.
@@ -173,6 +184,15 @@ func StartLocal(o LocalOptions) (_ *Local, err error) {
 		}
 	}()
 	l.StateMachineARN = localsfn.StateMachineARN("sourcebase-runs")
+	l.JobsStateMachineARN = localsfn.StateMachineARN("sourcebase-jobs")
+	filesDir, err := os.MkdirTemp("", "sourcebase-files-")
+	if err != nil {
+		return nil, err
+	}
+	l.filesDir = filesDir
+	if l.Files, err = blob.NewDir(filesDir, l.URL); err != nil {
+		return nil, err
+	}
 
 	newFunction := func(f routes.Function, sfnURL string) *runtimeapi.Function {
 		cfg := o.Config
@@ -183,6 +203,13 @@ func StartLocal(o LocalOptions) (_ *Local, err error) {
 		}
 		if f.StartsRuns {
 			cfg.StateMachineARN = l.StateMachineARN
+		}
+		if f.RunsJobs || f.Reach == routes.ByStateMachine {
+			// S3's stand-in: the front's directory and URLs.
+			cfg.BulkDir, cfg.BulkFilesURL, cfg.BulkFilesSecret = l.Files.Root, l.Files.BaseURL, hex.EncodeToString(l.Files.Secret)
+		}
+		if f.RunsJobs {
+			cfg.JobsStateMachineARN = l.JobsStateMachineARN
 		}
 		if (f.Reach == routes.ByStream || f.Reach == routes.ByQueue) && !f.OpenSearchOnly {
 			// They refuse to start without their queues (ServeEvents,
@@ -231,11 +258,14 @@ func StartLocal(o LocalOptions) (_ *Local, err error) {
 	runner, _ := routes.FunctionNamed(fn.Runner)
 	tasks := map[string]localsfn.Invoker{FunctionARN(runner.Name): newFunction(runner, "")}
 	l.sfn, err = localsfn.Start(localsfn.Options{
-		StateMachines: map[string]string{l.StateMachineARN: runs.StateMachineDefinition(FunctionARN(runner.Name))},
-		Tasks:         localsfn.Lambdas(tasks),
-		SkipWaits:     o.SkipWaits,
-		Dir:           o.Root,
-		Log:           o.Log,
+		StateMachines: map[string]string{
+			l.StateMachineARN:     runs.StateMachineDefinition(FunctionARN(runner.Name)),
+			l.JobsStateMachineARN: jobs.StateMachineDefinition(FunctionARN(runner.Name)),
+		},
+		Tasks:     localsfn.Lambdas(tasks),
+		SkipWaits: o.SkipWaits,
+		Dir:       o.Root,
+		Log:       o.Log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start the local Step Functions: %w", err)
@@ -259,7 +289,21 @@ func StartLocal(o LocalOptions) (_ *Local, err error) {
 	if err != nil {
 		return nil, err
 	}
-	l.srv = &http.Server{Handler: l.front, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	// An upload starts its import's execution, as S3's Object Created
+	// event does through EventBridge in AWS.
+	sfnClient := l.sfn.Client()
+	l.Files.OnUpload = func(key string, size int64) {
+		_, id := jobs.ParseUploadKey(key)
+		if id == "" {
+			return
+		}
+		in, _ := json.Marshal(map[string]any{"detail": map[string]any{"object": map[string]any{"key": key, "size": size}}})
+		if _, err := sfnClient.StartExecution(context.Background(), &sfn.StartExecutionInput{
+			StateMachineArn: aws.String(l.JobsStateMachineARN), Name: aws.String(id), Input: aws.String(string(in))}); err != nil {
+			slog.Error("start an uploaded import", "key", key, "err", err)
+		}
+	}
+	l.srv = &http.Server{Handler: app.WithFiles(l.Files.Handler(), l.front), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	go func() {
 		defer close(l.done)
 		if err := l.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -289,6 +333,9 @@ func (l *Local) Close() {
 }
 
 func (l *Local) stop() {
+	if l.filesDir != "" {
+		defer os.RemoveAll(l.filesDir)
+	}
 	if l.sfn != nil {
 		l.sfn.Close()
 	}

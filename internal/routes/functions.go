@@ -80,6 +80,12 @@ type Function struct {
 	// SendsDeliveries: the function queues outbound webhook deliveries
 	// (sqs:SendMessage on the delivery queue, DELIVER_QUEUE_URL).
 	SendsDeliveries bool
+	// RunsJobs: the function creates and reads bulk jobs (package jobs):
+	// their files' bucket (BULK_BUCKET; it presigns uploads and downloads)
+	// and the job state machine, which it starts for exports
+	// (JOBS_STATE_MACHINE_ARN, states:StartExecution). The state
+	// machine's function runs the jobs' steps.
+	RunsJobs bool
 	// Fallback: the function also serves the HTTP API's $default route,
 	// the requests no route matches (401 without credentials, then 404
 	// "no such endpoint" or 405), as the dev server answers them.
@@ -97,7 +103,7 @@ var Functions = []Function{
 	{Name: fn.CRM, Doc: "%s", Reach: ByAPI},
 	{Name: fn.Documents, Doc: "%s", Reach: ByAPI},
 	{Name: fn.Scoring, Doc: "scoring %s", Reach: ByAPI},
-	{Name: fn.Data, Doc: "enrichment values and metric series", Reach: ByAPI},
+	{Name: fn.Data, Doc: "enrichment values, metric series, and bulk imports and exports", Reach: ByAPI, RunsJobs: true},
 	{Name: fn.Search, Doc: "search of %s (the only function with the search engine)", Reach: ByAPI, HoldsIndexes: true, EngineBuilds: true},
 	{Name: fn.MCP, Doc: "the Model Context Protocol endpoint: AI agents' tools over the other groups' routes", Reach: ByAPI,
 		StartsRuns: true, WebhookURLs: true, SearchesByAPI: true, Table: []store.Access{store.Read, store.Write}},
@@ -106,7 +112,7 @@ var Functions = []Function{
 	// (Query of the runs' index, updates) and the purges of deleted
 	// companies' candidates (Query of the PURGE partition and of each
 	// partition, deletes): Read and Write.
-	{Name: fn.Runner, Doc: "executes a run's steps for the run state machine, and sweeps on a schedule", Reach: ByStateMachine,
+	{Name: fn.Runner, Doc: "executes a run's steps for the run state machine and a bulk job's for the job state machine, and sweeps on a schedule", Reach: ByStateMachine,
 		Table: []store.Access{store.Read, store.Write}, Schedule: SweepSchedule},
 	{Name: fn.Admin, Doc: "operator actions: organizations and API keys", Reach: ByOperator, Table: []store.Access{store.Read, store.Write, store.Describe}},
 	{Name: fn.Hooks, Doc: "the change history and the outbound webhook endpoints with their deliveries", Reach: ByAPI, SendsDeliveries: true},
