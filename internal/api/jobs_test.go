@@ -203,7 +203,7 @@ func TestAnImportKilledMidWayResumesWithoutDuplicatingOrLosingARow(t *testing.T)
 
 func TestImportsOfTwoOrganizationsAtOnceStayInTheirOwn(t *testing.T) {
 	t.Parallel()
-		e := apitest.New(t)
+	e := apitest.New(t)
 	a, b := e.Org(t), e.Org(t)
 	done := make(chan map[string]any, 2)
 	for _, c := range []*apitest.Client{a, b} {
@@ -228,7 +228,7 @@ func TestImportsOfTwoOrganizationsAtOnceStayInTheirOwn(t *testing.T) {
 
 func TestUpsertAndUpdateImportsAndADryRun(t *testing.T) {
 	t.Parallel()
-		c := apitest.New(t).Org(t)
+	c := apitest.New(t).Org(t)
 	file := companyCSV(20)
 	dry := runImport(t, c, map[string]any{"resource": "companies", "format": "csv", "mode": "upsert", "match": "externalId", "mapping": importMapping(), "dryRun": true}, file)
 	if dry["status"] != "completed" || num(dry["created"]) != 20 || len(companies(t, c)) != 0 {
