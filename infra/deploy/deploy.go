@@ -29,6 +29,10 @@ type Refs struct {
 	// delivery queue (SQS FIFO) and its dead-letter queue.
 	DeliverQueueURL string
 	DeliverDLQURL   string
+	// BulkBucket is the bulk jobs' S3 bucket (its name), and
+	// JobsStateMachineARN the job state machine.
+	BulkBucket          string
+	JobsStateMachineARN string
 }
 
 // EventBus is the EventBridge bus the events function publishes to, for
@@ -51,6 +55,13 @@ func Config(base app.Config, f routes.Function, r Refs) app.Config {
 	cfg := base
 	cfg.Table, cfg.StateMachineARN, cfg.WebhookBaseURL, cfg.SearchBaseURL = r.Table, "", "", ""
 	cfg.DeliverQueueURL, cfg.DeliverDLQURL, cfg.WebhooksAllowLoopback, cfg.EventBusName = "", "", false, ""
+	cfg.BulkBucket, cfg.JobsStateMachineARN, cfg.BulkDir, cfg.BulkFilesURL, cfg.BulkFilesSecret = "", "", "", "", ""
+	if f.RunsJobs || IsJobRunner(f) {
+		cfg.BulkBucket = r.BulkBucket
+	}
+	if f.RunsJobs {
+		cfg.JobsStateMachineARN = r.JobsStateMachineARN
+	}
 	if f.StartsRuns {
 		cfg.StateMachineARN = r.StateMachineARN
 	}
@@ -293,3 +304,51 @@ func EventsFilterPatterns() []string {
 	}
 	return []string{pattern("NewImage"), pattern("OldImage")}
 }
+
+// IsJobRunner reports whether f runs the bulk jobs' steps: the function
+// the state machines invoke.
+func IsJobRunner(f routes.Function) bool { return f.Reach == routes.ByStateMachine }
+
+// The bulk jobs' bucket: what its objects are, and who may do what with
+// them (the CDK stack and the SAM template grant exactly these).
+const (
+	// BulkRetentionDays is how long the bucket keeps an object (an upload,
+	// an export, an errors file): the jobs' URLs last an hour, and a job's
+	// counts stay in its record.
+	BulkRetentionDays = 7
+	// BulkAbortUploadDays is when an unfinished multipart upload is
+	// removed.
+	BulkAbortUploadDays = 1
+	// BulkImportsPrefix starts the key of every import's files
+	// (jobs.UploadKey): the objects whose creation starts an import are
+	// its uploads; BulkExportsPrefix starts the exports'.
+	BulkImportsPrefix = "imports/"
+	BulkExportsPrefix = "exports/"
+)
+
+// BulkPresignActions are what the function that creates jobs presigns (a
+// presigned URL acts with its signer's rights): uploads to imports/, and
+// downloads of imports/ (errors files) and exports/.
+var (
+	BulkUploadActions   = []string{"s3:PutObject"}
+	BulkDownloadActions = []string{"s3:GetObject"}
+	// BulkRunActions are what the runner does with the jobs' objects:
+	// read uploads, write exports and errors files (multipart), remove
+	// parts.
+	BulkRunActions = []string{"s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload"}
+	// BulkListActions let the runner tell a missing object (404) from a
+	// forbidden one (S3 answers 403 for a missing key without it).
+	BulkListActions = []string{"s3:ListBucket"}
+	// StartJobActions let the function that creates exports start them.
+	StartJobActions = []string{"states:StartExecution"}
+)
+
+// JobsStateMachineTimeout bounds one job's execution (the definition's
+// TimeoutSeconds).
+const JobsStateMachineTimeout = 24 * time.Hour
+
+// BulkUploadPattern matches the keys of imports' uploads (jobs.UploadKey,
+// imports/<org>/<job>/upload) in the EventBridge rule that starts the job
+// state machine on S3's Object Created events: the runner's own writes
+// under imports/ (errors files) start nothing.
+const BulkUploadPattern = "imports/*/*/upload"
