@@ -35,6 +35,27 @@ func suppressFindings(st *Stack) {
 			AppliesTo: &[]interface{}{jsii.String("Resource::*")},
 		},
 	}, jsii.Bool(true))
+	cdknag.NagSuppressions_AddResourceSuppressions(st.JobStateMachine.Role(), &[]*cdknag.NagPackSuppression{{
+		Id: jsii.String("AwsSolutions-IAM5"),
+		Reason: jsii.String("Added by CDK for the state machine's logging and X-Ray tracing, which support no resource-level permissions " +
+			"(as for the run state machine); the role's only other permission is invoking the runner function."),
+		AppliesTo: &[]interface{}{jsii.String("Resource::*")},
+	}}, jsii.Bool(true))
+	cdknag.NagSuppressions_AddResourceSuppressions(st.BulkBucket, &[]*cdknag.NagPackSuppression{{
+		Id: jsii.String("AwsSolutions-S1"),
+		Reason: jsii.String("The bucket holds the bulk jobs' files for 7 days and is reached only through presigned URLs the API hands to " +
+			"authenticated callers; each job records who created it, and CloudTrail data events can log object access where an account wants it."),
+	}}, jsii.Bool(true))
+	for _, name := range []string{fn.Data, fn.Runner} {
+		cdknag.NagSuppressions_AddResourceSuppressions(st.Roles[name], &[]*cdknag.NagPackSuppression{{
+			Id: jsii.String("AwsSolutions-IAM5"),
+			Reason: jsii.String("The jobs' objects are named by organization and job at run time (imports/<org>/<job>/..., exports/<org>/<job>/...): " +
+				"the grant is to those two prefixes of the jobs' own bucket, with the actions each function needs (deploy.Bulk*Actions)."),
+			AppliesTo: &[]interface{}{
+				cdknag.RegexAppliesTo{Regex: jsii.String(`/^Resource::<BulkBucket[0-9A-F]*\.Arn>\/(imports|exports)\/\*$/`)},
+			},
+		}}, jsii.Bool(true))
+	}
 	// The stream consumers: the indexer (OpenSearch deployments) and the
 	// events function (every deployment).
 	for name, failures := range map[string]awssqs.Queue{fn.Indexer: st.IndexerFailures, fn.Events: st.EventsFailures} {

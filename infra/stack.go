@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsopensearchserverless"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsstepfunctions"
 	"github.com/aws/constructs-go/constructs/v10"
@@ -56,6 +57,13 @@ type Stack struct {
 	Runner           string
 	StateMachine     awsstepfunctions.StateMachine
 	StateMachineLogs awslogs.LogGroup
+	// BulkBucket holds the bulk jobs' files; JobStateMachine runs the
+	// jobs over the runner, started by UploadRule on an import's upload
+	// (jobs.go).
+	BulkBucket          awss3.Bucket
+	JobStateMachine     awsstepfunctions.StateMachine
+	JobStateMachineLogs awslogs.LogGroup
+	UploadRule          awsevents.Rule
 
 	// Schedules are the EventBridge rules of the functions with a
 	// routes.Function.Schedule, by function name: each invokes its
@@ -86,12 +94,14 @@ func StackName(s Stage) string { return "Sourcebase-" + string(s) }
 
 // Names of the outputs.
 const (
-	OutApiURL          = "ApiUrl"
-	OutWebhookURL      = "WebhookUrl"
-	OutTableName       = "TableName"
-	OutStateMachineARN = "StateMachineArn"
-	OutDeliverQueueURL = "DeliverQueueUrl"
-	OutDeliverDLQURL   = "DeliverDlqUrl"
+	OutApiURL             = "ApiUrl"
+	OutWebhookURL         = "WebhookUrl"
+	OutTableName          = "TableName"
+	OutStateMachineARN    = "StateMachineArn"
+	OutBulkBucket         = "BulkBucketName"
+	OutJobStateMachineARN = "JobStateMachineArn"
+	OutDeliverQueueURL    = "DeliverQueueUrl"
+	OutDeliverDLQURL      = "DeliverDlqUrl"
 )
 
 // HTTP API default stage throttling (every route): a cap for one
@@ -140,7 +150,7 @@ func NewStack(scope constructs.Construct, o Options) (*Stack, error) {
 	settings := settingsOf(o.Stage)
 	st := &Stack{
 		Stack: awscdk.NewStack(scope, jsii.String(StackName(o.Stage)), &awscdk.StackProps{
-			Description: jsii.String(fmt.Sprintf("Sourcebase (%s): HTTP API, Lambda functions, DynamoDB table and its stream, run state machine, webhook delivery queues", o.Stage)),
+			Description: jsii.String(fmt.Sprintf("Sourcebase (%s): HTTP API, Lambda functions, DynamoDB table and its stream, run and job state machines, bulk jobs' bucket, webhook delivery queues", o.Stage)),
 		}),
 		Options:      o,
 		Functions:    map[string]awslambda.Function{},
@@ -158,6 +168,7 @@ func NewStack(scope constructs.Construct, o Options) (*Stack, error) {
 	}
 	st.Table = table
 	st.addDeliveryQueues(settings)
+	st.addBulkBucket(settings)
 
 	policies := map[string]awsiam.PolicyDocument{}
 	st.Policies = policies
@@ -206,6 +217,7 @@ func NewStack(scope constructs.Construct, o Options) (*Stack, error) {
 	if err := st.addStateMachine(settings); err != nil {
 		return nil, err
 	}
+	st.addJobs(settings)
 	for _, f := range routes.Functions {
 		if f.StartsRuns {
 			policies[f.Name].AddStatements(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
@@ -250,6 +262,8 @@ func NewStack(scope constructs.Construct, o Options) (*Stack, error) {
 	out(OutTableName, *table.TableName(), "the DynamoDB table")
 	out(OutStateMachineARN, *st.StateMachine.StateMachineArn(), "the run state machine")
 	out(OutDeliverQueueURL, *st.DeliverQueue.QueueUrl(), "the outbound webhooks' delivery queue (SQS FIFO)")
+	out(OutBulkBucket, *st.BulkBucket.BucketName(), "the bulk jobs' files: imports' uploads, exports, errors files (objects expire after 7 days)")
+	out(OutJobStateMachineARN, *st.JobStateMachine.StateMachineArn(), "the job state machine: bulk imports and exports")
 	out(OutDeliverDLQURL, *st.DeliverDLQ.QueueUrl(), "the deliveries that exhausted their retries (SQS FIFO dead-letter queue, kept 14 days)")
 
 	suppressFindings(st)
@@ -264,12 +278,14 @@ func NewStack(scope constructs.Construct, o Options) (*Stack, error) {
 // deliveries (deploy.Config).
 func (st *Stack) Config(f routes.Function) app.Config {
 	cfg := deploy.Config(app.DefaultConfig(), f, deploy.Refs{
-		Table:           *st.Table.TableName(),
-		StateMachineARN: *st.StateMachine.StateMachineArn(),
-		WebhookURL:      *st.WebhookURL.Url(),
-		APIURL:          *st.Api.ApiEndpoint(),
-		DeliverQueueURL: *st.DeliverQueue.QueueUrl(),
-		DeliverDLQURL:   *st.DeliverDLQ.QueueUrl(),
+		Table:               *st.Table.TableName(),
+		StateMachineARN:     *st.StateMachine.StateMachineArn(),
+		WebhookURL:          *st.WebhookURL.Url(),
+		APIURL:              *st.Api.ApiEndpoint(),
+		DeliverQueueURL:     *st.DeliverQueue.QueueUrl(),
+		DeliverDLQURL:       *st.DeliverDLQ.QueueUrl(),
+		BulkBucket:          *st.BulkBucket.BucketName(),
+		JobsStateMachineARN: *st.JobStateMachine.StateMachineArn(),
 	})
 	if st.Options.OpenSearch() {
 		cfg = deploy.OpenSearch(cfg, f, *st.Collection.AttrCollectionEndpoint())

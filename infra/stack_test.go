@@ -237,6 +237,14 @@ func TestEveryFunctionHasExactlyTheEnvironmentOfItsConfiguration(t *testing.T) {
 			if f.Name == fn.Events {
 				cfg.EventBusName = deploy.EventBus
 			}
+			// The data function creates bulk jobs (their bucket, and the
+			// job state machine it starts exports on); the runner runs them.
+			if f.RunsJobs || f.Name == fn.Runner {
+				cfg.BulkBucket = "<bucket>"
+			}
+			if f.RunsJobs {
+				cfg.JobsStateMachineARN = "<jobs>"
+			}
 			// With OpenSearch, the search function and the indexer are
 			// told its engine and the collection's endpoint.
 			if s.stack.Options.OpenSearch() && (f.HoldsIndexes || f.Name == fn.Indexer) {
@@ -259,6 +267,10 @@ func TestEveryFunctionHasExactlyTheEnvironmentOfItsConfiguration(t *testing.T) {
 					want[k] = ref(s.logicalID(s.stack.DeliverQueue))
 				case "<dlq>":
 					want[k] = ref(s.logicalID(s.stack.DeliverDLQ))
+				case "<bucket>":
+					want[k] = ref(s.logicalID(s.stack.BulkBucket))
+				case "<jobs>":
+					want[k] = ref(s.logicalID(s.stack.JobStateMachine))
 				default:
 					want[k] = v
 				}
@@ -374,6 +386,24 @@ func TestEveryFunctionRoleAllowsExactlyTheGeneratedActions(t *testing.T) {
 			if f.StartsRuns {
 				want.add("states:StartExecution", ref(s.logicalID(s.stack.StateMachine)))
 			}
+			// The bulk jobs' objects (jobs_test.go checks them one by one).
+			bucketARN := getAtt(s.logicalID(s.stack.BulkBucket), "Arn")
+			objects := func(prefixes ...string) []any {
+				var out []any
+				for _, p := range prefixes {
+					out = append(out, map[string]any{"Fn::Join": []any{"", []any{bucketARN, "/" + p + "*"}}})
+				}
+				return out
+			}
+			if f.RunsJobs {
+				want.add(deploy.BulkUploadActions, objects(deploy.BulkImportsPrefix))
+				want.add(deploy.BulkDownloadActions, objects(deploy.BulkImportsPrefix, deploy.BulkExportsPrefix))
+				want.add(deploy.StartJobActions, ref(s.logicalID(s.stack.JobStateMachine)))
+			}
+			if deploy.IsJobRunner(f) {
+				want.add(deploy.BulkRunActions, objects(deploy.BulkImportsPrefix, deploy.BulkExportsPrefix))
+				want.add(deploy.BulkListActions, bucketARN)
+			}
 			if s.stack.Options.OpenSearch() && (f.HoldsIndexes || f.Name == fn.Indexer) {
 				want.add("aoss:APIAccessAll", getAtt(s.logicalID(s.stack.Collection), "Arn"))
 			}
@@ -428,10 +458,12 @@ func TestOnlyTheFunctionsThatStartRunsMayStartExecutionsAndTheMachineInvokesOnly
 	stages(t, func(t *testing.T, s *synthesized) {
 		starters := map[string]bool{}
 		for _, f := range s.deployed() {
-			if f.StartsRuns {
+			if f.StartsRuns || f.RunsJobs {
 				starters[s.logicalID(s.stack.Roles[f.Name])] = true
 			}
 		}
+		// The rule that starts an import's execution on its upload.
+		starters[uploadRuleRole(t, s)] = true
 		if len(starters) == 0 {
 			t.Fatal("no function starts runs")
 		}
@@ -475,8 +507,8 @@ func TestTheStateMachineIsTheRunsDefinitionAroundTheRunnerAndIsValidStatesLangua
 	const placeholder = "arn:aws:lambda:us-east-1:123456789012:function:runner-placeholder"
 	stages(t, func(t *testing.T, s *synthesized) {
 		machines := s.t.ofType("AWS::StepFunctions::StateMachine")
-		if len(machines) != 1 {
-			t.Fatalf("%d state machines, want one", len(machines))
+		if len(machines) != 2 {
+			t.Fatalf("%d state machines, want two: runs' and jobs'", len(machines))
 		}
 		runner := s.logicalID(s.stack.Functions[s.stack.Runner])
 		def := fnJoin(t, s.t.Resources[s.logicalID(s.stack.StateMachine)].Properties["DefinitionString"], func(e any) (string, bool) {
@@ -675,6 +707,7 @@ func TestTheRunnerIsInvokedOnItsDeclaredScheduleByAnEventBridgeRule(t *testing.T
 			}
 		}
 		rules := s.t.ofType("AWS::Events::Rule")
+		delete(rules, s.logicalID(s.stack.UploadRule)) // not a schedule: jobs_test.go
 		if len(rules) != len(want) || len(s.stack.Schedules) != len(want) || !want[fn.Runner] {
 			t.Fatalf("%d rules (%d in the stack) for the scheduled functions %v, want one each, the runner's among them", len(rules), len(s.stack.Schedules), want)
 		}
@@ -721,16 +754,34 @@ func TestTheRunnerIsInvokedOnItsDeclaredScheduleByAnEventBridgeRule(t *testing.T
 	})
 }
 
+// uploadRuleRole is the logical id of the role the upload rule's target
+// starts executions with.
+func uploadRuleRole(t *testing.T, s *synthesized) string {
+	t.Helper()
+	rule := s.t.Resources[s.logicalID(s.stack.UploadRule)]
+	targets, _ := rule.Properties["Targets"].([]any)
+	if len(targets) != 1 {
+		t.Fatalf("the upload rule has %d targets, want 1", len(targets))
+	}
+	arn, _ := targets[0].(map[string]any)["RoleArn"].(map[string]any)["Fn::GetAtt"].([]any)
+	if len(arn) != 2 {
+		t.Fatalf("the upload rule's target has no role: %s", js(targets[0]))
+	}
+	return arn[0].(string)
+}
+
 func TestTheOutputsAreTheAPIURLWebhookURLTableNameAndStateMachineARN(t *testing.T) {
 	stages(t, func(t *testing.T, s *synthesized) {
 		apiID := s.logicalID(s.stack.Api)
 		want := map[string]any{
-			OutApiURL:          map[string]any{"Fn::Join": []any{"", []any{"https://", ref(apiID), ".execute-api.", ref("AWS::Region"), ".", ref("AWS::URLSuffix"), "/"}}},
-			OutWebhookURL:      getAtt(s.logicalID(s.stack.WebhookURL), "FunctionUrl"),
-			OutTableName:       ref(s.logicalID(s.stack.Table)),
-			OutStateMachineARN: ref(s.logicalID(s.stack.StateMachine)),
-			OutDeliverQueueURL: ref(s.logicalID(s.stack.DeliverQueue)),
-			OutDeliverDLQURL:   ref(s.logicalID(s.stack.DeliverDLQ)),
+			OutApiURL:             map[string]any{"Fn::Join": []any{"", []any{"https://", ref(apiID), ".execute-api.", ref("AWS::Region"), ".", ref("AWS::URLSuffix"), "/"}}},
+			OutWebhookURL:         getAtt(s.logicalID(s.stack.WebhookURL), "FunctionUrl"),
+			OutTableName:          ref(s.logicalID(s.stack.Table)),
+			OutStateMachineARN:    ref(s.logicalID(s.stack.StateMachine)),
+			OutDeliverQueueURL:    ref(s.logicalID(s.stack.DeliverQueue)),
+			OutDeliverDLQURL:      ref(s.logicalID(s.stack.DeliverDLQ)),
+			OutBulkBucket:         ref(s.logicalID(s.stack.BulkBucket)),
+			OutJobStateMachineARN: ref(s.logicalID(s.stack.JobStateMachine)),
 		}
 		if s.stack.Options.OpenSearch() {
 			want[OutSearchEndpoint] = getAtt(s.logicalID(s.stack.Collection), "CollectionEndpoint")
