@@ -94,6 +94,18 @@ func LocalEnv(s Spec) ([]byte, error) {
 		if _, ok := vars[app.EnvDeliverDLQURL]; ok {
 			local[app.EnvDeliverDLQURL] = LocalDeliverDLQURL
 		}
+		// No S3 or Step Functions under sam local, and neither function
+		// refuses to start without them: blank, so that the data
+		// function's job routes answer 503 (bulk jobs are not configured)
+		// and the runner refuses job tasks, rather than presigning URLs to
+		// a bucket that is not there with whatever sam local makes of
+		// !Ref BulkBucket. make run and make run-lambdas run jobs over a
+		// local directory.
+		for _, k := range []string{app.EnvBulkBucket, app.EnvJobsStateMachineARN} {
+			if _, ok := vars[k]; ok {
+				local[k] = ""
+			}
+		}
 		if len(local) > 0 {
 			env[LogicalID(f.Name)] = local
 		}

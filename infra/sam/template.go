@@ -15,6 +15,7 @@ import (
 	"github.com/sourcebase/sourcebase/infra/deploy"
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/jobs"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/store"
@@ -46,6 +47,11 @@ const (
 	DeliverQueueID   = "DeliverQueue"
 	DeliverDLQID     = "DeliverDeadLetters"
 	EventsFailuresID = "EventsFailures"
+	// BulkBucketID is the bulk jobs' bucket (imports' uploads, exports,
+	// errors files), JobStateMachineID the job state machine running them
+	// over the runner.
+	BulkBucketID      = "BulkBucket"
+	JobStateMachineID = "JobStateMachine"
 	// DynamoDBEndpointParam is the template parameter that points every
 	// function at another DynamoDB (DynamoDB Local under sam local); empty
 	// in a deployment, where the variable is left out.
@@ -106,6 +112,10 @@ const (
 	QueueEventName  = "DeliveryQueue"
 )
 
+// UploadEventName is the job state machine's EventBridgeRule event: S3's
+// Object Created event of an import's upload starts an execution.
+const UploadEventName = "ImportUpload"
+
 // scheduleNote says in the template that f is invoked on its schedule.
 func scheduleNote(f routes.Function) string {
 	if f.Schedule == "" {
@@ -118,7 +128,7 @@ func scheduleNote(f routes.Function) string {
 var reachNote = map[routes.Reach]string{
 	routes.ByAPI:          "Invoked by the HTTP API: one HttpApi event per route of its group in the route table.",
 	routes.ByURL:          "Invoked through its function URL (no HTTP API route).",
-	routes.ByStateMachine: "Invoked by the run state machine's Task states.",
+	routes.ByStateMachine: "Invoked by the Task states of the run state machine and of the job state machine.",
 	routes.ByOperator:     "Invoked directly by operators with aws lambda invoke (no events, never public).",
 	routes.ByStream:       "Invoked with batches of the table's DynamoDB stream (its " + StreamEventName + " event), filtered to the item types that have events.",
 	routes.ByQueue:        "Invoked with batches of the delivery queue (its " + QueueEventName + " event, SQS FIFO) at a bounded concurrency.",
@@ -154,7 +164,9 @@ Checked by: cd infra && go test ./sam   (fails when this file differs from what 
   go test ./sam -update rewrites it)
 Build and run: make sam-build, make sam-local (need the SAM CLI; sam-local also Docker).
 Stream and queues: the events function's stream source (filter criteria from api.EventCatalog()), the delivery
-  queue and its dead-letter queue, with their settings from infra/deploy.`
+  queue and its dead-letter queue, with their settings from infra/deploy.
+Bulk jobs: their bucket (settings and grants from infra/deploy) and the job state machine
+  (jobs.StateMachineDefinition, internal/jobs) over the runner, started by an import's upload (EventBridge).`
 
 // Generate returns the SAM template of s.
 func Generate(s Spec) ([]byte, error) {
@@ -180,6 +192,10 @@ func Generate(s Spec) ([]byte, error) {
 			field("MessageRetentionPeriod", deploy.FailureRetentionDays*secondsPerDay),
 		))))
 	add("", EventsFailuresID+"Policy", tlsOnly(EventsFailuresID))
+	add("The bulk jobs' files: imports' uploads (presigned PUT URLs), exports and errors files (presigned GET URLs). Private, encrypted, "+
+		"objects expiring after deploy.BulkRetentionDays; its events go to EventBridge, where an import's upload starts the job state machine.",
+		BulkBucketID, bulkBucket())
+	add("", BulkBucketID+"Policy", bucketTLSOnly(BulkBucketID))
 	add("", "HttpApiAccessLogs", logGroup(nil))
 	add("The HTTP API: every route of the route table is an HttpApi event of its group's function.", HttpAPIID, httpAPI())
 	for _, f := range s.Functions {
@@ -190,12 +206,19 @@ func Generate(s Spec) ([]byte, error) {
 		add(fmt.Sprintf("functions/%s: %s. %s%s", f.Name, f.Describe(s.Routes), reachNote[f.Reach], scheduleNote(f)), LogicalID(f.Name), fn)
 		add("", LogicalID(f.Name)+"Logs", logGroup(sub("/aws/lambda/${"+LogicalID(f.Name)+"}")))
 	}
-	sm, err := stateMachine(s)
+	sm, err := stateMachine(s, StateMachineID, runs.StateMachineDefinition, nil)
 	if err != nil {
 		return nil, err
 	}
 	add("Executes workflow runs: runs.StateMachineDefinition, with the runner's ARN substituted.", StateMachineID, sm)
 	add("", StateMachineID+"Logs", logGroup(sub("/aws/vendedlogs/states/${AWS::StackName}-runs")))
+	jsm, err := stateMachine(s, JobStateMachineID, jobs.StateMachineDefinition, jobEvents())
+	if err != nil {
+		return nil, err
+	}
+	add("Executes bulk imports and exports: jobs.StateMachineDefinition, with the runner's ARN substituted. An import's upload starts it "+
+		"(its "+UploadEventName+" event); the functions that create exports start it with {\"organizationId\",\"jobId\"}.", JobStateMachineID, jsm)
+	add("", JobStateMachineID+"Logs", logGroup(sub("/aws/vendedlogs/states/${AWS::StackName}-jobs")))
 
 	urlFn, _ := only(s.Functions, routes.ByURL)
 	adminFn, _ := only(s.Functions, routes.ByOperator)
@@ -207,12 +230,14 @@ func Generate(s Spec) ([]byte, error) {
 		field("AdminFunctionName", output("Operator function (aws lambda invoke --function-name <it> --payload '{\"action\":...}')", ref(LogicalID(adminFn.Name)))),
 		field("DeliverQueueUrl", output("The outbound webhooks' delivery queue (SQS FIFO)", ref(DeliverQueueID))),
 		field("DeliverDlqUrl", output("The deliveries that exhausted their retries (SQS FIFO dead-letter queue)", ref(DeliverDLQID))),
+		field("BulkBucketName", output(fmt.Sprintf("The bulk jobs' files: imports' uploads, exports, errors files (objects expire after %d days)", deploy.BulkRetentionDays), ref(BulkBucketID))),
+		field("JobStateMachineArn", output("ARN of the job state machine: bulk imports and exports", ref(JobStateMachineID))),
 	)
 
 	doc := obj(
 		field("AWSTemplateFormatVersion", "2010-09-09"),
 		field("Transform", "AWS::Serverless-2016-10-31"),
-		field("Description", "Sourcebase: one Lambda per resource group behind an HTTP API, the webhook function URL, the run state machine and its runner, the operator function, the change history's events function on the table's stream, the outbound webhooks' delivery queue and deliver function, and the single DynamoDB table."),
+		field("Description", "Sourcebase: one Lambda per resource group behind an HTTP API, the webhook function URL, the run state machine and its runner, the operator function, the change history's events function on the table's stream, the outbound webhooks' delivery queue and deliver function, the bulk jobs' bucket and job state machine, and the single DynamoDB table."),
 		field("Parameters", obj(
 			field(DynamoDBEndpointParam, obj(
 				field("Type", "String"),
@@ -284,6 +309,39 @@ func validate(s Spec) error {
 	}
 	if len(consumers) != 1 || len(deliverers) != 1 {
 		return fmt.Errorf("the template expects one events function on the table's stream and one deliver function on the delivery queue, found %v and %v", consumers, deliverers)
+	}
+	return jobTimeouts(s)
+}
+
+// jobTimeouts checks that the runner outlasts every Task of the job state
+// machine, as deploy.RunnerTimeout makes it outlast the run state
+// machine's: Step Functions, not Lambda, times a step out.
+func jobTimeouts(s Spec) error {
+	runner, err := only(s.Functions, routes.ByStateMachine)
+	if err != nil {
+		return err
+	}
+	size, err := deploy.SizingOf(runner)
+	if err != nil {
+		return err
+	}
+	var def struct {
+		TimeoutSeconds int
+		States         map[string]struct {
+			Type           string
+			TimeoutSeconds int
+		}
+	}
+	if err := json.Unmarshal([]byte(jobs.StateMachineDefinition("runner")), &def); err != nil {
+		return fmt.Errorf("job state machine definition: %w", err)
+	}
+	for name, st := range def.States {
+		if st.Type == "Task" && (st.TimeoutSeconds <= 0 || st.TimeoutSeconds > int(size.Timeout.Seconds())) {
+			return fmt.Errorf("job state machine: Task %s times out after %d s, want 1..%d s (the runner's timeout)", name, st.TimeoutSeconds, int(size.Timeout.Seconds()))
+		}
+	}
+	if def.TimeoutSeconds != int(deploy.JobsStateMachineTimeout.Seconds()) {
+		return fmt.Errorf("job state machine: TimeoutSeconds %d, want deploy.JobsStateMachineTimeout (%s)", def.TimeoutSeconds, deploy.JobsStateMachineTimeout)
 	}
 	return nil
 }
@@ -395,17 +453,23 @@ const (
 	searchURLPlaceholder    = "\x00search-url"
 	deliverQueuePlaceholder = "\x00deliver-queue"
 	deliverDLQPlaceholder   = "\x00deliver-dlq"
+	bulkBucketPlaceholder   = "\x00bulk-bucket"
+	jobsMachinePlaceholder  = "\x00jobs-state-machine"
 )
 
 // Env is the environment of f: app.Config.Env() of s.Config with the table
 // name, the state machine ARN (functions that start runs), the webhook
-// base URL (the workflows function, which shows trigger URLs) and the
-// search base URL parameter (the mcp function) set, plus the DynamoDB
-// endpoint for local runs. Values are YAML nodes.
+// base URL (the workflows function, which shows trigger URLs), the search
+// base URL parameter (the mcp function), the delivery queues, the bulk
+// jobs' bucket (the functions that create jobs and the runner) and the job
+// state machine (the functions that create jobs) set, as deploy.Config
+// decides, plus the DynamoDB endpoint for local runs. Values are YAML
+// nodes.
 func Env(s Spec, f routes.Function) (map[string]*yaml.Node, error) {
 	cfg := deploy.Config(s.Config, f, deploy.Refs{Table: tablePlaceholder, StateMachineARN: stateMachinePlaceholder,
 		WebhookURL: webhookURLPlaceholder, APIURL: searchURLPlaceholder,
-		DeliverQueueURL: deliverQueuePlaceholder, DeliverDLQURL: deliverDLQPlaceholder})
+		DeliverQueueURL: deliverQueuePlaceholder, DeliverDLQURL: deliverDLQPlaceholder,
+		BulkBucket: bulkBucketPlaceholder, JobsStateMachineARN: jobsMachinePlaceholder})
 	urlFn, err := only(s.Functions, routes.ByURL)
 	if err != nil {
 		return nil, err
@@ -421,6 +485,10 @@ func Env(s Spec, f routes.Function) (map[string]*yaml.Node, error) {
 			out[k] = ref(DeliverQueueID) // a queue's Ref is its URL
 		case deliverDLQPlaceholder:
 			out[k] = ref(DeliverDLQID)
+		case bulkBucketPlaceholder:
+			out[k] = ref(BulkBucketID) // a bucket's Ref is its name
+		case jobsMachinePlaceholder:
+			out[k] = ref(JobStateMachineID) // a state machine's Ref is its ARN
 		case webhookURLPlaceholder:
 			out[k] = getAtt(URLID(urlFn.Name) + ".FunctionUrl")
 		case searchURLPlaceholder:
@@ -480,6 +548,39 @@ func function(s Spec, f routes.Function) (*yaml.Node, error) {
 			field("Effect", "Allow"),
 			field("Action", strs(deploy.PublishEventsActions)),
 			field("Resource", sub("arn:${AWS::Partition}:events:${AWS::Region}:${AWS::AccountId}:event-bus/"+deploy.EventBus)),
+		))
+	}
+	if f.RunsJobs {
+		// A presigned URL acts with its signer's rights: uploads to
+		// imports/, downloads of imports/ (errors files) and exports/.
+		statements = append(statements, obj(
+			field("Sid", "UploadImports"),
+			field("Effect", "Allow"),
+			field("Action", strs(deploy.BulkUploadActions)),
+			field("Resource", bulkObjects(deploy.BulkImportsPrefix)),
+		), obj(
+			field("Sid", "DownloadJobFiles"),
+			field("Effect", "Allow"),
+			field("Action", strs(deploy.BulkDownloadActions)),
+			field("Resource", bulkObjects(deploy.BulkImportsPrefix, deploy.BulkExportsPrefix)),
+		), obj(
+			field("Sid", "StartJobs"),
+			field("Effect", "Allow"),
+			field("Action", strs(deploy.StartJobActions)),
+			field("Resource", ref(JobStateMachineID)),
+		))
+	}
+	if deploy.IsJobRunner(f) {
+		statements = append(statements, obj(
+			field("Sid", "RunJobs"),
+			field("Effect", "Allow"),
+			field("Action", strs(deploy.BulkRunActions)),
+			field("Resource", bulkObjects(deploy.BulkImportsPrefix, deploy.BulkExportsPrefix)),
+		), obj(
+			field("Sid", "ListJobFiles"),
+			field("Effect", "Allow"),
+			field("Action", strs(deploy.BulkListActions)),
+			field("Resource", getAtt(BulkBucketID+".Arn")),
 		))
 	}
 	if deploy.IsDeliverer(f) {
@@ -595,7 +696,8 @@ func function(s Spec, f routes.Function) (*yaml.Node, error) {
 		field("Timeout", int(size.Timeout.Seconds())),
 		note("app.Config.Env(); AWS_ENDPOINT_URL_DYNAMODB only when the DynamoDBEndpoint parameter is set (sam local).", "Environment", obj(field("Variables", obj(vars...)))),
 		note("Least privilege: store.IAMActions(f.Access(api.Routes())...), the table access of its routes (or declared in routes.Functions); StartExecution only where it starts runs; "+
-			"sqs:SendMessage on the delivery queue only where it queues deliveries.", "Policies", list(obj(
+			"sqs:SendMessage on the delivery queue only where it queues deliveries; the bulk bucket (infra/deploy's Bulk*Actions) only where it creates jobs "+
+			"(and StartExecution on the job state machine) or runs them (the runner).", "Policies", list(obj(
 			field("Version", "2012-10-17"),
 			field("Statement", list(statements...)),
 		))),
@@ -616,14 +718,17 @@ func function(s Spec, f routes.Function) (*yaml.Node, error) {
 	), nil
 }
 
-func stateMachine(s Spec) (*yaml.Node, error) {
+// stateMachine is state machine id: definition with the runner's ARN
+// substituted, allowed to invoke the runner only, logging to its own log
+// group (id+"Logs") and traced; events, when not nil, are its events.
+func stateMachine(s Spec, id string, definition func(functionARN string) string, events *yaml.Node) (*yaml.Node, error) {
 	runner, err := only(s.Functions, routes.ByStateMachine)
 	if err != nil {
 		return nil, err
 	}
 	var def map[string]any
-	if err := json.Unmarshal([]byte(runs.StateMachineDefinition("${"+RunnerArnVar+"}")), &def); err != nil {
-		return nil, fmt.Errorf("state machine definition: %w", err)
+	if err := json.Unmarshal([]byte(definition("${"+RunnerArnVar+"}")), &def); err != nil {
+		return nil, fmt.Errorf("%s definition: %w", id, err)
 	}
 	return obj(
 		field("Type", "AWS::Serverless::StateMachine"),
@@ -658,11 +763,110 @@ func stateMachine(s Spec) (*yaml.Node, error) {
 			field("Logging", obj(
 				field("Level", "ALL"),
 				field("IncludeExecutionData", true),
-				field("Destinations", list(obj(field("CloudWatchLogsLogGroup", obj(field("LogGroupArn", getAtt(StateMachineID+"Logs.Arn"))))))),
+				field("Destinations", list(obj(field("CloudWatchLogsLogGroup", obj(field("LogGroupArn", getAtt(id+"Logs.Arn"))))))),
 			)),
 			field("Tracing", obj(field("Enabled", true))),
+			field("Events", events),
 		)),
 	), nil
+}
+
+// jobEvents are the job state machine's events: S3's Object Created
+// event (through EventBridge, the bucket's EventBridgeConfiguration) for
+// the keys of imports' uploads (deploy.BulkUploadPattern) starts an
+// execution with the event as input (the definition reads
+// $.detail.object.key and .size). SAM makes it an AWS::Events::Rule and
+// the role that lets EventBridge start executions.
+func jobEvents() *yaml.Node {
+	return obj(field(UploadEventName, obj(
+		field("Type", "EventBridgeRule"),
+		field("Properties", obj(
+			note("The runner's own writes under imports/ (errors files) match no upload key and start nothing.", "Pattern", uploadPattern()),
+		)),
+	)))
+}
+
+// uploadPattern is the EventBridge pattern of an import's upload to the
+// bulk bucket.
+func uploadPattern() *yaml.Node {
+	return obj(
+		field("source", flow("aws.s3")),
+		field("detail-type", flow("Object Created")),
+		field("detail", obj(
+			field("bucket", obj(field("name", list(ref(BulkBucketID))))),
+			field("object", obj(field("key", list(obj(field("wildcard", deploy.BulkUploadPattern)))))),
+		)),
+	)
+}
+
+// bulkObjects are the bulk bucket's objects under prefixes.
+func bulkObjects(prefixes ...string) *yaml.Node {
+	var out []any
+	for _, p := range prefixes {
+		out = append(out, sub("arn:${AWS::Partition}:s3:::${"+BulkBucketID+"}/"+p+"*"))
+	}
+	return list(out...)
+}
+
+// bulkBucket is the bulk jobs' bucket (infra/deploy's settings): public
+// access blocked, objects owned by the bucket (no ACLs), SSE-S3, objects
+// expiring after deploy.BulkRetentionDays and unfinished multipart uploads
+// removed after deploy.BulkAbortUploadDays, events to EventBridge, and
+// CORS open to PUT and GET so that browsers can use the presigned URLs.
+func bulkBucket() *yaml.Node {
+	return obj(
+		field("Type", "AWS::S3::Bucket"),
+		field("Properties", obj(
+			field("BucketEncryption", obj(field("ServerSideEncryptionConfiguration", list(obj(
+				field("ServerSideEncryptionByDefault", obj(field("SSEAlgorithm", "AES256"))),
+			))))),
+			field("PublicAccessBlockConfiguration", obj(
+				field("BlockPublicAcls", true),
+				field("BlockPublicPolicy", true),
+				field("IgnorePublicAcls", true),
+				field("RestrictPublicBuckets", true),
+			)),
+			field("OwnershipControls", obj(field("Rules", list(obj(field("ObjectOwnership", "BucketOwnerEnforced")))))),
+			note("The jobs' URLs last an hour and a job's counts stay in its record: the files are kept a few days.", "LifecycleConfiguration", obj(field("Rules", list(obj(
+				field("Id", "ExpireJobFiles"),
+				field("Status", "Enabled"),
+				field("ExpirationInDays", deploy.BulkRetentionDays),
+				field("AbortIncompleteMultipartUpload", obj(field("DaysAfterInitiation", deploy.BulkAbortUploadDays))),
+			))))),
+			note("Object Created events go to EventBridge: an import's upload starts the job state machine (its "+UploadEventName+" event).",
+				"NotificationConfiguration", obj(field("EventBridgeConfiguration", obj(field("EventBridgeEnabled", true))))),
+			note("Browsers upload to and download from the presigned URLs the API hands out (the signature, not the origin, authorizes).",
+				"CorsConfiguration", obj(field("CorsRules", list(obj(
+					field("AllowedMethods", flow("PUT", "GET")),
+					field("AllowedOrigins", flow("*")),
+					field("AllowedHeaders", flow("*")),
+					field("ExposedHeaders", flow("ETag")),
+					field("MaxAge", 3600),
+				))))),
+		)),
+	)
+}
+
+// bucketTLSOnly is the bucket policy denying every request to bucket id
+// and its objects that is not sent over TLS.
+func bucketTLSOnly(id string) *yaml.Node {
+	return obj(
+		field("Type", "AWS::S3::BucketPolicy"),
+		field("Properties", obj(
+			field("Bucket", ref(id)),
+			field("PolicyDocument", obj(
+				field("Version", "2012-10-17"),
+				field("Statement", list(obj(
+					field("Sid", "EnforceTLS"),
+					field("Effect", "Deny"),
+					field("Principal", "*"),
+					field("Action", "s3:*"),
+					field("Resource", list(getAtt(id+".Arn"), sub("${"+id+".Arn}/*"))),
+					field("Condition", obj(field("Bool", obj(field("aws:SecureTransport", "false"))))),
+				))),
+			)),
+		)),
+	)
 }
 
 // The SQS actions of the functions' policies.

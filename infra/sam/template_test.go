@@ -22,6 +22,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/jobs"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/store"
@@ -397,11 +398,17 @@ func TestOnlyTheWebhookFunctionHasAPublicURLWithReservedConcurrency(t *testing.T
 
 func TestFunctionsBehindTheApiTimeOutBeforeApiGatewayAndTheRunnerOutlastsEveryTask(t *testing.T) {
 	fns := committed(t).GetAllServerlessFunctionResources()
-	var def struct {
+	var def, jobDef struct {
 		States map[string]struct{ TimeoutSeconds int }
 	}
 	if err := json.Unmarshal([]byte(runs.StateMachineDefinition("arn")), &def); err != nil {
 		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(jobs.StateMachineDefinition("arn")), &jobDef); err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range jobDef.States {
+		def.States["job "+name] = s
 	}
 	for _, f := range routes.Deployed(false) {
 		timeout := v(fns[LogicalID(f.Name)].Timeout)
@@ -453,6 +460,17 @@ func envProblems(tmpl *cloudformation.Template, s Spec) []string {
 		if deploy.IsEventsConsumer(f) {
 			cfg.EventBusName = deploy.EventBus
 		}
+		// The bulk jobs' bucket: the functions that create jobs and the
+		// runner; the job state machine: the functions that create jobs
+		// (they start exports). The local directory of the jobs' files:
+		// never.
+		cfg.BulkBucket, cfg.JobsStateMachineARN, cfg.BulkDir, cfg.BulkFilesURL, cfg.BulkFilesSecret = "", "", "", "", ""
+		if f.RunsJobs || f.Reach == routes.ByStateMachine {
+			cfg.BulkBucket = "Ref(" + BulkBucketID + ")"
+		}
+		if f.RunsJobs {
+			cfg.JobsStateMachineARN = "Ref(" + JobStateMachineID + ")"
+		}
 		cfg.Table = "Ref(" + TableID + ")"
 		want := cfg.Env()
 		want[EnvDynamoDBEndpoint] = `If(["UseDynamoDBEndpoint","Ref(DynamoDBEndpoint)","Ref(AWS::NoValue)"])`
@@ -493,6 +511,7 @@ func TestEachFunctionsEnvironmentIsTheAppConfigurationWithItsOwnResources(t *tes
 			t.Errorf("%s: allows webhook endpoints on loopback addresses", f.Name)
 		}
 	}
+	// The bulk jobs' variables: their own test below.
 	for _, name := range []string{fn.Hooks, fn.Events} {
 		if f, _ := routes.FunctionNamed(name); !f.SendsDeliveries {
 			t.Errorf("the %s function does not queue deliveries", name)
@@ -552,6 +571,32 @@ func policyProblems(tmpl *cloudformation.Template, s Spec) []string {
 				"Resource": "Sub(arn:${AWS::Partition}:events:${AWS::Region}:${AWS::AccountId}:event-bus/" + deploy.EventBus + ")",
 			})
 		}
+		if f.RunsJobs {
+			want = append(want, map[string]any{
+				"Sid": "UploadImports", "Effect": "Allow",
+				"Action":   []any{"s3:PutObject"},
+				"Resource": []any{"Sub(arn:${AWS::Partition}:s3:::${BulkBucket}/imports/*)"},
+			}, map[string]any{
+				"Sid": "DownloadJobFiles", "Effect": "Allow",
+				"Action":   []any{"s3:GetObject"},
+				"Resource": []any{"Sub(arn:${AWS::Partition}:s3:::${BulkBucket}/imports/*)", "Sub(arn:${AWS::Partition}:s3:::${BulkBucket}/exports/*)"},
+			}, map[string]any{
+				"Sid": "StartJobs", "Effect": "Allow",
+				"Action":   []any{"states:StartExecution"},
+				"Resource": "Ref(" + JobStateMachineID + ")",
+			})
+		}
+		if f.Reach == routes.ByStateMachine {
+			want = append(want, map[string]any{
+				"Sid": "RunJobs", "Effect": "Allow",
+				"Action":   []any{"s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload"},
+				"Resource": []any{"Sub(arn:${AWS::Partition}:s3:::${BulkBucket}/imports/*)", "Sub(arn:${AWS::Partition}:s3:::${BulkBucket}/exports/*)"},
+			}, map[string]any{
+				"Sid": "ListJobFiles", "Effect": "Allow",
+				"Action":   []any{"s3:ListBucket"},
+				"Resource": "GetAtt(" + BulkBucketID + ".Arn)",
+			})
+		}
 		if deploy.IsDeliverer(f) {
 			want = append(want, map[string]any{
 				"Sid": "ScheduleRetries", "Effect": "Allow",
@@ -584,30 +629,35 @@ func TestEachFunctionMayDoExactlyTheTableActionsOfItsAccessAndStartRunsOnlyWhere
 	}
 }
 
-func TestTheStateMachineIsTheRunDefinitionInvokingTheRunnerWithLoggingAndTracing(t *testing.T) {
-	tmpl := committed(t)
-	sms := tmpl.GetAllServerlessStateMachineResources()
-	sm := sms[StateMachineID]
-	if len(sms) != 1 || sm == nil {
-		t.Fatalf("state machines %v, want %s", sms, StateMachineID)
+// stateMachineProblems: state machine id of tmpl is definition with the
+// runner's ARN substituted, may invoke the runner only, and logs to its own
+// log group with tracing on.
+func stateMachineProblems(tmpl *cloudformation.Template, id string, definition func(functionARN string) string) []string {
+	sm := tmpl.GetAllServerlessStateMachineResources()[id]
+	if sm == nil {
+		return []string{"no state machine " + id}
 	}
+	var p []string
 	if got := sm.DefinitionSubstitutions; !reflect.DeepEqual(got, map[string]string{RunnerArnVar: "GetAtt(RunnerFunction.Arn)"}) {
-		t.Errorf("DefinitionSubstitutions %v", got)
+		p = append(p, fmt.Sprintf("%s: DefinitionSubstitutions %v", id, got))
+	}
+	if v(sm.Type) != "STANDARD" {
+		p = append(p, fmt.Sprintf("%s: type %q, want STANDARD", id, v(sm.Type)))
 	}
 	raw, err := json.Marshal(sm.Definition)
 	if err != nil {
-		t.Fatal(err)
+		return append(p, err.Error())
 	}
 	const arn = "arn:aws:lambda:eu-west-1:123456789012:function:runner"
 	var got, want any
 	if err := json.Unmarshal([]byte(strings.ReplaceAll(string(raw), "${"+RunnerArnVar+"}", arn)), &got); err != nil {
-		t.Fatal(err)
+		return append(p, err.Error())
 	}
-	if err := json.Unmarshal([]byte(runs.StateMachineDefinition(arn)), &want); err != nil {
-		t.Fatal(err)
+	if err := json.Unmarshal([]byte(definition(arn)), &want); err != nil {
+		return append(p, err.Error())
 	}
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("definition after substitution:\n%s\nwant runs.StateMachineDefinition:\n%s", raw, runs.StateMachineDefinition(arn))
+		p = append(p, fmt.Sprintf("%s: definition after substitution:\n%s\nwant:\n%s", id, raw, definition(arn)))
 	}
 	var invoke []string
 	if sm.Policies != nil && sm.Policies.SAMPolicyTemplateArray != nil {
@@ -618,14 +668,28 @@ func TestTheStateMachineIsTheRunDefinitionInvokingTheRunnerWithLoggingAndTracing
 		}
 	}
 	if !slices.Equal(invoke, []string{"Ref(RunnerFunction)"}) {
-		t.Errorf("LambdaInvokePolicy for %v, want the runner only", invoke)
+		p = append(p, fmt.Sprintf("%s: LambdaInvokePolicy for %v, want the runner only", id, invoke))
 	}
 	if sm.Logging == nil || sm.Logging.Level != "ALL" || len(sm.Logging.Destinations) != 1 ||
-		sm.Logging.Destinations[0].CloudWatchLogsLogGroup.LogGroupArn != "GetAtt("+StateMachineID+"Logs.Arn)" {
-		t.Errorf("logging %+v", sm.Logging)
+		sm.Logging.Destinations[0].CloudWatchLogsLogGroup.LogGroupArn != "GetAtt("+id+"Logs.Arn)" {
+		p = append(p, fmt.Sprintf("%s: logging %+v, want ALL to its own log group %sLogs", id, sm.Logging, id))
 	}
 	if sm.Tracing == nil || !v(sm.Tracing.Enabled) {
-		t.Errorf("tracing %+v", sm.Tracing)
+		p = append(p, fmt.Sprintf("%s: tracing %+v", id, sm.Tracing))
+	}
+	return p
+}
+
+func TestTheStateMachineIsTheRunDefinitionInvokingTheRunnerWithLoggingAndTracing(t *testing.T) {
+	tmpl := committed(t)
+	if sms := tmpl.GetAllServerlessStateMachineResources(); !slices.Equal(slices.Sorted(maps.Keys(sms)), []string{JobStateMachineID, StateMachineID}) {
+		t.Fatalf("state machines %v, want %s and %s", slices.Sorted(maps.Keys(sms)), StateMachineID, JobStateMachineID)
+	}
+	for _, p := range stateMachineProblems(tmpl, StateMachineID, runs.StateMachineDefinition) {
+		t.Error(p)
+	}
+	if ev := tmpl.GetAllServerlessStateMachineResources()[StateMachineID].Events; len(ev) != 0 {
+		t.Errorf("the run state machine has events %v: only the functions that start runs start it", ev)
 	}
 }
 
@@ -694,7 +758,7 @@ func TestTheTableHasTheStoresKeysIndexesAndTimeToLiveWithRecovery(t *testing.T) 
 	}
 }
 
-func TestTheOutputsNameTheApiWebhookTableAndStateMachine(t *testing.T) {
+func TestTheOutputsNameTheApiWebhookTableStateMachinesQueuesAndBulkBucket(t *testing.T) {
 	outs := committed(t).Outputs
 	for name, want := range map[string]string{
 		"ApiUrl":          "Sub(https://${HttpApi}.execute-api.${AWS::Region}.${AWS::URLSuffix}/)",
@@ -703,9 +767,23 @@ func TestTheOutputsNameTheApiWebhookTableAndStateMachine(t *testing.T) {
 		"StateMachineArn": "Ref(RunStateMachine)",
 		"DeliverQueueUrl": "Ref(" + DeliverQueueID + ")",
 		"DeliverDlqUrl":   "Ref(" + DeliverDLQID + ")",
+		// The bulk jobs' bucket (a bucket's Ref is its name) and the job
+		// state machine (its Ref is its ARN).
+		"BulkBucketName":     "Ref(" + BulkBucketID + ")",
+		"JobStateMachineArn": "Ref(" + JobStateMachineID + ")",
 	} {
 		if o, ok := outs[name]; !ok || o.Value != want {
 			t.Errorf("output %s = %v, want %s", name, o.Value, want)
+		}
+	}
+	for name, words := range map[string][]string{
+		"BulkBucketName":     {"bulk jobs", "uploads", "exports", fmt.Sprintf("%d days", deploy.BulkRetentionDays)},
+		"JobStateMachineArn": {"job state machine", "imports and exports"},
+	} {
+		for _, w := range words {
+			if d := v(outs[name].Description); !strings.Contains(d, w) {
+				t.Errorf("output %s: description %q does not say %q", name, d, w)
+			}
 		}
 	}
 }
@@ -901,6 +979,39 @@ func TestTheLocalEnvironmentOverridesOnlyVariablesTheTemplateDeclares(t *testing
 	}
 }
 
+// Under sam local there is no S3 and no Step Functions: the bulk jobs'
+// bucket and state machine are blanked wherever the template declares
+// them (the data function's job routes answer 503, the runner refuses job
+// tasks), never left to sam local's reading of !Ref BulkBucket and never
+// pointed at a bucket that does not exist; the local directory of make
+// run-lambdas (BULK_DIR) is not sam local's.
+func TestTheLocalEnvironmentBlanksTheBulkJobsBucketAndStateMachine(t *testing.T) {
+	var env map[string]map[string]string
+	if err := json.Unmarshal(readFile(t, LocalEnvPath), &env); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range routes.Deployed(false) {
+		local := env[LogicalID(f.Name)]
+		for k, want := range map[string]bool{
+			app.EnvBulkBucket:          f.RunsJobs || f.Name == fn.Runner,
+			app.EnvJobsStateMachineARN: f.RunsJobs,
+		} {
+			got, set := local[k]
+			if set != want || got != "" {
+				t.Errorf("%s: local %s %q (set %v), want it set (blank) %v", f.Name, k, got, set, want)
+			}
+		}
+		for _, k := range []string{app.EnvBulkDir, app.EnvBulkFilesURL, app.EnvBulkFilesSecret} {
+			if _, set := local[k]; set {
+				t.Errorf("%s: local %s set", f.Name, k)
+			}
+		}
+	}
+	if _, set := env["Parameters"][app.EnvBulkBucket]; set {
+		t.Error("Parameters sets " + app.EnvBulkBucket + " for every function")
+	}
+}
+
 // The events function reads the table's stream as the CDK stack's does:
 // from the trim horizon, batches of deploy.EventsBatchSize in order (one
 // per shard), partial batch failures reported and a failing batch
@@ -1037,5 +1148,262 @@ func TestTheDeliveryQueuesAreFIFOEncryptedTLSOnlyWithTheirRetentionAndRedrive(t 
 	}
 	if v(q.DeduplicationScope) != "messageGroup" || v(q.FifoThroughputLimit) != "perMessageGroupId" {
 		t.Errorf("deduplication scope %q, throughput limit %q: want high throughput FIFO", v(q.DeduplicationScope), v(q.FifoThroughputLimit))
+	}
+}
+
+// The bulk jobs' bucket, as the CDK stack's (infra/jobs.go): private
+// (every public access block, objects owned by the bucket: no ACLs),
+// SSE-S3, objects expiring after deploy.BulkRetentionDays and unfinished
+// multipart uploads removed after deploy.BulkAbortUploadDays, its events
+// sent to EventBridge (an upload starts its import), and CORS open to PUT
+// and GET from any origin, so that browsers can use the presigned URLs.
+func TestTheBulkBucketIsPrivateEncryptedExpiringWithEventsToEventBridgeAndCORSForPresignedURLs(t *testing.T) {
+	if buckets := committed(t).GetAllS3BucketResources(); !slices.Equal(slices.Sorted(maps.Keys(buckets)), []string{BulkBucketID}) {
+		t.Fatalf("buckets %v, want %s only", slices.Sorted(maps.Keys(buckets)), BulkBucketID)
+	}
+	typ, props := rawResource(t, raw(t, readFile(t, TemplatePath)), BulkBucketID)
+	if typ != "AWS::S3::Bucket" {
+		t.Fatalf("%s is a %s", BulkBucketID, typ)
+	}
+	if deploy.BulkRetentionDays != 7 || deploy.BulkAbortUploadDays != 1 {
+		t.Fatalf("retention %d days, abort after %d days: the bucket below expects 7 and 1", deploy.BulkRetentionDays, deploy.BulkAbortUploadDays)
+	}
+	want := map[string]any{
+		"BucketEncryption": map[string]any{"ServerSideEncryptionConfiguration": []any{
+			map[string]any{"ServerSideEncryptionByDefault": map[string]any{"SSEAlgorithm": "AES256"}},
+		}},
+		"PublicAccessBlockConfiguration": map[string]any{
+			"BlockPublicAcls": true, "BlockPublicPolicy": true, "IgnorePublicAcls": true, "RestrictPublicBuckets": true,
+		},
+		"OwnershipControls": map[string]any{"Rules": []any{map[string]any{"ObjectOwnership": "BucketOwnerEnforced"}}},
+		"LifecycleConfiguration": map[string]any{"Rules": []any{map[string]any{
+			"Id": "ExpireJobFiles", "Status": "Enabled",
+			"ExpirationInDays":               float64(7),
+			"AbortIncompleteMultipartUpload": map[string]any{"DaysAfterInitiation": float64(1)},
+		}}},
+		"NotificationConfiguration": map[string]any{"EventBridgeConfiguration": map[string]any{"EventBridgeEnabled": true}},
+		"CorsConfiguration": map[string]any{"CorsRules": []any{map[string]any{
+			"AllowedMethods": []any{"PUT", "GET"},
+			"AllowedOrigins": []any{"*"},
+			"AllowedHeaders": []any{"*"},
+			"ExposedHeaders": []any{"ETag"},
+			"MaxAge":         float64(3600),
+		}}},
+	}
+	for k, w := range want {
+		if !reflect.DeepEqual(props[k], w) {
+			t.Errorf("%s: %v, want %v", k, props[k], w)
+		}
+	}
+	for k := range props {
+		if _, ok := want[k]; !ok {
+			t.Errorf("unexpected bucket property %s: %v (a fixed BucketName, say, would keep two stacks apart only by luck)", k, props[k])
+		}
+	}
+}
+
+// The bucket's policy denies every request without TLS, to the bucket and
+// to its objects, as the CDK stack's EnforceSSL does; it grants nothing
+// (the functions' roles do).
+func TestTheBulkBucketDeniesRequestsWithoutTLS(t *testing.T) {
+	tmpl := committed(t)
+	policies := tmpl.GetAllS3BucketPolicyResources()
+	if !slices.Equal(slices.Sorted(maps.Keys(policies)), []string{BulkBucketID + "Policy"}) {
+		t.Fatalf("bucket policies %v, want %sPolicy", slices.Sorted(maps.Keys(policies)), BulkBucketID)
+	}
+	p := policies[BulkBucketID+"Policy"]
+	if p.Bucket != "Ref("+BulkBucketID+")" {
+		t.Errorf("the policy is on %q, want the bulk bucket", p.Bucket)
+	}
+	want := map[string]any{
+		"Version": "2012-10-17",
+		"Statement": []any{map[string]any{
+			"Sid": "EnforceTLS", "Effect": "Deny", "Principal": "*", "Action": "s3:*",
+			"Resource":  []any{"GetAtt(" + BulkBucketID + ".Arn)", "Sub(${" + BulkBucketID + ".Arn}/*)"},
+			"Condition": map[string]any{"Bool": map[string]any{"aws:SecureTransport": "false"}},
+		}},
+	}
+	if !reflect.DeepEqual(p.PolicyDocument, want) {
+		t.Errorf("policy document %v, want %v", p.PolicyDocument, want)
+	}
+}
+
+// The job state machine is jobs.StateMachineDefinition over the runner
+// (the run state machine's function), with its own log group and tracing,
+// and bounded by deploy.JobsStateMachineTimeout.
+func TestTheJobStateMachineIsTheJobDefinitionInvokingTheRunnerWithLoggingAndTracing(t *testing.T) {
+	tmpl := committed(t)
+	for _, p := range stateMachineProblems(tmpl, JobStateMachineID, jobs.StateMachineDefinition) {
+		t.Error(p)
+	}
+	lg := tmpl.GetAllLogsLogGroupResources()[JobStateMachineID+"Logs"]
+	if lg == nil || v(lg.LogGroupName) != "Sub(/aws/vendedlogs/states/${AWS::StackName}-jobs)" || v(lg.RetentionInDays) != logRetentionDays {
+		t.Errorf("the job state machine's log group %+v", lg)
+	}
+	var def struct{ TimeoutSeconds int }
+	if err := json.Unmarshal([]byte(jobs.StateMachineDefinition("arn")), &def); err != nil {
+		t.Fatal(err)
+	}
+	if def.TimeoutSeconds != int(deploy.JobsStateMachineTimeout.Seconds()) {
+		t.Errorf("the job state machine times out after %d s, want deploy.JobsStateMachineTimeout %s", def.TimeoutSeconds, deploy.JobsStateMachineTimeout)
+	}
+	// The same checks catch a state machine on another definition.
+	if p := stateMachineProblems(tmpl, JobStateMachineID, runs.StateMachineDefinition); len(p) != 1 || !strings.Contains(p[0], "definition after substitution") {
+		t.Errorf("problems of the job state machine read as the run definition: %q", p)
+	}
+}
+
+// An import's upload starts the job state machine: its one event is an
+// EventBridge rule on S3's Object Created events of the bulk bucket for
+// the keys of uploads (deploy.BulkUploadPattern), the runner's errors
+// files under imports/ excepted. SAM makes the rule and the role that
+// lets EventBridge start executions of this state machine only.
+func TestAnImportsUploadStartsTheJobStateMachineThroughAnEventBridgeRule(t *testing.T) {
+	_, props := rawResource(t, raw(t, readFile(t, TemplatePath)), JobStateMachineID)
+	events, _ := props["Events"].(map[string]any)
+	ev, _ := events[UploadEventName].(map[string]any)
+	if len(events) != 1 || ev["Type"] != "EventBridgeRule" {
+		t.Fatalf("job state machine events %v, want one EventBridgeRule event %s", events, UploadEventName)
+	}
+	want := map[string]any{"Pattern": map[string]any{
+		"source":      []any{"aws.s3"},
+		"detail-type": []any{"Object Created"},
+		"detail": map[string]any{
+			"bucket": map[string]any{"name": []any{"Ref(" + BulkBucketID + ")"}},
+			"object": map[string]any{"key": []any{map[string]any{"wildcard": "imports/*/*/upload"}}},
+		},
+	}}
+	if !reflect.DeepEqual(ev["Properties"], want) {
+		t.Errorf("the upload event %v, want %v", ev["Properties"], want)
+	}
+	// No input of its own: the definition reads the event
+	// ($.detail.object.key and .size), and the default bus (S3 sends
+	// there).
+	if deploy.BulkUploadPattern != "imports/*/*/upload" || !strings.HasPrefix(deploy.BulkUploadPattern, deploy.BulkImportsPrefix) {
+		t.Errorf("deploy.BulkUploadPattern %q", deploy.BulkUploadPattern)
+	}
+	for _, key := range []string{"$.detail.object.key", "$.detail.object.size"} {
+		if !strings.Contains(jobs.StateMachineDefinition("arn"), `"`+key+`"`) {
+			t.Errorf("the job definition does not read %s from S3's event", key)
+		}
+	}
+}
+
+// Only the functions that create jobs (the data function) and the runner
+// know the bulk bucket, by its name; only the former know the job state
+// machine, by its ARN. Nothing local-only (BULK_DIR and its URL and
+// secret) is ever deployed.
+func TestOnlyTheFunctionsThatCreateOrRunJobsKnowTheBulkBucketAndOnlyCreatorsTheJobStateMachine(t *testing.T) {
+	fns := committed(t).GetAllServerlessFunctionResources()
+	creators := 0
+	for _, f := range routes.Deployed(false) {
+		vars := fns[LogicalID(f.Name)].Environment.Variables
+		creators += map[bool]int{true: 1}[f.RunsJobs]
+		wantBucket, wantMachine := f.Name == fn.Data || f.Name == fn.Runner, f.Name == fn.Data
+		if got, ok := vars[app.EnvBulkBucket]; ok != wantBucket || ok && got != "Ref("+BulkBucketID+")" {
+			t.Errorf("%s: %s = %q (set %v), want set %v to the bucket's Ref", f.Name, app.EnvBulkBucket, got, ok, wantBucket)
+		}
+		if got, ok := vars[app.EnvJobsStateMachineARN]; ok != wantMachine || ok && got != "Ref("+JobStateMachineID+")" {
+			t.Errorf("%s: %s = %q (set %v), want set %v to the job state machine's Ref", f.Name, app.EnvJobsStateMachineARN, got, ok, wantMachine)
+		}
+		for _, k := range []string{app.EnvBulkDir, app.EnvBulkFilesURL, app.EnvBulkFilesSecret} {
+			if _, ok := vars[k]; ok {
+				t.Errorf("%s: has the local-only %s", f.Name, k)
+			}
+		}
+	}
+	if creators != 1 {
+		t.Errorf("%d functions create jobs, the test expects the data function only", creators)
+	}
+	// Deployed values, read back as the data function reads them.
+	vars := fns[LogicalID(fn.Data)].Environment.Variables
+	for k, val := range vars {
+		t.Setenv(k, val)
+	}
+	cfg, err := app.ConfigFromEnv()
+	if err != nil || cfg.BulkBucket != "Ref("+BulkBucketID+")" || cfg.JobsStateMachineARN != "Ref("+JobStateMachineID+")" || cfg.BulkDir != "" {
+		t.Errorf("ConfigFromEnv over the data function's variables: bucket %q, state machine %q, dir %q, %v", cfg.BulkBucket, cfg.JobsStateMachineARN, cfg.BulkDir, err)
+	}
+}
+
+// The exact statements on the bulk jobs' resources: the data function
+// presigns uploads to imports/ and downloads of imports/ and exports/ and
+// starts the job state machine; the runner reads and writes imports/ and
+// exports/ and lists the bucket (to tell a missing object from a
+// forbidden one); no other function has any S3 action or may start jobs.
+func TestTheFunctionsThatCreateOrRunJobsMayDoExactlyTheirBulkActions(t *testing.T) {
+	fns := committed(t).GetAllServerlessFunctionResources()
+	bulk := func(name string) []any {
+		var out []any
+		for _, st := range (*fns[LogicalID(name)].Policies.IAMPolicyDocumentArray)[0].Statement {
+			m, _ := st.(map[string]any)
+			b, _ := json.Marshal(m)
+			if strings.Contains(string(b), `"s3:`) || strings.Contains(string(b), JobStateMachineID) || strings.Contains(string(b), BulkBucketID) {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	imports := "Sub(arn:${AWS::Partition}:s3:::${BulkBucket}/imports/*)"
+	exports := "Sub(arn:${AWS::Partition}:s3:::${BulkBucket}/exports/*)"
+	want := map[string][]any{
+		fn.Data: {
+			map[string]any{"Sid": "UploadImports", "Effect": "Allow", "Action": []any{"s3:PutObject"}, "Resource": []any{imports}},
+			map[string]any{"Sid": "DownloadJobFiles", "Effect": "Allow", "Action": []any{"s3:GetObject"}, "Resource": []any{imports, exports}},
+			map[string]any{"Sid": "StartJobs", "Effect": "Allow", "Action": []any{"states:StartExecution"}, "Resource": "Ref(JobStateMachine)"},
+		},
+		fn.Runner: {
+			map[string]any{"Sid": "RunJobs", "Effect": "Allow", "Action": []any{"s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload"}, "Resource": []any{imports, exports}},
+			map[string]any{"Sid": "ListJobFiles", "Effect": "Allow", "Action": []any{"s3:ListBucket"}, "Resource": "GetAtt(BulkBucket.Arn)"},
+		},
+	}
+	for _, f := range routes.Deployed(false) {
+		if got := bulk(f.Name); !reflect.DeepEqual(got, want[f.Name]) {
+			t.Errorf("%s: bulk statements %v, want %v", f.Name, got, want[f.Name])
+		}
+	}
+	// They are deploy's, which the CDK stack grants too.
+	for name, pair := range map[string][2][]string{
+		"upload":   {deploy.BulkUploadActions, {"s3:PutObject"}},
+		"download": {deploy.BulkDownloadActions, {"s3:GetObject"}},
+		"run":      {deploy.BulkRunActions, {"s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload"}},
+		"list":     {deploy.BulkListActions, {"s3:ListBucket"}},
+		"start":    {deploy.StartJobActions, {"states:StartExecution"}},
+	} {
+		if !slices.Equal(pair[0], pair[1]) {
+			t.Errorf("deploy's %s actions %v, this test expects %v", name, pair[0], pair[1])
+		}
+	}
+	if deploy.BulkImportsPrefix != "imports/" || deploy.BulkExportsPrefix != "exports/" {
+		t.Errorf("prefixes %q and %q", deploy.BulkImportsPrefix, deploy.BulkExportsPrefix)
+	}
+}
+
+// A function declared to create jobs that the committed template does not
+// equip is reported by the environment and policy checks, by name.
+func TestAFunctionThatCreatedJobsWouldBeCaught(t *testing.T) {
+	s := DefaultSpec()
+	s.Functions = slices.Clone(s.Functions)
+	for i := range s.Functions {
+		if s.Functions[i].Name == fn.Catalog {
+			s.Functions[i].RunsJobs = true
+		}
+	}
+	tmpl := committed(t)
+	env, pol := envProblems(tmpl, s), policyProblems(tmpl, s)
+	if len(env) != 1 || !strings.HasPrefix(env[0], "catalog:") {
+		t.Errorf("env problems %q, want the catalog function's", env)
+	}
+	if len(pol) != 1 || !strings.HasPrefix(pol[0], "catalog:") {
+		t.Errorf("policy problems %q, want the catalog function's", pol)
+	}
+	// Generated from that spec, the template gives it the data function's
+	// variables and statements.
+	out, err := Generate(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := append(envProblems(parse(t, out), s), policyProblems(parse(t, out), s)...); len(p) != 0 {
+		t.Errorf("problems of the template generated with catalog creating jobs: %q", p)
 	}
 }
