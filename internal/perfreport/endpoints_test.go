@@ -210,6 +210,51 @@ func everyEndpoint(t *testing.T, env *apitest.Env, m *apitest.Meter) []routeUsag
 			}
 		}
 	}
+	// Bulk writes: a batch of 10 creates, an upsert that creates.
+	sampleOf := func(t *testing.T, name string) map[string]any {
+		if name == resources.Companies {
+			return map[string]any{"canonicalName": fmt.Sprintf("Batch %d", apitest.NextSeq()), "externalId": fmt.Sprintf("usage-%d", apitest.NextSeq())}
+		}
+		return withResourceType(apitest.Sample(t, c, declared(t, name), true))
+	}
+	for _, r := range api.Routes() {
+		name := r.Resource
+		switch {
+		case r.Method == "POST" && r.Path == "/v1/"+name+"/batch":
+			recipes[r.Pattern()] = func(t *testing.T, _ int) call {
+				var ops []any
+				for range 10 {
+					ops = append(ops, map[string]any{"op": "create", "data": sampleOf(t, name)})
+				}
+				return call{method: "POST", path: r.Path, body: map[string]any{"operations": ops}}
+			}
+		case r.Method == "PUT" && r.Path == "/v1/"+name:
+			recipes[r.Pattern()] = func(t *testing.T, _ int) call {
+				field := "externalId"
+				if name != resources.Companies {
+					field = declared(t, name).UniqueFields()[0]
+				}
+				return call{method: "PUT", path: r.Path + "?match=" + field, body: sampleOf(t, name)}
+			}
+		}
+	}
+	// Bulk jobs: created and read, never started here (the report's
+	// import is measured on its own: bulkImport).
+	env.Deps.Jobs.SetStarter(nil) // exports queued, not run: their work is no route's
+	defer env.Deps.Jobs.SetStarter(env.Runner)
+	importPath := "/v1/imports/" + create("/v1/imports", map[string]any{"resource": "companies", "format": "csv"})
+	exportPath := "/v1/exports/" + create("/v1/exports", map[string]any{"resource": "deals"})
+	recipes["POST /v1/imports"] = func(*testing.T, int) call {
+		return call{method: "POST", path: "/v1/imports", body: map[string]any{"resource": "companies", "format": "csv", "mode": "upsert", "match": "externalId"}}
+	}
+	recipes["GET /v1/imports"] = get("/v1/imports")
+	recipes["GET /v1/imports/{id}"] = get(importPath)
+	recipes["POST /v1/exports"] = func(*testing.T, int) call {
+		return call{method: "POST", path: "/v1/exports", body: map[string]any{"resource": "companies", "format": "ndjson"}}
+	}
+	recipes["GET /v1/exports"] = get("/v1/exports")
+	recipes["GET /v1/exports/{id}"] = get(exportPath)
+
 	for _, d := range api.Searchable() {
 		recipes["POST /v1/"+d.Name+"/search"] = func(*testing.T, int) call {
 			return call{method: "POST", path: "/v1/" + d.Name + "/search", body: map[string]any{"text": "usage"}}

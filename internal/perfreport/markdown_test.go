@@ -50,6 +50,7 @@ type report struct {
 	RSSStart, RSSBeforeSoak, RSSAfterSoak int
 	HeapBeforeSoak, HeapAfterSoak         int // live heap, KB
 	Events                                eventFigures
+	Import                                importFigures
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d)/float64(time.Millisecond)) }
@@ -202,6 +203,8 @@ func (r report) markdown() string {
 	p("The events code's DynamoDB work per event of that burst (its own metered client; the writes themselves are\n")
 	p("in the tables above): %.1f calls, %.1f read units, %.1f write units — keeping the event (and its index entry),\n", float64(e.Usage.Calls)/n, e.Usage.Reads/n, e.Usage.Write/n)
 	p("listing the endpoints, recording the delivery and its attempt: $%.2f per million events at on-demand prices.\n", e.Usage.Reads/n*dynamoReadPerMillion+e.Usage.Write/n*dynamoWritePerMillion)
+
+	bulkMarkdown(p, r.Import)
 
 	p("\n## Lambda functions\n\n")
 	if len(r.Functions) == 0 {
