@@ -5,9 +5,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsstepfunctions"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/sourcebase/sourcebase/infra/deploy"
@@ -56,34 +54,8 @@ func (st *Stack) addBulkBucket(settings stageSettings) {
 // jobs presign uploads and downloads and start exports; the runner reads
 // and writes the jobs' objects.
 func (st *Stack) addJobs(settings stageSettings) {
-	runner := st.Functions[st.Runner]
-	invoke := awsiam.NewPolicyDocument(&awsiam.PolicyDocumentProps{Statements: &[]awsiam.PolicyStatement{
-		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-			Actions:   jsii.Strings("lambda:InvokeFunction"),
-			Resources: jsii.Strings(*runner.FunctionArn()),
-		}),
-	}})
-	role := awsiam.NewRole(st.Stack, jsii.String("JobStateMachineRole"), &awsiam.RoleProps{
-		AssumedBy:      awsiam.NewServicePrincipal(jsii.String("states.amazonaws.com"), nil),
-		Description:    jsii.String("the job state machine: invokes the runner function only"),
-		InlinePolicies: &map[string]awsiam.PolicyDocument{"invoke-runner": invoke},
-	})
-	st.JobStateMachineLogs = awslogs.NewLogGroup(st.Stack, jsii.String("JobStateMachineLogs"), &awslogs.LogGroupProps{
-		Retention:     settings.logRetention,
-		RemovalPolicy: settings.removal(),
-	})
-	st.JobStateMachine = awsstepfunctions.NewStateMachine(st.Stack, jsii.String("JobStateMachine"), &awsstepfunctions.StateMachineProps{
-		DefinitionBody:   awsstepfunctions.DefinitionBody_FromString(jsii.String(jobs.StateMachineDefinition(*runner.FunctionArn()))),
-		StateMachineType: awsstepfunctions.StateMachineType_STANDARD,
-		Role:             role,
-		Logs: &awsstepfunctions.LogOptions{
-			Destination:          st.JobStateMachineLogs,
-			Level:                awsstepfunctions.LogLevel_ALL,
-			IncludeExecutionData: jsii.Bool(true),
-		},
-		TracingEnabled: jsii.Bool(true),
-		RemovalPolicy:  settings.removal(),
-	})
+	st.JobStateMachine, st.JobStateMachineLogs = st.runnerMachine(settings, "JobStateMachine", "the job state machine",
+		jobs.StateMachineDefinition(*st.Functions[st.Runner].FunctionArn()))
 	st.UploadRule = awsevents.NewRule(st.Stack, jsii.String("ImportUploadRule"), &awsevents.RuleProps{
 		Description: jsii.String("starts the job state machine when an import's file is uploaded (" + deploy.BulkUploadPattern + ")"),
 		EventPattern: &awsevents.EventPattern{

@@ -345,28 +345,34 @@ func (st *Stack) addStateMachine(settings stageSettings) error {
 		return fmt.Errorf("want one function reached by the state machine, have %v", runners)
 	}
 	st.Runner = runners[0]
-	runner := st.Functions[st.Runner]
+	st.StateMachine, st.StateMachineLogs = st.runnerMachine(settings, "RunStateMachine", "the run state machine",
+		runs.StateMachineDefinition(*st.Functions[st.Runner].FunctionArn()))
+	return nil
+}
+
+// runnerMachine adds a state machine (id) of definition, whose role may
+// invoke the runner function only, logging everything to a log group of
+// its own and traced. The timeouts (each task's, and the execution's) are
+// part of the definition: CDK applies its timeout property only to
+// definitions it builds itself.
+func (st *Stack) runnerMachine(settings stageSettings, id, what, definition string) (awsstepfunctions.StateMachine, awslogs.LogGroup) {
 	invoke := awsiam.NewPolicyDocument(&awsiam.PolicyDocumentProps{Statements: &[]awsiam.PolicyStatement{
 		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 			Actions:   jsii.Strings("lambda:InvokeFunction"),
-			Resources: jsii.Strings(*runner.FunctionArn()),
+			Resources: jsii.Strings(*st.Functions[st.Runner].FunctionArn()),
 		}),
 	}})
-	role := awsiam.NewRole(st.Stack, jsii.String("RunStateMachineRole"), &awsiam.RoleProps{
+	role := awsiam.NewRole(st.Stack, jsii.String(id+"Role"), &awsiam.RoleProps{
 		AssumedBy:      awsiam.NewServicePrincipal(jsii.String("states.amazonaws.com"), nil),
-		Description:    jsii.String("the run state machine: invokes the runner function only"),
+		Description:    jsii.String(what + ": invokes the runner function only"),
 		InlinePolicies: &map[string]awsiam.PolicyDocument{"invoke-runner": invoke},
 	})
-	logs := awslogs.NewLogGroup(st.Stack, jsii.String("RunStateMachineLogs"), &awslogs.LogGroupProps{
+	logs := awslogs.NewLogGroup(st.Stack, jsii.String(id+"Logs"), &awslogs.LogGroupProps{
 		Retention:     settings.logRetention,
 		RemovalPolicy: settings.removal(),
 	})
-	st.StateMachineLogs = logs
-	st.StateMachine = awsstepfunctions.NewStateMachine(st.Stack, jsii.String("RunStateMachine"), &awsstepfunctions.StateMachineProps{
-		// The timeouts (each task's, and the execution's) are part of the
-		// definition: CDK applies its timeout property only to
-		// definitions it builds itself.
-		DefinitionBody:   awsstepfunctions.DefinitionBody_FromString(jsii.String(runs.StateMachineDefinition(*runner.FunctionArn()))),
+	machine := awsstepfunctions.NewStateMachine(st.Stack, jsii.String(id), &awsstepfunctions.StateMachineProps{
+		DefinitionBody:   awsstepfunctions.DefinitionBody_FromString(jsii.String(definition)),
 		StateMachineType: awsstepfunctions.StateMachineType_STANDARD,
 		Role:             role,
 		Logs: &awsstepfunctions.LogOptions{
@@ -377,7 +383,7 @@ func (st *Stack) addStateMachine(settings stageSettings) error {
 		TracingEnabled: jsii.Bool(true),
 		RemovalPolicy:  settings.removal(),
 	})
-	return nil
+	return machine, logs
 }
 
 // addSchedules adds an EventBridge rule per function with a Schedule,

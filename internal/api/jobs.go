@@ -174,50 +174,81 @@ func jobOperations() []Operation {
 // errJobsOff answers a function built without bulk jobs.
 var errJobsOff = apperr.Unavailable(nil, "bulk jobs are not configured in this deployment")
 
-func (a *API) createImport(w http.ResponseWriter, r *http.Request) {
+// jobsReady answers 503 and reports false when the function has no bulk
+// jobs (no file store configured).
+func (a *API) jobsReady(w http.ResponseWriter, r *http.Request) bool {
 	if a.d.Jobs == nil {
 		httpapi.Error(w, r, errJobsOff)
+		return false
+	}
+	return true
+}
+
+// jobView is j as the API answers it: an import or an export.
+func (a *API) jobView(ctx context.Context, org string, j *jobs.Job, upload string) (any, error) {
+	if j.Kind == jobs.KindImport {
+		return a.importView(ctx, org, j, upload)
+	}
+	return a.exportView(ctx, org, j)
+}
+
+func (a *API) createImport(w http.ResponseWriter, r *http.Request) {
+	a.createJob(w, r, func(j *jobs.Job, org string) (*jobs.Job, string, error) {
+		return a.d.Jobs.CreateImport(r.Context(), org, j)
+	}, func(body []byte) (*jobs.Job, error) { return a.d.Jobs.DecodeImport(body) })
+}
+
+func (a *API) createExport(w http.ResponseWriter, r *http.Request) {
+	a.createJob(w, r, func(j *jobs.Job, org string) (*jobs.Job, string, error) {
+		j, err := a.d.Jobs.CreateExport(r.Context(), org, j)
+		return j, "", err
+	}, func(body []byte) (*jobs.Job, error) { return a.d.Jobs.DecodeExport(body) })
+}
+
+// createJob decodes a job from the body, creates it and answers it (201).
+func (a *API) createJob(w http.ResponseWriter, r *http.Request, create func(j *jobs.Job, org string) (*jobs.Job, string, error),
+	decode func([]byte) (*jobs.Job, error)) {
+	if !a.jobsReady(w, r) {
 		return
 	}
-	j, ok := decodeBody(w, r, a.d.Jobs.DecodeImport)
+	j, ok := decodeBody(w, r, decode)
 	if !ok {
 		return
 	}
 	org := principal(r).OrgID
-	j, upload, err := a.d.Jobs.CreateImport(r.Context(), org, j)
+	j, upload, err := create(j, org)
 	if err != nil {
 		httpapi.Error(w, r, err)
 		return
 	}
-	reply(w, r, http.StatusCreated)(a.importView(r.Context(), org, j, upload))
+	reply(w, r, http.StatusCreated)(a.jobView(r.Context(), org, j, upload))
 }
 
-func (a *API) getImport(w http.ResponseWriter, r *http.Request) {
-	if a.d.Jobs == nil {
-		httpapi.Error(w, r, errJobsOff)
+func (a *API) getImport(w http.ResponseWriter, r *http.Request) { a.getJob(w, r, jobs.KindImport) }
+
+func (a *API) getExport(w http.ResponseWriter, r *http.Request) { a.getJob(w, r, jobs.KindExport) }
+
+// getJob answers a job of the kind.
+func (a *API) getJob(w http.ResponseWriter, r *http.Request, kind string) {
+	if !a.jobsReady(w, r) {
 		return
 	}
 	org := principal(r).OrgID
-	j, err := a.d.Jobs.Get(r.Context(), org, jobs.KindImport, r.PathValue("id"))
+	j, err := a.d.Jobs.Get(r.Context(), org, kind, r.PathValue("id"))
 	if err != nil {
 		httpapi.Error(w, r, err)
 		return
 	}
-	reply(w, r, http.StatusOK)(a.importView(r.Context(), org, j, ""))
+	reply(w, r, http.StatusOK)(a.jobView(r.Context(), org, j, ""))
 }
 
-func (a *API) listImports(w http.ResponseWriter, r *http.Request) {
-	a.listJobs(w, r, jobs.KindImport)
-}
+func (a *API) listImports(w http.ResponseWriter, r *http.Request) { a.listJobs(w, r, jobs.KindImport) }
 
-func (a *API) listExports(w http.ResponseWriter, r *http.Request) {
-	a.listJobs(w, r, jobs.KindExport)
-}
+func (a *API) listExports(w http.ResponseWriter, r *http.Request) { a.listJobs(w, r, jobs.KindExport) }
 
 // listJobs answers a page of jobs of the kind, each as GET answers it.
 func (a *API) listJobs(w http.ResponseWriter, r *http.Request, kind string) {
-	if a.d.Jobs == nil {
-		httpapi.Error(w, r, errJobsOff)
+	if !a.jobsReady(w, r) {
 		return
 	}
 	q, ok := pageQuery(w, r)
@@ -232,12 +263,7 @@ func (a *API) listJobs(w http.ResponseWriter, r *http.Request, kind string) {
 	}
 	out := store.Page[any]{Items: make([]any, 0, len(page.Items)), Next: page.Next}
 	for i := range page.Items {
-		var v any
-		if kind == jobs.KindImport {
-			v, err = a.importView(r.Context(), org, &page.Items[i], "")
-		} else {
-			v, err = a.exportView(r.Context(), org, &page.Items[i])
-		}
+		v, err := a.jobView(r.Context(), org, &page.Items[i], "")
 		if err != nil {
 			httpapi.Error(w, r, err)
 			return
@@ -245,38 +271,6 @@ func (a *API) listJobs(w http.ResponseWriter, r *http.Request, kind string) {
 		out.Items = append(out.Items, v)
 	}
 	httpapi.List(w, r, out)
-}
-
-func (a *API) createExport(w http.ResponseWriter, r *http.Request) {
-	if a.d.Jobs == nil {
-		httpapi.Error(w, r, errJobsOff)
-		return
-	}
-	j, ok := decodeBody(w, r, a.d.Jobs.DecodeExport)
-	if !ok {
-		return
-	}
-	org := principal(r).OrgID
-	j, err := a.d.Jobs.CreateExport(r.Context(), org, j)
-	if err != nil {
-		httpapi.Error(w, r, err)
-		return
-	}
-	reply(w, r, http.StatusCreated)(a.exportView(r.Context(), org, j))
-}
-
-func (a *API) getExport(w http.ResponseWriter, r *http.Request) {
-	if a.d.Jobs == nil {
-		httpapi.Error(w, r, errJobsOff)
-		return
-	}
-	org := principal(r).OrgID
-	j, err := a.d.Jobs.Get(r.Context(), org, jobs.KindExport, r.PathValue("id"))
-	if err != nil {
-		httpapi.Error(w, r, err)
-		return
-	}
-	reply(w, r, http.StatusOK)(a.exportView(r.Context(), org, j))
 }
 
 // jobResources lists the resources jobs move, for the bodies' schemas.

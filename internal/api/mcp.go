@@ -89,14 +89,9 @@ func (a *API) serveMCP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		tools := a.Handler()
-		a.mcpRemote = map[string]bool{}
-		if a.d.Search == nil {
-			tools, a.mcpErr = a.searchThroughAPI(tools)
-			if a.mcpErr != nil {
+		if a.mcpRemote = a.remoteRoutes(); len(a.mcpRemote) > 0 {
+			if tools, a.mcpErr = a.throughAPI(tools, a.mcpRemote); a.mcpErr != nil {
 				return
-			}
-			for _, rt := range routes.Of(Routes(), fn.Search) {
-				a.mcpRemote[rt.Pattern()] = true
 			}
 		}
 		a.mcp, a.mcpErr = a.d.NewMCP(reportRate(tools), a.d.Auth, doc, MCP())

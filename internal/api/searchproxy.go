@@ -16,17 +16,37 @@ import (
 	"github.com/sourcebase/sourcebase/internal/routes"
 )
 
-// searchThroughAPI is api with the search routes sent to the HTTP API
+// remoteRoutes are the routes (patterns) whose tools a function without
+// their service sends to the HTTP API (throughAPI): the search routes
+// without a search engine (the mcp function carries none), the bulk jobs'
+// without jobs (it links no S3 client).
+func (a *API) remoteRoutes() map[string]bool {
+	remote := map[string]bool{}
+	if a.d.Search == nil {
+		for _, rt := range routes.Of(Routes(), fn.Search) {
+			remote[rt.Pattern()] = true
+		}
+	}
+	if a.d.Jobs == nil {
+		for _, op := range jobOperations() {
+			remote[op.Pattern()] = true
+		}
+	}
+	return remote
+}
+
+// throughAPI is api with the remote routes (patterns) sent to the HTTP API
 // (Deps.SearchBaseURL, else the address of the MCP request being served),
-// where the search function answers them with the caller's own
-// credentials, as it answers any client: a function without a search
+// where the functions that serve them answer with the caller's own
+// credentials, as they answer any client: a function without a search
 // engine (the mcp function) then carries none, and its searches see the
-// one index the search function keeps. The search function counts them
-// against the key's rate limit as it counts any search (so /mcp does not
-// count their messages). An answer is cut to the caller's byte budget
-// (httpapi.Budget, which an HTTP request does not carry) on its way back,
-// as the search function cuts its pages.
-func (a *API) searchThroughAPI(api http.Handler) (http.Handler, error) {
+// one index the search function keeps; the same for the bulk jobs and
+// their S3 client. Those functions count the requests against the key's
+// rate limit as they count any (so /mcp does not count their messages). A
+// search's answer is cut to the caller's byte budget (httpapi.Budget,
+// which an HTTP request does not carry) on its way back, as the search
+// function cuts its pages.
+func (a *API) throughAPI(api http.Handler, remote map[string]bool) (http.Handler, error) {
 	var base *url.URL
 	if a.d.SearchBaseURL != "" {
 		u, err := url.Parse(a.d.SearchBaseURL)
@@ -41,31 +61,40 @@ func (a *API) searchThroughAPI(api http.Handler) (http.Handler, error) {
 		},
 		Transport: searchTransport,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			httpapi.Refuse(w, apperr.CodeUpstreamFailed, "", fmt.Sprintf("search: the HTTP API at %s did not answer: %v", target(r.Context(), base).Redacted(), err))
+			httpapi.Refuse(w, apperr.CodeUpstreamFailed, "", fmt.Sprintf("%s %s: the HTTP API at %s did not answer: %v", r.Method, r.URL.Path, target(r.Context(), base).Redacted(), err))
 		},
 	}
-	// The search routes are literal paths: matched exactly, so that every
-	// other request reaches api as it is (no ServeMux path cleaning).
-	remote := map[string]bool{}
+	search := map[string]bool{}
 	for _, rt := range routes.Of(Routes(), fn.Search) {
-		remote[rt.Pattern()] = true
+		search[rt.Pattern()] = true
+	}
+	send := func(pattern string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if target(r.Context(), base) == nil {
+				httpapi.Error(w, r, fmt.Errorf("no HTTP API to send %s %s to (SEARCH_BASE_URL is unset and the request's address is unknown)", r.Method, r.URL.Path))
+				return
+			}
+			if budget := httpapi.Budget(r.Context()); search[pattern] && budget < httpapi.ListBudget {
+				rec := httptest.NewRecorder()
+				proxy.ServeHTTP(rec, r)
+				recut(w, rec, budget)
+				return
+			}
+			proxy.ServeHTTP(w, r)
+		})
+	}
+	// The remote routes' patterns (literal, or with an {id}); every other
+	// request reaches api as it is.
+	mux := http.NewServeMux()
+	for p := range remote {
+		mux.Handle(p, send(p))
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !remote[r.Method+" "+r.URL.Path] {
-			api.ServeHTTP(w, r)
+		if h, pattern := mux.Handler(r); pattern != "" && remote[pattern] {
+			h.ServeHTTP(w, r)
 			return
 		}
-		if target(r.Context(), base) == nil {
-			httpapi.Error(w, r, fmt.Errorf("search: no HTTP API to send %s %s to (SEARCH_BASE_URL is unset and the request's address is unknown)", r.Method, r.URL.Path))
-			return
-		}
-		if budget := httpapi.Budget(r.Context()); budget < httpapi.ListBudget {
-			rec := httptest.NewRecorder()
-			proxy.ServeHTTP(rec, r)
-			recut(w, rec, budget)
-			return
-		}
-		proxy.ServeHTTP(w, r)
+		api.ServeHTTP(w, r)
 	}), nil
 }
 

@@ -34,23 +34,9 @@ func (s *Service) DecodeExport(body []byte) (*Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := o.String("resource", input.Text{Min: 1, Max: 100, Trim: true})
+	t, format, err := s.decodeTarget(o, "the resource to export", bulk.CSV)
 	if err != nil {
 		return nil, err
-	}
-	if !res.Set {
-		return nil, apperr.Invalid("resource", "is required: the resource to export, such as companies")
-	}
-	t, err := s.target("resource", res.Value)
-	if err != nil {
-		return nil, err
-	}
-	format, err := o.Enum("format", string(bulk.CSV), string(bulk.NDJSON))
-	if err != nil {
-		return nil, err
-	}
-	if !format.Set {
-		format.Value = string(bulk.CSV)
 	}
 	fields, err := o.Strings("fields", input.Text{Min: 1, Max: 100, Trim: true}, 200)
 	if err != nil {
@@ -60,7 +46,7 @@ func (s *Service) DecodeExport(body []byte) (*Job, error) {
 		return nil, apperr.Invalid("fields", "%s", err.Error())
 	}
 	j := s.newJob(KindExport, "exp")
-	j.Resource, j.Format, j.Fields, j.Status = t.Def.Name, bulk.Format(format.Value), fields.Value, StatusQueued
+	j.Resource, j.Format, j.Fields, j.Status = t.Def.Name, format, fields.Value, StatusQueued
 	if raw, ok := o.Raw("filter"); ok && string(raw) != "null" {
 		m, err := o.FreeObject("filter")
 		if err != nil {

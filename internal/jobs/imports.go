@@ -32,23 +32,9 @@ func (s *Service) DecodeImport(body []byte) (*Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := o.String("resource", input.Text{Min: 1, Max: 100, Trim: true})
+	t, format, err := s.decodeTarget(o, "the resource the rows are records of", "")
 	if err != nil {
 		return nil, err
-	}
-	if !res.Set {
-		return nil, apperr.Invalid("resource", "is required: the resource the rows are records of, such as companies")
-	}
-	t, err := s.target("resource", res.Value)
-	if err != nil {
-		return nil, err
-	}
-	format, err := o.Enum("format", string(bulk.CSV), string(bulk.NDJSON))
-	if err != nil {
-		return nil, err
-	}
-	if !format.Set {
-		return nil, apperr.Invalid("format", "is required: csv or ndjson")
 	}
 	mode, err := o.Enum("mode", ModeCreate, ModeUpsert, ModeUpdate)
 	if err != nil {
@@ -66,7 +52,7 @@ func (s *Service) DecodeImport(body []byte) (*Job, error) {
 		return nil, err
 	}
 	j := s.newJob(KindImport, "imp")
-	j.Resource, j.Format, j.Mode, j.Match, j.DryRun = t.Def.Name, bulk.Format(format.Value), mode.Value, match.Value, dry.Value
+	j.Resource, j.Format, j.Mode, j.Match, j.DryRun = t.Def.Name, format, mode.Value, match.Value, dry.Value
 	switch j.Mode {
 	case ModeCreate:
 		if match.Set {

@@ -25,6 +25,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/bulk"
 	"github.com/sourcebase/sourcebase/internal/clock"
 	"github.com/sourcebase/sourcebase/internal/ids"
+	"github.com/sourcebase/sourcebase/internal/input"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
@@ -225,6 +226,34 @@ func (s *Service) target(field, name string) (Target, error) {
 		return Target{}, apperr.Invalid(field, "must name a resource: one of %s", strings.Join(sorted(names), ", "))
 	}
 	return t, nil
+}
+
+// decodeTarget reads a job body's resource (what names it, for the
+// message of a missing one) and format (def when absent; "" makes it
+// required).
+func (s *Service) decodeTarget(o *input.Object, what string, def bulk.Format) (Target, bulk.Format, error) {
+	res, err := o.String("resource", input.Text{Min: 1, Max: 100, Trim: true})
+	if err != nil {
+		return Target{}, "", err
+	}
+	if !res.Set {
+		return Target{}, "", apperr.Invalid("resource", "is required: %s, such as companies", what)
+	}
+	t, err := s.target("resource", res.Value)
+	if err != nil {
+		return Target{}, "", err
+	}
+	format, err := o.Enum("format", string(bulk.CSV), string(bulk.NDJSON))
+	if err != nil {
+		return Target{}, "", err
+	}
+	if !format.Set {
+		if def == "" {
+			return Target{}, "", apperr.Invalid("format", "is required: csv or ndjson")
+		}
+		return t, def, nil
+	}
+	return t, bulk.Format(format.Value), nil
 }
 
 // newJob is a job of the kind, created now.
