@@ -25,6 +25,7 @@ const maxTransactBytes = 4 << 20
 // operations to it instead of sending them, and Commit sends them all or
 // none. Reads still read the table: what the unit holds is not visible
 // until it commits, so its operations see the table as it was before it.
+// A unit is one sequence of operations: not for concurrent use.
 type Unit struct {
 	ops []Op
 	// ends[i] is the number of ops once operation i had added its own.
