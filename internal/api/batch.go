@@ -142,9 +142,9 @@ type batchRequest struct {
 // batchOp is one operation of a batch.
 type batchOp struct {
 	op, id, match string
-	ifMatch       []int64
-	ifMatchAny    bool
-	data          []byte
+	// ifMatch is the operation's precondition (If-Match's), nil for none.
+	ifMatch *store.Precondition
+	data    []byte
 }
 
 // decodeBatch reads a batch's body: every operation well-formed, or a 400
@@ -202,9 +202,11 @@ func decodeBatchOp(o *input.Object, d *resource.Def) (batchOp, error) {
 	}
 	op.id, op.match = id.Value, match.Value
 	if tag.Set {
-		if op.ifMatchAny, op.ifMatch, err = parseIfMatch(o.Path("ifMatch"), tag.Value); err != nil {
-			return op, err
+		p := httpapi.ParseIfMatch(op.id, tag.Value)
+		if !p.Any && len(p.Versions) == 0 {
+			return op, apperr.Invalid(o.Path("ifMatch"), "must be an entity tag as the record's ETag shows it (such as \"\\\"3\\\"\") or \"*\"")
 		}
+		op.ifMatch = &p
 	}
 	raw, hasData := o.Raw("data")
 	// What each operation needs, and what it must not carry.
@@ -228,26 +230,6 @@ func decodeBatchOp(o *input.Object, d *resource.Def) (batchOp, error) {
 		op.data = raw
 	}
 	return op, nil
-}
-
-// parseIfMatch reads an entity tag as If-Match takes it: "*" or quoted
-// versions, comma-separated.
-func parseIfMatch(path, v string) (any bool, versions []int64, err error) {
-	for _, tag := range strings.Split(v, ",") {
-		tag = strings.TrimSpace(tag)
-		if tag == "*" {
-			any = true
-			continue
-		}
-		if len(tag) >= 2 && tag[0] == '"' && tag[len(tag)-1] == '"' {
-			if n, err := strconv.ParseInt(tag[1:len(tag)-1], 10, 64); err == nil && n > 0 {
-				versions = append(versions, n)
-				continue
-			}
-		}
-		return false, nil, apperr.Invalid(path, "must be an entity tag as the record's ETag shows it (such as \"\\\"3\\\"\") or \"*\"")
-	}
-	return any, versions, nil
 }
 
 func contains(list []string, s string) bool {
@@ -369,8 +351,8 @@ func atomicFailure(ctx context.Context, i int, op batchOp, err error) error {
 // applyBatchOp applies one operation: the record (nil for a delete) and
 // the status it answers alone.
 func applyBatchOp(ctx context.Context, wr writer, d *resource.Def, org string, op batchOp) (any, int, error) {
-	if op.ifMatch != nil || op.ifMatchAny {
-		ctx = store.WithPrecondition(ctx, store.Precondition{ID: op.id, Any: op.ifMatchAny, Versions: op.ifMatch})
+	if op.ifMatch != nil {
+		ctx = store.WithPrecondition(ctx, *op.ifMatch)
 	}
 	switch op.op {
 	case batchCreate:

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"reflect"
-	"strings"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/bulk"
@@ -83,7 +82,7 @@ func (a *API) importView(ctx context.Context, org string, j *jobs.Job, upload st
 	if v.Mapping == nil {
 		v.Mapping = map[string]string{}
 	}
-	v.SetStoreVersion(versionOf(j))
+	v.Versioned = j.Versioned
 	var err error
 	if upload == "" {
 		upload, err = a.d.Jobs.UploadURL(ctx, org, j)
@@ -107,19 +106,10 @@ func (a *API) exportView(ctx context.Context, org string, j *jobs.Job) (*ExportJ
 	if v.Fields == nil {
 		v.Fields = []string{}
 	}
-	v.SetStoreVersion(versionOf(j))
+	v.Versioned = j.Versioned
 	u, err := a.d.Jobs.DownloadURL(ctx, org, j)
 	v.DownloadURL = optional(u)
 	return v, err
-}
-
-// versionOf is a job's stored version, from its entity tag.
-func versionOf(j *jobs.Job) int64 {
-	var n int64
-	for _, c := range strings.Trim(j.ETag(), `"`) {
-		n = n*10 + int64(c-'0')
-	}
-	return n
 }
 
 // jobOperations are the bulk jobs: imports (created, then fed their file

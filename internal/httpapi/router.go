@@ -214,21 +214,29 @@ func conditional(rt routes.Route, h http.Handler) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
-		p := store.Precondition{ID: r.PathValue("id")}
-		for _, v := range values {
-			for _, tag := range strings.Split(v, ",") {
-				tag = strings.TrimSpace(tag)
-				if tag == "*" {
-					p.Any = true
-					continue
-				}
-				if len(tag) >= 2 && tag[0] == '"' && tag[len(tag)-1] == '"' {
-					if n, err := strconv.ParseInt(tag[1:len(tag)-1], 10, 64); err == nil && n > 0 {
-						p.Versions = append(p.Versions, n)
-					}
+		h.ServeHTTP(w, r.WithContext(store.WithPrecondition(r.Context(), ParseIfMatch(r.PathValue("id"), values...))))
+	})
+}
+
+// ParseIfMatch reads If-Match values (comma-separated entity tags, "*")
+// into a precondition on the record id: the versions of the strong tags
+// (weak and malformed ones match nothing), Any for "*". A batch's
+// operations take the same (their ifMatch).
+func ParseIfMatch(id string, values ...string) store.Precondition {
+	p := store.Precondition{ID: id}
+	for _, v := range values {
+		for _, tag := range strings.Split(v, ",") {
+			tag = strings.TrimSpace(tag)
+			if tag == "*" {
+				p.Any = true
+				continue
+			}
+			if len(tag) >= 2 && tag[0] == '"' && tag[len(tag)-1] == '"' {
+				if n, err := strconv.ParseInt(tag[1:len(tag)-1], 10, 64); err == nil && n > 0 {
+					p.Versions = append(p.Versions, n)
 				}
 			}
 		}
-		h.ServeHTTP(w, r.WithContext(store.WithPrecondition(r.Context(), p)))
-	})
+	}
+	return p
 }
