@@ -138,6 +138,8 @@ func TestTheOpenSearchEngineWithoutAnEndpointFailsAtStartNamingOPENSEARCH_ENDPOI
 
 type namedEngine string
 
+func (e namedEngine) Name() string { return string(e) }
+
 func (namedEngine) Search(context.Context, string, *search.Schema, *search.Request) (*search.Result, error) {
 	return nil, nil
 }

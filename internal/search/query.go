@@ -99,22 +99,35 @@ const (
 
 // Predicate is one node of the filter tree. It holds when its own
 // condition (if it names a field) holds, every predicate of And holds,
-// and (if Or is not empty) at least one of Or holds.
+// and (if Or is not empty) at least one of Or holds: a node with none of
+// them holds for every record. Match evaluates it on a record exactly as
+// the engines do.
 type Predicate struct {
 	Field string
 	Op    Op
-	Value any // string, float64 (Number), int64 (Integer), bool, time.Time (Date, DateTime), or []any of those for in/nin
+	Value any // string, float64 (Number), int64 (Integer), bool, time.Time (Date, DateTime, in UTC), or []any of those for in/nin; bool for exists
 	And   []*Predicate
 	Or    []*Predicate
 }
 
-// SortKey orders results by a field.
+// SortKey orders results by a field: strings by their lower-case value,
+// numbers numerically, dates and date-times chronologically, false before
+// true; ids (Field "id") as they are, byte by byte. A record without a
+// value for the field (null, absent, an empty array, an empty string, or
+// a string longer than MaxTermLength) sorts last in either direction, or
+// with MissingSmallest as the smallest value. Compare applies the keys to
+// two records exactly as the engines do.
 type SortKey struct {
 	Field string
 	Desc  bool
+	// MissingSmallest sorts a record without a value as smaller than any
+	// value (first ascending, last descending), as a DynamoDB sort index
+	// orders an item without the attribute; unset, it sorts last in both
+	// directions, as POST /search documents.
+	MissingSmallest bool
 }
 
-// Request is a decoded search.
+// Request is a decoded search, or a list served by an engine.
 type Request struct {
 	Text     string
 	Filter   *Predicate // nil: every record
@@ -122,12 +135,23 @@ type Request struct {
 	Hybrid   bool
 	Fuzzy    bool
 	FullText bool
-	Page     int
-	Limit    int
+	// Before, when set, keeps only the records whose id is less than it
+	// (byte by byte): a list's lt cursor. See AdmitsID.
+	Before string
+	Page   int
+	Limit  int
+	// From is how many results come before page 1 (a list's cursor
+	// position); 0 for a search. Offset stays within MaxOffset.
+	From int
 }
 
 // Offset is the number of results before the page.
-func (r *Request) Offset() int { return (r.Page - 1) * r.Limit }
+func (r *Request) Offset() int { return r.From + (r.Page-1)*r.Limit }
+
+// AdmitsID reports whether a record of this id is within r.Before (every
+// id is when Before is empty): what the engines filter on, for a caller
+// that evaluates a request in memory with Match.
+func (r *Request) AdmitsID(id string) bool { return r.Before == "" || id < r.Before }
 
 // Decode reads a search body (an empty body is an empty search) for
 // schema, with page and limit already read from the query.
@@ -242,66 +266,98 @@ func decodePredicate(s *Schema, o *input.Object, depth int, count *int) (*Predic
 
 // decodeValue checks raw as the value of op on f.
 func decodeValue(f Field, op Op, raw json.RawMessage, path string) (any, error) {
+	at := place{path: path}
 	if raw == nil {
-		return nil, apperr.Invalid(path, "is required for %s", op)
+		return nil, at.invalid("is required for %s", op)
 	}
 	if jsonType(raw) == "null" {
 		if op == Exists {
-			return nil, apperr.Invalid(path, "must be true or false for exists, not null")
+			return nil, at.invalid("must be true or false for exists, not null")
 		}
 		if op == In || op == Nin {
-			return nil, apperr.Invalid(path, "must be an array of %s values for %s, not null", typeNames[f.Type], op)
+			return nil, at.invalid("must be an array of %s values for %s, not null", typeNames[f.Type], op)
 		}
-		return nil, apperr.Invalid(path, "must be a %s for %s, not null; use exists to find records without a value", typeNames[f.Type], f.Name)
+		return nil, at.invalid("must be a %s for %s, not null; use exists to find records without a value", typeNames[f.Type], f.Name)
+	}
+	if err := checkOp(f, op, at); err != nil {
+		return nil, err
 	}
 	switch op {
 	case Exists:
 		var b bool
 		if json.Unmarshal(raw, &b) != nil {
-			return nil, apperr.Invalid(path, "must be true or false for exists")
+			return nil, at.invalid("must be true or false for exists")
 		}
 		return b, nil
 	case In, Nin:
 		var items []json.RawMessage
 		if json.Unmarshal(raw, &items) != nil || items == nil {
-			return nil, apperr.Invalid(path, "must be an array of %s values for %s", typeNames[f.Type], op)
+			return nil, at.invalid("must be an array of %s values for %s", typeNames[f.Type], op)
 		}
 		if len(items) == 0 || len(items) > MaxInValues {
-			return nil, apperr.Invalid(path, "must hold 1 to %d values for %s", MaxInValues, op)
+			return nil, at.invalid("must hold 1 to %d values for %s", MaxInValues, op)
 		}
 		out := make([]any, len(items))
 		for i, it := range items {
+			item := place{path: fmt.Sprintf("%s[%d]", path, i)}
 			if jsonType(it) == "null" {
-				return nil, apperr.Invalid(fmt.Sprintf("%s[%d]", path, i), "must be a %s for %s, not null", typeNames[f.Type], f.Name)
+				return nil, item.invalid("must be a %s for %s, not null", typeNames[f.Type], f.Name)
 			}
-			v, err := scalar(f, it, fmt.Sprintf("%s[%d]", path, i))
+			v, err := scalar(f, it, item)
 			if err != nil {
 				return nil, err
 			}
 			out[i] = v
 		}
 		return out, nil
+	}
+	return scalar(f, raw, at)
+}
+
+// place is where a value was given, for its errors: a path in the body,
+// or a query parameter (with a note on which of its values).
+type place struct {
+	path  string
+	query bool
+	note  string // appended to messages: " (value 2 of 3)"
+}
+
+func (p place) invalid(format string, args ...any) error {
+	if p.query {
+		return apperr.InvalidQuery(p.path, format+"%s", append(args, p.note)...)
+	}
+	return apperr.Invalid(p.path, format+"%s", append(args, p.note)...)
+}
+
+// checkOp refuses an operator f's type does not take: comparisons apply
+// to numbers and dates, contains and startsWith to strings (contains also
+// to arrays of strings, where it means holding the element).
+func checkOp(f Field, op Op, at place) error {
+	switch op {
 	case Gt, Gte, Lt, Lte:
 		switch f.Type {
 		case Number, Integer, Date, DateTime:
 		default:
-			return nil, apperr.Invalid(path, "cannot be compared with %s: %s is a %s field; %s applies to numbers and dates", op, f.Name, typeNames[f.Type], op)
+			return at.invalid("cannot be compared with %s: %s is a %s field; %s applies to numbers and dates", op, f.Name, typeNames[f.Type], op)
 		}
 	case Contains, StartsWith:
 		switch {
 		case f.Type == Keyword || f.Type == Text:
 		case f.Type == Keywords && op == Contains:
 		default:
-			return nil, apperr.Invalid(path, "cannot be matched with %s: %s is a %s field; %s applies to strings", op, f.Name, typeNames[f.Type], op)
+			return at.invalid("cannot be matched with %s: %s is a %s field; %s applies to strings", op, f.Name, typeNames[f.Type], op)
 		}
 	}
-	return scalar(f, raw, path)
+	return nil
 }
 
-// scalar reads one value of f's type.
-func scalar(f Field, raw json.RawMessage, path string) (any, error) {
+// MaxValueLength is the longest string value of a predicate, in bytes.
+const MaxValueLength = 1000
+
+// scalar reads one JSON value of f's type.
+func scalar(f Field, raw json.RawMessage, at place) (any, error) {
 	bad := func() error {
-		return apperr.Invalid(path, "must be a %s for %s, not %s", typeNames[f.Type], f.Name, jsonType(raw))
+		return at.invalid("must be a %s for %s, not %s", typeNames[f.Type], f.Name, jsonType(raw))
 	}
 	switch f.Type {
 	case Keyword, Text, Keywords:
@@ -309,10 +365,7 @@ func scalar(f Field, raw json.RawMessage, path string) (any, error) {
 		if json.Unmarshal(raw, &s) != nil {
 			return nil, bad()
 		}
-		if len(s) > 1000 {
-			return nil, apperr.Invalid(path, "must be at most 1000 bytes")
-		}
-		return s, nil
+		return stringValue(s, at)
 	case Number:
 		var n float64
 		if jsonType(raw) != "a number" || json.Unmarshal(raw, &n) != nil {
@@ -322,7 +375,7 @@ func scalar(f Field, raw json.RawMessage, path string) (any, error) {
 	case Integer:
 		var n int64
 		if jsonType(raw) != "a number" || json.Unmarshal(raw, &n) != nil {
-			return nil, apperr.Invalid(path, "must be an integer for %s, not %s", f.Name, strings.TrimSpace(string(raw)))
+			return nil, at.invalid("must be an integer for %s, not %s", f.Name, strings.TrimSpace(string(raw)))
 		}
 		return n, nil
 	case Bool:
@@ -336,17 +389,40 @@ func scalar(f Field, raw json.RawMessage, path string) (any, error) {
 		if json.Unmarshal(raw, &s) != nil {
 			return nil, bad()
 		}
-		layout := time.RFC3339Nano
-		if f.Type == Date {
-			layout = time.DateOnly
-		}
-		t, err := time.Parse(layout, s)
-		if err != nil {
-			return nil, apperr.Invalid(path, "must be a %s for %s, not %q", typeNames[f.Type], f.Name, s)
-		}
-		return t.UTC(), nil
+		return timeValue(f, s, at)
 	}
 	return nil, bad()
+}
+
+// stringValue checks a string value: at most MaxValueLength bytes of UTF-8.
+func stringValue(s string, at place) (any, error) {
+	if len(s) > MaxValueLength {
+		return nil, at.invalid("must be at most %d bytes", MaxValueLength)
+	}
+	if !utf8.ValidString(s) {
+		return nil, at.invalid("must be valid UTF-8")
+	}
+	return s, nil
+}
+
+// timeValue reads a date (YYYY-MM-DD) or date-time (RFC 3339) as a time
+// in UTC.
+func timeValue(f Field, s string, at place) (any, error) {
+	t, err := parseTime(f.Type, s)
+	if err != nil {
+		return nil, at.invalid("must be a %s for %s, not %s", typeNames[f.Type], f.Name, shown(s))
+	}
+	return t.UTC(), nil
+}
+
+// parseTime reads a value of a Date (YYYY-MM-DD) or DateTime (RFC 3339)
+// field, in a predicate or a record.
+func parseTime(t Type, s string) (time.Time, error) {
+	layout := time.RFC3339Nano
+	if t == Date {
+		layout = time.DateOnly
+	}
+	return time.Parse(layout, s)
 }
 
 func decodeSort(s *Schema, o *input.Object) ([]SortKey, error) {
@@ -506,6 +582,9 @@ const RankingKeyword = "keyword"
 // Engine answers searches of one organization's records.
 type Engine interface {
 	Search(ctx context.Context, org string, s *Schema, r *Request) (*Result, error)
+	// Name names the engine ("embedded", "opensearch"): a list it serves
+	// says so in X-Query-Plan.
+	Name() string
 }
 
 var typeDocs = map[Type]string{Keyword: "string", Text: "string (text)", Number: "number", Integer: "integer", Bool: "boolean", Date: "date", DateTime: "date-time", Keywords: "array of strings"}

@@ -1,11 +1,9 @@
 package embedded
 
 import (
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
@@ -17,6 +15,7 @@ import (
 	bsearch "github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 	index "github.com/blevesearch/bleve_index_api"
+	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/search"
 )
 
@@ -27,16 +26,19 @@ import (
 //	t_<f>  the words of a text-weighted field (standard analyzer: Unicode
 //	       words, lower case, English stop words), scored with BM25;
 //	k_<f>  the exact value (eq, ne, in, nin; array elements);
-//	l_<f>  the value in lower case (contains, startsWith, sorting strings);
-//	n_<f>  numbers, and dates and times as epoch milliseconds;
-//	b_<f>  booleans;
+//	l_<f>  the value in lower case (contains, startsWith, sorting
+//	       strings), but for an empty string, which sorts as missing;
+//	n_<f>  numbers, and dates and times as epoch milliseconds (the last
+//	       one when a record holds several);
+//	b_<f>  booleans (the last one);
 //
-// and hasField lists the fields holding a value (exists).
+// and hasField lists the fields holding a value (exists). Strings longer
+// than search.MaxTermLength are in t_ only. search.Match and
+// search.Compare decide filters and order as these fields do.
 const (
-	hasField      = "_has"
-	lowerKeyword  = "lowerkeyword"
-	textAnalyzer  = standard.Name
-	maxTermLength = 32 << 10 // longer exact values are not filterable
+	hasField     = "_has"
+	lowerKeyword = "lowerkeyword"
+	textAnalyzer = standard.Name
 )
 
 func indexName(prefix, field string) string {
@@ -93,7 +95,7 @@ func document(s *search.Schema, rec map[string]any) map[string]any {
 	doc := map[string]any{}
 	var has []string
 	for _, f := range s.Fields {
-		vals := valuesAt(rec, strings.Split(f.Name, "."))
+		vals := search.ValuesAt(rec, f.Name)
 		if len(vals) == 0 {
 			continue
 		}
@@ -105,15 +107,9 @@ func document(s *search.Schema, rec map[string]any) map[string]any {
 				if str, ok := v.(string); ok {
 					strs = append(strs, str)
 				}
-			case search.Number, search.Integer:
-				if n, ok := number(v); ok {
+			case search.Number, search.Integer, search.Date, search.DateTime:
+				if n, ok := search.NumberOf(f.Type, v); ok {
 					doc[indexName("n_", f.Name)] = n
-				}
-			case search.Date, search.DateTime:
-				if str, ok := v.(string); ok {
-					if t, ok := parseTime(f.Type, str); ok {
-						doc[indexName("n_", f.Name)] = float64(t.UnixMilli())
-					}
 				}
 			case search.Bool:
 				if b, ok := v.(bool); ok {
@@ -129,8 +125,11 @@ func document(s *search.Schema, rec map[string]any) map[string]any {
 		}
 		var exact, lower []string
 		for _, str := range strs {
-			if len(str) <= maxTermLength {
-				exact = append(exact, str)
+			if len(str) > search.MaxTermLength {
+				continue
+			}
+			exact = append(exact, str)
+			if str != "" {
 				lower = append(lower, strings.ToLower(str))
 			}
 		}
@@ -139,58 +138,6 @@ func document(s *search.Schema, rec map[string]any) map[string]any {
 	}
 	doc[hasField] = has
 	return doc
-}
-
-// valuesAt collects the non-null values at path, through nested objects
-// and arrays (an empty array holds no value).
-func valuesAt(v any, path []string) []any {
-	if len(path) == 0 {
-		switch x := v.(type) {
-		case nil:
-			return nil
-		case []any:
-			var out []any
-			for _, e := range x {
-				if e != nil {
-					out = append(out, e)
-				}
-			}
-			return out
-		default:
-			return []any{v}
-		}
-	}
-	switch x := v.(type) {
-	case map[string]any:
-		return valuesAt(x[path[0]], path[1:])
-	case []any:
-		var out []any
-		for _, e := range x {
-			out = append(out, valuesAt(e, path)...)
-		}
-		return out
-	}
-	return nil
-}
-
-func number(v any) (float64, bool) {
-	switch n := v.(type) {
-	case json.Number:
-		f, err := n.Float64()
-		return f, err == nil
-	case float64:
-		return n, true
-	}
-	return 0, false
-}
-
-func parseTime(t search.Type, s string) (time.Time, bool) {
-	layout := time.RFC3339Nano
-	if t == search.Date {
-		layout = time.DateOnly
-	}
-	v, err := time.Parse(layout, s)
-	return v, err == nil
 }
 
 // textQuery is the query of r's text over the text-weighted fields, nil
@@ -255,11 +202,14 @@ func analyze(im *mapping.IndexMappingImpl, text string) []string {
 	return out
 }
 
-// filterQuery translates a predicate tree.
+// filterQuery translates a predicate tree (as search.Match decides it).
 func filterQuery(s *search.Schema, p *search.Predicate) query.Query {
 	var must []query.Query
 	if p.Field != "" {
-		f, _ := s.Field(p.Field)
+		f, ok := s.Field(p.Field)
+		if !ok {
+			return bleve.NewMatchNoneQuery()
+		}
 		must = append(must, leafQuery(f, p.Op, p.Value))
 	}
 	for _, c := range p.And {
@@ -272,7 +222,10 @@ func filterQuery(s *search.Schema, p *search.Predicate) query.Query {
 		}
 		must = append(must, bleve.NewDisjunctionQuery(alts...))
 	}
-	if len(must) == 1 {
+	switch len(must) {
+	case 0:
+		return bleve.NewMatchAllQuery()
+	case 1:
 		return must[0]
 	}
 	return bleve.NewConjunctionQuery(must...)
@@ -302,7 +255,10 @@ func leafQuery(f search.Field, op search.Op, v any) query.Query {
 		}
 		return q
 	case search.Gt, search.Gte, search.Lt, search.Lte:
-		n := numeric(v)
+		n, ok := search.NumberOf(f.Type, v)
+		if !ok {
+			return bleve.NewMatchNoneQuery()
+		}
 		var q *query.NumericRangeQuery
 		incl := op == search.Gte || op == search.Lte
 		if op == search.Gt || op == search.Gte {
@@ -312,15 +268,29 @@ func leafQuery(f search.Field, op search.Op, v any) query.Query {
 		}
 		q.SetField(indexName("n_", f.Name))
 		return q
-	case search.Contains:
-		if f.Type == search.Keywords {
+	case search.Contains, search.StartsWith:
+		if op == search.Contains && f.Type == search.Keywords {
 			return equal(f, v)
 		}
-		q := bleve.NewRegexpQuery(".*" + regexp.QuoteMeta(strings.ToLower(v.(string))) + ".*")
-		q.SetField(indexName("l_", f.Name))
-		return q
-	case search.StartsWith:
-		q := bleve.NewPrefixQuery(strings.ToLower(v.(string)))
+		str, ok := v.(string)
+		if !ok {
+			return bleve.NewMatchNoneQuery()
+		}
+		if str == "" {
+			// Every exact value holds the empty string, the empty one
+			// too, which l_ leaves out.
+			q := bleve.NewPrefixQuery("")
+			q.SetField(indexName("k_", f.Name))
+			return q
+		}
+		if op == search.StartsWith {
+			q := bleve.NewPrefixQuery(strings.ToLower(str))
+			q.SetField(indexName("l_", f.Name))
+			return q
+		}
+		// (?s): "." also matches a newline, so that the value is found
+		// anywhere in a value of several lines.
+		q := bleve.NewRegexpQuery("(?s).*" + regexp.QuoteMeta(strings.ToLower(str)) + ".*")
 		q.SetField(indexName("l_", f.Name))
 		return q
 	case search.Exists:
@@ -337,46 +307,56 @@ func leafQuery(f search.Field, op search.Op, v any) query.Query {
 func equal(f search.Field, v any) query.Query {
 	switch f.Type {
 	case search.Number, search.Integer, search.Date, search.DateTime:
-		n := numeric(v)
+		n, ok := search.NumberOf(f.Type, v)
+		if !ok {
+			return bleve.NewMatchNoneQuery()
+		}
 		yes := true
 		q := bleve.NewNumericRangeInclusiveQuery(&n, &n, &yes, &yes)
 		q.SetField(indexName("n_", f.Name))
 		return q
 	case search.Bool:
-		q := bleve.NewBoolFieldQuery(v.(bool))
+		b, ok := v.(bool)
+		if !ok {
+			return bleve.NewMatchNoneQuery()
+		}
+		q := bleve.NewBoolFieldQuery(b)
 		q.SetField(indexName("b_", f.Name))
 		return q
 	}
-	q := bleve.NewTermQuery(v.(string))
+	str, ok := v.(string)
+	if !ok {
+		return bleve.NewMatchNoneQuery()
+	}
+	q := bleve.NewTermQuery(str)
 	q.SetField(indexName("k_", f.Name))
 	return q
 }
 
-// numeric is a decoded value as the number its index field holds.
-func numeric(v any) float64 {
-	switch x := v.(type) {
-	case float64:
-		return x
-	case int64:
-		return float64(x)
-	case time.Time:
-		return float64(x.UnixMilli())
-	}
-	return 0
+// beforeQuery keeps the records whose id is less than before.
+func beforeQuery(before string) query.Query {
+	no := false
+	q := bleve.NewTermRangeInclusiveQuery("", before, nil, &no)
+	q.SetField(indexName("k_", resource.FieldID))
+	return q
 }
 
-// sortOrder is the order of results: the request's keys, else relevance
-// when there is text, else newest first; ties by id, newest first, so
-// that paging is stable.
+// sortOrder is the order of results: the request's keys (missing values
+// last, or smallest with MissingSmallest: as search.Compare orders them),
+// else relevance when there is text, else newest first; ties by id,
+// newest first, so that paging is stable.
 func sortOrder(s *search.Schema, r *search.Request) bsearch.SortOrder {
 	var order bsearch.SortOrder
 	for _, k := range r.Sort {
 		f, _ := s.Field(k.Field)
-		if f.Name == "id" {
+		if f.Name == resource.FieldID {
 			order = append(order, &bsearch.SortDocID{Desc: k.Desc})
 			continue
 		}
 		sf := &bsearch.SortField{Desc: k.Desc, Missing: bsearch.SortFieldMissingLast}
+		if k.MissingSmallest && !k.Desc {
+			sf.Missing = bsearch.SortFieldMissingFirst
+		}
 		switch f.Type {
 		case search.Number, search.Integer, search.Date, search.DateTime:
 			sf.Field, sf.Type = indexName("n_", f.Name), bsearch.SortFieldAsNumber

@@ -75,6 +75,9 @@ type entry struct {
 	stamp   string // the stored doc's shape stamp (store.Stamped)
 }
 
+// Name names the engine in a list's X-Query-Plan.
+func (e *Embedded) Name() string { return "embedded" }
+
 // Search runs r over org's records of s.
 func (e *Embedded) Search(ctx context.Context, org string, s *search.Schema, r *search.Request) (*search.Result, error) {
 	var x *orgIndex
@@ -241,6 +244,9 @@ func (x *orgIndex) search(r *search.Request) (*search.Result, error) {
 	}
 	if r.Filter != nil {
 		q.AddQuery(filterQuery(x.schema, r.Filter))
+	}
+	if r.Before != "" {
+		q.AddQuery(beforeQuery(r.Before))
 	}
 	if len(q.Conjuncts) == 0 {
 		q.AddQuery(bleve.NewMatchAllQuery())

@@ -126,6 +126,9 @@ func NewEngine(_ context.Context, awsCfg aws.Config, st *store.Store, endpoint, 
 	return New(st, Config{Endpoint: endpoint, Service: service, IndexPrefix: indexPrefix, AWS: awsCfg})
 }
 
+// Name names the engine in a list's X-Query-Plan.
+func (e *Engine) Name() string { return "opensearch" }
+
 // Search runs r over org's records of s.
 func (e *Engine) Search(ctx context.Context, org string, s *search.Schema, r *search.Request) (*search.Result, error) {
 	body, err := Query(org, s, r)

@@ -51,8 +51,10 @@ func DocID(org, id string) string { return org + ":" + id }
 type obj = map[string]any
 
 // Query is the OpenSearch search body of r over org's records of s. r was
-// decoded by search.Decode for s, so every field exists and every value
-// has its field's type; a value of another type is an error all the same.
+// decoded by search.Decode for s (or made of search.ParseCondition's
+// predicates), so every field exists and every value has its field's
+// type; a value of another type is an error all the same. r.Before keeps
+// the ids below it, and r.From shifts the offset (a list's position).
 func Query(org string, s *search.Schema, r *search.Request) ([]byte, error) {
 	filter := []any{obj{"term": obj{OrgField: org}}}
 	if r.Filter != nil {
@@ -61,6 +63,9 @@ func Query(org string, s *search.Schema, r *search.Request) ([]byte, error) {
 			return nil, err
 		}
 		filter = append(filter, q)
+	}
+	if r.Before != "" {
+		filter = append(filter, obj{"range": obj{"id": obj{"lt": r.Before}}})
 	}
 	b := obj{"filter": filter}
 	if tq := textQuery(s, r); tq != nil {
@@ -171,7 +176,10 @@ func filterQuery(s *search.Schema, p *search.Predicate) (any, error) {
 		}
 		all = append(all, obj{"bool": obj{"should": alts, "minimum_should_match": 1}})
 	}
-	if len(all) == 1 {
+	switch len(all) {
+	case 0:
+		return obj{"match_all": obj{}}, nil // a node with no condition holds
+	case 1:
 		return all[0], nil
 	}
 	return obj{"bool": obj{"filter": all}}, nil
@@ -300,8 +308,9 @@ func escapeWildcard(s string) string {
 }
 
 // sortOrder is the order of results: the request's keys (strings in lower
-// case; missing values last), else relevance when there is text, else
-// newest first; ties by id, newest first, so that paging is stable.
+// case; missing values last, or with MissingSmallest first ascending and
+// last descending), else relevance when there is text, else newest
+// first; ties by id, newest first, so that paging is stable.
 func sortOrder(s *search.Schema, r *search.Request) []any {
 	var out []any
 	for _, k := range r.Sort {
@@ -314,7 +323,11 @@ func sortOrder(s *search.Schema, r *search.Request) []any {
 		if isString(f.Type) && f.Name != "id" {
 			field += "." + lowerSub
 		}
-		out = append(out, obj{field: obj{"order": order, "missing": "_last"}})
+		missing := "_last"
+		if k.MissingSmallest && !k.Desc {
+			missing = "_first"
+		}
+		out = append(out, obj{field: obj{"order": order, "missing": missing}})
 	}
 	if len(r.Sort) == 0 && r.Text != "" {
 		out = append(out, obj{"_score": obj{"order": "desc"}})

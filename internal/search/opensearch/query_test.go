@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/sourcebase/sourcebase/internal/search"
@@ -132,4 +133,60 @@ func goldenFile(t *testing.T, name string, got []byte) {
 	if string(want) != string(got) {
 		t.Errorf("%s differs from the golden file (make generate rewrites it):\n%s", name, got)
 	}
+}
+
+func TestMissingSmallestSortsMissingValuesFirstAscendingAndLastDescending(t *testing.T) {
+	s := search.SchemaOf(notes)
+	for _, c := range []struct {
+		key  search.SortKey
+		want string
+	}{
+		{search.SortKey{Field: "name"}, `{"name.lower":{"missing":"_last","order":"asc"}}`},
+		{search.SortKey{Field: "name", Desc: true}, `{"name.lower":{"missing":"_last","order":"desc"}}`},
+		{search.SortKey{Field: "size", MissingSmallest: true}, `{"size":{"missing":"_first","order":"asc"}}`},
+		{search.SortKey{Field: "closedOn", Desc: true, MissingSmallest: true}, `{"closedOn":{"missing":"_last","order":"desc"}}`},
+	} {
+		body := queryBody(t, s, &search.Request{Sort: []search.SortKey{c.key}, Page: 1, Limit: 10})
+		if got, _ := json.Marshal(body["sort"].([]any)[0]); string(got) != c.want {
+			t.Errorf("%+v: %s, want %s", c.key, got, c.want)
+		}
+	}
+}
+
+func TestBeforeIsARangeOnTheIDAndFromShiftsTheOffset(t *testing.T) {
+	s := search.SchemaOf(notes)
+	body := queryBody(t, s, &search.Request{Before: "nte_B", Page: 2, Limit: 10, From: 5})
+	filter, _ := json.Marshal(body["query"].(map[string]any)["bool"].(map[string]any)["filter"])
+	if want := `[{"term":{"_org":"org1"}},{"range":{"id":{"lt":"nte_B"}}}]`; string(filter) != want {
+		t.Errorf("filter %s, want %s", filter, want)
+	}
+	if body["from"] != 15.0 {
+		t.Errorf("from %v, want 15", body["from"])
+	}
+	body = queryBody(t, s, &search.Request{Page: 1, Limit: 10})
+	if filter, _ := json.Marshal(body["query"].(map[string]any)["bool"].(map[string]any)["filter"]); strings.Contains(string(filter), "range") {
+		t.Errorf("no Before, yet %s", filter)
+	}
+}
+
+func TestAPredicateWithNoConditionMatchesEveryRecord(t *testing.T) {
+	s := search.SchemaOf(notes)
+	body := queryBody(t, s, &search.Request{Filter: &search.Predicate{And: []*search.Predicate{{}}}, Page: 1, Limit: 10})
+	filter, _ := json.Marshal(body["query"].(map[string]any)["bool"].(map[string]any)["filter"])
+	if want := `[{"term":{"_org":"org1"}},{"match_all":{}}]`; string(filter) != want {
+		t.Errorf("filter %s, want %s", filter, want)
+	}
+}
+
+func queryBody(t *testing.T, s *search.Schema, r *search.Request) map[string]any {
+	t.Helper()
+	b, err := opensearch.Query("org1", s, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body map[string]any
+	if err := json.Unmarshal(b, &body); err != nil {
+		t.Fatal(err)
+	}
+	return body
 }

@@ -35,26 +35,28 @@ var Patterns = []string{"query-*.json", "mapping-*.json", "bulk-*.ndjson"}
 
 // A Case is a golden request: query-<Name>.json is the body of the search
 // of Resource (searchtest.Notes under that name) with the query string
-// Query and the body Body, by org1.
+// Query and the body Body, by org1, changed by Edit when it is set (for
+// what only a list asks of the engine: MissingSmallest, Before).
 type Case struct {
 	Name, Resource, Query, Body string
+	Edit                        func(*search.Request)
 }
 
 // Cases are the golden requests.
 var Cases = []Case{
-	{"empty", "notes", "", ``},
-	{"paging", "notes", "page=3&limit=25", ``},
-	{"text", "notes", "", `{"text":"Acme rocket, the launch"}`},
-	{"text-stopwords-only", "notes", "", `{"text":"the of"}`},
-	{"text-fulltext", "notes", "", `{"text":"acme rocket","fullText":true}`},
-	{"text-fuzzy", "notes", "", `{"text":"ac acme rockets","fuzzy":true}`},
-	{"text-fuzzy-fulltext", "notes", "", `{"text":"acme rockets","fuzzy":true,"fullText":true}`},
-	{"fuzzy-ignored-by-documents", "documents", "", `{"text":"acme rockets","fuzzy":true}`},
-	{"fuzzy-ignored-by-company-hybrid", "companies", "", `{"text":"acme rockets","fuzzy":true,"hybrid":true}`},
-	{"fuzzy-used-by-company-keyword", "companies", "", `{"text":"acme rockets","fuzzy":true}`},
-	{"fuzzy-ignored-by-activity-fulltext", "activities", "", `{"text":"acme rockets","fuzzy":true,"fullText":true}`},
-	{"fuzzy-used-by-activity-without-fulltext", "activities", "", `{"text":"acme rockets","fuzzy":true}`},
-	{"fuzzy-used-by-workspaces", "workspaces", "", `{"text":"acme","fuzzy":true,"hybrid":true}`},
+	{"empty", "notes", "", ``, nil},
+	{"paging", "notes", "page=3&limit=25", ``, nil},
+	{"text", "notes", "", `{"text":"Acme rocket, the launch"}`, nil},
+	{"text-stopwords-only", "notes", "", `{"text":"the of"}`, nil},
+	{"text-fulltext", "notes", "", `{"text":"acme rocket","fullText":true}`, nil},
+	{"text-fuzzy", "notes", "", `{"text":"ac acme rockets","fuzzy":true}`, nil},
+	{"text-fuzzy-fulltext", "notes", "", `{"text":"acme rockets","fuzzy":true,"fullText":true}`, nil},
+	{"fuzzy-ignored-by-documents", "documents", "", `{"text":"acme rockets","fuzzy":true}`, nil},
+	{"fuzzy-ignored-by-company-hybrid", "companies", "", `{"text":"acme rockets","fuzzy":true,"hybrid":true}`, nil},
+	{"fuzzy-used-by-company-keyword", "companies", "", `{"text":"acme rockets","fuzzy":true}`, nil},
+	{"fuzzy-ignored-by-activity-fulltext", "activities", "", `{"text":"acme rockets","fuzzy":true,"fullText":true}`, nil},
+	{"fuzzy-used-by-activity-without-fulltext", "activities", "", `{"text":"acme rockets","fuzzy":true}`, nil},
+	{"fuzzy-used-by-workspaces", "workspaces", "", `{"text":"acme","fuzzy":true,"hybrid":true}`, nil},
 	{"eq-every-type", "notes", "", `{"filters":{"and":[
 		{"field":"stage","operator":"eq","value":"won"},
 		{"field":"name","operator":"eq","value":"Acme"},
@@ -65,40 +67,49 @@ var Cases = []Case{
 		{"field":"createdAt","operator":"eq","value":"2024-05-01T10:00:00+02:00"},
 		{"field":"tags","operator":"eq","value":"red"},
 		{"field":"location.city","operator":"eq","value":"Oslo"},
-		{"field":"contacts.email","operator":"eq","value":"a@b.co"}]}}`},
+		{"field":"contacts.email","operator":"eq","value":"a@b.co"}]}}`, nil},
 	{"ne-in-nin", "notes", "", `{"filters":{"and":[
 		{"field":"stage","operator":"ne","value":"lost"},
 		{"field":"size","operator":"in","value":[1,2,3]},
 		{"field":"name","operator":"in","value":["Acme","Globex"]},
 		{"field":"tags","operator":"nin","value":["red","blue"]},
-		{"field":"closedOn","operator":"nin","value":["2024-01-01"]}]}}`},
+		{"field":"closedOn","operator":"nin","value":["2024-01-01"]}]}}`, nil},
 	{"ranges", "notes", "", `{"filters":{"and":[
 		{"field":"size","operator":"gt","value":1},
 		{"field":"size","operator":"lte","value":10},
 		{"field":"score","operator":"gte","value":0.5},
 		{"field":"score","operator":"lt","value":9.5},
 		{"field":"closedOn","operator":"gte","value":"2024-01-01"},
-		{"field":"updatedAt","operator":"lt","value":"2024-06-01T00:00:00.123Z"}]}}`},
+		{"field":"updatedAt","operator":"lt","value":"2024-06-01T00:00:00.123Z"}]}}`, nil},
 	{"contains-startswith-exists", "notes", "", `{"filters":{"and":[
 		{"field":"name","operator":"contains","value":"Me*Co?"},
 		{"field":"source","operator":"startsWith","value":"Web"},
 		{"field":"body","operator":"contains","value":"launch"},
 		{"field":"tags","operator":"contains","value":"red"},
 		{"field":"location.city","operator":"exists","value":true},
-		{"field":"score","operator":"exists","value":false}]}}`},
+		{"field":"score","operator":"exists","value":false}]}}`, nil},
 	{"or-only", "notes", "", `{"filters":{"or":[
 		{"field":"stage","operator":"eq","value":"won"},
-		{"field":"stage","operator":"eq","value":"new"}]}}`},
+		{"field":"stage","operator":"eq","value":"new"}]}}`, nil},
 	{"nested", "notes", "", `{"text":"acme","filters":{"and":[
 		{"field":"isPrivate","operator":"eq","value":false},
 		{"or":[
 			{"field":"stage","operator":"eq","value":"won"},
 			{"field":"size","operator":"gt","value":5,"and":[{"field":"tags","operator":"contains","value":"big"}]},
 			{"and":[{"field":"source","operator":"exists","value":false},{"or":[{"field":"score","operator":"lt","value":1}]}]}]}],
-		"or":[{"field":"name","operator":"startsWith","value":"a"},{"field":"name","operator":"startsWith","value":"b"}]}}`},
+		"or":[{"field":"name","operator":"startsWith","value":"a"},{"field":"name","operator":"startsWith","value":"b"}]}}`, nil},
 	{"sort", "notes", "", `{"text":"acme","sort":[
-		{"field":"name","direction":"asc"},{"field":"size","direction":"desc"},{"field":"closedOn"}]}`},
-	{"sort-by-id", "notes", "", `{"sort":[{"field":"isPrivate"},{"field":"id","direction":"asc"}]}`},
+		{"field":"name","direction":"asc"},{"field":"size","direction":"desc"},{"field":"closedOn"}]}`, nil},
+	{"sort-by-id", "notes", "", `{"sort":[{"field":"isPrivate"},{"field":"id","direction":"asc"}]}`, nil},
+	{"list-sort-missing-smallest", "notes", "limit=25", `{"sort":[{"field":"name","direction":"asc"},{"field":"size","direction":"desc"},{"field":"id","direction":"desc"}]}`, func(r *search.Request) {
+		for i := range r.Sort {
+			r.Sort[i].MissingSmallest = true
+		}
+	}},
+	{"list-before", "notes", "limit=25", `{"filters":{"and":[{"field":"stage","operator":"eq","value":"won"}]}}`, func(r *search.Request) {
+		r.Before, r.From = "nte_01J00000000000000000000000", 50
+		r.Sort = []search.SortKey{{Field: "id", Desc: true, MissingSmallest: true}}
+	}},
 }
 
 // Schema is the schema c searches: searchtest.Notes under c's resource name,
@@ -126,6 +137,9 @@ func (c Case) QueryBody() ([]byte, error) {
 	req, err := search.Decode(c.Schema(), []byte(c.Body), page, limit)
 	if err != nil {
 		return nil, fmt.Errorf("case %s: decode %s: %w", c.Name, c.Body, err)
+	}
+	if c.Edit != nil {
+		c.Edit(req)
 	}
 	return opensearch.Query("org1", c.Schema(), req)
 }
