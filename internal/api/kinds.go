@@ -92,7 +92,7 @@ func (s workflowRecords) Create(ctx context.Context, org string, body []byte) (a
 }
 
 func (s workflowRecords) List(ctx context.Context, org string, q store.Query, _, _ string) (store.Page[workflows.Workflow], error) {
-	return s.svc.List(ctx, org, q) // workflows have no filters: ParseList refused any
+	return s.svc.List(ctx, org, q) // workflows have no lookup filters: the list parser refused any
 }
 
 func (s workflowRecords) Get(ctx context.Context, org, id string) (any, error) {

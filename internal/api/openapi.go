@@ -115,6 +115,7 @@ func componentSchemas() map[string]openapi.Schema {
 	out := map[string]openapi.Schema{}
 	for _, d := range declared() {
 		out[SchemaName(d)] = openapi.Record(d, openapi.Output)
+		out[ListedSchemaName(d)] = listedSchema(d)
 	}
 	out["Key"] = openapi.TypeOf(reflect.TypeFor[keys.Key]())
 	entry := openapi.TypeOf(reflect.TypeFor[resources.Entry]())
@@ -132,6 +133,7 @@ func componentSchemas() map[string]openapi.Schema {
 		out[SchemaName(d)+"Search"] = searchSchema(search.SchemaOf(d))
 	}
 	out["SearchPredicate"] = predicateSchema()
+	filterComponents(out)
 	out["MetricPointInput"] = metricPointInput()
 	out["MetricSeriesQuery"] = metricQuery()
 	out["EnrichmentValueInput"] = enrichmentInput()

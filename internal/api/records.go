@@ -135,7 +135,7 @@ func recordOperations[T any](k kind[T]) []Operation {
 	ref := openapi.Ref(SchemaName(d))
 	plural := strings.ReplaceAll(d.Name, "-", " ")
 	snake := strings.NewReplacer(" ", "_", "-", "_")
-	filters := d.Filters() // once, not on every list request
+	res := listResource(d) // once, not on every list request
 
 	create := declare(d.Function, http.MethodPost, base, func(a *API, w http.ResponseWriter, r *http.Request) {
 		if body, ok := readBody(w, r); ok {
@@ -149,25 +149,25 @@ func recordOperations[T any](k kind[T]) []Operation {
 	})
 
 	list := declare(d.Function, http.MethodGet, base, func(a *API, w http.ResponseWriter, r *http.Request) {
-		q, filter, value, err := httpapi.ParseList(r.URL.Query(), filters)
-		if err != nil {
-			httpapi.Error(w, r, err)
-			return
-		}
-		list[T](w, r)(k.reads(a).List(r.Context(), org(r), q, filter, value))
+		listRecords(a, w, r, k, res)
 	}).answers(routes.AnswerPaged).doc(func(op *openapi.Operation) {
 		op.Summary = "List " + plural
 		op.Description = "A page of the organization's " + plural + ", newest first unless `sort` and `direction` say otherwise. " +
 			"When more records follow, `X-Next-Cursor` holds the next page's `cursor` and `Link` its URL."
-		op.Query, op.Data, op.Paged = listQuery(d.SortFields(), filters), openapi.Schema{"type": "array", "items": ref}, true
+		listOperation(op, d)
 	})
 	if d.MCP && !d.Searchable {
-		how := "optionally filtered by one field (" + strings.Join(filters, ", ") + ")"
-		if len(filters) == 0 {
-			how = "with the paging parameters"
+		expand := ""
+		if len(res.Expandable) > 0 {
+			expand = "; expand names reference fields whose records each record carries under expanded"
 		}
-		list = list.tool("list_"+snake.Replace(d.Name), "List the organization's "+plural+", newest first, "+how+
-			"; follow nextCursor with cursor.")
+		if lookups := d.Filters(); len(lookups) > 0 {
+			expand += "; " + strings.Join(lookups, " or ") + " alone filters by its index"
+		}
+		list = list.tool("list_"+snake.Replace(d.Name), "List the organization's "+plural+", newest first. filter holds conditions that must all hold, "+
+			`by field: {"<field>": <value>} for equality, {"<field>": {"gte": 10}} with an operator (eq, ne, in, nin, gt, gte, lt, lte, `+
+			"contains, startsWith, exists; in and nin take an array); sort is up to 3 fields, a - before one for descending; "+
+			"fields names the fields to answer"+expand+". Follow nextCursor with cursor.")
 	}
 
 	get := declare(d.Function, http.MethodGet, item, func(a *API, w http.ResponseWriter, r *http.Request) {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"strings"
 	"sync"
 	"testing"
 
@@ -95,6 +97,7 @@ func documented(req *http.Request, reqBody []byte, status int, header http.Heade
 	}
 	r := req.Clone(context.Background())
 	r.Body = io.NopCloser(bytes.NewReader(reqBody))
+	r.URL = filterShorthands(r.URL)
 	route, params, err := router.FindRoute(r)
 	var unrouted *routers.RouteError
 	if errors.As(err, &unrouted) {
@@ -146,4 +149,35 @@ func ErrorCode(status int, header http.Header) error {
 		return fmt.Errorf("a %d %s answer carries X-Error-Param %q", status, codes[0], params)
 	}
 	return nil
+}
+
+// filterShorthands is u with a list's filter[<field>]=v written
+// filter[<field>][eq]=v, as the service reads it, when the query also has
+// filter[<field>][<operator>]: kin-openapi decodes a deepObject parameter
+// into nested objects, and a key that is both a value and an object
+// panics its decoder (or, the other way round, loses the operators).
+func filterShorthands(u *url.URL) *url.URL {
+	q := u.Query()
+	changed := false
+	for k, vs := range q {
+		if !strings.HasPrefix(k, "filter[") || strings.Count(k, "[") != 1 {
+			continue
+		}
+		for other := range q {
+			if strings.HasPrefix(other, k+"[") {
+				if _, both := q[k+"[eq]"]; !both {
+					q[k+"[eq]"] = vs
+				}
+				delete(q, k)
+				changed = true
+				break
+			}
+		}
+	}
+	if !changed {
+		return u
+	}
+	out := *u
+	out.RawQuery = q.Encode()
+	return &out
 }

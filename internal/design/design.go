@@ -29,7 +29,7 @@ var Layers = []Layer{
 	{"base", []string{"fn", "apperr", "clock", "ids", "input", "awsenv", "docspage", "dynamolocal", "runtimeapi",
 		"localsfn", "webhook", "webhook/webhooktest", "perfreport", "design", "outbound", "blob"}},
 	{"storage", []string{"store", "steps", "streams", "streams/streamsapi", "blob/s3blob"}},
-	{"platform", []string{"resource", "keys", "auth", "ratelimit", "routes", "metrics", "search", "search/searchtest",
+	{"platform", []string{"resource", "listing", "keys", "auth", "ratelimit", "routes", "metrics", "search", "search/searchtest",
 		"search/embedded", "search/opensearch", "openapi", "admin", "testenv", "events", "events/bus", "bulk"}},
 	{"http", []string{"httpapi"}},
 	{"domain", []string{"companies", "workflows", "enrichment", "runs", "resources", "search/opensearch/golden", "endpoints", "endpoints/sqsqueue", "jobs"}},

@@ -286,7 +286,7 @@ func eventsDoc(_ context.Context, root, _ string, _ map[string][]byte) ([]File, 
 }
 
 func resourcesDoc(context.Context, string, string, map[string][]byte) ([]File, []string, error) {
-	return []File{{resources.DocPath, []byte(resources.Markdown(api.DocRoutes))}}, nil, nil
+	return []File{{resources.DocPath, []byte(resources.Markdown(api.DocRoutes, api.DocList))}}, nil, nil
 }
 
 func openSearchGolden(_ context.Context, root, _ string, _ map[string][]byte) ([]File, []string, error) {

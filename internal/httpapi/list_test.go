@@ -17,7 +17,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
-func TestParseListReadsThePagingParametersAndRefusesAnythingElse(t *testing.T) {
+func TestParsePageReadsThePagingParametersAndRefusesAnythingElse(t *testing.T) {
 	t.Parallel()
 	q, err := httpapi.ParsePage(url.Values{})
 	if err != nil || q.Limit != httpapi.DefaultLimit || !q.Desc || q.Offset != 0 || q.MaxBytes <= 0 || q.MaxBytes >= httpapi.ListBudget {
@@ -56,30 +56,6 @@ func TestParseListReadsThePagingParametersAndRefusesAnythingElse(t *testing.T) {
 	// The unknown parameter's message lists those accepted.
 	if _, err := httpapi.ParsePage(url.Values{"offset": {"5"}}); !strings.Contains(err.Error(), strings.Join(httpapi.ListParams, ", ")) {
 		t.Errorf("an unknown parameter: %v", err)
-	}
-}
-
-func TestParseListTakesOneFilterAtATime(t *testing.T) {
-	t.Parallel()
-	filters := []string{"companyId", "status"}
-	_, f, v, err := httpapi.ParseList(url.Values{"companyId": {"cmp_1"}, "limit": {"5"}}, filters)
-	if err != nil || f != "companyId" || v != "cmp_1" {
-		t.Errorf("one filter: %q=%q, %v", f, v, err)
-	}
-	_, f, _, err = httpapi.ParseList(url.Values{"limit": {"5"}}, filters)
-	if err != nil || f != "" {
-		t.Errorf("no filter: %q, %v", f, err)
-	}
-	_, _, _, err = httpapi.ParseList(url.Values{"companyId": {"a"}, "status": {"b"}}, filters)
-	if err == nil || !strings.Contains(err.Error(), "status cannot be combined with companyId") {
-		t.Errorf("two filters: %v", err)
-	}
-	if _, _, _, err = httpapi.ParseList(url.Values{"companyId": {"a", "b"}}, filters); err == nil {
-		t.Error("a filter given twice was accepted")
-	}
-	// A filter of another list is an unknown parameter.
-	if _, _, _, err = httpapi.ParseList(url.Values{"dealId": {"a"}}, filters); err == nil || !strings.Contains(err.Error(), "companyId, status") {
-		t.Errorf("another list's filter: %v", err)
 	}
 }
 

@@ -24,39 +24,23 @@ var ListParams = []string{"limit", "page", "lt", "sort", "direction", "cursor"}
 // ParsePage reads limit, page, lt, sort, direction and cursor. limit is
 // clamped to 1..1000; page outside 1..100, a direction other than asc or
 // desc, a non-integer number, a parameter given twice or any other
-// parameter is a 400. The sort field and the cursor are checked by the
-// collection, which knows its sortable fields and the list a cursor
-// belongs to. The page's records are capped to the list byte budget.
+// parameter is a 400. The sort and the cursor are checked by the list,
+// which knows its sortable fields and the list a cursor belongs to. The
+// page's records are capped to the list byte budget.
 func ParsePage(q url.Values) (store.Query, error) {
-	out, _, _, err := ParseList(q, nil)
-	return out, err
-}
-
-// ParseList is ParsePage for a list that can also be filtered by one of
-// filters (?companyId=...): it returns the filter given, if any, and its
-// value. Two filters at once are a 400 (each is served by its own index).
-func ParseList(q url.Values, filters []string) (out store.Query, filter, value string, err error) {
-	out = store.Query{Limit: DefaultLimit, Desc: true, MaxBytes: ListBudget - envelopeSize}
-	accepted := append(append([]string{}, ListParams...), filters...)
+	out := store.Query{Limit: DefaultLimit, Desc: true, MaxBytes: ListBudget - envelopeSize}
 	for name, vs := range q {
-		if !slices.Contains(accepted, name) {
-			return out, "", "", apperr.InvalidQuery(name, "is not accepted; accepted parameters are %s", strings.Join(accepted, ", "))
-		}
-		if slices.Contains(filters, name) {
-			if filter != "" {
-				a, b := min(filter, name), max(filter, name)
-				return out, "", "", apperr.InvalidQuery(b, "cannot be combined with %s; filter by one field at a time", a)
-			}
-			filter, value = name, vs[0]
+		if !slices.Contains(ListParams, name) {
+			return out, apperr.InvalidQuery(name, "is not accepted; accepted parameters are %s", strings.Join(ListParams, ", "))
 		}
 		if len(vs) > 1 {
-			return out, "", "", apperr.InvalidQuery(name, "is given %d times; give it once", len(vs))
+			return out, apperr.InvalidQuery(name, "is given %d times; give it once", len(vs))
 		}
 	}
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil {
-			return out, "", "", apperr.InvalidQuery("limit", "must be an integer (1 to %d)", MaxLimit)
+			return out, apperr.InvalidQuery("limit", "must be an integer (1 to %d)", MaxLimit)
 		}
 		out.Limit = min(max(n, 1), MaxLimit)
 	}
@@ -64,7 +48,7 @@ func ParseList(q url.Values, filters []string) (out store.Query, filter, value s
 	if s := q.Get("page"); s != "" {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 1 || n > MaxPage {
-			return out, "", "", apperr.InvalidQuery("page", "must be an integer from 1 to %d", MaxPage)
+			return out, apperr.InvalidQuery("page", "must be an integer from 1 to %d", MaxPage)
 		}
 		page = n
 	}
@@ -74,10 +58,10 @@ func ParseList(q url.Values, filters []string) (out store.Query, filter, value s
 	case "asc":
 		out.Desc = false
 	default:
-		return out, "", "", apperr.InvalidQuery("direction", "must be asc or desc")
+		return out, apperr.InvalidQuery("direction", "must be asc or desc")
 	}
 	out.Before = q.Get("lt")
 	out.Sort = q.Get("sort")
 	out.Cursor = q.Get("cursor")
-	return out, filter, value, nil
+	return out, nil
 }

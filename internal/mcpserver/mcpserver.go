@@ -30,6 +30,7 @@ import (
 	"github.com/sourcebase/sourcebase/docs"
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
+	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
@@ -301,7 +302,9 @@ func caller(api http.Handler, op operation, spec ToolSpec) mcp.ToolHandler {
 // arguments reads a tool call's arguments: the path to call (the
 // operation's, with the path parameters and query) and the arguments;
 // msg says why there is no call (arguments that are not an object, a path
-// parameter missing).
+// parameter missing, an object parameter given as something else). An
+// object parameter of style deepObject (a list's filter) is sent as
+// name[key]=value, an array as its elements separated by commas.
 func (op operation) arguments(raw json.RawMessage) (path string, args map[string]any, msg string) {
 	args = map[string]any{}
 	if len(raw) > 0 && string(raw) != "null" {
@@ -327,9 +330,18 @@ func (op operation) arguments(raw json.RawMessage) (path string, args map[string
 		p = strings.Replace(p, "{"+name+"}", url.PathEscape(v), 1)
 	}
 	q := url.Values{}
-	for _, name := range op.queryParams {
-		if v, ok := args[name]; ok && v != nil {
-			q.Set(name, scalar(v))
+	for _, pr := range op.params {
+		v, ok := args[pr.Name]
+		switch {
+		case pr.In != "query" || !ok || v == nil:
+		case pr.Style == "deepObject":
+			obj, isObject := v.(map[string]any)
+			if !isObject {
+				return "", nil, pr.Name + " must be an object"
+			}
+			deepObject(q, pr.Name, obj)
+		default:
+			q.Set(pr.Name, value(v))
 		}
 	}
 	if len(q) > 0 {
@@ -409,6 +421,36 @@ func cut(s string) string {
 	return strings.ToValidUTF8(s[:maxErrorText], "") + "…"
 }
 
+// deepObject sets the query parameters of an object given for a
+// parameter of style deepObject: name[key]=value, name[key][key2]=value
+// for a nested object (a list's filter[employeeCount][gte]=50).
+func deepObject(q url.Values, name string, obj map[string]any) {
+	for k, v := range obj {
+		switch v := v.(type) {
+		case nil:
+		case map[string]any:
+			deepObject(q, name+"["+k+"]", v)
+		default:
+			q.Set(name+"["+k+"]", value(v))
+		}
+	}
+}
+
+// value is a query parameter's value: an array's elements separated by
+// commas (as a parameter the document marks CommaSeparated takes them),
+// any other value as scalar writes it.
+func value(v any) string {
+	a, ok := v.([]any)
+	if !ok {
+		return scalar(v)
+	}
+	parts := make([]string, len(a))
+	for i, e := range a {
+		parts[i] = scalar(e)
+	}
+	return strings.Join(parts, ",")
+}
+
 func scalar(v any) string {
 	switch v := v.(type) {
 	case string:
@@ -434,7 +476,6 @@ type operation struct {
 	method, path string
 	Summary      string
 	pathParams   []string
-	queryParams  []string
 	params       []param
 	hasBody      bool
 	bodySchema   any
@@ -446,6 +487,42 @@ type param struct {
 	Description string         `json:"description"`
 	Schema      map[string]any `json:"schema"`
 	Ref         string         `json:"$ref"`
+	Style       string         `json:"style"`
+}
+
+// asArrays is s with every schema marked openapi.CommaSeparated (a
+// string listing values separated by commas) replaced by its array schema,
+// with the string's description unless it has its own, and no other
+// extension: a tool takes the array (or the string, as the API does) and
+// sends the array's elements joined by commas.
+func asArrays(s any) any {
+	switch x := s.(type) {
+	case map[string]any:
+		if arr, ok := x[openapi.CommaSeparated].(map[string]any); ok {
+			out := map[string]any{}
+			for k, v := range arr {
+				out[k] = asArrays(v)
+			}
+			if d, ok := x["description"]; ok && out["description"] == nil {
+				out["description"] = d
+			}
+			return out
+		}
+		out := map[string]any{}
+		for k, v := range x {
+			if !strings.HasPrefix(k, "x-") {
+				out[k] = asArrays(v)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, v := range x {
+			out[i] = asArrays(v)
+		}
+		return out
+	}
+	return s
 }
 
 func (d *openAPI) operation(id string) (operation, bool) {
@@ -473,7 +550,6 @@ func (d *openAPI) operation(id string) (operation, bool) {
 				case "path":
 					op.pathParams = append(op.pathParams, pr.Name)
 				case "query":
-					op.queryParams = append(op.queryParams, pr.Name)
 				default:
 					continue
 				}
@@ -493,16 +569,14 @@ func (d *openAPI) operation(id string) (operation, bool) {
 var componentRef = regexp.MustCompile(`#/components/schemas/([A-Za-z0-9_]+)`)
 
 // inputSchema is a tool's input: the operation's path and query
-// parameters, its body as "body", and "idempotencyKey" for a POST that
-// keeps one; the components it refers to are carried along as $defs.
+// parameters (a comma-separated one as its array: asArrays), its body as
+// "body", and "idempotencyKey" for a POST that keeps one; the components
+// it refers to are carried along as $defs.
 func (d *openAPI) inputSchema(op operation, spec ToolSpec) map[string]any {
 	props := map[string]any{}
 	var required []any
 	for _, p := range op.params {
-		s := map[string]any{}
-		for k, v := range p.Schema {
-			s[k] = v
-		}
+		s := asArrays(p.Schema).(map[string]any)
 		if p.Description != "" {
 			s["description"] = p.Description
 		}
@@ -541,7 +615,7 @@ func (d *openAPI) inputSchema(op operation, spec ToolSpec) map[string]any {
 			if _, done := defs[m[1]]; done {
 				continue
 			}
-			defs[m[1]] = d.Components.Schemas[m[1]]
+			defs[m[1]] = asArrays(d.Components.Schemas[m[1]])
 			walk(d.Components.Schemas[m[1]])
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -28,8 +29,15 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // with a default, a search and a read that can grow large.
 var ops = []openapi.Operation{
 	{Method: "GET", Path: "/v1/widgets", Function: "things", Summary: "List widgets", Status: 200, Paged: true,
-		Data:  openapi.Schema{"type": "array", "items": openapi.Ref("Widget")},
-		Query: []openapi.Param{{Name: "limit", Description: "how many", Schema: openapi.Schema{"type": "integer"}}, {Name: "cursor", Schema: openapi.Schema{"type": "string"}}}},
+		Data: openapi.Schema{"type": "array", "items": openapi.Ref("Widget")},
+		Query: []openapi.Param{{Name: "limit", Description: "how many", Schema: openapi.Schema{"type": "integer"}}, {Name: "cursor", Schema: openapi.Schema{"type": "string"}},
+			{Name: "fields", Schema: openapi.Schema{"type": "string", openapi.CommaSeparated: openapi.Schema{"type": "array", "items": openapi.Schema{"type": "string", "enum": []any{"name", "size"}}}}},
+			{Name: "filter", Style: "deepObject", Explode: true, Schema: openapi.Schema{"type": "object", "additionalProperties": false, "properties": openapi.Schema{
+				"size": openapi.Schema{"anyOf": []any{openapi.Schema{"type": "integer"}, openapi.Schema{"type": "object", "properties": openapi.Schema{
+					"gte": openapi.Schema{"type": "integer"},
+					"in":  openapi.Schema{"type": "string", "description": "comma-separated", openapi.CommaSeparated: openapi.Schema{"type": "array", "items": openapi.Schema{"type": "integer"}}},
+				}}}},
+			}}}}},
 	{Method: "GET", Path: "/v1/widgets/{id}", Function: "things", Summary: "Get a widget", Status: 200, Data: openapi.Ref("Widget")},
 	{Method: "POST", Path: "/v1/widgets", Function: "things", Summary: "Create a widget", Status: 201, Data: openapi.Ref("Widget"),
 		Body: openapi.Ref("WidgetCreate"), Idempotent: true},
@@ -422,5 +430,55 @@ func TestAToolOfAnOperationNotInTheDocumentIsRefused(t *testing.T) {
 	}
 	if _, _, err := mcpserver.New(mcpserver.Options{OpenAPI: []byte("{")}); err == nil {
 		t.Error("a document that is not JSON was accepted")
+	}
+}
+
+// A list's filter, an object sent as deepObject query parameters, and its
+// comma-separated parameters, offered as arrays, reach the API as the REST
+// API takes them.
+func TestAFilterObjectAndArraysReachTheAPIAsItsQueryParameters(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 0)
+	s := f.session(t)
+	got := schemaOf(t, s)["list_widgets"]
+	for _, want := range []string{`"style"`, `"fields":{"items":{"enum":["name","size"],"type":"string"},"type":"array"}`,
+		`"in":{"description":"comma-separated","items":{"type":"integer"},"type":"array"}`} {
+		if want == `"style"` {
+			if strings.Contains(got, want) || strings.Contains(got, `"x-`) {
+				t.Errorf("list_widgets's schema keeps the document's serialization: %s", got)
+			}
+			continue
+		}
+		if !strings.Contains(got, want) {
+			t.Errorf("list_widgets's schema lacks %s: %s", want, got)
+		}
+	}
+	res, text, _ := callTool(t, s, "list_widgets", json.RawMessage(
+		`{"filter": {"size": {"gte": 50, "in": [1, 2.5e1]}, "name": "Robot, Inc", "location.city": "Paris", "gone": null, "tags": {"in": ["ai", "robotics"]}},
+		  "fields": ["name", "size"], "limit": 5}`))
+	if res.IsError {
+		t.Fatalf("list_widgets: %s", text)
+	}
+	c := f.api.last(t)
+	u, err := url.Parse(c.uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := url.Values{"filter[size][gte]": {"50"}, "filter[size][in]": {"1,2.5e1"}, "filter[name]": {"Robot, Inc"},
+		"filter[location.city]": {"Paris"}, "filter[tags][in]": {"ai,robotics"}, "fields": {"name,size"}, "limit": {"5"}}
+	if u.Path != "/v1/widgets" || u.Query().Encode() != want.Encode() {
+		t.Errorf("list_widgets called %s, want the query %s", c.uri, want.Encode())
+	}
+	// A string is sent as it is; a filter that is not an object is no call.
+	callTool(t, s, "list_widgets", map[string]any{"fields": "name"})
+	if c := f.api.last(t); c.uri != "/v1/widgets?fields=name" {
+		t.Errorf("list_widgets with fields as a string called %s", c.uri)
+	}
+	n := f.api.count()
+	if res, text, _ := callTool(t, s, "list_widgets", map[string]any{"filter": "size=5"}); !res.IsError || text != "filter must be an object" {
+		t.Errorf("a filter string: error %v, %q", res.IsError, text)
+	}
+	if f.api.count() != n {
+		t.Error("a filter that is not an object made a call")
 	}
 }

@@ -25,6 +25,13 @@ const (
 // media type (a webhook's payload): there is no schema to check it by.
 const AnyBodyExtension = "x-any-body"
 
+// CommaSeparated is the extension of a string schema whose value lists
+// values separated by commas (a list's sort=, fields=, and the values of
+// a filter's in): its value is the array schema of those values. Clients
+// that take arguments as JSON (the MCP tools) take the array, and send
+// its elements joined by commas.
+const CommaSeparated = "x-comma-separated"
+
 // Operation describes one route for the document.
 type Operation struct {
 	Method, Path string
@@ -83,6 +90,12 @@ type Param struct {
 	Name, Description string
 	Schema            Schema
 	Required          bool
+	// Style and Explode say how the value is serialized, when not as
+	// the location's default (form, exploded, for a query parameter):
+	// "deepObject" with Explode for an object sent as name[key]=value
+	// (a list's filter[field][op]=value).
+	Style   string
+	Explode bool
 }
 
 // Document is the OpenAPI 3.1 document of ops, with components holding
@@ -428,6 +441,9 @@ func param(p Param, in string) map[string]any {
 	}
 	if p.Required {
 		m["required"] = true
+	}
+	if p.Style != "" {
+		m["style"], m["explode"] = p.Style, p.Explode
 	}
 	return m
 }

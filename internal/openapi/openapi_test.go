@@ -262,7 +262,8 @@ func TestOperationIDsComeFromTheMethodAndPath(t *testing.T) {
 var ops = []openapi.Operation{
 	{Method: "GET", Path: "/healthz", Function: "keys", Summary: "health", Public: true, Status: 200, Data: openapi.Schema{"type": "object"}},
 	{Method: "GET", Path: "/v1/widgets", Function: "things", Summary: "list", Status: 200, Data: openapi.Schema{"type": "array", "items": openapi.Ref("Widget")}, Paged: true,
-		Query: []openapi.Param{{Name: "limit", Schema: openapi.Schema{"type": "integer"}}}},
+		Query: []openapi.Param{{Name: "limit", Schema: openapi.Schema{"type": "integer"}},
+			{Name: "filter", Style: "deepObject", Explode: true, Schema: openapi.Schema{"type": "object", "properties": openapi.Schema{"size": openapi.Schema{"type": "integer"}}}}}},
 	{Method: "POST", Path: "/v1/widgets", Function: "things", Summary: "create", Status: 201, Data: openapi.Ref("Widget"), ETag: true,
 		Body: openapi.Ref("WidgetCreate"), Idempotent: true, Errors: []int{409}},
 	{Method: "GET", Path: "/v1/widgets/{id}", Function: "things", Summary: "get", Status: 200, Data: openapi.Ref("Widget"), ETag: true},
@@ -411,6 +412,11 @@ func TestOperationsDeclareTheirParametersHeadersAndEnvelope(t *testing.T) {
 		if !strings.Contains(hs, `"#/components/headers/`+h+`"`) {
 			t.Errorf("get answers no %s header: %s", h, hs)
 		}
+	}
+	// A parameter serialized otherwise than by its location's default says how.
+	if p := mustJSON(operation(t, doc, "GET", "/v1/widgets")["parameters"]); !strings.Contains(p, `"explode":true,"in":"query","name":"filter"`) ||
+		!strings.Contains(p, `"style":"deepObject"`) || strings.Count(p, `"style"`) != 1 {
+		t.Errorf("the list's parameters: %s", p)
 	}
 	list := mustJSON(operation(t, doc, "GET", "/v1/widgets")["responses"].(map[string]any)["200"])
 	if !strings.Contains(list, "X-Next-Cursor") || !strings.Contains(list, `"#/components/headers/Link"`) {

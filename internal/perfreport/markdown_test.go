@@ -51,6 +51,7 @@ type report struct {
 	HeapBeforeSoak, HeapAfterSoak         int // live heap, KB
 	Events                                eventFigures
 	Import                                importFigures
+	Lists                                 listFigures
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d)/float64(time.Millisecond)) }
@@ -205,6 +206,7 @@ func (r report) markdown() string {
 	p("listing the endpoints, recording the delivery and its attempt: $%.2f per million events at on-demand prices.\n", e.Usage.Reads/n*dynamoReadPerMillion+e.Usage.Write/n*dynamoWritePerMillion)
 
 	bulkMarkdown(p, r.Import)
+	listMarkdown(p, r.Lists)
 
 	p("\n## Lambda functions\n\n")
 	if len(r.Functions) == 0 {

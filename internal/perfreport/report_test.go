@@ -51,6 +51,7 @@ var (
 	soakRate  = flag.Int("soak-rate", 50, "requests per second of the soak")
 	burst     = flag.Int("events", 200, "company writes of the change history's burst (write to delivery delays)")
 	imports   = flag.Int("imports", 2000, "rows of the bulk import measured (a CSV of companies)")
+	listRows  = flag.Int("lists", 1000, "companies of the filtered lists measured under each plan")
 	functions = flag.Bool("functions", false, "also build every function for linux/arm64 (sizes) and measure cold starts under the Runtime API emulator")
 )
 
@@ -550,6 +551,7 @@ func TestPerformanceReport(t *testing.T) {
 	lp := lambdaPath(t, env, c, id)
 	history := changeHistory(t, env, c, *burst, *workers)
 	bulk := bulkImport(t, env, m, *imports)
+	lists := listQueries(t, env, m, *listRows, max(*listRows/100, 10))
 	var fns []functionFigures
 	if *functions {
 		fns = functionSizesAndColdStarts(t)
@@ -559,7 +561,7 @@ func TestPerformanceReport(t *testing.T) {
 		Date: time.Now().UTC(), GoVersion: runtime.Version(), CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0),
 		Attack: *attackFor, Workers: *workers, Endpoints: eps, Routes: everyRoute, Lambda: lp, Functions: fns,
 		Soak: soak, SoakFor: *soakFor, SoakRate: *soakRate, RSSStart: rssStart, RSSBeforeSoak: rssBeforeSoak, RSSAfterSoak: rssAfterSoak,
-		HeapBeforeSoak: heapBeforeSoak, HeapAfterSoak: heapAfterSoak, Events: history, Import: bulk,
+		HeapBeforeSoak: heapBeforeSoak, HeapAfterSoak: heapAfterSoak, Events: history, Import: bulk, Lists: lists,
 	}
 	out := reportPath
 	if !*update {

@@ -14,13 +14,36 @@ import (
 // get, update and delete, which the declaration says).
 type DocRoute struct{ Method, Path, Answer string }
 
+// DocList is what a resource's generic list takes beyond paging, for its
+// documentation (made from the list's schema: api.DocList).
+type DocList struct {
+	// Filters are the fields filter[<field>][<op>]= may name.
+	Filters []DocFilter
+	// Sort are the fields sort= may name; IndexedSort those an index
+	// orders (a list sorted by one of them alone reads no more than a page).
+	Sort, IndexedSort []string
+	// Fields are the fields fields= may name.
+	Fields []string
+	// Expand are the reference fields expand= may name.
+	Expand []string
+}
+
+// DocFilter is a filterable field: its path, its type as the
+// documentation names it ("string", "array of strings", "date") and the
+// operators it takes.
+type DocFilter struct {
+	Name, Type string
+	Ops        []string
+}
+
 // Markdown documents declared resources, one section each: its routes,
-// every field with its type and rules, sortable fields, filters, unique
-// fields, and what references to and from it do on write and on delete.
-// routes gives each resource's routes; a Def's Rules, then notes (by
-// resource name), add a paragraph of behaviour of its own; others
-// describes the resources outside the layer that references may name. Titles are level 2.
-func Markdown(defs []*Def, routes func(*Def) []DocRoute, notes map[string]string, others map[string]DocExternal) string {
+// every field with its type and rules, what its list takes (lists gives
+// it; nil: only the lookup filters are said), unique fields, and what
+// references to and from it do on write and on delete. routes gives each
+// resource's routes; a Def's Rules, then notes (by resource name), add a
+// paragraph of behaviour of its own; others describes the resources
+// outside the layer that references may name. Titles are level 2.
+func Markdown(defs []*Def, routes func(*Def) []DocRoute, lists func(*Def) *DocList, notes map[string]string, others map[string]DocExternal) string {
 	w := docWriter{singular: map[string]string{}, anchor: map[string]string{}}
 	for name, o := range others {
 		w.singular[name], w.anchor[name] = o.Singular, o.Anchor
@@ -35,7 +58,11 @@ func Markdown(defs []*Def, routes func(*Def) []DocRoute, notes map[string]string
 		} else if n != "" {
 			note = n
 		}
-		w.def(d, defs, routes(d), note)
+		var list *DocList
+		if lists != nil {
+			list = lists(d)
+		}
+		w.def(d, defs, routes(d), list, note)
 	}
 	return w.b.String()
 }
@@ -53,14 +80,14 @@ type docWriter struct {
 // link is a resource's name linking to its section.
 func (w *docWriter) link(name string) string { return "[" + name + "](#" + w.anchor[name] + ")" }
 
-func (w *docWriter) def(d *Def, defs []*Def, routes []DocRoute, note string) {
+func (w *docWriter) def(d *Def, defs []*Def, routes []DocRoute, list *DocList, note string) {
 	b := &w.b
 	fmt.Fprintf(b, "## %s\n\n%s\n\n", title(d.Name), d.Doc)
 	fmt.Fprintf(b, "Served by the `%s` function. Ids look like `%s_…`.\n\n", d.Function, d.IDPrefix)
 
 	b.WriteString("| Method | Path | Answer |\n|---|---|---|\n")
 	for _, r := range routes {
-		fmt.Fprintf(b, "| `%s` | `%s` | %s |\n", r.Method, r.Path, routeDoc(d, r))
+		fmt.Fprintf(b, "| `%s` | `%s` | %s |\n", r.Method, r.Path, routeDoc(d, r, list))
 		if d.MultiGet && r.Method == "GET" && strings.HasSuffix(r.Path, "/{id}") {
 			fmt.Fprintf(b, "| `GET` | `%s` | up to 100 %s of the organization in one read: in the order asked, each once, unknown ids left out; more than 100 ids or an empty id is 400 |\n",
 				strings.TrimSuffix(r.Path, "{id}")+MultiGetPrefix+"{id},{id},…", d.Name)
@@ -74,16 +101,23 @@ func (w *docWriter) def(d *Def, defs []*Def, routes []DocRoute, note string) {
 	}
 	b.WriteString("\n")
 
-	fmt.Fprintf(b, "- **Sort** (`sort=`; text case-insensitive): %s.\n", codeList(d.SortFields()))
+	if list != nil {
+		w.filters(list)
+	}
 	if fs := d.Filters(); len(fs) > 0 {
 		var parts []string
 		for _, name := range fs {
 			f, _ := d.Field(name)
 			parts = append(parts, "`?"+name+"=`"+filterNote(f))
 		}
-		fmt.Fprintf(b, "- **Filters** (one at a time, sorted by id only): %s.\n", strings.Join(parts, ", "))
+		fmt.Fprintf(b, "- **Lookup filters** (one at a time, each served by its index): %s.\n", strings.Join(parts, ", "))
 	} else {
-		b.WriteString("- **Filters**: none.\n")
+		b.WriteString("- **Lookup filters**: none.\n")
+	}
+	if list != nil {
+		w.shape(d, list)
+	} else {
+		fmt.Fprintf(b, "- **Sort** (`sort=`; text case-insensitive): %s.\n", codeList(d.SortFields()))
 	}
 	if d.Series {
 		fmt.Fprintf(b, "- **Metric series**: its records hold them; a point's `resource` is `%s:<id>` ([`docs/metrics.md`](metrics.md)).\n", d.Name)
@@ -111,8 +145,77 @@ func (w *docWriter) def(d *Def, defs []*Def, routes []DocRoute, note string) {
 	b.WriteString("\n")
 }
 
-// routeDoc says what a route answers.
-func routeDoc(d *Def, r DocRoute) string {
+// filters lists the fields a list filters by, by type and operators (the
+// syntax is the page's, said once).
+func (w *docWriter) filters(l *DocList) {
+	type group struct {
+		typ, ops string
+		names    []string
+	}
+	var groups []*group
+	for _, f := range l.Filters {
+		ops := strings.Join(f.Ops, ", ")
+		i := slices.IndexFunc(groups, func(g *group) bool { return g.typ == f.Type && g.ops == ops })
+		if i < 0 {
+			groups = append(groups, &group{typ: f.Type, ops: ops})
+			i = len(groups) - 1
+		}
+		groups[i].names = append(groups[i].names, f.Name)
+	}
+	var parts []string
+	for _, g := range groups {
+		parts = append(parts, fmt.Sprintf("%s (%s): %s", plural(g.typ), g.ops, codeList(g.names)))
+	}
+	fmt.Fprintf(&w.b, "- **Filters** (`filter[<field>]=`, `filter[<field>][<operator>]=`): %s.\n", strings.Join(parts, "; "))
+}
+
+// shape says what d's list sorts by, which fields it answers and which
+// references it expands.
+func (w *docWriter) shape(d *Def, l *DocList) {
+	b := &w.b
+	fmt.Fprintf(b, "- **Sort** (`sort=a,-b`; text case-insensitive): %s; served by an index when alone: %s.\n", codeList(l.Sort), codeList(l.IndexedSort))
+	var left []string
+	for _, f := range d.allFields() {
+		if !slices.Contains(l.Fields, f.Name) {
+			left = append(left, f.Name)
+		}
+	}
+	if len(left) == 0 {
+		b.WriteString("- **Fields** (`fields=`): any top-level field above.\n")
+	} else {
+		fmt.Fprintf(b, "- **Fields** (`fields=`): any top-level field above but %s.\n", codeList(left))
+	}
+	if len(l.Expand) == 0 {
+		b.WriteString("- **Expand**: none.\n")
+		return
+	}
+	var exp []string
+	for _, name := range l.Expand {
+		f, _ := d.Field(name)
+		if f.Kind == Refs {
+			exp = append(exp, fmt.Sprintf("`%s` (an array of the %s that exist)", name, w.link(f.Target)))
+		} else {
+			exp = append(exp, fmt.Sprintf("`%s` (%s, or `null`)", name, w.linkOne(f.Target)))
+		}
+	}
+	fmt.Fprintf(b, "- **Expand** (`expand=`): %s.\n", strings.Join(exp, ", "))
+}
+
+// linkOne is "the <singular>" of a resource, linking to its section.
+func (w *docWriter) linkOne(name string) string {
+	return "the [" + w.singular[name] + "](#" + w.anchor[name] + ")"
+}
+
+// plural is a type's name for several fields of it.
+func plural(typ string) string {
+	if rest, ok := strings.CutPrefix(typ, "array of "); ok {
+		return "arrays of " + rest
+	}
+	return typ + "s"
+}
+
+// routeDoc says what a route answers (list: what its list takes, when known).
+func routeDoc(d *Def, r DocRoute, list *DocList) string {
 	one := strings.HasSuffix(r.Path, "}")
 	switch {
 	case r.Answer != "":
@@ -120,10 +223,17 @@ func routeDoc(d *Def, r DocRoute) string {
 	case r.Method == "POST":
 		return "create: `201` with the " + d.Singular
 	case r.Method == "GET" && !one:
-		if len(d.Filters()) == 0 {
-			return "list, newest first: `limit`, `page`, `lt`, `sort`, `direction`, `cursor`"
+		out := "list, newest first: `limit`, `page`, `lt`, `sort`, `direction`, `cursor`"
+		if list != nil {
+			out += ", `filter[…]`, `fields`"
+			if len(list.Expand) > 0 {
+				out += ", `expand`"
+			}
 		}
-		return "list, newest first: `limit`, `page`, `lt`, `sort`, `direction`, `cursor` and one filter"
+		if len(d.Filters()) > 0 {
+			out += " and one lookup filter"
+		}
+		return out
 	case r.Method == "GET":
 		return "one " + d.Singular + ", with its `ETag`"
 	case r.Method == "PUT":

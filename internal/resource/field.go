@@ -94,6 +94,10 @@ type Field struct {
 	Validate func(path string, v any) error
 	// Rule documents what Validate checks, for the Rules column.
 	Rule string
+	// Secret fields are never filtered, sorted or chosen by a list (a
+	// webhook trigger's secret, shown only when it is made): a filter
+	// would tell what the record hides.
+	Secret bool
 	// Search weighs a match of a search's text in this field (a name
 	// outranks a description); 0 keeps the field out of text matching. It
 	// applies to the resources whose Def is Searchable.

@@ -1,12 +1,17 @@
 package resources
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/listing"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/runs"
+	"github.com/sourcebase/sourcebase/internal/search"
+	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/workflows"
 )
 
@@ -17,13 +22,15 @@ const DocPath = "docs/resources.md"
 // section per kind of record generated from its declaration (companies',
 // workflows' and runs' from companies.Def, workflows.Def and runs.Def),
 // each with the routes that serve its records (routes: the registry's,
-// api.DocRoutes). A test fails when the committed file differs.
-func Markdown(routes func(*resource.Def) []resource.DocRoute) string {
+// api.DocRoutes) and what its list takes (lists: api.DocList; nil says
+// only its lookup filters). A test fails when the committed file differs.
+func Markdown(routes func(*resource.Def) []resource.DocRoute, lists func(*resource.Def) *resource.DocList) string {
 	var b strings.Builder
 	b.WriteString(docIntro)
+	b.WriteString(docLists())
 	b.WriteString(docIndex())
 	defs := append([]*resource.Def{companies.Def, workflows.Def, runs.Def}, All()...)
-	b.WriteString(resource.Markdown(defs, routes, docNotes, nil))
+	b.WriteString(resource.Markdown(defs, routes, lists, docNotes, nil))
 	return b.String()
 }
 
@@ -81,15 +88,12 @@ The sections after the index are generated from the declarations in
   with 409 naming a referencing record, or the reference stays as stored
   (dangling).
 - **Paging.** Lists are newest first. ` + "`limit`" + ` (default 100, clamped to 1..1000),
-  ` + "`page`" + ` (1..100), ` + "`lt`" + ` (only ids below it), ` + "`sort`" + ` (a sortable field),
-  ` + "`direction`" + ` (` + "`asc`" + ` or ` + "`desc`" + `) and ` + "`cursor`" + `. A response stays under 5 MB,
+  ` + "`page`" + ` (1..100), ` + "`lt`" + ` (only ids below it) and ` + "`cursor`" + `. A response stays under 5 MB,
   so a page may hold fewer than ` + "`limit`" + ` records; while more follow it has
   ` + "`X-Next-Cursor`" + ` (and ` + "`Link: <...>; rel=\"next\"`" + `): ask again with
-  ` + "`cursor=<that value>`" + `.
-- **Filters.** A list takes at most one filter (` + "`?companyId=cmp_...`" + `), an exact
-  match served by an index, combined with the paging above; a filtered list
-  is sorted by ` + "`id`" + ` (or ` + "`createdAt`" + `) only. Two filters, an unknown
-  parameter or a repeated one are 400 naming the parameter.
+  ` + "`cursor=<that value>`" + `. Filters, sort keys, fields and expansions:
+  [below](#filtering-sorting-and-expanding-lists). An unknown parameter or a
+  repeated one is 400 naming the parameter.
 - **ETag / If-Match.** Every single-record response carries ` + "`ETag: \"<version>\"`" + `;
   ` + "`PUT`" + ` and ` + "`DELETE`" + ` honour ` + "`If-Match`" + ` and answer 412 when the record
   has changed since.
@@ -100,6 +104,78 @@ The sections after the index are generated from the declarations in
 See ` + "[`docs/decisions.md`](decisions.md)" + ` for the reasons and the exact limits.
 
 `
+
+// docLists is the section on what every list takes: the syntax of its
+// filters, sort keys, fields and expansions, and how it is served. Each
+// resource's section lists its own fields.
+func docLists() string {
+	n := strconv.Itoa
+	return `## Filtering, sorting and expanding lists
+
+Every list of a resource below (` + "`GET /v1/<resource>`" + `) takes, besides the paging
+parameters:
+
+- **Filters.** ` + "`filter[<field>]=<value>`" + ` (equal) and
+  ` + "`filter[<field>][<operator>]=<value>`" + `, a nested field by its path
+  (` + "`filter[location.city]=Paris`" + `); every condition must hold, at most ` + n(listing.MaxFilters) + `.
+  Operators: ` + "`eq`" + `; ` + "`ne`" + ` (a record without a value is not equal); ` + "`in`" + `
+  and ` + "`nin`" + ` (1 to ` + n(search.MaxInValues) + ` values separated by commas, so a listed value cannot
+  hold a comma); ` + "`gt`" + `, ` + "`gte`" + `, ` + "`lt`" + `, ` + "`lte`" + ` (numbers, dates and date-times);
+  ` + "`contains`" + ` (strings, ignoring case; an array of strings: holds the element);
+  ` + "`startsWith`" + ` (strings, ignoring case); ` + "`exists`" + ` (` + "`true`" + `: has a value, ` + "`false`" + `:
+  has none). A value is of the field's type: an integer, a number, ` + "`true`" + ` or
+  ` + "`false`" + `, a date ` + "`YYYY-MM-DD`" + `, a date-time in RFC 3339; an enum field's value
+  outside its values is 400. Conditions mean what they mean in a search
+  ([` + "`docs/search.md`" + `](search.md)). Each resource's section lists its fields and
+  their operators. The older lookup filter (` + "`?companyId=cmp_...`" + `, one at a time)
+  still works.
+- **Sort.** ` + "`sort=a,-b,c`" + `: up to ` + n(listing.MaxSortKeys) + ` keys, each a field holding one value; ` + "`-`" + `
+  sorts a key descending. A single key without a sign is ordered by
+  ` + "`direction`" + ` (` + "`desc`" + ` unless ` + "`asc`" + `); with several keys, or a key with a sign,
+  ` + "`direction`" + ` is 400. Ties are broken by id in the direction of the last key;
+  a record without a value (null, absent, ` + "`\"\"`" + `) sorts as the smallest; text
+  compares ignoring case.
+- **Fields.** ` + "`fields=canonicalName,website`" + ` answers only those top-level fields
+  of each record, and its ` + "`id`" + `.
+- **Expand.** ` + "`expand=companyId`" + ` adds to each record
+  ` + "`\"expanded\": {\"companyId\": <the company as GET answers it, or null>}`" + `; an
+  array of references expands to an array of the records that exist. The
+  page's 5 MB budget counts the expansions (the page ends early rather than
+  exceed it).
+- **Plans.** Whichever way a list is served, it answers the same records;
+  the way decides what they cost. The service picks, in order: the table's
+  key (no filter, id order) or one index that serves the list exactly (a
+  sort index for a single key, a lookup filter, an equality on a lookup
+  field); else the search engine, for a searchable resource in a process
+  that holds one (the local server: ` + "`make run`" + `); else the narrowest index, or
+  the table, with the conditions evaluated on the records read. A sort no
+  index serves orders the matching records in memory, at most ` + count(store.MaxOrdered) + `
+  of them: beyond that the list is 400, asking for a filter an index serves
+  (an equality on a lookup field) or an indexed sort. The ` + "`X-Query-Plan`" + `
+  response header names the plan: ` + "`key:<resource>`" + `, ` + "`index:<resource>.<field>`" + ` or
+  ` + "`search:<engine>`" + `, followed by ` + "`+filter`" + ` when conditions were evaluated on the
+  records read and ` + "`+sort`" + ` when the records were ordered in memory. A request
+  may send ` + "`X-Query-Plan: key`" + ` (or ` + "`index`" + `, ` + "`index:<resource>.<field>`" + `, ` + "`search`" + `) to
+  ask for a kind of plan: 400 when it cannot serve the list.
+- **Freshness.** A list read from the table sees every write that finished
+  before it. A list the search engine serves sees what a search sees: the
+  embedded engine catches up before it answers; with OpenSearch a write shows
+  once it is indexed, seconds later
+  ([` + "`docs/search.md`" + `](search.md#visibility-and-freshness)).
+- **Cursors** are bound to the list's filters, sort keys and plan. In a list
+  ordered in memory or by the search engine, a cursor holds a position: a
+  record created before it shifts what follows, as with ` + "`page`" + `.
+
+`
+}
+
+// count writes n with a thousands separator.
+func count(n int) string {
+	if n < 1000 {
+		return strconv.Itoa(n)
+	}
+	return fmt.Sprintf("%d,%03d", n/1000, n%1000)
+}
 
 // docNotes are what the routes a resource serves beside its CRUD add to
 // its declaration (the rules its hooks add are its Def's Rules).

@@ -15,7 +15,7 @@ import (
 func noRoutes(*resource.Def) []resource.DocRoute { return nil }
 
 func TestDocsDescribeEveryDeclaredResourceFieldAndFilter(t *testing.T) {
-	doc := Markdown(noRoutes)
+	doc := Markdown(noRoutes, nil)
 	for _, d := range All() {
 		if !strings.Contains(doc, "## "+strings.ToUpper(d.Name[:1])+d.Name[1:]+"\n") {
 			t.Errorf("no section for %s", d.Name)
@@ -87,7 +87,7 @@ func TestTheSeriesKindsAreTheDeclaredOnes(t *testing.T) {
 	if got := strings.Join(SeriesKinds(), ","); got != "companies,deals,people" {
 		t.Errorf("SeriesKinds: %s", got)
 	}
-	if doc := Markdown(noRoutes); !strings.Contains(doc, "a point's `resource` is `deals:<id>`") {
+	if doc := Markdown(noRoutes, nil); !strings.Contains(doc, "a point's `resource` is `deals:<id>`") {
 		t.Error("docs/resources.md does not say deals hold series")
 	}
 }

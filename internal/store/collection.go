@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -430,7 +431,30 @@ type Query struct {
 	MaxBytes int
 	// Where restricts the page to one lookup value, e.g. runs of a workflow.
 	Where *Where
+	// Match, when set, keeps only the records it accepts, given each
+	// item's stored doc (a list's filters, evaluated in memory): a page
+	// fills with accepted records, and Offset counts accepted records
+	// only. v is what Order compares.
+	Match func(doc string) (v any, ok bool)
+	// Order, when set, orders the accepted records in memory: every
+	// record of the list (up to MaxOrdered) is read, matched and sorted,
+	// and the page is cut from that order at Offset or at the cursor.
+	// Sort must then be "" (the records are read in id order).
+	Order func(a, b any) int
+	// Bind names what else selects and orders the list (its filters and
+	// sort keys, as the caller spells them canonically): a cursor is only
+	// accepted by the list it was issued for.
+	Bind string
 }
+
+// MaxOrdered and MaxOrderedBytes bound a list ordered in memory
+// (Query.Order): the records it matches, and their stored size (what a
+// Lambda function's memory holds decoded); a list with more is a 400 that
+// says how to narrow it.
+const (
+	MaxOrdered      = 20000
+	MaxOrderedBytes = 64 << 20
+)
 
 // Where names a lookup and its value.
 type Where struct{ Lookup, Value string }
@@ -487,7 +511,10 @@ func (c *Collection[T]) pageQuery(org string, q Query) (pageQuery, error) {
 		return pageQuery{}, apperr.InvalidQuery("lt", "must be an id (at most %d characters)", MaxIDLength)
 	}
 	pq := pageQuery{pk: c.Partition(org), index: c.spec.Home, limit: q.Limit, offset: q.Offset, desc: q.Desc,
-		before: q.Before, idIsSortKey: true, maxBytes: q.MaxBytes}
+		before: q.Before, idIsSortKey: true, maxBytes: q.MaxBytes, match: q.Match, order: q.Order}
+	if q.Order != nil && q.Sort != "" {
+		return pq, fmt.Errorf("store: a list ordered in memory is read in id order, not by %q", q.Sort)
+	}
 	sort := "id"
 	if q.Sort != "" && q.Sort != "id" && !slices.Contains(c.spec.IDOrder, q.Sort) {
 		sort = q.Sort
@@ -502,7 +529,7 @@ func (c *Collection[T]) pageQuery(org string, q Query) (pageQuery, error) {
 		l := c.spec.Lookups[i]
 		pq.index, pq.pk = l.Index, c.lookupPK(org, l, q.Where.Value)
 		if sort != "id" {
-			return pq, apperr.InvalidQuery("sort", "%q is not available on this list; sort by id", q.Sort)
+			return pq, fmt.Errorf("store: a lookup partition is in id order, not by %q", q.Sort)
 		}
 	}
 	if sort != "id" {
@@ -516,7 +543,11 @@ func (c *Collection[T]) pageQuery(org string, q Query) (pageQuery, error) {
 	if q.Desc {
 		direction = "desc"
 	}
-	pq.bind = binding(append([]string{c.spec.Type, org, sort, direction, q.Before}, where...)...)
+	parts := append([]string{c.spec.Type, org, sort, direction, q.Before}, where...)
+	if q.Bind != "" {
+		parts = append(parts, "bind", q.Bind)
+	}
+	pq.bind = binding(parts...)
 	if q.Cursor != "" {
 		maxPos := MaxIDLength
 		if !pq.idIsSortKey {
@@ -527,6 +558,13 @@ func (c *Collection[T]) pageQuery(org string, q Query) (pageQuery, error) {
 			return pq, err
 		}
 		pq.after = after
+		if q.Order != nil { // the cursor holds how many ordered records came before
+			n, err := strconv.Atoi(after)
+			if err != nil || n < 0 {
+				return pq, apperr.InvalidQuery("cursor", "is not a valid cursor; pass the X-Next-Cursor header (or the Link header's URL) of the previous page unchanged")
+			}
+			pq.after, pq.offset = "", q.Offset+n
+		}
 	}
 	return pq, nil
 }

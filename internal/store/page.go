@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -159,6 +161,11 @@ type pageQuery struct {
 	idIsSortKey bool   // the sort key is the id, so the lt cursor is a key condition
 	maxBytes    int    // byte budget of the page's records; 0 for none
 	bind        string // the list's binding, for the next-page cursors
+	// match keeps the records a list's filters accept (Query.Match);
+	// order sorts them in memory (Query.Order). With either, the offset
+	// counts accepted records, so it is skipped in page, not in items.
+	match func(doc string) (any, bool)
+	order func(a, b any) int
 }
 
 // sortAttr is the attribute whose order the query follows.
@@ -263,8 +270,13 @@ func (s *Store) items(ctx context.Context, q pageQuery, want func() int) iter.Se
 			return v != nil && exclude[v.Value]
 		}
 
-		// Skip the offset reading keys only: the page's items are never decoded.
-		for skip := q.offset; skip > 0; {
+		// Skip the offset reading keys only: the page's items are never
+		// decoded. A filtered or ordered list skips in page instead.
+		skip := q.offset
+		if q.match != nil || q.order != nil {
+			skip = 0
+		}
+		for skip > 0 {
 			skipIn := *in
 			skipIn.Limit = aws.Int32(int32(min(skip, 1000)))
 			skipNames := map[string]string{"#kpk": AttrPK, "#ksk": AttrSK}
@@ -329,7 +341,8 @@ func (q pageQuery) position(av map[string]types.AttributeValue) string {
 // one), calling take for each; take reports whether it kept the item (an
 // undecodable item without a placeholder is dropped). page reads one item
 // beyond the page to know whether another page follows, and returns the
-// position of each kept item.
+// position of each kept item. With a match function, items it refuses are
+// passed over; with an order, the list is read whole and sorted first.
 func (s *Store) page(ctx context.Context, q pageQuery, take func(av map[string]types.AttributeValue) bool) (pos []string, more bool, err error) {
 	total := 0
 	// Up to the limit and one more; with a budget, about as many as the
@@ -339,11 +352,45 @@ func (s *Store) page(ctx context.Context, q pageQuery, take func(av map[string]t
 		if q.maxBytes > 0 && len(pos) > 0 {
 			n = min(n, (q.maxBytes-total)/(total/len(pos))+1)
 		}
+		if q.match != nil {
+			n = max(n*4, 100) // a filter passes over records: read more at a time
+		}
 		return n
 	}
-	for av, err := range s.items(ctx, q, want) {
+	seq, position := s.items(ctx, q, want), q.position
+	skip := 0
+	if q.match != nil || q.order != nil {
+		skip = q.offset
+	}
+	if q.order != nil {
+		ordered, err := s.ordered(ctx, q)
+		if err != nil {
+			return nil, false, err
+		}
+		start := min(skip, len(ordered))
+		seq = func(yield func(map[string]types.AttributeValue, error) bool) {
+			for _, av := range ordered[start:] {
+				if !yield(av, nil) {
+					return
+				}
+			}
+		}
+		n := start
+		position = func(map[string]types.AttributeValue) string { n++; return strconv.Itoa(n) }
+		skip = 0
+	}
+	for av, err := range seq {
 		if err != nil {
 			return pos, false, err
+		}
+		if q.match != nil && q.order == nil {
+			if _, ok := q.match(docOf(av)); !ok {
+				continue
+			}
+			if skip > 0 {
+				skip--
+				continue
+			}
 		}
 		if len(pos) == q.limit {
 			return pos, true, nil
@@ -351,13 +398,57 @@ func (s *Store) page(ctx context.Context, q pageQuery, take func(av map[string]t
 		if q.maxBytes > 0 && len(pos) > 0 && total+estimate(av) > q.maxBytes {
 			return pos, true, nil
 		}
+		p := position(av)
 		if !take(av) {
 			continue
 		}
 		total += estimate(av)
-		pos = append(pos, q.position(av))
+		pos = append(pos, p)
 	}
 	return pos, false, nil
+}
+
+// ordered reads every item of the list that q.match accepts, in the
+// order q.order gives them; more than MaxOrdered is a 400.
+func (s *Store) ordered(ctx context.Context, q pageQuery) ([]map[string]types.AttributeValue, error) {
+	type entry struct {
+		av map[string]types.AttributeValue
+		v  any
+	}
+	var all []entry
+	size := 0
+	whole := q
+	whole.offset, whole.after = 0, ""
+	for av, err := range s.items(ctx, whole, func() int { return 1000 }) {
+		if err != nil {
+			return nil, err
+		}
+		v, ok := any(nil), true
+		if q.match != nil {
+			v, ok = q.match(docOf(av))
+		}
+		if !ok {
+			continue
+		}
+		if size += len(docOf(av)); len(all) == MaxOrdered || size > MaxOrderedBytes {
+			return nil, apperr.InvalidQuery("sort", "would order more than %d records (or %d MB of them) in memory; filter by an indexed field (an equality filter on a lookup field) or sort by an indexed field", MaxOrdered, MaxOrderedBytes>>20)
+		}
+		all = append(all, entry{av, v})
+	}
+	slices.SortStableFunc(all, func(a, b entry) int { return q.order(a.v, b.v) })
+	out := make([]map[string]types.AttributeValue, len(all))
+	for i, e := range all {
+		out[i] = e.av
+	}
+	return out, nil
+}
+
+// docOf is an item's stored doc ("" when it has none).
+func docOf(av map[string]types.AttributeValue) string {
+	if doc, ok := av[AttrDoc].(*types.AttributeValueMemberS); ok {
+		return doc.Value
+	}
+	return ""
 }
 
 // estimate is what an item adds to a page before it is decoded: its

@@ -43,7 +43,7 @@ var Def = &resource.Def{
 					Rule: "an HTTP header name other than `Authorization`, `Content-Type` and other standard headers",
 					Doc:  "the header carrying the secret or signature; `null` for the scheme's default"},
 				{Name: "url", Kind: resource.URL, ReadOnly: true, Always: true, Doc: "where the trigger receives webhooks"},
-				{Name: "secret", Kind: resource.String, ReadOnly: true, Omitted: true,
+				{Name: "secret", Kind: resource.String, ReadOnly: true, Omitted: true, Secret: true,
 					Doc: "the trigger's secret, shown only in the create and rotate responses"},
 			}},
 	},

@@ -1,0 +1,250 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+
+	"github.com/sourcebase/sourcebase/internal/httpapi"
+	"github.com/sourcebase/sourcebase/internal/listing"
+	"github.com/sourcebase/sourcebase/internal/resource"
+	"github.com/sourcebase/sourcebase/internal/search"
+	"github.com/sourcebase/sourcebase/internal/store"
+)
+
+// A kind's list takes filters, sort keys, fields and expand (package
+// listing), planned against what serves the kind here: its indexes, and
+// the search engine where this process holds one and the kind is
+// searchable. The plan answering is named in the X-Query-Plan header.
+
+// listResource is what the list parser and planner know of k.
+func listResource(d *resource.Def) listing.Resource {
+	return listing.Resource{Def: d, Schema: listing.Schema(d), Expandable: expandable(d)}
+}
+
+// expandable lists d's reference fields that expand= may name: those
+// pointing at one kind of record that GET answers as stored (companies
+// and the declared resources).
+func expandable(d *resource.Def) []string {
+	var out []string
+	for _, f := range d.Fields {
+		if (f.Kind == resource.Ref || f.Kind == resource.Refs) && f.TargetBy == "" && expandTarget(f.Target) != nil {
+			out = append(out, f.Name)
+		}
+	}
+	return out
+}
+
+// expandTarget is the declaration of the records a reference of target
+// names, when they can be expanded.
+func expandTarget(target string) *resource.Def {
+	for _, k := range append([]kind[store.JSON]{companyKind()}, declaredKinds()...) {
+		if k.def.Name == target {
+			return k.def
+		}
+	}
+	return nil
+}
+
+// listCaps is what can serve d's lists in this process.
+func (a *API) listCaps(d *resource.Def) listing.Caps {
+	caps := listing.Caps{Lookups: d.Filters(), IDOrder: []string{resource.FieldCreatedAt}}
+	for _, f := range d.SortFields() {
+		if f != resource.FieldID && f != resource.FieldCreatedAt {
+			caps.Sorts = append(caps.Sorts, f)
+		}
+	}
+	if d.Searchable && a.d.Search != nil {
+		caps.Engine = a.d.Search.Name()
+	}
+	return caps
+}
+
+// listRecords answers a kind's list request.
+func listRecords[T any](a *API, w http.ResponseWriter, r *http.Request, k kind[T], res listing.Resource) {
+	org := principal(r).OrgID
+	q, err := listing.Parse(res, r.URL.Query(), httpapi.ParsePage)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	plan, err := q.Plan(res, a.listCaps(k.def), org, r.Header.Get(listing.HeaderPlan))
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	w.Header().Set(listing.HeaderPlan, plan.Name)
+	reads := k.reads(a)
+	if plan.Search == nil && len(q.Fields) == 0 && len(q.Expand) == 0 {
+		list[T](w, r)(reads.List(r.Context(), org, plan.Page, plan.Lookup, plan.Value))
+		return
+	}
+	var page store.Page[store.JSON]
+	if plan.Search != nil {
+		page, err = a.searchList(r.Context(), org, res.Schema, reads, plan)
+	} else {
+		var p store.Page[T]
+		p, err = reads.List(r.Context(), org, plan.Page, plan.Lookup, plan.Value)
+		page = asJSON(p)
+	}
+	if err == nil {
+		page, err = a.shapeList(r.Context(), org, res, q, page)
+	}
+	list[store.JSON](w, r)(page, err)
+}
+
+// asJSON is a page with each record encoded.
+func asJSON[T any](p store.Page[T]) store.Page[store.JSON] {
+	if j, ok := any(p).(store.Page[store.JSON]); ok {
+		return j
+	}
+	return store.MapPage(p, func(v *T) store.JSON {
+		b, err := json.Marshal(v)
+		if err != nil {
+			panic(fmt.Sprintf("api: a listed record does not encode: %v", err))
+		}
+		return store.JSON{Text: string(b)}
+	})
+}
+
+// searchList serves a search plan: the engine's page, each record as GET
+// answers it, with cursors holding the position in the list.
+func (a *API) searchList(ctx context.Context, org string, s *search.Schema, reads any, plan listing.Plan) (store.Page[store.JSON], error) {
+	present, ok := reads.(searchable)
+	if !ok {
+		panic("api: a search plan for records that cannot be presented from search: " + s.Resource)
+	}
+	res, err := a.d.Search.Search(ctx, org, s, plan.Search)
+	if err != nil {
+		return store.Page[store.JSON]{Items: []store.JSON{}}, err
+	}
+	items := make([]store.JSON, len(res.Records))
+	pos := make([]string, len(res.Records))
+	for i, rec := range res.Records {
+		stamp := ""
+		if i < len(res.Stamps) {
+			stamp = res.Stamps[i]
+		}
+		j, err := present.Present(rec, stamp)
+		if err != nil {
+			return store.Page[store.JSON]{Items: []store.JSON{}}, fmt.Errorf("list: present a %s record: %w", s.Resource, err)
+		}
+		items[i], pos[i] = store.JSON{Text: string(j)}, strconv.Itoa(plan.Start+i+1)
+	}
+	return store.NewPage(items, pos, plan.Bind, plan.Start+len(items) < res.Total), nil
+}
+
+// shapeList applies fields= and expand= to a page: the records each
+// expanded field names are read once for the page (a BatchGetItem per
+// hundred), as GET answers them.
+func (a *API) shapeList(ctx context.Context, org string, res listing.Resource, q *listing.Query, page store.Page[store.JSON]) (store.Page[store.JSON], error) {
+	related := map[string]json.RawMessage{} // by id, of every expanded field
+	refs := make([]map[string]any, len(page.Items))
+	if len(q.Expand) > 0 {
+		byTarget := map[string][]string{}
+		for i, it := range page.Items {
+			if err := json.Unmarshal([]byte(it.Text), &refs[i]); err != nil {
+				return page, fmt.Errorf("list: a listed %s does not decode: %w", res.Def.Singular, err)
+			}
+			for _, name := range q.Expand {
+				f, _ := res.Def.Field(name)
+				for _, id := range refIDs(refs[i][name]) {
+					if !slices.Contains(byTarget[f.Target], id) {
+						byTarget[f.Target] = append(byTarget[f.Target], id)
+					}
+				}
+			}
+		}
+		for target, ids := range byTarget {
+			if err := a.readRelated(ctx, org, target, ids, related); err != nil {
+				return page, err
+			}
+		}
+	}
+	var failed error
+	out := store.MapPage(page, func(it *store.JSON) store.JSON { return *it })
+	for i := range out.Items {
+		var exp []listing.Expansion
+		for _, name := range q.Expand {
+			f, _ := res.Def.Field(name)
+			exp = append(exp, listing.Expansion{Field: name, Value: expansion(f, refs[i][name], related)})
+		}
+		b, err := listing.Project([]byte(out.Items[i].Text), q.Fields, exp)
+		if err != nil && failed == nil {
+			failed = fmt.Errorf("list: shape a %s: %w", res.Def.Singular, err)
+		}
+		out.Items[i].Text = string(b)
+	}
+	return out, failed
+}
+
+// refIDs are the ids a reference field's value names.
+func refIDs(v any) []string {
+	switch x := v.(type) {
+	case string:
+		return []string{x}
+	case []any:
+		var out []string
+		for _, e := range x {
+			if s, ok := e.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// expansion is a reference's related records: the record (null when it
+// does not exist) for a reference, the records that exist for an array.
+func expansion(f resource.Field, v any, related map[string]json.RawMessage) json.RawMessage {
+	ids := refIDs(v)
+	if f.Kind == resource.Ref {
+		if len(ids) == 1 && related[ids[0]] != nil {
+			return related[ids[0]]
+		}
+		return json.RawMessage("null")
+	}
+	b := []byte{'['}
+	for _, id := range ids {
+		if rec := related[id]; rec != nil {
+			if len(b) > 1 {
+				b = append(b, ',')
+			}
+			b = append(b, rec...)
+		}
+	}
+	return append(b, ']')
+}
+
+// readRelated reads org's records of target with ids (GET's answer of
+// each) into into.
+func (a *API) readRelated(ctx context.Context, org, target string, ids []string, into map[string]json.RawMessage) error {
+	d := expandTarget(target)
+	var present searchable
+	for _, k := range append([]kind[store.JSON]{companyKind()}, declaredKinds()...) {
+		if k.def == d {
+			present, _ = k.reads(a).(searchable)
+		}
+	}
+	if d == nil || present == nil {
+		return fmt.Errorf("list: %s records cannot be expanded", target)
+	}
+	for chunk := range slices.Chunk(ids, store.MaxBatch) {
+		recs, err := a.d.Store.GetRecords(ctx, org, d.Type, chunk)
+		if err != nil {
+			return err
+		}
+		for _, rec := range recs {
+			j, err := present.Present(rec.Doc, rec.Stamp)
+			if err != nil {
+				return fmt.Errorf("list: present a %s record: %w", d.Singular, err)
+			}
+			into[rec.ID] = j
+		}
+	}
+	return nil
+}
