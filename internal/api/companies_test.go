@@ -674,8 +674,10 @@ func TestListCompaniesRejectsInvalidQueryParameters(t *testing.T) {
 		{"page=abc", "page"},
 		{"page=1.5", "page"},
 		{"direction=sideways", "direction"},
-		{"sort=website", "sort"},
+		{"sort=tags", "sort"}, // an array: not single-valued
 		{"sort=secretHash", "sort"},
+		{"sort=canonicalName,website,sector,industry", "sort"},
+		{"filter[website][gt]=a", "filter[website][gt]"},
 		{"limit=abc", "limit"},
 		{"limit=2.5", "limit"},
 	}
