@@ -172,7 +172,7 @@ func filterObject(d *resource.Def) openapi.Schema {
 	props := openapi.Schema{}
 	for _, f := range listing.Schema(d).Fields {
 		props[f.Name] = openapi.Ref(FilterSchemaName(f.Type))
-		if df, ok := declaredAt(d.AllFields(), strings.Split(f.Name, ".")); ok && df.Kind == resource.Enum {
+		if df, ok := d.FieldAt(f.Name); ok && df.Kind == resource.Enum {
 			props[f.Name] = filterSchema(f.Type, openapi.Schema{"type": "string", "enum": enums(df.Values)})
 		}
 	}
@@ -323,20 +323,6 @@ func filterTypeName(t search.Type) string {
 		return "array of strings"
 	}
 	return "string"
-}
-
-// declaredAt is the declared field at a dotted path of fs.
-func declaredAt(fs []resource.Field, path []string) (resource.Field, bool) {
-	for _, f := range fs {
-		if f.Name != path[0] {
-			continue
-		}
-		if len(path) == 1 {
-			return f, true
-		}
-		return declaredAt(f.Fields, path[1:])
-	}
-	return resource.Field{}, false
 }
 
 // ListedSchemaName is the component name of d's records as its list

@@ -170,7 +170,7 @@ func Parse(res Resource, q url.Values, parsePage func(url.Values) (store.Query, 
 // checkEnum refuses a value an enum field cannot hold: a 400, as an
 // index lookup of it would answer, rather than an empty list.
 func checkEnum(d *resource.Def, param string, p *search.Predicate) error {
-	f, ok := fieldAt(d.AllFields(), strings.Split(p.Field, "."))
+	f, ok := d.FieldAt(p.Field)
 	if !ok || f.Kind != resource.Enum || !slices.Contains([]search.Op{search.Eq, search.Ne, search.In, search.Nin}, p.Op) {
 		return nil
 	}
@@ -184,20 +184,6 @@ func checkEnum(d *resource.Def, param string, p *search.Predicate) error {
 		}
 	}
 	return nil
-}
-
-// fieldAt is the declared field at a dotted path.
-func fieldAt(fs []resource.Field, path []string) (resource.Field, bool) {
-	for _, f := range fs {
-		if f.Name != path[0] {
-			continue
-		}
-		if len(path) == 1 {
-			return f, true
-		}
-		return fieldAt(f.Fields, path[1:])
-	}
-	return resource.Field{}, false
 }
 
 // pagingParams are read by the paging parser (httpapi.ListParams).

@@ -152,3 +152,23 @@ func TestProjectKeepsTheNamedFieldsAndIdAndAddsExpansions(t *testing.T) {
 		t.Errorf("got %s\nwant %s", got, want)
 	}
 }
+
+func TestAListPagedByTheEnginePastItsDepthGoesOnInMemoryFromThePosition(t *testing.T) {
+	caps := listing.Caps{Lookups: []string{"companyId", "status"}, Sorts: []string{"closeDate"}, IDOrder: []string{"createdAt"}, Engine: "embedded"}
+	q, _ := parse(t, "filter[amount][gt]=5&sort=name")
+	first, err := q.Plan(res, caps, "org", "")
+	if err != nil || first.Search == nil {
+		t.Fatalf("first page: %+v, %v", first, err)
+	}
+	deep := store.NewPage([]int{1}, []string{"10001"}, first.Bind, true).Next
+	q, _ = parse(t, "filter[amount][gt]=5&sort=name&cursor="+deep)
+	p, err := q.Plan(res, caps, "org", "")
+	if err != nil || p.Name != "key:deals+filter+sort" || p.Page.Offset != 10001 || p.Page.Cursor != "" {
+		t.Errorf("past the engine's depth: %s offset %d cursor %q, %v", p.Name, p.Page.Offset, p.Page.Cursor, err)
+	}
+	near := store.NewPage([]int{1}, []string{"9000"}, first.Bind, true).Next
+	q, _ = parse(t, "filter[amount][gt]=5&sort=name&cursor="+near)
+	if p, err := q.Plan(res, caps, "org", ""); err != nil || p.Search == nil || p.Start != 9000 {
+		t.Errorf("within the engine's depth: %+v, %v", p, err)
+	}
+}

@@ -130,8 +130,13 @@ func (q *Query) Plan(res Resource, caps Caps, org, hint string) (Plan, error) {
 		if err != nil && want == "search" {
 			return Plan{}, err
 		}
-		if err == nil {
+		switch {
+		case err == nil:
 			plans = append(plans, sp)
+		case sp.Start > search.MaxOffset && q.Page.Cursor != "":
+			// The engine's cursor, past the depth the engine serves: the
+			// other plans go on from the same position (they order alike).
+			base.Offset, base.Cursor = sp.Start, ""
 		}
 	}
 	// An index or the table, with what it cannot decide done in memory.

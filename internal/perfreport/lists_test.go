@@ -60,10 +60,10 @@ func listQueries(t *testing.T, env *apitest.Env, m *apitest.Meter, rows, request
 		time.Sleep(store.FeedWindow)
 	}
 
-	host := fmt.Sprintf("listed%d.example.com", rows/2)
+	site := fmt.Sprintf("https://listed%d.example.com", rows/2)
 	queries := []struct{ what, path string }{
-		{"`website` = a host and `sector` = Robotics (one match)",
-			"/v1/companies?filter[website]=" + url.QueryEscape(host) + "&filter[sector]=" + listSectors[(rows/2)%len(listSectors)]},
+		{"`website` = a site and `sector` = " + listSectors[(rows/2)%len(listSectors)] + " (one match)",
+			"/v1/companies?filter[website]=" + url.QueryEscape(site) + "&filter[sector]=" + listSectors[(rows/2)%len(listSectors)]},
 		{"`sector` = Robotics and `companyType` = investor, by name, 50 a page",
 			"/v1/companies?filter[sector]=Robotics&filter[companyType]=investor&sort=canonicalName&direction=asc&limit=50"},
 	}
@@ -97,6 +97,9 @@ func listQueries(t *testing.T, env *apitest.Env, m *apitest.Meter, rows, request
 			f.P50, f.P99 = lat[n/2], lat[min(n-1, n*99/100)]
 			out.Lists = append(out.Lists, f)
 			t.Logf("%s by %s: p50 %s, %+v", q.path, f.Plan, f.P50, f.Usage)
+		}
+		if len(answers) > 0 && len(answers[0]) == 0 {
+			t.Errorf("%s: no record matched", q.path)
 		}
 		for _, a := range answers[1:] {
 			if fmt.Sprint(a) != fmt.Sprint(answers[0]) {

@@ -165,6 +165,23 @@ func (d *Def) Field(name string) (Field, bool) {
 	return Field{}, false
 }
 
+// FieldAt returns the declared field at a dotted path ("location.city"):
+// a field of a Struct or Structs field by its name within it.
+func (d *Def) FieldAt(path string) (Field, bool) {
+	fs, parts := d.allFields(), strings.Split(path, ".")
+	for i, name := range parts {
+		j := slices.IndexFunc(fs, func(f Field) bool { return f.Name == name })
+		if j < 0 {
+			return Field{}, false
+		}
+		if i == len(parts)-1 {
+			return fs[j], true
+		}
+		fs = fs[j].Fields
+	}
+	return Field{}, false
+}
+
 // AllFields lists every field of the record, built-in ones included.
 func (d *Def) AllFields() []Field { return d.allFields() }
 
