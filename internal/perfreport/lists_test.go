@@ -130,5 +130,6 @@ func listMarkdown(p func(string, ...any), f listFigures) {
 	p("sort no index serves, ordered in memory) for each request. An exact-match index narrows the first list to its\n")
 	p("one record; the sort index serves the second a page at a time, reading until the page holds 50 matches; the\n")
 	p("engine answers either from its index after one feed check (measured once the import's writes had left the\n")
-	p("change feed's %s window, which a search re-reads while they are in it).\n", store.FeedWindow)
+	p("change feed's %s window, which a search re-reads while they are in it). DynamoDB Local reports that check, a\n", store.FeedWindow)
+	p("Query finding nothing, as 0 read units; AWS charges it at least 1 (strongly consistent).\n")
 }
