@@ -616,14 +616,18 @@ func TestWorkflowsAndRunsTakeFiltersSortsAndFields(t *testing.T) {
 	e := apitest.New(t)
 	c := e.Org(t)
 	a := workflowWith(t, c, "Alpha", step("s", "set", map[string]any{"v": 1}))
-	b := workflowWith(t, c, "beta", step("s", "set", map[string]any{"v": 2}))
+	b := workflowWith(t, c, "beta <b>", step("s", "set", map[string]any{"v": 2}))
 	workflowWith(t, c, "Gamma", step("s", "set", map[string]any{"v": 3}))
 	runToEnd(t, c, a, nil)
 	run := idOf(t, runToEnd(t, c, b, nil))
 
-	got := c.Do("GET", "/v1/workflows?filter[name][in]=Alpha,beta&sort=-name&fields=name", nil).Want(t, 200).List(t)
-	if len(got) != 2 || got[0]["name"] != "beta" || got[1]["name"] != "Alpha" || len(got[0]) != 2 {
+	r := c.Do("GET", "/v1/workflows?filter[name][in]="+url.QueryEscape("Alpha,beta <b>")+"&sort=-name&fields=name", nil).Want(t, 200)
+	got := r.List(t)
+	if len(got) != 2 || got[0]["name"] != "beta <b>" || got[1]["name"] != "Alpha" || len(got[0]) != 2 {
 		t.Errorf("workflows filtered by name, sorted -name, fields=name: %v", got)
+	}
+	if !strings.Contains(string(r.Body), `"beta <b>"`) {
+		t.Errorf("a chosen field is re-encoded with HTML escapes: %s", r.Body)
 	}
 	got = c.Do("GET", "/v1/workflow-runs?filter[workflowId]="+b+"&filter[status]=completed", nil).Want(t, 200).List(t)
 	if len(got) != 1 || idOf(t, got[0]) != run {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/listing"
@@ -102,11 +103,13 @@ func asJSON[T any](p store.Page[T]) store.Page[store.JSON] {
 		return j
 	}
 	return store.MapPage(p, func(v *T) store.JSON {
-		b, err := json.Marshal(v)
-		if err != nil {
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false) // as a list writes it: "<" stays "<"
+		if err := enc.Encode(v); err != nil {
 			panic(fmt.Sprintf("api: a listed record does not encode: %v", err))
 		}
-		return store.JSON{Text: string(b)}
+		return store.JSON{Text: strings.TrimSuffix(b.String(), "\n")}
 	})
 }
 
