@@ -28,12 +28,14 @@ run-lambdas: deps
 
 ## test: vet and every test of the repository, integration tests included;
 ## the infra module's (they build every bootstrap, synthesize both stages and
-## check the SAM template); then the HTTP suites of internal/api again against
-## the Lambda bootstraps (SOURCEBASE_TARGET=lambdas)
+## check the SAM template; cfn-lint lints both stages and the transformed SAM
+## template); then the HTTP suites of internal/api again against the Lambda
+## bootstraps (SOURCEBASE_TARGET=lambdas)
 ## Waits and deadlines in tests scale by SOURCEBASE_TEST_SCALE (default: from
 ## the machine's load when the tests start); TEST_TIMEOUT bounds each test binary.
 TEST_TIMEOUT ?= 60m
 test: deps
+	@command -v cfn-lint >/dev/null || echo "note: cfn-lint is missing, so the template lint tests are skipped: pip install cfn-lint aws-sam-translator"
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 	cd infra && $(GO) vet ./... && $(CDK_ENV) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
