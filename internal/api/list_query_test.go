@@ -543,6 +543,18 @@ func TestExpandCarriesEachReferencedRecordAsGetAnswersItAndFieldsKeepsTheNamedOn
 		t.Errorf("scores expand=frameworkId,company: %v", x)
 	}
 
+	// A page naming more related records than one answer reads is refused.
+	var many []string
+	for range 3 {
+		many = append(many, idOf(t, acme))
+	}
+	for range 2 {
+		c.Do("POST", "/v1/screenings", map[string]any{"name": "S", "frameworkId": fw, "companyIds": many}).Want(t, 201)
+	}
+	if r := c.Do("GET", "/v1/screenings?expand=companyIds", nil).Want(t, 200).List(t); len(r) != 2 {
+		t.Errorf("screenings expand=companyIds: %v", r)
+	}
+
 	for _, bad := range []struct{ path, param string }{
 		{"/v1/deals?expand=name", "expand"},
 		{"/v1/deals?expand=assignees", "expand"},

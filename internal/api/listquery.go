@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/listing"
 	"github.com/sourcebase/sourcebase/internal/resource"
@@ -148,6 +149,7 @@ func (a *API) shapeList(ctx context.Context, org string, res listing.Resource, q
 	refs := make([]map[string]any, len(page.Items))
 	if len(q.Expand) > 0 {
 		byTarget := map[string][]string{}
+		seen, n := map[string]bool{}, 0
 		for i, it := range page.Items {
 			if err := json.Unmarshal([]byte(it.Text), &refs[i]); err != nil {
 				return page, fmt.Errorf("list: a listed %s does not decode: %w", res.Def.Singular, err)
@@ -155,10 +157,14 @@ func (a *API) shapeList(ctx context.Context, org string, res listing.Resource, q
 			for _, name := range q.Expand {
 				f, _ := res.Def.Field(name)
 				for _, id := range refIDs(refs[i][name]) {
-					if !slices.Contains(byTarget[f.Target], id) {
+					if key := f.Target + "\x00" + id; !seen[key] {
+						seen[key], n = true, n+1
 						byTarget[f.Target] = append(byTarget[f.Target], id)
 					}
 				}
+			}
+			if n > maxExpanded {
+				return page, apperr.InvalidQuery(listing.ParamExpand, "names more than %d records on this page; ask for fewer records (limit)", maxExpanded)
 			}
 		}
 		for target, ids := range byTarget {
@@ -183,6 +189,10 @@ func (a *API) shapeList(ctx context.Context, org string, res listing.Resource, q
 	}
 	return out, failed
 }
+
+// maxExpanded bounds the related records one page expands (a
+// BatchGetItem per hundred): a screening's companyIds alone may name 1,000.
+const maxExpanded = 2000
 
 // refIDs are the ids a reference field's value names.
 func refIDs(v any) []string {
