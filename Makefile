@@ -5,7 +5,7 @@ SHELL := /bin/bash
 GO    ?= go
 BIN   := bin
 
-.PHONY: run run-lambdas test deps java chromium vet bench fuzz generate build lambdas synth deploy localstack-deploy clean
+.PHONY: run run-lambdas test deps java chromium vet bench fuzz generate build lambdas synth deploy localstack-deploy moto-deploy clean
 .PHONY: sam-template sam-build sam-local
 
 # The CDK app (infra/, its own Go module) and the CLI pinned in package-lock.json.
@@ -29,13 +29,15 @@ run-lambdas: deps
 ## test: vet and every test of the repository, integration tests included;
 ## the infra module's (they build every bootstrap, synthesize both stages and
 ## check the SAM template; cfn-lint lints both stages and the transformed SAM
-## template); then the HTTP suites of internal/api again against the Lambda
+## template; with moto_server, the dev stage is deployed into moto: make
+## moto-deploy); then the HTTP suites of internal/api again against the Lambda
 ## bootstraps (SOURCEBASE_TARGET=lambdas)
 ## Waits and deadlines in tests scale by SOURCEBASE_TEST_SCALE (default: from
 ## the machine's load when the tests start); TEST_TIMEOUT bounds each test binary.
 TEST_TIMEOUT ?= 60m
 test: deps
 	@command -v cfn-lint >/dev/null || echo "note: cfn-lint is missing, so the template lint tests are skipped: pip install cfn-lint aws-sam-translator"
+	@command -v moto_server >/dev/null || echo "note: moto_server is missing, so the deployment smoke test into moto (make moto-deploy) is skipped: pip install 'moto[server]'"
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 	cd infra && $(GO) vet ./... && $(CDK_ENV) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
@@ -66,15 +68,23 @@ fuzz: deps
 	    echo "== $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg; \
 	  done; done
 
+# The build tags of every bootstrap (lambdaenv.Tags says why).
+LAMBDA_TAGS := lambda.norpc,nethttpomithttp2
+# The functions whose assets hold the documentation pages beside the bootstrap,
+# in docs/ (routes.Function.Pages: the MCP function offers them as resources).
+PAGES_FUNCTIONS := mcp
+
 ## build: every function as a stripped linux/arm64 bootstrap, bin/lambda/<name>/bootstrap, and the
 ## search function's OpenSearch build (no bleve) for deployments on OpenSearch, bin/lambda/search-opensearch
 build:
 	$(call need,$(GO),install the Go toolchain)
 	@set -e; out=$$(mktemp -d); trap 'rm -rf "$$out"' EXIT; \
-	  GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' -o "$$out/" ./functions/...; \
+	  GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags $(LAMBDA_TAGS) -trimpath -ldflags='-s -w' -o "$$out/" ./functions/...; \
 	  for f in functions/*/; do n=$$(basename $$f); mkdir -p $(BIN)/lambda/$$n; \
 	    mv "$$out/$$n" $(BIN)/lambda/$$n/bootstrap; echo "built $(BIN)/lambda/$$n/bootstrap ($$(du -k $(BIN)/lambda/$$n/bootstrap | cut -f1) KB)"; done; \
-	  GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda.norpc,sourcebase_opensearch -trimpath -ldflags='-s -w' -o $(BIN)/lambda/search-opensearch/bootstrap ./functions/search; \
+	  for n in $(PAGES_FUNCTIONS); do rm -rf $(BIN)/lambda/$$n/docs; mkdir -p $(BIN)/lambda/$$n/docs; cp docs/*.md $(BIN)/lambda/$$n/docs/; \
+	    echo "copied the documentation pages beside $(BIN)/lambda/$$n/bootstrap, in docs/"; done; \
+	  GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags $(LAMBDA_TAGS),sourcebase_opensearch -trimpath -ldflags='-s -w' -o $(BIN)/lambda/search-opensearch/bootstrap ./functions/search; \
 	  echo "built $(BIN)/lambda/search-opensearch/bootstrap ($$(du -k $(BIN)/lambda/search-opensearch/bootstrap | cut -f1) KB), the search function for deployments on OpenSearch"
 
 ## lambdas: the former name of build
@@ -111,6 +121,14 @@ localstack-deploy:
 	  ../node_modules/.bin/cdklocal bootstrap -c stage=$(STAGE) --no-notices && \
 	  ../node_modules/.bin/cdklocal deploy -c stage=$(STAGE) --output cdk.out --require-approval never --no-notices
 
+## moto-deploy: deploy the dev stage through CloudFormation into a moto_server of its own (no Docker, no LocalStack),
+## check the stack's resources, outputs, table and functions, then run the admin CLI and a table of HTTP calls
+## (the dev server) against the deployed table (infra/moto_test.go; make test runs it too where moto is installed)
+moto-deploy:
+	$(call need,moto_server,install moto with pip install 'moto[server]')
+	$(call need,node,install Node.js 20 or later)
+	cd infra && $(CDK_ENV) $(GO) test -run '^TestMotoDeploy$$' -v -count=1 -timeout $(TEST_TIMEOUT) .
+
 ## sam-template: regenerate template/template.yaml and template/env.local.json from the Go declarations
 sam-template:
 	cd infra && $(GO) run ./sam -write
@@ -135,8 +153,9 @@ sam-local:
 # e.g. build-CompaniesFunction builds ./functions/companies into $(ARTIFACTS_DIR)/bootstrap.
 build-%Function:
 	@test -n "$(ARTIFACTS_DIR)" || { echo "make $@: ARTIFACTS_DIR is not set (sam build sets it)" >&2; exit 1; }
-	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' \
+	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags $(LAMBDA_TAGS) -trimpath -ldflags='-s -w' \
 	  -o $(ARTIFACTS_DIR)/bootstrap ./functions/$(shell echo '$*' | tr '[:upper:]' '[:lower:]')
+	$(if $(filter $(shell echo '$*' | tr '[:upper:]' '[:lower:]'),$(PAGES_FUNCTIONS)),mkdir -p $(ARTIFACTS_DIR)/docs && cp docs/*.md $(ARTIFACTS_DIR)/docs/)
 
 deps: node_modules/.installed java chromium
 

@@ -305,6 +305,17 @@ func TestEveryFunctionsBootstrapAnswersItsSampleEvents(t *testing.T) {
 		len(rpc.Result.StructuredContent.Data) != 1 || rpc.Result.StructuredContent.Data[0]["id"] != companyID {
 		t.Errorf("mcp-search-companies: status %d, body %s", res.StatusCode, res.Body)
 	}
+	// The documentation pages it offers as resources ship beside its
+	// bootstrap (routes.Function.Pages), not inside it.
+	var ev record
+	if err := json.Unmarshal(req("mcp-search-companies.json"), &ev); err != nil {
+		t.Fatal(err)
+	}
+	ev["body"] = `{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"sourcebase://docs/getting-started.md"}}`
+	raw, _ := json.Marshal(ev)
+	if res = e.http(fn.MCP, raw); res.StatusCode != 200 || !strings.Contains(res.Body, `"text":"# Getting started`) {
+		t.Errorf("mcp resources/read of a docs page: status %d, body %.300s", res.StatusCode, res.Body)
+	}
 
 	// API Gateway sends a request no route matches to the keys function
 	// ($default), which answers as the whole service: the path exists,
@@ -500,6 +511,28 @@ func signed(t *testing.T, ev []byte, secret string) []byte {
 		t.Fatalf("the signed event keeps a placeholder: %s", out)
 	}
 	return out
+}
+
+// maxBootstrapBytes is the size a function's bootstrap is kept to
+// (linux/arm64, stripped), for its cold start: all but the embedded
+// engine's build of the search function (bleve alone is about 12 MB; a
+// deployment that wants it smaller searches with OpenSearch, whose build
+// is within it).
+const maxBootstrapBytes = 12 << 20
+
+func TestEveryBootstrapButTheEmbeddedSearchEngineIsAtMost12MB(t *testing.T) {
+	t.Parallel()
+	for _, f := range routes.Functions {
+		size, ok := deployedSizes[f.Name]
+		switch {
+		case !ok:
+			t.Errorf("function %s was not built", f.Name)
+		case f.EngineBuilds:
+			t.Logf("%s: %.1f MB with the embedded engine (accepted above 12 MB)", f.Name, float64(size)/(1<<20))
+		case size > maxBootstrapBytes:
+			t.Errorf("function %s: its linux/arm64 bootstrap is %.2f MB, more than 12 MB", f.Name, float64(size)/(1<<20))
+		}
+	}
 }
 
 // logSizesAndColdStarts logs each function's deployed (linux/arm64,

@@ -1,6 +1,6 @@
 // Package functions_test runs the functions as they deploy: every
 // functions/<name> built as a Lambda bootstrap (the deployed flags), run
-// under the Lambda Runtime API (internal/runtimeapi) against DynamoDB Local,
+// under the Lambda Runtime API (internal/lambdaenv) against DynamoDB Local,
 // with the run state machine executed by the local Step Functions stand-in
 // (internal/localsfn) whose Task states invoke the real runner bootstrap.
 package functions_test
@@ -27,11 +27,11 @@ import (
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/lambdaenv"
 	"github.com/sourcebase/sourcebase/internal/lambdafront"
 	"github.com/sourcebase/sourcebase/internal/localsfn"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
-	"github.com/sourcebase/sourcebase/internal/runtimeapi"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/testenv"
 	"github.com/sourcebase/sourcebase/internal/workflows"
@@ -62,7 +62,7 @@ func TestMain(m *testing.M) {
 }
 
 // buildAll builds every function of routes.Functions twice, with the
-// deployed build flags (runtimeapi.BuildFlags): for this machine, to run,
+// deployed build flags (lambdaenv.BuildFlags): for this machine, to run,
 // and for linux/arm64, to measure. One go command per architecture builds
 // them all (it shares the compiled packages between them).
 func buildAll(dir string) error {
@@ -72,7 +72,7 @@ func buildAll(dir string) error {
 	}
 	build := func(arch string) error {
 		out := filepath.Join(dir, arch) + string(filepath.Separator)
-		args := append(append([]string{"build"}, runtimeapi.BuildFlags...), "-o", out)
+		args := append(append([]string{"build"}, lambdaenv.BuildFlags...), "-o", out)
 		cmd := exec.Command("go", append(args, pkgs...)...)
 		cmd.Dir = repoRoot
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch)
@@ -103,6 +103,11 @@ func buildAll(dir string) error {
 			return err
 		}
 		deployedSizes[f.Name] = fi.Size()
+		if f.Pages { // beside the bootstrap, as a deployment ships them
+			if err := lambdafront.CopyPages(repoRoot, filepath.Join(dir, runtime.GOARCH)); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -130,7 +135,7 @@ type env struct {
 	logs *lockedBuffer
 
 	mu         sync.Mutex
-	fns        map[string]*runtimeapi.Function
+	fns        map[string]*lambdaenv.Function
 	task       localsfn.TaskFunc // the state machine's Task states; Lambda(runner) unless a test wraps it
 	openSearch *openSearchStandIn
 	sqs        *sqsStandIn
@@ -143,7 +148,7 @@ type lazyInvoker struct {
 	name string
 }
 
-func (l lazyInvoker) Invoke(ctx context.Context, payload []byte) (runtimeapi.Result, error) {
+func (l lazyInvoker) Invoke(ctx context.Context, payload []byte) (lambdaenv.Result, error) {
 	return l.e.fn(l.name).Invoke(ctx, payload)
 }
 
@@ -282,7 +287,7 @@ func newEnv(t *testing.T) *env {
 		deps: app.Build(st, cfg, runs.UseEngine(queueOnly{})),
 		cfg:  cfg,
 		logs: &lockedBuffer{},
-		fns:  map[string]*runtimeapi.Function{},
+		fns:  map[string]*lambdaenv.Function{},
 		// DynamoDB Local keeps tables per access key: the functions use
 		// the test's, so they see its table.
 		base: []string{
@@ -328,7 +333,7 @@ func newEnv(t *testing.T) *env {
 // environment: the configuration (cfg.Env()), plus the state machine for
 // a function that starts runs and the HTTP API's URL for one that
 // searches through it.
-func (e *env) fn(name string) *runtimeapi.Function {
+func (e *env) fn(name string) *lambdaenv.Function {
 	e.t.Helper()
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -371,7 +376,7 @@ func (e *env) fn(name string) *runtimeapi.Function {
 	for k, v := range cfg.Env() {
 		vars = append(vars, k+"="+v)
 	}
-	rf := runtimeapi.NewFunction(runtimeapi.Options{
+	rf := lambdaenv.NewFunction(lambdaenv.Options{
 		Name:      "sourcebase-" + name,
 		Bootstrap: bootstraps[name],
 		Env:       vars,

@@ -2,9 +2,11 @@ package main
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/sourcebase/sourcebase/internal/lambdaenv"
 	"github.com/sourcebase/sourcebase/internal/routes"
 )
 
@@ -20,15 +22,18 @@ func TestMakeBuildBuildsEveryBootstrapTheStackCanDeploy(t *testing.T) {
 		t.Fatalf("make -n build: %v\n%s", err, out)
 	}
 	recipe := string(out)
-	if !strings.Contains(recipe, "-tags lambda.norpc -trimpath -ldflags='-s -w'") || !strings.Contains(recipe, "./functions/...") ||
+	if !strings.Contains(recipe, "-tags "+strings.Join(lambdaenv.Tags, ",")+" -trimpath -ldflags='-s -w'") || !strings.Contains(recipe, "./functions/...") ||
 		!strings.Contains(recipe, "/bin-under-test/lambda/$n/bootstrap") {
 		t.Errorf("make build does not build every function into <bin>/lambda/<name>/bootstrap:\n%s", recipe)
 	}
 	for _, b := range routes.Builds() {
+		if b.Pages && !strings.Contains(recipe, "for n in "+b.Asset+"; do") && !strings.Contains(recipe, " "+b.Asset+"; do rm -rf") {
+			t.Errorf("make build does not copy the documentation pages beside %s (routes.Function.Pages):\n%s", b.Asset, recipe)
+		}
 		if len(b.Tags) == 0 {
 			continue
 		}
-		want := "-tags " + strings.Join(append([]string{"lambda.norpc"}, b.Tags...), ",") + " -trimpath -ldflags='-s -w' -o /bin-under-test/lambda/" + b.Asset + "/bootstrap " + b.Package
+		want := "-tags " + strings.Join(append(slices.Clone(lambdaenv.Tags), b.Tags...), ",") + " -trimpath -ldflags='-s -w' -o /bin-under-test/lambda/" + b.Asset + "/bootstrap " + b.Package
 		if !strings.Contains(recipe, want) {
 			t.Errorf("make build does not build %s: want a go build with %q in:\n%s", b.Asset, want, recipe)
 		}

@@ -27,6 +27,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
+	"github.com/sourcebase/sourcebase/internal/sizing"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/workflows"
 )
@@ -173,7 +174,7 @@ func NewStack(scope constructs.Construct, o Options) (*Stack, error) {
 	policies := map[string]awsiam.PolicyDocument{}
 	st.Policies = policies
 	for _, f := range st.deployed() {
-		size, err := deploy.SizingOf(f)
+		size, err := sizing.Of(f)
 		if err != nil {
 			return nil, err
 		}
@@ -202,7 +203,7 @@ func NewStack(scope constructs.Construct, o Options) (*Stack, error) {
 			Architecture: awslambda.Architecture_ARM_64(),
 			Handler:      jsii.String("bootstrap"),
 			Code:         awslambda.Code_FromAsset(jsii.String(assetPath(o.AssetDir, f.Asset(o.OpenSearch()))), nil), // the build for its search engine
-			MemorySize:   jsii.Number(size.MemoryMB),                                                                 // deploy.SizingOf says why
+			MemorySize:   jsii.Number(size.MemoryMB),                                                                 // sizing.Of says why
 			Timeout:      awscdk.Duration_Seconds(jsii.Number(size.Timeout.Seconds())),
 			Role:         role,
 			LogGroup:     logs,

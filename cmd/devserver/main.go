@@ -22,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sourcebase/sourcebase/docs"
 	"github.com/sourcebase/sourcebase/internal/app/eventfns"
 
 	"github.com/sourcebase/sourcebase/internal/api"
@@ -68,7 +69,7 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 	}
 	deps := app.Build(st, cfg, app.InProcessRuns())
 	deps.Search = embedded.NewEngine(st)
-	deps.NewMCP = mcpserver.Handler
+	deps.NewMCP = mcpserver.Handler(docs.Pages)
 	engine := app.InProcess(deps)
 	defer engine.Close(10 * time.Second)
 	evs := eventfns.StartEvents(ctx, deps)

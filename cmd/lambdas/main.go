@@ -1,8 +1,9 @@
 // Command lambdas runs the service as it runs in AWS, on this machine and
 // without Docker: a stand-in for `sam local start-api`. It builds every
 // function's bootstrap for this machine (bin/local-lambda/<name>/bootstrap,
-// the deployed build flags), and runs each under the Lambda Runtime API
-// (package runtimeapi) with its environment, behind a local front that
+// the deployed build flags), and runs each under Amazon's Lambda Runtime
+// Interface Emulator, one emulator per concurrent instance, with its
+// environment, timeout and memory size (package lambdaenv), behind a local front that
 // turns HTTP requests into the events API Gateway and the webhook's
 // function URL send (package lambdafront); the run state machine executes
 // in a local Step Functions (package localsfn) whose Task states invoke the

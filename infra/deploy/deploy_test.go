@@ -16,6 +16,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/outbound"
 	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/sizing"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
@@ -143,7 +144,7 @@ func TestTheEventsFunctionsFilterLetsThroughExactlyTheChangesOfKindsWithEvents(t
 // count is above what a message can be received in normal operation.
 func TestTheDeliveryQueuesSettingsHoldTogether(t *testing.T) {
 	deliver, _ := routes.FunctionNamed(fn.Deliver)
-	size, err := SizingOf(deliver)
+	size, err := sizing.Of(deliver)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/keys"
+	"github.com/sourcebase/sourcebase/internal/lambdaenv"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/testenv"
 )
@@ -176,10 +177,14 @@ func TestEveryFunctionHasTheMakefileBuildTargetSamRuns(t *testing.T) {
 		if err != nil {
 			t.Fatalf("make -n build-%s: %v\n%s", LogicalID(f.Name), err, out)
 		}
-		for _, want := range []string{"GOARCH=arm64", "CGO_ENABLED=0", "-o /artifacts/bootstrap ./functions/" + f.Name + "\n"} {
+		for _, want := range []string{"GOARCH=arm64", "CGO_ENABLED=0", "-tags " + strings.Join(lambdaenv.Tags, ",") + " ", "-o /artifacts/bootstrap ./functions/" + f.Name + "\n"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("make -n build-%s does not contain %q:\n%s", LogicalID(f.Name), want, out)
 			}
+		}
+		// The documentation pages beside the bootstrap, for a function that ships them.
+		if pages := strings.Contains(out, "cp docs/*.md /artifacts/docs/"); pages != f.Pages {
+			t.Errorf("make -n build-%s copies the documentation pages: %v, want %v (routes.Function.Pages):\n%s", LogicalID(f.Name), pages, f.Pages, out)
 		}
 		if _, err := os.Stat(filepath.Join(root(t), "functions", f.Name, "main.go")); err != nil {
 			t.Errorf("%s: %v", f.Name, err)

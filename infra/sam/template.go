@@ -18,6 +18,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/jobs"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
+	"github.com/sourcebase/sourcebase/internal/sizing"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
@@ -314,14 +315,14 @@ func validate(s Spec) error {
 }
 
 // jobTimeouts checks that the runner outlasts every Task of the job state
-// machine, as deploy.RunnerTimeout makes it outlast the run state
+// machine, as sizing.RunnerTimeout makes it outlast the run state
 // machine's: Step Functions, not Lambda, times a step out.
 func jobTimeouts(s Spec) error {
 	runner, err := only(s.Functions, routes.ByStateMachine)
 	if err != nil {
 		return err
 	}
-	size, err := deploy.SizingOf(runner)
+	size, err := sizing.Of(runner)
 	if err != nil {
 		return err
 	}
@@ -506,7 +507,7 @@ func Env(s Spec, f routes.Function) (map[string]*yaml.Node, error) {
 }
 
 func function(s Spec, f routes.Function) (*yaml.Node, error) {
-	size, err := deploy.SizingOf(f)
+	size, err := sizing.Of(f)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/sourcebase/sourcebase/docs"
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/apitest"
 	"github.com/sourcebase/sourcebase/internal/app"
@@ -365,7 +366,7 @@ func TestASearchThroughTheHTTPAPIEndsItsPageWithinTheToolsBudget(t *testing.T) {
 	}
 	wg.Wait()
 	deps := app.Build(e.Store, app.Config{Table: e.Store.Table, CacheTTL: auth.MaxCacheTTL, SearchBaseURL: e.URL}, nil)
-	deps.NewMCP = mcpserver.Handler
+	deps.NewMCP = mcpserver.Handler(docs.Pages)
 	srv := httptest.NewServer(api.New(deps).Handler(fn.MCP))
 	t.Cleanup(srv.Close)
 	fn := *c

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sourcebase/sourcebase/docs"
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/apitest"
 	"github.com/sourcebase/sourcebase/internal/app"
@@ -204,7 +205,7 @@ func TestAToolCallTheRateLimitRefusesSaysWhenToRetry(t *testing.T) {
 	c := e.Org(t)
 	setLimits(t, e, c.Org, ratelimit.Limits{KeyPerMinute: 2, WebhookPerMinute: 10})
 	deps := app.Build(e.Store, app.Config{Table: e.Store.Table, CacheTTL: auth.MaxCacheTTL, SearchBaseURL: e.URL}, nil)
-	deps.NewMCP = mcpserver.Handler
+	deps.NewMCP = mcpserver.Handler(docs.Pages)
 	deps.Limits.SetClock(func() time.Time { return *now })
 	srv := httptest.NewServer(api.New(deps).Handler(fn.MCP))
 	t.Cleanup(srv.Close)

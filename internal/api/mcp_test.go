@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/sourcebase/sourcebase/docs"
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/apitest"
 	"github.com/sourcebase/sourcebase/internal/app"
@@ -308,7 +309,7 @@ func TestMCPWithoutASearchEngineSearchesThroughTheHTTPAPI(t *testing.T) {
 	// mcpFunction is the mcp function's handler: no engine, the MCP server.
 	mcpFunction := func(searchBase string) http.Handler {
 		deps := app.Build(e.Store, app.Config{Table: e.Store.Table, CacheTTL: auth.MaxCacheTTL, SearchBaseURL: searchBase}, nil)
-		deps.NewMCP = mcpserver.Handler
+		deps.NewMCP = mcpserver.Handler(docs.Pages)
 		if deps.Search != nil {
 			t.Fatal("the function has a search engine")
 		}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sourcebase/sourcebase/docs"
 	"github.com/sourcebase/sourcebase/internal/app/eventfns"
 
 	"github.com/sourcebase/sourcebase/internal/api"
@@ -85,7 +86,7 @@ func NewWith(t testing.TB, o Options) *Env {
 	t.Cleanup(srv.Close)
 	deps := app.Build(st, app.Config{Table: st.Table, CacheTTL: ttl, WebhookBaseURL: srv.URL, WebhooksAllowLoopback: true}, app.InProcessRuns())
 	deps.Search = embedded.NewEngine(st)
-	deps.NewMCP = mcpserver.Handler
+	deps.NewMCP = mcpserver.Handler(docs.Pages)
 	engine := app.InProcess(deps)
 	t.Cleanup(func() { engine.Close(testenv.Scaled(5 * time.Second)) })
 	runner, files, err := app.LocalJobs(context.Background(), &deps, t.TempDir(), srv.URL)

@@ -20,9 +20,9 @@ import (
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/ids"
+	"github.com/sourcebase/sourcebase/internal/lambdaenv"
 	"github.com/sourcebase/sourcebase/internal/lambdafront"
 	"github.com/sourcebase/sourcebase/internal/runs"
-	"github.com/sourcebase/sourcebase/internal/runtimeapi"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/testenv"
 )
@@ -70,7 +70,7 @@ const lambdaTable = "sourcebase-lambdas"
 // LambdaFunctions are the running functions of the local Lambda
 // deployment by name (nil before a lambdas Env started them): their
 // instances' cold starts, for the performance report.
-func LambdaFunctions() map[string]*runtimeapi.Function {
+func LambdaFunctions() map[string]*lambdaenv.Function {
 	if lambdas.local == nil {
 		return nil
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/lambdaenv"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/search"
 	"github.com/sourcebase/sourcebase/internal/store"
@@ -204,7 +205,7 @@ func TestTheSearchAndIndexerFunctionsExitAtStartWithoutAnOpenSearchEndpointOrThe
 		{"search", routes.OpenSearchTag, creds, "this is the OpenSearch build of the search function"},
 	} {
 		bin := filepath.Join(dir, c.function+c.tags)
-		if out, err := exec.Command("go", "build", "-tags", strings.Trim("lambda.norpc,"+c.tags, ","), "-o", bin, "../../functions/"+c.function).CombinedOutput(); err != nil {
+		if out, err := exec.Command("go", "build", "-tags", strings.Trim(strings.Join(lambdaenv.Tags, ",")+","+c.tags, ","), "-o", bin, "../../functions/"+c.function).CombinedOutput(); err != nil {
 			t.Fatalf("build %s: %v\n%s", c.function, err, out)
 		}
 		cmd := exec.Command(bin)

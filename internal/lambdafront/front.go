@@ -1,8 +1,8 @@
 // Package lambdafront is a local stand-in for API Gateway and Lambda
 // function URLs in front of the real function bootstraps: it turns HTTP
 // requests into the payload format 2.0 events AWS sends, routes them by
-// the route table as an HTTP API does, invokes the function (under the
-// Runtime API of package runtimeapi) and maps its answer back, with API
+// the route table as an HTTP API does, invokes the function (under
+// Amazon's Lambda Runtime Interface Emulator, package lambdaenv) and maps its answer back, with API
 // Gateway's own answers where API Gateway answers instead of the function.
 //
 // Requests under /webhooks/ go to the function reached by a function URL
@@ -27,13 +27,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sourcebase/sourcebase/internal/lambdaenv"
 	"github.com/sourcebase/sourcebase/internal/routes"
-	"github.com/sourcebase/sourcebase/internal/runtimeapi"
 )
 
-// Invoker invokes one function synchronously (a *runtimeapi.Function).
+// Invoker invokes one function synchronously (a *lambdaenv.Function).
 type Invoker interface {
-	Invoke(ctx context.Context, payload []byte) (runtimeapi.Result, error)
+	Invoke(ctx context.Context, payload []byte) (lambdaenv.Result, error)
 }
 
 // Limits of the services emulated.

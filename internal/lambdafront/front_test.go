@@ -15,9 +15,9 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/lambdaenv"
 	"github.com/sourcebase/sourcebase/internal/lambdafront"
 	"github.com/sourcebase/sourcebase/internal/routes"
-	"github.com/sourcebase/sourcebase/internal/runtimeapi"
 	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	echo = filepath.Join(dir, "bootstrap")
-	if err := runtimeapi.Build(".", "./testdata/echo", echo); err != nil {
+	if err := lambdaenv.Build(".", "./testdata/echo", echo); err != nil {
 		panic(err)
 	}
 	code := m.Run()
@@ -43,7 +43,7 @@ func startFront(t *testing.T, rs []routes.Route, timeout time.Duration) string {
 	t.Helper()
 	fns := map[string]lambdafront.Invoker{}
 	for _, f := range routes.Functions {
-		fn := runtimeapi.NewFunction(runtimeapi.Options{Name: f.Name, Bootstrap: echo, Timeout: testenv.Scaled(10 * time.Second)})
+		fn := lambdaenv.NewFunction(lambdaenv.Options{Name: f.Name, Bootstrap: echo, Timeout: testenv.Scaled(10 * time.Second)})
 		t.Cleanup(fn.Close)
 		fns[f.Name] = fn
 	}

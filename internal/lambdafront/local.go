@@ -27,16 +27,18 @@ import (
 	"github.com/sourcebase/sourcebase/internal/blob"
 	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/jobs"
+	"github.com/sourcebase/sourcebase/internal/lambdaenv"
 	"github.com/sourcebase/sourcebase/internal/localsfn"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
-	"github.com/sourcebase/sourcebase/internal/runtimeapi"
+	"github.com/sourcebase/sourcebase/internal/sizing"
 )
 
 // BuildBootstraps compiles every bootstrap of routes.Builds (each
 // function, and the OpenSearch build of those with EngineBuilds) with the
-// flags of the deployed build (runtimeapi.BuildFlags, plus each build's
-// tags) for linux/goarch into binDir/<asset>/bootstrap: one go build per
+// flags of the deployed build (lambdaenv.BuildFlags, plus each build's
+// tags) for linux/goarch into binDir/<asset>/bootstrap, with the
+// documentation pages beside those that ship them: one go build per
 // set of tags, as `make build` builds them. The CDK tests, the performance
 // report and the local Lambda mode use it.
 func BuildBootstraps(root, binDir, goarch string) error {
@@ -63,7 +65,7 @@ func buildSet(root, binDir, goarch string, set []routes.Build) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	flags := slices.Clone(runtimeapi.BuildFlags)
+	flags := slices.Clone(lambdaenv.BuildFlags)
 	if len(set[0].Tags) > 0 {
 		flags[slices.Index(flags, "-tags")+1] += "," + strings.Join(set[0].Tags, ",")
 	}
@@ -84,6 +86,38 @@ func buildSet(root, binDir, goarch string, set []routes.Build) error {
 		}
 		if err := os.Rename(filepath.Join(tmp, path.Base(b.Package)), dst); err != nil {
 			return fmt.Errorf("install %s: %w", dst, err)
+		}
+		if b.Pages {
+			if err := CopyPages(root, filepath.Dir(dst)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// CopyPages puts the documentation pages (root's docs/*.md) in
+// dir/docs (routes.PagesDir), beside a bootstrap of a function with
+// routes.Function.Pages, as `make build` does.
+func CopyPages(root, dir string) error {
+	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil || len(pages) == 0 {
+		return fmt.Errorf("no documentation pages in %s: %v", filepath.Join(root, "docs"), err)
+	}
+	out := filepath.Join(dir, routes.PagesDir)
+	if err := os.RemoveAll(out); err != nil { // no page left over from an earlier build
+		return err
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	for _, p := range pages {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(out, filepath.Base(p)), b, 0o644); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -107,10 +141,6 @@ type LocalOptions struct {
 	// Config is the functions' configuration (the table, key cache, store
 	// timeout); the state machine and webhook base are set here.
 	Config app.Config
-	// FunctionTimeout is the timeout of the functions behind the HTTP API
-	// and the function URL (default 29 s, below API Gateway's 30 s); the
-	// runner gets Lambda's maximum, 15 minutes.
-	FunctionTimeout time.Duration
 	// SkipWaits makes the state machine's retry intervals take no time.
 	SkipWaits bool
 	// Log receives the functions' and the interpreter's output; nil discards it.
@@ -140,7 +170,7 @@ type Local struct {
 	// feeds them (the front's process runs their code itself,
 	// eventfns.StartEvents); a caller invokes them with their sample events.
 	// Their delivery queues are LocalQueueURL: there is no SQS here.
-	Functions map[string]*runtimeapi.Function
+	Functions map[string]*lambdaenv.Function
 
 	front    *Front
 	sfn      *localsfn.Server
@@ -162,9 +192,6 @@ func StartLocal(o LocalOptions) (_ *Local, err error) {
 	if o.SecretAccessKey == "" {
 		o.SecretAccessKey = "local"
 	}
-	if o.FunctionTimeout <= 0 {
-		o.FunctionTimeout = 29 * time.Second
-	}
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
@@ -176,7 +203,7 @@ func StartLocal(o LocalOptions) (_ *Local, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", listen, err)
 	}
-	l := &Local{URL: "http://" + ln.Addr().String(), Functions: map[string]*runtimeapi.Function{}, done: make(chan struct{})}
+	l := &Local{URL: "http://" + ln.Addr().String(), Functions: map[string]*lambdaenv.Function{}, done: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			ln.Close()
@@ -194,7 +221,7 @@ func StartLocal(o LocalOptions) (_ *Local, err error) {
 		return nil, err
 	}
 
-	newFunction := func(f routes.Function, sfnURL string) *runtimeapi.Function {
+	newFunction := func(f routes.Function, sfnURL string) (*lambdaenv.Function, error) {
 		cfg := o.Config
 		cfg.WebhookBaseURL = l.URL
 		cfg.StateMachineARN, cfg.SearchBaseURL = "", ""
@@ -236,19 +263,20 @@ func StartLocal(o LocalOptions) (_ *Local, err error) {
 		for _, k := range keys {
 			env = append(env, k+"="+vars[k])
 		}
-		timeout := o.FunctionTimeout
-		if f.Reach == routes.ByStateMachine {
-			timeout = 15 * time.Minute
+		size, err := sizing.Of(f) // the timeout and memory size it deploys with
+		if err != nil {
+			return nil, err
 		}
-		fn := runtimeapi.NewFunction(runtimeapi.Options{
+		fn := lambdaenv.NewFunction(lambdaenv.Options{
 			Name:      f.Name,
 			Bootstrap: filepath.Join(o.BinDir, f.Name, "bootstrap"),
 			Env:       env,
-			Timeout:   timeout,
+			Timeout:   size.Timeout,
+			MemoryMB:  size.MemoryMB,
 			Log:       o.Log,
 		})
 		l.Functions[f.Name] = fn
-		return fn
+		return fn, nil
 	}
 	for _, f := range routes.Functions {
 		if _, err := os.Stat(filepath.Join(o.BinDir, f.Name, "bootstrap")); err != nil {
@@ -256,7 +284,11 @@ func StartLocal(o LocalOptions) (_ *Local, err error) {
 		}
 	}
 	runner, _ := routes.FunctionNamed(fn.Runner)
-	tasks := map[string]localsfn.Invoker{FunctionARN(runner.Name): newFunction(runner, "")}
+	runnerFn, err := newFunction(runner, "")
+	if err != nil {
+		return nil, err
+	}
+	tasks := map[string]localsfn.Invoker{FunctionARN(runner.Name): runnerFn}
 	l.sfn, err = localsfn.Start(localsfn.Options{
 		StateMachines: map[string]string{
 			l.StateMachineARN:     runs.StateMachineDefinition(FunctionARN(runner.Name)),
@@ -275,14 +307,22 @@ func StartLocal(o LocalOptions) (_ *Local, err error) {
 	invokers := map[string]Invoker{}
 	for _, f := range routes.Functions {
 		switch f.Reach {
-		case routes.ByAPI, routes.ByURL:
-			invokers[f.Name] = newFunction(f, l.SFN)
-		case routes.ByOperator:
-			newFunction(f, l.SFN) // invoked directly, through Functions
+		case routes.ByAPI, routes.ByURL, routes.ByOperator:
 		case routes.ByStream, routes.ByQueue:
-			if !f.OpenSearchOnly {
-				newFunction(f, l.SFN) // invoked directly, with their sample events
+			if f.OpenSearchOnly {
+				continue
 			}
+		default: // the runner, started above
+			continue
+		}
+		// The operator's (admin) and the event sources' (events, deliver)
+		// are invoked directly, through Functions, with their sample events.
+		fn, err := newFunction(f, l.SFN)
+		if err != nil {
+			return nil, err
+		}
+		if f.Reach == routes.ByAPI || f.Reach == routes.ByURL {
+			invokers[f.Name] = fn
 		}
 	}
 	l.front, err = New(Options{Routes: api.Routes(), Functions: invokers, Log: slog.New(slog.NewTextHandler(o.Log, nil))})

@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/sourcebase/sourcebase/internal/runtimeapi"
+	"github.com/sourcebase/sourcebase/internal/lambdaenv"
 )
 
-// Invoker is a Lambda function run locally: *runtimeapi.Function.
+// Invoker is a Lambda function run locally: *lambdaenv.Function.
 type Invoker interface {
-	Invoke(ctx context.Context, payload []byte) (runtimeapi.Result, error)
+	Invoke(ctx context.Context, payload []byte) (lambdaenv.Result, error)
 }
 
 // Lambda is a task that invokes fn, with Step Functions' Lambda semantics:

@@ -4,7 +4,7 @@
 // idempotency) whose executions run in aws-local-stepfunctions, an Amazon
 // States Language interpreter on Node. Each Task state calls Options.Tasks
 // with the state's Resource; Lambda routes a task to a real bootstrap run
-// under internal/runtimeapi.
+// under internal/lambdaenv.
 //
 // Point a client at it with AWS_ENDPOINT_URL_SFN=<Server.URL> (any region
 // and dummy credentials) or use Server.Client.

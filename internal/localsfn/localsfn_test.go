@@ -17,8 +17,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
+	"github.com/sourcebase/sourcebase/internal/lambdaenv"
 	"github.com/sourcebase/sourcebase/internal/localsfn"
-	"github.com/sourcebase/sourcebase/internal/runtimeapi"
 	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
@@ -276,10 +276,10 @@ func TestTaskErrorNamesDriveRetryAndCatch(t *testing.T) {
 func TestLambdaTasksFailWithTheFunctionsErrorTypeAndCrashesAsLambdaUnknown(t *testing.T) {
 	t.Parallel()
 	bootstrap := filepath.Join(t.TempDir(), "probe", "bootstrap")
-	if err := runtimeapi.Build("../runtimeapi", "./testdata/probe", bootstrap); err != nil {
+	if err := lambdaenv.Build("../lambdaenv", "./testdata/probe", bootstrap); err != nil {
 		t.Fatal(err)
 	}
-	fn := runtimeapi.NewFunction(runtimeapi.Options{Name: "probe", Bootstrap: bootstrap, Timeout: testenv.Scaled(10 * time.Second)})
+	fn := lambdaenv.NewFunction(lambdaenv.Options{Name: "probe", Bootstrap: bootstrap, Timeout: testenv.Scaled(10 * time.Second)})
 	t.Cleanup(fn.Close)
 	machine := localsfn.StateMachineARN("probe")
 	s := start(t, localsfn.Lambdas(map[string]localsfn.Invoker{lambdaARN + "probe": fn}), map[string]string{machine: def(t, map[string]any{

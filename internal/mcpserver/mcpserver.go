@@ -27,7 +27,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/sourcebase/sourcebase/docs"
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/openapi"
@@ -193,12 +192,20 @@ func withinBudget(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// Handler is the MCP endpoint over api for the service: the tools offer
-// names (the registry's, api.MCP), the docs pages as resources
-// (api.Deps.NewMCP); an *Endpoint.
-func Handler(api http.Handler, a *auth.Authenticator, openAPI []byte, offer routes.MCP) (http.Handler, error) {
-	h, _, err := New(Options{API: api, Auth: a, OpenAPI: openAPI, Docs: docs.Pages, Tools: offer.Tools, Records: offer.Records})
-	return h, err
+// Handler makes the MCP endpoint over api for the service (an
+// api.Deps.NewMCP): the tools offer names (the registry's, api.MCP), and
+// pages, the documentation's Markdown pages (docs.Pages in process; in the
+// MCP function the pages shipped beside its bootstrap), as resources; an
+// *Endpoint. An fs without pages is an error: the resources would be
+// missing without a word.
+func Handler(pages fs.FS) func(api http.Handler, a *auth.Authenticator, openAPI []byte, offer routes.MCP) (http.Handler, error) {
+	return func(api http.Handler, a *auth.Authenticator, openAPI []byte, offer routes.MCP) (http.Handler, error) {
+		if found, err := fs.Glob(pages, "*.md"); err != nil || len(found) == 0 {
+			return nil, fmt.Errorf("mcpserver: no documentation pages (*.md) to offer as resources (%v)", err)
+		}
+		h, _, err := New(Options{API: api, Auth: a, OpenAPI: openAPI, Docs: pages, Tools: offer.Tools, Records: offer.Records})
+		return h, err
+	}
 }
 
 // ToolList is the tools offer names as clients list them, for docs/mcp.md.

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/lambdaenv"
 	"github.com/sourcebase/sourcebase/internal/routes"
 )
 
@@ -25,7 +27,7 @@ const (
 )
 
 // memoryMB is each function's memory in the deployed stack
-// (infra/deploy.SizingOf: 1024 MB for the function holding search
+// (sizing.Of: 1024 MB for the function holding search
 // indexes, 512 MB for the other request functions).
 func memoryMB(fn string) int {
 	if f, ok := routes.FunctionNamed(fn); ok && f.HoldsIndexes {
@@ -213,37 +215,47 @@ func (r report) markdown() string {
 		p("Not measured in this run (-functions not given).\n")
 		return b.String()
 	}
-	p("Each function as deployed (linux/arm64, `-tags lambda.norpc -trimpath -ldflags='-s -w'`; target ≤ 12 MB) and its\n")
-	p("cold start under the Runtime API emulator (internal/runtimeapi): from its process's start to its first response,\n")
-	p("on this %d-CPU machine (not an arm64 Lambda's fraction of a vCPU). The functions reached over HTTP get a request\n", r.CPUs)
-	p("through the local API Gateway front (the webhook function through its function URL), the admin function its\n")
-	p("create-org event, the runner the task of the run the webhook started; warm is the same request again, as its\n")
-	p("caller sees it, and warm CPU the bootstrap process's CPU per request over %d more (the runner's: per run; from\n", warmRequests)
-	p("the scheduler's per-thread accounting, /proc/<pid>/task/*/schedstat). The functions run with GOMAXPROCS=1, as\n")
-	p("under 1,769 MB (app.LambdaProcs). The search function is built once per search engine: `search` is its default\n")
-	p("build (the embedded engine, bleve, which alone links into a 13 MB binary), `search-opensearch` the build a\n")
-	p("deployment on OpenSearch deploys (routes.Function.EngineBuilds); the `mcp` function searches through the HTTP API.\n\n")
-	p("| function | arm64 bootstrap MB | ≤ 12 MB | cold start ms | warm ms | warm CPU/req µs |\n|---|---:|---|---:|---:|---:|\n")
+	p("Each function as deployed (linux/arm64, `go build -tags %s -trimpath -ldflags='-s -w'`; at most 12 MB but the\n", strings.Join(lambdaenv.Tags, ","))
+	p("search function's build with the embedded engine, checked here and by the functions' tests) and its cold start under\n")
+	p("Amazon's Lambda Runtime Interface Emulator (aws-lambda-rie, the Go tool pinned in go.mod; one emulator process per\n")
+	p("instance, with the function's timeout and memory size as deployed: internal/lambdaenv) on this %d-CPU machine (not an\n", r.CPUs)
+	p("arm64 Lambda's fraction of a vCPU). Two measures of the first start: cold start, from the emulator's start to the\n")
+	p("function's first response as its caller sees it (that first request included), and init, the emulator's own `INIT\n")
+	p("REPORT` (from the runtime's start to its first request for an invocation: what Lambda bills as Init Duration). The\n")
+	p("functions reached over HTTP get a request through the local API Gateway front (the webhook function through its\n")
+	p("function URL), the admin function its create-org event, the events and deliver functions their samples, the runner\n")
+	p("the task of the run the webhook started; warm is the same request again, as its caller sees it, and warm CPU the\n")
+	p("runtime process's CPU per request over %d more (the runner's: per run; from the scheduler's per-thread accounting,\n", warmRequests)
+	p("/proc/<pid>/task/*/schedstat; the emulator's own CPU not counted). Max memory is the runtime's peak resident memory\n")
+	p("after all that (VmHWM: Lambda's Max Memory Used; the emulator does not enforce the memory size, this shows the room).\n")
+	p("The functions run with GOMAXPROCS=1, as under 1,769 MB (app.LambdaProcs). The search function is built once per\n")
+	p("search engine: `search` is its default build (the embedded engine, bleve, which alone links into a 12 MB binary:\n")
+	p("accepted rather than forking bleve), `search-opensearch` the build a deployment on OpenSearch deploys\n")
+	p("(routes.Function.EngineBuilds). The `mcp` function searches through the HTTP API, and its documentation pages ship\n")
+	p("beside its bootstrap (routes.Function.Pages), not inside it.\n\n")
+	p("| function | arm64 bootstrap MB | ≤ 12 MB | memory MB | cold start ms | init (INIT REPORT) ms | warm ms | warm CPU/req µs | max memory MB |\n|---|---:|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, f := range r.Functions {
 		ok := "yes"
 		if f.SizeBytes > 12<<20 {
 			ok = "**no**"
+			if f.Name == fn.Search {
+				ok = "no (accepted)"
+			}
 		}
-		cold, warm := "—", "—"
-		if f.ColdStart > 0 {
-			cold = ms(f.ColdStart)
+		dash := func(d time.Duration, f func(time.Duration) string) string {
+			if d <= 0 {
+				return "—"
+			}
+			return f(d)
 		}
-		if f.Warm > 0 {
-			warm = ms(f.Warm)
+		cold, init, warm, cpu, peak := dash(f.ColdStart, ms), dash(f.Init, ms), dash(f.Warm, ms), dash(f.WarmCPU, us), "—"
+		if f.MaxMemory > 0 {
+			peak = fmt.Sprintf("%.0f", float64(f.MaxMemory)/(1<<20))
 		}
 		if f.Note != "" {
 			cold = f.Note
 		}
-		cpu := "—"
-		if f.WarmCPU > 0 {
-			cpu = us(f.WarmCPU)
-		}
-		p("| %s | %.1f | %s | %s | %s | %s |\n", f.Name, float64(f.SizeBytes)/(1<<20), ok, cold, warm, cpu)
+		p("| %s | %.1f | %s | %d | %s | %s | %s | %s | %s |\n", f.Name, float64(f.SizeBytes)/(1<<20), ok, f.MemoryMB, cold, init, warm, cpu, peak)
 	}
 	return b.String()
 }

@@ -38,6 +38,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/lambdafront"
 	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/sizing"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/testenv"
 	"github.com/sourcebase/sourcebase/internal/webhook"
@@ -732,11 +733,19 @@ func lambdaPath(t *testing.T, env *apitest.Env, c *apitest.Client, id string) la
 type functionFigures struct {
 	Name      string
 	SizeBytes int64
-	ColdStart time.Duration // process start to first response (runtimeapi)
+	ColdStart time.Duration // emulator start to first response (lambdaenv)
+	Init      time.Duration // the emulator's INIT REPORT of that first init
+	MemoryMB  int           // its memory size as deployed (sizing.Of)
+	MaxMemory int64         // the runtime's peak resident memory after the measure (Max Memory Used)
 	Warm      time.Duration // a request once warm, as its caller sees it
 	WarmCPU   time.Duration // the bootstrap process's CPU per warm request (the runner: per run)
 	Note      string        // why there is no cold start
 }
+
+// maxBootstrapBytes is the size every bootstrap is kept to (linux/arm64,
+// stripped), but the search function's build with the embedded engine
+// (bleve alone is about 12 MB): the report fails past it.
+const maxBootstrapBytes = 12 << 20
 
 // warmRequests is how many warm requests each function's CPU is taken over.
 const warmRequests = 200
@@ -884,7 +893,14 @@ func functionSizesAndColdStarts(t *testing.T) []functionFigures {
 		if err != nil {
 			t.Fatalf("function %s: %v", f.Name, err)
 		}
-		ff := functionFigures{Name: f.Name, SizeBytes: fi.Size(), Warm: warm[f.Name], WarmCPU: warmCPU[f.Name]}
+		size, err := sizing.Of(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ff := functionFigures{Name: f.Name, SizeBytes: fi.Size(), MemoryMB: size.MemoryMB, Warm: warm[f.Name], WarmCPU: warmCPU[f.Name]}
+		if !f.EngineBuilds && ff.SizeBytes > maxBootstrapBytes {
+			t.Errorf("function %s: its linux/arm64 bootstrap is %.2f MB, more than 12 MB", f.Name, float64(ff.SizeBytes)/(1<<20))
+		}
 		switch fn := fns[f.Name]; {
 		case fn == nil && f.OpenSearchOnly:
 			ff.Note = "OpenSearch deployments only (no OpenSearch server runs here)"
@@ -893,7 +909,7 @@ func functionSizesAndColdStarts(t *testing.T) []functionFigures {
 		case len(fn.ColdStarts()) == 0:
 			t.Fatalf("function %s never started", f.Name)
 		default:
-			ff.ColdStart = fn.ColdStarts()[0]
+			ff.ColdStart, ff.Init, ff.MaxMemory = fn.ColdStarts()[0], fn.InitDurations()[0], fn.MaxMemory()
 		}
 		out = append(out, ff)
 		if f.EngineBuilds {
@@ -901,7 +917,10 @@ func functionSizesAndColdStarts(t *testing.T) []functionFigures {
 			if err != nil {
 				t.Fatalf("function %s, OpenSearch build: %v", f.Name, err)
 			}
-			out = append(out, functionFigures{Name: f.Asset(true), SizeBytes: fi.Size(),
+			if fi.Size() > maxBootstrapBytes {
+				t.Errorf("function %s: its OpenSearch build is %.2f MB, more than 12 MB", f.Name, float64(fi.Size())/(1<<20))
+			}
+			out = append(out, functionFigures{Name: f.Asset(true), SizeBytes: fi.Size(), MemoryMB: size.MemoryMB,
 				Note: "its OpenSearch build (-tags " + routes.OpenSearchTag + ", no bleve), deployed on OpenSearch; no OpenSearch server runs here"})
 		}
 	}

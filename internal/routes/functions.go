@@ -71,6 +71,11 @@ type Function struct {
 	// OpenSearchOnly: the function exists only in deployments whose
 	// search engine is OpenSearch (the indexer).
 	OpenSearchOnly bool
+	// Pages: the documentation pages (docs/*.md) ship beside the
+	// function's bootstrap, in PagesDir, rather than inside it: the MCP
+	// function offers them as resources, and embedded they would take its
+	// binary past the size its cold start is kept to.
+	Pages bool
 	// Schedule: the function is also invoked on this EventBridge schedule
 	// expression ("rate(5 minutes)", "cron(...)") with the standard
 	// Scheduled Event ({"source":"aws.events","detail-type":"Scheduled
@@ -106,7 +111,7 @@ var Functions = []Function{
 	{Name: fn.Data, Doc: "enrichment values, metric series, and bulk imports and exports", Reach: ByAPI, RunsJobs: true},
 	{Name: fn.Search, Doc: "search of %s (the only function with the search engine)", Reach: ByAPI, HoldsIndexes: true, EngineBuilds: true},
 	{Name: fn.MCP, Doc: "the Model Context Protocol endpoint: AI agents' tools over the other groups' routes", Reach: ByAPI,
-		StartsRuns: true, WebhookURLs: true, SearchesByAPI: true, Table: []store.Access{store.Read, store.Write}},
+		StartsRuns: true, WebhookURLs: true, SearchesByAPI: true, Pages: true, Table: []store.Access{store.Read, store.Write}},
 	{Name: fn.Webhook, Doc: "signed webhook deliveries that start runs", Reach: ByURL, StartsRuns: true},
 	// The runner also sweeps on SweepSchedule: runs left queued too long
 	// (Query of the runs' index, updates) and the purges of deleted
@@ -140,12 +145,18 @@ func (f Function) Asset(openSearch bool) string {
 	return f.Name
 }
 
+// PagesDir is the directory beside a bootstrap that holds the
+// documentation pages of a function with Pages.
+const PagesDir = "docs"
+
 // Build is one bootstrap to build: the function's package, built with
-// Tags (besides lambda.norpc) into <assets>/<Asset>/bootstrap.
+// Tags (besides lambdaenv.Tags) into <assets>/<Asset>/bootstrap, with the
+// documentation pages in <assets>/<Asset>/docs when Pages.
 type Build struct {
 	Asset   string
 	Package string // ./functions/<name>
 	Tags    []string
+	Pages   bool
 }
 
 // Builds are every bootstrap a deployment may need: each function's
@@ -153,9 +164,9 @@ type Build struct {
 func Builds() []Build {
 	var out []Build
 	for _, f := range Functions {
-		out = append(out, Build{Asset: f.Asset(false), Package: "./functions/" + f.Name})
+		out = append(out, Build{Asset: f.Asset(false), Package: "./functions/" + f.Name, Pages: f.Pages})
 		if f.EngineBuilds {
-			out = append(out, Build{Asset: f.Asset(true), Package: "./functions/" + f.Name, Tags: []string{OpenSearchTag}})
+			out = append(out, Build{Asset: f.Asset(true), Package: "./functions/" + f.Name, Tags: []string{OpenSearchTag}, Pages: f.Pages})
 		}
 	}
 	return out

@@ -2,20 +2,23 @@ package testenv
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/sourcebase/sourcebase/internal/lambdaenv"
 )
 
 // functionsPkg is the import path prefix of the Lambda functions' mains.
 const functionsPkg = "github.com/sourcebase/sourcebase/functions/"
 
 // FunctionDeps is what each Lambda function links, as it is built (with
-// -tags lambda.norpc, and tags): the import paths of every package it
+// lambdaenv.Tags, and tags): the import paths of every package it
 // depends on, by function name. Design tests use it to keep heavy
 // dependencies out of the functions that do not need them.
 func FunctionDeps(tb testing.TB, tags ...string) map[string]map[string]bool {
 	tb.Helper()
-	out, err := exec.Command("go", "list", "-tags", strings.Join(append([]string{"lambda.norpc"}, tags...), ","), "-f", `{{.ImportPath}} {{join .Deps " "}}`, functionsPkg+"...").Output()
+	out, err := exec.Command("go", "list", "-tags", strings.Join(append(slices.Clone(lambdaenv.Tags), tags...), ","), "-f", `{{.ImportPath}} {{join .Deps " "}}`, functionsPkg+"...").Output()
 	if err != nil {
 		tb.Fatalf("go list the functions: %v", err)
 	}

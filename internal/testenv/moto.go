@@ -6,14 +6,18 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
 
 // Moto starts AWS's API emulator moto (moto_server, in the machine image:
-// SQS, EventBridge, CloudFormation, ...) for the test and returns its
-// endpoint; the test is skipped where moto is not installed.
+// SQS, EventBridge, S3, CloudFormation, ...) for the test on a free loopback
+// port and returns its endpoint; the test is skipped, saying how to install
+// it, where moto is not installed. The process ends with the test; its
+// log's tail is shown when the test failed.
 func Moto(tb testing.TB) string {
 	tb.Helper()
 	if _, err := exec.LookPath("moto_server"); err != nil {
@@ -25,22 +29,52 @@ func Moto(tb testing.TB) string {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	cmd := exec.Command("moto_server", "-H", "127.0.0.1", "-p", strconv.Itoa(port))
-	cmd.Env = append(os.Environ(), "AWS_EC2_METADATA_DISABLED=true")
-	if err := cmd.Start(); err != nil {
+	logPath := filepath.Join(tb.TempDir(), "moto.log")
+	logf, err := os.Create(logPath)
+	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	defer logf.Close()
+	cmd := exec.Command("moto_server", "-H", "127.0.0.1", "-p", strconv.Itoa(port))
+	cmd.Env = append(os.Environ(), "AWS_EC2_METADATA_DISABLED=true")
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		tb.Fatalf("start moto_server: %v", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	tb.Cleanup(func() {
+		cmd.Process.Kill()
+		<-exited
+		if tb.Failed() {
+			tb.Logf("moto_server's log ends with:\n%s", Tail(logPath, 60))
+		}
+	})
 	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
-	deadline := time.Now().Add(Scaled(30 * time.Second))
+	wait := Scaled(30 * time.Second)
+	deadline := time.Now().Add(wait)
+	client := &http.Client{Timeout: 2 * time.Second}
 	for {
-		if res, err := http.Get(endpoint + "/moto-api/"); err == nil {
+		if res, err := client.Get(endpoint + "/moto-api/"); err == nil {
 			res.Body.Close()
 			return endpoint
 		}
-		if time.Now().After(deadline) {
-			tb.Fatal("moto_server did not start")
+		select {
+		case err := <-exited:
+			exited <- err
+			tb.Fatalf("moto_server exited at start (%v):\n%s", err, Tail(logPath, 30))
+		case <-time.After(100 * time.Millisecond):
 		}
-		time.Sleep(100 * time.Millisecond)
+		if time.Now().After(deadline) {
+			tb.Fatalf("moto_server did not answer on %s within %s", endpoint, wait)
+		}
 	}
+}
+
+// Tail is the last n lines of a file (a process's log), "" when it cannot
+// be read.
+func Tail(path string, n int) string {
+	b, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }

@@ -1,4 +1,4 @@
-package runtimeapi
+package lambdaenv
 
 import (
 	"context"
@@ -17,32 +17,28 @@ type Function struct {
 	idle       []*Instance
 	all        []*Instance
 	coldStarts []time.Duration
+	inits      []time.Duration
 	closed     bool
 }
 
 // ErrClosed is returned by Invoke after Close.
-var ErrClosed = errors.New("runtimeapi: the function is closed")
+var ErrClosed = errors.New("lambdaenv: the function is closed")
 
 // NewFunction returns a function that starts instances of opt.
 func NewFunction(opt Options) *Function { return &Function{opt: opt} }
 
-// Invoke runs payload in an idle instance, or a new one.
-// An instance whose runtime exited while idle (aws-lambda-go exits after
-// reporting a panic) is replaced, as Lambda starts a new environment.
+// Invoke runs payload in an idle instance, or a new one. A runtime that
+// crashed or timed out is started again by its emulator on the next
+// invocation, as Lambda starts a new environment.
 func (f *Function) Invoke(ctx context.Context, payload []byte) (Result, error) {
-	for {
-		inst, err := f.acquire()
-		if err != nil {
-			return Result{}, err
-		}
-		warm := inst.ColdStart() > 0
-		res, taken, err := inst.invoke(ctx, payload)
-		f.release(inst, !warm)
-		if warm && !taken && !inst.Alive() && err == nil {
-			continue
-		}
-		return res, err
+	inst, err := f.acquire()
+	if err != nil {
+		return Result{}, err
 	}
+	cold := inst.ColdStart() == 0
+	res, err := inst.Invoke(ctx, payload)
+	f.release(inst, cold)
+	return res, err
 }
 
 func (f *Function) acquire() (*Instance, error) {
@@ -70,6 +66,7 @@ func (f *Function) release(inst *Instance, cold bool) {
 	if cold {
 		if d := inst.ColdStart(); d > 0 {
 			f.coldStarts = append(f.coldStarts, d)
+			f.inits = append(f.inits, inst.InitDuration())
 		}
 	}
 	if inst.Alive() && !f.closed {
@@ -87,12 +84,20 @@ func (f *Function) release(inst *Instance, cold bool) {
 	}
 }
 
-// ColdStarts are the cold starts (process start to first response) of
+// ColdStarts are the cold starts (emulator start to first response) of
 // the instances started so far, in order.
 func (f *Function) ColdStarts() []time.Duration {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]time.Duration(nil), f.coldStarts...)
+}
+
+// InitDurations are the inits of the instances started so far as their
+// emulators reported them (INIT REPORT), in the order of ColdStarts.
+func (f *Function) InitDurations() []time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]time.Duration(nil), f.inits...)
 }
 
 // CPU is the CPU time the function's live instances have used so far
@@ -107,6 +112,19 @@ func (f *Function) CPU() time.Duration {
 		sum += inst.CPU()
 	}
 	return sum
+}
+
+// MaxMemory is the largest peak resident memory of the function's live
+// runtimes (Instance.MaxMemory): what Lambda reports as Max Memory Used.
+func (f *Function) MaxMemory() int64 {
+	f.mu.Lock()
+	all := append([]*Instance(nil), f.all...)
+	f.mu.Unlock()
+	var peak int64
+	for _, inst := range all {
+		peak = max(peak, inst.MaxMemory())
+	}
+	return peak
 }
 
 // Close stops every instance.

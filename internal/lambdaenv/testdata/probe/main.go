@@ -25,6 +25,9 @@ type response struct {
 	Name        string `json:"name"`
 	Env         string `json:"env"`
 	Pid         int    `json:"pid"`
+	MemoryMB    int    `json:"memoryMB"`
+	ErrorType   string `json:"errorType,omitempty"`
+	ErrorMsg    string `json:"errorMessage,omitempty"`
 }
 
 func handle(ctx context.Context, r request) (*response, error) {
@@ -35,6 +38,8 @@ func handle(ctx context.Context, r request) (*response, error) {
 		panic("asked to panic")
 	case "exit":
 		os.Exit(3)
+	case "lookalike": // a response with an error's fields and more is a response
+		return &response{Name: "lookalike", ErrorType: "NotAnError", ErrorMsg: "a field named like an error's"}, nil
 	case "sleep":
 		d, _ := time.ParseDuration(r.Sleep)
 		time.Sleep(d)
@@ -46,7 +51,8 @@ func handle(ctx context.Context, r request) (*response, error) {
 	lc, _ := lambdacontext.FromContext(ctx)
 	dl, _ := ctx.Deadline()
 	return &response{RequestID: lc.AwsRequestID, FunctionARN: lc.InvokedFunctionArn, DeadlineIn: time.Until(dl).Milliseconds(),
-		Name: lambdacontext.FunctionName, Env: os.Getenv("PROBE"), Pid: os.Getpid()}, nil
+		Name: lambdacontext.FunctionName, Env: os.Getenv("PROBE"), Pid: os.Getpid(),
+		MemoryMB: lambdacontext.MemoryLimitInMB}, nil
 }
 
 func main() { lambda.Start(handle) }

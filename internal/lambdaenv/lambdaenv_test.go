@@ -1,4 +1,4 @@
-package runtimeapi_test
+package lambdaenv_test
 
 import (
 	"context"
@@ -7,10 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
-	"github.com/sourcebase/sourcebase/internal/runtimeapi"
+	"github.com/sourcebase/sourcebase/internal/lambdaenv"
 	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
@@ -22,7 +23,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	probe = filepath.Join(dir, "bootstrap")
-	if err := runtimeapi.Build(".", "./testdata/probe", probe); err != nil {
+	if err := lambdaenv.Build(".", "./testdata/probe", probe); err != nil {
 		panic(err)
 	}
 	code := m.Run()
@@ -37,11 +38,13 @@ type probed struct {
 	Name        string `json:"name"`
 	Env         string `json:"env"`
 	Pid         int    `json:"pid"`
+	MemoryMB    int    `json:"memoryMB"`
+	ErrorType   string `json:"errorType"`
 }
 
 func invoke(t *testing.T, f interface {
-	Invoke(context.Context, []byte) (runtimeapi.Result, error)
-}, payload string) runtimeapi.Result {
+	Invoke(context.Context, []byte) (lambdaenv.Result, error)
+}, payload string) lambdaenv.Result {
 	t.Helper()
 	res, err := f.Invoke(context.Background(), []byte(payload))
 	if err != nil {
@@ -50,7 +53,7 @@ func invoke(t *testing.T, f interface {
 	return res
 }
 
-func answer(t *testing.T, res runtimeapi.Result) probed {
+func answer(t *testing.T, res lambdaenv.Result) probed {
 	t.Helper()
 	if res.Error != nil {
 		t.Fatalf("function error: %v", res.Error)
@@ -64,14 +67,15 @@ func answer(t *testing.T, res runtimeapi.Result) probed {
 
 func TestTheHandlerSeesItsEnvironmentARequestIdAndADeadlineOfTheFunctionTimeout(t *testing.T) {
 	t.Parallel()
-	inst, err := runtimeapi.Start(runtimeapi.Options{Name: "probe-fn", Bootstrap: probe, Env: []string{"PROBE=yes"}, Timeout: 7 * time.Second})
+	// 6.2 s is 7 s to Lambda: timeouts are whole seconds.
+	inst, err := lambdaenv.Start(lambdaenv.Options{Name: "probe-fn", Bootstrap: probe, Env: []string{"PROBE=yes"}, Timeout: 6200 * time.Millisecond, MemoryMB: 384})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer inst.Stop()
 	first := answer(t, invoke(t, inst, `{}`))
 	second := answer(t, invoke(t, inst, `{}`))
-	if first.Env != "yes" || first.Name != "probe-fn" || !strings.HasSuffix(first.FunctionARN, ":function:probe-fn") {
+	if first.Env != "yes" || first.Name != "probe-fn" || !strings.HasSuffix(first.FunctionARN, ":function:probe-fn") || first.MemoryMB != 384 {
 		t.Errorf("the function saw %+v", first)
 	}
 	if early := 7000 - testenv.Scaled(2*time.Second).Milliseconds(); first.DeadlineIn < max(early, 1) || first.DeadlineIn > 7000 {
@@ -83,15 +87,50 @@ func TestTheHandlerSeesItsEnvironmentARequestIdAndADeadlineOfTheFunctionTimeout(
 	if first.Pid != second.Pid {
 		t.Errorf("a warm instance was not reused: pids %d and %d", first.Pid, second.Pid)
 	}
-	if inst.ColdStart() <= 0 {
-		t.Errorf("no cold start was measured")
+	if inst.ColdStart() <= 0 || inst.InitDuration() <= 0 || inst.InitDuration() >= inst.ColdStart() {
+		t.Errorf("cold start %v, the emulator's init %v: want both, the init within the cold start", inst.ColdStart(), inst.InitDuration())
+	}
+	if m := inst.MaxMemory(); m < 1<<20 || m > 384<<20 {
+		t.Errorf("max memory used %d bytes", m)
+	}
+	if cpu := inst.CPU(); cpu <= 0 {
+		t.Errorf("the runtime's CPU is %v", cpu)
+	}
+}
+
+func TestAResponseThatOnlyLooksLikeAnErrorIsAResponse(t *testing.T) {
+	t.Parallel()
+	f := lambdaenv.NewFunction(lambdaenv.Options{Bootstrap: probe})
+	defer f.Close()
+	if p := answer(t, invoke(t, f, `{"do":"lookalike"}`)); p.Name != "lookalike" || p.ErrorType != "NotAnError" {
+		t.Errorf("answer %+v", p)
+	}
+}
+
+func TestStopEndsTheRuntimeWithTheEmulator(t *testing.T) {
+	t.Parallel()
+	inst, err := lambdaenv.Start(lambdaenv.Options{Bootstrap: probe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := answer(t, invoke(t, inst, `{}`)).Pid
+	inst.Stop()
+	if inst.Alive() {
+		t.Error("the emulator is alive after Stop")
+	}
+	deadline := time.Now().Add(testenv.Scaled(5 * time.Second))
+	for syscall.Kill(pid, 0) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("the runtime (pid %d) outlived its emulator", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
 func TestHandlerErrorsPanicsCrashesAndTimeoutsComeBackAsFunctionErrors(t *testing.T) {
 	t.Parallel()
 	timeout := testenv.Scaled(2 * time.Second)
-	f := runtimeapi.NewFunction(runtimeapi.Options{Bootstrap: probe, Timeout: timeout})
+	f := lambdaenv.NewFunction(lambdaenv.Options{Bootstrap: probe, Timeout: timeout})
 	defer f.Close()
 	for _, c := range []struct{ payload, errType, message string }{
 		{`{"do":"fail"}`, "errorString", "asked to fail"},
@@ -110,7 +149,7 @@ func TestHandlerErrorsPanicsCrashesAndTimeoutsComeBackAsFunctionErrors(t *testin
 
 func TestConcurrentInvocationsRunInSeparateInstances(t *testing.T) {
 	t.Parallel()
-	f := runtimeapi.NewFunction(runtimeapi.Options{Bootstrap: probe})
+	f := lambdaenv.NewFunction(lambdaenv.Options{Bootstrap: probe})
 	defer f.Close()
 	var wg sync.WaitGroup
 	pids := make([]int, 3)
@@ -125,14 +164,14 @@ func TestConcurrentInvocationsRunInSeparateInstances(t *testing.T) {
 	if pids[0] == pids[1] || pids[1] == pids[2] || pids[0] == pids[2] {
 		t.Errorf("overlapping invocations shared an instance: pids %v", pids)
 	}
-	if n := len(f.ColdStarts()); n != 3 {
-		t.Errorf("%d cold starts recorded, want 3", n)
+	if n, inits := len(f.ColdStarts()), f.InitDurations(); n != 3 || len(inits) != 3 || inits[0] <= 0 {
+		t.Errorf("%d cold starts recorded and inits %v, want 3 of each", n, inits)
 	}
 }
 
 func TestAFunctionsCPUIsItsProcessesCPU(t *testing.T) {
 	t.Parallel()
-	f := runtimeapi.NewFunction(runtimeapi.Options{Bootstrap: probe})
+	f := lambdaenv.NewFunction(lambdaenv.Options{Bootstrap: probe})
 	defer f.Close()
 	answer(t, invoke(t, f, `{}`))
 	before := f.CPU()
@@ -154,7 +193,7 @@ func TestABootstrapThatExitsAtStartIsAnInitError(t *testing.T) {
 	if err := os.WriteFile(script, []byte("#!/bin/sh\necho missing configuration >&2\nexit 1\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	f := runtimeapi.NewFunction(runtimeapi.Options{Bootstrap: script})
+	f := lambdaenv.NewFunction(lambdaenv.Options{Bootstrap: script})
 	defer f.Close()
 	res := invoke(t, f, `{}`)
 	if res.Error == nil || res.Error.Type != "Runtime.ExitError" || !strings.Contains(res.Error.Message, "exit status 1") {
