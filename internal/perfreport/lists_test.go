@@ -53,8 +53,8 @@ func listQueries(t *testing.T, env *apitest.Env, m *apitest.Meter, rows, request
 	w.Flush()
 	importCSV(t, env, c, file.Bytes(), rows)
 	// The steady state: the import's writes out of the change feed's window,
-	// which the embedded engine re-reads on every search until they leave
-	// it (docs/performance.md's search rows say what that costs). The
+	// whose entries the embedded engine re-reads on every search until they
+	// leave it (docs/performance.md's search rows say what that costs). The
 	// smoke test does not wait.
 	if *update {
 		time.Sleep(store.FeedWindow)
@@ -130,6 +130,6 @@ func listMarkdown(p func(string, ...any), f listFigures) {
 	p("sort no index serves, ordered in memory) for each request. An exact-match index narrows the first list to its\n")
 	p("one record; the sort index serves the second a page at a time, reading until the page holds 50 matches; the\n")
 	p("engine answers either from its index after one feed check (measured once the import's writes had left the\n")
-	p("change feed's %s window, which a search re-reads while they are in it). DynamoDB Local reports that check, a\n", store.FeedWindow)
+	p("change feed's %s window, whose entries a search re-reads while they are in it). DynamoDB Local reports that check, a\n", store.FeedWindow)
 	p("Query finding nothing, as 0 read units; AWS charges it at least 1 (strongly consistent).\n")
 }

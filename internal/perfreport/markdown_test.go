@@ -124,11 +124,11 @@ func (r report) markdown() string {
 	}
 
 	p("\nA search reads, before it answers, the change feed of the organization's companies from 30 s (store.FeedWindow)\n")
-	p("before its last refresh, strongly consistently: one Query, but every entry written in the last 30 s again\n")
-	p("each time (the overlap is what makes late-visible writes safe; store/feed.go). Its read units below therefore\n")
-	p("grow with the write rate: here, just after the 100 companies were seeded, they are those companies' entries.\n")
-	p("A DynamoDB read is billed by item size whatever the projection, so reading fewer attributes would not\n")
-	p("reduce it; only a shorter window would.\n")
+	p("before its last refresh, strongly consistently: one Query, every entry written in the last 30 s again each\n")
+	p("time (the overlap is what makes late-visible writes safe; store/feed.go), then the records whose entry is newer\n")
+	p("than the index's copy, once. An entry names its record and version (about 150 bytes, no copy of the record), so\n")
+	p("the overlap costs about one read unit per 25 entries: here, just after the 100 companies were seeded, their\n")
+	p("entries.\n")
 	p("\n## DynamoDB calls, capacity and AWS cost per request\n\n")
 	p("Calls and capacity units from `ReturnConsumedCapacity: TOTAL`, set on every SDK call by a middleware of the\n")
 	p("client (apitest.Meter), over %d requests of each endpoint with a warm API key cache.\n", usageRequests)

@@ -262,11 +262,7 @@ func (c *Collection[T]) withChange(org, id string, v *T, version int64, ops []Op
 	if !c.spec.Feed {
 		return ops, nil
 	}
-	var doc any
-	if v != nil {
-		doc = v
-	}
-	op, err := c.store.changeOp(org, c.spec.Type, id, doc, version, c.spec.Shape)
+	op, err := c.store.changeOp(org, c.spec.Type, id, v == nil, version)
 	if err != nil {
 		return nil, err
 	}

@@ -14,18 +14,23 @@ import (
 
 // A collection whose Spec has Feed keeps a change feed per organization:
 // every write of one of its records (create, update, delete) also puts an
-// entry, in the same transaction, holding the record as written (or a
-// tombstone) under ChangeKey, ordered by the time the write began. A
-// reader that keeps a copy of the records (a search index) reads the
-// records once and then only the entries written since its last refresh:
-// one strongly consistent Query, empty when nothing changed.
+// entry, in the same transaction, under ChangeKey, ordered by the time the
+// write began. An entry names the record and its version (or is a
+// tombstone); it does not copy the record, which would write it twice and
+// make every reader of the window read it again. A reader that keeps a
+// copy of the records (a search index) reads the records once and then
+// only the entries written since its last refresh (one strongly
+// consistent Query, empty when nothing changed), and the records whose
+// entry is newer than its copy (GetRecords).
 //
 // Entries are ordered by their writer's clock, and a write becomes visible
 // some time after that clock was read (its transaction's call may take up
 // to its deadline, and clocks of two machines differ a little). So a
 // reader asks for the entries from FeedWindow before its last refresh,
-// and applies them by version: an entry older than its copy changes
+// and applies them by version: an entry not newer than its copy changes
 // nothing, a tombstone removes the record for good (ids are never reused).
+// Small entries keep that overlap cheap: a window of 4 KB of entries (a
+// few dozen writes) is one strongly consistent read unit.
 
 // FeedWindow bounds how long after its time an entry can become visible:
 // the longest storage call (MaxCallTimeout) plus clock skew between
@@ -42,9 +47,7 @@ type Change struct {
 	ID      string
 	Version int64 // the record's version after the write; 0 for a delete
 	Deleted bool
-	Doc     json.RawMessage // the record as stored; nil for a delete
-	Stamp   string          // the doc's shape stamp (Stamped), "" when none
-	At      time.Time       // when the write began
+	At      time.Time // when the write began
 }
 
 // attributes of a change entry outside the record
@@ -53,21 +56,16 @@ const (
 	attrChangeDeleted = "deleted"
 )
 
-// changeOp is the feed entry of a write of record id (v nil: a delete).
-// The entry is stamped as its record is (shape; see encoded.go), so a
-// reader of the feed can answer its doc as it is.
-func (s *Store) changeOp(org, typ, id string, v any, version int64, shape string) (Op, error) {
+// changeOp is the feed entry of a write of record id at version, or of
+// its deletion.
+func (s *Store) changeOp(org, typ, id string, deleted bool, version int64) (Op, error) {
 	at := time.Now()
 	k := ChangeKey(org, typ, at, id, version)
 	strs := map[string]string{attrChangeID: id}
-	if v == nil {
+	if deleted {
 		strs[attrChangeDeleted] = "1"
 	}
-	it := Item{PK: k.PK, SK: k.SK, Type: TypeChange, Doc: v, Version: max(version, 1), Strings: strs}
-	if v != nil {
-		it.Shape = shape
-	}
-	return s.CreateExpiringOp(it, at.Add(FeedRetention))
+	return s.CreateExpiringOp(Item{PK: k.PK, SK: k.SK, Type: TypeChange, Version: max(version, 1), Strings: strs}, at.Add(FeedRetention))
 }
 
 // Changes returns org's feed entries of typ written at or after since
@@ -133,8 +131,6 @@ func decodeChange(av map[string]types.AttributeValue, now time.Time) (Change, bo
 		return c, false, nil
 	}
 	c.Version = num(AttrVersion)
-	c.Doc = json.RawMessage(str(AttrDoc))
-	c.Stamp = str(AttrShape)
 	return c, false, nil
 }
 

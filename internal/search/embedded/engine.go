@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -63,10 +65,19 @@ type orgIndex struct {
 	mapping *mapping.IndexMappingImpl
 	idx     bleve.Index
 	docs    map[string]entry
-	gone    map[string]time.Time // deleted ids, until their entries leave the window
-	synced  time.Time            // feed entries before synced-FeedWindow are applied
-	size    atomic.Int64         // len(docs), for the engine's budget
-	closed  bool                 // dropped by the engine: search a new one
+	gone    map[string]time.Time   // deleted ids, until their entries leave the window
+	synced  time.Time              // feed entries before synced-FeedWindow are applied
+	pending map[string]pendingRead // records read older than their entry (or missing): read again
+	size    atomic.Int64           // len(docs), for the engine's budget
+	closed  bool                   // dropped by the engine: search a new one
+}
+
+// pendingRead is a record whose feed entry names a version its read did
+// not return yet: read again at the next refresh, for at most
+// 2*store.FeedWindow from since.
+type pendingRead struct {
+	version int64
+	since   time.Time
 }
 
 type entry struct {
@@ -165,6 +176,13 @@ func (x *orgIndex) refresh(ctx context.Context, st *store.Store, org string) err
 		return err
 	}
 	batch := x.idx.NewBatch()
+	// want: the records to read, by the version their newest entry names.
+	want := map[string]pendingRead{}
+	for id, p := range x.pending {
+		if x.gone[id].IsZero() {
+			want[id] = p
+		}
+	}
 	for _, c := range changes {
 		switch {
 		case c.Deleted:
@@ -172,12 +190,18 @@ func (x *orgIndex) refresh(ctx context.Context, st *store.Store, org string) err
 				delete(x.docs, c.ID)
 				batch.Delete(c.ID)
 			}
+			delete(want, c.ID)
 			x.gone[c.ID] = c.At
-		case x.gone[c.ID].IsZero() && c.Version > x.docs[c.ID].version:
-			if err := x.put(batch, c.ID, entry{version: c.Version, raw: c.Doc, stamp: c.Stamp}); err != nil {
-				return err
+		case x.gone[c.ID].IsZero() && c.Version > x.docs[c.ID].version && c.Version > want[c.ID].version:
+			since := want[c.ID].since
+			if since.IsZero() {
+				since = start
 			}
+			want[c.ID] = pendingRead{version: c.Version, since: since}
 		}
+	}
+	if err := x.read(ctx, st, org, want, batch, start); err != nil {
+		return err
 	}
 	if batch.Size() > 0 {
 		if err := x.idx.Batch(batch); err != nil {
@@ -193,6 +217,46 @@ func (x *orgIndex) refresh(ctx context.Context, st *store.Store, org string) err
 	return nil
 }
 
+// read reads the records of want (strongly consistent, store.MaxBatch at a
+// time) and indexes each read at its entry's version or a later one. The
+// entry and the record are written in one transaction, so the read returns
+// that version; as DynamoDB does not promise that a non-transactional read
+// sees every item of a transaction at the same instant, a record read
+// older than its entry, or missing, is read again at the next refresh
+// (x.pending) until 2*store.FeedWindow has passed: by then a missing one
+// was deleted (its tombstone removes it) or purged with its organization.
+func (x *orgIndex) read(ctx context.Context, st *store.Store, org string, want map[string]pendingRead, batch *bleve.Batch, now time.Time) error {
+	x.pending = nil
+	ids := slices.Sorted(maps.Keys(want))
+	for len(ids) > 0 {
+		n := min(len(ids), store.MaxBatch)
+		recs, err := st.GetRecords(ctx, org, x.schema.Type, ids[:n])
+		if err != nil {
+			return err
+		}
+		found := make(map[string]store.RawRecord, len(recs))
+		for _, r := range recs {
+			found[r.ID] = r
+		}
+		for _, id := range ids[:n] {
+			r, ok := found[id]
+			if ok && r.Version > x.docs[id].version {
+				if err := x.put(batch, id, entry{version: r.Version, raw: r.Doc, stamp: r.Stamp}); err != nil {
+					return err
+				}
+			}
+			if (!ok || r.Version < want[id].version) && now.Sub(want[id].since) <= 2*store.FeedWindow {
+				if x.pending == nil {
+					x.pending = map[string]pendingRead{}
+				}
+				x.pending[id] = want[id]
+			}
+		}
+		ids = ids[n:]
+	}
+	return nil
+}
+
 // rebuild replaces the index by the records as stored at since.
 func (x *orgIndex) rebuild(ctx context.Context, st *store.Store, org string, since time.Time) error {
 	recs, err := st.Records(ctx, org, x.schema.Type)
@@ -204,7 +268,7 @@ func (x *orgIndex) rebuild(ctx context.Context, st *store.Store, org string, sin
 		return fmt.Errorf("search: new index: %w", err)
 	}
 	x.idx.Close()
-	x.idx, x.docs, x.gone = idx, make(map[string]entry, len(recs)), map[string]time.Time{}
+	x.idx, x.docs, x.gone, x.pending = idx, make(map[string]entry, len(recs)), map[string]time.Time{}, nil
 	// One batch: one segment, which later searches read fastest.
 	batch := idx.NewBatch()
 	for _, rec := range recs {

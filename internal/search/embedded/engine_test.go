@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/search"
@@ -181,6 +182,51 @@ func TestEveryWriteIsVisibleToTheNextSearchEvenInAnotherProcess(t *testing.T) {
 	e.org = "org2"
 	e.create(`{"name":"Renamed title"}`)
 	other.want(`{"text":"renamed"}`)
+}
+
+func TestARecordReadOlderThanItsFeedEntryIsReadAgainAfterTheEntryLeavesTheWindow(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	id := e.create(`{"name":"Alpha"}`)
+	e.want(`{"text":"alpha"}`, "Alpha")
+	// The index was last used two minutes ago, and an entry written a
+	// minute ago names version 2, which a read of the record does not show
+	// yet (as a plain read may not, for an instant, see every item of a
+	// transaction).
+	e.engine.IdleFor("org1", "notes", 2*time.Minute)
+	typ := e.schema.Type
+	k := store.ChangeKey("org1", typ, time.Now().Add(-time.Minute), id, 2)
+	entry, err := e.st.CreateExpiringOp(store.Item{PK: k.PK, SK: k.SK, Type: store.TypeChange, Version: 2, Strings: map[string]string{"rid": id}}, time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.st.Transact(ctx, nil, entry); err != nil {
+		t.Fatal(err)
+	}
+	e.want(`{"text":"alpha"}`, "Alpha")
+	// Version 2 of the record shows, with no entry of its own; the entry
+	// has left the next refresh's window (its last refresh less
+	// store.FeedWindow): the pending read finds it.
+	recs, err := e.st.GetRecords(ctx, "org1", typ, []string{id})
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("the record: %v %v", recs, err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(recs[0].Doc, &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc["name"] = "Beta"
+	rk := store.RecordKey("org1", typ, id)
+	record, err := e.st.ReplaceOp(store.Item{PK: rk.PK, SK: rk.SK, Type: typ, Doc: doc, Version: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.st.Transact(ctx, nil, record); err != nil {
+		t.Fatal(err)
+	}
+	e.want(`{"text":"beta"}`, "Beta")
+	e.want(`{"text":"alpha"}`)
 }
 
 func TestPagesSplitTheResultsAndCountThemAll(t *testing.T) {
