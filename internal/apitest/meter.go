@@ -2,11 +2,13 @@ package apitest
 
 import (
 	"context"
+	"strings"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
+	"github.com/sourcebase/sourcebase/internal/store"
 )
 
 // Meter asks DynamoDB for the capacity every call consumes
@@ -14,15 +16,45 @@ import (
 // store code changes) and adds up calls, read and write units. Build the
 // client with Option; Reset reads and zeroes the counts.
 type Meter struct {
-	mu           sync.Mutex
-	calls        int
-	reads, write float64
+	mu    sync.Mutex
+	usage Usage
 }
 
 // Usage is what a Meter counted.
 type Usage struct {
 	Calls        int
 	Reads, Write float64
+	// Shared is the part of the above that serves every request of a key
+	// rather than the request that happened to make it: the API key and
+	// rate-limit caches' fills (GetItem of an APIKEY# item or an
+	// organization's LIMITS) and the rate limit's leases (UpdateItem of a
+	// RATE# counter), which fall on whichever request finds a cache stale
+	// or a lease used up.
+	Shared struct {
+		Calls        int
+		Reads, Write float64
+	}
+}
+
+// shared reports whether a call is one of Usage.Shared's.
+func shared(params any) bool {
+	pk := func(key map[string]types.AttributeValue) (string, string) {
+		p, _ := key[store.AttrPK].(*types.AttributeValueMemberS)
+		s, _ := key[store.AttrSK].(*types.AttributeValueMemberS)
+		if p == nil || s == nil {
+			return "", ""
+		}
+		return p.Value, s.Value
+	}
+	switch p := params.(type) {
+	case *dynamodb.GetItemInput:
+		pk, sk := pk(p.Key)
+		return strings.HasPrefix(pk, store.TypeAPIKey+"#") || sk == store.TypeLimits
+	case *dynamodb.UpdateItemInput:
+		pk, _ := pk(p.Key)
+		return strings.HasPrefix(pk, store.TypeRate+"#")
+	}
+	return false
 }
 
 // Option adds the meter to a client's options.
@@ -36,8 +68,8 @@ func (m *Meter) Option(o *dynamodb.Options) {
 func (m *Meter) Reset() Usage {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	u := Usage{m.calls, m.reads, m.write}
-	m.calls, m.reads, m.write = 0, 0, 0
+	u := m.usage
+	m.usage = Usage{}
 	return u
 }
 
@@ -105,11 +137,19 @@ func (m *Meter) handle(ctx context.Context, in middleware.InitializeInput, next 
 		add(r.ConsumedCapacity...)
 	}
 	m.mu.Lock()
-	m.calls++
+	m.usage.Calls++
 	if write {
-		m.write += units
+		m.usage.Write += units
 	} else {
-		m.reads += units
+		m.usage.Reads += units
+	}
+	if shared(in.Parameters) {
+		m.usage.Shared.Calls++
+		if write {
+			m.usage.Shared.Write += units
+		} else {
+			m.usage.Shared.Reads += units
+		}
 	}
 	m.mu.Unlock()
 	return out, md, err

@@ -338,6 +338,9 @@ func everyEndpoint(t *testing.T, env *apitest.Env, m *apitest.Meter) []routeUsag
 			u.Usage.Calls += got.Calls
 			u.Usage.Reads += got.Reads
 			u.Usage.Write += got.Write
+			u.Usage.Shared.Calls += got.Shared.Calls
+			u.Usage.Shared.Reads += got.Shared.Reads
+			u.Usage.Shared.Write += got.Shared.Write
 		}
 		slices.Sort(lat)
 		u.Latency = lat[len(lat)/2]

@@ -1,0 +1,116 @@
+package perfreport_test
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"maps"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sourcebase/sourcebase/internal/fn"
+)
+
+// usagePath holds every route's committed DynamoDB calls and capacity
+// units per request, the figures make test holds each route to.
+const usagePath = "testdata/usage.json"
+
+// usageCommand rewrites usagePath from a short run of the report.
+const usageCommand = "go test -count=1 -run '^TestPerformanceReport$' ./internal/perfreport -usage"
+
+var writeUsage = flag.Bool("usage", false, "write every route's DynamoDB calls and units per request to "+usagePath+" (also written with -update)")
+
+// routeFigure is a route's DynamoDB work per request.
+type routeFigure struct {
+	Calls      float64 `json:"calls"`
+	ReadUnits  float64 `json:"readUnits"`
+	WriteUnits float64 `json:"writeUnits"`
+}
+
+// searchSlack is how much more a search may read than its committed
+// figures: it reads the change feed's entries of the last
+// store.FeedWindow and the records newer than its index, how many of them
+// depending on how fast the machine made the requests before it.
+func searchSlack(w routeFigure) routeFigure {
+	return routeFigure{Calls: 1, ReadUnits: max(1, w.ReadUnits/2)}
+}
+
+// perRequest is a route's work per request, without the shared part
+// (apitest.Usage.Shared: cache fills and rate limit leases, which fall on
+// whichever request comes when they are due).
+func perRequest(u routeUsage) routeFigure {
+	r := func(v float64) float64 { return math.Round(v/routeRequests*100) / 100 }
+	x := u.Usage
+	return routeFigure{Calls: r(float64(x.Calls - x.Shared.Calls)), ReadUnits: r(x.Reads - x.Shared.Reads), WriteUnits: r(x.Write - x.Shared.Write)}
+}
+
+// guardUsage fails the test for every route whose calls or capacity units
+// per request (perRequest) rise above its committed figures (a search's
+// beyond searchSlack),
+// and for every route without figures; with -update or -usage it writes
+// the figures measured instead.
+func guardUsage(t *testing.T, measured []routeUsage) {
+	t.Helper()
+	got := map[string]routeFigure{}
+	searches := map[string]bool{}
+	for _, u := range measured {
+		got[u.Route.Pattern()] = perRequest(u)
+		searches[u.Route.Pattern()] = u.Route.Function == fn.Search
+	}
+	if *update || *writeUsage {
+		b, err := json.MarshalIndent(got, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(usagePath, append(b, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote %s", usagePath)
+		return
+	}
+	b, err := os.ReadFile(usagePath)
+	if err != nil {
+		t.Fatalf("the committed DynamoDB figures per route: %v (write them with %s)", err, usageCommand)
+	}
+	var want map[string]routeFigure
+	if err := json.Unmarshal(b, &want); err != nil {
+		t.Fatalf("%s: %v", usagePath, err)
+	}
+	var over []string
+	for _, route := range slices.Sorted(maps.Keys(got)) {
+		g := got[route]
+		w, ok := want[route]
+		if !ok {
+			over = append(over, fmt.Sprintf("%s: no committed figures (it makes %.2f calls, %.2f read and %.2f write units a request)", route, g.Calls, g.ReadUnits, g.WriteUnits))
+			continue
+		}
+		var slack routeFigure
+		if searches[route] {
+			slack = searchSlack(w)
+		}
+		var worse []string
+		for _, c := range []struct {
+			what           string
+			got, want, eps float64
+		}{{"calls", g.Calls, w.Calls, slack.Calls}, {"read units", g.ReadUnits, w.ReadUnits, slack.ReadUnits}, {"write units", g.WriteUnits, w.WriteUnits, slack.WriteUnits}} {
+			if c.got > c.want+c.eps+0.005 { // the figures are rounded to hundredths
+				worse = append(worse, fmt.Sprintf("%.2f %s a request, committed %.2f", c.got, c.what, c.want))
+			}
+		}
+		if len(worse) > 0 {
+			over = append(over, route+": "+strings.Join(worse, ", "))
+		}
+	}
+	for _, route := range slices.Sorted(maps.Keys(want)) {
+		if _, ok := got[route]; !ok {
+			over = append(over, route+": committed figures for a route the service no longer has")
+		}
+	}
+	if len(over) > 0 {
+		t.Errorf("DynamoDB work per request above the committed figures of %s:\n  %s\nMake the route cheaper again; if the new cost is intended, commit the new figures (%s).",
+			usagePath, strings.Join(over, "\n  "), usageCommand)
+	}
+}
