@@ -5,7 +5,7 @@ SHELL := /bin/bash
 GO    ?= go
 BIN   := bin
 
-.PHONY: run run-lambdas test deps java chromium vet bench fuzz generate build lambdas synth deploy localstack-deploy moto-deploy clean
+.PHONY: run run-lambdas test test-fast deps java chromium vet bench fuzz generate build lambdas synth deploy localstack-deploy moto-deploy clean
 .PHONY: sam-template sam-build sam-local
 
 # The CDK app (infra/, its own Go module) and the CLI pinned in package-lock.json.
@@ -42,6 +42,13 @@ test: deps
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 	cd infra && $(GO) vet ./... && $(CDK_ENV) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 	SOURCEBASE_TARGET=lambdas $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./internal/api
+
+## test-fast: the edit loop's tests: go test -short, which leaves out what takes seconds of its own
+## (building the bootstraps, the browser, load and soak, waiting out storage timeouts, property tests
+## over hundreds of cases, the performance report; testenv.Long), the infra module and the Lambda
+## mode; a package unchanged since its last pass answers from Go's test cache. make test runs everything.
+test-fast: deps
+	$(GO) test -short ./...
 
 ## bench: the benchmarks, with DynamoDB calls per request reported; then
 ## docs/performance.md regenerated (load tests, a 5-minute soak, a burst of

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -49,6 +50,11 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		fmt.Println("skipped under -short: the functions' tests build every bootstrap (make test runs them)")
+		os.Exit(0)
+	}
 	dir, err := os.MkdirTemp("", "bootstraps")
 	if err == nil {
 		err = buildAll(dir)

@@ -22,6 +22,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/resources"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/store"
+	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 // Every route's answer, and every MCP tool's, stays within the response
@@ -29,6 +30,7 @@ import (
 // nothing bounds fails), the bounds the classes rely on are checked, and
 // the largest answers are made for real, with big records.
 func TestEveryRouteAndEveryMCPToolAnswersWithinTheBudget(t *testing.T) {
+	testenv.Long(t, "every route and tool at its largest answers")
 	t.Parallel()
 	// What the classes rely on.
 	const item = 400 << 10 // DynamoDB's item limit

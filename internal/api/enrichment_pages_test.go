@@ -11,6 +11,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/apitest"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/store"
+	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 // bigText is a text of n characters that takes about 5n bytes in a
@@ -74,6 +75,7 @@ func pages(t *testing.T, c *apitest.Client, path string) [][]map[string]any {
 }
 
 func TestARecordsCandidatesArePagedWithinTheBudget(t *testing.T) {
+	testenv.Long(t, "candidates at the size limit")
 	t.Parallel()
 	e := apitest.New(t)
 	c := e.Org(t)

@@ -579,6 +579,7 @@ func TestAnEndpointFailingForDaysIsDisabledWithAnEvent(t *testing.T) {
 }
 
 func TestABurstOfWritesIsDeliveredCompletelyAndInOrderPerRecord(t *testing.T) {
+	testenv.Long(t, "a burst of writes through the change history")
 	t.Parallel()
 	e, evs := eventsEnv(t)
 	admin := e.Org(t)

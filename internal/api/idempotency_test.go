@@ -306,6 +306,7 @@ func postWithKey(t *testing.T, c *apitest.Client, path string, body any, key str
 }
 
 func TestARetryAfterA503InAStorageStallIsNotLockedOutByItsIdempotencyKey(t *testing.T) {
+	testenv.Long(t, "waits out a storage stall")
 	t.Parallel()
 	stall := &stallAfterClaim{}
 	st := testenv.StoreOn(t, testenv.ClientAt(t, testenv.Endpoint(t), stall, faultTimeouts))
@@ -335,6 +336,7 @@ func TestARetryAfterA503InAStorageStallIsNotLockedOutByItsIdempotencyKey(t *test
 }
 
 func TestAKeyWhoseReleaseFailedInAStallIsReleasedWhenTheTableAnswersAgain(t *testing.T) {
+	testenv.Long(t, "waits out a storage stall")
 	t.Parallel()
 	stall := &stallAfterClaim{}
 	st := testenv.StoreOn(t, testenv.ClientAt(t, testenv.Endpoint(t), stall, faultTimeouts))

@@ -112,6 +112,7 @@ func companyCSV(n int, bad ...int) []byte {
 func importMapping() map[string]any { return map[string]any{"Name": "canonicalName"} }
 
 func TestACSVImportWritesEveryGoodRowAndReportsTheBadOnesInTheErrorsFile(t *testing.T) {
+	testenv.Long(t, "an import of thousands of rows")
 	t.Parallel()
 	apitest.InProcessOnly(t, "6,000 rows: the lambdas suite runs the smaller imports")
 	c := apitest.New(t).Org(t)
@@ -144,6 +145,7 @@ func readCSV(t *testing.T, b []byte) [][]string {
 }
 
 func TestAnImportKilledMidWayResumesWithoutDuplicatingOrLosingARow(t *testing.T) {
+	testenv.Long(t, "an import interrupted and resumed")
 	t.Parallel()
 	apitest.InProcessOnly(t, "it stops the process's job runner")
 	e := apitest.New(t)
@@ -289,6 +291,7 @@ func TestBadImportAndExportBodiesAreRefusedNamingTheField(t *testing.T) {
 }
 
 func TestAnExportImportedIntoAnotherOrganizationExportsTheSame(t *testing.T) {
+	testenv.Long(t, "an export and import of thousands of rows")
 	t.Parallel()
 	apitest.InProcessOnly(t, "docs/bulk.md's round trip runs in the lambdas suite")
 	e := apitest.New(t)

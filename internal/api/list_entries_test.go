@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 func TestAListHoldsEachRecordOnceAndPagesItsEntriesNewestFirstWithTheRecords(t *testing.T) {
@@ -111,6 +112,7 @@ func addEntries(t *testing.T, c *apitest.Client, list string, n int, pad string)
 }
 
 func TestListEntriesClampLimitTo1000LikeEveryListAndStayWithinTheByteBudget(t *testing.T) {
+	testenv.Long(t, "lists of thousands of entries")
 	t.Parallel()
 	e := apitest.New(t)
 	c := e.Org(t)

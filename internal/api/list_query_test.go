@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 // The lists' filters, sorts and paging are checked against a brute-force
@@ -278,6 +279,7 @@ type listQueryCase struct {
 }
 
 func TestListsAnswerEveryFilterAndSortAsABruteForceEvaluationWhicheverPlanServesThem(t *testing.T) {
+	testenv.Long(t, "a property test of 120 random lists under every plan")
 	t.Parallel()
 	e := apitest.New(t)
 	c := e.Org(t)

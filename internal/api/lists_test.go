@@ -19,6 +19,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/ids"
 	"github.com/sourcebase/sourcebase/internal/keys"
 	"github.com/sourcebase/sourcebase/internal/store"
+	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 // listBudget is the documented byte budget of one list response body.
@@ -106,6 +107,7 @@ func largestCustom(t *testing.T, c *apitest.Client) int {
 }
 
 func TestListsOfRecordsAtTheSizeLimitStayWithinTheByteBudgetAndTheNextLinkVisitsEveryRecordOnce(t *testing.T) {
+	testenv.Long(t, "lists of records at the size limit")
 	t.Parallel()
 	table := &countingTransport{}
 	e := apitest.NewWith(t, apitest.Options{Transport: table})

@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 // typeScriptUse uses the types openapi-typescript makes of the published
@@ -53,6 +55,7 @@ export { id, name, origin, tags, website, websiteText, custom, city, status, out
 // types of docs/openapi.json with openapi-typescript and compiles a use of
 // them with tsc --strict (both pinned in package-lock.json).
 func TestTheOpenAPIDocumentMakesStrictTypeScriptTypes(t *testing.T) {
+	testenv.Long(t, "runs the TypeScript compiler")
 	t.Parallel()
 	bin := "../../node_modules/.bin/"
 	for _, tool := range []string{"openapi-typescript", "tsc"} {

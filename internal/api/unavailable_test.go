@@ -104,6 +104,7 @@ func wantUnavailable(t *testing.T, r *apitest.Response) {
 }
 
 func TestAFrozenTableAnswers503WithRetryAfterInsteadOfHanging(t *testing.T) {
+	testenv.Long(t, "waits out storage timeouts")
 	t.Parallel()
 	e, f := faultEnv(t, false)
 	c := e.Org(t)
@@ -121,6 +122,7 @@ func TestAFrozenTableAnswers503WithRetryAfterInsteadOfHanging(t *testing.T) {
 }
 
 func TestCredentialsThatCannotBeVerifiedBecauseTheTableIsDownAnswer503(t *testing.T) {
+	testenv.Long(t, "waits out storage timeouts")
 	t.Parallel()
 	e, f := faultEnv(t, true) // no key cache: every request looks its key up
 	c := e.Org(t)
@@ -165,6 +167,7 @@ func TestThrottlingAndServerErrorsThatOutlastTheRetriesAnswer503(t *testing.T) {
 }
 
 func TestAPausedDynamoDBLocalAnswers503AndTheServiceRecoversWhenItResumes(t *testing.T) {
+	testenv.Long(t, "pauses DynamoDB Local")
 	t.Parallel()
 	ddb, err := dynamolocal.Start(context.Background(), dynamolocal.Options{})
 	if err != nil {

@@ -257,6 +257,7 @@ type result struct {
 }
 
 func TestPerformanceReport(t *testing.T) {
+	testenv.Long(t, "load tests, a soak and every route measured")
 	if apitest.Lambdas() {
 		t.Skip("the report measures the in-process server; its Lambda figures start the functions themselves")
 	}
