@@ -227,6 +227,9 @@ func (x *orgIndex) refresh(ctx context.Context, st *store.Store, org string) err
 // was deleted (its tombstone removes it) or purged with its organization.
 func (x *orgIndex) read(ctx context.Context, st *store.Store, org string, want map[string]pendingRead, batch *bleve.Batch, now time.Time) error {
 	x.pending = nil
+	if len(want) == 0 { // a warm search with nothing new: no read, no sort
+		return nil
+	}
 	ids := slices.Sorted(maps.Keys(want))
 	for len(ids) > 0 {
 		n := min(len(ids), store.MaxBatch)
