@@ -215,7 +215,9 @@ func walkInProcess(t *testing.T, walk *codeWalk) {
 	}{
 		{"a throttled table", "", dynamoError(400, "ThrottlingException"), "GET", nil, 503, apperr.CodeUnavailable},
 		{"a table refusing the call", "", dynamoError(400, "ValidationException"), "GET", nil, 500, apperr.CodeInternal},
-		{"a write that raced another", "DynamoDB_20120810.TransactWriteItems", transactionConflict, "POST", map[string]any{"canonicalName": "Raced"}, 409, apperr.CodeConcurrentWrite},
+		// A company's create is a plain write (its feed entry goes ahead):
+		// DynamoDB refuses it while a transaction holds the item.
+		{"a write that raced another", "DynamoDB_20120810.PutItem", transactionConflict, "POST", map[string]any{"canonicalName": "Raced"}, 409, apperr.CodeConcurrentWrite},
 	} {
 		t.Run(s.name, func(t *testing.T) {
 			t.Parallel()
@@ -236,12 +238,11 @@ func walkInProcess(t *testing.T, walk *codeWalk) {
 	}
 }
 
-// transactionConflict answers a transaction as DynamoDB does when another
-// transaction holds one of its items.
+// transactionConflict answers a plain write as DynamoDB does when a
+// transaction holds its item.
 func transactionConflict(r *http.Request) (*http.Response, error) {
-	body := `{"__type":"com.amazonaws.dynamodb.v20120810#TransactionCanceledException",` +
-		`"message":"Transaction cancelled, please refer cancellation reasons for specific reasons [TransactionConflict]",` +
-		`"CancellationReasons":[{"Code":"TransactionConflict","Message":"Transaction is ongoing for the item"}]}`
+	body := `{"__type":"com.amazonaws.dynamodb.v20120810#TransactionConflictException",` +
+		`"message":"Operation was rejected because there is an ongoing transaction for the item."}`
 	return &http.Response{
 		StatusCode: 400, Status: "400 Bad Request", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header:  http.Header{"Content-Type": {"application/x-amz-json-1.0"}},

@@ -26,7 +26,9 @@ type delivery struct {
 // carries an id, it starts one run per trigger slug and id within
 // DeliveryWindow: the record of the delivery is written in the same
 // transaction as the run, and a repeat (even a concurrent one) gets the
-// first run as it is now, with first false.
+// first run as it is now, with first false. A delivery is written before
+// it is looked for: a first delivery, the common case, costs no read; a
+// repeat finds the delivery's record in its way and reads the run it names.
 func (s *Service) createForDelivery(ctx context.Context, org string, wf *workflows.Workflow, n NewRun, slug, deliveryID string) (run *Run, first bool, err error) {
 	if deliveryID == "" {
 		run, err := s.Create(ctx, org, wf, n)
@@ -37,15 +39,6 @@ func (s *Service) createForDelivery(ctx context.Context, org string, wf *workflo
 	base := n.Extra
 	const attempts = 6
 	for attempt := 1; ; attempt++ {
-		var seen delivery
-		_, err := st.GetLive(ctx, key.PK, key.SK, &seen)
-		if err == nil {
-			run, err := s.Get(ctx, org, seen.RunID)
-			return run, false, err
-		}
-		if !errors.Is(err, apperr.ErrNotFound) {
-			return nil, false, err
-		}
 		n.ID = ids.New("run")
 		mark, err := st.CreateExpiringOp(store.Item{PK: key.PK, SK: key.SK, Type: store.TypeDelivery, Doc: delivery{Slug: slug, RunID: n.ID}},
 			s.now().Add(DeliveryWindow))
@@ -54,10 +47,23 @@ func (s *Service) createForDelivery(ctx context.Context, org string, wf *workflo
 		}
 		n.Extra = append(append([]store.Op{}, base...), mark)
 		run, err := s.Create(ctx, org, wf, n)
-		if err == nil || !errors.Is(err, apperr.ErrConflict) || attempt == attempts {
+		if err == nil || !errors.Is(err, apperr.ErrConflict) {
 			return run, true, err
 		}
-		// A concurrent delivery with this id got there first: read its run.
+		// A delivery with this id came first: its run.
+		var seen delivery
+		_, err = st.GetLive(ctx, key.PK, key.SK, &seen)
+		if err == nil {
+			run, err := s.Get(ctx, org, seen.RunID)
+			return run, false, err
+		}
+		if !errors.Is(err, apperr.ErrNotFound) {
+			return nil, false, err
+		}
+		if attempt == attempts {
+			return nil, false, apperr.ConcurrentWrite("the delivery's record kept changing while the run was created; try again")
+		}
+		// It expired meanwhile (or another attempt is between its writes).
 		select {
 		case <-ctx.Done():
 			return nil, false, ctx.Err()

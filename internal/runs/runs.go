@@ -245,7 +245,7 @@ func (s *Service) Create(ctx context.Context, org string, wf *workflows.Workflow
 	defer cancel()
 	if err := s.start(startCtx, org, r.ID); err != nil {
 		slog.ErrorContext(ctx, "start run", "runId", r.ID, "err", err)
-		return s.finish(ctx, org, r.ID, nil, &steps.RunError{Message: "the run could not be started: " + err.Error()})
+		return s.finish(ctx, org, r.ID, r, nil, &steps.RunError{Message: "the run could not be started: " + err.Error()})
 	}
 	return &r.Run, nil
 }
@@ -418,7 +418,7 @@ func (s *Service) Execute(ctx context.Context, org, id string) (*Run, error) {
 	}
 	wf, err := s.workflows.Get(ctx, org, r.WorkflowID)
 	if errors.Is(err, apperr.ErrNotFound) {
-		return s.finish(ctx, org, id, nil, &steps.RunError{Message: "the workflow was deleted before the run executed"})
+		return s.finish(ctx, org, id, r, nil, &steps.RunError{Message: "the workflow was deleted before the run executed"})
 	}
 	if err != nil {
 		return nil, err
@@ -427,9 +427,9 @@ func (s *Service) Execute(ctx context.Context, org, id string) (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("execute run %s: %w", id, err)
 	}
-	done, err := s.finish(ctx, org, id, res.Output, res.Error)
+	done, err := s.finish(ctx, org, id, r, res.Output, res.Error)
 	if errors.Is(err, apperr.ErrTooLarge) {
-		return s.finish(ctx, org, id, nil, &steps.RunError{Message: "the run's output is too large to store (the record limit is 400 KB)"})
+		return s.finish(ctx, org, id, nil, nil, &steps.RunError{Message: "the run's output is too large to store (the record limit is 400 KB)"})
 	}
 	return done, err
 }
@@ -438,19 +438,30 @@ func (s *Service) Execute(ctx context.Context, org, id string) (*Run, error) {
 // machine takes when execution itself failed (timeout, crash).
 func (s *Service) Fail(ctx context.Context, org, id, message string) (*Run, error) {
 	ctx = store.WithActor(ctx, store.Actor{Type: store.ActorWorkflowRun, ID: id})
-	return s.finish(ctx, org, id, nil, &steps.RunError{Message: message})
+	return s.finish(ctx, org, id, nil, nil, &steps.RunError{Message: message})
 }
 
 // finish records the outcome of an unfinished run; a finished run keeps
-// its first outcome.
-func (s *Service) finish(ctx context.Context, org, id string, output map[string]any, runErr *steps.RunError) (*Run, error) {
-	r, err := s.coll.Update(ctx, org, id, func(r *record) error {
+// its first outcome. held, when not nil, is the run as this process last
+// wrote it: the outcome is written without reading the run again, unless
+// it changed since (store.Collection.UpdateHeld).
+func (s *Service) finish(ctx context.Context, org, id string, held *record, output map[string]any, runErr *steps.RunError) (*Run, error) {
+	outcome := func(r *record) error {
 		if r.Done() {
 			return store.ErrUnchanged
 		}
 		s.setOutcome(r, output, runErr)
 		return nil
-	})
+	}
+	var (
+		r   *record
+		err error
+	)
+	if held != nil {
+		r, err = s.coll.UpdateHeld(ctx, org, held, outcome)
+	} else {
+		r, err = s.coll.Update(ctx, org, id, outcome)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("record outcome of run %s: %w", id, err)
 	}

@@ -323,11 +323,31 @@ func (c *Collection[T]) Update(ctx context.Context, org, id string, fn func(*T) 
 
 // UpdateTx is Update with extra operations written in the same transaction.
 func (c *Collection[T]) UpdateTx(ctx context.Context, org, id string, fn func(*T) ([]Op, error)) (*T, error) {
+	return c.update(ctx, org, id, nil, fn)
+}
+
+// UpdateHeld is Update of a record its caller holds as it read or wrote
+// it (its Versioned version set): the first attempt applies fn to held
+// without reading the record again, and when the record changed since,
+// the write fails on its version and Update's reads and retries follow.
+// held is fn's to change. It saves a read where a process writes a record
+// it has just written or read (a run it moves on).
+func (c *Collection[T]) UpdateHeld(ctx context.Context, org string, held *T, fn func(*T) error) (*T, error) {
+	return c.update(ctx, org, c.spec.ID(held), held, func(v *T) ([]Op, error) { return nil, fn(v) })
+}
+
+func (c *Collection[T]) update(ctx context.Context, org, id string, held *T, fn func(*T) ([]Op, error)) (*T, error) {
 	const attempts = 5
 	for range attempts {
-		v, version, err := c.get(ctx, org, id)
-		if err != nil {
-			return nil, err
+		v, version := held, int64(0)
+		if held != nil {
+			version, held = versionOf(held), nil
+		}
+		if version <= 0 {
+			var err error
+			if v, version, err = c.get(ctx, org, id); err != nil {
+				return nil, err
+			}
 		}
 		if err := checkPrecondition(ctx, id, version); err != nil {
 			return nil, err

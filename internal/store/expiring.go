@@ -109,7 +109,7 @@ func (s *Store) GetLive(ctx context.Context, pk, sk string, out any) (Item, erro
 
 // DeleteVersionOp deletes an item only while its stored version is version.
 func (s *Store) DeleteVersionOp(pk, sk string, version int64) Op {
-	return Op{types.TransactWriteItem{Delete: &types.Delete{
+	return Op{w: types.TransactWriteItem{Delete: &types.Delete{
 		TableName:                 aws.String(s.Table),
 		Key:                       key(pk, sk),
 		ConditionExpression:       aws.String("#v = :v"),

@@ -14,10 +14,15 @@ import (
 
 // A collection whose Spec has Feed keeps a change feed per organization:
 // every write of one of its records (create, update, delete) also puts an
-// entry, in the same transaction, under ChangeKey, ordered by the time the
-// write began. An entry names the record and its version (or is a
-// tombstone); it does not copy the record, which would write it twice and
-// make every reader of the window read it again. A reader that keeps a
+// entry under ChangeKey, ordered by the time the write began. An entry
+// names the record and its version (or is a tombstone); it does not copy
+// the record, which would write it twice and make every reader of the
+// window read it again. A tombstone, and an entry of a write with other
+// operations, is written in the write's transaction; the entry of a lone
+// create or update is written just ahead of the record instead, at half
+// the cost (Store.Transact): a reader can then see an entry before its
+// record, or an entry of a write that failed, and treats both as a
+// record read older than its entry (below). A reader that keeps a
 // copy of the records (a search index) reads the records once and then
 // only the entries written since its last refresh (one strongly
 // consistent Query, empty when nothing changed), and the records whose
@@ -65,7 +70,11 @@ func (s *Store) changeOp(org, typ, id string, deleted bool, version int64) (Op, 
 	if deleted {
 		strs[attrChangeDeleted] = "1"
 	}
-	return s.CreateExpiringOp(Item{PK: k.PK, SK: k.SK, Type: TypeChange, Version: max(version, 1), Strings: strs}, at.Add(FeedRetention))
+	op, err := s.CreateExpiringOp(Item{PK: k.PK, SK: k.SK, Type: TypeChange, Version: max(version, 1), Strings: strs}, at.Add(FeedRetention))
+	if !deleted {
+		op.ahead = at
+	}
+	return op, err
 }
 
 // Changes returns org's feed entries of typ written at or after since

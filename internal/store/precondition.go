@@ -24,8 +24,21 @@ func (v Versioned) ETag() string {
 	return `"` + strconv.FormatInt(v.version, 10) + `"`
 }
 
+// StoreVersion is the stored version the record was read or written at,
+// 0 when unknown.
+func (v Versioned) StoreVersion() int64 { return v.version }
+
 // versionSetter is implemented by records embedding Versioned.
 type versionSetter interface{ SetStoreVersion(int64) }
+
+// versionOf is the stored version of a record embedding Versioned, 0 when
+// unknown.
+func versionOf(v any) int64 {
+	if g, ok := v.(interface{ StoreVersion() int64 }); ok {
+		return g.StoreVersion()
+	}
+	return 0
+}
 
 func setVersion(out any, version int64) {
 	if v, ok := out.(versionSetter); ok {

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -251,7 +252,7 @@ func (s *Store) CounterOp(pk, sk, attr string, delta int64, limitAttr string) Op
 		names["#l"] = limitAttr
 		cond += " AND (attribute_not_exists(#c) OR #c < #l)"
 	}
-	return Op{types.TransactWriteItem{Update: &types.Update{
+	return Op{w: types.TransactWriteItem{Update: &types.Update{
 		TableName:                 aws.String(s.Table),
 		Key:                       key(pk, sk),
 		UpdateExpression:          aws.String("SET #c = if_not_exists(#c, :zero) + :d"),
@@ -289,7 +290,14 @@ func (s *Store) SetStrings(ctx context.Context, pk, sk string, attrs map[string]
 // constructors (CreateOp, ReplaceOp, DeleteOp, CounterOp, ...), run by
 // Transact or passed as the extra operations of a Collection write. It is
 // opaque, so that the SDK's types stay inside the store.
-type Op struct{ w types.TransactWriteItem }
+type Op struct {
+	w types.TransactWriteItem
+	// ahead is set on the change feed entry of a write that is not a
+	// delete: the time the entry carries. Beside one other write, such an
+	// entry is written ahead of it rather than in a transaction (see
+	// Transact).
+	ahead time.Time
+}
 
 // writes are the SDK operations of ops.
 func writes(ops []Op) []types.TransactWriteItem {
@@ -368,7 +376,7 @@ func (s *Store) putOp(it Item, cond string, names map[string]string, values map[
 	if cond != "" {
 		condition = aws.String(cond)
 	}
-	return Op{types.TransactWriteItem{Put: &types.Put{
+	return Op{w: types.TransactWriteItem{Put: &types.Put{
 		TableName:                 aws.String(s.Table),
 		Item:                      av,
 		ConditionExpression:       condition,
@@ -379,7 +387,7 @@ func (s *Store) putOp(it Item, cond string, names map[string]string, values map[
 
 // DeleteOp deletes an existing item; the transaction fails when it is absent.
 func (s *Store) DeleteOp(pk, sk string) Op {
-	return Op{types.TransactWriteItem{Delete: &types.Delete{
+	return Op{w: types.TransactWriteItem{Delete: &types.Delete{
 		TableName:           aws.String(s.Table),
 		Key:                 key(pk, sk),
 		ConditionExpression: aws.String("attribute_exists(pk)"),
@@ -389,7 +397,7 @@ func (s *Store) DeleteOp(pk, sk string) Op {
 // ExistsOp writes nothing: it is a condition of its transaction that the
 // item exists when the transaction commits.
 func (s *Store) ExistsOp(pk, sk string) Op {
-	return Op{types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
+	return Op{w: types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
 		TableName:           aws.String(s.Table),
 		Key:                 key(pk, sk),
 		ConditionExpression: aws.String("attribute_exists(pk)"),
@@ -408,6 +416,11 @@ func (s *Store) Delete(ctx context.Context, pk, sk string) error {
 
 // Transact runs write operations atomically. When a condition fails it
 // returns onConditionFailed (nil means apperr.ErrConflict).
+//
+// One exception halves the cost of the most common write, a record and
+// its change feed entry: the entry is written first, on its own, and the
+// record after it as a plain write (two single-item writes cost half a
+// transaction of both; see writeAhead).
 func (s *Store) Transact(ctx context.Context, onConditionFailed error, ops ...Op) error {
 	if deferred(ctx, ops) {
 		return nil
@@ -415,11 +428,45 @@ func (s *Store) Transact(ctx context.Context, onConditionFailed error, ops ...Op
 	if len(ops) == 1 {
 		return s.single(ctx, onConditionFailed, ops[0].w)
 	}
+	if entry, write, ok := aheadOf(ops); ok {
+		return s.writeAhead(ctx, onConditionFailed, entry, write)
+	}
 	_, err := s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: withActors(ctx, ops)})
 	if onConditionFailed == nil {
 		onConditionFailed = apperr.ErrConflict
 	}
 	return writeErr(err, onConditionFailed)
+}
+
+// aheadOf reports whether ops are one write and the feed entry of a write
+// that is not a delete, and returns them.
+func aheadOf(ops []Op) (entry, write Op, ok bool) {
+	if len(ops) != 2 {
+		return Op{}, Op{}, false
+	}
+	entry, write = ops[0], ops[1]
+	if entry.ahead.IsZero() {
+		entry, write = write, entry
+	}
+	ok = !entry.ahead.IsZero() && write.ahead.IsZero() && write.w.ConditionCheck == nil
+	return entry, write, ok
+}
+
+// writeAhead writes a change feed entry, then the write it announces.
+// Atomicity is not needed for the feed's readers (see feed.go): one may
+// see the entry before the record, and reads the record again until it
+// comes; an entry whose write then fails (a lost race, a failed call)
+// names a version that never comes, and the reader keeps the record as
+// stored. What the reader does need is that the record is visible within
+// FeedWindow of the entry's time, as a transaction's would be: both calls
+// share one deadline, MaxCallTimeout after that time.
+func (s *Store) writeAhead(ctx context.Context, onConditionFailed error, entry, write Op) error {
+	ctx, cancel := context.WithDeadline(ctx, entry.ahead.Add(MaxCallTimeout))
+	defer cancel()
+	if err := s.put(ctx, entry.w.Put); err != nil {
+		return writeErr(err, apperr.ConcurrentWrite("the change feed entry of this write exists already; try again"))
+	}
+	return s.single(ctx, onConditionFailed, write.w)
 }
 
 // single runs one transaction operation as a plain write: half the cost.
@@ -453,6 +500,10 @@ func writeErr(err, onConditionFailed error) error {
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
 		return onConditionFailed
+	}
+	var held *types.TransactionConflictException // a plain write to an item a transaction holds
+	if errors.As(err, &held) {
+		return apperr.ConcurrentWrite("the record is being changed by another request; try again")
 	}
 	var tce *types.TransactionCanceledException
 	if errors.As(err, &tce) {

@@ -159,7 +159,7 @@ func (c *Collection[T]) UniqueOwner(ctx context.Context, org, field, value strin
 // releaseOp deletes a uniqueness item held by id; the transaction fails
 // when another record holds it.
 func (s *Store) releaseOp(pk, sk, id string) Op {
-	return Op{types.TransactWriteItem{Delete: &types.Delete{
+	return Op{w: types.TransactWriteItem{Delete: &types.Delete{
 		TableName:                 aws.String(s.Table),
 		Key:                       key(pk, sk),
 		ConditionExpression:       aws.String("attribute_not_exists(pk) OR #o = :id"),

@@ -219,12 +219,14 @@ func (x *orgIndex) refresh(ctx context.Context, st *store.Store, org string) err
 
 // read reads the records of want (strongly consistent, store.MaxBatch at a
 // time) and indexes each read at its entry's version or a later one. The
-// entry and the record are written in one transaction, so the read returns
-// that version; as DynamoDB does not promise that a non-transactional read
-// sees every item of a transaction at the same instant, a record read
-// older than its entry, or missing, is read again at the next refresh
-// (x.pending) until 2*store.FeedWindow has passed: by then a missing one
-// was deleted (its tombstone removes it) or purged with its organization.
+// entry of a lone write is written just ahead of its record, and
+// DynamoDB does not promise that a non-transactional read sees every item
+// of a transaction at the same instant either: a record read older than
+// its entry, or missing, is read again at the next refresh (x.pending)
+// until 2*store.FeedWindow has passed. By then the record is visible (its
+// write shares a deadline with its entry), or its write failed and the
+// record as read is the record as stored, or a missing one was deleted
+// (its tombstone removes it) or purged with its organization.
 func (x *orgIndex) read(ctx context.Context, st *store.Store, org string, want map[string]pendingRead, batch *bleve.Batch, now time.Time) error {
 	x.pending = nil
 	if len(want) == 0 { // a warm search with nothing new: no read, no sort
