@@ -9,3 +9,16 @@ func (l *Limiter) Slots() int {
 	defer l.mu.Unlock()
 	return len(l.slots)
 }
+
+// Reserving reports whether id's slot in scope has a reservation in flight.
+func (l *Limiter) Reserving(scope, id string) bool {
+	l.mu.Lock()
+	s := l.slots[scope+"#"+id]
+	l.mu.Unlock()
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refill != nil
+}

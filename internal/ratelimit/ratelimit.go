@@ -6,13 +6,17 @@
 // Windows are fixed minutes. An instance does not write to the table for
 // every request: it reserves a lease of requests from the window's counter
 // item with one conditional add (store.Reserve), serves that many from
-// memory, and reserves again when they are spent. A lease is up to 50
-// requests while the window is far from its limit, one eighth of what is
-// left as it gets close, and a single request at the end, so the
-// instances together never grant more than the limit: a conditional add
-// that would pass it fails. What an instance leased and did not use by the
-// end of a window is lost, so near the limit a key may be refused a few
-// requests early (at most one lease per instance that served it).
+// memory, and reserves again: far from the limit while half of the lease
+// is left (no request waits for the write), near it when the lease is
+// spent (the requests waiting for it do not hold the slot). A lease is
+// about a second of the instance's requests while the window is far from
+// its limit (50, doubled while a lease lasts less than a second, up to
+// 1,600), one eighth of what is left as it gets close, and a single
+// request at the end, so the instances together never grant more than the
+// limit: a conditional add that would pass it fails. What an instance
+// leased and did not use by the end of a window is lost, so near the limit
+// a key may be refused a few requests early (at most one lease per
+// instance that served it, about a second of its traffic).
 //
 // A request of an API key counts against two limits: its key's and its
 // organization's (all its keys together), each with its own counter and
@@ -119,8 +123,16 @@ func (l Limits) of(scope string) int64 {
 	}
 }
 
-// maxLease is the most requests one reservation takes.
-const maxLease = 50
+// Lease sizes: a reservation takes baseLease requests, or twice the last
+// lease when that lasted less than a second, up to maxLease: an instance
+// holds about a second of its own traffic, so a busy one writes a few
+// times a second rather than for every 50 requests, and an idle one (a
+// Lambda instance among many) no more than it used to. Near the limit, a
+// lease is one eighth of what the window has left.
+const (
+	baseLease = 50
+	maxLease  = 1600
+)
 
 // Decision is what a limit says about one request.
 type Decision struct {
@@ -161,13 +173,16 @@ type Limiter struct {
 const defaultMinPrune = 10_000
 
 type slot struct {
-	mu     sync.Mutex
-	window int64 // the window's start, Unix seconds
-	limit  int64 // the limit the window was last counted against
-	leased int64 // requests this instance reserved in the window
-	used   int64 // of those, served
-	seen   int64 // the window's counter after this instance's last reservation
-	full   bool  // the window's limit is reached
+	mu      sync.Mutex
+	window  int64     // the window's start, Unix seconds
+	limit   int64     // the limit the window was last counted against
+	leased  int64     // requests this instance reserved in the window
+	used    int64     // of those, served
+	seen    int64     // the window's counter after this instance's last reservation
+	full    bool      // the window's limit is reached
+	lease   int64     // the size of the last lease reserved
+	leaseAt time.Time // when it was asked for
+	refill  *refill
 }
 
 type cachedLimits struct {
@@ -200,9 +215,9 @@ func (l *Limiter) count(ctx context.Context, scope, id string, limit int64, now 
 	d := Decision{Scope: scope, Limit: limit, Reset: window.Add(Window).Sub(now)}
 	s := l.slot(scope+"#"+id, now)
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if w := window.Unix(); s.window != w {
-		s.window, s.limit, s.leased, s.used, s.seen, s.full = w, limit, 0, 0, 0, false
+		// A reservation still in flight for the past window lands in it.
+		s.window, s.limit, s.leased, s.used, s.seen, s.full, s.lease, s.refill = w, limit, 0, 0, 0, false, 0, nil
 	}
 	k, expires := store.RateCounterKey(scope, id, s.window), window.Add(Window+time.Hour)
 	switch {
@@ -219,30 +234,88 @@ func (l *Limiter) count(ctx context.Context, scope, id string, limit int64, now 
 		s.leased = s.used
 	}
 	s.limit = limit
-	if s.used >= s.leased && !s.full {
-		lease := min(max((limit-s.seen)/8, 1), maxLease)
+	for {
+		if s.used < s.leased {
+			s.used++
+			d.Allowed = true
+			d.Remaining = max(limit-s.seen+(s.leased-s.used), 0)
+			if s.refill == nil && !s.full && s.leased-s.used <= s.lease/2 && (limit-s.seen)/8 >= baseLease {
+				// Far from the limit: the next lease, while this one lasts.
+				// Near it, leases are small and reserved only when needed,
+				// so that no instance holds requests another could serve.
+				l.reserve(ctx, s, k, limit, expires, now)
+			}
+			s.mu.Unlock()
+			return d, nil
+		}
+		if s.full {
+			s.mu.Unlock()
+			return d, nil
+		}
+		r := s.refill
+		if r == nil {
+			r = l.reserve(ctx, s, k, limit, expires, now)
+		}
+		s.mu.Unlock()
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+			return d, ctx.Err()
+		}
+		if r.err != nil {
+			return d, r.err
+		}
+		s.mu.Lock()
+	}
+}
+
+// refill is a reservation in flight; err is set before done is closed.
+type refill struct {
+	done chan struct{}
+	err  error
+}
+
+// reserve starts reserving the slot's next lease (s.mu is held): up to
+// what the last lease's life asks for (see baseLease), one eighth of what
+// the window has left, or when that does not fit, one. The call is made without the slot's lock, so the
+// requests of a key never queue behind a write to the table: far from the
+// limit, the next lease is reserved while half of the current one is
+// left, and a request waits only when none is.
+func (l *Limiter) reserve(ctx context.Context, s *slot, k store.Key, limit int64, expires, now time.Time) *refill {
+	r := &refill{done: make(chan struct{})}
+	s.refill = r
+	size := int64(baseLease)
+	if s.lease > 0 && now.Sub(s.leaseAt) < time.Second {
+		size = min(2*s.lease, maxLease)
+	}
+	s.leaseAt = now
+	window, lease := s.window, min(max((limit-s.seen)/8, 1), size)
+	ctx = context.WithoutCancel(ctx) // outlives the request that started it; the store call has its deadline
+	go func() {
+		defer close(r.done)
 		count, ok, err := l.st.Reserve(ctx, k, lease, limit, expires)
 		if err == nil && !ok && lease > 1 {
 			lease = 1
 			count, ok, err = l.st.Reserve(ctx, k, lease, limit, expires)
 		}
-		if err != nil {
-			return d, err
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		r.err = err
+		if s.refill == r {
+			s.refill = nil
+		}
+		if err != nil || s.window != window {
+			return
 		}
 		s.seen = count
 		if ok {
 			s.leased += lease
+			s.lease = lease
 		} else {
 			s.full = true
 		}
-	}
-	if s.used >= s.leased {
-		return d, nil
-	}
-	s.used++
-	d.Allowed = true
-	d.Remaining = max(limit-s.seen+(s.leased-s.used), 0)
-	return d, nil
+	}()
+	return r
 }
 
 // giveBack undoes a request count counted at now in the same window: the

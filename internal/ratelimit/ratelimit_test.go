@@ -315,3 +315,95 @@ func TestAnInstanceDropsTheSlotsOfPastWindows(t *testing.T) {
 		t.Errorf("%d slots, want 3", n)
 	}
 }
+
+// gate holds every UpdateItem (a lease's reservation) while closed.
+type gate struct {
+	mu     sync.Mutex
+	closed chan struct{} // nil when open
+	held   chan struct{} // receives once per reservation held
+}
+
+func (g *gate) option(o *dynamodb.Options) {
+	o.APIOptions = append(append([]func(*middleware.Stack) error(nil), o.APIOptions...), func(s *middleware.Stack) error {
+		return s.Initialize.Add(middleware.InitializeMiddlewareFunc("Gate", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+			g.mu.Lock()
+			closed := g.closed
+			g.mu.Unlock()
+			if closed != nil && middleware.GetOperationName(ctx) == "UpdateItem" {
+				g.held <- struct{}{}
+				<-closed
+			}
+			return next.HandleInitialize(ctx, in)
+		}), middleware.After)
+	})
+}
+
+func TestFarFromItsLimitAKeysRequestsAreServedWhileItsNextLeaseIsReserved(t *testing.T) {
+	t.Parallel()
+	g := &gate{held: make(chan struct{}, 10)}
+	st := testenv.StoreOn(t, dynamodb.New(testenv.Client(t, nil).Options(), g.option))
+	l := instance(st, newClock())
+	// The first lease (50) and the organization's: reserved as needed.
+	want(t, l, "org_a", "ck_1", 1, true, ratelimit.ScopeKey, ratelimit.Defaults.KeyPerMinute)
+	g.mu.Lock()
+	g.closed = make(chan struct{})
+	g.mu.Unlock()
+	// Once half of each lease is used, the next is reserved, and held by
+	// the gate: the requests of the rest of the leases are still served.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		want(t, l, "org_a", "ck_1", 49, true, ratelimit.ScopeKey, ratelimit.Defaults.KeyPerMinute)
+	}()
+	select {
+	case <-done:
+	case <-time.After(testenv.Scaled(30 * time.Second)):
+		t.Fatal("requests within a lease waited for the reservation of the next one")
+	}
+	select {
+	case <-g.held: // the reservation runs on its own: it may reach the gate after the requests
+	case <-time.After(testenv.Scaled(30 * time.Second)):
+		t.Error("no reservation of the next lease was started while the lease lasted")
+	}
+	g.mu.Lock()
+	close(g.closed)
+	g.closed = nil
+	g.mu.Unlock()
+	want(t, l, "org_a", "ck_1", 100, true, ratelimit.ScopeKey, ratelimit.Defaults.KeyPerMinute)
+}
+
+func TestABusyInstanceReservesLargerLeasesAndAnIdleOneKeepsThemSmall(t *testing.T) {
+	t.Parallel()
+	st, n := counted(t)
+	c := newClock()
+	l := instance(st, c)
+	// 5,000 requests within a second: leases of 50, 100, ... 1,600.
+	want(t, l, "org_a", "ck_1", 5000, true, ratelimit.ScopeKey, ratelimit.Defaults.KeyPerMinute)
+	waitForReservations(t, l, "org_a", "ck_1")
+	if got := n.reset()["UpdateItem"]; got > 2*9 {
+		t.Errorf("5,000 requests in a second made %d reservations (key and organization), want at most 18", got)
+	}
+	// An instance serving a request every two seconds keeps leases of 50.
+	c.add(time.Minute)
+	for range 3 {
+		want(t, l, "org_a", "ck_2", 50, true, ratelimit.ScopeKey, ratelimit.Defaults.KeyPerMinute)
+		c.add(2 * time.Second)
+	}
+	waitForReservations(t, l, "org_a", "ck_2")
+	if got := n.reset()["UpdateItem"]; got < 2*3 {
+		t.Errorf("150 requests two seconds apart per 50 made %d reservations, want leases of 50 (at least 6)", got)
+	}
+}
+
+// waitForReservations lets a reservation started ahead of need land, so
+// that the calls counted are all made.
+func waitForReservations(t *testing.T, l *ratelimit.Limiter, org, clientID string) {
+	t.Helper()
+	deadline := time.Now().Add(testenv.Scaled(30 * time.Second))
+	for l.Reserving(ratelimit.ScopeKey, clientID) || l.Reserving(ratelimit.ScopeOrganization, org) {
+		if time.Now().After(deadline) {
+			t.Fatal("a reservation did not end")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
