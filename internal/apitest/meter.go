@@ -30,9 +30,25 @@ type Usage struct {
 	// organization's LIMITS) and the rate limit's leases (UpdateItem of a
 	// RATE# counter), which fall on whichever request finds a cache stale
 	// or a lease used up.
-	Shared struct {
-		Calls        int
-		Reads, Write float64
+	Shared Part
+	// Run is the part made while executing workflow runs (store.Actor of
+	// type workflowRun): what a run's steps and state cost beside the
+	// request that started it.
+	Run Part
+}
+
+// Part is a part of a Usage.
+type Part struct {
+	Calls        int
+	Reads, Write float64
+}
+
+func (p *Part) add(write bool, units float64) {
+	p.Calls++
+	if write {
+		p.Write += units
+	} else {
+		p.Reads += units
 	}
 }
 
@@ -144,12 +160,10 @@ func (m *Meter) handle(ctx context.Context, in middleware.InitializeInput, next 
 		m.usage.Reads += units
 	}
 	if shared(in.Parameters) {
-		m.usage.Shared.Calls++
-		if write {
-			m.usage.Shared.Write += units
-		} else {
-			m.usage.Shared.Reads += units
-		}
+		m.usage.Shared.add(write, units)
+	}
+	if store.ActorOf(ctx).Type == store.ActorWorkflowRun {
+		m.usage.Run.add(write, units)
 	}
 	m.mu.Unlock()
 	return out, md, err

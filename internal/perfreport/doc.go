@@ -4,7 +4,7 @@
 // a smoke test of the same code (short attacks and soak, the report written
 // to a temporary directory) that `go test ./...` runs.
 //
-//	make bench   # go test ./internal/perfreport -run TestPerformanceReport -update -attack 10s -soak 5m -functions
+//	make bench   # go test ./internal/perfreport -run TestPerformanceReport -update -attack 10s -soak 5m -steady 45s -functions
 //
 // What it measures, in one run, against the whole handler stack served
 // over real HTTP (the dev server's, internal/apitest) and DynamoDB Local:
@@ -31,8 +31,16 @@
 //   - with -functions: each function's linux/arm64 bootstrap size, its
 //     cold start (process start to first response) under the Runtime API
 //     emulator behind the local API Gateway front, and its bootstrap's
-//     warm CPU per request.
+//     warm CPU per request;
+//   - with -steady: a warm search's read units at one company write and
+//     one search a second, once the change feed's window has filled;
+//   - the targets of the second cost round (issue 26) before and after
+//     (targets_test.go): the before figures are constants, the after ones
+//     this run's, including a webhook's own calls without the run it
+//     starts (apitest.Usage.Run) and the write units of one PutItem of the
+//     created company's item with and without its index attributes.
 //
 // Flags (after the package on the go test command line): -update, -attack
-// (duration of each load test), -workers, -soak, -soak-rate, -functions.
+// (duration of each load test), -workers, -soak, -soak-rate, -steady,
+// -functions, -usage (rewrite testdata/usage.json only).
 package perfreport

@@ -54,6 +54,7 @@ type report struct {
 	Events                                eventFigures
 	Import                                importFigures
 	Lists                                 listFigures
+	Targets                               targetFigures
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d)/float64(time.Millisecond)) }
@@ -147,6 +148,8 @@ func (r report) markdown() string {
 			p("%s", usageRow(e.Name, e.Function, e.Usage, usageRequests, e.Service.P50))
 		}
 	}
+
+	p("%s", r.targets())
 
 	p("\n## Every endpoint: DynamoDB calls, capacity and cost per request\n\n")
 	p("Every route of the route table, %d successful requests each, measured alone with the same meter (a warm key\n", routeRequests)

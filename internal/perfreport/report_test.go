@@ -559,12 +559,17 @@ func TestPerformanceReport(t *testing.T) {
 	if *functions {
 		fns = functionSizesAndColdStarts(t)
 	}
+	var tf targetFigures
+	tf.PutWithIndexes, tf.PutBare = putUnits(t, st, companyItem)
+	if *steadyFor > 0 {
+		tf.Steady, tf.SteadySearches = steadySearch(t, m, c, *steadyFor)
+	}
 
 	r := report{
 		Date: time.Now().UTC(), GoVersion: runtime.Version(), CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0),
 		Attack: *attackFor, Workers: *workers, Endpoints: eps, Routes: everyRoute, Lambda: lp, Functions: fns,
 		Soak: soak, SoakFor: *soakFor, SoakRate: *soakRate, RSSStart: rssStart, RSSBeforeSoak: rssBeforeSoak, RSSAfterSoak: rssAfterSoak,
-		HeapBeforeSoak: heapBeforeSoak, HeapAfterSoak: heapAfterSoak, Events: history, Import: bulk, Lists: lists,
+		HeapBeforeSoak: heapBeforeSoak, HeapAfterSoak: heapAfterSoak, Events: history, Import: bulk, Lists: lists, Targets: tf,
 	}
 	out := reportPath
 	if !*update {
