@@ -181,8 +181,10 @@ func TestEventsOfWorkflowsRunsKeysAndDeclaredResourcesNameTheirActorsAndHideSecr
 			statuses = append(statuses, fmt.Sprint(st["to"]))
 		}
 	}
-	if len(statuses) < 2 || statuses[0] != "running" {
-		t.Errorf("the run's status changes are %v, want running then its outcome", statuses)
+	// A run is marked running only when it executes longer than
+	// runs.RunningAfter: this one goes from queued to its outcome.
+	if !slices.Equal(statuses, []string{"completed"}) && !slices.Equal(statuses, []string{"running", "completed"}) {
+		t.Errorf("the run's status changes are %v, want its outcome (after running, for a long run)", statuses)
 	}
 	if k := byType["apiKey.deleted"]; len(k) != 1 || k[0]["resource"].(map[string]any)["id"] != member.ClientID ||
 		k[0]["actor"].(map[string]any)["id"] != admin.ClientID {

@@ -13,6 +13,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/input"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/webhook"
+	"github.com/sourcebase/sourcebase/internal/workflows"
 )
 
 // Delivery is one webhook request to a trigger's slug, as received.
@@ -35,7 +36,8 @@ type Delivery struct {
 //
 // Errors: an error matching webhook.ErrInvalidSignature when the check
 // fails and, alike, for a slug that leads to no trigger (unknown, or its
-// workflow deleted, also between the check and the run's start), after a
+// workflow deleted; a workflow deleted after its route was read fails the
+// run when it executes), after a
 // check of comparable cost (webhook.RefuseUnknown), so that slugs cannot be
 // probed (the reason is logged, never returned to the sender); a 400 or 413
 // kind when the request cannot be a run's input.
@@ -66,14 +68,21 @@ func (s *Service) Receive(ctx context.Context, d Delivery) (run *Run, replayed b
 	if err != nil {
 		return nil, false, err
 	}
-	wf, err := s.workflows.Get(ctx, route.OrganizationID, route.WorkflowID)
-	if errors.Is(err, apperr.ErrNotFound) {
-		// Deleted since its route was read: as if a moment earlier.
-		slog.InfoContext(ctx, "webhook refused", "workflowId", route.WorkflowID, "reason", "the workflow was deleted")
-		return nil, false, webhook.ErrInvalidSignature
-	}
-	if err != nil {
-		return nil, false, err
+	// The route names the workflow (it is written with it, and deleted
+	// with it): a workflow deleted from now on fails its run when the run
+	// executes. Only a route stored before it kept the name needs the
+	// workflow read.
+	wf := &workflows.Workflow{ID: route.WorkflowID, Name: route.WorkflowName}
+	if route.WorkflowName == "" {
+		wf, err = s.workflows.Get(ctx, route.OrganizationID, route.WorkflowID)
+		if errors.Is(err, apperr.ErrNotFound) {
+			// Deleted since its route was read: as if a moment earlier.
+			slog.InfoContext(ctx, "webhook refused", "workflowId", route.WorkflowID, "reason", "the workflow was deleted")
+			return nil, false, webhook.ErrInvalidSignature
+		}
+		if err != nil {
+			return nil, false, err
+		}
 	}
 	ctx = store.WithActor(ctx, store.Actor{Type: store.ActorWebhook, ID: route.WorkflowID})
 	run, first, err := s.createForDelivery(ctx, route.OrganizationID, wf, NewRun{StartedBy: StartedByWebhook, Input: in},

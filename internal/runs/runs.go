@@ -14,6 +14,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -153,6 +154,8 @@ type Service struct {
 	// queuedTimeout: a run queued longer than this never started (its
 	// start was interrupted) and is failed so it can be retried.
 	queuedTimeout time.Duration
+	// runningAfter: see RunningAfter.
+	runningAfter time.Duration
 }
 
 // DefaultQueuedTimeout is how long a run may stay queued: far above the
@@ -184,6 +187,7 @@ func NewService(st *store.Store, wf *workflows.Service, cs *companies.Service, e
 		now:       clock.Now,
 
 		queuedTimeout: DefaultQueuedTimeout,
+		runningAfter:  RunningAfter,
 	}
 	if engine != nil {
 		s.engine = engine(s)
@@ -245,7 +249,7 @@ func (s *Service) Create(ctx context.Context, org string, wf *workflows.Workflow
 	defer cancel()
 	if err := s.start(startCtx, org, r.ID); err != nil {
 		slog.ErrorContext(ctx, "start run", "runId", r.ID, "err", err)
-		return s.finish(ctx, org, r.ID, r, nil, &steps.RunError{Message: "the run could not be started: " + err.Error()})
+		return s.finish(ctx, org, r.ID, r, nil, nil, &steps.RunError{Message: "the run could not be started: " + err.Error()})
 	}
 	return &r.Run, nil
 }
@@ -395,30 +399,36 @@ func (s *Service) Retry(ctx context.Context, org, id string) (*Run, error) {
 }
 
 // Execute runs a run's steps: the work of the runner Lambda and of the
-// in-process engine. It marks the run running, executes the workflow's
-// current steps and records the outcome. A finished run is left alone, so
-// a duplicate delivery does nothing. The returned error means the
-// execution was interrupted (the run stays running for the engine to
+// in-process engine. It executes the workflow's current steps and records
+// the outcome; a run still executing after RunningAfter is marked running
+// meanwhile (see markRunning), so a run that finishes sooner is written
+// once, from queued to its outcome. A finished run is left alone, so a
+// duplicate delivery does nothing. The returned error means the execution
+// was interrupted (the run stays queued or running for the engine to
 // retry or fail); a failing step is a failed run, not an error.
 func (s *Service) Execute(ctx context.Context, org, id string) (*Run, error) {
 	ctx = store.WithActor(ctx, store.Actor{Type: store.ActorWorkflowRun, ID: id})
-	r, err := s.coll.Update(ctx, org, id, func(r *record) error {
-		if r.Status != Queued {
-			return store.ErrUnchanged
-		}
-		now := s.now()
-		r.Status, r.StartedAt = Running, &now
-		return nil
-	})
+	r, err := s.coll.Get(ctx, org, id)
 	if err != nil {
-		return nil, fmt.Errorf("mark run %s running: %w", id, err)
+		return nil, fmt.Errorf("read run %s: %w", id, err)
 	}
 	if r.Done() {
 		return &r.Run, nil
 	}
+	if r.StartedAt == nil {
+		now := s.now()
+		r.StartedAt = &now
+	}
+	started := *r.StartedAt
+	marked, err := s.markRunning(ctx, org, id, started)
+	if err != nil {
+		return nil, fmt.Errorf("mark run %s running: %w", id, err)
+	}
+	defer marked()
 	wf, err := s.workflows.Get(ctx, org, r.WorkflowID)
 	if errors.Is(err, apperr.ErrNotFound) {
-		return s.finish(ctx, org, id, r, nil, &steps.RunError{Message: "the workflow was deleted before the run executed"})
+		marked()
+		return s.finish(ctx, org, id, r, &started, nil, &steps.RunError{Message: "the workflow was deleted before the run executed"})
 	}
 	if err != nil {
 		return nil, err
@@ -427,28 +437,86 @@ func (s *Service) Execute(ctx context.Context, org, id string) (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("execute run %s: %w", id, err)
 	}
-	done, err := s.finish(ctx, org, id, r, res.Output, res.Error)
+	marked()
+	done, err := s.finish(ctx, org, id, r, &started, res.Output, res.Error)
 	if errors.Is(err, apperr.ErrTooLarge) {
-		return s.finish(ctx, org, id, nil, nil, &steps.RunError{Message: "the run's output is too large to store (the record limit is 400 KB)"})
+		return s.finish(ctx, org, id, nil, &started, nil, &steps.RunError{Message: "the run's output is too large to store (the record limit is 400 KB)"})
 	}
 	return done, err
 }
+
+// RunningAfter is how long a run executes before it is marked running.
+const RunningAfter = time.Second
+
+// markRunning marks the run running, at started, once it has executed
+// for RunningAfter (s.runningAfter), trying again every RunningAfter while
+// the write fails; the function it returns stops that and waits for a
+// write under way. The write is conditional on the run still queued, and
+// the outcome's write on the version it read: whichever lands second sees
+// the other's and builds on it (store.Collection.UpdateHeld).
+//
+// With a delay of 0 (SetRunningAfter), the run is marked running before
+// its steps, and a failure to is the execution's error.
+func (s *Service) markRunning(ctx context.Context, org, id string, started clock.Time) (stop func(), err error) {
+	mark := func() (*record, error) {
+		return s.coll.Update(ctx, org, id, func(r *record) error {
+			if r.Status != Queued {
+				return store.ErrUnchanged
+			}
+			r.Status, r.StartedAt = Running, &started
+			return nil
+		})
+	}
+	delay := min(s.runningAfter, s.queuedTimeout/4) // running well before it could look stale
+	if delay <= 0 {
+		_, err := mark()
+		return func() {}, err
+	}
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-quit:
+				return
+			case <-time.After(delay):
+			}
+			_, err := mark()
+			if err == nil {
+				return
+			}
+			slog.WarnContext(ctx, "mark run running", "runId", id, "err", err)
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() { close(quit) })
+		<-done
+	}, nil
+}
+
+// SetRunningAfter sets how long a run executes before it is marked
+// running (RunningAfter unless set); 0 marks it before its steps.
+func (s *Service) SetRunningAfter(d time.Duration) { s.runningAfter = d }
 
 // Fail marks an unfinished run failed with message; the path the state
 // machine takes when execution itself failed (timeout, crash).
 func (s *Service) Fail(ctx context.Context, org, id, message string) (*Run, error) {
 	ctx = store.WithActor(ctx, store.Actor{Type: store.ActorWorkflowRun, ID: id})
-	return s.finish(ctx, org, id, nil, nil, &steps.RunError{Message: message})
+	return s.finish(ctx, org, id, nil, nil, nil, &steps.RunError{Message: message})
 }
 
 // finish records the outcome of an unfinished run; a finished run keeps
 // its first outcome. held, when not nil, is the run as this process last
 // wrote it: the outcome is written without reading the run again, unless
 // it changed since (store.Collection.UpdateHeld).
-func (s *Service) finish(ctx context.Context, org, id string, held *record, output map[string]any, runErr *steps.RunError) (*Run, error) {
+func (s *Service) finish(ctx context.Context, org, id string, held *record, started *clock.Time, output map[string]any, runErr *steps.RunError) (*Run, error) {
 	outcome := func(r *record) error {
 		if r.Done() {
 			return store.ErrUnchanged
+		}
+		if r.StartedAt == nil {
+			r.StartedAt = started
 		}
 		s.setOutcome(r, output, runErr)
 		return nil

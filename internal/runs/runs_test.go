@@ -92,7 +92,9 @@ func TestRecoverResumesQueuedRunsAndFailsInterruptedOnes(t *testing.T) {
 	}
 	interrupted, _ := svc.Create(ctx, "org1", wf, runs.NewRun{StartedBy: runs.StartedByAPI})
 	// A process that marked the run running and died before finishing:
-	// its context ends right after the write that marked the run running.
+	// its context ends right after the write that marked the run running
+	// (at once here, not after runs.RunningAfter).
+	svc.SetRunningAfter(0)
 	runCtx, cancel := context.WithCancel(ctx)
 	cut.arm(cancel)
 	if _, err := svc.Execute(runCtx, "org1", interrupted.ID); err == nil {
@@ -251,5 +253,103 @@ func TestAServiceBuiltWithTheInProcessEngineExecutesItsRunsWithNothingSetAfterwa
 	}
 	if done := wait(t, svc, r.ID); done.Status != runs.Completed || done.Output["ok"] != true {
 		t.Errorf("run %s %v, want completed with ok", done.Status, done.Output)
+	}
+}
+
+// runWrites counts the puts of run items and, once armed, holds every
+// Query (an upsertCompany step's lookup) until released.
+type runWrites struct {
+	mu      sync.Mutex
+	puts    int
+	hold    chan struct{}
+	holding chan struct{}
+}
+
+func (w *runWrites) RoundTrip(r *http.Request) (*http.Response, error) {
+	target := r.Header.Get("X-Amz-Target")
+	if strings.HasSuffix(target, ".Query") {
+		w.mu.Lock()
+		hold := w.hold
+		w.mu.Unlock()
+		if hold != nil {
+			w.holding <- struct{}{}
+			<-hold
+		}
+	}
+	if strings.HasSuffix(target, ".PutItem") && r.Body != nil {
+		b, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(strings.NewReader(string(b)))
+		if strings.Contains(string(b), `#RUN"`) {
+			w.mu.Lock()
+			w.puts++
+			w.mu.Unlock()
+		}
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func (w *runWrites) take() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := w.puts
+	w.puts = 0
+	return n
+}
+
+func TestAQuickRunIsWrittenOnceAfterItsCreationAndALongOneIsMarkedRunningMeanwhile(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := &runWrites{holding: make(chan struct{}, 1)}
+	svc, wf, _ := setupWith(t, `[{"id":"up","type":"upsertCompany","with":{"canonicalName.$":"$.input.name"}}]`, w, runs.UseEngine(held{}))
+
+	quick, err := svc.Create(ctx, "org1", wf, runs.NewRun{StartedBy: runs.StartedByAPI, Input: map[string]any{"name": "Quick"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.take()
+	done, err := svc.Execute(ctx, "org1", quick.ID)
+	if err != nil || done.Status != runs.Completed || done.StartedAt == nil || done.CompletedAt.Before(done.StartedAt.Time) {
+		t.Fatalf("quick run: %+v, %v", done, err)
+	}
+	if n := w.take(); n != 1 {
+		t.Errorf("a run finishing within runs.RunningAfter was written %d times by its execution, want once", n)
+	}
+
+	// A run whose step takes longer is running while it executes.
+	svc.SetRunningAfter(time.Millisecond)
+	long, err := svc.Create(ctx, "org1", wf, runs.NewRun{StartedBy: runs.StartedByAPI, Input: map[string]any{"name": "Long"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.mu.Lock()
+	w.hold = make(chan struct{})
+	w.mu.Unlock()
+	result := make(chan *runs.Run, 1)
+	go func() {
+		r, err := svc.Execute(ctx, "org1", long.ID)
+		if err != nil {
+			t.Error(err)
+		}
+		result <- r
+	}()
+	<-w.holding // the step is under way
+	deadline := time.Now().Add(testenv.Scaled(30 * time.Second))
+	var running *runs.Run
+	for running == nil || running.Status != runs.Running {
+		if time.Now().After(deadline) {
+			t.Fatalf("the executing run is %s, want running", running.Status)
+		}
+		time.Sleep(time.Millisecond)
+		if running, err = svc.Get(ctx, "org1", long.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.mu.Lock()
+	close(w.hold)
+	w.hold = nil
+	w.mu.Unlock()
+	r := <-result
+	if r.Status != runs.Completed || !r.StartedAt.Equal(running.StartedAt.Time) {
+		t.Errorf("long run: %s started %v, want completed, started when marked running (%v)", r.Status, r.StartedAt, running.StartedAt)
 	}
 }

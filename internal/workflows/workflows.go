@@ -1,7 +1,8 @@
 // Package workflows stores workflow definitions and their webhook triggers.
 // A workflow's trigger secret lives in the workflow item and, for the
 // webhook path's single read, in its trigger route (TriggerRoute, keyed by
-// slug); both are written in one transaction so they never disagree.
+// slug, with the workflow's name); both are written in one transaction so
+// they never disagree.
 package workflows
 
 import (
@@ -63,12 +64,16 @@ const MaxPastHeaderNames = 20
 // TriggerRoute is the item a webhook slug leads to: everything the webhook
 // path needs (organization, workflow, verification) in one read.
 type TriggerRoute struct {
-	Slug           string         `json:"slug"`
-	OrganizationID string         `json:"organizationId"`
-	WorkflowID     string         `json:"workflowId"`
-	Scheme         webhook.Scheme `json:"scheme"`
-	HeaderName     string         `json:"headerName"`
-	Secret         string         `json:"secret"`
+	Slug           string `json:"slug"`
+	OrganizationID string `json:"organizationId"`
+	WorkflowID     string `json:"workflowId"`
+	// WorkflowName is the workflow's name, which a run's title shows: with
+	// it, accepting a delivery reads nothing but the route. "" in a route
+	// stored before it was kept here.
+	WorkflowName string         `json:"workflowName,omitempty"`
+	Scheme       webhook.Scheme `json:"scheme"`
+	HeaderName   string         `json:"headerName"`
+	Secret       string         `json:"secret"`
 	// PastHeaderNames are the record's: headers withheld from runs.
 	PastHeaderNames []string `json:"pastHeaderNames,omitempty"`
 }
@@ -80,7 +85,7 @@ func (t TriggerRoute) Verifier() webhook.Verifier {
 
 // equal reports whether two routes are the same item.
 func (t TriggerRoute) equal(o TriggerRoute) bool {
-	return t.Slug == o.Slug && t.OrganizationID == o.OrganizationID && t.WorkflowID == o.WorkflowID &&
+	return t.Slug == o.Slug && t.OrganizationID == o.OrganizationID && t.WorkflowID == o.WorkflowID && t.WorkflowName == o.WorkflowName &&
 		t.Scheme == o.Scheme && t.HeaderName == o.HeaderName && t.Secret == o.Secret &&
 		slices.Equal(t.PastHeaderNames, o.PastHeaderNames)
 }
@@ -127,7 +132,7 @@ func route(org string, r *record) TriggerRoute {
 	if r.Trigger.HeaderName != nil {
 		header = *r.Trigger.HeaderName
 	}
-	return TriggerRoute{Slug: r.Trigger.Slug, OrganizationID: org, WorkflowID: r.ID,
+	return TriggerRoute{Slug: r.Trigger.Slug, OrganizationID: org, WorkflowID: r.ID, WorkflowName: r.Name,
 		Scheme: r.Trigger.Scheme, HeaderName: header, Secret: r.TriggerSecret, PastHeaderNames: r.PastHeaderNames}
 }
 
