@@ -10,16 +10,20 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/sourcebase/sourcebase/internal/apitest"
 	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 // usagePath holds every route's committed DynamoDB calls and capacity
 // units per request, the figures make test holds each route to.
 const usagePath = "testdata/usage.json"
 
-// usageCommand rewrites usagePath from a short run of the report.
-const usageCommand = "go test -count=1 -run '^TestPerformanceReport$' ./internal/perfreport -usage"
+// usageCommand rewrites usagePath from a run of the guard.
+const usageCommand = "go test -count=1 -run '^TestEveryRouteKeepsItsCommittedDynamoDBUsage$' ./internal/perfreport -usage"
 
 var writeUsage = flag.Bool("usage", false, "write every route's DynamoDB calls and units per request to "+usagePath+" (also written with -update)")
 
@@ -112,5 +116,30 @@ func guardUsage(t *testing.T, measured []routeUsage) {
 	if len(over) > 0 {
 		t.Errorf("DynamoDB work per request above the committed figures of %s:\n  %s\nMake the route cheaper again; if the new cost is intended, commit the new figures (%s).",
 			usagePath, strings.Join(over, "\n  "), usageCommand)
+	}
+}
+
+// TestEveryRouteKeepsItsCommittedDynamoDBUsage is the regression guard of
+// make test: every route of the route table, a few successful requests
+// each, measured alone (everyEndpoint), against usagePath (guardUsage).
+// The load tests, the soak and the rest of the report run in make bench.
+func TestEveryRouteKeepsItsCommittedDynamoDBUsage(t *testing.T) {
+	testenv.Long(t, "every route of the route table measured against its committed DynamoDB figures")
+	if apitest.Lambdas() {
+		t.Skip("the guard measures the in-process server")
+	}
+	m := &apitest.Meter{}
+	db := testenv.Client(t, nil)
+	env := apitest.NewWith(t, apitest.Options{Store: testenv.StoreOn(t, dynamodb.New(db.Options(), m.Option))})
+	quickRuns(env)
+	guardUsage(t, everyEndpoint(t, env, m))
+}
+
+// quickRuns keeps env's runs from being marked running while they execute:
+// on a busy machine a run may take longer than runs.RunningAfter, and the
+// figures are those of a run that does not.
+func quickRuns(env *apitest.Env) {
+	if env.Deps.Runs != nil {
+		env.Deps.Runs.SetRunningAfter(time.Hour)
 	}
 }

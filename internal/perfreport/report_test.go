@@ -256,8 +256,14 @@ type result struct {
 	CallsPerRequest, ReadsPerRequest, WritesPerRequest float64
 }
 
+// smoke runs the whole report into a temporary directory: a check of
+// the report's code without make bench's durations.
+var smoke = flag.Bool("smoke", false, "run the whole report with short load tests and soak, written to a temporary directory")
+
 func TestPerformanceReport(t *testing.T) {
-	testenv.Long(t, "load tests, a soak and every route measured")
+	if !*update && !*smoke {
+		t.Skip("the load tests, the soak and the report run in make bench (-update), or with -smoke; make test runs the route usage guard")
+	}
 	if apitest.Lambdas() {
 		t.Skip("the report measures the in-process server; its Lambda figures start the functions themselves")
 	}
@@ -267,6 +273,7 @@ func TestPerformanceReport(t *testing.T) {
 	db := testenv.Client(t, nil)
 	st := testenv.StoreOn(t, dynamodb.New(db.Options(), m.Option))
 	env := apitest.NewWith(t, apitest.Options{Store: st})
+	quickRuns(env)
 	c := env.Org(t)
 	rssStart := rssKB()
 

@@ -152,3 +152,27 @@ func (r report) targets() string {
 	}
 	return b.String()
 }
+
+// TestTheReportRendersEveryFigure renders a report of made-up figures:
+// the report's text is checked in make test, its measurements in make
+// bench.
+func TestTheReportRendersEveryFigure(t *testing.T) {
+	l := load{Requests: 100, Throughput: 1000, P50: time.Millisecond, P95: 2 * time.Millisecond, P99: 3 * time.Millisecond, CPU: 300 * time.Microsecond}
+	u := apitest.Usage{Calls: 20, Reads: 10, Write: 50}
+	u.Run = apitest.Part{Calls: 10, Write: 30}
+	var eps []*endpoint
+	for _, name := range []string{"GET company", "floor: GET company", "list 100 companies", "search companies", "create company", "webhook → run completed", "webhook → run accepted"} {
+		eps = append(eps, &endpoint{Name: name, Function: "companies", Floor: strings.HasPrefix(name, "floor"), Raw: "an operation", Usage: u, Service: l, Bare: l})
+	}
+	r := report{Date: time.Now(), GoVersion: "go", CPUs: 2, GOMAXPROCS: 2, Attack: time.Second, Workers: 4, Endpoints: eps,
+		Soak: l, SoakFor: time.Second, SoakRate: 10, Targets: targetFigures{PutWithIndexes: 8, PutBare: 2, Steady: apitest.Usage{Calls: 10, Reads: 25}, SteadySearches: 10}}
+	md := r.markdown()
+	for _, want := range []string{"## Load test", "## Targets of the second cost round", "| create company: write units | 18.2 | 5.0 |", "(10 searches): read units | not measured | 2.5 | ≤ 3 | met |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	if i := strings.Index(md, "%!"); i >= 0 {
+		t.Errorf("a format error in the report: %q", md[max(0, i-80):min(len(md), i+40)])
+	}
+}
