@@ -75,11 +75,12 @@ func withActor(ctx context.Context, item map[string]types.AttributeValue) map[st
 	return out
 }
 
-// withActors are the SDK operations of ops, every put carrying ctx's actor.
+// withActors are the SDK operations of ops, every put but a plain one
+// carrying ctx's actor.
 func withActors(ctx context.Context, ops []Op) []types.TransactWriteItem {
 	out := writes(ops)
 	for i, w := range out {
-		if w.Put != nil {
+		if w.Put != nil && !ops[i].plain {
 			p := *w.Put
 			p.Item = withActor(ctx, p.Item)
 			out[i].Put = &p

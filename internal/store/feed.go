@@ -70,7 +70,13 @@ func (s *Store) changeOp(org, typ, id string, deleted bool, version int64) (Op, 
 	if deleted {
 		strs[attrChangeDeleted] = "1"
 	}
-	op, err := s.CreateExpiringOp(Item{PK: k.PK, SK: k.SK, Type: TypeChange, Version: max(version, 1), Strings: strs}, at.Add(FeedRetention))
+	// Unconditional: the key (the time in nanoseconds, the id, the
+	// version) is the write's own, so a put sent again writes the same
+	// entry; plain: no actor, time or token to read again at every search.
+	it := Item{PK: k.PK, SK: k.SK, Type: TypeChange, Version: max(version, 1), Strings: strs,
+		Numbers: withExpiry(nil, at.Add(FeedRetention))}
+	op, err := s.putOp(it, "", nil, nil)
+	op.plain = true
 	if !deleted {
 		op.ahead = at
 	}

@@ -133,6 +133,16 @@ func TestAFeedEntryNamesItsRecordWithoutCopyingIt(t *testing.T) {
 	if d, ok := out.Items[0][store.AttrDoc].(*types.AttributeValueMemberS); ok && d.Value != "null" {
 		t.Errorf("the entry holds a doc: %.80s", d.Value)
 	}
+	// Nor the actor, the time or a write token: every search reads the
+	// window's entries again.
+	for _, a := range []string{store.AttrActor, store.AttrWrittenAt, store.AttrWriteToken} {
+		if _, ok := out.Items[0][a]; ok {
+			t.Errorf("the entry holds %s", a)
+		}
+	}
+	if size := itemSize(out.Items[0]); size > 200 {
+		t.Errorf("the entry is %d bytes, want at most 200", size)
+	}
 }
 
 func TestACollectionWithoutAFeedWritesNoEntries(t *testing.T) {
@@ -311,4 +321,22 @@ func TestUpdateHeldWritesWithoutReadingUnlessTheRecordChanged(t *testing.T) {
 	if ops, _ := log.take(); strings.Join(ops, ",") != "GetItem,PutItem" {
 		t.Errorf("an update of a record held without its version sent %v, want GetItem,PutItem", ops)
 	}
+}
+
+// itemSize is an item's size as DynamoDB bills it, near enough: the UTF-8
+// lengths of its attribute names and string or number values.
+func itemSize(item map[string]types.AttributeValue) int {
+	n := 0
+	for k, v := range item {
+		n += len(k)
+		switch v := v.(type) {
+		case *types.AttributeValueMemberS:
+			n += len(v.Value)
+		case *types.AttributeValueMemberN:
+			n += len(v.Value)
+		default:
+			n += 8
+		}
+	}
+	return n
 }

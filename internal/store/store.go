@@ -297,6 +297,11 @@ type Op struct {
 	// entry is written ahead of it rather than in a transaction (see
 	// Transact).
 	ahead time.Time
+	// plain is set on a put written as it is: not stamped with the actor
+	// and the time (withActors) nor tagged with a write token (put). A
+	// change feed entry is plain: nothing reads those from it, and every
+	// search reads its entries again for FeedWindow.
+	plain bool
 }
 
 // writes are the SDK operations of ops.
@@ -463,8 +468,9 @@ func aheadOf(ops []Op) (entry, write Op, ok bool) {
 func (s *Store) writeAhead(ctx context.Context, onConditionFailed error, entry, write Op) error {
 	ctx, cancel := context.WithDeadline(ctx, entry.ahead.Add(MaxCallTimeout))
 	defer cancel()
-	if err := s.put(ctx, entry.w.Put); err != nil {
-		return writeErr(err, apperr.ConcurrentWrite("the change feed entry of this write exists already; try again"))
+	p := entry.w.Put
+	if _, err := s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: p.TableName, Item: p.Item}); err != nil {
+		return writeErr(err, apperr.ConcurrentWrite("the change feed entry of this write could not be written; try again"))
 	}
 	return s.single(ctx, onConditionFailed, write.w)
 }

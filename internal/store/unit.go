@@ -65,7 +65,7 @@ func withActorOps(ctx context.Context, ops []Op) []Op {
 	ws := withActors(ctx, ops)
 	out := make([]Op, len(ws))
 	for i, w := range ws {
-		out[i] = Op{w: w, ahead: ops[i].ahead}
+		out[i] = Op{w: w, ahead: ops[i].ahead, plain: ops[i].plain}
 	}
 	return out
 }
