@@ -12,7 +12,7 @@ import (
 // client's to change (TitleDef).
 var Def = &resource.Def{
 	Name: "workflow-runs", Singular: "workflow run", Type: store.TypeRun, IDPrefix: "run", Function: fn.Workflows, MCP: true,
-	Doc: "A run of a workflow: queued, then running, then completed or failed, once. Started with " +
+	Doc: "A run of a workflow: queued, then completed or failed, once (running meanwhile when it executes for more than a second). Started with " +
 		"`POST /v1/workflows/{id}/runs`, by a webhook to the workflow's trigger, or as the retry of a failed run.",
 	NoUpdatedAt: true,
 	Fields: []resource.Field{
@@ -32,7 +32,7 @@ var Def = &resource.Def{
 		{Name: "retriedBy", Kind: resource.String, ReadOnly: true, Doc: "the id of the retry of this run (a run is retried once)"},
 		{Name: "startedBy", Kind: resource.Enum, Values: []string{StartedByAPI, StartedByWebhook, StartedByRetry, StartedByUnknown}, ReadOnly: true, Always: true,
 			Doc: "what started the run (`unknown` for a stored run that cannot be read)"},
-		{Name: "startedAt", Kind: resource.DateTime, ReadOnly: true, Doc: "when the run started running"},
+		{Name: "startedAt", Kind: resource.DateTime, ReadOnly: true, Doc: "when the run began executing (set with its outcome for a run that finishes within a second)"},
 		{Name: "completedAt", Kind: resource.DateTime, ReadOnly: true, Doc: "when the run completed or failed"},
 	},
 }
