@@ -506,6 +506,17 @@ func Env(s Spec, f routes.Function) (map[string]*yaml.Node, error) {
 	return out, nil
 }
 
+// codeURINote says what `sam build` makes of a function's CodeUri: the
+// Makefile's build target, and for a function with Pages the
+// documentation pages it copies beside the bootstrap.
+func codeURINote(f routes.Function) string {
+	n := "The repository root: `sam build` runs the Makefile's build-" + LogicalID(f.Name) + " (BuildMethod makefile)"
+	if f.Pages {
+		n += ", which also copies the documentation pages (docs/*.md) into " + routes.PagesDir + "/ beside the bootstrap: the function reads them there (routes.Function.Pages)"
+	}
+	return n + "."
+}
+
 func function(s Spec, f routes.Function) (*yaml.Node, error) {
 	size, err := sizing.Of(f)
 	if err != nil {
@@ -689,7 +700,7 @@ func function(s Spec, f routes.Function) (*yaml.Node, error) {
 
 	props := []kv{
 		field("Description", f.Describe(s.Routes)),
-		note("The repository root: `sam build` runs the Makefile's build-"+LogicalID(f.Name)+" (BuildMethod makefile).", "CodeUri", "../"),
+		note(codeURINote(f), "CodeUri", "../"),
 		field("Handler", "bootstrap"),
 		field("Runtime", "provided.al2023"),
 		field("Architectures", flow("arm64")),

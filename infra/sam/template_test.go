@@ -1407,3 +1407,28 @@ func TestAFunctionThatCreatedJobsWouldBeCaught(t *testing.T) {
 		t.Errorf("problems of the template generated with catalog creating jobs: %q", p)
 	}
 }
+
+// A function that ships the documentation pages beside its bootstrap says
+// so where its code comes from (the build target copies them: targets_test),
+// and the template follows the function table: a function's Pages changed
+// there makes the committed template stale.
+func TestTheTemplateSaysWhichFunctionsShipTheDocumentationPagesBesideTheirBootstrap(t *testing.T) {
+	text := string(readFile(t, TemplatePath))
+	for _, f := range routes.Deployed(false) {
+		block := text[strings.Index(text, "\n  "+LogicalID(f.Name)+":\n"):]
+		block = block[:strings.Index(block, "CodeUri:")]
+		if says := strings.Contains(block, "copies the documentation pages (docs/*.md) into "+routes.PagesDir+"/"); says != f.Pages {
+			t.Errorf("%s: the template says it ships the documentation pages: %v, want %v (routes.Function.Pages)", LogicalID(f.Name), says, f.Pages)
+		}
+	}
+	s := DefaultSpec()
+	s.Functions = slices.Clone(s.Functions)
+	i := slices.IndexFunc(s.Functions, func(f routes.Function) bool { return f.Pages })
+	if i < 0 {
+		t.Fatal("no function ships the documentation pages; the MCP function offers them as resources")
+	}
+	s.Functions[i].Pages = false
+	if stale, err := staleFiles(root(t), s); err != nil || !slices.Contains(stale, TemplatePath) {
+		t.Errorf("with %s's pages left out of the function table, staleFiles = %v, %v; want %s", s.Functions[i].Name, stale, err, TemplatePath)
+	}
+}
