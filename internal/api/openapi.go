@@ -273,12 +273,12 @@ func searchSchema(s *search.Schema) openapi.Schema {
 	return openapi.Schema{"type": "object", "additionalProperties": false,
 		"description": "a search of " + s.Resource + ": text, filters (fields: " + fieldList(s) + "), sort",
 		"properties": openapi.Schema{
-			"text":     openapi.Schema{"type": "string", "maxLength": search.MaxTextLength, "description": "words matched in the text fields"},
-			"filters":  openapi.Schema{"type": "object", "additionalProperties": false, "properties": openapi.Schema{"and": group, "or": group}},
-			"sort":     openapi.Schema{"type": "array", "maxItems": search.MaxSortKeys, "items": openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"field"}, "properties": openapi.Schema{"field": openapi.Schema{"type": "string", "enum": sortable}, "direction": openapi.Schema{"type": "string", "enum": []any{"asc", "desc"}}}}},
-			"hybrid":   openapi.Schema{"type": "boolean", "description": "rank by text relevance and recency together"},
-			"fuzzy":    openapi.Schema{"type": "boolean", "description": "let words match with small typos"},
-			"fullText": openapi.Schema{"type": "boolean", "description": "match text in every text field, not only the weighted ones"},
+			"text":     openapi.Schema{"type": "string", "maxLength": search.MaxTextLength, "description": search.Meaning("text")},
+			"filters":  openapi.Schema{"type": "object", "additionalProperties": false, "description": search.Meaning("filters"), "properties": openapi.Schema{"and": group, "or": group}},
+			"sort":     openapi.Schema{"type": "array", "description": search.Meaning("sort"), "maxItems": search.MaxSortKeys, "items": openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"field"}, "properties": openapi.Schema{"field": openapi.Schema{"type": "string", "enum": sortable}, "direction": openapi.Schema{"type": "string", "enum": []any{"asc", "desc"}}}}},
+			"hybrid":   openapi.Schema{"type": "boolean", "description": search.Meaning("hybrid")},
+			"fuzzy":    openapi.Schema{"type": "boolean", "description": search.Meaning("fuzzy")},
+			"fullText": openapi.Schema{"type": "boolean", "description": search.Meaning("fullText")},
 		}}
 }
 

@@ -372,6 +372,7 @@ func run(ctx context.Context, dir, name string, args ...string) error {
 const (
 	toolsOpen, toolsClose   = "<!-- tools -->\n", "<!-- /tools -->"
 	fieldsOpen, fieldsClose = "<!-- fields -->\n", "<!-- /fields -->"
+	bodyOpen, bodyClose     = "<!-- body -->\n", "<!-- /body -->"
 )
 
 // MCPDoc is docs/mcp.md (page, as committed) with its tool table, between
@@ -398,9 +399,15 @@ func MCPDoc(page, doc []byte) ([]byte, error) {
 	return splice(MCPDocPath, page, toolsOpen, toolsClose, b.String())
 }
 
-// SearchDoc is docs/search.md (page, as committed) with the field tables of
-// every searchable declaration between <!-- fields --> and <!-- /fields -->.
+// SearchDoc is docs/search.md (page, as committed) with the table of the
+// search body's members (search.Members) between <!-- body --> and
+// <!-- /body -->, and the field tables of every searchable declaration
+// between <!-- fields --> and <!-- /fields -->.
 func SearchDoc(page []byte) ([]byte, error) {
+	page, err := splice(SearchPath, page, bodyOpen, bodyClose, search.BodyMarkdown())
+	if err != nil {
+		return nil, err
+	}
 	return splice(SearchPath, page, fieldsOpen, fieldsClose, strings.TrimPrefix(search.Markdown(searchable()), "\n"))
 }
 
