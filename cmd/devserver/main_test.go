@@ -16,6 +16,8 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/localdev/localdevtest"
+	"github.com/sourcebase/sourcebase/internal/openapi"
+	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
@@ -155,7 +157,8 @@ func TestTheDocsPageShowsTheReferenceInARealBrowser(t *testing.T) {
 
 	browse, cancelBrowse := context.WithTimeout(ctx, testenv.Scaled(2*time.Minute))
 	defer cancelBrowse()
-	cmd := exec.CommandContext(browse, "node", "testdata/docs-page.mjs", base, chromium, t.TempDir())
+	deepLink := "tag/deals/operation/" + openapi.OperationID("GET", "/v1/deals/{id}")
+	cmd := exec.CommandContext(browse, "node", "testdata/docs-page.mjs", base, chromium, t.TempDir(), deepLink)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -165,8 +168,13 @@ func TestTheDocsPageShowsTheReferenceInARealBrowser(t *testing.T) {
 	var seen struct {
 		Title     string
 		Text      string
+		Menu      string
 		OffOrigin []string
 		Errors    []string
+		Deep      struct {
+			Found       bool
+			Top, Height float64
+		}
 	}
 	if err := json.Unmarshal(out, &seen); err != nil {
 		t.Fatalf("browser output: %v\n%.500s", err, out)
@@ -179,6 +187,26 @@ func TestTheDocsPageShowsTheReferenceInARealBrowser(t *testing.T) {
 	}
 	if seen.Title != "Sourcebase API reference" {
 		t.Errorf("title %q", seen.Title)
+	}
+	// The side menu lists the topics' sections, then their titles, in
+	// order: what a user looks for, not the functions serving it.
+	at := 0
+	for _, tp := range routes.Topics {
+		i := strings.Index(seen.Menu[at:], tp.Title)
+		if i < 0 {
+			t.Errorf("the menu does not list %q after what precedes it:\n%.3000s", tp.Title, seen.Menu)
+			break
+		}
+		at += i
+	}
+	for _, tp := range routes.Topics {
+		if !strings.Contains(seen.Menu, strings.ToUpper(tp.Section)) && !strings.Contains(seen.Menu, tp.Section) {
+			t.Errorf("the menu has no section %q", tp.Section)
+		}
+	}
+	// A deep link opens the page at its operation.
+	if !seen.Deep.Found || seen.Deep.Top < -2 || seen.Deep.Top > seen.Deep.Height/2 {
+		t.Errorf("the deep link #%s: found %v, its operation %v px from the top of a %v px window", deepLink, seen.Deep.Found, seen.Deep.Top, seen.Deep.Height)
 	}
 	text := seen.Text
 	for _, want := range []string{"Sourcebase API", "1.0.0", "x-service-client-id", "x-service-api-key", "canonicalName",

@@ -94,14 +94,14 @@ func New(d Deps) *API { return &API{d: d} }
 // OpenAPI document, public and fixed.
 func serviceOperations() []Operation {
 	return []Operation{
-		declare(fn.Keys, http.MethodGet, routes.HealthPath, (*API).health).answers(routes.AnswerFixed).doc(func(op *openapi.Operation) {
+		declare(fn.Keys, http.MethodGet, routes.HealthPath, (*API).health).topic("service").answers(routes.AnswerFixed).doc(func(op *openapi.Operation) {
 			op.Summary, op.Raw = "Check the service's health", true
 			op.Description = "200 when the table answers within 2 seconds, else 503."
 			op.Data = openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"status"},
 				"properties": openapi.Schema{"status": openapi.Schema{"type": "string", "enum": []any{"ok"}}}}
 			op.Errors = []int{503}
 		}),
-		declare(fn.Keys, http.MethodGet, routes.OpenAPIPath, (*API).serveOpenAPI).answers(routes.AnswerFixed).doc(func(op *openapi.Operation) {
+		declare(fn.Keys, http.MethodGet, routes.OpenAPIPath, (*API).serveOpenAPI).topic("service").answers(routes.AnswerFixed).doc(func(op *openapi.Operation) {
 			op.Summary, op.Raw = "Get this OpenAPI document", true
 			op.Description = "The one `/v1` route without credentials."
 			op.Data = openapi.Schema{"type": "object", "additionalProperties": true}

@@ -16,14 +16,14 @@ import (
 // dataOperations are metric series: writing points, reading a series.
 func dataOperations() []Operation {
 	return []Operation{
-		declare(fn.Data, http.MethodPost, "/v1/data/metric-points", (*API).writeMetricPoints).answers(routes.AnswerWritten).doc(func(op *openapi.Operation) {
+		declare(fn.Data, http.MethodPost, "/v1/data/metric-points", (*API).writeMetricPoints).topic("metrics").answers(routes.AnswerWritten).doc(func(op *openapi.Operation) {
 			op.Summary, op.Status = "Write metric points", http.StatusCreated
 			op.Description = "Up to " + itoa(metrics.MaxBatch) + " candidate points in one write; see docs/metrics.md."
 			op.Body = openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"points"},
 				"properties": openapi.Schema{"points": openapi.Schema{"type": "array", "minItems": 1, "maxItems": metrics.MaxBatch, "items": openapi.Ref("MetricPointInput")}}}
 			op.Data, op.Errors = arrayOf("StoredMetricPoint"), []int{404}
 		}),
-		declare(fn.Data, http.MethodPost, "/v1/data/metric-series", (*API).readMetricSeries).readOnly().answers(routes.AnswerMeasured).
+		declare(fn.Data, http.MethodPost, "/v1/data/metric-series", (*API).readMetricSeries).topic("metrics").readOnly().answers(routes.AnswerMeasured).
 			tool("read_metric_series", "Read a metric series of a record (resource companies:<id>, key metric:<name>) over a period, "+
 				"bucketed by granularity and picked by a policy (latest, highest_confidence, all).").
 			doc(func(op *openapi.Operation) {

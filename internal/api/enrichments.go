@@ -21,14 +21,14 @@ const enrichmentPath = "/v1/enrichments/resources/{resourceType}/{resourceId}"
 // delete.
 func enrichmentOperations() []Operation {
 	return []Operation{
-		declare(fn.Data, http.MethodPost, enrichmentPath, (*API).addEnrichments).answers(routes.AnswerWritten).doc(func(op *openapi.Operation) {
+		declare(fn.Data, http.MethodPost, enrichmentPath, (*API).addEnrichments).topic("enrichment").answers(routes.AnswerWritten).doc(func(op *openapi.Operation) {
 			op.Summary, op.Status = "Add candidate values of a record's attributes", http.StatusCreated
 			op.Description = "A batch of candidates, reconciled with the others at once; see docs/enrichment.md."
 			op.Body = openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"values"},
 				"properties": openapi.Schema{"values": openapi.Schema{"type": "array", "minItems": 1, "maxItems": enrichment.MaxBatch, "items": openapi.Ref("EnrichmentValueInput")}}}
 			op.Data = arrayOf("EnrichmentValue")
 		}),
-		declare(fn.Data, http.MethodGet, enrichmentPath, (*API).listEnrichments).answers(routes.AnswerPaged).
+		declare(fn.Data, http.MethodGet, enrichmentPath, (*API).listEnrichments).topic("enrichment").answers(routes.AnswerPaged).
 			tool("get_enrichment_candidates", "List the candidate values of a record's enrichable attributes (resourceType companies), "+
 				"by property and rank, with source, confidence and pin; follow nextCursor with cursor. The record's own attributes hold the winners.").
 			doc(func(op *openapi.Operation) {
@@ -38,14 +38,14 @@ func enrichmentOperations() []Operation {
 					"page's `cursor` and `Link` its URL."
 				op.Query, op.Paged = enrichmentListQuery(), true
 			}),
-		declare(fn.Data, http.MethodPatch, enrichmentPath+"/{valueId}", (*API).pinEnrichment).answers(routes.AnswerRecord).doc(func(op *openapi.Operation) {
+		declare(fn.Data, http.MethodPatch, enrichmentPath+"/{valueId}", (*API).pinEnrichment).topic("enrichment").answers(routes.AnswerRecord).doc(func(op *openapi.Operation) {
 			op.Summary, op.Preconditioned = "Pin or unpin a candidate value", false
 			op.Description = "A pinned candidate wins its attribute (the most recently pinned first); the record is reconciled at once."
 			op.Body = openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"pinned"},
 				"properties": openapi.Schema{"pinned": openapi.Schema{"type": "boolean"}}}
 			op.Data = openapi.Ref("EnrichmentValue")
 		}),
-		declare(fn.Data, http.MethodDelete, enrichmentPath+"/{valueId}", (*API).deleteEnrichment).doc(func(op *openapi.Operation) {
+		declare(fn.Data, http.MethodDelete, enrichmentPath+"/{valueId}", (*API).deleteEnrichment).topic("enrichment").doc(func(op *openapi.Operation) {
 			op.Summary, op.Preconditioned = "Delete a candidate value", false
 			op.Description = "Deletes the candidate (204); the attribute is reconciled from the others, or cleared when none is left."
 		}),

@@ -69,7 +69,7 @@ func eventOperations() []Operation {
 	endpoint := func(op *openapi.Operation) { op.Data = openapi.Ref("WebhookEndpoint") }
 	created := func(op *openapi.Operation) { op.Data = openapi.Ref("WebhookEndpointWithSecret") }
 	return []Operation{
-		declare(fn.Hooks, http.MethodGet, "/v1/events", (*API).listEvents).answers(routes.AnswerPaged).
+		declare(fn.Hooks, http.MethodGet, "/v1/events", (*API).listEvents).topic("events").answers(routes.AnswerPaged).
 			tool("list_events", "Read the change history: who changed which record, when, from what to what. Filter by resourceType, resourceId, type (event type), actor, since and until.").
 			doc(func(op *openapi.Operation) {
 				op.Summary = "List the change history"
@@ -79,11 +79,11 @@ func eventOperations() []Operation {
 					"table's stream). Filters combine; see docs/events.md for every event type and its payload."
 				op.Query, op.Data, op.Paged = eventQuery(), arrayOf("Event"), true
 			}),
-		declare(fn.Hooks, http.MethodGet, "/v1/events/{id}", (*API).getEvent).answers(routes.AnswerRecord).doc(func(op *openapi.Operation) {
+		declare(fn.Hooks, http.MethodGet, "/v1/events/{id}", (*API).getEvent).topic("events").answers(routes.AnswerRecord).doc(func(op *openapi.Operation) {
 			op.Summary, op.Data = "Get one event", openapi.Ref("Event")
 			op.Description = "An event of the change history by its id (`evt_…`, the `id` of a webhook's payload)."
 		}),
-		declare(fn.Hooks, http.MethodPost, base, (*API).createEndpoint).admin(ManagingWebhookEndpoints).answers(routes.AnswerWritten).doc(func(op *openapi.Operation) {
+		declare(fn.Hooks, http.MethodPost, base, (*API).createEndpoint).topic("webhook-endpoints").admin(ManagingWebhookEndpoints).answers(routes.AnswerWritten).doc(func(op *openapi.Operation) {
 			op.Summary, op.Status = "Create a webhook endpoint", http.StatusCreated
 			op.Description = "Admin keys only. Events of the `eventTypes` it names (default `[\"*\"]`; `company.*` names a resource's events) are " +
 				"POSTed to `url`, signed per Standard Webhooks with the `secret` this answer shows once. The url must be http(s) and resolve to " +
@@ -91,25 +91,25 @@ func eventOperations() []Operation {
 			op.Body, op.Errors = endpointInput(true), []int{403, 409}
 			created(op)
 		}),
-		declare(fn.Hooks, http.MethodGet, base, (*API).listEndpoints).admin(ManagingWebhookEndpoints).answers(routes.AnswerPaged).doc(func(op *openapi.Operation) {
+		declare(fn.Hooks, http.MethodGet, base, (*API).listEndpoints).topic("webhook-endpoints").admin(ManagingWebhookEndpoints).answers(routes.AnswerPaged).doc(func(op *openapi.Operation) {
 			op.Summary, op.Description = "List the webhook endpoints", "Admin keys only. Secrets are never shown."
 			op.Query, op.Data, op.Paged, op.Errors = pageOnlyQuery(), arrayOf("WebhookEndpoint"), true, []int{403}
 		}),
-		declare(fn.Hooks, http.MethodGet, item, (*API).getEndpoint).admin(ManagingWebhookEndpoints).answers(routes.AnswerRecord).doc(func(op *openapi.Operation) {
+		declare(fn.Hooks, http.MethodGet, item, (*API).getEndpoint).topic("webhook-endpoints").admin(ManagingWebhookEndpoints).answers(routes.AnswerRecord).doc(func(op *openapi.Operation) {
 			op.Summary, op.Description, op.Errors = "Get a webhook endpoint", "Admin keys only.", []int{403}
 			endpoint(op)
 		}),
-		declare(fn.Hooks, http.MethodPatch, item, (*API).updateEndpoint).admin(ManagingWebhookEndpoints).answers(routes.AnswerWritten).doc(func(op *openapi.Operation) {
+		declare(fn.Hooks, http.MethodPatch, item, (*API).updateEndpoint).topic("webhook-endpoints").admin(ManagingWebhookEndpoints).answers(routes.AnswerWritten).doc(func(op *openapi.Operation) {
 			op.Summary, op.Errors = "Update a webhook endpoint", []int{403}
 			op.Description = "Admin keys only. Change `url`, `description`, `eventTypes` or `enabled`; enabling clears `disabledReason` and `failingSince`."
 			op.Body = endpointInput(false)
 			endpoint(op)
 		}),
-		declare(fn.Hooks, http.MethodDelete, item, (*API).deleteEndpoint).admin(ManagingWebhookEndpoints).doc(func(op *openapi.Operation) {
+		declare(fn.Hooks, http.MethodDelete, item, (*API).deleteEndpoint).topic("webhook-endpoints").admin(ManagingWebhookEndpoints).doc(func(op *openapi.Operation) {
 			op.Summary, op.Errors = "Delete a webhook endpoint", []int{403}
 			op.Description = "Admin keys only. Its pending deliveries are dropped."
 		}),
-		declare(fn.Hooks, http.MethodPost, item+"/secret/rotate", (*API).rotateEndpointSecret).admin(ManagingWebhookEndpoints).answers(routes.AnswerWritten).doc(func(op *openapi.Operation) {
+		declare(fn.Hooks, http.MethodPost, item+"/secret/rotate", (*API).rotateEndpointSecret).topic("webhook-endpoints").admin(ManagingWebhookEndpoints).answers(routes.AnswerWritten).doc(func(op *openapi.Operation) {
 			op.Summary, op.Errors = "Rotate a webhook endpoint's signing secret", []int{403}
 			op.Description = "Admin keys only. Answers the new `secret`, shown this once. The previous secret keeps signing beside it for " +
 				"`overlapSeconds` (default 86400, at most 604800): each delivery meanwhile carries both signatures in `webhook-signature`."
@@ -117,13 +117,13 @@ func eventOperations() []Operation {
 				"overlapSeconds": openapi.Schema{"type": "integer", "minimum": 0, "maximum": int(endpoints.MaxOverlap / time.Second)}}}, true
 			created(op)
 		}),
-		declare(fn.Hooks, http.MethodPost, item+"/test", (*API).testEndpoint).admin(ManagingWebhookEndpoints).answers(routes.AnswerRecord).doc(func(op *openapi.Operation) {
+		declare(fn.Hooks, http.MethodPost, item+"/test", (*API).testEndpoint).topic("webhook-endpoints").admin(ManagingWebhookEndpoints).answers(routes.AnswerRecord).doc(func(op *openapi.Operation) {
 			op.Summary, op.Errors = "Send a test event to a webhook endpoint", []int{403}
 			op.Description = "Admin keys only. POSTs a signed `" + endpoints.TestType + "` event to the endpoint now (enabled or not) and answers " +
 				"the delivery with its one attempt (`status` succeeded or failed, the endpoint's HTTP status, latency and answer excerpt). Not retried."
 			op.Data = openapi.Ref("WebhookDelivery")
 		}),
-		declare(fn.Hooks, http.MethodGet, item+"/deliveries", (*API).listDeliveries).admin(ManagingWebhookEndpoints).answers(routes.AnswerPaged).doc(func(op *openapi.Operation) {
+		declare(fn.Hooks, http.MethodGet, item+"/deliveries", (*API).listDeliveries).topic("webhook-endpoints").admin(ManagingWebhookEndpoints).answers(routes.AnswerPaged).doc(func(op *openapi.Operation) {
 			op.Summary, op.Errors = "List a webhook endpoint's deliveries", []int{403}
 			op.Description = "Admin keys only. Newest first, each with its attempts (time, HTTP status, latency, the first KiB of the answer). " +
 				"Kept 30 days."
@@ -131,7 +131,7 @@ func eventOperations() []Operation {
 				Schema: openapi.Schema{"type": "string", "enum": []any{endpoints.Pending, endpoints.Succeeded, endpoints.Failed}}})
 			op.Data, op.Paged = arrayOf("WebhookDelivery"), true
 		}),
-		declare(fn.Hooks, http.MethodPost, item+"/deliveries/{deliveryId}/retry", (*API).retryDelivery).admin(ManagingWebhookEndpoints).answers(routes.AnswerRecord).doc(func(op *openapi.Operation) {
+		declare(fn.Hooks, http.MethodPost, item+"/deliveries/{deliveryId}/retry", (*API).retryDelivery).topic("webhook-endpoints").admin(ManagingWebhookEndpoints).answers(routes.AnswerRecord).doc(func(op *openapi.Operation) {
 			op.Summary, op.Status, op.Errors = "Retry a delivery", http.StatusAccepted, []int{403}
 			op.Description = "Admin keys only. Queues the delivery again, whatever its status, with the same `webhook-id` and payload: " +
 				"one more attempt, made at once."

@@ -117,7 +117,7 @@ func (a *API) exportView(ctx context.Context, org string, j *jobs.Job) (*ExportJ
 func jobOperations() []Operation {
 	imp, exp := openapi.Ref("ImportJob"), openapi.Ref("ExportJob")
 	return []Operation{
-		declare(fn.Data, http.MethodPost, "/v1/imports", (*API).createImport).answers(routes.AnswerRecord).
+		declare(fn.Data, http.MethodPost, "/v1/imports", (*API).createImport).topic("imports").answers(routes.AnswerRecord).
 			tool("create_import", "Create an import of a CSV or NDJSON file into a resource's records (mode create, upsert by a unique field, or update; dryRun validates only). "+
 				"Answers uploadUrl: PUT the file there, then read the import (get_import) for its progress.").
 			doc(func(op *openapi.Operation) {
@@ -127,19 +127,19 @@ func jobOperations() []Operation {
 					"with progress and the failed rows' errors in `GET /v1/imports/{id}`. See docs/bulk.md for the mapping and type rules."
 				op.Body = importBody()
 			}),
-		declare(fn.Data, http.MethodGet, "/v1/imports", (*API).listImports).answers(routes.AnswerPaged).doc(func(op *openapi.Operation) {
+		declare(fn.Data, http.MethodGet, "/v1/imports", (*API).listImports).topic("imports").answers(routes.AnswerPaged).doc(func(op *openapi.Operation) {
 			op.Summary, op.Data, op.Paged = "List imports", arrayOf("ImportJob"), true
 			op.Description = "The organization's imports, newest first."
 			op.Query = pageOnlyQuery()
 		}),
-		declare(fn.Data, http.MethodGet, "/v1/imports/{id}", (*API).getImport).answers(routes.AnswerRecord).
+		declare(fn.Data, http.MethodGet, "/v1/imports/{id}", (*API).getImport).topic("imports").answers(routes.AnswerRecord).
 			tool("get_import", "Read an import: its status (awaitingUpload, queued, running, completed, failed), its counts (total, processed, created, updated, failed) and errorsUrl.").
 			doc(func(op *openapi.Operation) {
 				op.Summary, op.Data, op.ETag = "Get an import", imp, true
 				op.Description = "An import with its progress: `total` rows (once it started), `processed`, `created`, `updated`, `failed`; " +
 					"`errorsUrl`, once completed with failed rows, is a CSV of them (row number, error, the row's cells)."
 			}),
-		declare(fn.Data, http.MethodPost, "/v1/exports", (*API).createExport).answers(routes.AnswerRecord).
+		declare(fn.Data, http.MethodPost, "/v1/exports", (*API).createExport).topic("exports").answers(routes.AnswerRecord).
 			tool("create_export", "Export a resource's records to a CSV or NDJSON file (filter by field values, choose fields); read the export (get_export) for its downloadUrl.").
 			doc(func(op *openapi.Operation) {
 				op.Summary, op.Status, op.Data, op.ETag = "Create an export", http.StatusCreated, exp, true
@@ -147,12 +147,12 @@ func jobOperations() []Operation {
 					"answers its `downloadUrl` once completed. CSV flattens nested fields as docs/bulk.md says."
 				op.Body = exportBody()
 			}),
-		declare(fn.Data, http.MethodGet, "/v1/exports", (*API).listExports).answers(routes.AnswerPaged).doc(func(op *openapi.Operation) {
+		declare(fn.Data, http.MethodGet, "/v1/exports", (*API).listExports).topic("exports").answers(routes.AnswerPaged).doc(func(op *openapi.Operation) {
 			op.Summary, op.Data, op.Paged = "List exports", arrayOf("ExportJob"), true
 			op.Description = "The organization's exports, newest first."
 			op.Query = pageOnlyQuery()
 		}),
-		declare(fn.Data, http.MethodGet, "/v1/exports/{id}", (*API).getExport).answers(routes.AnswerRecord).
+		declare(fn.Data, http.MethodGet, "/v1/exports/{id}", (*API).getExport).topic("exports").answers(routes.AnswerRecord).
 			tool("get_export", "Read an export: its status and, once completed, rows and downloadUrl.").
 			doc(func(op *openapi.Operation) {
 				op.Summary, op.Data, op.ETag = "Get an export", exp, true
@@ -298,9 +298,8 @@ func exportBody() openapi.Schema {
 	return openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"resource"}, "properties": openapi.Schema{
 		"resource": openapi.Schema{"type": "string", "enum": jobResources(), "description": "the resource to export"},
 		"format":   openapi.Schema{"type": "string", "enum": []any{string(bulk.CSV), string(bulk.NDJSON)}, "default": string(bulk.CSV)},
-		"filter": openapi.Schema{"type": "object", "description": "only records whose field equals the value (text: without regard to case), or one of the " +
-			"list's values (up to " + itoa(jobs.MaxFilterValues) + "); every field must match; fields holding one value only",
-			"additionalProperties": openapi.Schema{"description": "a string, number, boolean or null, or a list of them"}},
+		"filter": exportFilter("only records whose field equals the value (text: without regard to case), or one of the " +
+			"list's values (up to " + itoa(jobs.MaxFilterValues) + "); every field must match; fields holding one value only"),
 		"fields": openapi.Schema{"type": "array", "maxItems": 200, "items": openapi.Schema{"type": "string"},
 			"description": "the fields to export (`id` always); all when absent"},
 	}}

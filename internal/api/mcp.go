@@ -30,7 +30,7 @@ const MaxMCPBatch = 10
 // count against the key one by one (it authenticates and counts them
 // itself), each answering within its share of the budget.
 func mcpOperations() []Operation {
-	return []Operation{declare(fn.MCP, http.MethodPost, routes.MCPPath, (*API).serveMCP).
+	return []Operation{declare(fn.MCP, http.MethodPost, routes.MCPPath, (*API).serveMCP).topic("mcp").
 		rate(routes.RateMessage).answers(routes.AnswerShared).doc(func(op *openapi.Operation) {
 		op.Summary, op.Public, op.Idempotent, op.Raw = "Model Context Protocol endpoint (streamable HTTP)", false, false, true
 		op.Description = "JSON-RPC messages of the Model Context Protocol (initialize, tools/list, tools/call, resources/list, " +

@@ -82,16 +82,20 @@ func buildOpenAPI() ([]byte, error) {
 			"Lists page with `limit`, `page` and the opaque `cursor` of `X-Next-Cursor`.",
 		URL:     "https://github.com/sourcebase/sourcebase",
 		License: "Proprietary", LicenseID: "LicenseRef-Proprietary",
-		Tags: groupDocs(),
+		Tags: tags(),
 	})
 }
 
-// groupDocs describes each group (the operations' tags) by its function.
-func groupDocs() map[string]string {
-	out := map[string]string{}
-	table := Routes()
-	for _, f := range routes.Functions {
-		out[f.Name] = f.Describe(table)
+// tags are the reference's groups (routes.Topics), a kind of record's
+// described by its declaration.
+func tags() []openapi.Tag {
+	out := make([]openapi.Tag, len(routes.Topics))
+	for i, t := range routes.Topics {
+		about := t.About
+		if d := kindDef(t.Name); about == "" && d != nil {
+			about = d.Doc
+		}
+		out[i] = openapi.Tag{Name: t.Name, Title: t.Title, Description: about, Section: t.Section}
 	}
 	return out
 }
@@ -207,7 +211,7 @@ func multiGetOperation(get Operation, d *resource.Def) openapi.Operation {
 // operation describes op: what its route and policies imply, then its
 // declared text and shapes.
 func operation(o Operation) openapi.Operation {
-	op := openapi.Operation{Method: o.Method, Path: o.Path, Function: o.Function, Status: http.StatusOK,
+	op := openapi.Operation{Method: o.Method, Path: o.Path, Function: o.Function, Tag: o.TopicName(), Status: http.StatusOK,
 		Idempotent:     o.Idempotent,
 		Preconditioned: o.Method == http.MethodPut || o.Method == http.MethodPatch || o.Method == http.MethodDelete,
 		Public:         !o.Authenticated()}
@@ -303,7 +307,7 @@ func predicateSchema() openapi.Schema {
 		"properties": openapi.Schema{
 			"field":    openapi.Schema{"type": "string"},
 			"operator": openapi.Schema{"type": "string", "enum": ops},
-			"value":    openapi.Schema{"description": "a value of the field's type; an array for `in` and `nin`, a boolean for `exists`"},
+			"value":    predicateValue("a value of the field's type; an array for `in` and `nin`, a boolean for `exists`"),
 			"and":      group,
 			"or":       group,
 		}}

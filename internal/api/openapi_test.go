@@ -3,6 +3,7 @@ package api_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"os"
 	"os/exec"
@@ -151,5 +152,60 @@ func TestTheOpenAPIDocumentPassesSpectralWithoutErrorsOrWarnings(t *testing.T) {
 		"--fail-severity", "warn", "--format", "text").CombinedOutput()
 	if err != nil {
 		t.Errorf("spectral lint docs/openapi.json: %v\n%s", err, out)
+	}
+}
+
+// The reference groups operations by what a user looks for (one tag per
+// kind of record or topic, routes.Topics), each tag with a title and a
+// description and listed under a section; the function serving an
+// operation is its x-function.
+func TestTheDocumentGroupsOperationsByTopicAndNamesTheirFunctionApart(t *testing.T) {
+	b, err := api.OpenAPI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Tags []struct {
+			Name, Description string
+			Title             string `json:"x-displayName"`
+		}
+		Groups []struct {
+			Name string
+			Tags []string
+		} `json:"x-tagGroups"`
+		Paths map[string]map[string]struct {
+			Tags     []string
+			Function string `json:"x-function"`
+		}
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	grouped := map[string]bool{}
+	for _, g := range doc.Groups {
+		for _, tag := range g.Tags {
+			grouped[tag] = true
+		}
+	}
+	for _, tag := range doc.Tags {
+		if tag.Description == "" || tag.Title == "" || !grouped[tag.Name] {
+			t.Errorf("tag %q: title %q, description %q, in a section: %v", tag.Name, tag.Title, tag.Description, grouped[tag.Name])
+		}
+	}
+	functions := map[string]bool{}
+	for _, r := range api.Routes() {
+		functions[r.Function] = true
+	}
+	want := map[string]string{"/v1/deals": "deals", "/v1/teams": "teams", "/v1/lists": "lists", "/v1/data/metric-series": "metrics",
+		"/v1/enrichments/resources/{resourceType}/{resourceId}": "enrichment", "/v1/companies/search": "companies", "/v1/workflow-runs/{id}": "workflow-runs"}
+	for path, item := range doc.Paths {
+		for method, op := range item {
+			if len(op.Tags) != 1 || !functions[op.Function] {
+				t.Errorf("%s %s: tags %v, x-function %q", method, path, op.Tags, op.Function)
+			}
+			if tag, ok := want[path]; ok && op.Tags[0] != tag {
+				t.Errorf("%s %s is listed under %v, not %q", method, path, op.Tags, tag)
+			}
+		}
 	}
 }

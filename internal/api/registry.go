@@ -67,6 +67,10 @@ func (o Operation) rate(r routes.Rate) Operation { o.Rate = r; return o }
 // of names the kind of record the operation serves.
 func (o Operation) of(resource string) Operation { o.Resource = resource; return o }
 
+// topic lists the operation in the reference under the topic name
+// (routes.Topics) rather than its resource's.
+func (o Operation) topic(name string) Operation { o.Topic = name; return o }
+
 // doc gives the operation its OpenAPI text and shapes.
 func (o Operation) doc(describe func(op *openapi.Operation)) Operation {
 	o.describe = describe

@@ -36,8 +36,11 @@ const CommaSeparated = "x-comma-separated"
 type Operation struct {
 	Method, Path string
 	Function     string // the function serving it (x-function)
-	Summary      string
-	Description  string
+	// Tag is the group of the reference it is listed under (one of
+	// Info.Tags).
+	Tag         string
+	Summary     string
+	Description string
 	// Public routes need no credentials (the health check, the document,
 	// the webhook, which has its own signature check).
 	Public bool
@@ -115,16 +118,27 @@ func Document(ops []Operation, schemas map[string]Schema, securitySchemes map[st
 			return nil, fmt.Errorf("openapi: %s %s declared twice", op.Method, op.Path)
 		}
 		item[m] = op.object()
-		tags[op.Function] = true
+		tags[op.Tag] = true
 	}
-	var tagList []any
-	names := make([]string, 0, len(tags))
+	var tagList, sections []any
+	section := map[string]int{}
+	for _, t := range info.Tags {
+		if !tags[t.Name] {
+			return nil, fmt.Errorf("openapi: tag %q has no operation", t.Name)
+		}
+		delete(tags, t.Name)
+		tagList = append(tagList, map[string]any{"name": t.Name, "x-displayName": t.Title, "description": t.Description})
+		i, ok := section[t.Section]
+		if !ok {
+			i = len(sections)
+			section[t.Section] = i
+			sections = append(sections, map[string]any{"name": t.Section, "tags": []any{}})
+		}
+		g := sections[i].(map[string]any)
+		g["tags"] = append(g["tags"].([]any), t.Name)
+	}
 	for t := range tags {
-		names = append(names, t)
-	}
-	slices.Sort(names)
-	for _, t := range names {
-		tagList = append(tagList, map[string]any{"name": t, "description": info.Tags[t]})
+		return nil, fmt.Errorf("openapi: an operation's tag %q is not one of the document's tags", t)
 	}
 	all := map[string]Schema{"Error": errorSchema, "ErrorCode": errorCodeSchema()}
 	for k, v := range schemas {
@@ -140,8 +154,9 @@ func Document(ops []Operation, schemas map[string]Schema, securitySchemes map[st
 		"servers": []any{map[string]any{"url": "{baseUrl}", "description": "the service's base URL",
 			"variables": map[string]any{"baseUrl": map[string]any{"default": "http://localhost:8080",
 				"description": "the dev server (make run), or the stack's ApiUrl output"}}}},
-		"tags":  tagList,
-		"paths": paths,
+		"tags":        tagList,
+		"x-tagGroups": sections,
+		"paths":       paths,
 		"components": map[string]any{
 			"schemas":         all,
 			"securitySchemes": securitySchemes,
@@ -169,7 +184,17 @@ func Document(ops []Operation, schemas map[string]Schema, securitySchemes map[st
 type Info struct {
 	Title, Description, URL string
 	License, LicenseID      string
-	Tags                    map[string]string // a description per group
+	// Tags are the groups of operations, in the order the reference
+	// lists them; every operation's Tag is one, and each has an
+	// operation.
+	Tags []Tag
+}
+
+// Tag is a group of operations: Name is the tag (and the deep link's
+// part), Title its displayed name (x-displayName), Section the heading it
+// is listed under (x-tagGroups, in order of first use).
+type Tag struct {
+	Name, Title, Description, Section string
 }
 
 var errorSchema = Schema{
@@ -329,7 +354,8 @@ func (op Operation) object() map[string]any {
 	o := map[string]any{
 		"operationId": OperationID(op.Method, op.Path),
 		"summary":     op.Summary,
-		"tags":        []any{op.Function},
+		"tags":        []any{op.Tag},
+		"x-function":  op.Function,
 	}
 	if op.Description != "" {
 		o["description"] = op.Description

@@ -260,20 +260,20 @@ func TestOperationIDsComeFromTheMethodAndPath(t *testing.T) {
 
 // ops are operations of each kind the document describes.
 var ops = []openapi.Operation{
-	{Method: "GET", Path: "/healthz", Function: "keys", Summary: "health", Public: true, Status: 200, Data: openapi.Schema{"type": "object"}},
-	{Method: "GET", Path: "/v1/widgets", Function: "things", Summary: "list", Status: 200, Data: openapi.Schema{"type": "array", "items": openapi.Ref("Widget")}, Paged: true,
+	{Method: "GET", Path: "/healthz", Function: "keys", Tag: "service", Summary: "health", Public: true, Status: 200, Data: openapi.Schema{"type": "object"}},
+	{Method: "GET", Path: "/v1/widgets", Function: "things", Tag: "widgets", Summary: "list", Status: 200, Data: openapi.Schema{"type": "array", "items": openapi.Ref("Widget")}, Paged: true,
 		Query: []openapi.Param{{Name: "limit", Schema: openapi.Schema{"type": "integer"}},
 			{Name: "filter", Style: "deepObject", Explode: true, Schema: openapi.Schema{"type": "object", "properties": openapi.Schema{"size": openapi.Schema{"type": "integer"}}}}}},
-	{Method: "POST", Path: "/v1/widgets", Function: "things", Summary: "create", Status: 201, Data: openapi.Ref("Widget"), ETag: true,
+	{Method: "POST", Path: "/v1/widgets", Function: "things", Tag: "widgets", Summary: "create", Status: 201, Data: openapi.Ref("Widget"), ETag: true,
 		Body: openapi.Ref("WidgetCreate"), Idempotent: true, Errors: []int{409}},
-	{Method: "GET", Path: "/v1/widgets/{id}", Function: "things", Summary: "get", Status: 200, Data: openapi.Ref("Widget"), ETag: true},
-	{Method: "PATCH", Path: "/v1/widgets/{id}", Function: "things", Summary: "update", Status: 200, Data: openapi.Ref("Widget"),
+	{Method: "GET", Path: "/v1/widgets/{id}", Function: "things", Tag: "widgets", Summary: "get", Status: 200, Data: openapi.Ref("Widget"), ETag: true},
+	{Method: "PATCH", Path: "/v1/widgets/{id}", Function: "things", Tag: "widgets", Summary: "update", Status: 200, Data: openapi.Ref("Widget"),
 		Body: openapi.Ref("WidgetUpdate"), Preconditioned: true},
-	{Method: "DELETE", Path: "/v1/widgets/{id}", Function: "things", Summary: "delete", Status: 204, Preconditioned: true},
-	{Method: "POST", Path: "/webhooks/workflows/{slug}", Function: "webhook", Summary: "deliver", Public: true, Status: 202,
+	{Method: "DELETE", Path: "/v1/widgets/{id}", Function: "things", Tag: "widgets", Summary: "delete", Status: 204, Preconditioned: true},
+	{Method: "POST", Path: "/webhooks/workflows/{slug}", Function: "webhook", Tag: "widgets", Summary: "deliver", Public: true, Status: 202,
 		Body: openapi.Schema{"type": "object"}, AnyMedia: true, Data: openapi.Schema{"type": "object"},
 		Security: []map[string][]string{{"signature": {}}}},
-	{Method: "POST", Path: "/mcp", Function: "mcp", Summary: "mcp", Status: 200, Raw: true, Data: openapi.Schema{"type": "object"},
+	{Method: "POST", Path: "/mcp", Function: "mcp", Tag: "mcp", Summary: "mcp", Status: 200, Raw: true, Data: openapi.Schema{"type": "object"},
 		Body: openapi.Schema{"type": "object"}, Errors: []int{415}, ErrorBodies: map[int]openapi.Schema{400: {"type": "object", "title": "rpc"}}},
 }
 
@@ -290,7 +290,10 @@ func document(t *testing.T, ops []openapi.Operation) ([]byte, map[string]any) {
 		"signature": {"type": "apiKey", "in": "header", "name": "x-signature"},
 	}
 	b, err := openapi.Document(ops, schemas, security, openapi.Info{Title: "Test", Description: "d", URL: "https://example.com",
-		License: "MIT", LicenseID: "MIT", Tags: map[string]string{"things": "things"}})
+		License: "MIT", LicenseID: "MIT", Tags: []openapi.Tag{
+			{Name: "widgets", Title: "Widgets", Description: "widgets", Section: "Records"},
+			{Name: "service", Title: "Service", Description: "the health check", Section: "Service"},
+			{Name: "mcp", Title: "MCP", Description: "agents", Section: "Service"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -396,7 +399,7 @@ func TestOperationsDeclareTheirParametersHeadersAndEnvelope(t *testing.T) {
 	t.Parallel()
 	_, doc := document(t, ops)
 	get := operation(t, doc, "GET", "/v1/widgets/{id}")
-	if get["operationId"] != "getWidgetsById" || mustJSON(get["tags"]) != `["things"]` {
+	if get["operationId"] != "getWidgetsById" || mustJSON(get["tags"]) != `["widgets"]` {
 		t.Errorf("get: %v %v", get["operationId"], get["tags"])
 	}
 	if p := mustJSON(get["parameters"]); !strings.Contains(p, `"in":"path"`) || !strings.Contains(p, `"name":"id"`) || !strings.Contains(p, `"required":true`) {
@@ -454,9 +457,17 @@ func TestOperationsDeclareTheirParametersHeadersAndEnvelope(t *testing.T) {
 	if body := mustJSON(operation(t, doc, "POST", "/mcp")["responses"].(map[string]any)["200"]); strings.Contains(body, `"data"`) {
 		t.Errorf("a raw answer: %s", body)
 	}
-	// Tags are the groups, sorted, with their descriptions.
-	if tags := mustJSON(doc["tags"]); !strings.HasPrefix(tags, `[{"description":"","name":"keys"},{"description":"","name":"mcp"},{"description":"things","name":"things"}`) {
+	// Tags are the groups in the order given, with their titles and
+	// descriptions, listed under their sections; an operation names its
+	// function apart.
+	if tags := mustJSON(doc["tags"]); tags != `[{"description":"widgets","name":"widgets","x-displayName":"Widgets"},{"description":"the health check","name":"service","x-displayName":"Service"},{"description":"agents","name":"mcp","x-displayName":"MCP"}]` {
 		t.Errorf("tags: %s", tags)
+	}
+	if groups := mustJSON(doc["x-tagGroups"]); groups != `[{"name":"Records","tags":["widgets"]},{"name":"Service","tags":["service","mcp"]}]` {
+		t.Errorf("tag groups: %s", groups)
+	}
+	if get := operation(t, doc, "GET", "/v1/widgets/{id}"); mustJSON(get["tags"]) != `["widgets"]` || get["x-function"] != "things" {
+		t.Errorf("an operation's tag %v, function %v", get["tags"], get["x-function"])
 	}
 }
 
@@ -466,4 +477,19 @@ func mustJSON(v any) string {
 		panic(err)
 	}
 	return string(b)
+}
+
+// Every operation is in one of the document's tags, and every tag has an
+// operation: a reference never shows an empty group or hides an operation.
+func TestEveryOperationIsInADeclaredTagAndEveryTagHasOne(t *testing.T) {
+	op := openapi.Operation{Method: "GET", Path: "/healthz", Function: "keys", Tag: "service", Summary: "health", Public: true, Status: 200, Data: openapi.Schema{"type": "object"}}
+	service := openapi.Tag{Name: "service", Title: "Service", Section: "Service"}
+	empty := openapi.Tag{Name: "empty", Title: "Empty", Section: "Service"}
+	if _, err := openapi.Document([]openapi.Operation{op}, nil, nil, openapi.Info{Tags: []openapi.Tag{service, empty}}); err == nil || !strings.Contains(err.Error(), `"empty" has no operation`) {
+		t.Errorf("a tag without an operation: %v", err)
+	}
+	op.Tag = "elsewhere"
+	if _, err := openapi.Document([]openapi.Operation{op}, nil, nil, openapi.Info{Tags: nil}); err == nil || !strings.Contains(err.Error(), `"elsewhere" is not one of`) {
+		t.Errorf("an operation outside the tags: %v", err)
+	}
 }

@@ -18,17 +18,17 @@ func TestPublishOpensTheAnswersSchemasAndKeepsTheRequestsClosed(t *testing.T) {
 		return openapi.Schema{"type": "object", "additionalProperties": false, "properties": p}
 	}
 	ops := []openapi.Operation{
-		{Method: "POST", Path: "/v1/things", Function: "things", Summary: "Create a thing", Status: 201,
+		{Method: "POST", Path: "/v1/things", Function: "things", Tag: "things", Summary: "Create a thing", Status: 201,
 			Body: openapi.Ref("ThingInput"), Data: openapi.Ref("Thing")},
-		{Method: "GET", Path: "/v1/things/{id}", Function: "things", Summary: "Get a thing", Status: 200, Data: openapi.Ref("Thing")},
-		{Method: "GET", Path: "/v1/things/ids={ids}", Function: "things", Summary: "Get things", Status: 200,
+		{Method: "GET", Path: "/v1/things/{id}", Function: "things", Tag: "things", Summary: "Get a thing", Status: 200, Data: openapi.Ref("Thing")},
+		{Method: "GET", Path: "/v1/things/ids={ids}", Function: "things", Tag: "things", Summary: "Get things", Status: 200,
 			Data: openapi.Schema{"type": "array", "items": openapi.Ref("Thing")}},
 	}
 	schemas := map[string]openapi.Schema{
 		"Thing":      closed(`{"id": {"type": "string"}, "part": {"type": "object", "additionalProperties": false, "properties": {}}}`),
 		"ThingInput": closed(`{"name": {"type": "string"}}`),
 	}
-	strict, err := openapi.Document(ops, schemas, nil, openapi.Info{Title: "Things"})
+	strict, err := openapi.Document(ops, schemas, nil, openapi.Info{Title: "Things", Tags: []openapi.Tag{{Name: "things", Title: "Things", Section: "Records"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestPublishOpensTheAnswersSchemasAndKeepsTheRequestsClosed(t *testing.T) {
 
 	// A component both a request and an answer refer to cannot be both.
 	ops[0].Body = openapi.Ref("Thing")
-	strict, err = openapi.Document(ops, schemas, nil, openapi.Info{Title: "Things"})
+	strict, err = openapi.Document(ops, schemas, nil, openapi.Info{Title: "Things", Tags: []openapi.Tag{{Name: "things", Title: "Things", Section: "Records"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

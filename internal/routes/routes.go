@@ -36,6 +36,9 @@ type Route struct {
 	// Resource names the kind of record the route serves ("companies",
 	// "deals", "workflow-runs"); "" for the routes of no one kind.
 	Resource string
+	// Topic is the group of the API reference the route is listed under
+	// (Topics) when it is not its Resource: "enrichment", "keys".
+	Topic string
 	// MaxParam is the longest path parameter the route accepts (0: an id's,
 	// store.MaxIDLength); longer ones are "not found".
 	MaxParam int

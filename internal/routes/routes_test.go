@@ -256,3 +256,31 @@ func TestCheckRefusesContradictoryPolicies(t *testing.T) {
 		}
 	}
 }
+
+// Every route is listed in the reference under one of routes.Topics, and
+// every topic lists a route; topic names are unique and each has a title
+// and a section (its description is checked in the OpenAPI document).
+func TestEveryRouteIsInOneTopicAndEveryTopicHasARoute(t *testing.T) {
+	used := map[string]int{}
+	for _, r := range api.Routes() {
+		used[r.TopicName()]++
+	}
+	seen := map[string]bool{}
+	for _, tp := range routes.Topics {
+		if seen[tp.Name] {
+			t.Errorf("topic %q listed twice", tp.Name)
+		}
+		seen[tp.Name] = true
+		if tp.Title == "" || tp.Section == "" {
+			t.Errorf("topic %q lacks a title or a section: %+v", tp.Name, tp)
+		}
+		if used[tp.Name] == 0 {
+			t.Errorf("topic %q lists no route", tp.Name)
+		}
+	}
+	for name, n := range used {
+		if !seen[name] {
+			t.Errorf("%d routes are listed under %q, which is not one of routes.Topics", n, name)
+		}
+	}
+}
