@@ -250,7 +250,7 @@ func TestTheMCPInspectorCLIListsAndCallsTheToolsWithTheDemoKey(t *testing.T) {
 	base, banner, _ := startServer(t, ctx)
 	clientID := localdevtest.BannerField(t, banner, `client id:\s+(\S+)`)
 	secret := localdevtest.BannerField(t, banner, `secret:\s+(\S+)`)
-	run := func(withKey bool, args ...string) (string, error) {
+	inspect := func(withKey bool, args ...string) (stdout, stderr string, err error) {
 		t.Helper()
 		cmdCtx, stop := context.WithTimeout(ctx, testenv.Scaled(time.Minute))
 		defer stop()
@@ -258,12 +258,52 @@ func TestTheMCPInspectorCLIListsAndCallsTheToolsWithTheDemoKey(t *testing.T) {
 		if withKey {
 			all = append(all, "--header", "x-service-client-id: "+clientID, "--header", "x-service-api-key: "+secret)
 		}
-		out, err := exec.CommandContext(cmdCtx, inspector, append(all, args...)...).CombinedOutput()
-		return string(out), err
+		var o, e bytes.Buffer
+		cmd := exec.CommandContext(cmdCtx, inspector, append(all, args...)...)
+		cmd.Stdout, cmd.Stderr = &o, &e
+		err = cmd.Run()
+		return o.String(), e.String(), err
+	}
+	run := func(withKey bool, args ...string) (string, error) {
+		t.Helper()
+		stdout, stderr, err := inspect(withKey, args...)
+		return stdout + stderr, err
 	}
 	out, err := run(true, "--method", "tools/list")
 	if err != nil || !strings.Contains(out, `"name": "search_companies"`) || !strings.Contains(out, `"name": "start_workflow_run"`) {
 		t.Fatalf("tools/list: %v\n%.2000s", err, out)
+	}
+	// Every tool's schemas are portable: the Inspector's schema check
+	// finds nothing (without --strict it prints "Schema portability: n
+	// errors, m warnings across k tools"; with it, each finding with its
+	// path and suggestion, and the JSON envelope's schemaFindings).
+	if strings.Contains(out, "Schema portability") {
+		t.Errorf("tools/list: the Inspector finds the tool schemas unportable:\n%s", out[strings.Index(out, "Schema portability"):])
+	}
+	stdout, stderr, err := inspect(true, "--method", "tools/list", "--strict", "--format", "json")
+	var listed struct {
+		Result struct {
+			Tools []struct {
+				Name string `json:"name"`
+			} `json:"tools"`
+		} `json:"result"`
+		SchemaFindings []struct {
+			ToolName string `json:"toolName"`
+			Findings []struct {
+				Rule, Severity, Schema, Path, Issue, Suggestion string
+			} `json:"findings"`
+		} `json:"schemaFindings"`
+	}
+	if err != nil || json.Unmarshal([]byte(stdout), &listed) != nil || len(listed.Result.Tools) == 0 {
+		t.Fatalf("tools/list --strict --format json: %v\n%.2000s\n%.2000s", err, stdout, stderr)
+	}
+	for _, tool := range listed.SchemaFindings {
+		for _, f := range tool.Findings {
+			t.Errorf("tool %s: %s %s at %s.%s: %s\n  suggestion: %s", tool.ToolName, f.Severity, f.Rule, f.Schema, f.Path, f.Issue, f.Suggestion)
+		}
+	}
+	if strings.Contains(stderr, "Warning: tool") || strings.Contains(stderr, "Error: tool") {
+		t.Errorf("tools/list --strict reports findings:\n%s", stderr)
 	}
 	out, err = run(true, "--method", "tools/call", "--tool-name", "search_companies", "--tool-arg", `body={"text":"acme"}`)
 	if err != nil || !strings.Contains(out, `"structuredContent"`) || !strings.Contains(out, `"totalCount": 0`) {

@@ -578,7 +578,8 @@ var componentRef = regexp.MustCompile(`#/components/schemas/([A-Za-z0-9_]+)`)
 // inputSchema is a tool's input: the operation's path and query
 // parameters (a comma-separated one as its array: asArrays), its body as
 // "body", and "idempotencyKey" for a POST that keeps one; the components
-// it refers to are carried along as $defs.
+// it refers to are carried along as $defs. Its type unions are anyOf
+// branches, and it holds no extension of the document (portable).
 func (d *openAPI) inputSchema(op operation, spec ToolSpec) map[string]any {
 	props := map[string]any{}
 	var required []any
@@ -634,7 +635,7 @@ func (d *openAPI) inputSchema(op operation, spec ToolSpec) map[string]any {
 	b = []byte(componentRef.ReplaceAllString(string(b), "#/$$defs/$1"))
 	var out map[string]any
 	json.Unmarshal(b, &out)
-	return out
+	return portable(out).(map[string]any)
 }
 
 func defaultsText(d map[string]any, names []string) string {

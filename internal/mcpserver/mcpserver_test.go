@@ -63,7 +63,13 @@ func openAPIDocument(t *testing.T) []byte {
 		"WidgetCreate": {"type": "object", "required": []any{"name"}, "properties": openapi.Schema{"name": openapi.Schema{"type": "string"}, "part": openapi.Ref("Part")}},
 		"Unused":       {"type": "object"},
 	}
-	b, err := openapi.Document(ops, schemas, map[string]openapi.Schema{}, openapi.Info{Title: "Test"})
+	tagged := make([]openapi.Operation, len(ops)) // every operation is under one of the document's tags
+	for i, op := range ops {
+		op.Tag = "widgets"
+		tagged[i] = op
+	}
+	b, err := openapi.Document(tagged, schemas, map[string]openapi.Schema{}, openapi.Info{Title: "Test",
+		Tags: []openapi.Tag{{Name: "widgets", Title: "Widgets", Description: "Widgets.", Section: "Test"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
