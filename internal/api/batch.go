@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -311,11 +310,11 @@ func withinBudget(ctx context.Context, results []batchResult) {
 	budget := httpapi.Budget(ctx)
 	size := len(`{"data":[]}` + "\n")
 	for i := range results {
-		b, _ := json.Marshal(results[i])
+		b, _ := httpapi.Marshal(results[i])
 		n := store.WireSize(b) + 1
 		if size+n > budget && results[i].Data != nil {
 			results[i].Data, results[i].DataOmitted = nil, true
-			b, _ = json.Marshal(results[i])
+			b, _ = httpapi.Marshal(results[i])
 			n = store.WireSize(b) + 1
 		}
 		size += n

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/json"
 	"net/http"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
@@ -62,7 +61,7 @@ func (a *API) readMetricSeries(w http.ResponseWriter, r *http.Request) {
 // whether it fits. An answer of many values without pages (a metric
 // series, the records of a multi-get) is refused when it does not.
 func fits(r *http.Request, v any) (n, budget int, ok bool) {
-	b, _ := json.Marshal(v)
+	b, _ := httpapi.Marshal(v)
 	n, budget = store.WireSize(b)+len(`{"data":}`+"\n"), httpapi.Budget(r.Context())
 	return n, budget, n <= budget
 }

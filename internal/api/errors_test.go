@@ -128,12 +128,14 @@ func TestARecordOverTheTablesItemLimitIs413Not500(t *testing.T) {
 	e := apitest.New(t)
 	c := e.Org(t)
 	// Under the 1 MiB body limit and within every field's limit, but over
-	// DynamoDB's 400 KB item limit: '<' is stored as the six bytes \u003c.
+	// DynamoDB's 400 KB item limit: U+2028 (three bytes) is stored as the
+	// six bytes \u2028 (between other characters: it is a space, trimmed
+	// at the ends).
 	names := make([]string, 100)
 	for i := range names {
-		names[i] = fmt.Sprint(i) + strings.Repeat("<", 290)
+		names[i] = fmt.Sprint(i) + strings.Repeat("\u2028", 289) + "."
 	}
-	body := map[string]any{"canonicalName": "Acme", "alternativeNames": names, "description": strings.Repeat("<", 20_000), "shortDescription": strings.Repeat("<", 1000),
+	body := map[string]any{"canonicalName": "Acme", "alternativeNames": names, "description": "." + strings.Repeat("\u2028", 19_998) + ".", "shortDescription": "." + strings.Repeat("\u2028", 998) + ".",
 		"custom": map[string]any{"blob": strings.Repeat("x", 120<<10)}}
 	wantError(t, c.Do("POST", "/v1/companies", body), 413)
 	if list := c.Do("GET", "/v1/companies", nil).Want(t, 200).List(t); len(list) != 0 {
@@ -179,4 +181,27 @@ func TestHealthzAnswers200WithoutCredentials(t *testing.T) {
 	e := apitest.New(t)
 	r := e.Anonymous(t).Do("GET", "/healthz", nil).Want(t, 200)
 	wantExactBody(t, r, `{"status":"ok"}`)
+}
+
+// Answers are JSON for API clients, not HTML: an error naming a format
+// with < and > (and a batch's per-operation error) carries them as they
+// are, not as \u003c and \u003e.
+func TestErrorTextsKeepAnglesAndAmpersandsAsWritten(t *testing.T) {
+	t.Parallel()
+	c := apitest.New(t).Org(t)
+	res := c.Do("POST", "/v1/data/metric-points", `{"points":[{"resource":"nope","key":"metric:revenue","date":"2026-01-01","value":1,"source":"crm"}]}`)
+	if res.Status != 400 || !strings.Contains(string(res.Body), "<resourceType>:<id>") || strings.Contains(string(res.Body), `\u003c`) {
+		t.Errorf("%d %s", res.Status, res.Body)
+	}
+	res = c.Do("POST", "/v1/companies/batch", `{"operations":[{"op":"create","data":{"canonicalName":"A & <B>","website":7}}]}`)
+	if res.Status != 200 || !strings.Contains(string(res.Body), `"status":400`) || strings.Contains(string(res.Body), `\u00`) {
+		t.Errorf("batch: %d %s", res.Status, res.Body)
+	}
+	created := c.Do("POST", "/v1/companies", `{"canonicalName":"A & <B>"}`)
+	if created.Status != 201 || !strings.Contains(string(created.Body), `"canonicalName":"A & <B>"`) {
+		t.Errorf("create: %d %s", created.Status, created.Body)
+	}
+	if got := c.Do("GET", "/v1/companies/"+idOf(t, created.Data(t).(map[string]any)), nil); !strings.Contains(string(got.Body), `"canonicalName":"A & <B>"`) {
+		t.Errorf("read back: %d %s", got.Status, got.Body)
+	}
 }

@@ -116,8 +116,9 @@ func TestAFreeFormFieldOver128KiBAsStoredIs400NamingTheField(t *testing.T) {
 	c := e.Org(t)
 	wf := workflowWith(t, c, "Big input")
 	big := map[string]any{"blob": strings.Repeat("x", 130<<10)}
-	// 30,000 '<' are 30,000 bytes sent but 180,000 stored: JSON keeps them as \u003c.
-	escaped := map[string]any{"blob": strings.Repeat("<", 30_000)}
+	// 30,000 U+2028 are 90,000 bytes sent raw but 180,000 stored: JSON
+	// keeps them as \u2028.
+	escaped := map[string]any{"blob": strings.Repeat("\u2028", 30_000)}
 	for _, v := range []map[string]any{big, escaped} {
 		wantError(t, c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Big", "custom": v}), 400,
 			"Invalid request body: custom must be at most 128 KiB (131072 bytes) as JSON; it is ")

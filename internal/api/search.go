@@ -122,7 +122,7 @@ func writeSearchPage(w http.ResponseWriter, meta searchMetadata, records []json.
 		body.Write(rec)
 	}
 	body.WriteString(`],"metadata":`)
-	m, _ := json.Marshal(meta)
+	m, _ := httpapi.Marshal(meta)
 	body.Write(m)
 	body.WriteString("}\n")
 	w.Header().Set("Content-Type", "application/json")

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"bytes"
-	"encoding/json"
 	"net/http"
 
 	"github.com/sourcebase/sourcebase/internal/store"
@@ -75,7 +74,7 @@ func encode(v any) (string, error) {
 	if e, ok := v.(Encoded); ok {
 		return e.EncodedJSON(), nil
 	}
-	b, err := json.Marshal(v)
+	b, err := Marshal(v)
 	return string(b), err
 }
 

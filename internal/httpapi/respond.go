@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/auth"
+	"github.com/sourcebase/sourcebase/internal/input"
 )
 
 // MaxBodyBytes is the largest request body accepted.
@@ -45,11 +47,11 @@ func release(buf *bytes.Buffer) {
 }
 
 // JSON writes v as the response body with status (the bytes of
-// json.Marshal, then a newline).
+// json.Marshal without its HTML escaping, see Marshal, then a newline).
 func JSON(w http.ResponseWriter, status int, v any) {
 	buf := pooledBuffer()
 	defer release(buf)
-	if err := json.NewEncoder(buf).Encode(v); err != nil {
+	if err := encoder(buf).Encode(v); err != nil {
 		slog.Error("encode response", "err", err)
 		status = http.StatusInternalServerError
 		buf.Reset()
@@ -60,6 +62,17 @@ func JSON(w http.ResponseWriter, status int, v any) {
 	w.WriteHeader(status)
 	w.Write(buf.Bytes())
 }
+
+// encoder is a JSON encoder to w that writes <, > and & as they are, as
+// input.Marshal does.
+func encoder(w io.Writer) *json.Encoder {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc
+}
+
+// Marshal is v's JSON as an answer writes it (input.Marshal).
+func Marshal(v any) ([]byte, error) { return input.Marshal(v) }
 
 // envelope is the {"data": ...} body: a struct encodes without the map
 // a map[string]any literal would allocate and sort.

@@ -423,10 +423,25 @@ func free(field string, raw []byte) (any, error) {
 	return v, nil
 }
 
-// EncodedSize is the size of v as the service stores and returns it:
-// compact JSON as encoding/json writes it.
+// Marshal is v's JSON as the service stores and answers it: compact, as
+// json.Marshal writes it but without its HTML escaping: <, > and & stay
+// as they are (the service's JSON is for API clients, never embedded in
+// HTML), so a name "A & <B>" reads back as written and an error naming
+// "<resourceType>:<id>" is not full of \u003c.
+func Marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// EncodedSize is the size of v as the service stores and returns it
+// (Marshal).
 func EncodedSize(v any) (int, error) {
-	b, err := json.Marshal(v)
+	b, err := Marshal(v)
 	return len(b), err
 }
 

@@ -298,7 +298,7 @@ func caller(api http.Handler, op operation, spec ToolSpec) mcp.ToolHandler {
 		if c := rec.Header().Get(httpapi.HeaderNextCursor); c != "" {
 			answer["nextCursor"] = c
 		}
-		text, _ := json.Marshal(answer)
+		text, _ := httpapi.Marshal(answer)
 		if n := resultSize(text); n > budget {
 			return toolError(tooLarge(op, rec.Code, n, budget), refusal{}), nil
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/input"
 )
 
 // A read that only answers a record to a client need not decode it: when
@@ -144,7 +145,7 @@ func (c *Collection[T]) Present(doc []byte, stamp string) (json.RawMessage, erro
 		return nil, fmt.Errorf("a stored %s cannot be decoded: %s", c.spec.Type, decodeProblem(err))
 	}
 	c.view(v)
-	return json.Marshal(v)
+	return input.Marshal(v)
 }
 
 // encoded is the stored record of av as clients see it: its doc when the
@@ -164,7 +165,7 @@ func (c *Collection[T]) encoded(av map[string]types.AttributeValue) (JSON, error
 	if err != nil {
 		return j, err
 	}
-	b, err := json.Marshal(v)
+	b, err := input.Marshal(v)
 	if err != nil {
 		return j, err
 	}
