@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/sourcebase/sourcebase/internal/admin"
 	"github.com/sourcebase/sourcebase/internal/ids"
 	"github.com/sourcebase/sourcebase/internal/testenv"
 )
@@ -218,4 +221,61 @@ func TestSetLimitsSetsTheOrganizationsLimitBesideItsKeys(t *testing.T) {
 	if code, _, stderr := cli(t, "set-limits", "--org", org.ID, "--organization-per-minute", "-5"); code != 1 || !strings.Contains(stderr, "organizationPerMinute must be from 1 to") {
 		t.Errorf("a negative organization limit: exit %d, stderr %q", code, stderr)
 	}
+}
+
+// The CLI's commands are said in three places besides its code: its usage
+// text, docs/configuration.md's list and the README's "Making keys"
+// block. Each names every command, and every command line of the README
+// parses as written.
+func TestTheUsageTheDocsAndTheReadmeNameEveryCommandAndItsFlags(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	config, err := os.ReadFile("../../docs/configuration.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, _ := strings.Cut(string(readme), "## Making keys")
+	block, _, _ = strings.Cut(block, "```\n\n")
+	var lines []string
+	for _, l := range strings.Split(block, "\n") {
+		if strings.HasPrefix(l, "admin ") {
+			lines = append(lines, l)
+		}
+	}
+	for _, action := range admin.Actions {
+		if !strings.Contains(usage, "\n  "+action+" ") {
+			t.Errorf("the usage text does not list %s", action)
+		}
+		if !strings.Contains(string(config), "`"+action+"`") {
+			t.Errorf("docs/configuration.md does not list %s", action)
+		}
+		if action != "create-table" && !slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, "admin "+action+" ") }) {
+			t.Errorf("the README's Making keys block does not show %s", action)
+		}
+	}
+	for _, l := range lines {
+		l, _, _ = strings.Cut(l, "#")
+		args := shellWords(strings.TrimPrefix(l, "admin "))
+		if len(args) > 0 && args[0] == "--help" {
+			continue
+		}
+		if _, err := parse(args); err != nil {
+			t.Errorf("the README's %q: %v", l, err)
+		}
+	}
+}
+
+// shellWords splits a command line at spaces, keeping "quoted words" whole.
+func shellWords(s string) []string {
+	var words []string
+	for i, part := range strings.Split(s, `"`) {
+		if i%2 == 1 {
+			words = append(words, part)
+			continue
+		}
+		words = append(words, strings.Fields(part)...)
+	}
+	return words
 }

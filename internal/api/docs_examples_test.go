@@ -13,8 +13,9 @@ import (
 	"github.com/sourcebase/sourcebase/internal/apitest"
 )
 
-// The example requests of docs/ are executed here, against the running
-// service, so that none can go stale. The convention, for every page:
+// The example requests of docs/ and of the README are executed here,
+// against the running service, so that none can go stale. The convention,
+// for every page:
 //
 //   - a ```http block is a request: "METHOD /path", then "Name: value"
 //     header lines, then a blank line and the JSON body. The key's two
@@ -64,6 +65,7 @@ func TestEveryExampleRequestOfTheDocsRunsAsDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	pages = append(pages, "../../README.md")
 	requests := 0
 	for _, page := range pages {
 		if docsToSkip[filepath.Base(page)] {
@@ -75,7 +77,7 @@ func TestEveryExampleRequestOfTheDocsRunsAsDocumented(t *testing.T) {
 				requests++
 			}
 		}
-		t.Run(filepath.Base(page), func(t *testing.T) {
+		t.Run(strings.TrimPrefix(page, "../../"), func(t *testing.T) {
 			t.Parallel()
 			runDocPage(t, e, blocks)
 		})

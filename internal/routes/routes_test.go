@@ -284,3 +284,25 @@ func TestEveryRouteIsInOneTopicAndEveryTopicHasARoute(t *testing.T) {
 		}
 	}
 }
+
+// The README's architecture names every function, each with its directory
+// under functions/.
+func TestTheReadmeNamesEveryFunction(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, list, _ := strings.Cut(string(readme), "Each function is one\nLambda (")
+	list, _, _ = strings.Cut(list, "names in")
+	if list == "" {
+		t.Fatal("the README's architecture no longer lists the functions (\"Each function is one Lambda (...\")")
+	}
+	for _, f := range routes.Functions {
+		if !strings.Contains(list, "`"+f.Name+"`") && !strings.Contains(list, "`functions/"+f.Name+"`") {
+			t.Errorf("the README's list of functions omits %s", f.Name)
+		}
+		if _, err := os.Stat("../../functions/" + f.Name + "/main.go"); err != nil {
+			t.Errorf("function %s: %v", f.Name, err)
+		}
+	}
+}
