@@ -11,13 +11,22 @@ import (
 
 // cfnLintAllowed are the cfn-lint findings (rule ids) accepted in the
 // synthesized stages and the SAM template, each with its reason; any
-// other finding, and every error, fails the test.
+// other finding, and every error, fails the test. Informational findings
+// count too (cfnLintInclude): I3011, a log group or queue without an
+// explicit DeletionPolicy and UpdateReplacePolicy, fails.
 var cfnLintAllowed = map[string]string{
 	// A DependsOn already implied by a GetAtt or Ref: the CDK adds it (a
 	// function's dependency on its role's default policy), and it is
 	// harmless.
 	"W3005": "the CDK's explicit DependsOn beside an implicit one (a function on its role's policy)",
+	// A style preference: the CDK writes every string with a token in it
+	// (ARNs, the API's URL) as an Fn::Join with an empty delimiter.
+	"I1022": "the CDK's Fn::Join with an empty delimiter where cfn-lint prefers Fn::Sub",
 }
+
+// cfnLintInclude are the rule ids (prefixes) cfn-lint checks beyond its
+// defaults (errors and warnings): every informational rule.
+var cfnLintInclude = []string{"I"}
 
 // cfnLint runs cfn-lint on a template file and returns its findings; the
 // test is skipped, naming how to install it, where cfn-lint is missing.
@@ -27,7 +36,8 @@ func cfnLint(t *testing.T, path string) []cfnFinding {
 	if err != nil {
 		t.Skip("cfn-lint is not installed: pip install cfn-lint aws-sam-translator")
 	}
-	out, err := exec.Command(bin, "--format", "json", "--", path).Output()
+	args := append([]string{"--format", "json", "--include-checks"}, cfnLintInclude...)
+	out, err := exec.Command(bin, append(args, "--", path)...).Output()
 	var exit *exec.ExitError
 	if err != nil && !(errors.As(err, &exit) && len(out) > 0) { // findings exit non-zero
 		t.Fatalf("cfn-lint %s: %v", path, err)

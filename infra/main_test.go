@@ -73,7 +73,7 @@ func synth(t *testing.T, ctx map[string]string) *synthesized {
 	if s, ok := synths[string(b)]; ok {
 		return s
 	}
-	// The context of cdk.json first (feature flags, if any), as the CLI.
+	// The context of cdk.json first (the feature flags), as the CLI.
 	var cdkJSON struct{ Context map[string]any }
 	if b, err := os.ReadFile("cdk.json"); err != nil || json.Unmarshal(b, &cdkJSON) != nil {
 		t.Fatalf("read cdk.json: %v", err)

@@ -612,12 +612,16 @@ func TestTheTableIsTheStoresTableWithTheStagesProtection(t *testing.T) {
 	})
 }
 
-func TestEveryLogGroupHasARetentionAndEachFunctionLogsToItsOwn(t *testing.T) {
+func TestEveryLogGroupHasTheStagesRetentionAndRemovalPolicyAndEachFunctionLogsToItsOwn(t *testing.T) {
 	stages(t, func(t *testing.T, s *synthesized) {
 		days := map[Stage]float64{Dev: 7, Prod: 90}[s.stack.Options.Stage]
+		policy := map[Stage]string{Dev: "Delete", Prod: "Retain"}[s.stack.Options.Stage]
 		for id, r := range s.t.ofType("AWS::Logs::LogGroup") {
 			if r.Properties["RetentionInDays"] != days {
 				t.Errorf("log group %s: retention %v days, want %v", id, r.Properties["RetentionInDays"], days)
+			}
+			if r.DeletionPolicy != policy || r.UpdateReplacePolicy != policy {
+				t.Errorf("log group %s: policies %s/%s, want %s", id, r.DeletionPolicy, r.UpdateReplacePolicy, policy)
 			}
 			if r.Properties["LogGroupName"] != nil {
 				t.Errorf("log group %s: a fixed name %v", id, r.Properties["LogGroupName"])

@@ -142,6 +142,16 @@ const (
 	webhookConcurrency = deploy.WebhookConcurrency
 	// logRetentionDays of every log group.
 	logRetentionDays = 30
+	// disposablePolicy is the DeletionPolicy and UpdateReplacePolicy of
+	// the log groups and queues (the stateful resources besides the table,
+	// which is retained): Delete, as in the CDK stack's dev stage
+	// (RemovalPolicy DESTROY), since samconfig.toml deploys the template
+	// as a development stack (sourcebase-dev). Said explicitly, so that no
+	// default decides (cfn-lint's I3011). Retained, a log group would
+	// outlive a deleted stack, and the state machines' have fixed names
+	// (/aws/vendedlogs/states/<stack>-runs and -jobs): deploying the stack
+	// again under its name would fail.
+	disposablePolicy = "Delete"
 )
 
 // tableResources are the table's ARN and its indexes', each named (no
@@ -188,10 +198,10 @@ func Generate(s Spec) ([]byte, error) {
 		DeliverDLQID, fifoQueue(deploy.DeliverDLQRetentionDays))
 	add("", DeliverDLQID+"Policy", tlsOnly(DeliverDLQID))
 	add("The stream batches the events function gave up on (its DynamoDB event's OnFailure destination), kept to replay.",
-		EventsFailuresID, obj(field("Type", "AWS::SQS::Queue"), field("Properties", obj(
+		EventsFailuresID, disposable("AWS::SQS::Queue", obj(
 			field("SqsManagedSseEnabled", true),
 			field("MessageRetentionPeriod", deploy.FailureRetentionDays*secondsPerDay),
-		))))
+		)))
 	add("", EventsFailuresID+"Policy", tlsOnly(EventsFailuresID))
 	add("The bulk jobs' files: imports' uploads (presigned PUT URLs), exports and errors files (presigned GET URLs). Private, encrypted, "+
 		"objects expiring after deploy.BulkRetentionDays; its events go to EventBridge, where an import's upload starts the job state machine.",
@@ -442,7 +452,18 @@ func logGroup(name *yaml.Node) *yaml.Node {
 		props = append(props, field("LogGroupName", name))
 	}
 	props = append(props, field("RetentionInDays", logRetentionDays))
-	return obj(field("Type", "AWS::Logs::LogGroup"), field("Properties", obj(props...)))
+	return disposable("AWS::Logs::LogGroup", obj(props...))
+}
+
+// disposable is a resource of type typ with properties props that is
+// deleted with the stack or when replaced (disposablePolicy).
+func disposable(typ string, props *yaml.Node) *yaml.Node {
+	return obj(
+		field("Type", typ),
+		field("DeletionPolicy", disposablePolicy),
+		field("UpdateReplacePolicy", disposablePolicy),
+		field("Properties", props),
+	)
 }
 
 // placeholders stand for the values only CloudFormation knows, so that the
@@ -891,7 +912,7 @@ const secondsPerDay = 24 * 60 * 60
 
 // fifoQueue is a FIFO queue with SQS-managed encryption, no content based
 // deduplication (messages carry their deduplication id), keeping messages
-// retentionDays.
+// retentionDays, deleted with the stack (disposablePolicy).
 func fifoQueue(retentionDays int, more ...kv) *yaml.Node {
 	props := append([]kv{
 		field("FifoQueue", true),
@@ -899,7 +920,7 @@ func fifoQueue(retentionDays int, more ...kv) *yaml.Node {
 		field("SqsManagedSseEnabled", true),
 		field("MessageRetentionPeriod", retentionDays*secondsPerDay),
 	}, more...)
-	return obj(field("Type", "AWS::SQS::Queue"), field("Properties", obj(props...)))
+	return disposable("AWS::SQS::Queue", obj(props...))
 }
 
 // deliverQueue is the delivery queue (infra/deploy's settings): high

@@ -758,6 +758,30 @@ func TestTheTableHasTheStoresKeysIndexesAndTimeToLiveWithRecovery(t *testing.T) 
 	}
 }
 
+// The log groups and queues say what happens to them when the stack is
+// deleted or they are replaced (cfn-lint's I3011): deleted, as in the CDK
+// stack's dev stage, the stage samconfig.toml deploys the template as;
+// only the table is retained (checked above).
+func TestTheLogGroupsAndQueuesAreDeletedWithTheStackAsInTheDevStage(t *testing.T) {
+	tmpl := raw(t, readFile(t, TemplatePath))
+	want := map[string]int{"AWS::Logs::LogGroup": len(routes.Deployed(false)) + 3, "AWS::SQS::Queue": 3} // + the API's, the two state machines'
+	got := map[string]int{}
+	for id, r := range tmpl["Resources"].(map[string]any) {
+		r, _ := r.(map[string]any)
+		typ := fmt.Sprint(r["Type"])
+		if _, ok := want[typ]; !ok {
+			continue
+		}
+		got[typ]++
+		if r["DeletionPolicy"] != "Delete" || r["UpdateReplacePolicy"] != "Delete" {
+			t.Errorf("%s %s: DeletionPolicy %v, UpdateReplacePolicy %v; want Delete and Delete", typ, id, r["DeletionPolicy"], r["UpdateReplacePolicy"])
+		}
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("resources by type %v, want %v", got, want)
+	}
+}
+
 func TestTheOutputsNameTheApiWebhookTableStateMachinesQueuesAndBulkBucket(t *testing.T) {
 	outs := committed(t).Outputs
 	for name, want := range map[string]string{
