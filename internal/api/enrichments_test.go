@@ -620,3 +620,29 @@ func TestCandidatesWhosePurgeFailedAfterTheirCompanysDeleteAreDeletedByTheSweep(
 		t.Errorf("%d purge jobs left after the sweep", n)
 	}
 }
+
+// A candidate's optional provider and sourceId are null when not given,
+// as every optional field of the service, in the write's answer and when
+// listed; given, they are answered as sent.
+func TestACandidatesProviderAndSourceIDAreNullWhenNotGiven(t *testing.T) {
+	t.Parallel()
+	o := newEnrichOrg(t, apitest.New(t))
+	added := o.add(t, cand("employeeCount", 42), cand("sector", "Robotics", "provider", "crunchbase", "sourceId", "cb-1"))
+	listed := o.c.Do("GET", o.path(), nil).Want(t, 200).List(t)
+	for _, got := range [][]map[string]any{added, listed} {
+		for _, v := range got {
+			p, hasP := v["provider"]
+			s, hasS := v["sourceId"]
+			switch v["property"] {
+			case "employeeCount":
+				if !hasP || p != nil || !hasS || s != nil {
+					t.Errorf("a candidate without provider or sourceId answers %v", v)
+				}
+			case "sector":
+				if p != "crunchbase" || s != "cb-1" {
+					t.Errorf("a candidate with provider and sourceId answers %v", v)
+				}
+			}
+		}
+	}
+}

@@ -155,7 +155,7 @@ func (s *Service) userValues(org, id string, props []string, vals map[string]*Va
 		set := (&Type{}).hasValue(value)
 		var top *Value
 		for vid, v := range vals {
-			if v.Property != p || v.Source != SourceUser || (set && v.Provider != ProviderCompanyUpdate) {
+			if v.Property != p || v.Source != SourceUser || (set && (v.Provider == nil || *v.Provider != ProviderCompanyUpdate)) {
 				continue
 			}
 			if set && v.Pinned && string(v.Value) == string(value) && top == nil {
@@ -178,7 +178,7 @@ func (s *Service) userValues(org, id string, props []string, vals map[string]*Va
 			ops = append(ops, op)
 		}
 		if set && top == nil {
-			v := Value{ID: ids.New("env"), Property: p, Value: value, Provider: ProviderCompanyUpdate, Source: SourceUser,
+			v := Value{ID: ids.New("env"), Property: p, Value: value, Provider: given(ProviderCompanyUpdate), Source: SourceUser,
 				Confidence: 100, CapturedOn: now, Pinned: true, PinnedAt: now.Ptr()}
 			vals[v.ID] = &v
 			op, err := s.st.CreateOp(s.item(org, companies.Name, id, &v))
@@ -243,7 +243,7 @@ func (s *Service) workflowValues(org, id string, t *Type, props []string, runID 
 		if !t.hasValue(current[p]) {
 			continue
 		}
-		v := Value{ID: ids.New("env"), Property: p, Value: current[p], Source: SourceWorkflow, SourceID: runID,
+		v := Value{ID: ids.New("env"), Property: p, Value: current[p], Source: SourceWorkflow, SourceID: given(runID),
 			Confidence: 100, CapturedOn: now}
 		vals[v.ID] = &v
 		op, err := s.st.CreateOp(s.item(org, companies.Name, id, &v))

@@ -59,13 +59,22 @@ type Value struct {
 	ID         string          `json:"id"`
 	Property   string          `json:"property"`
 	Value      json.RawMessage `json:"value"`
-	Provider   string          `json:"provider"`
+	Provider   *string         `json:"provider"` // null when not given
 	Source     string          `json:"source"`
-	SourceID   string          `json:"sourceId"`
+	SourceID   *string         `json:"sourceId"` // null when not given
 	Confidence float64         `json:"confidence"`
 	CapturedOn clock.Time      `json:"capturedOn"`
 	Pinned     bool            `json:"pinned"`
 	PinnedAt   *clock.Time     `json:"pinnedAt"`
+}
+
+// given is s, or nil when it is empty: an optional text of a Value that
+// was not given is null.
+func given(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // Candidate is a ranked candidate as a record's enrichment field shows it.
@@ -331,8 +340,8 @@ func (s *Service) prepare(ctx context.Context, org string, in []Input) ([]Value,
 		if v.CapturedOn != nil {
 			at = *v.CapturedOn
 		}
-		added[i] = Value{ID: ids.New("env"), Property: v.Property, Value: v.Value, Provider: v.Provider, Source: v.Source,
-			SourceID: v.SourceID, Confidence: v.Confidence, CapturedOn: at, Pinned: v.Pinned}
+		added[i] = Value{ID: ids.New("env"), Property: v.Property, Value: v.Value, Provider: given(v.Provider), Source: v.Source,
+			SourceID: given(v.SourceID), Confidence: v.Confidence, CapturedOn: at, Pinned: v.Pinned}
 		if v.Pinned {
 			added[i].PinnedAt = now.Ptr()
 		}
