@@ -4,13 +4,16 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"github.com/sourcebase/sourcebase/internal/localdev/localdevtest"
-	"github.com/sourcebase/sourcebase/internal/testenv"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sourcebase/sourcebase/internal/localdev/localdevtest"
+	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 // Sets the environment, so not parallel.
@@ -143,5 +146,42 @@ func TestTheDevServerSweepsStaleRunsPeriodicallyUntilItStops(t *testing.T) {
 	case <-stopped:
 	case <-time.After(testenv.Scaled(10 * time.Second)):
 		t.Fatal("the sweep did not stop with its context")
+	}
+}
+
+// An endpoint that answers, without credentials or refusing them, fails the
+// start saying so: the endpoint is not the problem.
+func TestADynamoDBEndpointWithoutOrRefusingCredentialsFailsTheStartSayingSo(t *testing.T) {
+	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, `{"__type":"com.amazonaws.dynamodb.v20120810#UnrecognizedClientException","message":"The security token included in the request is invalid."}`)
+	}))
+	defer refusing.Close()
+	for _, tc := range []struct {
+		name        string
+		credentials bool
+		want        []string
+	}{
+		{"no credentials", false, []string{"no AWS credentials for the DynamoDB at " + refusing.URL, "AWS_ACCESS_KEY_ID"}},
+		{"refused credentials", true, []string{"DynamoDB at " + refusing.URL, "refused the request: UnrecognizedClientException", "check the credentials"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			localdevtest.IsolateEnv(t)
+			t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", refusing.URL)
+			if tc.credentials {
+				t.Setenv("AWS_ACCESS_KEY_ID", "x")
+				t.Setenv("AWS_SECRET_ACCESS_KEY", "x")
+			}
+			err := run(context.Background(), io.Discard, nil)
+			for _, want := range tc.want {
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Fatalf("run = %v, want an error saying %q", err, want)
+				}
+			}
+			if strings.Contains(err.Error(), "did not answer") {
+				t.Errorf("run = %v: the endpoint answered", err)
+			}
+		})
 	}
 }

@@ -6,6 +6,7 @@ package localdev
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/smithy-go"
 
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/app/operator"
@@ -74,19 +76,37 @@ func (d *DynamoDB) Stop() {
 const ProbeTimeout = 5 * time.Second
 
 // Probe checks that an external DynamoDB answers through db, so that a
-// wrong or stopped AWS_ENDPOINT_URL_DYNAMODB fails the start at once with a
-// message saying what to fix; a DynamoDB Local started here is not probed.
+// wrong or stopped AWS_ENDPOINT_URL_DYNAMODB, or missing credentials for
+// it, fail the start at once with a message saying which it is and what to
+// fix; a DynamoDB Local started here is not probed.
 func (d *DynamoDB) Probe(ctx context.Context, db *dynamodb.Client) error {
 	if !d.External {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
 	defer cancel()
-	if _, err := db.ListTables(ctx, &dynamodb.ListTablesInput{Limit: aws.Int32(1)}); err != nil {
-		return fmt.Errorf("DynamoDB at %s (set by AWS_ENDPOINT_URL_DYNAMODB) did not answer: %w;"+
-			" start DynamoDB Local there, or unset AWS_ENDPOINT_URL_DYNAMODB to let the server start its own", d.Endpoint, err)
+	const ownLocal = "or unset AWS_ENDPOINT_URL_DYNAMODB to let the server start its own DynamoDB Local"
+	creds := db.Options().Credentials
+	if creds == nil {
+		return fmt.Errorf("no AWS credentials for the DynamoDB at %s (set by AWS_ENDPOINT_URL_DYNAMODB): "+
+			"set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (any values for DynamoDB Local) or AWS_PROFILE, %s", d.Endpoint, ownLocal)
 	}
-	return nil
+	if _, err := creds.Retrieve(ctx); err != nil {
+		return fmt.Errorf("no AWS credentials for the DynamoDB at %s (set by AWS_ENDPOINT_URL_DYNAMODB): %w; "+
+			"set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (any values for DynamoDB Local) or AWS_PROFILE, %s", d.Endpoint, err, ownLocal)
+	}
+	_, err := db.ListTables(ctx, &dynamodb.ListTablesInput{Limit: aws.Int32(1)})
+	var refused smithy.APIError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &refused):
+		return fmt.Errorf("DynamoDB at %s (set by AWS_ENDPOINT_URL_DYNAMODB) answered but refused the request: %s: %s; "+
+			"check the credentials and AWS_REGION it expects, %s", d.Endpoint, refused.ErrorCode(), refused.ErrorMessage(), ownLocal)
+	default:
+		return fmt.Errorf("DynamoDB at %s (set by AWS_ENDPOINT_URL_DYNAMODB) did not answer: %w; start DynamoDB Local there, %s",
+			d.Endpoint, err, ownLocal)
+	}
 }
 
 // OpenTable starts the DynamoDB (StartDynamoDB), opens the table the
