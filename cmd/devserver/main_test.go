@@ -45,6 +45,10 @@ func TestDevServerServesTheAPIAndStopsItsDynamoDBLocal(t *testing.T) {
 	if !strings.Contains(banner, base) {
 		t.Errorf("the banner does not show the URL %s:\n%s", base, banner)
 	}
+	// The line the README's and docs' shell examples ask to paste.
+	if export := "export CLIENT_ID=" + clientID + " API_KEY=" + secret + " BASE_URL=" + base + "\n"; !strings.Contains(banner, export) {
+		t.Errorf("the banner does not hold %q:\n%s", export, banner)
+	}
 	if u, _ := url.Parse(base); u == nil || u.Port() == "8080" || u.Port() == "0" {
 		t.Errorf("PORT=0 served on %s, want a free port", base)
 	}

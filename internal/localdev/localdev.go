@@ -185,6 +185,9 @@ Try:
 
   curl -s %[1]s/v1/companies -H 'x-service-client-id: %[5]s' -H 'x-service-api-key: %[6]s'
 
+The README's and docs/' examples run as written in a shell with:
+  export CLIENT_ID=%[5]s API_KEY=%[6]s BASE_URL=%[1]s
+
 Press Ctrl-C to stop.
 `, b.Base, b.DynamoDB, b.Table, b.Demo.Org, b.Demo.ClientID, b.Demo.Secret, details)
 }
