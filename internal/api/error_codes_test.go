@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -87,12 +86,7 @@ func TestEveryErrorAnswerCarriesTheCodeOfItsSituation(t *testing.T) {
 	for i := range batch {
 		batch[i] = listTools(i)
 	}
-	names := make([]string, 100)
-	for i := range names {
-		names[i] = fmt.Sprint(i) + strings.Repeat("<", 290)
-	}
-	huge := map[string]any{"canonicalName": "Huge", "alternativeNames": names, "description": strings.Repeat("<", 20_000),
-		"custom": map[string]any{"blob": strings.Repeat("x", 120<<10)}}
+	huge := overTheItemLimit()
 	const list = `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
 	mcpAccept := []string{"Accept", "application/json, text/event-stream"}
 

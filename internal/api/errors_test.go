@@ -1,11 +1,12 @@
 package api_test
 
 import (
-	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/apitest"
 )
 
@@ -127,16 +128,7 @@ func TestARecordOverTheTablesItemLimitIs413Not500(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t)
 	c := e.Org(t)
-	// Under the 1 MiB body limit and within every field's limit, but over
-	// DynamoDB's 400 KB item limit: U+2028 (three bytes) is stored as the
-	// six bytes \u2028 (between other characters: it is a space, trimmed
-	// at the ends).
-	names := make([]string, 100)
-	for i := range names {
-		names[i] = fmt.Sprint(i) + strings.Repeat("\u2028", 289) + "."
-	}
-	body := map[string]any{"canonicalName": "Acme", "alternativeNames": names, "description": "." + strings.Repeat("\u2028", 19_998) + ".", "shortDescription": "." + strings.Repeat("\u2028", 998) + ".",
-		"custom": map[string]any{"blob": strings.Repeat("x", 120<<10)}}
+	body := overTheItemLimit()
 	wantError(t, c.Do("POST", "/v1/companies", body), 413)
 	if list := c.Do("GET", "/v1/companies", nil).Want(t, 200).List(t); len(list) != 0 {
 		t.Errorf("a refused create stored %s", jsonOf(list))
@@ -203,5 +195,35 @@ func TestErrorTextsKeepAnglesAndAmpersandsAsWritten(t *testing.T) {
 	}
 	if got := c.Do("GET", "/v1/companies/"+idOf(t, created.Data(t).(map[string]any)), nil); !strings.Contains(string(got.Body), `"canonicalName":"A & <B>"`) {
 		t.Errorf("read back: %d %s", got.Status, got.Body)
+	}
+}
+
+// Every action a member key is refused (a route's Admin) is named where
+// the docs list the 403s: docs/errors.md's status table and its code table
+// (apperr's description of forbidden).
+func TestTheErrorsPageNamesEveryActionThatNeedsAnAdminKey(t *testing.T) {
+	page, err := os.ReadFile("../../docs/errors.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, statusTable, _ := strings.Cut(string(page), "| `403` |")
+	statusTable, _, _ = strings.Cut(statusTable, "\n")
+	_, codeTable, _ := strings.Cut(string(page), "| `forbidden` | `403` |")
+	codeTable, _, _ = strings.Cut(codeTable, "\n")
+	seen := map[string]bool{}
+	for _, r := range api.Routes() {
+		if r.Admin == "" || seen[r.Admin] {
+			continue
+		}
+		seen[r.Admin] = true
+		if !strings.Contains(statusTable, "`"+r.Admin+" requires an admin key`") {
+			t.Errorf("docs/errors.md's 403 row does not show %q", r.Admin+" requires an admin key")
+		}
+		if !strings.Contains(codeTable, r.Admin) {
+			t.Errorf("docs/errors.md's forbidden code (apperr) does not name %q", r.Admin)
+		}
+	}
+	if len(seen) < 3 {
+		t.Errorf("only %d admin actions: %v", len(seen), seen)
 	}
 }

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -93,4 +94,18 @@ func clone(t *testing.T, m map[string]any) map[string]any {
 func jsonOf(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// overTheItemLimit is a company body under the 1 MiB body limit and within
+// every field's limit, but over DynamoDB's 400 KB item limit as stored:
+// U+2028 (three bytes sent) is stored as the six bytes \u2028 (between
+// other characters: it is a space, trimmed at the ends).
+func overTheItemLimit() map[string]any {
+	names := make([]string, 100)
+	for i := range names {
+		names[i] = fmt.Sprint(i) + strings.Repeat("\u2028", 289) + "."
+	}
+	return map[string]any{"canonicalName": "Huge", "alternativeNames": names,
+		"description": "." + strings.Repeat("\u2028", 19_998) + ".", "shortDescription": "." + strings.Repeat("\u2028", 998) + ".",
+		"custom": map[string]any{"blob": strings.Repeat("x", 120<<10)}}
 }
