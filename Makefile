@@ -68,8 +68,9 @@ bench: deps
 	$(GO) test -count=1 -timeout 60m -run '^TestPerformanceReport$$' ./internal/perfreport -update -attack 10s -soak 5m -events 1000 -imports 100000 -lists 10000 -steady 45s -functions
 
 ## generate: regenerate every committed file the code generates, in dependency order: docs/openapi.json,
-## then client/client.gen.go from it (oapi-codegen); docs/resources.md; the generated parts of
-## docs/mcp.md (tool table) and docs/search.md (field tables); the OpenSearch golden files
+## then client/client.gen.go from it (oapi-codegen); docs/resources.md; the generated tables of
+## docs/mcp.md (tools), docs/search.md (body, fields), docs/errors.md (codes) and docs/events.md
+## (event types); the OpenSearch golden files
 ## (internal/search/opensearch/testdata); template/template.yaml and template/env.local.json (infra/sam).
 ## Only files that differ are written (a second run changes nothing); a test of make test
 ## (internal/generate) lists every stale one. Not docs/performance.md: a measurement, make bench's.

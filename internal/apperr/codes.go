@@ -81,7 +81,7 @@ var Codes = []CodeInfo{
 	{CodeInvalidSignature, http.StatusUnauthorized,
 		"a webhook delivery whose signature check fails, or whose slug leads to no trigger (answered alike)", ""},
 	{CodeForbidden, http.StatusForbidden,
-		"the key's role may not do this: managing keys and rotating a webhook secret need an admin key", ""},
+		"the key's role may not do this: managing API keys, managing webhook endpoints and rotating a webhook secret need an admin key", ""},
 	{CodeNotFound, http.StatusNotFound,
 		"no such record in the key's organization (or a path parameter longer than any id)", ""},
 	{CodeNoSuchEndpoint, http.StatusNotFound,

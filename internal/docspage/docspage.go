@@ -45,7 +45,7 @@ func FindBundle() (string, error) {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("redoc's standalone bundle is not installed: run make deps (it installs the npm packages of package-lock.json), or set " + BundleEnv)
+			return "", errors.New("redoc's standalone bundle is not installed: make run installs it (npm ci --omit=dev in the repository root), or set " + BundleEnv)
 		}
 		dir = parent
 	}

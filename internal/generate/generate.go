@@ -83,6 +83,17 @@ var steps = []step{
 	{"the SAM template (infra/sam)", samTemplate},
 }
 
+// Steps says what each generator makes, in order ("docs/errors.md's
+// table of error codes"): what the README, docs/README.md and the
+// Makefile's help list.
+func Steps() []string {
+	out := make([]string, len(steps))
+	for i, s := range steps {
+		out[i] = s.what
+	}
+	return out
+}
+
 // Generate makes every generated file of the repository at root. It writes
 // nothing there: the tools it runs (oapi-codegen, infra/sam) write in a
 // temporary directory, removed before it returns. A step that fails does

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -184,5 +185,33 @@ func TestAGeneratedBlockKeepsTheHandWrittenPageAroundIt(t *testing.T) {
 	}
 	if _, err := generate.SearchDoc([]byte("no markers")); err == nil {
 		t.Error("a page without its markers is accepted")
+	}
+}
+
+// The README, docs/README.md and the Makefile's help of make generate
+// name every page a generator writes part of.
+func TestThePagesThatListWhatMakeGenerateWritesNameEveryGeneratedPage(t *testing.T) {
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(root(t), name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	lists := map[string]string{"README.md": read("README.md"), "docs/README.md": read("docs/README.md"), "Makefile": read("Makefile")}
+	page := regexp.MustCompile(`docs/[a-z-]+\.md`)
+	pages := 0
+	for _, what := range generate.Steps() {
+		for _, p := range page.FindAllString(what, -1) {
+			pages++
+			for name, text := range lists {
+				if !strings.Contains(text, p) {
+					t.Errorf("%s does not say that make generate writes %s (%s)", name, p, what)
+				}
+			}
+		}
+	}
+	if pages < 5 {
+		t.Errorf("only %d generated pages found in the steps %v", pages, generate.Steps())
 	}
 }

@@ -185,7 +185,7 @@ Try:
 
   curl -s %[1]s/v1/companies -H 'x-service-client-id: %[5]s' -H 'x-service-api-key: %[6]s'
 
-The README's and docs/' examples run as written in a shell with:
+The shell examples of the README and docs/ use (docs/README.md says how to read them):
   export CLIENT_ID=%[5]s API_KEY=%[6]s BASE_URL=%[1]s
 
 Press Ctrl-C to stop.

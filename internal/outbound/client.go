@@ -90,10 +90,16 @@ type DestinationError struct {
 }
 
 func (e *DestinationError) Error() string {
-	if e.Host == e.Addr.String() {
-		return fmt.Sprintf("the destination %s is a private/loopback/link-local address; webhooks are sent only to public addresses", e.Host)
+	// A loopback destination is what a developer trying webhooks on this
+	// machine gives: say how the dev server allows it.
+	hint := ""
+	if e.Addr.IsLoopback() {
+		hint = " (a dev server started with WEBHOOKS_ALLOW_LOOPBACK=true delivers to this machine)"
 	}
-	return fmt.Sprintf("the destination %s resolves to %s, a private/loopback/link-local address; webhooks are sent only to public addresses", e.Host, e.Addr)
+	if e.Host == e.Addr.String() {
+		return fmt.Sprintf("the destination %s is a private/loopback/link-local address; webhooks are sent only to public addresses%s", e.Host, hint)
+	}
+	return fmt.Sprintf("the destination %s resolves to %s, a private/loopback/link-local address; webhooks are sent only to public addresses%s", e.Host, e.Addr, hint)
 }
 
 // CheckURL parses raw as a webhook destination and returns it, or an error

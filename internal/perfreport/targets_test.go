@@ -124,7 +124,7 @@ func (r report) targets() string {
 		}
 		return "not met"
 	}
-	p("\n## Targets of the second cost round (issue 26): before and after\n\n")
+	p("\n## Targets of the second cost round: before and after\n\n")
 	p("\"Before\" is this report as of commit ebf0ade (and the issue's own measurements); \"now\" is this run. The\n")
 	p("webhook rows run a one-step workflow (an upsert of a company: a lookup and a write). A run's execution is\n")
 	p("told apart by its actor (workflowRun): \"accepted\" below is the webhook request's own calls, without the run it\n")

@@ -51,7 +51,7 @@ func docIndex() string {
 const docIntro = `# Resources
 
 <!-- Generated from the declarations in internal/resources; do not edit.
-     Regenerate with: go test ./internal/resources -run TestDocs -update -->
+     Regenerate with: make generate -->
 
 Every resource of the API, its routes, fields, sortable fields and filters.
 The sections after the index are generated from the declarations in
