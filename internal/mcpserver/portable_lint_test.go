@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	service "github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/mcpserver"
@@ -158,11 +159,9 @@ func asJSON(t *testing.T, v any) any {
 	return out
 }
 
-// Every tool the service offers has input (and output) schemas the MCP
-// Inspector finds nothing to warn about: portable to clients that take a
-// single type per schema, and each declaring what its values are.
-func TestEveryToolsSchemasPassTheMCPInspectorsPortabilityCheck(t *testing.T) {
-	t.Parallel()
+// serviceTools are the tools the service offers.
+func serviceTools(t *testing.T) []*mcp.Tool {
+	t.Helper()
 	doc, err := service.OpenAPI()
 	if err != nil {
 		t.Fatal(err)
@@ -171,6 +170,15 @@ func TestEveryToolsSchemasPassTheMCPInspectorsPortabilityCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return tools
+}
+
+// Every tool the service offers has input (and output) schemas the MCP
+// Inspector finds nothing to warn about: portable to clients that take a
+// single type per schema, and each declaring what its values are.
+func TestEveryToolsSchemasPassTheMCPInspectorsPortabilityCheck(t *testing.T) {
+	t.Parallel()
+	tools := serviceTools(t)
 	if len(tools) == 0 {
 		t.Fatal("no tools")
 	}
@@ -194,14 +202,7 @@ func TestEveryToolsSchemasPassTheMCPInspectorsPortabilityCheck(t *testing.T) {
 // as a client may check its arguments before a call.
 func TestTheToolsSchemasTakeTheValuesTheAPITakes(t *testing.T) {
 	t.Parallel()
-	doc, err := service.OpenAPI()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tools, err := mcpserver.ToolList(doc, service.MCP())
-	if err != nil {
-		t.Fatal(err)
-	}
+	tools := serviceTools(t)
 	schemas := map[string]*jsonschema.Resolved{}
 	for _, tool := range tools {
 		b, _ := json.Marshal(tool.InputSchema)
@@ -209,9 +210,11 @@ func TestTheToolsSchemasTakeTheValuesTheAPITakes(t *testing.T) {
 		if err := json.Unmarshal(b, &s); err != nil {
 			t.Fatalf("%s: %v", tool.Name, err)
 		}
-		if schemas[tool.Name], err = s.Resolve(nil); err != nil {
+		resolved, err := s.Resolve(nil)
+		if err != nil {
 			t.Fatalf("%s: %v", tool.Name, err)
 		}
+		schemas[tool.Name] = resolved
 	}
 	predicate := func(value string) string {
 		return `{"body": {"filters": {"and": [{"field": "f", "operator": "in", "value": ` + value + `}]}}}`
