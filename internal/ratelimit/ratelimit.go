@@ -183,6 +183,7 @@ type slot struct {
 	lease   int64     // the size of the last lease reserved
 	leaseAt time.Time // when it was asked for
 	refill  *refill
+	key     store.Key // the window's counter item, made once per window
 }
 
 type cachedLimits struct {
@@ -218,8 +219,9 @@ func (l *Limiter) count(ctx context.Context, scope, id string, limit int64, now 
 	if w := window.Unix(); s.window != w {
 		// A reservation still in flight for the past window lands in it.
 		s.window, s.limit, s.leased, s.used, s.seen, s.full, s.lease, s.refill = w, limit, 0, 0, 0, false, 0, nil
+		s.key = store.RateCounterKey(scope, id, w)
 	}
-	k, expires := store.RateCounterKey(scope, id, s.window), window.Add(Window+time.Hour)
+	k, expires := s.key, window.Add(Window+time.Hour)
 	switch {
 	case limit > s.limit:
 		s.full = false
@@ -277,10 +279,10 @@ type refill struct {
 
 // reserve starts reserving the slot's next lease (s.mu is held): up to
 // what the last lease's life asks for (see baseLease), one eighth of what
-// the window has left, or when that does not fit, one. The call is made without the slot's lock, so the
-// requests of a key never queue behind a write to the table: far from the
-// limit, the next lease is reserved while half of the current one is
-// left, and a request waits only when none is.
+// the window has left, or when that does not fit, one. The call is made
+// without the slot's lock, so the requests of a key never queue behind a
+// write to the table: far from the limit, the next lease is reserved while
+// half of the current one is left, and a request waits only when none is.
 func (l *Limiter) reserve(ctx context.Context, s *slot, k store.Key, limit int64, expires, now time.Time) *refill {
 	r := &refill{done: make(chan struct{})}
 	s.refill = r
