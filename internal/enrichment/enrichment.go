@@ -68,6 +68,22 @@ type Value struct {
 	PinnedAt   *clock.Time     `json:"pinnedAt"`
 }
 
+// UnmarshalJSON reads a stored Value: a provider or sourceId stored as ""
+// (before they were null when not given) reads as not given.
+func (v *Value) UnmarshalJSON(b []byte) error {
+	type stored Value
+	if err := json.Unmarshal(b, (*stored)(v)); err != nil {
+		return err
+	}
+	if v.Provider != nil {
+		v.Provider = given(*v.Provider)
+	}
+	if v.SourceID != nil {
+		v.SourceID = given(*v.SourceID)
+	}
+	return nil
+}
+
 // given is s, or nil when it is empty: an optional text of a Value that
 // was not given is null.
 func given(s string) *string {

@@ -2,6 +2,7 @@ package enrichment
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,5 +53,27 @@ func TestReconcileLeavesPropertiesWithoutCandidatesAloneAndCutsLongShownValues(t
 	}
 	if string(r.Values["description"]) != string(v) {
 		t.Errorf("the reconciled value was cut")
+	}
+}
+
+// A value stored when provider and sourceId were "" when not given reads
+// as one stored since: not given (null); given ones read as stored.
+func TestAStoredEmptyProviderOrSourceIDReadsAsNotGiven(t *testing.T) {
+	var old, given Value
+	if err := json.Unmarshal([]byte(`{"id":"env_1","property":"sector","value":"x","provider":"","source":"user","sourceId":""}`), &old); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(`{"id":"env_2","property":"sector","value":"x","provider":"crunchbase","source":"provider","sourceId":"cb-1"}`), &given); err != nil {
+		t.Fatal(err)
+	}
+	if old.Provider != nil || old.SourceID != nil || old.ID != "env_1" || old.Source != "user" {
+		t.Errorf("an old value reads as %+v", old)
+	}
+	if given.Provider == nil || *given.Provider != "crunchbase" || given.SourceID == nil || *given.SourceID != "cb-1" {
+		t.Errorf("a given provider and sourceId read as %v, %v", given.Provider, given.SourceID)
+	}
+	b, _ := json.Marshal(old)
+	if want := `"provider":null`; !strings.Contains(string(b), want) {
+		t.Errorf("an old value answers %s, want %s", b, want)
 	}
 }
