@@ -42,14 +42,14 @@ func Meaning(name string) string {
 	panic("search: no body member " + name)
 }
 
-// memberNames are the names of Members.
-func memberNames() []string {
+// memberNames are the names of Members, which Decode accepts.
+var memberNames = func() []string {
 	names := make([]string, len(Members))
 	for i, m := range Members {
 		names[i] = m.Name
 	}
 	return names
-}
+}()
 
 // BodyMarkdown is docs/search.md's table of the search body's members.
 func BodyMarkdown() string {

@@ -160,7 +160,7 @@ func Decode(s *Schema, body []byte, page, limit int) (*Request, error) {
 	if len(strings.TrimSpace(string(body))) == 0 {
 		return req, nil
 	}
-	o, err := input.ParseObject(body, memberNames()...)
+	o, err := input.ParseObject(body, memberNames...)
 	if err != nil {
 		return nil, err
 	}
