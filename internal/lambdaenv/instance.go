@@ -82,6 +82,7 @@ type Instance struct {
 	opt     Options
 	timeout time.Duration // opt.Timeout in whole seconds
 	url     string        // the emulator's invocation endpoint
+	runtime string        // the Runtime API's address (AWS_LAMBDA_RUNTIME_API)
 	client  *http.Client
 	cmd     *exec.Cmd
 	log     *platformLog
@@ -137,6 +138,7 @@ func start(emulator string, opt Options) (*Instance, error) {
 		opt:     opt,
 		timeout: time.Duration(seconds) * time.Second,
 		url:     "http://" + invokeAddr + invokePath,
+		runtime: runtimeAddr,
 		client:  &http.Client{Transport: &http.Transport{MaxIdleConns: 1, IdleConnTimeout: time.Minute}},
 		log:     &platformLog{out: opt.Log},
 		exited:  make(chan struct{}),
@@ -172,21 +174,36 @@ func start(emulator string, opt Options) (*Instance, error) {
 		i.exit = cmd.Wait()
 		close(i.exited)
 	}()
-	// Wait for the emulator's endpoint: it listens within milliseconds.
+	// Wait for both of the emulator's endpoints: the invocation endpoint
+	// and the Runtime API. The emulator opens the Runtime API's listener
+	// in a goroutine of its own, not before its invocation endpoint, so
+	// on a busy machine a runtime started by the first invocation could
+	// otherwise dial it before it listens, and exit (Runtime.ExitError).
+	// Each listens within milliseconds.
+	for _, addr := range []string{invokeAddr, runtimeAddr} {
+		if err := i.awaitListening(addr); err != nil {
+			return nil, err
+		}
+	}
+	return i, nil
+}
+
+// awaitListening waits until the emulator accepts connections on addr.
+func (i *Instance) awaitListening(addr string) error {
 	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
-		c, err := net.DialTimeout("tcp", invokeAddr, time.Second)
+		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err == nil {
 			c.Close()
-			return i, nil
+			return nil
 		}
 		select {
 		case <-i.exited:
-			return nil, fmt.Errorf("lambdaenv: the emulator exited at start (%v): %s", i.exit, i.log.tail())
+			return fmt.Errorf("lambdaenv: the emulator exited at start (%v): %s", i.exit, i.log.tail())
 		case <-time.After(wait):
 		}
 		if time.Since(i.started) > 30*time.Second {
 			i.Stop()
-			return nil, fmt.Errorf("lambdaenv: the emulator did not listen on %s within 30s", invokeAddr)
+			return fmt.Errorf("lambdaenv: the emulator did not listen on %s within 30s", addr)
 		}
 	}
 }
@@ -203,6 +220,10 @@ func freePorts(n int) ([]int, error) {
 	}
 	return ports, nil
 }
+
+// RuntimeAPI is the host and port of the Runtime API that the emulator
+// serves to the runtime, as Lambda gives it in AWS_LAMBDA_RUNTIME_API.
+func (i *Instance) RuntimeAPI() string { return i.runtime }
 
 // ColdStart is the time from the emulator's start to the first response;
 // zero until then. InitDuration is the emulator's own measure of the

@@ -3,6 +3,7 @@ package lambdaenv_test
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -95,6 +96,25 @@ func TestTheHandlerSeesItsEnvironmentARequestIdAndADeadlineOfTheFunctionTimeout(
 	}
 	if cpu := inst.CPU(); cpu <= 0 {
 		t.Errorf("the runtime's CPU is %v", cpu)
+	}
+}
+
+// The emulator opens its Runtime API in a goroutine of its own: a runtime
+// that the first invocation starts must find it listening, also when the
+// machine is too busy to have run that goroutine yet.
+func TestStartReturnsWithTheRuntimeAPIListening(t *testing.T) {
+	t.Parallel()
+	for range 3 {
+		inst, err := lambdaenv.Start(lambdaenv.Options{Bootstrap: probe})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := net.Dial("tcp", inst.RuntimeAPI())
+		inst.Stop()
+		if err != nil {
+			t.Fatalf("Start returned before the Runtime API at %s listened: %v", inst.RuntimeAPI(), err)
+		}
+		c.Close()
 	}
 }
 
