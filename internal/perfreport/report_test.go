@@ -550,7 +550,7 @@ func TestPerformanceReport(t *testing.T) {
 	// (twice the attack, all four mixed), and each endpoint with a floor
 	// is measured in halves around its floor's (service, floor, floor,
 	// service), so what warming is left falls on both alike.
-	gen.attack(t, mix(get("/v1/companies/"+id), get("/v1/companies?limit=100"), floorGet("/get"), floorGet("/list")), 0, 2**attackFor, *workers)
+	gen.attack(t, mix(get("/v1/companies/"+id), get("/v1/companies?limit=100"), floorGet("/get"), floorGet("/list")), 0, 2*(*attackFor), *workers)
 	floors := map[string]*endpoint{}
 	for _, e := range eps {
 		if e.Floor {
