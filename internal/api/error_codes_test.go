@@ -135,7 +135,7 @@ func TestEveryErrorAnswerCarriesTheCodeOfItsSituation(t *testing.T) {
 		{"deleting a referenced record", c, "DELETE", "/v1/industries/" + industry, nil, nil, 409, apperr.CodeReferenced, "", false},
 		{"If-Match naming another version", c, "PUT", "/v1/companies/" + company, map[string]any{"description": "x"}, []string{"If-Match", `"999"`}, 412, apperr.CodePreconditionFailed, "", false},
 		{"a body over 1 MiB", c, "POST", "/v1/companies", `{"canonicalName":"A","description":"` + strings.Repeat("x", 1<<20) + `"}`, nil, 413, apperr.CodePayloadTooLarge, "", false},
-		{"a record over the storage's item limit", c, "POST", "/v1/companies", huge, nil, 413, apperr.CodeRecordTooLarge, "", false},
+		{"a record over the storage's item limit", c, "POST", "/v1/workflows", huge, nil, 413, apperr.CodeRecordTooLarge, "", false},
 		{"an MCP body that is not JSON", c, "POST", "/mcp", list, append([]string{"Content-Type", "text/plain"}, mcpAccept...), 415, apperr.CodeUnsupportedMediaType, "", false},
 		{"an Idempotency-Key reused with another body", c, "POST", "/v1/companies", map[string]any{"canonicalName": "Other"}, []string{"Idempotency-Key", "walk-1"}, 422, apperr.CodeIdempotencyKeyReused, "", false},
 	} {

@@ -129,8 +129,8 @@ func TestARecordOverTheTablesItemLimitIs413Not500(t *testing.T) {
 	e := apitest.New(t)
 	c := e.Org(t)
 	body := overTheItemLimit()
-	wantError(t, c.Do("POST", "/v1/companies", body), 413)
-	if list := c.Do("GET", "/v1/companies", nil).Want(t, 200).List(t); len(list) != 0 {
+	wantError(t, c.Do("POST", "/v1/workflows", body), 413)
+	if list := c.Do("GET", "/v1/workflows", nil).Want(t, 200).List(t); len(list) != 0 {
 		t.Errorf("a refused create stored %s", jsonOf(list))
 	}
 }

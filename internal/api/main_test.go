@@ -3,6 +3,7 @@ package api_test
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -96,16 +97,22 @@ func jsonOf(v any) string {
 	return string(b)
 }
 
-// overTheItemLimit is a company body under the 1 MiB body limit and within
+// overTheItemLimit is a workflow body under the 1 MiB body limit and within
 // every field's limit, but over DynamoDB's 400 KB item limit as stored:
-// U+2028 (three bytes sent) is stored as the six bytes \u2028 (between
-// other characters: it is a space, trimmed at the ends).
+// eight steps whose parameters are 120 KB of random text each, which the
+// store's deflating (of a doc over a KB boundary) shrinks by a fifth at
+// most. (A company can no longer reach the limit through the API: its one
+// free-form object and its texts deflate to far less.)
 func overTheItemLimit() map[string]any {
-	names := make([]string, 100)
-	for i := range names {
-		names[i] = fmt.Sprint(i) + strings.Repeat("\u2028", 289) + "."
+	// Printable ASCII that JSON encoders send as is.
+	const printable = " !#$%'()*+,-./0123456789:;=?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[]^_`abcdefghijklmnopqrstuvwxyz{|}~"
+	var steps []any
+	for i := range 8 {
+		b := make([]byte, 120<<10)
+		for j := range b {
+			b[j] = printable[rand.IntN(len(printable))]
+		}
+		steps = append(steps, map[string]any{"id": fmt.Sprint("s", i), "type": "set", "with": map[string]any{"v": string(b)}})
 	}
-	return map[string]any{"canonicalName": "Huge", "alternativeNames": names,
-		"description": "." + strings.Repeat("\u2028", 19_998) + ".", "shortDescription": "." + strings.Repeat("\u2028", 998) + ".",
-		"custom": map[string]any{"blob": strings.Repeat("x", 120<<10)}}
+	return map[string]any{"name": "Huge", "steps": steps}
 }

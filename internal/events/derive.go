@@ -153,10 +153,11 @@ func (k *Kind) view(img store.Image) (viewed, error) {
 	if img == nil {
 		return viewed{}, nil
 	}
-	d := json.NewDecoder(strings.NewReader(str(img, store.AttrDoc)))
+	text, err := store.ImageDoc(img)
+	d := json.NewDecoder(strings.NewReader(text))
 	d.UseNumber()
 	var doc map[string]any
-	if err := d.Decode(&doc); err != nil || doc == nil {
+	if err != nil || d.Decode(&doc) != nil || doc == nil {
 		// Not a record this code can read: described by key, not content.
 		return viewed{}, &store.UndecodableError{PK: str(img, store.AttrPK), SK: str(img, store.AttrSK), Problem: "its doc is not a JSON object"}
 	}

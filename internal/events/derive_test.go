@@ -1,12 +1,16 @@
 package events_test
 
 import (
+	"bytes"
+	"compress/flate"
 	"context"
 	"encoding/json"
+	"maps"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/events"
 	"github.com/sourcebase/sourcebase/internal/store"
@@ -123,5 +127,36 @@ func TestEventTypePatterns(t *testing.T) {
 	}
 	if !events.MatchType("company.*", "company.created") || events.MatchType("company.*", "companyX.created") || events.MatchType("deal.*", "company.created") {
 		t.Error("MatchType")
+	}
+}
+
+func TestARecordStoredDeflatedDerivesTheSameEvent(t *testing.T) {
+	c := api.EventCatalog()
+	pk := store.OrgPartition("org_1", "WORKFLOW")
+	before := image(t, pk, "wf_1", "WORKFLOW", "apiKey:ck_1", map[string]any{"id": "wf_1", "name": "a"})
+	after := image(t, pk, "wf_1", "WORKFLOW", "apiKey:ck_2", map[string]any{"id": "wf_1", "name": "b", "description": strings.Repeat("long ", 400)})
+	rec := streams.Record{ID: "r1", Name: streams.Modify, Old: before, New: after}
+	want, _, err := c.Derive(context.Background(), rec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The new image as the store writes a doc that saves a write unit
+	// deflated: a format byte (1) and the JSON deflated (RFC 1951).
+	var buf bytes.Buffer
+	buf.WriteByte(1)
+	w, _ := flate.NewWriter(&buf, flate.BestCompression)
+	w.Write([]byte(store.ImageString(after, store.AttrDoc)))
+	w.Close()
+	binary := maps.Clone(after)
+	binary[store.AttrDoc] = &types.AttributeValueMemberB{Value: buf.Bytes()}
+	rec.New = binary
+	got, ok, err := c.Derive(context.Background(), rec, nil)
+	if err != nil || !ok {
+		t.Fatalf("derive from the deflated image: %v %v", ok, err)
+	}
+	g, _ := json.Marshal(got.Event)
+	wnt, _ := json.Marshal(want.Event)
+	if !bytes.Equal(g, wnt) {
+		t.Errorf("from the deflated image:\n%s\nwant\n%s", g, wnt)
 	}
 }

@@ -448,7 +448,12 @@ func TestPerformanceReport(t *testing.T) {
 				return
 			}
 			for _, it := range out.Items {
-				docs = append(docs, it[store.AttrDoc].(*types.AttributeValueMemberS).Value)
+				doc, err := store.ImageDoc(it) // as stored: text, or deflated
+				if err != nil {
+					http.Error(w, err.Error(), http.StatusInternalServerError)
+					return
+				}
+				docs = append(docs, doc)
 			}
 			w.Header().Set("Content-Type", "application/json")
 			io.WriteString(w, `{"data":[`+strings.Join(docs, ",")+"]}\n")
@@ -459,8 +464,13 @@ func TestPerformanceReport(t *testing.T) {
 			http.Error(w, fmt.Sprint(err), http.StatusInternalServerError)
 			return
 		}
+		doc, err := store.ImageDoc(out.Item)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"data":`+out.Item[store.AttrDoc].(*types.AttributeValueMemberS).Value+"}\n")
+		io.WriteString(w, `{"data":`+doc+"}\n")
 	}))
 	t.Cleanup(floor.Close)
 	floorGet := func(path string) func(int) vegeta.Target {

@@ -146,6 +146,13 @@ func ImageOf(strs map[string]string) Image {
 	return img
 }
 
+// ImageDoc is the record of an image as JSON text, whichever form it is
+// stored in; "" when the image has no doc.
+func ImageDoc(img Image) (string, error) {
+	doc, _, err := docText(img)
+	return doc, err
+}
+
 // ImageString is a string attribute of an image, "" when it has none.
 func ImageString(img Image, attr string) string {
 	if v, ok := img[attr].(*types.AttributeValueMemberS); ok {

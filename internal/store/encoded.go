@@ -154,10 +154,9 @@ func (c *Collection[T]) Present(doc []byte, stamp string) (json.RawMessage, erro
 // *UndecodableError of decoded).
 func (c *Collection[T]) encoded(av map[string]types.AttributeValue) (JSON, error) {
 	var j JSON
-	doc, _ := av[AttrDoc].(*types.AttributeValueMemberS)
 	stamp, _ := av[AttrShape].(*types.AttributeValueMemberS)
-	if c.spec.Shape != "" && doc != nil && stamp != nil && stamped(stamp.Value, c.spec.Shape, doc.Value) {
-		j.Text = doc.Value
+	if doc, ok, err := docText(av); c.spec.Shape != "" && ok && err == nil && stamp != nil && stamped(stamp.Value, c.spec.Shape, doc) {
+		j.Text = doc
 		j.SetStoreVersion(itemVersion(av))
 		return j, nil
 	}

@@ -185,12 +185,12 @@ func (s *Store) Records(ctx context.Context, org, typ string) ([]RawRecord, erro
 // rawRecord is a record item as stored; false when it has no doc.
 func rawRecord(av map[string]types.AttributeValue) (RawRecord, bool) {
 	sk, _ := av[AttrSK].(*types.AttributeValueMemberS)
-	doc, _ := av[AttrDoc].(*types.AttributeValueMemberS)
+	doc, ok, err := docText(av)
 	ver, _ := av[AttrVersion].(*types.AttributeValueMemberN)
-	if sk == nil || doc == nil {
+	if sk == nil || !ok || err != nil {
 		return RawRecord{}, false
 	}
-	r := RawRecord{ID: sk.Value, Doc: json.RawMessage(doc.Value)}
+	r := RawRecord{ID: sk.Value, Doc: json.RawMessage(doc)}
 	if st, _ := av[AttrShape].(*types.AttributeValueMemberS); st != nil {
 		r.Stamp = st.Value
 	}

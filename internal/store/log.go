@@ -199,17 +199,17 @@ func (s *Store) ReadLog(ctx context.Context, q LogQuery) (Page[json.RawMessage],
 			return out, classify(ctx, fmt.Errorf("read the %s log: %w", q.Type, err))
 		}
 		for _, av := range page.Items {
-			doc, _ := av[AttrDoc].(*types.AttributeValueMemberS)
+			doc, ok, err := docText(av)
 			sk, _ := av[AttrSK].(*types.AttributeValueMemberS)
-			if doc == nil || sk == nil || (to != "" && sk.Value >= to) {
+			if !ok || err != nil || sk == nil || (to != "" && sk.Value >= to) {
 				continue
 			}
-			add := WireSize(doc.Value) + 1
+			add := WireSize(doc) + 1
 			if len(out.Items) == q.Limit || (q.MaxBytes > 0 && len(out.Items) > 0 && size+add > q.MaxBytes) {
 				more = true
 				break
 			}
-			out.Items = append(out.Items, json.RawMessage(doc.Value))
+			out.Items = append(out.Items, json.RawMessage(doc))
 			pos = append(pos, sk.Value)
 			size += add
 		}

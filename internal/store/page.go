@@ -445,20 +445,18 @@ func (s *Store) ordered(ctx context.Context, q pageQuery) ([]map[string]types.At
 
 // docOf is an item's stored doc ("" when it has none).
 func docOf(av map[string]types.AttributeValue) string {
-	if doc, ok := av[AttrDoc].(*types.AttributeValueMemberS); ok {
-		return doc.Value
-	}
-	return ""
+	doc, _, _ := docText(av) // one that cannot be read is undecodable where it is decoded
+	return doc
 }
 
 // estimate is what an item adds to a page before it is decoded: its
 // record's JSON as Lambda carries it, plus room for what a view adds.
 func estimate(av map[string]types.AttributeValue) int {
-	doc, _ := av[AttrDoc].(*types.AttributeValueMemberS)
-	if doc == nil {
+	doc, ok, _ := docText(av)
+	if !ok {
 		return itemMargin
 	}
-	return WireSize(doc.Value) + itemMargin
+	return WireSize(doc) + itemMargin
 }
 
 // NewPage is a page of a list its caller orders and cuts itself (a list

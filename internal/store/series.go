@@ -41,11 +41,14 @@ func (s *Store) ReadRange(ctx context.Context, pk, lo, hi string, each func(doc 
 			return calls, classify(ctx, fmt.Errorf("query %s: %w", pk, err))
 		}
 		for _, av := range page.Items {
-			doc, ok := av[AttrDoc].(*types.AttributeValueMemberS)
+			doc, ok, err := docText(av)
 			if !ok {
 				return calls, undecodable(av, 0, "it has no doc attribute")
 			}
-			more, err := each(json.RawMessage(doc.Value))
+			if err != nil {
+				return calls, undecodable(av, 0, err.Error())
+			}
+			more, err := each(json.RawMessage(doc))
 			if err != nil || !more {
 				return calls, err
 			}

@@ -66,7 +66,6 @@ func (it Item) encode() (map[string]types.AttributeValue, error) {
 		AttrPK:      &types.AttributeValueMemberS{Value: it.PK},
 		AttrSK:      &types.AttributeValueMemberS{Value: it.SK},
 		AttrType:    &types.AttributeValueMemberS{Value: it.Type},
-		AttrDoc:     &types.AttributeValueMemberS{Value: string(doc)},
 		AttrVersion: &types.AttributeValueMemberN{Value: strconv.FormatInt(it.Version, 10)},
 	}
 	if it.Shape != "" {
@@ -82,6 +81,7 @@ func (it Item) encode() (map[string]types.AttributeValue, error) {
 	for k, v := range it.Numbers {
 		av[k] = &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
 	}
+	av[AttrDoc] = docValue(doc, itemSize(av))
 	return av, nil
 }
 
@@ -89,13 +89,16 @@ func (it Item) encode() (map[string]types.AttributeValue, error) {
 // record that cannot be decoded is an *UndecodableError.
 func decode(av map[string]types.AttributeValue, out any) (int64, error) {
 	version := itemVersion(av)
-	doc, ok := av[AttrDoc].(*types.AttributeValueMemberS)
+	doc, ok, err := docText(av)
 	if !ok {
 		return version, undecodable(av, version, "it has no doc attribute")
 	}
+	if err != nil {
+		return version, undecodable(av, version, err.Error())
+	}
 	// Numbers keep their exact text in free-form fields (json.Number), so a
 	// 64-bit id a client stored comes back unchanged.
-	dec := json.NewDecoder(strings.NewReader(doc.Value))
+	dec := json.NewDecoder(strings.NewReader(doc))
 	dec.UseNumber()
 	if err := dec.Decode(out); err != nil {
 		return version, undecodable(av, version, decodeProblem(err))

@@ -92,6 +92,13 @@ func stringAttr(m map[string]events.DynamoDBAttributeValue, name string) (string
 // document is the doc attribute of an item image with OrgField set.
 func document(org string, image map[string]events.DynamoDBAttributeValue) ([]byte, error) {
 	raw, ok := stringAttr(image, store.AttrDoc)
+	if v, bin := image[store.AttrDoc]; bin && v.DataType() == events.DataTypeBinary {
+		text, err := store.InflateDoc(v.Binary())
+		if err != nil {
+			return nil, fmt.Errorf("its %s: %w", store.AttrDoc, err)
+		}
+		raw, ok = text, true
+	}
 	if !ok {
 		return nil, fmt.Errorf("the item has no %s string", store.AttrDoc)
 	}

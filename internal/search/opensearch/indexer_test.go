@@ -2,6 +2,7 @@ package opensearch_test
 
 import (
 	"bytes"
+	"compress/flate"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/search"
 	"github.com/sourcebase/sourcebase/internal/search/opensearch"
+	"github.com/sourcebase/sourcebase/internal/store"
 )
 
 func searchable() []*search.Schema {
@@ -179,5 +181,41 @@ func TestTheIndexerRetriesTheWholeBatchWhenTheBulkIsRefusedAndSendsNothingForABa
 	res, err := ix.Handle(context.Background(), ev)
 	if err != nil || len(res.BatchItemFailures) != 0 || len(f.bulks) != before {
 		t.Errorf("a batch without records: %+v, %v, %d bulks sent", res, err, len(f.bulks)-before)
+	}
+}
+
+// deflated is doc in the store's binary form: a format byte (1) and the
+// JSON deflated (RFC 1951).
+func deflated(t *testing.T, doc string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	buf.WriteByte(1)
+	w, _ := flate.NewWriter(&buf, flate.BestCompression)
+	w.Write([]byte(doc))
+	w.Close()
+	return buf.Bytes()
+}
+
+func TestARecordStoredDeflatedIsIndexedAsItsText(t *testing.T) {
+	text := sampleEvent(t)
+	want, _ := opensearch.Bulk("sourcebase", searchable(), text)
+	ev := sampleEvent(t)
+	n := 0
+	for i, r := range ev.Records {
+		img := r.Change.NewImage
+		doc, ok := img[store.AttrDoc]
+		if !ok || doc.DataType() != events.DataTypeString || !json.Valid([]byte(doc.String())) {
+			continue
+		}
+		img[store.AttrDoc] = events.NewBinaryAttribute(deflated(t, doc.String()))
+		ev.Records[i].Change.NewImage = img
+		n++
+	}
+	if n == 0 {
+		t.Fatal("the sample event has no record to deflate")
+	}
+	got, _ := opensearch.Bulk("sourcebase", searchable(), ev)
+	if !bytes.Equal(got, want) {
+		t.Errorf("with %d docs deflated the bulk body is\n%s\nwant\n%s", n, got, want)
 	}
 }
