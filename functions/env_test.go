@@ -276,7 +276,7 @@ func (q *sqsStandIn) Calls() []string {
 // runner (or a test) to execute.
 type queueOnly struct{}
 
-func (queueOnly) Start(context.Context, string, string) error { return nil }
+func (queueOnly) Start(context.Context, runs.ExecutionInput) error { return nil }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()

@@ -92,7 +92,7 @@ func (r *runEnv) invocations(action string) int {
 // execute starts the run's execution as the functions do and waits for it.
 func (r *runEnv) execute(run *runs.Run) localsfn.Execution {
 	r.t.Helper()
-	if err := r.engine.Start(context.Background(), r.org, run.ID); err != nil {
+	if err := r.engine.Start(context.Background(), runs.ExecutionInput{OrganizationID: r.org, RunID: run.ID, WorkflowID: run.WorkflowID}); err != nil {
 		r.t.Fatalf("start the execution of %s: %v", run.ID, err)
 	}
 	return r.awaitExecution(run.ID)
@@ -118,7 +118,7 @@ func TestAnExecutionCompletesItsRunThroughTheRunnerBootstrap(t *testing.T) {
 	}
 
 	// Starting it again (a retried request) starts nothing new.
-	if err := r.engine.Start(context.Background(), r.org, run.ID); err != nil {
+	if err := r.engine.Start(context.Background(), runs.ExecutionInput{OrganizationID: r.org, RunID: run.ID, WorkflowID: run.WorkflowID}); err != nil {
 		t.Errorf("starting a finished run's execution again: %v", err)
 	}
 	if n := len(r.sfn.Executions()); n != 1 {

@@ -22,7 +22,7 @@ import (
 // the runner is invoked.
 type noopEngine struct{}
 
-func (noopEngine) Start(context.Context, string, string) error { return nil }
+func (noopEngine) Start(context.Context, runs.ExecutionInput) error { return nil }
 
 // runnerEnv is the service as the runner Lambda sees it: a fresh table and
 // an organization, runs queued by an engine that leaves them to the runner.

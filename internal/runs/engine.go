@@ -20,6 +20,10 @@ import (
 type ExecutionInput struct {
 	OrganizationID string `json:"organizationId"`
 	RunID          string `json:"runId"`
+	// WorkflowID is the run's workflow, so that its execution reads the
+	// run and the workflow in one call; an execution started without it
+	// (before it was added) reads the run first.
+	WorkflowID string `json:"workflowId,omitempty"`
 }
 
 // StepFunctions starts each run as an execution of the state machine,
@@ -30,11 +34,11 @@ type StepFunctions struct {
 }
 
 // Start starts the run's execution.
-func (e StepFunctions) Start(ctx context.Context, org, runID string) error {
-	in, _ := json.Marshal(ExecutionInput{OrganizationID: org, RunID: runID})
+func (e StepFunctions) Start(ctx context.Context, run ExecutionInput) error {
+	in, _ := json.Marshal(run)
 	_, err := e.Client.StartExecution(ctx, &sfn.StartExecutionInput{
 		StateMachineArn: aws.String(e.StateMachineARN),
-		Name:            aws.String(runID),
+		Name:            aws.String(run.RunID),
 		Input:           aws.String(string(in)),
 	})
 	var exists *sfntypes.ExecutionAlreadyExists
@@ -50,7 +54,7 @@ func (e StepFunctions) Start(ctx context.Context, org, runID string) error {
 // InProcess executes runs in goroutines of this process: the dev server's
 // and the tests' engine. At most Concurrency runs execute at once.
 type InProcess struct {
-	exec func(ctx context.Context, org, id string) (*Run, error)
+	exec func(ctx context.Context, run ExecutionInput) (*Run, error)
 	fail func(ctx context.Context, org, id, message string) (*Run, error)
 
 	ctx     context.Context
@@ -69,14 +73,15 @@ func InProcessEngine(concurrency int) EngineFactory {
 	return func(svc *Service) Engine { return newInProcess(svc.Execute, svc.Fail, concurrency) }
 }
 
-func newInProcess(exec func(ctx context.Context, org, id string) (*Run, error),
+func newInProcess(exec func(ctx context.Context, run ExecutionInput) (*Run, error),
 	fail func(ctx context.Context, org, id, message string) (*Run, error), concurrency int) *InProcess {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &InProcess{exec: exec, fail: fail, ctx: ctx, cancel: cancel, sem: make(chan struct{}, max(concurrency, 1)), pending: map[string]bool{}}
 }
 
 // Start executes the run in the background.
-func (e *InProcess) Start(_ context.Context, org, runID string) error {
+func (e *InProcess) Start(_ context.Context, run ExecutionInput) error {
+	org, runID := run.OrganizationID, run.RunID
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
@@ -97,7 +102,7 @@ func (e *InProcess) Start(_ context.Context, org, runID string) error {
 			return
 		}
 		defer func() { <-e.sem }()
-		if _, err := e.exec(e.ctx, org, runID); err != nil {
+		if _, err := e.exec(e.ctx, run); err != nil {
 			slog.Error("execute run", "runId", runID, "organizationId", org, "err", err)
 			// Like the state machine's Catch path: a run whose execution
 			// failed is marked failed, unless the process is stopping
@@ -150,6 +155,7 @@ type Task struct {
 	Action         string     `json:"action"` // "execute" or "fail"
 	OrganizationID string     `json:"organizationId"`
 	RunID          string     `json:"runId"`
+	WorkflowID     string     `json:"workflowId,omitempty"` // ExecutionInput.WorkflowID
 	Error          *TaskError `json:"error,omitempty"`
 }
 
@@ -177,7 +183,7 @@ func (s *Service) HandleTask(ctx context.Context, t Task) (TaskResult, error) {
 	)
 	switch t.Action {
 	case "execute":
-		r, err = s.Execute(ctx, t.OrganizationID, t.RunID)
+		r, err = s.Execute(ctx, ExecutionInput{OrganizationID: t.OrganizationID, RunID: t.RunID, WorkflowID: t.WorkflowID})
 	case "fail":
 		msg := "the run's execution failed"
 		if t.Error != nil {

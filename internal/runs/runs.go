@@ -141,7 +141,7 @@ func unreadable(u store.Undecoded) *record {
 // Engine starts the execution of a stored run. Starting a run twice must
 // be harmless.
 type Engine interface {
-	Start(ctx context.Context, org, runID string) error
+	Start(ctx context.Context, run ExecutionInput) error
 }
 
 // Service manages runs.
@@ -247,7 +247,7 @@ func (s *Service) Create(ctx context.Context, org string, wf *workflows.Workflow
 	}
 	startCtx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
-	if err := s.start(startCtx, org, r.ID); err != nil {
+	if err := s.start(startCtx, r); err != nil {
 		slog.ErrorContext(ctx, "start run", "runId", r.ID, "err", err)
 		return s.finish(ctx, org, r.ID, r, nil, nil, &steps.RunError{Message: "the run could not be started: " + err.Error()})
 	}
@@ -264,11 +264,11 @@ func (s *Service) Start(ctx context.Context, org, workflowID string, n NewRun) (
 	return s.Create(ctx, org, wf, n)
 }
 
-func (s *Service) start(ctx context.Context, org, id string) error {
+func (s *Service) start(ctx context.Context, r *record) error {
 	if s.engine == nil {
 		return errors.New("no run engine is configured (set STATE_MACHINE_ARN)")
 	}
-	return s.engine.Start(ctx, org, id)
+	return s.engine.Start(ctx, ExecutionInput{OrganizationID: r.OrganizationID, RunID: r.ID, WorkflowID: r.WorkflowID})
 }
 
 // generateTitle names a run by its workflow, what started it and its time,
@@ -399,21 +399,38 @@ func (s *Service) Retry(ctx context.Context, org, id string) (*Run, error) {
 }
 
 // Execute runs a run's steps: the work of the runner Lambda and of the
-// in-process engine. It executes the workflow's current steps and records
-// the outcome; a run still executing after RunningAfter is marked running
+// in-process engine. It reads the run and its workflow in one call (when
+// the execution names the workflow), executes the workflow's current
+// steps and records the outcome; a run still executing after RunningAfter is marked running
 // meanwhile (see markRunning), so a run that finishes sooner is written
 // once, from queued to its outcome. A finished run is left alone, so a
 // duplicate delivery does nothing. The returned error means the execution
 // was interrupted (the run stays queued or running for the engine to
 // retry or fail); a failing step is a failed run, not an error.
-func (s *Service) Execute(ctx context.Context, org, id string) (*Run, error) {
+func (s *Service) Execute(ctx context.Context, in ExecutionInput) (*Run, error) {
+	org, id := in.OrganizationID, in.RunID
 	ctx = store.WithActor(ctx, store.Actor{Type: store.ActorWorkflowRun, ID: id})
-	r, err := s.coll.Get(ctx, org, id)
+	var (
+		r     *record
+		err   error
+		wf    *workflows.Workflow
+		wfErr error
+	)
+	if in.WorkflowID != "" {
+		run := s.coll.Fetch(org, id)
+		wf, wfErr = s.workflows.GetWith(ctx, org, in.WorkflowID, run)
+		r, err = run.Result()
+	} else {
+		r, err = s.coll.Get(ctx, org, id)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read run %s: %w", id, err)
 	}
 	if r.Done() {
 		return &r.Run, nil
+	}
+	if in.WorkflowID != r.WorkflowID { // not named, or not the run's
+		wf, wfErr = s.workflows.Get(ctx, org, r.WorkflowID)
 	}
 	if r.StartedAt == nil {
 		now := s.now()
@@ -425,13 +442,12 @@ func (s *Service) Execute(ctx context.Context, org, id string) (*Run, error) {
 		return nil, fmt.Errorf("mark run %s running: %w", id, err)
 	}
 	defer marked()
-	wf, err := s.workflows.Get(ctx, org, r.WorkflowID)
-	if errors.Is(err, apperr.ErrNotFound) {
+	if errors.Is(wfErr, apperr.ErrNotFound) {
 		marked()
 		return s.finish(ctx, org, id, r, &started, nil, &steps.RunError{Message: "the workflow was deleted before the run executed"})
 	}
-	if err != nil {
-		return nil, err
+	if wfErr != nil {
+		return nil, wfErr
 	}
 	res, err := s.executor.Execute(steps.WithRunID(ctx, id), org, wf.Steps, r.Input, r.DryRun)
 	if err != nil {
@@ -574,7 +590,7 @@ func (s *Service) Recover(ctx context.Context) (resumed, failed int, err error) 
 					return resumed, failed, fmt.Errorf("store the placeholder of unreadable run %s: %w", r.ID, err)
 				}
 				failed++
-			case r.Status == Queued && !s.stale(&r.Run) && s.start(ctx, r.OrganizationID, r.ID) == nil:
+			case r.Status == Queued && !s.stale(&r.Run) && s.start(ctx, &r) == nil:
 				resumed++
 			default:
 				if _, err := s.Fail(ctx, r.OrganizationID, r.ID, s.recoverMessage(&r.Run)); err != nil {

@@ -28,11 +28,11 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // held is an engine that starts nothing: runs stay queued.
 type held struct{}
 
-func (held) Start(context.Context, string, string) error { return nil }
+func (held) Start(context.Context, runs.ExecutionInput) error { return nil }
 
 type failing struct{}
 
-func (failing) Start(context.Context, string, string) error {
+func (failing) Start(context.Context, runs.ExecutionInput) error {
 	return errors.New("state machine unavailable")
 }
 
@@ -97,7 +97,7 @@ func TestRecoverResumesQueuedRunsAndFailsInterruptedOnes(t *testing.T) {
 	svc.SetRunningAfter(0)
 	runCtx, cancel := context.WithCancel(ctx)
 	cut.arm(cancel)
-	if _, err := svc.Execute(runCtx, "org1", interrupted.ID); err == nil {
+	if _, err := svc.Execute(runCtx, runs.ExecutionInput{OrganizationID: "org1", RunID: interrupted.ID, WorkflowID: interrupted.WorkflowID}); err == nil {
 		t.Fatal("execute with a cancelled context reported success")
 	}
 	if r, _ := svc.Get(ctx, "org1", interrupted.ID); r.Status != runs.Running {
@@ -204,7 +204,7 @@ func TestStepFunctionsEngineStartsOneExecutionNamedAfterTheRun(t *testing.T) {
 		Credentials: credentials.NewStaticCredentialsProvider("k", "s", ""), RetryMaxAttempts: 1})
 	e := runs.StepFunctions{Client: client, StateMachineARN: "arn:aws:states:us-east-1:123456789012:stateMachine:runs"}
 	for range 2 {
-		if err := e.Start(context.Background(), "org_1", "run_01abc"); err != nil {
+		if err := e.Start(context.Background(), runs.ExecutionInput{OrganizationID: "org_1", RunID: "run_01abc", WorkflowID: "wf_01abc"}); err != nil {
 			t.Fatalf("Start: %v", err)
 		}
 	}
@@ -213,7 +213,7 @@ func TestStepFunctionsEngineStartsOneExecutionNamedAfterTheRun(t *testing.T) {
 	}
 	c := api.calls[0]
 	if c["target"] != "AWSStepFunctions.StartExecution" || c["name"] != "run_01abc" || c["arn"] != e.StateMachineARN ||
-		c["input"] != `{"organizationId":"org_1","runId":"run_01abc"}` {
+		c["input"] != `{"organizationId":"org_1","runId":"run_01abc","workflowId":"wf_01abc"}` {
 		t.Errorf("request = %v", c)
 	}
 }
@@ -307,7 +307,7 @@ func TestAQuickRunIsWrittenOnceAfterItsCreationAndALongOneIsMarkedRunningMeanwhi
 		t.Fatal(err)
 	}
 	w.take()
-	done, err := svc.Execute(ctx, "org1", quick.ID)
+	done, err := svc.Execute(ctx, runs.ExecutionInput{OrganizationID: "org1", RunID: quick.ID, WorkflowID: quick.WorkflowID})
 	if err != nil || done.Status != runs.Completed || done.StartedAt == nil || done.CompletedAt.Before(done.StartedAt.Time) {
 		t.Fatalf("quick run: %+v, %v", done, err)
 	}
@@ -326,7 +326,7 @@ func TestAQuickRunIsWrittenOnceAfterItsCreationAndALongOneIsMarkedRunningMeanwhi
 	w.mu.Unlock()
 	result := make(chan *runs.Run, 1)
 	go func() {
-		r, err := svc.Execute(ctx, "org1", long.ID)
+		r, err := svc.Execute(ctx, runs.ExecutionInput{OrganizationID: "org1", RunID: long.ID, WorkflowID: long.WorkflowID})
 		if err != nil {
 			t.Error(err)
 		}

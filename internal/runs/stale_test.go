@@ -74,7 +74,8 @@ func TestAStaleRunThatAnEngineMarksRunningFirstIsNotFailed(t *testing.T) {
 	t.Parallel()
 	svc, stale, _ := queuedRuns(t, testenv.Scaled(2*time.Second))
 	svc.SetQueuedTimeout(time.Hour) // the engine picks it up in time
-	if _, err := svc.Execute(context.Background(), "org1", stale.ID); err != nil {
+	// Without its workflow, as an execution started before the input named it.
+	if _, err := svc.Execute(context.Background(), runs.ExecutionInput{OrganizationID: "org1", RunID: stale.ID}); err != nil {
 		t.Fatal(err)
 	}
 	svc.SetQueuedTimeout(testenv.Scaled(2 * time.Second))

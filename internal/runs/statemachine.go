@@ -29,6 +29,7 @@ func StateMachineDefinition(runnerARN string) string {
 					"action":           "execute",
 					"organizationId.$": "$.organizationId",
 					"runId.$":          "$.runId",
+					"workflowId.$":     "$.workflowId",
 				},
 				"TimeoutSeconds": executeTimeout,
 				"Retry":          lambdaRetry,

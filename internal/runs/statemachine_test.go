@@ -66,8 +66,8 @@ func TestStateMachineExecutesRunsAndRecordsFailuresThroughItsCatchPath(t *testin
 	}))
 	defer srv.Close()
 
-	execute := func(runID string) map[string]any {
-		in, _ := json.Marshal(runs.ExecutionInput{OrganizationID: "org1", RunID: runID})
+	execute := func(run *runs.Run) map[string]any {
+		in, _ := json.Marshal(runs.ExecutionInput{OrganizationID: "org1", RunID: run.ID, WorkflowID: run.WorkflowID})
 		out := node(t, []string{"DEFINITION=" + runs.StateMachineDefinition(runnerARN), "INPUT=" + string(in), "RUNNER_URL=" + srv.URL}, "testdata/interpret.mjs")
 		var res map[string]any
 		if err := json.Unmarshal(out, &res); err != nil {
@@ -76,7 +76,7 @@ func TestStateMachineExecutesRunsAndRecordsFailuresThroughItsCatchPath(t *testin
 		return res
 	}
 
-	if res := execute(ok.ID); res["status"] != "SUCCEEDED" {
+	if res := execute(ok); res["status"] != "SUCCEEDED" {
 		t.Fatalf("execution of a good run: %v", res)
 	}
 	if r, _ := svc.Get(ctx, "org1", ok.ID); r.Status != runs.Completed || fmt.Sprint(r.Output["seen"]) != "7" {
@@ -84,7 +84,7 @@ func TestStateMachineExecutesRunsAndRecordsFailuresThroughItsCatchPath(t *testin
 	}
 
 	// The interpreter reports a Fail state as its ExecutionError, with the cause.
-	if res := execute(crash.ID); res["status"] != "FAILED" || !strings.Contains(res["cause"].(string), "runner crashed") {
+	if res := execute(crash); res["status"] != "FAILED" || !strings.Contains(res["cause"].(string), "runner crashed") {
 		t.Fatalf("execution of a crashing run: %v", res)
 	}
 	r, _ := svc.Get(ctx, "org1", crash.ID)

@@ -76,6 +76,13 @@ func (s *Store) batchGet(ctx context.Context, op, typ, pk string, ids []string, 
 		seen[id] = true
 		keys = append(keys, key(pk, id))
 	}
+	return s.batchGetKeys(ctx, typ, keys, take)
+}
+
+// batchGetKeys reads the items of keys (at most MaxBatch, strongly
+// consistent), passing each found to take: one BatchGetItem, plus retries
+// of the keys DynamoDB leaves unprocessed. what names the items in errors.
+func (s *Store) batchGetKeys(ctx context.Context, what string, keys []map[string]types.AttributeValue, take func(map[string]types.AttributeValue) error) error {
 	for attempt := 0; len(keys) > 0; attempt++ {
 		if attempt > 0 {
 			if err := pauseBeforeAttempt(ctx, attempt); err != nil {
@@ -89,7 +96,7 @@ func (s *Store) batchGet(ctx context.Context, op, typ, pk string, ids []string, 
 			s.Table: {Keys: keys, ConsistentRead: aws.Bool(true)},
 		}})
 		if err != nil {
-			return classify(ctx, fmt.Errorf("batch get %s: %w", typ, err))
+			return classify(ctx, fmt.Errorf("batch get %s: %w", what, err))
 		}
 		for _, av := range res.Responses[s.Table] {
 			if err := take(av); err != nil {

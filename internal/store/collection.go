@@ -191,6 +191,12 @@ func (c *Collection[T]) IndexAttrs(org string, v *T) map[string]string {
 // that cannot be decoded is its placeholder when the spec gives one.
 func (c *Collection[T]) Get(ctx context.Context, org, id string) (*T, error) {
 	v, _, err := c.get(ctx, org, id)
+	return c.orPlaceholder(v, err)
+}
+
+// orPlaceholder is what Get answers for a read record: the record, or
+// for one that cannot be decoded the spec's placeholder when it has one.
+func (c *Collection[T]) orPlaceholder(v *T, err error) (*T, error) {
 	var ue *UndecodableError
 	if errors.As(err, &ue) && c.spec.Undecodable != nil {
 		reportUndecodable(ue)

@@ -193,6 +193,20 @@ func (s *Service) Get(ctx context.Context, org, id string) (*Workflow, error) {
 	return s.view(r), nil
 }
 
+// GetWith reads a workflow of org as Get does, and the records of also in
+// the same call (store.FetchAll): their results are theirs to read.
+func (s *Service) GetWith(ctx context.Context, org, id string, also ...store.Fetch) (*Workflow, error) {
+	wf := s.coll.Fetch(org, id)
+	if err := store.FetchAll(ctx, append([]store.Fetch{wf}, also...)...); err != nil {
+		return nil, err
+	}
+	r, err := wf.Result()
+	if err != nil {
+		return nil, err
+	}
+	return s.view(r), nil
+}
+
 // List returns a page of org's workflows.
 func (s *Service) List(ctx context.Context, org string, q store.Query) (store.Page[Workflow], error) {
 	p, err := s.coll.List(ctx, org, q)
