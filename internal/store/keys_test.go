@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // Stored key values must never change shape: items already in a table are
@@ -103,3 +105,15 @@ func TestParseRecordKeyReadsRecordKeysOnlyAndNoOtherItemOfTheTable(t *testing.T)
 
 func first(a, _ string) string  { return a }
 func second(_, b string) string { return b }
+
+// BenchmarkDocValue is the write of a company-sized doc whose item is
+// over a KB boundary: deflated.
+func BenchmarkDocValue(b *testing.B) {
+	doc := []byte(`{"id":"cmp_01m8fagjq85yvd6w84b7zfh7wd","canonicalName":"Company 042 logistics","alternativeNames":[],"website":"https://company042.example","linkedinUrl":null,"description":null,"shortDescription":null,"sector":null,"subsector":null,"industry":null,"location":{},"companyType":"operating","origin":"user","externalId":null,"externalReference":{},"tags":["seed"],"assignees":[],"custom":{},"employeeCount":null,"ownershipStatus":null,"lastValuation":null,"lastAmountRaised":null,"totalMoneyRaised":null,"lastRoundDate":null,"lastFinancials":{},"enrichment":{},"lastEnrichedAt":null,"lastEnrichmentStartedAt":null,"createdAt":"2026-11-27T20:17:55.432Z","updatedAt":"2026-11-27T20:17:55.432Z"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := docValue(doc, 400).(*types.AttributeValueMemberB); !ok {
+			b.Fatal("the doc was not deflated")
+		}
+	}
+}
