@@ -80,13 +80,18 @@ const writeMeta = 130
 
 // docText is an item's record as JSON text, whichever form it is stored
 // in; ok is false when the item has no doc, and err says why a binary doc
-// cannot be read.
+// cannot be read. A binary doc read is replaced by its text in av, so an
+// item that a page reads several times (its filter, its byte budget, its
+// decoding) is inflated once.
 func docText(av map[string]types.AttributeValue) (text string, ok bool, err error) {
 	switch doc := av[AttrDoc].(type) {
 	case *types.AttributeValueMemberS:
 		return doc.Value, true, nil
 	case *types.AttributeValueMemberB:
 		text, err := InflateDoc(doc.Value)
+		if err == nil {
+			av[AttrDoc] = &types.AttributeValueMemberS{Value: text}
+		}
 		return text, true, err
 	}
 	return "", false, nil
