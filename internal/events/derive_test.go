@@ -2,15 +2,12 @@ package events_test
 
 import (
 	"bytes"
-	"compress/flate"
 	"context"
 	"encoding/json"
-	"maps"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/events"
 	"github.com/sourcebase/sourcebase/internal/store"
@@ -140,16 +137,8 @@ func TestARecordStoredDeflatedDerivesTheSameEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The new image as the store writes a doc that saves a write unit
-	// deflated: a format byte (1) and the JSON deflated (RFC 1951).
-	var buf bytes.Buffer
-	buf.WriteByte(1)
-	w, _ := flate.NewWriter(&buf, flate.BestCompression)
-	w.Write([]byte(store.ImageString(after, store.AttrDoc)))
-	w.Close()
-	binary := maps.Clone(after)
-	binary[store.AttrDoc] = &types.AttributeValueMemberB{Value: buf.Bytes()}
-	rec.New = binary
+	// The new image as the store writes a doc that saves a write unit.
+	rec.New = store.ImageWithDeflatedDoc(after)
 	got, ok, err := c.Derive(context.Background(), rec, nil)
 	if err != nil || !ok {
 		t.Fatalf("derive from the deflated image: %v %v", ok, err)

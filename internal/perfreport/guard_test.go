@@ -51,12 +51,22 @@ func perRequest(u routeUsage) routeFigure {
 	return routeFigure{Calls: r(float64(x.Calls - x.Shared.Calls)), ReadUnits: r(x.Reads - x.Shared.Reads), WriteUnits: r(x.Write - x.Shared.Write)}
 }
 
+// usageRounds is how many times the guard measures every route when it
+// writes the figures (keeping each route's most), and at most when a
+// route is above them (keeping each route's least). A record whose item
+// is near a KB boundary costs a write unit more in each copy when the
+// deflated form of its doc, whose length varies by a few bytes with the
+// random ids in it, does not fit under the boundary (store.docValue): so
+// a figure is the most a route costs, and a route is above it only when
+// it is above in every round.
+const usageRounds = 3
+
 // guardUsage fails the test for every route whose calls or capacity units
 // per request (perRequest) rise above its committed figures (a search's
-// beyond searchSlack),
-// and for every route without figures; with -update or -usage it writes
-// the figures measured instead.
-func guardUsage(t *testing.T, measured []routeUsage) {
+// beyond searchSlack) in measured and in every round of measure after it
+// (usageRounds in all), and for every route without figures; with
+// -update or -usage it writes the most of usageRounds rounds instead.
+func guardUsage(t *testing.T, measured []routeUsage, measure func() []routeUsage) {
 	t.Helper()
 	got := map[string]routeFigure{}
 	searches := map[string]bool{}
@@ -64,7 +74,23 @@ func guardUsage(t *testing.T, measured []routeUsage) {
 		got[u.Route.Pattern()] = perRequest(u)
 		searches[u.Route.Pattern()] = u.Route.Function == fn.Search
 	}
+	// another measures every route again and keeps, of each figure, the
+	// most (keep true) or the least.
+	another := func(most bool) {
+		for _, u := range measure() {
+			r, f := u.Route.Pattern(), perRequest(u)
+			g := got[r]
+			pick := math.Min
+			if most {
+				pick = math.Max
+			}
+			got[r] = routeFigure{Calls: pick(g.Calls, f.Calls), ReadUnits: pick(g.ReadUnits, f.ReadUnits), WriteUnits: pick(g.WriteUnits, f.WriteUnits)}
+		}
+	}
 	if *update || *writeUsage {
+		for range usageRounds - 1 {
+			another(true)
+		}
 		b, err := json.MarshalIndent(got, "", "  ")
 		if err != nil {
 			t.Fatal(err)
@@ -83,6 +109,21 @@ func guardUsage(t *testing.T, measured []routeUsage) {
 	if err := json.Unmarshal(b, &want); err != nil {
 		t.Fatalf("%s: %v", usagePath, err)
 	}
+	over := overFigures(got, want, searches)
+	for round := 1; len(over) > 0 && round < usageRounds; round++ {
+		another(false)
+		over = overFigures(got, want, searches)
+	}
+	if len(over) > 0 {
+		t.Errorf("DynamoDB work per request above the committed figures of %s:\n  %s\nMake the route cheaper again; if the new cost is intended, commit the new figures (%s).",
+			usagePath, strings.Join(over, "\n  "), usageCommand)
+	}
+}
+
+// overFigures describes each route of got above its figures in want (a
+// search's beyond searchSlack), each route without figures and each
+// route of want that got does not have.
+func overFigures(got, want map[string]routeFigure, searches map[string]bool) []string {
 	var over []string
 	for _, route := range slices.Sorted(maps.Keys(got)) {
 		g := got[route]
@@ -113,10 +154,7 @@ func guardUsage(t *testing.T, measured []routeUsage) {
 			over = append(over, route+": committed figures for a route the service no longer has")
 		}
 	}
-	if len(over) > 0 {
-		t.Errorf("DynamoDB work per request above the committed figures of %s:\n  %s\nMake the route cheaper again; if the new cost is intended, commit the new figures (%s).",
-			usagePath, strings.Join(over, "\n  "), usageCommand)
-	}
+	return over
 }
 
 // TestEveryRouteKeepsItsCommittedDynamoDBUsage is the regression guard of
@@ -132,7 +170,7 @@ func TestEveryRouteKeepsItsCommittedDynamoDBUsage(t *testing.T) {
 	db := testenv.Client(t, nil)
 	env := apitest.NewWith(t, apitest.Options{Store: testenv.StoreOn(t, dynamodb.New(db.Options(), m.Option))})
 	quickRuns(env)
-	guardUsage(t, everyEndpoint(t, env, m))
+	guardUsage(t, everyEndpoint(t, env, m), func() []routeUsage { return everyEndpoint(t, env, m) })
 }
 
 // quickRuns keeps env's runs from being marked running while they execute:

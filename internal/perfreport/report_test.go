@@ -543,7 +543,7 @@ func TestPerformanceReport(t *testing.T) {
 	}
 	// Every route's calls and capacity, each request measured alone.
 	everyRoute := everyEndpoint(t, env, m)
-	guardUsage(t, everyRoute)
+	guardUsage(t, everyRoute, func() []routeUsage { return everyEndpoint(t, env, m) })
 
 	// The service logs as deployed: a JSON line per request.
 	accessLog, err := os.Create(filepath.Join(t.TempDir(), "access.log"))

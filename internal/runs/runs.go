@@ -401,9 +401,9 @@ func (s *Service) Retry(ctx context.Context, org, id string) (*Run, error) {
 // Execute runs a run's steps: the work of the runner Lambda and of the
 // in-process engine. It reads the run and its workflow in one call (when
 // the execution names the workflow), executes the workflow's current
-// steps and records the outcome; a run still executing after RunningAfter is marked running
-// meanwhile (see markRunning), so a run that finishes sooner is written
-// once, from queued to its outcome. A finished run is left alone, so a
+// steps and records the outcome; a run still executing after
+// RunningAfter is marked running meanwhile (see markRunning), so a run
+// that finishes sooner is written once, from queued to its outcome. A finished run is left alone, so a
 // duplicate delivery does nothing. The returned error means the execution
 // was interrupted (the run stays queued or running for the engine to
 // retry or fail); a failing step is a failed run, not an error.

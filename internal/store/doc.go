@@ -47,6 +47,16 @@ func docValue(doc []byte, rest int) types.AttributeValue {
 	if text <= writeUnit {
 		return &types.AttributeValueMemberS{Value: string(doc)}
 	}
+	deflated := DeflateDoc(doc)
+	if units(rest+len(AttrDoc)+len(deflated)) >= units(text) {
+		return &types.AttributeValueMemberS{Value: string(doc)}
+	}
+	return &types.AttributeValueMemberB{Value: deflated}
+}
+
+// DeflateDoc is a doc's binary stored form: a format byte and the JSON
+// deflated (InflateDoc reads it).
+func DeflateDoc(doc []byte) []byte {
 	var buf bytes.Buffer
 	buf.WriteByte(docDeflate)
 	w := deflaters.Get().(*flate.Writer)
@@ -54,10 +64,7 @@ func docValue(doc []byte, rest int) types.AttributeValue {
 	_, _ = w.Write(doc) // writes to a bytes.Buffer cannot fail
 	_ = w.Close()
 	deflaters.Put(w)
-	if units(rest+len(AttrDoc)+buf.Len()) >= units(text) {
-		return &types.AttributeValueMemberS{Value: string(doc)}
-	}
-	return &types.AttributeValueMemberB{Value: buf.Bytes()}
+	return buf.Bytes()
 }
 
 func units(size int) int { return (size + writeUnit - 1) / writeUnit }

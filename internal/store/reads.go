@@ -50,6 +50,7 @@ func (p *Pending[T]) Result() (*T, error) {
 	return p.v, p.err
 }
 
+func (p *Pending[T]) isDone() bool      { return p.done }
 func (p *Pending[T]) readKey() Key      { return p.key }
 func (p *Pending[T]) readStore() *Store { return p.c.store }
 func (p *Pending[T]) fail(err error)    { p.done, p.err = true, err }
@@ -69,7 +70,7 @@ func (p *Pending[T]) take(av map[string]types.AttributeValue) {
 // FetchAll reads the records of reads (at most MaxBatch, of one store) in
 // one strongly consistent BatchGetItem, plus retries of the keys DynamoDB
 // leaves unprocessed. A record not found is its read's apperr.ErrNotFound;
-// the call's error is every unread read's and ReadAll's.
+// the call's error is that of every read left unread, and FetchAll's.
 func FetchAll(ctx context.Context, reads ...Fetch) error {
 	byKey := map[string][]Fetch{}
 	var keys []map[string]types.AttributeValue
@@ -122,5 +123,3 @@ func FetchAll(ctx context.Context, reads ...Fetch) error {
 	}
 	return err
 }
-
-func (p *Pending[T]) isDone() bool { return p.done }

@@ -2,7 +2,6 @@ package opensearch_test
 
 import (
 	"bytes"
-	"compress/flate"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -184,18 +183,6 @@ func TestTheIndexerRetriesTheWholeBatchWhenTheBulkIsRefusedAndSendsNothingForABa
 	}
 }
 
-// deflated is doc in the store's binary form: a format byte (1) and the
-// JSON deflated (RFC 1951).
-func deflated(t *testing.T, doc string) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	buf.WriteByte(1)
-	w, _ := flate.NewWriter(&buf, flate.BestCompression)
-	w.Write([]byte(doc))
-	w.Close()
-	return buf.Bytes()
-}
-
 func TestARecordStoredDeflatedIsIndexedAsItsText(t *testing.T) {
 	text := sampleEvent(t)
 	want, _ := opensearch.Bulk("sourcebase", searchable(), text)
@@ -207,7 +194,7 @@ func TestARecordStoredDeflatedIsIndexedAsItsText(t *testing.T) {
 		if !ok || doc.DataType() != events.DataTypeString || !json.Valid([]byte(doc.String())) {
 			continue
 		}
-		img[store.AttrDoc] = events.NewBinaryAttribute(deflated(t, doc.String()))
+		img[store.AttrDoc] = events.NewBinaryAttribute(store.DeflateDoc([]byte(doc.String())))
 		ev.Records[i].Change.NewImage = img
 		n++
 	}
