@@ -116,7 +116,9 @@ func (r report) markdown() string {
 	p("The service logs every request as deployed (a JSON line per request, to a file). DynamoDB Local's JVM keeps\n")
 	p("compiling its hot paths for tens of seconds, so the table serves an endpoint measured later faster: the read\n")
 	p("endpoints and floors first warm it (twice the attack, mixed), then an endpoint with a floor is measured in two\n")
-	p("halves around its floor's two (service, floor, floor, service; the halves' means), so both see the same table.\n\n")
+	p("halves around its floor's two (service, floor, floor, service; the halves' means), so both see the same table.\n")
+	p("The floor answers each stored record as the service does: its JSON text, inflated when the store wrote it\n")
+	p("deflated (a record whose item that puts in fewer write units, such as these companies).\n\n")
 	p("| endpoint | req/s | p50 ms | p95 ms | p99 ms | errors | CPU/req µs | bare operation | bare req/s | bare p50 ms | bare p99 ms | bare CPU/req µs | throughput ratio | p50 ratio | CPU ratio |\n")
 	p("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, e := range r.Endpoints {

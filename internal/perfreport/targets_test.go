@@ -30,12 +30,16 @@ var before = struct {
 	AcceptedCalls                       float64
 	SearchReads, SearchCalls            float64 // warm, just after 100 writes
 	CompletedReads, CompletedWriteUnits float64
+	// One PutItem of the created company's item as the store wrote it
+	// then (text), with its index attributes and without them.
+	PutWithIndexes, PutBare float64
 }{
 	FloorThroughput: 1280.0 / 1864, FloorCPU: 404.0 / 335,
 	CreateCalls: 1.2, CreateWrite: 18.2,
 	CompletedCalls: 10.1, CompletedReads: 5.0, CompletedWriteUnits: 42.1, CompletedUnits: 47.1,
 	AcceptedCalls: 10.0,
 	SearchReads:   27.0, SearchCalls: 1.1,
+	PutWithIndexes: 8, PutBare: 1,
 }
 
 // targetFigures are what the targets section needs beyond the endpoints.
@@ -136,10 +140,10 @@ func (r report) targets() string {
 	p("| GET company: CPU per request over the floor server's | %.2f× | %.2f× | ≤ 1.15× | %s |\n", before.FloorCPU, cpu, met(cpu <= 1.15))
 	cw := per(create.Usage.Write)
 	p("| create company: write units | %.1f | %.1f | | |\n", before.CreateWrite, cw)
-	p("| create company: over one PutItem of the same item with its index attributes (%.0f units) | %.2f× | %.2f× | ≤ 2.2× | %s |\n",
-		r.Targets.PutWithIndexes, before.CreateWrite/r.Targets.PutWithIndexes, cw/r.Targets.PutWithIndexes, met(cw <= 2.2*r.Targets.PutWithIndexes))
-	p("| create company: over one PutItem of a copy outside every index (%.0f units) | %.2f× | %.2f× | ≤ 2.2× | %s |\n",
-		r.Targets.PutBare, before.CreateWrite/r.Targets.PutBare, cw/r.Targets.PutBare, met(cw <= 2.2*r.Targets.PutBare))
+	p("| create company: over one PutItem of the same item with its index attributes (%.0f units; %.0f before) | %.2f× | %.2f× | ≤ 2.2× | %s |\n",
+		r.Targets.PutWithIndexes, before.PutWithIndexes, before.CreateWrite/before.PutWithIndexes, cw/r.Targets.PutWithIndexes, met(cw <= 2.2*r.Targets.PutWithIndexes))
+	p("| create company: over one PutItem of a copy outside every index (%.0f units; %.0f before) | %.2f× | %.2f× | ≤ 2.2× | %s |\n",
+		r.Targets.PutBare, before.PutBare, before.CreateWrite/before.PutBare, cw/r.Targets.PutBare, met(cw <= 2.2*r.Targets.PutBare))
 	cc, cu := per(float64(completed.Usage.Calls)), per(completed.Usage.Reads+completed.Usage.Write)
 	p("| webhook → run completed: DynamoDB calls | %.1f | %.1f | ≤ steps + 3 = 4 (6 counting the step's own 3 calls) | %s |\n", before.CompletedCalls, cc, met(cc <= 4))
 	p("| webhook → run completed: units (read + write) | %.1f | %.1f | ≤ half: %.1f | %s |\n", before.CompletedUnits, cu, before.CompletedUnits/2, met(cu <= before.CompletedUnits/2))
