@@ -74,10 +74,11 @@ func TestAFiveYearDailySeriesIsReadInOnePagedQuery(t *testing.T) {
 	if last["date"] != "2025-12-31" || last["source"] != "web" {
 		t.Errorf("the last month answers %v, want 2025-12-31 from web (the highest confidence)", last)
 	}
-	// One read of the company, then the Query's pages: 5,478 items of
-	// about 300 bytes are under 2 MB, so at most 3 pages.
-	if n := calls.Count(); n > 4 {
-		t.Errorf("the read made %d DynamoDB calls, want the company's read and one paged Query (at most 4)", n)
+	// One paged Query: 5,478 items of about 300 bytes are under 2 MB, so
+	// at most 3 pages. (Only Query calls count: an API key cache fill or a
+	// rate limit lease can fall due during the request.)
+	if n := calls.CountOf("Query"); n < 1 || n > 3 {
+		t.Errorf("the read made %d Query calls, want one paged Query (1 to 3 pages)", n)
 	}
 
 	// Every candidate of five years is more than a response holds.

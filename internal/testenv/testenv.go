@@ -181,18 +181,33 @@ func PutRaw(tb testing.TB, st *store.Store, attrs map[string]string) {
 // first attempt of each, never the SDK's retries of it (on a busy machine
 // a call may time out and be retried; it is still one call).
 type CountingTransport struct {
-	mu sync.Mutex
-	n  int
+	mu   sync.Mutex
+	n    int
+	byOp map[string]int // by operation: "Query", "GetItem", ...
 }
 
 // RoundTrip counts a first attempt and forwards the request.
 func (c *CountingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if FirstAttempt(r) {
+		_, op, _ := strings.Cut(r.Header.Get("X-Amz-Target"), ".")
 		c.mu.Lock()
 		c.n++
+		if c.byOp == nil {
+			c.byOp = map[string]int{}
+		}
+		c.byOp[op]++
 		c.mu.Unlock()
 	}
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// CountOf returns the number of requests of one operation ("Query") so
+// far: for a test of one call's paging, which a cache fill or a rate
+// limit lease that falls due meanwhile must not count against.
+func (c *CountingTransport) CountOf(op string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.byOp[op]
 }
 
 // FirstAttempt reports whether r is the SDK's first attempt of a call
@@ -213,7 +228,7 @@ func (c *CountingTransport) Count() int {
 // Reset sets the count to zero.
 func (c *CountingTransport) Reset() {
 	c.mu.Lock()
-	c.n = 0
+	c.n, c.byOp = 0, nil
 	c.mu.Unlock()
 }
 
