@@ -87,21 +87,30 @@ const writeMeta = 130
 
 // docText is an item's record as JSON text, whichever form it is stored
 // in; ok is false when the item has no doc, and err says why a binary doc
-// cannot be read. A binary doc read is replaced by its text in av, so an
-// item that a page reads several times (its filter, its byte budget, its
-// decoding) is inflated once.
+// cannot be read.
 func docText(av map[string]types.AttributeValue) (text string, ok bool, err error) {
 	switch doc := av[AttrDoc].(type) {
 	case *types.AttributeValueMemberS:
 		return doc.Value, true, nil
 	case *types.AttributeValueMemberB:
 		text, err := InflateDoc(doc.Value)
-		if err == nil {
-			av[AttrDoc] = &types.AttributeValueMemberS{Value: text}
-		}
 		return text, true, err
 	}
 	return "", false, nil
+}
+
+// inflated gives an item a page just read its doc as text, so that the
+// page's several reads of it (its filter, its byte budget, its decoding)
+// inflate a binary doc once; one that cannot be inflated stays as read,
+// for its decoding to report. av is the query's own answer, read by no
+// one else.
+func inflated(av map[string]types.AttributeValue) map[string]types.AttributeValue {
+	if doc, ok := av[AttrDoc].(*types.AttributeValueMemberB); ok {
+		if text, err := InflateDoc(doc.Value); err == nil {
+			av[AttrDoc] = &types.AttributeValueMemberS{Value: text}
+		}
+	}
+	return av
 }
 
 // InflateDoc is the JSON of a binary stored doc (as a DynamoDB stream's

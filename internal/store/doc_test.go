@@ -115,6 +115,10 @@ func TestADamagedDeflatedDocIsUndecodableNotAPanic(t *testing.T) {
 		if !errors.As(err, &ue) {
 			t.Errorf("a damaged binary doc %v read as %v, want an UndecodableError", bad, err)
 		}
+		// A list passes over it (the collection has no placeholder).
+		if page, err := c.List(ctx, "org1", store.Query{Limit: 10}); err != nil || len(page.Items) != 0 {
+			t.Errorf("a list with a damaged binary doc %v: %d items, %v; want it passed over", bad, len(page.Items), err)
+		}
 	}
 }
 

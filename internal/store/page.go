@@ -316,7 +316,7 @@ func (s *Store) items(ctx context.Context, q pageQuery, want func() int) iter.Se
 				if skipped(av) {
 					continue
 				}
-				if !yield(av, nil) {
+				if !yield(inflated(av), nil) {
 					return
 				}
 			}
