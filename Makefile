@@ -66,6 +66,7 @@ test-fast: deps
 ## functions' sizes and cold starts: internal/perfreport)
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) test -count=1 -run '^TestEveryExampleRequestOfTheDocsRunsAsDocumented$$/^docs$$/^bulk' ./internal/api -docs-rows 10000
 	$(GO) test -count=1 -timeout 60m -run '^TestPerformanceReport$$' ./internal/perfreport -update -attack 10s -soak 5m -events 1000 -imports 100000 -lists 10000 -steady 45s -functions
 
 ## generate: regenerate every committed file the code generates, in dependency order: docs/openapi.json,

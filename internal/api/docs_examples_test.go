@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"encoding/json"
+	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,13 +30,21 @@ import (
 //   - a ```sh run block is a shell script, run with bash (set -euo
 //     pipefail) with BASE_URL, CLIENT_ID and API_KEY set (and, when it
 //     names them, OTHER_CLIENT_ID and OTHER_API_KEY: a key of a second
-//     organization) and {{...}} replaced; it must exit 0.
+//     organization), ROWS set to -docs-rows (an example of many rows
+//     reads ${ROWS:-<its number>}: make test runs it smaller, make bench
+//     as written) and {{...}} replaced; it must exit 0.
 //   - a ```go file=<path> block must be that file of the repository,
 //     byte for byte (the file itself is built and run by a test).
 //
 // Other blocks (```json, ```sh without run) are not requests; a ```sh
 // block that calls curl must be a run block, and a page's requests run in
 // order, in an organization of their own.
+
+// docsRows is ROWS in the shell examples: how many rows an example of
+// many rows writes (docs/bulk.md's round trip of 10,000, which make bench
+// runs as written; make test's thousand go through the same batches,
+// pages and jobs).
+var docsRows = flag.Int("docs-rows", 1000, "`rows` of the docs' shell examples of many rows (ROWS)")
 
 var (
 	fence      = regexp.MustCompile("(?ms)^```([a-z]+)([^\n]*)\n(.*?)^```\\s*$")
@@ -159,7 +168,8 @@ func runDocPage(t *testing.T, e *apitest.Env, blocks []mdBlock) {
 			}
 		case b.lang == "sh" && b.info == "run":
 			cmd := exec.Command("bash", "-c", "set -euo pipefail\n"+fill(b.body))
-			cmd.Env = append(os.Environ(), "BASE_URL="+e.URL, "CLIENT_ID="+c.ClientID, "API_KEY="+c.Secret)
+			cmd.Env = append(os.Environ(), "BASE_URL="+e.URL, "CLIENT_ID="+c.ClientID, "API_KEY="+c.Secret,
+				"ROWS="+strconv.Itoa(*docsRows))
 			if strings.Contains(b.body, "OTHER_") {
 				// A second organization's key, for examples that move data
 				// between organizations.
