@@ -55,6 +55,7 @@ type report struct {
 	Import                                importFigures
 	Lists                                 listFigures
 	Targets                               targetFigures
+	Suite                                 string // the suite's targets (suite)
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d)/float64(time.Millisecond)) }

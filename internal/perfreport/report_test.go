@@ -631,8 +631,12 @@ func TestPerformanceReport(t *testing.T) {
 		tf.Steady, tf.SteadySearches = steadySearch(t, m, c, *steadyFor)
 	}
 
+	suiteTable, err := suite()
+	if err != nil {
+		t.Fatal(err)
+	}
 	r := report{
-		Date: time.Now().UTC(), GoVersion: runtime.Version(), CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0),
+		Suite: suiteTable, Date: time.Now().UTC(), GoVersion: runtime.Version(), CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0),
 		Attack: *attackFor, Workers: *workers, Endpoints: eps, Routes: everyRoute, Lambda: lp, Functions: fns,
 		Soak: soak, SoakFor: *soakFor, SoakRate: *soakRate, RSSStart: rssStart, RSSBeforeSoak: rssBeforeSoak, RSSAfterSoak: rssAfterSoak,
 		HeapBeforeSoak: heapBeforeSoak, HeapAfterSoak: heapAfterSoak, Events: history, Import: bulk, Lists: lists, Targets: tf,
