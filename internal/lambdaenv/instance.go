@@ -180,9 +180,16 @@ func start(emulator string, opt Options) (*Instance, error) {
 	// on a busy machine a runtime started by the first invocation could
 	// otherwise dial it before it listens, and exit (Runtime.ExitError).
 	// Each listens within milliseconds.
-	for _, addr := range []string{invokeAddr, runtimeAddr} {
+	for n, addr := range []string{invokeAddr, runtimeAddr} {
 		if err := i.awaitListening(addr); err != nil {
 			return nil, err
+		}
+		// What answered may be another process that took the port first
+		// (the emulator then fails to bind it and exits): start again on
+		// other ports.
+		if ours, err := listensOn(cmd.Process.Pid, ports[n]); err == nil && !ours {
+			i.Stop()
+			return nil, fmt.Errorf("lambdaenv: another process listens on %s, chosen for the emulator of %s", addr, opt.Name)
 		}
 	}
 	return i, nil
