@@ -186,7 +186,7 @@ func suite() (string, error) {
 	}
 	var out strings.Builder
 	fmt.Fprintf(&out, "\nThe test suite's targets, measured by hand rather than by this report, which runs inside the suite\n")
-	fmt.Fprintf(&out, "(`time make test`; `make test-fast` after `go clean -testcache`; %s): %s.\n", suitePath, st.Measured)
+	fmt.Fprintf(&out, "(`time make test`; `make test-fast` after `go clean -testcache`; internal/perfreport/%s): %s.\n", suitePath, st.Measured)
 	fmt.Fprintf(&out, "docs/decisions.md says what changed and why the rest is out of reach on 2 cores.\n\n")
 	fmt.Fprintf(&out, "| figure | before | now | goal | |\n|---|---|---|---|---|\n")
 	for _, r := range st.Rows {
