@@ -403,10 +403,11 @@ func (s *Service) Retry(ctx context.Context, org, id string) (*Run, error) {
 // the execution names the workflow), executes the workflow's current
 // steps and records the outcome; a run still executing after
 // RunningAfter is marked running meanwhile (see markRunning), so a run
-// that finishes sooner is written once, from queued to its outcome. A finished run is left alone, so a
-// duplicate delivery does nothing. The returned error means the execution
-// was interrupted (the run stays queued or running for the engine to
-// retry or fail); a failing step is a failed run, not an error.
+// that finishes sooner is written once, from queued to its outcome. A
+// finished run is left alone, so a duplicate delivery does nothing. The
+// returned error means the execution was interrupted (the run stays
+// queued or running for the engine to retry or fail); a failing step is a
+// failed run, not an error.
 func (s *Service) Execute(ctx context.Context, in ExecutionInput) (*Run, error) {
 	org, id := in.OrganizationID, in.RunID
 	ctx = store.WithActor(ctx, store.Actor{Type: store.ActorWorkflowRun, ID: id})
