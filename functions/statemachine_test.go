@@ -3,8 +3,10 @@ package functions_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -56,13 +58,13 @@ func newRunEnv(t *testing.T) *runEnv {
 
 // through makes the state machine's tasks invoke the runner after before
 // (when non-nil) had its say: before can fail a task without invoking it.
-func (r *runEnv) through(before func(action string) error) {
+func (r *runEnv) through(before func(task runs.Task) error) {
 	runner := localsfn.Lambda(r.fn(fn.Runner))
 	r.setTask(func(ctx context.Context, resource string, input []byte) ([]byte, error) {
 		var task runs.Task
 		json.Unmarshal(input, &task)
 		if before != nil {
-			if err := before(task.Action); err != nil {
+			if err := before(task); err != nil {
 				return nil, err
 			}
 		}
@@ -173,8 +175,8 @@ func TestATransientLambdaErrorIsRetriedAndTheRunCompletes(t *testing.T) {
 	r := newRunEnv(t)
 	run := r.queued(r.org, r.workflow(r.org, setWorkflow), map[string]any{"deal": "d-2"})
 	var injected atomic.Int32
-	r.through(func(action string) error {
-		if action == "execute" && injected.CompareAndSwap(0, 1) {
+	r.through(func(task runs.Task) error {
+		if task.Action == "execute" && injected.CompareAndSwap(0, 1) {
 			return &localsfn.TaskError{Name: "Lambda.ServiceException", Cause: "Lambda is unable to serve the request (injected before the runner is called)"}
 		}
 		return nil
@@ -189,5 +191,63 @@ func TestATransientLambdaErrorIsRetriedAndTheRunCompletes(t *testing.T) {
 	}
 	if injected.Load() != 1 || r.invocations("execute") != 1 || r.invocations("fail") != 0 {
 		t.Errorf("injected %d, runner invoked %v; want the runner invoked once, on the retry", injected.Load(), r.snapshot())
+	}
+}
+
+// A run created where the API and webhook functions create it starts an
+// execution that carries the run and its steps to the first invocation;
+// a transient Lambda error (which may come after the runner ran) leads to
+// ExecuteAgain, which sends ids only, so the runner reads the run.
+func TestAnExecutionCarriesTheRunToItsFirstInvocationOnlyAndTheRetryReadsIt(t *testing.T) {
+	t.Parallel()
+	r := newRunEnv(t)
+	creator := runs.NewService(r.st, r.deps.Workflows, r.deps.Companies, runs.UseEngine(r.engine))
+	wf := r.workflow(r.org, setWorkflow)
+	var (
+		mu    sync.Mutex
+		tasks []runs.Task
+		fail  atomic.Bool
+	)
+	r.through(func(task runs.Task) error {
+		mu.Lock()
+		tasks = append(tasks, task)
+		mu.Unlock()
+		if task.Action == "execute" && fail.CompareAndSwap(true, false) {
+			return &localsfn.TaskError{Name: "Lambda.AWSLambdaException", Cause: "injected before the runner is called"}
+		}
+		return nil
+	})
+	for _, transient := range []bool{false, true} {
+		fail.Store(transient)
+		mu.Lock()
+		tasks = nil
+		mu.Unlock()
+		run, err := creator.Create(context.Background(), r.org, wf, runs.NewRun{StartedBy: runs.StartedByAPI, Input: map[string]any{"deal": fmt.Sprint("d-", transient)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ex := r.awaitExecution(run.ID)
+		if ex.Status != localsfn.Succeeded {
+			t.Fatalf("execution %s %s %s, want SUCCEEDED", ex.Status, ex.Error, ex.Cause)
+		}
+		if got := r.run(r.org, run.ID); got.Status != runs.Completed || got.Output["deal"] != fmt.Sprint("d-", transient) {
+			t.Errorf("run %s %v, want completed with its deal", got.Status, got.Output)
+		}
+		mu.Lock()
+		seen := slices.Clone(tasks)
+		mu.Unlock()
+		want := 1
+		if transient {
+			want = 2
+		}
+		if len(seen) != want {
+			t.Fatalf("transient %v: %d tasks %+v, want %d", transient, len(seen), seen, want)
+		}
+		if first := seen[0]; first.Run == nil || first.Steps == nil || len(*first.Steps) != 1 || first.Run.Version != 1 {
+			t.Errorf("the first execute task carries run %+v and steps %v, want the run at version 1 and its one step", first.Run, first.Steps)
+		}
+		if transient && (seen[1].Run != nil || seen[1].Steps != nil || seen[1].RunID != run.ID) {
+			t.Errorf("ExecuteAgain's task %+v carries the run or steps, want ids only", seen[1])
+		}
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
+
+	"github.com/sourcebase/sourcebase/internal/steps"
 )
 
 // ExecutionInput is what a run's state machine execution receives, and
@@ -20,10 +22,38 @@ import (
 type ExecutionInput struct {
 	OrganizationID string `json:"organizationId"`
 	RunID          string `json:"runId"`
-	// WorkflowID is the run's workflow, so that its execution reads the
-	// run and the workflow in one call; an execution started without it
-	// (before it was added) reads the run first.
+	// WorkflowID is the run's workflow, so that an execution that reads
+	// the run and the workflow reads both in one call; an execution
+	// started without it (before it was added) reads the run first.
 	WorkflowID string `json:"workflowId,omitempty"`
+	// Run is the run as its creation wrote it, so that its first
+	// execution reads nothing back (Execute says when it is used); Steps
+	// are the steps of its workflow when the run was created, which the
+	// run executes. Either is null when not carried: in executions started
+	// before they were, by Recover, and when carrying them would make the
+	// input too large for Step Functions (MaxCarried). Both are always
+	// present in the JSON, null or not, for the state machine's paths.
+	Run   *HeldRun      `json:"run"`
+	Steps *[]steps.Step `json:"steps"`
+}
+
+// HeldRun is a run's record and the version it was written at.
+type HeldRun struct {
+	Record  record `json:"record"`
+	Version int64  `json:"version"`
+}
+
+// MaxCarried is the largest execution input that carries the run and its
+// steps: Step Functions takes 256 KiB of input and state, and a failed
+// task's error is added to the state on the way to MarkFailed. A larger
+// one is started with ids only, and its execution reads the run and the
+// workflow.
+const MaxCarried = 160 << 10
+
+// withoutCarried is the input with ids only.
+func (in ExecutionInput) withoutCarried() ExecutionInput {
+	in.Run, in.Steps = nil, nil
+	return in
 }
 
 // StepFunctions starts each run as an execution of the state machine,
@@ -35,8 +65,14 @@ type StepFunctions struct {
 
 // Start starts the run's execution.
 func (e StepFunctions) Start(ctx context.Context, run ExecutionInput) error {
-	in, _ := json.Marshal(run)
-	_, err := e.Client.StartExecution(ctx, &sfn.StartExecutionInput{
+	in, err := json.Marshal(run)
+	if err != nil {
+		return fmt.Errorf("encode the execution input of run %s: %w", run.RunID, err)
+	}
+	if len(in) > MaxCarried {
+		in, _ = json.Marshal(run.withoutCarried())
+	}
+	_, err = e.Client.StartExecution(ctx, &sfn.StartExecutionInput{
 		StateMachineArn: aws.String(e.StateMachineARN),
 		Name:            aws.String(run.RunID),
 		Input:           aws.String(string(in)),
@@ -152,11 +188,17 @@ func (e *InProcess) Close(grace time.Duration) {
 // Task is the runner Lambda's event, sent by the state machine: execute
 // the run, or (from the Catch path) mark it failed with the error.
 type Task struct {
-	Action         string     `json:"action"` // "execute" or "fail"
-	OrganizationID string     `json:"organizationId"`
-	RunID          string     `json:"runId"`
-	WorkflowID     string     `json:"workflowId,omitempty"` // ExecutionInput.WorkflowID
-	Error          *TaskError `json:"error,omitempty"`
+	Action         string `json:"action"` // "execute" or "fail"
+	OrganizationID string `json:"organizationId"`
+	RunID          string `json:"runId"`
+	WorkflowID     string `json:"workflowId,omitempty"` // ExecutionInput.WorkflowID
+	// Run and Steps are ExecutionInput's, in the first "execute" task only:
+	// the task that executes again after a transient Lambda error
+	// (ExecuteAgain) reads the run, so that it finds a run the first
+	// invocation finished.
+	Run   *HeldRun      `json:"run,omitempty"`
+	Steps *[]steps.Step `json:"steps,omitempty"`
+	Error *TaskError    `json:"error,omitempty"`
 }
 
 // TaskError is what a Step Functions Catch puts at its ResultPath.
@@ -183,7 +225,7 @@ func (s *Service) HandleTask(ctx context.Context, t Task) (TaskResult, error) {
 	)
 	switch t.Action {
 	case "execute":
-		r, err = s.Execute(ctx, ExecutionInput{OrganizationID: t.OrganizationID, RunID: t.RunID, WorkflowID: t.WorkflowID})
+		r, err = s.Execute(ctx, ExecutionInput{OrganizationID: t.OrganizationID, RunID: t.RunID, WorkflowID: t.WorkflowID, Run: t.Run, Steps: t.Steps})
 	case "fail":
 		msg := "the run's execution failed"
 		if t.Error != nil {

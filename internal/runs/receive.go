@@ -36,11 +36,11 @@ type Delivery struct {
 //
 // Errors: an error matching webhook.ErrInvalidSignature when the check
 // fails and, alike, for a slug that leads to no trigger (unknown, or its
-// workflow deleted; a workflow deleted after its route was read fails the
-// run when it executes), after a
-// check of comparable cost (webhook.RefuseUnknown), so that slugs cannot be
-// probed (the reason is logged, never returned to the sender); a 400 or 413
-// kind when the request cannot be a run's input.
+// workflow deleted; a run accepted before its workflow was deleted still
+// executes the steps its route held), after a check of comparable cost
+// (webhook.RefuseUnknown), so that slugs cannot be probed (the reason is
+// logged, never returned to the sender); a 400 or 413 kind when the
+// request cannot be a run's input.
 func (s *Service) Receive(ctx context.Context, d Delivery) (run *Run, replayed bool, err error) {
 	route, err := s.workflows.Route(ctx, d.Slug)
 	if errors.Is(err, apperr.ErrNotFound) {
@@ -68,11 +68,15 @@ func (s *Service) Receive(ctx context.Context, d Delivery) (run *Run, replayed b
 	if err != nil {
 		return nil, false, err
 	}
-	// The route names the workflow (it is written with it, and deleted
-	// with it): a workflow deleted from now on fails its run when the run
-	// executes. Only a route stored before it kept the name needs the
-	// workflow read.
+	// The route names the workflow and holds its steps (it is written
+	// with it, and deleted with it): the run executes those steps, even
+	// if the workflow changes or is deleted from now on. Only a route
+	// stored before it kept the name needs the workflow read; one stored
+	// before it kept the steps leaves them to the execution to read.
 	wf := &workflows.Workflow{ID: route.WorkflowID, Name: route.WorkflowName}
+	if route.Steps != nil {
+		wf.Steps = *route.Steps
+	}
 	if route.WorkflowName == "" {
 		wf, err = s.workflows.Get(ctx, route.OrganizationID, route.WorkflowID)
 		if errors.Is(err, apperr.ErrNotFound) {

@@ -217,7 +217,9 @@ type NewRun struct {
 	Extra []store.Op
 }
 
-// Create stores a queued run of wf and starts it. If the engine cannot
+// Create stores a queued run of wf and starts it; the run executes wf's
+// steps as they are now, unless they are nil (a workflow known only by its
+// id and name): then its execution reads them. If the engine cannot
 // start it, the run is marked failed with the reason, never left queued.
 // The work is detached from the caller's cancellation (each storage call
 // has its own deadline): a client that goes away cannot stop a written run
@@ -247,7 +249,7 @@ func (s *Service) Create(ctx context.Context, org string, wf *workflows.Workflow
 	}
 	startCtx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
-	if err := s.start(startCtx, r); err != nil {
+	if err := s.start(startCtx, r, wf.Steps); err != nil {
 		slog.ErrorContext(ctx, "start run", "runId", r.ID, "err", err)
 		return s.finish(ctx, org, r.ID, r, nil, nil, &steps.RunError{Message: "the run could not be started: " + err.Error()})
 	}
@@ -264,11 +266,20 @@ func (s *Service) Start(ctx context.Context, org, workflowID string, n NewRun) (
 	return s.Create(ctx, org, wf, n)
 }
 
-func (s *Service) start(ctx context.Context, r *record) error {
+// start starts r's execution. When run is not nil, the execution carries
+// r as it was just written and run, the steps to execute (see Execute);
+// a run started again (Recover) carries neither.
+func (s *Service) start(ctx context.Context, r *record, run []steps.Step) error {
 	if s.engine == nil {
 		return errors.New("no run engine is configured (set STATE_MACHINE_ARN)")
 	}
-	return s.engine.Start(ctx, ExecutionInput{OrganizationID: r.OrganizationID, RunID: r.ID, WorkflowID: r.WorkflowID})
+	in := ExecutionInput{OrganizationID: r.OrganizationID, RunID: r.ID, WorkflowID: r.WorkflowID}
+	if run != nil {
+		// A copy: the execution changes its run while the caller answers
+		// with r (the input map is shared: neither changes it).
+		in.Run, in.Steps = &HeldRun{Record: *r, Version: r.StoreVersion()}, &run
+	}
+	return s.engine.Start(ctx, in)
 }
 
 // generateTitle names a run by its workflow, what started it and its time,
@@ -399,29 +410,36 @@ func (s *Service) Retry(ctx context.Context, org, id string) (*Run, error) {
 }
 
 // Execute runs a run's steps: the work of the runner Lambda and of the
-// in-process engine. It reads the run and its workflow in one call (when
-// the execution names the workflow), executes the workflow's current
-// steps and records the outcome; a run still executing after
-// RunningAfter is marked running meanwhile (see markRunning), so a run
-// that finishes sooner is written once, from queued to its outcome. A
-// finished run is left alone, so a duplicate delivery does nothing. The
-// returned error means the execution was interrupted (the run stays
-// queued or running for the engine to retry or fail); a failing step is a
-// failed run, not an error.
+// in-process engine. A run executes the steps its workflow had when the
+// run was created, carried in the execution's input (ExecutionInput.Steps),
+// or, in an execution that does not carry them, the workflow's steps as
+// it executes (a workflow deleted by then fails the run). The execution
+// reads the run unless its input carries the run as its creation wrote it
+// (HeldRun) and that is safe to trust (see held); then, with the steps
+// carried too, it reads nothing before the steps. Otherwise it reads the
+// run and the workflow in one call. It executes the steps and records the
+// outcome; a run still executing after RunningAfter is marked running
+// meanwhile (see markRunning), so a run that finishes sooner is written
+// once, from queued to its outcome. A finished run that is read is left
+// alone, so a duplicate delivery does nothing. The returned error means
+// the execution was interrupted (the run stays queued or running for the
+// engine to retry or fail); a failing step is a failed run, not an error.
 func (s *Service) Execute(ctx context.Context, in ExecutionInput) (*Run, error) {
 	org, id := in.OrganizationID, in.RunID
 	ctx = store.WithActor(ctx, store.Actor{Type: store.ActorWorkflowRun, ID: id})
 	var (
-		r     *record
+		r     = s.held(in)
 		err   error
 		wf    *workflows.Workflow
 		wfErr error
 	)
-	if in.WorkflowID != "" {
+	switch {
+	case r != nil:
+	case in.WorkflowID != "" && in.Steps == nil:
 		run := s.coll.Fetch(org, id)
 		wf, wfErr = s.workflows.GetWith(ctx, org, in.WorkflowID, run)
 		r, err = run.Result()
-	} else {
+	default:
 		r, err = s.coll.Get(ctx, org, id)
 	}
 	if err != nil {
@@ -430,7 +448,10 @@ func (s *Service) Execute(ctx context.Context, in ExecutionInput) (*Run, error) 
 	if r.Done() {
 		return &r.Run, nil
 	}
-	if in.WorkflowID != r.WorkflowID { // not named, or not the run's
+	switch {
+	case in.Steps != nil && in.WorkflowID == r.WorkflowID:
+		wf = &workflows.Workflow{ID: r.WorkflowID, Steps: *in.Steps}
+	case (wf == nil && wfErr == nil) || in.WorkflowID != r.WorkflowID: // not read, or not the run's
 		wf, wfErr = s.workflows.Get(ctx, org, r.WorkflowID)
 	}
 	if r.StartedAt == nil {
@@ -460,6 +481,30 @@ func (s *Service) Execute(ctx context.Context, in ExecutionInput) (*Run, error) 
 		return s.finish(ctx, org, id, nil, &started, nil, &steps.RunError{Message: "the run's output is too large to store (the record limit is 400 KB)"})
 	}
 	return done, err
+}
+
+// held is the run the execution input carries, when it can stand for a
+// read of the run: the run as its creation wrote it (queued, its version
+// known), this execution's, and created less than half the queued timeout
+// ago. Younger than that, a run is not yet failed as stale by a reader,
+// and markRunning marks it running before it could be; a rename since is
+// kept, as the outcome's write builds on the run as stored when its
+// version moved (store.Collection.UpdateHeld). A run the execution finds
+// finished was finished by an earlier execution: the state machine sends
+// the run only with its first invocation (ExecuteAgain reads it), and the
+// in-process engine executes a run once.
+func (s *Service) held(in ExecutionInput) *record {
+	h := in.Run
+	if h == nil || h.Version <= 0 {
+		return nil
+	}
+	r := h.Record
+	if r.ID != in.RunID || r.OrganizationID != in.OrganizationID || r.WorkflowID != in.WorkflowID || r.Status != Queued ||
+		r.StartedAt != nil || s.now().Sub(r.CreatedAt.Time) >= s.queuedTimeout/2 {
+		return nil
+	}
+	r.SetStoreVersion(h.Version)
+	return &r
 }
 
 // RunningAfter is how long a run executes before it is marked running.
@@ -591,7 +636,7 @@ func (s *Service) Recover(ctx context.Context) (resumed, failed int, err error) 
 					return resumed, failed, fmt.Errorf("store the placeholder of unreadable run %s: %w", r.ID, err)
 				}
 				failed++
-			case r.Status == Queued && !s.stale(&r.Run) && s.start(ctx, &r) == nil:
+			case r.Status == Queued && !s.stale(&r.Run) && s.start(ctx, &r, nil) == nil:
 				resumed++
 			default:
 				if _, err := s.Fail(ctx, r.OrganizationID, r.ID, s.recoverMessage(&r.Run)); err != nil {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/runs"
+	"github.com/sourcebase/sourcebase/internal/steps"
 	"github.com/sourcebase/sourcebase/internal/testenv"
 	"github.com/sourcebase/sourcebase/internal/workflows"
 )
@@ -213,8 +214,28 @@ func TestStepFunctionsEngineStartsOneExecutionNamedAfterTheRun(t *testing.T) {
 	}
 	c := api.calls[0]
 	if c["target"] != "AWSStepFunctions.StartExecution" || c["name"] != "run_01abc" || c["arn"] != e.StateMachineARN ||
-		c["input"] != `{"organizationId":"org_1","runId":"run_01abc","workflowId":"wf_01abc"}` {
+		c["input"] != `{"organizationId":"org_1","runId":"run_01abc","workflowId":"wf_01abc","run":null,"steps":null}` {
 		t.Errorf("request = %v", c)
+	}
+
+	// Steps carried are sent; an input that would be over MaxCarried is
+	// sent with ids only (the execution then reads what it needs).
+	small := []steps.Step{{ID: "s", Type: "set", With: map[string]any{"ok": true}}}
+	large := []steps.Step{{ID: "s", Type: "set", With: map[string]any{"text": strings.Repeat("a", runs.MaxCarried)}}}
+	for _, tc := range []struct {
+		id    string
+		steps []steps.Step
+		want  string
+	}{
+		{"run_small", small, `{"organizationId":"org_1","runId":"run_small","workflowId":"wf_01abc","run":null,"steps":[{"id":"s","type":"set","with":{"ok":true}}]}`},
+		{"run_large", large, `{"organizationId":"org_1","runId":"run_large","workflowId":"wf_01abc","run":null,"steps":null}`},
+	} {
+		if err := e.Start(context.Background(), runs.ExecutionInput{OrganizationID: "org_1", RunID: tc.id, WorkflowID: "wf_01abc", Steps: &tc.steps}); err != nil {
+			t.Fatalf("Start %s: %v", tc.id, err)
+		}
+		if got := api.calls[len(api.calls)-1]["input"]; got != tc.want {
+			t.Errorf("input of %s = %.300s, want %s", tc.id, got, tc.want)
+		}
 	}
 }
 

@@ -1,13 +1,14 @@
 // Package workflows stores workflow definitions and their webhook triggers.
 // A workflow's trigger secret lives in the workflow item and, for the
 // webhook path's single read, in its trigger route (TriggerRoute, keyed by
-// slug, with the workflow's name); both are written in one transaction so
-// they never disagree.
+// slug, with the workflow's name and steps); both are written in one
+// transaction so they never disagree.
 package workflows
 
 import (
 	"context"
 	"net/textproto"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -70,10 +71,14 @@ type TriggerRoute struct {
 	// WorkflowName is the workflow's name, which a run's title shows: with
 	// it, accepting a delivery reads nothing but the route. "" in a route
 	// stored before it was kept here.
-	WorkflowName string         `json:"workflowName,omitempty"`
-	Scheme       webhook.Scheme `json:"scheme"`
-	HeaderName   string         `json:"headerName"`
-	Secret       string         `json:"secret"`
+	WorkflowName string `json:"workflowName,omitempty"`
+	// Steps are the workflow's steps, which a run started by a delivery
+	// executes: with them, executing the run reads nothing of the
+	// workflow. nil in a route stored before they were kept here.
+	Steps      *[]steps.Step  `json:"steps,omitempty"`
+	Scheme     webhook.Scheme `json:"scheme"`
+	HeaderName string         `json:"headerName"`
+	Secret     string         `json:"secret"`
 	// PastHeaderNames are the record's: headers withheld from runs.
 	PastHeaderNames []string `json:"pastHeaderNames,omitempty"`
 }
@@ -87,7 +92,8 @@ func (t TriggerRoute) Verifier() webhook.Verifier {
 func (t TriggerRoute) equal(o TriggerRoute) bool {
 	return t.Slug == o.Slug && t.OrganizationID == o.OrganizationID && t.WorkflowID == o.WorkflowID && t.WorkflowName == o.WorkflowName &&
 		t.Scheme == o.Scheme && t.HeaderName == o.HeaderName && t.Secret == o.Secret &&
-		slices.Equal(t.PastHeaderNames, o.PastHeaderNames)
+		slices.Equal(t.PastHeaderNames, o.PastHeaderNames) && (t.Steps == nil) == (o.Steps == nil) &&
+		(t.Steps == nil || reflect.DeepEqual(*t.Steps, *o.Steps))
 }
 
 var spec = store.Spec[record]{
@@ -132,7 +138,11 @@ func route(org string, r *record) TriggerRoute {
 	if r.Trigger.HeaderName != nil {
 		header = *r.Trigger.HeaderName
 	}
-	return TriggerRoute{Slug: r.Trigger.Slug, OrganizationID: org, WorkflowID: r.ID, WorkflowName: r.Name,
+	run := slices.Clone(r.Steps)
+	if run == nil {
+		run = []steps.Step{}
+	}
+	return TriggerRoute{Slug: r.Trigger.Slug, OrganizationID: org, WorkflowID: r.ID, WorkflowName: r.Name, Steps: &run,
 		Scheme: r.Trigger.Scheme, HeaderName: header, Secret: r.TriggerSecret, PastHeaderNames: r.PastHeaderNames}
 }
 
@@ -213,8 +223,8 @@ func (s *Service) List(ctx context.Context, org string, q store.Query) (store.Pa
 	return store.MapPage(p, func(r *record) Workflow { return *s.view(r) }), err
 }
 
-// Update applies a partial update; the trigger item follows in the same
-// transaction when the trigger changes.
+// Update applies a partial update; the trigger route follows in the same
+// transaction when what it holds changes (the trigger, the name, the steps).
 func (s *Service) Update(ctx context.Context, org, id string, in Input) (*Workflow, error) {
 	r, err := s.coll.UpdateTx(ctx, org, id, func(r *record) ([]store.Op, error) {
 		if !in.changes() {
