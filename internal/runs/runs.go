@@ -489,10 +489,10 @@ func (s *Service) Execute(ctx context.Context, in ExecutionInput) (*Run, error) 
 // ago. Younger than that, a run is not yet failed as stale by a reader,
 // and markRunning marks it running before it could be; a rename since is
 // kept, as the outcome's write builds on the run as stored when its
-// version moved (store.Collection.UpdateHeld). A run the execution finds
-// finished was finished by an earlier execution: the state machine sends
-// the run only with its first invocation (ExecuteAgain reads it), and the
-// in-process engine executes a run once.
+// version moved (store.Collection.UpdateHeld). It cannot be a run an
+// earlier invocation finished: the state machine sends the run with its
+// first invocation only (ExecuteAgain, after a transient Lambda error,
+// reads it), and the in-process engine executes each run it starts once.
 func (s *Service) held(in ExecutionInput) *record {
 	h := in.Run
 	if h == nil || h.Version <= 0 {
