@@ -26,7 +26,7 @@ package design
 // Layers lists the packages of internal/ (paths below internal/) by layer,
 // lowest first.
 var Layers = []Layer{
-	{"base", []string{"fn", "apperr", "clock", "ids", "input", "awsenv", "docspage", "dynamolocal", "dynamolocal/shared", "lambdaenv",
+	{"base", []string{"fn", "apperr", "clock", "ids", "input", "awsenv", "docspage", "dynamolocal", "dynamolocal/shared", "lambdaenv", "portowner",
 		"localsfn", "webhook", "webhook/webhooktest", "perfreport", "design", "outbound", "blob"}},
 	{"storage", []string{"store", "steps", "streams", "streams/streamsapi", "blob/s3blob"}},
 	{"platform", []string{"resource", "listing", "keys", "auth", "ratelimit", "routes", "metrics", "search", "search/searchtest",

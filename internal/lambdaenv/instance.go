@@ -32,6 +32,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/sourcebase/sourcebase/internal/portowner"
 )
 
 // Options describe a function.
@@ -187,7 +189,7 @@ func start(emulator string, opt Options) (*Instance, error) {
 		// What answered may be another process that took the port first
 		// (the emulator then fails to bind it and exits): start again on
 		// other ports.
-		if ours, err := listensOn(cmd.Process.Pid, ports[n]); err == nil && !ours {
+		if ours, err := portowner.Holds(cmd.Process.Pid, ports[n]); err == nil && !ours {
 			i.Stop()
 			return nil, fmt.Errorf("lambdaenv: another process listens on %s, chosen for the emulator of %s", addr, opt.Name)
 		}

@@ -1,4 +1,8 @@
-package lambdaenv
+// Package portowner tells which process holds a loopback port's listener.
+// A free port is only free until someone binds it: a process started on a
+// port chosen free (an emulator, a JVM) may find another process bound it
+// first, and a connection to the port then reaches that other process.
+package portowner
 
 import (
 	"bufio"
@@ -10,16 +14,13 @@ import (
 	"strings"
 )
 
-// errNoProc says the system has no /proc to tell who listens on a port.
-var errNoProc = errors.New("no /proc/net/tcp")
+// ErrNoProc says the system has no /proc to tell who listens on a port.
+var ErrNoProc = errors.New("no /proc/net/tcp")
 
-// listensOn reports whether process pid holds the listening socket on
-// 127.0.0.1:port. A free port is only free until someone binds it: another
-// process (a DynamoDB Local's JVM, another emulator) may take the port
-// chosen for the emulator first, and a connection to it then reaches that
-// process. Linux tells the socket's owner through /proc; elsewhere the
-// answer is errNoProc.
-func listensOn(pid, port int) (bool, error) {
+// Holds reports whether process pid holds the listening socket on
+// 127.0.0.1:port. Linux tells the socket's owner through /proc; elsewhere
+// the answer is ErrNoProc.
+func Holds(pid, port int) (bool, error) {
 	inode, err := listeningInode(port)
 	if err != nil || inode == "" {
 		return false, err
@@ -42,7 +43,7 @@ func listensOn(pid, port int) (bool, error) {
 func listeningInode(port int) (string, error) {
 	f, err := os.Open("/proc/net/tcp")
 	if err != nil {
-		return "", errNoProc
+		return "", ErrNoProc
 	}
 	defer f.Close()
 	local := fmt.Sprintf("0100007F:%04X", port)

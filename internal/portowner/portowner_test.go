@@ -1,4 +1,4 @@
-package lambdaenv
+package portowner
 
 import (
 	"net"
@@ -7,15 +7,15 @@ import (
 	"testing"
 )
 
-func TestListensOnTellsTheProcessThatHoldsAPortsListener(t *testing.T) {
+func TestHoldsTellsTheProcessThatHoldsAPortsListener(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
 	port := ln.Addr().(*net.TCPAddr).Port
-	if _, err := listeningInode(port); err == errNoProc {
-		t.Skip("no /proc: the emulator's ports are checked by connecting only")
+	if _, err := listeningInode(port); err == ErrNoProc {
+		t.Skip("no /proc: ports are checked by connecting only")
 	}
 	closed, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -38,9 +38,9 @@ func TestListensOnTellsTheProcessThatHoldsAPortsListener(t *testing.T) {
 		{os.Getpid(), free, false},       // nobody's (closed)
 		{1 << 30, port, false},           // no such process
 	} {
-		got, err := listensOn(c.pid, c.port)
+		got, err := Holds(c.pid, c.port)
 		if err != nil || got != c.want {
-			t.Errorf("listensOn(%d, %d) = %v, %v; want %v", c.pid, c.port, got, err, c.want)
+			t.Errorf("Holds(%d, %d) = %v, %v; want %v", c.pid, c.port, got, err, c.want)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sourcebase/sourcebase/internal/portowner"
 )
 
 // Moto starts AWS's API emulator moto (moto_server, in the machine image:
@@ -19,39 +22,66 @@ import (
 // port and returns its endpoint; the test is skipped, saying how to install
 // it, where moto is not installed. The process ends with the test; its
 // log's tail is shown when the test failed.
+//
+// A free port is free only until another process binds it: moto is ready
+// when its API answers 200 and the listener is its process's
+// (portowner.Holds; another moto on the port answers 200 too), and a moto
+// that exits at start (its port taken) is started again on another port,
+// up to three times.
 func Moto(tb testing.TB) string {
 	tb.Helper()
 	if _, err := exec.LookPath("moto_server"); err != nil {
 		tb.Skip("moto_server is not installed (pip install 'moto[server]')")
 	}
+	site := tb.TempDir()
+	if err := os.WriteFile(filepath.Join(site, "sitecustomize.py"), []byte(motoBinaryInJSON), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	const attempts = 3
+	for attempt := 1; ; attempt++ {
+		endpoint, err := startMoto(tb, site)
+		if err == nil {
+			return endpoint
+		}
+		if !errors.Is(err, errMotoExited) || attempt == attempts {
+			tb.Fatal(err)
+		}
+		tb.Logf("moto_server, attempt %d: %v; starting it on another port", attempt, err)
+	}
+}
+
+var errMotoExited = errors.New("moto_server exited at start")
+
+// startMoto starts one moto_server on a free port and waits for its API.
+func startMoto(tb testing.TB, site string) (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		tb.Fatal(err)
+		return "", err
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 	logPath := filepath.Join(tb.TempDir(), "moto.log")
 	logf, err := os.Create(logPath)
 	if err != nil {
-		tb.Fatal(err)
+		return "", err
 	}
 	defer logf.Close()
-	site := tb.TempDir()
-	if err := os.WriteFile(filepath.Join(site, "sitecustomize.py"), []byte(motoBinaryInJSON), 0o644); err != nil {
-		tb.Fatal(err)
-	}
 	cmd := exec.Command("moto_server", "-H", "127.0.0.1", "-p", strconv.Itoa(port))
 	cmd.Env = append(os.Environ(), "AWS_EC2_METADATA_DISABLED=true",
 		"PYTHONPATH="+strings.Join(slices.DeleteFunc([]string{site, os.Getenv("PYTHONPATH")}, func(s string) bool { return s == "" }), string(os.PathListSeparator)))
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
-		tb.Fatalf("start moto_server: %v", err)
+		return "", fmt.Errorf("start moto_server: %w", err)
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	tb.Cleanup(func() {
+	stop := func() {
 		cmd.Process.Kill()
-		<-exited
+		err := <-exited
+		exited <- err
+	}
+	tb.Cleanup(func() {
+		stop()
 		if tb.Failed() {
 			tb.Logf("moto_server's log ends with:\n%s", Tail(logPath, 60))
 		}
@@ -63,16 +93,20 @@ func Moto(tb testing.TB) string {
 	for {
 		if res, err := client.Get(endpoint + "/moto-api/"); err == nil {
 			res.Body.Close()
-			return endpoint
+			ours, err := portowner.Holds(cmd.Process.Pid, port)
+			if res.StatusCode == http.StatusOK && (ours || err != nil) {
+				return endpoint, nil
+			}
 		}
 		select {
 		case err := <-exited:
 			exited <- err
-			tb.Fatalf("moto_server exited at start (%v):\n%s", err, Tail(logPath, 30))
+			return "", fmt.Errorf("%w (%v) on port %d:\n%s", errMotoExited, err, port, Tail(logPath, 30))
 		case <-time.After(100 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			tb.Fatalf("moto_server did not answer on %s within %s", endpoint, wait)
+			stop()
+			return "", fmt.Errorf("moto_server did not answer on %s within %s:\n%s", endpoint, wait, Tail(logPath, 30))
 		}
 	}
 }
