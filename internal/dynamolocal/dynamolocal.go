@@ -21,6 +21,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/sourcebase/sourcebase/internal/portowner"
 )
 
 // EnvShared names the environment variable that gives test binaries the
@@ -74,7 +76,8 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 	return nil, err
 }
 
-// errPortTaken says that what answered on the port was not DynamoDB Local.
+// errPortTaken says that what answered on the port was not the DynamoDB
+// Local just started.
 var errPortTaken = errors.New("another process answers on the port")
 
 func start(ctx context.Context, opt Options) (*Server, error) {
@@ -122,7 +125,11 @@ func start(ctx context.Context, opt Options) (*Server, error) {
 		conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 200*time.Millisecond)
 		if err == nil {
 			conn.Close()
-			if !answersAsDynamoDB(s.Endpoint) {
+			// Another DynamoDB Local (a package's own server, started at
+			// the same moment on the same free port) answers as DynamoDB
+			// too: the listener must be this process's.
+			ours, err := portowner.Holds(cmd.Process.Pid, port)
+			if !answersAsDynamoDB(s.Endpoint) || (err == nil && !ours) {
 				s.Stop()
 				return nil, fmt.Errorf("DynamoDB Local on port %d: %w", port, errPortTaken)
 			}
