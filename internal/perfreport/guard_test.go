@@ -67,8 +67,8 @@ const usageRounds = 3
 // (usageRounds in all), and for every route without figures; with -usage
 // it writes the most of usageRounds rounds instead. Only the guard's own
 // test writes them, in the conditions it checks them in: the report's
-// table of every route is measured after its load tests, whose thousands
-// of records make the names it numbers longer, so its records sit
+// table of every route is measured after its load tests, with sample
+// names numbered past the records they made, so its records can sit
 // elsewhere around the KB boundaries (a run's write units differed by 3).
 func guardUsage(t *testing.T, measured []routeUsage, measure func() []routeUsage) {
 	t.Helper()
