@@ -33,6 +33,9 @@ func TestTheContractCheckCatchesDrift(t *testing.T) {
 		{"an unknown field in an answer", get, "", 200, strings.Replace(company, `"canonicalName"`, `"nickname":"x","canonicalName"`, 1), "nickname"},
 		{"a field an answer always has left out", get, "", 200, strings.Replace(company, `"sector":null,`, "", 1), "sector"},
 		{"null where an answer never has it", get, "", 200, strings.Replace(company, `"origin":"user"`, `"origin":null`, 1), "origin"},
+		{"a date-time that is not one", get, "", 200, strings.Replace(company, `"createdAt":"2026-01-01T00:00:00.000Z"`, `"createdAt":"yesterday"`, 1), "createdAt"},
+		{"a wrong type inside a referenced schema", get, "", 200, strings.Replace(company, `"tags":[]`, `"tags":[42]`, 1), "tags"},
+		{"an answer of a media type it does not declare", get, "", 200, company, "Content-Type"},
 		{"an undeclared status", get, "", http.StatusTeapot, `{"error":"short and stout"}`, "status"},
 		{"an error answer without its envelope", get, "", 404, `{"message":"not found"}`, "error"},
 		{"an accepted request the document does not allow", post, `{"canonicalName": 42}`, 201, company, "request"},
@@ -41,6 +44,9 @@ func TestTheContractCheckCatchesDrift(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := json.Clone()
+			if strings.HasPrefix(tt.name, "an answer of a media type") {
+				h.Set("Content-Type", "text/html")
+			}
 			if code := apperr.StatusCode(tt.status); code.Status() == tt.status {
 				h.Set("X-Error-Code", string(code)) // as every error answer does
 			}
