@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/app/eventfns"
+	"github.com/sourcebase/sourcebase/internal/store"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/sourcebase/sourcebase/internal/apitest"
@@ -40,7 +41,7 @@ type eventFigures struct {
 func changeHistory(t *testing.T, env *apitest.Env, c *apitest.Client, burst, workers int) eventFigures {
 	t.Helper()
 	m := &apitest.Meter{}
-	st := testenv.StoreOn(t, dynamodb.New(env.Store.DB.Options(), m.Option))
+	st := store.New(dynamodb.New(env.Store.DB.Options(), m.Option), env.Store.Table)
 	deps := app.Build(st, app.Config{Table: st.Table, CacheTTL: auth.MaxCacheTTL, WebhooksAllowLoopback: true}, nil)
 	evs := eventfns.StartEvents(context.Background(), deps)
 	defer evs.Stop()

@@ -1,19 +1,21 @@
 // Package testenv gives tests a real DynamoDB API server: one DynamoDB Local
 // process per test binary, started on first use, or the one that the run
 // shares (dynamolocal.EnvShared, set by make test), and a fresh table under
-// its own access key per test, so tests run in parallel and leave nothing
-// behind.
+// an access key no running test holds, so tests run in parallel and leave
+// nothing behind (a finished test's tables are deleted and its key reused).
 //
 // A package using it calls Main from TestMain.
 package testenv
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -35,6 +37,8 @@ var (
 	server   *dynamolocal.Server
 	shared   string // the endpoint of the run's shared server, when used
 	startErr error
+	// managed is the endpoint Endpoint returns, once it has returned one.
+	managed atomic.Pointer[string]
 )
 
 // OwnServer makes the package start a DynamoDB Local of its own even when
@@ -101,22 +105,24 @@ func Endpoint(tb testing.TB) string {
 		// from the cache.
 		if ep, _ := syscall.Getenv(dynamolocal.EnvShared); ep != "" && !own {
 			shared = ep
+			managed.Store(&shared)
 			return
 		}
 		server, startErr = dynamolocal.Start(context.Background(), dynamolocal.Options{})
+		if startErr == nil {
+			managed.Store(&server.Endpoint)
+		}
 	})
 	if startErr != nil {
 		tb.Fatalf("testenv: start DynamoDB Local: %v", startErr)
 	}
-	if shared != "" {
-		return shared
-	}
-	return server.Endpoint
+	return *managed.Load()
 }
 
 // Client returns a DynamoDB client with an access key of its own: DynamoDB
 // Local keeps a separate set of tables per access key, so what one test
-// creates no other test sees. The client's HTTP requests go through
+// creates no other test sees (the key goes to a later test only once every
+// table under it is deleted: ClientAt). The client's HTTP requests go through
 // transport when it is non-nil (to count calls, say). It has the service's
 // own client options (deadlines, retries, error classification).
 func Client(tb testing.TB, transport http.RoundTripper) *dynamodb.Client {
@@ -131,18 +137,83 @@ func StoreTimeout() time.Duration { return Scaled(2 * store.DefaultCallTimeout) 
 
 // ClientAt is Client for the DynamoDB API at endpoint with timeouts t: for
 // tests that run (and pause) a server of their own or shorten deadlines.
+//
+// On the package's DynamoDB Local (Endpoint) the access key comes from a
+// pool: when the test ends, every table under it is deleted and the key
+// goes back for a later test. DynamoDB Local keeps a database per access
+// key, each with three background jobs that wake every second and read
+// all of its tables' schemas through the one lock every call takes; with
+// a key per test, the hundreds of databases of a package's run took a
+// third of the server's CPU from the calls of the tests (docs/decisions.md).
 func ClientAt(tb testing.TB, endpoint string, transport http.RoundTripper, t store.Timeouts) *dynamodb.Client {
 	tb.Helper()
+	key := "t" + ids.Random(10)
+	if ep := managed.Load(); ep != nil && endpoint == *ep {
+		key = keys.take()
+		tb.Cleanup(func() { keys.release(endpoint, key) })
+	}
 	hc := &http.Client{}
 	if transport != nil {
 		hc.Transport = transport
 	}
+	return newClient(endpoint, key, hc, t)
+}
+
+func newClient(endpoint, key string, hc *http.Client, t store.Timeouts) *dynamodb.Client {
 	return dynamodb.New(dynamodb.Options{
 		Region:       "us-east-1",
 		BaseEndpoint: aws.String(endpoint),
-		Credentials:  credentials.NewStaticCredentialsProvider("t"+ids.Random(10), "secret", ""),
+		Credentials:  credentials.NewStaticCredentialsProvider(key, "secret", ""),
 		HTTPClient:   hc,
 	}, store.ClientOptions(t))
+}
+
+// keys is the pool of access keys whose databases hold no table.
+var keys keyPool
+
+type keyPool struct {
+	mu   sync.Mutex
+	free []string
+}
+
+func (p *keyPool) take() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.free); n > 0 {
+		key := p.free[n-1]
+		p.free = p.free[:n-1]
+		return key
+	}
+	return "t" + ids.Random(10)
+}
+
+// release deletes every table under key and returns the key to the pool;
+// a key whose tables could not all be deleted is dropped instead, so no
+// later test sees what an earlier one left. It uses a client of its own:
+// the test's may inject faults or have short deadlines.
+func (p *keyPool) release(endpoint, key string) {
+	db := newClient(endpoint, key, &http.Client{}, store.TimeoutsFor(StoreTimeout()))
+	ctx, cancel := context.WithTimeout(context.Background(), Scaled(30*time.Second))
+	defer cancel()
+	var names []string
+	pages := dynamodb.NewListTablesPaginator(db, &dynamodb.ListTablesInput{})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return
+		}
+		names = append(names, page.TableNames...)
+	}
+	for _, name := range names {
+		_, err := db.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(name)})
+		var missing *types.ResourceNotFoundException
+		if err != nil && !errors.As(err, &missing) {
+			return
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.free = append(p.free, key)
 }
 
 // Store returns a store over a freshly created table that no other test sees.
@@ -157,19 +228,15 @@ func StoreWith(tb testing.TB, transport http.RoundTripper) *store.Store {
 	return StoreOn(tb, Client(tb, transport))
 }
 
-// StoreOn creates a fresh table with db and returns a store over it.
+// StoreOn creates a fresh table with db and returns a store over it. The
+// table's name is new too: on a pooled access key (ClientAt), a call that
+// an earlier test left running finds no table of that name rather than
+// this test's.
 func StoreOn(tb testing.TB, db *dynamodb.Client) *store.Store {
 	tb.Helper()
-	name := "sourcebase-test"
+	name := "sourcebase-test-" + ids.Random(8)
 	if _, err := store.CreateTable(context.Background(), db, name); err != nil {
 		tb.Fatalf("testenv: %v", err)
-	}
-	if shared != "" {
-		// The shared server outlives this binary; its tables would pile
-		// up in its memory for the rest of the run.
-		tb.Cleanup(func() {
-			_, _ = db.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(name)})
-		})
 	}
 	return store.New(db, name)
 }

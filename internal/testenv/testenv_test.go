@@ -8,10 +8,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/sourcebase/sourcebase/internal/store"
 )
+
+func TestMain(m *testing.M) { Main(m) }
 
 func TestAutoScaleGrowsWithTheLoadPerCPUAndIsBounded(t *testing.T) {
 	for _, c := range []struct {
@@ -45,4 +49,51 @@ func TestCountingTransportCountsACallOnceHoweverOftenTheSDKRetriesIt(t *testing.
 	if n := calls.Count(); n != 1 {
 		t.Errorf("%d calls counted for one call of %d attempts, want 1", n, attempts.Load())
 	}
+}
+
+func TestAFinishedTestsAccessKeyComesBackWithNoTableUnderIt(t *testing.T) {
+	ctx := context.Background()
+	keyOf := func(t *testing.T, db *dynamodb.Client) string {
+		creds, err := db.Options().Credentials.Retrieve(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return creds.AccessKeyID
+	}
+	var first, firstTable string
+	t.Run("first", func(t *testing.T) {
+		st := Store(t)
+		first, firstTable = keyOf(t, st.DB), st.Table
+		// A table the test makes itself goes too.
+		if _, err := store.CreateTable(ctx, st.DB, "made-by-the-test"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(st.Table), Item: map[string]types.AttributeValue{
+			store.AttrPK: &types.AttributeValueMemberS{Value: "p"}, store.AttrSK: &types.AttributeValueMemberS{Value: "s"}}}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("second", func(t *testing.T) {
+		st := Store(t)
+		if got := keyOf(t, st.DB); got != first {
+			t.Fatalf("the second test got access key %s, want the first's %s back from the pool", got, first)
+		}
+		if st.Table == firstTable {
+			t.Errorf("the second test's table has the first's name %s", st.Table)
+		}
+		out, err := st.DB.ListTables(ctx, &dynamodb.ListTablesInput{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.TableNames) != 1 || out.TableNames[0] != st.Table {
+			t.Errorf("tables under the reused key: %v, want only this test's %s", out.TableNames, st.Table)
+		}
+	})
+	t.Run("another server's client", func(t *testing.T) {
+		srv := httptest.NewServer(http.NotFoundHandler())
+		defer srv.Close()
+		if got := keyOf(t, ClientAt(t, srv.URL, nil, store.TimeoutsFor(time.Second))); got == first {
+			t.Errorf("a client of another server got the pooled key %s", got)
+		}
+	})
 }
