@@ -488,9 +488,7 @@ func TestFailedDeliveriesAreRetriedOnTheScheduleWithTheSameWebhookIDUntilTheyExh
 		}
 		w.WriteHeader(http.StatusOK)
 	})
-	closed := httptest.NewServer(http.NotFoundHandler())
-	closedURL := closed.URL
-	closed.Close() // connections refused
+	closedURL := testenv.Unanswering(t) // connections closed unanswered
 	epFlaky := admin.Do("POST", "/v1/webhook-endpoints", map[string]any{"url": flaky.URL, "eventTypes": []string{"deal.*"}}).Want(t, 201).Object(t)
 	epDead := admin.Do("POST", "/v1/webhook-endpoints", map[string]any{"url": closedURL, "eventTypes": []string{"deal.*"}}).Want(t, 201).Object(t)
 	admin.Do("POST", "/v1/deals", map[string]any{"name": "retry me"}).Want(t, 201)

@@ -24,6 +24,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/generate"
 	"github.com/sourcebase/sourcebase/internal/mcpserver"
+	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 // headers adds a key's two headers to every request of an MCP client.
@@ -327,8 +328,7 @@ func TestMCPWithoutASearchEngineSearchesThroughTheHTTPAPI(t *testing.T) {
 	gateway := http.NewServeMux()
 	gateway.Handle("/", httputil.NewSingleHostReverseProxy(service))
 	gateway.Handle("/mcp", mcpFunction(""))
-	closed := httptest.NewServer(http.NotFoundHandler())
-	closed.Close()
+	closed := testenv.Unanswering(t)
 
 	for name, fn := range map[string]*apitest.Env{
 		"the address of the request": serve(gateway),
@@ -354,8 +354,8 @@ func TestMCPWithoutASearchEngineSearchesThroughTheHTTPAPI(t *testing.T) {
 			}
 		})
 	}
-	_, msg := call(t, mcpSession(t, serve(mcpFunction(closed.URL)), c), "search_companies", nil, true)
-	if !strings.Contains(msg, "search: the HTTP API at "+closed.URL+" did not answer") {
+	_, msg := call(t, mcpSession(t, serve(mcpFunction(closed)), c), "search_companies", nil, true)
+	if !strings.Contains(msg, "search: the HTTP API at "+closed+" did not answer") {
 		t.Errorf("API unreachable: tool error %q", msg)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -356,4 +357,28 @@ func ScanText(tb testing.TB, st *store.Store) []string {
 			return out
 		}
 	}
+}
+
+// Unanswering returns the URL of an address that never answers HTTP: a
+// listener on loopback, held until tb ends, that closes every connection
+// it accepts. A closed server's URL would do only until the kernel gives
+// its port to the next server that asks, which may be one of the test's
+// own (a test then reached a server it meant to be unreachable).
+func Unanswering(tb testing.TB) string {
+	tb.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatalf("testenv: listen: %v", err)
+	}
+	tb.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return "http://" + l.Addr().String()
 }

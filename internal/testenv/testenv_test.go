@@ -97,3 +97,18 @@ func TestAFinishedTestsAccessKeyComesBackWithNoTableUnderIt(t *testing.T) {
 		}
 	})
 }
+
+func TestAnUnansweringAddressGivesNoAnswerAndKeepsItsPort(t *testing.T) {
+	u := Unanswering(t)
+	for range 3 { // a closed server's port could be handed on; this one stays held
+		if res, err := http.Get(u); err == nil {
+			res.Body.Close()
+			t.Fatalf("GET %s answered %s", u, res.Status)
+		}
+		srv := httptest.NewServer(http.NotFoundHandler())
+		if srv.URL == u {
+			t.Errorf("a new server got the unanswering address %s", u)
+		}
+		srv.Close()
+	}
+}
