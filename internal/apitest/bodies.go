@@ -31,10 +31,6 @@ type bodyDoc struct {
 	compiled map[string]*jsonschema.Schema
 }
 
-// errNotJSON says a body is of a media type other than JSON: kin-openapi's
-// own decoders and validation check it.
-var errNotJSON = errors.New("not a JSON body")
-
 const bodyDocURL = "urn:sourcebase:openapi-strict"
 
 func newBodyDoc(strict []byte) (*bodyDoc, error) {
@@ -98,9 +94,10 @@ func (d *bodyDoc) schema(pointer string) (*jsonschema.Schema, error) {
 // validateBody checks a response body as openapi3filter.ValidateResponse
 // does after its headers (which the caller has it check with
 // ExcludeResponseBody): the response of the status (or the default), its
-// content of the answer's Content-Type, and the body against its schema.
-func (d *bodyDoc) validateBody(route *routers.Route, method string, status int, header http.Header, body []byte) error {
-	if method == http.MethodHead {
+// content of the answer's Content-Type, and the body, JSON, against its
+// schema.
+func (d *bodyDoc) validateBody(route *routers.Route, status int, header http.Header, body []byte) error {
+	if route.Method == http.MethodHead {
 		return nil
 	}
 	switch status {
@@ -150,7 +147,9 @@ func (d *bodyDoc) validateBody(route *routers.Route, method string, status int, 
 		}
 	}
 	if !strings.HasSuffix(strings.TrimSpace(strings.Split(mediaKey, ";")[0]), "json") {
-		return errNotJSON
+		// Every answer the document declares is JSON; one that is not
+		// needs a decoder here before the check can pass it.
+		return fmt.Errorf("the contract check reads JSON bodies only, and %s %s declares %s", route.Method, route.Path, mediaKey)
 	}
 	schema, err := d.schema(base + "/content/" + escapePointer(mediaKey) + "/schema")
 	if err != nil {
