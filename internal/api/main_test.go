@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -20,8 +21,14 @@ const lambdaTests = "testdata/lambdas.txt"
 
 func TestMain(m *testing.M) {
 	apitest.LambdaSubset(lambdaTests)
-	// Hundreds of tests keep a server busy for minutes.
-	testenv.OwnServer()
+	// Under make test, hundreds of tests keep a server busy for minutes. The
+	// edit loop's shorter run (-short) shares the run's server: a second
+	// JVM's start and compilation cost more CPU than the wait behind the
+	// other packages' calls.
+	flag.Parse()
+	if !testing.Short() {
+		testenv.OwnServer()
+	}
 	testenv.Main(m)
 }
 

@@ -10,11 +10,13 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/apitest"
 	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 // The Prism check itself (apitest.Env.ThroughPrism): what it must catch,
 // against a stand-in service answering as told.
 func TestThePrismCheckCatchesWhatTheDocumentDoesNotAllow(t *testing.T) {
+	testenv.Long(t, "Prism's proxy, left out of the edit loop")
 	t.Parallel()
 	company := `{"data":{"id":"cmp_1","canonicalName":"Acme","alternativeNames":[],"website":null,"linkedinUrl":null,` +
 		`"description":null,"shortDescription":null,"sector":null,"subsector":null,"industry":null,"location":{},` +
