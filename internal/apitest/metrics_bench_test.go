@@ -62,6 +62,7 @@ func BenchmarkReadFiveYearDailySeriesMonthly(b *testing.B) {
 }
 
 func TestAFiveYearDailySeriesIsReadInOnePagedQuery(t *testing.T) {
+	testenv.Long(t, "seeds 5,478 points through the API; internal/api's metric-series tests read series in the edit loop")
 	t.Parallel()
 	c, body, calls := seedSeries(t)
 	c.Do("POST", "/v1/data/metric-series", body).Want(t, http.StatusOK)
