@@ -38,7 +38,8 @@ run-lambdas: run-deps
 ## the machine's load when the tests start); TEST_TIMEOUT bounds each test binary.
 TEST_TIMEOUT ?= 60m
 ## The root module's test binaries share one DynamoDB Local (a JVM's start and warm-up is about 5 s
-## of CPU); internal/api and internal/perfreport, which keep a server busy for minutes, start their own.
+## of CPU); internal/api and internal/perfreport, which keep a server busy for minutes, start their own
+## (internal/api only without -short: its edit-loop run shares it).
 SHARED_DYNAMODB := $(GO) run ./internal/dynamolocal/shared
 ## The Lambda mode runs the HTTP suite's tests of what the Lambda path can change, listed in
 ## internal/api/testdata/lambdas.txt (every route's contract walk, API Gateway's routing and payload
@@ -54,7 +55,7 @@ test: deps
 	SOURCEBASE_TARGET=lambdas $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./internal/api
 
 ## test-fast: the edit loop's tests: go test -short, which leaves out what takes seconds of its own
-## (building the bootstraps, the browser, load and soak, waiting out storage timeouts, property tests
+## (building the bootstraps, the browser, Prism's proxy, load and soak, waiting out storage timeouts, property tests
 ## over hundreds of cases, the performance report; testenv.Long), the infra module and the Lambda
 ## mode; a package unchanged since its last pass answers from Go's test cache. make test runs everything.
 test-fast: deps
