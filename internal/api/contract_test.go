@@ -25,8 +25,9 @@ import (
 // through the same behaviours, driven only by its declaration: a new
 // resource is tested by declaring it. Each resource gets one service; each
 // behaviour its own organization of one shared service, so lists hold
-// exactly its records. Every call goes through Prism's validating proxy
-// too (apitest.Env.ThroughPrism), an independent check of the document.
+// exactly its records. Under make test every call goes through Prism's
+// validating proxy too (apitest.Env.ThroughPrism), an independent check of
+// the document; the edit loop (-short) leaves the proxy out.
 func TestEveryDeclaredResourceKeepsTheContract(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t).ThroughPrism(t)

@@ -98,8 +98,9 @@ type signatureCase struct {
 }
 
 // checkSignatureCases runs each case against a fresh workflow, the
-// deliveries through Prism's validating proxy: the document declares
-// every way a correctly signed delivery comes (a custom header included).
+// deliveries through Prism's validating proxy (under make test): the
+// document declares every way a correctly signed delivery comes (a custom
+// header included).
 func checkSignatureCases(t *testing.T, cases []signatureCase) {
 	t.Helper()
 	direct := apitest.New(t)
