@@ -45,14 +45,20 @@ SHARED_DYNAMODB := $(GO) run ./internal/dynamolocal/shared
 ## internal/api/testdata/lambdas.txt (every route's contract walk, API Gateway's routing and payload
 ## limits, webhooks, runs and jobs in the state machine, MCP, each resource group once); the first,
 ## in-process run covers the rest. -run overrides the list (-run . runs every test through it).
+## A root-module package whose test binary is unchanged, and so is everything it and the programs it
+## starts read (internal/testinputs), answers from Go's test cache, as in make test-fast:
+## TESTFLAGS=-count=1 (or go clean -testcache) runs everything again. The infra module's tests always
+## run: the root module's sources their builds read lie outside the infra module, where go test's
+## cache does not look.
+TESTFLAGS ?=
 
 test: deps
 	@command -v cfn-lint >/dev/null || echo "note: cfn-lint is missing, so the template lint tests are skipped: pip install cfn-lint aws-sam-translator"
 	@command -v moto_server >/dev/null || echo "note: moto_server is missing, so the deployment smoke test into moto (make moto-deploy) is skipped: pip install 'moto[server]'"
 	$(GO) vet ./...
-	$(SHARED_DYNAMODB) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
-	cd infra && $(GO) vet ./... && $(CDK_ENV) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
-	SOURCEBASE_TARGET=lambdas $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./internal/api
+	$(SHARED_DYNAMODB) $(GO) test $(TESTFLAGS) -timeout $(TEST_TIMEOUT) ./...
+	cd infra && $(GO) vet ./... && $(CDK_ENV) $(GO) test -count=1 $(TESTFLAGS) -timeout $(TEST_TIMEOUT) ./...
+	SOURCEBASE_TARGET=lambdas $(GO) test $(TESTFLAGS) -timeout $(TEST_TIMEOUT) ./internal/api
 
 ## test-fast: the edit loop's tests: go test -short, which leaves out what takes seconds of its own
 ## (building the bootstraps, the browser, Prism's proxy, load and soak, waiting out storage timeouts, property tests

@@ -14,12 +14,14 @@ import (
 	"github.com/sourcebase/sourcebase/client"
 	"github.com/sourcebase/sourcebase/internal/apitest"
 	"github.com/sourcebase/sourcebase/internal/testenv"
+	"github.com/sourcebase/sourcebase/internal/testinputs"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
 func TestTheCommittedClientIsWhatTheGeneratorMakesOfTheCommittedDocument(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "client.gen.go")
+	testinputs.Tree()
 	cmd := exec.Command("go", "tool", "oapi-codegen", "-config", "oapi-codegen.yaml", "-o", out, "../docs/openapi.json")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("oapi-codegen: %v\n%s", err, b)

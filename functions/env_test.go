@@ -35,6 +35,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/testenv"
+	"github.com/sourcebase/sourcebase/internal/testinputs"
 	"github.com/sourcebase/sourcebase/internal/workflows"
 )
 
@@ -79,6 +80,7 @@ func buildAll(dir string) error {
 	build := func(arch string) error {
 		out := filepath.Join(dir, arch) + string(filepath.Separator)
 		args := append(append([]string{"build"}, lambdaenv.BuildFlags...), "-o", out)
+		testinputs.Tree()
 		cmd := exec.Command("go", append(args, pkgs...)...)
 		cmd.Dir = repoRoot
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch)

@@ -17,6 +17,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/testenv"
+	"github.com/sourcebase/sourcebase/internal/testinputs"
 )
 
 // The state machine tests run runs.StateMachineDefinition (what the stack
@@ -27,6 +28,7 @@ import (
 func TestTheRunStateMachineDefinitionIsValidForAslValidator(t *testing.T) {
 	t.Parallel()
 	validator := filepath.Join(repoRoot, "node_modules", "asl-validator", "dist", "bin", "asl-validator.js")
+	testinputs.Files("package-lock.json")
 	out, err := exec.Command("node", validator, "--json-definition", runs.StateMachineDefinition(runnerARN)).CombinedOutput()
 	if err != nil {
 		t.Fatalf("asl-validator: %v\n%s", err, out)

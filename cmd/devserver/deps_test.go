@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/sourcebase/sourcebase/internal/testinputs"
 )
 
 // make run installs only package.json's dependencies (npm ci --omit=dev),
@@ -26,6 +28,7 @@ func TestMakeRunInstallsEveryNpmPackageTheLocalServersRead(t *testing.T) {
 	if err := json.Unmarshal(b, &pkg); err != nil {
 		t.Fatal(err)
 	}
+	testinputs.Tree()
 	out, err := exec.Command("go", "list", "-deps", "-f", "{{if and .Module .Module.Main}}{{.Dir}}{{end}}", "../devserver", "../lambdas").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)

@@ -19,6 +19,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/testenv"
+	"github.com/sourcebase/sourcebase/internal/testinputs"
 )
 
 // The smoke test sets the environment, so it is not parallel.
@@ -162,6 +163,7 @@ func TestTheDocsPageShowsTheReferenceInARealBrowser(t *testing.T) {
 	browse, cancelBrowse := context.WithTimeout(ctx, testenv.Scaled(2*time.Minute))
 	defer cancelBrowse()
 	deepLink := "tag/deals/operation/" + openapi.OperationID("GET", "/v1/deals/{id}")
+	testinputs.Files("package-lock.json", "cmd/devserver/testdata/docs-page.mjs")
 	cmd := exec.CommandContext(browse, "node", "testdata/docs-page.mjs", base, chromium, t.TempDir(), deepLink)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -263,6 +265,7 @@ func TestTheMCPInspectorCLIListsAndCallsTheToolsWithTheDemoKey(t *testing.T) {
 			all = append(all, "--header", "x-service-client-id: "+clientID, "--header", "x-service-api-key: "+secret)
 		}
 		var o, e bytes.Buffer
+		testinputs.Files("package-lock.json")
 		cmd := exec.CommandContext(cmdCtx, inspector, append(all, args...)...)
 		cmd.Stdout, cmd.Stderr = &o, &e
 		err = cmd.Run()

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/testinputs"
 )
 
 // The example requests of docs/ and of the README are executed here,
@@ -167,6 +168,7 @@ func runDocPage(t *testing.T, e *apitest.Env, blocks []mdBlock) {
 				}
 			}
 		case b.lang == "sh" && b.info == "run":
+			testinputs.Tree() // an example may build or run the module's code
 			cmd := exec.Command("bash", "-c", "set -euo pipefail\n"+fill(b.body))
 			cmd.Env = append(os.Environ(), "BASE_URL="+e.URL, "CLIENT_ID="+c.ClientID, "API_KEY="+c.Secret,
 				"ROWS="+strconv.Itoa(*docsRows))
@@ -255,6 +257,7 @@ func TestTheGoSigningExampleOfTheWebhookDocsDeliversARun(t *testing.T) {
 	c := e.Org(t)
 	wf := c.Do("POST", "/v1/workflows", map[string]any{"name": "Signed", "trigger": map[string]any{"scheme": "hmac-sha256"}}).Want(t, 201).Object(t)
 	trigger := wf["trigger"].(map[string]any)
+	testinputs.Tree()
 	cmd := exec.Command("go", "run", "../../docs/examples/signwebhook", `{"name": "Signed in Go"}`)
 	cmd.Env = append(os.Environ(), "WEBHOOK_URL="+trigger["url"].(string), "WEBHOOK_SECRET="+trigger["secret"].(string))
 	out, err := cmd.CombinedOutput()

@@ -25,6 +25,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/apitest"
 	"github.com/sourcebase/sourcebase/internal/testenv"
+	"github.com/sourcebase/sourcebase/internal/testinputs"
 )
 
 // eventsEnv is an in-process service whose change history runs: the
@@ -392,6 +393,7 @@ func verifyWithReference(t *testing.T, secret string, reqs []received) []bool {
 	}
 	in, _ := json.Marshal(cases)
 	root, _ := filepath.Abs(filepath.Join("..", ".."))
+	testinputs.Files("package-lock.json", "internal/outbound/testdata/verify.mjs")
 	cmd := exec.Command("node", filepath.Join(root, "internal", "outbound", "testdata", "verify.mjs"))
 	cmd.Dir = root
 	cmd.Stdin = bytes.NewReader(in)
@@ -689,6 +691,7 @@ func TestTheVerificationExamplesOfDocsEventsRun(t *testing.T) {
 
 	// The Go example is an endpoint: built and run as one of this test's.
 	dir := t.TempDir()
+	testinputs.Tree()
 	build := exec.Command("go", "build", "-o", filepath.Join(dir, "verifywebhook"), "../../docs/examples/verifywebhook")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build docs/examples/verifywebhook: %v\n%s", err, out)

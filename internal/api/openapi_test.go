@@ -17,6 +17,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/apitest"
 	"github.com/sourcebase/sourcebase/internal/resources"
+	"github.com/sourcebase/sourcebase/internal/testinputs"
 )
 
 const openAPIFile = "../../docs/openapi.json"
@@ -148,6 +149,7 @@ func TestTheOpenAPIDocumentPassesSpectralWithoutErrorsOrWarnings(t *testing.T) {
 	if _, err := os.Stat(spectral); err != nil {
 		t.Fatalf("Spectral is not installed (%v): run make deps", err)
 	}
+	testinputs.Files("package-lock.json", "docs/openapi.json", ".spectral.yaml")
 	out, err := exec.Command(spectral, "lint", openAPIFile, "--ruleset", "../../.spectral.yaml",
 		"--fail-severity", "warn", "--format", "text").CombinedOutput()
 	if err != nil {

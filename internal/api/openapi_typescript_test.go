@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sourcebase/sourcebase/internal/testenv"
+	"github.com/sourcebase/sourcebase/internal/testinputs"
 )
 
 // typeScriptUse uses the types openapi-typescript makes of the published
@@ -64,6 +65,7 @@ func TestTheOpenAPIDocumentMakesStrictTypeScriptTypes(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
+	testinputs.Files("package-lock.json", "docs/openapi.json")
 	out, err := exec.Command(bin+"openapi-typescript", openAPIFile, "--output", filepath.Join(dir, "schema.d.ts")).CombinedOutput()
 	if err != nil {
 		t.Fatalf("openapi-typescript docs/openapi.json: %v\n%s", err, out)

@@ -24,6 +24,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/testenv"
+	"github.com/sourcebase/sourcebase/internal/testinputs"
 )
 
 // Prism's validating proxy (@stoplight/prism-cli, pinned in
@@ -113,6 +114,7 @@ func startPrism() (string, error) {
 	go board.Serve(ln)
 	testenv.AtExit(func() { board.Close() })
 
+	testinputs.Files("package-lock.json")
 	cmd := exec.Command(bin, "proxy", file, "http://"+ln.Addr().String(), "--errors",
 		"--host", "127.0.0.1", "--port", "0", "--cors=false", "--multiprocess=false")
 	cmd.Dir = dir

@@ -19,6 +19,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/search"
 	"github.com/sourcebase/sourcebase/internal/store"
+	"github.com/sourcebase/sourcebase/internal/testinputs"
 )
 
 func TestStoreTimeoutDefaultsToTenSecondsAndRejectsValuesOutsideItsRange(t *testing.T) {
@@ -205,6 +206,7 @@ func TestTheSearchAndIndexerFunctionsExitAtStartWithoutAnOpenSearchEndpointOrThe
 		{"search", routes.OpenSearchTag, creds, "this is the OpenSearch build of the search function"},
 	} {
 		bin := filepath.Join(dir, c.function+c.tags)
+		testinputs.Tree()
 		if out, err := exec.Command("go", "build", "-tags", strings.Trim(strings.Join(lambdaenv.Tags, ",")+","+c.tags, ","), "-o", bin, "../../functions/"+c.function).CombinedOutput(); err != nil {
 			t.Fatalf("build %s: %v\n%s", c.function, err, out)
 		}

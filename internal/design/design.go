@@ -27,7 +27,7 @@ package design
 // lowest first.
 var Layers = []Layer{
 	{"base", []string{"fn", "apperr", "clock", "ids", "input", "awsenv", "docspage", "dynamolocal", "dynamolocal/shared", "lambdaenv", "portowner",
-		"localsfn", "webhook", "webhook/webhooktest", "perfreport", "design", "outbound", "blob"}},
+		"localsfn", "webhook", "webhook/webhooktest", "perfreport", "design", "outbound", "blob", "testinputs"}},
 	{"storage", []string{"store", "steps", "streams", "streams/streamsapi", "blob/s3blob"}},
 	{"platform", []string{"resource", "listing", "keys", "auth", "ratelimit", "routes", "metrics", "search", "search/searchtest",
 		"search/embedded", "search/opensearch", "openapi", "admin", "testenv", "events", "events/bus", "bulk"}},

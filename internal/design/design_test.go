@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sourcebase/sourcebase/internal/design"
+	"github.com/sourcebase/sourcebase/internal/testinputs"
 )
 
 const module = "github.com/sourcebase/sourcebase/"
@@ -15,6 +16,7 @@ const module = "github.com/sourcebase/sourcebase/"
 // tests), by import path.
 func imports(t *testing.T) map[string][]string {
 	t.Helper()
+	testinputs.Tree()
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "../../...").Output()
 	if err != nil {
 		t.Fatalf("go list the module: %v", err)
@@ -90,6 +92,7 @@ func TestEveryImportPointsToTheSameLayerOrALowerOne(t *testing.T) {
 
 // The HTTP mechanism depends on no domain package, however indirectly.
 func TestTheHTTPMechanismDependsOnNoDomainPackage(t *testing.T) {
+	testinputs.Tree()
 	out, err := exec.Command("go", "list", "-deps", "../httpapi").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)

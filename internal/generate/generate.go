@@ -29,6 +29,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/resources"
 	"github.com/sourcebase/sourcebase/internal/search"
 	"github.com/sourcebase/sourcebase/internal/search/opensearch/golden"
+	"github.com/sourcebase/sourcebase/internal/testinputs"
 )
 
 // Fix is the one command that regenerates every artifact.
@@ -371,6 +372,7 @@ func samTemplate(ctx context.Context, root, tmp string, _ map[string][]byte) ([]
 
 // run runs a command in dir, its output in the error when it fails.
 func run(ctx context.Context, dir, name string, args ...string) error {
+	testinputs.Tree()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {

@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+
+	"github.com/sourcebase/sourcebase/internal/testinputs"
 )
 
 // Tags are the build tags of every Lambda bootstrap (the Makefile's
@@ -29,6 +31,7 @@ func Build(dir, pkg, out string) error {
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return err
 	}
+	testinputs.Tree()
 	args := append(append([]string{"build"}, BuildFlags...), "-o", out, pkg)
 	cmd := exec.Command("go", args...)
 	cmd.Dir = dir

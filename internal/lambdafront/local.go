@@ -32,6 +32,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/sizing"
+	"github.com/sourcebase/sourcebase/internal/testinputs"
 )
 
 // BuildBootstraps compiles every bootstrap of routes.Builds (each
@@ -73,6 +74,7 @@ func buildSet(root, binDir, goarch string, set []routes.Build) error {
 	for _, b := range set {
 		args = append(args, b.Package)
 	}
+	testinputs.Tree()
 	cmd := exec.Command("go", args...)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+goarch)

@@ -14,6 +14,8 @@ import (
 	"syscall"
 
 	_ "embed"
+
+	"github.com/sourcebase/sourcebase/internal/testinputs"
 )
 
 //go:embed interpreter.cjs
@@ -86,6 +88,7 @@ func startInterpreter(project string, log io.Writer, onMessage func(message), on
 	if err != nil {
 		return nil, err
 	}
+	testinputs.Files("package-lock.json") // the interpreter's npm package
 	cmd := exec.Command(node, "-e", interpreterScript)
 	cmd.Dir = project
 	cmd.Env = append(os.Environ(), "LOCALSFN_PROJECT_DIR="+project, "AWS_EC2_METADATA_DISABLED=true")

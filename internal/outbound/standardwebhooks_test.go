@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/outbound"
+	"github.com/sourcebase/sourcebase/internal/testinputs"
 )
 
 // referencePackage is the Standard Webhooks reference implementation; the
@@ -134,6 +135,7 @@ func runReference(t *testing.T, cases any) []referenceResult {
 
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
+	testinputs.Files("package-lock.json", "internal/outbound/testdata/verify.mjs")
 	cmd := exec.CommandContext(ctx, node, script)
 	cmd.Dir = root // node_modules at the repository root
 	cmd.Stdin = bytes.NewReader(input)

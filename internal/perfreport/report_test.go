@@ -41,6 +41,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/sizing"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/testenv"
+	"github.com/sourcebase/sourcebase/internal/testinputs"
 	"github.com/sourcebase/sourcebase/internal/webhook"
 )
 
@@ -182,6 +183,7 @@ func newLoadGenerator(t *testing.T) *loadGenerator {
 	t.Helper()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "vegeta")
+	testinputs.Files("go.mod", "go.sum")
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/tsenart/vegeta/v12").CombinedOutput(); err != nil {
 		t.Fatalf("build vegeta: %v\n%s", err, out)
 	}

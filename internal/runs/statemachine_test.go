@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/sourcebase/sourcebase/internal/runs"
+	"github.com/sourcebase/sourcebase/internal/testinputs"
 )
 
 const runnerARN = "arn:aws:lambda:us-east-1:123456789012:function:sourcebase-runner"
@@ -21,6 +22,7 @@ func node(t *testing.T, env []string, args ...string) []byte {
 	if _, err := os.Stat("../../node_modules/aws-local-stepfunctions"); err != nil {
 		t.Fatal("node_modules is missing: run `npm ci` (make does)")
 	}
+	testinputs.Files("package-lock.json")
 	cmd := exec.Command("node", args...)
 	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sourcebase/sourcebase/internal/lambdaenv"
+	"github.com/sourcebase/sourcebase/internal/testinputs"
 )
 
 // functionsPkg is the import path prefix of the Lambda functions' mains.
@@ -18,6 +19,7 @@ const functionsPkg = "github.com/sourcebase/sourcebase/functions/"
 // dependencies out of the functions that do not need them.
 func FunctionDeps(tb testing.TB, tags ...string) map[string]map[string]bool {
 	tb.Helper()
+	testinputs.Tree()
 	out, err := exec.Command("go", "list", "-tags", strings.Join(append(slices.Clone(lambdaenv.Tags), tags...), ","), "-f", `{{.ImportPath}} {{join .Deps " "}}`, functionsPkg+"...").Output()
 	if err != nil {
 		tb.Fatalf("go list the functions: %v", err)

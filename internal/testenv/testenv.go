@@ -29,6 +29,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/dynamolocal"
 	"github.com/sourcebase/sourcebase/internal/ids"
 	"github.com/sourcebase/sourcebase/internal/store"
+	"github.com/sourcebase/sourcebase/internal/testinputs"
 )
 
 var (
@@ -99,6 +100,9 @@ func Endpoint(tb testing.TB) string {
 		tb.Fatal("testenv: call testenv.Main(m) from the package's TestMain")
 	}
 	once.Do(func() {
+		// DynamoDB Local is an npm package: a new version in
+		// package-lock.json runs every test that stores again.
+		testinputs.Files("package-lock.json")
 		// Read past the test cache (os.Getenv would make the variable
 		// part of a cached result's key): which server answers does not
 		// change a result, and each run's shared server has a new port,

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/sourcebase/sourcebase/internal/testinputs"
 )
 
 // octokitPackage is the npm package used as the reference signer; package.json
@@ -81,6 +83,7 @@ func OctokitSign(tb testing.TB, secret string, body []byte) string {
 
 	ctx, cancel := context.WithTimeout(tb.Context(), signTimeout)
 	defer cancel()
+	testinputs.Files("package-lock.json")
 	cmd := exec.CommandContext(ctx, node, "--input-type=module", "-e", signScript)
 	cmd.Dir = root // bare-specifier imports resolve from the working directory's node_modules
 	cmd.Stdin = bytes.NewReader(input)
