@@ -17,7 +17,9 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
+	"syscall"
 )
 
 // inTest tells a test binary, which registers its -test.* flags before any
@@ -37,27 +39,54 @@ var tree sync.Once
 // that an added, removed or edited file anywhere in it makes the package
 // run again. For tests that build, list or run the module's packages, or
 // start a program that reads its sources or documents.
+//
+// go test keys an opened directory by every entry's name, size and
+// modification time, so a directory is opened only when none of its
+// entries is one Tree leaves out (the module's root holds .git, whose time
+// moves with every git command, and bin/): in such a directory, each other
+// file is stat'ed on its own, which catches its edits but not a file
+// added beside it.
 func Tree() {
 	if !inTest() {
 		return
 	}
 	tree.Do(func() {
-		root, err := Root()
-		if err != nil {
-			return // go test then sees the failed lookups, and caches nothing wrong
+		if root, err := Root(); err == nil {
+			record(root)
 		}
-		// WalkDir opens each directory it enters, and go test keys an
-		// opened directory by every entry's name, size and modification time.
-		filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-			if err != nil || !d.IsDir() || path == root {
-				return nil
-			}
-			if skipped[d.Name()] {
-				return filepath.SkipDir
-			}
-			return nil
-		})
 	})
+}
+
+// record records dir and what is below it, reading each listing through a
+// descriptor of its own so that only what record chooses reaches go test's
+// log (os.Open logs; a File from os.NewFile does not).
+func record(dir string) {
+	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	f := os.NewFile(uintptr(fd), dir)
+	entries, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		return
+	}
+	whole := !slices.ContainsFunc(entries, func(e os.DirEntry) bool { return skipped[e.Name()] })
+	if whole {
+		if f, err := os.Open(dir); err == nil {
+			f.Close()
+		}
+	}
+	for _, e := range entries {
+		path := filepath.Join(dir, e.Name())
+		switch {
+		case skipped[e.Name()]:
+		case e.IsDir():
+			record(path)
+		case !whole:
+			os.Stat(path)
+		}
+	}
 }
 
 // Files records the files and directories at paths, relative to the
@@ -78,7 +107,8 @@ func Files(paths ...string) {
 	}
 }
 
-// Root is the directory of the go.mod nearest above the working directory.
+// Root is the directory of the go.mod nearest above the working directory
+// (the module's root, run from inside it).
 func Root() (string, error) {
 	wd, err := os.Getwd()
 	if err != nil {

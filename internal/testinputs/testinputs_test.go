@@ -40,6 +40,8 @@ func TestGoTestRunsATestAgainWhenAFileOnlyItsProgramReadsChanges(t *testing.T) {
 		"go.mod":                   "module example.com/inputs\n\ngo 1.26\n",
 		"testinputs/testinputs.go": string(src),
 		"data/answer.txt":          "42\n",
+		".git/HEAD":                "ref: refs/heads/main\n",
+		"bin/.keep":                "",
 		"reads_test.go": `package inputs
 
 import (
@@ -83,6 +85,19 @@ func TestTheProgramReadsTheAnswer(t *testing.T) {
 	}
 	if out := goTest(); !strings.Contains(out, "(cached)") {
 		t.Fatalf("the second run, nothing changed, ran again:\n%s", out)
+	}
+	// What builds and git write beside the sources is not an input.
+	for _, made := range []string{"bin/bootstrap", ".git/index.lock"} {
+		path := filepath.Join(dir, filepath.FromSlash(made))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte("built"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out := goTest(); !strings.Contains(out, "(cached)") {
+		t.Fatalf("after writes to bin/ and .git/ only, the run ran again:\n%s", out)
 	}
 	// A new size, and a time of its own: the edit cannot hide behind the
 	// file system's time resolution.
