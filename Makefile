@@ -5,7 +5,7 @@ SHELL := /bin/bash
 GO    ?= go
 BIN   := bin
 
-.PHONY: run run-lambdas test test-fast deps run-deps java chromium vet bench fuzz generate build lambdas synth deploy localstack-deploy moto-deploy clean
+.PHONY: run run-lambdas test test-fast stop-dynamodb deps run-deps java chromium vet bench fuzz generate build lambdas synth deploy localstack-deploy moto-deploy clean
 .PHONY: sam-template sam-build sam-local
 
 # The CDK app (infra/, its own Go module) and the CLI pinned in package-lock.json.
@@ -64,8 +64,14 @@ test: deps
 ## (building the bootstraps, the browser, Prism's proxy, load and soak, waiting out storage timeouts, property tests
 ## over hundreds of cases, the performance report; testenv.Long), the infra module and the Lambda
 ## mode; a package unchanged since its last pass answers from Go's test cache. make test runs everything.
+## The shared DynamoDB Local outlives the run by 15 minutes, warm, for the next run to reuse (a JVM's start
+## and the compilation of its hot code are about 20 s of CPU); make stop-dynamodb stops it at once.
 test-fast: deps
-	$(SHARED_DYNAMODB) $(GO) test -short ./...
+	$(SHARED_DYNAMODB) -keep 15m $(GO) test -short ./...
+
+## stop-dynamodb: stop the DynamoDB Local that make test-fast keeps for the next run
+stop-dynamodb:
+	$(SHARED_DYNAMODB) -stop
 
 ## bench: the benchmarks, with DynamoDB calls per request reported; then
 ## docs/performance.md regenerated (load tests, a 5-minute soak, a burst of

@@ -129,7 +129,7 @@ func start(ctx context.Context, opt Options) (*Server, error) {
 			// the same moment on the same free port) answers as DynamoDB
 			// too: the listener must be this process's.
 			ours, err := portowner.Holds(cmd.Process.Pid, port)
-			if !answersAsDynamoDB(s.Endpoint) || (err == nil && !ours) {
+			if !Answers(s.Endpoint) || (err == nil && !ours) {
 				s.Stop()
 				return nil, fmt.Errorf("DynamoDB Local on port %d: %w", port, errPortTaken)
 			}
@@ -210,10 +210,10 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// answersAsDynamoDB reports whether the server at endpoint answers a
-// ListTables request as DynamoDB does: JSON, an error naming its __type
-// when the request is not signed.
-func answersAsDynamoDB(endpoint string) bool {
+// Answers reports whether the server at endpoint answers a ListTables
+// request as DynamoDB does: JSON, an error naming its __type when the
+// request is not signed.
+func Answers(endpoint string) bool {
 	req, err := http.NewRequest(http.MethodPost, endpoint, strings.NewReader("{}"))
 	if err != nil {
 		return false

@@ -29,7 +29,7 @@ func TestAPortAnotherServerAnswersOnIsNotTakenForDynamoDBLocal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Stop()
-	if !answersAsDynamoDB(s.Endpoint) {
+	if !Answers(s.Endpoint) {
 		t.Errorf("DynamoDB Local at %s does not answer as DynamoDB", s.Endpoint)
 	}
 }
