@@ -259,9 +259,13 @@ func keepServer(dir string, keep time.Duration) int {
 }
 
 // expired reports, under the lock, whether the keeper should stop: its
-// state is gone or another's, or the lease is older than keep (then it
-// removes the state, so that no run picks the server up as it stops).
+// state is gone or another's (the directory too: make clean), or the lease
+// is older than keep (then it removes the state, so that no run picks the
+// server up as it stops).
 func expired(dir string, me kept, keep time.Duration) bool {
+	if _, err := os.Stat(dir); err != nil {
+		return true
+	}
 	unlock, err := lock(dir)
 	if err != nil {
 		return false

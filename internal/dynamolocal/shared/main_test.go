@@ -68,7 +68,7 @@ func waitGone(t *testing.T, pid int, within time.Duration) {
 	}
 }
 
-func TestAKeptServerIsReusedByTheNextRunAndStopsOnRequest(t *testing.T) {
+func TestAKeptServerIsReusedByTheNextRunAndStopsOnRequestOrWithoutItsState(t *testing.T) {
 	testenv.Long(t, "starts DynamoDB Local's JVM twice")
 	shared := build(t)
 	dir := t.TempDir()
@@ -112,6 +112,12 @@ func TestAKeptServerIsReusedByTheNextRunAndStopsOnRequest(t *testing.T) {
 	}
 	third := keeperPID(t, dir)
 	t.Cleanup(func() { syscall.Kill(third, syscall.SIGTERM) })
+	// make clean removes bin/, the state directory with it: the keeper
+	// stops its server.
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, third, testenv.Scaled(30*time.Second))
 }
 
 func TestAKeptServerOutlivesACommandLongerThanTheLeaseAndStopsWhenTheLeaseRunsOut(t *testing.T) {
