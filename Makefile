@@ -62,7 +62,8 @@ test: deps
 	$(GO) vet ./...
 	$(SHARED_DYNAMODB) $(GO) test $(TESTFLAGS) -timeout $(TEST_TIMEOUT) ./...
 	cd infra && $(GO) vet ./... && $(CDK_ENV) $(GO) test -count=1 $(TESTFLAGS) -timeout $(TEST_TIMEOUT) ./...
-	SOURCEBASE_TARGET=lambdas $(GO) test $(TESTFLAGS) -timeout $(TEST_TIMEOUT) -run '$(LAMBDA_RUN)' ./internal/api
+	@echo "SOURCEBASE_TARGET=lambdas $(GO) test $(TESTFLAGS) -timeout $(TEST_TIMEOUT) -run '<the tests of internal/api/testdata/lambdas.txt>' ./internal/api"
+	@SOURCEBASE_TARGET=lambdas $(GO) test $(TESTFLAGS) -timeout $(TEST_TIMEOUT) -run '$(LAMBDA_RUN)' ./internal/api
 
 ## test-fast: the edit loop's tests: go test -short, which leaves out what takes seconds of its own
 ## (building the bootstraps, the browser, Prism's proxy, load and soak, waiting out storage timeouts, property tests

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -120,7 +119,10 @@ func runReference(t *testing.T, cases any) []referenceResult {
 	if err != nil {
 		t.Skipf("node is not on PATH (%v); install Node.js 20 or later to cross-check against the reference implementation", err)
 	}
-	root := repoRoot(t)
+	root, err := testinputs.Root() // node_modules lives beside go.mod
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := os.Stat(filepath.Join(root, "node_modules", referencePackage, "package.json")); err != nil {
 		t.Fatalf("%s is not installed (%v); run `npm ci` in %s", referencePackage, err, root)
 	}
@@ -149,26 +151,4 @@ func runReference(t *testing.T, cases any) []referenceResult {
 		t.Fatalf("node %s printed %q, not the expected JSON: %v (stderr: %s)", script, stdout.String(), err, stderr.String())
 	}
 	return results
-}
-
-// repoRoot walks up from the working directory (the package directory under
-// `go test`) to the directory holding go.mod, where node_modules lives.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		} else if !errors.Is(err, os.ErrNotExist) {
-			t.Fatal(err)
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod in the working directory or any parent")
-		}
-		dir = parent
-	}
 }

@@ -8,7 +8,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -60,7 +59,7 @@ func OctokitSign(tb testing.TB, secret string, body []byte) string {
 		tb.Fatalf("OctokitSign: secret and body must be valid UTF-8, because %s signs the UTF-8 bytes of a string", octokitPackage)
 	}
 
-	root, err := repoRoot()
+	root, err := testinputs.Root() // node_modules lives beside go.mod
 	if err != nil {
 		tb.Fatalf("OctokitSign: %v", err)
 	}
@@ -99,23 +98,4 @@ func OctokitSign(tb testing.TB, secret string, body []byte) string {
 		tb.Fatalf("OctokitSign: unexpected output %q from %s (stderr: %s)", sig, octokitPackage, strings.TrimSpace(stderr.String()))
 	}
 	return sig
-}
-
-// repoRoot walks up from the working directory (a package directory under
-// `go test`) to the directory holding go.mod, where node_modules lives.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod found in the working directory or any parent")
-		}
-		dir = parent
-	}
 }
