@@ -44,7 +44,7 @@ SHARED_DYNAMODB := $(GO) run ./internal/dynamolocal/shared
 ## The Lambda mode runs the HTTP suite's tests of what the Lambda path can change, listed in
 ## internal/api/testdata/lambdas.txt (every route's contract walk, API Gateway's routing and payload
 ## limits, webhooks, runs and jobs in the state machine, MCP, each resource group once); the first,
-## in-process run covers the rest. -run overrides the list (-run . runs every test through it).
+## in-process run covers the rest. Run by hand, -run overrides the list (-run . runs every test through it).
 ## A root-module package whose test binary is unchanged, and so is everything it and the programs it
 ## starts read (internal/testinputs), answers from Go's test cache, as in make test-fast:
 ## TESTFLAGS=-count=1 (or go clean -testcache) runs everything again. The infra module's tests always
