@@ -23,6 +23,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -98,7 +99,8 @@ func command(endpoint string, args []string, period time.Duration, tick func()) 
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.Env = append(os.Environ(), dynamolocal.EnvShared+"="+endpoint)
 	// An interrupt reaches the command from the terminal as it reaches
-	// us; we wait for the command to end and then stop the server.
+	// us; we wait for the command to end, then stop the server or leave
+	// it to its keeper.
 	signal.Ignore(syscall.SIGINT, syscall.SIGTERM)
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(os.Stderr, "shared: %v\n", err)
@@ -304,9 +306,13 @@ func stopKept(dir string) error {
 	if err != nil {
 		return err
 	}
+	if !isKeeper(k, dir) {
+		os.Remove(filepath.Join(dir, stateFile))
+		return nil // gone already, its pid perhaps another process's now
+	}
 	if err := syscall.Kill(k.PID, syscall.SIGTERM); err != nil {
 		os.Remove(filepath.Join(dir, stateFile))
-		return nil // gone already
+		return nil
 	}
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if syscall.Kill(k.PID, 0) != nil {
@@ -320,10 +326,25 @@ func stopKept(dir string) error {
 // the server answers as DynamoDB.
 func answering(dir string) (kept, bool) {
 	k, err := read(dir)
-	if err != nil || syscall.Kill(k.PID, 0) != nil {
+	if err != nil || !isKeeper(k, dir) {
 		return k, false
 	}
 	return k, dynamolocal.Answers(k.Endpoint)
+}
+
+// isKeeper reports whether k's pid is still the keeper of dir: a keeper
+// killed outright leaves its state behind, and its pid may since be
+// another process's, which -stop must not signal. Where /proc is missing,
+// a live process whose server answers stands for it.
+func isKeeper(k kept, dir string) bool {
+	if syscall.Kill(k.PID, 0) != nil {
+		return false
+	}
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", k.PID))
+	if err != nil {
+		return dynamolocal.Answers(k.Endpoint)
+	}
+	return bytes.Contains(cmdline, []byte("\x00-serve\x00-state\x00"+dir+"\x00"))
 }
 
 func read(dir string) (kept, error) {

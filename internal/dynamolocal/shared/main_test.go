@@ -95,6 +95,30 @@ func TestAKeptServerIsReusedByTheNextRunAndStopsOnRequestOrWithoutItsState(t *te
 		t.Errorf("the second run started a server of its own:\n%s", out)
 	}
 
+	// A state naming a live process that is not a keeper (a pid reused
+	// after a keeper was killed outright) is not signalled.
+	stray := exec.Command("sleep", "30")
+	if err := stray.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stray.Process.Kill(); stray.Wait() })
+	keeper, err := read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := write(dir, kept{PID: stray.Process.Pid, Endpoint: first}); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := shared("-state", dir, "-stop"); code != 0 {
+		t.Fatalf("-stop of a state naming another process: status %d\n%s", code, out)
+	}
+	if err := syscall.Kill(stray.Process.Pid, 0); err != nil {
+		t.Fatalf("-stop signalled pid %d, which is not a keeper: %v", stray.Process.Pid, err)
+	}
+	if err := write(dir, keeper); err != nil {
+		t.Fatal(err)
+	}
+
 	if out, code := shared("-state", dir, "-stop"); code != 0 {
 		t.Fatalf("-stop: status %d\n%s", code, out)
 	}
