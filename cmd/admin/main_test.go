@@ -19,7 +19,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 
 // localTable points the CLI at DynamoDB Local with an access key and table
 // of this test alone (DynamoDB Local without -sharedDb keeps tables per
-// access key). It sets the environment, so its tests are not parallel.
+// access key; the key's tables are deleted when the test ends). It sets the environment, so its tests are not parallel.
 func localTable(t *testing.T) string {
 	t.Helper()
 	table := "admin-cli-" + ids.Random(5)
@@ -28,7 +28,7 @@ func localTable(t *testing.T) string {
 		"AWS_ENDPOINT_URL_DYNAMODB":   testenv.Endpoint(t),
 		"AWS_ENDPOINT_URL":            "",
 		"AWS_REGION":                  "us-east-1",
-		"AWS_ACCESS_KEY_ID":           "cli" + ids.Random(10),
+		"AWS_ACCESS_KEY_ID":           testenv.AccessKey(t),
 		"AWS_SECRET_ACCESS_KEY":       "x",
 		"AWS_SESSION_TOKEN":           "",
 		"AWS_PROFILE":                 "",

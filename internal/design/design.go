@@ -26,7 +26,7 @@ package design
 // Layers lists the packages of internal/ (paths below internal/) by layer,
 // lowest first.
 var Layers = []Layer{
-	{"base", []string{"fn", "apperr", "clock", "ids", "input", "awsenv", "docspage", "dynamolocal", "dynamolocal/shared", "lambdaenv", "portowner",
+	{"base", []string{"fn", "apperr", "clock", "ids", "input", "awsenv", "docspage", "dynamolocal", "lambdaenv", "portowner",
 		"localsfn", "webhook", "webhook/webhooktest", "perfreport", "design", "outbound", "blob", "testinputs"}},
 	{"storage", []string{"store", "steps", "streams", "streams/streamsapi", "blob/s3blob"}},
 	{"platform", []string{"resource", "listing", "keys", "auth", "ratelimit", "routes", "metrics", "search", "search/searchtest",
@@ -34,7 +34,7 @@ var Layers = []Layer{
 	{"http", []string{"httpapi"}},
 	{"domain", []string{"companies", "workflows", "enrichment", "runs", "resources", "search/opensearch/golden", "endpoints", "endpoints/sqsqueue", "jobs"}},
 	{"surface", []string{"api", "mcpserver", "generate"}},
-	{"assembly", []string{"app", "app/eventfns", "app/jobfns", "app/operator", "sizing", "lambdafront", "localdev", "localdev/localdevtest", "apitest"}},
+	{"assembly", []string{"app", "app/eventfns", "app/jobfns", "app/operator", "sizing", "lambdafront", "localdev", "localdev/localdevtest", "apitest", "dynamolocal/shared"}},
 }
 
 // Layer is one layer: its name and packages.

@@ -154,14 +154,25 @@ func ClientAt(tb testing.TB, endpoint string, transport http.RoundTripper, t sto
 	tb.Helper()
 	key := "t" + ids.Random(10)
 	if ep := managed.Load(); ep != nil && endpoint == *ep {
-		key = keys.take()
-		tb.Cleanup(func() { keys.release(endpoint, key) })
+		key = AccessKey(tb)
 	}
 	hc := &http.Client{}
 	if transport != nil {
 		hc.Transport = transport
 	}
 	return newClient(endpoint, key, hc, t)
+}
+
+// AccessKey returns an access key of the package's DynamoDB Local
+// (Endpoint) that no running test holds, for a program the test runs
+// against it: when the test ends, every table under the key is deleted and
+// the key goes back to the pool.
+func AccessKey(tb testing.TB) string {
+	tb.Helper()
+	endpoint := Endpoint(tb)
+	key := keys.take()
+	tb.Cleanup(func() { keys.release(endpoint, key) })
+	return key
 }
 
 func newClient(endpoint, key string, hc *http.Client, t store.Timeouts) *dynamodb.Client {

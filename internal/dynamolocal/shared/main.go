@@ -20,6 +20,15 @@
 // its command runs; -stop ends the server at once. The server's state (its
 // process, endpoint and lease) is in bin/dynamodb-local of the module, one
 // server per checkout.
+//
+// A server is used by one run only: DynamoDB Local never drops a database
+// (one per access key), nor the stream of a deleted table, and each
+// database's background jobs read every stream it ever had, every second,
+// under the lock every call takes. A server kept through a dozen runs took
+// a third of a core idle and made the next run's internal/api twice as
+// slow. So once a run has used the server and none is running, the keeper
+// starts a new one, warms it with the calls tests make (its JVM compiles
+// them meanwhile), and hands it to the next run in place of the old.
 package main
 
 import (
@@ -154,10 +163,14 @@ type kept struct {
 
 const stateFile, lockFile, logFile = "state.json", "lock", "keeper.log"
 
+// runsFile is held (a shared flock) by every run while it uses the kept
+// server, so that the keeper replaces the server only between runs.
+const runsFile = "runs"
+
 // runKept runs the command against the kept server, starting one when none
 // answers.
 func runKept(dir string, keep time.Duration, args []string) int {
-	endpoint, err := lease(dir, keep)
+	endpoint, done, err := lease(dir, keep)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "shared: %v\n", err)
 		return 1
@@ -165,20 +178,38 @@ func runKept(dir string, keep time.Duration, args []string) int {
 	renew := func() { touch(filepath.Join(dir, stateFile)) }
 	code := command(endpoint, args, every(keep), renew)
 	renew()
+	done()
 	return code
 }
 
 // lease returns the endpoint of the kept server, renewing its lease, or
-// starts a keeper and returns its server's.
-func lease(dir string, keep time.Duration) (string, error) {
+// starts a keeper and returns its server's; done ends the run's use of it.
+func lease(dir string, keep time.Duration) (endpoint string, done func(), err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	unlock, err := lock(dir)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	defer unlock()
+	// Under the directory's lock, where the keeper replaces a server: the
+	// server read next is this run's until done.
+	done, err = flock(filepath.Join(dir, runsFile), syscall.LOCK_SH)
+	if err != nil {
+		return "", nil, err
+	}
+	endpoint, err = serverOf(dir, keep)
+	if err != nil {
+		done()
+		return "", nil, err
+	}
+	return endpoint, done, nil
+}
+
+// serverOf returns the kept server's endpoint, renewing its lease, or
+// starts a keeper and returns its server's. The caller holds the lock.
+func serverOf(dir string, keep time.Duration) (string, error) {
 	if k, ok := answering(dir); ok {
 		touch(filepath.Join(dir, stateFile))
 		return k.Endpoint, nil
@@ -233,16 +264,32 @@ func keepServer(dir string, keep time.Duration) int {
 		fmt.Fprintf(os.Stderr, "shared: start DynamoDB Local: %v\n", err)
 		return 1
 	}
-	defer server.Stop()
+	defer func() { server.Stop() }()
 	me := kept{PID: os.Getpid(), Endpoint: server.Endpoint}
 	if err := write(dir, me); err != nil {
 		fmt.Fprintf(os.Stderr, "shared: %v\n", err)
 		return 1
 	}
+	since := leasedAt(dir) // a run has used the server once the lease is renewed after this
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	ticker := time.NewTicker(every(keep))
 	defer ticker.Stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var (
+		next     *dynamolocal.Server      // a warm server for the next run
+		starting chan *dynamolocal.Server // while the next one starts and warms (nil when it failed)
+	)
+	defer func() {
+		cancel()
+		if starting != nil {
+			next = <-starting
+		}
+		if next != nil {
+			next.Stop()
+		}
+	}()
 	for {
 		select {
 		case <-stop:
@@ -252,12 +299,96 @@ func keepServer(dir string, keep time.Duration) int {
 			release(dir, me)
 			fmt.Fprintln(os.Stderr, "shared: DynamoDB Local exited")
 			return 1
+		case next = <-starting:
+			starting = nil
+			if next == nil {
+				since = leasedAt(dir) // try again after the next run
+			}
 		case <-ticker.C:
 			if expired(dir, me, keep) {
 				return 0
 			}
+			if next == nil && starting == nil && leasedAt(dir).After(since) && !running(dir) {
+				starting = make(chan *dynamolocal.Server, 1)
+				go func() { starting <- startWarm(ctx, dir) }()
+			}
+		}
+		if next != nil {
+			if t, ok := replace(dir, me, next.Endpoint); ok {
+				fmt.Fprintf(os.Stderr, "shared: the next run uses a new DynamoDB Local at %s in place of %s\n", next.Endpoint, server.Endpoint)
+				server.Stop()
+				server, next, since = next, nil, t
+				me.Endpoint = server.Endpoint
+			}
 		}
 	}
+}
+
+// startWarm starts a server and warms it, or returns nil.
+func startWarm(ctx context.Context, dir string) *dynamolocal.Server {
+	s, err := dynamolocal.Start(ctx, dynamolocal.Options{})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "shared: start the next DynamoDB Local: %v\n", err)
+		return nil
+	}
+	wait := func() {
+		for running(dir) && ctx.Err() == nil {
+			time.Sleep(time.Second)
+		}
+	}
+	began := time.Now()
+	if err := warm(ctx, s.Endpoint, wait); err != nil {
+		fmt.Fprintf(os.Stderr, "shared: %v\n", err)
+		s.Stop()
+		return nil
+	}
+	fmt.Fprintf(os.Stderr, "shared: a new DynamoDB Local at %s warmed in %s\n", s.Endpoint, time.Since(began).Round(time.Millisecond))
+	return s
+}
+
+// replace makes endpoint the kept server in me's place when no run is
+// using me's: the state names it, with the lease as it was. It returns the
+// lease's time.
+func replace(dir string, me kept, endpoint string) (time.Time, bool) {
+	unlock, err := lock(dir)
+	if err != nil {
+		return time.Time{}, false
+	}
+	defer unlock()
+	if k, err := read(dir); err != nil || k != me {
+		return time.Time{}, false // being stopped
+	}
+	idle, err := flock(filepath.Join(dir, runsFile), syscall.LOCK_EX|syscall.LOCK_NB)
+	if err != nil {
+		return time.Time{}, false // a run is using it
+	}
+	defer idle()
+	t := leasedAt(dir)
+	if err := write(dir, kept{PID: me.PID, Endpoint: endpoint}); err != nil {
+		return time.Time{}, false
+	}
+	os.Chtimes(filepath.Join(dir, stateFile), t, t)
+	return t, true
+}
+
+// running reports whether a run holds the kept server.
+func running(dir string) bool {
+	idle, err := flock(filepath.Join(dir, runsFile), syscall.LOCK_EX|syscall.LOCK_NB)
+	if err != nil {
+		return errors.Is(err, syscall.EWOULDBLOCK)
+	}
+	idle()
+	return false
+}
+
+// leasedAt is when the lease was last renewed (the zero time when there is
+// no state).
+func leasedAt(dir string) time.Time {
+	fi, err := os.Stat(filepath.Join(dir, stateFile))
+	if err != nil {
+		return time.Time{}
+	}
+	return fi.ModTime()
 }
 
 // expired reports, under the lock, whether the keeper should stop: its
@@ -377,14 +508,19 @@ func touch(path string) {
 	os.Chtimes(path, now, now)
 }
 
-// lock takes the state directory's lock (flock: released by the kernel
-// when its holder dies).
+// lock takes the state directory's lock.
 func lock(dir string) (func(), error) {
-	f, err := os.OpenFile(filepath.Join(dir, lockFile), os.O_CREATE|os.O_RDWR, 0o644)
+	return flock(filepath.Join(dir, lockFile), syscall.LOCK_EX)
+}
+
+// flock takes a flock of how on path (released by the kernel when its
+// holder dies) and returns its release.
+func flock(path string, how int) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+	if err := syscall.Flock(int(f.Fd()), how); err != nil {
 		f.Close()
 		return nil, err
 	}

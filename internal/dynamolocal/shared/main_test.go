@@ -59,6 +59,16 @@ func keeperPID(t *testing.T, dir string) int {
 	return k.PID
 }
 
+// current is the endpoint the kept server's state names.
+func current(t *testing.T, dir string) string {
+	t.Helper()
+	k, err := read(dir)
+	if err != nil {
+		t.Fatalf("the kept server's state: %v", err)
+	}
+	return k.Endpoint
+}
+
 func waitGone(t *testing.T, pid int, within time.Duration) {
 	t.Helper()
 	for deadline := time.Now().Add(within); syscall.Kill(pid, 0) == nil; time.Sleep(100 * time.Millisecond) {
@@ -88,12 +98,14 @@ func TestAKeptServerIsReusedByTheNextRunAndStopsOnRequestOrWithoutItsState(t *te
 	if code != 3 {
 		t.Fatalf("the second run's command exited 3, the run %d\n%s", code, out)
 	}
-	if second := endpointOf(t, out); second != first {
-		t.Fatalf("the second run was given %s, not the kept server at %s", second, first)
+	// The kept server, or the one its keeper put in its place.
+	if second := endpointOf(t, out); !dynamolocal.Answers(second) {
+		t.Fatalf("the second run was given %s, where nothing answers", second)
 	}
-	if strings.Contains(out, "stays up") {
+	if strings.Contains(out, "stays up") || keeperPID(t, dir) != pid {
 		t.Errorf("the second run started a server of its own:\n%s", out)
 	}
+	first = current(t, dir)
 
 	// A state naming a live process that is not a keeper (a pid reused
 	// after a keeper was killed outright) is not signalled.
@@ -178,5 +190,80 @@ func TestWithoutKeepTheServerEndsWithTheCommand(t *testing.T) {
 	}
 	if e := endpointOf(t, out); dynamolocal.Answers(e) {
 		t.Errorf("the run ended, and DynamoDB Local still answers at %s", e)
+	}
+}
+
+func TestAServerARunUsedIsReplacedBetweenRunsByAWarmOne(t *testing.T) {
+	testenv.Long(t, "starts DynamoDB Local's JVM twice and warms one")
+	shared := build(t)
+	dir := t.TempDir()
+	out, code := shared("-state", dir, "-keep", "10m", "sh", "-c", printEndpoint)
+	if code != 0 {
+		t.Fatalf("the first run: status %d\n%s", code, out)
+	}
+	first := endpointOf(t, out)
+	pid := keeperPID(t, dir)
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGTERM) })
+	leased := leasedAt(dir)
+
+	// The keeper looks every 10 s; starting and warming a JVM takes a core
+	// for a few seconds more.
+	deadline := time.Now().Add(testenv.Scaled(3 * time.Minute))
+	for current(t, dir) == first {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server the run used was not replaced; the keeper's log:\n%s", tail(filepath.Join(dir, logFile)))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	next := current(t, dir)
+	if !dynamolocal.Answers(next) {
+		t.Fatalf("nothing answers at the new server %s", next)
+	}
+	if got := leasedAt(dir); !got.Equal(leased) {
+		t.Errorf("the lease was renewed by the replacement: %s, was %s", got, leased)
+	}
+	for deadline := time.Now().Add(testenv.Scaled(30 * time.Second)); dynamolocal.Answers(first); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the replaced server at %s still answers", first)
+		}
+	}
+	if log := tail(filepath.Join(dir, logFile)); !strings.Contains(log, "warmed in") {
+		t.Errorf("the keeper's log does not say the new server was warmed:\n%s", log)
+	}
+
+	out, code = shared("-state", dir, "-keep", "10m", "sh", "-c", printEndpoint)
+	if code != 0 || endpointOf(t, out) != next || strings.Contains(out, "stays up") {
+		t.Fatalf("the next run: status %d, want the new server at %s\n%s", code, next, out)
+	}
+}
+
+func TestAServerIsNotReplacedUnderARun(t *testing.T) {
+	dir := t.TempDir()
+	me := kept{PID: os.Getpid(), Endpoint: "http://127.0.0.1:1"}
+	if err := write(dir, me); err != nil {
+		t.Fatal(err)
+	}
+	done, err := flock(filepath.Join(dir, runsFile), syscall.LOCK_SH) // a run
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !running(dir) {
+		t.Errorf("running reports no run while one holds the server")
+	}
+	if _, ok := replace(dir, me, "http://127.0.0.1:2"); ok {
+		t.Fatalf("the server was replaced under a run")
+	}
+	done()
+	if running(dir) {
+		t.Errorf("running reports a run after it ended")
+	}
+	if _, ok := replace(dir, kept{PID: me.PID, Endpoint: "http://127.0.0.1:3"}, "http://127.0.0.1:2"); ok {
+		t.Fatalf("a state that is no longer the keeper's was replaced")
+	}
+	if _, ok := replace(dir, me, "http://127.0.0.1:2"); !ok {
+		t.Fatalf("the server was not replaced between runs")
+	}
+	if got := current(t, dir); got != "http://127.0.0.1:2" {
+		t.Errorf("the state names %s after the replacement, want http://127.0.0.1:2", got)
 	}
 }
