@@ -81,7 +81,10 @@ func warm(ctx context.Context, endpoint string, wait func()) error {
 				return err
 			},
 			func() error { _, err := records.FindBy(ctx, org, "website", r.Website, 2); return err },
-			func() error { _, err := records.GetMany(ctx, org, []string{r.ID, fmt.Sprintf("wrm_%08d", i/2)}); return err },
+			func() error {
+				_, err := records.GetMany(ctx, org, []string{r.ID, fmt.Sprintf("wrm_%08d", i/2)})
+				return err
+			},
 		}
 		if i%2 == 1 {
 			calls = append(calls, func() error { return records.Delete(ctx, org, fmt.Sprintf("wrm_%08d", i-1)) })
