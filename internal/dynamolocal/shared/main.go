@@ -309,8 +309,9 @@ func keepServer(dir string, keep time.Duration) int {
 				return 0
 			}
 			if next == nil && starting == nil && leasedAt(dir).After(since) && !running(dir) {
-				starting = make(chan *dynamolocal.Server, 1)
-				go func() { starting <- startWarm(ctx, dir) }()
+				ch := make(chan *dynamolocal.Server, 1)
+				go func() { ch <- startWarm(ctx, dir) }()
+				starting = ch
 			}
 		}
 		if next != nil {
