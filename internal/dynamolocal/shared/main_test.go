@@ -59,6 +59,22 @@ func keeperPID(t *testing.T, dir string) int {
 	return k.PID
 }
 
+// firstRun builds the command and runs it once with -keep 10m in a state
+// directory of the test's: it returns the command, the directory, the
+// endpoint the run was given and the keeper's pid (stopped when the test
+// ends).
+func firstRun(t *testing.T) (shared func(args ...string) (string, int), dir, endpoint string, pid int) {
+	t.Helper()
+	shared, dir = build(t), t.TempDir()
+	out, code := shared("-state", dir, "-keep", "10m", "sh", "-c", printEndpoint)
+	if code != 0 {
+		t.Fatalf("the first run: status %d\n%s", code, out)
+	}
+	endpoint, pid = endpointOf(t, out), keeperPID(t, dir)
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGTERM) })
+	return shared, dir, endpoint, pid
+}
+
 // current is the endpoint the kept server's state names.
 func current(t *testing.T, dir string) string {
 	t.Helper()
@@ -80,21 +96,12 @@ func waitGone(t *testing.T, pid int, within time.Duration) {
 
 func TestAKeptServerIsReusedByTheNextRunAndStopsOnRequestOrWithoutItsState(t *testing.T) {
 	testenv.Long(t, "starts DynamoDB Local's JVM twice")
-	shared := build(t)
-	dir := t.TempDir()
-
-	out, code := shared("-state", dir, "-keep", "10m", "sh", "-c", printEndpoint)
-	if code != 0 {
-		t.Fatalf("the first run: status %d\n%s", code, out)
-	}
-	first := endpointOf(t, out)
-	pid := keeperPID(t, dir)
-	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGTERM) })
+	shared, dir, first, pid := firstRun(t)
 	if !dynamolocal.Answers(first) {
 		t.Fatalf("after the run, nothing answers as DynamoDB at %s: it was to be kept", first)
 	}
 
-	out, code = shared("-state", dir, "-keep", "10m", "sh", "-c", printEndpoint+"; exit 3")
+	out, code := shared("-state", dir, "-keep", "10m", "sh", "-c", printEndpoint+"; exit 3")
 	if code != 3 {
 		t.Fatalf("the second run's command exited 3, the run %d\n%s", code, out)
 	}
@@ -195,15 +202,7 @@ func TestWithoutKeepTheServerEndsWithTheCommand(t *testing.T) {
 
 func TestAServerARunUsedIsReplacedBetweenRunsByAWarmOne(t *testing.T) {
 	testenv.Long(t, "starts DynamoDB Local's JVM twice and warms one")
-	shared := build(t)
-	dir := t.TempDir()
-	out, code := shared("-state", dir, "-keep", "10m", "sh", "-c", printEndpoint)
-	if code != 0 {
-		t.Fatalf("the first run: status %d\n%s", code, out)
-	}
-	first := endpointOf(t, out)
-	pid := keeperPID(t, dir)
-	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGTERM) })
+	shared, dir, first, _ := firstRun(t)
 	leased := leasedAt(dir)
 
 	// The keeper looks every 10 s; starting and warming a JVM takes a core
@@ -231,7 +230,7 @@ func TestAServerARunUsedIsReplacedBetweenRunsByAWarmOne(t *testing.T) {
 		t.Errorf("the keeper's log does not say the new server was warmed:\n%s", log)
 	}
 
-	out, code = shared("-state", dir, "-keep", "10m", "sh", "-c", printEndpoint)
+	out, code := shared("-state", dir, "-keep", "10m", "sh", "-c", printEndpoint)
 	if code != 0 || endpointOf(t, out) != next || strings.Contains(out, "stays up") {
 		t.Fatalf("the next run: status %d, want the new server at %s\n%s", code, next, out)
 	}
