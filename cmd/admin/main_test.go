@@ -19,7 +19,8 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 
 // localTable points the CLI at DynamoDB Local with an access key and table
 // of this test alone (DynamoDB Local without -sharedDb keeps tables per
-// access key; the key's tables are deleted when the test ends). It sets the environment, so its tests are not parallel.
+// access key; the key's tables are deleted when the test ends). It sets
+// the environment, so its tests are not parallel.
 func localTable(t *testing.T) string {
 	t.Helper()
 	table := "admin-cli-" + ids.Random(5)
