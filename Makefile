@@ -69,8 +69,9 @@ test: deps
 ## (building the bootstraps, the browser, Prism's proxy, load and soak, waiting out storage timeouts, property tests
 ## over hundreds of cases, the performance report; testenv.Long), the infra module and the Lambda
 ## mode; a package unchanged since its last pass answers from Go's test cache. make test runs everything.
-## The shared DynamoDB Local outlives the run by 15 minutes, warm, for the next run to reuse (a JVM's start
-## and the compilation of its hot code are about 20 s of CPU); make stop-dynamodb stops it at once.
+## A shared DynamoDB Local outlives the run by 15 minutes, warm, for the next run (a JVM's start and the
+## compilation of its hot code are about 20 s of CPU): a new one each run, which the keeper starts and warms
+## between runs (a server keeps every run's databases and slows down); make stop-dynamodb stops it at once.
 ## Three test binaries at once on two cores: internal/api's HTTP suite spends much of its time waiting on
 ## DynamoDB Local, and a third slot links and runs the other packages meanwhile (76 s against 84 s at -p 2).
 test-fast: deps

@@ -14,9 +14,10 @@
 //
 // Without -keep, the server is started for the command and stopped after
 // it. With -keep, it outlives the command by that long, in a process of its
-// own, and the next run within that time reuses it, warm: a JVM's start and
-// the compilation of DynamoDB Local's hot code are about 20 s of CPU, a
-// fifth of the edit loop's (make test-fast). Each run renews the lease while
+// own, and the next run within that time uses it, or the warm server that
+// replaced it (below): a JVM's start and the compilation of DynamoDB
+// Local's hot code are about 20 s of CPU, a fifth of the edit loop's (make
+// test-fast). Each run renews the lease while
 // its command runs; -stop ends the server at once. The server's state (its
 // process, endpoint and lease) is in bin/dynamodb-local of the module, one
 // server per checkout.
