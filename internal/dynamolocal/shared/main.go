@@ -448,7 +448,7 @@ func stopKept(dir string) error {
 		return nil
 	}
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if syscall.Kill(k.PID, 0) != nil {
+		if !alive(k.PID) {
 			return nil
 		}
 	}
@@ -478,6 +478,22 @@ func isKeeper(k kept, dir string) bool {
 		return dynamolocal.Answers(k.Endpoint)
 	}
 	return bytes.Contains(cmdline, []byte("\x00-serve\x00-state\x00"+dir+"\x00"))
+}
+
+// alive reports whether pid is a process that has not exited: a keeper
+// whose run ended is its parent no longer, and until whoever adopted it
+// reaps it, an exited keeper is a zombie that signal 0 still finds.
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	// pid (comm) state ...: comm may hold spaces and parentheses.
+	i := bytes.LastIndexByte(stat, ')')
+	return i < 0 || i+2 >= len(stat) || (stat[i+2] != 'Z' && stat[i+2] != 'X')
 }
 
 func read(dir string) (kept, error) {

@@ -71,8 +71,19 @@ func firstRun(t *testing.T) (shared func(args ...string) (string, int), dir, end
 		t.Fatalf("the first run: status %d\n%s", code, out)
 	}
 	endpoint, pid = endpointOf(t, out), keeperPID(t, dir)
-	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGTERM) })
+	stopAtEnd(t, pid)
 	return shared, dir, endpoint, pid
+}
+
+// stopAtEnd stops the keeper pid when the test ends, and waits for it to
+// end before the test's directories are removed: a keeper still stopping
+// (its state released, a next server's warm-up cancelled) writes in its
+// state directory.
+func stopAtEnd(t *testing.T, pid int) {
+	t.Cleanup(func() {
+		syscall.Kill(pid, syscall.SIGTERM)
+		waitGone(t, pid, testenv.Scaled(time.Minute))
+	})
 }
 
 // current is the endpoint the kept server's state names.
@@ -87,7 +98,7 @@ func current(t *testing.T, dir string) string {
 
 func waitGone(t *testing.T, pid int, within time.Duration) {
 	t.Helper()
-	for deadline := time.Now().Add(within); syscall.Kill(pid, 0) == nil; time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(within); alive(pid); time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the keeper (pid %d) still runs after %s", pid, within)
 		}
@@ -154,7 +165,7 @@ func TestAKeptServerIsReusedByTheNextRunAndStopsOnRequestOrWithoutItsState(t *te
 		t.Fatalf("the run after -stop: status %d, and no new server started\n%s", code, out)
 	}
 	third := keeperPID(t, dir)
-	t.Cleanup(func() { syscall.Kill(third, syscall.SIGTERM) })
+	stopAtEnd(t, third)
 	// make clean removes bin/, the state directory with it: the keeper
 	// stops its server.
 	if err := os.RemoveAll(dir); err != nil {
@@ -175,7 +186,7 @@ func TestAKeptServerOutlivesACommandLongerThanTheLeaseAndStopsWhenTheLeaseRunsOu
 	}
 	endpoint := endpointOf(t, out)
 	pid := keeperPID(t, dir)
-	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGTERM) })
+	stopAtEnd(t, pid)
 	if !dynamolocal.Answers(endpoint) {
 		t.Fatalf("the server stopped under a command that ran longer than its lease")
 	}
