@@ -30,15 +30,24 @@ func NewFunction(opt Options) *Function { return &Function{opt: opt} }
 // Invoke runs payload in an idle instance, or a new one. A runtime that
 // crashed or timed out is started again by its emulator on the next
 // invocation, as Lambda starts a new environment.
+//
+// An emulator that crashed on its own race with a runtime that exits at
+// start (ErrEmulatorCrashed) never delivered the event: the invocation is
+// sent to a new instance, up to three times, as Lambda would have reported
+// the runtime's exit instead.
 func (f *Function) Invoke(ctx context.Context, payload []byte) (Result, error) {
-	inst, err := f.acquire()
-	if err != nil {
-		return Result{}, err
+	for attempt := 1; ; attempt++ {
+		inst, err := f.acquire()
+		if err != nil {
+			return Result{}, err
+		}
+		cold := inst.ColdStart() == 0
+		res, err := inst.Invoke(ctx, payload)
+		f.release(inst, cold)
+		if !errors.Is(err, ErrEmulatorCrashed) || attempt == 3 || ctx.Err() != nil {
+			return res, err
+		}
 	}
-	cold := inst.ColdStart() == 0
-	res, err := inst.Invoke(ctx, payload)
-	f.release(inst, cold)
-	return res, err
 }
 
 func (f *Function) acquire() (*Instance, error) {

@@ -357,6 +357,9 @@ func (i *Instance) Invoke(ctx context.Context, payload []byte) (Result, error) {
 	i.log.begin()
 	resp, err := i.client.Do(req)
 	if err != nil {
+		if ctx.Err() == nil && i.crashedOnExitRace(err) {
+			return Result{}, fmt.Errorf("lambdaenv: %s: %w", i.opt.Name, ErrEmulatorCrashed)
+		}
 		i.Stop() // Lambda has no way to take an invocation back either
 		if ctx.Err() != nil {
 			return Result{}, ctx.Err()
@@ -375,6 +378,29 @@ func (i *Instance) Invoke(ctx context.Context, payload []byte) (Result, error) {
 	}
 	i.mu.Unlock()
 	return i.decode(resp.StatusCode, body)
+}
+
+// ErrEmulatorCrashed is Invoke's error when the emulator itself crashed
+// on its own race (see exitRace) with a runtime that exited during its
+// init, before the emulator had recorded starting it. The invocation's
+// event was not delivered (the emulator sends it after the init), so it
+// can be sent again to a new instance; Function.Invoke does.
+var ErrEmulatorCrashed = errors.New("the emulator crashed on a runtime that exited at start, before it had the event")
+
+// crashedOnExitRace reports whether an invocation failed because the
+// emulator panicked on a runtime's early exit: the panic is logged as the
+// emulator dies, which closes the invocation's connection, so it waits
+// for the exit briefly.
+func (i *Instance) crashedOnExitRace(err error) bool {
+	if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, syscall.ECONNRESET) {
+		return false // not a connection closed under the invocation
+	}
+	select {
+	case <-i.exited:
+	case <-time.After(2 * time.Second):
+		return false
+	}
+	return i.log.racedExit()
 }
 
 // timedOut is the emulator's answer to an invocation that ran past the

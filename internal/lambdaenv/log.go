@@ -25,7 +25,13 @@ type platformLog struct {
 	failed  string          // since begin: the runtime's failure ("Runtime exited with error: exit status 1")
 	kind    string          // since begin: its type ("Runtime.ExitError")
 	changed chan struct{}   // closed at the next line
+	raced   bool            // the emulator panicked on its race with a runtime that exits at once
 }
+
+// exitRace is the emulator's panic when a runtime exits before the
+// emulator has recorded that it started it (shutdown.go's
+// handleProcessExit): a runtime that exits at start, on a busy machine.
+const exitRace = "Unable to find an exitedChannel for"
 
 var (
 	platformLine = regexp.MustCompile(`^\d{2} \w{3} \d{4} [\d:,]+ \[(\w+)\] \(rapid\) (.*)$`)
@@ -53,6 +59,9 @@ func (l *platformLog) line(s string) {
 		l.last = l.last[1:]
 	}
 	l.last = append(l.last, s)
+	if strings.Contains(s, exitRace) {
+		l.raced = true
+	}
 	if l.changed != nil {
 		close(l.changed)
 		l.changed = nil
@@ -120,6 +129,14 @@ wait:
 		kind = "Runtime.ExitError" // as Lambda reports a runtime that exits, in init or in an invocation
 	}
 	return kind, message
+}
+
+// racedExit reports whether the emulator panicked on a runtime that
+// exited before the emulator recorded its start.
+func (l *platformLog) racedExit() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.raced
 }
 
 // tail is the emulator's last lines.
