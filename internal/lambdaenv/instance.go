@@ -357,10 +357,11 @@ func (i *Instance) Invoke(ctx context.Context, payload []byte) (Result, error) {
 	i.log.begin()
 	resp, err := i.client.Do(req)
 	if err != nil {
-		if ctx.Err() == nil && i.crashedOnExitRace(err) {
+		crashed := ctx.Err() == nil && i.crashedOnExitRace(err)
+		i.Stop() // Lambda has no way to take an invocation back either
+		if crashed {
 			return Result{}, fmt.Errorf("lambdaenv: %s: %w", i.opt.Name, ErrEmulatorCrashed)
 		}
-		i.Stop() // Lambda has no way to take an invocation back either
 		if ctx.Err() != nil {
 			return Result{}, ctx.Err()
 		}
