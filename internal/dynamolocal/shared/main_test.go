@@ -50,13 +50,14 @@ func endpointOf(t *testing.T, out string) string {
 
 const printEndpoint = `echo endpoint=$` + dynamolocal.EnvShared
 
-func keeperPID(t *testing.T, dir string) int {
+// state is the kept server's state: its keeper's pid and its endpoint.
+func state(t *testing.T, dir string) kept {
 	t.Helper()
 	k, err := read(dir)
 	if err != nil {
 		t.Fatalf("the kept server's state: %v", err)
 	}
-	return k.PID
+	return k
 }
 
 // firstRun builds the command and runs it once with -keep 10m in a state
@@ -70,7 +71,7 @@ func firstRun(t *testing.T) (shared func(args ...string) (string, int), dir, end
 	if code != 0 {
 		t.Fatalf("the first run: status %d\n%s", code, out)
 	}
-	endpoint, pid = endpointOf(t, out), keeperPID(t, dir)
+	endpoint, pid = endpointOf(t, out), state(t, dir).PID
 	stopAtEnd(t, pid)
 	return shared, dir, endpoint, pid
 }
@@ -84,16 +85,6 @@ func stopAtEnd(t *testing.T, pid int) {
 		syscall.Kill(pid, syscall.SIGTERM)
 		waitGone(t, pid, testenv.Scaled(time.Minute))
 	})
-}
-
-// current is the endpoint the kept server's state names.
-func current(t *testing.T, dir string) string {
-	t.Helper()
-	k, err := read(dir)
-	if err != nil {
-		t.Fatalf("the kept server's state: %v", err)
-	}
-	return k.Endpoint
 }
 
 func waitGone(t *testing.T, pid int, within time.Duration) {
@@ -120,10 +111,10 @@ func TestAKeptServerIsReusedByTheNextRunAndStopsOnRequestOrWithoutItsState(t *te
 	if second := endpointOf(t, out); !dynamolocal.Answers(second) {
 		t.Fatalf("the second run was given %s, where nothing answers", second)
 	}
-	if strings.Contains(out, "stays up") || keeperPID(t, dir) != pid {
+	if strings.Contains(out, "stays up") || state(t, dir).PID != pid {
 		t.Errorf("the second run started a server of its own:\n%s", out)
 	}
-	first = current(t, dir)
+	first = state(t, dir).Endpoint
 
 	// A state naming a live process that is not a keeper (a pid reused
 	// after a keeper was killed outright) is not signalled.
@@ -132,10 +123,7 @@ func TestAKeptServerIsReusedByTheNextRunAndStopsOnRequestOrWithoutItsState(t *te
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { stray.Process.Kill(); stray.Wait() })
-	keeper, err := read(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	keeper := state(t, dir)
 	if err := write(dir, kept{PID: stray.Process.Pid, Endpoint: first}); err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +152,7 @@ func TestAKeptServerIsReusedByTheNextRunAndStopsOnRequestOrWithoutItsState(t *te
 	if code != 0 || !strings.Contains(out, "stays up") {
 		t.Fatalf("the run after -stop: status %d, and no new server started\n%s", code, out)
 	}
-	third := keeperPID(t, dir)
+	third := state(t, dir).PID
 	stopAtEnd(t, third)
 	// make clean removes bin/, the state directory with it: the keeper
 	// stops its server.
@@ -185,7 +173,7 @@ func TestAKeptServerOutlivesACommandLongerThanTheLeaseAndStopsWhenTheLeaseRunsOu
 		t.Fatalf("status %d\n%s", code, out)
 	}
 	endpoint := endpointOf(t, out)
-	pid := keeperPID(t, dir)
+	pid := state(t, dir).PID
 	stopAtEnd(t, pid)
 	if !dynamolocal.Answers(endpoint) {
 		t.Fatalf("the server stopped under a command that ran longer than its lease")
@@ -219,13 +207,13 @@ func TestAServerARunUsedIsReplacedBetweenRunsByAWarmOne(t *testing.T) {
 	// The keeper looks every 10 s; starting and warming a JVM takes a core
 	// for a few seconds more.
 	deadline := time.Now().Add(testenv.Scaled(3 * time.Minute))
-	for current(t, dir) == first {
+	for state(t, dir).Endpoint == first {
 		if time.Now().After(deadline) {
 			t.Fatalf("the server the run used was not replaced; the keeper's log:\n%s", tail(filepath.Join(dir, logFile)))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	next := current(t, dir)
+	next := state(t, dir).Endpoint
 	if !dynamolocal.Answers(next) {
 		t.Fatalf("nothing answers at the new server %s", next)
 	}
@@ -273,7 +261,7 @@ func TestAServerIsNotReplacedUnderARun(t *testing.T) {
 	if _, ok := replace(dir, me, "http://127.0.0.1:2"); !ok {
 		t.Fatalf("the server was not replaced between runs")
 	}
-	if got := current(t, dir); got != "http://127.0.0.1:2" {
+	if got := state(t, dir).Endpoint; got != "http://127.0.0.1:2" {
 		t.Errorf("the state names %s after the replacement, want http://127.0.0.1:2", got)
 	}
 }
