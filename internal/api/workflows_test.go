@@ -222,6 +222,9 @@ func invalidWorkflowBodies() []invalidWorkflowBody {
 			"outer": map[string]any{"inner.$": "$..["}})}, field: "steps[0].with.outer.inner.$"},
 		{name: "fail step without a message", body: map[string]any{"name": "x", "steps": []any{
 			map[string]any{"id": "f", "type": "fail"}}}, field: "steps[0].with.message"},
+		{name: "upsertCompany setting a read-only field", body: map[string]any{"name": "x", "steps": []any{
+			map[string]any{"id": "up", "type": "upsertCompany", "with": map[string]any{"canonicalName.$": "$.input.name", "employeeCount": 5}}}},
+			field: "steps[0].with.employeeCount"},
 		{name: "trigger scheme not in the enum", body: map[string]any{"name": "x", "trigger": map[string]any{"scheme": "md5"}},
 			field: "trigger.scheme"},
 		{name: "trigger scheme empty", body: map[string]any{"name": "x", "trigger": map[string]any{"scheme": ""}}, field: "trigger.scheme"},

@@ -306,6 +306,7 @@ func Build(st *store.Store, cfg Config, engine runs.EngineFactory) api.Deps {
 	rs.UseMetrics(ms)
 	es := enrichment.NewService(st, documentExists(reg), enrichment.Companies(cs))
 	rs.UseEnrichment(es)
+	wf.CheckStepsWith(rs.CheckSteps)
 	catalog := api.EventCatalog()
 	return api.Deps{
 		History: &events.History{Store: st, Catalog: catalog, Retention: k.EventRetention},

@@ -248,15 +248,7 @@ func (d *Def) decode(body []byte, mode decodeMode) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, name := range o.Names() {
-		if f, ok := d.Field(name); ok && f.ReadOnly {
-			return nil, apperr.Invalid(name, "is read-only; the service sets it")
-		}
-		if f, ok := d.Field(name); ok && f.Immutable && mode == decodeUpdate {
-			return nil, apperr.Invalid(name, "cannot be changed after the %s is created", d.Singular)
-		}
-	}
-	if err := o.Only(d.writable(mode != decodeUpdate)); err != nil {
+	if err := d.checkNames(o, mode); err != nil {
 		return nil, err
 	}
 	set := map[string]any{}
@@ -275,6 +267,44 @@ func (d *Def) decode(body []byte, mode decodeMode) (map[string]any, error) {
 		}
 	}
 	return set, nil
+}
+
+// CheckNames refuses, as Decode does, a body sending the fields names,
+// whatever their values: read-only fields, immutable ones on update, and
+// unknown ones. It checks a body whose names are known before its values
+// (a workflow step's fields, some of which a run resolves from paths).
+func (d *Def) CheckNames(names []string, create bool) error {
+	mode := decodeUpdate
+	if create {
+		mode = decodeCreate
+	}
+	nulls := make(map[string]any, len(names))
+	for _, name := range names {
+		nulls[name] = nil
+	}
+	body, err := json.Marshal(nulls)
+	if err != nil {
+		return err
+	}
+	o, err := input.ParseObject(body)
+	if err != nil {
+		return err
+	}
+	return d.checkNames(o, mode)
+}
+
+// checkNames refuses the read-only, (on update) immutable and unknown
+// fields that o sends.
+func (d *Def) checkNames(o *input.Object, mode decodeMode) error {
+	for _, name := range o.Names() {
+		if f, ok := d.Field(name); ok && f.ReadOnly {
+			return apperr.Invalid(name, "is read-only; the service sets it")
+		}
+		if f, ok := d.Field(name); ok && f.Immutable && mode == decodeUpdate {
+			return apperr.Invalid(name, "cannot be changed after the %s is created", d.Singular)
+		}
+	}
+	return o.Only(d.writable(mode != decodeUpdate))
 }
 
 // sortKey is the index sort value of a field's value: text folded to lower

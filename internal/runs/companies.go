@@ -34,11 +34,7 @@ type companyWriter struct {
 // (resource.Upsert): parallel upserts of one externalId make one company
 // and every one of them succeeds.
 func (w companyWriter) Upsert(ctx context.Context, org string, fields map[string]any, dryRun bool) (steps.UpsertResult, error) {
-	body, err := json.Marshal(fields)
-	if err != nil {
-		return steps.UpsertResult{}, fmt.Errorf("company fields are not JSON: %w", err)
-	}
-	f, err := companies.DecodeUpdate(body)
+	f, err := decodeFields(fields)
 	if err != nil {
 		return steps.UpsertResult{}, err
 	}
@@ -56,6 +52,44 @@ func (w companyWriter) Upsert(ctx context.Context, org string, fields map[string
 		})
 	res.Created = created
 	return res, err
+}
+
+// decodeFields reads the fields of an upsertCompany step as the API
+// reads an update body (companies.Def: read-only and unknown fields
+// refused, each field's rules).
+func decodeFields(fields map[string]any) (companies.Fields, error) {
+	body, err := json.Marshal(fields)
+	if err != nil {
+		return companies.Fields{}, fmt.Errorf("company fields are not JSON: %w", err)
+	}
+	return companies.DecodeUpdate(body)
+}
+
+// CheckUpsert refuses, when a workflow is saved, the fields of an
+// upsertCompany step that Upsert would refuse on every run: a name the
+// update body refuses (companies.Def.CheckNames: read-only, unknown),
+// even one a path sets, and a value known before the run that
+// decodeFields refuses. Enrichable attributes the body accepts are
+// accepted: a run makes them workflow candidates.
+func (w companyWriter) CheckUpsert(fields steps.Known) error {
+	if err := companies.Def.CheckNames(fields.Names, false); err != nil {
+		return err
+	}
+	_, err := decodeFields(fields.Values)
+	return err
+}
+
+// CheckTags refuses, when a workflow is saved, tags of a tagCompany
+// step that AddTags would refuse on every company: the company's tags
+// only come before them.
+func (w companyWriter) CheckTags(tags []string) error {
+	_, err := tagFields(tags)
+	return err
+}
+
+// tagFields is the update that gives a company tags.
+func tagFields(tags []string) (companies.Fields, error) {
+	return decodeFields(map[string]any{"tags": tags})
 }
 
 // create makes the company f describes (a workflow's: origin workflow).
@@ -104,8 +138,7 @@ func (w companyWriter) AddTags(ctx context.Context, org, companyID string, tags 
 	if dryRun && strings.HasPrefix(companyID, DryIDPrefix) {
 		// A company an earlier step of this dry run would have created:
 		// nothing to read, it would get just these tags.
-		body, _ := json.Marshal(map[string]any{"tags": tags})
-		f, err := companies.DecodeUpdate(body)
+		f, err := tagFields(tags)
 		if err != nil {
 			return steps.UpsertResult{}, err
 		}
@@ -117,8 +150,7 @@ func (w companyWriter) AddTags(ctx context.Context, org, companyID string, tags 
 	if err != nil {
 		return steps.UpsertResult{}, fmt.Errorf("company %q: %w", companyID, err)
 	}
-	body, _ := json.Marshal(map[string]any{"tags": append(append([]string{}, c.Tags...), tags...)})
-	f, err := companies.DecodeUpdate(body)
+	f, err := tagFields(append(append([]string{}, c.Tags...), tags...))
 	if err != nil {
 		return steps.UpsertResult{}, err
 	}

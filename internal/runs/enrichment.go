@@ -2,8 +2,11 @@ package runs
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 
+	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/enrichment"
 	"github.com/sourcebase/sourcebase/internal/steps"
 )
@@ -31,23 +34,9 @@ func (w enrichmentWriter) AddValues(ctx context.Context, org, resourceType, reso
 	if !ok {
 		return nil, fmt.Errorf("values must be an array of enrichment values")
 	}
-	maps := make([]map[string]any, len(list))
-	for i, v := range list {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("values[%d] must be an object", i)
-		}
-		c := make(map[string]any, len(m)+2)
-		for k, x := range m {
-			c[k] = x
-		}
-		if _, ok := c["source"]; !ok {
-			c["source"] = enrichment.SourceWorkflow
-		}
-		if _, ok := c["sourceId"]; !ok && c["source"] == enrichment.SourceWorkflow {
-			c["sourceId"] = steps.RunID(ctx)
-		}
-		maps[i] = c
+	maps, err := completed(list, steps.RunID(ctx))
+	if err != nil {
+		return nil, err
 	}
 	in, err := w.svc.DecodeValues(resourceType, maps)
 	if err != nil {
@@ -67,4 +56,96 @@ func (w enrichmentWriter) AddValues(ctx context.Context, org, resourceType, reso
 		out[i] = v
 	}
 	return out, nil
+}
+
+// completed are the values of a step as AddValues writes them: each an
+// object, whose source defaults to workflow and a workflow value's
+// sourceId to runID.
+func completed(list []any, runID string) ([]map[string]any, error) {
+	maps := make([]map[string]any, len(list))
+	for i, v := range list {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, apperr.Invalid(fmt.Sprintf("values[%d]", i), "must be an object")
+		}
+		c := make(map[string]any, len(m)+2)
+		for k, x := range m {
+			c[k] = x
+		}
+		if _, ok := c["source"]; !ok {
+			c["source"] = enrichment.SourceWorkflow
+		}
+		if _, ok := c["sourceId"]; !ok && c["source"] == enrichment.SourceWorkflow {
+			c["sourceId"] = runID
+		}
+		maps[i] = c
+	}
+	return maps, nil
+}
+
+// savedRunID stands for the id of a run when a workflow is saved: every
+// run id decodes alike.
+const savedRunID = "run_saved"
+
+// CheckValues refuses, when a workflow is saved, values of an
+// addEnrichment step that AddValues would refuse on every run: values of
+// a type without enrichment, and values that do not decode as AddValues
+// decodes them. A value some part of which a path sets is known only at
+// run time, but for a literal property.
+func (w enrichmentWriter) CheckValues(resourceType string, values []any) error {
+	if _, ok := w.svc.Type(resourceType); !ok {
+		return apperr.Invalid("resourceType", "%q has no enrichment values; a run answers not found", resourceType)
+	}
+	if steps.IsLiteral(values) {
+		return w.decode(resourceType, values)
+	}
+	for i, v := range values {
+		if err := w.checkValue(resourceType, v); err != nil {
+			return valueAt(i, err)
+		}
+	}
+	return nil
+}
+
+// checkValue checks one value of a step, some of whose values a path
+// sets, as values[0] of a list of one.
+func (w enrichmentWriter) checkValue(resourceType string, v any) error {
+	m, ok := v.(map[string]any)
+	if !ok || steps.IsLiteral(m) {
+		return w.decode(resourceType, []any{v})
+	}
+	p, known := m["property"]
+	if !known || !steps.IsLiteral(p) {
+		return nil
+	}
+	// Decoding checks a value's property before its other parts: an
+	// error about it holds whatever the run resolves them to.
+	err := w.decode(resourceType, []any{map[string]any{"property": p}})
+	var inv *apperr.InvalidError
+	if errors.As(err, &inv) && inv.Field == "values[0].property" {
+		return err
+	}
+	return nil
+}
+
+// decode decodes values (no path in them) as AddValues does.
+func (w enrichmentWriter) decode(resourceType string, values []any) error {
+	maps, err := completed(values, savedRunID)
+	if err != nil {
+		return err
+	}
+	_, err = w.svc.DecodeValues(resourceType, maps)
+	return err
+}
+
+// valueAt is err about values[0] of a list of one as about values[i].
+func valueAt(i int, err error) error {
+	var inv *apperr.InvalidError
+	if !errors.As(err, &inv) {
+		return err
+	}
+	if rest, ok := strings.CutPrefix(inv.Field, "values[0]"); ok {
+		return apperr.Invalid(fmt.Sprintf("values[%d]%s", i, rest), "%s", inv.Message)
+	}
+	return err
 }

@@ -63,14 +63,23 @@ func parseSteps(v any) ([]steps.Step, error) {
 		return nil, apperr.Invalid("steps", "%v", err)
 	}
 	parsed, err := steps.Parse(raw)
-	var ve *steps.ValidationError
-	if errors.As(err, &ve) {
-		return nil, apperr.Invalid(ve.Field, "%s", ve.Message)
-	}
 	if err != nil {
-		return nil, apperr.Invalid("steps", "%v", err)
+		return nil, invalidSteps(err)
 	}
 	return parsed, nil
+}
+
+// invalidSteps is a refusal of steps (a *steps.ValidationError naming the
+// path, such as steps[2].with.name.$) as a 400 naming that path.
+func invalidSteps(err error) error {
+	var ve *steps.ValidationError
+	if errors.As(err, &ve) {
+		return apperr.Invalid(ve.Field, "%s", ve.Message)
+	}
+	if err != nil {
+		return apperr.Invalid("steps", "%v", err)
+	}
+	return nil
 }
 
 func validateHeaderName(path string, v any) error {

@@ -112,6 +112,24 @@ type Service struct {
 	coll        *store.Collection[record]
 	webhookBase string
 	now         func() clock.Time
+	// check refuses steps whose writes every run would refuse (nil:
+	// none refused); see CheckStepsWith.
+	check func([]steps.Step) error
+}
+
+// CheckStepsWith makes Create and Update refuse the steps check refuses
+// (runs.Service.CheckSteps: the fields, tags and values a step writes
+// that every run would refuse), so that such a workflow is a 400 when it
+// is saved rather than a failure of every run. Call it while the service
+// is built.
+func (s *Service) CheckStepsWith(check func([]steps.Step) error) { s.check = check }
+
+// checkSteps has check judge the steps in sets, if any.
+func (s *Service) checkSteps(in Input) error {
+	if s.check == nil || !in.Steps.Set {
+		return nil
+	}
+	return invalidSteps(s.check(in.Steps.Value))
 }
 
 // NewService returns the service; webhookBase is the public base URL of the
@@ -176,6 +194,9 @@ func (s *Service) routeOp(org string, r *record, create bool) (store.Op, error) 
 // Create stores a new workflow with a new trigger. The returned workflow's
 // trigger carries the secret: the one time it is shown besides rotation.
 func (s *Service) Create(ctx context.Context, org string, in Input) (*Workflow, error) {
+	if err := s.checkSteps(in); err != nil {
+		return nil, err
+	}
 	now := s.now()
 	r := &record{Workflow: Workflow{
 		ID: ids.New("wf"), Steps: []steps.Step{}, CreatedAt: now, UpdatedAt: now,
@@ -226,6 +247,9 @@ func (s *Service) List(ctx context.Context, org string, q store.Query) (store.Pa
 // Update applies a partial update; the trigger route follows in the same
 // transaction when what it holds changes (the trigger, the name, the steps).
 func (s *Service) Update(ctx context.Context, org, id string, in Input) (*Workflow, error) {
+	if err := s.checkSteps(in); err != nil {
+		return nil, err
+	}
 	r, err := s.coll.UpdateTx(ctx, org, id, func(r *record) ([]store.Op, error) {
 		if !in.changes() {
 			return nil, store.ErrUnchanged
