@@ -10,6 +10,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
+	"github.com/sourcebase/sourcebase/internal/ids"
 	"github.com/sourcebase/sourcebase/internal/input"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/resource"
@@ -263,7 +264,10 @@ func (a *API) runBatch(w http.ResponseWriter, r *http.Request, wr writer, d *res
 	if req.atomic && allowed < len(req.ops) {
 		return nil, apperr.RateLimited("the batch's %d operations exceed what the key's rate limit allows now (%d); retry later or send fewer", len(req.ops), allowed)
 	}
-	ctx := r.Context()
+	// Every operation's writes are the key's through the batch (the
+	// change history's via), named by the request's id.
+	base := store.WithVia(r.Context(), store.Via{Type: store.ViaBatch, ID: batchID(r)})
+	ctx := base
 	var unit *store.Unit
 	if req.atomic {
 		unit = &store.Unit{}
@@ -295,12 +299,22 @@ func (a *API) runBatch(w http.ResponseWriter, r *http.Request, wr writer, d *res
 		results[i] = res
 	}
 	if unit != nil {
-		if err := a.d.Store.Commit(r.Context(), unit); err != nil {
+		if err := a.d.Store.Commit(base, unit); err != nil {
 			return nil, a.commitFailure(ctx, req, err)
 		}
 	}
 	withinBudget(r.Context(), results)
 	return results, nil
+}
+
+// batchID names a batch in the change history: its request's id, which
+// the answer's X-Request-Id shows (the caller's own, when it sent a plain
+// one: a caller that reuses one reuses the name).
+func batchID(r *http.Request) string {
+	if id := httpapi.RequestID(r.Context()); id != "" {
+		return id
+	}
+	return ids.New("req")
 }
 
 // withinBudget leaves out the records of the results from the one that

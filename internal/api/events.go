@@ -35,7 +35,7 @@ func EventCatalog() *events.Catalog {
 		case workflows.Def:
 			k.Secrets, k.Hidden = map[string]string{"triggerSecret": "trigger.secret"}, []string{"pastHeaderNames"}
 		case runs.Def:
-			k.Hidden = []string{"organizationId"}
+			k.Hidden = []string{"organizationId", runs.StarterField}
 		}
 		kinds = append(kinds, k)
 	}
@@ -203,7 +203,9 @@ func eventQuery() []openapi.Param {
 		openapi.Param{Name: "resourceType", Description: "only events of these resource types, comma-separated (`company,deal`)", Schema: str},
 		openapi.Param{Name: "resourceId", Description: "only events of this record", Schema: str},
 		openapi.Param{Name: "type", Description: "only these event types, comma-separated; `company.*` names a resource's", Schema: str},
-		openapi.Param{Name: "actor", Description: "only changes by this actor: `<type>:<id>` (`apiKey:ck_…`) or a type (`apiKey`, `webhook`, `workflowRun`, `operator`, `system`)", Schema: str},
+		openapi.Param{Name: "actor", Description: "only changes by this actor, or made through this: `<type>:<id>` (`apiKey:ck_…`: the key's own writes and " +
+			"those of its imports, batches and runs; `import:imp_…`, `batch:<X-Request-Id>`, `workflowRun:run_…`: what that import, batch or run wrote) " +
+			"or a type (`" + strings.Join(actorFilterTypes(), "`, `") + "`)", Schema: str},
 		openapi.Param{Name: "since", Description: "only events at or after this time (RFC 3339)", Schema: openapi.Schema{"type": "string", "format": "date-time"}},
 		openapi.Param{Name: "until", Description: "only events before this time (RFC 3339)", Schema: openapi.Schema{"type": "string", "format": "date-time"}},
 	)
@@ -276,8 +278,8 @@ func eventFilter(q url.Values) (events.Filter, int, string, error) {
 	}
 	if a := q.Get("actor"); a != "" {
 		typ, _, _ := strings.Cut(a, ":")
-		if !slices.Contains([]string{store.ActorAPIKey, store.ActorWebhook, store.ActorWorkflowRun, store.ActorOperator, store.ActorSystem}, typ) || len(a) > 300 {
-			return f, 0, "", apperr.InvalidQuery("actor", "must be <type>:<id> or a type; types are apiKey, webhook, workflowRun, operator, system")
+		if !slices.Contains(actorFilterTypes(), typ) || len(a) > 300 {
+			return f, 0, "", apperr.InvalidQuery("actor", "must be <type>:<id> or a type; types are %s", strings.Join(actorFilterTypes(), ", "))
 		}
 		f.Actor = a
 	}
@@ -294,6 +296,18 @@ func eventFilter(q url.Values) (events.Filter, int, string, error) {
 		}
 	}
 	return f, limit, cursor, nil
+}
+
+// actorFilterTypes are the types the actor filter of GET /v1/events
+// takes: an actor's, or a via's (what an actor wrote through).
+func actorFilterTypes() []string {
+	var out []string
+	for _, t := range append(slices.Clone(store.ActorTypes), store.ViaTypes...) {
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 func (a *API) listEvents(w http.ResponseWriter, r *http.Request) {

@@ -175,8 +175,11 @@ func TestEventsOfWorkflowsRunsKeysAndDeclaredResourcesNameTheirActorsAndHideSecr
 	}
 	var statuses []string
 	for _, ev := range byType["workflowRun.updated"] {
-		if ev["actor"].(map[string]any)["type"] != "workflowRun" || ev["actor"].(map[string]any)["id"] != run["id"] {
-			t.Errorf("a run's status change is not the run's: %v", ev["actor"])
+		// The run's starter's, through the run.
+		a := ev["actor"].(map[string]any)
+		if via, _ := a["via"].(map[string]any); a["type"] != "apiKey" || a["id"] != admin.ClientID ||
+			via["type"] != "workflowRun" || via["id"] != run["id"] || via["workflowId"] != wfID {
+			t.Errorf("a run's status change is not its starter's through the run: %v", a)
 		}
 		if st, ok := ev["changes"].(map[string]any)["status"].(map[string]any); ok {
 			statuses = append(statuses, fmt.Sprint(st["to"]))

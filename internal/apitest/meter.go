@@ -31,8 +31,8 @@ type Usage struct {
 	// RATE# counter), which fall on whichever request finds a cache stale
 	// or a lease used up.
 	Shared Part
-	// Run is the part made while executing workflow runs (store.Actor of
-	// type workflowRun): what a run's steps and state cost beside the
+	// Run is the part made while executing workflow runs (a store.Actor
+	// via a workflowRun): what a run's steps and state cost beside the
 	// request that started it.
 	Run Part
 }
@@ -162,7 +162,7 @@ func (m *Meter) handle(ctx context.Context, in middleware.InitializeInput, next 
 	if shared(in.Parameters) {
 		m.usage.Shared.add(write, units)
 	}
-	if store.ActorOf(ctx).Type == store.ActorWorkflowRun {
+	if a := store.ActorOf(ctx); a.Via.Type == store.ViaWorkflowRun || a.Type == store.ActorWorkflowRun {
 		m.usage.Run.add(write, units)
 	}
 	m.mu.Unlock()

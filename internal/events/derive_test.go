@@ -62,6 +62,25 @@ func TestAnUpdateIsItsChangedFieldsWithSecretsRedactedAndHiddenFieldsLeftOut(t *
 	}
 }
 
+// A write made through something (an import, a batch, a run) is its
+// actor's with that via; a run's starter is hidden from its events.
+func TestAnEventsActorCarriesWhatItWroteThrough(t *testing.T) {
+	c := api.EventCatalog()
+	via := store.Actor{Type: "apiKey", ID: "ck_1", Via: store.Via{Type: store.ViaWorkflowRun, ID: "run_1", WorkflowID: "wf_1"}}
+	img := image(t, store.OrgPartition("org_1", store.TypeRun), "run_1", store.TypeRun, via.String(),
+		map[string]any{"id": "run_1", "workflowId": "wf_1", "organizationId": "org_1", "starter": "apiKey:ck_1"})
+	d, ok, err := c.Derive(context.Background(), streams.Record{ID: "r", Name: streams.Insert, New: img}, nil)
+	if err != nil || !ok {
+		t.Fatalf("derive: %v %v", ok, err)
+	}
+	if d.Event.Actor != via {
+		t.Errorf("the actor is %+v, want %+v", d.Event.Actor, via)
+	}
+	if strings.Contains(string(d.Event.Data), "starter") || strings.Contains(string(d.Event.Data), "organizationId") {
+		t.Errorf("a run's event shows its stored-only fields: %s", d.Event.Data)
+	}
+}
+
 func TestItemsThatAreNotRecordsGiveNoEvent(t *testing.T) {
 	c := api.EventCatalog()
 	for _, img := range []store.Image{

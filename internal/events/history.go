@@ -26,8 +26,10 @@ const DefaultRetention = 90 * 24 * time.Hour
 const (
 	attrType         = "etype"
 	attrResourceType = "rtype"
-	attrActor        = "actor_" // the event's actor ("actor" is the writer's: the events function)
+	attrActor        = "actor_" // the event's actor without its via ("actor" is the writer's: the events function)
 	attrActorType    = "atype"
+	attrVia          = "via_" // what the actor wrote through, "<type>:<id>"; absent for a direct write
+	attrViaType      = "vtype"
 )
 
 // History keeps and reads the events.
@@ -86,11 +88,14 @@ func (h *History) Append(ctx context.Context, d Derived) error {
 		return err
 	}
 	ev := d.Event
+	attrs := map[string]string{attrType: ev.Type, attrResourceType: ev.Resource.Type,
+		attrActor: ev.Actor.Name(), attrActorType: ev.Actor.Type}
+	if v := ev.Actor.Via; v.Type != "" {
+		attrs[attrVia], attrs[attrViaType] = v.String(), v.Type
+	}
 	_, err = h.Store.AppendLog(ctx, store.LogEntry{
 		Org: d.Org, Type: TypeEvent, ID: ev.ID, Doc: doc, Thread: ev.Resource.ID,
-		Attrs: map[string]string{attrType: ev.Type, attrResourceType: ev.Resource.Type,
-			attrActor: ev.Actor.String(), attrActorType: ev.Actor.Type},
-		Expires: ev.OccurredAt.Add(keep),
+		Attrs: attrs, Expires: ev.OccurredAt.Add(keep),
 	})
 	return err
 }
@@ -110,9 +115,13 @@ type Filter struct {
 	ResourceTypes []string
 	ResourceID    string
 	Types         []string // event types (patterns expanded)
-	Actor         string   // "<type>:<id>" or a type alone
-	Since, Until  time.Time
-	Asc           bool
+	// Actor is "<type>:<id>" or a type alone: the events whose actor is
+	// that, or whose actor wrote through that (Via: "import:imp_1", "batch",
+	// "workflowRun:run_1"). An actor's own filter ("apiKey:ck_1") finds its
+	// direct writes and those it made through imports, batches and runs.
+	Actor        string
+	Since, Until time.Time
+	Asc          bool
 }
 
 // List returns a page of org's events, newest first unless f.Asc.
@@ -134,9 +143,9 @@ func (h *History) List(ctx context.Context, org string, f Filter, limit, maxByte
 	switch {
 	case f.Actor == "":
 	case strings.Contains(f.Actor, ":"):
-		q.Equal[attrActor] = []string{f.Actor}
+		q.Either = map[string][]string{attrActor: {f.Actor}, attrVia: {f.Actor}}
 	default:
-		q.Equal[attrActorType] = []string{f.Actor}
+		q.Either = map[string][]string{attrActorType: {f.Actor}, attrViaType: {f.Actor}}
 	}
 	return h.Store.ReadLog(ctx, q)
 }

@@ -92,6 +92,15 @@ func requestID(r *http.Request) string {
 	return id
 }
 
+// RequestID is the id of ctx's request, as its X-Request-Id answers it;
+// "" outside a request.
+func RequestID(ctx context.Context) string {
+	if rl, ok := ctx.Value(logKey{}).(*requestLog); ok {
+		return rl.id
+	}
+	return ""
+}
+
 // Observe logs one structured line per request (method, path, status,
 // duration; never headers, bodies or query strings, which may hold
 // secrets) and turns a panic into a 500.

@@ -88,6 +88,7 @@ func scalar(k resource.Kind) bool {
 
 // CreateExport stores a queued export and starts it.
 func (s *Service) CreateExport(ctx context.Context, org string, j *Job) (*Job, error) {
+	j.CreatedBy = store.ActorOf(ctx).Name()
 	if err := s.coll.Create(ctx, org, j); err != nil {
 		return nil, err
 	}

@@ -129,7 +129,7 @@ func (s *Service) readOptions(j *Job, t Target) bulk.Options {
 // CreateImport stores an import awaiting its upload and returns it with
 // the URL to PUT the file to.
 func (s *Service) CreateImport(ctx context.Context, org string, j *Job) (*Job, string, error) {
-	j.Status = StatusAwaitingUpload
+	j.Status, j.CreatedBy = StatusAwaitingUpload, store.ActorOf(ctx).Name()
 	if err := s.coll.Create(ctx, org, j); err != nil {
 		return nil, "", err
 	}
@@ -182,12 +182,15 @@ func (s *Service) Uploaded(ctx context.Context, key string, size int64, start bo
 
 // Step runs a job until it ends or until deadline, whichever is first,
 // checkpointing as it goes; done says the job has ended. A step of an
-// ended job does nothing.
+// ended job does nothing. Every write of the step is the job's creator's,
+// through the job (Job.actor): the state machine's and the Runner's steps
+// alike.
 func (s *Service) Step(ctx context.Context, org, id string, deadline time.Time) (done bool, err error) {
 	j, err := s.coll.Get(ctx, org, id)
 	if err != nil {
 		return false, err
 	}
+	ctx = store.WithActor(ctx, j.actor())
 	if j.Done() {
 		return true, s.unmarkPending(ctx, org, id)
 	}

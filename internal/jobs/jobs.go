@@ -30,10 +30,10 @@ import (
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
-// The kinds of job.
+// The kinds of job: also the kinds of via its writes carry (store.Via).
 const (
-	KindImport = "import"
-	KindExport = "export"
+	KindImport = store.ViaImport // "import"
+	KindExport = store.ViaExport // "export"
 )
 
 // The statuses of a job.
@@ -91,11 +91,24 @@ type Job struct {
 	// failed rows: each wrote its part of the errors file.
 	ErrorParts []int64 `json:"errorParts,omitempty"`
 	// Size is the uploaded file's size in bytes.
-	Size        int64       `json:"size"`
+	Size int64 `json:"size"`
+	// CreatedBy is the actor that created the job (store.Actor.Name: the
+	// key of the request), whose writes the job's are ("" for a job
+	// created before jobs recorded it: the system's).
+	CreatedBy   string      `json:"createdBy,omitempty"`
 	CreatedAt   clock.Time  `json:"createdAt"`
 	UpdatedAt   clock.Time  `json:"updatedAt"`
 	StartedAt   *clock.Time `json:"startedAt"`
 	CompletedAt *clock.Time `json:"completedAt"`
+}
+
+// actor is who the job's writes are made by: the actor that created it,
+// through the job (store.Via of the job's kind and id), so that the change
+// history shows an import's rows as its key's, via the import.
+func (j *Job) actor() store.Actor {
+	a := store.ParseActor(j.CreatedBy)
+	a.Via = store.Via{Type: j.Kind, ID: j.ID}
+	return a
 }
 
 // Done reports whether the job has ended.

@@ -72,10 +72,31 @@ type Run struct {
 func (r *Run) Done() bool { return r.Status == Completed || r.Status == Failed }
 
 // record is the stored run: the run and its organization, which the
-// start-up recovery (across organizations) needs.
+// start-up recovery (across organizations) needs, and who started it.
 type record struct {
 	Run
 	OrganizationID string `json:"organizationId"`
+	// Starter is the actor that created the run (store.Actor.Name: the
+	// key, the webhook of a trigger), whose writes its steps are: ""
+	// for a run created before runs recorded it.
+	Starter string `json:"starter,omitempty"`
+}
+
+// StarterField is the stored field of a run's starter, which clients do
+// not see.
+const StarterField = "starter"
+
+// actor is who the run's writes are made by: its starter (the system
+// when unknown), through the run.
+func (r *record) actor() store.Actor {
+	a := store.ParseActor(r.Starter)
+	a.Via = runVia(r.ID, r.WorkflowID)
+	return a
+}
+
+// runVia is the via of the writes of run id of workflow wf.
+func runVia(id, wf string) store.Via {
+	return store.Via{Type: store.ViaWorkflowRun, ID: id, WorkflowID: wf}
 }
 
 // UnmarshalJSON reads a stored run: one stored before what started it was
@@ -228,7 +249,7 @@ type NewRun struct {
 func (s *Service) Create(ctx context.Context, org string, wf *workflows.Workflow, n NewRun) (*Run, error) {
 	ctx = context.WithoutCancel(ctx)
 	now := s.now()
-	r := &record{OrganizationID: org, Run: Run{
+	r := &record{OrganizationID: org, Starter: store.ActorOf(ctx).Name(), Run: Run{
 		ID: n.ID, WorkflowID: wf.ID, Status: Queued, Input: n.Input, DryRun: n.DryRun,
 		StartedBy: n.StartedBy, CreatedAt: now, Title: n.Title,
 	}}
@@ -426,7 +447,9 @@ func (s *Service) Retry(ctx context.Context, org, id string) (*Run, error) {
 // engine to retry or fail); a failing step is a failed run, not an error.
 func (s *Service) Execute(ctx context.Context, in ExecutionInput) (*Run, error) {
 	org, id := in.OrganizationID, in.RunID
-	ctx = store.WithActor(ctx, store.Actor{Type: store.ActorWorkflowRun, ID: id})
+	// Through the run from the start (a meter tells a run's calls by it);
+	// as its starter once the run is read.
+	ctx = store.WithVia(ctx, runVia(id, in.WorkflowID))
 	var (
 		r     = s.held(in)
 		err   error
@@ -448,6 +471,7 @@ func (s *Service) Execute(ctx context.Context, in ExecutionInput) (*Run, error) 
 	if r.Done() {
 		return &r.Run, nil
 	}
+	ctx = store.WithActor(ctx, r.actor())
 	switch {
 	case in.Steps != nil && in.WorkflowID == r.WorkflowID:
 		wf = &workflows.Workflow{ID: r.WorkflowID, Steps: *in.Steps}
@@ -564,8 +588,12 @@ func (s *Service) SetRunningAfter(d time.Duration) { s.runningAfter = d }
 // Fail marks an unfinished run failed with message; the path the state
 // machine takes when execution itself failed (timeout, crash).
 func (s *Service) Fail(ctx context.Context, org, id, message string) (*Run, error) {
-	ctx = store.WithActor(ctx, store.Actor{Type: store.ActorWorkflowRun, ID: id})
-	return s.finish(ctx, org, id, nil, nil, nil, &steps.RunError{Message: message})
+	ctx = store.WithVia(ctx, runVia(id, ""))
+	r, err := s.coll.Get(ctx, org, id) // for its starter; the outcome's write builds on it
+	if err != nil {
+		return nil, fmt.Errorf("record outcome of run %s: %w", id, err)
+	}
+	return s.finish(store.WithActor(ctx, r.actor()), org, id, r, nil, nil, &steps.RunError{Message: message})
 }
 
 // finish records the outcome of an unfinished run; a finished run keeps

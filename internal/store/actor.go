@@ -16,23 +16,57 @@ import (
 // changed a record; a delete, which cannot carry attributes, puts a
 // deletion marker holding it in the same transaction (DeleteMarkerOp).
 type Actor struct {
-	Type string `json:"type"` // one of the Actor* kinds
+	Type string `json:"type" doc:"who: apiKey, webhook, operator, system (workflowRun in events written before runs named their starter)"`
 	ID   string `json:"id"`
+	// Via is what the actor wrote through (an import, a batch, a workflow
+	// run); zero for a write the actor made directly.
+	Via Via `json:"via,omitzero" doc:"what the actor wrote through: an import, a batch request or a workflow run; absent for a direct write"`
+}
+
+// Via is what an actor's write went through: work the actor started that
+// writes on its behalf, later (a job, a run) or many times at once (a
+// batch).
+type Via struct {
+	Type string `json:"type" doc:"import, batch or workflowRun"` // one of the Via* kinds
+	ID   string `json:"id" doc:"the import's id (imp_…), the batch request's id (its X-Request-Id) or the run's id (run_…)"`
+	// WorkflowID is a workflow run's workflow.
+	WorkflowID string `json:"workflowId,omitempty" doc:"the run's workflow (workflowRun only)"`
 }
 
 // The kinds of actor.
 const (
-	ActorAPIKey      = "apiKey"      // a request authenticated by an API key: ID is its client id
-	ActorWebhook     = "webhook"     // a signed webhook delivery: ID is the workflow whose trigger took it
-	ActorWorkflowRun = "workflowRun" // a step of a workflow run: ID is the run's id
-	ActorOperator    = "operator"    // the operator's admin command: ID names the command
-	ActorSystem      = "system"      // the service itself (sweeps, expiry): ID names the process
+	ActorAPIKey  = "apiKey"  // a request authenticated by an API key: ID is its client id
+	ActorWebhook = "webhook" // a signed webhook delivery: ID is the workflow whose trigger took it
+	// ActorWorkflowRun was the actor of a run's steps (ID the run's id)
+	// until runs recorded their starter: the history keeps such events.
+	// Now a run's steps are its starter's, via ViaWorkflowRun.
+	ActorWorkflowRun = "workflowRun"
+	ActorOperator    = "operator" // the operator's admin command: ID names the command
+	ActorSystem      = "system"   // the service itself (sweeps, expiry): ID names the process
 )
+
+// ActorTypes are the kinds of actor an event can show.
+var ActorTypes = []string{ActorAPIKey, ActorWebhook, ActorWorkflowRun, ActorOperator, ActorSystem}
+
+// The kinds of via.
+const (
+	ViaImport      = "import"      // an import's rows: ID is the import's id (imp_…)
+	ViaExport      = "export"      // an export's own writes (it writes no record): ID is its id (exp_…)
+	ViaBatch       = "batch"       // a batch's operations: ID is the batch request's id (X-Request-Id)
+	ViaWorkflowRun = "workflowRun" // a run's steps and status: ID is the run's id, WorkflowID its workflow's
+)
+
+// ViaTypes are the kinds of via an event can show (an export writes no
+// record).
+var ViaTypes = []string{ViaImport, ViaBatch, ViaWorkflowRun}
 
 // Attributes every put carries for the events function.
 const (
-	AttrActor     = "actor" // "<type>:<id>" of the write that put the item
-	AttrWrittenAt = "wat"   // when the write was sent, RFC 3339 with nanoseconds (UTC)
+	// AttrActor is the actor of the write that put the item, as
+	// Actor.String writes it: "<type>:<id>", then "|<via type>:<via
+	// id>" (and ":<workflow id>" for a run) when it wrote through one.
+	AttrActor     = "actor"
+	AttrWrittenAt = "wat" // when the write was sent, RFC 3339 with nanoseconds (UTC)
 )
 
 type actorKey struct{}
@@ -40,6 +74,13 @@ type actorKey struct{}
 // WithActor returns ctx whose writes are recorded as a's.
 func WithActor(ctx context.Context, a Actor) context.Context {
 	return context.WithValue(ctx, actorKey{}, a)
+}
+
+// WithVia returns ctx whose writes are recorded as its actor's through v.
+func WithVia(ctx context.Context, v Via) context.Context {
+	a := ActorOf(ctx)
+	a.Via = v
+	return WithActor(ctx, a)
 }
 
 // ActorOf is the actor of ctx's writes: the system when none was set.
@@ -50,17 +91,42 @@ func ActorOf(ctx context.Context) Actor {
 	return Actor{Type: ActorSystem, ID: "sourcebase"}
 }
 
-// String is the actor as stored: "<type>:<id>".
-func (a Actor) String() string { return a.Type + ":" + a.ID }
+// String is the actor as stored: "<type>:<id>", then its via when it has
+// one: "|<via type>:<via id>" and, for a run, ":<workflow id>". No id
+// holds '|' or ':' (ids, client ids, request ids, command names).
+func (a Actor) String() string {
+	if a.Via.Type == "" {
+		return a.Name()
+	}
+	s := a.Name() + "|" + a.Via.String()
+	if a.Via.WorkflowID != "" {
+		s += ":" + a.Via.WorkflowID
+	}
+	return s
+}
 
-// ParseActor reads an actor as stored; the system for "" or a value
-// without a type.
+// Name is the actor without its via, "<type>:<id>": what the history's
+// actor filter matches.
+func (a Actor) Name() string { return a.Type + ":" + a.ID }
+
+// String is "<type>:<id>": what the history's actor filter matches.
+func (v Via) String() string { return v.Type + ":" + v.ID }
+
+// ParseActor reads an actor as stored (String; what was stored before
+// actors had a via, "<type>:<id>", too); the system for "" or a value
+// without a type. A via without a type is left out.
 func ParseActor(s string) Actor {
-	typ, id, ok := strings.Cut(s, ":")
+	who, via, _ := strings.Cut(s, "|")
+	typ, id, ok := strings.Cut(who, ":")
 	if !ok || typ == "" {
 		return Actor{Type: ActorSystem, ID: "sourcebase"}
 	}
-	return Actor{Type: typ, ID: id}
+	a := Actor{Type: typ, ID: id}
+	if vt, rest, ok := strings.Cut(via, ":"); ok && vt != "" {
+		a.Via.Type = vt
+		a.Via.ID, a.Via.WorkflowID, _ = strings.Cut(rest, ":")
+	}
+	return a
 }
 
 // withActor returns item with ctx's actor added (a copy; item is shared

@@ -98,8 +98,12 @@ type LogQuery struct {
 	From, To string
 	// Equal keeps the entries whose attribute has one of the values.
 	Equal map[string][]string
-	Asc   bool // oldest first; newest first otherwise
-	Limit int
+	// Either keeps the entries of which at least one of these attributes
+	// has one of its values (alternatives to each other: an event's actor
+	// or what it wrote through); with Equal, both must hold.
+	Either map[string][]string
+	Asc    bool // oldest first; newest first otherwise
+	Limit  int
 	// MaxBytes caps the page's entries by their WireSize (plus a comma
 	// each); the page ends before the entry that would exceed it.
 	MaxBytes int
@@ -154,21 +158,9 @@ func (s *Store) ReadLog(ctx context.Context, q LogQuery) (Page[json.RawMessage],
 		values[":to"] = &types.AttributeValueMemberS{Value: to}
 	}
 	var filters []string
-	attrs := make([]string, 0, len(q.Equal))
-	for a := range q.Equal {
-		attrs = append(attrs, a)
-	}
-	sort.Strings(attrs)
-	for i, a := range attrs {
-		n := fmt.Sprintf("#f%d", i)
-		names[n] = a
-		var alts []string
-		for j, v := range q.Equal[a] {
-			p := fmt.Sprintf(":f%d_%d", i, j)
-			values[p] = &types.AttributeValueMemberS{Value: v}
-			alts = append(alts, p)
-		}
-		filters = append(filters, n+" IN ("+strings.Join(alts, ", ")+")")
+	filters = append(filters, inFilters("f", q.Equal, names, values)...)
+	if either := inFilters("e", q.Either, names, values); len(either) > 0 {
+		filters = append(filters, "("+strings.Join(either, " OR ")+")")
 	}
 	// Entries past their expiry are not yet deleted by the TTL: skip them.
 	names["#ttl"] = AttrExpires
@@ -232,17 +224,43 @@ func (s *Store) ReadLog(ctx context.Context, q LogQuery) (Page[json.RawMessage],
 	return out, nil
 }
 
+// inFilters are the conditions "<attribute> IN (<values>)" of each of
+// equal's attributes, in attribute order, their names and values (named
+// by prefix) added to names and values.
+func inFilters(prefix string, equal map[string][]string, names map[string]string, values map[string]types.AttributeValue) []string {
+	var out []string
+	for i, a := range sortedKeys(equal) {
+		n := fmt.Sprintf("#%s%d", prefix, i)
+		names[n] = a
+		var alts []string
+		for j, v := range equal[a] {
+			p := fmt.Sprintf(":%s%d_%d", prefix, i, j)
+			values[p] = &types.AttributeValueMemberS{Value: v}
+			alts = append(alts, p)
+		}
+		out = append(out, n+" IN ("+strings.Join(alts, ", ")+")")
+	}
+	return out
+}
+
+func sortedKeys(m map[string][]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
 // binding names the list a log cursor belongs to.
 func (q LogQuery) binding() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "log|%s|%s|%s|%s|%s|%v", q.Org, q.Type, q.Thread, q.From, q.To, q.Asc)
-	attrs := make([]string, 0, len(q.Equal))
-	for a := range q.Equal {
-		attrs = append(attrs, a)
-	}
-	sort.Strings(attrs)
-	for _, a := range attrs {
+	for _, a := range sortedKeys(q.Equal) {
 		fmt.Fprintf(&b, "|%s=%s", a, strings.Join(q.Equal[a], ","))
+	}
+	for _, a := range sortedKeys(q.Either) {
+		fmt.Fprintf(&b, "|%s~%s", a, strings.Join(q.Either[a], ","))
 	}
 	return b.String()
 }

@@ -91,3 +91,32 @@ func TestALogPagesByTimeWithFiltersThreadsAndBoundsInBothDirections(t *testing.T
 		t.Fatal("another organization's log accepts the cursor")
 	}
 }
+
+// Either keeps the entries of which one attribute or another has a value
+// (an event's actor, or what it wrote through), beside Equal's filters.
+func TestALogFilterCanMatchEitherOfTwoAttributes(t *testing.T) {
+	t.Parallel()
+	st := testenv.Store(t)
+	ctx := context.Background()
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for n, attrs := range []map[string]string{
+		{"who": "k1", "kind": "a"},
+		{"who": "k2", "through": "k1", "kind": "a"},
+		{"who": "k2", "kind": "a"},
+		{"who": "k1", "kind": "b"},
+		{"who": "k3", "through": "k4", "kind": "a"},
+	} {
+		if _, err := st.AppendLog(ctx, store.LogEntry{Org: "org_1", Type: "LOGE", ID: ids.Derived("e", base.Add(time.Duration(n)*time.Second), fmt.Sprint(n)),
+			Doc: json.RawMessage(fmt.Sprintf(`{"N":%d}`, n)), Attrs: attrs}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := readAll(t, st, store.LogQuery{Org: "org_1", Type: "LOGE", Limit: 1, Asc: true,
+		Either: map[string][]string{"who": {"k1"}, "through": {"k1"}}, Equal: map[string][]string{"kind": {"a"}}})
+	if !slices.Equal(got, []int{0, 1}) {
+		t.Errorf("who or through k1, of kind a: %v, want [0 1]", got)
+	}
+	if got := readAll(t, st, store.LogQuery{Org: "org_1", Type: "LOGE", Limit: 10, Either: map[string][]string{"who": {"k4"}, "through": {"k4"}}}); !slices.Equal(got, []int{4}) {
+		t.Errorf("who or through k4: %v, want [4]", got)
+	}
+}
