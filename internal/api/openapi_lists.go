@@ -155,8 +155,8 @@ func filterParam(d *resource.Def) openapi.Param {
 		Description: "conditions every record answered meets, at most " + itoa(listing.MaxFilters) + ": `filter[<field>]=<value>` (equal) or " +
 			"`filter[<field>][<operator>]=<value>`, a nested field by its path (`filter[location.city]=Paris`). " +
 			"Operators: `eq`, `ne` (a record without a value is not equal), `in` and `nin` (up to " + itoa(search.MaxInValues) +
-			" values separated by commas), `gt`, `gte`, `lt`, `lte` (numbers and dates), `contains` (strings, ignoring case; " +
-			"an array of strings: holds the element), `startsWith` (strings, ignoring case), `exists` (`true` or `false`). " +
+			" values separated by commas), `gt`, `gte`, `lt`, `lte` (numbers and dates), `contains` (strings, ignoring case and diacritics; " +
+			"an array of strings: holds the element), `startsWith` (strings, ignoring case and diacritics), `exists` (`true` or `false`). " +
 			"Values are of the field's type: a number, `true`/`false`, a date `YYYY-MM-DD`, a date-time in RFC 3339."}
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/sourcebase/sourcebase/internal/clock"
+	"github.com/sourcebase/sourcebase/internal/fold"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
@@ -108,8 +109,18 @@ func (c *Company) normalize() {
 	}
 }
 
-// nameKey is how names are compared and sorted: case-insensitively.
-func nameKey(name string) string { return strings.ToLower(strings.TrimSpace(name)) }
+// nameKey is the sort key of a name: folded (fold.Text), so that names
+// sort ignoring case and diacritics, "Émile" with "emile", as every list
+// plan and search engine orders them.
+func nameKey(name string) string { return fold.Text(strings.TrimSpace(name)) }
+
+// lowerNameKey is the sort key of a name stored before sort keys were
+// folded (lower case only): such a company keeps it until written again.
+func lowerNameKey(name string) string { return strings.ToLower(strings.TrimSpace(name)) }
+
+// sameName reports whether two names are the same to Match: equal
+// ignoring case (not diacritics: "Müller" and "Muller" are two names).
+func sameName(a, b string) bool { return lowerNameKey(a) == lowerNameKey(b) }
 
 // WebsiteKey reduces a website to its host without "www.", so that
 // "https://www.Acme.com/about" and "acme.com" find the same company.

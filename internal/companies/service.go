@@ -13,7 +13,8 @@ import (
 )
 
 // Sortable fields of the company list beyond id: createdAt follows the id
-// (ids are time-ordered); canonicalName (case-insensitive) and updatedAt
+// (ids are time-ordered); canonicalName (folded: ignoring case and
+// diacritics) and updatedAt
 // each have an index, so a sorted page is one Query, not a scan.
 var spec = store.Spec[Company]{
 	Type:    store.TypeCompany,
@@ -221,16 +222,27 @@ func (s *Service) Match(ctx context.Context, org string, f Fields) (*Company, er
 		}
 	}
 	if f.CanonicalName.Set {
-		// Long names share a cut sort key; keep only the exact match.
-		want := nameKey(f.CanonicalName.Value)
-		found, err := s.coll.FindBySortKey(ctx, org, "canonicalName", want, 25)
-		var exact []Company
-		for _, c := range found {
-			if nameKey(c.CanonicalName) == want {
-				exact = append(exact, c)
+		// The sort key finds the names that fold alike (long names share
+		// a cut key); keep only the same name. A company stored before
+		// sort keys were folded is found by its lower-case key.
+		name := f.CanonicalName.Value
+		keys := []string{nameKey(name)}
+		if old := lowerNameKey(name); old != keys[0] {
+			keys = append(keys, old)
+		}
+		var same []Company
+		for _, key := range keys {
+			found, err := s.coll.FindBySortKey(ctx, org, "canonicalName", key, 25)
+			if err != nil {
+				return nil, err
+			}
+			for _, c := range found {
+				if sameName(c.CanonicalName, name) {
+					same = append(same, c)
+				}
 			}
 		}
-		return try(exact, err)
+		return try(same, nil)
 	}
 	return nil, nil
 }

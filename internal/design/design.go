@@ -3,8 +3,8 @@
 // own layer or of lower ones (its tests may import anything). The layers,
 // lowest first:
 //
-//   - Base: names, errors, time, ids, decoding and the local emulators'
-//     launchers; they know nothing of the service.
+//   - Base: names, errors, time, ids, decoding, text folding and the local
+//     emulators' launchers; they know nothing of the service.
 //   - Storage: the table (store) and what runs inside a record (steps).
 //   - Platform: mechanisms every surface shares and no domain owns —
 //     declared resources, keys and authentication, rate limits, the route
@@ -26,7 +26,7 @@ package design
 // Layers lists the packages of internal/ (paths below internal/) by layer,
 // lowest first.
 var Layers = []Layer{
-	{"base", []string{"fn", "apperr", "clock", "ids", "input", "awsenv", "docspage", "dynamolocal", "lambdaenv", "portowner",
+	{"base", []string{"fn", "apperr", "clock", "ids", "input", "fold", "awsenv", "docspage", "dynamolocal", "lambdaenv", "portowner",
 		"localsfn", "webhook", "webhook/webhooktest", "perfreport", "design", "outbound", "blob", "testinputs"}},
 	{"storage", []string{"store", "steps", "streams", "streams/streamsapi", "blob/s3blob"}},
 	{"platform", []string{"resource", "listing", "keys", "auth", "ratelimit", "routes", "metrics", "search", "search/searchtest",

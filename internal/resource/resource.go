@@ -21,6 +21,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/clock"
+	"github.com/sourcebase/sourcebase/internal/fold"
 	"github.com/sourcebase/sourcebase/internal/input"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
@@ -307,8 +308,9 @@ func (d *Def) checkNames(o *input.Object, mode decodeMode) error {
 	return o.Only(d.writable(mode != decodeUpdate))
 }
 
-// sortKey is the index sort value of a field's value: text folded to lower
-// case, numbers in an order-preserving fixed-width form, "" for none.
+// sortKey is the index sort value of a field's value: text folded
+// (fold.Text: lower case, without diacritics, as search.Compare orders
+// it), numbers in an order-preserving fixed-width form, "" for none.
 func sortKey(f Field, v any) string {
 	switch f.Kind {
 	case Int, Number:
@@ -331,7 +333,7 @@ func sortKey(f Field, v any) string {
 	default:
 		s, _ := v.(string)
 		if f.Kind == String || f.Kind == Text || f.Kind == Enum || f.Kind == Email {
-			return strings.ToLower(s)
+			return fold.Text(s)
 		}
 		return s
 	}

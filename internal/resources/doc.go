@@ -121,8 +121,8 @@ parameters:
   Operators: ` + "`eq`" + `; ` + "`ne`" + ` (a record without a value is not equal); ` + "`in`" + `
   and ` + "`nin`" + ` (1 to ` + n(search.MaxInValues) + ` values separated by commas, so a listed value cannot
   hold a comma); ` + "`gt`" + `, ` + "`gte`" + `, ` + "`lt`" + `, ` + "`lte`" + ` (numbers, dates and date-times);
-  ` + "`contains`" + ` (strings, ignoring case; an array of strings: holds the element);
-  ` + "`startsWith`" + ` (strings, ignoring case); ` + "`exists`" + ` (` + "`true`" + `: has a value, ` + "`false`" + `:
+  ` + "`contains`" + ` (strings, ignoring case and diacritics; an array of strings: holds the element);
+  ` + "`startsWith`" + ` (strings, ignoring case and diacritics); ` + "`exists`" + ` (` + "`true`" + `: has a value, ` + "`false`" + `:
   has none). A value is of the field's type: an integer, a number, ` + "`true`" + ` or
   ` + "`false`" + `, a date ` + "`YYYY-MM-DD`" + `, a date-time in RFC 3339; an enum field's value
   outside its values is 400. Conditions mean what they mean in a search
@@ -134,7 +134,7 @@ parameters:
   ` + "`direction`" + ` (` + "`desc`" + ` unless ` + "`asc`" + `); with several keys, or a key with a sign,
   ` + "`direction`" + ` is 400. Ties are broken by id in the direction of the last key;
   a record without a value (null, absent, ` + "`\"\"`" + `) sorts as the smallest; text
-  compares ignoring case.
+  compares ignoring case and diacritics.
 - **Fields.** ` + "`fields=canonicalName,website`" + ` answers only those top-level fields
   of each record, and its ` + "`id`" + `.
 - **Expand.** ` + "`expand=companyId`" + ` adds to each record

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/sourcebase/sourcebase/internal/fold"
 	"github.com/sourcebase/sourcebase/internal/resource"
 )
 
@@ -21,10 +22,11 @@ import (
 //
 //   - a field's values are those at its dotted path, through nested
 //     objects and arrays, nulls left out (ValuesAt);
-//   - strings are matched as exact values, or in lower case
-//     (strings.ToLower) for contains and startsWith; a string longer than
-//     MaxTermLength is not an exact value: eq, in, contains and
-//     startsWith do not match it, and it sorts as missing;
+//   - strings are matched as exact values, or folded (fold.Text: case
+//     and diacritics ignored) for contains and startsWith, and sorted
+//     folded; a string longer than MaxTermLength is not an exact value:
+//     eq, in, contains and startsWith do not match it, and it sorts as
+//     missing;
 //   - numbers, and dates and date-times as milliseconds since the epoch,
 //     are compared as float64 (NumberOf);
 //   - a field that is not of its type in a record (a string where a
@@ -277,10 +279,10 @@ func holds(f Field, op Op, v any, vals []any) bool {
 		if !ok {
 			return false
 		}
-		want = strings.ToLower(want)
+		want = fold.Text(want) // "" (a value of diacritics alone too) is in every exact value
 		for _, str := range exactStrings(f, vals) {
-			lower := strings.ToLower(str)
-			if (op == Contains && strings.Contains(lower, want)) || (op == StartsWith && strings.HasPrefix(lower, want)) {
+			folded := fold.Text(str)
+			if (op == Contains && strings.Contains(folded, want)) || (op == StartsWith && strings.HasPrefix(folded, want)) {
 				return true
 			}
 		}
@@ -431,15 +433,12 @@ func compareOrdered(a, b float64) int {
 }
 
 // sortString is the value a string field sorts by: the smallest of its
-// non-empty exact values in lower case, or missing.
+// exact values folded (fold.Text) that are not empty folded, or missing.
 func sortString(f Field, vals []any, missing string) string {
 	out, found := "", false
 	for _, str := range exactStrings(f, vals) {
-		if str == "" {
-			continue
-		}
-		if lower := strings.ToLower(str); !found || lower < out {
-			out, found = lower, true
+		if folded := fold.Text(str); folded != "" && (!found || folded < out) {
+			out, found = folded, true
 		}
 	}
 	if !found {

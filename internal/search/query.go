@@ -77,8 +77,8 @@ const (
 	Gte        Op = "gte"        // greater than or equal
 	Lt         Op = "lt"         // less than
 	Lte        Op = "lte"        // less than or equal
-	Contains   Op = "contains"   // strings: holds the value, ignoring case; arrays: holds the element
-	StartsWith Op = "startsWith" // strings: begins with the value, ignoring case
+	Contains   Op = "contains"   // strings: holds the value, ignoring case and diacritics; arrays: holds the element
+	StartsWith Op = "startsWith" // strings: begins with the value, ignoring case and diacritics
 	Exists     Op = "exists"     // value true: the field is set (not null); false: it is not
 )
 
@@ -110,13 +110,14 @@ type Predicate struct {
 	Or    []*Predicate
 }
 
-// SortKey orders results by a field: strings by their lower-case value,
-// numbers numerically, dates and date-times chronologically, false before
-// true; ids (Field "id") as they are, byte by byte. A record without a
-// value for the field (null, absent, an empty array, an empty string, or
-// a string longer than MaxTermLength) sorts last in either direction, or
-// with MissingSmallest as the smallest value. Compare applies the keys to
-// two records exactly as the engines do.
+// SortKey orders results by a field: strings by their folded value
+// (fold.Text: lower case, without diacritics), numbers numerically, dates
+// and date-times chronologically, false before true; ids (Field "id") as
+// they are, byte by byte. A record without a value for the field (null,
+// absent, an empty array, an empty string, or a string longer than
+// MaxTermLength) sorts last in either direction, or with MissingSmallest
+// as the smallest value. Compare applies the keys to two records exactly
+// as the engines do.
 type SortKey struct {
 	Field string
 	Desc  bool

@@ -6,15 +6,17 @@ import (
 	"strings"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
-	"github.com/blevesearch/bleve/v2/analysis/analyzer/standard"
-	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
-	"github.com/blevesearch/bleve/v2/analysis/tokenizer/single"
+	"github.com/blevesearch/bleve/v2/analysis/lang/en"
+	unicodetok "github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
 	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/registry"
 	bsearch "github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 	index "github.com/blevesearch/bleve_index_api"
+	"github.com/sourcebase/sourcebase/internal/fold"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/search"
 )
@@ -23,11 +25,14 @@ import (
 // becomes up to three index fields, named by a prefix and the field's
 // path (dots as "__"):
 //
-//	t_<f>  the words of a text-weighted field (standard analyzer: Unicode
-//	       words, lower case, English stop words), scored with BM25;
+//	t_<f>  the words of a text-weighted field (Unicode words folded by
+//	       fold.Text, so without case or diacritics; English stop words
+//	       left out), scored with BM25; a search's text is analyzed
+//	       alike, so its terms, fuzzy ones too, are folded;
 //	k_<f>  the exact value (eq, ne, in, nin; array elements);
-//	l_<f>  the value in lower case (contains, startsWith, sorting
-//	       strings), but for an empty string, which sorts as missing;
+//	l_<f>  the value folded (fold.Text: contains, startsWith, sorting
+//	       strings; queries fold their value alike), but for a value
+//	       empty folded, which sorts as missing;
 //	n_<f>  numbers, and dates and times as epoch milliseconds (the last
 //	       one when a record holds several);
 //	b_<f>  booleans (the last one);
@@ -37,9 +42,32 @@ import (
 // search.Compare decide filters and order as these fields do.
 const (
 	hasField     = "_has"
-	lowerKeyword = "lowerkeyword"
-	textAnalyzer = standard.Name
+	textAnalyzer = "sourcebase_text"
+	foldFilter   = "sourcebase_fold"
 )
+
+func init() {
+	if err := registry.RegisterTokenFilter(foldFilter, func(map[string]any, *registry.Cache) (analysis.TokenFilter, error) {
+		return folding{}, nil
+	}); err != nil {
+		panic(err)
+	}
+}
+
+// folding is the token filter that folds each term with fold.Text (the
+// folding of contains, startsWith and sort keys), leaving out a term that
+// folds to nothing.
+type folding struct{}
+
+func (folding) Filter(in analysis.TokenStream) analysis.TokenStream {
+	out := in[:0]
+	for _, tok := range in {
+		if tok.Term = []byte(fold.Text(string(tok.Term))); len(tok.Term) > 0 {
+			out = append(out, tok)
+		}
+	}
+	return out
+}
 
 func indexName(prefix, field string) string {
 	return prefix + strings.ReplaceAll(field, ".", "__")
@@ -50,8 +78,8 @@ func newMapping(s *search.Schema) (*mapping.IndexMappingImpl, error) {
 	im := bleve.NewIndexMapping()
 	im.ScoringModel = index.BM25Scoring
 	im.DefaultAnalyzer = textAnalyzer
-	if err := im.AddCustomAnalyzer(lowerKeyword, map[string]any{
-		"type": custom.Name, "tokenizer": single.Name, "token_filters": []any{lowercase.Name},
+	if err := im.AddCustomAnalyzer(textAnalyzer, map[string]any{
+		"type": custom.Name, "tokenizer": unicodetok.Name, "token_filters": []any{foldFilter, en.StopName},
 	}); err != nil {
 		return nil, fmt.Errorf("search: analyzer: %w", err)
 	}
@@ -75,7 +103,7 @@ func newMapping(s *search.Schema) (*mapping.IndexMappingImpl, error) {
 		switch f.Type {
 		case search.Keyword, search.Text, search.Keywords:
 			dm.AddFieldMappingsAt(indexName("k_", f.Name), kw(keyword.Name))
-			dm.AddFieldMappingsAt(indexName("l_", f.Name), kw(lowerKeyword))
+			dm.AddFieldMappingsAt(indexName("l_", f.Name), kw(keyword.Name)) // folded by document
 		case search.Number, search.Integer, search.Date, search.DateTime:
 			fm := bleve.NewNumericFieldMapping()
 			fm.IncludeInAll = false
@@ -123,18 +151,18 @@ func document(s *search.Schema, rec map[string]any) map[string]any {
 		if f.Weight > 0 {
 			doc[indexName("t_", f.Name)] = strs
 		}
-		var exact, lower []string
+		var exact, folded []string
 		for _, str := range strs {
 			if len(str) > search.MaxTermLength {
 				continue
 			}
 			exact = append(exact, str)
-			if str != "" {
-				lower = append(lower, strings.ToLower(str))
+			if fs := fold.Text(str); fs != "" {
+				folded = append(folded, fs)
 			}
 		}
 		doc[indexName("k_", f.Name)] = exact
-		doc[indexName("l_", f.Name)] = lower
+		doc[indexName("l_", f.Name)] = folded
 	}
 	doc[hasField] = has
 	return doc
@@ -276,6 +304,7 @@ func leafQuery(f search.Field, op search.Op, v any) query.Query {
 		if !ok {
 			return bleve.NewMatchNoneQuery()
 		}
+		str = fold.Text(str)
 		if str == "" {
 			// Every exact value holds the empty string, the empty one
 			// too, which l_ leaves out.
@@ -284,13 +313,13 @@ func leafQuery(f search.Field, op search.Op, v any) query.Query {
 			return q
 		}
 		if op == search.StartsWith {
-			q := bleve.NewPrefixQuery(strings.ToLower(str))
+			q := bleve.NewPrefixQuery(str)
 			q.SetField(indexName("l_", f.Name))
 			return q
 		}
 		// (?s): "." also matches a newline, so that the value is found
 		// anywhere in a value of several lines.
-		q := bleve.NewRegexpQuery("(?s).*" + regexp.QuoteMeta(strings.ToLower(str)) + ".*")
+		q := bleve.NewRegexpQuery("(?s).*" + regexp.QuoteMeta(str) + ".*")
 		q.SetField(indexName("l_", f.Name))
 		return q
 	case search.Exists:

@@ -147,6 +147,33 @@ func TestFiltersOfEveryOperatorNestAndCombineWithText(t *testing.T) {
 	}
 }
 
+func TestTextFiltersAndSortsFoldCaseAndDiacritics(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	e.create(`{"name":"Zürich Versicherung","body":"owned by Société Générale","source":"Société Générale"}`)
+	e.create(`{"name":"Müller AG","body":"Straße und Brücke"}`)
+	e.create(`{"name":"Émile"}`)
+	e.create(`{"name":"Dora"}`)
+	e.create(`{"name":"Fritz"}`)
+	e.create(`{"name":"zurich re"}`)
+	for body, want := range map[string][]string{
+		`{"text":"zurich","sort":[{"field":"name"}]}`: {"zurich re", "Zürich Versicherung"},
+		`{"text":"ZÜRICH","sort":[{"field":"name"}]}`: {"zurich re", "Zürich Versicherung"},
+		`{"text":"muller"}`:                           {"Müller AG"},
+		`{"text":"strasse brucke","fullText":true}`:   {"Müller AG"},
+		`{"text":"mueller","fuzzy":true}`:             {"Müller AG"}, // one edit from "muller"
+		`{"text":"societe"}`:                          {"Zürich Versicherung"},
+		`{"filters":{"and":[{"field":"name","operator":"contains","value":"URICH"}]},"sort":[{"field":"name"}]}`: {"zurich re", "Zürich Versicherung"},
+		`{"filters":{"and":[{"field":"source","operator":"startsWith","value":"soc"}]}}`:                         {"Zürich Versicherung"},
+		`{"filters":{"and":[{"field":"source","operator":"contains","value":"GÉNÉR"}]}}`:                         {"Zürich Versicherung"},
+		`{"filters":{"and":[{"field":"name","operator":"startsWith","value":"emi"}]}}`:                           {"Émile"},
+		`{"filters":{"and":[{"field":"name","operator":"eq","value":"emile"}]}}`:                                 nil, // eq stays exact
+		`{"sort":[{"field":"name"}]}`: {"Dora", "Émile", "Fritz", "Müller AG", "zurich re", "Zürich Versicherung"},
+	} {
+		e.want(body, want...)
+	}
+}
+
 func TestSortKeysApplyInOrderWithMissingValuesLastAndTiesNewestFirst(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)

@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/sourcebase/sourcebase/internal/fold"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/search"
 	"github.com/sourcebase/sourcebase/internal/search/embedded"
@@ -45,8 +46,9 @@ var props = &resource.Def{
 // Pools of values the records are made of: few, so that filters and
 // sort keys often meet equal values.
 var (
-	shortStrings = []string{"Alpha", "alpha", "ALPHA beta", "", " padded ", "Ünïcode Straße", "beta", "Beta", "a.b*c?(d)", "Zed", "zed", "İstanbul", "ǅungla"}
-	bodies       = []string{"First line\nSecond LINE", "second line", "", "Line\r\nbreak", "tab\there", "alpha\n\nALPHA", "\n", "Σίσυφος ΣΊΣΥΦΟΣ"}
+	shortStrings = []string{"Alpha", "alpha", "ALPHA beta", "", " padded ", "Ünïcode Straße", "beta", "Beta", "a.b*c?(d)", "Zed", "zed", "İstanbul", "ǅungla",
+		"Zürich", "zurich", "Zu\u0308rich AG", "Société Générale", "SOCIETE", "Émile", "emile", "Łódź", "\u0308"}
+	bodies = []string{"First line\nSecond LINE", "second line", "", "Line\r\nbreak", "tab\there", "alpha\n\nALPHA", "\n", "Σίσυφος ΣΊΣΥΦΟΣ"}
 	// Long bodies are few: every search reads the records just written
 	// from the change feed, long ones too.
 	longBodies = []string{
@@ -199,11 +201,13 @@ func (g *gen) value(f search.Field, op search.Op) any {
 				n = start + g.r.IntN(min(n-start, 40)+1)
 			}
 			rs = rs[start:n]
-			switch g.r.IntN(3) {
+			switch g.r.IntN(4) {
 			case 0:
 				rs = []rune(strings.ToUpper(string(rs)))
 			case 1:
 				rs = []rune(strings.ToLower(string(rs)))
+			case 2:
+				rs = []rune(fold.Text(string(rs)))
 			}
 		}
 		for len(string(rs)) > search.MaxValueLength {

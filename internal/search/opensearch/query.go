@@ -9,9 +9,10 @@
 // IndexName(prefix, resource). The mapping (Mapping) is static: only the
 // schema's fields are indexed, at their JSON paths:
 //
-//	string fields with a text weight: text (standard analyzer, English stop
-//	    words), with sub-fields "raw" (the exact value) and "lower" (the
-//	    value in lower case);
+//	string fields with a text weight: text (standard tokenizer, lower
+//	    case, asciifolding, English stop words), with sub-fields "raw" (the
+//	    exact value) and "lower" (the value folded: lower case and
+//	    asciifolding, as fold.Text folds it);
 //	other string fields (and arrays of strings): keyword, with "lower";
 //	numbers: double; integers: long; booleans: boolean;
 //	dates: date (strict_date); date-times: date (strict_date_optional_time).
@@ -24,6 +25,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/sourcebase/sourcebase/internal/fold"
 	"github.com/sourcebase/sourcebase/internal/search"
 )
 
@@ -34,9 +36,10 @@ const OrgField = "_org"
 // Sub-fields of string fields, and the names the mapping defines.
 const (
 	rawSub       = "raw"   // exact value of a text field
-	lowerSub     = "lower" // value in lower case (contains, startsWith, sort)
+	lowerSub     = "lower" // value folded (contains, startsWith, sort)
 	textAnalyzer = "sb_text"
-	lowerNorm    = "sb_lowercase"
+	stopFilter   = "sb_english_stop"
+	foldNorm     = "sb_fold"
 	// ignoreAbove: longer strings are not kept as exact values (Lucene
 	// refuses terms over 32,766 bytes; 8,191 characters fit in any case).
 	ignoreAbove = 8191
@@ -83,12 +86,13 @@ func Query(org string, s *search.Schema, r *search.Request) ([]byte, error) {
 }
 
 // words splits text as the standard tokenizer does, near enough: runs of
-// letters, digits and marks, in lower case; stop words (which the index
-// does not hold) and repeats are left out.
+// letters, digits and marks, folded (fold.Text) as the analyzer folds
+// them; stop words (which the index does not hold) and repeats are left
+// out.
 func words(text string) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+	for _, w := range strings.FieldsFunc(fold.Text(text), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsMark(r) && r != '\''
 	}) {
 		w = strings.Trim(w, "'")
@@ -239,9 +243,9 @@ func leafQuery(f search.Field, op search.Op, v any) (any, error) {
 		case f.Type != search.Keyword && f.Type != search.Text:
 			return nil, typeErr(f, op, v)
 		case op == search.Contains:
-			return obj{"wildcard": obj{f.Name + "." + lowerSub: obj{"value": "*" + escapeWildcard(strings.ToLower(str)) + "*", "case_insensitive": true}}}, nil
+			return obj{"wildcard": obj{f.Name + "." + lowerSub: obj{"value": "*" + escapeWildcard(fold.Text(str)) + "*", "case_insensitive": true}}}, nil
 		default:
-			return obj{"prefix": obj{f.Name + "." + lowerSub: obj{"value": strings.ToLower(str), "case_insensitive": true}}}, nil
+			return obj{"prefix": obj{f.Name + "." + lowerSub: obj{"value": fold.Text(str), "case_insensitive": true}}}, nil
 		}
 	case search.Exists:
 		b, ok := v.(bool)
@@ -307,8 +311,8 @@ func escapeWildcard(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`).Replace(s)
 }
 
-// sortOrder is the order of results: the request's keys (strings in lower
-// case; missing values last, or with MissingSmallest first ascending and
+// sortOrder is the order of results: the request's keys (strings folded;
+// missing values last, or with MissingSmallest first ascending and
 // last descending), else relevance when there is text, else newest
 // first; ties by id, newest first, so that paging is stable.
 func sortOrder(s *search.Schema, r *search.Request) []any {
@@ -355,9 +359,14 @@ func Mapping(s *search.Schema) ([]byte, error) {
 		"settings": obj{
 			// Deep pages: from+size reaches search.MaxOffset+search.MaxLimit.
 			"index": obj{"max_result_window": search.MaxOffset + search.MaxLimit},
+			// Text, and the "lower" sub-fields, are folded: lower case and
+			// asciifolding (Lucene's ASCIIFoldingFilter), as fold.Text does
+			// for the embedded engine and the lists.
 			"analysis": obj{
-				"analyzer":   obj{textAnalyzer: obj{"type": "standard", "stopwords": "_english_"}},
-				"normalizer": obj{lowerNorm: obj{"type": "custom", "filter": []any{"lowercase"}}},
+				"filter": obj{stopFilter: obj{"type": "stop", "stopwords": "_english_"}},
+				"analyzer": obj{textAnalyzer: obj{"type": "custom", "tokenizer": "standard",
+					"filter": []any{"lowercase", "asciifolding", stopFilter}}},
+				"normalizer": obj{foldNorm: obj{"type": "custom", "filter": []any{"lowercase", "asciifolding"}}},
 			}},
 		"mappings": obj{"dynamic": false, "properties": props},
 	}
@@ -365,7 +374,7 @@ func Mapping(s *search.Schema) ([]byte, error) {
 }
 
 func fieldMapping(f search.Field) obj {
-	lower := obj{"type": "keyword", "normalizer": lowerNorm, "ignore_above": ignoreAbove}
+	lower := obj{"type": "keyword", "normalizer": foldNorm, "ignore_above": ignoreAbove}
 	switch f.Type {
 	case search.Keyword, search.Text, search.Keywords:
 		if f.Weight > 0 && f.Name != "id" {

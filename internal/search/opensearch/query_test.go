@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -46,6 +47,57 @@ func TestEachSearchableResourceHasItsGoldenIndexMapping(t *testing.T) {
 			t.Fatal(err)
 		}
 		goldenFile(t, "mapping-"+s.Resource+".json", got)
+	}
+}
+
+// TestTheIndexFoldsCaseAndDiacriticsOfTextAndOfLowerSubFields holds the
+// mapping to what the embedded engine does with fold.Text: every text
+// field's analyzer and every "lower" sub-field's normalizer lower-case and
+// asciifold, so that "zurich" finds "Zürich" in both engines.
+func TestTheIndexFoldsCaseAndDiacriticsOfTextAndOfLowerSubFields(t *testing.T) {
+	b, err := opensearch.Mapping(search.SchemaOf(notes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Settings struct {
+			Analysis struct {
+				Analyzer   map[string]struct{ Filter []string }
+				Normalizer map[string]struct{ Filter []string }
+			}
+		}
+		Mappings struct{ Properties map[string]json.RawMessage }
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	folds := func(filters []string) bool {
+		l, a := slices.Index(filters, "lowercase"), slices.Index(filters, "asciifolding")
+		return l >= 0 && a > l
+	}
+	type field struct {
+		Type, Analyzer, Normalizer string
+		Fields                     map[string]field
+	}
+	texts, lowers := 0, 0
+	for name, raw := range m.Mappings.Properties {
+		var f field
+		json.Unmarshal(raw, &f)
+		if f.Type == "text" {
+			texts++
+			if a, ok := m.Settings.Analysis.Analyzer[f.Analyzer]; !ok || !folds(a.Filter) {
+				t.Errorf("text field %s: analyzer %q filters %v, want lowercase then asciifolding", name, f.Analyzer, a.Filter)
+			}
+		}
+		if sub, ok := f.Fields["lower"]; ok {
+			lowers++
+			if n, ok := m.Settings.Analysis.Normalizer[sub.Normalizer]; !ok || !folds(n.Filter) {
+				t.Errorf("%s.lower: normalizer %q filters %v, want lowercase then asciifolding", name, sub.Normalizer, n.Filter)
+			}
+		}
+	}
+	if texts == 0 || lowers == 0 {
+		t.Fatalf("%d text fields and %d lower sub-fields checked: the mapping is not what this test reads", texts, lowers)
 	}
 }
 

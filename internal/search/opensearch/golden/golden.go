@@ -88,6 +88,9 @@ var Cases = []Case{
 		{"field":"tags","operator":"contains","value":"red"},
 		{"field":"location.city","operator":"exists","value":true},
 		{"field":"score","operator":"exists","value":false}]}}`, nil},
+	{"folded", "notes", "", `{"text":"Müller STRAẞE","filters":{"and":[
+		{"field":"name","operator":"contains","value":"ZÜRICH"},
+		{"field":"source","operator":"startsWith","value":"Société"}]}}`, nil},
 	{"or-only", "notes", "", `{"filters":{"or":[
 		{"field":"stage","operator":"eq","value":"won"},
 		{"field":"stage","operator":"eq","value":"new"}]}}`, nil},
