@@ -27,6 +27,11 @@ type ImportJob struct {
 	Match    *string           `json:"match"`
 	Mapping  map[string]string `json:"mapping"`
 	DryRun   bool              `json:"dryRun"`
+	// KeepIDs: created records take the ids of the file's id column.
+	KeepIDs bool `json:"keepIds"`
+	// Confidence is that of the enrichment candidates the import adds
+	// (a company's employeeCount, totalMoneyRaised, …: source import).
+	Confidence float64 `json:"confidence"`
 	// Status: awaitingUpload, queued, running, completed or failed.
 	Status    string `json:"status"`
 	Total     int64  `json:"total"`
@@ -34,6 +39,13 @@ type ImportJob struct {
 	Created   int64  `json:"created"`
 	Updated   int64  `json:"updated"`
 	Failed    int64  `json:"failed"`
+	// Duplicates are the rows (among the failed) that repeat the key of an
+	// earlier row of the file: a file names each record once.
+	Duplicates int64 `json:"duplicates"`
+	// IgnoredColumns are the file's columns the import does not read, and
+	// why: fields the service sets whenever it writes a record (an
+	// export's id, createdAt, updatedAt). Known once the import runs.
+	IgnoredColumns []bulk.IgnoredColumn `json:"ignoredColumns"`
 	// Error says why the job failed; null unless it did.
 	Error *string `json:"error"`
 	// UploadURL is where to PUT the file, while the import awaits it.
@@ -77,10 +89,17 @@ func optional(s string) *string {
 // importView is j as the API answers it, with its URLs.
 func (a *API) importView(ctx context.Context, org string, j *jobs.Job, upload string) (*ImportJob, error) {
 	v := &ImportJob{ID: j.ID, Resource: j.Resource, Format: string(j.Format), Mode: j.Mode, Match: optional(j.Match), Mapping: j.Mapping,
-		DryRun: j.DryRun, Status: j.Status, Total: j.Total, Processed: j.Processed, Created: j.Created, Updated: j.Updated, Failed: j.Failed,
+		DryRun: j.DryRun, KeepIDs: j.KeepIDs, Confidence: jobs.DefaultConfidence, Status: j.Status, Total: j.Total, Processed: j.Processed,
+		Created: j.Created, Updated: j.Updated, Failed: j.Failed, Duplicates: j.Duplicates, IgnoredColumns: j.IgnoredColumns,
 		Error: optional(j.Error), CreatedAt: j.CreatedAt, StartedAt: j.StartedAt, CompletedAt: j.CompletedAt}
+	if j.Confidence != nil {
+		v.Confidence = *j.Confidence
+	}
 	if v.Mapping == nil {
 		v.Mapping = map[string]string{}
+	}
+	if v.IgnoredColumns == nil {
+		v.IgnoredColumns = []bulk.IgnoredColumn{}
 	}
 	v.Versioned = j.Versioned
 	var err error
@@ -291,6 +310,11 @@ func importBody() openapi.Schema {
 		"mapping": openapi.Schema{"type": "object", "maxProperties": jobs.MaxMapping, "additionalProperties": openapi.Schema{"type": "string"},
 			"description": "a column (CSV header, NDJSON key) → the field it holds (`location.city` for a part); `\"\"` skips the column. Unmapped columns are fields of their own name"},
 		"dryRun": openapi.Schema{"type": "boolean", "default": false, "description": "check every row as the import would write it, and write nothing"},
+		"keepIds": openapi.Schema{"type": "boolean", "default": false, "description": "mode create: each created record takes the id of the file's `id` column " +
+			"(an export's), so that a copy into another organization keeps the references between its records"},
+		"confidence": openapi.Schema{"type": "number", "format": "double", "minimum": 0, "maximum": 100, "default": jobs.DefaultConfidence,
+			"description": "the confidence of the enrichment candidates the import adds: a value of a field the service reconciles from candidates " +
+				"(a company's employeeCount, totalMoneyRaised, …) becomes a candidate (source `import`, sourceId the import's id)"},
 	}}
 }
 

@@ -3,8 +3,12 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"slices"
+	"strings"
 
+	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/companies"
+	"github.com/sourcebase/sourcebase/internal/enrichment"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/store"
@@ -23,11 +27,78 @@ import (
 type companyRecords struct{ a *API }
 
 func (c companyRecords) Create(ctx context.Context, org string, body []byte) (any, error) {
+	rest, in, origin, err := c.importParts(ctx, body)
+	if err != nil {
+		return nil, err
+	}
+	return c.create(ctx, org, rest, in, origin)
+}
+
+// create creates a company from body with the candidate values in, made
+// by origin (a user's when "").
+func (c companyRecords) create(ctx context.Context, org string, body []byte, in []enrichment.Input, origin string) (any, error) {
 	f, err := companies.DecodeCreate(body)
 	if err != nil {
 		return nil, err
 	}
-	return c.a.d.Companies.Create(ctx, org, f, companies.OriginUser)
+	if origin == "" {
+		origin = companies.OriginUser
+	}
+	return c.a.d.Enrichment.CreateCompanyWith(ctx, c.a.d.Companies, org, f, origin, in)
+}
+
+// update applies the update f to company id with the candidate values in;
+// origin, when set, must be the company's (an update cannot change it).
+func (c companyRecords) update(ctx context.Context, org, id string, f companies.Fields, in []enrichment.Input, origin string) (any, error) {
+	var check func(*companies.Company) error
+	if origin != "" {
+		check = func(co *companies.Company) error {
+			if co.Origin != origin {
+				return apperr.Invalid("origin", "is %q, and the company was made by %q: an import sets origin when it creates a company, and cannot change it", origin, co.Origin)
+			}
+			return nil
+		}
+	}
+	return c.a.d.Enrichment.UpdateCompanyWith(ctx, c.a.d.Companies, org, id, f, f.SetNames(), in, check)
+}
+
+// importParts splits a company body an import writes (resource.ImportOf)
+// into the body of the company's own fields, the candidate values of its
+// reconciled fields (resource.ImportCandidate: enrichment.ImportInputs)
+// and its origin (resource.ImportKept). Any other body is left as it is,
+// for the decoder, which refuses those fields as read-only.
+func (c companyRecords) importParts(ctx context.Context, body []byte) ([]byte, []enrichment.Input, string, error) {
+	job, ok := resource.ImportOf(ctx)
+	if !ok {
+		return body, nil, "", nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil {
+		return body, nil, "", nil // not an object: the decoder says so
+	}
+	members := map[string]json.RawMessage{}
+	for _, name := range companies.Def.ImportFields(resource.ImportCandidate) {
+		if v, ok := m[name]; ok {
+			members[name] = v
+			delete(m, name)
+		}
+	}
+	origin := ""
+	if raw, ok := m["origin"]; ok {
+		delete(m, "origin")
+		f, _ := companies.Def.Field("origin")
+		if string(raw) != "null" {
+			if json.Unmarshal(raw, &origin) != nil || !slices.Contains(f.Values, origin) {
+				return nil, nil, "", apperr.Invalid("origin", "must be one of %s", strings.Join(f.Values, ", "))
+			}
+		}
+	}
+	in, err := c.a.d.Enrichment.ImportInputs(companies.Name, job, members)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	rest, err := json.Marshal(m)
+	return rest, in, origin, err
 }
 
 // Upsert is PUT /v1/companies?match=externalId: the company with the
@@ -36,6 +107,10 @@ func (c companyRecords) Create(ctx context.Context, org string, body []byte) (an
 // concurrency like a workflow's upsert (resource.Upsert).
 func (c companyRecords) Upsert(ctx context.Context, org, field string, body []byte) (any, bool, error) {
 	f, err := companies.Def.MatchField("match", field)
+	if err != nil {
+		return nil, false, err
+	}
+	body, in, origin, err := c.importParts(ctx, body)
 	if err != nil {
 		return nil, false, err
 	}
@@ -49,10 +124,8 @@ func (c companyRecords) Upsert(ctx context.Context, org, field string, body []by
 	}
 	return resource.Upsert(ctx, f.Name,
 		func(ctx context.Context) (string, error) { return c.a.d.Companies.ByExternalID(ctx, org, value) },
-		func(ctx context.Context) (any, error) { return c.Create(ctx, org, body) },
-		func(ctx context.Context, id string) (any, error) {
-			return c.a.d.Enrichment.UpdateCompany(ctx, c.a.d.Companies, org, id, up, up.SetNames())
-		})
+		func(ctx context.Context) (any, error) { return c.create(ctx, org, body, in, origin) },
+		func(ctx context.Context, id string) (any, error) { return c.update(ctx, org, id, up, in, origin) })
 }
 
 func (c companyRecords) List(ctx context.Context, org string, q store.Query, filter, value string) (store.Page[store.JSON], error) {
@@ -64,11 +137,15 @@ func (c companyRecords) Get(ctx context.Context, org, id string) (any, error) {
 }
 
 func (c companyRecords) Update(ctx context.Context, org, id string, body []byte) (any, error) {
+	body, in, origin, err := c.importParts(ctx, body)
+	if err != nil {
+		return nil, err
+	}
 	f, err := companies.DecodeUpdate(body)
 	if err != nil {
 		return nil, err
 	}
-	return c.a.d.Enrichment.UpdateCompany(ctx, c.a.d.Companies, org, id, f, f.SetNames())
+	return c.update(ctx, org, id, f, in, origin)
 }
 
 func (c companyRecords) Delete(ctx context.Context, org, id string) error {

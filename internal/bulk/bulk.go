@@ -92,11 +92,16 @@
 // field's rules (lengths, bounds, enum values, e-mail addresses, integers
 // beyond 2^53) is the decoder's to say, as for any body.
 //
-// Read-only fields (id, createdAt, updatedAt, and those the service sets,
-// Struct subfields included) are dropped without a word, unless
-// Options.Keep lists them (id, when an import matches records by id), so
-// that an exported file imports back as is. Immutable fields are kept: the
-// decoder decides.
+// Read-only fields (Struct subfields included) are read as their
+// declaration's resource.ImportRule says, so that an exported file imports
+// back and no value is dropped without a word: ImportIgnored columns (id,
+// createdAt, updatedAt) are not read and Reader.Ignored lists them, unless
+// Options.Keep lists them (id, when an import matches records by id or
+// keeps them); ImportCandidate and ImportKept values are in the body, for
+// the record's service to take as an import's (resource.ImportOf);
+// ImportDerived values are in Row.Checks, for the written record to hold;
+// an ImportRefused value fails its row, an empty one ("", [], {}, null) is
+// no value. Immutable fields are kept: the decoder decides.
 //
 // Rows are numbered from 1, the header not counted. Blank lines, and rows
 // whose cells are all empty (the trailing ",,," rows spreadsheets write),
@@ -109,7 +114,7 @@
 // Each non-blank line is one JSON object (else the row fails: is not a JSON
 // object). Its keys are renamed by Mapping (a key mapped to "" is dropped;
 // a key or mapping naming a Struct's subfield, location.city, sets it in
-// the nested object), read-only fields are dropped as for CSV, and the
+// the nested object), read-only fields are read as for CSV, and the
 // values are sent as they are: the decoder checks their types. A line
 // longer than 1 MiB fails its row, and the import goes on with the next
 // line.
@@ -231,6 +236,9 @@ type target struct {
 	path     []string // the names from the top-level field down
 	field    resource.Field
 	readOnly bool // the field or one of its parents is read-only
+	// rule is what an import does with it when read-only: the rule of the
+	// outermost read-only field of the path.
+	rule resource.ImportRule
 }
 
 func (t target) String() string { return strings.Join(t.path, ".") }
@@ -242,7 +250,7 @@ func resolve(d *resource.Def, path string) (target, bool) {
 	if !ok {
 		return target{}, false
 	}
-	t := target{path: parts, field: f, readOnly: f.ReadOnly}
+	t := target{path: parts, field: f, readOnly: f.ReadOnly, rule: f.Import}
 	for _, name := range parts[1:] {
 		if t.field.Kind != resource.Struct {
 			return target{}, false
@@ -252,6 +260,9 @@ func resolve(d *resource.Def, path string) (target, bool) {
 			return target{}, false
 		}
 		t.field = t.field.Fields[i]
+		if !t.readOnly {
+			t.rule = t.field.Import
+		}
 		t.readOnly = t.readOnly || t.field.ReadOnly
 	}
 	return t, true

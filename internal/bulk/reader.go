@@ -55,6 +55,17 @@ type Row struct {
 	Body   []byte   // a JSON object of the fields the row sets
 	Raw    []string // CSV: the row's cells as read; NDJSON: one element, the line
 	Err    error    // a *RowError when the row cannot become a body
+	// Checks are the values of the row's derived fields
+	// (resource.ImportDerived) by path: the written record must hold them.
+	Checks map[string]json.RawMessage
+}
+
+// IgnoredColumn is a column (an NDJSON key) an import does not read, and
+// why: a field the service sets whenever it writes a record
+// (resource.ImportIgnored).
+type IgnoredColumn struct {
+	Column string `json:"column"`
+	Reason string `json:"reason"`
 }
 
 // RowError is a row that cannot become a body: which row, which column
@@ -78,6 +89,8 @@ type Reader struct {
 	keep map[string]bool
 	pos  Position
 	err  error // a failure that ends the read
+	// ignored are the columns (keys) not read, in the order met.
+	ignored []IgnoredColumn
 
 	// CSV
 	rec   *recorder
@@ -98,6 +111,9 @@ type column struct {
 	skip   bool
 	to     target
 	whole  bool // a Struct's column holding the JSON object
+	// refuse: a read-only column (resource.ImportRefused), whose value
+	// fails the row; check: a derived one, whose value goes to Row.Checks.
+	refuse, check bool
 }
 
 // NewReader reads r, which starts at pos.Offset of the file (the caller
@@ -163,6 +179,11 @@ func NewReader(r io.Reader, opt Options, pos Position) (*Reader, error) {
 		return nil, err
 	}
 	rd.plan = plan
+	for _, c := range plan {
+		if c.skip && c.to.field.Name != "" {
+			rd.ignore(c.header, c.to)
+		}
+	}
 	return rd, nil
 }
 
@@ -227,7 +248,16 @@ func planColumns(opt Options, header []string, keep map[string]bool) ([]column, 
 				}
 			}
 			setBy[path] = i
-			c.skip = t.readOnly && !keep[path] && !keep[t.path[0]]
+			if t.readOnly && !keep[path] && !keep[t.path[0]] {
+				switch t.rule {
+				case resource.ImportIgnored:
+					c.skip = true
+				case resource.ImportRefused:
+					c.refuse = true
+				case resource.ImportDerived:
+					c.check = true
+				}
+			}
 		}
 		plan[i] = c
 	}
@@ -305,7 +335,7 @@ func (r *Reader) nextCSV() (Row, error) {
 			row.Err = &RowError{Row: row.Number, Message: fmt.Sprintf("has %s; the header has %d", plural(len(cells), "cell"), len(r.plan))}
 			return row, nil
 		}
-		row.Body, row.Err = r.csvBody(row.Number, cells)
+		row.Body, row.Checks, row.Err = r.csvBody(row.Number, cells)
 		return row, nil
 	}
 }
@@ -329,7 +359,7 @@ func plural(n int, noun string) string {
 
 // csvBody is the JSON body of a row's cells. The cells' values are
 // appended to the reader's arena, then set in the body.
-func (r *Reader) csvBody(n int64, cells []string) ([]byte, error) {
+func (r *Reader) csvBody(n int64, cells []string) ([]byte, map[string]json.RawMessage, error) {
 	r.arena, r.spans = r.arena[:0], r.spans[:0]
 	for i, c := range r.plan {
 		if c.skip {
@@ -338,18 +368,64 @@ func (r *Reader) csvBody(n int64, cells []string) ([]byte, error) {
 		start := len(r.arena)
 		var msg string
 		if r.arena, msg = appendCell(r.arena, c.to.field, c.whole, cells[i]); msg != "" {
-			return nil, &RowError{Row: n, Column: c.header, Message: msg}
+			return nil, nil, &RowError{Row: n, Column: c.header, Message: msg}
+		}
+		if v := r.arena[start:]; c.refuse && !emptyValue(v) {
+			return nil, nil, &RowError{Row: n, Column: c.header, Message: readOnlyMessage(c.to)}
 		}
 		if len(r.arena) > start { // else the cell leaves the field out
 			r.spans = append(r.spans, span{i, start, len(r.arena)})
 		}
 	}
 	body := &object{}
+	var checks map[string]json.RawMessage
 	for _, sp := range r.spans {
-		body.set(r.plan[sp.column].to.path, r.arena[sp.start:sp.end])
+		c := r.plan[sp.column]
+		switch {
+		case c.refuse: // an empty value: no value
+		case c.check:
+			if checks == nil {
+				checks = map[string]json.RawMessage{}
+			}
+			checks[c.to.String()] = bytes.Clone(r.arena[sp.start:sp.end])
+		default:
+			body.set(c.to.path, r.arena[sp.start:sp.end])
+		}
 	}
-	return body.appendTo(make([]byte, 0, len(r.arena)+16*len(r.spans)+2)), nil
+	return body.appendTo(make([]byte, 0, len(r.arena)+16*len(r.spans)+2)), checks, nil
 }
+
+// emptyValue reports the JSON of a field that holds nothing, as an export
+// writes it for a field never set: "", [], {} or null.
+func emptyValue(v []byte) bool {
+	switch string(bytes.TrimSpace(v)) {
+	case "", `""`, "[]", "{}", "null":
+		return true
+	}
+	return false
+}
+
+// readOnlyMessage is the error of a value for a read-only field that an
+// import does not take.
+func readOnlyMessage(t target) string {
+	return fmt.Sprintf("%s is read-only: the service sets it, and an import cannot; leave the cell empty, or map the column to \"\" to skip it", t)
+}
+
+// ignore records that the column (key) of t is not read.
+func (r *Reader) ignore(column string, t target) {
+	for _, c := range r.ignored {
+		if c.Column == column {
+			return
+		}
+	}
+	f, _ := r.opt.Def.Field(t.path[0])
+	r.ignored = append(r.ignored, IgnoredColumn{Column: column, Reason: resource.ImportNoteOf(f)})
+}
+
+// Ignored are the columns (NDJSON keys) read so far that the reader does
+// not read into bodies, and why: the service sets their fields whenever it
+// writes a record (an export's id, createdAt and updatedAt).
+func (r *Reader) Ignored() []IgnoredColumn { return slices.Clone(r.ignored) }
 
 // span is where a column's value is in the arena.
 type span struct{ column, start, end int }
@@ -613,7 +689,7 @@ func (r *Reader) nextLine() (Row, error) {
 		}
 		r.pos.Row, r.pos.Offset = r.pos.Row+1, r.pos.Offset+n
 		row := Row{Number: r.pos.Row, Raw: []string{string(bytes.TrimRight(line, "\r"))}}
-		row.Body, row.Err = r.lineBody(row.Number, text)
+		row.Body, row.Checks, row.Err = r.lineBody(row.Number, text)
 		return row, nil
 	}
 }
@@ -641,11 +717,12 @@ func (r *Reader) readLine() (line []byte, n int64, long bool, err error) {
 }
 
 // lineBody is the JSON body of an NDJSON line.
-func (r *Reader) lineBody(n int64, text []byte) ([]byte, error) {
+func (r *Reader) lineBody(n int64, text []byte) ([]byte, map[string]json.RawMessage, error) {
 	var obj map[string]json.RawMessage
 	if text[0] != '{' || json.Unmarshal(text, &obj) != nil {
-		return nil, &RowError{Row: n, Message: fmt.Sprintf("is not a JSON object: %q", truncate(string(text), maxShown))}
+		return nil, nil, &RowError{Row: n, Message: fmt.Sprintf("is not a JSON object: %q", truncate(string(text), maxShown))}
 	}
+	var checks map[string]json.RawMessage
 	keys := make([]string, 0, len(obj))
 	var mapped []string
 	for k := range obj {
@@ -672,16 +749,34 @@ func (r *Reader) lineBody(n int64, text []byte) ([]byte, error) {
 			continue
 		}
 		if t.readOnly && !r.keep[t.String()] && !r.keep[t.path[0]] {
-			continue
+			switch t.rule {
+			case resource.ImportIgnored:
+				r.ignore(k, t)
+				continue
+			case resource.ImportRefused:
+				if !emptyValue(v) {
+					return nil, nil, &RowError{Row: n, Column: k, Message: readOnlyMessage(t)}
+				}
+				continue
+			case resource.ImportDerived:
+				if checks == nil {
+					checks = map[string]json.RawMessage{}
+				}
+				checks[t.String()] = compact(v)
+				continue
+			}
 		}
 		if f := t.field; f.Kind == resource.Struct || f.Kind == resource.Structs {
 			if sub, ok := structJSON(f.Fields, bytes.TrimSpace(v), f.Kind == resource.Structs); ok {
 				v = sub
 			}
+			if f.Kind == resource.Struct && string(v) == "{}" {
+				continue // no part known: left out, as a CSV row's empty cells of its parts
+			}
 		}
 		body.set(t.path, compact(v))
 	}
-	return body.appendTo(nil), nil
+	return body.appendTo(nil), checks, nil
 }
 
 func compact(v json.RawMessage) json.RawMessage {

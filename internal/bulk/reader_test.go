@@ -158,9 +158,16 @@ func TestAStructIsBuiltFromItsSubfieldColumnsOrReadWhole(t *testing.T) {
 	}
 }
 
-func TestReadOnlyColumnsAreDroppedUnlessKept(t *testing.T) {
+func TestReadOnlyColumnsAreReadAsTheirImportRuleSays(t *testing.T) {
 	t.Parallel()
 	data := "id,name,createdAt,updatedAt,externalReference.source\ndeal_1,Big deal,2026-01-01T00:00:00.000Z,2026-01-01T00:00:00.000Z,crm\n"
+	rd, err := bulk.NewReader(strings.NewReader(data), bulk.Options{Format: bulk.CSV, Def: resources.Deals}, bulk.Position{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ig := rd.Ignored(); len(ig) != 3 || ig[0].Column != "id" || ig[1].Column != "createdAt" || ig[2].Column != "updatedAt" || ig[0].Reason == "" {
+		t.Errorf("ignored columns %+v", ig)
+	}
 	row := oneRow(t, resources.Deals, data, bulk.Options{})
 	if string(row.Body) != `{"name":"Big deal","externalReference":{"source":"crm"}}` {
 		t.Errorf("body %s", row.Body)
@@ -169,10 +176,27 @@ func TestReadOnlyColumnsAreDroppedUnlessKept(t *testing.T) {
 	if string(row.Body) != `{"id":"deal_1","name":"Big deal","externalReference":{"source":"crm"}}` {
 		t.Errorf("kept id: %s", row.Body)
 	}
-	// A company's externalReference is read-only, subfields and all.
+	// A company's externalReference is read-only, subfields and all: a
+	// value fails the row, an empty cell is no value.
 	row = oneRow(t, defs()[0], "canonicalName,externalReference.source,origin,employeeCount\nA,crm,user,12\n", bulk.Options{})
-	if string(row.Body) != `{"canonicalName":"A"}` {
-		t.Errorf("company: %s", row.Body)
+	var re *bulk.RowError
+	if !errors.As(row.Err, &re) || re.Column != "externalReference.source" || !strings.Contains(re.Message, "read-only") {
+		t.Errorf("a read-only value: %v", row.Err)
+	}
+	// A reconciled attribute and the origin are the body's, for the
+	// company's service to take as an import's; the integer is checked.
+	row = oneRow(t, defs()[0], "canonicalName,externalReference.source,origin,employeeCount\nA,,workflow,12\n", bulk.Options{})
+	if row.Err != nil || string(row.Body) != `{"canonicalName":"A","origin":"workflow","employeeCount":12}` {
+		t.Errorf("company: %s %v", row.Body, row.Err)
+	}
+	row = oneRow(t, defs()[0], "canonicalName,employeeCount\nA,ten\n", bulk.Options{})
+	if !errors.As(row.Err, &re) || re.Column != "employeeCount" || !strings.Contains(re.Message, "not an integer") {
+		t.Errorf("employeeCount ten: %v", row.Err)
+	}
+	// A derived value is for the written record to hold.
+	row = oneRow(t, resources.Scores, "frameworkId,company,finalScore\nfw_1,cmp_1,4.25\n", bulk.Options{})
+	if row.Err != nil || string(row.Body) != `{"frameworkId":"fw_1","company":"cmp_1"}` || string(row.Checks["finalScore"]) != "4.25" {
+		t.Errorf("score: %s %s %v", row.Body, row.Checks, row.Err)
 	}
 	// Immutable fields are kept: the decoder decides.
 	row = oneRow(t, resources.Lists, "name,resourceType\nWatch,deal\n", bulk.Options{})

@@ -94,16 +94,36 @@ const ProviderCompanyUpdate = "company-update"
 // (its value becomes a pinned user candidate when the first candidate
 // arrives).
 func (s *Service) UpdateCompany(ctx context.Context, cs *companies.Service, org, id string, f companies.Fields, set []string) (*companies.Company, error) {
+	return s.UpdateCompanyWith(ctx, cs, org, id, f, set, nil, nil)
+}
+
+// UpdateCompanyWith is UpdateCompany that also adds the candidate values
+// in (an import's) in the same write, and runs check (when set) on the
+// company as stored before it.
+func (s *Service) UpdateCompanyWith(ctx context.Context, cs *companies.Service, org, id string, f companies.Fields, set []string, in []Input,
+	check func(*companies.Company) error) (*companies.Company, error) {
 	t, ok := s.types[companies.Name]
 	if !ok {
 		return cs.Update(ctx, org, id, f)
 	}
+	var added []Value
+	if len(in) > 0 {
+		var err error
+		if added, err = s.prepare(ctx, org, in); err != nil {
+			return nil, err
+		}
+	}
 	props := t.enrichable(set)
-	if len(props) == 0 {
+	if len(props) == 0 && len(added) == 0 && check == nil {
 		return cs.Update(ctx, org, id, f)
 	}
 	return inRounds(ctx, func() (*companies.Company, error) {
 		return cs.Enrich(ctx, org, id, func(c *companies.Company) ([]store.Op, error) {
+			if check != nil {
+				if err := check(c); err != nil {
+					return nil, err
+				}
+			}
 			before, _ := json.Marshal(c)
 			enrichedAt := c.LastEnrichedAt
 			f.Apply(c)
@@ -113,9 +133,13 @@ func (s *Service) UpdateCompany(ctx context.Context, cs *companies.Service, org,
 			ops, err := enrichCompany(c, s.reconciler(ctx, t, org, id, func(vals map[string]*Value, current map[string]json.RawMessage) ([]store.Op, error) {
 				ops, err := s.userValues(org, id, props, vals, current)
 				if errors.Is(err, errSkip) {
-					return nil, nil
+					ops, err = nil, nil
 				}
-				return ops, err
+				if err != nil {
+					return nil, err
+				}
+				more, err := s.addOps(org, companies.Name, id, added, vals)
+				return append(ops, more...), err
 			}))
 			if err != nil || len(ops) > 0 {
 				return ops, err
@@ -232,6 +256,46 @@ func (s *Service) CreateCompany(ctx context.Context, cs *companies.Service, org 
 			return t.Reconcile(list, c.CreatedAt), ops, nil
 		})
 	})
+}
+
+// CreateCompanyWith creates a company of org from f (made by origin) in
+// one write with the candidate values in (an import's): the company starts
+// reconciled from them.
+func (s *Service) CreateCompanyWith(ctx context.Context, cs *companies.Service, org string, f companies.Fields, origin string, in []Input) (*companies.Company, error) {
+	t, ok := s.types[companies.Name]
+	if !ok || len(in) == 0 {
+		return cs.Create(ctx, org, f, origin)
+	}
+	added, err := s.prepare(ctx, org, in)
+	if err != nil {
+		return nil, err
+	}
+	return cs.CreateTx(ctx, org, f, origin, func(c *companies.Company) ([]store.Op, error) {
+		return enrichCompany(c, func(map[string]json.RawMessage) (Reconciled, []store.Op, error) {
+			vals := map[string]*Value{}
+			ops, err := s.addOps(org, companies.Name, c.ID, added, vals)
+			if err != nil {
+				return Reconciled{}, nil, err
+			}
+			return t.Reconcile(added, c.CreatedAt), ops, nil
+		})
+	})
+}
+
+// addOps adds the values added to vals, and gives the operations that
+// store them as candidates of record id.
+func (s *Service) addOps(org, typ, id string, added []Value, vals map[string]*Value) ([]store.Op, error) {
+	ops := make([]store.Op, 0, len(added))
+	for i := range added {
+		v := added[i]
+		vals[v.ID] = &v
+		op, err := s.st.CreateOp(s.item(org, typ, id, &v))
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, op)
+	}
+	return ops, nil
 }
 
 // workflowValues adds to vals a workflow candidate of each of props that

@@ -34,12 +34,13 @@ const (
 	SourceUser     = "user"     // set by a person (PUT /v1/companies/{id}, or sent as such)
 	SourceDocument = "document" // read from a document of the organization (sourceId: the document)
 	SourceProvider = "provider" // from a data provider
+	SourceImport   = "import"   // a value of a file an import read (provider import, sourceId: the import)
 	SourceWorkflow = "workflow" // written by a workflow run (sourceId: the run)
 	SourceWeb      = "web"      // found on the web
 )
 
 // Sources lists the sources, highest priority first.
-var Sources = []string{SourceUser, SourceDocument, SourceProvider, SourceWorkflow, SourceWeb}
+var Sources = []string{SourceUser, SourceDocument, SourceProvider, SourceImport, SourceWorkflow, SourceWeb}
 
 // Limits.
 const (
@@ -169,6 +170,13 @@ type Input struct {
 	Confidence float64
 	CapturedOn *clock.Time
 	Pinned     bool
+	// PinnedAt, when set, is when a pinned value was pinned (an imported
+	// candidate keeps its rank among the pinned); else now.
+	PinnedAt *clock.Time
+	// Imported: the value comes from an import's file, whose document
+	// candidates name the import (the document they were read from is not
+	// in the file), so their sourceId is not checked as a document's.
+	Imported bool
 }
 
 // Decode reads a write body {"values": [...]} for records of type typ:
@@ -311,17 +319,7 @@ func (s *Service) Add(ctx context.Context, org, typ, id string, in []Input) ([]V
 		return nil, err
 	}
 	err = s.write(ctx, org, typ, id, func(vals map[string]*Value) ([]store.Op, error) {
-		ops := make([]store.Op, 0, len(added))
-		for i := range added {
-			v := added[i]
-			vals[v.ID] = &v
-			op, err := s.st.CreateOp(s.item(org, typ, id, &v))
-			if err != nil {
-				return nil, err
-			}
-			ops = append(ops, op)
-		}
-		return ops, nil
+		return s.addOps(org, typ, id, added, vals)
 	})
 	if err != nil {
 		return nil, err
@@ -338,7 +336,7 @@ func (s *Service) prepare(ctx context.Context, org string, in []Input) ([]Value,
 		return nil, apperr.Invalid("values", "must have at most %d items", MaxBatch)
 	}
 	for i, v := range in {
-		if v.Source != SourceDocument || s.documents == nil {
+		if v.Source != SourceDocument || s.documents == nil || v.Imported {
 			continue
 		}
 		ok, err := s.documents(ctx, org, v.SourceID)
@@ -360,6 +358,9 @@ func (s *Service) prepare(ctx context.Context, org string, in []Input) ([]Value,
 			SourceID: given(v.SourceID), Confidence: v.Confidence, CapturedOn: at, Pinned: v.Pinned}
 		if v.Pinned {
 			added[i].PinnedAt = now.Ptr()
+			if v.PinnedAt != nil {
+				added[i].PinnedAt = v.PinnedAt
+			}
 		}
 	}
 	return added, nil

@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base32"
+	"strings"
 	"sync"
 	"time"
 
@@ -79,4 +80,15 @@ func At(prefix string, t time.Time) string {
 		panic("ids: time out of the ULID range: " + err.Error())
 	}
 	return prefix + "_" + lower(id.String())
+}
+
+// Valid reports whether id is an id of prefix as New and Derived make
+// them: prefix, "_", and a lowercase ULID.
+func Valid(prefix, id string) bool {
+	rest, ok := strings.CutPrefix(id, prefix+"_")
+	if !ok || len(rest) != ulid.EncodedSize || rest != lower(rest) {
+		return false
+	}
+	_, err := ulid.ParseStrict(strings.ToUpper(rest))
+	return err == nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/blob"
 	"github.com/sourcebase/sourcebase/internal/bulk"
+	"github.com/sourcebase/sourcebase/internal/clock"
 	"github.com/sourcebase/sourcebase/internal/ids"
 	"github.com/sourcebase/sourcebase/internal/input"
 	"github.com/sourcebase/sourcebase/internal/resource"
@@ -25,10 +26,15 @@ import (
 // MaxMapping is the most columns an import's mapping names.
 const MaxMapping = 500
 
+// DefaultConfidence is the confidence of the enrichment candidates an
+// import adds when its request does not say (that of a workflow's).
+const DefaultConfidence = 100
+
 // DecodeImport reads POST /v1/imports's body into a job awaiting its
-// upload: {resource, format, mode, match, mapping, dryRun}.
+// upload: {resource, format, mode, match, mapping, dryRun, keepIds,
+// confidence}.
 func (s *Service) DecodeImport(body []byte) (*Job, error) {
-	o, err := input.ParseObject(body, "resource", "format", "mode", "match", "mapping", "dryRun")
+	o, err := input.ParseObject(body, "resource", "format", "mode", "match", "mapping", "dryRun", "keepIds", "confidence")
 	if err != nil {
 		return nil, err
 	}
@@ -51,8 +57,26 @@ func (s *Service) DecodeImport(body []byte) (*Job, error) {
 	if err != nil {
 		return nil, err
 	}
+	keep, err := o.Bool("keepIds")
+	if err != nil {
+		return nil, err
+	}
+	conf, err := o.Number("confidence")
+	if err != nil {
+		return nil, err
+	}
 	j := s.newJob(KindImport, "imp")
-	j.Resource, j.Format, j.Mode, j.Match, j.DryRun = t.Def.Name, format, mode.Value, match.Value, dry.Value
+	j.Resource, j.Format, j.Mode, j.Match, j.DryRun, j.KeepIDs = t.Def.Name, format, mode.Value, match.Value, dry.Value, keep.Value
+	if conf.Set {
+		c, perr := conf.Value.Float64()
+		if perr != nil || c < 0 || c > 100 {
+			return nil, apperr.Invalid("confidence", "must be a number from 0 to 100: the confidence of the enrichment candidates the import adds")
+		}
+		j.Confidence = &c
+	}
+	if j.KeepIDs && j.Mode != ModeCreate {
+		return nil, apperr.Invalid("keepIds", "applies to mode create only: an upsert or update keeps the ids of the records it writes")
+	}
 	switch j.Mode {
 	case ModeCreate:
 		if match.Set {
@@ -120,10 +144,18 @@ func csvHeader(m map[string]string) string {
 // readOptions are how an import reads its file.
 func (s *Service) readOptions(j *Job, t Target) bulk.Options {
 	o := bulk.Options{Format: j.Format, Def: t.Def, Mapping: j.Mapping}
-	if j.Mode == ModeUpdate && j.Match == resource.FieldID {
+	if j.Mode == ModeUpdate && j.Match == resource.FieldID || j.KeepIDs {
 		o.Keep = []string{resource.FieldID}
 	}
 	return o
+}
+
+// confidence is that of the candidates the import adds.
+func (j *Job) confidence() float64 {
+	if j.Confidence != nil {
+		return *j.Confidence
+	}
+	return DefaultConfidence
 }
 
 // CreateImport stores an import awaiting its upload and returns it with
@@ -215,7 +247,7 @@ func (s *Service) stepImport(ctx context.Context, org string, j *Job, t Target, 
 		return false, apperr.Conflict("import %s has no file yet", j.ID)
 	}
 	if j.Status == StatusQueued {
-		total, err := s.countRows(ctx, org, j, t)
+		c, err := s.countRows(ctx, org, j, t)
 		var jf *jobFailure
 		if errors.As(err, &jf) {
 			return true, s.Fail(ctx, org, j.ID, jf.msg)
@@ -223,9 +255,13 @@ func (s *Service) stepImport(ctx context.Context, org string, j *Job, t Target, 
 		if err != nil {
 			return false, err
 		}
+		if err := s.writeDuplicates(ctx, org, j, c.duplicates); err != nil {
+			return false, err
+		}
 		if j, err = s.save(ctx, org, j.ID, func(j *Job) error {
 			now := s.now()
-			j.Status, j.Total, j.StartedAt = StatusRunning, total, &now
+			j.Status, j.Total, j.StartedAt = StatusRunning, c.rows, &now
+			j.IgnoredColumns, j.Duplicates = c.ignored, int64(len(c.duplicates))
 			return nil
 		}); err != nil {
 			return false, err
@@ -250,29 +286,46 @@ func (s *Service) stepImport(ctx context.Context, org string, j *Job, t Target, 
 	return false, nil
 }
 
+// counted is what reading an import's file once found: its rows, the
+// columns not read, and the rows that repeat an earlier row's key.
+type counted struct {
+	rows       int64
+	ignored    []bulk.IgnoredColumn
+	duplicates []duplicate
+}
+
 // countRows reads the whole file once for its number of rows (total),
-// checking its header.
-func (s *Service) countRows(ctx context.Context, org string, j *Job, t Target) (int64, error) {
+// checking its header, the columns it does not read and the keys its rows
+// repeat (keys).
+func (s *Service) countRows(ctx context.Context, org string, j *Job, t Target) (counted, error) {
+	var c counted
 	r, err := s.files.Open(ctx, UploadKey(org, j.ID), 0)
 	if errors.Is(err, blob.ErrNotFound) {
-		return 0, &jobFailure{"the uploaded file is gone"}
+		return c, &jobFailure{"the uploaded file is gone"}
 	}
 	if err != nil {
-		return 0, err
+		return c, err
 	}
 	defer r.Close()
 	rd, err := bulk.NewReader(r, s.readOptions(j, t), bulk.Position{})
 	if err != nil {
-		return 0, &jobFailure{"the file cannot be read: " + err.Error()}
+		return c, &jobFailure{"the file cannot be read: " + err.Error()}
 	}
-	var n int64
+	seen := newKeySet(j, t)
 	for {
-		if _, err := rd.Next(); err == io.EOF {
-			return n, nil
+		row, err := rd.Next()
+		if err == io.EOF {
+			c.ignored = rd.Ignored()
+			return c, nil
 		} else if err != nil {
-			return 0, &jobFailure{"the file cannot be read: " + err.Error()}
+			return c, &jobFailure{"the file cannot be read: " + err.Error()}
 		}
-		n++
+		c.rows++
+		if row.Err == nil {
+			if d, ok := seen.add(row); ok {
+				c.duplicates = append(c.duplicates, d)
+			}
+		}
 	}
 }
 
@@ -315,6 +368,15 @@ func (s *Service) chunk(ctx context.Context, org string, j *Job, t Target) (more
 		rows = append(rows, row)
 	}
 	pos := rd.Position()
+	dups, err := s.readDuplicates(ctx, org, j)
+	if err != nil {
+		return false, err
+	}
+	for i := range rows {
+		if d, ok := dups[rows[i].Number]; ok && rows[i].Err == nil {
+			rows[i].Err = d.err()
+		}
+	}
 	results := s.writeRows(ctx, org, j, t, rows)
 	first := j.Position.Row + 1
 	var failed []rowResult
@@ -334,7 +396,7 @@ func (s *Service) chunk(ctx context.Context, org string, j *Job, t Target) (more
 		}
 	}
 	if len(failed) > 0 {
-		if err := s.writeErrorPart(ctx, org, j, first, failed); err != nil {
+		if err := s.writeErrorPart(ctx, org, j, pos.Header, first, failed); err != nil {
 			return false, err
 		}
 	}
@@ -409,9 +471,12 @@ func (s *Service) writeRows(ctx context.Context, org string, j *Job, t Target, r
 
 // writeGroup writes rows in one transaction: each row's writes are
 // collected in a unit (store.Unit), the rows that fail alone (a bad value)
-// left out, and the unit committed. When the commit fails (a unique value
-// taken, two rows of one record, a row already written before a crash),
-// each row is written alone instead, so that each gets its own answer.
+// left out, and the unit committed. A row whose writes would take the unit
+// past a transaction's items (a company with many candidates) starts a new
+// one, the rows before it committed first. When a commit fails (a unique
+// value taken, two rows of one record, a row already written before a
+// crash), each of its rows is written alone instead, so that each gets its
+// own answer.
 func (s *Service) writeGroup(ctx context.Context, org string, j *Job, t Target, rows []bulk.Row) []rowResult {
 	results := make([]rowResult, len(rows))
 	if j.DryRun || len(rows) == 1 {
@@ -421,10 +486,22 @@ func (s *Service) writeGroup(ctx context.Context, org string, j *Job, t Target, 
 		return results
 	}
 	u := &store.Unit{}
-	uctx := store.WithUnit(ctx, u)
 	var written []int
+	commit := func() {
+		if err := s.st.Commit(ctx, u); err != nil {
+			for _, i := range written {
+				results[i] = s.writeRow(ctx, org, j, t, rows[i])
+			}
+		}
+		u, written = &store.Unit{}, nil
+	}
 	for i, row := range rows {
-		results[i] = s.writeRow(uctx, org, j, t, row)
+		results[i] = s.writeRow(store.WithUnit(ctx, u), org, j, t, row)
+		if results[i].err == nil && u.Writes() > store.MaxTransactItems && len(written) > 0 {
+			u.Discard()
+			commit()
+			results[i] = s.writeRow(store.WithUnit(ctx, u), org, j, t, row)
+		}
 		if results[i].err != nil {
 			u.Discard()
 			continue
@@ -432,11 +509,7 @@ func (s *Service) writeGroup(ctx context.Context, org string, j *Job, t Target, 
 		u.End()
 		written = append(written, i)
 	}
-	if err := s.st.Commit(ctx, u); err != nil {
-		for _, i := range written {
-			results[i] = s.writeRow(ctx, org, j, t, rows[i])
-		}
-	}
+	commit()
 	return results
 }
 
@@ -451,30 +524,111 @@ func (s *Service) writeRow(ctx context.Context, org string, j *Job, t Target, ro
 	if j.DryRun {
 		ctx = store.WithUnit(ctx, &store.Unit{})
 	}
+	if len(row.Checks) > 0 && !store.InUnit(ctx) {
+		// A row whose derived values are checked is written in a unit of
+		// its own, committed only when they hold.
+		return s.writeRowChecked(ctx, org, j, t, row)
+	}
+	ctx = resource.WithImport(ctx, resource.ImportJob{ID: j.ID, Confidence: j.confidence()})
 	inUnit := store.InUnit(ctx)
+	var rec any
 	switch j.Mode {
 	case ModeCreate:
-		// The id the row's record gets is the job's and the row's: a row
-		// written again after a crash meets the record it made.
-		id := ids.Derived(t.Def.IDPrefix, j.StartedAt.Time, j.ID+"#"+fmt.Sprint(row.Number))
-		_, err := t.Create(resource.WithNewID(ctx, id), org, row.Body)
+		id, body, err := s.createTarget(j, t, row)
+		if err != nil {
+			res.err = err
+			return res
+		}
+		rec, err = t.Create(resource.WithNewID(ctx, id), org, body)
 		if err != nil && errors.Is(err, apperr.ErrConflict) && !inUnit {
-			if _, gerr := t.Get(ctx, org, id); gerr == nil {
-				err = nil // made by this row before a crash
+			if s.madeByRow(ctx, org, j, t, id) {
+				err, rec = nil, nil // made by this row before a crash
 			}
 		}
 		res.created, res.err = err == nil, err
 	case ModeUpsert:
-		_, created, err := t.Upsert(ctx, org, j.Match, row.Body)
+		var created bool
+		var err error
+		rec, created, err = t.Upsert(ctx, org, j.Match, row.Body)
 		res.created, res.err = created, err
 	case ModeUpdate:
 		id, body, err := s.updateTarget(ctx, org, j, t, row.Body)
 		if err == nil {
-			_, err = t.Update(ctx, org, id, body)
+			rec, err = t.Update(ctx, org, id, body)
 		}
 		res.err = err
 	}
+	if res.err == nil && rec != nil {
+		res.err = checkDerived(rec, row.Checks)
+	}
 	return res
+}
+
+// writeRowChecked writes a row with derived values (resource.ImportDerived)
+// in a unit of its own, committed only when the written record holds them.
+func (s *Service) writeRowChecked(ctx context.Context, org string, j *Job, t Target, row bulk.Row) rowResult {
+	u := &store.Unit{}
+	res := s.writeRow(store.WithUnit(ctx, u), org, j, t, row)
+	if res.err != nil {
+		return res
+	}
+	u.End()
+	if err := s.st.Commit(ctx, u); err != nil {
+		var ue *store.UnitError
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		res.created, res.err = false, err
+		if j.Mode == ModeCreate && errors.Is(err, apperr.ErrConflict) {
+			if id, _, ierr := s.createTarget(j, t, row); ierr == nil && s.madeByRow(ctx, org, j, t, id) {
+				res.created, res.err = true, nil
+			}
+		}
+	}
+	return res
+}
+
+// createTarget is the id a created row's record gets, and its body: the
+// job's and the row's derived id, so that a row written again after a
+// crash meets the record it made; or, with keepIds, the file's.
+func (s *Service) createTarget(j *Job, t Target, row bulk.Row) (string, []byte, error) {
+	if !j.KeepIDs {
+		return ids.Derived(t.Def.IDPrefix, j.StartedAt.Time, j.ID+"#"+fmt.Sprint(row.Number)), row.Body, nil
+	}
+	o, err := input.ParseObject(row.Body)
+	if err != nil {
+		return "", nil, err
+	}
+	id, err := o.String(resource.FieldID, input.Text{Min: 1, Max: store.MaxIDLength, Trim: true})
+	if err != nil {
+		return "", nil, err
+	}
+	if !id.Set {
+		return "", nil, apperr.Invalid(resource.FieldID, "is required: keepIds gives each record the id of the file's id column")
+	}
+	if !ids.Valid(t.Def.IDPrefix, id.Value) {
+		return "", nil, apperr.Invalid(resource.FieldID, "%q is not an id of %s (%s_ and 26 base32 characters, as the service makes them)", id.Value, t.Def.Name, t.Def.IDPrefix)
+	}
+	body, err := withoutField(row.Body, resource.FieldID)
+	return id.Value, body, err
+}
+
+// madeByRow reports whether the record id, which a create was refused as
+// existing, is the one this row made before a crash: a derived id is the
+// job's own; a kept id must have been created since the import started.
+func (s *Service) madeByRow(ctx context.Context, org string, j *Job, t Target, id string) bool {
+	rec, err := t.Get(ctx, org, id)
+	if err != nil {
+		return false
+	}
+	if !j.KeepIDs {
+		return true
+	}
+	var meta struct {
+		CreatedAt clock.Time `json:"createdAt"`
+	}
+	b, err := jsonMarshal(rec)
+	return err == nil && jsonUnmarshal(b, &meta) == nil && j.StartedAt != nil && !meta.CreatedAt.Before(j.StartedAt.Time)
 }
 
 // updateTarget is the id of the record an update row names (its id, or
@@ -513,11 +667,12 @@ func (s *Service) updateTarget(ctx context.Context, org string, j *Job, t Target
 	return id, body, nil
 }
 
-// writeErrorPart writes the failed rows of the chunk from row first.
-func (s *Service) writeErrorPart(ctx context.Context, org string, j *Job, first int64, failed []rowResult) error {
+// writeErrorPart writes the failed rows of the chunk from row first; header
+// is the file's (CSV), read at its start.
+func (s *Service) writeErrorPart(ctx context.Context, org string, j *Job, header []string, first int64, failed []rowResult) error {
 	sort.Slice(failed, func(a, b int) bool { return failed[a].row.Number < failed[b].row.Number })
 	var b bytes.Buffer
-	ew := bulk.NewErrorWriter(&b, j.Format, j.Position.Header)
+	ew := bulk.NewErrorWriter(&b, j.Format, header)
 	for _, f := range failed {
 		if err := ew.Write(f.row, rowMessage(f.err)); err != nil {
 			return err

@@ -72,9 +72,21 @@ type Job struct {
 	Match    string            `json:"match,omitempty"`
 	Mapping  map[string]string `json:"mapping,omitempty"`
 	DryRun   bool              `json:"dryRun,omitempty"`
-	Filter   map[string]any    `json:"filter,omitempty"`
-	Fields   []string          `json:"fields,omitempty"`
-	Status   string            `json:"status"`
+	// KeepIDs: an import's created records take the ids of the file's id
+	// column (a copy into another organization keeps its references).
+	KeepIDs bool `json:"keepIds,omitempty"`
+	// Confidence is that of the enrichment candidates an import adds
+	// (resource.ImportCandidate columns); DefaultConfidence when unset.
+	Confidence *float64 `json:"confidence,omitempty"`
+	// IgnoredColumns are the columns an import does not read, and why
+	// (found when the file is counted).
+	IgnoredColumns []bulk.IgnoredColumn `json:"ignoredColumns,omitempty"`
+	// Duplicates are the rows of an import that repeat a key of an earlier
+	// row (found when the file is counted): each fails.
+	Duplicates int64          `json:"duplicates,omitempty"`
+	Filter     map[string]any `json:"filter,omitempty"`
+	Fields     []string       `json:"fields,omitempty"`
+	Status     string         `json:"status"`
 	// Total is the file's rows (an import, once counted); Rows those an
 	// export wrote.
 	Total     int64 `json:"total"`

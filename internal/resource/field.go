@@ -56,6 +56,11 @@ type Field struct {
 	// ReadOnly fields are set by the service (ids, times, computed values);
 	// a client that sends one gets a 400 saying so.
 	ReadOnly bool
+	// Import says what an import does with a read-only field's column
+	// (ImportRefused unless declared); ImportNote says, for ImportIgnored,
+	// why the column is not read.
+	Import     ImportRule
+	ImportNote string
 	// Immutable fields are set on create and cannot change afterwards.
 	Immutable bool
 	MaxLen    int      // characters of a text (default 200; Text: 20,000)

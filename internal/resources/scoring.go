@@ -82,10 +82,10 @@ var Scores = declare(&resource.Def{
 	Doc: "A company's scores on a framework's elements; finalScore is the weight-normalized mean of the element scores.",
 	Fields: []resource.Field{
 		{Name: "frameworkId", Kind: resource.Ref, Target: "frameworks", Required: true, Immutable: true, Doc: "the framework scored on"},
-		{Name: "frameworkName", Kind: resource.String, ReadOnly: true, Doc: "the framework's name when the score was written"},
+		{Name: "frameworkName", Kind: resource.String, ReadOnly: true, Import: resource.ImportDerived, Doc: "the framework's name when the score was written"},
 		{Name: "company", Kind: resource.Ref, Target: Companies, Required: true, Immutable: true, Lookup: true, Doc: "the company's id; a list filter"},
 		{Name: "screeningId", Kind: resource.Ref, Target: "screenings", Lookup: true, Doc: "the screening, if any; a list filter"},
-		{Name: "finalScore", Kind: resource.Number, ReadOnly: true, Doc: "Σ weight·score / Σ weight over the elements scored, rounded to 4 decimals"},
+		{Name: "finalScore", Kind: resource.Number, ReadOnly: true, Import: resource.ImportDerived, Doc: "Σ weight·score / Σ weight over the elements scored, rounded to 4 decimals"},
 		{Name: "elementScores", Kind: resource.Structs, Required: true, MaxItems: 100, Doc: "the element scores",
 			Example: []any{
 				map[string]any{"elementId": "e1", "score": 80, "reasoning": "repeat founders", "confidence": 70},
@@ -93,7 +93,7 @@ var Scores = declare(&resource.Def{
 			},
 			Fields: []resource.Field{
 				{Name: "elementId", Kind: resource.String, MaxLen: 64, Required: true, Doc: "an element of the framework"},
-				{Name: "elementName", Kind: resource.String, ReadOnly: true, Doc: "the element's name, from the framework"},
+				{Name: "elementName", Kind: resource.String, ReadOnly: true, Import: resource.ImportDerived, Doc: "the element's name, from the framework"},
 				{Name: "score", Kind: resource.Number, Min: ptr(0), Max: ptr(100), Required: true, Doc: "the score, 0 to 100"},
 				{Name: "reasoning", Kind: resource.Text, MaxLen: 5000, Doc: "why"},
 				{Name: "confidence", Kind: resource.Number, Min: ptr(0), Max: ptr(100), Doc: "the confidence, 0 to 100"},
