@@ -55,9 +55,11 @@ type Def struct {
 	// their records keep a change feed that search indexes follow, and
 	// fields with a Search weight are matched by a search's text.
 	Searchable bool
-	// MCP gives the resource tools on the MCP server (package mcpserver):
-	// search_<name> (list_<name> when it is not Searchable) and
-	// get_<singular>.
+	// MCP gives the resource tools on the MCP server (package mcpserver),
+	// one for each of its generic operations: create_<singular>,
+	// list_<name>, search_<name> (when Searchable), get_<singular>,
+	// update_<singular>, delete_<singular>, upsert_<singular> (when it has
+	// a unique field) and batch_<name>.
 	MCP bool
 	// Series lets its records hold metric series (package metrics): a
 	// point's resource is then <Name>:<id>.
@@ -147,13 +149,16 @@ func (r *Record) UnmarshalJSON(b []byte) error {
 
 // allFields are the declared fields with the built-in ones around them.
 func (d *Def) allFields() []Field {
-	out := []Field{{Name: FieldID, Kind: String, ReadOnly: true, Always: true, Doc: "the record's id"}}
+	out := []Field{{Name: FieldID, Kind: String, ReadOnly: true, Always: true, Doc: "the record's id",
+		Import: ImportIgnored, ImportNote: "an import makes each record's id (keepIds: true keeps the file's; mode update matches by it)"}}
 	out = append(out, d.Fields...)
-	out = append(out, Field{Name: FieldCreatedAt, Kind: DateTime, ReadOnly: true, Always: true, Doc: "when the record was created"})
+	out = append(out, Field{Name: FieldCreatedAt, Kind: DateTime, ReadOnly: true, Always: true, Doc: "when the record was created",
+		Import: ImportIgnored, ImportNote: "createdAt is when the import writes the record"})
 	if d.NoUpdatedAt {
 		return out
 	}
-	return append(out, Field{Name: FieldUpdatedAt, Kind: DateTime, ReadOnly: true, Always: true, Doc: "when the record last changed", Sort: d.SortUpdatedAt})
+	return append(out, Field{Name: FieldUpdatedAt, Kind: DateTime, ReadOnly: true, Always: true, Doc: "when the record last changed", Sort: d.SortUpdatedAt,
+		Import: ImportIgnored, ImportNote: "updatedAt is when the import writes the record"})
 }
 
 // Field returns the declared field called name.
