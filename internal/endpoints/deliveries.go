@@ -41,15 +41,36 @@ type Delivery struct {
 	EventType  string `json:"eventType"`
 	// Resource is the record the event is about ("" for a test): its
 	// deliveries to one endpoint are made in order of change.
-	ResourceID    string      `json:"resourceId,omitempty"`
-	Status        string      `json:"status"`
-	Attempts      []Attempt   `json:"attempts"`
+	ResourceID string    `json:"resourceId,omitempty"`
+	Status     string    `json:"status"`
+	Attempts   []Attempt `json:"attempts"`
+	// NextAttemptAt is when a pending delivery is due: when it was made
+	// (or queued again by a manual retry), the time of its retry after a
+	// failed attempt; nil once it succeeded or failed. A due delivery
+	// still waits behind its record's earlier deliveries to the endpoint.
 	NextAttemptAt *clock.Time `json:"nextAttemptAt"`
 	CreatedAt     clock.Time  `json:"createdAt"`
 	UpdatedAt     clock.Time  `json:"updatedAt"`
 	// Payload is the body every attempt sends (kept so that a retry sends
 	// the same bytes); not shown.
 	Payload json.RawMessage `json:"payload,omitempty"`
+}
+
+// stored is a delivery as the table keeps it: with the hold of its
+// message, which clients never see.
+type stored struct {
+	Delivery
+	// Hold is where the delivery's message waits for its retry, holding
+	// its group (the record's later deliveries to the endpoint): what a
+	// successful manual retry releases; nil when none waits.
+	Hold *Hold `json:"hold,omitempty"`
+}
+
+// Hold is a message of a group waiting for its retry: its group and, in
+// SQS, the receipt handle of the receive that holds it.
+type Hold struct {
+	Group   string `json:"group"`
+	Receipt string `json:"receipt,omitempty"`
 }
 
 // Attempt is one try of a delivery.
@@ -79,11 +100,22 @@ type Message struct {
 	Delivery string `json:"delivery"`
 	Group    string `json:"group"`
 	Manual   bool   `json:"manual,omitempty"` // a retry asked for by a client
+	// Receipt is the queue's handle of this receipt of the message (SQS),
+	// set by the queue's handler; what a Hold keeps.
+	Receipt string `json:"-"`
 }
 
 // Queue carries deliveries to Attempt.
 type Queue interface {
 	Send(ctx context.Context, m Message) error
+}
+
+// Releaser is a Queue that can end at once the wait of a message held for
+// its retry (m: the delivery, its group and receipt, from its Hold): the
+// message is attempted again now, finds its delivery done, and its group
+// goes on.
+type Releaser interface {
+	Release(ctx context.Context, m Message) error
 }
 
 // Publish creates the deliveries of an event to org's endpoints
@@ -100,9 +132,10 @@ func (s *Service) Publish(ctx context.Context, d events.Derived) error {
 		return err
 	}
 	for _, ep := range eps {
+		now := s.now()
 		dl := Delivery{ID: ids.Derived("msg", d.Event.OccurredAt.Time, d.Event.ID+"/"+ep.ID), EndpointID: ep.ID,
 			EventID: d.Event.ID, EventType: d.Event.Type, ResourceID: d.Event.Resource.ID, Status: Pending,
-			CreatedAt: s.now(), UpdatedAt: s.now(), Payload: body}
+			NextAttemptAt: &now, CreatedAt: now, UpdatedAt: now, Payload: body}
 		created, err := s.appendDelivery(ctx, d.Org, dl)
 		if err != nil {
 			return err
@@ -129,8 +162,8 @@ func (s *Service) appendDelivery(ctx context.Context, org string, dl Delivery) (
 		Attrs: map[string]string{"status": dl.Status}, Expires: dl.CreatedAt.Add(DeliveryRetention)})
 }
 
-func (s *Service) delivery(ctx context.Context, org, id string) (Delivery, int64, error) {
-	var d Delivery
+func (s *Service) delivery(ctx context.Context, org, id string) (stored, int64, error) {
+	var d stored
 	if len(id) > store.MaxIDLength {
 		return d, 0, apperr.ErrNotFound
 	}
@@ -142,7 +175,7 @@ func (s *Service) delivery(ctx context.Context, org, id string) (Delivery, int64
 }
 
 // saveDelivery writes d over the version read.
-func (s *Service) saveDelivery(ctx context.Context, org string, d Delivery, version int64) error {
+func (s *Service) saveDelivery(ctx context.Context, org string, d stored, version int64) error {
 	if len(d.Attempts) > MaxAttemptsShown {
 		d.Attempts = d.Attempts[len(d.Attempts)-MaxAttemptsShown:]
 	}
@@ -165,7 +198,10 @@ type Outcome struct {
 // Attempt makes one try of a pending delivery: it signs the payload with
 // the endpoint's live secrets, posts it, and records the attempt. A
 // delivery no longer pending (done, given up, or attempted meanwhile by a
-// duplicate message) is left alone.
+// duplicate message) is left alone. A failed attempt of the delivery's
+// own message holds its group for the retry (Hold); a manual retry that
+// succeeds releases that hold (release), so the record's later
+// deliveries go at once rather than at the retry's time.
 func (s *Service) Attempt(ctx context.Context, m Message) (Outcome, error) {
 	ctx = store.WithActor(ctx, store.Actor{Type: store.ActorSystem, ID: "deliveries"})
 	d, version, err := s.delivery(ctx, m.Org, m.Delivery)
@@ -184,7 +220,7 @@ func (s *Service) Attempt(ctx context.Context, m Message) (Outcome, error) {
 	case !ep.Enabled:
 		return Outcome{}, s.giveUp(ctx, m.Org, d, version, "the endpoint is disabled")
 	}
-	at := s.send(ctx, ep, d, false)
+	at := s.send(ctx, ep, d.Delivery, false)
 	d.Attempts = append(d.Attempts, at)
 	d.UpdatedAt = s.now()
 	var out Outcome
@@ -194,14 +230,19 @@ func (s *Service) Attempt(ctx context.Context, m Message) (Outcome, error) {
 			failures++
 		}
 	}
+	held := d.Hold
 	switch wait, again := outbound.NextRetry(failures, s.Scale); {
 	case ok(at):
-		d.Status, d.NextAttemptAt = Succeeded, nil
+		d.Status, d.NextAttemptAt, d.Hold = Succeeded, nil, nil
 	case again:
 		next := clock.Time{Time: s.now().Add(wait)}
 		d.NextAttemptAt, out.Retry = &next, wait
+		if !m.Manual {
+			// A manual retry waits in a group of its own, holding nothing.
+			d.Hold = &Hold{Group: m.Group, Receipt: m.Receipt}
+		}
 	default:
-		d.Status, d.NextAttemptAt, out.Dead = Failed, nil, true
+		d.Status, d.NextAttemptAt, d.Hold, out.Dead = Failed, nil, nil, true
 	}
 	if err := s.saveDelivery(ctx, m.Org, d, version); err != nil {
 		if errors.Is(err, apperr.ErrConflict) {
@@ -209,7 +250,25 @@ func (s *Service) Attempt(ctx context.Context, m Message) (Outcome, error) {
 		}
 		return Outcome{}, err
 	}
+	if m.Manual && ok(at) && held != nil {
+		s.release(ctx, m.Org, d.ID, *held)
+	}
 	return out, s.health(ctx, m.Org, ep, ok(at))
+}
+
+// release lets the group the delivery's message holds for its retry go
+// on now, when the queue can (Releaser): the delivery is done, and the
+// record's later deliveries need not wait for that retry. A release that
+// fails is logged: the group then goes on at the retry's time, as it
+// would have.
+func (s *Service) release(ctx context.Context, org, delivery string, h Hold) {
+	r, ok := s.queue.(Releaser)
+	if !ok {
+		return
+	}
+	if err := r.Release(ctx, Message{Org: org, Delivery: delivery, Group: h.Group, Receipt: h.Receipt}); err != nil {
+		slog.WarnContext(ctx, "a delivery's group cannot be released; its later deliveries wait for its retry", "delivery", delivery, "error", err)
+	}
 }
 
 func ok(a Attempt) bool { return a.Status >= 200 && a.Status <= 299 }
@@ -232,8 +291,8 @@ func (s *Service) send(ctx context.Context, ep *record, d Delivery, manual bool)
 }
 
 // giveUp fails a delivery that can no longer be made.
-func (s *Service) giveUp(ctx context.Context, org string, d Delivery, version int64, why string) error {
-	d.Status, d.NextAttemptAt, d.UpdatedAt = Failed, nil, s.now()
+func (s *Service) giveUp(ctx context.Context, org string, d stored, version int64, why string) error {
+	d.Status, d.NextAttemptAt, d.Hold, d.UpdatedAt = Failed, nil, nil, s.now()
 	d.Attempts = append(d.Attempts, Attempt{At: s.now(), Error: why})
 	err := s.saveDelivery(ctx, org, d, version)
 	if errors.Is(err, apperr.ErrConflict) {
@@ -324,7 +383,9 @@ func (s *Service) GetDelivery(ctx context.Context, org, endpoint, id string) (*D
 }
 
 // Retry queues a delivery again, whatever its status: pending once more
-// with the same webhook-id and payload, attempted at once.
+// with the same webhook-id and payload, attempted at once. An attempt
+// that succeeds releases the record's later deliveries its retry held
+// (Attempt).
 func (s *Service) Retry(ctx context.Context, org, endpoint, id string) (*Delivery, error) {
 	for range 5 {
 		d, version, err := s.delivery(ctx, org, id)

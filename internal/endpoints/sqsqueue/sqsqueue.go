@@ -46,6 +46,20 @@ func (q Queue) Send(ctx context.Context, m endpoints.Message) error {
 	return err
 }
 
+// Release makes the held message m's receipt names visible at once
+// (ChangeMessageVisibility to 0): the deliver function gets it again,
+// finds its delivery done, and its group goes on. A receipt that no
+// longer holds the message (its retry came meanwhile) is an error the
+// caller logs.
+func (q Queue) Release(ctx context.Context, m endpoints.Message) error {
+	if m.Receipt == "" {
+		return nil
+	}
+	_, err := q.Client.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(q.URL),
+		ReceiptHandle: aws.String(m.Receipt), VisibilityTimeout: 0})
+	return err
+}
+
 // groupID fits a group into SQS's 128 characters.
 func groupID(g string) string {
 	if len(g) <= 128 {
@@ -57,8 +71,12 @@ func groupID(g string) string {
 // Handler is the deliver function: it attempts a batch of the FIFO
 // queue's messages in order. A message to retry is hidden for its wait
 // (ChangeMessageVisibility, at most MaxVisibility) and reported failed,
-// with every later message of its group in the batch (FIFO order); one
-// that exhausted its retries is moved to the dead-letter queue dlq.
+// with every later message of its group in the batch (FIFO order), which
+// are made visible again at once: behind the hidden one, they cannot be
+// received before it, and so never hold their group themselves (a
+// release of the hidden one, endpoints.Releaser, lets the group go on
+// now). One that exhausted its retries is moved to the dead-letter queue
+// dlq.
 func Handler(s *endpoints.Service, client *sqs.Client, queueURL, dlq string) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
 	return func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 		var resp events.SQSEventResponse
@@ -70,6 +88,10 @@ func Handler(s *endpoints.Service, client *sqs.Client, queueURL, dlq string) fun
 			group := msg.Attributes["MessageGroupId"]
 			if held[group] {
 				fail(msg)
+				if _, err := client.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(queueURL),
+					ReceiptHandle: aws.String(msg.ReceiptHandle), VisibilityTimeout: 0}); err != nil {
+					slog.WarnContext(ctx, "a delivery held behind its group's retry comes back after the queue's visibility timeout", "messageId", msg.MessageId, "error", err)
+				}
 				continue
 			}
 			var m endpoints.Message
@@ -77,6 +99,7 @@ func Handler(s *endpoints.Service, client *sqs.Client, queueURL, dlq string) fun
 				slog.ErrorContext(ctx, "a delivery message cannot be read; dropped", "messageId", msg.MessageId)
 				continue
 			}
+			m.Receipt = msg.ReceiptHandle
 			out, err := s.Attempt(ctx, m)
 			switch {
 			case err != nil:
