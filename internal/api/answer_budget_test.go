@@ -23,6 +23,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/testenv"
+	"github.com/sourcebase/sourcebase/internal/workflows"
 )
 
 // Every route's answer, and every MCP tool's, stays within the response
@@ -184,7 +185,14 @@ func TestEveryRouteAndEveryMCPToolAnswersWithinTheBudget(t *testing.T) {
 		"retry_workflow_run":        {"id": run},
 	}
 	// The other tools of the kinds of record: their largest page, and a
-	// record of their sample.
+	// record of their sample. A new company or deal is a big one, so that
+	// the newest deal stays big for the batch below.
+	newRecord := func(name string) string {
+		if name == workflows.Def.Name {
+			return c.Do("POST", "/v1/workflows", map[string]any{"name": "Budget " + name}).Want(t, http.StatusCreated).Object(t)["id"].(string)
+		}
+		return apitest.CreateTarget(t, c, name)
+	}
 	for _, rt := range api.Routes() {
 		if rt.Tool == nil || args[rt.Tool.Name] != nil {
 			continue
@@ -196,6 +204,28 @@ func TestEveryRouteAndEveryMCPToolAnswersWithinTheBudget(t *testing.T) {
 			args[rt.Tool.Name] = map[string]any{"limit": 1000}
 		case rt.Method == http.MethodGet && strings.HasSuffix(rt.Path, "/{id}"):
 			args[rt.Tool.Name] = map[string]any{"id": apitest.CreateTarget(t, c, rt.Resource)}
+		case rt.Method == http.MethodPost && rt.Path == "/v1/"+rt.Resource:
+			var body map[string]any
+			switch rt.Resource {
+			case resources.Companies:
+				body = map[string]any{"canonicalName": "Created Co", "custom": map[string]any{"notes": bigText(80_000)}}
+			case "deals":
+				body = map[string]any{"name": "Created deal", "custom": map[string]any{"notes": bigText(80_000)}}
+			case workflows.Def.Name:
+				body = map[string]any{"name": "Created workflow"}
+			default:
+				body = apitest.Sample(t, c, declared(t, rt.Resource), true)
+			}
+			args[rt.Tool.Name] = map[string]any{"body": body}
+		case rt.Method == http.MethodPut && strings.HasSuffix(rt.Path, "/{id}"):
+			// An update that changes nothing: it answers the whole record.
+			id := map[string]string{"companies": bigCompany, "deals": bigDeal}[rt.Resource]
+			if id == "" {
+				id = newRecord(rt.Resource)
+			}
+			args[rt.Tool.Name] = map[string]any{"id": id, "body": map[string]any{}}
+		case rt.Method == http.MethodDelete && strings.HasSuffix(rt.Path, "/{id}"):
+			args[rt.Tool.Name] = map[string]any{"id": newRecord(rt.Resource)}
 		case strings.HasSuffix(rt.Path, "/batch"):
 			// 100 updates that change nothing: each answers the whole
 			// record, the biggest there is for companies and deals.

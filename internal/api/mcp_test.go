@@ -98,7 +98,8 @@ func TestTheMCPServerListsItsToolsWithSchemasAndEveryToolAnswers(t *testing.T) {
 			t.Errorf("tool %s has no description or input schema", tool.Name)
 		}
 	}
-	for _, want := range []string{"search_companies", "get_company", "list_deals", "get_deal", "list_people", "get_person",
+	for _, want := range []string{"search_companies", "list_companies", "get_company", "create_company", "update_company", "delete_company",
+		"list_deals", "get_deal", "create_deal", "update_deal", "delete_deal", "list_people", "get_person",
 		"search_documents", "get_document", "search_activities", "get_activity", "search_workspaces", "get_workspace",
 		"get_enrichment_candidates", "read_metric_series", "list_workflows", "start_workflow_run", "get_workflow_run", "retry_workflow_run"} {
 		if !slices.Contains(names, want) {

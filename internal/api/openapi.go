@@ -213,7 +213,7 @@ func multiGetOperation(get Operation, d *resource.Def) openapi.Operation {
 func operation(o Operation) openapi.Operation {
 	op := openapi.Operation{Method: o.Method, Path: o.Path, Function: o.Function, Tag: o.TopicName(), Status: http.StatusOK,
 		Idempotent:     o.Idempotent,
-		Preconditioned: o.Method == http.MethodPut || o.Method == http.MethodPatch || o.Method == http.MethodDelete,
+		Preconditioned: o.Conditional(),
 		Public:         !o.Authenticated()}
 	if o.Method == http.MethodDelete {
 		op.Status = http.StatusNoContent

@@ -126,8 +126,11 @@ func Searchable() []*resource.Def {
 // recordOperations are the generic operations of k: create (201), list
 // (paged, filtered by one lookup field), get, partial update and delete
 // (204) — list and get only for a read-only kind — and its search when
-// it is searchable. With MCP set, the search (or, when it has none, the
-// list) and the get are MCP tools.
+// it is searchable. With MCP set, each of them is an MCP tool:
+// create_<singular>, list_<name>, search_<name>, get_<singular>,
+// update_<singular> and delete_<singular> (and the bulk writes' tools,
+// bulkOperations), so that an agent reads and changes every kind the
+// same way.
 func recordOperations[T any](k kind[T]) []Operation {
 	d := k.def
 	base, item := "/v1/"+d.Name, "/v1/"+d.Name+"/{id}"
@@ -147,6 +150,10 @@ func recordOperations[T any](k kind[T]) []Operation {
 		op.Body, op.Status, op.Data, op.ETag = openapi.Record(d, openapi.Create), http.StatusCreated, ref, true
 		op.Errors = []int{409}
 	})
+	if d.MCP {
+		create = create.tool("create_"+snake.Replace(d.Singular), "Create "+withArticle(d.Singular)+": body holds its fields. "+
+			"Answers the stored record and its etag (for ifMatch).")
+	}
 
 	list := declare(d.Function, http.MethodGet, base, func(a *API, w http.ResponseWriter, r *http.Request) {
 		listRecords(a, w, r, k, res)
@@ -156,7 +163,7 @@ func recordOperations[T any](k kind[T]) []Operation {
 			"When more records follow, `X-Next-Cursor` holds the next page's `cursor` and `Link` its URL."
 		listOperation(op, d)
 	})
-	if d.MCP && !d.Searchable {
+	if d.MCP {
 		expand := ""
 		if len(res.Expandable) > 0 {
 			expand = "; expand names reference fields whose records each record carries under expanded"
@@ -212,6 +219,11 @@ func recordOperations[T any](k kind[T]) []Operation {
 		op.Body, op.Data, op.ETag = openapi.Record(d, openapi.Update), ref, true
 		op.Errors = []int{409}
 	})
+	if d.MCP {
+		update = update.tool("update_"+snake.Replace(d.Singular), "Update the "+d.Singular+" with this id: body holds the fields to change "+
+			"(null clears one; the others keep their values). With ifMatch, the etag a read or write of it answered, the update is refused (412) "+
+			"if the record changed since. Answers the record and its new etag.")
+	}
 
 	del := declare(d.Function, http.MethodDelete, item, func(a *API, w http.ResponseWriter, r *http.Request) {
 		noContent(w, r, k.writes(a).Delete(r.Context(), org(r), r.PathValue("id")))
@@ -220,6 +232,10 @@ func recordOperations[T any](k kind[T]) []Operation {
 		op.Description = "Deletes the " + d.Singular + " (204). A record another one still references where the reference restricts deletes is a 409 naming it."
 		op.Errors = []int{409}
 	})
+	if d.MCP {
+		del = del.tool("delete_"+snake.Replace(d.Singular), "Delete the "+d.Singular+" with this id (a record another one still references "+
+			"where the reference restricts deletes is refused, 409). With ifMatch, refused (412) if the record changed since that etag.")
+	}
 
 	ops := []Operation{create, list, get, update, del}
 	if k.bulk {
@@ -233,8 +249,8 @@ func recordOperations[T any](k kind[T]) []Operation {
 		ops[i].generic = true
 	}
 	if d.Searchable {
-		// After the list, so that each kind's MCP tools read search (or
-		// list), then get.
+		// After the list, so that each kind's MCP tools read list, search,
+		// then get.
 		i := slices.IndexFunc(ops, func(op Operation) bool { return op.Pattern() == list.Pattern() })
 		ops = slices.Insert(ops, i+1, searchOperationOf(k))
 	}

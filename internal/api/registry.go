@@ -27,7 +27,8 @@ type Operation struct {
 	// serve is the handler over an API's dependencies.
 	serve func(a *API) http.Handler
 	// generic: one of a kind's create, list, get, update and delete
-	// (recordOperations), which its declaration documents.
+	// (recordOperations) or its upsert and batch (bulkOperations), which
+	// its declaration documents.
 	generic bool
 }
 

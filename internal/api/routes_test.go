@@ -57,8 +57,9 @@ func TestTheRegistryDeclaresEveryKindOfRecordAndEachOperationOnce(t *testing.T) 
 }
 
 // The MCP tools are the registry's: each named once, each an operation of
-// the OpenAPI document, each kind with MCP set read by a search or a list
-// and a get.
+// the OpenAPI document, and each kind with MCP set — companies as every
+// other — has a tool for each of its generic operations (create, list,
+// search, get, update, delete, upsert, batch) it has.
 func TestTheMCPToolsAreTheRegistrysOwn(t *testing.T) {
 	t.Parallel()
 	offer := api.MCP()
@@ -92,22 +93,39 @@ func TestTheMCPToolsAreTheRegistrysOwn(t *testing.T) {
 			t.Errorf("tool %s calls %s, which the document does not have", tool.Name, tool.OperationID)
 		}
 	}
+	tools := map[string]string{} // the tool of each route, by pattern ("" for none)
+	for _, r := range api.Routes() {
+		tools[r.Pattern()] = ""
+		if r.Tool != nil {
+			tools[r.Pattern()] = r.Tool.Name
+		}
+	}
 	snake := strings.NewReplacer(" ", "_", "-", "_")
 	for _, d := range append([]*resource.Def{co.Def, workflows.Def, runs.Def}, resources.All()...) {
 		if !d.MCP {
 			continue
 		}
-		read := "list_" + snake.Replace(d.Name)
-		if d.Searchable {
-			read = "search_" + d.Name
+		base, item, one := "/v1/"+d.Name, "/v1/"+d.Name+"/{id}", snake.Replace(d.Singular)
+		want := map[string]string{"POST " + base: "create_" + one, "GET " + base: "list_" + snake.Replace(d.Name),
+			"POST " + base + "/search": "search_" + d.Name, "GET " + item: "get_" + one, "PUT " + item: "update_" + one,
+			"DELETE " + item: "delete_" + one, "PUT " + base: "upsert_" + one, "POST " + base + "/batch": "batch_" + snake.Replace(d.Name)}
+		for pattern, tool := range want {
+			if got, ok := tools[pattern]; ok && got != tool {
+				t.Errorf("%s: %s is the tool %q, want %s", d.Name, pattern, got, tool)
+			}
 		}
-		for _, tool := range []string{read, "get_" + snake.Replace(d.Singular)} {
-			if !names[tool] {
-				t.Errorf("%s: no tool %s", d.Name, tool)
+		for _, pattern := range []string{"GET " + base, "GET " + item} {
+			if tools[pattern] == "" {
+				t.Errorf("%s: no tool reads it (%s)", d.Name, pattern)
 			}
 		}
 		if !slices.Contains(offer.Records, d.Name) {
 			t.Errorf("the MCP server's instructions do not name %s", d.Name)
+		}
+	}
+	for _, tool := range []string{"list_companies", "create_company", "update_company", "delete_company"} {
+		if !names[tool] {
+			t.Errorf("no tool %s", tool)
 		}
 	}
 }

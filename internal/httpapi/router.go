@@ -200,12 +200,12 @@ func boundParams(rt routes.Route, h http.Handler) http.Handler {
 }
 
 // conditional makes the writes of PUT, PATCH and DELETE routes of a record
-// ({id}) conditional on the request's If-Match: the record's ETag must be
-// one of the tags sent (strong comparison: weak tags never match), or "*".
-// A mismatch is 412, checked by the store inside the version-checked write.
+// ({id}: routes.Route.Conditional) conditional on the request's If-Match:
+// the record's ETag must be one of the tags sent (strong comparison: weak
+// tags never match), or "*". A mismatch is 412, checked by the store
+// inside the version-checked write.
 func conditional(rt routes.Route, h http.Handler) http.Handler {
-	if rt.Method != http.MethodPut && rt.Method != http.MethodPatch && rt.Method != http.MethodDelete ||
-		!strings.Contains(rt.Path, "{id}") {
+	if !rt.Conditional() {
 		return h
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -238,11 +238,14 @@ func title(b []byte, name string) string {
 const copies = 3
 
 // resultReserve is room, in a tool result's budget, for what is not the
-// REST answer: the result's own fields and the next page's cursor.
+// REST answer: the result's own fields, the next page's cursor, the etag.
 const resultReserve = 8 << 10
 
 // caller is a tool's handler: the operation, sent through api with the
-// caller's credential headers. Its REST call gets the byte budget that
+// caller's credential headers (and Idempotency-Key and If-Match from the
+// arguments idempotencyKey and ifMatch). The result is the REST answer,
+// with nextCursor (X-Next-Cursor) and etag (ETag) when the API answered
+// them. Its REST call gets the byte budget that
 // keeps the result within the message's (httpapi.Budget): a page ends
 // early, with its nextCursor, where the REST API would answer more. The
 // call is not counted against the key's rate limit again when /mcp marked
@@ -280,6 +283,9 @@ func caller(api http.Handler, op operation, spec ToolSpec) mcp.ToolHandler {
 		if key, _ := args["idempotencyKey"].(string); key != "" {
 			r.Header.Set("Idempotency-Key", key)
 		}
+		if tag, _ := args["ifMatch"].(string); tag != "" && op.ifMatch {
+			r.Header.Set("If-Match", tag)
+		}
 		rec := httptest.NewRecorder()
 		api.ServeHTTP(rec, r)
 		why := refusedBy(rec)
@@ -298,6 +304,9 @@ func caller(api http.Handler, op operation, spec ToolSpec) mcp.ToolHandler {
 		}
 		if c := rec.Header().Get(httpapi.HeaderNextCursor); c != "" {
 			answer["nextCursor"] = c
+		}
+		if tag := rec.Header().Get("ETag"); tag != "" {
+			answer["etag"] = tag // the record's version, for a later call's ifMatch
 		}
 		text, _ := httpapi.Marshal(answer)
 		if n := resultSize(text); n > budget {
@@ -487,7 +496,14 @@ type operation struct {
 	params       []param
 	hasBody      bool
 	bodySchema   any
+	// ifMatch: the operation takes If-Match (a write of one record),
+	// offered as the argument ifMatch.
+	ifMatch bool
 }
+
+// ifMatchParam is the document's If-Match parameter, which the writes of
+// one record refer to.
+const ifMatchParam = "#/components/parameters/IfMatch"
 
 type param struct {
 	Name        string         `json:"name"`
@@ -556,7 +572,10 @@ func (d *openAPI) operations() map[string]operation {
 			op := operation{method: strings.ToUpper(m), path: p, Summary: o.Summary}
 			for _, pr := range o.Parameters {
 				if pr.Ref != "" {
-					continue // Idempotency-Key, If-Match: offered as idempotencyKey
+					// Idempotency-Key and If-Match: offered as idempotencyKey
+					// and ifMatch.
+					op.ifMatch = op.ifMatch || pr.Ref == ifMatchParam
+					continue
 				}
 				switch pr.In {
 				case "path":
@@ -582,7 +601,8 @@ var componentRef = regexp.MustCompile(`#/components/schemas/([A-Za-z0-9_]+)`)
 
 // inputSchema is a tool's input: the operation's path and query
 // parameters (a comma-separated one as its array: asArrays), its body as
-// "body", and "idempotencyKey" for a POST that keeps one; the components
+// "body", "idempotencyKey" for a POST that keeps one and "ifMatch" for a
+// write of one record (If-Match); the components
 // it refers to are carried along as $defs. Its type unions are anyOf
 // branches, and it holds no extension of the document (portable).
 func (d *openAPI) inputSchema(op operation, spec ToolSpec) map[string]any {
@@ -614,6 +634,10 @@ func (d *openAPI) inputSchema(op operation, spec ToolSpec) map[string]any {
 	if op.method == http.MethodPost && strings.HasPrefix(op.path, "/v1/") && !strings.HasSuffix(op.path, "/search") && op.path != "/v1/data/metric-series" {
 		props["idempotencyKey"] = map[string]any{"type": "string", "minLength": 1, "maxLength": 255,
 			"description": "makes a retried call safe: the same key and arguments within 24 hours answer the first result again"}
+	}
+	if op.ifMatch {
+		props["ifMatch"] = map[string]any{"type": "string", "minLength": 1,
+			"description": `the record's etag as a read or write of it answered ("3", quotes included), or * for any version: the call is refused (412) if the stored version is another`}
 	}
 	s := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
 	if len(required) > 0 {

@@ -11,7 +11,7 @@ import (
 
 // DocRoute is one route of a declared resource, for its documentation:
 // Answer says what it does and answers ("" for the generic create, list,
-// get, update and delete, which the declaration says).
+// get, update, delete, upsert and batch, which the declaration says).
 type DocRoute struct{ Method, Path, Answer string }
 
 // DocList is what a resource's generic list takes beyond paging, for its
@@ -214,15 +214,22 @@ func plural(typ string) string {
 	return typ + "s"
 }
 
-// routeDoc says what a route answers (list: what its list takes, when known).
+// routeDoc says what a route answers (list: what its list takes, when
+// known). A route without an Answer is one of the generic ones, told by
+// its method and path: create, batch and upsert write the collection
+// (/<name>, /<name>/batch), get, update and delete one record (/{id}). A
+// route that is none of them has no label to fall back on: it panics,
+// rather than be documented as another.
 func routeDoc(d *Def, r DocRoute, list *DocList) string {
-	one := strings.HasSuffix(r.Path, "}")
+	collection, one := strings.HasSuffix(r.Path, "/"+d.Name), strings.HasSuffix(r.Path, "/{id}")
 	switch {
 	case r.Answer != "":
 		return r.Answer
-	case r.Method == "POST":
+	case r.Method == "POST" && collection:
 		return "create: `201` with the " + d.Singular
-	case r.Method == "GET" && !one:
+	case r.Method == "POST" && strings.HasSuffix(r.Path, "/"+d.Name+"/batch"):
+		return batchDoc(d)
+	case r.Method == "GET" && collection:
 		out := "list, newest first: `limit`, `page`, `lt`, `sort`, `direction`, `cursor`"
 		if list != nil {
 			out += ", `filter[…]`, `fields`"
@@ -234,14 +241,43 @@ func routeDoc(d *Def, r DocRoute, list *DocList) string {
 			out += " and one lookup filter"
 		}
 		return out
-	case r.Method == "GET":
+	case r.Method == "GET" && one:
 		return "one " + d.Singular + ", with its `ETag`"
-	case r.Method == "PUT":
+	case r.Method == "PUT" && one:
 		return "partial update: `200` with the " + d.Singular + "; `If-Match` honoured"
-	case r.Method == "DELETE":
+	case r.Method == "PUT" && collection:
+		return upsertDoc(d)
+	case r.Method == "DELETE" && one:
 		return "`204`; `If-Match` honoured"
 	}
-	return ""
+	panic(fmt.Sprintf("resource: %s %s of %s is no generic route: its DocRoute needs an Answer", r.Method, r.Path, d.Name))
+}
+
+// upsertDoc is the label of PUT /<name>?match=: the upsert by a unique
+// field, which creates or updates.
+func upsertDoc(d *Def) string {
+	return fmt.Sprintf("upsert by a unique field (`?match=` %s): `201` with the %s created when none holds the body's value, "+
+		"else `200` with it updated (the fields sent)", orList(d.UniqueFields()), d.Singular)
+}
+
+// batchDoc is the label of POST /<name>/batch: operations applied in
+// order, each answered in the one 200.
+func batchDoc(d *Def) string {
+	ops := "`create`, `update`, "
+	if len(d.UniqueFields()) > 0 {
+		ops += "`upsert`, "
+	}
+	return "batch of " + ops + "`delete` operations, applied in order: `200` with one result per operation " +
+		"(`index`, `status`, and `data` or `error`), whatever their statuses; `atomic` writes all or none"
+}
+
+// orList is "`a`", "`a` or `b`", "`a`, `b` or `c`".
+func orList(names []string) string {
+	s := codeList(names)
+	if i := strings.LastIndex(s, ", "); i >= 0 {
+		s = s[:i] + " or " + s[i+len(", "):]
+	}
+	return s
 }
 
 func (w *docWriter) field(f Field, prefix string) {

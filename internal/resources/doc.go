@@ -95,8 +95,9 @@ The sections after the index are generated from the declarations in
   [below](#filtering-sorting-and-expanding-lists). An unknown parameter or a
   repeated one is 400 naming the parameter.
 - **ETag / If-Match.** Every single-record response carries ` + "`ETag: \"<version>\"`" + `;
-  ` + "`PUT`" + ` and ` + "`DELETE`" + ` honour ` + "`If-Match`" + ` and answer 412 when the record
-  has changed since.
+  a record's ` + "`PUT`" + ` and ` + "`DELETE`" + ` (` + "`/{id}`" + `) honour ` + "`If-Match`" + ` and answer 412 when
+  the record has changed since (an upsert, ` + "`PUT /v1/<resource>?match=`" + `, names no
+  record and takes none).
 - **Idempotency-Key.** A POST with ` + "`Idempotency-Key`" + ` repeated with the same
   body within 24 hours answers the first response again
   (` + "`Idempotent-Replayed: true`" + `); another body with the same key is 422.

@@ -139,6 +139,14 @@ func (r Route) Authenticated() bool {
 	return len(r.Path) >= 4 && r.Path[:4] == "/v1/" && r.Path != OpenAPIPath
 }
 
+// Conditional reports whether If-Match makes the route's writes
+// conditional: a PUT, PATCH or DELETE of one record ({id}). A write of a
+// collection (an upsert, PUT /v1/<name>?match=) names no record to
+// compare with, so it takes none.
+func (r Route) Conditional() bool {
+	return (r.Method == http.MethodPut || r.Method == http.MethodPatch || r.Method == http.MethodDelete) && strings.Contains(r.Path, "{id}")
+}
+
 // Check reports a route whose declared policies contradict each other or
 // what the router does with its path: a /v1 route counts against its key
 // (RateKey) and nothing else does; only an authenticated POST that writes
