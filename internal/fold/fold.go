@@ -6,10 +6,11 @@
 package fold
 
 import (
+	"slices"
 	"strings"
-
-	"golang.org/x/text/unicode/norm"
 )
+
+//go:generate go run gen.go
 
 // Text is s folded: in lower case, its letters without their diacritics
 // ("Société Générale" is "societe generale"), and the Latin letters that
@@ -17,36 +18,46 @@ import (
 // ("Straße" is "strasse", "Łódź" is "lodz", "Æ" is "ae"). Diacritics are
 // the combining marks that canonical decomposition (NFD) splits from a
 // letter (U+0300 to U+036F: Latin, Greek and Cyrillic accents); the marks
-// of other scripts are part of their letters and are kept. The result is
-// in NFC, so text typed decomposed folds as text typed composed. ASCII
-// text is only lower-cased.
+// of other scripts are part of their letters and are kept. A letter sent
+// with its accents as combining marks ("e" and U+0301) folds as the
+// composed one ("é"). ASCII text is only lower-cased. The letters' bases
+// come from a table generated from Unicode's decompositions (table.go), so
+// that the service does not link a normalizer's tables.
 func Text(s string) string {
 	if isASCII(s) {
 		return strings.ToLower(s)
 	}
 	var b strings.Builder
 	b.Grow(len(s))
-	for _, r := range norm.NFD.String(strings.ToLower(s)) {
-		switch {
+	for _, r := range strings.ToLower(s) {
+		switch i, ok := slices.BinarySearch(composed[:], r); {
 		case isDiacritic(r):
-		case letters[r] != "":
-			b.WriteString(letters[r])
+		case ok:
+			spell(&b, bases[i])
 		default:
-			b.WriteRune(r)
+			spell(&b, r)
 		}
 	}
-	return norm.NFC.String(b.String())
+	return b.String()
 }
 
-// letters spell the lower-case Latin letters that NFD does not decompose
-// as Lucene's ASCIIFoldingFilter (OpenSearch's asciifolding) does: those
-// of Latin-1 and Latin Extended-A, and a few common ones beyond.
-var letters = map[rune]string{
-	'æ': "ae", 'ð': "d", 'ø': "o", 'þ': "th", 'ß': "ss",
-	'đ': "d", 'ħ': "h", 'ı': "i", 'ĳ': "ij", 'ĸ': "q", 'ŀ': "l", 'ł': "l",
-	'ŉ': "n", 'ŋ': "n", 'œ': "oe", 'ŧ': "t", 'ſ': "s",
-	'ƒ': "f", 'ǆ': "dz", 'ǉ': "lj", 'ǌ': "nj", 'ǳ': "dz", 'ə': "a",
+// spell writes r, or its spelling in letters.
+func spell(b *strings.Builder, r rune) {
+	if i, ok := slices.BinarySearch(spelled[:], r); ok {
+		b.WriteString(spellings[i])
+		return
+	}
+	b.WriteRune(r)
 }
+
+// spelled are the lower-case Latin letters that NFD does not decompose
+// (in order), spelled as spellings says, as Lucene's ASCIIFoldingFilter
+// (OpenSearch's asciifolding) does: those of Latin-1 and Latin Extended-A,
+// and a few common ones beyond.
+var (
+	spelled   = [...]rune{'ß', 'æ', 'ð', 'ø', 'þ', 'đ', 'ħ', 'ı', 'ĳ', 'ĸ', 'ŀ', 'ł', 'ŉ', 'ŋ', 'œ', 'ŧ', 'ſ', 'ƒ', 'ǆ', 'ǉ', 'ǌ', 'ǳ', 'ə'}
+	spellings = [...]string{"ss", "ae", "d", "o", "th", "d", "h", "i", "ij", "q", "l", "l", "n", "n", "oe", "t", "s", "f", "dz", "lj", "nj", "dz", "a"}
+)
 
 // isDiacritic reports whether r is a combining diacritical mark.
 func isDiacritic(r rune) bool { return r >= 0x0300 && r <= 0x036F }

@@ -69,3 +69,29 @@ func TestFoldedTextIsFoldedAndInNFC(t *testing.T) {
 		}
 	}
 }
+
+// The generated table is what Unicode's decompositions say (go generate
+// ./internal/fold writes it): every letter NFD splits into a letter and
+// diacritics folds as its decomposition without them; any other is kept
+// as it is (the marks of other scripts are part of their letters).
+func TestTheTableOfBaseLettersIsUnicodes(t *testing.T) {
+	for r := rune(0x80); r <= 0x2FFF; r++ {
+		if !unicode.IsLetter(r) {
+			continue
+		}
+		lower := strings.ToLower(string(r))
+		var b strings.Builder
+		for _, x := range norm.NFD.String(lower) {
+			if x < 0x0300 || x > 0x036F {
+				b.WriteRune(x)
+			}
+		}
+		want := fold.Text(lower)
+		if b.String() != norm.NFD.String(lower) {
+			want = fold.Text(norm.NFC.String(b.String()))
+		}
+		if got := fold.Text(string(r)); got != want {
+			t.Errorf("Text(%q) = %q, want %q (its decomposition without diacritics)", r, got, want)
+		}
+	}
+}
