@@ -68,21 +68,6 @@ func (d *Def) ImportFields(r ImportRule) []string {
 	return out
 }
 
-// Split separates the members of a decoded body m that are d's fields of
-// rule r from the others: how a record's service takes what only an
-// import may send.
-func (d *Def) Split(m map[string]any, r ImportRule) (picked, rest map[string]any) {
-	picked, rest = map[string]any{}, map[string]any{}
-	for k, v := range m {
-		if f, ok := d.Field(k); ok && f.ReadOnly && f.Import == r {
-			picked[k] = v
-		} else {
-			rest[k] = v
-		}
-	}
-	return picked, rest
-}
-
 // importNote is what the ignoredColumns of an import say of a field.
 func (f Field) importNote() string {
 	if f.ImportNote != "" {

@@ -95,6 +95,22 @@ type Function struct {
 	// the requests no route matches (401 without credentials, then 404
 	// "no such endpoint" or 405), as the dev server answers them.
 	Fallback bool
+	// BootstrapMB is the size (MiB) its linux/arm64 stripped bootstrap is
+	// kept to, for its cold start: DefaultBootstrapMB unless set (the
+	// functions' tests and the performance report fail past it). The
+	// search function's embedded-engine build is not held to it.
+	BootstrapMB int
+}
+
+// DefaultBootstrapMB is the size a function's bootstrap is kept to.
+const DefaultBootstrapMB = 12
+
+// MaxBootstrapBytes is the size f's bootstrap is kept to.
+func (f Function) MaxBootstrapBytes() int64 {
+	if f.BootstrapMB > 0 {
+		return int64(f.BootstrapMB) << 20
+	}
+	return DefaultBootstrapMB << 20
 }
 
 // Functions are every Lambda function of the service. The CDK stack, the
@@ -110,8 +126,11 @@ var Functions = []Function{
 	{Name: fn.Scoring, Doc: "scoring %s", Reach: ByAPI},
 	{Name: fn.Data, Doc: "enrichment values, metric series, and bulk imports and exports", Reach: ByAPI, RunsJobs: true},
 	{Name: fn.Search, Doc: "search of %s (the only function with the search engine)", Reach: ByAPI, HoldsIndexes: true, EngineBuilds: true},
+	// The mcp function's tools are every group's operations, so it links
+	// what the others link between them: 13 MB (12.1 since every kind of
+	// record has a tool for each of its routes).
 	{Name: fn.MCP, Doc: "the Model Context Protocol endpoint: AI agents' tools over the other groups' routes", Reach: ByAPI,
-		StartsRuns: true, WebhookURLs: true, SearchesByAPI: true, Pages: true, Table: []store.Access{store.Read, store.Write}},
+		StartsRuns: true, WebhookURLs: true, SearchesByAPI: true, Pages: true, Table: []store.Access{store.Read, store.Write}, BootstrapMB: 13},
 	{Name: fn.Webhook, Doc: "signed webhook deliveries that start runs", Reach: ByURL, StartsRuns: true},
 	// The runner also sweeps on SweepSchedule: runs left queued too long
 	// (Query of the runs' index, updates) and the purges of deleted
