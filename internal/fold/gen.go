@@ -55,33 +55,13 @@ func main() {
 	fmt.Fprintln(f, "// composed are the lower-case letters that canonical decomposition (NFD)")
 	fmt.Fprintln(f, "// splits into a letter and diacritics (U+0300 to U+036F), in order;")
 	fmt.Fprintln(f, "// bases[i] is composed[i]'s letter: \"é\" is 'e', \"ǻ\" is 'a'.")
-	fmt.Fprintln(f, "var composed = [...]rune{")
+	composed, bases := make([]rune, len(out)), make([]rune, len(out))
 	for i, x := range out {
-		if i%12 == 0 {
-			fmt.Fprint(f, "\t")
-		}
-		fmt.Fprintf(f, "%q,", x.r)
-		if i%12 == 11 || i == len(out)-1 {
-			fmt.Fprintln(f)
-		} else {
-			fmt.Fprint(f, " ")
-		}
+		composed[i], bases[i] = x.r, x.base
 	}
-	fmt.Fprintln(f, "}")
+	writeRunes(f, "composed", composed)
 	fmt.Fprintln(f)
-	fmt.Fprintln(f, "var bases = [...]rune{")
-	for i, x := range out {
-		if i%12 == 0 {
-			fmt.Fprint(f, "\t")
-		}
-		fmt.Fprintf(f, "%q,", x.base)
-		if i%12 == 11 || i == len(out)-1 {
-			fmt.Fprintln(f)
-		} else {
-			fmt.Fprint(f, " ")
-		}
-	}
-	fmt.Fprintln(f, "}")
+	writeRunes(f, "bases", bases)
 	src, err := format.Source(f.Bytes())
 	if err != nil {
 		log.Fatal(err)
@@ -89,4 +69,20 @@ func main() {
 	if err := os.WriteFile("table.go", src, 0o644); err != nil {
 		log.Fatal(err)
 	}
+}
+
+// writeRunes writes the array var name of runes, twelve a line.
+func writeRunes(f *bytes.Buffer, name string, runes []rune) {
+	fmt.Fprintf(f, "var %s = [...]rune{\n", name)
+	for i, r := range runes {
+		sep := " "
+		if i%12 == 11 || i == len(runes)-1 {
+			sep = "\n"
+		}
+		if i%12 == 0 {
+			f.WriteString("\t")
+		}
+		fmt.Fprintf(f, "%q,%s", r, sep)
+	}
+	fmt.Fprintln(f, "}")
 }
