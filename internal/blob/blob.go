@@ -31,6 +31,10 @@ type Store interface {
 	// Open reads key from byte offset (0: the whole object). The error
 	// wraps ErrNotFound when key is absent.
 	Open(ctx context.Context, key string, offset int64) (io.ReadCloser, error)
+	// OpenVersion is Open of the object whose Info.Version is version: the
+	// error wraps ErrReplaced when key now holds another one (a file
+	// uploaded again while an import reads it).
+	OpenVersion(ctx context.Context, key string, offset int64, version string) (io.ReadCloser, error)
 	// Stat returns what is known of key; the error wraps ErrNotFound when
 	// key is absent.
 	Stat(ctx context.Context, key string) (Info, error)
@@ -49,11 +53,22 @@ type Store interface {
 type Info struct {
 	// Size is the object's length in bytes.
 	Size int64
+	// Version names this object at key: another object written there
+	// has another (S3: its ETag).
+	Version string
 }
 
 // ErrNotFound is wrapped by the errors of Open and Stat when the key is
 // absent.
 var ErrNotFound = errors.New("blob: not found")
+
+// ErrReplaced is wrapped by the error of OpenVersion when key holds
+// another object than the version asked for.
+var ErrReplaced = errors.New("blob: replaced by another object")
+
+// ErrExists is wrapped by the error of an upload to a key that holds a
+// file already: an upload URL takes one file.
+var ErrExists = errors.New("blob: the key holds a file already")
 
 // ErrInvalidKey is wrapped by the error of every method given a key that
 // breaks ValidateKey's rules.

@@ -111,7 +111,7 @@ func NewDir(root, baseURL string) (*Dir, error) {
 
 // Write stores key from r through a temporary file renamed into place.
 func (d *Dir) Write(ctx context.Context, key string, r io.Reader) (int64, error) {
-	n, _, err := d.write(ctx, key, r, -1)
+	n, _, err := d.write(ctx, key, r, -1, false)
 	return n, err
 }
 
@@ -119,8 +119,9 @@ func (d *Dir) Write(ctx context.Context, key string, r io.Reader) (int64, error)
 var errTooLarge = errors.New("larger than the upload limit")
 
 // write is Write refusing (with errTooLarge) more than limit bytes when
-// limit >= 0; it returns the size and the hex MD5 of what it stored.
-func (d *Dir) write(ctx context.Context, key string, r io.Reader, limit int64) (n int64, md5hex string, err error) {
+// limit >= 0, and (once, with ErrExists) a key that holds a file already;
+// it returns the size and the hex MD5 of what it stored.
+func (d *Dir) write(ctx context.Context, key string, r io.Reader, limit int64, once bool) (n int64, md5hex string, err error) {
 	path, err := d.path(key)
 	if err != nil {
 		return 0, "", err
@@ -160,6 +161,17 @@ func (d *Dir) write(ctx context.Context, key string, r io.Reader, limit int64) (
 	if err = f.Close(); err != nil {
 		return fail(err)
 	}
+	if once {
+		// A link fails when path exists: two uploads at once store one.
+		if err = os.Link(f.Name(), path); errors.Is(err, fs.ErrExist) {
+			err = ErrExists
+		}
+		if err != nil {
+			return fail(err)
+		}
+		os.Remove(f.Name())
+		return n, hex.EncodeToString(h.Sum(nil)), nil
+	}
 	if err = os.Rename(f.Name(), path); err != nil {
 		return fail(err)
 	}
@@ -169,6 +181,11 @@ func (d *Dir) write(ctx context.Context, key string, r io.Reader, limit int64) (
 // Open opens key's file and positions it at offset; an offset equal to the
 // size reads nothing, a larger one is an error.
 func (d *Dir) Open(ctx context.Context, key string, offset int64) (io.ReadCloser, error) {
+	return d.OpenVersion(ctx, key, offset, "")
+}
+
+// OpenVersion is Open of the file Stat named version ("": any).
+func (d *Dir) OpenVersion(ctx context.Context, key string, offset int64, version string) (io.ReadCloser, error) {
 	path, err := d.path(key)
 	if err != nil {
 		return nil, err
@@ -179,6 +196,10 @@ func (d *Dir) Open(ctx context.Context, key string, offset int64) (io.ReadCloser
 	f, fi, err := openFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("blob: open %q: %w", key, err)
+	}
+	if version != "" && fileVersion(fi) != version {
+		f.Close()
+		return nil, fmt.Errorf("blob: open %q: %w", key, ErrReplaced)
 	}
 	if offset > fi.Size() {
 		f.Close()
@@ -204,7 +225,17 @@ func (d *Dir) Stat(ctx context.Context, key string) (Info, error) {
 	if err != nil {
 		return Info{}, fmt.Errorf("blob: stat %q: %w", key, notFound(err))
 	}
-	return Info{Size: fi.Size()}, nil
+	return Info{Size: fi.Size(), Version: fileVersion(fi)}, nil
+}
+
+// fileVersion names a stored file: every write puts a new file in place
+// (renamed or linked), with its own inode, at its own time.
+func fileVersion(fi fs.FileInfo) string {
+	v := fmt.Sprintf("%d-%d", fi.Size(), fi.ModTime().UnixNano())
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		v = fmt.Sprintf("%d-%s", st.Ino, v)
+	}
+	return v
 }
 
 // Delete removes key's file.

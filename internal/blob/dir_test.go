@@ -241,16 +241,16 @@ func TestUploadThenDownload(t *testing.T) {
 		t.Errorf("plain download headers: %v", res.Header)
 	}
 
-	// A second upload replaces the file.
+	// A second upload is refused (TestAnUploadURLTakesOneFileAndAReaderKeepsItsVersion).
 	res, _ = do(t, http.MethodPut, put, strings.NewReader("v2"))
-	if res.StatusCode != http.StatusOK {
-		t.Fatalf("second PUT: %d", res.StatusCode)
+	if res.StatusCode != http.StatusConflict {
+		t.Fatalf("second PUT: %d, want 409", res.StatusCode)
 	}
-	if got := readAll(t, s.dir, key, 0); got != "v2" {
-		t.Errorf("after the second upload read %q", got)
+	if got := readAll(t, s.dir, key, 0); got != content {
+		t.Errorf("after a second upload read %q", got)
 	}
-	if n := len(s.onUploads()); n != 2 {
-		t.Errorf("OnUpload called %d times after two uploads", n)
+	if n := len(s.onUploads()); n != 1 {
+		t.Errorf("OnUpload called %d times after a refused second upload", n)
 	}
 }
 
@@ -734,5 +734,43 @@ func TestURLArguments(t *testing.T) {
 		if _, err := blob.NewDir(t.TempDir(), base); err == nil {
 			t.Errorf("NewDir with base URL %q: no error", base)
 		}
+	}
+}
+
+// An upload URL takes one file (issue 45): a second PUT is a 409 and keeps
+// the first; a file written at the key since fails OpenVersion of the first.
+func TestAnUploadURLTakesOneFileAndAReaderKeepsItsVersion(t *testing.T) {
+	s := newServer(t)
+	ctx := context.Background()
+	const key = "imports/org_1/job_2/upload"
+	put, err := s.dir.UploadURL(ctx, key, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, body := do(t, http.MethodPut, put, strings.NewReader("a,b\n1,2\n")); res.StatusCode != http.StatusOK {
+		t.Fatalf("first PUT: %d %s", res.StatusCode, body)
+	}
+	res, body := do(t, http.MethodPut, put, strings.NewReader("x,y\n9,9\n"))
+	wantError(t, res, body, http.StatusConflict, "conflict", "this URL took its file already: an upload URL takes one file (create a new import for another)")
+	if got := readAll(t, s.dir, key, 0); got != "a,b\n1,2\n" {
+		t.Errorf("the key holds %q after a second PUT, want the first file", got)
+	}
+	if len(s.onUploads()) != 1 {
+		t.Errorf("OnUpload calls %v, want the first upload's only", s.onUploads())
+	}
+	info, err := s.dir.Stat(ctx, key)
+	if err != nil || info.Version == "" {
+		t.Fatalf("Stat: %+v, %v", info, err)
+	}
+	rc, err := s.dir.OpenVersion(ctx, key, 4, info.Version)
+	if err != nil {
+		t.Fatalf("OpenVersion of the stored version: %v", err)
+	}
+	rc.Close()
+	if _, err := s.dir.Write(ctx, key, strings.NewReader("other")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.dir.OpenVersion(ctx, key, 0, info.Version); !errors.Is(err, blob.ErrReplaced) {
+		t.Errorf("OpenVersion of a replaced file: %v, want ErrReplaced", err)
 	}
 }

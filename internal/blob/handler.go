@@ -20,6 +20,7 @@ const (
 	codeInvalidPath      = "invalid_path"
 	codeInvalidRequest   = "invalid_request"
 	codeForbidden        = "forbidden"
+	codeConflict         = "conflict"
 	codeNotFound         = "not_found"
 	codeMethodNotAllowed = "method_not_allowed"
 	codePayloadTooLarge  = "payload_too_large"
@@ -29,7 +30,8 @@ const (
 // Handler serves the URLs of UploadURL and DownloadURL under PathPrefix:
 // PUT stores the body as the key's file (200 with an empty body and an
 // ETag, the quoted hex MD5 of the file, as S3 answers), then calls
-// OnUpload; GET and HEAD serve the file with the Content-Type and
+// OnUpload; a PUT to a key that holds a file already is a 409 (an upload
+// URL takes one file); GET and HEAD serve the file with the Content-Type and
 // Content-Disposition the URL names, and Range requests. A URL whose
 // signature is missing or wrong, that has expired or is for the other
 // operation is answered 403; other methods 405; a GET of a missing file
@@ -111,8 +113,11 @@ func (d *Dir) servePut(w http.ResponseWriter, r *http.Request, key string) {
 		return
 	}
 	body := &readErr{r: r.Body}
-	n, sum, err := d.write(r.Context(), key, body, limit)
+	n, sum, err := d.write(r.Context(), key, body, limit, true)
 	switch {
+	case errors.Is(err, ErrExists):
+		writeError(w, http.StatusConflict, codeConflict, "this URL took its file already: an upload URL takes one file (create a new import for another)")
+		return
 	case errors.Is(err, errTooLarge):
 		writeError(w, http.StatusRequestEntityTooLarge, codePayloadTooLarge, tooLarge)
 		return

@@ -188,11 +188,15 @@ func (s *Service) Uploaded(ctx context.Context, key string, size int64, start bo
 	if org == "" {
 		return nil, fmt.Errorf("jobs: %q is not an import's upload", key)
 	}
+	info, err := s.files.Stat(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("import %s: its upload: %w", id, err)
+	}
 	j, err := s.save(ctx, org, id, func(j *Job) error {
 		if j.Status != StatusAwaitingUpload {
 			return store.ErrUnchanged
 		}
-		j.Status, j.Size = StatusQueued, size
+		j.Status, j.Size, j.UploadVersion = StatusQueued, size, info.Version
 		return nil
 	})
 	if errors.Is(err, store.ErrUnchanged) {
@@ -286,6 +290,21 @@ func (s *Service) stepImport(ctx context.Context, org string, j *Job, t Target, 
 	return false, nil
 }
 
+// openUpload opens the file an import reads from offset: the one that
+// arrived (its UploadVersion), so that a file put at its key since fails
+// the import instead of mixing into it.
+func (s *Service) openUpload(ctx context.Context, org string, j *Job, offset int64) (io.ReadCloser, error) {
+	r, err := s.files.OpenVersion(ctx, UploadKey(org, j.ID), offset, j.UploadVersion)
+	switch {
+	case errors.Is(err, blob.ErrNotFound):
+		return nil, &jobFailure{"the uploaded file is gone"}
+	case errors.Is(err, blob.ErrReplaced):
+		return nil, &jobFailure{"another file was put at the upload URL after the import's file arrived: " +
+			"an import reads the file it started with; create a new import for another file"}
+	}
+	return r, err
+}
+
 // counted is what reading an import's file once found: its rows, the
 // columns not read, and the rows that repeat an earlier row's key.
 type counted struct {
@@ -299,10 +318,7 @@ type counted struct {
 // repeat (keys).
 func (s *Service) countRows(ctx context.Context, org string, j *Job, t Target) (counted, error) {
 	var c counted
-	r, err := s.files.Open(ctx, UploadKey(org, j.ID), 0)
-	if errors.Is(err, blob.ErrNotFound) {
-		return c, &jobFailure{"the uploaded file is gone"}
-	}
+	r, err := s.openUpload(ctx, org, j, 0)
 	if err != nil {
 		return c, err
 	}
@@ -340,11 +356,8 @@ type rowResult struct {
 
 // chunk writes the next chunk of rows and checkpoints; more says rows follow.
 func (s *Service) chunk(ctx context.Context, org string, j *Job, t Target) (more bool, err error) {
-	r, err := s.files.Open(ctx, UploadKey(org, j.ID), j.Position.Offset)
+	r, err := s.openUpload(ctx, org, j, j.Position.Offset)
 	if err != nil {
-		if errors.Is(err, blob.ErrNotFound) {
-			return false, &jobFailure{"the uploaded file is gone"}
-		}
 		return false, err
 	}
 	defer r.Close()

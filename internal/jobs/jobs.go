@@ -86,7 +86,10 @@ type Job struct {
 	Duplicates int64          `json:"duplicates,omitempty"`
 	Filter     map[string]any `json:"filter,omitempty"`
 	Fields     []string       `json:"fields,omitempty"`
-	Status     string         `json:"status"`
+	// RawFormulas: an export (CSV) whose formula-like text cells are
+	// written unescaped (its body's escapeFormulas false).
+	RawFormulas bool   `json:"rawFormulas,omitempty"`
+	Status      string `json:"status"`
 	// Total is the file's rows (an import, once counted); Rows those an
 	// export wrote.
 	Total     int64 `json:"total"`
@@ -104,6 +107,10 @@ type Job struct {
 	ErrorParts []int64 `json:"errorParts,omitempty"`
 	// Size is the uploaded file's size in bytes.
 	Size int64 `json:"size"`
+	// UploadVersion names the uploaded file the import reads (blob.Info's
+	// Version, recorded when it arrived): a file put at its key since
+	// fails the import rather than mix into it.
+	UploadVersion string `json:"uploadVersion,omitempty"`
 	// CreatedBy is the actor that created the job (store.Actor.Name: the
 	// key of the request), whose writes the job's are ("" for a job
 	// created before jobs recorded it: the system's).

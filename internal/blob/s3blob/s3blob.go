@@ -84,6 +84,12 @@ func (s *Store) Write(ctx context.Context, key string, r io.Reader) (int64, erro
 // the size reads nothing, a larger one is an error. The object is read
 // under ctx: when it ends, so does the reading.
 func (s *Store) Open(ctx context.Context, key string, offset int64) (io.ReadCloser, error) {
+	return s.OpenVersion(ctx, key, offset, "")
+}
+
+// OpenVersion is Open of the object whose ETag is version ("": any), read
+// with If-Match: S3 answers 412 when key holds another object.
+func (s *Store) OpenVersion(ctx context.Context, key string, offset int64, version string) (io.ReadCloser, error) {
 	if err := blob.ValidateKey(key); err != nil {
 		return nil, err
 	}
@@ -94,7 +100,13 @@ func (s *Store) Open(ctx context.Context, key string, offset int64) (io.ReadClos
 	if offset > 0 {
 		in.Range = aws.String(fmt.Sprintf("bytes=%d-", offset))
 	}
+	if version != "" {
+		in.IfMatch = aws.String(version)
+	}
 	out, err := s.client.GetObject(ctx, in)
+	if err != nil && isPreconditionFailed(err) {
+		return nil, fmt.Errorf("s3blob: open %q in bucket %s: %w", key, s.bucket, blob.ErrReplaced)
+	}
 	if err != nil && offset > 0 && isInvalidRange(err) {
 		// S3 refuses a range that starts at the end; Dir reads nothing there.
 		info, serr := s.Stat(ctx, key)
@@ -121,7 +133,7 @@ func (s *Store) Stat(ctx context.Context, key string) (blob.Info, error) {
 	if err != nil {
 		return blob.Info{}, s.fail("stat", key, err)
 	}
-	return blob.Info{Size: aws.ToInt64(out.ContentLength)}, nil
+	return blob.Info{Size: aws.ToInt64(out.ContentLength), Version: aws.ToString(out.ETag)}, nil
 }
 
 // Delete removes key; S3 answers the same whether it existed or not.
@@ -226,6 +238,17 @@ func isNotFound(err error) bool {
 	}
 	var resErr *smithyhttp.ResponseError
 	return errors.As(err, &resErr) && resErr.HTTPStatusCode() == http.StatusNotFound
+}
+
+// isPreconditionFailed reports whether err is S3's 412: an If-Match that
+// does not hold.
+func isPreconditionFailed(err error) bool {
+	var apiErr smithy.APIError
+	if errors.As(err, &apiErr) && apiErr.ErrorCode() == "PreconditionFailed" {
+		return true
+	}
+	var resErr *smithyhttp.ResponseError
+	return errors.As(err, &resErr) && resErr.HTTPStatusCode() == http.StatusPreconditionFailed
 }
 
 // isInvalidRange reports whether err is S3's refusal of a Range (416).

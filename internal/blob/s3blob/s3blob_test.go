@@ -114,6 +114,31 @@ func TestS3Store(t *testing.T) {
 	st := s3blob.New(client, bucket)
 	httpc := &http.Client{Timeout: testenv.Scaled(30 * time.Second)}
 
+	t.Run("a reader keeps the version it started with", func(t *testing.T) {
+		const key = "imports/org_1/job_9/upload"
+		if _, err := st.Write(ctx, key, strings.NewReader("a,b\n1,2\n")); err != nil {
+			t.Fatal(err)
+		}
+		info, err := st.Stat(ctx, key)
+		if err != nil || info.Version == "" {
+			t.Fatalf("Stat: %+v, %v; want a version (the ETag)", info, err)
+		}
+		rc, err := st.OpenVersion(ctx, key, 4, info.Version)
+		if err != nil {
+			t.Fatalf("OpenVersion of the stored version: %v", err)
+		}
+		if b, _ := io.ReadAll(rc); string(b) != "1,2\n" {
+			t.Errorf("read %q", b)
+		}
+		rc.Close()
+		if _, err := st.Write(ctx, key, strings.NewReader("x,y\n9,9\n")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.OpenVersion(ctx, key, 0, info.Version); !errors.Is(err, blob.ErrReplaced) {
+			t.Errorf("OpenVersion of a replaced object: %v, want ErrReplaced", err)
+		}
+	})
+
 	t.Run("streamed multipart write", func(t *testing.T) {
 		const key = "exports/org_1/job_1/data.csv"
 		const size = 12 << 20
