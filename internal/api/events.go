@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
@@ -76,8 +77,10 @@ func eventOperations() []Operation {
 				op.Description = "One event per create, update and delete of every record (companies, workflows, runs, every declared resource, " +
 					"API keys, webhook endpoints), newest first (`direction=asc`: oldest first), kept for the organization's retention " +
 					"(90 days unless the operator set another). Events appear within seconds of their change (they are derived from the " +
-					"table's stream). Filters combine; see docs/events.md for every event type and its payload."
-				op.Query, op.Data, op.Paged = eventQuery(), arrayOf("Event"), true
+					"table's stream). Filters combine; see docs/events.md for every event type and its payload. A member key reads no event of " +
+					"the records only admin keys read (API keys, webhook endpoints): the list leaves them out, and naming their resource type " +
+					"in `resourceType` or `type` is a 403."
+				op.Query, op.Data, op.Paged, op.Errors = eventQuery(), arrayOf("Event"), true, []int{403}
 			}),
 		declare(fn.Hooks, http.MethodGet, "/v1/events/{id}", (*API).getEvent).topic("events").answers(routes.AnswerRecord).doc(func(op *openapi.Operation) {
 			op.Summary, op.Data = "Get one event", openapi.Ref("Event")
@@ -200,9 +203,9 @@ func eventQuery() []openapi.Param {
 	out := pageOnlyQuery()
 	return append(out,
 		openapi.Param{Name: "direction", Description: "`desc` (default, newest first) or `asc`", Schema: openapi.Schema{"type": "string", "enum": []any{"asc", "desc"}, "default": "desc"}},
-		openapi.Param{Name: "resourceType", Description: "only events of these resource types, comma-separated (`company,deal`)", Schema: str},
+		openapi.Param{Name: "resourceType", Description: "only events of these resource types, comma-separated (`company,deal`; at most " + strconv.Itoa(MaxEventFilterValues) + ", each counted once)", Schema: str},
 		openapi.Param{Name: "resourceId", Description: "only events of this record", Schema: str},
-		openapi.Param{Name: "type", Description: "only these event types, comma-separated; `company.*` names a resource's", Schema: str},
+		openapi.Param{Name: "type", Description: "only these event types, comma-separated (at most " + strconv.Itoa(MaxEventFilterValues) + " patterns, naming at most " + strconv.Itoa(MaxEventTypes) + " types); `company.*` names a resource's", Schema: str},
 		openapi.Param{Name: "actor", Description: "only changes by this actor, or made through this: `<type>:<id>` (`apiKey:ck_…`: the key's own writes and " +
 			"those of its imports, batches and runs; `import:imp_…`, `batch:<X-Request-Id>`, `workflowRun:run_…`: what that import, batch or run wrote) " +
 			"or a type (`" + strings.Join(actorFilterTypes(), "`, `") + "`)", Schema: str},
@@ -234,8 +237,45 @@ func logPage(q url.Values, accepted []string) (limit int, cursor string, err err
 	return limit, q.Get("cursor"), nil
 }
 
-// eventFilter reads GET /v1/events' parameters.
-func eventFilter(q url.Values) (events.Filter, int, string, error) {
+// MaxEventFilterValues is how many comma-separated values the list-valued
+// parameters of GET /v1/events (resourceType, type) take each; more is a
+// 400 naming the parameter, and a value given twice counts once. With the
+// expanded event types (at most MaxEventTypes) they are the operands of
+// the query's FilterExpression: each an "IN" operand of about 8 bytes, so
+// that the expression stays far under DynamoDB's 4 KB (and its 100
+// operands of one IN).
+const MaxEventFilterValues = 20
+
+// MaxEventTypes is how many event types the type filter may name once its
+// patterns are expanded.
+const MaxEventTypes = 50
+
+// listValues reads the comma-separated values of param, each once in the
+// order given; more than MaxEventFilterValues is a 400.
+func listValues(q url.Values, param string) ([]string, error) {
+	s := q.Get(param)
+	if s == "" {
+		return nil, nil
+	}
+	parts := strings.Split(s, ",")
+	if len(parts) > MaxEventFilterValues {
+		return nil, apperr.InvalidQuery(param, "holds %d comma-separated values; give at most %d", len(parts), MaxEventFilterValues)
+	}
+	var out []string
+	for _, v := range parts {
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+// eventFilter reads GET /v1/events' parameters. hidden are the resource
+// types whose events the caller may not read (adminOnlyEvents, for a key
+// that is not an admin's), each with the admin-only action of its routes:
+// naming one in resourceType or type is a 403, and the list leaves them
+// out.
+func eventFilter(q url.Values, hidden map[string]string) (events.Filter, int, string, error) {
 	var f events.Filter
 	limit, cursor, err := logPage(q, eventParams)
 	if err != nil {
@@ -249,32 +289,64 @@ func eventFilter(q url.Values) (events.Filter, int, string, error) {
 		return f, 0, "", apperr.InvalidQuery("direction", "must be asc or desc")
 	}
 	catalog := EventCatalog()
-	if s := q.Get("resourceType"); s != "" {
-		for _, t := range strings.Split(s, ",") {
-			if !catalog.HasResourceType(t) {
-				return f, 0, "", apperr.InvalidQuery("resourceType", "%q is not a resource type with events; they are %s", t, strings.Join(catalog.ResourceTypes(), ", "))
+	resourceTypes, err := listValues(q, "resourceType")
+	if err != nil {
+		return f, 0, "", err
+	}
+	for _, t := range resourceTypes {
+		if !catalog.HasResourceType(t) {
+			return f, 0, "", apperr.InvalidQuery("resourceType", "%q is not a resource type with events; they are %s", t, strings.Join(catalog.ResourceTypes(), ", "))
+		}
+		if action, ok := hidden[t]; ok {
+			return f, 0, "", hiddenEvents(t, action)
+		}
+		f.ResourceTypes = append(f.ResourceTypes, t)
+	}
+	patterns, err := listValues(q, "type")
+	if err != nil {
+		return f, 0, "", err
+	}
+	for _, p := range patterns {
+		if err := catalog.CheckPattern(p); err != nil {
+			return f, 0, "", apperr.InvalidQuery("type", "%s", err.Error())
+		}
+		var shown []string
+		hiddenType, hiddenAction := "", ""
+		for _, t := range catalog.Types() {
+			if !events.MatchType(p, t) {
+				continue
 			}
-			f.ResourceTypes = append(f.ResourceTypes, t)
+			res, _, _ := strings.Cut(t, ".")
+			if action, ok := hidden[res]; ok {
+				hiddenType, hiddenAction = res, action
+				continue
+			}
+			shown = append(shown, t)
+		}
+		if len(shown) == 0 && hiddenType != "" {
+			return f, 0, "", hiddenEvents(hiddenType, hiddenAction)
+		}
+		for _, t := range shown {
+			if !slices.Contains(f.Types, t) {
+				f.Types = append(f.Types, t)
+			}
+		}
+		if len(f.Types) > MaxEventTypes {
+			return f, 0, "", apperr.InvalidQuery("type", "names %d event types; name at most %d", len(f.Types), MaxEventTypes)
+		}
+	}
+	if len(f.ResourceTypes) == 0 && len(hidden) > 0 {
+		// Every resource type but the hidden ones, in the query's
+		// FilterExpression: pages stay full and end only at the end.
+		for _, t := range catalog.ResourceTypes() {
+			if _, ok := hidden[t]; !ok {
+				f.ResourceTypes = append(f.ResourceTypes, t)
+			}
 		}
 	}
 	f.ResourceID = q.Get("resourceId")
 	if len(f.ResourceID) > store.MaxIDLength {
 		return f, 0, "", apperr.InvalidQuery("resourceId", "is longer than %d characters", store.MaxIDLength)
-	}
-	if s := q.Get("type"); s != "" {
-		for _, p := range strings.Split(s, ",") {
-			if err := catalog.CheckPattern(p); err != nil {
-				return f, 0, "", apperr.InvalidQuery("type", "%s", err.Error())
-			}
-			for _, t := range catalog.Types() {
-				if events.MatchType(p, t) && !slices.Contains(f.Types, t) {
-					f.Types = append(f.Types, t)
-				}
-			}
-		}
-		if len(f.Types) > 50 {
-			return f, 0, "", apperr.InvalidQuery("type", "names %d event types; name at most 50", len(f.Types))
-		}
 	}
 	if a := q.Get("actor"); a != "" {
 		typ, _, _ := strings.Cut(a, ":")
@@ -298,6 +370,45 @@ func eventFilter(q url.Values) (events.Filter, int, string, error) {
 	return f, limit, cursor, nil
 }
 
+// hiddenEvents is the 403 of a member key naming the events of an
+// admin-only resource type.
+func hiddenEvents(resourceType, action string) error {
+	return apperr.Forbidden("the events of %s are read by admin keys only, as %s requires an admin key", resourceType, action)
+}
+
+var (
+	adminOnlyOnce sync.Once
+	adminOnly     map[string]string
+)
+
+// adminOnlyEvents are the resource types with events whose records only
+// admin keys read — the registry declares their list (GET
+// /v1/<resource>) admin (Operation.admin) — each with that route's
+// action. Their events are hidden from other keys (GET /v1/events, its
+// MCP tool list_events, GET /v1/events/{id}); a resource type made
+// admin-only later is hidden with nothing else to change.
+func adminOnlyEvents() map[string]string {
+	adminOnlyOnce.Do(func() {
+		adminOnly = map[string]string{}
+		for _, k := range EventCatalog().Kinds() {
+			for _, op := range registry() {
+				if op.Method == http.MethodGet && op.Path == "/v1/"+k.Resource && op.Admin != "" {
+					adminOnly[k.Name] = op.Admin
+				}
+			}
+		}
+	})
+	return adminOnly
+}
+
+// hiddenFrom are the resource types whose events r's caller may not read.
+func hiddenFrom(r *http.Request) map[string]string {
+	if principal(r).IsAdmin() {
+		return nil
+	}
+	return adminOnlyEvents()
+}
+
 // actorFilterTypes are the types the actor filter of GET /v1/events
 // takes: an actor's, or a via's (what an actor wrote through).
 func actorFilterTypes() []string {
@@ -311,7 +422,7 @@ func actorFilterTypes() []string {
 }
 
 func (a *API) listEvents(w http.ResponseWriter, r *http.Request) {
-	f, limit, cursor, err := eventFilter(r.URL.Query())
+	f, limit, cursor, err := eventFilter(r.URL.Query(), hiddenFrom(r))
 	if err != nil {
 		httpapi.Error(w, r, err)
 		return
@@ -320,7 +431,21 @@ func (a *API) listEvents(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) getEvent(w http.ResponseWriter, r *http.Request) {
-	reply(w, r, http.StatusOK)(a.d.History.Get(r.Context(), principal(r).OrgID, r.PathValue("id")))
+	doc, err := a.d.History.Get(r.Context(), principal(r).OrgID, r.PathValue("id"))
+	if hidden := hiddenFrom(r); err == nil && len(hidden) > 0 {
+		// An event of an admin-only resource type is none to other keys.
+		var ev struct {
+			Resource struct {
+				Type string `json:"type"`
+			} `json:"resource"`
+		}
+		if json.Unmarshal(doc, &ev) != nil {
+			err = apperr.ErrNotFound
+		} else if _, ok := hidden[ev.Resource.Type]; ok {
+			err = apperr.ErrNotFound
+		}
+	}
+	reply(w, r, http.StatusOK)(doc, err)
 }
 
 func (a *API) createEndpoint(w http.ResponseWriter, r *http.Request) {
