@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -51,6 +52,8 @@ type Options struct {
 	// (two processes, each with its own key cache) share one table.
 	// Transport is then ignored: the store already has its client.
 	Store *store.Store
+	// Resolver, when set, resolves webhook endpoints' hosts.
+	Resolver *net.Resolver
 }
 
 // New starts the service over HTTP on a fresh table; with
@@ -84,7 +87,8 @@ func NewWith(t testing.TB, o Options) *Env {
 	srv := httptest.NewUnstartedServer(nil)
 	srv.Start()
 	t.Cleanup(srv.Close)
-	deps := app.Build(st, app.Config{Table: st.Table, CacheTTL: ttl, WebhookBaseURL: srv.URL, WebhooksAllowLoopback: true}, app.InProcessRuns())
+	deps := app.Build(st, app.Config{Table: st.Table, CacheTTL: ttl, WebhookBaseURL: srv.URL, WebhooksAllowLoopback: true,
+		WebhooksResolver: o.Resolver}, app.InProcessRuns())
 	deps.Search = embedded.NewEngine(st)
 	deps.NewMCP = mcpserver.Handler(docs.Pages)
 	engine := app.InProcess(deps)

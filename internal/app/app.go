@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net"
 	"net/url"
 	"os"
 	"regexp"
@@ -61,6 +62,10 @@ type Config struct {
 	// WEBHOOKS_ALLOW_LOOPBACK=true lets webhook endpoints be on this
 	// machine (the dev server's setting, never a deployment's).
 	WebhooksAllowLoopback bool
+	// WebhooksResolver resolves webhook endpoints' hosts (nil: the
+	// system's); tests answer from a resolver of their own, never the
+	// network's.
+	WebhooksResolver *net.Resolver
 	// EVENT_BUS_NAME: the EventBridge bus the events function publishes
 	// to, for the organizations whose operator asked for it (the events
 	// function's setting).
@@ -310,7 +315,7 @@ func Build(st *store.Store, cfg Config, engine runs.EngineFactory) api.Deps {
 	catalog := api.EventCatalog()
 	return api.Deps{
 		History: &events.History{Store: st, Catalog: catalog, Retention: k.EventRetention},
-		Endpoints: endpoints.New(st, catalog, &outbound.Client{AllowLoopback: cfg.WebhooksAllowLoopback},
+		Endpoints: endpoints.New(st, catalog, &outbound.Client{AllowLoopback: cfg.WebhooksAllowLoopback, Resolver: cfg.WebhooksResolver},
 			unqueued{}),
 		Store:      st,
 		Keys:       k,

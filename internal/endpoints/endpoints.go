@@ -61,6 +61,11 @@ type Endpoint struct {
 	FailingSince *clock.Time `json:"failingSince"`
 	CreatedAt    clock.Time  `json:"createdAt"`
 	UpdatedAt    clock.Time  `json:"updatedAt"`
+	// Warning, in the answer of a create or update only, says what about
+	// the url will fail deliveries now although the endpoint was saved: a
+	// host that does not resolve yet (deliveries check it again at each
+	// attempt). Null otherwise; never stored.
+	Warning *string `json:"warning,omitempty"`
 }
 
 // record is an endpoint as stored: with its signing secrets, the current
@@ -195,35 +200,45 @@ func DecodeInput(body []byte) (Input, error) {
 }
 
 // check refuses an input naming its first wrong field; the url's
-// addresses are resolved last, once everything else is right.
-func (s *Service) check(ctx context.Context, in Input, create bool) error {
+// addresses are resolved last, once everything else is right. A host that
+// resolves to no address now is accepted, as Svix, Stripe and GitHub
+// accept it (it may be set up after the endpoint), with a warning for the
+// answer; one that resolves to an address deliveries may not reach is
+// refused.
+func (s *Service) check(ctx context.Context, in Input, create bool) (warning *string, err error) {
 	if create && in.URL == nil {
-		return apperr.Invalid("url", "is required: the https URL deliveries are sent to")
+		return nil, apperr.Invalid("url", "is required: the https URL deliveries are sent to")
 	}
 	var u *url.URL
 	if in.URL != nil {
 		var err error
 		if u, err = outbound.CheckURL(*in.URL); err != nil {
-			return apperr.Invalid("url", "%s", strings.TrimPrefix(err.Error(), "url: "))
+			return nil, apperr.Invalid("url", "%s", strings.TrimPrefix(err.Error(), "url: "))
 		}
 	}
 	if in.EventTypes != nil {
 		ts := *in.EventTypes
 		if len(ts) == 0 || len(ts) > MaxEventTypes {
-			return apperr.Invalid("eventTypes", "must list 1 to %d event types (such as company.updated, company.* or *)", MaxEventTypes)
+			return nil, apperr.Invalid("eventTypes", "must list 1 to %d event types (such as company.updated, company.* or *)", MaxEventTypes)
 		}
 		for i, t := range ts {
 			if err := s.catalog.CheckPattern(t); err != nil {
-				return apperr.Invalid(fmt.Sprintf("eventTypes[%d]", i), "%s", err.Error())
+				return nil, apperr.Invalid(fmt.Sprintf("eventTypes[%d]", i), "%s", err.Error())
 			}
 		}
 	}
 	if u != nil {
-		if err := s.client.CheckDestination(ctx, u); err != nil {
-			return apperr.Invalid("url", "%s", err.Error())
+		err := s.client.CheckDestination(ctx, u)
+		var unresolved *outbound.UnresolvedError
+		if errors.As(err, &unresolved) {
+			w := unresolved.Error() + " now: the endpoint is saved, and each delivery resolves it again (deliveries fail until it resolves to a public address)"
+			return &w, nil
+		}
+		if err != nil {
+			return nil, apperr.Invalid("url", "%s", err.Error())
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 func (in Input) apply(r *record) {
@@ -257,7 +272,8 @@ func dedupe(ts []string) []string {
 // Create adds an endpoint of org (enabled unless the body says not, every
 // event type unless it names some) and answers it with its secret.
 func (s *Service) Create(ctx context.Context, org string, in Input) (*Created, error) {
-	if err := s.check(ctx, in, true); err != nil {
+	warning, err := s.check(ctx, in, true)
+	if err != nil {
 		return nil, err
 	}
 	existing, err := s.coll.List(ctx, org, store.Query{Limit: MaxEndpoints})
@@ -275,6 +291,7 @@ func (s *Service) Create(ctx context.Context, org string, in Input) (*Created, e
 	if err := s.coll.Create(ctx, org, r); err != nil {
 		return nil, err
 	}
+	r.Warning = warning
 	return &Created{Endpoint: &r.Endpoint, Secret: key}, nil
 }
 
@@ -295,7 +312,8 @@ func (s *Service) List(ctx context.Context, org string, q store.Query) (store.Pa
 
 // Update changes an endpoint's url, description, event types or enabled.
 func (s *Service) Update(ctx context.Context, org, id string, in Input) (*Endpoint, error) {
-	if err := s.check(ctx, in, false); err != nil {
+	warning, err := s.check(ctx, in, false)
+	if err != nil {
 		return nil, err
 	}
 	r, err := s.coll.Update(ctx, org, id, func(r *record) error {
@@ -306,6 +324,7 @@ func (s *Service) Update(ctx context.Context, org, id string, in Input) (*Endpoi
 	if err != nil {
 		return nil, err
 	}
+	r.Warning = warning
 	return &r.Endpoint, nil
 }
 

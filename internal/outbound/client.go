@@ -142,9 +142,28 @@ func CheckURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
+// UnresolvedError is a destination whose host has no address now (no such
+// host, no answer, or a resolver failure): a delivery to it fails, and is
+// checked again at each attempt.
+type UnresolvedError struct {
+	Host string
+	Why  string
+	Err  error
+}
+
+func (e *UnresolvedError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("the destination %s %s: %v", e.Host, e.Why, e.Err)
+	}
+	return fmt.Sprintf("the destination %s %s", e.Host, e.Why)
+}
+
+func (e *UnresolvedError) Unwrap() error { return e.Err }
+
 // CheckDestination resolves u's host and refuses it, with a *DestinationError,
 // if any address it resolves to is not public (see Public; loopback is allowed
-// when AllowLoopback is set). A host that is an IP address is checked as is.
+// when AllowLoopback is set), or with an *UnresolvedError if it resolves to
+// none now. A host that is an IP address is checked as is.
 // Post calls it and checks again at dial time; call it directly to vet a URL
 // when it is registered.
 func (c *Client) CheckDestination(ctx context.Context, u *url.URL) error {
@@ -162,12 +181,12 @@ func (c *Client) CheckDestination(ctx context.Context, u *url.URL) error {
 	if err != nil {
 		var dnsErr *net.DNSError
 		if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
-			return fmt.Errorf("the destination %s does not resolve to any address (no such host)", host)
+			return &UnresolvedError{Host: host, Why: "does not resolve to any address (no such host)"}
 		}
-		return fmt.Errorf("the destination %s could not be resolved: %w", host, err)
+		return &UnresolvedError{Host: host, Why: "could not be resolved", Err: err}
 	}
 	if len(addrs) == 0 {
-		return fmt.Errorf("the destination %s does not resolve to any address", host)
+		return &UnresolvedError{Host: host, Why: "does not resolve to any address"}
 	}
 	for _, addr := range addrs {
 		if !c.allowed(addr) {
