@@ -66,6 +66,9 @@ type ExportJob struct {
 	Format   string         `json:"format"`
 	Filter   map[string]any `json:"filter"`
 	Fields   []string       `json:"fields"`
+	// EscapeFormulas: a CSV text cell starting with =, +, -, @, a tab or a
+	// carriage return is written with a leading ' (see docs/bulk.md).
+	EscapeFormulas bool `json:"escapeFormulas"`
 	// Status: queued, running, completed or failed.
 	Status string `json:"status"`
 	// Rows is the records written, once completed.
@@ -118,7 +121,7 @@ func (a *API) importView(ctx context.Context, org string, j *jobs.Job, upload st
 // exportView is j as the API answers it, with its URL.
 func (a *API) exportView(ctx context.Context, org string, j *jobs.Job) (*ExportJob, error) {
 	v := &ExportJob{ID: j.ID, Resource: j.Resource, Format: string(j.Format), Filter: j.Filter, Fields: j.Fields, Status: j.Status,
-		Rows: j.Rows, Error: optional(j.Error), CreatedAt: j.CreatedAt, StartedAt: j.StartedAt, CompletedAt: j.CompletedAt}
+		EscapeFormulas: !j.RawFormulas, Rows: j.Rows, Error: optional(j.Error), CreatedAt: j.CreatedAt, StartedAt: j.StartedAt, CompletedAt: j.CompletedAt}
 	if v.Filter == nil {
 		v.Filter = map[string]any{}
 	}
@@ -326,6 +329,10 @@ func exportBody() openapi.Schema {
 			"list's values (up to " + itoa(jobs.MaxFilterValues) + "); every field must match; fields holding one value only"),
 		"fields": openapi.Schema{"type": "array", "maxItems": 200, "items": openapi.Schema{"type": "string"},
 			"description": "the fields to export (`id` always); all when absent"},
+		"escapeFormulas": openapi.Schema{"type": "boolean", "default": true,
+			"description": "CSV: a text cell starting with `=`, `+`, `-`, `@`, a tab or a carriage return (or with `'`s followed by one) is written " +
+				"with a leading `'`, so that a spreadsheet does not run it as a formula; an import reads it back without the `'`. " +
+				"`false` writes such cells raw"},
 	}}
 }
 

@@ -356,3 +356,35 @@ func normalized(t *testing.T, format string, b []byte) string {
 	sort.Strings(lines)
 	return strings.Join(lines, "\n")
 }
+
+func TestAFormulaLikeNameIsExportedEscapedAndImportsBackExactly(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	a, b := e.Org(t), e.Org(t)
+	name := `=HYPERLINK("http://evil.example","click")`
+	c := a.Do("POST", "/v1/companies", map[string]any{"canonicalName": name}).Want(t, 201).Object(t)
+	body := map[string]any{"resource": "companies", "format": "csv", "fields": []any{"canonicalName"}}
+	j, file := runExport(t, a, body)
+	rows := readCSV(t, file)
+	if j["escapeFormulas"] != true || len(rows) != 2 || rows[1][0] != idOf(t, c) || rows[1][1] != "'"+name {
+		t.Fatalf("export %s: %q", jsonOf(j), rows)
+	}
+	imp := runImport(t, b, map[string]any{"resource": "companies", "format": "csv"}, file)
+	if num(imp["created"]) != 1 || num(imp["failed"]) != 0 {
+		t.Fatalf("re-import %s", jsonOf(imp))
+	}
+	if page := b.Do("GET", "/v1/companies", nil).Want(t, 200).List(t); len(page) != 1 || page[0]["canonicalName"] != name {
+		t.Errorf("re-imported %s", jsonOf(page))
+	}
+	body["escapeFormulas"] = false
+	j, file = runExport(t, a, body)
+	if rows := readCSV(t, file); j["escapeFormulas"] != false || len(rows) != 2 || rows[1][1] != name {
+		t.Errorf("raw export %s: %q", jsonOf(j), rows)
+	}
+	// The errors file escapes the cells it echoes, and replaces NUL bytes.
+	imp = runImport(t, b, map[string]any{"resource": "companies", "format": "csv"},
+		[]byte("canonicalName,website\n\"=cmd\x00\",not a website\n"))
+	if rows := readCSV(t, download(t, imp["errorsUrl"].(string))); num(imp["failed"]) != 1 || len(rows) != 2 || rows[1][2] != "'=cmd\uFFFD" {
+		t.Errorf("errors file of %s: %q", jsonOf(imp), rows)
+	}
+}

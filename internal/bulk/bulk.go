@@ -38,11 +38,12 @@
 //     their compact JSON text, numbers as answered ({} when empty);
 //   - cells are quoted as RFC 4180 says (commas, quotes, line breaks).
 //
-// Cells are written exactly as the data holds them, so that an exported
-// file imports back unchanged: a cell starting with =, +, - or @ is not
-// escaped against formula injection (no ' is prepended). Spreadsheet users
-// should open exported files by importing them with every column as text,
-// rather than by opening them directly.
+// A cell of any kind but numbers and booleans that starts with =, +, -, @,
+// a tab or a carriage return, which a spreadsheet would run as a formula,
+// is written with a leading ' (OWASP's advice against CSV injection), as is
+// one starting with one or more ' followed by one of them (EscapeFormula);
+// the import takes the ' off again (UnescapeFormula), so that an exported
+// file imports back unchanged. Writer.EscapeFormulas(false) writes them raw.
 //
 // # Export (NDJSON)
 //
@@ -79,13 +80,18 @@
 //     left out when all its cells are empty; a column named by the Struct
 //     itself may hold the whole JSON object instead;
 //   - any other kind (texts, enums, URLs, e-mails, dates, date-times,
-//     references): the text as is.
+//     references): the text as is;
+//   - a cell (of any kind) of one or more ' followed by =, +, -, @, a tab
+//     or a carriage return, as an export escapes it, is read without its
+//     first ' (UnescapeFormula); a header cell too.
 //
 // A cell that cannot be read as its field's kind makes the row fail with a
 // RowError naming the row, the column, what was expected and the value
 // (its first 50 characters): row 12, column employeeCount: is not an
 // integer: "12a". So does a row with another number of cells than the
-// header (has 5 cells; the header has 7), a row longer than 1 MiB, and a
+// header (has 5 cells; the header has 7), a cell that is not valid UTF-8
+// or holds a byte-order mark (U+FEFF, which only the file's start may
+// hold), a row longer than 1 MiB, and a
 // row that is not valid CSV (a stray quote); the import goes on with the
 // next row. A quote never closed, which swallows the rest of the file (or
 // more than 1 MiB of it), fails the import. Whether a value meets its
@@ -116,7 +122,8 @@
 // a key or mapping naming a Struct's subfield, location.city, sets it in
 // the nested object), read-only fields are read as for CSV, and the
 // values are sent as they are: the decoder checks their types. A line
-// longer than 1 MiB fails its row, and the import goes on with the next
+// that is not valid UTF-8 fails its row, and so does one
+// longer than 1 MiB, and the import goes on with the next
 // line.
 //
 // # Resuming
@@ -131,7 +138,9 @@
 // An import's errors file is CSV: the columns row and error, then the
 // file's header columns (CSV) or line (NDJSON); one row per failed row: its
 // number, what was wrong, then its cells (or its line) as read, so that it
-// can be corrected and imported again.
+// can be corrected and imported again. Its cells are escaped against
+// formulas as an export's are (EscapeFormula, for every cell), NUL bytes
+// and invalid UTF-8 becoming U+FFFD.
 package bulk
 
 import (

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/resource"
@@ -218,7 +219,7 @@ func planColumns(opt Options, header []string, keep map[string]bool) ([]column, 
 	plan := make([]column, len(header))
 	setBy := map[string]int{} // column index by the path it sets
 	for i, h := range header {
-		name := strings.TrimSpace(h)
+		name := UnescapeFormula(strings.TrimSpace(h))
 		c := column{header: name}
 		to, mapped := opt.Mapping[name]
 		if !mapped {
@@ -335,9 +336,30 @@ func (r *Reader) nextCSV() (Row, error) {
 			row.Err = &RowError{Row: row.Number, Message: fmt.Sprintf("has %s; the header has %d", plural(len(cells), "cell"), len(r.plan))}
 			return row, nil
 		}
+		if err := r.checkText(row.Number, cells); err != nil {
+			row.Err = err
+			return row, nil
+		}
 		row.Body, row.Checks, row.Err = r.csvBody(row.Number, cells)
 		return row, nil
 	}
+}
+
+// checkText refuses a row with a read cell that is not valid UTF-8 or that
+// holds a byte-order mark (U+FEFF; only the file's first bytes may be one).
+func (r *Reader) checkText(n int64, cells []string) error {
+	for i, c := range r.plan {
+		if c.skip {
+			continue
+		}
+		switch {
+		case !utf8.ValidString(cells[i]):
+			return &RowError{Row: n, Column: c.header, Message: "is not valid UTF-8; save the file as UTF-8"}
+		case strings.Contains(cells[i], "\uFEFF"):
+			return &RowError{Row: n, Column: c.header, Message: "holds a byte-order mark (U+FEFF), which only the start of a file may hold (were files joined?); remove it"}
+		}
+	}
+	return nil
 }
 
 // blank reports a row of empty cells (a blank line, or ",,,").
@@ -437,6 +459,7 @@ func appendCell(dst []byte, f resource.Field, whole bool, cell string) ([]byte, 
 	if s == "" && (cell == "" || !f.Verbatim || !isText(f.Kind)) {
 		return dst, ""
 	}
+	s, text := UnescapeFormula(s), UnescapeFormula(cell) // a cell escaped against formulas
 	refused := func(what string) ([]byte, string) {
 		return dst, fmt.Sprintf("is not %s: %q", what, truncate(cell, maxShown))
 	}
@@ -509,7 +532,7 @@ func appendCell(dst []byte, f resource.Field, whole bool, cell string) ([]byte, 
 		}
 		return append(dst, v...), ""
 	}
-	return appendJSONString(dst, cell), ""
+	return appendJSONString(dst, text), ""
 }
 
 // isText reports the kinds whose cell is the text itself.
@@ -689,6 +712,10 @@ func (r *Reader) nextLine() (Row, error) {
 		}
 		r.pos.Row, r.pos.Offset = r.pos.Row+1, r.pos.Offset+n
 		row := Row{Number: r.pos.Row, Raw: []string{string(bytes.TrimRight(line, "\r"))}}
+		if !utf8.Valid(text) {
+			row.Err = &RowError{Row: row.Number, Message: "is not valid UTF-8; save the file as UTF-8"}
+			return row, nil
+		}
 		row.Body, row.Checks, row.Err = r.lineBody(row.Number, text)
 		return row, nil
 	}

@@ -86,7 +86,18 @@ func TestEachKindsCellIsReadIntoItsJSONOrRefusedNamingColumnAndValue(t *testing.
 		{resources.Scores, "elementScores", `[{"elementId":"e1","elementName":"Team","score":80}]`, `{"elementScores":[{"elementId":"e1","score":80}]}`, ""},
 		// Texts are as they are; empty cells leave the field out
 		{resources.Deals, "name", " =1+1, \"x\" ", `{"name":" =1+1, \"x\" "}`, ""},
-		{resources.Deals, "stage", "tab\tquote\"back\\ctl\x01bad\xff東", `{"stage":"tab\tquote\"back\\ctl\u0001bad\ufffd東"}`, ""},
+		{resources.Deals, "stage", "tab\tquote\"back\\ctl\x01東", `{"stage":"tab\tquote\"back\\ctl\u0001東"}`, ""},
+		// Invalid UTF-8 and a byte-order mark fail the row, naming the column
+		{resources.Deals, "stage", "bad\xff東", "", "row 1, column stage: is not valid UTF-8; save the file as UTF-8"},
+		{resources.Deals, "stage", "a\uFEFFb", "", "row 1, column stage: holds a byte-order mark (U+FEFF), which only the start of a file may hold (were files joined?); remove it"},
+		// A cell escaped against formulas loses its first '
+		{resources.Deals, "name", "'=1+1", `{"name":"=1+1"}`, ""},
+		{resources.Deals, "name", "''=1+1", `{"name":"'=1+1"}`, ""},
+		{resources.Deals, "name", "'\tx", `{"name":"\tx"}`, ""},
+		{resources.Deals, "name", "'tis", `{"name":"'tis"}`, ""},
+		{resources.Deals, "name", "'", `{"name":"'"}`, ""},
+		{resources.Deals, "tags", "'-a; b", `{"tags":["-a","b"]}`, ""},
+		{resources.Deals, "amount", "'-5", `{"amount":-5}`, ""},
 		{resources.Deals, "closeDate", "2026-01-31", `{"closeDate":"2026-01-31"}`, ""},
 		{resources.Deals, "closeDate", "not a date", `{"closeDate":"not a date"}`, ""}, // the decoder's to refuse
 		{resources.Activities, "startedAt", "2026-01-31T09:30:00Z", `{"startedAt":"2026-01-31T09:30:00Z"}`, ""},

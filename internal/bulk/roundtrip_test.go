@@ -392,7 +392,7 @@ func TestACompanyExportedAsCSVHoldsItsValuesExactly(t *testing.T) {
 		"location.city":    `Paris, "Île"`,
 		"location.state":   "",
 		"location.country": "France",
-		"description":      "=cmd|' /C calc'!A0\nsecond line",
+		"description":      "'=cmd|' /C calc'!A0\nsecond line",
 		"canonicalName":    `Acme 1, "Quoted" & <Co>`,
 		"custom":           `{"big":9007199254740991,"n":1.5e300,"nested":{"list":[1,"x",null,true]},"note":"a, \"b\"\nc & <d>"}`,
 		"createdAt":        "2026-01-31T09:30:00.000Z",
@@ -402,7 +402,7 @@ func TestACompanyExportedAsCSVHoldsItsValuesExactly(t *testing.T) {
 		"tags":          "fintech; saas",
 		"custom":        "{}",
 		"sector":        "  =SUM(A1:A2) Société Générale 東京 🚀 2 ",
-		"canonicalName": "=SUM(A1:A2) Société Générale 東京 🚀 2",
+		"canonicalName": "'=SUM(A1:A2) Société Générale 東京 🚀 2",
 		"employeeCount": "12345678901234567890",
 	}}
 	for i := range want {

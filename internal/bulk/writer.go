@@ -27,6 +27,7 @@ type Writer struct {
 	csv    *csv.Writer
 	out    *bufio.Writer
 	header bool // the CSV header is written
+	raw    bool // CSV: formula-like text cells are written unescaped
 	rows   int64
 	cells  []string
 	line   bytes.Buffer
@@ -53,6 +54,11 @@ func NewWriter(w io.Writer, format Format, cols []Column) *Writer {
 	return wr
 }
 
+// EscapeFormulas says whether a CSV text cell that a spreadsheet would
+// read as a formula (see EscapeFormula) is written with a leading '; it
+// is on unless turned off.
+func (w *Writer) EscapeFormulas(on bool) { w.raw = !on }
+
 // Write writes one record, a JSON object as the API answers it.
 func (w *Writer) Write(record []byte) error {
 	var fields map[string]json.RawMessage
@@ -73,6 +79,9 @@ func (w *Writer) Write(record []byte) error {
 		}
 		if w.cells[i], err = cell(c.Field, raw); err != nil {
 			return fmt.Errorf("bulk: record field %s: %w", c.Path, err)
+		}
+		if !w.raw && escapable(c.Field.Kind) {
+			w.cells[i] = EscapeFormula(w.cells[i])
 		}
 	}
 	if err := w.csv.Write(w.cells); err != nil {
@@ -137,6 +146,58 @@ func (w *Writer) Close() error {
 
 // Rows is how many records were written.
 func (w *Writer) Rows() int64 { return w.rows }
+
+// formulaStart reports the characters that make a spreadsheet read a cell
+// starting with them as a formula (OWASP's list): = + - @ tab and carriage
+// return.
+func formulaStart(c byte) bool {
+	switch c {
+	case '=', '+', '-', '@', '\t', '\r':
+		return true
+	}
+	return false
+}
+
+// formulaLike reports a cell of zero or more ' followed by a character of
+// formulaStart; quotes is how many ' it starts with.
+func formulaLike(s string) (quotes int, ok bool) {
+	for quotes < len(s) && s[quotes] == '\'' {
+		quotes++
+	}
+	return quotes, quotes < len(s) && formulaStart(s[quotes])
+}
+
+// EscapeFormula is s with a ' prepended when s starts with =, +, -, @, a
+// tab or a carriage return, or with one or more ' followed by one of them
+// (”=x becomes ”'=x), so that UnescapeFormula gives s back; any other s
+// is returned as is.
+func EscapeFormula(s string) string {
+	if _, ok := formulaLike(s); ok {
+		return "'" + s
+	}
+	return s
+}
+
+// UnescapeFormula undoes EscapeFormula: a cell of one or more ' followed by
+// =, +, -, @, a tab or a carriage return loses its first '; any other cell
+// is returned as is.
+func UnescapeFormula(s string) string {
+	if q, ok := formulaLike(s); ok && q > 0 {
+		return s[1:]
+	}
+	return s
+}
+
+// escapable reports the kinds of field whose CSV cell may start with a
+// formula's character and is escaped: all but numbers and booleans (a
+// number's - is its sign; JSON objects and arrays start with { or [).
+func escapable(k resource.Kind) bool {
+	switch k {
+	case resource.Int, resource.Number, resource.Bool:
+		return false
+	}
+	return true
+}
 
 // lookup finds the raw value at path in a record; nil when absent or when
 // a parent is not an object. objects caches the Structs decoded so far.
@@ -345,7 +406,10 @@ func (e *ErrorWriter) Write(row Row, message string) error {
 			message = row.Err.Error()
 		}
 	}
-	e.rec = append(append(e.rec[:0], strconv.FormatInt(row.Number, 10), message), row.Raw...)
+	e.rec = append(e.rec[:0], strconv.FormatInt(row.Number, 10), safeCell(message))
+	for _, c := range row.Raw {
+		e.rec = append(e.rec, safeCell(c))
+	}
 	return e.csv.Write(e.rec)
 }
 
@@ -354,7 +418,22 @@ func (e *ErrorWriter) writeHeader() error {
 		return nil
 	}
 	e.wrote = true
-	return e.csv.Write(e.header)
+	head := make([]string, len(e.header))
+	for i, h := range e.header {
+		head[i] = safeCell(h)
+	}
+	return e.csv.Write(head)
+}
+
+// safeCell is a cell of the errors file: invalid UTF-8 and NUL bytes
+// become U+FFFD, and a formula-like cell is escaped (EscapeFormula), which
+// an import reads back (UnescapeFormula).
+func safeCell(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if strings.IndexByte(s, 0) >= 0 {
+		s = strings.ReplaceAll(s, "\x00", "\uFFFD")
+	}
+	return EscapeFormula(s)
 }
 
 // Close writes what is buffered (with no rows, still the header). It does

@@ -2,7 +2,10 @@ package bulk_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -145,6 +148,7 @@ func TestTheErrorsFileHoldsEachFailedRowWithItsCellsOrLine(t *testing.T) {
 		{bulk.Row{Number: 2, Raw: []string{"Big", "lots"}, Err: &bulk.RowError{Row: 2, Column: "amount", Message: `is not a number: "lots"`}}, ""},
 		{bulk.Row{Number: 3, Raw: []string{"Big"}, Err: &bulk.RowError{Row: 3, Message: "has 1 cell; the header has 2"}}, ""},
 		{bulk.Row{Number: 5, Raw: []string{"=cmd", "1"}}, "name is taken"},
+		{bulk.Row{Number: 6, Raw: []string{"nul\x00bad\xff", "-5"}}, "@x"},
 	}
 	for _, r := range rows {
 		if err := e.Write(r.row, r.msg); err != nil {
@@ -157,7 +161,8 @@ func TestTheErrorsFileHoldsEachFailedRowWithItsCellsOrLine(t *testing.T) {
 	want := "row,error,name,amount\n" +
 		"2,\"column amount: is not a number: \"\"lots\"\"\",Big,lots\n" +
 		"3,has 1 cell; the header has 2,Big\n" +
-		"5,name is taken,=cmd,1\n"
+		"5,name is taken,'=cmd,1\n" +
+		"6,'@x,nul\uFFFDbad\uFFFD,'-5\n"
 	if b.String() != want {
 		t.Errorf("errors file\n%s\nwant\n%s", b.String(), want)
 	}
@@ -178,5 +183,79 @@ func TestTheErrorsFileHoldsEachFailedRowWithItsCellsOrLine(t *testing.T) {
 	e = bulk.NewErrorWriter(&b, bulk.CSV, []string{"name"})
 	if err := e.Close(); err != nil || b.String() != "row,error,name\n" {
 		t.Errorf("no errors: %q, %v", b.String(), err)
+	}
+}
+
+func TestFormulaLikeTextCellsAreEscapedAndReadBackExactly(t *testing.T) {
+	t.Parallel()
+	cols, err := bulk.Columns(resources.Deals, []string{"name", "amount", "tags"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	header := "id,name,amount,tags\n"
+	for _, tc := range []struct{ record, escaped, raw string }{
+		{`{"id":"d","name":"=HYPERLINK(\"http://x\",\"y\")","amount":-5,"tags":["-a","b"]}`,
+			"d,\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\",-5,'-a; b\n", "d,\"=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\",-5,-a; b\n"},
+		{`{"id":"d","name":"+1","tags":["@x"]}`, "d,'+1,,'@x\n", "d,+1,,@x\n"},
+		{`{"id":"d","name":"\tx"}`, "d,'\tx,,\n", "d,\"\tx\",,\n"},
+		{`{"id":"d","name":"\rx"}`, "d,\"'\rx\",,\n", "d,\"\rx\",,\n"},
+		{`{"id":"d","name":"'=x"}`, "d,''=x,,\n", "d,'=x,,\n"},
+		{`{"id":"d","name":"''-x"}`, "d,'''-x,,\n", "d,''-x,,\n"},
+		{`{"id":"d","name":"'tis a = b"}`, "d,'tis a = b,,\n", "d,'tis a = b,,\n"},
+		{`{"id":"d","name":" =x","amount":-0.5}`, "d,\" =x\",-0.5,\n", "d,\" =x\",-0.5,\n"},
+	} {
+		for _, escape := range []bool{true, false} {
+			var b bytes.Buffer
+			w := bulk.NewWriter(&b, bulk.CSV, cols)
+			if !escape {
+				w.EscapeFormulas(false)
+			}
+			if err := w.Write([]byte(tc.record)); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			want := tc.escaped
+			if !escape {
+				want = tc.raw
+			}
+			if got := strings.TrimPrefix(b.String(), header); got != want {
+				t.Errorf("%s (escape %v): row %q, want %q", tc.record, escape, got, want)
+			}
+			if !escape {
+				continue
+			}
+			// The escaped file imports back as the record's values.
+			row := oneRow(t, resources.Deals, b.String(), bulk.Options{})
+			var got, sent map[string]any
+			if err := json.Unmarshal(row.Body, &got); err != nil || row.Err != nil {
+				t.Fatalf("%s: body %s, %v", tc.record, row.Body, row.Err)
+			}
+			_ = json.Unmarshal([]byte(tc.record), &sent)
+			delete(sent, "id")
+			if !reflect.DeepEqual(got, sent) {
+				t.Errorf("%s: imported back as %s", tc.record, row.Body)
+			}
+		}
+	}
+}
+
+func TestInvalidUTF8OrAByteOrderMarkInsideTheFileFailsTheRow(t *testing.T) {
+	t.Parallel()
+	rows := readAll(t, []byte("\xef\xbb\xbfid,name,stage\nx,ok,a\nx,\xefbad,a\nx,ok,\xef\xbb\xbfb\nx,fine,c\n"), bulk.Options{Format: bulk.CSV, Def: resources.Deals})
+	want := []string{"", "row 2, column name: is not valid UTF-8; save the file as UTF-8",
+		"row 3, column stage: holds a byte-order mark (U+FEFF), which only the start of a file may hold (were files joined?); remove it", ""}
+	if len(rows) != len(want) {
+		t.Fatalf("%d rows, want %d", len(rows), len(want))
+	}
+	for i, row := range rows {
+		if got := fmt.Sprint(row.Err); want[i] == "" && row.Err != nil || want[i] != "" && got != want[i] {
+			t.Errorf("row %d: error %v, want %q", i+1, row.Err, want[i])
+		}
+	}
+	rows = readAll(t, []byte("{\"name\":\"ok\"}\n{\"name\":\"b\xffd\"}\n{\"name\":\"ok\"}\n"), bulk.Options{Format: bulk.NDJSON, Def: resources.Deals})
+	if len(rows) != 3 || rows[0].Err != nil || rows[2].Err != nil || fmt.Sprint(rows[1].Err) != "row 2: is not valid UTF-8; save the file as UTF-8" {
+		t.Errorf("NDJSON rows %+v", rows)
 	}
 }

@@ -27,10 +27,12 @@ const exportPage = 100
 const MaxFilterValues = 100
 
 // DecodeExport reads POST /v1/exports's body into a queued job:
-// {resource, format, filter, fields}. filter maps scalar fields to a value
-// or a list of values (equal to one of them); fields names the columns.
+// {resource, format, filter, fields, escapeFormulas}. filter maps scalar
+// fields to a value or a list of values (equal to one of them); fields
+// names the columns; escapeFormulas false writes a CSV's formula-like text
+// cells raw (bulk.Writer.EscapeFormulas).
 func (s *Service) DecodeExport(body []byte) (*Job, error) {
-	o, err := input.ParseObject(body, "resource", "format", "filter", "fields")
+	o, err := input.ParseObject(body, "resource", "format", "filter", "fields", "escapeFormulas")
 	if err != nil {
 		return nil, err
 	}
@@ -45,8 +47,13 @@ func (s *Service) DecodeExport(body []byte) (*Job, error) {
 	if _, err := bulk.Columns(t.Def, fields.Value); err != nil {
 		return nil, apperr.Invalid("fields", "%s", err.Error())
 	}
+	escape, err := o.Bool("escapeFormulas")
+	if err != nil {
+		return nil, err
+	}
 	j := s.newJob(KindExport, "exp")
 	j.Resource, j.Format, j.Fields, j.Status = t.Def.Name, format, fields.Value, StatusQueued
+	j.RawFormulas = escape.Set && !escape.Null && !escape.Value
 	if raw, ok := o.Raw("filter"); ok && string(raw) != "null" {
 		m, err := o.FreeObject("filter")
 		if err != nil {
@@ -132,6 +139,7 @@ func (s *Service) stepExport(ctx context.Context, org string, j *Job, t Target) 
 	var rows int64
 	go func() {
 		w := bulk.NewWriter(pw, j.Format, cols)
+		w.EscapeFormulas(!j.RawFormulas)
 		q := store.Query{Limit: exportPage}
 		for {
 			page, err := t.List(ctx, org, q)
