@@ -105,7 +105,7 @@ var Codes = []CodeInfo{
 	{CodeRecordTooLarge, http.StatusRequestEntityTooLarge,
 		"the record would exceed the storage's item size limit", ""},
 	{CodeUnsupportedMediaType, http.StatusUnsupportedMediaType,
-		"`POST /mcp` with a body that is not `application/json`", ""},
+		"a body whose `Content-Type` is not `application/json`", ""},
 	{CodeIdempotencyKeyReused, http.StatusUnprocessableEntity,
 		"an `Idempotency-Key` reused with another body; use a new key", ""},
 	{CodeRateLimited, http.StatusTooManyRequests,

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"fmt"
+	"mime"
 	"net/http"
 	"path"
 	"sort"
@@ -45,6 +46,7 @@ func NewRouter(table []routes.Route, handlers map[string]http.Handler, authn fun
 				h = creates[i](h)
 			}
 		}
+		h = wellFormed(rt, h)
 		if rt.Admin != "" {
 			h = adminOnly(rt.Admin, h)
 		}
@@ -169,6 +171,47 @@ func truncate(s string, n int) string {
 // no empty, "." or ".." segment and no trailing slash (the root excepted).
 func isClean(p string) bool {
 	return p == "/" || (strings.HasPrefix(p, "/") && path.Clean(p) == p)
+}
+
+// wellFormed refuses, before the route (an Idempotency-Key's kept answer
+// included) runs, what no route accepts: a query parameter given more than
+// once (400: no parameter of the API is a list sent by repeating it, and
+// which of the values a route would read is not the caller's to guess),
+// and a body of POST, PUT or PATCH whose Content-Type is not
+// application/json (415). A body with no Content-Type, or curl's default
+// one, is read as JSON (isJSONMedia). An inbound webhook (/webhooks/...) is exempt: its
+// sender decides its query and media type.
+func wellFormed(rt routes.Route, h http.Handler) http.Handler {
+	if strings.HasPrefix(rt.Path, "/webhooks/") {
+		return h
+	}
+	hasBody := rt.Method == http.MethodPost || rt.Method == http.MethodPut || rt.Method == http.MethodPatch
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.RawQuery != "" {
+			for name, vs := range r.URL.Query() {
+				if len(vs) > 1 {
+					Error(w, r, apperr.InvalidQuery(name, "is given %d times; give it once", len(vs)))
+					return
+				}
+			}
+		}
+		if ct := r.Header.Get("Content-Type"); hasBody && ct != "" && r.ContentLength != 0 && !isJSONMedia(ct) {
+			// The words of the MCP transport's own refusal, so that every
+			// route refuses alike.
+			Refuse(w, apperr.CodeUnsupportedMediaType, "", "Content-Type must be 'application/json'")
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// isJSONMedia reports whether the Content-Type ct is read as JSON:
+// application/json, with any parameters (charset=utf-8), and
+// application/x-www-form-urlencoded, which curl's -d sends unless told
+// otherwise (the docs' examples rely on it; no route reads a form).
+func isJSONMedia(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && (mt == "application/json" || mt == "application/x-www-form-urlencoded")
 }
 
 // boundParams answers "not found" when a wildcard of the route's path holds

@@ -42,7 +42,8 @@ const (
 // outside allowed are rejected, naming the field and the allowed set. A
 // field nested deeper than MaxDepth is rejected before anything decodes it,
 // and a number no client could read back anywhere in the body (see
-// CheckNumbers) is rejected naming its path, whatever field holds it.
+// CheckNumbers) is rejected naming its path, whatever field holds it, as is
+// an object anywhere in the body that names a member twice (CheckDuplicates).
 func ParseObject(body []byte, allowed ...string) (*Object, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, apperr.Invalid("", "the body is empty; send a JSON object")
@@ -62,6 +63,9 @@ func ParseObject(body []byte, allowed ...string) (*Object, error) {
 		return nil, apperr.Invalid("", "the body must hold a single JSON object, but more data follows it")
 	}
 	if err := CheckNumbers("", body); err != nil {
+		return nil, err
+	}
+	if err := CheckDuplicates("", body); err != nil {
 		return nil, err
 	}
 	o := &Object{fields: fields}

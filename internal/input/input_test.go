@@ -169,3 +169,33 @@ func TestParseObjectRefusesANumberNoClientReadsInAnyField(t *testing.T) {
 		t.Errorf("Free of 1e400 = %v", err)
 	}
 }
+
+func TestParseObjectRefusesARepeatedMemberNameAtAnyDepth(t *testing.T) {
+	t.Parallel()
+	refused := []struct{ body, field string }{
+		{`{"name":"a","name":"b"}`, "name"},
+		{`{"name":"a","n\u0061me":"b"}`, "name"},
+		{`{"custom":{"x":1,"y":{"z":2},"x":3}}`, "custom.x"},
+		{`{"ops":[{"a":1},{"b":{"c":1,"c":2}}]}`, "ops[1].b.c"},
+	}
+	for _, tc := range refused {
+		_, err := input.ParseObject([]byte(tc.body))
+		var ie *apperr.InvalidError
+		if !asInvalid(err, &ie) || ie.Field != tc.field || !strings.Contains(ie.Message, "more than once") {
+			t.Errorf("ParseObject(%s) = %v, want %q refused as repeated", tc.body, err, tc.field)
+		}
+	}
+	for _, body := range []string{
+		`{"a":{"x":1},"b":{"x":1}}`, `{"a":[{"x":1},{"x":1}]}`, `{"a":"\"a\":1","b":{"a":1}}`, `{"x":{},"y":[],"z":{"x":1}}`,
+	} {
+		if _, err := input.ParseObject([]byte(body)); err != nil {
+			t.Errorf("ParseObject(%s) = %v, want accepted", body, err)
+		}
+	}
+}
+
+func asInvalid(err error, ie **apperr.InvalidError) bool {
+	e, ok := err.(*apperr.InvalidError)
+	*ie = e
+	return ok
+}

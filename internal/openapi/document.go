@@ -212,7 +212,7 @@ var errorMeaning = map[int]string{
 	409: "The write conflicts with the stored data: a unique value taken, a record still referenced, a run already retried, the organization's last admin key.",
 	412: "`If-Match` names another version than the stored one.",
 	413: "The body exceeds 1 MiB, or the record would exceed the storage item limit.",
-	415: "The body is not `application/json` (the MCP endpoint's transport checks it).",
+	415: "The body's `Content-Type` is not `application/json` (a body sent without one, or as curl's default `application/x-www-form-urlencoded`, is read as JSON).",
 	422: "An `Idempotency-Key` reused with another body.",
 	429: "Over a rate limit: of the API key or of its organization (all its keys together), or for a webhook of the trigger; the message says which. Wait `Retry-After` seconds.",
 	500: "An unexpected failure: `internal error`, nothing more.",
@@ -334,6 +334,9 @@ func (op Operation) errorStatuses() []int {
 	}
 	if op.Body != nil {
 		set[400], set[413] = true, true
+		if !op.AnyMedia {
+			set[415] = true // a Content-Type other than JSON
+		}
 	}
 	if op.Idempotent {
 		set[422] = true
