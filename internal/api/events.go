@@ -34,7 +34,7 @@ func EventCatalog() *events.Catalog {
 		k := events.Kind{Name: EventName(d), Resource: d.Name, StoreType: d.Type, Doc: d.Singular}
 		switch d {
 		case workflows.Def:
-			k.Secrets, k.Hidden = map[string]string{"triggerSecret": "trigger.secret"}, []string{"pastHeaderNames"}
+			k.Secrets, k.Hidden = map[string]string{"triggerSecret": "trigger.secret"}, []string{"pastHeaderNames", "pastSecretHashes"}
 		case runs.Def:
 			k.Hidden = []string{"organizationId", runs.StarterField}
 		}

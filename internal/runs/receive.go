@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
@@ -113,9 +114,11 @@ func deliveryID(h http.Header) string {
 // to the run: the payload (the JSON body, or the raw text when it is not
 // JSON), the headers without any that carry, or once carried, the
 // trigger's secret or another credential, or whose value holds a secret
-// (webhook.Verifier.Withholds), and the query. A payload nested deeper
-// than input.MaxDepth is a 400; an input over MaxInputBytes, which a run
-// record could not hold, is a 413.
+// (webhook.Verifier.Withholds), and the query; a string of the payload or
+// the query, at any depth, that is the trigger's secret, current or rotated
+// away (webhook.Verifier.IsSecret), is replaced by webhook.Redacted. A
+// payload nested deeper than input.MaxDepth is a 400; an input over
+// MaxInputBytes, which a run record could not hold, is a 413.
 func webhookInput(d Delivery, v webhook.Verifier) (map[string]any, error) {
 	var payload any = string(d.Body)
 	if json.Valid(d.Body) {
@@ -135,9 +138,15 @@ func webhookInput(d Delivery, v webhook.Verifier) (map[string]any, error) {
 		if len(vs) == 1 {
 			query[k] = vs[0]
 		} else {
-			query[k] = vs
+			query[k] = slices.Clone(vs)
 		}
 	}
+	// A sender may put the secret in the query string or the body too:
+	// a value equal to the trigger's secret, current or rotated away, is
+	// redacted before the input is stored, so the run, its events and
+	// their deliveries never hold it.
+	payload = v.Redact(payload)
+	v.Redact(query)
 	in := map[string]any{"webhook": map[string]any{"payload": payload, "headers": headers, "query": query}}
 	n, err := input.EncodedSize(in)
 	if err != nil {

@@ -8,6 +8,8 @@
 package webhook
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/textproto"
@@ -176,6 +178,11 @@ type Verifier struct {
 	// that has not caught up with a change may still send it there, so runs
 	// never see them either. They play no part in verification.
 	PastHeaders []string
+	// PastSecretHashes are HashSecret of the trigger's secrets before its
+	// current one (rotated away), the most recent kept: they no longer
+	// verify, but a value equal to one is redacted from runs all the same
+	// (IsSecret). The secrets themselves are not kept.
+	PastSecretHashes []string
 }
 
 // Header returns the header that carries the secret or signature, in canonical
@@ -221,7 +228,7 @@ func (t Verifier) Withholds(name string, values []string) bool {
 		return true
 	}
 	for _, v := range values {
-		if LooksLikeSecret(v) || t.Secret != "" && strings.Contains(v, t.Secret) {
+		if LooksLikeSecret(v) || t.IsSecret(v) {
 			return true
 		}
 	}
@@ -237,4 +244,64 @@ func LooksLikeSecret(s string) bool {
 		}
 	}
 	return false
+}
+
+// Redacted is what a value equal to a trigger's secret becomes in a run's
+// input (Redact).
+const Redacted = "[redacted]"
+
+// HashSecret is the form a rotated-away secret is kept in: SHA-256, hex.
+// A secret is 256 random bits, so its hash cannot be turned back into it.
+func HashSecret(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])
+}
+
+// maxHashedLen bounds the strings IsSecret hashes to compare with past
+// secrets: every secret is far shorter, so longer strings cannot equal one.
+const maxHashedLen = 256
+
+// IsSecret reports whether s is one of the trigger's secrets: it contains
+// the current one, or, spaces around it trimmed, equals a past one
+// (PastSecretHashes). Only equality can be checked for a past secret, of
+// which only the hash is kept.
+func (t Verifier) IsSecret(s string) bool {
+	if t.Secret != "" && strings.Contains(s, t.Secret) {
+		return true
+	}
+	if len(t.PastSecretHashes) == 0 {
+		return false
+	}
+	s = strings.TrimSpace(s)
+	if s == "" || len(s) > maxHashedLen {
+		return false
+	}
+	return slices.Contains(t.PastSecretHashes, HashSecret(s))
+}
+
+// Redact replaces, at any depth of v (objects and arrays as decoded from
+// JSON), every string that IsSecret by Redacted, in place where it can;
+// it returns v with its strings replaced. Object keys are left as they are.
+func (t Verifier) Redact(v any) any {
+	switch x := v.(type) {
+	case string:
+		if t.IsSecret(x) {
+			return Redacted
+		}
+	case map[string]any:
+		for k, e := range x {
+			x[k] = t.Redact(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = t.Redact(e)
+		}
+	case []string:
+		for i, e := range x {
+			if t.IsSecret(e) {
+				x[i] = Redacted
+			}
+		}
+	}
+	return v
 }

@@ -48,12 +48,21 @@ type Workflow struct {
 
 // record is the stored workflow: the definition plus the trigger secret and
 // the header names the trigger read it from before (pastHeaderNames, see
-// MaxPastHeaderNames), never answered.
+// MaxPastHeaderNames) and the hashes of its rotated-away secrets
+// (pastSecretHashes, see MaxPastSecrets), never answered.
 type record struct {
 	Workflow
-	TriggerSecret   string   `json:"triggerSecret"`
-	PastHeaderNames []string `json:"pastHeaderNames,omitempty"`
+	TriggerSecret    string   `json:"triggerSecret"`
+	PastHeaderNames  []string `json:"pastHeaderNames,omitempty"`
+	PastSecretHashes []string `json:"pastSecretHashes,omitempty"`
 }
+
+// MaxPastSecrets bounds the rotated-away secrets a trigger remembers, the
+// most recent kept, as webhook.HashSecret only: they no longer verify,
+// but a value equal to one is redacted from a run's input all the same
+// (a sender that has not caught up may still send one in its query
+// string or body). Rotations before this was kept are not remembered.
+const MaxPastSecrets = 20
 
 // MaxPastHeaderNames bounds the header names a trigger remembers having
 // read its secret from, the most recent kept: runs never see those
@@ -81,18 +90,21 @@ type TriggerRoute struct {
 	Secret     string         `json:"secret"`
 	// PastHeaderNames are the record's: headers withheld from runs.
 	PastHeaderNames []string `json:"pastHeaderNames,omitempty"`
+	// PastSecretHashes are the record's: values redacted from runs.
+	PastSecretHashes []string `json:"pastSecretHashes,omitempty"`
 }
 
 // Verifier returns what signature verification needs of the route.
 func (t TriggerRoute) Verifier() webhook.Verifier {
-	return webhook.Verifier{Scheme: t.Scheme, HeaderName: t.HeaderName, Secret: t.Secret, PastHeaders: t.PastHeaderNames}
+	return webhook.Verifier{Scheme: t.Scheme, HeaderName: t.HeaderName, Secret: t.Secret, PastHeaders: t.PastHeaderNames,
+		PastSecretHashes: t.PastSecretHashes}
 }
 
 // equal reports whether two routes are the same item.
 func (t TriggerRoute) equal(o TriggerRoute) bool {
 	return t.Slug == o.Slug && t.OrganizationID == o.OrganizationID && t.WorkflowID == o.WorkflowID && t.WorkflowName == o.WorkflowName &&
 		t.Scheme == o.Scheme && t.HeaderName == o.HeaderName && t.Secret == o.Secret &&
-		slices.Equal(t.PastHeaderNames, o.PastHeaderNames) && (t.Steps == nil) == (o.Steps == nil) &&
+		slices.Equal(t.PastHeaderNames, o.PastHeaderNames) && slices.Equal(t.PastSecretHashes, o.PastSecretHashes) && (t.Steps == nil) == (o.Steps == nil) &&
 		(t.Steps == nil || reflect.DeepEqual(*t.Steps, *o.Steps))
 }
 
@@ -161,7 +173,8 @@ func route(org string, r *record) TriggerRoute {
 		run = []steps.Step{}
 	}
 	return TriggerRoute{Slug: r.Trigger.Slug, OrganizationID: org, WorkflowID: r.ID, WorkflowName: r.Name, Steps: &run,
-		Scheme: r.Trigger.Scheme, HeaderName: header, Secret: r.TriggerSecret, PastHeaderNames: r.PastHeaderNames}
+		Scheme: r.Trigger.Scheme, HeaderName: header, Secret: r.TriggerSecret, PastHeaderNames: r.PastHeaderNames,
+		PastSecretHashes: r.PastSecretHashes}
 }
 
 // rememberHeader adds the header the trigger read its secret from before a
@@ -273,9 +286,17 @@ func (s *Service) Update(ctx context.Context, org, id string, in Input) (*Workfl
 }
 
 // RotateSecret replaces the trigger's secret; the old one stops working at
-// once. It returns the trigger with the new secret.
+// once, and its hash joins the past secrets' (MaxPastSecrets). It returns
+// the trigger with the new secret.
 func (s *Service) RotateSecret(ctx context.Context, org, id string) (*WebhookTrigger, error) {
 	r, err := s.coll.UpdateTx(ctx, org, id, func(r *record) ([]store.Op, error) {
+		if r.TriggerSecret != "" {
+			past := append(slices.Clone(r.PastSecretHashes), webhook.HashSecret(r.TriggerSecret))
+			if len(past) > MaxPastSecrets {
+				past = past[len(past)-MaxPastSecrets:]
+			}
+			r.PastSecretHashes = past
+		}
 		r.TriggerSecret = webhook.NewSecret()
 		r.UpdatedAt = s.now()
 		op, err := s.routeOp(org, r, false)

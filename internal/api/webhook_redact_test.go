@@ -1,0 +1,96 @@
+package api_test
+
+import (
+	"encoding/json"
+	"net/url"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// Issue 45, item 11: a sender that puts the trigger's secret (or one
+// rotated away) in the query string or the body starts a run whose input,
+// events and deliveries hold "[redacted]" in its place, never the secret.
+func TestAWebhookRunNeverHoldsTheTriggersSecretSentInTheQueryOrBody(t *testing.T) {
+	t.Parallel()
+	e, evs := eventsEnv(t)
+	admin := e.Org(t)
+	recv := newReceiver(t, nil) // on 127.0.0.1
+	admin.Do("POST", "/v1/webhook-endpoints", map[string]any{"url": recv.URL + "/runs", "eventTypes": []string{"workflowRun.*"}}).Want(t, 201)
+
+	h := newHook(t, admin, nil)
+	old := h.secret
+	rot := admin.Do("POST", "/v1/workflows/"+h.workflowID+"/trigger/webhook-secret/rotate", nil).Want(t, 200).Object(t)
+	_, secret := slugAndSecret(t, rot)
+	if secret == "" || secret == old {
+		t.Fatalf("the rotation answered %s", jsonOf(rot))
+	}
+
+	query := "?" + url.Values{"token": {secret}, "secret": {old}, "source": {"crm"}, "tag": {"a", secret}}.Encode()
+	body := map[string]any{
+		"event": "deal.created",
+		"auth":  map[string]any{"secret": secret, "previous": " " + old + " ", "hint": "not a secret"},
+		"list":  []any{old, "keep", map[string]any{"deep": []any{secret}}},
+		"note":  "sent with " + secret,
+	}
+	r := deliver(t, e, h.slug, query, body, "X-Service-Webhook-Secret", secret).Want(t, 202)
+	run := awaitRun(t, admin, idOf(t, r.Object(t)))
+	wantStatus(t, run, "completed")
+	runID := idOf(t, run)
+
+	leaks := func(what, raw string) {
+		t.Helper()
+		for name, s := range map[string]string{"the current secret": secret, "the rotated-away secret": old} {
+			if strings.Contains(raw, s) {
+				t.Errorf("BUG: %s holds %s: %s", what, name, raw)
+			}
+		}
+	}
+
+	wh := objectAt(t, run, "input", "webhook")
+	wantQuery := map[string]any{"token": "[redacted]", "secret": "[redacted]", "source": "crm", "tag": []any{"a", "[redacted]"}}
+	if !reflect.DeepEqual(wh["query"], wantQuery) {
+		t.Errorf("webhook.query %s, want %s", jsonOf(wh["query"]), jsonOf(wantQuery))
+	}
+	wantPayload := map[string]any{
+		"event": "deal.created",
+		"auth":  map[string]any{"secret": "[redacted]", "previous": "[redacted]", "hint": "not a secret"},
+		"list":  []any{"[redacted]", "keep", map[string]any{"deep": []any{"[redacted]"}}},
+		"note":  "[redacted]",
+	}
+	if !reflect.DeepEqual(wh["payload"], wantPayload) {
+		t.Errorf("webhook.payload %s, want %s", jsonOf(wh["payload"]), jsonOf(wantPayload))
+	}
+	leaks("the run", jsonOf(run))
+
+	caught(t, evs)
+	runEvents := allEvents(t, admin, "resourceId="+runID)
+	if len(runEvents) == 0 || !strings.Contains(jsonOf(runEvents), "[redacted]") {
+		t.Fatalf("the run's events %s, want its creation with the redacted input", jsonOf(runEvents))
+	}
+	leaks("GET /v1/events", jsonOf(allEvents(t, admin, "")))
+
+	// The run's creation is delivered with its input (its status changes
+	// may come before it).
+	waitFor(t, "the delivery of the run's creation", func() bool {
+		for _, req := range recv.all() {
+			if strings.Contains(string(req.body), "workflowRun.created") {
+				return true
+			}
+		}
+		return false
+	})
+	reqs := recv.all()
+	redacted := false
+	for _, req := range reqs {
+		var ev map[string]any
+		if err := json.Unmarshal(req.body, &ev); err != nil {
+			t.Fatalf("a delivery's body: %v: %s", err, req.body)
+		}
+		leaks("a delivery", string(req.body))
+		redacted = redacted || strings.Contains(string(req.body), "[redacted]")
+	}
+	if !redacted {
+		t.Errorf("no delivery holds the run's redacted input: %d deliveries", len(reqs))
+	}
+}
