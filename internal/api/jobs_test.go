@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -386,5 +387,92 @@ func TestAFormulaLikeNameIsExportedEscapedAndImportsBackExactly(t *testing.T) {
 		[]byte("canonicalName,website\n\"=cmd\x00\",not a website\n"))
 	if rows := readCSV(t, download(t, imp["errorsUrl"].(string))); num(imp["failed"]) != 1 || len(rows) != 2 || rows[1][2] != "'=cmd\uFFFD" {
 		t.Errorf("errors file of %s: %q", jsonOf(imp), rows)
+	}
+}
+
+// namesCSV is a CSV of n companies named prefix 1 … prefix n (no unique
+// field: imports of several such files write apart).
+func namesCSV(prefix string, n int) []byte {
+	var b bytes.Buffer
+	b.WriteString("canonicalName\n")
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "%s %d\n", prefix, i)
+	}
+	return b.Bytes()
+}
+
+// Issue 45, item 7: an organization runs at most jobs.MaxRunningJobs jobs
+// at once; the others wait, queued, and all complete.
+func TestAnOrganizationRunsAtMostMaxRunningJobsAtOnceAndTheOthersWaitTheirTurn(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	const n = jobs.MaxRunningJobs + 1
+	done := make(chan map[string]any, n)
+	for i := range n {
+		go func() {
+			done <- runImport(t, c, map[string]any{"resource": "companies", "format": "csv"}, namesCSV(fmt.Sprint("Import ", i), 300))
+		}()
+	}
+	type span struct{ from, to time.Time }
+	var spans []span
+	for range n {
+		j := <-done
+		if j["status"] != jobs.StatusCompleted || num(j["created"]) != 300 {
+			t.Fatalf("import %s", jsonOf(j))
+		}
+		from, err1 := time.Parse(time.RFC3339Nano, j["startedAt"].(string))
+		to, err2 := time.Parse(time.RFC3339Nano, j["completedAt"].(string))
+		if err1 != nil || err2 != nil {
+			t.Fatalf("import times %s: %v %v", jsonOf(j), err1, err2)
+		}
+		spans = append(spans, span{from, to})
+	}
+	for _, s := range spans {
+		running := 0
+		for _, o := range spans {
+			if !o.from.After(s.from) && s.from.Before(o.to) {
+				running++
+			}
+		}
+		if running > jobs.MaxRunningJobs {
+			t.Errorf("%d imports of one organization ran at once (at %s), want at most %d: %v", running, s.from, jobs.MaxRunningJobs, spans)
+		}
+	}
+	if n := len(c.Do("GET", "/v1/companies?limit=1000", nil).Want(t, 200).List(t)); n != 3*300 {
+		t.Errorf("the organization has %d companies, want %d", n, 3*300)
+	}
+}
+
+// Issue 45, item 7: each row of an import counts against the rate limit
+// of the key that created it, as a batch's operations do.
+func TestAnImportsRowsCountAgainstItsKeysRateLimit(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	remaining := func() (int64, int64) {
+		res := c.Do("GET", "/v1/imports?limit=1", nil).Want(t, 200)
+		rem, err1 := strconv.ParseInt(res.Header.Get("X-RateLimit-Remaining"), 10, 64)
+		reset, err2 := strconv.ParseInt(res.Header.Get("X-RateLimit-Reset"), 10, 64)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("rate limit headers %v", res.Header)
+		}
+		return rem, reset
+	}
+	for attempt := 0; ; attempt++ {
+		before, reset := remaining()
+		start := time.Now()
+		j := runImport(t, c, map[string]any{"resource": "companies", "format": "csv"}, namesCSV(fmt.Sprint("Try ", attempt), 300))
+		after, _ := remaining()
+		if time.Since(start) >= time.Duration(reset-1)*time.Second && attempt < 3 {
+			continue // a new window began during the import: measure again
+		}
+		if num(j["created"]) != 300 {
+			t.Fatalf("import %s", jsonOf(j))
+		}
+		if spent := before - after; spent < 300 {
+			t.Errorf("an import of 300 rows spent %d of its key's requests, want at least 300 (one a row)", spent)
+		}
+		return
 	}
 }

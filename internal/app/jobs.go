@@ -22,6 +22,9 @@ func LocalJobs(ctx context.Context, deps *api.Deps, root, baseURL string) (*jobs
 		return nil, nil, err
 	}
 	deps.Jobs = jobs.New(deps.Store, dir, api.JobTargets(*deps))
+	if deps.Limits != nil {
+		deps.Jobs.Limits = deps.Limits // an import's rows count against its key's rate limit
+	}
 	runner := jobs.NewRunner(deps.Jobs)
 	svc := deps.Jobs
 	dir.OnUpload = func(key string, size int64) {

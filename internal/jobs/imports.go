@@ -220,7 +220,10 @@ func (s *Service) Uploaded(ctx context.Context, key string, size int64, start bo
 // checkpointing as it goes; done says the job has ended. A step of an
 // ended job does nothing. Every write of the step is the job's creator's,
 // through the job (Job.actor): the state machine's and the Runner's steps
-// alike.
+// alike. A job runs while it holds one of its organization's
+// MaxRunningJobs slots (limits.go): a step that finds none free waits for
+// one (up to queueWait) and, still without one, ends not done, having
+// written nothing, to be run again.
 func (s *Service) Step(ctx context.Context, org, id string, deadline time.Time) (done bool, err error) {
 	j, err := s.coll.Get(ctx, org, id)
 	if err != nil {
@@ -228,16 +231,33 @@ func (s *Service) Step(ctx context.Context, org, id string, deadline time.Time) 
 	}
 	ctx = store.WithActor(ctx, j.actor())
 	if j.Done() {
-		return true, s.unmarkPending(ctx, org, id)
+		return true, errors.Join(s.release(ctx, org, id), s.unmarkPending(ctx, org, id))
 	}
 	t, ok := s.targets[j.Resource]
 	if !ok {
 		return true, s.Fail(ctx, org, id, "the resource "+j.Resource+" no longer exists")
 	}
-	if j.Kind == KindExport {
-		return s.stepExport(ctx, org, j, t)
+	if j.Status == StatusAwaitingUpload {
+		return false, apperr.Conflict("import %s has no file yet", j.ID)
 	}
-	return s.stepImport(ctx, org, j, t, deadline)
+	if ok, err := s.waitSlot(ctx, org, id, deadline); err != nil || !ok {
+		return false, err
+	}
+	if j, err = s.coll.Get(ctx, org, id); err != nil {
+		return false, err
+	}
+	if j.Done() {
+		return true, errors.Join(s.release(ctx, org, id), s.unmarkPending(ctx, org, id))
+	}
+	if j.Kind == KindExport {
+		done, err = s.stepExport(ctx, org, j, t)
+	} else {
+		done, err = s.stepImport(ctx, org, j, t, deadline)
+	}
+	if done {
+		err = errors.Join(err, s.release(context.WithoutCancel(ctx), org, id))
+	}
+	return done, err
 }
 
 // jobFailure is a failure that ends the job (a bad header, a missing
@@ -466,16 +486,29 @@ func (s *Service) writeRows(ctx context.Context, org string, j *Job, t Target, r
 			}
 		})
 	}
-	start := time.Now()
+	start, base := time.Now(), 0
 	for from := 0; from < len(rows); from += groupRows {
+		to := min(from+groupRows, len(rows))
+		// The group's rows count against the creating key's rate limit
+		// before they are written, waiting while it refuses them.
+		waited, err := s.takeRows(ctx, org, j, to-from)
+		if err != nil {
+			for i := from; i < len(rows); i++ {
+				results[i] = rowResult{row: rows[i], err: err}
+			}
+			break
+		}
+		if waited {
+			start, base = time.Now(), from // no burst to catch up after a wait
+		}
 		// A group goes when the rate allows its first row.
-		if wait := time.Until(start.Add(time.Duration(float64(from) / rate * float64(time.Second)))); wait > 0 {
+		if wait := time.Until(start.Add(time.Duration(float64(from-base) / rate * float64(time.Second)))); wait > 0 {
 			select {
 			case <-time.After(wait):
 			case <-ctx.Done():
 			}
 		}
-		next <- group{from, min(from+groupRows, len(rows))}
+		next <- group{from, to}
 	}
 	close(next)
 	wg.Wait()

@@ -196,6 +196,9 @@ type Service struct {
 	Chunk int
 	// Workers write a chunk's rows in parallel (DefaultWorkers when 0).
 	Workers int
+	// Limits counts an import's rows against the rate limit of the key
+	// that created it (takeRows); nil counts none.
+	Limits RowLimiter
 }
 
 // Defaults of a Service.
@@ -342,6 +345,9 @@ func (s *Service) Fail(ctx context.Context, org, id, msg string) error {
 		return nil
 	})
 	if err != nil && !errors.Is(err, store.ErrUnchanged) {
+		return err
+	}
+	if err := s.release(ctx, org, id); err != nil {
 		return err
 	}
 	return s.unmarkPending(ctx, org, id)

@@ -61,6 +61,9 @@ func FromEnv(ctx context.Context, deps *api.Deps) error {
 func Use(deps *api.Deps, files blob.Store, awsCfg aws.Config, cfg app.Config) {
 	deps.Jobs = jobs.New(deps.Store, files, api.JobTargets(*deps))
 	deps.Jobs.RowsPerSecond = cfg.ImportRowsPerSecond
+	if deps.Limits != nil {
+		deps.Jobs.Limits = deps.Limits // an import's rows count against its key's rate limit
+	}
 	if cfg.JobsStateMachineARN != "" {
 		deps.Jobs.SetStarter(jobs.StepFunctions{Client: sfn.NewFromConfig(awsCfg), StateMachineARN: cfg.JobsStateMachineARN})
 	}
