@@ -62,10 +62,7 @@ func ParseObject(body []byte, allowed ...string) (*Object, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, apperr.Invalid("", "the body must hold a single JSON object, but more data follows it")
 	}
-	if err := CheckNumbers("", body); err != nil {
-		return nil, err
-	}
-	if err := CheckDuplicates("", body); err != nil {
+	if err := CheckValues("", body); err != nil {
 		return nil, err
 	}
 	o := &Object{fields: fields}

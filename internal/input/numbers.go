@@ -44,12 +44,30 @@ const (
 // "points[2].value"; field itself when raw is the number). It is one pass
 // over the bytes with no recursion; raw nested deeper than MaxDepth should
 // be refused before (Depth), which bounds the path it keeps.
-func CheckNumbers(field string, raw []byte) error {
-	type level struct {
-		array            bool
-		index            int // the element of an array
-		keyStart, keyEnd int // the quoted key of an object's member
-	}
+func CheckNumbers(field string, raw []byte) error { return scan(field, raw, false) }
+
+// CheckValues is CheckNumbers that also refuses, in the same pass, the
+// first object that names a member twice (after unescaping: "a" and
+// "\u0061" are one name), at any depth, free-form objects included
+// (I-JSON, RFC 7493 §2.3), naming the repeated member by its path below
+// field ("custom.x", "operations[1].body.name"). Every body is checked
+// with it (ParseObject).
+func CheckValues(field string, raw []byte) error { return scan(field, raw, true) }
+
+// duplicateMember says why a repeated member name is refused.
+const duplicateMember = "appears more than once in its object; send each member name once " +
+	"(I-JSON, RFC 7493 §2.3: which of the two a client reads is undefined)"
+
+// level is an array or object scan is inside.
+type level struct {
+	array            bool
+	index            int                 // the element of an array
+	keyStart, keyEnd int                 // the quoted key of an object's member
+	seen             map[string]struct{} // an object's member names so far (names)
+}
+
+// scan is CheckNumbers, and CheckValues when names is set.
+func scan(field string, raw []byte, names bool) error {
 	var shallow [8]level
 	stack, expectKey := shallow[:0], false
 	for i := 0; i < len(raw); i++ {
@@ -57,8 +75,19 @@ func CheckNumbers(field string, raw []byte) error {
 		case '"':
 			end := stringEnd(raw, i)
 			if n := len(stack); expectKey && n > 0 && !stack[n-1].array {
-				stack[n-1].keyStart, stack[n-1].keyEnd = i, min(end+1, len(raw))
+				l := &stack[n-1]
+				l.keyStart, l.keyEnd = i, min(end+1, len(raw))
 				expectKey = false
+				if names {
+					name := memberName(raw[l.keyStart:l.keyEnd])
+					if _, dup := l.seen[name]; dup {
+						return apperr.Invalid(pathOf(field, stack, raw), "%s", duplicateMember)
+					}
+					if l.seen == nil {
+						l.seen = map[string]struct{}{}
+					}
+					l.seen[name] = struct{}{}
+				}
 			}
 			i = end
 		case '{':
@@ -70,6 +99,7 @@ func CheckNumbers(field string, raw []byte) error {
 			if len(stack) > 0 {
 				stack = stack[:len(stack)-1]
 			}
+			expectKey = false
 		case ',':
 			if n := len(stack); n > 0 {
 				if stack[n-1].array {
@@ -84,23 +114,40 @@ func CheckNumbers(field string, raw []byte) error {
 				end++
 			}
 			if msg := numberProblem(raw[i:end]); msg != "" {
-				path := field
-				for _, l := range stack {
-					if l.array {
-						path += "[" + strconv.Itoa(l.index) + "]"
-						continue
-					}
-					if path != "" {
-						path += "."
-					}
-					path += pathKey(raw[l.keyStart:l.keyEnd])
-				}
-				return apperr.Invalid(path, "%s", msg)
+				return apperr.Invalid(pathOf(field, stack, raw), "%s", msg)
 			}
 			i = end - 1
 		}
 	}
 	return nil
+}
+
+// pathOf is the path below field of the value scan is at.
+func pathOf(field string, stack []level, raw []byte) string {
+	path := field
+	for _, l := range stack {
+		if l.array {
+			path += "[" + strconv.Itoa(l.index) + "]"
+			continue
+		}
+		if path != "" {
+			path += "."
+		}
+		path += pathKey(raw[l.keyStart:l.keyEnd])
+	}
+	return path
+}
+
+// memberName is an object key, quoted in raw, unescaped.
+func memberName(quoted []byte) string {
+	if len(quoted) >= 2 && bytes.IndexByte(quoted, '\\') < 0 {
+		return string(quoted[1 : len(quoted)-1])
+	}
+	var k string
+	if json.Unmarshal(quoted, &k) != nil {
+		return string(quoted)
+	}
+	return k
 }
 
 func isNumberByte(c byte) bool {
