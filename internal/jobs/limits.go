@@ -71,33 +71,31 @@ func (s *Service) acquire(ctx context.Context, org, id string, expires time.Time
 		if doc.Job != id {
 			continue
 		}
-		op, err := s.st.ReplaceExpiringOp(store.Item{PK: k.PK, SK: k.SK, Type: typeSlot, Doc: slotDoc{Job: id}, Version: it.Version + 1}, expires)
-		if err != nil {
-			return false, err
-		}
-		err = s.st.Transact(ctx, nil, op)
-		if err == nil {
-			return true, nil
-		}
-		if !errors.Is(err, apperr.ErrConflict) {
-			return false, err
+		if ok, err := s.putSlot(ctx, s.st.ReplaceExpiringOp, store.Item{PK: k.PK, SK: k.SK, Type: typeSlot, Doc: slotDoc{Job: id}, Version: it.Version + 1}, expires); ok || err != nil {
+			return ok, err
 		}
 	}
 	for _, i := range free {
 		k := slotKey(org, i)
-		op, err := s.st.CreateExpiringOp(store.Item{PK: k.PK, SK: k.SK, Type: typeSlot, Doc: slotDoc{Job: id}}, expires)
-		if err != nil {
-			return false, err
-		}
-		err = s.st.Transact(ctx, nil, op)
-		if err == nil {
-			return true, nil
-		}
-		if !errors.Is(err, apperr.ErrConflict) {
-			return false, err
+		if ok, err := s.putSlot(ctx, s.st.CreateExpiringOp, store.Item{PK: k.PK, SK: k.SK, Type: typeSlot, Doc: slotDoc{Job: id}}, expires); ok || err != nil {
+			return ok, err
 		}
 	}
 	return false, nil
+}
+
+// putSlot writes a slot with the conditional operation op makes: false
+// when another job's write won the slot first.
+func (s *Service) putSlot(ctx context.Context, op func(store.Item, time.Time) (store.Op, error), it store.Item, expires time.Time) (bool, error) {
+	o, err := op(it, expires)
+	if err != nil {
+		return false, err
+	}
+	err = s.st.Transact(ctx, nil, o)
+	if errors.Is(err, apperr.ErrConflict) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // waitSlot acquires a slot for the job, waiting up to queueWait (and not
