@@ -273,6 +273,9 @@ func TestBadImportAndExportBodiesAreRefusedNamingTheField(t *testing.T) {
 		{map[string]any{"resource": "companies", "format": "csv", "mode": "create", "match": "externalId"}, "match", "does not apply"},
 		{map[string]any{"resource": "companies", "format": "csv", "mapping": map[string]any{"A": 3}}, "mapping.A", "field name"},
 		{map[string]any{"resource": "companies", "format": "csv", "mapping": map[string]any{"A": "nmae"}}, "mapping", "nmae"},
+		{map[string]any{"resource": "companies", "format": "csv", "confidence": 101}, "confidence", "0 to 100"},
+		{map[string]any{"resource": "deals", "format": "csv", "confidence": 80}, "confidence", "deals have none"},
+		{map[string]any{"resource": "companies", "format": "csv", "mode": "upsert", "match": "externalId", "keepIds": true}, "keepIds", "mode create only"},
 	} {
 		wantError(t, c.Do("POST", "/v1/imports", tc.body), 400, tc.text)
 	}
@@ -284,6 +287,7 @@ func TestBadImportAndExportBodiesAreRefusedNamingTheField(t *testing.T) {
 		{map[string]any{"resource": "companies", "fields": []any{"colour"}}, "colour"},
 		{map[string]any{"resource": "companies", "filter": map[string]any{"tags": "ai"}}, "filter.tags"},
 		{map[string]any{"resource": "companies", "filter": map[string]any{"sector": map[string]any{}}}, "filter.sector"},
+		{map[string]any{"resource": "companies", "format": "ndjson", "escapeFormulas": false}, "csv exports only"},
 	} {
 		wantError(t, c.Do("POST", "/v1/exports", tc.body), 400, tc.text)
 	}

@@ -54,6 +54,9 @@ func (s *Service) DecodeExport(body []byte) (*Job, error) {
 	j := s.newJob(KindExport, "exp")
 	j.Resource, j.Format, j.Fields, j.Status = t.Def.Name, format, fields.Value, StatusQueued
 	j.RawFormulas = escape.Set && !escape.Null && !escape.Value
+	if escape.Set && !escape.Null && format != bulk.CSV {
+		return nil, apperr.Invalid("escapeFormulas", "applies to csv exports only: an ndjson file holds values as JSON, which no spreadsheet evaluates")
+	}
 	if raw, ok := o.Raw("filter"); ok && string(raw) != "null" {
 		m, err := o.FreeObject("filter")
 		if err != nil {

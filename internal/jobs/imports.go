@@ -74,6 +74,9 @@ func (s *Service) DecodeImport(body []byte) (*Job, error) {
 		}
 		j.Confidence = &c
 	}
+	if conf.Set && len(t.Def.ImportFields(resource.ImportCandidate)) == 0 {
+		return nil, apperr.Invalid("confidence", "applies to resources whose fields are reconciled from candidates (companies); %s have none", t.Def.Name)
+	}
 	if j.KeepIDs && j.Mode != ModeCreate {
 		return nil, apperr.Invalid("keepIds", "applies to mode create only: an upsert or update keeps the ids of the records it writes")
 	}
