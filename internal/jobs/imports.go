@@ -404,7 +404,7 @@ func (s *Service) chunk(ctx context.Context, org string, j *Job, t Target) (more
 		rows = append(rows, row)
 	}
 	pos := rd.Position()
-	dups, err := s.readDuplicates(ctx, org, j)
+	dups, err := s.readDuplicates(ctx, org, j, pos.Row)
 	if err != nil {
 		return false, err
 	}

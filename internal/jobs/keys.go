@@ -129,8 +129,10 @@ func (s *Service) writeDuplicates(ctx context.Context, org string, j *Job, dups 
 	return err
 }
 
-// readDuplicates are the duplicate rows of an import, by row.
-func (s *Service) readDuplicates(ctx context.Context, org string, j *Job) (map[int64]duplicate, error) {
+// readDuplicates are the duplicate rows of an import up to row last, by
+// row, from the first after the import's checkpoint: the file is in row
+// order, so a chunk reads what comes before it and stops past its end.
+func (s *Service) readDuplicates(ctx context.Context, org string, j *Job, last int64) (map[int64]duplicate, error) {
 	if j.Duplicates == 0 {
 		return nil, nil
 	}
@@ -142,7 +144,7 @@ func (s *Service) readDuplicates(ctx context.Context, org string, j *Job) (map[i
 		return nil, err
 	}
 	defer r.Close()
-	out := make(map[int64]duplicate, j.Duplicates)
+	out := map[int64]duplicate{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
@@ -150,7 +152,12 @@ func (s *Service) readDuplicates(ctx context.Context, org string, j *Job) (map[i
 		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
 			return nil, fmt.Errorf("import %s: repeated keys: %w", j.ID, err)
 		}
-		out[d.Row] = d
+		if d.Row > last {
+			break
+		}
+		if d.Row > j.Position.Row {
+			out[d.Row] = d
+		}
 	}
 	return out, sc.Err()
 }
