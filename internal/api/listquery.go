@@ -73,7 +73,8 @@ func listRecords[T any](a *API, w http.ResponseWriter, r *http.Request, k kind[T
 		httpapi.Error(w, r, err)
 		return
 	}
-	plan, err := q.Plan(res, a.listCaps(k.def), org, r.Header.Get(listing.HeaderPlan))
+	caps := a.listCaps(k.def)
+	plan, err := q.Plan(res, caps, org, r.Header.Get(listing.HeaderPlan))
 	if err != nil {
 		httpapi.Error(w, r, err)
 		return
@@ -81,7 +82,8 @@ func listRecords[T any](a *API, w http.ResponseWriter, r *http.Request, k kind[T
 	w.Header().Set(listing.HeaderPlan, plan.Name)
 	reads := k.reads(a)
 	if plan.Search == nil && len(q.Fields) == 0 && len(q.Expand) == 0 {
-		list[T](w, r)(reads.List(r.Context(), org, plan.Page, plan.Lookup, plan.Value))
+		p, err := reads.List(r.Context(), org, plan.Page, plan.Lookup, plan.Value)
+		list[T](w, r)(p, q.ReadLimit(caps, err))
 		return
 	}
 	var page store.Page[store.JSON]
@@ -90,7 +92,7 @@ func listRecords[T any](a *API, w http.ResponseWriter, r *http.Request, k kind[T
 	} else {
 		var p store.Page[T]
 		p, err = reads.List(r.Context(), org, plan.Page, plan.Lookup, plan.Value)
-		page = asJSON(p)
+		page, err = asJSON(p), q.ReadLimit(caps, err)
 	}
 	if err == nil {
 		page, err = a.shapeList(r.Context(), org, res, q, page)

@@ -12,6 +12,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/ids"
 	"github.com/sourcebase/sourcebase/internal/ratelimit"
+	"github.com/sourcebase/sourcebase/internal/store"
 )
 
 // requestLog collects what the access log line reports; handlers deeper in
@@ -159,7 +160,15 @@ func Authenticate(a *auth.Authenticator, limits *ratelimit.Limiter) func(http.Ha
 					return
 				}
 			}
-			next.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), p)))
+			ctx, work := store.WithWork(auth.WithPrincipal(r.Context(), p))
+			next.ServeHTTP(w, r.WithContext(ctx))
+			// What the request read beyond its answer counts too: one
+			// request per store.RecordsPerRequest records passed over
+			// (an MCP tool's REST call included), seen in the headers of
+			// the key's next answer.
+			if n := work.Requests(); limits != nil && n > 0 {
+				limits.Charge(context.WithoutCancel(r.Context()), p.OrgID, p.ClientID, n)
+			}
 		})
 	}
 }

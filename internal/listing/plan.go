@@ -3,6 +3,7 @@ package listing
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -333,4 +334,31 @@ func Project(rec []byte, fields []string, expanded []Expansion) ([]byte, error) 
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
+}
+
+// ReadLimit is the 400 of a list that would read more records than a
+// page may (store.MaxPageReads) where no cursor can go on from what it
+// read (a *store.ReadLimitError): it names the filters and sorts an index
+// serves here, which read only what they answer. Any other err is
+// returned as it is.
+func (q *Query) ReadLimit(caps Caps, err error) error {
+	var rl *store.ReadLimitError
+	if !errors.As(err, &rl) {
+		return err
+	}
+	var lookups []string
+	for _, f := range caps.Lookups {
+		lookups = append(lookups, "filter["+f+"]=…")
+	}
+	indexed := fmt.Sprintf("an equality filter an index serves (%s)", strings.Join(lookups, ", "))
+	if len(lookups) == 0 {
+		indexed = "no filter (no index of this resource serves one)"
+	}
+	if rl.Sort {
+		sorts := append(append([]string{"id"}, caps.IDOrder...), caps.Sorts...)
+		return apperr.InvalidQuery("sort", "no index serves this order with these filters, and ordering the list in memory would read more than %d records; sort by an indexed field (%s), or narrow the list with %s",
+			rl.Max, strings.Join(sorts, ", "), indexed)
+	}
+	return apperr.InvalidQuery("page", "this list's filters are evaluated on the records read, and reaching this page would read more than %d records; page with the cursor of the previous page (X-Next-Cursor) instead, or narrow the list with %s",
+		rl.Max, indexed)
 }

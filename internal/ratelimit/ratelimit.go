@@ -476,6 +476,20 @@ func (l *Limiter) Key(ctx context.Context, org, clientID string) Decision {
 	return l.decide(ctx, org, ScopeKey, clientID)
 }
 
+// Charge counts n more requests of an API key of org, as Key counts one,
+// for work a request did beyond its own (the records a list read and did
+// not return: store.Work). It stops at the first one refused: the work is
+// done, and the key's next requests are refused until the window ends.
+func (l *Limiter) Charge(ctx context.Context, org, clientID string, n int64) Decision {
+	var d Decision
+	for range n {
+		if d = l.decide(ctx, org, ScopeKey, clientID); !d.Allowed {
+			break
+		}
+	}
+	return d
+}
+
 // Webhook counts an accepted delivery to a trigger of org against the
 // trigger's limit (not the organization's: a sender's deliveries do not
 // spend the budget of the organization's API clients), as Key does.

@@ -149,10 +149,15 @@ parameters:
   sort index for a single key, a lookup filter, an equality on a lookup
   field); else the search engine, for a searchable resource in a process
   that holds one (the local server: ` + "`make run`" + `); else the narrowest index, or
-  the table, with the conditions evaluated on the records read. A sort no
-  index serves orders the matching records in memory, at most ` + count(store.MaxOrdered) + `
-  of them: beyond that the list is 400, asking for a filter an index serves
-  (an equality on a lookup field) or an indexed sort. The ` + "`X-Query-Plan`" + `
+  the table, with the conditions evaluated on the records read. Such a page reads at most ` + count(store.MaxPageReads) + ` records:
+  one that has read them ends there, with fewer records than ` + "`limit`" + ` (even
+  none) and a cursor that goes on after the last record read. A sort no
+  index serves orders the matching records in memory, reading at most
+  ` + count(store.MaxPageReads) + ` records; a list with more, or a ` + "`page`" + ` reached through such
+  a filter past that many records, is 400 naming the filters and sorts an
+  index serves. Records a request reads and does not return count against
+  its rate limits: one request more per ` + count(store.RecordsPerRequest) + ` of them
+  ([` + "`docs/errors.md`" + `](errors.md#rate-limits)). The ` + "`X-Query-Plan`" + `
   response header names the plan: ` + "`key:<resource>`" + `, ` + "`index:<resource>.<field>`" + ` or
   ` + "`search:<engine>`" + `, followed by ` + "`+filter`" + ` when conditions were evaluated on the
   records read and ` + "`+sort`" + ` when the records were ordered in memory. A request

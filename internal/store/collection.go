@@ -455,11 +455,11 @@ type Query struct {
 	Where *Where
 	// Match, when set, keeps only the records it accepts, given each
 	// item's stored doc (a list's filters, evaluated in memory): a page
-	// fills with accepted records, and Offset counts accepted records
-	// only. v is what Order compares.
+	// fills with accepted records, reading at most MaxPageReads, and
+	// Offset counts accepted records only. v is what Order compares.
 	Match func(doc string) (v any, ok bool)
 	// Order, when set, orders the accepted records in memory: every
-	// record of the list (up to MaxOrdered) is read, matched and sorted,
+	// record of the list (up to MaxPageReads) is read, matched and sorted,
 	// and the page is cut from that order at Offset or at the cursor.
 	// Sort must then be "" (the records are read in id order).
 	Order func(a, b any) int
@@ -469,14 +469,11 @@ type Query struct {
 	Bind string
 }
 
-// MaxOrdered and MaxOrderedBytes bound a list ordered in memory
-// (Query.Order): the records it matches, and their stored size (what a
-// Lambda function's memory holds decoded); a list with more is a 400 that
-// says how to narrow it.
-const (
-	MaxOrdered      = 20000
-	MaxOrderedBytes = 64 << 20
-)
+// MaxOrderedBytes bounds the stored size of the records a list ordered in
+// memory (Query.Order) holds (what a Lambda function's memory holds
+// decoded), as MaxPageReads bounds their number: a list with more is a
+// *ReadLimitError.
+const MaxOrderedBytes = 64 << 20
 
 // Where names a lookup and its value.
 type Where struct{ Lookup, Value string }

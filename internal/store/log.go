@@ -190,6 +190,7 @@ func (s *Store) ReadLog(ctx context.Context, q LogQuery) (Page[json.RawMessage],
 		if err != nil {
 			return out, classify(ctx, fmt.Errorf("read the %s log: %w", q.Type, err))
 		}
+		passedOver(ctx, int(page.ScannedCount))
 		for _, av := range page.Items {
 			doc, ok, err := docText(av)
 			sk, _ := av[AttrSK].(*types.AttributeValueMemberS)
@@ -220,6 +221,7 @@ func (s *Store) ReadLog(ctx context.Context, q LogQuery) (Page[json.RawMessage],
 		}
 		in.ExclusiveStartKey = page.LastEvaluatedKey
 	}
+	passedOver(ctx, -len(out.Items)) // counted as read above
 	out.finish(pos, bind, more)
 	return out, nil
 }

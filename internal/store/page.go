@@ -294,6 +294,7 @@ func (s *Store) items(ctx context.Context, q pageQuery, want func() int) iter.Se
 				yield(nil, fmt.Errorf("query %s: %w", q.pk, err))
 				return
 			}
+			passedOver(ctx, int(res.ScannedCount))
 			for _, av := range res.Items {
 				if !skipped(av) {
 					skip--
@@ -312,6 +313,7 @@ func (s *Store) items(ctx context.Context, q pageQuery, want func() int) iter.Se
 				yield(nil, fmt.Errorf("query %s: %w", q.pk, err))
 				return
 			}
+			passedOver(ctx, int(res.ScannedCount-res.Count)) // refused by the lt filter
 			for _, av := range res.Items {
 				if skipped(av) {
 					continue
@@ -337,14 +339,50 @@ func (q pageQuery) position(av map[string]types.AttributeValue) string {
 	return v.Value
 }
 
+// MaxPageReads bounds the records one page of a list reads when its
+// filters are evaluated on the records read (Query.Match) or its order
+// made in memory (Query.Order): a filtered page that has read that many
+// ends there, with fewer records than its limit (even none) and a cursor
+// that goes on after the last record read; a list ordered in memory, or an
+// offset reached through such a filter, that would read more is a
+// *ReadLimitError. Store.PageReads lowers it (tests).
+const MaxPageReads = 1000
+
+// pageReads is the records a page may read (MaxPageReads, or PageReads).
+func (s *Store) pageReads() int {
+	if s.PageReads > 0 {
+		return s.PageReads
+	}
+	return MaxPageReads
+}
+
+// ReadLimitError is a list that would read more than a page may
+// (MaxPageReads) to answer where no cursor can go on from the records
+// read: a list ordered in memory (Sort) or an offset (page) reached
+// through a filter evaluated on the records read. The list layer turns it
+// into a 400 naming what an index serves.
+type ReadLimitError struct {
+	Sort bool // ordering in memory; else reaching the offset
+	Max  int  // the records a page may read
+}
+
+func (e *ReadLimitError) Error() string {
+	if e.Sort {
+		return fmt.Sprintf("store: ordering the list in memory would read more than %d records", e.Max)
+	}
+	return fmt.Sprintf("store: reaching the page's offset would read more than %d records", e.Max)
+}
+
 // page reads up to q.limit items and as many as fit q.maxBytes (at least
 // one), calling take for each; take reports whether it kept the item (an
 // undecodable item without a placeholder is dropped). page reads one item
 // beyond the page to know whether another page follows, and returns the
 // position of each kept item. With a match function, items it refuses are
-// passed over; with an order, the list is read whole and sorted first.
+// passed over, and the page ends after reading pageReads items, its last
+// position that of the last item read; with an order, the list is read
+// whole (up to pageReads items) and sorted first.
 func (s *Store) page(ctx context.Context, q pageQuery, take func(av map[string]types.AttributeValue) bool) (pos []string, more bool, err error) {
-	total := 0
+	total, read, reads := 0, 0, s.pageReads()
 	// Up to the limit and one more; with a budget, about as many as the
 	// records seen so far say fit in what is left of it, and one more.
 	want := func() int {
@@ -353,7 +391,9 @@ func (s *Store) page(ctx context.Context, q pageQuery, take func(av map[string]t
 			n = min(n, (q.maxBytes-total)/(total/len(pos))+1)
 		}
 		if q.match != nil {
-			n = max(n*4, 100) // a filter passes over records: read more at a time
+			// A filter passes over records: read more at a time, never
+			// past what the page may read.
+			n = min(max(n*4, 100), reads-read)
 		}
 		return n
 	}
@@ -378,18 +418,29 @@ func (s *Store) page(ctx context.Context, q pageQuery, take func(av map[string]t
 		n := start
 		position = func(map[string]types.AttributeValue) string { n++; return strconv.Itoa(n) }
 		skip = 0
+		defer func() { passedOver(ctx, -len(pos)) }() // ordered() counted every record read
 	}
 	for av, err := range seq {
 		if err != nil {
 			return pos, false, err
 		}
 		if q.match != nil && q.order == nil {
-			if _, ok := q.match(docOf(av)); !ok {
-				continue
-			}
-			if skip > 0 {
-				skip--
-				continue
+			read++
+			_, ok := q.match(docOf(av))
+			if !ok || skip > 0 {
+				if ok {
+					skip--
+				}
+				passedOver(ctx, 1)
+				if read < reads {
+					continue
+				}
+				if skip > 0 {
+					return pos, false, &ReadLimitError{Max: reads}
+				}
+				// The page has read what it may: it ends here, and the
+				// next goes on after the record read last.
+				return append(pos, position(av)), true, nil
 			}
 		}
 		if len(pos) == q.limit {
@@ -404,25 +455,33 @@ func (s *Store) page(ctx context.Context, q pageQuery, take func(av map[string]t
 		}
 		total += estimate(av)
 		pos = append(pos, p)
+		if q.match != nil && q.order == nil && read >= reads {
+			return pos, true, nil
+		}
 	}
 	return pos, false, nil
 }
 
 // ordered reads every item of the list that q.match accepts, in the
-// order q.order gives them; more than MaxOrdered is a 400.
+// order q.order gives them; a list of more than pageReads items (or
+// MaxOrderedBytes of them) is a *ReadLimitError.
 func (s *Store) ordered(ctx context.Context, q pageQuery) ([]map[string]types.AttributeValue, error) {
 	type entry struct {
 		av map[string]types.AttributeValue
 		v  any
 	}
 	var all []entry
-	size := 0
+	size, read, reads := 0, 0, s.pageReads()
 	whole := q
 	whole.offset, whole.after = 0, ""
-	for av, err := range s.items(ctx, whole, func() int { return 1000 }) {
+	for av, err := range s.items(ctx, whole, func() int { return reads + 1 - read }) {
 		if err != nil {
 			return nil, err
 		}
+		if read++; read > reads {
+			return nil, &ReadLimitError{Sort: true, Max: reads}
+		}
+		passedOver(ctx, 1)
 		v, ok := any(nil), true
 		if q.match != nil {
 			v, ok = q.match(docOf(av))
@@ -430,8 +489,8 @@ func (s *Store) ordered(ctx context.Context, q pageQuery) ([]map[string]types.At
 		if !ok {
 			continue
 		}
-		if size += len(docOf(av)); len(all) == MaxOrdered || size > MaxOrderedBytes {
-			return nil, apperr.InvalidQuery("sort", "would order more than %d records (or %d MB of them) in memory; filter by an indexed field (an equality filter on a lookup field) or sort by an indexed field", MaxOrdered, MaxOrderedBytes>>20)
+		if size += len(docOf(av)); size > MaxOrderedBytes {
+			return nil, &ReadLimitError{Sort: true, Max: reads}
 		}
 		all = append(all, entry{av, v})
 	}

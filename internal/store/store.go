@@ -30,6 +30,9 @@ import (
 type Store struct {
 	DB    *dynamodb.Client
 	Table string
+	// PageReads, when positive, is what a page of a list may read in
+	// place of MaxPageReads (tests lower it to exercise the bound).
+	PageReads int
 }
 
 // New returns a Store over the named table.
