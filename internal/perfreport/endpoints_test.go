@@ -27,7 +27,10 @@ const routeRequests = 3
 // routeRequests requests, and their median latency (for the Lambda
 // duration of the cost).
 type routeUsage struct {
-	Route   routes.Route
+	Route routes.Route
+	// Case names a request other than the route's typical one (its worst
+	// case: worstLists); "" for the typical one.
+	Case    string
 	Usage   apitest.Usage
 	Latency time.Duration
 }
@@ -315,38 +318,45 @@ func everyEndpoint(t *testing.T, env *apitest.Env, m *apitest.Meter) []routeUsag
 			t.Errorf("%s: the report does not know how to call it; give it a recipe in endpoints_test.go", rt.Pattern())
 			continue
 		}
-		u := routeUsage{Route: rt}
-		var lat []time.Duration
-		for i := range routeRequests {
-			cl := rec(t, i)
-			if cl.signed != "" {
-				cl.headers = append(cl.headers, "X-Hub-Signature", webhook.Sign(cl.signed, []byte(cl.body.(string))))
-			}
-			sender := c
-			if cl.anonymous {
-				sender = anonymous
-			}
-			m.Reset()
-			start := time.Now()
-			r := sender.Do(cl.method, cl.path, cl.body, cl.headers...)
-			lat = append(lat, time.Since(start))
-			if r.Status < 200 || r.Status > 299 {
-				t.Fatalf("%s (%s %s): %d %s", rt.Pattern(), cl.method, cl.path, r.Status, r.Body)
-			}
-			waitForRuns(t, env, c) // a run it started counts
-			got := m.Reset()
-			u.Usage.Calls += got.Calls
-			u.Usage.Reads += got.Reads
-			u.Usage.Write += got.Write
-			u.Usage.Shared.Calls += got.Shared.Calls
-			u.Usage.Shared.Reads += got.Shared.Reads
-			u.Usage.Shared.Write += got.Shared.Write
-		}
-		slices.Sort(lat)
-		u.Latency = lat[len(lat)/2]
-		out = append(out, u)
+		out = append(out, measureRoute(t, env, m, c, anonymous, rt, rec))
 	}
 	return out
+}
+
+// measureRoute sends routeRequests requests of rec to route rt, as c (or
+// anonymous), each measured alone by the meter.
+func measureRoute(t *testing.T, env *apitest.Env, m *apitest.Meter, c, anonymous *apitest.Client, rt routes.Route, rec recipe) routeUsage {
+	t.Helper()
+	u := routeUsage{Route: rt}
+	var lat []time.Duration
+	for i := range routeRequests {
+		cl := rec(t, i)
+		if cl.signed != "" {
+			cl.headers = append(cl.headers, "X-Hub-Signature", webhook.Sign(cl.signed, []byte(cl.body.(string))))
+		}
+		sender := c
+		if cl.anonymous {
+			sender = anonymous
+		}
+		m.Reset()
+		start := time.Now()
+		r := sender.Do(cl.method, cl.path, cl.body, cl.headers...)
+		lat = append(lat, time.Since(start))
+		if r.Status < 200 || r.Status > 299 {
+			t.Fatalf("%s (%s %s): %d %s", rt.Pattern(), cl.method, cl.path, r.Status, r.Body)
+		}
+		waitForRuns(t, env, c) // a run it started counts
+		got := m.Reset()
+		u.Usage.Calls += got.Calls
+		u.Usage.Reads += got.Reads
+		u.Usage.Write += got.Write
+		u.Usage.Shared.Calls += got.Shared.Calls
+		u.Usage.Shared.Reads += got.Shared.Reads
+		u.Usage.Shared.Write += got.Shared.Write
+	}
+	slices.Sort(lat)
+	u.Latency = lat[len(lat)/2]
+	return u
 }
 
 // takenQueue is the delivery queue of the report's service: it takes a

@@ -75,14 +75,14 @@ func guardUsage(t *testing.T, measured []routeUsage, measure func() []routeUsage
 	got := map[string]routeFigure{}
 	searches := map[string]bool{}
 	for _, u := range measured {
-		got[u.Route.Pattern()] = perRequest(u)
-		searches[u.Route.Pattern()] = u.Route.Function == fn.Search
+		got[u.figureName()] = perRequest(u)
+		searches[u.figureName()] = u.Route.Function == fn.Search
 	}
 	// another measures every route again and keeps, of each figure, the
 	// most (keep true) or the least.
 	another := func(most bool) {
 		for _, u := range measure() {
-			r, f := u.Route.Pattern(), perRequest(u)
+			r, f := u.figureName(), perRequest(u)
 			g := got[r]
 			pick := math.Min
 			if most {
@@ -163,7 +163,8 @@ func overFigures(got, want map[string]routeFigure, searches map[string]bool) []s
 
 // TestEveryRouteKeepsItsCommittedDynamoDBUsage is the regression guard of
 // make test: every route of the route table, a few successful requests
-// each, measured alone (everyEndpoint), against usagePath (guardUsage).
+// each, measured alone (everyEndpoint), and the worst case of every list
+// (worstLists), against usagePath (guardUsage).
 // The load tests, the soak and the rest of the report run in make bench.
 func TestEveryRouteKeepsItsCommittedDynamoDBUsage(t *testing.T) {
 	testenv.Long(t, "every route of the route table measured against its committed DynamoDB figures")
@@ -174,7 +175,18 @@ func TestEveryRouteKeepsItsCommittedDynamoDBUsage(t *testing.T) {
 	db := testenv.Client(t, nil)
 	env := apitest.NewWith(t, apitest.Options{Store: testenv.StoreOn(t, dynamodb.New(db.Options(), m.Option))})
 	quickRuns(env)
-	guardUsage(t, everyEndpoint(t, env, m), func() []routeUsage { return everyEndpoint(t, env, m) })
+	worst := worstLists(t, env, m)
+	measure := func() []routeUsage { return append(everyEndpoint(t, env, m), worst()...) }
+	guardUsage(t, measure(), measure)
+}
+
+// figureName is the name of u's figures in usagePath: the route's
+// pattern, followed by its case when it is not the typical request.
+func (u routeUsage) figureName() string {
+	if u.Case != "" {
+		return u.Route.Pattern() + " (" + u.Case + ")"
+	}
+	return u.Route.Pattern()
 }
 
 // quickRuns keeps env's runs from being marked running while they execute:
