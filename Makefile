@@ -238,13 +238,15 @@ chromium:
 	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q chromium; \
 	fi
 
-# DynamoDB Local needs Java 17 or later; install it from Debian when missing.
+# DynamoDB Local needs Java 17 or later, and javac: it is started through a
+# launcher that binds it to loopback, compiled once (internal/dynamolocal);
+# install Debian's JDK when either is missing.
 java:
 	@v=$$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -1); \
-	if [ -z "$$v" ] || [ "$$v" -lt 17 ]; then \
-	  echo "installing openjdk-17-jre-headless for DynamoDB Local"; \
+	if [ -z "$$v" ] || [ "$$v" -lt 17 ] || ! command -v javac >/dev/null 2>&1; then \
+	  echo "installing openjdk-17-jdk-headless for DynamoDB Local (Java 17 and javac, for its loopback launcher)"; \
 	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
-	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q openjdk-17-jre-headless; \
+	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q openjdk-17-jdk-headless; \
 	fi
 
 clean:

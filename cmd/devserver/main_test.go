@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,8 +23,11 @@ import (
 	"github.com/sourcebase/sourcebase/internal/testinputs"
 )
 
-// The smoke test sets the environment, so it is not parallel.
-func TestDevServerServesTheAPIAndStopsItsDynamoDBLocal(t *testing.T) {
+// The smoke test sets the environment, so it is not parallel. It runs what
+// `make run` runs (run, with the ports of PORT and DYNAMODB_PORT: 0, free
+// ones) and lists every socket this process and its children (DynamoDB
+// Local's JVM) listen on once it serves: each must be on loopback.
+func TestDevServerServesTheAPIOnlyOnLoopbackAndStopsItsDynamoDBLocal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts DynamoDB Local")
 	}
@@ -104,6 +108,18 @@ func TestDevServerServesTheAPIAndStopsItsDynamoDBLocal(t *testing.T) {
 	if err := json.Unmarshal(body, &list); code != 200 || err != nil || len(list.Data) != 1 ||
 		list.Data[0].ID != created.Data.ID || list.Data[0].CanonicalName != "Acme Robotics" {
 		t.Errorf("GET /v1/companies: %d %s, want the created company", code, body)
+	}
+
+	// Every listener of make run, the API's (with the files' URLs) and
+	// DynamoDB Local's, binds loopback only.
+	listening := map[string]bool{}
+	for _, l := range localdevtest.OnlyLoopbackListeners(t, os.Getpid()) {
+		listening[strconv.Itoa(int(l.Addr.Port()))] = true
+	}
+	for name, port := range map[string]string{"the API": strings.TrimPrefix(base, "http://127.0.0.1:"), "DynamoDB Local": ddb.Port()} {
+		if !listening[port] {
+			t.Errorf("no listener of %s (port %s) among the process's", name, port)
+		}
 	}
 
 	cancel()

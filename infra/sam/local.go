@@ -186,7 +186,10 @@ func runLocal(ctx context.Context, root string, out io.Writer) error {
 		k, v, _ := strings.Cut(kv, "=")
 		os.Setenv(k, v)
 	}
-	ddb, err := dynamolocal.Start(ctx, dynamolocal.Options{Port: LocalDynamoDBPort, SharedDB: true, Dir: root})
+	// Every address, unlike make run's and make run-lambdas' loopback: the
+	// function containers reach it through host.docker.internal, which on
+	// Linux is the Docker bridge's gateway address, not loopback.
+	ddb, err := dynamolocal.Start(ctx, dynamolocal.Options{Port: LocalDynamoDBPort, Host: "0.0.0.0", SharedDB: true, Dir: root})
 	if err != nil {
 		return fmt.Errorf("DynamoDB Local on port %d: %w", LocalDynamoDBPort, err)
 	}

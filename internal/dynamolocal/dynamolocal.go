@@ -3,11 +3,22 @@
 // one server per test binary, or one shared by the test binaries of a run
 // (EnvShared); the dev server uses it with -sharedDb so the
 // operator CLI sees the same tables.
+//
+// DynamoDB Local has a -port option but none for the address, and listens
+// on every interface. So the JVM runs launcher/LoopbackLauncher.java
+// instead of the jar's main class: it builds the server from the same
+// command line as the jar's ServerRunner does and binds its Jetty connector
+// to Options.Host (127.0.0.1) before starting it. The launcher is compiled
+// once per source and DynamoDB Local release into the user's cache
+// directory (javac, from a JDK: make java installs it).
 package dynamolocal
 
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -34,6 +45,10 @@ const EnvShared = "SOURCEBASE_TEST_DYNAMODB"
 type Options struct {
 	// Port to listen on; 0 picks a free port.
 	Port int
+	// Host is the one address the server listens on; "" is 127.0.0.1.
+	// Only `make sam-local` names another (0.0.0.0: the functions'
+	// containers reach it through Docker's host gateway).
+	Host string
 	// SharedDB makes every access key and region see the same tables.
 	SharedDB bool
 	// Dir is the directory holding node_modules; "" searches upward from the
@@ -77,8 +92,8 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 }
 
 // errPortTaken says that what answered on the port was not the DynamoDB
-// Local just started.
-var errPortTaken = errors.New("another process answers on the port")
+// Local just started, or that it could not bind the port.
+var errPortTaken = errors.New("another process listens on the port")
 
 func start(ctx context.Context, opt Options) (*Server, error) {
 	libDir, err := findInstall(opt.Dir)
@@ -87,7 +102,15 @@ func start(ctx context.Context, opt Options) (*Server, error) {
 	}
 	java, err := exec.LookPath("java")
 	if err != nil {
-		return nil, errors.New("java not found on PATH: DynamoDB Local needs Java 17 or later (make installs openjdk-17-jre-headless)")
+		return nil, errors.New("java not found on PATH: DynamoDB Local needs Java 17 or later (make java installs openjdk-17-jdk-headless)")
+	}
+	launcher, err := Launcher(libDir)
+	if err != nil {
+		return nil, err
+	}
+	host := opt.Host
+	if host == "" {
+		host = "127.0.0.1"
 	}
 	port := opt.Port
 	if port == 0 {
@@ -101,7 +124,13 @@ func start(ctx context.Context, opt Options) (*Server, error) {
 		// (internal/api under -short: 128 s with G1, 100 s with it).
 		"-Xmx512m", "-XX:+UseSerialGC",
 		"-Djava.library.path=" + filepath.Join(libDir, "DynamoDBLocal_lib"),
-		"-jar", filepath.Join(libDir, "DynamoDBLocal.jar"),
+		// An IPv4 socket on 127.0.0.1 rather than an IPv6 one on its
+		// mapped address, ::ffff:127.0.0.1.
+		"-Djava.net.preferIPv4Stack=true",
+		"-D" + hostProperty + "=" + host,
+		// The jar's manifest puts its libraries on the class path.
+		"-cp", launcher + string(os.PathListSeparator) + filepath.Join(libDir, "DynamoDBLocal.jar"),
+		launcherClass,
 		"-inMemory", "-disableTelemetry", "-port", strconv.Itoa(port),
 	}
 	if opt.SharedDB {
@@ -109,8 +138,11 @@ func start(ctx context.Context, opt Options) (*Server, error) {
 	}
 	cmd := exec.Command(java, args...)
 	cmd.Dir = libDir
+	// The end of its error output, for the error of a start that fails.
+	stderr := &tail{max: 4 << 10}
+	cmd.Stderr = stderr
 	if opt.Log != nil {
-		cmd.Stdout, cmd.Stderr = opt.Log, opt.Log
+		cmd.Stdout, cmd.Stderr = opt.Log, io.MultiWriter(opt.Log, stderr)
 	}
 	// The server must not outlive us, even if we are killed.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -137,7 +169,10 @@ func start(ctx context.Context, opt Options) (*Server, error) {
 		}
 		select {
 		case <-s.done:
-			return nil, fmt.Errorf("DynamoDB Local exited during start (port %d in use?): %v", port, s.waitErr)
+			if strings.Contains(stderr.String(), "Address already in use") {
+				return nil, fmt.Errorf("DynamoDB Local on port %d: %w (%s)", port, errPortTaken, stderr)
+			}
+			return nil, fmt.Errorf("DynamoDB Local exited during start: %v\n%s", s.waitErr, stderr)
 		case <-ctx.Done():
 			s.Stop()
 			return nil, ctx.Err()
@@ -170,6 +205,97 @@ func (s *Server) Signal(sig os.Signal) error { return s.cmd.Process.Signal(sig) 
 
 // Done is closed when the process has exited.
 func (s *Server) Done() <-chan struct{} { return s.done }
+
+// tail keeps the last max bytes written to it.
+type tail struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = t.b[len(t.b)-t.max:]
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(string(t.b))
+}
+
+// The launcher: its source, its class, and the system property naming the
+// address it binds.
+const (
+	launcherClass = "LoopbackLauncher"
+	hostProperty  = "sourcebase.dynamodb.host"
+)
+
+//go:embed launcher/LoopbackLauncher.java
+var launcherSource []byte
+
+// launcherMu serializes the compilation within a process; the rename in
+// Launcher, between processes.
+var launcherMu sync.Mutex
+
+// Launcher returns the directory holding the compiled launcher for the
+// DynamoDB Local release in libDir, compiling it on first use into
+// <user cache>/sourcebase/dynamodb-local-launcher/<hash of the source and
+// release>. javac runs once per source and release (about 3 s of CPU); a
+// JVM that compiled it at every start (java's single-file source mode)
+// would spend that on every server.
+func Launcher(libDir string) (string, error) {
+	sum := sha256.Sum256(append(append([]byte(filepath.Base(libDir)), 0), launcherSource...))
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = os.TempDir()
+	}
+	base = filepath.Join(base, "sourcebase", "dynamodb-local-launcher")
+	dir := filepath.Join(base, hex.EncodeToString(sum[:8]))
+	class := filepath.Join(dir, launcherClass+".class")
+	launcherMu.Lock()
+	defer launcherMu.Unlock()
+	if _, err := os.Stat(class); err == nil {
+		return dir, nil
+	}
+	javac, err := exec.LookPath("javac")
+	if err != nil {
+		return "", errors.New("javac not found on PATH: DynamoDB Local is started through a launcher that binds it to loopback, " +
+			"compiled once from internal/dynamolocal/launcher (make java installs openjdk-17-jdk-headless)")
+	}
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		return "", fmt.Errorf("the DynamoDB Local launcher's cache: %w", err)
+	}
+	tmp, err := os.MkdirTemp(base, "build-")
+	if err != nil {
+		return "", fmt.Errorf("the DynamoDB Local launcher's cache: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	src := filepath.Join(tmp, launcherClass+".java")
+	if err := os.WriteFile(src, launcherSource, 0o644); err != nil {
+		return "", err
+	}
+	out := filepath.Join(tmp, "classes")
+	// --release 17: the class runs on Java 17, whatever JDK compiles it.
+	cmd := exec.Command(javac, "--release", "17", "-nowarn", "-d", out,
+		"-cp", filepath.Join(libDir, "DynamoDBLocal.jar"), src)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("compile the DynamoDB Local launcher (%s): %v\n%s", javac, err, b)
+	}
+	// Another process may have compiled it meanwhile: then its directory is
+	// kept and the rename fails.
+	if err := os.Rename(out, dir); err != nil {
+		if _, statErr := os.Stat(class); statErr != nil {
+			return "", fmt.Errorf("the DynamoDB Local launcher's cache: %w", err)
+		}
+	}
+	return dir, nil
+}
 
 func findInstall(dir string) (string, error) {
 	if dir == "" {

@@ -3,11 +3,14 @@
 package localdevtest
 
 import (
+	"errors"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/portowner"
 )
 
 // IsolateEnv clears the AWS and service environment for a local server's
@@ -53,4 +56,31 @@ func BannerField(t *testing.T, banner, pattern string) string {
 		t.Fatalf("no %s in the banner:\n%s", pattern, banner)
 	}
 	return m[1]
+}
+
+// OnlyLoopbackListeners fails the test naming every listening TCP socket of
+// process pid and its descendants that is not bound to a loopback address
+// (on 0.0.0.0, ::, or an interface's address, anyone who can reach the
+// machine could connect), and returns the sockets it found. It skips
+// where there is no /proc to list them from.
+func OnlyLoopbackListeners(t *testing.T, pid int) []portowner.Listener {
+	t.Helper()
+	ls, err := portowner.Listeners(pid)
+	if errors.Is(err, portowner.ErrNoProc) {
+		t.Skip("no /proc to list the listening sockets from")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("listening: %v", ls)
+	var open []string
+	for _, l := range ls {
+		if !l.Loopback() {
+			open = append(open, l.String())
+		}
+	}
+	if len(open) > 0 {
+		t.Errorf("listening on more than loopback: %s\n(every listening socket: %v)", strings.Join(open, ", "), ls)
+	}
+	return ls
 }
