@@ -13,7 +13,10 @@
 // stops every process it started. The change history and the outbound
 // webhooks run in this process with the dev server's code
 // (eventfns.StartEvents), as the events and deliver functions have no event
-// source here. This is what `make run-lambdas` starts.
+// source here. This is what `make run-lambdas` starts. Every listener binds
+// 127.0.0.1: the front on PORT (8080), DynamoDB Local on DYNAMODB_PORT
+// (8000), the Step Functions on SFN_PORT (default 0: a free port, on the
+// banner), and each emulator on two free ports of its own.
 package main
 
 import (
@@ -66,12 +69,25 @@ func run(ctx context.Context, out io.Writer, ready chan<- string, root, binDir s
 	if err != nil {
 		return err
 	}
-	// Fail on a taken port before the build, not after.
+	sfnPort, err := localdev.Port("SFN_PORT", 0)
+	if err != nil {
+		return err
+	}
+	// Every listener on loopback; fail on a taken port before the build,
+	// not after.
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	if port != 0 {
-		ln, err := net.Listen("tcp", addr)
+	sfnAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(sfnPort))
+	for _, p := range []struct {
+		name string
+		port int
+		addr string
+	}{{"PORT", port, addr}, {"SFN_PORT", sfnPort, sfnAddr}} {
+		if p.port == 0 {
+			continue
+		}
+		ln, err := net.Listen("tcp", p.addr)
 		if err != nil {
-			return fmt.Errorf("listen on port %d (set PORT to use another): %w", port, err)
+			return fmt.Errorf("listen on port %d (set %s to use another): %w", p.port, p.name, err)
 		}
 		ln.Close()
 	}
@@ -106,6 +122,7 @@ func run(ctx context.Context, out io.Writer, ready chan<- string, root, binDir s
 		Root:            root,
 		BinDir:          binDir,
 		Listen:          addr,
+		SFNListen:       sfnAddr,
 		DynamoDB:        ddb.Endpoint,
 		AccessKeyID:     envOr("AWS_ACCESS_KEY_ID", "local"),
 		SecretAccessKey: envOr("AWS_SECRET_ACCESS_KEY", "local"),

@@ -10,17 +10,24 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/lambdaenv"
 	"github.com/sourcebase/sourcebase/internal/localdev/localdevtest"
 	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
-// The smoke test sets the environment, so it is not parallel.
-func TestRunLambdasServesTheAPIThroughTheBootstrapsRunsWorkflowsInTheStateMachineAndStopsEverything(t *testing.T) {
+// The smoke test sets the environment, so it is not parallel. It runs what
+// `make run-lambdas` runs (run, with the ports of PORT, DYNAMODB_PORT and
+// SFN_PORT: 0, free ones) and, once the functions have served, lists every
+// socket this process and its children (DynamoDB Local's JVM, the
+// emulators and their bootstraps, the state machine's interpreter) listen
+// on: each must be on loopback.
+func TestRunLambdasServesTheAPIThroughTheBootstrapsRunsWorkflowsInTheStateMachineOnlyOnLoopbackAndStopsEverything(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds every bootstrap and starts DynamoDB Local")
 	}
@@ -127,6 +134,32 @@ func TestRunLambdasServesTheAPIThroughTheBootstrapsRunsWorkflowsInTheStateMachin
 	}
 	if status != "completed" {
 		t.Errorf("the run is %v after a minute, want completed (executed by the state machine through the runner): %v", status, m)
+	}
+
+	// Every listener of make run-lambdas binds loopback only: the front's
+	// (with the files' URLs), DynamoDB Local's, the Step Functions' and the
+	// emulators' of the functions started so far (two each: the
+	// invocation endpoint and the Runtime API).
+	emulator, err := lambdaenv.Emulator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	emulator = filepath.Base(emulator)[:min(15, len(filepath.Base(emulator)))] // a process's name, as /proc has it
+	listening := map[string]bool{}
+	emulators := 0
+	for _, l := range localdevtest.OnlyLoopbackListeners(t, os.Getpid()) {
+		listening[strconv.Itoa(int(l.Addr.Port()))] = true
+		if l.Command == emulator {
+			emulators++
+		}
+	}
+	for name, port := range map[string]string{"the front": strings.TrimPrefix(base, "http://127.0.0.1:"), "DynamoDB Local": ddb.Port(), "the Step Functions": sfn.Port()} {
+		if !listening[port] {
+			t.Errorf("no listener of %s (port %s) among the process's", name, port)
+		}
+	}
+	if emulators < 2*4 { // companies, workflows, the runner, hooks
+		t.Errorf("%d listeners of emulators, want two for each of at least 4 functions started", emulators)
 	}
 
 	cancel()

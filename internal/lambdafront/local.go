@@ -133,6 +133,9 @@ type LocalOptions struct {
 	BinDir string
 	// Listen is the front's address; "" is 127.0.0.1 on a free port.
 	Listen string
+	// SFNListen is the local Step Functions' address (localsfn); "" is
+	// 127.0.0.1 on a free port.
+	SFNListen string
 	// DynamoDB is the endpoint every function uses (AWS_ENDPOINT_URL_DYNAMODB),
 	// with these credentials (DynamoDB Local keeps tables per access key
 	// id unless started with -sharedDb) and Region (default us-east-1).
@@ -296,6 +299,7 @@ func StartLocal(o LocalOptions) (_ *Local, err error) {
 			l.StateMachineARN:     runs.StateMachineDefinition(FunctionARN(runner.Name)),
 			l.JobsStateMachineARN: jobs.StateMachineDefinition(FunctionARN(runner.Name)),
 		},
+		Addr:      o.SFNListen,
 		Tasks:     localsfn.Lambdas(tasks),
 		SkipWaits: o.SkipWaits,
 		Dir:       o.Root,

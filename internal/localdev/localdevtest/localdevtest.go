@@ -23,6 +23,7 @@ func IsolateEnv(t *testing.T) {
 	vars := map[string]string{
 		"PORT":                        "0",
 		"DYNAMODB_PORT":               "0",
+		"SFN_PORT":                    "0",
 		"AWS_ENDPOINT_URL_DYNAMODB":   "",
 		"AWS_ENDPOINT_URL_SFN":        "",
 		"AWS_ENDPOINT_URL":            "",
