@@ -61,35 +61,9 @@ func main() {
 // serves until ctx ends. ready, when set, receives the front's URL once it
 // accepts requests.
 func run(ctx context.Context, out io.Writer, ready chan<- string, root, binDir string) error {
-	port, err := localdev.Port("PORT", 8080)
+	addr, sfnAddr, dbPort, err := listenAddrs()
 	if err != nil {
 		return err
-	}
-	dbPort, err := localdev.Port("DYNAMODB_PORT", 8000)
-	if err != nil {
-		return err
-	}
-	sfnPort, err := localdev.Port("SFN_PORT", 0)
-	if err != nil {
-		return err
-	}
-	// Every listener on loopback; fail on a taken port before the build,
-	// not after.
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	sfnAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(sfnPort))
-	for _, p := range []struct {
-		name string
-		port int
-		addr string
-	}{{"PORT", port, addr}, {"SFN_PORT", sfnPort, sfnAddr}} {
-		if p.port == 0 {
-			continue
-		}
-		ln, err := net.Listen("tcp", p.addr)
-		if err != nil {
-			return fmt.Errorf("listen on port %d (set %s to use another): %w", p.port, p.name, err)
-		}
-		ln.Close()
 	}
 	slog.Info("building the function bootstraps", "dir", binDir)
 	started := time.Now()
@@ -154,6 +128,43 @@ func run(ctx context.Context, out io.Writer, ready chan<- string, root, binDir s
 	<-ctx.Done()
 	slog.Info("shutting down")
 	return nil
+}
+
+// listenAddrs are the addresses of the front (PORT) and of the Step
+// Functions (SFN_PORT), on 127.0.0.1, and DynamoDB Local's port
+// (DYNAMODB_PORT). A taken port fails here, before the build, not after.
+func listenAddrs() (front, sfn string, dbPort int, err error) {
+	port, err := localdev.Port("PORT", 8080)
+	if err != nil {
+		return "", "", 0, err
+	}
+	if dbPort, err = localdev.Port("DYNAMODB_PORT", 8000); err != nil {
+		return "", "", 0, err
+	}
+	sfnPort, err := localdev.Port("SFN_PORT", 0)
+	if err != nil {
+		return "", "", 0, err
+	}
+	if port != 0 && port == sfnPort {
+		return "", "", 0, fmt.Errorf("PORT and SFN_PORT are both %d: set one to another port", port)
+	}
+	front = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	sfn = net.JoinHostPort("127.0.0.1", strconv.Itoa(sfnPort))
+	for _, p := range []struct {
+		name string
+		port int
+		addr string
+	}{{"PORT", port, front}, {"SFN_PORT", sfnPort, sfn}} {
+		if p.port == 0 {
+			continue
+		}
+		ln, err := net.Listen("tcp", p.addr)
+		if err != nil {
+			return "", "", 0, fmt.Errorf("listen on port %d (set %s to use another): %w", p.port, p.name, err)
+		}
+		ln.Close()
+	}
+	return front, sfn, dbPort, nil
 }
 
 // bootstrapConfig is the configuration of the function bootstraps: the

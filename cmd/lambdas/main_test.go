@@ -32,6 +32,9 @@ func TestRunLambdasServesTheAPIThroughTheBootstrapsRunsWorkflowsInTheStateMachin
 		t.Skip("builds every bootstrap and starts DynamoDB Local")
 	}
 	localdevtest.IsolateEnv(t)
+	// The Step Functions on the port SFN_PORT names.
+	sfnPort := freePort(t)
+	t.Setenv("SFN_PORT", strconv.Itoa(sfnPort))
 	root, err := moduleRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -57,6 +60,9 @@ func TestRunLambdasServesTheAPIThroughTheBootstrapsRunsWorkflowsInTheStateMachin
 	secret := localdevtest.BannerField(t, banner, `secret:\s+(\S+)`)
 	ddb, _ := url.Parse(localdevtest.BannerField(t, banner, `DynamoDB:\s+(\S+)`))
 	sfn, _ := url.Parse(localdevtest.BannerField(t, banner, `Step Functions:\s+(\S+)`))
+	if sfn == nil || sfn.Host != "127.0.0.1:"+strconv.Itoa(sfnPort) {
+		t.Errorf("the Step Functions are at %v, want 127.0.0.1:%d (SFN_PORT)", sfn, sfnPort)
+	}
 	for _, f := range []string{"companies", "keys", "webhook", "runner", "hooks", "events", "deliver"} {
 		if _, err := os.Stat(filepath.Join(binDir, f, "bootstrap")); err != nil {
 			t.Errorf("no %s bootstrap: %v", f, err)
@@ -176,6 +182,78 @@ func TestRunLambdasServesTheAPIThroughTheBootstrapsRunsWorkflowsInTheStateMachin
 			conn.Close()
 			t.Errorf("the %s port %s still accepts connections after run returned", name, addr)
 		}
+	}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// The front and the Step Functions listen on 127.0.0.1 at the ports PORT
+// and SFN_PORT name (8080, and 0: a free port, by default); a taken port
+// is an error naming its variable, before the bootstraps are built.
+func TestTheFrontAndTheStepFunctionsListenOnLoopbackAtThePortsOfTheirVariables(t *testing.T) {
+	var frees []string // two distinct free ports
+	var lns []net.Listener
+	for range 2 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns = append(lns, ln)
+		frees = append(frees, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
+	}
+	for _, ln := range lns {
+		ln.Close()
+	}
+	free, free2 := frees[0], frees[1]
+	for _, c := range []struct {
+		port, sfnPort, dbPort string
+		front, sfn            string
+		db                    int
+	}{
+		// (PORT's default, 8080, is left out: a make run may hold it.)
+		{"0", "", "", "127.0.0.1:0", "127.0.0.1:0", 8000},
+		{"0", "0", "0", "127.0.0.1:0", "127.0.0.1:0", 0},
+		{free, free2, "9000", "127.0.0.1:" + free, "127.0.0.1:" + free2, 9000},
+	} {
+		t.Setenv("PORT", c.port)
+		t.Setenv("SFN_PORT", c.sfnPort)
+		t.Setenv("DYNAMODB_PORT", c.dbPort)
+		front, sfn, db, err := listenAddrs()
+		if err != nil || front != c.front || sfn != c.sfn || db != c.db {
+			t.Errorf("PORT=%q SFN_PORT=%q DYNAMODB_PORT=%q: %q, %q, %d, %v; want %q, %q, %d",
+				c.port, c.sfnPort, c.dbPort, front, sfn, db, err, c.front, c.sfn, c.db)
+		}
+	}
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	port := strconv.Itoa(taken.Addr().(*net.TCPAddr).Port)
+	for _, name := range []string{"PORT", "SFN_PORT"} {
+		t.Setenv("PORT", "0")
+		t.Setenv("SFN_PORT", "0")
+		t.Setenv(name, port)
+		if _, _, _, err := listenAddrs(); err == nil || !strings.Contains(err.Error(), "set "+name+" to use another") {
+			t.Errorf("%s=%s, a taken port: %v, want an error naming %s", name, port, err, name)
+		}
+	}
+	t.Setenv("PORT", free)
+	t.Setenv("SFN_PORT", free)
+	if _, _, _, err := listenAddrs(); err == nil || !strings.Contains(err.Error(), "PORT and SFN_PORT") {
+		t.Errorf("PORT=SFN_PORT=%s: %v, want an error naming both", free, err)
+	}
+	t.Setenv("SFN_PORT", "port")
+	if _, _, _, err := listenAddrs(); err == nil || !strings.Contains(err.Error(), "SFN_PORT") {
+		t.Errorf("SFN_PORT=port: %v, want an error naming SFN_PORT", err)
 	}
 }
 
