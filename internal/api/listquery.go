@@ -65,25 +65,49 @@ func (a *API) listCaps(d *resource.Def) listing.Caps {
 	return caps
 }
 
-// listRecords answers a kind's list request.
+// listRecords answers a kind's list request (GET /v1/<name>).
 func listRecords[T any](a *API, w http.ResponseWriter, r *http.Request, k kind[T], res listing.Resource) {
-	org := principal(r).OrgID
 	q, err := listing.Parse(res, r.URL.Query(), httpapi.ParsePage)
 	if err != nil {
 		httpapi.Error(w, r, err)
 		return
 	}
+	serveList(a, w, r, k, res, q, func(err error) error { return err })
+}
+
+// queryRecords answers a kind's list query (POST /v1/<name>/query): the
+// list GET answers for the same filters, sort keys, fields, expansions,
+// limit and cursor, sent as a typed JSON body.
+func queryRecords[T any](a *API, w http.ResponseWriter, r *http.Request, k kind[T], res listing.Resource) {
+	body, err := httpapi.ReadBody(w, r)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	q, err := listing.Decode(res, body, httpapi.MaxLimit, httpapi.ParsePage)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	serveList(a, w, r, k, res, q, listing.BodyError)
+}
+
+// serveList plans and answers a parsed list; errors of the paging
+// parameters (a cursor from another list, a sort that would read too
+// much) pass through named (listing.BodyError for a body's).
+func serveList[T any](a *API, w http.ResponseWriter, r *http.Request, k kind[T], res listing.Resource, q *listing.Query, named func(error) error) {
+	org := principal(r).OrgID
 	caps := a.listCaps(k.def)
 	plan, err := q.Plan(res, caps, org, r.Header.Get(listing.HeaderPlan))
 	if err != nil {
-		httpapi.Error(w, r, err)
+		httpapi.Error(w, r, named(err))
 		return
 	}
 	w.Header().Set(listing.HeaderPlan, plan.Name)
 	reads := k.reads(a)
 	if plan.Search == nil && len(q.Fields) == 0 && len(q.Expand) == 0 {
 		p, err := reads.List(r.Context(), org, plan.Page, plan.Lookup, plan.Value)
-		list[T](w, r)(p, q.ReadLimit(caps, err))
+		list[T](w, r)(p, named(q.ReadLimit(caps, err)))
 		return
 	}
 	var page store.Page[store.JSON]
@@ -97,7 +121,7 @@ func listRecords[T any](a *API, w http.ResponseWriter, r *http.Request, k kind[T
 	if err == nil {
 		page, err = a.shapeList(r.Context(), org, res, q, page)
 	}
-	list[store.JSON](w, r)(page, err)
+	list[store.JSON](w, r)(page, named(err))
 }
 
 // asJSON is a page with each record encoded.

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/listing"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/resource"
@@ -173,11 +174,80 @@ func filterObject(d *resource.Def) openapi.Schema {
 	for _, f := range listing.Schema(d).Fields {
 		props[f.Name] = openapi.Ref(FilterSchemaName(f.Type))
 		if df, ok := d.FieldAt(f.Name); ok && df.Kind == resource.Enum {
-			props[f.Name] = filterSchema(f.Type, openapi.Schema{"type": "string", "enum": enums(df.Values)})
+			props[f.Name] = filterSchema(f.Type, openapi.Schema{"type": "string", "enum": enums(df.Values)}, false)
 		}
 	}
 	return openapi.Schema{"type": "object", "additionalProperties": false, "properties": props,
 		"description": "conditions on " + d.Name + " by field (`filter[<field>]` or `filter[<field>][<operator>]`), all of which must hold"}
+}
+
+// QueryFilterObjectName is the component name of the filter of d's list
+// query body: "DealQueryFilter".
+func QueryFilterObjectName(d *resource.Def) string { return SchemaName(d) + "QueryFilter" }
+
+// queryFilterObject is the filter of d's list query body: filterObject's
+// conditions as typed JSON (in and nin take arrays; a shared component per
+// type, QueryFilterSchemaName).
+func queryFilterObject(d *resource.Def) openapi.Schema {
+	props := openapi.Schema{}
+	for _, f := range listing.Schema(d).Fields {
+		props[f.Name] = openapi.Ref(QueryFilterSchemaName(f.Type))
+		if df, ok := d.FieldAt(f.Name); ok && df.Kind == resource.Enum {
+			props[f.Name] = filterSchema(f.Type, openapi.Schema{"type": "string", "enum": enums(df.Values)}, true)
+		}
+	}
+	return openapi.Schema{"type": "object", "additionalProperties": false, "properties": props,
+		"description": "conditions on " + d.Name + " by field, all of which must hold: `{\"<field>\": <value>}` (equal) or " +
+			"`{\"<field>\": {\"<operator>\": <value>}}`, a nested field by its path (`\"location.city\"`); `in` and `nin` take an array"}
+}
+
+// QueryFilterSchemaName is the component name of a list query body's
+// condition on a field of type t: "QueryStringFilter".
+func QueryFilterSchemaName(t search.Type) string { return "Query" + FilterSchemaName(t) }
+
+// QuerySchemaName is the component name of d's list query body:
+// "DealQuery".
+func QuerySchemaName(d *resource.Def) string { return SchemaName(d) + "Query" }
+
+// querySchema is the body of POST /v1/<name>/query: the GET list's
+// filter, sort, fields, expand, limit and cursor as typed JSON.
+func querySchema(d *resource.Def) openapi.Schema {
+	res := listResource(d)
+	var sortable []string
+	for _, f := range res.Schema.Fields {
+		if f.Sortable {
+			sortable = append(sortable, f.Name)
+		}
+	}
+	props := openapi.Schema{
+		listing.BodyFilter: openapi.Ref(QueryFilterObjectName(d)),
+		listing.BodySort: openapi.Schema{"type": "array", "maxItems": listing.MaxSortKeys,
+			"description": "up to " + itoa(listing.MaxSortKeys) + " sort keys, the first the most significant; ties are broken by id in the order of the last key, " +
+				"and a record without a value sorts as the smallest. Default: by `id`, newest first. Indexed (served without reading every record): " + codes(d.SortFields()),
+			"items": openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"field", "direction"},
+				"properties": openapi.Schema{
+					"field":     openapi.Schema{"type": "string", "enum": enums(sortable), "description": "a field holding one value"},
+					"direction": openapi.Schema{"type": "string", "enum": enums([]string{"asc", "desc"}), "description": "ascending or descending"}}}},
+		listing.BodyFields: openapi.Schema{"type": "array", "minItems": 1, "items": openapi.Schema{"type": "string", "enum": enums(listFieldNames(d))},
+			"description": "answer only these top-level fields of each record (`id` is always answered)"},
+		listing.BodyLimit: openapi.Schema{"type": "integer", "minimum": 1, "maximum": httpapi.MaxLimit, "default": httpapi.DefaultLimit,
+			"description": "records a page holds at most (fewer when the page would pass the answer's byte budget, or has read what a page may read)"},
+		listing.BodyCursor: openapi.Schema{"type": "string", "minLength": 1, "maxLength": 4096,
+			"description": "the `X-Next-Cursor` of the previous page, sent with the same filter and sort"},
+	}
+	if len(res.Expandable) > 0 {
+		props[listing.BodyExpand] = openapi.Schema{"type": "array", "minItems": 1, "items": openapi.Schema{"type": "string", "enum": enums(res.Expandable)},
+			"description": "reference fields whose records each record carries under `expanded`, as `GET` answers them (`null` when the record no longer exists)"}
+	}
+	return openapi.Schema{"type": "object", "additionalProperties": false, "properties": props,
+		"description": "a list of " + d.Name + " as `GET /v1/" + d.Name + "` takes it, as typed JSON"}
+}
+
+// queryOperation describes POST /v1/<name>/query of d.
+func queryOperation(op *openapi.Operation, d *resource.Def) {
+	listOperation(op, d)
+	op.Query = nil
+	op.Body, op.BodyOptional = openapi.Ref(QuerySchemaName(d)), true
 }
 
 // filterTypes are the search types, one for each filter schema.
@@ -207,10 +277,13 @@ func FilterSchemaName(t search.Type) string {
 // filter of each declared kind's list.
 func filterComponents(out map[string]openapi.Schema) {
 	for _, t := range filterTypes {
-		out[FilterSchemaName(t)] = filterSchema(t, filterValue(t))
+		out[FilterSchemaName(t)] = filterSchema(t, filterValue(t), false)
+		out[QueryFilterSchemaName(t)] = filterSchema(t, filterValue(t), true)
 	}
 	for _, d := range declared() {
 		out[FilterObjectName(d)] = filterObject(d)
+		out[QueryFilterObjectName(d)] = queryFilterObject(d)
+		out[QuerySchemaName(d)] = querySchema(d)
 	}
 }
 
@@ -240,8 +313,8 @@ func FilterOps(t search.Type) []search.Op {
 
 // filterSchema is a filter's value on a field of type t, whose values
 // value describes: the value itself (eq), or an object of operators and
-// their values.
-func filterSchema(t search.Type, value openapi.Schema) openapi.Schema {
+// their values; in a body (a list query's), in and nin take an array.
+func filterSchema(t search.Type, value openapi.Schema, body bool) openapi.Schema {
 	ops := openapi.Schema{}
 	for _, op := range FilterOps(t) {
 		switch op {
@@ -249,6 +322,10 @@ func filterSchema(t search.Type, value openapi.Schema) openapi.Schema {
 			ops[string(op)] = openapi.Schema{"type": "boolean", "description": "true: the field has a value; false: it has none"}
 		case search.In, search.Nin:
 			ops[string(op)] = valueList(value)
+			if body {
+				ops[string(op)] = openapi.Schema{"type": "array", "minItems": 1, "maxItems": search.MaxInValues, "items": value,
+					"description": "1 to " + itoa(search.MaxInValues) + " values"}
+			}
 		case search.Contains, search.StartsWith:
 			ops[string(op)] = openapi.Schema{"type": "string", "maxLength": search.MaxValueLength}
 		default:

@@ -177,6 +177,16 @@ func recordOperations[T any](k kind[T]) []Operation {
 			"fields names the fields to answer"+expand+". Follow nextCursor with cursor.")
 	}
 
+	query := declare(d.Function, http.MethodPost, base+"/query", func(a *API, w http.ResponseWriter, r *http.Request) {
+		queryRecords(a, w, r, k, res)
+	}).readOnly().answers(routes.AnswerPaged).doc(func(op *openapi.Operation) {
+		op.Summary = "Query " + plural
+		op.Description = "The list `GET /v1/" + d.Name + "` answers, asked with a typed JSON body rather than query parameters " +
+			"(for clients generated from this document, which cannot send `filter[<field>][<operator>]=`): the same records, plan, " +
+			"byte budget and cursors. Send the next page's `cursor` in the body with the same `filter` and `sort`."
+		queryOperation(op, d)
+	})
+
 	get := declare(d.Function, http.MethodGet, item, func(a *API, w http.ResponseWriter, r *http.Request) {
 		recs, id := k.reads(a), r.PathValue("id")
 		if m, ok := recs.(multiGetter); ok && d.MultiGet && strings.HasPrefix(id, resource.MultiGetPrefix) {
@@ -237,12 +247,12 @@ func recordOperations[T any](k kind[T]) []Operation {
 			"where the reference restricts deletes is refused, 409). With ifMatch, refused (412) if the record changed since that etag.")
 	}
 
-	ops := []Operation{create, list, get, update, del}
+	ops := []Operation{create, list, query, get, update, del}
 	if k.bulk {
 		ops = append(ops, bulkOperations(k)...)
 	}
 	if k.writes == nil {
-		ops = []Operation{list, get}
+		ops = []Operation{list, query, get}
 	}
 	for i := range ops {
 		ops[i] = ops[i].of(d.Name)

@@ -62,7 +62,9 @@ func List[T any](w http.ResponseWriter, r *http.Request, p store.Page[T]) {
 	p = p.Cut(n)
 	if p.Next != "" {
 		w.Header().Set(HeaderNextCursor, p.Next)
-		w.Header().Set(HeaderLink, "<"+nextURL(r, p.Next)+`>; rel="next"`)
+		if r.Method == http.MethodGet { // a list query (POST) sends its cursor in the body
+			w.Header().Set(HeaderLink, "<"+nextURL(r, p.Next)+`>; rel="next"`)
+		}
 	}
 	w.Header()["Content-Type"] = jsonContentType
 	w.WriteHeader(http.StatusOK)

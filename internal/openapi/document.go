@@ -419,7 +419,9 @@ func (op Operation) object() map[string]any {
 	}
 	if op.Paged {
 		hs["X-Next-Cursor"] = map[string]any{"$ref": "#/components/headers/X-Next-Cursor"}
-		hs["Link"] = map[string]any{"$ref": "#/components/headers/Link"}
+		if op.Method == http.MethodGet { // a POST's next page is asked for with a body
+			hs["Link"] = map[string]any{"$ref": "#/components/headers/Link"}
+		}
 	}
 	if op.ETag {
 		hs["ETag"] = map[string]any{"$ref": "#/components/headers/ETag"}

@@ -231,6 +231,10 @@ func everyEndpoint(t *testing.T, env *apitest.Env, m *apitest.Meter) []routeUsag
 				}
 				return call{method: "POST", path: r.Path, body: map[string]any{"operations": ops}}
 			}
+		case r.Method == "POST" && r.Path == "/v1/"+name+"/query":
+			recipes[r.Pattern()] = func(*testing.T, int) call {
+				return call{method: "POST", path: r.Path, body: map[string]any{"limit": 100}}
+			}
 		case r.Method == "PUT" && r.Path == "/v1/"+name:
 			recipes[r.Pattern()] = func(t *testing.T, _ int) call {
 				field := "externalId"

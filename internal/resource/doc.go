@@ -229,6 +229,8 @@ func routeDoc(d *Def, r DocRoute, list *DocList) string {
 		return "create: `201` with the " + d.Singular
 	case r.Method == "POST" && strings.HasSuffix(r.Path, "/"+d.Name+"/batch"):
 		return batchDoc(d)
+	case r.Method == "POST" && strings.HasSuffix(r.Path, "/"+d.Name+"/query"):
+		return "the list as a typed JSON body: `filter`, `sort`, `fields`, `expand`, `limit`, `cursor`; the same records, plan and cursors as `GET`"
 	case r.Method == "GET" && collection:
 		out := "list, newest first: `limit`, `page`, `lt`, `sort`, `direction`, `cursor`"
 		if list != nil {
@@ -296,6 +298,10 @@ func (w *docWriter) field(f Field, prefix string) {
 		for _, sub := range f.Fields {
 			w.field(sub, name+"[].")
 		}
+	case Object:
+		if f.Members != nil {
+			w.field(*f.Members, name+".")
+		}
 	}
 }
 
@@ -310,6 +316,9 @@ func (w *docWriter) typeDoc(f Field) string {
 	case Refs:
 		return "array of references to " + w.link(f.Target)
 	case Enum:
+		if f.Open {
+			return "string"
+		}
 		return "string (enum)"
 	case String, Text:
 		return "string"
@@ -380,7 +389,10 @@ func rules(f Field) []string {
 	if f.Rule != "" {
 		out = append(out, f.Rule)
 	}
-	if f.Kind == Enum {
+	switch {
+	case f.Kind == Enum && f.Open:
+		out = append(out, "known values "+codeList(f.Values)+"; another may come, accept it")
+	case f.Kind == Enum:
 		out = append(out, "one of "+codeList(f.Values))
 	}
 	if f.Default != nil {

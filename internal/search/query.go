@@ -608,3 +608,22 @@ func Markdown(schemas []*Schema) string {
 	}
 	return b.String()
 }
+
+// DecodeCondition reads one condition of a JSON body: field (a field of
+// s, by its path), op and its value raw (an array for in and nin, a
+// boolean for exists, else one value of the field's type), with errors
+// naming path as a body field.
+func DecodeCondition(s *Schema, path, field string, op Op, raw json.RawMessage) (*Predicate, error) {
+	f, ok := s.Field(field)
+	if !ok {
+		return nil, apperr.Invalid(path, "%q is not a filterable field of %s; use one of %s", field, s.Resource, fieldNames(s))
+	}
+	if !slices.Contains(Ops, op) {
+		return nil, apperr.Invalid(path, "%q is not an operator; use one of %s", op, strings.Join(opNames(), ", "))
+	}
+	v, err := decodeValue(f, op, raw, path)
+	if err != nil {
+		return nil, err
+	}
+	return &Predicate{Field: f.Name, Op: op, Value: v}, nil
+}
