@@ -388,7 +388,7 @@ func TestAListToolsFilterObjectIsTheListsFilterParameters(t *testing.T) {
 	}
 	res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_deals", Arguments: json.RawMessage(
 		`{"filter": {"status": "won", "amount": {"gte": 100}, "tags": {"in": ["ai", "robotics", "b2b"]}},
-		  "sort": ["-amount"], "fields": ["name", "amount"], "expand": ["companyId"]}`)})
+		  "sort": [{"field": "amount", "direction": "desc"}], "fields": ["name", "amount"], "expand": ["companyId"]}`)})
 	if err != nil {
 		t.Fatal(err)
 	}

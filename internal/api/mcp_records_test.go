@@ -63,7 +63,7 @@ func TestAnAgentListsCreatesUpdatesAndDeletesCompaniesAsRESTDoes(t *testing.T) {
 
 	// The list's filter, sort, fields and cursor, answered as GET answers them.
 	listed, _ := call(t, s, "list_companies", map[string]any{"filter": map[string]any{"sector": "Robotics"},
-		"sort": "canonicalName", "direction": "asc", "fields": []any{"canonicalName"}, "limit": 1}, false)
+		"sort": []any{map[string]any{"field": "canonicalName", "direction": "asc"}}, "fields": []any{"canonicalName"}, "limit": 1}, false)
 	rest := c.Do("GET", "/v1/companies?filter[sector]=Robotics&sort=canonicalName&direction=asc&fields=canonicalName&limit=1", nil).Want(t, http.StatusOK)
 	if data := listed["data"].([]any); len(data) != 1 || !reflect.DeepEqual(data[0], map[string]any{"id": id, "canonicalName": "Agent Robotics"}) {
 		t.Fatalf("list_companies of Robotics by name, first page: %v", listed)
@@ -76,11 +76,11 @@ func TestAnAgentListsCreatesUpdatesAndDeletesCompaniesAsRESTDoes(t *testing.T) {
 		t.Fatalf("list_companies' nextCursor %q, the list's X-Next-Cursor %q", cursor, rest.Header.Get("X-Next-Cursor"))
 	}
 	next, _ := call(t, s, "list_companies", map[string]any{"filter": map[string]any{"sector": "Robotics"},
-		"sort": "canonicalName", "direction": "asc", "fields": []any{"canonicalName"}, "limit": 1, "cursor": cursor}, false)
+		"sort": []any{map[string]any{"field": "canonicalName", "direction": "asc"}}, "fields": []any{"canonicalName"}, "limit": 1, "cursor": cursor}, false)
 	if data := next["data"].([]any); len(data) != 1 || data[0].(map[string]any)["canonicalName"] != "Zeta Robotics" || next["nextCursor"] != nil {
 		t.Errorf("list_companies' second page: %v", next)
 	}
-	byIndex, _ := call(t, s, "list_companies", map[string]any{"externalId": "agent-1"}, false)
+	byIndex, _ := call(t, s, "list_companies", map[string]any{"filter": map[string]any{"externalId": "agent-1"}}, false)
 	if data := byIndex["data"].([]any); len(data) != 1 || data[0].(map[string]any)["id"] != id {
 		t.Errorf("list_companies by externalId: %v", byIndex)
 	}

@@ -163,20 +163,6 @@ func recordOperations[T any](k kind[T]) []Operation {
 			"When more records follow, `X-Next-Cursor` holds the next page's `cursor` and `Link` its URL."
 		listOperation(op, d)
 	})
-	if d.MCP {
-		expand := ""
-		if len(res.Expandable) > 0 {
-			expand = "; expand names reference fields whose records each record carries under expanded"
-		}
-		if lookups := d.Filters(); len(lookups) > 0 {
-			expand += "; " + strings.Join(lookups, " or ") + " alone filters by its index"
-		}
-		list = list.tool("list_"+snake.Replace(d.Name), "List the organization's "+plural+", newest first. filter holds conditions that must all hold, "+
-			`by field: {"<field>": <value>} for equality, {"<field>": {"gte": 10}} with an operator (eq, ne, in, nin, gt, gte, lt, lte, `+
-			"contains, startsWith, exists; in and nin take an array); sort is up to 3 fields, a - before one for descending; "+
-			"fields names the fields to answer"+expand+". Follow nextCursor with cursor.")
-	}
-
 	query := declare(d.Function, http.MethodPost, base+"/query", func(a *API, w http.ResponseWriter, r *http.Request) {
 		queryRecords(a, w, r, k, res)
 	}).readOnly().answers(routes.AnswerPaged).doc(func(op *openapi.Operation) {
@@ -186,6 +172,20 @@ func recordOperations[T any](k kind[T]) []Operation {
 			"byte budget and cursors. Send the next page's `cursor` in the body with the same `filter` and `sort`."
 		queryOperation(op, d)
 	})
+
+	if d.MCP {
+		expand := ""
+		if len(res.Expandable) > 0 {
+			expand = "; expand names reference fields whose records each record carries under expanded"
+		}
+		if lookups := d.Filters(); len(lookups) > 0 {
+			expand += "; an equality on " + strings.Join(lookups, " or ") + " is served by its index"
+		}
+		query = query.tool("list_"+snake.Replace(d.Name), "List the organization's "+plural+", newest first. filter holds conditions that must all hold, "+
+			`by field: {"<field>": <value>} for equality, {"<field>": {"gte": 10}} with an operator (eq, ne, in, nin, gt, gte, lt, lte, `+
+			`contains, startsWith, exists; in and nin take an array); sort is up to 3 keys, each {"field": "<field>", "direction": "asc" or "desc"}; `+
+			"fields names the fields to answer"+expand+". Follow nextCursor with cursor (and the same filter and sort).").bodyArguments()
+	}
 
 	get := declare(d.Function, http.MethodGet, item, func(a *API, w http.ResponseWriter, r *http.Request) {
 		recs, id := k.reads(a), r.PathValue("id")

@@ -84,6 +84,15 @@ func (o Operation) tool(name, description string) Operation {
 	return o
 }
 
+// bodyArguments makes the members of the operation's body its tool's
+// arguments (routes.Tool.BodyArguments).
+func (o Operation) bodyArguments() Operation {
+	t := *o.Tool
+	t.BodyArguments = true
+	o.Tool = &t
+	return o
+}
+
 // toolDefaults are the body fields a call of the operation's tool gets
 // when it does not set them.
 func (o Operation) toolDefaults(d map[string]any) Operation {

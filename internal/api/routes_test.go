@@ -106,7 +106,7 @@ func TestTheMCPToolsAreTheRegistrysOwn(t *testing.T) {
 			continue
 		}
 		base, item, one := "/v1/"+d.Name, "/v1/"+d.Name+"/{id}", snake.Replace(d.Singular)
-		want := map[string]string{"POST " + base: "create_" + one, "GET " + base: "list_" + snake.Replace(d.Name),
+		want := map[string]string{"POST " + base: "create_" + one, "POST " + base + "/query": "list_" + snake.Replace(d.Name),
 			"POST " + base + "/search": "search_" + d.Name, "GET " + item: "get_" + one, "PUT " + item: "update_" + one,
 			"DELETE " + item: "delete_" + one, "PUT " + base: "upsert_" + one, "POST " + base + "/batch": "batch_" + snake.Replace(d.Name)}
 		for pattern, tool := range want {
@@ -114,7 +114,7 @@ func TestTheMCPToolsAreTheRegistrysOwn(t *testing.T) {
 				t.Errorf("%s: %s is the tool %q, want %s", d.Name, pattern, got, tool)
 			}
 		}
-		for _, pattern := range []string{"GET " + base, "GET " + item} {
+		for _, pattern := range []string{"POST " + base + "/query", "GET " + item} {
 			if tools[pattern] == "" {
 				t.Errorf("%s: no tool reads it (%s)", d.Name, pattern)
 			}

@@ -1,7 +1,6 @@
 package listing
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -71,7 +70,6 @@ func Decode(res Resource, body []byte, maxLimit int, parsePage func(url.Values) 
 		return nil, bodyError(err, BodyCursor)
 	}
 
-	var canon []string
 	if raw, ok := o.Raw(BodyFilter); ok && strings.TrimSpace(string(raw)) != "null" {
 		var fields map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &fields); err != nil {
@@ -99,7 +97,6 @@ func Decode(res Resource, body []byte, maxLimit int, parsePage func(url.Values) 
 					return nil, bodyError(err, at)
 				}
 				out.Filters = append(out.Filters, p)
-				canon = append(canon, fmt.Sprintf("filter[%s][%s]=%s", p.Field, op, compact(conds[op])))
 			}
 		}
 		if len(out.Filters) > MaxFilters {
@@ -130,11 +127,9 @@ func Decode(res Resource, body []byte, maxLimit int, parsePage func(url.Values) 
 		if slices.ContainsFunc(out.Sort, func(k search.SortKey) bool { return k.Field == f.Name }) {
 			return nil, apperr.Invalid(it.Path("field"), "names %s twice", f.Name)
 		}
-		k := search.SortKey{Field: f.Name, Desc: dir.Value == "desc", MissingSmallest: true}
-		out.Sort = append(out.Sort, k)
-		canon = append(canon, fmt.Sprintf("sort:%s:%t", k.Field, k.Desc))
+		out.Sort = append(out.Sort, search.SortKey{Field: f.Name, Desc: dir.Value == "desc", MissingSmallest: true})
 	}
-	out.canonical = strings.Join(canon, "&")
+	out.finish()
 
 	for _, names := range []struct {
 		member  string
@@ -187,12 +182,3 @@ func bodyError(err error, member string) error {
 // BodyError is err, a 400 of a query parameter a list query's body sends
 // as a member of the same name (cursor, sort), as that member's 400.
 func BodyError(err error) error { return bodyError(err, "") }
-
-// compact is raw JSON without insignificant space (for cursor binding).
-func compact(raw json.RawMessage) string {
-	var b bytes.Buffer
-	if err := json.Compact(&b, raw); err != nil {
-		return string(raw)
-	}
-	return b.String()
-}

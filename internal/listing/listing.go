@@ -9,6 +9,7 @@
 package listing
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -127,8 +128,6 @@ func Parse(res Resource, q url.Values, parsePage func(url.Values) (store.Query, 
 	if len(filterKeys) > MaxFilters {
 		return nil, apperr.InvalidQuery(ParamFilter, "is given %d times; a list takes at most %d filters", len(filterKeys), MaxFilters)
 	}
-	slices.Sort(filterKeys)
-	var canon []string
 	for _, name := range filterKeys {
 		m := filterParam.FindStringSubmatch(name)
 		if m == nil {
@@ -149,15 +148,11 @@ func Parse(res Resource, q url.Values, parsePage func(url.Values) (store.Query, 
 			return nil, err
 		}
 		out.Filters = append(out.Filters, p)
-		canon = append(canon, name+"="+q.Get(name))
 	}
 	if out.Sort, err = parseSort(res.Schema, q.Get("sort"), q.Get("direction")); err != nil {
 		return nil, err
 	}
-	for _, k := range out.Sort {
-		canon = append(canon, fmt.Sprintf("sort:%s:%t", k.Field, k.Desc))
-	}
-	out.canonical = strings.Join(canon, "&")
+	out.finish()
 	if out.Fields, err = parseNames(q, ParamFields, fieldNames(res.Def), "a field of "+res.Def.Name); err != nil {
 		return nil, err
 	}
@@ -165,6 +160,25 @@ func Parse(res Resource, q url.Values, parsePage func(url.Values) (store.Query, 
 		return nil, err
 	}
 	return out, nil
+}
+
+// finish puts the filters in their canonical order (by field, then
+// operator) and names the list's filters and sort keys for its cursors:
+// the same list asked with query parameters or a body (Decode) is served
+// alike and takes the same cursors.
+func (q *Query) finish() {
+	slices.SortStableFunc(q.Filters, func(a, b *search.Predicate) int {
+		return strings.Compare(a.Field+"\x00"+string(a.Op), b.Field+"\x00"+string(b.Op))
+	})
+	var canon []string
+	for _, p := range q.Filters {
+		v, _ := json.Marshal(p.Value)
+		canon = append(canon, fmt.Sprintf("filter[%s][%s]=%s", p.Field, p.Op, v))
+	}
+	for _, k := range q.Sort {
+		canon = append(canon, fmt.Sprintf("sort:%s:%t", k.Field, k.Desc))
+	}
+	q.canonical = strings.Join(canon, "&")
 }
 
 // checkEnum refuses a value an enum field cannot hold: a 400, as an

@@ -20,6 +20,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -259,6 +260,15 @@ func caller(api http.Handler, op operation, spec ToolSpec) mcp.ToolHandler {
 		var body []byte
 		if op.hasBody {
 			b, _ := args["body"].(map[string]any)
+			if spec.BodyArguments {
+				// Every argument but the path's and the headers' is a member.
+				b = map[string]any{}
+				for k, v := range args {
+					if !slices.Contains(op.pathParams, k) && k != "idempotencyKey" && k != "ifMatch" {
+						b[k] = v
+					}
+				}
+			}
 			if b == nil {
 				b = map[string]any{}
 			}
@@ -380,7 +390,7 @@ func resultSize(text []byte) int {
 // message's budget (a record larger than a batch's share, say).
 func tooLarge(op operation, status, n, budget int) string {
 	what := "ask for fewer records (limit), or send the call alone rather than in a batch"
-	read := op.method == http.MethodGet || op.method == http.MethodPost && (strings.HasSuffix(op.path, "/search") || op.path == "/v1/data/metric-series")
+	read := op.method == http.MethodGet || op.method == http.MethodPost && (strings.HasSuffix(op.path, "/search") || strings.HasSuffix(op.path, "/query") || op.path == "/v1/data/metric-series")
 	if !read {
 		what = fmt.Sprintf("the API did answer %d (the call was made); read its result with a get tool, alone rather than in a batch", status)
 	}
@@ -618,7 +628,22 @@ func (d *openAPI) inputSchema(op operation, spec ToolSpec) map[string]any {
 			required = append(required, p.Name)
 		}
 	}
-	if op.hasBody {
+	if op.hasBody && spec.BodyArguments {
+		// The body's members are the arguments.
+		body, _ := op.bodySchema.(map[string]any)
+		if ref, ok := body["$ref"].(string); ok {
+			if m := componentRef.FindStringSubmatch(ref); m != nil {
+				body, _ = d.Components.Schemas[m[1]].(map[string]any)
+			}
+		}
+		members, _ := body["properties"].(map[string]any)
+		for name, s := range members {
+			props[name] = s
+		}
+		if req, ok := body["required"].([]any); ok {
+			required = append(required, req...)
+		}
+	} else if op.hasBody {
 		body := op.bodySchema
 		if len(spec.Defaults) > 0 {
 			var names []string
@@ -631,7 +656,7 @@ func (d *openAPI) inputSchema(op operation, spec ToolSpec) map[string]any {
 		}
 		props["body"] = body
 	}
-	if op.method == http.MethodPost && strings.HasPrefix(op.path, "/v1/") && !strings.HasSuffix(op.path, "/search") && op.path != "/v1/data/metric-series" {
+	if op.method == http.MethodPost && strings.HasPrefix(op.path, "/v1/") && !strings.HasSuffix(op.path, "/search") && !strings.HasSuffix(op.path, "/query") && op.path != "/v1/data/metric-series" {
 		props["idempotencyKey"] = map[string]any{"type": "string", "minLength": 1, "maxLength": 255,
 			"description": "makes a retried call safe: the same key and arguments within 24 hours answer the first result again"}
 	}

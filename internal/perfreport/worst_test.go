@@ -49,7 +49,9 @@ func worstLists(t *testing.T, env *apitest.Env, m *apitest.Meter) func() []route
 		var sample func(i int) map[string]any
 		switch {
 		case r.Resource == resources.Companies:
-			sample = func(i int) map[string]any { return map[string]any{"canonicalName": fmt.Sprintf("Worst %d", apitest.NextSeq())} }
+			sample = func(i int) map[string]any {
+				return map[string]any{"canonicalName": fmt.Sprintf("Worst %d", apitest.NextSeq())}
+			}
 		case slices.ContainsFunc(resources.All(), func(d *decl.Def) bool { return d.Name == r.Resource }):
 			def := declared(t, r.Resource)
 			sample = func(int) map[string]any { return withResourceType(apitest.Sample(t, c, def, true)) }

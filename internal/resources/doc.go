@@ -171,6 +171,27 @@ parameters:
 - **Cursors** are bound to the list's filters, sort keys and plan. In a list
   ordered in memory or by the search engine, a cursor holds a position: a
   record created before it shifts what follows, as with ` + "`page`" + `.
+- **The same list as a JSON body.** ` + "`POST /v1/<resource>/query`" + ` takes the list as
+  typed JSON, for clients generated from the OpenAPI document (which cannot
+  send ` + "`filter[<field>][<operator>]=`" + `) and for the MCP ` + "`list_<resource>`" + ` tools, which take
+  the same members:
+
+  ` + "```json" + `
+  {"filter": {"sector": "AI", "tags": {"in": ["b2b", "saas"]}, "createdAt": {"gte": "2026-01-01"}},
+   "sort": [{"field": "canonicalName", "direction": "asc"}],
+   "fields": ["canonicalName", "sector"], "expand": ["sectorId"], "limit": 50, "cursor": "…"}
+  ` + "```" + `
+
+  ` + "`filter`" + ` is ` + "`{\"<field>\": <value>}`" + ` (equal) or ` + "`{\"<field>\": {\"<operator>\": <value>}}`" + ` with the
+  operators above, values typed as JSON (` + "`in`" + ` and ` + "`nin`" + ` take an array, whose values may
+  hold commas); ` + "`sort`" + ` is up to ` + n(listing.MaxSortKeys) + ` keys, each with its ` + "`direction`" + `; ` + "`limit`" + ` is 1 to
+  1,000 (outside: 400, where GET clamps it); every member is optional (an empty
+  body is the first page of the whole list). The answer is the GET list's: the
+  same records, plan (` + "`X-Query-Plan`" + ` works the same), byte budget and cursors (a
+  cursor of one form continues the other), but no ` + "`Link`" + ` header: send the next
+  page's ` + "`cursor`" + ` in the body with the same ` + "`filter`" + ` and ` + "`sort`" + `. A query has no
+  ` + "`page`" + ` or ` + "`lt`" + `: page with cursors. Errors name the member
+  (` + "`filter.sector.in`" + `, ` + "`sort[0].field`" + `).
 
 `
 }

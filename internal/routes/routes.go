@@ -121,6 +121,10 @@ type Tool struct {
 	// Defaults are the body fields a call gets when it does not set them
 	// (start_workflow_run: dryRun true).
 	Defaults map[string]any
+	// BodyArguments makes the members of the operation's body the tool's
+	// arguments (a list query's filter, sort, fields…), rather than one
+	// argument "body": the list tools take what POST …/query takes.
+	BodyArguments bool
 }
 
 // Pattern is the net/http ServeMux pattern of the route.
