@@ -91,7 +91,7 @@ func TestTheGeneratedClientTalksToTheRunningService(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	one := 1
+	one := int64(1)
 	first, err := c.GetCompaniesWithResponse(ctx, &client.GetCompaniesParams{Limit: &one})
 	must(first.StatusCode(), http.StatusOK, first.Body, err)
 	cursor := first.HTTPResponse.Header.Get("X-Next-Cursor")
@@ -138,14 +138,15 @@ func TestTheGeneratedClientTalksToTheRunningService(t *testing.T) {
 		t.Errorf("run %s is not a dry run", read.Body)
 	}
 
-	// Documents read several at once: an array, in the order asked.
+	// Documents read several at once (their ids joined by commas): an
+	// array, in the order asked.
 	var docIDs []string
 	for _, name := range []string{"Deck", "Memo"} {
 		doc, err := c.PostDocumentsWithResponse(ctx, nil, client.PostDocumentsJSONRequestBody{Name: name})
 		must(doc.StatusCode(), http.StatusCreated, doc.Body, err)
 		docIDs = append(docIDs, *doc.JSON201.Data.Id)
 	}
-	docs, err := c.GetDocumentsByIdsWithResponse(ctx, []string{docIDs[1], docIDs[0]})
+	docs, err := c.GetDocumentsByIdsWithResponse(ctx, docIDs[1]+","+docIDs[0])
 	must(docs.StatusCode(), http.StatusOK, docs.Body, err)
 	if got := docs.JSON200.Data; len(got) != 2 || *got[0].Id != docIDs[1] || got[1].Name != "Deck" {
 		t.Errorf("documents %v read at once: %s", docIDs, docs.Body)

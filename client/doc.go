@@ -4,6 +4,11 @@
 // fails when the committed code differs, so the client always matches the
 // contract; another calls the running service through it.
 //
+// Every number of the document is format double and every integer format
+// int64, so the client's numbers are float64 and its integers int64
+// (limit and page parameters included): a value the service holds (any
+// double, an integer up to 2^53 − 1) is read exactly as it holds it.
+//
 // Every /v1 call needs the key's two headers; WithCredentials adds them:
 //
 //	c, err := client.NewClientWithResponses(baseURL, client.WithCredentials(clientID, secret))

@@ -73,7 +73,7 @@ func buildOpenAPI() ([]byte, error) {
 	for _, op := range registry() {
 		ops = append(ops, operations(op)...)
 	}
-	return openapi.Document(ops, componentSchemas(), securitySchemes, openapi.Info{
+	doc, err := openapi.Document(ops, componentSchemas(), securitySchemes, openapi.Info{
 		Title: "Sourcebase API",
 		Description: "Financial-research data for private-markets firms: companies, deals, people, documents, " +
 			"enrichment, metric series, scores and workflows. Every `/v1` route needs the two credential headers " +
@@ -84,6 +84,12 @@ func buildOpenAPI() ([]byte, error) {
 		License: "Proprietary", LicenseID: "LicenseRef-Proprietary",
 		Tags: tags(),
 	})
+	if err != nil {
+		return nil, err
+	}
+	// Every number a double, every integer an int64, stated (see
+	// openapi.NumberFormat): a generated client reads them whole.
+	return openapi.NumberFormats(doc)
 }
 
 // tags are the reference's groups (routes.Topics), a kind of record's
