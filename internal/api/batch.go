@@ -116,7 +116,7 @@ func bulkOperations[T any](k kind[T]) []Operation {
 		op.Errors = []int{409, 412}
 	})
 	if d.MCP {
-		batch = batch.tool("batch_"+snake.Replace(d.Name), "Create, update, upsert or delete up to "+strconv.Itoa(MaxBatchOperations)+" "+
+		batch = batch.destructive().tool("batch_"+snake.Replace(d.Name), "Create, update, upsert or delete up to "+strconv.Itoa(MaxBatchOperations)+" "+
 			strings.ReplaceAll(d.Name, "-", " ")+" in one call; each operation answers its own status. atomic: all or nothing.")
 	}
 	return append(ops, batch)

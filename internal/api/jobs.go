@@ -139,7 +139,7 @@ func (a *API) exportView(ctx context.Context, org string, j *jobs.Job) (*ExportJ
 func jobOperations() []Operation {
 	imp, exp := openapi.Ref("ImportJob"), openapi.Ref("ExportJob")
 	return []Operation{
-		declare(fn.Data, http.MethodPost, "/v1/imports", (*API).createImport).topic("imports").answers(routes.AnswerRecord).
+		declare(fn.Data, http.MethodPost, "/v1/imports", (*API).createImport).destructive().topic("imports").answers(routes.AnswerRecord).
 			tool("create_import", "Create an import of a CSV or NDJSON file into a resource's records (mode create, upsert by a unique field, or update; dryRun validates only). "+
 				"Answers uploadUrl: PUT the file there, then read the import (get_import) for its progress.").
 			doc(func(op *openapi.Operation) {

@@ -103,6 +103,15 @@ func TestAListQueryBodyAnswersAsTheGETList(t *testing.T) {
 		}
 	}
 
+	// A cursor of one form continues the other.
+	first := c.Do("GET", "/v1/companies?filter[sector]=AI&sort=canonicalName&direction=asc&limit=3", nil).Want(t, 200)
+	second := c.Do("GET", "/v1/companies?filter[sector]=AI&sort=canonicalName&direction=asc&limit=3&cursor="+url.QueryEscape(first.Header.Get("X-Next-Cursor")), nil).Want(t, 200)
+	viaBody := c.Do("POST", "/v1/companies/query", map[string]any{"filter": map[string]any{"sector": "AI"}, "limit": 3,
+		"sort": []any{map[string]any{"field": "canonicalName", "direction": "asc"}}, "cursor": first.Header.Get("X-Next-Cursor")}).Want(t, 200)
+	if jsonOf(viaBody.List(t)) != jsonOf(second.List(t)) || viaBody.Header.Get("X-Next-Cursor") != second.Header.Get("X-Next-Cursor") {
+		t.Errorf("GET's cursor sent in a query answered %s, GET's second page %s", jsonOf(viaBody.List(t)), jsonOf(second.List(t)))
+	}
+
 	// A value of in holding a comma, which GET's comma-separated form
 	// cannot send.
 	r := c.Do("POST", "/v1/companies/query", map[string]any{"filter": map[string]any{"canonicalName": map[string]any{"in": []any{"Query 03, Alpha", "Query 04, Alpha"}}}}).Want(t, 200)

@@ -30,6 +30,9 @@ type Operation struct {
 	// (recordOperations) or its upsert and batch (bulkOperations), which
 	// its declaration documents.
 	generic bool
+	// destroys: a POST that may change or delete existing records (a
+	// batch, an import that updates), for its tool's destructiveHint.
+	destroys bool
 }
 
 // declare returns the operation method path served by function, with the
@@ -83,6 +86,10 @@ func (o Operation) tool(name, description string) Operation {
 	o.Tool = &routes.Tool{Name: name, Description: description}
 	return o
 }
+
+// destructive marks a POST that may change or delete existing records
+// (routes.Tool.Destructive).
+func (o Operation) destructive() Operation { o.destroys = true; return o }
 
 // bodyArguments makes the members of the operation's body its tool's
 // arguments (routes.Tool.BodyArguments).
@@ -147,6 +154,9 @@ func declareAll() []Operation {
 		if op.Tool != nil {
 			t := *op.Tool
 			t.OperationID = openapi.OperationID(op.Method, op.Path)
+			t.ReadOnly = op.Method == http.MethodGet || op.ReadOnly
+			t.Idempotent = t.ReadOnly || op.Method == http.MethodPut || op.Method == http.MethodPatch || op.Method == http.MethodDelete
+			t.Destructive = !t.ReadOnly && (op.Method != http.MethodPost || op.destroys)
 			ops[i].Tool = &t
 		}
 	}

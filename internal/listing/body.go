@@ -129,6 +129,11 @@ func Decode(res Resource, body []byte, maxLimit int, parsePage func(url.Values) 
 		}
 		out.Sort = append(out.Sort, search.SortKey{Field: f.Name, Desc: dir.Value == "desc", MissingSmallest: true})
 	}
+	if len(out.Sort) == 1 {
+		// As GET's direction, which orders a single key: the same list
+		// binds its cursors alike.
+		out.Page.Desc = out.Sort[0].Desc
+	}
 	out.finish()
 
 	for _, names := range []struct {

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -87,8 +88,12 @@ func New(o Options) (http.Handler, []*mcp.Tool, error) {
 		if !ok {
 			return nil, nil, fmt.Errorf("mcp: tool %s: no operation %s in the OpenAPI document", spec.Name, spec.OperationID)
 		}
-		tool := &mcp.Tool{Name: spec.Name, Title: op.Summary, Description: spec.Description, InputSchema: doc.inputSchema(op, spec)}
-		srv.AddTool(tool, caller(o.API, op, spec))
+		schema, renamed := selfContained(doc.inputSchema(op, spec))
+		closed := false
+		tool := &mcp.Tool{Name: spec.Name, Title: op.Summary, Description: spec.Description, InputSchema: schema,
+			Annotations: &mcp.ToolAnnotations{Title: op.Summary, ReadOnlyHint: spec.ReadOnly, DestructiveHint: &spec.Destructive,
+				IdempotentHint: spec.Idempotent, OpenWorldHint: &closed}}
+		srv.AddTool(tool, caller(o.API, op, spec, renamed))
 		tools = append(tools, tool)
 		ops[spec.Name] = op
 	}
@@ -251,12 +256,13 @@ const resultReserve = 8 << 10
 // early, with its nextCursor, where the REST API would answer more. The
 // call is not counted against the key's rate limit again when /mcp marked
 // the request counted (httpapi.WithCounted): the message was.
-func caller(api http.Handler, op operation, spec ToolSpec) mcp.ToolHandler {
+func caller(api http.Handler, op operation, spec ToolSpec, renamed map[string]string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		p, args, msg := op.arguments(req.Params.Arguments)
 		if msg != "" {
 			return toolError(msg, refusal{}), nil
 		}
+		args = restoreNames(args, renamed).(map[string]any) // names the tool's schema spells with "__"
 		var body []byte
 		if op.hasBody {
 			b, _ := args["body"].(map[string]any)
@@ -506,6 +512,7 @@ type operation struct {
 	params       []param
 	hasBody      bool
 	bodySchema   any
+	bodyRequired bool // the operation needs a body: the tool's "body" is required
 	// ifMatch: the operation takes If-Match (a write of one record),
 	// offered as the argument ifMatch.
 	ifMatch bool
@@ -571,7 +578,8 @@ func (d *openAPI) operations() map[string]operation {
 				Summary     string  `json:"summary"`
 				Parameters  []param `json:"parameters"`
 				RequestBody *struct {
-					Content map[string]struct {
+					Required bool `json:"required"`
+					Content  map[string]struct {
 						Schema any `json:"schema"`
 					} `json:"content"`
 				} `json:"requestBody"`
@@ -598,7 +606,7 @@ func (d *openAPI) operations() map[string]operation {
 			}
 			if o.RequestBody != nil {
 				if c, ok := o.RequestBody.Content["application/json"]; ok {
-					op.hasBody, op.bodySchema = true, c.Schema
+					op.hasBody, op.bodySchema, op.bodyRequired = true, c.Schema, o.RequestBody.Required
 				}
 			}
 			ops[o.OperationID] = op
@@ -654,7 +662,14 @@ func (d *openAPI) inputSchema(op operation, spec ToolSpec) map[string]any {
 			body = map[string]any{"allOf": []any{body}, "description": "the request body; when not given, " +
 				strings.Join(names, ", ") + " default to " + defaultsText(spec.Defaults, names)}
 		}
+		if m, ok := body.(map[string]any); ok && m["description"] == nil {
+			body = maps.Clone(m)
+			body.(map[string]any)["description"] = "the request body of " + op.method + " " + op.path + ": " + op.Summary
+		}
 		props["body"] = body
+		if op.bodyRequired && len(spec.Defaults) == 0 {
+			required = append(required, "body")
+		}
 	}
 	if op.method == http.MethodPost && strings.HasPrefix(op.path, "/v1/") && !strings.HasSuffix(op.path, "/search") && !strings.HasSuffix(op.path, "/query") && op.path != "/v1/data/metric-series" {
 		props["idempotencyKey"] = map[string]any{"type": "string", "minLength": 1, "maxLength": 255,

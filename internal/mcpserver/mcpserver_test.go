@@ -231,15 +231,17 @@ func TestEachToolsInputSchemaIsItsOperationsParametersAndBody(t *testing.T) {
 	s := f.session(t)
 	schemas := schemaOf(t, s)
 	for name, c := range map[string]struct{ has, lacks []string }{
-		"list_widgets": {has: []string{`"limit":{"description":"how many","type":"integer"}`, `"cursor":{"type":"string"}`, `"additionalProperties":false`},
+		"list_widgets": {has: []string{`"limit":{"description":"how many","type":"integer"}`, `"cursor":{"description":"the cursor","type":"string"}`, `"additionalProperties":false`},
 			lacks: []string{`"required"`, `"body"`, `"idempotencyKey"`}},
 		"get_widget": {has: []string{`"required":["id"]`, `"id":{`}, lacks: []string{`"body"`, `"idempotencyKey"`}},
-		// The body's components come along as $defs, those they refer to
-		// as well, and nothing else.
-		"create_widget": {has: []string{`"body":{"$ref":"#/$defs/WidgetCreate"}`, `"idempotencyKey":{`, `"$defs":{`, `"Part":{`, `"$ref":"#/$defs/Part"`},
-			lacks: []string{"#/components/", `"Unused"`, `"Widget":{`}},
+		// The body's components are inlined, those they refer to as well:
+		// the schema is self-contained (selfContained), every property
+		// described.
+		"create_widget": {has: []string{`"body":{"description":"the request body of POST /v1/widgets: Create a widget","properties":{"name":{`,
+			`"part":{"description":"the part","properties":{"label":{"description":"the label","type":"string"}}`, `"required":["body"]`, `"idempotencyKey":{`},
+			lacks: []string{"#/components/", "$ref", "$defs", `"Unused"`}},
 		"start_run":      {has: []string{`"required":["id"]`, `"allOf"`, `dryRun default to true`, `"idempotencyKey"`}},
-		"search_widgets": {has: []string{`"body":{"type":"object"}`}, lacks: []string{`"idempotencyKey"`}},
+		"search_widgets": {has: []string{`"body":{"description":"the request body of POST /v1/widgets/search: Search widgets","type":"object"}`}, lacks: []string{`"idempotencyKey"`}},
 	} {
 		got, ok := schemas[name]
 		if !ok {
@@ -447,7 +449,7 @@ func TestAFilterObjectAndArraysReachTheAPIAsItsQueryParameters(t *testing.T) {
 	f := newFixture(t, 0)
 	s := f.session(t)
 	got := schemaOf(t, s)["list_widgets"]
-	for _, want := range []string{`"style"`, `"fields":{"items":{"enum":["name","size"],"type":"string"},"type":"array"}`,
+	for _, want := range []string{`"style"`, `"fields":{"description":"the fields","items":{"enum":["name","size"],"type":"string"},"type":"array"}`,
 		`"in":{"description":"comma-separated","items":{"type":"integer"},"type":"array"}`} {
 		if want == `"style"` {
 			if strings.Contains(got, want) || strings.Contains(got, `"x-`) {

@@ -121,6 +121,12 @@ type Tool struct {
 	// Defaults are the body fields a call gets when it does not set them
 	// (start_workflow_run: dryRun true).
 	Defaults map[string]any
+	// ReadOnly, Destructive and Idempotent are the tool's hints to the
+	// agent's client (MCP tool annotations), set by the registry from the
+	// route: it changes nothing; it may change or remove what exists (an
+	// update, a delete, a batch); called again with the same arguments it
+	// changes nothing more.
+	ReadOnly, Destructive, Idempotent bool
 	// BodyArguments makes the members of the operation's body the tool's
 	// arguments (a list query's filter, sort, fields…), rather than one
 	// argument "body": the list tools take what POST …/query takes.
