@@ -133,6 +133,37 @@ func documented(req *http.Request, reqBody []byte, status int, header http.Heade
 	return nil
 }
 
+// Allows reports whether the OpenAPI document (the strict one, as the
+// contract check reads it) allows a request, whatever the service answers
+// it: nil when it does, else what breaks it; an error too for a request
+// to no operation of the document. What a validating client or proxy
+// would refuse before sending it (Prism answers such a request itself).
+func Allows(method, path string, body []byte) error {
+	router, err := contractRouter()
+	if err != nil {
+		return err
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	r, err := http.NewRequest(method, "http://service.invalid"+path, rd)
+	if err != nil {
+		return err
+	}
+	if body != nil {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	r.URL = filterShorthands(r.URL)
+	route, params, err := router.FindRoute(r)
+	if err != nil {
+		return err
+	}
+	_, anyBody := route.Operation.Extensions[openapi.AnyBodyExtension]
+	return openapi3filter.ValidateRequest(context.Background(), &openapi3filter.RequestValidationInput{Request: r, PathParams: params, Route: route,
+		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, MultiError: true, ExcludeRequestBody: anyBody}})
+}
+
 // ErrorCode checks the error headers of an answer: an error status (4xx,
 // 5xx) carries X-Error-Code, one of apperr.Codes answered with that
 // status, and at most one X-Error-Param (of a code that has one); a
