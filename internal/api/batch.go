@@ -79,7 +79,6 @@ func bulkOperations[T any](k kind[T]) []Operation {
 			op.Query = []openapi.Param{{Name: "match", Required: true, Description: "the unique field the record is matched by; the body must set it",
 				Schema: openapi.Schema{"type": "string", "enum": enum}}}
 			op.Body, op.Status, op.AlsoStatus, op.Data, op.ETag = upsertBody(d), http.StatusOK, http.StatusCreated, ref, true
-			op.Errors = []int{409}
 		})
 		if d.MCP {
 			upsert = upsert.tool("upsert_"+snake.Replace(d.Singular), "Create or update one "+d.Singular+" matched by a unique field ("+
@@ -113,7 +112,7 @@ func bulkOperations[T any](k kind[T]) []Operation {
 			"the table as it was before it. Each operation counts against the key's rate limit; `Idempotency-Key` covers the whole batch. " +
 			"Records that would take the answer past the response budget are left out (`dataOmitted`: read them with GET)."
 		op.Body, op.Data = batchSchema(d), openapi.Schema{"type": "array", "items": batchResultSchema(ref)}
-		op.Errors = []int{409, 412}
+		op.Errors = []int{412} // an operation's ifMatch, when the batch is atomic
 	})
 	if d.MCP {
 		batch = batch.destructive().tool("batch_"+snake.Replace(d.Name), "Create, update, upsert or delete up to "+strconv.Itoa(MaxBatchOperations)+" "+
@@ -405,33 +404,77 @@ func (a *API) countOperations(w http.ResponseWriter, r *http.Request, n int) int
 	return allowed
 }
 
-// batchSchema is the body of a batch of d's records.
+// batchSchema is the body of a batch of d's records: its operations are
+// each one of the named variants of batchVariants, told apart by `op`
+// (a discriminator, so that generators make one type per operation).
 func batchSchema(d *resource.Def) openapi.Schema {
-	str := openapi.Schema{"type": "string"}
-	opOf := func(name string, required []any, props openapi.Schema) openapi.Schema {
-		props["op"] = openapi.Schema{"type": "string", "const": name}
-		return openapi.Schema{"type": "object", "required": append([]any{"op"}, required...), "properties": props, "additionalProperties": false}
+	var variants []any
+	mapping := openapi.Schema{}
+	for _, v := range batchVariants(d) {
+		ref := openapi.Ref(v.name)
+		variants = append(variants, ref)
+		mapping[v.op] = ref["$ref"]
 	}
+	return openapi.Schema{"type": "object", "required": []any{"operations"}, "additionalProperties": false, "properties": openapi.Schema{
+		"operations": openapi.Schema{"type": "array", "minItems": 1, "maxItems": MaxBatchOperations, "items": openapi.Schema{
+			"oneOf": variants, "discriminator": openapi.Schema{"propertyName": "op", "mapping": mapping}}},
+		"atomic": openapi.Schema{"type": "boolean", "default": false, "description": "all operations in one transaction, or none"},
+	}}
+}
+
+// batchVariant is one operation a batch of a kind takes: its op, and the
+// component schema (name) of its body.
+type batchVariant struct {
+	op, name string
+	schema   openapi.Schema
+}
+
+// batchVariants are the operations a batch of d's records takes, each a
+// named schema (<Schema>Batch<Op>: CompanyBatchCreate) whose `op` is its
+// one value, with the fields decodeBatchOp requires and allows.
+func batchVariants(d *resource.Def) []batchVariant {
+	text := func(max int, desc string) openapi.Schema {
+		return openapi.Schema{"type": "string", "minLength": 1, "maxLength": max, "description": desc}
+	}
+	id := text(store.MaxIDLength, "the id of the "+d.Singular)
+	tag := text(100, "the record's ETag (`\"3\"`) or `*`: the operation fails 412 when the record changed")
 	// Each operation's data is checked as its own request's body would be,
 	// and a bad one answers in its result: the batch takes any object.
 	data := func(view string) openapi.Schema {
-		return openapi.Schema{"type": "object", "description": "the " + d.Singular + "'s fields, as the body of " + view}
+		return openapi.Schema{"type": "object", "additionalProperties": true, "description": "the " + d.Singular + "'s fields, as the body of " + view}
 	}
-	tag := openapi.Schema{"type": "string", "description": "the record's ETag (`\"3\"`) or `*`: the operation fails 412 when the record changed"}
-	variants := []any{
-		opOf(batchCreate, []any{"data"}, openapi.Schema{"data": data("`POST /v1/" + d.Name + "`")}),
-		opOf(batchUpdate, []any{"id", "data"}, openapi.Schema{"id": str, "ifMatch": tag, "data": data("`PUT /v1/" + d.Name + "/{id}`")}),
-		opOf(batchDelete, []any{"id"}, openapi.Schema{"id": str, "ifMatch": tag}),
+	variant := func(op, desc string, required []any, props openapi.Schema) batchVariant {
+		props["op"] = openapi.Schema{"type": "string", "enum": []any{op}}
+		return batchVariant{op: op, name: SchemaName(d) + "Batch" + strings.ToUpper(op[:1]) + op[1:], schema: openapi.Schema{
+			"type": "object", "description": desc, "required": append([]any{"op"}, required...), "properties": props, "additionalProperties": false}}
+	}
+	out := []batchVariant{
+		variant(batchCreate, "a batch's create of "+withArticle(d.Singular), []any{"data"},
+			openapi.Schema{"data": data("`POST /v1/" + d.Name + "`")}),
+		variant(batchUpdate, "a batch's update of "+withArticle(d.Singular), []any{"id", "data"},
+			openapi.Schema{"id": id, "ifMatch": tag, "data": data("`PUT /v1/" + d.Name + "/{id}`")}),
+		variant(batchDelete, "a batch's delete of "+withArticle(d.Singular), []any{"id"},
+			openapi.Schema{"id": id, "ifMatch": tag}),
 	}
 	if unique := d.UniqueFields(); len(unique) > 0 {
-		variants = append(variants, opOf(batchUpsert, []any{"match", "data"}, openapi.Schema{
-			"match": openapi.Schema{"type": "string", "description": "the unique field the record is matched by: " + strings.Join(unique, ", ")},
-			"data":  data("`PUT /v1/" + d.Name + "?match=`")}))
+		out = append(out, variant(batchUpsert, "a batch's upsert of "+withArticle(d.Singular)+" by a unique field", []any{"match", "data"},
+			openapi.Schema{"match": text(100, "the unique field the record is matched by: "+strings.Join(unique, ", ")),
+				"data": data("`PUT /v1/" + d.Name + "?match=`")}))
 	}
-	return openapi.Schema{"type": "object", "required": []any{"operations"}, "additionalProperties": false, "properties": openapi.Schema{
-		"operations": openapi.Schema{"type": "array", "minItems": 1, "maxItems": MaxBatchOperations, "items": openapi.Schema{"oneOf": variants}},
-		"atomic":     openapi.Schema{"type": "boolean", "default": false, "description": "all operations in one transaction, or none"},
-	}}
+	return out
+}
+
+// batchComponents adds the batch operations' schemas of every kind with
+// batch writes to the document's components.
+func batchComponents(out map[string]openapi.Schema) {
+	for _, k := range append([]kind[store.JSON]{companyKind()}, declaredKinds()...) {
+		if !k.bulk {
+			continue
+		}
+		for _, v := range batchVariants(k.def) {
+			out[v.name] = v.schema
+		}
+	}
 }
 
 // batchResultSchema is one operation's answer.

@@ -42,6 +42,7 @@ func TestEveryDeclaredResourceKeepsTheContract(t *testing.T) {
 				{"creates a record from every field and reads it back", contractCreate},
 				{"creates a record from its required fields with the others empty", contractCreateRequired},
 				{"rejects a body that breaks the declaration naming the field", contractValidation},
+				{"refuses an empty text exactly where the document does", contractEmptyTexts},
 				{"updates partially and keeps updatedAt when nothing changes", contractUpdate},
 				{"lists pages sorts and filters its records", contractList},
 				{"filters by each lookup field", contractFilters},
@@ -170,6 +171,42 @@ func contractValidation(t *testing.T, e *apitest.Env, def *resource.Def, base st
 	wantError(t, c.Do("PUT", base+"/"+idOf(t, rec), map[string]any{"notAField": 1}), 400, "notAField")
 	if got := c.Do("GET", base+"/"+idOf(t, rec), nil).Want(t, 200).Object(t); jsonOf(got) != jsonOf(rec) {
 		t.Errorf("refused updates changed the record from %s to %s", jsonOf(rec), jsonOf(got))
+	}
+}
+
+// contractEmptyTexts sends "" for each text a create takes (and [""] for
+// each list of texts or ids): the service refuses it (400 naming the
+// field) unless the field keeps its text verbatim, and the document must
+// refuse exactly what the service refuses (minLength), so that a
+// validating client or proxy neither sends what the service refuses nor
+// refuses what it takes.
+func contractEmptyTexts(t *testing.T, e *apitest.Env, def *resource.Def, base string) {
+	c := e.Org(t)
+	required := sample(t, c, def, false)
+	for _, f := range def.Fields {
+		var empty any
+		switch {
+		case f.ReadOnly:
+			continue
+		case f.Kind == resource.String || f.Kind == resource.Text || f.Kind == resource.URL || f.Kind == resource.Email || f.Kind == resource.Ref:
+			empty = ""
+		case f.Kind == resource.Strings || f.Kind == resource.Refs:
+			empty = []any{""}
+		default:
+			continue
+		}
+		body := copyBody(t, required)
+		body[f.Name] = empty
+		b, _ := json.Marshal(body)
+		allowed := apitest.Allows("POST", base, b)
+		switch r := c.Do("POST", base, body); {
+		case r.Status == 201 && allowed != nil:
+			t.Errorf("%s %s: the service takes it, the document refuses it: %v", f.Name, jsonOf(empty), allowed)
+		case r.Status == 400 && allowed == nil:
+			t.Errorf("%s %s: the service refuses it (%s), the document allows it", f.Name, jsonOf(empty), r.Body)
+		case r.Status != 201 && r.Status != 400:
+			t.Errorf("%s %s: %d %s", f.Name, jsonOf(empty), r.Status, r.Body)
+		}
 	}
 }
 

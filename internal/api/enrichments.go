@@ -30,12 +30,14 @@ func enrichmentOperations() []Operation {
 		}),
 		declare(fn.Data, http.MethodGet, enrichmentPath, (*API).listEnrichments).topic("enrichment").answers(routes.AnswerPaged).
 			tool("get_enrichment_candidates", "List the candidate values of a record's enrichable attributes (resourceType companies), "+
-				"by property and rank, with source, confidence and pin; follow nextCursor with cursor. The record's own attributes hold the winners.").
+				"by property and rank, with source, confidence and pin: all of them, unless they would pass the answer's byte budget "+
+				"(then follow nextCursor with cursor). The record's own attributes hold the winners.").
 			doc(func(op *openapi.Operation) {
 				op.Summary, op.Data = "List a record's candidate values", arrayOf("EnrichmentValue")
-				op.Description = "A page of the candidate values of the record's enrichable attributes, by property and, within one, " +
-					"in rank order (the first is the attribute's value). When more candidates follow, `X-Next-Cursor` holds the next " +
-					"page's `cursor` and `Link` its URL."
+				op.Description = "Every candidate value of the record's enrichable attributes, by property and, within one, " +
+					"in rank order (the first is the attribute's value). Only when they would take the answer past its byte budget " +
+					"(" + itoa(httpapi.ListBudget) + " bytes) does it end early: then `X-Next-Cursor` holds the `cursor` of the rest " +
+					"and `Link` its URL. `limit` and `page` still cut it into pages of that size."
 				op.Query, op.Paged = enrichmentListQuery(), true
 			}),
 		declare(fn.Data, http.MethodPatch, enrichmentPath+"/{valueId}", (*API).pinEnrichment).topic("enrichment").answers(routes.AnswerRecord).doc(func(op *openapi.Operation) {
@@ -67,23 +69,35 @@ func (a *API) addEnrichments(w http.ResponseWriter, r *http.Request) {
 }
 
 // enrichmentListParams are the query parameters of a record's listing:
-// its order is the ranking, so it pages by limit, page and cursor only.
+// its order is the ranking, so it takes only a cursor (where the previous
+// answer, cut at the byte budget, ended) and, kept for the clients that
+// paged it, limit and page.
 var enrichmentListParams = []string{"limit", "page", "cursor"}
 
-// listEnrichments answers a page of the record's candidates,
-// {data: [value]}, by property and rank, with the next-page headers
-// (httpapi.List: within the byte budget).
+// listEnrichments answers the record's candidates, {data: [value]}, by
+// property and rank: every one, unless they would pass the answer's byte
+// budget (httpapi.List ends it there, with the next-page headers); with
+// limit, at most that many, page by page.
 func (a *API) listEnrichments(w http.ResponseWriter, r *http.Request) {
-	for name := range r.URL.Query() {
+	query := r.URL.Query()
+	for name := range query {
 		if !slices.Contains(enrichmentListParams, name) {
 			httpapi.Error(w, r, apperr.InvalidQuery(name, "is not accepted; accepted parameters are %s (candidates are listed by property and rank)",
 				strings.Join(enrichmentListParams, ", ")))
 			return
 		}
 	}
+	if query.Has("page") && !query.Has("limit") {
+		httpapi.Error(w, r, apperr.InvalidQuery("page", "needs limit: without limit the listing answers every candidate "+
+			"(up to the answer's byte budget, then X-Next-Cursor)"))
+		return
+	}
 	q, ok := pageQuery(w, r)
 	if !ok {
 		return
+	}
+	if !query.Has("limit") {
+		q.Limit = 0 // every candidate
 	}
 	list[enrichment.Value](w, r)(a.d.Enrichment.Page(r.Context(), principal(r).OrgID, r.PathValue("resourceType"), r.PathValue("resourceId"), q))
 }

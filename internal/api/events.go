@@ -70,7 +70,7 @@ func eventOperations() []Operation {
 	endpoint := func(op *openapi.Operation) { op.Data = openapi.Ref("WebhookEndpoint") }
 	created := func(op *openapi.Operation) { op.Data = openapi.Ref("WebhookEndpointWithSecret") }
 	return []Operation{
-		declare(fn.Hooks, http.MethodGet, "/v1/events", (*API).listEvents).topic("events").answers(routes.AnswerPaged).
+		declare(fn.Hooks, http.MethodGet, "/v1/events", (*API).listEvents).topic("events").answers(routes.AnswerPaged).hidesAdminOnly().
 			tool("list_events", "Read the change history: who changed which record, when, from what to what. Filter by resourceType, resourceId, type (event type), actor, since and until.").
 			doc(func(op *openapi.Operation) {
 				op.Summary = "List the change history"
@@ -80,7 +80,7 @@ func eventOperations() []Operation {
 					"table's stream). Filters combine; see docs/events.md for every event type and its payload. A member key reads no event of " +
 					"the records only admin keys read (API keys, webhook endpoints): the list leaves them out, and naming their resource type " +
 					"in `resourceType` or `type` is a 403."
-				op.Query, op.Data, op.Paged, op.Errors = eventQuery(), arrayOf("Event"), true, []int{403}
+				op.Query, op.Data, op.Paged = eventQuery(), arrayOf("Event"), true
 			}),
 		declare(fn.Hooks, http.MethodGet, "/v1/events/{id}", (*API).getEvent).topic("events").answers(routes.AnswerRecord).doc(func(op *openapi.Operation) {
 			op.Summary, op.Data = "Get one event", openapi.Ref("Event")
@@ -91,29 +91,29 @@ func eventOperations() []Operation {
 			op.Description = "Admin keys only. Events of the `eventTypes` it names (default `[\"*\"]`; `company.*` names a resource's events) are " +
 				"POSTed to `url`, signed per Standard Webhooks with the `secret` this answer shows once. The url must be http(s) and resolve to " +
 				"public addresses only. At most " + strconv.Itoa(endpoints.MaxEndpoints) + " endpoints per organization."
-			op.Body, op.Errors = endpointInput(true), []int{403, 409}
+			op.Body = endpointInput(true)
 			created(op)
 		}),
 		declare(fn.Hooks, http.MethodGet, base, (*API).listEndpoints).topic("webhook-endpoints").admin(ManagingWebhookEndpoints).answers(routes.AnswerPaged).doc(func(op *openapi.Operation) {
 			op.Summary, op.Description = "List the webhook endpoints", "Admin keys only. Secrets are never shown."
-			op.Query, op.Data, op.Paged, op.Errors = pageOnlyQuery(), arrayOf("WebhookEndpoint"), true, []int{403}
+			op.Query, op.Data, op.Paged = pageOnlyQuery(), arrayOf("WebhookEndpoint"), true
 		}),
 		declare(fn.Hooks, http.MethodGet, item, (*API).getEndpoint).topic("webhook-endpoints").admin(ManagingWebhookEndpoints).answers(routes.AnswerRecord).doc(func(op *openapi.Operation) {
-			op.Summary, op.Description, op.Errors = "Get a webhook endpoint", "Admin keys only.", []int{403}
+			op.Summary, op.Description = "Get a webhook endpoint", "Admin keys only."
 			endpoint(op)
 		}),
 		declare(fn.Hooks, http.MethodPatch, item, (*API).updateEndpoint).topic("webhook-endpoints").admin(ManagingWebhookEndpoints).answers(routes.AnswerWritten).doc(func(op *openapi.Operation) {
-			op.Summary, op.Errors = "Update a webhook endpoint", []int{403}
+			op.Summary = "Update a webhook endpoint"
 			op.Description = "Admin keys only. Change `url`, `description`, `eventTypes` or `enabled`; enabling clears `disabledReason` and `failingSince`."
 			op.Body = endpointInput(false)
 			endpoint(op)
 		}),
 		declare(fn.Hooks, http.MethodDelete, item, (*API).deleteEndpoint).topic("webhook-endpoints").admin(ManagingWebhookEndpoints).doc(func(op *openapi.Operation) {
-			op.Summary, op.Errors = "Delete a webhook endpoint", []int{403}
+			op.Summary = "Delete a webhook endpoint"
 			op.Description = "Admin keys only. Its pending deliveries are dropped."
 		}),
 		declare(fn.Hooks, http.MethodPost, item+"/secret/rotate", (*API).rotateEndpointSecret).topic("webhook-endpoints").admin(ManagingWebhookEndpoints).answers(routes.AnswerWritten).doc(func(op *openapi.Operation) {
-			op.Summary, op.Errors = "Rotate a webhook endpoint's signing secret", []int{403}
+			op.Summary = "Rotate a webhook endpoint's signing secret"
 			op.Description = "Admin keys only. Answers the new `secret`, shown this once. The previous secret keeps signing beside it for " +
 				"`overlapSeconds` (default 86400, at most 604800): each delivery meanwhile carries both signatures in `webhook-signature`."
 			op.Body, op.BodyOptional = openapi.Schema{"type": "object", "additionalProperties": false, "properties": openapi.Schema{
@@ -121,13 +121,13 @@ func eventOperations() []Operation {
 			created(op)
 		}),
 		declare(fn.Hooks, http.MethodPost, item+"/test", (*API).testEndpoint).topic("webhook-endpoints").admin(ManagingWebhookEndpoints).answers(routes.AnswerRecord).doc(func(op *openapi.Operation) {
-			op.Summary, op.Errors = "Send a test event to a webhook endpoint", []int{403}
+			op.Summary = "Send a test event to a webhook endpoint"
 			op.Description = "Admin keys only. POSTs a signed `" + endpoints.TestType + "` event to the endpoint now (enabled or not) and answers " +
 				"the delivery with its one attempt (`status` succeeded or failed, the endpoint's HTTP status, latency and answer excerpt). Not retried."
 			op.Data = openapi.Ref("WebhookDelivery")
 		}),
 		declare(fn.Hooks, http.MethodGet, item+"/deliveries", (*API).listDeliveries).topic("webhook-endpoints").admin(ManagingWebhookEndpoints).answers(routes.AnswerPaged).doc(func(op *openapi.Operation) {
-			op.Summary, op.Errors = "List a webhook endpoint's deliveries", []int{403}
+			op.Summary = "List a webhook endpoint's deliveries"
 			op.Description = "Admin keys only. Newest first, each with its attempts (time, HTTP status, latency, the first KiB of the answer). " +
 				"Kept 30 days."
 			op.Query = append(pageOnlyQuery(), openapi.Param{Name: "status", Description: "only deliveries in this status",
@@ -135,7 +135,7 @@ func eventOperations() []Operation {
 			op.Data, op.Paged = arrayOf("WebhookDelivery"), true
 		}),
 		declare(fn.Hooks, http.MethodPost, item+"/deliveries/{deliveryId}/retry", (*API).retryDelivery).topic("webhook-endpoints").admin(ManagingWebhookEndpoints).answers(routes.AnswerRecord).doc(func(op *openapi.Operation) {
-			op.Summary, op.Status, op.Errors = "Retry a delivery", http.StatusAccepted, []int{403}
+			op.Summary, op.Status = "Retry a delivery", http.StatusAccepted
 			op.Description = "Admin keys only. Queues the delivery again, whatever its status, with the same `webhook-id` and payload: " +
 				"one more attempt, made at once."
 			op.Data = openapi.Ref("WebhookDelivery")

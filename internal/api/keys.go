@@ -17,10 +17,10 @@ func keyOperations() []Operation {
 			op.Summary = "List the organization's API keys"
 			op.Description = "Admin keys only. Secrets are never shown: a key's secret is answered once, when it is made (operator CLI). " +
 				"Without `limit`, every key of the organization in one page (an organization holds at most 1,000); with it, a page as every list pages."
-			op.Query, op.Data, op.Paged, op.Errors = listQuery(keys.SortFields(), nil), arrayOf("Key"), true, []int{403}
+			op.Query, op.Data, op.Paged = listQuery(keys.SortFields(), nil), arrayOf("Key"), true
 		}),
 		declare(fn.Keys, http.MethodDelete, "/v1/keys/{clientId}", (*API).revokeKey).topic("keys").admin(ManagingKeys).doc(func(op *openapi.Operation) {
-			op.Summary, op.Errors, op.Preconditioned = "Revoke an API key", []int{403, 409}, false
+			op.Summary, op.Preconditioned = "Revoke an API key", false
 			op.Description = "Admin keys only. The key stops working at once on this instance, and on others within the key cache's lifetime. " +
 				"The organization's last admin key cannot be revoked (409): have the operator create another admin key first."
 		}),

@@ -22,7 +22,7 @@ func listEntryOperations() []Operation {
 			op.Body = openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"recordId"},
 				"properties": openapi.Schema{"recordId": openapi.Schema{"type": "string", "minLength": 1, "maxLength": 256,
 					"description": "the id of a record of the list's resourceType"}}}
-			op.Data, op.Errors = openapi.Ref("ListEntry"), []int{409}
+			op.Data = openapi.Ref("ListEntry")
 			op.ResponseHeaders = nil
 		}),
 		declare(fn.Documents, http.MethodGet, entries, (*API).listEntries).answers(routes.AnswerPaged).of(lists).doc(func(op *openapi.Operation) {

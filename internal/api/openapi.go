@@ -150,6 +150,7 @@ func componentSchemas() map[string]openapi.Schema {
 	out["SearchMetadata"] = openapi.TypeOf(reflect.TypeFor[searchMetadata]())
 	eventSchemas(out)
 	jobSchemas(out)
+	batchComponents(out)
 	return out
 }
 
@@ -209,9 +210,24 @@ func multiGetOperation(get Operation, d *resource.Def) openapi.Operation {
 		"an id with no record in the organization is left out. Up to " + itoa(store.MaxBatch) + " ids, comma-separated: `" +
 		resource.MultiGetPrefix + "<id>,<id>,...`. An answer that would exceed the response budget is a 400 naming `ids`: ask for fewer."
 	op.Data, op.ETag = openapi.Schema{"type": "array", "items": openapi.Ref(SchemaName(d))}, false
-	op.PathParams = map[string]openapi.Param{"ids": {Description: "the ids, comma-separated (up to " + itoa(store.MaxBatch) + ")",
-		Schema: openapi.Schema{"type": "array", "minItems": 1, "maxItems": store.MaxBatch, "items": openapi.Schema{"type": "string", "minLength": 1}}}}
+	op.PathParams = map[string]openapi.Param{"ids": {Description: "the ids, comma-separated: 1 to " + itoa(store.MaxBatch) + ", none empty or blank",
+		Schema: multiGetIDs()}}
 	return op
+}
+
+// multiGetIDs is the schema of the ids of GET /v1/<name>/ids={ids}: one
+// string, the ids joined by commas (resource.Service.GetByIDs splits it),
+// rather than an array: tools read a path's array parameter each their own
+// way (Prism's validating proxy failed on one). The pattern says what
+// GetByIDs refuses (400): an empty or blank id, more than store.MaxBatch;
+// each id is its leading blanks then a character that is neither blank
+// nor a comma (so that no string matches two ways, which a backtracking
+// matcher would pay for), then anything but a comma. The router answers a
+// longer segment than resource.MaxMultiGetSegment 404.
+func multiGetIDs() openapi.Schema {
+	id := `\s*[^,\s][^,]*`
+	return openapi.Schema{"type": "string", "minLength": 1, "maxLength": resource.MaxMultiGetSegment - len(resource.MultiGetPrefix),
+		"pattern": "^" + id + "(," + id + "){0," + itoa(store.MaxBatch-1) + "}$", "examples": []any{"doc_01,doc_02"}}
 }
 
 // operation describes op: what its route and policies imply, then its
@@ -228,10 +244,36 @@ func operation(o Operation) openapi.Operation {
 	if op.Summary == "" {
 		panic("api: no summary for " + o.Pattern())
 	}
-	if o.Admin != "" && !slices.Contains(op.Errors, http.StatusForbidden) {
-		op.Errors = append(op.Errors, http.StatusForbidden)
+	for _, status := range roleAndWriteStatuses(o) {
+		if !slices.Contains(op.Errors, status) {
+			op.Errors = append(op.Errors, status)
+		}
 	}
 	return op
+}
+
+// roleAndWriteStatuses are the error statuses o can answer by its role and
+// its kind of write, whatever its own text declares:
+//   - 403: an admin-only route refuses a member key (the router, before
+//     the route runs), and a route that hides from member keys what only
+//     admin keys read refuses one a request naming it (hidesAdminOnly: the
+//     change history's events of keys and webhook endpoints);
+//   - 409: a route that writes (any method but GET, unless ReadOnly) can
+//     meet another write of the same record (concurrent_write), a write
+//     of a unique value another record holds, the delete of a record
+//     still referenced, and, for a POST, an Idempotency-Key whose first
+//     request still runs (idempotency_in_progress). The MCP endpoint
+//     (RateMessage) writes only through its tools' REST operations and
+//     answers their failures in JSON-RPC, never 409.
+func roleAndWriteStatuses(o Operation) []int {
+	var out []int
+	if o.Admin != "" || o.hidden {
+		out = append(out, http.StatusForbidden)
+	}
+	if o.Method != http.MethodGet && !o.ReadOnly && o.Rate != routes.RateMessage {
+		out = append(out, http.StatusConflict)
+	}
+	return out
 }
 
 // listQuery are the parameters of a list of d, filtered by filters.
@@ -319,17 +361,27 @@ func predicateSchema() openapi.Schema {
 		}}
 }
 
-// enrichmentListQuery are the paging parameters of a record's candidate
-// values: those of every list but its order's (the ranking is the order).
+// enrichmentListQuery are the parameters of a record's candidate values:
+// the cursor of an answer cut at the byte budget, and limit and page,
+// which no longer have defaults (the ranking is the order, so none of
+// the order's).
 func enrichmentListQuery() []openapi.Param {
 	var out []openapi.Param
 	for _, p := range listQuery(nil, nil) {
-		if slices.Contains(enrichmentListParams, p.Name) {
-			if p.Name == "cursor" {
-				p.Description = "the `X-Next-Cursor` of the previous page (bound to this record's candidates)"
-			}
-			out = append(out, p)
+		if !slices.Contains(enrichmentListParams, p.Name) {
+			continue
 		}
+		switch p.Name {
+		case "cursor":
+			p.Description = "the `X-Next-Cursor` of the previous answer (bound to this record's candidates)"
+		case "limit":
+			p.Description = "at most this many candidates, 1 to " + itoa(httpapi.MaxLimit) + " (outside: clamped); default: every one"
+			p.Schema = openapi.Schema{"type": "integer"}
+		case "page":
+			p.Description = "with `limit`, the page of that size, 1 to " + itoa(httpapi.MaxPage) + " (400 without `limit`)"
+			p.Schema = openapi.Schema{"type": "integer", "minimum": 1, "maximum": httpapi.MaxPage}
+		}
+		out = append(out, p)
 	}
 	return out
 }

@@ -42,6 +42,19 @@ func TestTheRecordsBuiltOutsideTheLayerAreDeclaredAsTheirGoTypesWriteThem(t *tes
 // field by field, into nested objects and arrays of objects.
 func sameShape(t *testing.T, path string, declared, goType openapi.Schema) {
 	t.Helper()
+	if members, ok := declared["additionalProperties"].(openapi.Schema); ok {
+		// An object of members named by the data (a company's enrichment).
+		goMembers, ok := goType["additionalProperties"].(openapi.Schema)
+		if !ok {
+			t.Errorf("%s: declared as an object of declared members, the Go type writes %v", path, goType)
+			return
+		}
+		if null, goNull := nullable(members), nullable(goMembers); null && !goNull {
+			t.Errorf("%s{}: declared nullable, but the Go type never writes null", path)
+		}
+		sameShape(t, path+"{}", members, goMembers)
+		return
+	}
 	if items, ok := declared["items"].(openapi.Schema); ok {
 		if goItems, ok := goType["items"].(openapi.Schema); ok {
 			sameShape(t, path+"[]", items, goItems)

@@ -14,7 +14,11 @@ import (
 // document as a client would, under strict TypeScript: a field a record
 // always has is its type (not `| undefined`), null only where the service
 // can answer null; the multi-get of documents answers an array, the get
-// one document; a free-form object holds any values.
+// one document; a free-form object holds any values; a company's
+// enrichment holds typed candidates; a run's status is any string (its
+// list is open) and its title may be missing (a run made before titles);
+// the ids of a multi-get are one comma-separated string; a batch's
+// operations are typed by their op.
 const typeScriptUse = `import type { components, paths } from "./schema";
 
 type Company = components["schemas"]["Company"];
@@ -28,10 +32,17 @@ const website: string | null = company.website;
 const websiteText: string = company.website;
 const custom: Company["custom"] = { anything: [1, "two"] };
 const city: string | undefined = company.location.city;
+const candidate = company.enrichment["sector"][0];
+const candidateValue: string = candidate.value;
+const candidateSource: string = candidate.source;
+const candidateConfidence: number = candidate.confidence;
+const candidatePinned: boolean = candidate.pinned;
+const candidateDiscoveredAt: string = candidate.discoveredAt;
 
 type Run = components["schemas"]["WorkflowRun"];
 declare const run: Run;
-const status: "queued" | "running" | "completed" | "failed" = run.status;
+const status: string = run.status;
+const title: string | undefined = run.title;
 const output: { [key: string]: unknown } | null = run.output;
 const failedStep: string | undefined = run.error?.step;
 
@@ -48,8 +59,18 @@ const documents: components["schemas"]["Document"][] = many.data;
 declare const one: Json<"/v1/documents/{id}", "get">;
 const document: components["schemas"]["Document"] = one.data;
 const documentName: string = document.name;
+const ids: paths["/v1/documents/ids={ids}"]["get"]["parameters"]["path"]["ids"] = "doc_1,doc_2";
 
-export { id, name, origin, tags, website, websiteText, custom, city, status, output, failedStep, slug, headerName, documents, documentName };
+type BatchOperation = components["schemas"]["CompanyBatchCreate"] | components["schemas"]["CompanyBatchUpdate"] |
+	components["schemas"]["CompanyBatchDelete"] | components["schemas"]["CompanyBatchUpsert"];
+declare const operation: BatchOperation;
+const updated: string | undefined = operation.op === "update" ? operation.id : undefined;
+const create: components["schemas"]["CompanyBatchCreate"] = { op: "create", data: { canonicalName: "Acme" } };
+// @ts-expect-error a create's op is "create"
+const notCreate: components["schemas"]["CompanyBatchCreate"] = { op: "delete", data: {} };
+
+export { id, name, origin, tags, website, websiteText, custom, city, candidateValue, candidateSource, candidateConfidence, candidatePinned,
+	candidateDiscoveredAt, status, title, output, failedStep, slug, headerName, documents, documentName, ids, updated, create, notCreate };
 `
 
 // TestTheOpenAPIDocumentMakesStrictTypeScriptTypes generates TypeScript

@@ -33,6 +33,9 @@ type Operation struct {
 	// destroys: a POST that may change or delete existing records (a
 	// batch, an import that updates), for its tool's destructiveHint.
 	destroys bool
+	// hidden: the route, open to every key, refuses a member key a request
+	// naming what only admin keys read (hidesAdminOnly).
+	hidden bool
 }
 
 // declare returns the operation method path served by function, with the
@@ -64,6 +67,13 @@ func (o Operation) readOnly() Operation { o.ReadOnly, o.Idempotent = true, false
 
 // admin restricts the operation to admin keys; action names it in the 403.
 func (o Operation) admin(action string) Operation { o.Admin = action; return o }
+
+// hidesAdminOnly marks an operation open to every key that hides from
+// member keys what only admin keys read, and refuses (403) a member key's
+// request that names it: the change history, whose events of API keys and
+// webhook endpoints only admin keys read. Its OpenAPI answers then
+// include 403 (roleAndWriteStatuses).
+func (o Operation) hidesAdminOnly() Operation { o.hidden = true; return o }
 
 // rate declares what the operation's requests count against.
 func (o Operation) rate(r routes.Rate) Operation { o.Rate = r; return o }

@@ -40,7 +40,7 @@ func runOperations() []Operation {
 		declare(fn.Workflows, http.MethodPost, "/v1/workflow-runs/{id}/retry", (*API).retryRun).answers(routes.AnswerRecord).of(runs.Def.Name).
 			tool("retry_workflow_run", "Retry a failed run once: a new run with the same input and dry-run setting.").
 			doc(func(op *openapi.Operation) {
-				op.Summary, op.Status, op.Errors = "Retry a failed run", http.StatusAccepted, []int{409}
+				op.Summary, op.Status = "Retry a failed run", http.StatusAccepted
 				op.Description = "Starts a new run with the failed run's input and dry-run setting; a run is retried once (409 after)."
 				op.Data = run
 			}),

@@ -34,10 +34,10 @@ func keyOf(v *Value) string {
 }
 
 // Page is one page of a record's candidate values in the listing's order
-// (by property in the type's order, then rank): up to q.Limit values,
-// after the value q.Cursor names (the X-Next-Cursor of the previous page)
-// and then q.Offset more (page); the HTTP layer ends it early at its byte
-// budget. A page reads every candidate of the record (one strongly
+// (by property in the type's order, then rank): up to q.Limit values
+// (every one when q.Limit is 0), after the value q.Cursor names (the
+// X-Next-Cursor of the previous page) and then q.Offset more (page); the
+// HTTP layer ends it early at its byte budget. A page reads every candidate of the record (one strongly
 // consistent Query, as every write does) and ranks them. A candidate whose
 // rank changes between two pages (pinned, say) may be listed twice or not
 // at all, as a record whose sort field changes in a sorted list.
@@ -82,7 +82,10 @@ func (s *Service) Page(ctx context.Context, org, typ, id string, q store.Query) 
 		}
 	}
 	start = min(start+q.Offset, len(ranked))
-	end := min(start+max(q.Limit, 1), len(ranked))
+	end := len(ranked)
+	if q.Limit > 0 {
+		end = min(start+q.Limit, end)
+	}
 	items := slices.Clone(ranked[start:end])
 	pos := make([]string, len(items))
 	for i := range items {

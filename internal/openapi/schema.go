@@ -159,28 +159,45 @@ func kindSchema(f resource.Field, view View) Schema {
 		}
 		return s
 	}
-	text := func() Schema {
+	// A body's text is 1 to maxLen characters (trimmed, which a schema
+	// cannot say), but for a Verbatim one, which may be "".
+	text := func(verbatim bool) Schema {
 		s := Schema{"type": "string"}
 		if view != Output {
+			if !verbatim {
+				s["minLength"] = 1
+			}
 			s["maxLength"] = maxLen()
+		}
+		return s
+	}
+	// An id a body names: 1 to 256 characters.
+	id := func() Schema {
+		s := Schema{"type": "string"}
+		if view != Output {
+			s["minLength"], s["maxLength"] = 1, 256
 		}
 		return s
 	}
 	switch f.Kind {
 	case resource.String, resource.Text:
-		return text()
+		return text(f.Verbatim)
 	case resource.Enum:
 		vs := make([]any, len(f.Values))
 		for i, v := range f.Values {
 			vs[i] = v
 		}
+		if f.Open && view == Output {
+			return Schema{"type": "string", "examples": vs}
+		}
 		return Schema{"type": "string", "enum": vs}
 	case resource.URL:
-		s := text()
+		s := text(false)
 		s["format"] = "uri"
 		return s
 	case resource.Email:
-		s := text()
+		maxLen = func() int { return resource.MaxEmail }
+		s := text(false)
 		s["format"] = "email"
 		return s
 	case resource.Date:
@@ -194,19 +211,25 @@ func kindSchema(f resource.Field, view View) Schema {
 	case resource.Bool:
 		return Schema{"type": "boolean"}
 	case resource.Strings:
-		s := Schema{"type": "array", "items": text()}
+		s := Schema{"type": "array", "items": text(false)}
 		if view != Output {
 			s["maxItems"] = maxItems
 		}
 		return s
 	case resource.Object:
+		if f.Members != nil {
+			// Members named by the data, each of the declared shape.
+			return Schema{"type": "object", "additionalProperties": field(*f.Members, view)}
+		}
 		// Free-form: a generator makes a map of any values of it (with no
 		// additionalProperties, openapi-typescript makes one of none).
 		return Schema{"type": "object", "additionalProperties": true}
 	case resource.Ref:
-		return Schema{"type": "string", "description": "an id"}
+		s := id()
+		s["description"] = "an id"
+		return s
 	case resource.Refs:
-		s := Schema{"type": "array", "items": Schema{"type": "string"}}
+		s := Schema{"type": "array", "items": id()}
 		if view != Output {
 			s["maxItems"] = maxItems
 		}

@@ -128,7 +128,22 @@ type Field struct {
 	// (the parts of a company's location; a trigger's secret, shown only
 	// when it is made).
 	Omitted bool
+
+	// Members, for a read-only Object whose members are named by the data
+	// (a company's enrichment, keyed by attribute), is what each member's
+	// value is; its Name names the key in the documentation
+	// ("{attribute}"). nil: a free-form object.
+	Members *Field
+	// Open: an Enum of a record whose Values are the values known now, not
+	// a closed set (a run's status): a client must accept another, so an
+	// answer's schema lists them as examples rather than as an enum.
+	// Bodies and filters still take only Values.
+	Open bool
 }
+
+// MaxEmail is the longest e-mail address an Email field takes, in
+// characters (RFC 5321's path limit), whatever its MaxLen.
+const MaxEmail = 254
 
 // Between returns bounds for Min and Max.
 func Between(lo, hi float64) (*float64, *float64) { return &lo, &hi }
@@ -235,7 +250,7 @@ func (f Field) decodeValue(o *input.Object, path string) (any, error) {
 		}
 		return s.Value, err
 	case Email:
-		s, err := o.String(f.Name, input.Text{Min: 1, Max: 254, Trim: true})
+		s, err := o.String(f.Name, input.Text{Min: 1, Max: MaxEmail, Trim: true})
 		if err == nil && !ValidEmail(s.Value) {
 			err = apperr.Invalid(path, "must be an e-mail address such as name@example.com")
 		}

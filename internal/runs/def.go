@@ -17,9 +17,10 @@ var Def = &resource.Def{
 	NoUpdatedAt: true,
 	Fields: []resource.Field{
 		{Name: "workflowId", Kind: resource.String, ReadOnly: true, Always: true, Lookup: true, Doc: "the id of the workflow run (kept when the workflow is deleted); a list filter"},
-		{Name: "status", Kind: resource.Enum, Values: []string{Queued, Running, Completed, Failed}, ReadOnly: true, Always: true, Lookup: true,
+		{Name: "status", Kind: resource.Enum, Values: []string{Queued, Running, Completed, Failed}, Open: true, ReadOnly: true, Always: true, Lookup: true,
 			Doc: "where the run is; a list filter"},
-		{Name: "title", Kind: resource.String, MaxLen: MaxTitle, ReadOnly: true, Always: true, Doc: "the run's title: sent on start or generated; renamed with `PATCH`"},
+		{Name: "title", Kind: resource.String, MaxLen: MaxTitle, ReadOnly: true, Omitted: true,
+			Doc: "the run's title: sent on start or generated; renamed with `PATCH`; left out of a run made before runs had titles"},
 		{Name: "input", Kind: resource.Object, ReadOnly: true, Doc: "the input the run started with"},
 		{Name: "output", Kind: resource.Object, ReadOnly: true, Nullable: true, Doc: "the last step's output once completed; `null` otherwise"},
 		{Name: "error", Kind: resource.Struct, ReadOnly: true, Nullable: true, Doc: "why the run failed; `null` otherwise",

@@ -55,7 +55,7 @@ type Run struct {
 	ID          string          `json:"id"`
 	WorkflowID  string          `json:"workflowId"`
 	Status      string          `json:"status"`
-	Title       string          `json:"title"`
+	Title       string          `json:"title,omitempty"` // "" (left out) for a run made before runs had titles
 	Input       map[string]any  `json:"input"`
 	Output      map[string]any  `json:"output"`
 	Error       *steps.RunError `json:"error"`
