@@ -89,6 +89,7 @@ stop-dynamodb:
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	$(GO) test -count=1 -run '^TestEveryExampleRequestOfTheDocsRunsAsDocumented$$/^docs$$/^bulk' ./internal/api -docs-rows 10000
+	$(GO) test -count=1 -timeout 30m -run '^TestOgenGeneratesAClientOfTheWholeDocument$$' ./internal/api -ogen-build
 	$(GO) test -count=1 -timeout 60m -run '^TestPerformanceReport$$' ./internal/perfreport -update -attack 10s -soak 5m -events 1000 -imports 100000 -lists 10000 -steady 45s -functions
 	$(GO) test -count=1 -run '^TestEveryRouteKeepsItsCommittedDynamoDBUsage$$' ./internal/perfreport -usage
 

@@ -104,15 +104,17 @@ func TestTheGeneratedClientTalksToTheRunningService(t *testing.T) {
 		t.Errorf("second page %s", second.Body)
 	}
 
-	// A list filtered (filter[canonicalName][startsWith]=…) and narrowed
-	// to some fields: the filter is a typed object, each field's
-	// condition its value or an object of operators.
-	var name client.StringFilter
-	prefix, fields := "client co t", "canonicalName"
-	if err := name.FromStringFilter1(client.StringFilter1{StartsWith: &prefix}); err != nil {
+	// A list filtered (canonicalName startsWith …) and narrowed to some
+	// fields, sent as the list query's typed body: the filter is a typed
+	// object, each field's condition its value or an object of operators.
+	var name client.QueryStringFilter
+	prefix := "client co t"
+	if err := name.FromQueryStringFilter1(client.QueryStringFilter1{StartsWith: &prefix}); err != nil {
 		t.Fatal(err)
 	}
-	filtered, err := c.GetCompaniesWithResponse(ctx, &client.GetCompaniesParams{Filter: &client.CompanyFilter{CanonicalName: &name}, Fields: &fields})
+	fields := []client.CompanyQueryFields{"canonicalName"}
+	filtered, err := c.PostCompaniesQueryWithResponse(ctx, nil, client.PostCompaniesQueryJSONRequestBody{
+		Filter: &client.CompanyQueryFilter{CanonicalName: &name}, Fields: &fields})
 	must(filtered.StatusCode(), http.StatusOK, filtered.Body, err)
 	if got := filtered.JSON200.Data; len(got) != 1 || *got[0].CanonicalName != "Client Co Two" || got[0].Website != nil {
 		t.Errorf("filtered list %s", filtered.Body)

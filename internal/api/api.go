@@ -103,8 +103,14 @@ func serviceOperations() []Operation {
 		}),
 		declare(fn.Keys, http.MethodGet, routes.OpenAPIPath, (*API).serveOpenAPI).topic("service").answers(routes.AnswerFixed).doc(func(op *openapi.Operation) {
 			op.Summary, op.Raw = "Get this OpenAPI document", true
-			op.Description = "The one `/v1` route without credentials."
+			op.Description = "The one `/v1` route without credentials. Compressed with gzip when `Accept-Encoding` allows it " +
+				"(`Content-Encoding: gzip`); its `ETag` is the document's digest: with `If-None-Match` naming it, the answer is 304 without a body."
 			op.Data = openapi.Schema{"type": "object", "additionalProperties": true}
+			op.ETag, op.NotModified = true, true
+			op.Headers = []openapi.Param{{Name: "If-None-Match", Schema: openapi.Schema{"type": "string"},
+				Description: "the `ETag` of a copy the client holds: 304 when it is still the current document"}}
+			op.ResponseHeaders = map[string]openapi.Param{"Content-Encoding": {Schema: openapi.Schema{"type": "string", "enum": []any{"gzip"}},
+				Description: "`gzip` when the request's `Accept-Encoding` allows it; absent otherwise"}}
 		}),
 	}
 }

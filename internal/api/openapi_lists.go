@@ -45,7 +45,9 @@ func listOperation(op *openapi.Operation, d *resource.Def) {
 	res := listResource(d)
 	op.Description += " `filter[<field>][<operator>]=` keeps the records every condition holds for, `sort` orders them by up to " +
 		itoa(listing.MaxSortKeys) + " keys, `fields` answers only some fields and `expand` adds the records reference fields name " +
-		"(docs/resources.md). The `" + listing.HeaderPlan + "` header names how the list was served."
+		"(docs/resources.md). The `" + listing.HeaderPlan + "` header names how the list was served. " +
+		"A nested deepObject parameter is undefined in OpenAPI, so the published document does not declare `filter`: clients generated from it " +
+		"send the same list, filters included, as a typed body to `POST /v1/" + d.Name + "/query`."
 	op.Query = recordListQuery(d, res)
 	op.Headers = []openapi.Param{{Name: listing.HeaderPlan, Schema: openapi.Schema{"type": "string"},
 		Description: "asks for a kind of plan: `key` (the table in id order), `index` (one of the resource's indexes), " +
@@ -213,21 +215,12 @@ func QuerySchemaName(d *resource.Def) string { return SchemaName(d) + "Query" }
 // filter, sort, fields, expand, limit and cursor as typed JSON.
 func querySchema(d *resource.Def) openapi.Schema {
 	res := listResource(d)
-	var sortable []string
-	for _, f := range res.Schema.Fields {
-		if f.Sortable {
-			sortable = append(sortable, f.Name)
-		}
-	}
 	props := openapi.Schema{
 		listing.BodyFilter: openapi.Ref(QueryFilterObjectName(d)),
 		listing.BodySort: openapi.Schema{"type": "array", "maxItems": listing.MaxSortKeys,
 			"description": "up to " + itoa(listing.MaxSortKeys) + " sort keys, the first the most significant; ties are broken by id in the order of the last key, " +
 				"and a record without a value sorts as the smallest. Default: by `id`, newest first. Indexed (served without reading every record): " + codes(d.SortFields()),
-			"items": openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"field", "direction"},
-				"properties": openapi.Schema{
-					"field":     openapi.Schema{"type": "string", "enum": enums(sortable), "description": "a field holding one value"},
-					"direction": openapi.Schema{"type": "string", "enum": enums([]string{"asc", "desc"}), "description": "ascending or descending"}}}},
+			"items": openapi.Ref(QuerySortKeyName(d))},
 		listing.BodyFields: openapi.Schema{"type": "array", "minItems": 1, "items": openapi.Schema{"type": "string", "enum": enums(listFieldNames(d))},
 			"description": "answer only these top-level fields of each record (`id` is always answered)"},
 		listing.BodyLimit: openapi.Schema{"type": "integer", "minimum": 1, "maximum": httpapi.MaxLimit, "default": httpapi.DefaultLimit,
@@ -241,6 +234,26 @@ func querySchema(d *resource.Def) openapi.Schema {
 	}
 	return openapi.Schema{"type": "object", "additionalProperties": false, "properties": props,
 		"description": "a list of " + d.Name + " as `GET /v1/" + d.Name + "` takes it, as typed JSON"}
+}
+
+// QuerySortKeyName is the component name of a sort key of d's list
+// query body: "DealQuerySortKey".
+func QuerySortKeyName(d *resource.Def) string { return SchemaName(d) + "QuerySortKey" }
+
+// querySortKey is a sort key of d's list query body: a field holding one
+// value, and its direction.
+func querySortKey(d *resource.Def) openapi.Schema {
+	var sortable []string
+	for _, f := range listResource(d).Schema.Fields {
+		if f.Sortable {
+			sortable = append(sortable, f.Name)
+		}
+	}
+	return openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"field", "direction"},
+		"description": "a sort key of " + d.Name + ": a field and its direction",
+		"properties": openapi.Schema{
+			"field":     openapi.Schema{"type": "string", "enum": enums(sortable), "description": "a field holding one value"},
+			"direction": openapi.Schema{"type": "string", "enum": enums([]string{"asc", "desc"}), "description": "ascending or descending"}}}
 }
 
 // queryOperation describes POST /v1/<name>/query of d.
@@ -284,6 +297,7 @@ func filterComponents(out map[string]openapi.Schema) {
 		out[FilterObjectName(d)] = filterObject(d)
 		out[QueryFilterObjectName(d)] = queryFilterObject(d)
 		out[QuerySchemaName(d)] = querySchema(d)
+		out[QuerySortKeyName(d)] = querySortKey(d)
 	}
 }
 

@@ -68,6 +68,9 @@ type Operation struct {
 	Paged bool
 	// ETag: the answer carries the record's version.
 	ETag bool
+	// NotModified: a GET whose If-None-Match names the current ETag is
+	// answered 304 without a body.
+	NotModified bool
 	// Errors are the error statuses beyond the ones every route of its kind
 	// can answer (see errorStatuses).
 	Errors []int
@@ -441,6 +444,11 @@ func (op Operation) object() map[string]any {
 		}
 		also["description"] = http.StatusText(op.AlsoStatus)
 		responses[strconv.Itoa(op.AlsoStatus)] = also
+	}
+	if op.NotModified {
+		responses["304"] = map[string]any{"description": "Not Modified: the `If-None-Match` request header names the current `ETag`; no body",
+			"headers": map[string]any{"ETag": map[string]any{"$ref": "#/components/headers/ETag"},
+				"X-Request-Id": map[string]any{"$ref": "#/components/headers/X-Request-Id"}}}
 	}
 	for _, s := range op.errorStatuses() {
 		if other, ok := op.ErrorBodies[s]; ok {

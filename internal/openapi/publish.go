@@ -22,6 +22,15 @@ import (
 //
 // A component schema reached both by a request and by an answer cannot be
 // both: Publish refuses a closed one.
+//
+// A query parameter of style deepObject (a list's filter[<field>][<op>])
+// is left out of the published document, with the schemas only it used:
+// OpenAPI defines deepObject for one level of an object only, and client
+// generators refuse a nested one (ogen) or throw on it at run time
+// (openapi-fetch). The service still takes it, its operation's description
+// says how, and clients send the same list as a typed body instead (POST
+// /v1/<resource>/query). The strict document, which the contract tests
+// check requests against, keeps it.
 func Publish(doc []byte) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(doc))
 	dec.UseNumber()
@@ -32,6 +41,9 @@ func Publish(doc []byte) ([]byte, error) {
 	components, _ := d["components"].(map[string]any)
 	answers, requests := map[string]bool{}, map[string]bool{}
 	paths, _ := d["paths"].(map[string]any)
+	if dropDeepObjects(paths) {
+		dropUnused(d, components)
+	}
 	for _, item := range paths {
 		ops, _ := item.(map[string]any)
 		for key, op := range ops {
@@ -72,6 +84,67 @@ func Publish(doc []byte) ([]byte, error) {
 		return nil, err
 	}
 	return append(b, '\n'), nil
+}
+
+// dropDeepObjects removes the deepObject query parameters of every
+// operation of paths, reporting whether there were any.
+func dropDeepObjects(paths map[string]any) bool {
+	dropped := false
+	for _, item := range paths {
+		ops, _ := item.(map[string]any)
+		for _, op := range ops {
+			o, ok := op.(map[string]any)
+			if !ok {
+				continue
+			}
+			params, ok := o["parameters"].([]any)
+			if !ok {
+				continue
+			}
+			kept := slices.DeleteFunc(slices.Clone(params), func(p any) bool {
+				m, _ := p.(map[string]any)
+				return m["in"] == "query" && m["style"] == "deepObject"
+			})
+			if len(kept) < len(params) {
+				o["parameters"], dropped = kept, true
+			}
+		}
+	}
+	return dropped
+}
+
+// dropUnused removes the component schemas nothing in d refers to any
+// more (through paths or other components), repeatedly.
+func dropUnused(d, components map[string]any) {
+	schemas, _ := components["schemas"].(map[string]any)
+	for {
+		used := map[string]bool{}
+		rest := map[string]any{}
+		for k, v := range d {
+			if k != "components" {
+				rest[k] = v
+			}
+		}
+		for k, v := range components {
+			if k != "schemas" {
+				rest["components."+k] = v
+			}
+		}
+		refs(rest, used)
+		for _, s := range schemas {
+			refs(s, used)
+		}
+		removed := false
+		for name := range schemas {
+			if !used["#/components/schemas/"+name] {
+				delete(schemas, name)
+				removed = true
+			}
+		}
+		if !removed {
+			return
+		}
+	}
 }
 
 // inRoutingOrder lists paths by their segments, a segment that is a whole
