@@ -122,7 +122,8 @@ func listParams(t *testing.T, path string) map[string]map[string]any {
 			Parameters []map[string]any `json:"parameters"`
 		} `json:"paths"`
 		Components struct {
-			Schemas map[string]any `json:"schemas"`
+			Schemas    map[string]any            `json:"schemas"`
+			Parameters map[string]map[string]any `json:"parameters"`
 		} `json:"components"`
 	}
 	if err := json.Unmarshal(b, &doc); err != nil {
@@ -130,6 +131,9 @@ func listParams(t *testing.T, path string) map[string]map[string]any {
 	}
 	out := map[string]map[string]any{}
 	for _, p := range doc.Paths[path]["get"].Parameters {
+		if ref, ok := p["$ref"].(string); ok { // a header many lists declare alike
+			p = doc.Components.Parameters[strings.TrimPrefix(ref, "#/components/parameters/")]
+		}
 		if name, ok := p["name"].(string); ok {
 			out[name] = p
 		}

@@ -3,6 +3,7 @@ package openapi
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"regexp"
 	"slices"
@@ -143,6 +144,16 @@ func Document(ops []Operation, schemas map[string]Schema, securitySchemes map[st
 	for t := range tags {
 		return nil, fmt.Errorf("openapi: an operation's tag %q is not one of the document's tags", t)
 	}
+	headerComponents := headers()
+	paramComponents := map[string]any{
+		"IdempotencyKey": map[string]any{"name": "Idempotency-Key", "in": "header",
+			"description": "makes a retried POST safe: the first answer is kept 24 hours for this key, organization, method and path, and replayed to a repeat with the same body (`Idempotent-Replayed: true`); another body is a 422",
+			"schema":      Schema{"type": "string", "minLength": 1, "maxLength": 255}},
+		"IfMatch": map[string]any{"name": "If-Match", "in": "header",
+			"description": "the `ETag` the change is based on; another stored version is a 412",
+			"schema":      Schema{"type": "string"}},
+	}
+	factorHeaders(paths, paramComponents, headerComponents)
 	all := map[string]Schema{"Error": errorSchema, "ErrorCode": errorCodeSchema()}
 	for k, v := range schemas {
 		all[k] = v
@@ -164,15 +175,8 @@ func Document(ops []Operation, schemas map[string]Schema, securitySchemes map[st
 			"schemas":         all,
 			"securitySchemes": securitySchemes,
 			"responses":       errorResponses(),
-			"headers":         headers(),
-			"parameters": map[string]any{
-				"IdempotencyKey": map[string]any{"name": "Idempotency-Key", "in": "header",
-					"description": "makes a retried POST safe: the first answer is kept 24 hours for this key, organization, method and path, and replayed to a repeat with the same body (`Idempotent-Replayed: true`); another body is a 422",
-					"schema":      Schema{"type": "string", "minLength": 1, "maxLength": 255}},
-				"IfMatch": map[string]any{"name": "If-Match", "in": "header",
-					"description": "the `ETag` the change is based on; another stored version is a 412",
-					"schema":      Schema{"type": "string"}},
-			},
+			"headers":         headerComponents,
+			"parameters":      paramComponents,
 		},
 		"security": []any{map[string]any{"clientId": []any{}, "apiKey": []any{}}},
 	}
@@ -181,6 +185,83 @@ func Document(ops []Operation, schemas map[string]Schema, securitySchemes map[st
 		return nil, err
 	}
 	return append(b, '\n'), nil
+}
+
+// factorHeaders moves every request header parameter and every response
+// header that three or more operations declare alike (X-Query-Plan, asked
+// for and answered by every list) into the components, each operation
+// then referring to it: a header described once, named once in generated
+// clients. A header whose name a component already has in another form
+// stays inline. Path and query parameters stay inline: they are the
+// arguments of the MCP tools, which read them from the operation.
+func factorHeaders(paths map[string]map[string]any, params, hdrs map[string]any) {
+	type use struct {
+		v any
+		n int
+	}
+	uses := map[string]*use{}
+	key := func(kind, name string, v any) string {
+		b, _ := json.Marshal(v)
+		return kind + "\x00" + name + "\x00" + string(b)
+	}
+	each := func(visit func(kind, name string, v any, set func(any))) {
+		for _, item := range paths {
+			for _, op := range item {
+				o, _ := op.(map[string]any)
+				if ps, ok := o["parameters"].([]any); ok {
+					for i, p := range ps {
+						m, _ := p.(map[string]any)
+						if m["in"] == "header" && m["$ref"] == nil {
+							visit("parameter", m["name"].(string), m, func(r any) { ps[i] = r })
+						}
+					}
+				}
+				rs, _ := o["responses"].(map[string]any)
+				for _, r := range rs {
+					hs, _ := r.(map[string]any)["headers"].(map[string]any)
+					for name, h := range hs {
+						if m, _ := h.(map[string]any); m["$ref"] == nil {
+							visit("header", name, m, func(r any) { hs[name] = r })
+						}
+					}
+				}
+			}
+		}
+	}
+	each(func(kind, name string, v any, _ func(any)) {
+		k := key(kind, name, v)
+		if uses[k] == nil {
+			uses[k] = &use{v: v}
+		}
+		uses[k].n++
+	})
+	refs := map[string]string{} // key → $ref
+	for _, k := range slices.Sorted(maps.Keys(uses)) {
+		u := uses[k]
+		if u.n < 3 {
+			continue
+		}
+		kind, name, _ := strings.Cut(k, "\x00")
+		name, _, _ = strings.Cut(name, "\x00")
+		switch kind {
+		case "parameter":
+			comp := strings.ReplaceAll(name, "-", "")
+			if params[comp] != nil {
+				continue
+			}
+			params[comp], refs[k] = u.v, "#/components/parameters/"+comp
+		case "header":
+			if hdrs[name] != nil {
+				continue
+			}
+			hdrs[name], refs[k] = u.v, "#/components/headers/"+name
+		}
+	}
+	each(func(kind, name string, v any, set func(any)) {
+		if r, ok := refs[key(kind, name, v)]; ok {
+			set(map[string]any{"$ref": r})
+		}
+	})
 }
 
 // Info is the document's description.

@@ -1,0 +1,60 @@
+package openapi_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/sourcebase/sourcebase/internal/openapi"
+)
+
+// A request header or response header three operations declare alike is
+// described once, in the components; one two declare stays inline, and
+// path and query parameters always do (the MCP tools read them there).
+func TestHeadersManyOperationsDeclareAlikeAreComponents(t *testing.T) {
+	plan := openapi.Param{Name: "X-Plan", Description: "a plan", Schema: openapi.Schema{"type": "string"}}
+	rare := openapi.Param{Name: "X-Rare", Description: "rare", Schema: openapi.Schema{"type": "string"}}
+	var ops []openapi.Operation
+	for i := range 3 {
+		op := openapi.Operation{Method: "GET", Path: fmt.Sprintf("/v1/things%d", i), Function: "things", Tag: "things", Summary: "list", Status: 200,
+			Data: openapi.Schema{"type": "object"}, Headers: []openapi.Param{plan},
+			Query:           []openapi.Param{{Name: "limit", Schema: openapi.Schema{"type": "integer"}}},
+			ResponseHeaders: map[string]openapi.Param{"X-Served": {Description: "how", Schema: openapi.Schema{"type": "string"}}}}
+		if i < 2 {
+			op.Headers = append(op.Headers, rare)
+		}
+		ops = append(ops, op)
+	}
+	b, err := openapi.Document(ops, nil, nil, openapi.Info{Tags: []openapi.Tag{{Name: "things"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Paths      map[string]map[string]json.RawMessage `json:"paths"`
+		Components map[string]map[string]json.RawMessage `json:"components"`
+	}
+	json.Unmarshal(b, &d)
+	if d.Components["parameters"]["XPlan"] == nil || d.Components["headers"]["X-Served"] == nil {
+		t.Errorf("components: parameters %v, headers %v", keys(d.Components["parameters"]), keys(d.Components["headers"]))
+	}
+	for path, item := range d.Paths {
+		op := string(item["get"])
+		for _, want := range []string{`"$ref": "#/components/parameters/XPlan"`, `"$ref": "#/components/headers/X-Served"`, `"name": "limit"`} {
+			if !strings.Contains(op, want) {
+				t.Errorf("%s lacks %s", path, want)
+			}
+		}
+		if path != "/v1/things2" && !strings.Contains(op, `"name": "X-Rare"`) {
+			t.Errorf("%s: a header two operations declare is not inline", path)
+		}
+	}
+}
+
+func keys(m map[string]json.RawMessage) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
