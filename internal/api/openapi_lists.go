@@ -172,15 +172,7 @@ func FilterObjectName(d *resource.Def) string { return SchemaName(d) + "Filter" 
 // per type, FilterSchemaName; inline for an enum, whose values are its
 // own).
 func filterObject(d *resource.Def) openapi.Schema {
-	props := openapi.Schema{}
-	for _, f := range listing.Schema(d).Fields {
-		props[f.Name] = openapi.Ref(FilterSchemaName(f.Type))
-		if df, ok := d.FieldAt(f.Name); ok && df.Kind == resource.Enum {
-			props[f.Name] = filterSchema(f.Type, openapi.Schema{"type": "string", "enum": enums(df.Values)}, false)
-		}
-	}
-	return openapi.Schema{"type": "object", "additionalProperties": false, "properties": props,
-		"description": "conditions on " + d.Name + " by field (`filter[<field>]` or `filter[<field>][<operator>]`), all of which must hold"}
+	return conditions(d, false, "conditions on "+d.Name+" by field (`filter[<field>]` or `filter[<field>][<operator>]`), all of which must hold")
 }
 
 // QueryFilterObjectName is the component name of the filter of d's list
@@ -191,16 +183,25 @@ func QueryFilterObjectName(d *resource.Def) string { return SchemaName(d) + "Que
 // conditions as typed JSON (in and nin take arrays; a shared component per
 // type, QueryFilterSchemaName).
 func queryFilterObject(d *resource.Def) openapi.Schema {
+	return conditions(d, true, "conditions on "+d.Name+" by field, all of which must hold: `{\"<field>\": <value>}` (equal) or "+
+		"`{\"<field>\": {\"<operator>\": <value>}}`, a nested field by its path (`\"location.city\"`); `in` and `nin` take an array")
+}
+
+// conditions is an object of a condition per field of d's list schema,
+// as the query parameters (filter) or a query body (body) take them.
+func conditions(d *resource.Def, body bool, description string) openapi.Schema {
 	props := openapi.Schema{}
 	for _, f := range listing.Schema(d).Fields {
-		props[f.Name] = openapi.Ref(QueryFilterSchemaName(f.Type))
+		name := FilterSchemaName(f.Type)
+		if body {
+			name = QueryFilterSchemaName(f.Type)
+		}
+		props[f.Name] = openapi.Ref(name)
 		if df, ok := d.FieldAt(f.Name); ok && df.Kind == resource.Enum {
-			props[f.Name] = filterSchema(f.Type, openapi.Schema{"type": "string", "enum": enums(df.Values)}, true)
+			props[f.Name] = filterSchema(f.Type, openapi.Schema{"type": "string", "enum": enums(df.Values)}, body)
 		}
 	}
-	return openapi.Schema{"type": "object", "additionalProperties": false, "properties": props,
-		"description": "conditions on " + d.Name + " by field, all of which must hold: `{\"<field>\": <value>}` (equal) or " +
-			"`{\"<field>\": {\"<operator>\": <value>}}`, a nested field by its path (`\"location.city\"`); `in` and `nin` take an array"}
+	return openapi.Schema{"type": "object", "additionalProperties": false, "properties": props, "description": description}
 }
 
 // QueryFilterSchemaName is the component name of a list query body's
