@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -41,23 +40,7 @@ func TestEveryRouteAndEveryMCPToolAnswersWithinTheBudget(t *testing.T) {
 	if 2*httpapi.MaxBodyBytes+100*(4<<10) > httpapi.ListBudget {
 		t.Errorf("what one body wrote may not fit the budget")
 	}
-	doc, err := api.OpenAPI()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var spec struct {
-		Paths map[string]map[string]struct {
-			Parameters []struct {
-				Name string `json:"name"`
-			} `json:"parameters"`
-			Responses map[string]struct {
-				Headers map[string]any `json:"headers"`
-			} `json:"responses"`
-		} `json:"paths"`
-	}
-	if err := json.Unmarshal(doc, &spec); err != nil {
-		t.Fatal(err)
-	}
+	published := publishedDoc(t)
 	for _, rt := range api.Routes() {
 		switch rt.Answer {
 		case routes.AnswerPaged, routes.AnswerSearch, routes.AnswerRecord, routes.AnswerWritten, routes.AnswerMeasured,
@@ -68,14 +51,12 @@ func TestEveryRouteAndEveryMCPToolAnswersWithinTheBudget(t *testing.T) {
 		}
 		switch rt.Answer {
 		case routes.AnswerPaged:
-			op := spec.Paths[rt.Path][strings.ToLower(rt.Method)]
+			headers := objectAt(t, docOperation(t, published, rt.Method, rt.Path), "responses", "200")["headers"].(map[string]any)
 			// A list query (POST) takes its cursor in the body.
 			queried := rt.Method == http.MethodPost && strings.HasSuffix(rt.Path, "/query")
-			if _, ok := op.Responses["200"].Headers[httpapi.HeaderNextCursor]; !ok ||
-				!queried && !slices.ContainsFunc(op.Parameters, func(p struct {
-					Name string `json:"name"`
-				}) bool {
-					return p.Name == "cursor"
+			if _, ok := headers[httpapi.HeaderNextCursor]; !ok ||
+				!queried && !slices.ContainsFunc(docParams(t, published, rt.Method, rt.Path), func(p map[string]any) bool {
+					return p["name"] == "cursor"
 				}) {
 				t.Errorf("%s is paged but its operation has no cursor parameter or X-Next-Cursor header", rt.Pattern())
 			}
@@ -254,6 +235,10 @@ func TestEveryRouteAndEveryMCPToolAnswersWithinTheBudget(t *testing.T) {
 			}
 			args[rt.Tool.Name] = map[string]any{"match": "externalId", "body": body}
 		}
+	}
+	doc, err := api.OpenAPI()
+	if err != nil {
+		t.Fatal(err)
 	}
 	tools, err := mcpserver.ToolList(doc, api.MCP())
 	if err != nil {

@@ -46,6 +46,22 @@ func docOperation(t *testing.T, d map[string]any, method, path string) map[strin
 	return op
 }
 
+// docParams are the parameters of the operation method path of d, each
+// a component refers to resolved.
+func docParams(t *testing.T, d map[string]any, method, path string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	params, _ := docOperation(t, d, method, path)["parameters"].([]any)
+	for _, p := range params {
+		m := p.(map[string]any)
+		if ref, ok := m["$ref"].(string); ok {
+			m = objectAt(t, d, "components", "parameters", strings.TrimPrefix(ref, "#/components/parameters/"))
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
 // declares reports whether the published document declares status for the
 // operation method path.
 func declares(t *testing.T, d map[string]any, method, path string, status int) bool {
@@ -104,9 +120,8 @@ func TestTheEnrichmentListingAnswersEveryCandidateInOneAnswer(t *testing.T) {
 	}
 	wantError(t, c.Do("GET", path+"?page=2", nil), http.StatusBadRequest, "page", "limit")
 
-	op := docOperation(t, publishedDoc(t), "GET", "/v1/enrichments/resources/{resourceType}/{resourceId}")
-	for _, p := range op["parameters"].([]any) {
-		if p := p.(map[string]any); p["name"] == "limit" || p["name"] == "page" {
+	for _, p := range docParams(t, publishedDoc(t), "GET", "/v1/enrichments/resources/{resourceType}/{resourceId}") {
+		if p["name"] == "limit" || p["name"] == "page" {
 			if _, ok := p["schema"].(map[string]any)["default"]; ok {
 				t.Errorf("the document gives %s a default: %v", p["name"], p)
 			}
@@ -186,7 +201,7 @@ func TestACompanysEnrichmentIsTypedAsTheCandidatesTheServiceWrites(t *testing.T)
 
 func TestTheIdsOfAMultiGetAreOneStringWhosePatternRefusesWhatTheServiceRefuses(t *testing.T) {
 	t.Parallel()
-	param := docOperation(t, publishedDoc(t), "GET", "/v1/documents/ids={ids}")["parameters"].([]any)[0].(map[string]any)
+	param := docParams(t, publishedDoc(t), "GET", "/v1/documents/ids={ids}")[0]
 	schema := param["schema"].(map[string]any)
 	if schema["type"] != "string" || schema["pattern"] == nil || param["name"] != "ids" {
 		t.Fatalf("ids is declared %s, want a string with a pattern", jsonOf(param))

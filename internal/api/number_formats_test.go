@@ -55,7 +55,7 @@ func TestEveryNumberOfTheDocumentIsADoubleAndEveryIntegerAnInt64(t *testing.T) {
 			"#/components/schemas/Score/properties/elementScores/items/properties/score": openapi.NumberFormat,
 			"#/components/schemas/Document/properties/size":                              openapi.IntegerFormat,
 			"#/components/headers/X-RateLimit-Remaining/schema":                          openapi.IntegerFormat,
-			"#/paths/~1v1~1companies/get/parameters/0/schema":                            openapi.IntegerFormat,
+			"#/components/parameters/Limit/schema":                                       openapi.IntegerFormat,
 		} {
 			if got, ok := found[at]; !ok || got != want {
 				t.Errorf("%s: %s is not a number schema of format %s (found %t, format %q)", name, at, want, ok, got)

@@ -500,8 +500,8 @@ func scalar(v any) string {
 type openAPI struct {
 	Paths      map[string]map[string]json.RawMessage `json:"paths"`
 	Components struct {
-		Schemas    map[string]any `json:"schemas"`
-		Parameters map[string]any `json:"parameters"`
+		Schemas    map[string]any   `json:"schemas"`
+		Parameters map[string]param `json:"parameters"`
 	} `json:"components"`
 }
 
@@ -521,6 +521,10 @@ type operation struct {
 // ifMatchParam is the document's If-Match parameter, which the writes of
 // one record refer to.
 const ifMatchParam = "#/components/parameters/IfMatch"
+
+// idempotencyKeyParam is the document's Idempotency-Key parameter, which
+// the POSTs that keep an answer refer to.
+const idempotencyKeyParam = "#/components/parameters/IdempotencyKey"
 
 type param struct {
 	Name        string         `json:"name"`
@@ -589,11 +593,15 @@ func (d *openAPI) operations() map[string]operation {
 			}
 			op := operation{method: strings.ToUpper(m), path: p, Summary: o.Summary}
 			for _, pr := range o.Parameters {
-				if pr.Ref != "" {
-					// Idempotency-Key and If-Match: offered as idempotencyKey
-					// and ifMatch.
+				switch pr.Ref {
+				case "":
+				case ifMatchParam, idempotencyKeyParam:
+					// Offered as ifMatch and idempotencyKey.
 					op.ifMatch = op.ifMatch || pr.Ref == ifMatchParam
 					continue
+				default:
+					// A parameter many operations share (limit, id).
+					pr = d.Components.Parameters[strings.TrimPrefix(pr.Ref, "#/components/parameters/")]
 				}
 				switch pr.In {
 				case "path":

@@ -153,7 +153,7 @@ func Document(ops []Operation, schemas map[string]Schema, securitySchemes map[st
 			"description": "the `ETag` the change is based on; another stored version is a 412",
 			"schema":      Schema{"type": "string"}},
 	}
-	factorHeaders(paths, paramComponents, headerComponents)
+	factorParameters(paths, paramComponents, headerComponents)
 	all := map[string]Schema{"Error": errorSchema, "ErrorCode": errorCodeSchema()}
 	for k, v := range schemas {
 		all[k] = v
@@ -187,14 +187,14 @@ func Document(ops []Operation, schemas map[string]Schema, securitySchemes map[st
 	return append(b, '\n'), nil
 }
 
-// factorHeaders moves every request header parameter and every response
-// header that three or more operations declare alike (X-Query-Plan, asked
-// for and answered by every list) into the components, each operation
-// then referring to it: a header described once, named once in generated
-// clients. A header whose name a component already has in another form
-// stays inline. Path and query parameters stay inline: they are the
-// arguments of the MCP tools, which read them from the operation.
-func factorHeaders(paths map[string]map[string]any, params, hdrs map[string]any) {
+// factorParameters moves every parameter (header, path or query) and
+// every response header that three or more operations declare alike (the
+// list's limit, cursor and X-Query-Plan, a record's id) into the
+// components, each operation then referring to it: a part described once,
+// named once in generated clients. A part whose component name another
+// form of it already has stays inline, and so does a deepObject
+// parameter (the published document leaves those out).
+func factorParameters(paths map[string]map[string]any, params, hdrs map[string]any) {
 	type use struct {
 		v any
 		n int
@@ -211,7 +211,7 @@ func factorHeaders(paths map[string]map[string]any, params, hdrs map[string]any)
 				if ps, ok := o["parameters"].([]any); ok {
 					for i, p := range ps {
 						m, _ := p.(map[string]any)
-						if m["in"] == "header" && m["$ref"] == nil {
+						if m["$ref"] == nil && m["style"] != "deepObject" {
 							visit("parameter", m["name"].(string), m, func(r any) { ps[i] = r })
 						}
 					}
@@ -245,7 +245,7 @@ func factorHeaders(paths map[string]map[string]any, params, hdrs map[string]any)
 		name, _, _ = strings.Cut(name, "\x00")
 		switch kind {
 		case "parameter":
-			comp := strings.ReplaceAll(name, "-", "")
+			comp := parameterComponent(u.v.(map[string]any))
 			if params[comp] != nil {
 				continue
 			}
@@ -263,6 +263,23 @@ func factorHeaders(paths map[string]map[string]any, params, hdrs map[string]any)
 		}
 	})
 }
+
+// parameterComponent is the component name of a parameter: a header's
+// name without dashes (XQueryPlan), a query parameter's with its first
+// letter upper-cased (Limit), a path parameter's followed by Path (IdPath).
+func parameterComponent(p map[string]any) string {
+	name := componentName.ReplaceAllString(p["name"].(string), "")
+	switch p["in"] {
+	case "header":
+		return name
+	case "path":
+		return upperFirst(name) + "Path"
+	}
+	return upperFirst(name)
+}
+
+// componentName matches what a component's name may not hold.
+var componentName = regexp.MustCompile(`[^A-Za-z0-9._]`)
 
 // Info is the document's description.
 type Info struct {

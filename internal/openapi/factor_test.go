@@ -9,17 +9,18 @@ import (
 	"github.com/sourcebase/sourcebase/internal/openapi"
 )
 
-// A request header or response header three operations declare alike is
-// described once, in the components; one two declare stays inline, and
-// path and query parameters always do (the MCP tools read them there).
-func TestHeadersManyOperationsDeclareAlikeAreComponents(t *testing.T) {
+// A parameter (header, query or path) or response header three
+// operations declare alike is described once, in the components; one two
+// declare stays inline, and so does a deepObject parameter.
+func TestPartsManyOperationsDeclareAlikeAreComponents(t *testing.T) {
 	plan := openapi.Param{Name: "X-Plan", Description: "a plan", Schema: openapi.Schema{"type": "string"}}
 	rare := openapi.Param{Name: "X-Rare", Description: "rare", Schema: openapi.Schema{"type": "string"}}
 	var ops []openapi.Operation
 	for i := range 3 {
-		op := openapi.Operation{Method: "GET", Path: fmt.Sprintf("/v1/things%d", i), Function: "things", Tag: "things", Summary: "list", Status: 200,
+		op := openapi.Operation{Method: "GET", Path: fmt.Sprintf("/v1/things%d/{id}", i), Function: "things", Tag: "things", Summary: "list", Status: 200,
 			Data: openapi.Schema{"type": "object"}, Headers: []openapi.Param{plan},
-			Query:           []openapi.Param{{Name: "limit", Schema: openapi.Schema{"type": "integer"}}},
+			Query: []openapi.Param{{Name: "limit", Schema: openapi.Schema{"type": "integer"}},
+				{Name: "filter", Style: "deepObject", Explode: true, Schema: openapi.Schema{"type": "object"}}},
 			ResponseHeaders: map[string]openapi.Param{"X-Served": {Description: "how", Schema: openapi.Schema{"type": "string"}}}}
 		if i < 2 {
 			op.Headers = append(op.Headers, rare)
@@ -35,17 +36,19 @@ func TestHeadersManyOperationsDeclareAlikeAreComponents(t *testing.T) {
 		Components map[string]map[string]json.RawMessage `json:"components"`
 	}
 	json.Unmarshal(b, &d)
-	if d.Components["parameters"]["XPlan"] == nil || d.Components["headers"]["X-Served"] == nil {
+	if d.Components["parameters"]["XPlan"] == nil || d.Components["parameters"]["Limit"] == nil || d.Components["parameters"]["IdPath"] == nil ||
+		d.Components["headers"]["X-Served"] == nil {
 		t.Errorf("components: parameters %v, headers %v", keys(d.Components["parameters"]), keys(d.Components["headers"]))
 	}
 	for path, item := range d.Paths {
 		op := string(item["get"])
-		for _, want := range []string{`"$ref": "#/components/parameters/XPlan"`, `"$ref": "#/components/headers/X-Served"`, `"name": "limit"`} {
+		for _, want := range []string{`"$ref": "#/components/parameters/XPlan"`, `"$ref": "#/components/headers/X-Served"`,
+			`"$ref": "#/components/parameters/Limit"`, `"$ref": "#/components/parameters/IdPath"`, `"name": "filter"`} {
 			if !strings.Contains(op, want) {
 				t.Errorf("%s lacks %s", path, want)
 			}
 		}
-		if path != "/v1/things2" && !strings.Contains(op, `"name": "X-Rare"`) {
+		if path != "/v1/things2/{id}" && !strings.Contains(op, `"name": "X-Rare"`) {
 			t.Errorf("%s: a header two operations declare is not inline", path)
 		}
 	}
