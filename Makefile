@@ -40,13 +40,13 @@ TEST_TIMEOUT ?= 60m
 ## The root module's test binaries share one DynamoDB Local (a JVM's start and warm-up is about 5 s
 ## of CPU); internal/api and internal/perfreport, which keep a server busy for minutes, start their own
 ## (internal/api only without -short: its edit-loop run shares it).
-SHARED_DYNAMODB := $(GO) run ./internal/dynamolocal/shared
+SHARED_DYNAMODB := $(GO) run ./internal/dev/dynamolocal/shared
 ## The Lambda mode runs the HTTP suite's tests of what the Lambda path can change, listed in
 ## internal/api/testdata/lambdas.txt (every route's contract walk, API Gateway's routing and payload
 ## limits, webhooks, runs and jobs in the state machine, MCP, each resource group once); the first,
 ## in-process run covers the rest. Run by hand, -run overrides the list (-run . runs every test through it).
 ## A root-module package whose test binary is unchanged, and so is everything it and the programs it
-## starts read (internal/testinputs), answers from Go's test cache, as in make test-fast:
+## starts read (internal/dev/testinputs), answers from Go's test cache, as in make test-fast:
 ## TESTFLAGS=-count=1 (or go clean -testcache) runs everything again. The infra module's tests always
 ## run: the root module's sources their builds read lie outside the infra module, where go test's
 ## cache does not look.
@@ -240,7 +240,7 @@ chromium:
 	fi
 
 # DynamoDB Local needs Java 17 or later, and javac: it is started through a
-# launcher that binds it to loopback, compiled once (internal/dynamolocal);
+# launcher that binds it to loopback, compiled once (internal/dev/dynamolocal);
 # install Debian's JDK when either is missing.
 java:
 	@v=$$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -1); \

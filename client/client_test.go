@@ -12,9 +12,9 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 
 	"github.com/sourcebase/sourcebase/client"
-	"github.com/sourcebase/sourcebase/internal/apitest"
-	"github.com/sourcebase/sourcebase/internal/testenv"
-	"github.com/sourcebase/sourcebase/internal/testinputs"
+	"github.com/sourcebase/sourcebase/internal/dev/apitest"
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
+	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/sourcebase/sourcebase/client"
-	"github.com/sourcebase/sourcebase/internal/apitest"
 	"github.com/sourcebase/sourcebase/internal/companies"
+	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/enrichment"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/resource"

@@ -23,8 +23,8 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/dev/localsfn"
 	"github.com/sourcebase/sourcebase/internal/fn"
-	"github.com/sourcebase/sourcebase/internal/localsfn"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
 )

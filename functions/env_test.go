@@ -1,8 +1,8 @@
 // Package functions_test runs the functions as they deploy: every
 // functions/<name> built as a Lambda bootstrap (the deployed flags), run
-// under the Lambda Runtime API (internal/lambdaenv) against DynamoDB Local,
+// under the Lambda Runtime API (internal/dev/lambdaenv) against DynamoDB Local,
 // with the run state machine executed by the local Step Functions stand-in
-// (internal/localsfn) whose Task states invoke the real runner bootstrap.
+// (internal/dev/localsfn) whose Task states invoke the real runner bootstrap.
 package functions_test
 
 import (
@@ -27,15 +27,15 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/dev/lambdaenv"
+	"github.com/sourcebase/sourcebase/internal/dev/localsfn"
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
+	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
 	"github.com/sourcebase/sourcebase/internal/fn"
-	"github.com/sourcebase/sourcebase/internal/lambdaenv"
 	"github.com/sourcebase/sourcebase/internal/lambdafront"
-	"github.com/sourcebase/sourcebase/internal/localsfn"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/store"
-	"github.com/sourcebase/sourcebase/internal/testenv"
-	"github.com/sourcebase/sourcebase/internal/testinputs"
 	"github.com/sourcebase/sourcebase/internal/workflows"
 )
 

@@ -12,12 +12,12 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/sourcebase/sourcebase/internal/dev/localsfn"
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
+	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
 	"github.com/sourcebase/sourcebase/internal/fn"
-	"github.com/sourcebase/sourcebase/internal/localsfn"
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/store"
-	"github.com/sourcebase/sourcebase/internal/testenv"
-	"github.com/sourcebase/sourcebase/internal/testinputs"
 )
 
 // The state machine tests run runs.StateMachineDefinition (what the stack

@@ -42,8 +42,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 
 	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/store"
-	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 // TestMotoDeploy is the deployment smoke test (`make moto-deploy`, and part

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sourcebase/sourcebase/internal/lambdaenv"
+	"github.com/sourcebase/sourcebase/internal/dev/lambdaenv"
 	"github.com/sourcebase/sourcebase/internal/routes"
 )
 

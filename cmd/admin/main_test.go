@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/sourcebase/sourcebase/internal/admin"
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/ids"
-	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

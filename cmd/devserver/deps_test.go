@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sourcebase/sourcebase/internal/testinputs"
+	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
 )
 
 // make run installs only package.json's dependencies (npm ci --omit=dev),

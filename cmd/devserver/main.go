@@ -27,8 +27,8 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/dev/localdev"
 	"github.com/sourcebase/sourcebase/internal/docspage"
-	"github.com/sourcebase/sourcebase/internal/localdev"
 	"github.com/sourcebase/sourcebase/internal/mcpserver"
 	"github.com/sourcebase/sourcebase/internal/search/embedded"
 )

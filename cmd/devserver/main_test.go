@@ -16,11 +16,11 @@ import (
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/api"
-	"github.com/sourcebase/sourcebase/internal/localdev/localdevtest"
+	"github.com/sourcebase/sourcebase/internal/dev/localdev/localdevtest"
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
+	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/routes"
-	"github.com/sourcebase/sourcebase/internal/testenv"
-	"github.com/sourcebase/sourcebase/internal/testinputs"
 )
 
 // The smoke test sets the environment, so it is not parallel. It runs what

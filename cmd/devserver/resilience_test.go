@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sourcebase/sourcebase/internal/localdev/localdevtest"
-	"github.com/sourcebase/sourcebase/internal/testenv"
+	"github.com/sourcebase/sourcebase/internal/dev/localdev/localdevtest"
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 )
 
 // Sets the environment, so not parallel.

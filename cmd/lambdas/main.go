@@ -38,8 +38,8 @@ import (
 	"github.com/sourcebase/sourcebase/internal/app/eventfns"
 
 	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/dev/localdev"
 	"github.com/sourcebase/sourcebase/internal/lambdafront"
-	"github.com/sourcebase/sourcebase/internal/localdev"
 	"github.com/sourcebase/sourcebase/internal/routes"
 )
 

@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/app"
-	"github.com/sourcebase/sourcebase/internal/lambdaenv"
-	"github.com/sourcebase/sourcebase/internal/localdev/localdevtest"
-	"github.com/sourcebase/sourcebase/internal/testenv"
+	"github.com/sourcebase/sourcebase/internal/dev/lambdaenv"
+	"github.com/sourcebase/sourcebase/internal/dev/localdev/localdevtest"
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 )
 
 // The smoke test sets the environment, so it is not parallel. It runs what

@@ -15,7 +15,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/app/operator"
-	"github.com/sourcebase/sourcebase/internal/dynamolocal"
+	"github.com/sourcebase/sourcebase/internal/dev/dynamolocal"
 	"github.com/sourcebase/sourcebase/internal/keys"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/store"

@@ -13,11 +13,11 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/sourcebase/sourcebase/internal/auth"
+	"github.com/sourcebase/sourcebase/internal/dev/lambdaenv"
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/keys"
-	"github.com/sourcebase/sourcebase/internal/lambdaenv"
 	"github.com/sourcebase/sourcebase/internal/routes"
-	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 // samconfig is the part of samconfig.toml the tests read.

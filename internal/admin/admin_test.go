@@ -12,8 +12,8 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/admin"
 	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/keys"
-	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

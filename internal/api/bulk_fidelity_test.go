@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 )
 
 // Issue 44: nothing an import reads is lost, and nothing it cannot take is

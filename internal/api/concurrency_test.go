@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 )
 
 // inParallel calls f(0..n-1) at once and waits for all of them.

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sourcebase/sourcebase/internal/testenv"
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 )
 
 // A record's later deliveries wait behind its failed one until that one's

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 )
 
 func TestDocumentsByIdsAnswerTheCallersDocumentsInTheOrderAskedOnceEach(t *testing.T) {

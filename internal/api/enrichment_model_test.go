@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 )
 
 // A company's values of the properties no write touches survive every kind

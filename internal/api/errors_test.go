@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/sourcebase/sourcebase/internal/api"
-	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 )
 
 func TestAKnownPathWithAnotherMethodIs405WithAllow(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 )
 
 // etagOf returns the response's ETag, failing when it has none.

@@ -23,9 +23,9 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/app/eventfns"
 
-	"github.com/sourcebase/sourcebase/internal/apitest"
-	"github.com/sourcebase/sourcebase/internal/testenv"
-	"github.com/sourcebase/sourcebase/internal/testinputs"
+	"github.com/sourcebase/sourcebase/internal/dev/apitest"
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
+	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
 )
 
 // eventsEnv is an in-process service whose change history runs: the

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 )
 
 // Funds are one declaration (resources.Funds): these tests check what it

@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sourcebase/sourcebase/internal/apitest"
 	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/dev/apitest"
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/store"
-	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 func TestTwentyParallelIdenticalCreatesWithOneIdempotencyKeyMakeOneRecordAndTheSameAnswer(t *testing.T) {

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/dev/apitest"
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/jobs"
-	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 // upload PUTs body to an import's uploadUrl, as a client would.

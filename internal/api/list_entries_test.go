@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sourcebase/sourcebase/internal/apitest"
-	"github.com/sourcebase/sourcebase/internal/testenv"
+	"github.com/sourcebase/sourcebase/internal/dev/apitest"
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 )
 
 func TestAListHoldsEachRecordOnceAndPagesItsEntriesNewestFirstWithTheRecords(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 

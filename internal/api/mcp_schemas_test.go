@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 )
 
 // Issue 46, item 7: every tool's input schema is one every MCP client

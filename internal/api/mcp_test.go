@@ -18,13 +18,13 @@ import (
 
 	"github.com/sourcebase/sourcebase/docs"
 	"github.com/sourcebase/sourcebase/internal/api"
-	"github.com/sourcebase/sourcebase/internal/apitest"
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/auth"
+	"github.com/sourcebase/sourcebase/internal/dev/apitest"
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/generate"
 	"github.com/sourcebase/sourcebase/internal/mcpserver"
-	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 // headers adds a key's two headers to every request of an MCP client.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/client"
 	"github.com/sourcebase/sourcebase/internal/api"
-	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 )
 
 // What a number no client reads is refused with (I-JSON, RFC 7493 §2.2).

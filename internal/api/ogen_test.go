@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sourcebase/sourcebase/internal/testenv"
-	"github.com/sourcebase/sourcebase/internal/testinputs"
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
+	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
 )
 
 var ogenBuild = flag.Bool("ogen-build", false, "also compile the client ogen generates (about 15 MB of Go: minutes; make bench)")

@@ -8,9 +8,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/sourcebase/sourcebase/internal/apitest"
-	"github.com/sourcebase/sourcebase/internal/testenv"
-	"github.com/sourcebase/sourcebase/internal/testinputs"
+	"github.com/sourcebase/sourcebase/internal/dev/apitest"
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
+	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
 )
 
 // fetchClient is a client of the service as a TypeScript user writes one

@@ -8,7 +8,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 )
 
 // Issue 46, item 6: the document is served gzip-compressed when the

@@ -15,9 +15,9 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/sourcebase/sourcebase/internal/api"
-	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/dev/apitest"
+	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
 	"github.com/sourcebase/sourcebase/internal/resources"
-	"github.com/sourcebase/sourcebase/internal/testinputs"
 )
 
 const openAPIFile = "../../docs/openapi.json"

@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/sourcebase/sourcebase/internal/testenv"
-	"github.com/sourcebase/sourcebase/internal/testinputs"
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
+	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
 )
 
 // typeScriptUse uses the types openapi-typescript makes of the published

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/admin"
-	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/ratelimit"
 	"github.com/sourcebase/sourcebase/internal/webhook"
 )

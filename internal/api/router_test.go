@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/sourcebase/sourcebase/internal/api"
-	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/fn"
 )
 

@@ -3,7 +3,7 @@ package api_test
 import (
 	"testing"
 
-	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 )
 
 func TestAScoreIsTheWeightNormalizedMeanOfItsElementScores(t *testing.T) {

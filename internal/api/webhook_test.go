@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sourcebase/sourcebase/internal/apitest"
-	"github.com/sourcebase/sourcebase/internal/testenv"
+	"github.com/sourcebase/sourcebase/internal/dev/apitest"
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/webhook/webhooktest"
 )
 

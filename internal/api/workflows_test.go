@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sourcebase/sourcebase/internal/apitest"
-	"github.com/sourcebase/sourcebase/internal/testenv"
+	"github.com/sourcebase/sourcebase/internal/dev/apitest"
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 )
 
 // workflowFields are the fields of a workflow record as GET shows it.

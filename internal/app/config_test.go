@@ -15,11 +15,11 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
-	"github.com/sourcebase/sourcebase/internal/lambdaenv"
+	"github.com/sourcebase/sourcebase/internal/dev/lambdaenv"
+	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/search"
 	"github.com/sourcebase/sourcebase/internal/store"
-	"github.com/sourcebase/sourcebase/internal/testinputs"
 )
 
 func TestStoreTimeoutDefaultsToTenSecondsAndRejectsValuesOutsideItsRange(t *testing.T) {

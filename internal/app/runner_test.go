@@ -12,8 +12,8 @@ import (
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/auth"
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/runs"
-	"github.com/sourcebase/sourcebase/internal/testenv"
 	"github.com/sourcebase/sourcebase/internal/workflows"
 )
 

@@ -3,8 +3,8 @@ package awsenv_test
 import (
 	"testing"
 
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/routes"
-	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 // The functions load their AWS configuration with awsenv: none links the

@@ -25,7 +25,7 @@ import (
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/blob"
-	"github.com/sourcebase/sourcebase/internal/testenv"
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 )
 
 // server is a Dir over a fresh directory with its Handler served.

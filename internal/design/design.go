@@ -26,15 +26,15 @@ package design
 // Layers lists the packages of internal/ (paths below internal/) by layer,
 // lowest first.
 var Layers = []Layer{
-	{"base", []string{"fn", "apperr", "clock", "ids", "input", "fold", "awsenv", "docspage", "dynamolocal", "lambdaenv", "portowner",
-		"localsfn", "webhook", "webhook/webhooktest", "perfreport", "design", "outbound", "blob", "testinputs"}},
+	{"base", []string{"fn", "apperr", "clock", "ids", "input", "fold", "awsenv", "docspage", "dev/dynamolocal", "dev/lambdaenv", "dev/portowner",
+		"dev/localsfn", "webhook", "webhook/webhooktest", "perfreport", "design", "outbound", "blob", "dev/testinputs"}},
 	{"storage", []string{"store", "steps", "streams", "streams/streamsapi", "blob/s3blob"}},
 	{"platform", []string{"resource", "listing", "keys", "auth", "ratelimit", "routes", "metrics", "search", "search/searchtest",
-		"search/embedded", "search/opensearch", "openapi", "admin", "testenv", "events", "events/bus", "bulk"}},
+		"search/embedded", "search/opensearch", "openapi", "admin", "dev/testenv", "events", "events/bus", "bulk"}},
 	{"http", []string{"httpapi"}},
 	{"domain", []string{"companies", "workflows", "enrichment", "runs", "resources", "search/opensearch/golden", "endpoints", "endpoints/sqsqueue", "jobs"}},
 	{"surface", []string{"api", "mcpserver", "generate"}},
-	{"assembly", []string{"app", "app/eventfns", "app/jobfns", "app/operator", "sizing", "lambdafront", "localdev", "localdev/localdevtest", "apitest", "dynamolocal/shared"}},
+	{"assembly", []string{"app", "app/eventfns", "app/jobfns", "app/operator", "sizing", "lambdafront", "dev/localdev", "dev/localdev/localdevtest", "dev/apitest", "dev/dynamolocal/shared"}},
 }
 
 // Layer is one layer: its name and packages.

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/sourcebase/sourcebase/internal/design"
-	"github.com/sourcebase/sourcebase/internal/testinputs"
+	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
 )
 
 const module = "github.com/sourcebase/sourcebase/"

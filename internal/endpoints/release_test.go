@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/endpoints"
-	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 // A group held for the retry of its first message (an hour away) goes on

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/api"
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/events"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/streams"
-	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

@@ -25,11 +25,11 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
 	"github.com/sourcebase/sourcebase/internal/mcpserver"
 	"github.com/sourcebase/sourcebase/internal/resources"
 	"github.com/sourcebase/sourcebase/internal/search"
 	"github.com/sourcebase/sourcebase/internal/search/opensearch/golden"
-	"github.com/sourcebase/sourcebase/internal/testinputs"
 )
 
 // Fix is the one command that regenerates every artifact.

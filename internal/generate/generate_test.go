@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/generate"
-	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 // root is the repository root (tests run in internal/generate).

@@ -27,7 +27,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sourcebase/sourcebase/internal/lambdaenv"
+	"github.com/sourcebase/sourcebase/internal/dev/lambdaenv"
 	"github.com/sourcebase/sourcebase/internal/routes"
 )
 

@@ -14,11 +14,11 @@ import (
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/api"
+	"github.com/sourcebase/sourcebase/internal/dev/lambdaenv"
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/fn"
-	"github.com/sourcebase/sourcebase/internal/lambdaenv"
 	"github.com/sourcebase/sourcebase/internal/lambdafront"
 	"github.com/sourcebase/sourcebase/internal/routes"
-	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 var echo string // the echo bootstrap (testdata/echo), built once

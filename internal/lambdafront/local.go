@@ -25,14 +25,14 @@ import (
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/blob"
+	"github.com/sourcebase/sourcebase/internal/dev/lambdaenv"
+	"github.com/sourcebase/sourcebase/internal/dev/localsfn"
+	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
 	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/jobs"
-	"github.com/sourcebase/sourcebase/internal/lambdaenv"
-	"github.com/sourcebase/sourcebase/internal/localsfn"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/sizing"
-	"github.com/sourcebase/sourcebase/internal/testinputs"
 )
 
 // BuildBootstraps compiles every bootstrap of routes.Builds (each

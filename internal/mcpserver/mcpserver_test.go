@@ -16,11 +16,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sourcebase/sourcebase/internal/auth"
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/keys"
 	"github.com/sourcebase/sourcebase/internal/mcpserver"
 	"github.com/sourcebase/sourcebase/internal/openapi"
-	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

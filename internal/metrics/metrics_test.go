@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/metrics"
-	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
 	"github.com/sourcebase/sourcebase/internal/outbound"
-	"github.com/sourcebase/sourcebase/internal/testinputs"
 )
 
 // referencePackage is the Standard Webhooks reference implementation; the

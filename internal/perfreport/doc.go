@@ -7,7 +7,7 @@
 //	make bench   # go test ./internal/perfreport -run TestPerformanceReport -update -attack 10s -soak 5m -steady 45s -functions
 //
 // What it measures, in one run, against the whole handler stack served
-// over real HTTP (the dev server's, internal/apitest) and DynamoDB Local:
+// over real HTTP (the dev server's, internal/dev/apitest) and DynamoDB Local:
 //
 //   - a vegeta load test (github.com/tsenart/vegeta/v12, pinned as a Go
 //     tool in go.mod, run as its own process so that this process's CPU

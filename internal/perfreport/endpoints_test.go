@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/api"
-	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/dev/apitest"
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/endpoints"
 	decl "github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/resources"
 	"github.com/sourcebase/sourcebase/internal/routes"
-	"github.com/sourcebase/sourcebase/internal/testenv"
 	"github.com/sourcebase/sourcebase/internal/webhook"
 )
 

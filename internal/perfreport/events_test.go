@@ -17,10 +17,10 @@ import (
 	"github.com/sourcebase/sourcebase/internal/store"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/sourcebase/sourcebase/internal/apitest"
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/auth"
-	"github.com/sourcebase/sourcebase/internal/testenv"
+	"github.com/sourcebase/sourcebase/internal/dev/apitest"
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 )
 
 // eventFigures are the change history's: from a write to its delivery at

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/dev/apitest"
+	"github.com/sourcebase/sourcebase/internal/dev/lambdaenv"
 	"github.com/sourcebase/sourcebase/internal/fn"
-	"github.com/sourcebase/sourcebase/internal/lambdaenv"
 	"github.com/sourcebase/sourcebase/internal/routes"
 )
 
@@ -232,7 +232,7 @@ func (r report) markdown() string {
 	p("Each function as deployed (linux/arm64, `go build -tags %s -trimpath -ldflags='-s -w'`; at most 12 MB but the\n", strings.Join(lambdaenv.Tags, ","))
 	p("search function's build with the embedded engine, checked here and by the functions' tests) and its cold start under\n")
 	p("Amazon's Lambda Runtime Interface Emulator (aws-lambda-rie, the Go tool pinned in go.mod; one emulator process per\n")
-	p("instance, with the function's timeout and memory size as deployed: internal/lambdaenv) on this %d-CPU machine (not an\n", r.CPUs)
+	p("instance, with the function's timeout and memory size as deployed: internal/dev/lambdaenv) on this %d-CPU machine (not an\n", r.CPUs)
 	p("arm64 Lambda's fraction of a vCPU). Two measures of the first start: cold start, from the emulator's start to the\n")
 	p("function's first response as its caller sees it (that first request included), and init, the emulator's own `INIT\n")
 	p("REPORT` (from the runtime's start to its first request for an invocation: what Lambda bills as Init Duration). The\n")

@@ -33,15 +33,15 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/sourcebase/sourcebase/internal/api"
-	"github.com/sourcebase/sourcebase/internal/apitest"
 	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/dev/apitest"
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
+	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
 	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/lambdafront"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/sizing"
 	"github.com/sourcebase/sourcebase/internal/store"
-	"github.com/sourcebase/sourcebase/internal/testenv"
-	"github.com/sourcebase/sourcebase/internal/testinputs"
 	"github.com/sourcebase/sourcebase/internal/webhook"
 )
 

@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/api"
-	"github.com/sourcebase/sourcebase/internal/apitest"
+	"github.com/sourcebase/sourcebase/internal/dev/apitest"
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	decl "github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/resources"
 	"github.com/sourcebase/sourcebase/internal/routes"
-	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 // worstReads is the records a page may read in the guard's worst cases

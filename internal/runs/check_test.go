@@ -8,11 +8,11 @@ import (
 	"testing"
 
 	"github.com/sourcebase/sourcebase/internal/companies"
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/enrichment"
 	"github.com/sourcebase/sourcebase/internal/input"
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/steps"
-	"github.com/sourcebase/sourcebase/internal/testenv"
 	"github.com/sourcebase/sourcebase/internal/workflows"
 )
 

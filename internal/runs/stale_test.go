@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/runs"
-	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 // queuedRuns creates a run that will be stale (queued longer than bound)

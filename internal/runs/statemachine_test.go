@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
 	"github.com/sourcebase/sourcebase/internal/runs"
-	"github.com/sourcebase/sourcebase/internal/testinputs"
 )
 
 const runnerARN = "arn:aws:lambda:us-east-1:123456789012:function:sourcebase-runner"

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/ids"
 	"github.com/sourcebase/sourcebase/internal/store"
-	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 func TestGetRecordsReturnsTheCurrentRecordsInTheOrderAskedAndLeavesDeletedOnesOut(t *testing.T) {

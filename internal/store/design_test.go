@@ -56,11 +56,11 @@ func TestOnlyTheStoreAndTheTestEnvironmentUseTheSDKsDynamoDBTypes(t *testing.T) 
 		// The measurements that compare the service with the bare SDK
 		// operation (the benchmarks' baselines, the performance report and
 		// its capacity meter) call the SDK directly, on purpose.
-		measures := strings.HasSuffix(f.path, "bench_test.go") || under(f.path, "internal/perfreport") || f.path == "internal/apitest/meter.go"
+		measures := strings.HasSuffix(f.path, "bench_test.go") || under(f.path, "internal/perfreport") || f.path == "internal/dev/apitest/meter.go"
 		// The stream's reader converts the stream's values (Lambda's,
 		// the Streams API's) into the store's (store.Image). DynamoDB
 		// Local's launcher is below the store: its tests make a bare table.
-		if under(f.path, "internal/store", "internal/testenv", "internal/streams", "internal/dynamolocal") || measures {
+		if under(f.path, "internal/store", "internal/dev/testenv", "internal/streams", "internal/dev/dynamolocal") || measures {
 			continue
 		}
 		for _, imp := range f.file.Imports {

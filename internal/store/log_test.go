@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/ids"
 	"github.com/sourcebase/sourcebase/internal/store"
-	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 // readAll pages a log with q until its end.

@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/ids"
 	"github.com/sourcebase/sourcebase/internal/store"
-	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

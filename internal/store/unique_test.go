@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/ids"
 	"github.com/sourcebase/sourcebase/internal/store"
-	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 // uniqueThings are things whose ext is unique per organization.

@@ -21,7 +21,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/blob"
 	"github.com/sourcebase/sourcebase/internal/blob/s3blob"
-	"github.com/sourcebase/sourcebase/internal/testenv"
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 )
 
 const bucket = "sourcebase-bulk-test"

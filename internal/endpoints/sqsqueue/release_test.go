@@ -12,12 +12,12 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/clock"
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/endpoints"
 	"github.com/sourcebase/sourcebase/internal/endpoints/sqsqueue"
 	evs "github.com/sourcebase/sourcebase/internal/events"
 	"github.com/sourcebase/sourcebase/internal/outbound"
 	"github.com/sourcebase/sourcebase/internal/store"
-	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 // In SQS as in process, a manual retry that succeeds releases the

@@ -15,10 +15,10 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/sourcebase/sourcebase/internal/clock"
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/events"
 	"github.com/sourcebase/sourcebase/internal/events/bus"
 	"github.com/sourcebase/sourcebase/internal/store"
-	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 func TestTheEventsOfAnOrganizationThatAskedForItReachTheEventBridgeBusAndItsRules(t *testing.T) {

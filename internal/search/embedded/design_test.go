@@ -3,8 +3,8 @@ package embedded_test
 import (
 	"testing"
 
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/routes"
-	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 // TestOnlyTheFunctionsThatHoldIndexesLinkTheSearchEngine keeps bleve

@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/search"
 	"github.com/sourcebase/sourcebase/internal/search/embedded"
 	"github.com/sourcebase/sourcebase/internal/search/searchtest"
 	"github.com/sourcebase/sourcebase/internal/store"
-	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

@@ -15,11 +15,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/fold"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/search"
 	"github.com/sourcebase/sourcebase/internal/search/embedded"
-	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 // props is a resource of every field type for the property test, with

@@ -3,9 +3,9 @@ package opensearch_test
 import (
 	"testing"
 
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/routes"
-	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 // TestOnlyTheIndexerAndTheOpenSearchBuildOfSearchLinkOpenSearch keeps

@@ -14,8 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	st "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/streams"
-	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 // sampleEvent is testdata/dynamodb-event.json: a Lambda event of the

@@ -15,9 +15,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/streams"
-	"github.com/sourcebase/sourcebase/internal/testenv"
 )
 
 // change is what a test expects of a record: its name and the item's

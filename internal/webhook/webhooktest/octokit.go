@@ -17,7 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/sourcebase/sourcebase/internal/testinputs"
+	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
 )
 
 // octokitPackage is the npm package used as the reference signer; package.json
