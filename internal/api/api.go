@@ -24,6 +24,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/keys"
 	"github.com/sourcebase/sourcebase/internal/metrics"
 	"github.com/sourcebase/sourcebase/internal/openapi"
+	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/ratelimit"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/resources"
@@ -92,16 +93,16 @@ func New(d Deps) *API { return &API{d: d} }
 
 // serviceOperations are the service's own: the health check and the
 // OpenAPI document, public and fixed.
-func serviceOperations() []Operation {
-	return []Operation{
-		declare(fn.Keys, http.MethodGet, routes.HealthPath, (*API).health).topic("service").answers(routes.AnswerFixed).doc(func(op *openapi.Operation) {
+func serviceOperations() []operation.Operation {
+	return []operation.Operation{
+		operation.Declare(fn.Keys, http.MethodGet, routes.HealthPath, (*API).health).InTopic("service").Answers(routes.AnswerFixed).Doc(func(op *openapi.Operation) {
 			op.Summary, op.Raw = "Check the service's health", true
 			op.Description = "200 when the table answers within 2 seconds, else 503."
 			op.Data = openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"status"},
 				"properties": openapi.Schema{"status": openapi.Schema{"type": "string", "enum": []any{"ok"}}}}
 			op.Errors = []int{503}
 		}),
-		declare(fn.Keys, http.MethodGet, routes.OpenAPIPath, (*API).serveOpenAPI).topic("service").answers(routes.AnswerFixed).doc(func(op *openapi.Operation) {
+		operation.Declare(fn.Keys, http.MethodGet, routes.OpenAPIPath, (*API).serveOpenAPI).InTopic("service").Answers(routes.AnswerFixed).Doc(func(op *openapi.Operation) {
 			op.Summary, op.Raw = "Get this OpenAPI document", true
 			op.Description = "The one `/v1` route without credentials. Compressed with gzip when `Accept-Encoding` allows it " +
 				"(`Content-Encoding: gzip`); its `ETag` is the document's digest: with `If-None-Match` naming it, the answer is 304 without a body."
@@ -113,12 +114,6 @@ func serviceOperations() []Operation {
 				Description: "`gzip` when the request's `Accept-Encoding` allows it; absent otherwise"}}
 		}),
 	}
-}
-
-// principal is the authenticated caller; the router guarantees one on /v1.
-func principal(r *http.Request) auth.Principal {
-	p, _ := auth.FromContext(r.Context())
-	return p
 }
 
 // HealthTimeout bounds the health check's table call, shorter than a

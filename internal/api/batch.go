@@ -13,6 +13,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/ids"
 	"github.com/sourcebase/sourcebase/internal/input"
 	"github.com/sourcebase/sourcebase/internal/openapi"
+	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/store"
@@ -38,17 +39,17 @@ type upserter interface {
 // bulkOperations are the bulk writes of a written kind: PUT /v1/<name>
 // ?match=<field> (an upsert by a unique field, for a kind that has one)
 // and POST /v1/<name>/batch.
-func bulkOperations[T any](k kind[T]) []Operation {
+func bulkOperations[T any](k kind[T]) []operation.Operation {
 	d := k.def
 	base := "/v1/" + d.Name
 	ref := openapi.Ref(SchemaName(d))
 	snake := strings.NewReplacer(" ", "_", "-", "_")
 	unique := d.UniqueFields()
-	var ops []Operation
+	var ops []operation.Operation
 
 	if len(unique) > 0 {
-		upsert := declare(d.Function, http.MethodPut, base, func(a *API, w http.ResponseWriter, r *http.Request) {
-			body, ok := readBody(w, r)
+		upsert := operation.Declare(d.Function, http.MethodPut, base, func(a *API, w http.ResponseWriter, r *http.Request) {
+			body, ok := httpapi.Body(w, r)
 			if !ok {
 				return
 			}
@@ -61,13 +62,13 @@ func bulkOperations[T any](k kind[T]) []Operation {
 				httpapi.Error(w, r, apperr.InvalidQuery("match", "is required: name the unique field the body's value matches a record by (%s)", strings.Join(unique, ", ")))
 				return
 			}
-			rec, created, err := upsertWith(k.writes(a), d)(r.Context(), principal(r).OrgID, match, body)
+			rec, created, err := upsertWith(k.writes(a), d)(r.Context(), httpapi.Caller(r).OrgID, match, body)
 			status := http.StatusOK
 			if created {
 				status = http.StatusCreated
 			}
-			reply(w, r, status)(rec, err)
-		}).answers(routes.AnswerRecord).doc(func(op *openapi.Operation) {
+			httpapi.Reply(w, r, status)(rec, err)
+		}).Answers(routes.AnswerRecord).Doc(func(op *openapi.Operation) {
 			op.Summary = "Upsert " + withArticle(d.Singular) + " by a unique field"
 			op.Description = "Writes the " + d.Singular + " whose unique field `match` holds the body's value: created from the body (`201`) when none does, " +
 				"else updated with the fields the body sets (`200`; immutable fields must hold the stored values). Safe under concurrency: parallel upserts " +
@@ -81,14 +82,14 @@ func bulkOperations[T any](k kind[T]) []Operation {
 			op.Body, op.Status, op.AlsoStatus, op.Data, op.ETag = upsertBody(d), http.StatusOK, http.StatusCreated, ref, true
 		})
 		if d.MCP {
-			upsert = upsert.tool("upsert_"+snake.Replace(d.Singular), "Create or update one "+d.Singular+" matched by a unique field ("+
+			upsert = upsert.AsTool("upsert_"+snake.Replace(d.Singular), "Create or update one "+d.Singular+" matched by a unique field ("+
 				strings.Join(unique, ", ")+"): match names the field, body holds the record's fields including it.")
 		}
 		ops = append(ops, upsert)
 	}
 
-	batch := declare(d.Function, http.MethodPost, base+"/batch", func(a *API, w http.ResponseWriter, r *http.Request) {
-		body, ok := readBody(w, r)
+	batch := operation.Declare(d.Function, http.MethodPost, base+"/batch", func(a *API, w http.ResponseWriter, r *http.Request) {
+		body, ok := httpapi.Body(w, r)
 		if !ok {
 			return
 		}
@@ -103,7 +104,7 @@ func bulkOperations[T any](k kind[T]) []Operation {
 			return
 		}
 		httpapi.Data(w, http.StatusOK, results)
-	}).answers(routes.AnswerMeasured).doc(func(op *openapi.Operation) {
+	}).Answers(routes.AnswerMeasured).Doc(func(op *openapi.Operation) {
 		op.Summary = "Write several " + strings.ReplaceAll(d.Name, "-", " ") + " at once"
 		op.Description = "Up to " + strconv.Itoa(MaxBatchOperations) + " operations — `create`, `update` (with `id`, optionally `ifMatch`), " +
 			"`upsert` (with `match`) and `delete` (with `id`) — applied in order, each answered with the status and body it would have alone " +
@@ -115,7 +116,7 @@ func bulkOperations[T any](k kind[T]) []Operation {
 		op.Errors = []int{412} // an operation's ifMatch, when the batch is atomic
 	})
 	if d.MCP {
-		batch = batch.destructive().tool("batch_"+snake.Replace(d.Name), "Create, update, upsert or delete up to "+strconv.Itoa(MaxBatchOperations)+" "+
+		batch = batch.Destructive().AsTool("batch_"+snake.Replace(d.Name), "Create, update, upsert or delete up to "+strconv.Itoa(MaxBatchOperations)+" "+
 			strings.ReplaceAll(d.Name, "-", " ")+" in one call; each operation answers its own status. atomic: all or nothing.")
 	}
 	return append(ops, batch)
@@ -272,7 +273,7 @@ func (a *API) runBatch(w http.ResponseWriter, r *http.Request, wr writer, d *res
 		unit = &store.Unit{}
 		ctx = store.WithUnit(ctx, unit)
 	}
-	org := principal(r).OrgID
+	org := httpapi.Caller(r).OrgID
 	results := make([]batchResult, len(req.ops))
 	for i, op := range req.ops {
 		res := batchResult{Index: i}
@@ -391,7 +392,7 @@ func (a *API) countOperations(w http.ResponseWriter, r *http.Request, n int) int
 	if a.d.Limits == nil || n <= 1 {
 		return n
 	}
-	p := principal(r)
+	p := httpapi.Caller(r)
 	allowed := 1
 	for allowed < n {
 		d := a.d.Limits.Key(r.Context(), p.OrgID, p.ClientID)

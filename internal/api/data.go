@@ -8,24 +8,25 @@ import (
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/metrics"
 	"github.com/sourcebase/sourcebase/internal/openapi"
+	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
 // dataOperations are metric series: writing points, reading a series.
-func dataOperations() []Operation {
-	return []Operation{
-		declare(fn.Data, http.MethodPost, "/v1/data/metric-points", (*API).writeMetricPoints).topic("metrics").answers(routes.AnswerWritten).doc(func(op *openapi.Operation) {
+func dataOperations() []operation.Operation {
+	return []operation.Operation{
+		operation.Declare(fn.Data, http.MethodPost, "/v1/data/metric-points", (*API).writeMetricPoints).InTopic("metrics").Answers(routes.AnswerWritten).Doc(func(op *openapi.Operation) {
 			op.Summary, op.Status = "Write metric points", http.StatusCreated
 			op.Description = "Up to " + itoa(metrics.MaxBatch) + " candidate points in one write; see docs/metrics.md."
 			op.Body = openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"points"},
 				"properties": openapi.Schema{"points": openapi.Schema{"type": "array", "minItems": 1, "maxItems": metrics.MaxBatch, "items": openapi.Ref("MetricPointInput")}}}
 			op.Data, op.Errors = arrayOf("StoredMetricPoint"), []int{404}
 		}),
-		declare(fn.Data, http.MethodPost, "/v1/data/metric-series", (*API).readMetricSeries).topic("metrics").readOnly().answers(routes.AnswerMeasured).
-			tool("read_metric_series", "Read a metric series of a record (resource companies:<id>, key metric:<name>) over a period, "+
+		operation.Declare(fn.Data, http.MethodPost, "/v1/data/metric-series", (*API).readMetricSeries).InTopic("metrics").Safe().Answers(routes.AnswerMeasured).
+			AsTool("read_metric_series", "Read a metric series of a record (resource companies:<id>, key metric:<name>) over a period, "+
 				"bucketed by granularity and picked by a policy (latest, highest_confidence, all).").
-			doc(func(op *openapi.Operation) {
+			Doc(func(op *openapi.Operation) {
 				op.Summary = "Read a metric series"
 				op.Description = "One series of a record over a period, bucketed and picked by a policy; see docs/metrics.md."
 				op.Body, op.Data = openapi.Ref("MetricSeriesQuery"), openapi.Ref("MetricSeries")
@@ -35,25 +36,25 @@ func dataOperations() []Operation {
 
 // writeMetricPoints stores a batch of points: 201 {data: [point]}.
 func (a *API) writeMetricPoints(w http.ResponseWriter, r *http.Request) {
-	points, ok := decodeBody(w, r, a.d.Metrics.DecodePoints)
+	points, ok := httpapi.DecodeBody(w, r, a.d.Metrics.DecodePoints)
 	if !ok {
 		return
 	}
-	reply(w, r, http.StatusCreated)(a.d.Metrics.Write(r.Context(), principal(r).OrgID, points, false))
+	httpapi.Reply(w, r, http.StatusCreated)(a.d.Metrics.Write(r.Context(), httpapi.Caller(r).OrgID, points, false))
 }
 
 // readMetricSeries answers {data: {resource, key, points}}.
 func (a *API) readMetricSeries(w http.ResponseWriter, r *http.Request) {
-	q, ok := decodeBody(w, r, a.d.Metrics.DecodeQuery)
+	q, ok := httpapi.DecodeBody(w, r, a.d.Metrics.DecodeQuery)
 	if !ok {
 		return
 	}
-	s, _, err := a.d.Metrics.Read(r.Context(), principal(r).OrgID, q)
+	s, _, err := a.d.Metrics.Read(r.Context(), httpapi.Caller(r).OrgID, q)
 	if n, budget, ok := fits(r, s); err == nil && !ok {
 		err = apperr.Invalid("period", "holds %d bytes of points, more than the %d one answer may take; "+
 			"narrow the period, use a coarser granularity or another policy", n, budget)
 	}
-	reply(w, r, http.StatusOK)(s, err)
+	httpapi.Reply(w, r, http.StatusOK)(s, err)
 }
 
 // fits measures the answer {"data": v} against the request's byte budget

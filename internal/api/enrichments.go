@@ -11,6 +11,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/input"
 	"github.com/sourcebase/sourcebase/internal/openapi"
+	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/routes"
 )
 
@@ -19,20 +20,20 @@ const enrichmentPath = "/v1/enrichments/resources/{resourceType}/{resourceId}"
 
 // enrichmentOperations are a record's candidate values: add, page, pin,
 // delete.
-func enrichmentOperations() []Operation {
-	return []Operation{
-		declare(fn.Data, http.MethodPost, enrichmentPath, (*API).addEnrichments).topic("enrichment").answers(routes.AnswerWritten).doc(func(op *openapi.Operation) {
+func enrichmentOperations() []operation.Operation {
+	return []operation.Operation{
+		operation.Declare(fn.Data, http.MethodPost, enrichmentPath, (*API).addEnrichments).InTopic("enrichment").Answers(routes.AnswerWritten).Doc(func(op *openapi.Operation) {
 			op.Summary, op.Status = "Add candidate values of a record's attributes", http.StatusCreated
 			op.Description = "A batch of candidates, reconciled with the others at once; see docs/enrichment.md."
 			op.Body = openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"values"},
 				"properties": openapi.Schema{"values": openapi.Schema{"type": "array", "minItems": 1, "maxItems": enrichment.MaxBatch, "items": openapi.Ref("EnrichmentValueInput")}}}
 			op.Data = arrayOf("EnrichmentValue")
 		}),
-		declare(fn.Data, http.MethodGet, enrichmentPath, (*API).listEnrichments).topic("enrichment").answers(routes.AnswerPaged).
-			tool("get_enrichment_candidates", "List the candidate values of a record's enrichable attributes (resourceType companies), "+
+		operation.Declare(fn.Data, http.MethodGet, enrichmentPath, (*API).listEnrichments).InTopic("enrichment").Answers(routes.AnswerPaged).
+			AsTool("get_enrichment_candidates", "List the candidate values of a record's enrichable attributes (resourceType companies), "+
 				"by property and rank, with source, confidence and pin: all of them, unless they would pass the answer's byte budget "+
 				"(then follow nextCursor with cursor). The record's own attributes hold the winners.").
-			doc(func(op *openapi.Operation) {
+			Doc(func(op *openapi.Operation) {
 				op.Summary, op.Data = "List a record's candidate values", arrayOf("EnrichmentValue")
 				op.Description = "Every candidate value of the record's enrichable attributes, by property and, within one, " +
 					"in rank order (the first is the attribute's value). Only when they would take the answer past its byte budget " +
@@ -40,14 +41,14 @@ func enrichmentOperations() []Operation {
 					"and `Link` its URL. `limit` and `page` still cut it into pages of that size."
 				op.Query, op.Paged = enrichmentListQuery(), true
 			}),
-		declare(fn.Data, http.MethodPatch, enrichmentPath+"/{valueId}", (*API).pinEnrichment).topic("enrichment").answers(routes.AnswerRecord).doc(func(op *openapi.Operation) {
+		operation.Declare(fn.Data, http.MethodPatch, enrichmentPath+"/{valueId}", (*API).pinEnrichment).InTopic("enrichment").Answers(routes.AnswerRecord).Doc(func(op *openapi.Operation) {
 			op.Summary, op.Preconditioned = "Pin or unpin a candidate value", false
 			op.Description = "A pinned candidate wins its attribute (the most recently pinned first); the record is reconciled at once."
 			op.Body = openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"pinned"},
 				"properties": openapi.Schema{"pinned": openapi.Schema{"type": "boolean"}}}
 			op.Data = openapi.Ref("EnrichmentValue")
 		}),
-		declare(fn.Data, http.MethodDelete, enrichmentPath+"/{valueId}", (*API).deleteEnrichment).topic("enrichment").doc(func(op *openapi.Operation) {
+		operation.Declare(fn.Data, http.MethodDelete, enrichmentPath+"/{valueId}", (*API).deleteEnrichment).InTopic("enrichment").Doc(func(op *openapi.Operation) {
 			op.Summary, op.Preconditioned = "Delete a candidate value", false
 			op.Description = "Deletes the candidate (204); the attribute is reconciled from the others, or cleared when none is left."
 		}),
@@ -61,11 +62,11 @@ func (a *API) addEnrichments(w http.ResponseWriter, r *http.Request) {
 		httpapi.Error(w, r, apperr.ErrNotFound)
 		return
 	}
-	in, ok := decodeBody(w, r, func(b []byte) ([]enrichment.Input, error) { return a.d.Enrichment.Decode(typ, b) })
+	in, ok := httpapi.DecodeBody(w, r, func(b []byte) ([]enrichment.Input, error) { return a.d.Enrichment.Decode(typ, b) })
 	if !ok {
 		return
 	}
-	reply(w, r, http.StatusCreated)(a.d.Enrichment.Add(r.Context(), principal(r).OrgID, typ, r.PathValue("resourceId"), in))
+	httpapi.Reply(w, r, http.StatusCreated)(a.d.Enrichment.Add(r.Context(), httpapi.Caller(r).OrgID, typ, r.PathValue("resourceId"), in))
 }
 
 // enrichmentListParams are the query parameters of a record's listing:
@@ -92,19 +93,19 @@ func (a *API) listEnrichments(w http.ResponseWriter, r *http.Request) {
 			"(up to the answer's byte budget, then X-Next-Cursor)"))
 		return
 	}
-	q, ok := pageQuery(w, r)
+	q, ok := httpapi.PageQuery(w, r)
 	if !ok {
 		return
 	}
 	if !query.Has("limit") {
 		q.Limit = 0 // every candidate
 	}
-	list[enrichment.Value](w, r)(a.d.Enrichment.Page(r.Context(), principal(r).OrgID, r.PathValue("resourceType"), r.PathValue("resourceId"), q))
+	httpapi.ReplyPage[enrichment.Value](w, r)(a.d.Enrichment.Page(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("resourceType"), r.PathValue("resourceId"), q))
 }
 
 // pinEnrichment pins or unpins a value: {"pinned": bool}.
 func (a *API) pinEnrichment(w http.ResponseWriter, r *http.Request) {
-	pinned, ok := decodeBody(w, r, func(b []byte) (bool, error) {
+	pinned, ok := httpapi.DecodeBody(w, r, func(b []byte) (bool, error) {
 		o, err := input.ParseObject(b, "pinned")
 		if err != nil {
 			return false, err
@@ -118,12 +119,12 @@ func (a *API) pinEnrichment(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	reply(w, r, http.StatusOK)(a.d.Enrichment.Pin(r.Context(), principal(r).OrgID, r.PathValue("resourceType"),
+	httpapi.Reply(w, r, http.StatusOK)(a.d.Enrichment.Pin(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("resourceType"),
 		r.PathValue("resourceId"), r.PathValue("valueId"), pinned))
 }
 
 // deleteEnrichment removes a value: 204.
 func (a *API) deleteEnrichment(w http.ResponseWriter, r *http.Request) {
-	noContent(w, r, a.d.Enrichment.Delete(r.Context(), principal(r).OrgID, r.PathValue("resourceType"),
+	httpapi.NoContent(w, r, a.d.Enrichment.Delete(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("resourceType"),
 		r.PathValue("resourceId"), r.PathValue("valueId")))
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/openapi"
+	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
@@ -65,14 +66,14 @@ const ManagingWebhookEndpoints = "managing webhook endpoints"
 // eventOperations are the change history's reads (with the MCP tool
 // list_events) and the outbound webhook endpoints: their CRUD, secret
 // rotation, test, deliveries and retries, admin keys only.
-func eventOperations() []Operation {
+func eventOperations() []operation.Operation {
 	const base, item = "/v1/webhook-endpoints", "/v1/webhook-endpoints/{id}"
 	endpoint := func(op *openapi.Operation) { op.Data = openapi.Ref("WebhookEndpoint") }
 	created := func(op *openapi.Operation) { op.Data = openapi.Ref("WebhookEndpointWithSecret") }
-	return []Operation{
-		declare(fn.Hooks, http.MethodGet, "/v1/events", (*API).listEvents).topic("events").answers(routes.AnswerPaged).hidesAdminOnly().
-			tool("list_events", "Read the change history: who changed which record, when, from what to what. Filter by resourceType, resourceId, type (event type), actor, since and until.").
-			doc(func(op *openapi.Operation) {
+	return []operation.Operation{
+		operation.Declare(fn.Hooks, http.MethodGet, "/v1/events", (*API).listEvents).InTopic("events").Answers(routes.AnswerPaged).HidesAdminOnly().
+			AsTool("list_events", "Read the change history: who changed which record, when, from what to what. Filter by resourceType, resourceId, type (event type), actor, since and until.").
+			Doc(func(op *openapi.Operation) {
 				op.Summary = "List the change history"
 				op.Description = "One event per create, update and delete of every record (companies, workflows, runs, every declared resource, " +
 					"API keys, webhook endpoints), newest first (`direction=asc`: oldest first), kept for the organization's retention " +
@@ -82,11 +83,11 @@ func eventOperations() []Operation {
 					"in `resourceType` or `type` is a 403."
 				op.Query, op.Data, op.Paged = eventQuery(), arrayOf("Event"), true
 			}),
-		declare(fn.Hooks, http.MethodGet, "/v1/events/{id}", (*API).getEvent).topic("events").answers(routes.AnswerRecord).doc(func(op *openapi.Operation) {
+		operation.Declare(fn.Hooks, http.MethodGet, "/v1/events/{id}", (*API).getEvent).InTopic("events").Answers(routes.AnswerRecord).Doc(func(op *openapi.Operation) {
 			op.Summary, op.Data = "Get one event", openapi.Ref("Event")
 			op.Description = "An event of the change history by its id (`evt_…`, the `id` of a webhook's payload)."
 		}),
-		declare(fn.Hooks, http.MethodPost, base, (*API).createEndpoint).topic("webhook-endpoints").admin(ManagingWebhookEndpoints).answers(routes.AnswerWritten).doc(func(op *openapi.Operation) {
+		operation.Declare(fn.Hooks, http.MethodPost, base, (*API).createEndpoint).InTopic("webhook-endpoints").AdminOnly(ManagingWebhookEndpoints).Answers(routes.AnswerWritten).Doc(func(op *openapi.Operation) {
 			op.Summary, op.Status = "Create a webhook endpoint", http.StatusCreated
 			op.Description = "Admin keys only. Events of the `eventTypes` it names (default `[\"*\"]`; `company.*` names a resource's events) are " +
 				"POSTed to `url`, signed per Standard Webhooks with the `secret` this answer shows once. The url must be http(s) and resolve to " +
@@ -94,25 +95,25 @@ func eventOperations() []Operation {
 			op.Body = endpointInput(true)
 			created(op)
 		}),
-		declare(fn.Hooks, http.MethodGet, base, (*API).listEndpoints).topic("webhook-endpoints").admin(ManagingWebhookEndpoints).answers(routes.AnswerPaged).doc(func(op *openapi.Operation) {
+		operation.Declare(fn.Hooks, http.MethodGet, base, (*API).listEndpoints).InTopic("webhook-endpoints").AdminOnly(ManagingWebhookEndpoints).Answers(routes.AnswerPaged).Doc(func(op *openapi.Operation) {
 			op.Summary, op.Description = "List the webhook endpoints", "Admin keys only. Secrets are never shown."
 			op.Query, op.Data, op.Paged = pageOnlyQuery(), arrayOf("WebhookEndpoint"), true
 		}),
-		declare(fn.Hooks, http.MethodGet, item, (*API).getEndpoint).topic("webhook-endpoints").admin(ManagingWebhookEndpoints).answers(routes.AnswerRecord).doc(func(op *openapi.Operation) {
+		operation.Declare(fn.Hooks, http.MethodGet, item, (*API).getEndpoint).InTopic("webhook-endpoints").AdminOnly(ManagingWebhookEndpoints).Answers(routes.AnswerRecord).Doc(func(op *openapi.Operation) {
 			op.Summary, op.Description = "Get a webhook endpoint", "Admin keys only."
 			endpoint(op)
 		}),
-		declare(fn.Hooks, http.MethodPatch, item, (*API).updateEndpoint).topic("webhook-endpoints").admin(ManagingWebhookEndpoints).answers(routes.AnswerWritten).doc(func(op *openapi.Operation) {
+		operation.Declare(fn.Hooks, http.MethodPatch, item, (*API).updateEndpoint).InTopic("webhook-endpoints").AdminOnly(ManagingWebhookEndpoints).Answers(routes.AnswerWritten).Doc(func(op *openapi.Operation) {
 			op.Summary = "Update a webhook endpoint"
 			op.Description = "Admin keys only. Change `url`, `description`, `eventTypes` or `enabled`; enabling clears `disabledReason` and `failingSince`."
 			op.Body = endpointInput(false)
 			endpoint(op)
 		}),
-		declare(fn.Hooks, http.MethodDelete, item, (*API).deleteEndpoint).topic("webhook-endpoints").admin(ManagingWebhookEndpoints).doc(func(op *openapi.Operation) {
+		operation.Declare(fn.Hooks, http.MethodDelete, item, (*API).deleteEndpoint).InTopic("webhook-endpoints").AdminOnly(ManagingWebhookEndpoints).Doc(func(op *openapi.Operation) {
 			op.Summary = "Delete a webhook endpoint"
 			op.Description = "Admin keys only. Its pending deliveries are dropped."
 		}),
-		declare(fn.Hooks, http.MethodPost, item+"/secret/rotate", (*API).rotateEndpointSecret).topic("webhook-endpoints").admin(ManagingWebhookEndpoints).answers(routes.AnswerWritten).doc(func(op *openapi.Operation) {
+		operation.Declare(fn.Hooks, http.MethodPost, item+"/secret/rotate", (*API).rotateEndpointSecret).InTopic("webhook-endpoints").AdminOnly(ManagingWebhookEndpoints).Answers(routes.AnswerWritten).Doc(func(op *openapi.Operation) {
 			op.Summary = "Rotate a webhook endpoint's signing secret"
 			op.Description = "Admin keys only. Answers the new `secret`, shown this once. The previous secret keeps signing beside it for " +
 				"`overlapSeconds` (default 86400, at most 604800): each delivery meanwhile carries both signatures in `webhook-signature`."
@@ -120,13 +121,13 @@ func eventOperations() []Operation {
 				"overlapSeconds": openapi.Schema{"type": "integer", "minimum": 0, "maximum": int(endpoints.MaxOverlap / time.Second)}}}, true
 			created(op)
 		}),
-		declare(fn.Hooks, http.MethodPost, item+"/test", (*API).testEndpoint).topic("webhook-endpoints").admin(ManagingWebhookEndpoints).answers(routes.AnswerRecord).doc(func(op *openapi.Operation) {
+		operation.Declare(fn.Hooks, http.MethodPost, item+"/test", (*API).testEndpoint).InTopic("webhook-endpoints").AdminOnly(ManagingWebhookEndpoints).Answers(routes.AnswerRecord).Doc(func(op *openapi.Operation) {
 			op.Summary = "Send a test event to a webhook endpoint"
 			op.Description = "Admin keys only. POSTs a signed `" + endpoints.TestType + "` event to the endpoint now (enabled or not) and answers " +
 				"the delivery with its one attempt (`status` succeeded or failed, the endpoint's HTTP status, latency and answer excerpt). Not retried."
 			op.Data = openapi.Ref("WebhookDelivery")
 		}),
-		declare(fn.Hooks, http.MethodGet, item+"/deliveries", (*API).listDeliveries).topic("webhook-endpoints").admin(ManagingWebhookEndpoints).answers(routes.AnswerPaged).doc(func(op *openapi.Operation) {
+		operation.Declare(fn.Hooks, http.MethodGet, item+"/deliveries", (*API).listDeliveries).InTopic("webhook-endpoints").AdminOnly(ManagingWebhookEndpoints).Answers(routes.AnswerPaged).Doc(func(op *openapi.Operation) {
 			op.Summary = "List a webhook endpoint's deliveries"
 			op.Description = "Admin keys only. Newest first, each with its attempts (time, HTTP status, latency, the first KiB of the answer). " +
 				"Kept 30 days."
@@ -134,7 +135,7 @@ func eventOperations() []Operation {
 				Schema: openapi.Schema{"type": "string", "enum": []any{endpoints.Pending, endpoints.Succeeded, endpoints.Failed}}})
 			op.Data, op.Paged = arrayOf("WebhookDelivery"), true
 		}),
-		declare(fn.Hooks, http.MethodPost, item+"/deliveries/{deliveryId}/retry", (*API).retryDelivery).topic("webhook-endpoints").admin(ManagingWebhookEndpoints).answers(routes.AnswerRecord).doc(func(op *openapi.Operation) {
+		operation.Declare(fn.Hooks, http.MethodPost, item+"/deliveries/{deliveryId}/retry", (*API).retryDelivery).InTopic("webhook-endpoints").AdminOnly(ManagingWebhookEndpoints).Answers(routes.AnswerRecord).Doc(func(op *openapi.Operation) {
 			op.Summary, op.Status = "Retry a delivery", http.StatusAccepted
 			op.Description = "Admin keys only. Queues the delivery again, whatever its status, with the same `webhook-id` and payload: " +
 				"one more attempt, made at once."
@@ -383,7 +384,7 @@ var (
 
 // adminOnlyEvents are the resource types with events whose records only
 // admin keys read — the registry declares their list (GET
-// /v1/<resource>) admin (Operation.admin) — each with that route's
+// /v1/<resource>) admin (operation.Operation.AdminOnly) — each with that route's
 // action. Their events are hidden from other keys (GET /v1/events, its
 // MCP tool list_events, GET /v1/events/{id}); a resource type made
 // admin-only later is hidden with nothing else to change.
@@ -403,7 +404,7 @@ func adminOnlyEvents() map[string]string {
 
 // hiddenFrom are the resource types whose events r's caller may not read.
 func hiddenFrom(r *http.Request) map[string]string {
-	if principal(r).IsAdmin() {
+	if httpapi.Caller(r).IsAdmin() {
 		return nil
 	}
 	return adminOnlyEvents()
@@ -427,11 +428,11 @@ func (a *API) listEvents(w http.ResponseWriter, r *http.Request) {
 		httpapi.Error(w, r, err)
 		return
 	}
-	list[json.RawMessage](w, r)(a.d.History.List(r.Context(), principal(r).OrgID, f, limit, httpapi.Budget(r.Context()), cursor))
+	httpapi.ReplyPage[json.RawMessage](w, r)(a.d.History.List(r.Context(), httpapi.Caller(r).OrgID, f, limit, httpapi.Budget(r.Context()), cursor))
 }
 
 func (a *API) getEvent(w http.ResponseWriter, r *http.Request) {
-	doc, err := a.d.History.Get(r.Context(), principal(r).OrgID, r.PathValue("id"))
+	doc, err := a.d.History.Get(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("id"))
 	if hidden := hiddenFrom(r); err == nil && len(hidden) > 0 {
 		// An event of an admin-only resource type is none to other keys.
 		var ev struct {
@@ -445,43 +446,43 @@ func (a *API) getEvent(w http.ResponseWriter, r *http.Request) {
 			err = apperr.ErrNotFound
 		}
 	}
-	reply(w, r, http.StatusOK)(doc, err)
+	httpapi.Reply(w, r, http.StatusOK)(doc, err)
 }
 
 func (a *API) createEndpoint(w http.ResponseWriter, r *http.Request) {
-	if in, ok := decodeBody(w, r, endpoints.DecodeInput); ok {
-		reply(w, r, http.StatusCreated)(a.d.Endpoints.Create(r.Context(), principal(r).OrgID, in))
+	if in, ok := httpapi.DecodeBody(w, r, endpoints.DecodeInput); ok {
+		httpapi.Reply(w, r, http.StatusCreated)(a.d.Endpoints.Create(r.Context(), httpapi.Caller(r).OrgID, in))
 	}
 }
 
 func (a *API) listEndpoints(w http.ResponseWriter, r *http.Request) {
-	if q, ok := pageQuery(w, r); ok {
-		list[endpoints.Endpoint](w, r)(a.d.Endpoints.List(r.Context(), principal(r).OrgID, q))
+	if q, ok := httpapi.PageQuery(w, r); ok {
+		httpapi.ReplyPage[endpoints.Endpoint](w, r)(a.d.Endpoints.List(r.Context(), httpapi.Caller(r).OrgID, q))
 	}
 }
 
 func (a *API) getEndpoint(w http.ResponseWriter, r *http.Request) {
-	reply(w, r, http.StatusOK)(a.d.Endpoints.Get(r.Context(), principal(r).OrgID, r.PathValue("id")))
+	httpapi.Reply(w, r, http.StatusOK)(a.d.Endpoints.Get(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("id")))
 }
 
 func (a *API) updateEndpoint(w http.ResponseWriter, r *http.Request) {
-	if in, ok := decodeBody(w, r, endpoints.DecodeInput); ok {
-		reply(w, r, http.StatusOK)(a.d.Endpoints.Update(r.Context(), principal(r).OrgID, r.PathValue("id"), in))
+	if in, ok := httpapi.DecodeBody(w, r, endpoints.DecodeInput); ok {
+		httpapi.Reply(w, r, http.StatusOK)(a.d.Endpoints.Update(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("id"), in))
 	}
 }
 
 func (a *API) deleteEndpoint(w http.ResponseWriter, r *http.Request) {
-	noContent(w, r, a.d.Endpoints.Delete(r.Context(), principal(r).OrgID, r.PathValue("id")))
+	httpapi.NoContent(w, r, a.d.Endpoints.Delete(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("id")))
 }
 
 func (a *API) rotateEndpointSecret(w http.ResponseWriter, r *http.Request) {
-	if overlap, ok := decodeBody(w, r, endpoints.DecodeRotation); ok {
-		reply(w, r, http.StatusOK)(a.d.Endpoints.Rotate(r.Context(), principal(r).OrgID, r.PathValue("id"), overlap))
+	if overlap, ok := httpapi.DecodeBody(w, r, endpoints.DecodeRotation); ok {
+		httpapi.Reply(w, r, http.StatusOK)(a.d.Endpoints.Rotate(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("id"), overlap))
 	}
 }
 
 func (a *API) testEndpoint(w http.ResponseWriter, r *http.Request) {
-	reply(w, r, http.StatusOK)(a.d.Endpoints.Test(r.Context(), principal(r).OrgID, r.PathValue("id")))
+	httpapi.Reply(w, r, http.StatusOK)(a.d.Endpoints.Test(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("id")))
 }
 
 func (a *API) listDeliveries(w http.ResponseWriter, r *http.Request) {
@@ -495,9 +496,9 @@ func (a *API) listDeliveries(w http.ResponseWriter, r *http.Request) {
 		httpapi.Error(w, r, err)
 		return
 	}
-	list[endpoints.Delivery](w, r)(a.d.Endpoints.Deliveries(r.Context(), principal(r).OrgID, r.PathValue("id"), status, limit, httpapi.Budget(r.Context()), cursor))
+	httpapi.ReplyPage[endpoints.Delivery](w, r)(a.d.Endpoints.Deliveries(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("id"), status, limit, httpapi.Budget(r.Context()), cursor))
 }
 
 func (a *API) retryDelivery(w http.ResponseWriter, r *http.Request) {
-	reply(w, r, http.StatusAccepted)(a.d.Endpoints.Retry(r.Context(), principal(r).OrgID, r.PathValue("id"), r.PathValue("deliveryId")))
+	httpapi.Reply(w, r, http.StatusAccepted)(a.d.Endpoints.Retry(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("id"), r.PathValue("deliveryId")))
 }

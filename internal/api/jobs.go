@@ -12,6 +12,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/jobs"
 	"github.com/sourcebase/sourcebase/internal/openapi"
+	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/store"
@@ -136,47 +137,47 @@ func (a *API) exportView(ctx context.Context, org string, j *jobs.Job) (*ExportJ
 
 // jobOperations are the bulk jobs: imports (created, then fed their file
 // at uploadUrl) and exports, each listed and read back.
-func jobOperations() []Operation {
+func jobOperations() []operation.Operation {
 	imp, exp := openapi.Ref("ImportJob"), openapi.Ref("ExportJob")
-	return []Operation{
-		declare(fn.Data, http.MethodPost, "/v1/imports", (*API).createImport).destructive().topic("imports").answers(routes.AnswerRecord).
-			tool("create_import", "Create an import of a CSV or NDJSON file into a resource's records (mode create, upsert by a unique field, or update; dryRun validates only). "+
+	return []operation.Operation{
+		operation.Declare(fn.Data, http.MethodPost, "/v1/imports", (*API).createImport).Destructive().InTopic("imports").Answers(routes.AnswerRecord).
+			AsTool("create_import", "Create an import of a CSV or NDJSON file into a resource's records (mode create, upsert by a unique field, or update; dryRun validates only). "+
 				"Answers uploadUrl: PUT the file there, then read the import (get_import) for its progress.").
-			doc(func(op *openapi.Operation) {
+			Doc(func(op *openapi.Operation) {
 				op.Summary, op.Status, op.Data, op.ETag = "Create an import", http.StatusCreated, imp, true
 				op.Description = "Creates an import awaiting its file: PUT the file (CSV with a header row, or NDJSON; any size up to 5 GB) to `uploadUrl` " +
 					"within an hour, and the import starts when the upload completes. Rows are written as their requests' bodies would be, at a bounded rate, " +
 					"with progress and the failed rows' errors in `GET /v1/imports/{id}`. See docs/bulk.md for the mapping and type rules."
 				op.Body = importBody()
 			}),
-		declare(fn.Data, http.MethodGet, "/v1/imports", (*API).listImports).topic("imports").answers(routes.AnswerPaged).doc(func(op *openapi.Operation) {
+		operation.Declare(fn.Data, http.MethodGet, "/v1/imports", (*API).listImports).InTopic("imports").Answers(routes.AnswerPaged).Doc(func(op *openapi.Operation) {
 			op.Summary, op.Data, op.Paged = "List imports", arrayOf("ImportJob"), true
 			op.Description = "The organization's imports, newest first."
 			op.Query = pageOnlyQuery()
 		}),
-		declare(fn.Data, http.MethodGet, "/v1/imports/{id}", (*API).getImport).topic("imports").answers(routes.AnswerRecord).
-			tool("get_import", "Read an import: its status (awaitingUpload, queued, running, completed, failed), its counts (total, processed, created, updated, failed) and errorsUrl.").
-			doc(func(op *openapi.Operation) {
+		operation.Declare(fn.Data, http.MethodGet, "/v1/imports/{id}", (*API).getImport).InTopic("imports").Answers(routes.AnswerRecord).
+			AsTool("get_import", "Read an import: its status (awaitingUpload, queued, running, completed, failed), its counts (total, processed, created, updated, failed) and errorsUrl.").
+			Doc(func(op *openapi.Operation) {
 				op.Summary, op.Data, op.ETag = "Get an import", imp, true
 				op.Description = "An import with its progress: `total` rows (once it started), `processed`, `created`, `updated`, `failed`; " +
 					"`errorsUrl`, once completed with failed rows, is a CSV of them (row number, error, the row's cells)."
 			}),
-		declare(fn.Data, http.MethodPost, "/v1/exports", (*API).createExport).topic("exports").answers(routes.AnswerRecord).
-			tool("create_export", "Export a resource's records to a CSV or NDJSON file (filter by field values, choose fields); read the export (get_export) for its downloadUrl.").
-			doc(func(op *openapi.Operation) {
+		operation.Declare(fn.Data, http.MethodPost, "/v1/exports", (*API).createExport).InTopic("exports").Answers(routes.AnswerRecord).
+			AsTool("create_export", "Export a resource's records to a CSV or NDJSON file (filter by field values, choose fields); read the export (get_export) for its downloadUrl.").
+			Doc(func(op *openapi.Operation) {
 				op.Summary, op.Status, op.Data, op.ETag = "Create an export", http.StatusCreated, exp, true
 				op.Description = "Starts an export of the organization's records of `resource`, in id order, to a file: `GET /v1/exports/{id}` " +
 					"answers its `downloadUrl` once completed. CSV flattens nested fields as docs/bulk.md says."
 				op.Body = exportBody()
 			}),
-		declare(fn.Data, http.MethodGet, "/v1/exports", (*API).listExports).topic("exports").answers(routes.AnswerPaged).doc(func(op *openapi.Operation) {
+		operation.Declare(fn.Data, http.MethodGet, "/v1/exports", (*API).listExports).InTopic("exports").Answers(routes.AnswerPaged).Doc(func(op *openapi.Operation) {
 			op.Summary, op.Data, op.Paged = "List exports", arrayOf("ExportJob"), true
 			op.Description = "The organization's exports, newest first."
 			op.Query = pageOnlyQuery()
 		}),
-		declare(fn.Data, http.MethodGet, "/v1/exports/{id}", (*API).getExport).topic("exports").answers(routes.AnswerRecord).
-			tool("get_export", "Read an export: its status and, once completed, rows and downloadUrl.").
-			doc(func(op *openapi.Operation) {
+		operation.Declare(fn.Data, http.MethodGet, "/v1/exports/{id}", (*API).getExport).InTopic("exports").Answers(routes.AnswerRecord).
+			AsTool("get_export", "Read an export: its status and, once completed, rows and downloadUrl.").
+			Doc(func(op *openapi.Operation) {
 				op.Summary, op.Data, op.ETag = "Get an export", exp, true
 				op.Description = "An export; once `completed`, `rows` and `downloadUrl` (valid for an hour: read the export again for a fresh one)."
 			}),
@@ -223,17 +224,17 @@ func (a *API) createJob(w http.ResponseWriter, r *http.Request, create func(j *j
 	if !a.jobsReady(w, r) {
 		return
 	}
-	j, ok := decodeBody(w, r, decode)
+	j, ok := httpapi.DecodeBody(w, r, decode)
 	if !ok {
 		return
 	}
-	org := principal(r).OrgID
+	org := httpapi.Caller(r).OrgID
 	j, upload, err := create(j, org)
 	if err != nil {
 		httpapi.Error(w, r, err)
 		return
 	}
-	reply(w, r, http.StatusCreated)(a.jobView(r.Context(), org, j, upload))
+	httpapi.Reply(w, r, http.StatusCreated)(a.jobView(r.Context(), org, j, upload))
 }
 
 func (a *API) getImport(w http.ResponseWriter, r *http.Request) { a.getJob(w, r, jobs.KindImport) }
@@ -245,13 +246,13 @@ func (a *API) getJob(w http.ResponseWriter, r *http.Request, kind string) {
 	if !a.jobsReady(w, r) {
 		return
 	}
-	org := principal(r).OrgID
+	org := httpapi.Caller(r).OrgID
 	j, err := a.d.Jobs.Get(r.Context(), org, kind, r.PathValue("id"))
 	if err != nil {
 		httpapi.Error(w, r, err)
 		return
 	}
-	reply(w, r, http.StatusOK)(a.jobView(r.Context(), org, j, ""))
+	httpapi.Reply(w, r, http.StatusOK)(a.jobView(r.Context(), org, j, ""))
 }
 
 func (a *API) listImports(w http.ResponseWriter, r *http.Request) { a.listJobs(w, r, jobs.KindImport) }
@@ -263,11 +264,11 @@ func (a *API) listJobs(w http.ResponseWriter, r *http.Request, kind string) {
 	if !a.jobsReady(w, r) {
 		return
 	}
-	q, ok := pageQuery(w, r)
+	q, ok := httpapi.PageQuery(w, r)
 	if !ok {
 		return
 	}
-	org := principal(r).OrgID
+	org := httpapi.Caller(r).OrgID
 	page, err := a.d.Jobs.List(r.Context(), org, kind, q)
 	if err != nil {
 		httpapi.Error(w, r, err)

@@ -4,22 +4,24 @@ import (
 	"net/http"
 
 	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/keys"
 	"github.com/sourcebase/sourcebase/internal/openapi"
+	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/routes"
 )
 
 // keyOperations are the admin-only reads and revocations of the
 // organization's API keys (keys are made by the operator).
-func keyOperations() []Operation {
-	return []Operation{
-		declare(fn.Keys, http.MethodGet, "/v1/keys", (*API).listKeys).topic("keys").admin(ManagingKeys).answers(routes.AnswerPaged).doc(func(op *openapi.Operation) {
+func keyOperations() []operation.Operation {
+	return []operation.Operation{
+		operation.Declare(fn.Keys, http.MethodGet, "/v1/keys", (*API).listKeys).InTopic("keys").AdminOnly(ManagingKeys).Answers(routes.AnswerPaged).Doc(func(op *openapi.Operation) {
 			op.Summary = "List the organization's API keys"
 			op.Description = "Admin keys only. Secrets are never shown: a key's secret is answered once, when it is made (operator CLI). " +
 				"Without `limit`, every key of the organization in one page (an organization holds at most 1,000); with it, a page as every list pages."
 			op.Query, op.Data, op.Paged = listQuery(keys.SortFields(), nil), arrayOf("Key"), true
 		}),
-		declare(fn.Keys, http.MethodDelete, "/v1/keys/{clientId}", (*API).revokeKey).topic("keys").admin(ManagingKeys).doc(func(op *openapi.Operation) {
+		operation.Declare(fn.Keys, http.MethodDelete, "/v1/keys/{clientId}", (*API).revokeKey).InTopic("keys").AdminOnly(ManagingKeys).Doc(func(op *openapi.Operation) {
 			op.Summary, op.Preconditioned = "Revoke an API key", false
 			op.Description = "Admin keys only. The key stops working at once on this instance, and on others within the key cache's lifetime. " +
 				"The organization's last admin key cannot be revoked (409): have the operator create another admin key first."
@@ -36,14 +38,14 @@ const (
 
 // listKeys and revokeKey are admin-only routes (ManagingKeys).
 func (a *API) listKeys(w http.ResponseWriter, r *http.Request) {
-	if q, ok := pageQuery(w, r); ok {
+	if q, ok := httpapi.PageQuery(w, r); ok {
 		// Every key of the organization, as the spec says, unless the
 		// caller asks for a page: no organization holds more than
 		// keys.MaxKeyLimit, a list's largest page.
 		if !r.URL.Query().Has("limit") {
 			q.Limit = keys.MaxKeyLimit
 		}
-		list[keys.Key](w, r)(a.d.Keys.Page(r.Context(), principal(r).OrgID, q))
+		httpapi.ReplyPage[keys.Key](w, r)(a.d.Keys.Page(r.Context(), httpapi.Caller(r).OrgID, q))
 	}
 }
 
@@ -51,9 +53,9 @@ func (a *API) listKeys(w http.ResponseWriter, r *http.Request) {
 // organization's last admin key (keys.Service.Revoke).
 func (a *API) revokeKey(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("clientId")
-	err := a.d.Keys.Revoke(r.Context(), principal(r).OrgID, id)
+	err := a.d.Keys.Revoke(r.Context(), httpapi.Caller(r).OrgID, id)
 	if err == nil {
 		a.d.Auth.Forget(id)
 	}
-	noContent(w, r, err)
+	httpapi.NoContent(w, r, err)
 }

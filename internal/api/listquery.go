@@ -96,7 +96,7 @@ func queryRecords[T any](a *API, w http.ResponseWriter, r *http.Request, k kind[
 // parameters (a cursor from another list, a sort that would read too
 // much) pass through named (listing.BodyError for a body's).
 func serveList[T any](a *API, w http.ResponseWriter, r *http.Request, k kind[T], res listing.Resource, q *listing.Query, named func(error) error) {
-	org := principal(r).OrgID
+	org := httpapi.Caller(r).OrgID
 	caps := a.listCaps(k.def)
 	plan, err := q.Plan(res, caps, org, r.Header.Get(listing.HeaderPlan))
 	if err != nil {
@@ -107,7 +107,7 @@ func serveList[T any](a *API, w http.ResponseWriter, r *http.Request, k kind[T],
 	reads := k.reads(a)
 	if plan.Search == nil && len(q.Fields) == 0 && len(q.Expand) == 0 {
 		p, err := reads.List(r.Context(), org, plan.Page, plan.Lookup, plan.Value)
-		list[T](w, r)(p, named(q.ReadLimit(caps, err)))
+		httpapi.ReplyPage[T](w, r)(p, named(q.ReadLimit(caps, err)))
 		return
 	}
 	var page store.Page[store.JSON]
@@ -121,7 +121,7 @@ func serveList[T any](a *API, w http.ResponseWriter, r *http.Request, k kind[T],
 	if err == nil {
 		page, err = a.shapeList(r.Context(), org, res, q, page)
 	}
-	list[store.JSON](w, r)(page, named(err))
+	httpapi.ReplyPage[store.JSON](w, r)(page, named(err))
 }
 
 // asJSON is a page with each record encoded.

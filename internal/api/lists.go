@@ -5,18 +5,20 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/input"
 	"github.com/sourcebase/sourcebase/internal/openapi"
+	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/resources"
 	"github.com/sourcebase/sourcebase/internal/routes"
 )
 
 // listEntryOperations are the records on a saved list: add, page, remove.
-func listEntryOperations() []Operation {
+func listEntryOperations() []operation.Operation {
 	const entries = "/v1/lists/{id}/entries"
 	lists := resources.Lists.Name
-	return []Operation{
-		declare(fn.Documents, http.MethodPost, entries, (*API).addListEntry).answers(routes.AnswerRecord).of(lists).doc(func(op *openapi.Operation) {
+	return []operation.Operation{
+		operation.Declare(fn.Documents, http.MethodPost, entries, (*API).addListEntry).Answers(routes.AnswerRecord).Of(lists).Doc(func(op *openapi.Operation) {
 			op.Summary, op.Status, op.AlsoStatus = "Add a record to a list", http.StatusCreated, http.StatusOK
 			op.Description = "201 with the new entry, or 200 with the existing one when the record is on the list already."
 			op.Body = openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"recordId"},
@@ -25,12 +27,12 @@ func listEntryOperations() []Operation {
 			op.Data = openapi.Ref("ListEntry")
 			op.ResponseHeaders = nil
 		}),
-		declare(fn.Documents, http.MethodGet, entries, (*API).listEntries).answers(routes.AnswerPaged).of(lists).doc(func(op *openapi.Operation) {
+		operation.Declare(fn.Documents, http.MethodGet, entries, (*API).listEntries).Answers(routes.AnswerPaged).Of(lists).Doc(func(op *openapi.Operation) {
 			op.Summary = "List a list's entries"
 			op.Description = "A page of the records on a list, each with the record itself."
 			op.Query, op.Data, op.Paged = listQuery(resources.EntrySortFields(), nil), arrayOf("ListEntry"), true
 		}),
-		declare(fn.Documents, http.MethodDelete, entries+"/{recordId}", (*API).removeListEntry).of(lists).doc(func(op *openapi.Operation) {
+		operation.Declare(fn.Documents, http.MethodDelete, entries+"/{recordId}", (*API).removeListEntry).Of(lists).Doc(func(op *openapi.Operation) {
 			op.Summary, op.Preconditioned = "Remove a record from a list", false
 			op.Description = "Takes the record off the list (204); the record itself stays."
 		}),
@@ -53,24 +55,24 @@ func decodeEntry(body []byte) (string, error) {
 // addListEntry puts a record on a list: 201 with the entry, or 200 with
 // the existing entry when the record is on the list already.
 func (a *API) addListEntry(w http.ResponseWriter, r *http.Request) {
-	recordID, ok := decodeBody(w, r, decodeEntry)
+	recordID, ok := httpapi.DecodeBody(w, r, decodeEntry)
 	if !ok {
 		return
 	}
-	e, created, err := a.d.Entries.Add(r.Context(), principal(r).OrgID, r.PathValue("id"), recordID)
+	e, created, err := a.d.Entries.Add(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("id"), recordID)
 	status := http.StatusOK
 	if created {
 		status = http.StatusCreated
 	}
-	reply(w, r, status)(e, err)
+	httpapi.Reply(w, r, status)(e, err)
 }
 
 func (a *API) listEntries(w http.ResponseWriter, r *http.Request) {
-	if q, ok := pageQuery(w, r); ok {
-		list[resources.Entry](w, r)(a.d.Entries.Page(r.Context(), principal(r).OrgID, r.PathValue("id"), q))
+	if q, ok := httpapi.PageQuery(w, r); ok {
+		httpapi.ReplyPage[resources.Entry](w, r)(a.d.Entries.Page(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("id"), q))
 	}
 }
 
 func (a *API) removeListEntry(w http.ResponseWriter, r *http.Request) {
-	noContent(w, r, a.d.Entries.Remove(r.Context(), principal(r).OrgID, r.PathValue("id"), r.PathValue("recordId")))
+	httpapi.NoContent(w, r, a.d.Entries.Remove(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("id"), r.PathValue("recordId")))
 }

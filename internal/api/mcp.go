@@ -15,6 +15,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/openapi"
+	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/ratelimit"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/store"
@@ -29,9 +30,9 @@ const MaxMCPBatch = 10
 // mcpOperations are the Model Context Protocol endpoint: its messages
 // count against the key one by one (it authenticates and counts them
 // itself), each answering within its share of the budget.
-func mcpOperations() []Operation {
-	return []Operation{declare(fn.MCP, http.MethodPost, routes.MCPPath, (*API).serveMCP).topic("mcp").
-		rate(routes.RateMessage).answers(routes.AnswerShared).doc(func(op *openapi.Operation) {
+func mcpOperations() []operation.Operation {
+	return []operation.Operation{operation.Declare(fn.MCP, http.MethodPost, routes.MCPPath, (*API).serveMCP).InTopic("mcp").
+		RateOf(routes.RateMessage).Answers(routes.AnswerShared).Doc(func(op *openapi.Operation) {
 		op.Summary, op.Public, op.Idempotent, op.Raw = "Model Context Protocol endpoint (streamable HTTP)", false, false, true
 		op.Description = "JSON-RPC messages of the Model Context Protocol (initialize, tools/list, tools/call, resources/list, " +
 			"resources/read), answered as JSON (stateless: no Mcp-Session-Id). Needs the same two headers as every /v1 route; " +

@@ -18,6 +18,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/keys"
 	"github.com/sourcebase/sourcebase/internal/metrics"
 	"github.com/sourcebase/sourcebase/internal/openapi"
+	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/resources"
 	"github.com/sourcebase/sourcebase/internal/routes"
@@ -265,9 +266,9 @@ var securitySchemes = map[string]openapi.Schema{
 // (multiGetOperation): neither the router's patterns nor API Gateway's
 // routes match a part of a path segment, so one route serves both, and the
 // document, which can, names them apart.
-func operations(op Operation) []openapi.Operation {
-	doc := operation(op)
-	if d := kindDef(op.Resource); op.generic && d != nil && d.MultiGet && op.Method == http.MethodGet && op.Path == "/v1/"+d.Name+"/{id}" {
+func operations(op operation.Operation) []openapi.Operation {
+	doc := describe(op)
+	if d := kindDef(op.Resource); op.Generic && d != nil && d.MultiGet && op.Method == http.MethodGet && op.Path == "/v1/"+d.Name+"/{id}" {
 		return []openapi.Operation{doc, multiGetOperation(op, d)}
 	}
 	return []openapi.Operation{doc}
@@ -291,8 +292,8 @@ func MultiGetPath(d *resource.Def) string {
 
 // multiGetOperation describes GET /v1/<name>/ids={ids} of d, served by the
 // operation of GET /v1/<name>/{id}.
-func multiGetOperation(get Operation, d *resource.Def) openapi.Operation {
-	op := operation(get)
+func multiGetOperation(get operation.Operation, d *resource.Def) openapi.Operation {
+	op := describe(get)
 	op.Path = MultiGetPath(d)
 	op.Summary = "Get several " + d.Name + " by id"
 	op.Description = "The " + d.Name + " with these ids in the key's organization, in the order asked, each once, as an array; " +
@@ -319,9 +320,9 @@ func multiGetIDs() openapi.Schema {
 		"pattern": "^" + id + "(," + id + "){0," + itoa(store.MaxBatch-1) + "}$", "examples": []any{"doc_01,doc_02"}}
 }
 
-// operation describes op: what its route and policies imply, then its
+// describe describes op: what its route and policies imply, then its
 // declared text and shapes.
-func operation(o Operation) openapi.Operation {
+func describe(o operation.Operation) openapi.Operation {
 	op := openapi.Operation{Method: o.Method, Path: o.Path, Function: o.Function, Tag: o.TopicName(), Status: http.StatusOK,
 		Idempotent:     o.Idempotent,
 		Preconditioned: o.Conditional(),
@@ -329,7 +330,7 @@ func operation(o Operation) openapi.Operation {
 	if o.Method == http.MethodDelete {
 		op.Status = http.StatusNoContent
 	}
-	o.describe(&op)
+	o.Describe(&op)
 	if op.Summary == "" {
 		panic("api: no summary for " + o.Pattern())
 	}
@@ -354,9 +355,9 @@ func operation(o Operation) openapi.Operation {
 //     request still runs (idempotency_in_progress). The MCP endpoint
 //     (RateMessage) writes only through its tools' REST operations and
 //     answers their failures in JSON-RPC, never 409.
-func roleAndWriteStatuses(o Operation) []int {
+func roleAndWriteStatuses(o operation.Operation) []int {
 	var out []int
-	if o.Admin != "" || o.hidden {
+	if o.Admin != "" || o.Hidden {
 		out = append(out, http.StatusForbidden)
 	}
 	if o.Method != http.MethodGet && !o.ReadOnly && o.Rate != routes.RateMessage {

@@ -11,6 +11,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/openapi"
+	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/resources"
 	"github.com/sourcebase/sourcebase/internal/routes"
@@ -131,41 +132,41 @@ func Searchable() []*resource.Def {
 // update_<singular> and delete_<singular> (and the bulk writes' tools,
 // bulkOperations), so that an agent reads and changes every kind the
 // same way.
-func recordOperations[T any](k kind[T]) []Operation {
+func recordOperations[T any](k kind[T]) []operation.Operation {
 	d := k.def
 	base, item := "/v1/"+d.Name, "/v1/"+d.Name+"/{id}"
-	org := func(r *http.Request) string { return principal(r).OrgID }
+	org := func(r *http.Request) string { return httpapi.Caller(r).OrgID }
 	ref := openapi.Ref(SchemaName(d))
 	plural := strings.ReplaceAll(d.Name, "-", " ")
 	snake := strings.NewReplacer(" ", "_", "-", "_")
 	res := listResource(d) // once, not on every list request
 
-	create := declare(d.Function, http.MethodPost, base, func(a *API, w http.ResponseWriter, r *http.Request) {
-		if body, ok := readBody(w, r); ok {
-			reply(w, r, http.StatusCreated)(k.writes(a).Create(r.Context(), org(r), body))
+	create := operation.Declare(d.Function, http.MethodPost, base, func(a *API, w http.ResponseWriter, r *http.Request) {
+		if body, ok := httpapi.Body(w, r); ok {
+			httpapi.Reply(w, r, http.StatusCreated)(k.writes(a).Create(r.Context(), org(r), body))
 		}
-	}).answers(routes.AnswerRecord).doc(func(op *openapi.Operation) {
+	}).Answers(routes.AnswerRecord).Doc(func(op *openapi.Operation) {
 		op.Summary = "Create " + withArticle(d.Singular)
 		op.Description = d.Doc + " Answers the stored record (201), with its version as `ETag`."
 		op.Body, op.Status, op.Data, op.ETag = openapi.Record(d, openapi.Create), http.StatusCreated, ref, true
 		op.Errors = []int{409}
 	})
 	if d.MCP {
-		create = create.tool("create_"+snake.Replace(d.Singular), "Create "+withArticle(d.Singular)+": body holds its fields. "+
+		create = create.AsTool("create_"+snake.Replace(d.Singular), "Create "+withArticle(d.Singular)+": body holds its fields. "+
 			"Answers the stored record and its etag (for ifMatch).")
 	}
 
-	list := declare(d.Function, http.MethodGet, base, func(a *API, w http.ResponseWriter, r *http.Request) {
+	list := operation.Declare(d.Function, http.MethodGet, base, func(a *API, w http.ResponseWriter, r *http.Request) {
 		listRecords(a, w, r, k, res)
-	}).answers(routes.AnswerPaged).doc(func(op *openapi.Operation) {
+	}).Answers(routes.AnswerPaged).Doc(func(op *openapi.Operation) {
 		op.Summary = "List " + plural
 		op.Description = "A page of the organization's " + plural + ", newest first unless `sort` and `direction` say otherwise. " +
 			"When more records follow, `X-Next-Cursor` holds the next page's `cursor` and `Link` its URL."
 		listOperation(op, d)
 	})
-	query := declare(d.Function, http.MethodPost, base+"/query", func(a *API, w http.ResponseWriter, r *http.Request) {
+	query := operation.Declare(d.Function, http.MethodPost, base+"/query", func(a *API, w http.ResponseWriter, r *http.Request) {
 		queryRecords(a, w, r, k, res)
-	}).readOnly().answers(routes.AnswerPaged).doc(func(op *openapi.Operation) {
+	}).Safe().Answers(routes.AnswerPaged).Doc(func(op *openapi.Operation) {
 		op.Summary = "Query " + plural
 		op.Description = "The list `GET /v1/" + d.Name + "` answers, asked with a typed JSON body rather than query parameters " +
 			"(for clients generated from this document, which cannot send `filter[<field>][<operator>]=`): the same records, plan, " +
@@ -181,28 +182,28 @@ func recordOperations[T any](k kind[T]) []Operation {
 		if lookups := d.Filters(); len(lookups) > 0 {
 			expand += "; an equality on " + strings.Join(lookups, " or ") + " is served by its index"
 		}
-		query = query.tool("list_"+snake.Replace(d.Name), "List the organization's "+plural+", newest first. filter holds conditions that must all hold, "+
+		query = query.AsTool("list_"+snake.Replace(d.Name), "List the organization's "+plural+", newest first. filter holds conditions that must all hold, "+
 			`by field: {"<field>": <value>} for equality, {"<field>": {"gte": 10}} with an operator (eq, ne, in, nin, gt, gte, lt, lte, `+
 			`contains, startsWith, exists; in and nin take an array); sort is up to 3 keys, each {"field": "<field>", "direction": "asc" or "desc"}; `+
-			"fields names the fields to answer"+expand+". Follow nextCursor with cursor (and the same filter and sort).").bodyArguments()
+			"fields names the fields to answer"+expand+". Follow nextCursor with cursor (and the same filter and sort).").BodyArguments()
 	}
 
-	get := declare(d.Function, http.MethodGet, item, func(a *API, w http.ResponseWriter, r *http.Request) {
+	get := operation.Declare(d.Function, http.MethodGet, item, func(a *API, w http.ResponseWriter, r *http.Request) {
 		recs, id := k.reads(a), r.PathValue("id")
 		if m, ok := recs.(multiGetter); ok && d.MultiGet && strings.HasPrefix(id, resource.MultiGetPrefix) {
 			found, err := m.GetByIDs(r.Context(), org(r), id)
 			if n, budget, ok := fits(r, found); err == nil && !ok {
 				err = apperr.InvalidPath("ids", "names records of %d bytes in all, more than the %d one answer may take; ask for fewer at once", n, budget)
 			}
-			reply(w, r, http.StatusOK)(found, err)
+			httpapi.Reply(w, r, http.StatusOK)(found, err)
 			return
 		}
 		if len(id) > store.MaxIDLength {
 			httpapi.Error(w, r, apperr.ErrNotFound)
 			return
 		}
-		reply(w, r, http.StatusOK)(recs.Get(r.Context(), org(r), id))
-	}).answers(routes.AnswerRecord).doc(func(op *openapi.Operation) {
+		httpapi.Reply(w, r, http.StatusOK)(recs.Get(r.Context(), org(r), id))
+	}).Answers(routes.AnswerRecord).Doc(func(op *openapi.Operation) {
 		op.Summary = "Get " + withArticle(d.Singular)
 		op.Description = "The " + d.Singular + " with this id in the key's organization, with its version as `ETag`."
 		op.Data, op.ETag = ref, true
@@ -216,52 +217,52 @@ func recordOperations[T any](k kind[T]) []Operation {
 		get.MaxParam, get.Answer = resource.MaxMultiGetSegment, routes.AnswerMeasured
 	}
 	if d.MCP {
-		get = get.tool("get_"+snake.Replace(d.Singular), "Get one "+d.Singular+" by id. "+d.Doc)
+		get = get.AsTool("get_"+snake.Replace(d.Singular), "Get one "+d.Singular+" by id. "+d.Doc)
 	}
 
-	update := declare(d.Function, http.MethodPut, item, func(a *API, w http.ResponseWriter, r *http.Request) {
-		if body, ok := readBody(w, r); ok {
-			reply(w, r, http.StatusOK)(k.writes(a).Update(r.Context(), org(r), r.PathValue("id"), body))
+	update := operation.Declare(d.Function, http.MethodPut, item, func(a *API, w http.ResponseWriter, r *http.Request) {
+		if body, ok := httpapi.Body(w, r); ok {
+			httpapi.Reply(w, r, http.StatusOK)(k.writes(a).Update(r.Context(), org(r), r.PathValue("id"), body))
 		}
-	}).answers(routes.AnswerRecord).doc(func(op *openapi.Operation) {
+	}).Answers(routes.AnswerRecord).Doc(func(op *openapi.Operation) {
 		op.Summary = "Update " + withArticle(d.Singular)
 		op.Description = "Changes the fields sent; a field sent as `null` is cleared. Other fields keep their values."
 		op.Body, op.Data, op.ETag = openapi.Record(d, openapi.Update), ref, true
 		op.Errors = []int{409}
 	})
 	if d.MCP {
-		update = update.tool("update_"+snake.Replace(d.Singular), "Update the "+d.Singular+" with this id: body holds the fields to change "+
+		update = update.AsTool("update_"+snake.Replace(d.Singular), "Update the "+d.Singular+" with this id: body holds the fields to change "+
 			"(null clears one; the others keep their values). With ifMatch, the etag a read or write of it answered, the update is refused (412) "+
 			"if the record changed since. Answers the record and its new etag.")
 	}
 
-	del := declare(d.Function, http.MethodDelete, item, func(a *API, w http.ResponseWriter, r *http.Request) {
-		noContent(w, r, k.writes(a).Delete(r.Context(), org(r), r.PathValue("id")))
-	}).doc(func(op *openapi.Operation) {
+	del := operation.Declare(d.Function, http.MethodDelete, item, func(a *API, w http.ResponseWriter, r *http.Request) {
+		httpapi.NoContent(w, r, k.writes(a).Delete(r.Context(), org(r), r.PathValue("id")))
+	}).Doc(func(op *openapi.Operation) {
 		op.Summary = "Delete " + withArticle(d.Singular)
 		op.Description = "Deletes the " + d.Singular + " (204). A record another one still references where the reference restricts deletes is a 409 naming it."
 		op.Errors = []int{409}
 	})
 	if d.MCP {
-		del = del.tool("delete_"+snake.Replace(d.Singular), "Delete the "+d.Singular+" with this id (a record another one still references "+
+		del = del.AsTool("delete_"+snake.Replace(d.Singular), "Delete the "+d.Singular+" with this id (a record another one still references "+
 			"where the reference restricts deletes is refused, 409). With ifMatch, refused (412) if the record changed since that etag.")
 	}
 
-	ops := []Operation{create, list, query, get, update, del}
+	ops := []operation.Operation{create, list, query, get, update, del}
 	if k.bulk {
 		ops = append(ops, bulkOperations(k)...)
 	}
 	if k.writes == nil {
-		ops = []Operation{list, query, get}
+		ops = []operation.Operation{list, query, get}
 	}
 	for i := range ops {
-		ops[i] = ops[i].of(d.Name)
-		ops[i].generic = true
+		ops[i] = ops[i].Of(d.Name)
+		ops[i].Generic = true
 	}
 	if d.Searchable {
 		// After the list, so that each kind's MCP tools read list, search,
 		// then get.
-		i := slices.IndexFunc(ops, func(op Operation) bool { return op.Pattern() == list.Pattern() })
+		i := slices.IndexFunc(ops, func(op operation.Operation) bool { return op.Pattern() == list.Pattern() })
 		ops = slices.Insert(ops, i+1, searchOperationOf(k))
 	}
 	return ops
@@ -300,14 +301,4 @@ func (s declaredRecords) Present(stored []byte, stamp string) (json.RawMessage, 
 
 func (s declaredRecords) GetByIDs(ctx context.Context, org, segment string) ([]resource.Record, error) {
 	return s.svc.GetByIDs(ctx, org, segment)
-}
-
-// readBody reads the request body; on failure it has answered.
-func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	body, err := httpapi.ReadBody(w, r)
-	if err != nil {
-		httpapi.Error(w, r, err)
-		return nil, false
-	}
-	return body, true
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/openapi"
+	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/search"
 	"github.com/sourcebase/sourcebase/internal/store"
@@ -17,17 +18,17 @@ import (
 // searchOperationOf is POST /v1/<name>/search of the searchable kind k,
 // served by the search function (the only one with a search engine); with
 // MCP set, the search is the kind's MCP tool.
-func searchOperationOf[T any](k kind[T]) Operation {
+func searchOperationOf[T any](k kind[T]) operation.Operation {
 	d, s := k.def, search.SchemaOf(k.def)
-	op := declare(fn.Search, http.MethodPost, "/v1/"+d.Name+"/search", func(a *API, w http.ResponseWriter, r *http.Request) {
+	op := operation.Declare(fn.Search, http.MethodPost, "/v1/"+d.Name+"/search", func(a *API, w http.ResponseWriter, r *http.Request) {
 		present, ok := k.reads(a).(searchable)
 		if !ok {
 			panic("api: the records of " + d.Name + " cannot be presented from search")
 		}
 		a.search(w, r, s, present.Present)
-	}).readOnly().answers(routes.AnswerSearch).of(d.Name).doc(func(op *openapi.Operation) { searchOperation(op, d) })
+	}).Safe().Answers(routes.AnswerSearch).Of(d.Name).Doc(func(op *openapi.Operation) { searchOperation(op, d) })
 	if d.MCP {
-		op = op.tool("search_"+d.Name, "Search the organization's "+d.Name+": text, structured filters (and/or of field conditions), sort, pages. "+
+		op = op.AsTool("search_"+d.Name, "Search the organization's "+d.Name+": text, structured filters (and/or of field conditions), sort, pages. "+
 			"Answers the "+d.Name+" as GET answers them, with paging metadata.")
 	}
 	return op
@@ -55,7 +56,7 @@ func (a *API) search(w http.ResponseWriter, r *http.Request, s *search.Schema, p
 		httpapi.Error(w, r, err)
 		return
 	}
-	res, err := a.d.Search.Search(r.Context(), principal(r).OrgID, s, req)
+	res, err := a.d.Search.Search(r.Context(), httpapi.Caller(r).OrgID, s, req)
 	if err != nil {
 		httpapi.Error(w, r, err)
 		return

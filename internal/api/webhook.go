@@ -9,6 +9,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/openapi"
+	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/ratelimit"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
@@ -21,9 +22,9 @@ import (
 // counted against the trigger's rate limit. Every slug reaches the
 // handler, however long: one that leads to no trigger is answered exactly
 // as a wrong secret (runs.Receive).
-func webhookOperations() []Operation {
-	op := declare(fn.Webhook, http.MethodPost, workflows.WebhookPath+"{slug}", (*API).receiveWebhook).
-		rate(routes.RateDelivery).answers(routes.AnswerRecord).of(runs.Def.Name).doc(func(op *openapi.Operation) {
+func webhookOperations() []operation.Operation {
+	op := operation.Declare(fn.Webhook, http.MethodPost, workflows.WebhookPath+"{slug}", (*API).receiveWebhook).
+		RateOf(routes.RateDelivery).Answers(routes.AnswerRecord).Of(runs.Def.Name).Doc(func(op *openapi.Operation) {
 		op.Summary, op.Status = "Deliver a webhook to a workflow's trigger", http.StatusAccepted
 		op.Description = "Starts a run of the trigger's workflow after the signature check of its scheme; the payload becomes the run's " +
 			"`webhook.payload` (with `webhook.headers` and `webhook.query`). A delivery id (`X-GitHub-Delivery`, `Webhook-Id`, " +
@@ -41,7 +42,7 @@ func webhookOperations() []Operation {
 		op.Preconditioned = false
 	})
 	op.MaxParam = math.MaxInt
-	return []Operation{op}
+	return []operation.Operation{op}
 }
 
 // errRateLimited refuses a delivery over its trigger's rate limit.
