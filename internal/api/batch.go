@@ -69,7 +69,7 @@ func bulkOperations[T any](k kind[T]) []operation.Operation {
 			}
 			httpapi.Reply(w, r, status)(rec, err)
 		}).Answers(routes.AnswerRecord).Doc(func(op *openapi.Operation) {
-			op.Summary = "Upsert " + withArticle(d.Singular) + " by a unique field"
+			op.Summary = "Upsert " + operation.WithArticle(d.Singular) + " by a unique field"
 			op.Description = "Writes the " + d.Singular + " whose unique field `match` holds the body's value: created from the body (`201`) when none does, " +
 				"else updated with the fields the body sets (`200`; immutable fields must hold the stored values). Safe under concurrency: parallel upserts " +
 				"of one value make one record. The same upsert as a batch's `upsert` operation and an import in `upsert` mode."
@@ -450,15 +450,15 @@ func batchVariants(d *resource.Def) []batchVariant {
 			"type": "object", "description": desc, "required": append([]any{"op"}, required...), "properties": props, "additionalProperties": false}}
 	}
 	out := []batchVariant{
-		variant(batchCreate, "a batch's create of "+withArticle(d.Singular), []any{"data"},
+		variant(batchCreate, "a batch's create of "+operation.WithArticle(d.Singular), []any{"data"},
 			openapi.Schema{"data": data("`POST /v1/" + d.Name + "`")}),
-		variant(batchUpdate, "a batch's update of "+withArticle(d.Singular), []any{"id", "data"},
+		variant(batchUpdate, "a batch's update of "+operation.WithArticle(d.Singular), []any{"id", "data"},
 			openapi.Schema{"id": id, "ifMatch": tag, "data": data("`PUT /v1/" + d.Name + "/{id}`")}),
-		variant(batchDelete, "a batch's delete of "+withArticle(d.Singular), []any{"id"},
+		variant(batchDelete, "a batch's delete of "+operation.WithArticle(d.Singular), []any{"id"},
 			openapi.Schema{"id": id, "ifMatch": tag}),
 	}
 	if unique := d.UniqueFields(); len(unique) > 0 {
-		out = append(out, variant(batchUpsert, "a batch's upsert of "+withArticle(d.Singular)+" by a unique field", []any{"match", "data"},
+		out = append(out, variant(batchUpsert, "a batch's upsert of "+operation.WithArticle(d.Singular)+" by a unique field", []any{"match", "data"},
 			openapi.Schema{"match": text(100, "the unique field the record is matched by: "+strings.Join(unique, ", ")),
 				"data": data("`PUT /v1/" + d.Name + "?match=`")}))
 	}

@@ -81,7 +81,7 @@ func eventOperations() []operation.Operation {
 					"table's stream). Filters combine; see docs/events.md for every event type and its payload. A member key reads no event of " +
 					"the records only admin keys read (API keys, webhook endpoints): the list leaves them out, and naming their resource type " +
 					"in `resourceType` or `type` is a 403."
-				op.Query, op.Data, op.Paged = eventQuery(), arrayOf("Event"), true
+				op.Query, op.Data, op.Paged = eventQuery(), operation.ArrayOf("Event"), true
 			}),
 		operation.Declare(fn.Hooks, http.MethodGet, "/v1/events/{id}", (*API).getEvent).InTopic("events").Answers(routes.AnswerRecord).Doc(func(op *openapi.Operation) {
 			op.Summary, op.Data = "Get one event", openapi.Ref("Event")
@@ -97,7 +97,7 @@ func eventOperations() []operation.Operation {
 		}),
 		operation.Declare(fn.Hooks, http.MethodGet, base, (*API).listEndpoints).InTopic("webhook-endpoints").AdminOnly(ManagingWebhookEndpoints).Answers(routes.AnswerPaged).Doc(func(op *openapi.Operation) {
 			op.Summary, op.Description = "List the webhook endpoints", "Admin keys only. Secrets are never shown."
-			op.Query, op.Data, op.Paged = pageOnlyQuery(), arrayOf("WebhookEndpoint"), true
+			op.Query, op.Data, op.Paged = operation.PageOnlyQuery(), operation.ArrayOf("WebhookEndpoint"), true
 		}),
 		operation.Declare(fn.Hooks, http.MethodGet, item, (*API).getEndpoint).InTopic("webhook-endpoints").AdminOnly(ManagingWebhookEndpoints).Answers(routes.AnswerRecord).Doc(func(op *openapi.Operation) {
 			op.Summary, op.Description = "Get a webhook endpoint", "Admin keys only."
@@ -131,9 +131,9 @@ func eventOperations() []operation.Operation {
 			op.Summary = "List a webhook endpoint's deliveries"
 			op.Description = "Admin keys only. Newest first, each with its attempts (time, HTTP status, latency, the first KiB of the answer). " +
 				"Kept 30 days."
-			op.Query = append(pageOnlyQuery(), openapi.Param{Name: "status", Description: "only deliveries in this status",
+			op.Query = append(operation.PageOnlyQuery(), openapi.Param{Name: "status", Description: "only deliveries in this status",
 				Schema: openapi.Schema{"type": "string", "enum": []any{endpoints.Pending, endpoints.Succeeded, endpoints.Failed}}})
-			op.Data, op.Paged = arrayOf("WebhookDelivery"), true
+			op.Data, op.Paged = operation.ArrayOf("WebhookDelivery"), true
 		}),
 		operation.Declare(fn.Hooks, http.MethodPost, item+"/deliveries/{deliveryId}/retry", (*API).retryDelivery).InTopic("webhook-endpoints").AdminOnly(ManagingWebhookEndpoints).Answers(routes.AnswerRecord).Doc(func(op *openapi.Operation) {
 			op.Summary, op.Status = "Retry a delivery", http.StatusAccepted
@@ -185,23 +185,12 @@ func endpointInput(create bool) openapi.Schema {
 	return s
 }
 
-// pageOnlyQuery are the paging parameters of a list in id order.
-func pageOnlyQuery() []openapi.Param {
-	var out []openapi.Param
-	for _, p := range listQuery(nil, nil) {
-		if p.Name == "limit" || p.Name == "cursor" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // The query parameters of GET /v1/events.
 var eventParams = []string{"limit", "cursor", "direction", "resourceType", "resourceId", "type", "actor", "since", "until"}
 
 func eventQuery() []openapi.Param {
 	str := openapi.Schema{"type": "string"}
-	out := pageOnlyQuery()
+	out := operation.PageOnlyQuery()
 	return append(out,
 		openapi.Param{Name: "direction", Description: "`desc` (default, newest first) or `asc`", Schema: openapi.Schema{"type": "string", "enum": []any{"asc", "desc"}, "default": "desc"}},
 		openapi.Param{Name: "resourceType", Description: "only events of these resource types, comma-separated (`company,deal`; at most " + strconv.Itoa(MaxEventFilterValues) + ", each counted once)", Schema: str},

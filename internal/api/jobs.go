@@ -151,9 +151,9 @@ func jobOperations() []operation.Operation {
 				op.Body = importBody()
 			}),
 		operation.Declare(fn.Data, http.MethodGet, "/v1/imports", (*API).listImports).InTopic("imports").Answers(routes.AnswerPaged).Doc(func(op *openapi.Operation) {
-			op.Summary, op.Data, op.Paged = "List imports", arrayOf("ImportJob"), true
+			op.Summary, op.Data, op.Paged = "List imports", operation.ArrayOf("ImportJob"), true
 			op.Description = "The organization's imports, newest first."
-			op.Query = pageOnlyQuery()
+			op.Query = operation.PageOnlyQuery()
 		}),
 		operation.Declare(fn.Data, http.MethodGet, "/v1/imports/{id}", (*API).getImport).InTopic("imports").Answers(routes.AnswerRecord).
 			AsTool("get_import", "Read an import: its status (awaitingUpload, queued, running, completed, failed), its counts (total, processed, created, updated, failed) and errorsUrl.").
@@ -171,9 +171,9 @@ func jobOperations() []operation.Operation {
 				op.Body = exportBody()
 			}),
 		operation.Declare(fn.Data, http.MethodGet, "/v1/exports", (*API).listExports).InTopic("exports").Answers(routes.AnswerPaged).Doc(func(op *openapi.Operation) {
-			op.Summary, op.Data, op.Paged = "List exports", arrayOf("ExportJob"), true
+			op.Summary, op.Data, op.Paged = "List exports", operation.ArrayOf("ExportJob"), true
 			op.Description = "The organization's exports, newest first."
-			op.Query = pageOnlyQuery()
+			op.Query = operation.PageOnlyQuery()
 		}),
 		operation.Declare(fn.Data, http.MethodGet, "/v1/exports/{id}", (*API).getExport).InTopic("exports").Answers(routes.AnswerRecord).
 			AsTool("get_export", "Read an export: its status and, once completed, rows and downloadUrl.").

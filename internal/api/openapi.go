@@ -12,11 +12,12 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/sourcebase/sourcebase/internal/api/enrichmentapi"
+	"github.com/sourcebase/sourcebase/internal/api/keysapi"
+	"github.com/sourcebase/sourcebase/internal/api/listsapi"
+	"github.com/sourcebase/sourcebase/internal/api/metricsapi"
 	"github.com/sourcebase/sourcebase/internal/companies"
-	"github.com/sourcebase/sourcebase/internal/enrichment"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
-	"github.com/sourcebase/sourcebase/internal/keys"
-	"github.com/sourcebase/sourcebase/internal/metrics"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/resource"
@@ -217,26 +218,16 @@ func componentSchemas() map[string]openapi.Schema {
 		out[SchemaName(d)] = openapi.Record(d, openapi.Output)
 		out[ListedSchemaName(d)] = listedSchema(d)
 	}
-	out["Key"] = openapi.TypeOf(reflect.TypeFor[keys.Key]())
-	entry := openapi.TypeOf(reflect.TypeFor[resources.Entry]())
-	entry["properties"].(openapi.Schema)["record"] = openapi.Schema{"type": []any{"object", "null"}, "additionalProperties": true,
-		"description": "the record as GET answers it; null when it no longer exists"}
-	out["ListEntry"] = entry
-	out["EnrichmentValue"] = openapi.TypeOf(reflect.TypeFor[enrichment.Value]())
-	out["MetricPoint"] = openapi.TypeOf(reflect.TypeFor[metrics.SeriesPoint]())
-	out["StoredMetricPoint"] = openapi.TypeOf(reflect.TypeFor[metrics.Point]())
-	series := openapi.TypeOf(reflect.TypeFor[metrics.Series]())
-	series["properties"].(openapi.Schema)["points"] = arrayOf("MetricPoint")
-	out["MetricSeries"] = series
+	keysapi.Schemas(out)
+	listsapi.Schemas(out)
+	enrichmentapi.Schemas(out)
+	metricsapi.Schemas(out)
 	out["WebhookTrigger"] = openapi.TypeOf(reflect.TypeFor[workflows.WebhookTrigger]())
 	for _, d := range Searchable() {
 		out[SchemaName(d)+"Search"] = searchSchema(search.SchemaOf(d))
 	}
 	out["SearchPredicate"] = predicateSchema()
 	filterComponents(out)
-	out["MetricPointInput"] = metricPointInput()
-	out["MetricSeriesQuery"] = metricQuery()
-	out["EnrichmentValueInput"] = enrichmentInput()
 	out["SearchMetadata"] = openapi.TypeOf(reflect.TypeFor[searchMetadata]())
 	eventSchemas(out)
 	jobSchemas(out)
@@ -366,29 +357,6 @@ func roleAndWriteStatuses(o operation.Operation) []int {
 	return out
 }
 
-// listQuery are the parameters of a list of d, filtered by filters.
-func listQuery(sortable, filters []string) []openapi.Param {
-	str := openapi.Schema{"type": "string"}
-	sortEnum := make([]any, len(sortable))
-	for i, s := range sortable {
-		sortEnum[i] = s
-	}
-	ps := []openapi.Param{
-		{Name: "limit", Description: "records per page, 1 to " + itoa(httpapi.MaxLimit) + " (outside: clamped); default " + itoa(httpapi.DefaultLimit),
-			Schema: openapi.Schema{"type": "integer", "default": httpapi.DefaultLimit}},
-		{Name: "page", Description: "the page, 1 to " + itoa(httpapi.MaxPage) + "; for deeper lists follow `cursor`",
-			Schema: openapi.Schema{"type": "integer", "minimum": 1, "maximum": httpapi.MaxPage, "default": 1}},
-		{Name: "cursor", Description: "the `X-Next-Cursor` of the previous page (bound to this list: same sort and filter)", Schema: str},
-		{Name: "sort", Description: "the field to order by; default `id`, the order records were created in", Schema: openapi.Schema{"type": "string", "enum": sortEnum}},
-		{Name: "direction", Description: "`desc` (default, newest first) or `asc`", Schema: openapi.Schema{"type": "string", "enum": []any{"asc", "desc"}, "default": "desc"}},
-		{Name: "lt", Description: "only records whose `id` is less than this one, whatever the sort", Schema: str},
-	}
-	for _, f := range filters {
-		ps = append(ps, openapi.Param{Name: f, Description: "only records whose `" + f + "` is this value (one filter at a time)", Schema: str})
-	}
-	return ps
-}
-
 // searchOperation describes POST /v1/<name>/search of d.
 func searchOperation(op *openapi.Operation, d *resource.Def) {
 	op.Summary = "Search " + d.Name
@@ -400,7 +368,7 @@ func searchOperation(op *openapi.Operation, d *resource.Def) {
 	}
 	op.Body, op.BodyOptional, op.Raw = openapi.Ref(SchemaName(d)+"Search"), true, true
 	op.Data = openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"data", "metadata"},
-		"properties": openapi.Schema{"data": arrayOf(SchemaName(d)), "metadata": openapi.Ref("SearchMetadata")}}
+		"properties": openapi.Schema{"data": operation.ArrayOf(SchemaName(d)), "metadata": openapi.Ref("SearchMetadata")}}
 }
 
 // searchSchema is the search body of s: its fields and operators.
@@ -448,107 +416,6 @@ func predicateSchema() openapi.Schema {
 			"value":    predicateValue("a value of the field's type; an array for `in` and `nin`, a boolean for `exists`"),
 			"and":      group,
 			"or":       group,
-		}}
-}
-
-// enrichmentListQuery are the parameters of a record's candidate values:
-// the cursor of an answer cut at the byte budget, and limit and page,
-// which no longer have defaults (the ranking is the order, so none of
-// the order's).
-func enrichmentListQuery() []openapi.Param {
-	var out []openapi.Param
-	for _, p := range listQuery(nil, nil) {
-		if !slices.Contains(enrichmentListParams, p.Name) {
-			continue
-		}
-		switch p.Name {
-		case "cursor":
-			p.Description = "the `X-Next-Cursor` of the previous answer (bound to this record's candidates)"
-		case "limit":
-			p.Description = "at most this many candidates, 1 to " + itoa(httpapi.MaxLimit) + " (outside: clamped); default: every one"
-			p.Schema = openapi.Schema{"type": "integer"}
-		case "page":
-			p.Description = "with `limit`, the page of that size, 1 to " + itoa(httpapi.MaxPage) + " (400 without `limit`)"
-			p.Schema = openapi.Schema{"type": "integer", "minimum": 1, "maximum": httpapi.MaxPage}
-		}
-		out = append(out, p)
-	}
-	return out
-}
-
-// withArticle is a noun with its indefinite article: "a deal", "an activity".
-func withArticle(noun string) string {
-	if strings.ContainsRune("aeiou", rune(noun[0])) {
-		return "an " + noun
-	}
-	return "a " + noun
-}
-
-func arrayOf(name string) openapi.Schema {
-	return openapi.Schema{"type": "array", "items": openapi.Ref(name)}
-}
-
-func enums(vs []string) []any {
-	out := make([]any, len(vs))
-	for i, v := range vs {
-		out[i] = v
-	}
-	return out
-}
-
-func enrichmentInput() openapi.Schema {
-	props := slices.Sorted(slices.Values(enrichment.CompanyProperties))
-	str := func(max int, d string) openapi.Schema {
-		return openapi.Schema{"type": "string", "maxLength": max, "description": d}
-	}
-	return openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"property", "value", "source", "confidence"},
-		"properties": openapi.Schema{
-			"property":   openapi.Schema{"type": "string", "enum": enums(props), "description": "the attribute"},
-			"value":      openapi.Schema{"description": "a value of the attribute's type (as the record's field)"},
-			"provider":   nullableStr(str(200, "who found it")),
-			"source":     openapi.Schema{"type": "string", "enum": enums(enrichment.Sources)},
-			"sourceId":   nullableStr(str(256, "where it was found; for a `document` source, the id of a document")),
-			"confidence": openapi.Schema{"type": "number", "minimum": 0, "maximum": 100},
-			"capturedOn": openapi.Schema{"type": []any{"string", "null"}, "format": "date-time", "description": "when it was found; now when not sent"},
-		}}
-}
-
-func nullableStr(s openapi.Schema) openapi.Schema {
-	s["type"] = []any{"string", "null"}
-	return s
-}
-
-func metricPointInput() openapi.Schema {
-	str := func(d string) openapi.Schema { return openapi.Schema{"type": "string", "description": d} }
-	return openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"resource", "key", "date", "value", "source"},
-		"properties": openapi.Schema{
-			"resource":   str(metrics.ResourceFormat(resources.SeriesKinds())),
-			"key":        str(metrics.KeyFormat),
-			"date":       openapi.Schema{"type": "string", "format": "date"},
-			"value":      openapi.Schema{"type": "number"},
-			"unit":       nullableStr(openapi.Schema{"maxLength": 50}),
-			"currency":   nullableStr(openapi.Schema{"pattern": "^[A-Z]{3}$", "description": "an ISO 4217 code"}),
-			"source":     openapi.Schema{"type": "string", "minLength": 1, "maxLength": 100},
-			"confidence": openapi.Schema{"type": []any{"number", "null"}, "minimum": 0, "maximum": 100},
-			"dealId":     nullableStr(openapi.Schema{"description": "the deal the point belongs to"}),
-			"periodType": openapi.Schema{"type": []any{"string", "null"}, "enum": append(enums(metrics.PeriodTypes), nil)},
-		}}
-}
-
-func metricQuery() openapi.Schema {
-	return openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"resource", "key"},
-		"properties": openapi.Schema{
-			"resource":    openapi.Schema{"type": "string", "description": metrics.ResourceFormat(resources.SeriesKinds())},
-			"key":         openapi.Schema{"type": "string", "description": metrics.KeyFormat},
-			"dealContext": nullableStr(openapi.Schema{"description": "a deal id: its points take precedence over general points"}),
-			"policy":      openapi.Schema{"type": []any{"string", "null"}, "enum": append(enums(metrics.Policies), nil)},
-			"period": openapi.Schema{"type": []any{"object", "null"}, "additionalProperties": false, "properties": openapi.Schema{
-				"start":         openapi.Schema{"type": []any{"string", "null"}, "format": "date"},
-				"end":           openapi.Schema{"type": []any{"string", "null"}, "format": "date"},
-				"granularity":   openapi.Schema{"type": []any{"string", "null"}, "enum": append(enums(metrics.Granularities), nil)},
-				"sources":       openapi.Schema{"type": []any{"array", "null"}, "items": openapi.Schema{"type": "string"}, "maxItems": 50},
-				"minConfidence": openapi.Schema{"type": []any{"number", "null"}, "minimum": 0, "maximum": 100},
-			}},
 		}}
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/listing"
 	"github.com/sourcebase/sourcebase/internal/openapi"
+	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/search"
 )
@@ -65,7 +66,7 @@ func listOperation(op *openapi.Operation, d *resource.Def) {
 // expandable fields) and the older lookup filters.
 func recordListQuery(d *resource.Def, res listing.Resource) []openapi.Param {
 	var out []openapi.Param
-	for _, p := range listQuery(nil, nil) {
+	for _, p := range operation.ListQuery(nil, nil) {
 		switch p.Name {
 		case "sort":
 			out = append(out, sortParam(d, res.Schema))
@@ -120,14 +121,14 @@ func sortParam(d *resource.Def, s *search.Schema) openapi.Param {
 			"Fields: " + codes(names) + "; indexed (served without reading every record): " + codes(d.SortFields()),
 		Schema: openapi.Schema{"type": "string", "pattern": "^" + key + "(," + key + "){0," + itoa(listing.MaxSortKeys-1) + "}$",
 			openapi.CommaSeparated: openapi.Schema{"type": "array", "minItems": 1, "maxItems": listing.MaxSortKeys,
-				"items": openapi.Schema{"type": "string", "enum": enums(keys)}}}}
+				"items": openapi.Schema{"type": "string", "enum": operation.Enums(keys)}}}}
 }
 
 // namesSchema is a comma-separated list of some of names.
 func namesSchema(names []string) openapi.Schema {
 	name := alternatives(names)
 	return openapi.Schema{"type": "string", "pattern": "^" + name + "(," + name + ")*$",
-		openapi.CommaSeparated: openapi.Schema{"type": "array", "minItems": 1, "items": openapi.Schema{"type": "string", "enum": enums(names)}}}
+		openapi.CommaSeparated: openapi.Schema{"type": "array", "minItems": 1, "items": openapi.Schema{"type": "string", "enum": operation.Enums(names)}}}
 }
 
 // alternatives is a pattern matching one of names.
@@ -198,7 +199,7 @@ func conditions(d *resource.Def, body bool, description string) openapi.Schema {
 		}
 		props[f.Name] = openapi.Ref(name)
 		if df, ok := d.FieldAt(f.Name); ok && df.Kind == resource.Enum {
-			props[f.Name] = filterSchema(f.Type, openapi.Schema{"type": "string", "enum": enums(df.Values)}, body)
+			props[f.Name] = filterSchema(f.Type, openapi.Schema{"type": "string", "enum": operation.Enums(df.Values)}, body)
 		}
 	}
 	return openapi.Schema{"type": "object", "additionalProperties": false, "properties": props, "description": description}
@@ -222,7 +223,7 @@ func querySchema(d *resource.Def) openapi.Schema {
 			"description": "up to " + itoa(listing.MaxSortKeys) + " sort keys, the first the most significant; ties are broken by id in the order of the last key, " +
 				"and a record without a value sorts as the smallest. Default: by `id`, newest first. Indexed (served without reading every record): " + codes(d.SortFields()),
 			"items": openapi.Ref(QuerySortKeyName(d))},
-		listing.BodyFields: openapi.Schema{"type": "array", "minItems": 1, "items": openapi.Schema{"type": "string", "enum": enums(listFieldNames(d))},
+		listing.BodyFields: openapi.Schema{"type": "array", "minItems": 1, "items": openapi.Schema{"type": "string", "enum": operation.Enums(listFieldNames(d))},
 			"description": "answer only these top-level fields of each record (`id` is always answered)"},
 		listing.BodyLimit: openapi.Schema{"type": "integer", "minimum": 1, "maximum": httpapi.MaxLimit, "default": httpapi.DefaultLimit,
 			"description": "records a page holds at most (fewer when the page would pass the answer's byte budget, or has read what a page may read)"},
@@ -230,7 +231,7 @@ func querySchema(d *resource.Def) openapi.Schema {
 			"description": "the `X-Next-Cursor` of the previous page, sent with the same filter and sort"},
 	}
 	if len(res.Expandable) > 0 {
-		props[listing.BodyExpand] = openapi.Schema{"type": "array", "minItems": 1, "items": openapi.Schema{"type": "string", "enum": enums(res.Expandable)},
+		props[listing.BodyExpand] = openapi.Schema{"type": "array", "minItems": 1, "items": openapi.Schema{"type": "string", "enum": operation.Enums(res.Expandable)},
 			"description": "reference fields whose records each record carries under `expanded`, as `GET` answers them (`null` when the record no longer exists)"}
 	}
 	return openapi.Schema{"type": "object", "additionalProperties": false, "properties": props,
@@ -253,8 +254,8 @@ func querySortKey(d *resource.Def) openapi.Schema {
 	return openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"field", "direction"},
 		"description": "a sort key of " + d.Name + ": a field and its direction",
 		"properties": openapi.Schema{
-			"field":     openapi.Schema{"type": "string", "enum": enums(sortable), "description": "a field holding one value"},
-			"direction": openapi.Schema{"type": "string", "enum": enums([]string{"asc", "desc"}), "description": "ascending or descending"}}}
+			"field":     openapi.Schema{"type": "string", "enum": operation.Enums(sortable), "description": "a field holding one value"},
+			"direction": openapi.Schema{"type": "string", "enum": operation.Enums([]string{"asc", "desc"}), "description": "ascending or descending"}}}
 }
 
 // queryOperation describes POST /v1/<name>/query of d.
@@ -427,7 +428,7 @@ func ListedSchemaName(d *resource.Def) string { return "Listed" + SchemaName(d) 
 func listedSchema(d *resource.Def) openapi.Schema {
 	s := openapi.Record(d, openapi.Output)
 	s["required"] = []any{resource.FieldID}
-	s["description"] = withArticle(d.Singular) + " as its list answers it: every field, or those `fields` names (and `id`)"
+	s["description"] = operation.WithArticle(d.Singular) + " as its list answers it: every field, or those `fields` names (and `id`)"
 	expandable := expandable(d)
 	if len(expandable) == 0 {
 		return s

@@ -146,13 +146,13 @@ func recordOperations[T any](k kind[T]) []operation.Operation {
 			httpapi.Reply(w, r, http.StatusCreated)(k.writes(a).Create(r.Context(), org(r), body))
 		}
 	}).Answers(routes.AnswerRecord).Doc(func(op *openapi.Operation) {
-		op.Summary = "Create " + withArticle(d.Singular)
+		op.Summary = "Create " + operation.WithArticle(d.Singular)
 		op.Description = d.Doc + " Answers the stored record (201), with its version as `ETag`."
 		op.Body, op.Status, op.Data, op.ETag = openapi.Record(d, openapi.Create), http.StatusCreated, ref, true
 		op.Errors = []int{409}
 	})
 	if d.MCP {
-		create = create.AsTool("create_"+snake.Replace(d.Singular), "Create "+withArticle(d.Singular)+": body holds its fields. "+
+		create = create.AsTool("create_"+snake.Replace(d.Singular), "Create "+operation.WithArticle(d.Singular)+": body holds its fields. "+
 			"Answers the stored record and its etag (for ifMatch).")
 	}
 
@@ -192,7 +192,7 @@ func recordOperations[T any](k kind[T]) []operation.Operation {
 		recs, id := k.reads(a), r.PathValue("id")
 		if m, ok := recs.(multiGetter); ok && d.MultiGet && strings.HasPrefix(id, resource.MultiGetPrefix) {
 			found, err := m.GetByIDs(r.Context(), org(r), id)
-			if n, budget, ok := fits(r, found); err == nil && !ok {
+			if n, budget, ok := httpapi.Fits(r, found); err == nil && !ok {
 				err = apperr.InvalidPath("ids", "names records of %d bytes in all, more than the %d one answer may take; ask for fewer at once", n, budget)
 			}
 			httpapi.Reply(w, r, http.StatusOK)(found, err)
@@ -204,7 +204,7 @@ func recordOperations[T any](k kind[T]) []operation.Operation {
 		}
 		httpapi.Reply(w, r, http.StatusOK)(recs.Get(r.Context(), org(r), id))
 	}).Answers(routes.AnswerRecord).Doc(func(op *openapi.Operation) {
-		op.Summary = "Get " + withArticle(d.Singular)
+		op.Summary = "Get " + operation.WithArticle(d.Singular)
 		op.Description = "The " + d.Singular + " with this id in the key's organization, with its version as `ETag`."
 		op.Data, op.ETag = ref, true
 		if d.MultiGet {
@@ -225,7 +225,7 @@ func recordOperations[T any](k kind[T]) []operation.Operation {
 			httpapi.Reply(w, r, http.StatusOK)(k.writes(a).Update(r.Context(), org(r), r.PathValue("id"), body))
 		}
 	}).Answers(routes.AnswerRecord).Doc(func(op *openapi.Operation) {
-		op.Summary = "Update " + withArticle(d.Singular)
+		op.Summary = "Update " + operation.WithArticle(d.Singular)
 		op.Description = "Changes the fields sent; a field sent as `null` is cleared. Other fields keep their values."
 		op.Body, op.Data, op.ETag = openapi.Record(d, openapi.Update), ref, true
 		op.Errors = []int{409}
@@ -239,7 +239,7 @@ func recordOperations[T any](k kind[T]) []operation.Operation {
 	del := operation.Declare(d.Function, http.MethodDelete, item, func(a *API, w http.ResponseWriter, r *http.Request) {
 		httpapi.NoContent(w, r, k.writes(a).Delete(r.Context(), org(r), r.PathValue("id")))
 	}).Doc(func(op *openapi.Operation) {
-		op.Summary = "Delete " + withArticle(d.Singular)
+		op.Summary = "Delete " + operation.WithArticle(d.Singular)
 		op.Description = "Deletes the " + d.Singular + " (204). A record another one still references where the reference restricts deletes is a 409 naming it."
 		op.Errors = []int{409}
 	})

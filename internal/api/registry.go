@@ -7,6 +7,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/sourcebase/sourcebase/internal/api/enrichmentapi"
+	"github.com/sourcebase/sourcebase/internal/api/keysapi"
+	"github.com/sourcebase/sourcebase/internal/api/listsapi"
+	"github.com/sourcebase/sourcebase/internal/api/metricsapi"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/resource"
@@ -23,23 +27,47 @@ func Operations() []operation.Operation { return slices.Clone(registry()) }
 var (
 	registryOnce sync.Once
 	registered   []operation.Operation
+	// servedBy is the index in features() of the feature that declares
+	// each registered operation.
+	servedBy []int
 )
 
 // registry is the registry, declared on first use.
 func registry() []operation.Operation {
-	registryOnce.Do(func() { registered = declareAll() })
+	registryOnce.Do(func() {
+		var groups [][]operation.Operation
+		for i, f := range features() {
+			ops := f.operations()
+			groups = append(groups, ops)
+			for range ops {
+				servedBy = append(servedBy, i)
+			}
+		}
+		registered = operation.Collect(groups...)
+	})
 	return registered
 }
 
-// declareAll declares every operation; operation.Collect checks them.
-func declareAll() []operation.Operation {
-	groups := [][]operation.Operation{serviceOperations(), keyOperations(),
-		recordOperations(companyKind()), workflowOperations(), runOperations(), webhookOperations()}
+// feature is a group of operations and what its handlers are served over
+// (the value its operations' Serve takes).
+type feature struct {
+	operations func() []operation.Operation
+	deps       func(a *API) any
+}
+
+// features are the service's features, in the order the registry lists
+// their operations (the reference's and the MCP tools' order).
+func features() []feature {
+	self := func(a *API) any { return a }
+	fs := []feature{{serviceOperations, self},
+		{keysapi.Operations, func(a *API) any { return keysapi.New(a.d.Keys, a.d.Auth) }},
+		{func() []operation.Operation { return recordOperations(companyKind()) }, self},
+		{workflowOperations, self}, {runOperations, self}, {webhookOperations, self}}
 	for _, k := range declaredKinds() {
-		groups = append(groups, recordOperations(k))
+		fs = append(fs, feature{func() []operation.Operation { return recordOperations(k) }, self})
 	}
-	groups = append(groups, listEntryOperations(), dataOperations(), enrichmentOperations(), jobOperations(), eventOperations(), mcpOperations())
-	return operation.Collect(groups...)
+	return append(fs, feature{listsapi.Operations, func(a *API) any { return listsapi.New(a.d.Entries) }}, feature{metricsapi.Operations, func(a *API) any { return metricsapi.New(a.d.Metrics) }}, feature{enrichmentapi.Operations, func(a *API) any { return enrichmentapi.New(a.d.Enrichment) }},
+		feature{jobOperations, self}, feature{eventOperations, self}, feature{mcpOperations, self})
 }
 
 // Routes is the route table: the registry's routes and policies.
@@ -50,15 +78,20 @@ func Routes() []routes.Route { return operation.Routes(registry()) }
 // and a known path with a wrong method 405, whichever function serves it.
 func (a *API) Handler(functions ...string) http.Handler {
 	ops := registry()
+	fs := features()
+	deps := make([]any, len(fs))
 	handlers := make(map[string]http.Handler, len(ops))
-	table := make([]routes.Route, len(ops))
 	for i, op := range ops {
-		table[i] = op.Route
-		if len(functions) == 0 || slices.Contains(functions, op.Function) {
-			handlers[op.Pattern()] = op.Serve(a)
+		if len(functions) > 0 && !slices.Contains(functions, op.Function) {
+			continue
 		}
+		f := servedBy[i]
+		if deps[f] == nil {
+			deps[f] = fs[f].deps(a)
+		}
+		handlers[op.Pattern()] = op.Serve(deps[f])
 	}
-	return httpapi.NewRouter(table, handlers, httpapi.Authenticate(a.d.Auth, a.d.Limits), httpapi.Idempotency(a.d.Store))
+	return httpapi.NewRouter(operation.Routes(ops), handlers, httpapi.Authenticate(a.d.Auth, a.d.Limits), httpapi.Idempotency(a.d.Store))
 }
 
 // MCP is what the MCP server offers (api.Deps.NewMCP): the tools of the

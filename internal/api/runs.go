@@ -31,7 +31,7 @@ func runOperations() []operation.Operation {
 			Doc(func(op *openapi.Operation) {
 				op.Summary = "List a workflow's runs"
 				op.Description = "A page of the runs of one workflow, newest first."
-				op.Query, op.Data, op.Paged = listQuery(runs.Def.SortFields(), nil), arrayOf("WorkflowRun"), true
+				op.Query, op.Data, op.Paged = operation.ListQuery(runs.Def.SortFields(), nil), operation.ArrayOf("WorkflowRun"), true
 			}),
 		operation.Declare(fn.Workflows, http.MethodPatch, "/v1/workflow-runs/{id}", (*API).renameRun).Answers(routes.AnswerRecord).Of(runs.Def.Name).
 			Doc(func(op *openapi.Operation) {

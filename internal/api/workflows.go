@@ -11,6 +11,10 @@ import (
 	"github.com/sourcebase/sourcebase/internal/workflows"
 )
 
+// RotatingWebhookSecrets is what rotating a trigger's secret is, as its
+// 403 names it ("rotating a webhook secret requires an admin key").
+const RotatingWebhookSecrets = "rotating a webhook secret"
+
 // workflowOperations are the generic operations of workflows (with MCP
 // tools list_workflows and get_workflow), and the rotation of a trigger's
 // secret.

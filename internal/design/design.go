@@ -30,10 +30,10 @@ var Layers = []Layer{
 		"dev/localsfn", "webhook", "webhook/webhooktest", "perfreport", "design", "outbound", "blob", "dev/testinputs"}},
 	{"storage", []string{"store", "steps", "streams", "streams/streamsapi", "blob/s3blob"}},
 	{"platform", []string{"resource", "listing", "keys", "auth", "ratelimit", "routes", "metrics", "search", "search/searchtest",
-		"search/embedded", "search/opensearch", "openapi", "operation", "admin", "dev/testenv", "events", "events/bus", "bulk"}},
-	{"http", []string{"httpapi"}},
+		"search/embedded", "search/opensearch", "openapi", "admin", "dev/testenv", "events", "events/bus", "bulk"}},
+	{"http", []string{"httpapi", "operation"}},
 	{"domain", []string{"companies", "workflows", "enrichment", "runs", "resources", "search/opensearch/golden", "endpoints", "endpoints/sqsqueue", "jobs"}},
-	{"surface", []string{"api", "mcpserver", "generate"}},
+	{"surface", []string{"api/keysapi", "api/enrichmentapi", "api/listsapi", "api/metricsapi", "api", "mcpserver", "generate"}},
 	{"assembly", []string{"app", "app/eventfns", "app/jobfns", "app/operator", "sizing", "lambdafront", "dev/localdev", "dev/localdev/localdevtest", "dev/apitest", "dev/dynamolocal/shared"}},
 }
 

@@ -1,6 +1,11 @@
 package httpapi
 
-import "context"
+import (
+	"context"
+	"net/http"
+
+	"github.com/sourcebase/sourcebase/internal/store"
+)
 
 // budgetKey is the context key of an answer's byte budget.
 type budgetKey struct{}
@@ -40,4 +45,14 @@ func WithCounted(ctx context.Context) context.Context {
 func counted(ctx context.Context) bool {
 	v, _ := ctx.Value(countedKey{}).(bool)
 	return v
+}
+
+// Fits measures the answer {"data": v} against the request's byte budget
+// (Budget, counted as Lambda carries it): its size, the budget and
+// whether it fits. An answer of many values without pages (a metric
+// series, the records of a multi-get) is refused when it does not.
+func Fits(r *http.Request, v any) (n, budget int, ok bool) {
+	b, _ := Marshal(v)
+	n, budget = store.WireSize(b)+len(`{"data":}`+"\n"), Budget(r.Context())
+	return n, budget, n <= budget
 }

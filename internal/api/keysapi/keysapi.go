@@ -1,8 +1,12 @@
-package api
+// Package keysapi serves the organization's API keys: the admin-only list
+// and revocation (keys are made by the operator, package keys).
+package keysapi
 
 import (
 	"net/http"
+	"reflect"
 
+	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/keys"
@@ -11,15 +15,25 @@ import (
 	"github.com/sourcebase/sourcebase/internal/routes"
 )
 
-// keyOperations are the admin-only reads and revocations of the
+// API serves the keys' routes.
+type API struct {
+	keys *keys.Service
+	auth *auth.Authenticator
+}
+
+// New returns the API over the keys and the authenticator whose cache a
+// revocation clears.
+func New(k *keys.Service, a *auth.Authenticator) *API { return &API{keys: k, auth: a} }
+
+// Operations are the admin-only reads and revocations of the
 // organization's API keys (keys are made by the operator).
-func keyOperations() []operation.Operation {
+func Operations() []operation.Operation {
 	return []operation.Operation{
 		operation.Declare(fn.Keys, http.MethodGet, "/v1/keys", (*API).listKeys).InTopic("keys").AdminOnly(ManagingKeys).Answers(routes.AnswerPaged).Doc(func(op *openapi.Operation) {
 			op.Summary = "List the organization's API keys"
 			op.Description = "Admin keys only. Secrets are never shown: a key's secret is answered once, when it is made (operator CLI). " +
 				"Without `limit`, every key of the organization in one page (an organization holds at most 1,000); with it, a page as every list pages."
-			op.Query, op.Data, op.Paged = listQuery(keys.SortFields(), nil), arrayOf("Key"), true
+			op.Query, op.Data, op.Paged = operation.ListQuery(keys.SortFields(), nil), operation.ArrayOf("Key"), true
 		}),
 		operation.Declare(fn.Keys, http.MethodDelete, "/v1/keys/{clientId}", (*API).revokeKey).InTopic("keys").AdminOnly(ManagingKeys).Doc(func(op *openapi.Operation) {
 			op.Summary, op.Preconditioned = "Revoke an API key", false
@@ -29,12 +43,9 @@ func keyOperations() []operation.Operation {
 	}
 }
 
-// What the admin-only routes do, as their 403 names it ("managing API keys
+// ManagingKeys is what the admin-only routes do, as their 403 names it ("managing API keys
 // requires an admin key"): the router refuses member keys (routes.Route.Admin).
-const (
-	ManagingKeys           = "managing API keys"
-	RotatingWebhookSecrets = "rotating a webhook secret"
-)
+const ManagingKeys = "managing API keys"
 
 // listKeys and revokeKey are admin-only routes (ManagingKeys).
 func (a *API) listKeys(w http.ResponseWriter, r *http.Request) {
@@ -45,7 +56,7 @@ func (a *API) listKeys(w http.ResponseWriter, r *http.Request) {
 		if !r.URL.Query().Has("limit") {
 			q.Limit = keys.MaxKeyLimit
 		}
-		httpapi.ReplyPage[keys.Key](w, r)(a.d.Keys.Page(r.Context(), httpapi.Caller(r).OrgID, q))
+		httpapi.ReplyPage[keys.Key](w, r)(a.keys.Page(r.Context(), httpapi.Caller(r).OrgID, q))
 	}
 }
 
@@ -53,9 +64,14 @@ func (a *API) listKeys(w http.ResponseWriter, r *http.Request) {
 // organization's last admin key (keys.Service.Revoke).
 func (a *API) revokeKey(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("clientId")
-	err := a.d.Keys.Revoke(r.Context(), httpapi.Caller(r).OrgID, id)
+	err := a.keys.Revoke(r.Context(), httpapi.Caller(r).OrgID, id)
 	if err == nil {
-		a.d.Auth.Forget(id)
+		a.auth.Forget(id)
 	}
 	httpapi.NoContent(w, r, err)
+}
+
+// Schemas adds the keys' component schemas to out.
+func Schemas(out map[string]openapi.Schema) {
+	out["Key"] = openapi.TypeOf(reflect.TypeFor[keys.Key]())
 }

@@ -1,7 +1,9 @@
-package api
+// Package listsapi serves the records on a saved list: adding, paging and removing them (resources.Entries).
+package listsapi
 
 import (
 	"net/http"
+	"reflect"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/fn"
@@ -13,8 +15,18 @@ import (
 	"github.com/sourcebase/sourcebase/internal/routes"
 )
 
-// listEntryOperations are the records on a saved list: add, page, remove.
-func listEntryOperations() []operation.Operation {
+// API serves the feature's routes.
+type API struct {
+	entries *resources.Entries
+}
+
+// New returns the API over its services.
+func New(entries *resources.Entries) *API {
+	return &API{entries: entries}
+}
+
+// Operations are the records on a saved list: add, page, remove.
+func Operations() []operation.Operation {
 	const entries = "/v1/lists/{id}/entries"
 	lists := resources.Lists.Name
 	return []operation.Operation{
@@ -30,7 +42,7 @@ func listEntryOperations() []operation.Operation {
 		operation.Declare(fn.Documents, http.MethodGet, entries, (*API).listEntries).Answers(routes.AnswerPaged).Of(lists).Doc(func(op *openapi.Operation) {
 			op.Summary = "List a list's entries"
 			op.Description = "A page of the records on a list, each with the record itself."
-			op.Query, op.Data, op.Paged = listQuery(resources.EntrySortFields(), nil), arrayOf("ListEntry"), true
+			op.Query, op.Data, op.Paged = operation.ListQuery(resources.EntrySortFields(), nil), operation.ArrayOf("ListEntry"), true
 		}),
 		operation.Declare(fn.Documents, http.MethodDelete, entries+"/{recordId}", (*API).removeListEntry).Of(lists).Doc(func(op *openapi.Operation) {
 			op.Summary, op.Preconditioned = "Remove a record from a list", false
@@ -59,7 +71,7 @@ func (a *API) addListEntry(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	e, created, err := a.d.Entries.Add(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("id"), recordID)
+	e, created, err := a.entries.Add(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("id"), recordID)
 	status := http.StatusOK
 	if created {
 		status = http.StatusCreated
@@ -69,10 +81,18 @@ func (a *API) addListEntry(w http.ResponseWriter, r *http.Request) {
 
 func (a *API) listEntries(w http.ResponseWriter, r *http.Request) {
 	if q, ok := httpapi.PageQuery(w, r); ok {
-		httpapi.ReplyPage[resources.Entry](w, r)(a.d.Entries.Page(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("id"), q))
+		httpapi.ReplyPage[resources.Entry](w, r)(a.entries.Page(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("id"), q))
 	}
 }
 
 func (a *API) removeListEntry(w http.ResponseWriter, r *http.Request) {
-	httpapi.NoContent(w, r, a.d.Entries.Remove(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("id"), r.PathValue("recordId")))
+	httpapi.NoContent(w, r, a.entries.Remove(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("id"), r.PathValue("recordId")))
+}
+
+// Schemas adds the list entries' component schemas to out.
+func Schemas(out map[string]openapi.Schema) {
+	entry := openapi.TypeOf(reflect.TypeFor[resources.Entry]())
+	entry["properties"].(openapi.Schema)["record"] = openapi.Schema{"type": []any{"object", "null"}, "additionalProperties": true,
+		"description": "the record as GET answers it; null when it no longer exists"}
+	out["ListEntry"] = entry
 }
