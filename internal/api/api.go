@@ -22,6 +22,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/jobs"
 	"github.com/sourcebase/sourcebase/internal/keys"
+	"github.com/sourcebase/sourcebase/internal/kinds"
 	"github.com/sourcebase/sourcebase/internal/metrics"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/operation"
@@ -134,3 +135,9 @@ func (a *API) health(w http.ResponseWriter, r *http.Request) {
 	}
 	httpapi.JSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
+
+// EventCatalog is every kind of record that has events (kinds.Events).
+func EventCatalog() *events.Catalog { return kinds.Events() }
+
+// SchemaName is the component name of d's records (openapi.SchemaName).
+func SchemaName(d *resource.Def) string { return openapi.SchemaName(d) }

@@ -42,7 +42,7 @@ type upserter interface {
 func bulkOperations[T any](k kind[T]) []operation.Operation {
 	d := k.def
 	base := "/v1/" + d.Name
-	ref := openapi.Ref(SchemaName(d))
+	ref := openapi.Ref(openapi.SchemaName(d))
 	snake := strings.NewReplacer(" ", "_", "-", "_")
 	unique := d.UniqueFields()
 	var ops []operation.Operation
@@ -446,7 +446,7 @@ func batchVariants(d *resource.Def) []batchVariant {
 	}
 	variant := func(op, desc string, required []any, props openapi.Schema) batchVariant {
 		props["op"] = openapi.Schema{"type": "string", "enum": []any{op}}
-		return batchVariant{op: op, name: SchemaName(d) + "Batch" + strings.ToUpper(op[:1]) + op[1:], schema: openapi.Schema{
+		return batchVariant{op: op, name: openapi.SchemaName(d) + "Batch" + strings.ToUpper(op[:1]) + op[1:], schema: openapi.Schema{
 			"type": "object", "description": desc, "required": append([]any{"op"}, required...), "properties": props, "additionalProperties": false}}
 	}
 	out := []batchVariant{

@@ -13,17 +13,16 @@ import (
 	"sync"
 
 	"github.com/sourcebase/sourcebase/internal/api/enrichmentapi"
+	"github.com/sourcebase/sourcebase/internal/api/eventsapi"
 	"github.com/sourcebase/sourcebase/internal/api/keysapi"
 	"github.com/sourcebase/sourcebase/internal/api/listsapi"
 	"github.com/sourcebase/sourcebase/internal/api/metricsapi"
-	"github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
+	"github.com/sourcebase/sourcebase/internal/kinds"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/resource"
-	"github.com/sourcebase/sourcebase/internal/resources"
 	"github.com/sourcebase/sourcebase/internal/routes"
-	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/search"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/webhook"
@@ -189,7 +188,7 @@ func tags() []openapi.Tag {
 	out := make([]openapi.Tag, len(routes.Topics))
 	for i, t := range routes.Topics {
 		about := t.About
-		if d := kindDef(t.Name); about == "" && d != nil {
+		if d := kinds.Find(t.Name); about == "" && d != nil {
 			about = d.Doc
 		}
 		out[i] = openapi.Tag{Name: t.Name, Title: t.Title, Description: about, Section: t.Section}
@@ -197,25 +196,10 @@ func tags() []openapi.Tag {
 	return out
 }
 
-// declaredByName are the record declarations whose schemas are named
-// components: every resource, companies, workflows and runs.
-func declared() []*resource.Def {
-	return append([]*resource.Def{companies.Def, workflows.Def, runs.Def}, resources.All()...)
-}
-
-// SchemaName is the component name of d's records: "Company", "Deal".
-func SchemaName(d *resource.Def) string {
-	var b strings.Builder
-	for _, part := range strings.FieldsFunc(d.Singular, func(r rune) bool { return r == ' ' || r == '-' }) {
-		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
-	}
-	return b.String()
-}
-
 func componentSchemas() map[string]openapi.Schema {
 	out := map[string]openapi.Schema{}
-	for _, d := range declared() {
-		out[SchemaName(d)] = openapi.Record(d, openapi.Output)
+	for _, d := range kinds.All() {
+		out[openapi.SchemaName(d)] = openapi.Record(d, openapi.Output)
 		out[ListedSchemaName(d)] = listedSchema(d)
 	}
 	keysapi.Schemas(out)
@@ -224,12 +208,12 @@ func componentSchemas() map[string]openapi.Schema {
 	metricsapi.Schemas(out)
 	out["WebhookTrigger"] = openapi.TypeOf(reflect.TypeFor[workflows.WebhookTrigger]())
 	for _, d := range Searchable() {
-		out[SchemaName(d)+"Search"] = searchSchema(search.SchemaOf(d))
+		out[openapi.SchemaName(d)+"Search"] = searchSchema(search.SchemaOf(d))
 	}
 	out["SearchPredicate"] = predicateSchema()
 	filterComponents(out)
 	out["SearchMetadata"] = openapi.TypeOf(reflect.TypeFor[searchMetadata]())
-	eventSchemas(out)
+	eventsapi.Schemas(out)
 	jobSchemas(out)
 	batchComponents(out)
 	return out
@@ -259,20 +243,10 @@ var securitySchemes = map[string]openapi.Schema{
 // document, which can, names them apart.
 func operations(op operation.Operation) []openapi.Operation {
 	doc := describe(op)
-	if d := kindDef(op.Resource); op.Generic && d != nil && d.MultiGet && op.Method == http.MethodGet && op.Path == "/v1/"+d.Name+"/{id}" {
+	if d := kinds.Find(op.Resource); op.Generic && d != nil && d.MultiGet && op.Method == http.MethodGet && op.Path == "/v1/"+d.Name+"/{id}" {
 		return []openapi.Operation{doc, multiGetOperation(op, d)}
 	}
 	return []openapi.Operation{doc}
-}
-
-// kindDef is the declaration of the kind of record named name; nil for none.
-func kindDef(name string) *resource.Def {
-	for _, d := range declared() {
-		if d.Name == name {
-			return d
-		}
-	}
-	return nil
 }
 
 // MultiGetPath is the path of the read of several records of d at once,
@@ -290,7 +264,7 @@ func multiGetOperation(get operation.Operation, d *resource.Def) openapi.Operati
 	op.Description = "The " + d.Name + " with these ids in the key's organization, in the order asked, each once, as an array; " +
 		"an id with no record in the organization is left out. Up to " + itoa(store.MaxBatch) + " ids, comma-separated: `" +
 		resource.MultiGetPrefix + "<id>,<id>,...`. An answer that would exceed the response budget is a 400 naming `ids`: ask for fewer."
-	op.Data, op.ETag = openapi.Schema{"type": "array", "items": openapi.Ref(SchemaName(d))}, false
+	op.Data, op.ETag = openapi.Schema{"type": "array", "items": openapi.Ref(openapi.SchemaName(d))}, false
 	op.PathParams = map[string]openapi.Param{"ids": {Description: "the ids, comma-separated: 1 to " + itoa(store.MaxBatch) + ", none empty or blank",
 		Schema: multiGetIDs()}}
 	return op
@@ -366,9 +340,9 @@ func searchOperation(op *openapi.Operation, d *resource.Def) {
 		{Name: "page", Description: "the page, from 1; (page-1)*limit at most " + itoa(search.MaxOffset), Schema: openapi.Schema{"type": "integer", "minimum": 1, "default": 1}},
 		{Name: "limit", Description: "results per page", Schema: openapi.Schema{"type": "integer", "minimum": 1, "maximum": search.MaxLimit, "default": search.DefaultLimit}},
 	}
-	op.Body, op.BodyOptional, op.Raw = openapi.Ref(SchemaName(d)+"Search"), true, true
+	op.Body, op.BodyOptional, op.Raw = openapi.Ref(openapi.SchemaName(d)+"Search"), true, true
 	op.Data = openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"data", "metadata"},
-		"properties": openapi.Schema{"data": operation.ArrayOf(SchemaName(d)), "metadata": openapi.Ref("SearchMetadata")}}
+		"properties": openapi.Schema{"data": operation.ArrayOf(openapi.SchemaName(d)), "metadata": openapi.Ref("SearchMetadata")}}
 }
 
 // searchSchema is the search body of s: its fields and operators.

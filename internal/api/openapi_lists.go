@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/sourcebase/sourcebase/internal/httpapi"
+	"github.com/sourcebase/sourcebase/internal/kinds"
 	"github.com/sourcebase/sourcebase/internal/listing"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/operation"
@@ -166,7 +167,7 @@ func filterParam(d *resource.Def) openapi.Param {
 
 // FilterObjectName is the component name of the filter of d's list:
 // "DealFilter".
-func FilterObjectName(d *resource.Def) string { return SchemaName(d) + "Filter" }
+func FilterObjectName(d *resource.Def) string { return openapi.SchemaName(d) + "Filter" }
 
 // filterObject is the filter of d's list: a property per field of its
 // schema, the value for eq or an object of operators (a shared component
@@ -178,7 +179,7 @@ func filterObject(d *resource.Def) openapi.Schema {
 
 // QueryFilterObjectName is the component name of the filter of d's list
 // query body: "DealQueryFilter".
-func QueryFilterObjectName(d *resource.Def) string { return SchemaName(d) + "QueryFilter" }
+func QueryFilterObjectName(d *resource.Def) string { return openapi.SchemaName(d) + "QueryFilter" }
 
 // queryFilterObject is the filter of d's list query body: filterObject's
 // conditions as typed JSON (in and nin take arrays; a shared component per
@@ -211,7 +212,7 @@ func QueryFilterSchemaName(t search.Type) string { return "Query" + FilterSchema
 
 // QuerySchemaName is the component name of d's list query body:
 // "DealQuery".
-func QuerySchemaName(d *resource.Def) string { return SchemaName(d) + "Query" }
+func QuerySchemaName(d *resource.Def) string { return openapi.SchemaName(d) + "Query" }
 
 // querySchema is the body of POST /v1/<name>/query: the GET list's
 // filter, sort, fields, expand, limit and cursor as typed JSON.
@@ -240,7 +241,7 @@ func querySchema(d *resource.Def) openapi.Schema {
 
 // QuerySortKeyName is the component name of a sort key of d's list
 // query body: "DealQuerySortKey".
-func QuerySortKeyName(d *resource.Def) string { return SchemaName(d) + "QuerySortKey" }
+func QuerySortKeyName(d *resource.Def) string { return openapi.SchemaName(d) + "QuerySortKey" }
 
 // querySortKey is a sort key of d's list query body: a field holding one
 // value, and its direction.
@@ -295,7 +296,7 @@ func filterComponents(out map[string]openapi.Schema) {
 		out[FilterSchemaName(t)] = filterSchema(t, filterValue(t), false)
 		out[QueryFilterSchemaName(t)] = filterSchema(t, filterValue(t), true)
 	}
-	for _, d := range declared() {
+	for _, d := range kinds.All() {
 		out[FilterObjectName(d)] = filterObject(d)
 		out[QueryFilterObjectName(d)] = queryFilterObject(d)
 		out[QuerySchemaName(d)] = querySchema(d)
@@ -420,7 +421,7 @@ func filterTypeName(t search.Type) string {
 
 // ListedSchemaName is the component name of d's records as its list
 // answers them: "ListedCompany".
-func ListedSchemaName(d *resource.Def) string { return "Listed" + SchemaName(d) }
+func ListedSchemaName(d *resource.Def) string { return "Listed" + openapi.SchemaName(d) }
 
 // listedSchema is d's record as its list answers it: every field, or the
 // ones fields= names (and id); with expand=, the records its reference
@@ -437,7 +438,7 @@ func listedSchema(d *resource.Def) openapi.Schema {
 	props := openapi.Schema{}
 	for _, name := range expandable {
 		f, _ := d.Field(name)
-		target := openapi.Ref(SchemaName(expandTarget(f.Target)))
+		target := openapi.Ref(openapi.SchemaName(expandTarget(f.Target)))
 		if f.Kind == resource.Refs {
 			props[name] = openapi.Schema{"type": "array", "items": target, "description": "the " + expandTarget(f.Target).Name + " `" + name + "` names that exist"}
 		} else {

@@ -136,7 +136,7 @@ func recordOperations[T any](k kind[T]) []operation.Operation {
 	d := k.def
 	base, item := "/v1/"+d.Name, "/v1/"+d.Name+"/{id}"
 	org := func(r *http.Request) string { return httpapi.Caller(r).OrgID }
-	ref := openapi.Ref(SchemaName(d))
+	ref := openapi.Ref(openapi.SchemaName(d))
 	plural := strings.ReplaceAll(d.Name, "-", " ")
 	snake := strings.NewReplacer(" ", "_", "-", "_")
 	res := listResource(d) // once, not on every list request

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/sourcebase/sourcebase/internal/api/enrichmentapi"
+	"github.com/sourcebase/sourcebase/internal/api/eventsapi"
 	"github.com/sourcebase/sourcebase/internal/api/keysapi"
 	"github.com/sourcebase/sourcebase/internal/api/listsapi"
 	"github.com/sourcebase/sourcebase/internal/api/metricsapi"
@@ -67,7 +68,7 @@ func features() []feature {
 		fs = append(fs, feature{func() []operation.Operation { return recordOperations(k) }, self})
 	}
 	return append(fs, feature{listsapi.Operations, func(a *API) any { return listsapi.New(a.d.Entries) }}, feature{metricsapi.Operations, func(a *API) any { return metricsapi.New(a.d.Metrics) }}, feature{enrichmentapi.Operations, func(a *API) any { return enrichmentapi.New(a.d.Enrichment) }},
-		feature{jobOperations, self}, feature{eventOperations, self}, feature{mcpOperations, self})
+		feature{jobOperations, self}, feature{eventsapi.Operations, func(a *API) any { return eventsapi.New(a.d.History, a.d.Endpoints, eventsapi.AdminOnly(Routes())) }}, feature{mcpOperations, self})
 }
 
 // Routes is the route table: the registry's routes and policies.

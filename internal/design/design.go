@@ -32,8 +32,8 @@ var Layers = []Layer{
 	{"platform", []string{"resource", "listing", "keys", "auth", "ratelimit", "routes", "metrics", "search", "search/searchtest",
 		"search/embedded", "search/opensearch", "openapi", "admin", "dev/testenv", "events", "events/bus", "bulk"}},
 	{"http", []string{"httpapi", "operation"}},
-	{"domain", []string{"companies", "workflows", "enrichment", "runs", "resources", "search/opensearch/golden", "endpoints", "endpoints/sqsqueue", "jobs"}},
-	{"surface", []string{"api/keysapi", "api/enrichmentapi", "api/listsapi", "api/metricsapi", "api", "mcpserver", "generate"}},
+	{"domain", []string{"kinds", "companies", "workflows", "enrichment", "runs", "resources", "search/opensearch/golden", "endpoints", "endpoints/sqsqueue", "jobs"}},
+	{"surface", []string{"api/keysapi", "api/eventsapi", "api/enrichmentapi", "api/listsapi", "api/metricsapi", "api", "mcpserver", "generate"}},
 	{"assembly", []string{"app", "app/eventfns", "app/jobfns", "app/operator", "sizing", "lambdafront", "dev/localdev", "dev/localdev/localdevtest", "dev/apitest", "dev/dynamolocal/shared"}},
 }
 

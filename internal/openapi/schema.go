@@ -360,3 +360,12 @@ func firstSentence(s string) string {
 	}
 	return s
 }
+
+// SchemaName is the component name of d's records: "Company", "Deal".
+func SchemaName(d *resource.Def) string {
+	var b strings.Builder
+	for _, part := range strings.FieldsFunc(d.Singular, func(r rune) bool { return r == ' ' || r == '-' }) {
+		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+	}
+	return b.String()
+}

@@ -1,4 +1,5 @@
-package api
+// Package eventsapi serves the change history (GET /v1/events, package events) and the outbound webhook endpoints with their deliveries (package endpoints).
+package eventsapi
 
 import (
 	"encoding/json"
@@ -8,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
@@ -16,57 +16,33 @@ import (
 	"github.com/sourcebase/sourcebase/internal/events"
 	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
+	"github.com/sourcebase/sourcebase/internal/kinds"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/operation"
-	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/routes"
-	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/store"
-	"github.com/sourcebase/sourcebase/internal/workflows"
 )
-
-// EventCatalog is every kind of record that has events: companies,
-// workflows, runs, the declared resources, API keys and webhook
-// endpoints. Its kinds come from the declarations, so a resource declared
-// later has events with nothing else to list.
-func EventCatalog() *events.Catalog {
-	var kinds []events.Kind
-	for _, d := range declared() {
-		k := events.Kind{Name: EventName(d), Resource: d.Name, StoreType: d.Type, Doc: d.Singular}
-		switch d {
-		case workflows.Def:
-			k.Secrets, k.Hidden = map[string]string{"triggerSecret": "trigger.secret"}, []string{"pastHeaderNames", "pastSecretHashes"}
-		case runs.Def:
-			k.Hidden = []string{"organizationId", runs.StarterField}
-		}
-		kinds = append(kinds, k)
-	}
-	kinds = append(kinds, events.Kind{
-		Name: "apiKey", Resource: "keys", StoreType: store.TypeAPIKey, Doc: "API key (made by the operator, revoked by an admin)",
-		Secrets: map[string]string{"secretHash": "secret"},
-		Key: func(_, _ string, doc map[string]any) (string, string, bool) {
-			org, _ := doc["organizationId"].(string)
-			id, _ := doc["clientId"].(string)
-			return org, id, org != "" && id != ""
-		},
-	}, endpoints.EventKind())
-	return events.NewCatalog(kinds...)
-}
-
-// EventName is the resource type of d's events: its singular name in
-// lower camel case ("workflow run" → workflowRun).
-func EventName(d *resource.Def) string {
-	name := SchemaName(d)
-	return strings.ToLower(name[:1]) + name[1:]
-}
 
 // Admin-only actions of the outbound webhooks (their 403s).
 const ManagingWebhookEndpoints = "managing webhook endpoints"
 
-// eventOperations are the change history's reads (with the MCP tool
+// API serves the feature's routes.
+type API struct {
+	history   *events.History
+	endpoints *endpoints.Service
+	// adminOnly are the event types hidden from member keys (AdminOnly).
+	adminOnly map[string]string
+}
+
+// New returns the API over its services.
+func New(history *events.History, endpoints *endpoints.Service, adminOnly map[string]string) *API {
+	return &API{history: history, endpoints: endpoints, adminOnly: adminOnly}
+}
+
+// Operations are the change history's reads (with the MCP tool
 // list_events) and the outbound webhook endpoints: their CRUD, secret
 // rotation, test, deliveries and retries, admin keys only.
-func eventOperations() []operation.Operation {
+func Operations() []operation.Operation {
 	const base, item = "/v1/webhook-endpoints", "/v1/webhook-endpoints/{id}"
 	endpoint := func(op *openapi.Operation) { op.Data = openapi.Ref("WebhookEndpoint") }
 	created := func(op *openapi.Operation) { op.Data = openapi.Ref("WebhookEndpointWithSecret") }
@@ -144,12 +120,12 @@ func eventOperations() []operation.Operation {
 	}
 }
 
-// eventSchemas are the component schemas of events and endpoints.
-func eventSchemas(out map[string]openapi.Schema) {
+// Schemas are the component schemas of events and endpoints.
+func Schemas(out map[string]openapi.Schema) {
 	ev := openapi.TypeOf(reflect.TypeFor[events.Event]())
 	props := ev["properties"].(openapi.Schema)
 	types := []any{}
-	for _, t := range EventCatalog().Types() {
+	for _, t := range kinds.Events().Types() {
 		types = append(types, t)
 	}
 	props["type"] = openapi.Schema{"type": "string", "description": "`<resource type>.<verb>`", "enum": append(types, endpoints.TestType)}
@@ -261,7 +237,7 @@ func listValues(q url.Values, param string) ([]string, error) {
 }
 
 // eventFilter reads GET /v1/events' parameters. hidden are the resource
-// types whose events the caller may not read (adminOnlyEvents, for a key
+// types whose events the caller may not read (AdminOnly, for a key
 // that is not an admin's), each with the admin-only action of its routes:
 // naming one in resourceType or type is a 403, and the list leaves them
 // out.
@@ -278,7 +254,7 @@ func eventFilter(q url.Values, hidden map[string]string) (events.Filter, int, st
 	default:
 		return f, 0, "", apperr.InvalidQuery("direction", "must be asc or desc")
 	}
-	catalog := EventCatalog()
+	catalog := kinds.Events()
 	resourceTypes, err := listValues(q, "resourceType")
 	if err != nil {
 		return f, 0, "", err
@@ -366,37 +342,31 @@ func hiddenEvents(resourceType, action string) error {
 	return apperr.Forbidden("the events of %s are read by admin keys only, as %s requires an admin key", resourceType, action)
 }
 
-var (
-	adminOnlyOnce sync.Once
-	adminOnly     map[string]string
-)
-
-// adminOnlyEvents are the resource types with events whose records only
-// admin keys read — the registry declares their list (GET
-// /v1/<resource>) admin (operation.Operation.AdminOnly) — each with that route's
-// action. Their events are hidden from other keys (GET /v1/events, its
-// MCP tool list_events, GET /v1/events/{id}); a resource type made
-// admin-only later is hidden with nothing else to change.
-func adminOnlyEvents() map[string]string {
-	adminOnlyOnce.Do(func() {
-		adminOnly = map[string]string{}
-		for _, k := range EventCatalog().Kinds() {
-			for _, op := range registry() {
-				if op.Method == http.MethodGet && op.Path == "/v1/"+k.Resource && op.Admin != "" {
-					adminOnly[k.Name] = op.Admin
-				}
+// AdminOnly are the resource types with events whose records only admin
+// keys read — their list (GET /v1/<resource>) is admin-only
+// (operation.Operation.AdminOnly) — each with that route's action, from
+// the route table: their events are hidden from other keys (GET
+// /v1/events, its MCP tool list_events, GET /v1/events/{id}), so a
+// resource type made admin-only later is hidden with nothing else to
+// change.
+func AdminOnly(table []routes.Route) map[string]string {
+	out := map[string]string{}
+	for _, k := range kinds.Events().Kinds() {
+		for _, rt := range table {
+			if rt.Method == http.MethodGet && rt.Path == "/v1/"+k.Resource && rt.Admin != "" {
+				out[k.Name] = rt.Admin
 			}
 		}
-	})
-	return adminOnly
+	}
+	return out
 }
 
 // hiddenFrom are the resource types whose events r's caller may not read.
-func hiddenFrom(r *http.Request) map[string]string {
+func (a *API) hiddenFrom(r *http.Request) map[string]string {
 	if httpapi.Caller(r).IsAdmin() {
 		return nil
 	}
-	return adminOnlyEvents()
+	return a.adminOnly
 }
 
 // actorFilterTypes are the types the actor filter of GET /v1/events
@@ -412,17 +382,17 @@ func actorFilterTypes() []string {
 }
 
 func (a *API) listEvents(w http.ResponseWriter, r *http.Request) {
-	f, limit, cursor, err := eventFilter(r.URL.Query(), hiddenFrom(r))
+	f, limit, cursor, err := eventFilter(r.URL.Query(), a.hiddenFrom(r))
 	if err != nil {
 		httpapi.Error(w, r, err)
 		return
 	}
-	httpapi.ReplyPage[json.RawMessage](w, r)(a.d.History.List(r.Context(), httpapi.Caller(r).OrgID, f, limit, httpapi.Budget(r.Context()), cursor))
+	httpapi.ReplyPage[json.RawMessage](w, r)(a.history.List(r.Context(), httpapi.Caller(r).OrgID, f, limit, httpapi.Budget(r.Context()), cursor))
 }
 
 func (a *API) getEvent(w http.ResponseWriter, r *http.Request) {
-	doc, err := a.d.History.Get(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("id"))
-	if hidden := hiddenFrom(r); err == nil && len(hidden) > 0 {
+	doc, err := a.history.Get(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("id"))
+	if hidden := a.hiddenFrom(r); err == nil && len(hidden) > 0 {
 		// An event of an admin-only resource type is none to other keys.
 		var ev struct {
 			Resource struct {
@@ -440,38 +410,38 @@ func (a *API) getEvent(w http.ResponseWriter, r *http.Request) {
 
 func (a *API) createEndpoint(w http.ResponseWriter, r *http.Request) {
 	if in, ok := httpapi.DecodeBody(w, r, endpoints.DecodeInput); ok {
-		httpapi.Reply(w, r, http.StatusCreated)(a.d.Endpoints.Create(r.Context(), httpapi.Caller(r).OrgID, in))
+		httpapi.Reply(w, r, http.StatusCreated)(a.endpoints.Create(r.Context(), httpapi.Caller(r).OrgID, in))
 	}
 }
 
 func (a *API) listEndpoints(w http.ResponseWriter, r *http.Request) {
 	if q, ok := httpapi.PageQuery(w, r); ok {
-		httpapi.ReplyPage[endpoints.Endpoint](w, r)(a.d.Endpoints.List(r.Context(), httpapi.Caller(r).OrgID, q))
+		httpapi.ReplyPage[endpoints.Endpoint](w, r)(a.endpoints.List(r.Context(), httpapi.Caller(r).OrgID, q))
 	}
 }
 
 func (a *API) getEndpoint(w http.ResponseWriter, r *http.Request) {
-	httpapi.Reply(w, r, http.StatusOK)(a.d.Endpoints.Get(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("id")))
+	httpapi.Reply(w, r, http.StatusOK)(a.endpoints.Get(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("id")))
 }
 
 func (a *API) updateEndpoint(w http.ResponseWriter, r *http.Request) {
 	if in, ok := httpapi.DecodeBody(w, r, endpoints.DecodeInput); ok {
-		httpapi.Reply(w, r, http.StatusOK)(a.d.Endpoints.Update(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("id"), in))
+		httpapi.Reply(w, r, http.StatusOK)(a.endpoints.Update(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("id"), in))
 	}
 }
 
 func (a *API) deleteEndpoint(w http.ResponseWriter, r *http.Request) {
-	httpapi.NoContent(w, r, a.d.Endpoints.Delete(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("id")))
+	httpapi.NoContent(w, r, a.endpoints.Delete(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("id")))
 }
 
 func (a *API) rotateEndpointSecret(w http.ResponseWriter, r *http.Request) {
 	if overlap, ok := httpapi.DecodeBody(w, r, endpoints.DecodeRotation); ok {
-		httpapi.Reply(w, r, http.StatusOK)(a.d.Endpoints.Rotate(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("id"), overlap))
+		httpapi.Reply(w, r, http.StatusOK)(a.endpoints.Rotate(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("id"), overlap))
 	}
 }
 
 func (a *API) testEndpoint(w http.ResponseWriter, r *http.Request) {
-	httpapi.Reply(w, r, http.StatusOK)(a.d.Endpoints.Test(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("id")))
+	httpapi.Reply(w, r, http.StatusOK)(a.endpoints.Test(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("id")))
 }
 
 func (a *API) listDeliveries(w http.ResponseWriter, r *http.Request) {
@@ -485,9 +455,9 @@ func (a *API) listDeliveries(w http.ResponseWriter, r *http.Request) {
 		httpapi.Error(w, r, err)
 		return
 	}
-	httpapi.ReplyPage[endpoints.Delivery](w, r)(a.d.Endpoints.Deliveries(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("id"), status, limit, httpapi.Budget(r.Context()), cursor))
+	httpapi.ReplyPage[endpoints.Delivery](w, r)(a.endpoints.Deliveries(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("id"), status, limit, httpapi.Budget(r.Context()), cursor))
 }
 
 func (a *API) retryDelivery(w http.ResponseWriter, r *http.Request) {
-	httpapi.Reply(w, r, http.StatusAccepted)(a.d.Endpoints.Retry(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("id"), r.PathValue("deliveryId")))
+	httpapi.Reply(w, r, http.StatusAccepted)(a.endpoints.Retry(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("id"), r.PathValue("deliveryId")))
 }

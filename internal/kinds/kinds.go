@@ -1,0 +1,70 @@
+// Package kinds lists every kind of record the service holds —
+// companies, workflows, runs and the declared resources (All) — and the
+// kinds of its change history (Events), from their declarations: a
+// resource declared later is listed with nothing else to change.
+package kinds
+
+import (
+	"strings"
+
+	"github.com/sourcebase/sourcebase/internal/companies"
+	"github.com/sourcebase/sourcebase/internal/endpoints"
+	"github.com/sourcebase/sourcebase/internal/events"
+	"github.com/sourcebase/sourcebase/internal/openapi"
+	"github.com/sourcebase/sourcebase/internal/resource"
+	"github.com/sourcebase/sourcebase/internal/resources"
+	"github.com/sourcebase/sourcebase/internal/runs"
+	"github.com/sourcebase/sourcebase/internal/store"
+	"github.com/sourcebase/sourcebase/internal/workflows"
+)
+
+// Events is every kind of record that has events: companies,
+// workflows, runs, the declared resources, API keys and webhook
+// endpoints. Its kinds come from the declarations, so a resource declared
+// later has events with nothing else to list.
+func Events() *events.Catalog {
+	var kinds []events.Kind
+	for _, d := range All() {
+		k := events.Kind{Name: EventName(d), Resource: d.Name, StoreType: d.Type, Doc: d.Singular}
+		switch d {
+		case workflows.Def:
+			k.Secrets, k.Hidden = map[string]string{"triggerSecret": "trigger.secret"}, []string{"pastHeaderNames", "pastSecretHashes"}
+		case runs.Def:
+			k.Hidden = []string{"organizationId", runs.StarterField}
+		}
+		kinds = append(kinds, k)
+	}
+	kinds = append(kinds, events.Kind{
+		Name: "apiKey", Resource: "keys", StoreType: store.TypeAPIKey, Doc: "API key (made by the operator, revoked by an admin)",
+		Secrets: map[string]string{"secretHash": "secret"},
+		Key: func(_, _ string, doc map[string]any) (string, string, bool) {
+			org, _ := doc["organizationId"].(string)
+			id, _ := doc["clientId"].(string)
+			return org, id, org != "" && id != ""
+		},
+	}, endpoints.EventKind())
+	return events.NewCatalog(kinds...)
+}
+
+// EventName is the resource type of d's events: its singular name in
+// lower camel case ("workflow run" → workflowRun).
+func EventName(d *resource.Def) string {
+	name := openapi.SchemaName(d)
+	return strings.ToLower(name[:1]) + name[1:]
+}
+
+// declaredByName are the record declarations whose schemas are named
+// components: every resource, companies, workflows and runs.
+func All() []*resource.Def {
+	return append([]*resource.Def{companies.Def, workflows.Def, runs.Def}, resources.All()...)
+}
+
+// Find is the declaration of the kind of record named name; nil for none.
+func Find(name string) *resource.Def {
+	for _, d := range All() {
+		if d.Name == name {
+			return d
+		}
+	}
+	return nil
+}
