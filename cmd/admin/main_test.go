@@ -224,20 +224,19 @@ func TestSetLimitsSetsTheOrganizationsLimitBesideItsKeys(t *testing.T) {
 	}
 }
 
-// The CLI's commands are said in three places besides its code: its usage
-// text, docs/configuration.md's list and the README's "Making keys"
-// block. Each names every command, and every command line of the README
+// The CLI's commands are said in two places besides its code: its usage
+// text, and docs/configuration.md's "Making keys" section, whose list and
+// shell block each name every command. Every command line of the block
 // parses as written.
-func TestTheUsageTheDocsAndTheReadmeNameEveryCommandAndItsFlags(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
+func TestTheUsageAndTheDocsNameEveryCommandAndItsFlags(t *testing.T) {
 	config, err := os.ReadFile("../../docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, block, _ := strings.Cut(string(readme), "## Making keys")
+	_, block, found := strings.Cut(string(config), "## Making keys")
+	if !found {
+		t.Fatal(`docs/configuration.md has no "## Making keys" section`)
+	}
 	block, _, _ = strings.Cut(block, "```\n\n")
 	var lines []string
 	for _, l := range strings.Split(block, "\n") {
@@ -253,7 +252,7 @@ func TestTheUsageTheDocsAndTheReadmeNameEveryCommandAndItsFlags(t *testing.T) {
 			t.Errorf("docs/configuration.md does not list %s", action)
 		}
 		if action != "create-table" && !slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, "admin "+action+" ") }) {
-			t.Errorf("the README's Making keys block does not show %s", action)
+			t.Errorf("docs/configuration.md's Making keys block does not show %s", action)
 		}
 	}
 	for _, l := range lines {
@@ -263,7 +262,7 @@ func TestTheUsageTheDocsAndTheReadmeNameEveryCommandAndItsFlags(t *testing.T) {
 			continue
 		}
 		if _, err := parse(args); err != nil {
-			t.Errorf("the README's %q: %v", l, err)
+			t.Errorf("docs/configuration.md's %q: %v", l, err)
 		}
 	}
 }

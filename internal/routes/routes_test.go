@@ -285,21 +285,21 @@ func TestEveryRouteIsInOneTopicAndEveryTopicHasARoute(t *testing.T) {
 	}
 }
 
-// The README's architecture names every function, each with its directory
-// under functions/.
-func TestTheReadmeNamesEveryFunction(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+// docs/architecture.md's table of functions names every function, each
+// with its directory under functions/.
+func TestTheArchitecturePageNamesEveryFunction(t *testing.T) {
+	page, err := os.ReadFile("../../docs/architecture.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, list, _ := strings.Cut(string(readme), "Each function is one\nLambda (")
-	list, _, _ = strings.Cut(list, "names in")
+	_, list, _ := strings.Cut(string(page), "\n## Functions\n")
+	list, _, _ = strings.Cut(list, "\n## ")
 	if list == "" {
-		t.Fatal("the README's architecture no longer lists the functions (\"Each function is one Lambda (...\")")
+		t.Fatal("docs/architecture.md no longer lists the functions (a \"## Functions\" section)")
 	}
 	for _, f := range routes.Functions {
-		if !strings.Contains(list, "`"+f.Name+"`") && !strings.Contains(list, "`functions/"+f.Name+"`") {
-			t.Errorf("the README's list of functions omits %s", f.Name)
+		if !strings.Contains(list, "| `"+f.Name+"` |") {
+			t.Errorf("docs/architecture.md's table of functions omits %s", f.Name)
 		}
 		if _, err := os.Stat("../../functions/" + f.Name + "/main.go"); err != nil {
 			t.Errorf("function %s: %v", f.Name, err)
