@@ -1,146 +1,18 @@
-// Package bulk moves records of any declared resource in and out of files,
-// for import and export jobs: CSV (one column per field, Struct fields
-// flattened) or NDJSON (one JSON object per line). The Writer turns records
-// as the API answers them into a file; the Reader turns an uploaded file's
-// rows into JSON bodies for the resource's decoder (resource.Def.Decode),
-// and can resume where it stopped (Position); the ErrorWriter writes the
-// errors file of an import. What a file may hold follows from the
-// resource's declaration (package resource) alone.
+// Package bulk moves records of any declared resource in and out of
+// files, for import and export jobs: CSV (one column per field, a Struct
+// field flattened into a column per subfield, location.city) or NDJSON
+// (one JSON object per line).
 //
-// # Columns
+// The Writer turns records, as the API answers them, into a file. The
+// Reader turns an uploaded file's rows into JSON bodies for the resource's
+// decoder (resource.Def.Decode), reads read-only columns as their
+// resource.ImportRule says, and can resume where it stopped (Position).
+// The ErrorWriter writes an import's errors file. What a file may hold
+// follows from the resource's declaration (package resource) alone.
 //
-// A record's columns are its fields in declaration order: id first, then
-// the declared fields, then createdAt and updatedAt. A Struct field (a
-// company's location) has no column of its own: each of its subfields has
-// one, named by its path, location.city, location.state, location.country
-// (recursively for a Struct inside a Struct). An export may select fields
-// by their top-level names; id is always the first column.
-//
-// # Export (CSV)
-//
-// The first row is the header: the columns' paths. Then one row per
-// record, each cell one field:
-//
-//   - null or absent: an empty cell;
-//   - strings, texts, enums, URLs, e-mails, dates, date-times and
-//     references: the text itself;
-//   - numbers: their JSON text exactly as the API answers it, never
-//     reformatted (12345678901234567890 stays 12345678901234567890, 1.5e300
-//     stays 1.5e300);
-//   - booleans: true or false;
-//   - arrays of strings (Strings, Refs): the elements joined by "; "
-//     ("fintech; saas"); an empty array is an empty cell. When an element
-//     contains ";", has leading or trailing spaces, is empty, or (the
-//     first) starts with "[", the joined text would not read back as the
-//     same elements, so the whole cell is the JSON array instead
-//     (["a;b","c"]);
-//   - Object and Structs fields (free-form objects, arrays of objects):
-//     their compact JSON text, numbers as answered ({} when empty);
-//   - cells are quoted as RFC 4180 says (commas, quotes, line breaks).
-//
-// A cell of any kind but numbers and booleans that starts with =, +, -, @,
-// a tab or a carriage return, which a spreadsheet would run as a formula,
-// is written with a leading ' (OWASP's advice against CSV injection), as is
-// one starting with one or more ' followed by one of them (EscapeFormula);
-// the import takes the ' off again (UnescapeFormula), so that an exported
-// file imports back unchanged. Writer.EscapeFormulas(false) writes them raw.
-//
-// # Export (NDJSON)
-//
-// One compact JSON object per line, per record: the selected fields (a
-// Struct whole, as one member) in column order, values exactly as the API
-// answers them.
-//
-// # Import (CSV)
-//
-// The first row is the header (a byte-order mark before it is skipped).
-// Each column names a field by its path, as the export writes it; Mapping
-// renames columns (a column mapped to "" is skipped). A column that names
-// no field and is not mapped, a mapping to no field, two columns setting
-// the same field (or a Struct and one of its subfields), and an empty
-// column name fail the whole import with an error naming the column.
-//
-// Each row becomes a JSON body, one member per column:
-//
-//   - an empty cell leaves the field out of the body (it does not send
-//     null); so does a cell of only spaces, except for a text field kept
-//     verbatim;
-//   - spaces around a number, a boolean, a list or JSON are ignored;
-//   - Int: an integer, an optional - and digits (leading zeros dropped);
-//     1e3, 12.0 and +5 are refused;
-//   - Number: a finite number in JSON's notation (digits, an optional
-//     fraction, an optional exponent: 12, -0.5, 1.5e300), sent exactly as
-//     written;
-//   - Bool: true, false, yes, no, 1 or 0, in any case;
-//   - Strings and Refs: a cell starting with "[" is a JSON array of strings;
-//     any other is split on ";", each element trimmed, empty ones dropped;
-//   - Object: a JSON object; Structs: a JSON array of objects, the
-//     read-only subfields an export holds (a score's elementName) dropped;
-//   - a Struct's subfield columns (location.city) build the nested object,
-//     left out when all its cells are empty; a column named by the Struct
-//     itself may hold the whole JSON object instead;
-//   - any other kind (texts, enums, URLs, e-mails, dates, date-times,
-//     references): the text as is;
-//   - a cell (of any kind) of one or more ' followed by =, +, -, @, a tab
-//     or a carriage return, as an export escapes it, is read without its
-//     first ' (UnescapeFormula); a header cell too.
-//
-// A cell that cannot be read as its field's kind makes the row fail with a
-// RowError naming the row, the column, what was expected and the value
-// (its first 50 characters): row 12, column employeeCount: is not an
-// integer: "12a". So does a row with another number of cells than the
-// header (has 5 cells; the header has 7), a cell that is not valid UTF-8
-// or holds a byte-order mark (U+FEFF, which only the file's start may
-// hold), a row longer than 1 MiB, and a
-// row that is not valid CSV (a stray quote); the import goes on with the
-// next row. A quote never closed, which swallows the rest of the file (or
-// more than 1 MiB of it), fails the import. Whether a value meets its
-// field's rules (lengths, bounds, enum values, e-mail addresses, integers
-// beyond 2^53) is the decoder's to say, as for any body.
-//
-// Read-only fields (Struct subfields included) are read as their
-// declaration's resource.ImportRule says, so that an exported file imports
-// back and no value is dropped without a word: ImportIgnored columns (id,
-// createdAt, updatedAt) are not read and Reader.Ignored lists them, unless
-// Options.Keep lists them (id, when an import matches records by id or
-// keeps them); ImportCandidate and ImportKept values are in the body, for
-// the record's service to take as an import's (resource.ImportOf);
-// ImportDerived values are in Row.Checks, for the written record to hold;
-// an ImportRefused value fails its row, an empty one ("", [], {}, null) is
-// no value. Immutable fields are kept: the decoder decides.
-//
-// Rows are numbered from 1, the header not counted. Blank lines, and rows
-// whose cells are all empty (the trailing ",,," rows spreadsheets write),
-// are skipped and not counted. A cell may hold line breaks when quoted; a
-// carriage return before a line feed inside a cell reads back as the line
-// feed alone.
-//
-// # Import (NDJSON)
-//
-// Each non-blank line is one JSON object (else the row fails: is not a JSON
-// object). Its keys are renamed by Mapping (a key mapped to "" is dropped;
-// a key or mapping naming a Struct's subfield, location.city, sets it in
-// the nested object), read-only fields are read as for CSV, and the
-// values are sent as they are: the decoder checks their types. A line
-// that is not valid UTF-8 fails its row, and so does one
-// longer than 1 MiB, and the import goes on with the next
-// line.
-//
-// # Resuming
-//
-// Reader.Position is where the next row starts: the byte offset after the
-// last row read, that row's number, and the CSV header. A Reader made on
-// the file opened at that offset with that Position reads exactly the rows
-// an uninterrupted read would have read after it, numbered alike.
-//
-// # Errors file
-//
-// An import's errors file is CSV: the columns row and error, then the
-// file's header columns (CSV) or line (NDJSON); one row per failed row: its
-// number, what was wrong, then its cells (or its line) as read, so that it
-// can be corrected and imported again. Its cells are escaped against
-// formulas as an export's are (EscapeFormula, for every cell), NUL bytes
-// and invalid UTF-8 becoming U+FFFD.
+// The rules of each format (the columns, how each kind of field is
+// written and read, formula escaping, row errors, resuming and the errors
+// file) are in docs/bulk.md, "File formats in detail".
 package bulk
 
 import (
