@@ -11,6 +11,8 @@ import (
 
 	"github.com/sourcebase/sourcebase/docs"
 	"github.com/sourcebase/sourcebase/internal/api"
+	"github.com/sourcebase/sourcebase/internal/api/mcpapi"
+	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
@@ -216,7 +218,7 @@ func TestEveryRouteAndEveryMCPToolAnswersWithinTheBudget(t *testing.T) {
 			if id == "" {
 				id = apitest.CreateTarget(t, c, rt.Resource)
 			}
-			ops := make([]any, api.MaxBatchOperations)
+			ops := make([]any, recordsapi.MaxBatchOperations)
 			for i := range ops {
 				ops[i] = map[string]any{"op": "update", "id": id, "data": map[string]any{}}
 			}
@@ -276,7 +278,7 @@ func TestEveryRouteAndEveryMCPToolAnswersWithinTheBudget(t *testing.T) {
 	// 200 KB deal, three times in a result, against 500 KB) is refused,
 	// saying how to get it.
 	var batch []any
-	for i := range api.MaxMCPBatch {
+	for i := range mcpapi.MaxBatch {
 		tool := []string{"list_deals", "search_companies", "get_enrichment_candidates"}[i%3]
 		batch = append(batch, callTool(i, tool, args[tool]))
 	}
@@ -296,14 +298,14 @@ func TestEveryRouteAndEveryMCPToolAnswersWithinTheBudget(t *testing.T) {
 		}
 	}
 	batch = batch[:0]
-	for i := range api.MaxMCPBatch {
+	for i := range mcpapi.MaxBatch {
 		batch = append(batch, map[string]any{"jsonrpc": "2.0", "id": i, "method": "resources/read", "params": map[string]any{"uri": "sourcebase://openapi.json"}})
 	}
 	r = rpc(t, c, batch, oldProtocol...).Want(t, http.StatusOK)
 	withinBudget(t, "a batch of reads of the OpenAPI document", r)
 	for _, a := range answers(t, r) {
 		if a.Error == nil || a.Error.Code != mcpserver.CodeAnswerTooLarge || !strings.Contains(a.Error.Message, "send it alone") {
-			t.Errorf("a read of the OpenAPI document in a batch of %d: %+v, want refused as larger than its share", api.MaxMCPBatch, a.Error)
+			t.Errorf("a read of the OpenAPI document in a batch of %d: %+v, want refused as larger than its share", mcpapi.MaxBatch, a.Error)
 		}
 	}
 	// Alone, it is answered.

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sourcebase/sourcebase/internal/api/mcpapi"
+	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/companies"
@@ -80,13 +82,11 @@ type Deps struct {
 type API struct {
 	d Deps
 
+	recordsOnce sync.Once
+	recordsAPI  *recordsapi.API
+
 	mcpOnce sync.Once
-	mcp     http.Handler
-	mcpErr  error
-	// mcpRemote are the routes ("POST /v1/companies/search") whose REST
-	// calls the MCP tools send to the HTTP API (the search routes of a
-	// function without a search engine).
-	mcpRemote map[string]bool
+	mcpAPI  *mcpapi.API
 }
 
 // New returns the API over d.
@@ -141,3 +141,33 @@ func EventCatalog() *events.Catalog { return kinds.Events() }
 
 // SchemaName is the component name of d's records (openapi.SchemaName).
 func SchemaName(d *resource.Def) string { return openapi.SchemaName(d) }
+
+// Searchable lists the resources with a search operation, in route order
+// (recordsapi.Searchable).
+func Searchable() []*resource.Def { return recordsapi.Searchable() }
+
+// JobTargets are what bulk jobs import and export, over d's services
+// (recordsapi.JobTargets).
+func JobTargets(d Deps) []jobs.Target { return recordsapi.JobTargets(d.records()) }
+
+// records are the services of the records' handlers.
+func (d Deps) records() recordsapi.Deps {
+	return recordsapi.Deps{Store: d.Store, Companies: d.Companies, Workflows: d.Workflows, Runs: d.Runs,
+		Enrichment: d.Enrichment, Resources: d.Resources, Search: d.Search, Limits: d.Limits}
+}
+
+// records is the API of the records' handlers, made once.
+func (a *API) records() *recordsapi.API {
+	a.recordsOnce.Do(func() { a.recordsAPI = recordsapi.New(a.d.records()) })
+	return a.recordsAPI
+}
+
+// mcp is the API of POST /mcp, made once: the MCP server over this API's
+// handler (every function's operations).
+func (a *API) mcp() *mcpapi.API {
+	a.mcpOnce.Do(func() {
+		a.mcpAPI = mcpapi.New(mcpapi.Deps{Tools: func() http.Handler { return a.Handler() }, OpenAPI: OpenAPI, Offer: MCP(),
+			Routes: Routes(), Remote: a.remoteRoutes(), NewMCP: a.d.NewMCP, Auth: a.d.Auth, Limits: a.d.Limits, SearchBaseURL: a.d.SearchBaseURL})
+	})
+	return a.mcpAPI
+}

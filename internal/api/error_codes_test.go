@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/sourcebase/sourcebase/internal/api"
+	"github.com/sourcebase/sourcebase/internal/api/mcpapi"
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/ratelimit"
@@ -82,7 +82,7 @@ func TestEveryErrorAnswerCarriesTheCodeOfItsSituation(t *testing.T) {
 	c.Do("POST", "/v1/sectors", map[string]any{"industryId": industry, "name": "Software",
 		"externalReference": map[string]any{"source": "crm", "id": "1"}}).Want(t, 201)
 	c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Keyed"}, "Idempotency-Key", "walk-1").Want(t, 201)
-	batch := make([]any, api.MaxMCPBatch+1)
+	batch := make([]any, mcpapi.MaxBatch+1)
 	for i := range batch {
 		batch[i] = listTools(i)
 	}

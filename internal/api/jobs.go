@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"reflect"
 
+	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/bulk"
 	"github.com/sourcebase/sourcebase/internal/clock"
@@ -13,7 +14,6 @@ import (
 	"github.com/sourcebase/sourcebase/internal/jobs"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/operation"
-	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
@@ -289,16 +289,8 @@ func (a *API) listJobs(w http.ResponseWriter, r *http.Request, kind string) {
 // jobResources lists the resources jobs move, for the bodies' schemas.
 func jobResources() []any {
 	var out []any
-	for _, d := range append([]*resource.Def{companyKind().def}, resourcesDefs()...) {
+	for _, d := range recordsapi.BulkDefs() {
 		out = append(out, d.Name)
-	}
-	return out
-}
-
-func resourcesDefs() []*resource.Def {
-	var out []*resource.Def
-	for _, k := range declaredKinds() {
-		out = append(out, k.def)
 	}
 	return out
 }
@@ -345,38 +337,11 @@ func jobSchemas(out map[string]openapi.Schema) {
 	out["ExportJob"] = exp
 }
 
-// JobTargets are the kinds of record bulk jobs move (companies and the
-// declared resources), written and read through the services the API's
-// own operations use.
-func JobTargets(d Deps) []jobs.Target {
-	a := New(d)
-	var out []jobs.Target
-	for _, k := range append([]kind[store.JSON]{companyKind()}, declaredKinds()...) {
-		w, r := k.writes(a), k.reads(a)
-		t := jobs.Target{Def: k.def, Create: w.Create, Update: w.Update, Get: r.Get,
-			List: func(ctx context.Context, org string, q store.Query) (store.Page[store.JSON], error) {
-				q.Desc = false
-				return r.List(ctx, org, q, "", "")
-			}}
-		if len(k.def.UniqueFields()) > 0 {
-			t.Upsert = upsertWith(w, k.def)
-			t.Owner = ownerOf(a, k.def)
-		}
-		out = append(out, t)
-	}
-	return out
-}
-
-// ownerOf finds the record of d's kind whose unique field holds a value.
-func ownerOf(a *API, d *resource.Def) func(ctx context.Context, org, field, value string) (string, error) {
-	return func(ctx context.Context, org, field, value string) (string, error) {
-		if d == companyKind().def {
-			return a.d.Companies.ByExternalID(ctx, org, value)
-		}
-		svc, ok := a.d.Resources.Service(d.Name)
-		if !ok {
-			return "", nil
-		}
-		return svc.UniqueOwner(ctx, org, field, value)
-	}
+// exportFilter is an export's filter (jobs.DecodeExport): a field's name →
+// a string, number, boolean or null, or 1 to jobs.MaxFilterValues of them.
+func exportFilter(description string) openapi.Schema {
+	value := operation.ValueOrList("a string, number, boolean or null, or a list of them", jobs.MaxFilterValues,
+		openapi.Schema{"type": "string"}, openapi.Schema{"type": "number"}, openapi.Schema{"type": "boolean"}, openapi.Schema{"type": "null"})
+	return openapi.Schema{"type": "object", "description": description, "additionalProperties": value,
+		"x-go-type": "map[string]interface{}"}
 }

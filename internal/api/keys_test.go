@@ -349,7 +349,7 @@ func TestEveryAdminOnlyRouteRefusesAMemberKeyBeforeAnythingElseAndDeclaresIt(t *
 		}
 	}
 	want := []string{"GET /v1/keys", "DELETE /v1/keys/{clientId}", "POST /v1/workflows/{id}/trigger/webhook-secret/rotate",
-		// Every route of the outbound webhook endpoints (api.ManagingWebhookEndpoints);
+		// Every route of the outbound webhook endpoints (eventsapi.ManagingWebhookEndpoints);
 		// the change history (GET /v1/events) is every key's to read.
 		"POST /v1/webhook-endpoints", "GET /v1/webhook-endpoints", "GET /v1/webhook-endpoints/{id}",
 		"PATCH /v1/webhook-endpoints/{id}", "DELETE /v1/webhook-endpoints/{id}",

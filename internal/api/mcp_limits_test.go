@@ -11,6 +11,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/docs"
 	"github.com/sourcebase/sourcebase/internal/api"
+	"github.com/sourcebase/sourcebase/internal/api/mcpapi"
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
@@ -114,7 +115,7 @@ func TestAnMCPBatchOfMoreThanTenMessagesIsRefusedBeforeAnyOfThemRuns(t *testing.
 	// None of a refused batch's messages runs: not the run one would start.
 	wf := c.Do("POST", "/v1/workflows", map[string]any{"name": "Batch", "steps": []any{
 		map[string]any{"id": "up", "type": "upsertCompany", "with": map[string]any{"canonicalName.$": "$.input.name"}}}}).Want(t, 201).Object(t)
-	start := make([]any, api.MaxMCPBatch+1)
+	start := make([]any, mcpapi.MaxBatch+1)
 	for i := range start {
 		start[i] = callTool(i, "start_workflow_run", map[string]any{"id": wf["id"], "body": map[string]any{"dryRun": false, "input": map[string]any{"name": "Batch Co"}}})
 	}
@@ -124,9 +125,9 @@ func TestAnMCPBatchOfMoreThanTenMessagesIsRefusedBeforeAnyOfThemRuns(t *testing.
 	}
 
 	// A batch of MaxMCPBatch is answered, every message.
-	got := answers(t, rpc(t, c, batch[:api.MaxMCPBatch], oldProtocol...).Want(t, http.StatusOK))
-	if len(got) != api.MaxMCPBatch {
-		t.Fatalf("%d answers to a batch of %d", len(got), api.MaxMCPBatch)
+	got := answers(t, rpc(t, c, batch[:mcpapi.MaxBatch], oldProtocol...).Want(t, http.StatusOK))
+	if len(got) != mcpapi.MaxBatch {
+		t.Fatalf("%d answers to a batch of %d", len(got), mcpapi.MaxBatch)
 	}
 	for _, a := range got {
 		if a.Error != nil || len(a.Result) == 0 {

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,16 +16,15 @@ import (
 	"github.com/sourcebase/sourcebase/internal/api/keysapi"
 	"github.com/sourcebase/sourcebase/internal/api/listsapi"
 	"github.com/sourcebase/sourcebase/internal/api/metricsapi"
+	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/kinds"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/routes"
-	"github.com/sourcebase/sourcebase/internal/search"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/webhook"
-	"github.com/sourcebase/sourcebase/internal/workflows"
 )
 
 // OpenAPIPath is where the service serves its OpenAPI document.
@@ -198,24 +196,13 @@ func tags() []openapi.Tag {
 
 func componentSchemas() map[string]openapi.Schema {
 	out := map[string]openapi.Schema{}
-	for _, d := range kinds.All() {
-		out[openapi.SchemaName(d)] = openapi.Record(d, openapi.Output)
-		out[ListedSchemaName(d)] = listedSchema(d)
-	}
+	recordsapi.Schemas(out)
 	keysapi.Schemas(out)
 	listsapi.Schemas(out)
 	enrichmentapi.Schemas(out)
 	metricsapi.Schemas(out)
-	out["WebhookTrigger"] = openapi.TypeOf(reflect.TypeFor[workflows.WebhookTrigger]())
-	for _, d := range Searchable() {
-		out[openapi.SchemaName(d)+"Search"] = searchSchema(search.SchemaOf(d))
-	}
-	out["SearchPredicate"] = predicateSchema()
-	filterComponents(out)
-	out["SearchMetadata"] = openapi.TypeOf(reflect.TypeFor[searchMetadata]())
 	eventsapi.Schemas(out)
 	jobSchemas(out)
-	batchComponents(out)
 	return out
 }
 
@@ -249,17 +236,11 @@ func operations(op operation.Operation) []openapi.Operation {
 	return []openapi.Operation{doc}
 }
 
-// MultiGetPath is the path of the read of several records of d at once,
-// served by the route of GET /v1/<name>/{id}.
-func MultiGetPath(d *resource.Def) string {
-	return "/v1/" + d.Name + "/" + resource.MultiGetPrefix + "{ids}"
-}
-
 // multiGetOperation describes GET /v1/<name>/ids={ids} of d, served by the
 // operation of GET /v1/<name>/{id}.
 func multiGetOperation(get operation.Operation, d *resource.Def) openapi.Operation {
 	op := describe(get)
-	op.Path = MultiGetPath(d)
+	op.Path = recordsapi.MultiGetPath(d)
 	op.Summary = "Get several " + d.Name + " by id"
 	op.Description = "The " + d.Name + " with these ids in the key's organization, in the order asked, each once, as an array; " +
 		"an id with no record in the organization is left out. Up to " + itoa(store.MaxBatch) + " ids, comma-separated: `" +
@@ -329,68 +310,6 @@ func roleAndWriteStatuses(o operation.Operation) []int {
 		out = append(out, http.StatusConflict)
 	}
 	return out
-}
-
-// searchOperation describes POST /v1/<name>/search of d.
-func searchOperation(op *openapi.Operation, d *resource.Def) {
-	op.Summary = "Search " + d.Name
-	op.Description = "Full-text and structured search of the organization's " + d.Name + "; see docs/search.md. " +
-		"Results are the records as `GET /v1/" + d.Name + "/{id}` answers them."
-	op.Query = []openapi.Param{
-		{Name: "page", Description: "the page, from 1; (page-1)*limit at most " + itoa(search.MaxOffset), Schema: openapi.Schema{"type": "integer", "minimum": 1, "default": 1}},
-		{Name: "limit", Description: "results per page", Schema: openapi.Schema{"type": "integer", "minimum": 1, "maximum": search.MaxLimit, "default": search.DefaultLimit}},
-	}
-	op.Body, op.BodyOptional, op.Raw = openapi.Ref(openapi.SchemaName(d)+"Search"), true, true
-	op.Data = openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"data", "metadata"},
-		"properties": openapi.Schema{"data": operation.ArrayOf(openapi.SchemaName(d)), "metadata": openapi.Ref("SearchMetadata")}}
-}
-
-// searchSchema is the search body of s: its fields and operators.
-func searchSchema(s *search.Schema) openapi.Schema {
-	var sortable []any
-	for _, f := range s.Fields {
-		if f.Sortable {
-			sortable = append(sortable, f.Name)
-		}
-	}
-	group := openapi.Schema{"type": "array", "items": openapi.Ref("SearchPredicate")}
-	return openapi.Schema{"type": "object", "additionalProperties": false,
-		"description": "a search of " + s.Resource + ": text, filters (fields: " + fieldList(s) + "), sort",
-		"properties": openapi.Schema{
-			"text":     openapi.Schema{"type": "string", "maxLength": search.MaxTextLength, "description": search.Meaning("text")},
-			"filters":  openapi.Schema{"type": "object", "additionalProperties": false, "description": search.Meaning("filters"), "properties": openapi.Schema{"and": group, "or": group}},
-			"sort":     openapi.Schema{"type": "array", "description": search.Meaning("sort"), "maxItems": search.MaxSortKeys, "items": openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"field"}, "properties": openapi.Schema{"field": openapi.Schema{"type": "string", "enum": sortable}, "direction": openapi.Schema{"type": "string", "enum": []any{"asc", "desc"}}}}},
-			"hybrid":   openapi.Schema{"type": "boolean", "description": search.Meaning("hybrid")},
-			"fuzzy":    openapi.Schema{"type": "boolean", "description": search.Meaning("fuzzy")},
-			"fullText": openapi.Schema{"type": "boolean", "description": search.Meaning("fullText")},
-		}}
-}
-
-func fieldList(s *search.Schema) string {
-	names := make([]string, len(s.Fields))
-	for i, f := range s.Fields {
-		names[i] = "`" + f.Name + "`"
-	}
-	return strings.Join(names, ", ")
-}
-
-// predicateSchema is one node of a search's filter tree.
-func predicateSchema() openapi.Schema {
-	ops := make([]any, len(search.Ops))
-	for i, o := range search.Ops {
-		ops[i] = string(o)
-	}
-	group := openapi.Schema{"type": "array", "items": openapi.Ref("SearchPredicate")}
-	return openapi.Schema{"type": "object", "additionalProperties": false,
-		"description": "a condition on a field (`field`, `operator`, `value`), and/or nested `and` / `or` groups; at most " +
-			itoa(search.MaxDepth) + " levels and " + itoa(search.MaxPredicates) + " predicates in all",
-		"properties": openapi.Schema{
-			"field":    openapi.Schema{"type": "string"},
-			"operator": openapi.Schema{"type": "string", "enum": ops},
-			"value":    predicateValue("a value of the field's type; an array for `in` and `nin`, a boolean for `exists`"),
-			"and":      group,
-			"or":       group,
-		}}
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -15,6 +15,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/sourcebase/sourcebase/internal/api"
+	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
 	"github.com/sourcebase/sourcebase/internal/resources"
@@ -98,18 +99,18 @@ func TestTheOpenAPIDocumentIsValidVersion100AndNamesExactlyTheRouteTable(t *test
 		if !d.MultiGet {
 			continue
 		}
-		multiGet["GET "+api.MultiGetPath(d)] = true
+		multiGet["GET "+recordsapi.MultiGetPath(d)] = true
 		if !inTable["GET /v1/"+d.Name+"/{id}"] {
 			t.Errorf("%s has MultiGet but no route GET /v1/%s/{id} to serve it", d.Name, d.Name)
 		}
-		item := doc.Paths.Find(api.MultiGetPath(d))
+		item := doc.Paths.Find(recordsapi.MultiGetPath(d))
 		if item == nil || item.Get == nil {
-			t.Errorf("GET %s is not in the document", api.MultiGetPath(d))
+			t.Errorf("GET %s is not in the document", recordsapi.MultiGetPath(d))
 			continue
 		}
 		data := item.Get.Responses.Status(200).Value.Content.Get("application/json").Schema.Value.Properties["data"].Value
 		if !data.Type.Is("array") || data.Items == nil || data.Items.Ref != "#/components/schemas/"+api.SchemaName(d) {
-			t.Errorf("GET %s answers %v, want an array of %s", api.MultiGetPath(d), data.Type, api.SchemaName(d))
+			t.Errorf("GET %s answers %v, want an array of %s", recordsapi.MultiGetPath(d), data.Type, api.SchemaName(d))
 		}
 	}
 	for path, item := range doc.Paths.Map() {

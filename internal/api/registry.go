@@ -11,7 +11,9 @@ import (
 	"github.com/sourcebase/sourcebase/internal/api/eventsapi"
 	"github.com/sourcebase/sourcebase/internal/api/keysapi"
 	"github.com/sourcebase/sourcebase/internal/api/listsapi"
+	"github.com/sourcebase/sourcebase/internal/api/mcpapi"
 	"github.com/sourcebase/sourcebase/internal/api/metricsapi"
+	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/resource"
@@ -60,15 +62,23 @@ type feature struct {
 // their operations (the reference's and the MCP tools' order).
 func features() []feature {
 	self := func(a *API) any { return a }
+	records := func(a *API) any { return a.records() }
 	fs := []feature{{serviceOperations, self},
 		{keysapi.Operations, func(a *API) any { return keysapi.New(a.d.Keys, a.d.Auth) }},
-		{func() []operation.Operation { return recordOperations(companyKind()) }, self},
-		{workflowOperations, self}, {runOperations, self}, {webhookOperations, self}}
-	for _, k := range declaredKinds() {
-		fs = append(fs, feature{func() []operation.Operation { return recordOperations(k) }, self})
+		{recordsapi.CompanyOperations, records}, {recordsapi.WorkflowOperations, records},
+		{recordsapi.RunOperations, records}, {recordsapi.WebhookOperations, records}}
+	for _, ops := range recordsapi.DeclaredOperations() {
+		fs = append(fs, feature{func() []operation.Operation { return ops }, records})
 	}
-	return append(fs, feature{listsapi.Operations, func(a *API) any { return listsapi.New(a.d.Entries) }}, feature{metricsapi.Operations, func(a *API) any { return metricsapi.New(a.d.Metrics) }}, feature{enrichmentapi.Operations, func(a *API) any { return enrichmentapi.New(a.d.Enrichment) }},
-		feature{jobOperations, self}, feature{eventsapi.Operations, func(a *API) any { return eventsapi.New(a.d.History, a.d.Endpoints, eventsapi.AdminOnly(Routes())) }}, feature{mcpOperations, self})
+	return append(fs,
+		feature{listsapi.Operations, func(a *API) any { return listsapi.New(a.d.Entries) }},
+		feature{metricsapi.Operations, func(a *API) any { return metricsapi.New(a.d.Metrics) }},
+		feature{enrichmentapi.Operations, func(a *API) any { return enrichmentapi.New(a.d.Enrichment) }},
+		feature{jobOperations, self},
+		feature{eventsapi.Operations, func(a *API) any {
+			return eventsapi.New(a.d.History, a.d.Endpoints, eventsapi.AdminOnly(Routes()))
+		}},
+		feature{mcpapi.Operations, func(a *API) any { return a.mcp() }})
 }
 
 // Routes is the route table: the registry's routes and policies.

@@ -3,8 +3,9 @@
 // own layer or of lower ones (its tests may import anything). The layers,
 // lowest first:
 //
-//   - Base: names, errors, time, ids, decoding, text folding and the local
-//     emulators' launchers; they know nothing of the service.
+//   - Base: names, errors, time, ids, decoding, text folding, the local
+//     emulators' launchers and the deployment model (plain data that
+//     infra/ reads); they know nothing of the service.
 //   - Storage: the table (store) and what runs inside a record (steps).
 //   - Platform: mechanisms every surface shares and no domain owns —
 //     declared resources, keys and authentication, rate limits, the route
@@ -14,9 +15,11 @@
 //     knows routes and callers, never a domain package.
 //   - Domain: companies, workflows, runs, enrichment, the declared
 //     resources.
-//   - Surface: the REST API's handlers, the MCP server, the generators.
+//   - Surface: the REST API's handlers, the MCP server.
 //   - Assembly: what wires a process together (app, the local Lambda
-//     front, the dev server's pieces, the test environments).
+//     front, the dev server's pieces, the test environments), and the
+//     generators, which read the whole service (the deployment model's
+//     among them).
 //
 // cmd/ and functions/ sit above every layer. The test in this package
 // fails on an import that points up, and on a package that has no layer
@@ -27,14 +30,14 @@ package design
 // lowest first.
 var Layers = []Layer{
 	{"base", []string{"fn", "apperr", "clock", "ids", "input", "fold", "awsenv", "docspage", "dev/dynamolocal", "dev/lambdaenv", "dev/portowner",
-		"dev/localsfn", "webhook", "webhook/webhooktest", "perfreport", "design", "outbound", "blob", "dev/testinputs"}},
+		"dev/localsfn", "webhook", "webhook/webhooktest", "perfreport", "design", "outbound", "blob", "dev/testinputs", "deploymodel"}},
 	{"storage", []string{"store", "steps", "streams", "streams/streamsapi", "blob/s3blob"}},
 	{"platform", []string{"resource", "listing", "keys", "auth", "ratelimit", "routes", "metrics", "search", "search/searchtest",
 		"search/embedded", "search/opensearch", "openapi", "admin", "dev/testenv", "events", "events/bus", "bulk"}},
 	{"http", []string{"httpapi", "operation"}},
 	{"domain", []string{"kinds", "companies", "workflows", "enrichment", "runs", "resources", "search/opensearch/golden", "endpoints", "endpoints/sqsqueue", "jobs"}},
-	{"surface", []string{"api/keysapi", "api/eventsapi", "api/enrichmentapi", "api/listsapi", "api/metricsapi", "api", "mcpserver", "generate"}},
-	{"assembly", []string{"app", "app/eventfns", "app/jobfns", "app/operator", "sizing", "lambdafront", "dev/localdev", "dev/localdev/localdevtest", "dev/apitest", "dev/dynamolocal/shared"}},
+	{"surface", []string{"api/keysapi", "api/mcpapi", "api/recordsapi", "api/eventsapi", "api/enrichmentapi", "api/listsapi", "api/metricsapi", "api", "mcpserver"}},
+	{"assembly", []string{"app", "app/eventfns", "app/jobfns", "app/operator", "sizing", "lambdafront", "dev/localdev", "dev/localdev/localdevtest", "dev/apitest", "dev/dynamolocal/shared", "deploymodel/derive", "generate"}},
 }
 
 // Layer is one layer: its name and packages.

@@ -24,6 +24,7 @@ import (
 	"strings"
 
 	"github.com/sourcebase/sourcebase/internal/api"
+	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
 	"github.com/sourcebase/sourcebase/internal/mcpserver"
@@ -298,7 +299,7 @@ func eventsDoc(_ context.Context, root, _ string, _ map[string][]byte) ([]File, 
 }
 
 func resourcesDoc(context.Context, string, string, map[string][]byte) ([]File, []string, error) {
-	return []File{{resources.DocPath, []byte(resources.Markdown(api.DocRoutes, api.DocList))}}, nil, nil
+	return []File{{resources.DocPath, []byte(resources.Markdown(api.DocRoutes, recordsapi.DocList))}}, nil, nil
 }
 
 func openSearchGolden(_ context.Context, root, _ string, _ map[string][]byte) ([]File, []string, error) {

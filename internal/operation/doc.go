@@ -1,6 +1,7 @@
 package operation
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -71,4 +72,11 @@ func PageOnlyQuery() []openapi.Param {
 		}
 	}
 	return out
+}
+
+// ValueOrList is one of the values scalars describe, or an array of 1 to
+// most of them.
+func ValueOrList(description string, most int, scalars ...any) openapi.Schema {
+	list := openapi.Schema{"type": "array", "minItems": 1, "maxItems": most, "items": openapi.Schema{"anyOf": scalars}}
+	return openapi.Schema{"description": description, "anyOf": append(slices.Clip(scalars), list)}
 }

@@ -15,7 +15,7 @@ import (
 type DocRoute struct{ Method, Path, Answer string }
 
 // DocList is what a resource's generic list takes beyond paging, for its
-// documentation (made from the list's schema: api.DocList).
+// documentation (made from the list's schema: recordsapi.DocList).
 type DocList struct {
 	// Filters are the fields filter[<field>][<op>]= may name.
 	Filters []DocFilter

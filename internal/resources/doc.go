@@ -22,7 +22,7 @@ const DocPath = "docs/resources.md"
 // section per kind of record generated from its declaration (companies',
 // workflows' and runs' from companies.Def, workflows.Def and runs.Def),
 // each with the routes that serve its records (routes: the registry's,
-// api.DocRoutes) and what its list takes (lists: api.DocList; nil says
+// api.DocRoutes) and what its list takes (lists: recordsapi.DocList; nil says
 // only its lookup filters). A test fails when the committed file differs.
 func Markdown(routes func(*resource.Def) []resource.DocRoute, lists func(*resource.Def) *resource.DocList) string {
 	var b strings.Builder

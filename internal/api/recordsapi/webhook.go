@@ -1,4 +1,4 @@
-package api
+package recordsapi
 
 import (
 	"errors"
@@ -17,12 +17,12 @@ import (
 	"github.com/sourcebase/sourcebase/internal/workflows"
 )
 
-// webhookOperations are the intake of signed webhook deliveries: public
+// WebhookOperations are the intake of signed webhook deliveries: public
 // (the trigger's signature check), served by the webhook function's URL,
 // counted against the trigger's rate limit. Every slug reaches the
 // handler, however long: one that leads to no trigger is answered exactly
 // as a wrong secret (runs.Receive).
-func webhookOperations() []operation.Operation {
+func WebhookOperations() []operation.Operation {
 	op := operation.Declare(fn.Webhook, http.MethodPost, workflows.WebhookPath+"{slug}", (*API).receiveWebhook).
 		RateOf(routes.RateDelivery).Answers(routes.AnswerRecord).Of(runs.Def.Name).Doc(func(op *openapi.Operation) {
 		op.Summary, op.Status = "Deliver a webhook to a workflow's trigger", http.StatusAccepted

@@ -1,7 +1,8 @@
-package api
+package recordsapi
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/sourcebase/sourcebase/internal/httpapi"
@@ -46,7 +47,7 @@ import (
 func listOperation(op *openapi.Operation, d *resource.Def) {
 	res := listResource(d)
 	op.Description += " `filter[<field>][<operator>]=` keeps the records every condition holds for, `sort` orders them by up to " +
-		itoa(listing.MaxSortKeys) + " keys, `fields` answers only some fields and `expand` adds the records reference fields name " +
+		strconv.Itoa(listing.MaxSortKeys) + " keys, `fields` answers only some fields and `expand` adds the records reference fields name " +
 		"(docs/resources.md). The `" + listing.HeaderPlan + "` header names how the list was served. " +
 		"A nested deepObject parameter is undefined in OpenAPI, so the published document does not declare `filter`: clients generated from it " +
 		"send the same list, filters included, as a typed body to `POST /v1/" + d.Name + "/query`."
@@ -116,11 +117,11 @@ func sortParam(d *resource.Def, s *search.Schema) openapi.Param {
 	}
 	key := "-?" + alternatives(names)
 	return openapi.Param{Name: "sort",
-		Description: "up to " + itoa(listing.MaxSortKeys) + " sort keys separated by commas, `-` before a key for descending " +
+		Description: "up to " + strconv.Itoa(listing.MaxSortKeys) + " sort keys separated by commas, `-` before a key for descending " +
 			"(`sort=name,-createdAt`); one key without a sign is ordered by `direction`. Ties are broken by id in the order of the last key; " +
 			"a record without a value sorts as the smallest. Default: by `id`, the order records were created in. " +
 			"Fields: " + codes(names) + "; indexed (served without reading every record): " + codes(d.SortFields()),
-		Schema: openapi.Schema{"type": "string", "pattern": "^" + key + "(," + key + "){0," + itoa(listing.MaxSortKeys-1) + "}$",
+		Schema: openapi.Schema{"type": "string", "pattern": "^" + key + "(," + key + "){0," + strconv.Itoa(listing.MaxSortKeys-1) + "}$",
 			openapi.CommaSeparated: openapi.Schema{"type": "array", "minItems": 1, "maxItems": listing.MaxSortKeys,
 				"items": openapi.Schema{"type": "string", "enum": operation.Enums(keys)}}}}
 }
@@ -157,9 +158,9 @@ func listFieldNames(d *resource.Def) []string {
 // component (FilterObjectName: a named type in generated clients).
 func filterParam(d *resource.Def) openapi.Param {
 	return openapi.Param{Name: listing.ParamFilter, Style: "deepObject", Explode: true, Schema: openapi.Ref(FilterObjectName(d)),
-		Description: "conditions every record answered meets, at most " + itoa(listing.MaxFilters) + ": `filter[<field>]=<value>` (equal) or " +
+		Description: "conditions every record answered meets, at most " + strconv.Itoa(listing.MaxFilters) + ": `filter[<field>]=<value>` (equal) or " +
 			"`filter[<field>][<operator>]=<value>`, a nested field by its path (`filter[location.city]=Paris`). " +
-			"Operators: `eq`, `ne` (a record without a value is not equal), `in` and `nin` (up to " + itoa(search.MaxInValues) +
+			"Operators: `eq`, `ne` (a record without a value is not equal), `in` and `nin` (up to " + strconv.Itoa(search.MaxInValues) +
 			" values separated by commas), `gt`, `gte`, `lt`, `lte` (numbers and dates), `contains` (strings, ignoring case and diacritics; " +
 			"an array of strings: holds the element), `startsWith` (strings, ignoring case and diacritics), `exists` (`true` or `false`). " +
 			"Values are of the field's type: a number, `true`/`false`, a date `YYYY-MM-DD`, a date-time in RFC 3339."}
@@ -221,7 +222,7 @@ func querySchema(d *resource.Def) openapi.Schema {
 	props := openapi.Schema{
 		listing.BodyFilter: openapi.Ref(QueryFilterObjectName(d)),
 		listing.BodySort: openapi.Schema{"type": "array", "maxItems": listing.MaxSortKeys,
-			"description": "up to " + itoa(listing.MaxSortKeys) + " sort keys, the first the most significant; ties are broken by id in the order of the last key, " +
+			"description": "up to " + strconv.Itoa(listing.MaxSortKeys) + " sort keys, the first the most significant; ties are broken by id in the order of the last key, " +
 				"and a record without a value sorts as the smallest. Default: by `id`, newest first. Indexed (served without reading every record): " + codes(d.SortFields()),
 			"items": openapi.Ref(QuerySortKeyName(d))},
 		listing.BodyFields: openapi.Schema{"type": "array", "minItems": 1, "items": openapi.Schema{"type": "string", "enum": operation.Enums(listFieldNames(d))},
@@ -341,7 +342,7 @@ func filterSchema(t search.Type, value openapi.Schema, body bool) openapi.Schema
 			ops[string(op)] = valueList(value)
 			if body {
 				ops[string(op)] = openapi.Schema{"type": "array", "minItems": 1, "maxItems": search.MaxInValues, "items": value,
-					"description": "1 to " + itoa(search.MaxInValues) + " values"}
+					"description": "1 to " + strconv.Itoa(search.MaxInValues) + " values"}
 			}
 		case search.Contains, search.StartsWith:
 			ops[string(op)] = openapi.Schema{"type": "string", "maxLength": search.MaxValueLength}
@@ -391,9 +392,9 @@ func valueList(value openapi.Schema) openapi.Schema {
 	case value["format"] == "date":
 		one = `[0-9]{4}-[0-9]{2}-[0-9]{2}`
 	}
-	s := openapi.Schema{"type": "string", "description": "1 to " + itoa(search.MaxInValues) + " values separated by commas",
+	s := openapi.Schema{"type": "string", "description": "1 to " + strconv.Itoa(search.MaxInValues) + " values separated by commas",
 		openapi.CommaSeparated: openapi.Schema{"type": "array", "minItems": 1, "maxItems": search.MaxInValues, "items": value,
-			"description": "1 to " + itoa(search.MaxInValues) + " values"}}
+			"description": "1 to " + strconv.Itoa(search.MaxInValues) + " values"}}
 	if one != "" {
 		s["pattern"] = "^" + one + "(," + one + ")*$"
 	}

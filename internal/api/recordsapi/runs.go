@@ -1,4 +1,4 @@
-package api
+package recordsapi
 
 import (
 	"net/http"
@@ -11,10 +11,10 @@ import (
 	"github.com/sourcebase/sourcebase/internal/runs"
 )
 
-// runOperations are the generic list and get of workflow runs (with MCP
+// RunOperations are the generic list and get of workflow runs (with MCP
 // tools list_workflow_runs and get_workflow_run), and what a client does
 // to runs: start one, list a workflow's, rename, retry.
-func runOperations() []operation.Operation {
+func RunOperations() []operation.Operation {
 	k := kind[runs.Run]{def: runs.Def, reads: func(a *API) reader[runs.Run] { return runRecords{a.d.Runs} }}
 	run := openapi.Ref("WorkflowRun")
 	return append(recordOperations(k),

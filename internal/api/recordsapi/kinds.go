@@ -1,4 +1,4 @@
-package api
+package recordsapi
 
 import (
 	"context"
@@ -190,7 +190,7 @@ func (s workflowRecords) Delete(ctx context.Context, org, id string) error {
 
 // runRecords are workflow runs, only listed and read by the generic
 // operations (runs.Service): runs are started, renamed and retried by
-// operations of their own (runOperations).
+// operations of their own (RunOperations).
 type runRecords struct{ svc *runs.Service }
 
 func (s runRecords) List(ctx context.Context, org string, q store.Query, filter, value string) (store.Page[runs.Run], error) {

@@ -1,4 +1,4 @@
-package api
+package recordsapi
 
 import (
 	"net/http"
@@ -15,10 +15,10 @@ import (
 // 403 names it ("rotating a webhook secret requires an admin key").
 const RotatingWebhookSecrets = "rotating a webhook secret"
 
-// workflowOperations are the generic operations of workflows (with MCP
+// WorkflowOperations are the generic operations of workflows (with MCP
 // tools list_workflows and get_workflow), and the rotation of a trigger's
 // secret.
-func workflowOperations() []operation.Operation {
+func WorkflowOperations() []operation.Operation {
 	k := kind[workflows.Workflow]{def: workflows.Def}
 	k.reads, k.writes = records(func(a *API) interface {
 		reader[workflows.Workflow]

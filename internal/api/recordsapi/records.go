@@ -1,4 +1,4 @@
-package api
+package recordsapi
 
 import (
 	"context"
@@ -301,4 +301,10 @@ func (s declaredRecords) Present(stored []byte, stamp string) (json.RawMessage, 
 
 func (s declaredRecords) GetByIDs(ctx context.Context, org, segment string) ([]resource.Record, error) {
 	return s.svc.GetByIDs(ctx, org, segment)
+}
+
+// MultiGetPath is the path of the read of several records of d at once,
+// served by the route of GET /v1/<name>/{id}.
+func MultiGetPath(d *resource.Def) string {
+	return "/v1/" + d.Name + "/" + resource.MultiGetPrefix + "{ids}"
 }

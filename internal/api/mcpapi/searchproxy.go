@@ -1,4 +1,4 @@
-package api
+package mcpapi
 
 import (
 	"context"
@@ -10,30 +10,12 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/routes"
 )
-
-// remoteRoutes are the routes (patterns) whose tools a function without
-// their service sends to the HTTP API (throughAPI): the search routes
-// without a search engine (the mcp function carries none), the bulk jobs'
-// without jobs (it links no S3 client).
-func (a *API) remoteRoutes() map[string]bool {
-	remote := map[string]bool{}
-	if a.d.Search == nil {
-		for _, rt := range routes.Of(Routes(), fn.Search) {
-			remote[rt.Pattern()] = true
-		}
-	}
-	if a.d.Jobs == nil {
-		for _, op := range jobOperations() {
-			remote[op.Pattern()] = true
-		}
-	}
-	return remote
-}
 
 // throughAPI is api with the remote routes (patterns) sent to the HTTP API
 // (Deps.SearchBaseURL, else the address of the MCP request being served),
@@ -65,7 +47,7 @@ func (a *API) throughAPI(api http.Handler, remote map[string]bool) (http.Handler
 		},
 	}
 	search := map[string]bool{}
-	for _, rt := range routes.Of(Routes(), fn.Search) {
+	for _, rt := range routes.Of(a.d.Routes, fn.Search) {
 		search[rt.Pattern()] = true
 	}
 	send := func(pattern string) http.Handler {
@@ -108,7 +90,7 @@ func recut(w http.ResponseWriter, rec *httptest.ResponseRecorder, budget int) {
 	}
 	var page struct {
 		Data     []json.RawMessage `json:"data"`
-		Metadata searchMetadata    `json:"metadata"`
+		Metadata recordsapi.SearchMetadata    `json:"metadata"`
 	}
 	if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &page) != nil {
 		w.WriteHeader(rec.Code)
@@ -116,7 +98,7 @@ func recut(w http.ResponseWriter, rec *httptest.ResponseRecorder, budget int) {
 		return
 	}
 	w.Header().Del("Content-Length")
-	writeSearchPage(w, page.Metadata, page.Data, budget)
+	recordsapi.WriteSearchPage(w, page.Metadata, page.Data, budget)
 }
 
 // searchTransport reaches the HTTP API: connections are kept between

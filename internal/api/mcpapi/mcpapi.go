@@ -1,4 +1,9 @@
-package api
+// Package mcpapi serves the Model Context Protocol endpoint (POST /mcp):
+// the MCP server (package mcpserver) over the whole API in process, its
+// messages counted against the caller's key, each answered within its
+// share of the byte budget; a function without a search engine or bulk
+// jobs sends those tools' REST calls to the HTTP API (searchproxy.go).
+package mcpapi
 
 import (
 	"bytes"
@@ -7,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -21,27 +27,69 @@ import (
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
-// MaxMCPBatch is the most JSON-RPC messages one POST /mcp may hold: a
+// Deps are what the MCP endpoint is served over.
+type Deps struct {
+	// Tools is what the tools call: the whole API, in process; made on
+	// the first message.
+	Tools func() http.Handler
+	// OpenAPI is the document the tools are read from.
+	OpenAPI func() ([]byte, error)
+	// Offer are the registry's tools, in order, and the kinds they read.
+	Offer routes.MCP
+	// Routes is the route table (which routes the search function serves).
+	Routes []routes.Route
+	// Remote are the routes (patterns) whose calls go to the HTTP API:
+	// those of a service this function does not have.
+	Remote map[string]bool
+	// NewMCP makes the MCP server over the tools' handler, the
+	// authenticator, the document and the offer (package mcpserver); nil
+	// in a function that does not serve /mcp, where the path is no
+	// endpoint.
+	NewMCP func(api http.Handler, a *auth.Authenticator, openAPI []byte, offer routes.MCP) (http.Handler, error)
+	Auth   *auth.Authenticator
+	// Limits counts each message against the key; nil: no limits.
+	Limits *ratelimit.Limiter
+	// SearchBaseURL is where the remote routes go: the HTTP API's base
+	// URL; "" means the address the MCP request came to.
+	SearchBaseURL string
+}
+
+// API serves POST /mcp.
+type API struct {
+	d Deps
+
+	mcpOnce sync.Once
+	mcp     http.Handler
+	mcpErr  error
+	// mcpRemote are the routes ("POST /v1/companies/search") whose REST
+	// calls the MCP tools send to the HTTP API (Deps.Remote).
+	mcpRemote map[string]bool
+}
+
+// New returns the endpoint over d.
+func New(d Deps) *API { return &API{d: d} }
+
+// MaxBatch is the most JSON-RPC messages one POST /mcp may hold: a
 // batch of more (protocol versions 2025-03-26 and before batch) is
 // refused, before any of its messages runs. Ten leaves each message about
 // 500 KB of the response's 5 MB: room for a page of records through a tool.
-const MaxMCPBatch = 10
+const MaxBatch = 10
 
-// mcpOperations are the Model Context Protocol endpoint: its messages
+// Operations are the Model Context Protocol endpoint: its messages
 // count against the key one by one (it authenticates and counts them
 // itself), each answering within its share of the budget.
-func mcpOperations() []operation.Operation {
+func Operations() []operation.Operation {
 	return []operation.Operation{operation.Declare(fn.MCP, http.MethodPost, routes.MCPPath, (*API).serveMCP).InTopic("mcp").
 		RateOf(routes.RateMessage).Answers(routes.AnswerShared).Doc(func(op *openapi.Operation) {
 		op.Summary, op.Public, op.Idempotent, op.Raw = "Model Context Protocol endpoint (streamable HTTP)", false, false, true
 		op.Description = "JSON-RPC messages of the Model Context Protocol (initialize, tools/list, tools/call, resources/list, " +
 			"resources/read), answered as JSON (stateless: no Mcp-Session-Id). Needs the same two headers as every /v1 route; " +
 			"its tools call the REST operations with them. Every message counts against the key's rate limit (a batch of " +
-			itoa(MaxMCPBatch) + " at most counts each), and the whole answer stays within the response budget. See docs/mcp.md."
+			strconv.Itoa(MaxBatch) + " at most counts each), and the whole answer stays within the response budget. See docs/mcp.md."
 		message := openapi.Schema{"type": "object", "description": "a JSON-RPC 2.0 request or notification", "required": []any{"jsonrpc"}, "additionalProperties": true,
 			"properties": openapi.Schema{"jsonrpc": openapi.Schema{"type": "string", "enum": []any{"2.0"}}}}
 		op.Body = openapi.Schema{"oneOf": []any{message, openapi.Schema{"type": "array", "minItems": 1, "items": message,
-			"description": "a batch (protocol versions 2025-03-26 and before); more than " + itoa(MaxMCPBatch) + " messages are refused (400)"}}}
+			"description": "a batch (protocol versions 2025-03-26 and before); more than " + strconv.Itoa(MaxBatch) + " messages are refused (400)"}}}
 		answer := openapi.Schema{"type": "object", "description": "the JSON-RPC 2.0 response", "additionalProperties": true}
 		op.Data = openapi.Schema{"oneOf": []any{answer, openapi.Schema{"type": "array", "items": answer, "description": "the responses to a batch"}}}
 		op.AlsoStatus = http.StatusAccepted
@@ -50,7 +98,7 @@ func mcpOperations() []operation.Operation {
 		// batch of too many messages (400, a JSON-RPC error without id).
 		op.Errors = []int{http.StatusBadRequest, http.StatusUnsupportedMediaType}
 		op.ErrorBodies = map[int]openapi.Schema{http.StatusBadRequest: {"type": "object", "required": []any{"jsonrpc", "error"},
-			"description": "a JSON-RPC 2.0 error response (a batch of more than " + itoa(MaxMCPBatch) + " messages: code -32600, id null)",
+			"description": "a JSON-RPC 2.0 error response (a batch of more than " + strconv.Itoa(MaxBatch) + " messages: code -32600, id null)",
 			"properties": openapi.Schema{"jsonrpc": openapi.Schema{"type": "string", "enum": []any{"2.0"}},
 				"id": openapi.Schema{"description": "the message's id; null for a refusal of the whole request",
 					"oneOf": []any{openapi.Schema{"type": "string"}, openapi.Schema{"type": "integer"}, openapi.Schema{"type": "null"}}},
@@ -69,7 +117,7 @@ func mcpOperations() []operation.Operation {
 //
 // Before the MCP server reads a message, /mcp checks the key (401), reads
 // the body (at most httpapi.MaxBodyBytes, 413), refuses a batch of more
-// than MaxMCPBatch messages (400 with a JSON-RPC error) and counts every
+// than MaxBatch messages (400 with a JSON-RPC error) and counts every
 // message against the key's rate limit (ratelimit.Limiter.Key: a batch of
 // N counts N), answering 429 when the limit refuses one; the answer
 // carries the X-RateLimit-* headers. A tool's REST call is not counted
@@ -84,18 +132,18 @@ func (a *API) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.mcpOnce.Do(func() {
-		doc, err := OpenAPI()
+		doc, err := a.d.OpenAPI()
 		if err != nil {
 			a.mcpErr = err
 			return
 		}
-		tools := a.Handler()
-		if a.mcpRemote = a.remoteRoutes(); len(a.mcpRemote) > 0 {
+		tools := a.d.Tools()
+		if a.mcpRemote = a.d.Remote; len(a.mcpRemote) > 0 {
 			if tools, a.mcpErr = a.throughAPI(tools, a.mcpRemote); a.mcpErr != nil {
 				return
 			}
 		}
-		a.mcp, a.mcpErr = a.d.NewMCP(reportRate(tools), a.d.Auth, doc, MCP())
+		a.mcp, a.mcpErr = a.d.NewMCP(reportRate(tools), a.d.Auth, doc, a.d.Offer)
 	})
 	if a.mcpErr != nil {
 		httpapi.Error(w, r, a.mcpErr)
@@ -115,11 +163,11 @@ func (a *API) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	msgs, batch := mcpMessages(body)
-	if batch && len(msgs) > MaxMCPBatch {
+	if batch && len(msgs) > MaxBatch {
 		// Refused as one request: none of its messages runs.
 		if a.countMCP(w, r, p, 1) {
 			rpcError(w, apperr.CodeBatchTooLarge, jsonrpcInvalidRequest, fmt.Sprintf(
-				"a batch holds at most %d messages; this one holds %d: send them in batches of %d or fewer", MaxMCPBatch, len(msgs), MaxMCPBatch))
+				"a batch holds at most %d messages; this one holds %d: send them in batches of %d or fewer", MaxBatch, len(msgs), MaxBatch))
 		}
 		return
 	}

@@ -1,0 +1,89 @@
+// Package recordsapi serves every kind of record through the same
+// operations — create, list (GET, and POST …/query), get, update, delete,
+// search, upsert and batch — from each kind's declaration: companies,
+// workflows and their runs, and every declared resource (package
+// resources). What a kind does of its own is in its service (kinds.go),
+// not in a handler; the operations of workflows and runs that are not
+// generic (a trigger's secret, starting, renaming and retrying a run, a
+// webhook delivery) are here too, beside their kinds.
+package recordsapi
+
+import (
+	"reflect"
+
+	"github.com/sourcebase/sourcebase/internal/companies"
+	"github.com/sourcebase/sourcebase/internal/enrichment"
+	"github.com/sourcebase/sourcebase/internal/kinds"
+	"github.com/sourcebase/sourcebase/internal/openapi"
+	"github.com/sourcebase/sourcebase/internal/operation"
+	"github.com/sourcebase/sourcebase/internal/ratelimit"
+	"github.com/sourcebase/sourcebase/internal/resource"
+	"github.com/sourcebase/sourcebase/internal/runs"
+	"github.com/sourcebase/sourcebase/internal/search"
+	"github.com/sourcebase/sourcebase/internal/store"
+	"github.com/sourcebase/sourcebase/internal/workflows"
+)
+
+// Deps are the services the records' handlers use.
+type Deps struct {
+	Store      *store.Store
+	Companies  *companies.Service
+	Workflows  *workflows.Service
+	Runs       *runs.Service
+	Enrichment *enrichment.Service
+	// Resources serves the declared resources (package resources).
+	Resources *resource.Registry
+	// Search answers the search routes and the lists that filter or sort
+	// by what no index serves; nil in a function that serves neither.
+	Search search.Engine
+	// Limits counts a batch's operations and a webhook's deliveries
+	// against their rate limits; nil: no limits.
+	Limits *ratelimit.Limiter
+}
+
+// API serves the records' routes.
+type API struct{ d Deps }
+
+// New returns the API over d.
+func New(d Deps) *API { return &API{d: d} }
+
+// CompanyOperations are the operations of companies (recordOperations).
+func CompanyOperations() []operation.Operation { return recordOperations(companyKind()) }
+
+// DeclaredOperations are the operations of every declared resource, each
+// kind's in turn.
+func DeclaredOperations() [][]operation.Operation {
+	var out [][]operation.Operation
+	for _, k := range declaredKinds() {
+		out = append(out, recordOperations(k))
+	}
+	return out
+}
+
+// Schemas adds the records' component schemas to out: each kind's record
+// and listed record, its search body, filter and batch shapes, and the
+// search answer's metadata.
+func Schemas(out map[string]openapi.Schema) {
+	for _, d := range kinds.All() {
+		out[openapi.SchemaName(d)] = openapi.Record(d, openapi.Output)
+		out[ListedSchemaName(d)] = listedSchema(d)
+	}
+	out["WebhookTrigger"] = openapi.TypeOf(reflect.TypeFor[workflows.WebhookTrigger]())
+	for _, d := range Searchable() {
+		out[openapi.SchemaName(d)+"Search"] = searchSchema(search.SchemaOf(d))
+	}
+	out["SearchPredicate"] = predicateSchema()
+	filterComponents(out)
+	out["SearchMetadata"] = openapi.TypeOf(reflect.TypeFor[SearchMetadata]())
+	batchComponents(out)
+}
+
+// BulkDefs are the kinds with batch writes and upserts, which bulk jobs
+// import and export: companies, then the declared resources.
+func BulkDefs() []*resource.Def {
+	var out []*resource.Def
+	for _, k := range append([]kind[store.JSON]{companyKind()}, declaredKinds()...) {
+		out = append(out, k.def)
+	}
+	return out
+}

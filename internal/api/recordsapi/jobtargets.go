@@ -1,0 +1,45 @@
+package recordsapi
+
+import (
+	"context"
+
+	"github.com/sourcebase/sourcebase/internal/jobs"
+	"github.com/sourcebase/sourcebase/internal/resource"
+	"github.com/sourcebase/sourcebase/internal/store"
+)
+
+// JobTargets are the kinds of record bulk jobs move (companies and the
+// declared resources), written and read through the services the API's
+// own operations use.
+func JobTargets(d Deps) []jobs.Target {
+	a := New(d)
+	var out []jobs.Target
+	for _, k := range append([]kind[store.JSON]{companyKind()}, declaredKinds()...) {
+		w, r := k.writes(a), k.reads(a)
+		t := jobs.Target{Def: k.def, Create: w.Create, Update: w.Update, Get: r.Get,
+			List: func(ctx context.Context, org string, q store.Query) (store.Page[store.JSON], error) {
+				q.Desc = false
+				return r.List(ctx, org, q, "", "")
+			}}
+		if len(k.def.UniqueFields()) > 0 {
+			t.Upsert = upsertWith(w, k.def)
+			t.Owner = ownerOf(a, k.def)
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// ownerOf finds the record of d's kind whose unique field holds a value.
+func ownerOf(a *API, d *resource.Def) func(ctx context.Context, org, field, value string) (string, error) {
+	return func(ctx context.Context, org, field, value string) (string, error) {
+		if d == companyKind().def {
+			return a.d.Companies.ByExternalID(ctx, org, value)
+		}
+		svc, ok := a.d.Resources.Service(d.Name)
+		if !ok {
+			return "", nil
+		}
+		return svc.UniqueOwner(ctx, org, field, value)
+	}
+}

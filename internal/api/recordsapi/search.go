@@ -1,0 +1,197 @@
+package recordsapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/httpapi"
+	"github.com/sourcebase/sourcebase/internal/openapi"
+	"github.com/sourcebase/sourcebase/internal/operation"
+	"github.com/sourcebase/sourcebase/internal/resource"
+	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/search"
+	"github.com/sourcebase/sourcebase/internal/store"
+)
+
+// searchOperationOf is POST /v1/<name>/search of the searchable kind k,
+// served by the search function (the only one with a search engine); with
+// MCP set, the search is the kind's MCP tool.
+func searchOperationOf[T any](k kind[T]) operation.Operation {
+	d, s := k.def, search.SchemaOf(k.def)
+	op := operation.Declare(fn.Search, http.MethodPost, "/v1/"+d.Name+"/search", func(a *API, w http.ResponseWriter, r *http.Request) {
+		present, ok := k.reads(a).(searchable)
+		if !ok {
+			panic("api: the records of " + d.Name + " cannot be presented from search")
+		}
+		a.search(w, r, s, present.Present)
+	}).Safe().Answers(routes.AnswerSearch).Of(d.Name).Doc(func(op *openapi.Operation) { searchOperation(op, d) })
+	if d.MCP {
+		op = op.AsTool("search_"+d.Name, "Search the organization's "+d.Name+": text, structured filters (and/or of field conditions), sort, pages. "+
+			"Answers the "+d.Name+" as GET answers them, with paging metadata.")
+	}
+	return op
+}
+
+// search answers a search of s: page and limit in the query, the search
+// in the body; present turns each found record (its stored JSON and shape
+// stamp, as search holds it) into what GET returns.
+func (a *API) search(w http.ResponseWriter, r *http.Request, s *search.Schema, present func(stored []byte, stamp string) (json.RawMessage, error)) {
+	if a.d.Search == nil {
+		panic("api: a search route is served without a search engine")
+	}
+	page, limit, err := search.ParsePaging(r.URL.Query())
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	body, err := httpapi.ReadBody(w, r)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	req, err := search.Decode(s, body, page, limit)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	res, err := a.d.Search.Search(r.Context(), httpapi.Caller(r).OrgID, s, req)
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return
+	}
+	for i, rec := range res.Records {
+		stamp := ""
+		if i < len(res.Stamps) {
+			stamp = res.Stamps[i]
+		}
+		if res.Records[i], err = present(rec, stamp); err != nil {
+			httpapi.Error(w, r, fmt.Errorf("search: present a %s record: %w", s.Resource, err))
+			return
+		}
+	}
+	writeSearch(w, req, res, httpapi.Budget(r.Context()))
+}
+
+// SearchMetadata is the metadata of a search response.
+type SearchMetadata struct {
+	Page       int    `json:"page"`
+	Limit      int    `json:"limit"`
+	TotalCount int    `json:"totalCount"`
+	TotalPages int    `json:"totalPages"`
+	Ranking    string `json:"ranking"`
+	// Truncated: the page's records did not all fit the response budget
+	// (httpapi.ListBudget, or an MCP tool call's lower one); ask again with
+	// a smaller limit.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// writeSearch writes {"data": [...], "metadata": {...}} within budget
+// (httpapi.Budget): a page whose records do not all fit ends early and says
+// so.
+func writeSearch(w http.ResponseWriter, req *search.Request, res *search.Result, budget int) {
+	meta := SearchMetadata{Page: req.Page, Limit: req.Limit, TotalCount: res.Total, Ranking: res.Ranking}
+	meta.TotalPages = (res.Total + req.Limit - 1) / req.Limit
+	WriteSearchPage(w, meta, res.Records, budget)
+}
+
+// WriteSearchPage writes records and meta as a search page within budget:
+// the records that fit, metadata.truncated when some did not.
+func WriteSearchPage(w http.ResponseWriter, meta SearchMetadata, records []json.RawMessage, budget int) {
+	const reserve = 200 // the metadata object, at most
+	size := store.WireSize(`{"data":[],"metadata":}`+"\n") + reserve
+	n := 0
+	for i, rec := range records {
+		add := store.WireSize([]byte(rec))
+		if i > 0 {
+			add++
+		}
+		if size+add > budget {
+			break
+		}
+		size += add
+		n++
+	}
+	meta.Truncated = meta.Truncated || n < len(records)
+	var body bytes.Buffer
+	body.WriteString(`{"data":[`)
+	for i, rec := range records[:n] {
+		if i > 0 {
+			body.WriteByte(',')
+		}
+		body.Write(rec)
+	}
+	body.WriteString(`],"metadata":`)
+	m, _ := httpapi.Marshal(meta)
+	body.Write(m)
+	body.WriteString("}\n")
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	w.Write(body.Bytes())
+}
+
+// searchOperation describes POST /v1/<name>/search of d.
+func searchOperation(op *openapi.Operation, d *resource.Def) {
+	op.Summary = "Search " + d.Name
+	op.Description = "Full-text and structured search of the organization's " + d.Name + "; see docs/search.md. " +
+		"Results are the records as `GET /v1/" + d.Name + "/{id}` answers them."
+	op.Query = []openapi.Param{
+		{Name: "page", Description: "the page, from 1; (page-1)*limit at most " + strconv.Itoa(search.MaxOffset), Schema: openapi.Schema{"type": "integer", "minimum": 1, "default": 1}},
+		{Name: "limit", Description: "results per page", Schema: openapi.Schema{"type": "integer", "minimum": 1, "maximum": search.MaxLimit, "default": search.DefaultLimit}},
+	}
+	op.Body, op.BodyOptional, op.Raw = openapi.Ref(openapi.SchemaName(d)+"Search"), true, true
+	op.Data = openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"data", "metadata"},
+		"properties": openapi.Schema{"data": operation.ArrayOf(openapi.SchemaName(d)), "metadata": openapi.Ref("SearchMetadata")}}
+}
+
+// searchSchema is the search body of s: its fields and operators.
+func searchSchema(s *search.Schema) openapi.Schema {
+	var sortable []any
+	for _, f := range s.Fields {
+		if f.Sortable {
+			sortable = append(sortable, f.Name)
+		}
+	}
+	group := openapi.Schema{"type": "array", "items": openapi.Ref("SearchPredicate")}
+	return openapi.Schema{"type": "object", "additionalProperties": false,
+		"description": "a search of " + s.Resource + ": text, filters (fields: " + fieldList(s) + "), sort",
+		"properties": openapi.Schema{
+			"text":     openapi.Schema{"type": "string", "maxLength": search.MaxTextLength, "description": search.Meaning("text")},
+			"filters":  openapi.Schema{"type": "object", "additionalProperties": false, "description": search.Meaning("filters"), "properties": openapi.Schema{"and": group, "or": group}},
+			"sort":     openapi.Schema{"type": "array", "description": search.Meaning("sort"), "maxItems": search.MaxSortKeys, "items": openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"field"}, "properties": openapi.Schema{"field": openapi.Schema{"type": "string", "enum": sortable}, "direction": openapi.Schema{"type": "string", "enum": []any{"asc", "desc"}}}}},
+			"hybrid":   openapi.Schema{"type": "boolean", "description": search.Meaning("hybrid")},
+			"fuzzy":    openapi.Schema{"type": "boolean", "description": search.Meaning("fuzzy")},
+			"fullText": openapi.Schema{"type": "boolean", "description": search.Meaning("fullText")},
+		}}
+}
+
+func fieldList(s *search.Schema) string {
+	names := make([]string, len(s.Fields))
+	for i, f := range s.Fields {
+		names[i] = "`" + f.Name + "`"
+	}
+	return strings.Join(names, ", ")
+}
+
+// predicateSchema is one node of a search's filter tree.
+func predicateSchema() openapi.Schema {
+	ops := make([]any, len(search.Ops))
+	for i, o := range search.Ops {
+		ops[i] = string(o)
+	}
+	group := openapi.Schema{"type": "array", "items": openapi.Ref("SearchPredicate")}
+	return openapi.Schema{"type": "object", "additionalProperties": false,
+		"description": "a condition on a field (`field`, `operator`, `value`), and/or nested `and` / `or` groups; at most " +
+			strconv.Itoa(search.MaxDepth) + " levels and " + strconv.Itoa(search.MaxPredicates) + " predicates in all",
+		"properties": openapi.Schema{
+			"field":    openapi.Schema{"type": "string"},
+			"operator": openapi.Schema{"type": "string", "enum": ops},
+			"value":    predicateValue("a value of the field's type; an array for `in` and `nin`, a boolean for `exists`"),
+			"and":      group,
+			"or":       group,
+		}}
+}
