@@ -13,6 +13,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/api/enrichmentapi"
 	"github.com/sourcebase/sourcebase/internal/api/eventsapi"
+	"github.com/sourcebase/sourcebase/internal/api/jobsapi"
 	"github.com/sourcebase/sourcebase/internal/api/keysapi"
 	"github.com/sourcebase/sourcebase/internal/api/listsapi"
 	"github.com/sourcebase/sourcebase/internal/api/metricsapi"
@@ -202,7 +203,7 @@ func componentSchemas() map[string]openapi.Schema {
 	enrichmentapi.Schemas(out)
 	metricsapi.Schemas(out)
 	eventsapi.Schemas(out)
-	jobSchemas(out)
+	jobsapi.Schemas(out)
 	return out
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/api/enrichmentapi"
 	"github.com/sourcebase/sourcebase/internal/api/eventsapi"
+	"github.com/sourcebase/sourcebase/internal/api/jobsapi"
 	"github.com/sourcebase/sourcebase/internal/api/keysapi"
 	"github.com/sourcebase/sourcebase/internal/api/listsapi"
 	"github.com/sourcebase/sourcebase/internal/api/mcpapi"
@@ -74,7 +75,7 @@ func features() []feature {
 		feature{listsapi.Operations, func(a *API) any { return listsapi.New(a.d.Entries) }},
 		feature{metricsapi.Operations, func(a *API) any { return metricsapi.New(a.d.Metrics) }},
 		feature{enrichmentapi.Operations, func(a *API) any { return enrichmentapi.New(a.d.Enrichment) }},
-		feature{jobOperations, self},
+		feature{jobsapi.Operations, func(a *API) any { return jobsapi.New(a.d.Jobs) }},
 		feature{eventsapi.Operations, func(a *API) any {
 			return eventsapi.New(a.d.History, a.d.Endpoints, eventsapi.AdminOnly(Routes()))
 		}},

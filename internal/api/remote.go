@@ -1,6 +1,7 @@
 package api
 
 import (
+	"github.com/sourcebase/sourcebase/internal/api/jobsapi"
 	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/routes"
 )
@@ -17,7 +18,7 @@ func (a *API) remoteRoutes() map[string]bool {
 		}
 	}
 	if a.d.Jobs == nil {
-		for _, op := range jobOperations() {
+		for _, op := range jobsapi.Operations() {
 			remote[op.Pattern()] = true
 		}
 	}

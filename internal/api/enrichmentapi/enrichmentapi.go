@@ -1,4 +1,5 @@
-// Package enrichmentapi serves a record's candidate values: adding, listing, pinning and deleting them (package enrichment).
+// Package enrichmentapi serves a record's candidate values: adding, listing,
+// pinning and deleting them (package enrichment).
 package enrichmentapi
 
 import (

@@ -1,4 +1,6 @@
-// Package eventsapi serves the change history (GET /v1/events, package events) and the outbound webhook endpoints with their deliveries (package endpoints).
+// Package eventsapi serves the change history (GET /v1/events, package
+// events) and the outbound webhook endpoints with their deliveries (package
+// endpoints).
 package eventsapi
 
 import (

@@ -1,4 +1,5 @@
-// Package listsapi serves the records on a saved list: adding, paging and removing them (resources.Entries).
+// Package listsapi serves the records on a saved list: adding, paging and
+// removing them (resources.Entries).
 package listsapi
 
 import (

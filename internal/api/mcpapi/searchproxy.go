@@ -89,8 +89,8 @@ func recut(w http.ResponseWriter, rec *httptest.ResponseRecorder, budget int) {
 		w.Header()[k] = v
 	}
 	var page struct {
-		Data     []json.RawMessage `json:"data"`
-		Metadata recordsapi.SearchMetadata    `json:"metadata"`
+		Data     []json.RawMessage         `json:"data"`
+		Metadata recordsapi.SearchMetadata `json:"metadata"`
 	}
 	if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &page) != nil {
 		w.WriteHeader(rec.Code)

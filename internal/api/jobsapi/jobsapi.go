@@ -1,9 +1,14 @@
-package api
+// Package jobsapi serves the bulk jobs: imports of a CSV or NDJSON file into
+// the records of one resource (created, then fed their file at uploadUrl)
+// and exports of a resource's records, each listed and read back (package
+// jobs).
+package jobsapi
 
 import (
 	"context"
 	"net/http"
 	"reflect"
+	"strconv"
 
 	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
 	"github.com/sourcebase/sourcebase/internal/apperr"
@@ -108,13 +113,13 @@ func (a *API) importView(ctx context.Context, org string, j *jobs.Job, upload st
 	v.Versioned = j.Versioned
 	var err error
 	if upload == "" {
-		upload, err = a.d.Jobs.UploadURL(ctx, org, j)
+		upload, err = a.jobs.UploadURL(ctx, org, j)
 		if err != nil {
 			return nil, err
 		}
 	}
 	v.UploadURL = optional(upload)
-	errorsURL, err := a.d.Jobs.ErrorsURL(ctx, org, j)
+	errorsURL, err := a.jobs.ErrorsURL(ctx, org, j)
 	v.ErrorsURL = optional(errorsURL)
 	return v, err
 }
@@ -130,14 +135,24 @@ func (a *API) exportView(ctx context.Context, org string, j *jobs.Job) (*ExportJ
 		v.Fields = []string{}
 	}
 	v.Versioned = j.Versioned
-	u, err := a.d.Jobs.DownloadURL(ctx, org, j)
+	u, err := a.jobs.DownloadURL(ctx, org, j)
 	v.DownloadURL = optional(u)
 	return v, err
 }
 
-// jobOperations are the bulk jobs: imports (created, then fed their file
+// API serves the feature's routes.
+type API struct {
+	jobs *jobs.Service
+}
+
+// New returns the API over its services.
+func New(jobs *jobs.Service) *API {
+	return &API{jobs: jobs}
+}
+
+// Operations are the bulk jobs: imports (created, then fed their file
 // at uploadUrl) and exports, each listed and read back.
-func jobOperations() []operation.Operation {
+func Operations() []operation.Operation {
 	imp, exp := openapi.Ref("ImportJob"), openapi.Ref("ExportJob")
 	return []operation.Operation{
 		operation.Declare(fn.Data, http.MethodPost, "/v1/imports", (*API).createImport).Destructive().InTopic("imports").Answers(routes.AnswerRecord).
@@ -190,7 +205,7 @@ var errJobsOff = apperr.Unavailable(nil, "bulk jobs are not configured in this d
 // jobsReady answers 503 and reports false when the function has no bulk
 // jobs (no file store configured).
 func (a *API) jobsReady(w http.ResponseWriter, r *http.Request) bool {
-	if a.d.Jobs == nil {
+	if a.jobs == nil {
 		httpapi.Error(w, r, errJobsOff)
 		return false
 	}
@@ -207,15 +222,15 @@ func (a *API) jobView(ctx context.Context, org string, j *jobs.Job, upload strin
 
 func (a *API) createImport(w http.ResponseWriter, r *http.Request) {
 	a.createJob(w, r, func(j *jobs.Job, org string) (*jobs.Job, string, error) {
-		return a.d.Jobs.CreateImport(r.Context(), org, j)
-	}, func(body []byte) (*jobs.Job, error) { return a.d.Jobs.DecodeImport(body) })
+		return a.jobs.CreateImport(r.Context(), org, j)
+	}, func(body []byte) (*jobs.Job, error) { return a.jobs.DecodeImport(body) })
 }
 
 func (a *API) createExport(w http.ResponseWriter, r *http.Request) {
 	a.createJob(w, r, func(j *jobs.Job, org string) (*jobs.Job, string, error) {
-		j, err := a.d.Jobs.CreateExport(r.Context(), org, j)
+		j, err := a.jobs.CreateExport(r.Context(), org, j)
 		return j, "", err
-	}, func(body []byte) (*jobs.Job, error) { return a.d.Jobs.DecodeExport(body) })
+	}, func(body []byte) (*jobs.Job, error) { return a.jobs.DecodeExport(body) })
 }
 
 // createJob decodes a job from the body, creates it and answers it (201).
@@ -247,7 +262,7 @@ func (a *API) getJob(w http.ResponseWriter, r *http.Request, kind string) {
 		return
 	}
 	org := httpapi.Caller(r).OrgID
-	j, err := a.d.Jobs.Get(r.Context(), org, kind, r.PathValue("id"))
+	j, err := a.jobs.Get(r.Context(), org, kind, r.PathValue("id"))
 	if err != nil {
 		httpapi.Error(w, r, err)
 		return
@@ -269,7 +284,7 @@ func (a *API) listJobs(w http.ResponseWriter, r *http.Request, kind string) {
 		return
 	}
 	org := httpapi.Caller(r).OrgID
-	page, err := a.d.Jobs.List(r.Context(), org, kind, q)
+	page, err := a.jobs.List(r.Context(), org, kind, q)
 	if err != nil {
 		httpapi.Error(w, r, err)
 		return
@@ -319,7 +334,7 @@ func exportBody() openapi.Schema {
 		"resource": openapi.Schema{"type": "string", "enum": jobResources(), "description": "the resource to export"},
 		"format":   openapi.Schema{"type": "string", "enum": []any{string(bulk.CSV), string(bulk.NDJSON)}, "default": string(bulk.CSV)},
 		"filter": exportFilter("only records whose field equals the value (text: without regard to case), or one of the " +
-			"list's values (up to " + itoa(jobs.MaxFilterValues) + "); every field must match; fields holding one value only"),
+			"list's values (up to " + strconv.Itoa(jobs.MaxFilterValues) + "); every field must match; fields holding one value only"),
 		"fields": openapi.Schema{"type": "array", "maxItems": 200, "items": openapi.Schema{"type": "string"},
 			"description": "the fields to export (`id` always); all when absent"},
 		"escapeFormulas": openapi.Schema{"type": "boolean", "default": true,
@@ -329,8 +344,8 @@ func exportBody() openapi.Schema {
 	}}
 }
 
-// jobSchemas are the component schemas of the jobs.
-func jobSchemas(out map[string]openapi.Schema) {
+// Schemas are the component schemas of the jobs.
+func Schemas(out map[string]openapi.Schema) {
 	out["ImportJob"] = openapi.TypeOf(reflect.TypeFor[ImportJob]())
 	exp := openapi.TypeOf(reflect.TypeFor[ExportJob]())
 	exp["properties"].(openapi.Schema)["filter"] = openapi.Schema{"type": "object", "additionalProperties": true}
