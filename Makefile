@@ -97,7 +97,8 @@ bench: deps
 ## then client/client.gen.go from it (oapi-codegen); docs/resources.md; the generated tables of
 ## docs/mcp.md (tools), docs/search.md (body, fields), docs/errors.md (codes) and docs/events.md
 ## (event types); the OpenSearch golden files
-## (internal/search/opensearch/testdata); template/template.yaml and template/env.local.json (infra/sam).
+## (internal/search/opensearch/testdata); the deployment model infra/ reads (internal/deploymodel/model.json),
+## then template/template.yaml and template/env.local.json from it (infra/sam).
 ## Only files that differ are written (a second run changes nothing); a test of make test
 ## (internal/generate) lists every stale one. Not docs/performance.md: a measurement, make bench's.
 generate:

@@ -1,7 +1,8 @@
 // Command generate regenerates every committed file that code generates
 // (internal/generate): docs/openapi.json, then client/client.gen.go from it,
 // docs/resources.md, the generated parts of docs/mcp.md and docs/search.md,
-// the OpenSearch golden files and the SAM template with sam local's
+// the OpenSearch golden files, the deployment model infra/ reads
+// (internal/deploymodel/model.json) and the SAM template with sam local's
 // environment. It writes only the files that differ, so a second run
 // changes nothing; nothing is written when a generator fails.
 //

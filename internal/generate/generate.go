@@ -82,6 +82,7 @@ var steps = []step{
 	{"docs/events.md's table of event types", eventsDoc},
 	{"the OpenSearch golden files", openSearchGolden},
 	{"the Go client (oapi-codegen)", goClient},
+	{"the deployment model infra/ reads (internal/deploymodel/model.json)", deployModel},
 	{"the SAM template (infra/sam)", samTemplate},
 }
 

@@ -77,7 +77,7 @@ func TestEveryKnownArtifactIsGenerated(t *testing.T) {
 	}
 	for _, want := range []string{
 		"docs/openapi.json", "client/client.gen.go", "docs/mcp.md", "docs/search.md", "docs/resources.md",
-		"template/template.yaml", "template/env.local.json",
+		"template/template.yaml", "template/env.local.json", "internal/deploymodel/model.json",
 		"internal/search/opensearch/testdata/query-nested.json",
 		"internal/search/opensearch/testdata/mapping-companies.json",
 		"internal/search/opensearch/testdata/bulk-indexer-stream.ndjson",
@@ -93,6 +93,10 @@ func TestEveryKnownArtifactIsGenerated(t *testing.T) {
 	// The client is made of the document generated before it.
 	if slices.Index(paths, "client/client.gen.go") < slices.Index(paths, "docs/openapi.json") {
 		t.Error("the client is generated before the OpenAPI document it is made of")
+	}
+	// The SAM template is made of the deployment model generated before it.
+	if slices.Index(paths, "template/template.yaml") < slices.Index(paths, "internal/deploymodel/model.json") {
+		t.Error("the SAM template is generated before the deployment model it is made of")
 	}
 }
 
