@@ -11,7 +11,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/sourcebase/sourcebase/infra/deploy"
-	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/deploymodel"
 )
 
 // SendDeliveryActions let a function queue deliveries (on the delivery
@@ -44,7 +44,7 @@ func (st *Stack) addDeliveryQueues(settings stageSettings) {
 		FifoThroughputLimit:       awssqs.FifoThroughputLimit_PER_MESSAGE_GROUP_ID,
 		Encryption:                awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:                jsii.Bool(true),
-		VisibilityTimeout:         awscdk.Duration_Seconds(jsii.Number(deploy.DeliverVisibilityTimeout.Seconds())),
+		VisibilityTimeout:         awscdk.Duration_Seconds(jsii.Number(deploy.DeliverVisibilityTimeout(st.Model).Seconds())),
 		RetentionPeriod:           awscdk.Duration_Days(jsii.Number(deploy.DeliverRetentionDays)),
 		DeadLetterQueue: &awssqs.DeadLetterQueue{
 			Queue:           st.DeliverDLQ,
@@ -72,7 +72,7 @@ func (st *Stack) addEvents(settings stageSettings) error {
 		case deploy.IsEventsConsumer(f):
 			consumers++
 			var filters []*map[string]any
-			for _, p := range deploy.EventsFilterPatterns() {
+			for _, p := range deploy.EventsFilterPatterns(st.Model) {
 				filters = append(filters, &map[string]any{"pattern": jsii.String(p)})
 			}
 			st.EventsFailures = st.addStreamSource(f, "EventsFailures", deploy.EventsBatchSize, filters, settings)
@@ -97,7 +97,7 @@ func (st *Stack) addEvents(settings stageSettings) error {
 			// their group; the event source grants receiving, deleting
 			// and changing the visibility of the queue's messages.
 			st.Functions[f.Name].AddEventSource(awslambdaeventsources.NewSqsEventSource(st.DeliverQueue, &awslambdaeventsources.SqsEventSourceProps{
-				BatchSize:               jsii.Number(deploy.DeliverBatchSize),
+				BatchSize:               jsii.Number(st.Model.DeliverBatchSize),
 				ReportBatchItemFailures: jsii.Bool(true),
 				MaxConcurrency:          jsii.Number(deploy.DeliverMaxConcurrency),
 			}))
@@ -113,7 +113,7 @@ func (st *Stack) addEvents(settings stageSettings) error {
 // in order (one batch per shard at a time), its partial batch failures
 // retried (bisected), only the records matching one of filters (none: every
 // record), and what still fails kept for 14 days in the queue it returns.
-func (st *Stack) addStreamSource(f routes.Function, failuresID string, batchSize int, filters []*map[string]any, settings stageSettings) awssqs.Queue {
+func (st *Stack) addStreamSource(f deploymodel.Function, failuresID string, batchSize int, filters []*map[string]any, settings stageSettings) awssqs.Queue {
 	failures := awssqs.NewQueue(st.Stack, jsii.String(failuresID), &awssqs.QueueProps{
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:      jsii.Bool(true),

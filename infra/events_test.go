@@ -1,21 +1,14 @@
 package main
 
 import (
-	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
 	"github.com/sourcebase/sourcebase/infra/deploy"
-	"github.com/sourcebase/sourcebase/internal/api"
+	"github.com/sourcebase/sourcebase/internal/deploymodel"
 	"github.com/sourcebase/sourcebase/internal/fn"
-	"github.com/sourcebase/sourcebase/internal/routes"
-	"github.com/sourcebase/sourcebase/internal/store"
 )
 
 // mappingsOf are the event source mappings of the function named name.
@@ -62,8 +55,8 @@ func TestEveryDeploymentHasTheEventsAndDeliverFunctionsAndTheirEventSourcesOnly(
 // trim horizon, in order, partial batch failures reported, a failing
 // batch bisected and retried, then kept 14 days in its own queue), and
 // only the changes of item types that have events invoke it: the filter
-// criteria are deploy.EventsFilterPatterns, naming the store types of
-// api.EventCatalog() in the new or the old image.
+// criteria are deploy.EventsFilterPatterns, naming the model's event item
+// types (the event catalog's) in the new or the old image.
 func TestTheEventsFunctionReadsTheTablesStreamFilteredToTheItemTypesThatHaveEvents(t *testing.T) {
 	stages(t, func(t *testing.T, s *synthesized) {
 		ms := s.mappingsOf(fn.Events)
@@ -72,7 +65,7 @@ func TestTheEventsFunctionReadsTheTablesStreamFilteredToTheItemTypesThatHaveEven
 		}
 		p := ms[0]
 		var filters []any
-		for _, pattern := range deploy.EventsFilterPatterns() {
+		for _, pattern := range deploy.EventsFilterPatterns(s.stack.Model) {
 			filters = append(filters, map[string]any{"Pattern": pattern})
 		}
 		for k, want := range map[string]any{
@@ -95,15 +88,16 @@ func TestTheEventsFunctionReadsTheTablesStreamFilteredToTheItemTypesThatHaveEven
 			t.Errorf("EventsFailures %s, want a standard queue, encrypted, keeping 14 days", js(failures))
 		}
 	})
+	m := deploymodel.Default()
 	var types []any
-	for _, k := range api.EventCatalog().Kinds() {
-		types = append(types, k.StoreType)
+	for _, typ := range m.EventItemTypes {
+		types = append(types, typ)
 	}
 	want := []string{
 		js(map[string]any{"dynamodb": map[string]any{"NewImage": map[string]any{"type": map[string]any{"S": types}}}}),
 		js(map[string]any{"dynamodb": map[string]any{"OldImage": map[string]any{"type": map[string]any{"S": types}}}}),
 	}
-	if got := deploy.EventsFilterPatterns(); !slices.Equal(got, want) || !slices.Contains(types, any("COMPANY")) || slices.Contains(types, any(store.TypeDeleted)) {
+	if got := deploy.EventsFilterPatterns(m); !slices.Equal(got, want) || !slices.Contains(types, any("COMPANY")) || m.Table.ItemTypeAttribute != "type" {
 		t.Errorf("filter patterns %q, want %q", got, want)
 	}
 }
@@ -119,7 +113,7 @@ func TestTheDeliverFunctionTakesTheDeliveryQueueWithPartialFailuresAtABoundedCon
 		}
 		want := map[string]any{
 			"EventSourceArn":        getAtt(s.logicalID(s.stack.DeliverQueue), "Arn"),
-			"BatchSize":             deploy.DeliverBatchSize,
+			"BatchSize":             s.stack.Model.DeliverBatchSize,
 			"FunctionResponseTypes": []string{"ReportBatchItemFailures"},
 			"ScalingConfig":         map[string]any{"MaximumConcurrency": deploy.DeliverMaxConcurrency},
 		}
@@ -128,8 +122,8 @@ func TestTheDeliverFunctionTakesTheDeliveryQueueWithPartialFailuresAtABoundedCon
 				t.Errorf("%s: %s, want %s", k, js(ms[0][k]), js(v))
 			}
 		}
-		if deploy.DeliverBatchSize > 10 || deploy.DeliverMaxConcurrency < 2 || deploy.DeliverMaxConcurrency > 1000 {
-			t.Errorf("batch size %d (a FIFO queue: at most 10), maximum concurrency %d (2 to 1000)", deploy.DeliverBatchSize, deploy.DeliverMaxConcurrency)
+		if batch := s.stack.Model.DeliverBatchSize; batch < 1 || batch > 10 || deploy.DeliverMaxConcurrency < 2 || deploy.DeliverMaxConcurrency > 1000 {
+			t.Errorf("batch size %d (a FIFO queue: at most 10), maximum concurrency %d (2 to 1000)", batch, deploy.DeliverMaxConcurrency)
 		}
 		timeout := s.fn(t, fn.Deliver).Properties["Timeout"].(float64)
 		q := s.t.Resources[s.logicalID(s.stack.DeliverQueue)].Properties
@@ -169,8 +163,8 @@ func TestTheDeliveryQueueAndItsDeadLetterQueueAreFIFOEncryptedAndTLSOnly(t *test
 		if s.t.Resources[dlq].Properties["RedrivePolicy"] != nil {
 			t.Errorf("the dead-letter queue has a redrive policy")
 		}
-		if d := time.Duration(q["VisibilityTimeout"].(float64)) * time.Second; d != deploy.DeliverVisibilityTimeout {
-			t.Errorf("visibility timeout %s, want %s", d, deploy.DeliverVisibilityTimeout)
+		if d, want := time.Duration(q["VisibilityTimeout"].(float64))*time.Second, deploy.DeliverVisibilityTimeout(s.stack.Model); d != want || want == 0 {
+			t.Errorf("visibility timeout %s, want %s", d, want)
 		}
 		// Every queue refuses requests without TLS (enforceSSL).
 		for _, id := range []string{queue, dlq, s.logicalID(s.stack.EventsFailures)} {
@@ -226,49 +220,42 @@ func TestOnlyTheFunctionsThatQueueDeliveriesMaySendAndOnlyTheDeliverFunctionCons
 			t.Errorf("the functions that may send to the delivery queue: %v, want events and hooks", senders)
 		}
 		for _, name := range []string{fn.Hooks, fn.Events} {
-			if f, _ := routes.FunctionNamed(name); !f.SendsDeliveries {
+			if f, _ := s.stack.Model.Function(name); !f.SendsDeliveries {
 				t.Errorf("the %s function does not declare SendsDeliveries", name)
 			}
 		}
 	})
 }
 
-// TableProps translates the definition's stream (the stack's table has
-// it in every deployment: TestSearchingWithOpenSearch...) and refuses what
-// it cannot translate rather than dropping it.
+// TableProps translates the model's table, its stream included (the
+// stack's table has it in every deployment: TestSearchingWithOpenSearch...),
+// and refuses what it cannot translate rather than dropping it (what the
+// model cannot express, derive refuses: internal/deploymodel/derive).
 func TestTablePropsTranslatesTheStreamAndRefusesWhatItCannotTranslate(t *testing.T) {
-	props, _, err := TableProps(store.TableDefinition(""))
+	props, _, err := TableProps(deploymodel.Default().Table)
 	if err != nil || props.Stream != "NEW_AND_OLD_IMAGES" {
-		t.Fatalf("TableProps(store.TableDefinition) stream %v, %v; want NEW_AND_OLD_IMAGES", props.Stream, err)
+		t.Fatalf("TableProps(the model's table) stream %v, %v; want NEW_AND_OLD_IMAGES", props.Stream, err)
 	}
-	for name, change := range map[string]func(d *dynamodb.CreateTableInput){
-		"an unknown stream view type": func(d *dynamodb.CreateTableInput) { d.StreamSpecification.StreamViewType = "ALL_OF_IT" },
-		"a view type with no stream":  func(d *dynamodb.CreateTableInput) { d.StreamSpecification.StreamEnabled = aws.Bool(false) },
-		"server-side encryption": func(d *dynamodb.CreateTableInput) {
-			d.SSESpecification = &types.SSESpecification{Enabled: aws.Bool(true)}
-		},
-		"provisioned throughput": func(d *dynamodb.CreateTableInput) { d.ProvisionedThroughput = &types.ProvisionedThroughput{} },
-		"a table class":          func(d *dynamodb.CreateTableInput) { d.TableClass = types.TableClassStandardInfrequentAccess },
-		"tags": func(d *dynamodb.CreateTableInput) {
-			d.Tags = []types.Tag{{Key: aws.String("k"), Value: aws.String("v")}}
-		},
-		"deletion protection (by stage)": func(d *dynamodb.CreateTableInput) { d.DeletionProtectionEnabled = aws.Bool(true) },
-		"local secondary indexes":        func(d *dynamodb.CreateTableInput) { d.LocalSecondaryIndexes = []types.LocalSecondaryIndex{{}} },
+	for name, change := range map[string]func(d *deploymodel.Table){
+		"an unknown stream view type":      func(d *deploymodel.Table) { d.StreamViewType = "ALL_OF_IT" },
+		"provisioned billing":              func(d *deploymodel.Table) { d.BillingMode = "PROVISIONED" },
+		"an unknown attribute type":        func(d *deploymodel.Table) { d.Attributes[0].Type = "SS" },
+		"a key with no attribute":          func(d *deploymodel.Table) { d.KeySchema[1].Attribute = "nowhere" },
+		"an unknown key type":              func(d *deploymodel.Table) { d.KeySchema[1].Type = "SORT" },
+		"a table with no partition key":    func(d *deploymodel.Table) { d.KeySchema = d.KeySchema[1:] },
+		"an index with an unknown project": func(d *deploymodel.Table) { d.Indexes[0].Projection = "SOME" },
+		"an index with no projection":      func(d *deploymodel.Table) { d.Indexes[0].Projection = "" },
 	} {
-		def := store.TableDefinition("")
-		change(def)
+		def := deploymodel.Default().Clone().Table
+		change(&def)
 		if _, _, err := TableProps(def); err == nil {
 			t.Errorf("%s: translated", name)
 		}
 	}
-	def := store.TableDefinition("")
-	def.StreamSpecification = nil
+	def := deploymodel.Default().Clone().Table
+	def.StreamViewType = ""
 	if props, _, err := TableProps(def); err != nil || props.Stream != "" {
 		t.Errorf("no stream: %v, %v", props.Stream, err)
-	}
-	b, _ := json.Marshal(store.TableDefinition("").StreamSpecification)
-	if string(b) != `{"StreamEnabled":true,"StreamViewType":"NEW_AND_OLD_IMAGES"}` {
-		t.Errorf("the store's stream specification %s", b)
 	}
 }
 

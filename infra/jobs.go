@@ -9,7 +9,6 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/sourcebase/sourcebase/infra/deploy"
-	"github.com/sourcebase/sourcebase/internal/jobs"
 )
 
 // addBulkBucket adds the bulk jobs' bucket: private (public access
@@ -55,7 +54,7 @@ func (st *Stack) addBulkBucket(settings stageSettings) {
 // and writes the jobs' objects.
 func (st *Stack) addJobs(settings stageSettings) {
 	st.JobStateMachine, st.JobStateMachineLogs = st.runnerMachine(settings, "JobStateMachine", "the job state machine",
-		jobs.StateMachineDefinition(*st.Functions[st.Runner].FunctionArn()))
+		st.Model.JobDefinition(*st.Functions[st.Runner].FunctionArn()))
 	st.UploadRule = awsevents.NewRule(st.Stack, jsii.String("ImportUploadRule"), &awsevents.RuleProps{
 		Description: jsii.String("starts the job state machine when an import's file is uploaded (" + deploy.BulkUploadPattern + ")"),
 		EventPattern: &awsevents.EventPattern{

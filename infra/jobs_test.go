@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/sourcebase/sourcebase/infra/deploy"
-	"github.com/sourcebase/sourcebase/internal/jobs"
 )
 
 func TestTheBulkBucketIsPrivateEncryptedTLSOnlyExpiringAndSendsItsEventsToEventBridge(t *testing.T) {
@@ -59,7 +58,7 @@ func TestTheJobStateMachineIsTheJobsDefinitionAroundTheRunnerStartedByAnUploadOn
 		def := fnJoin(t, machine.Properties["DefinitionString"], func(e any) (string, bool) {
 			return placeholder, jsonEqual(e, getAtt(runner, "Arn"))
 		})
-		if got, want := normalized(t, def), normalized(t, jobs.StateMachineDefinition(placeholder)); got != want {
+		if got, want := normalized(t, def), normalized(t, s.stack.Model.JobDefinition(placeholder)); got != want {
 			t.Errorf("definition\n%s\nwant\n%s", got, want)
 		}
 		out, err := exec.Command("node", "../node_modules/asl-validator/dist/bin/asl-validator.js", "--json-definition", def).CombinedOutput()

@@ -15,9 +15,8 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/deploymodel"
 	"github.com/sourcebase/sourcebase/internal/lambdafront"
-	"github.com/sourcebase/sourcebase/internal/routes"
 )
 
 // testAssets holds <name>/bootstrap for every function, built by TestMain
@@ -112,7 +111,7 @@ func stages(t *testing.T, f func(t *testing.T, s *synthesized)) {
 	// prod searching with OpenSearch: the collection, the stream and the
 	// indexer are there too.
 	t.Run("prod-opensearch", func(t *testing.T) {
-		f(t, synth(t, map[string]string{CtxStage: string(Prod), CtxSearch: app.SearchOpenSearch}))
+		f(t, synth(t, map[string]string{CtxStage: string(Prod), CtxSearch: deploymodel.Default().SearchEngines.OpenSearch}))
 	})
 }
 
@@ -198,4 +197,4 @@ func fnJoin(t *testing.T, v any, resolve func(expr any) (string, bool)) string {
 }
 
 // deployed are the functions of the synthesized stack.
-func (s *synthesized) deployed() []routes.Function { return s.stack.deployed() }
+func (s *synthesized) deployed() []deploymodel.Function { return s.stack.deployed() }

@@ -5,7 +5,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
-	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/infra/deploy"
 )
 
 // suppressFindings records the cdk-nag AwsSolutions findings that are by
@@ -46,7 +46,15 @@ func suppressFindings(st *Stack) {
 		Reason: jsii.String("The bucket holds the bulk jobs' files for 7 days and is reached only through presigned URLs the API hands to " +
 			"authenticated callers; each job records who created it, and CloudTrail data events can log object access where an account wants it."),
 	}}, jsii.Bool(true))
-	for _, name := range []string{fn.Data, fn.Runner} {
+	// The functions that create jobs (the data function) and run them
+	// (the runner).
+	var jobFunctions []string
+	for _, f := range st.deployed() {
+		if f.RunsJobs || deploy.IsJobRunner(f) {
+			jobFunctions = append(jobFunctions, f.Name)
+		}
+	}
+	for _, name := range jobFunctions {
 		cdknag.NagSuppressions_AddResourceSuppressions(st.Roles[name], &[]*cdknag.NagPackSuppression{{
 			Id: jsii.String("AwsSolutions-IAM5"),
 			Reason: jsii.String("The jobs' objects are named by organization and job at run time (imports/<org>/<job>/..., exports/<org>/<job>/...): " +
@@ -58,7 +66,16 @@ func suppressFindings(st *Stack) {
 	}
 	// The stream consumers: the indexer (OpenSearch deployments) and the
 	// events function (every deployment).
-	for name, failures := range map[string]awssqs.Queue{fn.Indexer: st.IndexerFailures, fn.Events: st.EventsFailures} {
+	failureQueues := map[string]awssqs.Queue{}
+	for _, f := range st.deployed() {
+		switch {
+		case deploy.IsIndexer(f):
+			failureQueues[f.Name] = st.IndexerFailures
+		case deploy.IsEventsConsumer(f):
+			failureQueues[f.Name] = st.EventsFailures
+		}
+	}
+	for name, failures := range failureQueues {
 		if failures == nil {
 			continue
 		}

@@ -9,7 +9,6 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/sourcebase/sourcebase/infra/deploy"
-	"github.com/sourcebase/sourcebase/internal/app"
 )
 
 // CollectionName is the OpenSearch Serverless collection of a stage (3 to
@@ -45,7 +44,7 @@ func (st *Stack) addOpenSearch(settings stageSettings) {
 	st.Collection.AddResourceDependency(enc, jsii.String("a collection needs its encryption policy first"))
 	st.Collection.AddResourceDependency(network, jsii.String("and its network policy"))
 
-	indexes := []any{"index/" + name + "/" + app.DefaultOpenSearchIndexPrefix + "-*"}
+	indexes := []any{"index/" + name + "/" + st.Model.OpenSearchIndexPrefix + "-*"}
 	var rules []any
 	for _, f := range st.deployed() {
 		perms := SearchIndexPermissions

@@ -10,8 +10,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 
 	"github.com/sourcebase/sourcebase/infra/deploy"
-	"github.com/sourcebase/sourcebase/internal/app"
-	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/deploymodel"
 )
 
 // Stage is a deployment of the stack: its name is part of the stack's.
@@ -58,14 +57,25 @@ type Options struct {
 	// WebhookConcurrency is the reserved concurrency of the functions
 	// reached by a function URL.
 	WebhookConcurrency int
-	// Search is the search engine: app.SearchEmbedded, or
-	// app.SearchOpenSearch (an OpenSearch Serverless collection fed from
-	// the table's stream by the indexer function).
+	// Search is the search engine: the model's SearchEngines.Embedded, or
+	// SearchEngines.OpenSearch (an OpenSearch Serverless collection fed
+	// from the table's stream by the indexer function).
 	Search string
+	// Model is the deployment model (internal/deploymodel) the stack is
+	// built from: deploymodel.Default() when nil.
+	Model *deploymodel.Model
+}
+
+// model is o's deployment model.
+func (o Options) model() *deploymodel.Model {
+	if o.Model != nil {
+		return o.Model
+	}
+	return deploymodel.Default()
 }
 
 // OpenSearch reports whether the stack searches with OpenSearch.
-func (o Options) OpenSearch() bool { return o.Search == app.SearchOpenSearch }
+func (o Options) OpenSearch() bool { return o.Search == o.model().SearchEngines.OpenSearch }
 
 // ParseStage reads a stage name; empty is dev.
 func ParseStage(s string) (Stage, error) {
@@ -94,6 +104,10 @@ func OptionsFromContext(node constructs.Node) (Options, error) {
 	}
 	var o Options
 	var err error
+	if o.Model, err = deploymodel.Load(); err != nil {
+		return o, err
+	}
+	engines := o.Model.SearchEngines
 	if o.Stage, err = ParseStage(str(CtxStage)); err != nil {
 		return o, err
 	}
@@ -111,20 +125,21 @@ func OptionsFromContext(node constructs.Node) (Options, error) {
 	}
 	switch o.Search = str(CtxSearch); o.Search {
 	case "":
-		o.Search = app.SearchEmbedded
-	case app.SearchEmbedded, app.SearchOpenSearch:
+		o.Search = engines.Embedded
+	case engines.Embedded, engines.OpenSearch:
 	default:
-		return o, fmt.Errorf("context %s=%q: the search engine must be %s or %s", CtxSearch, o.Search, app.SearchEmbedded, app.SearchOpenSearch)
+		return o, fmt.Errorf("context %s=%q: the search engine must be %s or %s", CtxSearch, o.Search, engines.Embedded, engines.OpenSearch)
 	}
-	return o, CheckAssets(o.AssetDir)
+	return o, CheckAssets(o.Model, o.AssetDir)
 }
 
-// CheckAssets reports the bootstraps (routes.Builds) missing from dir.
-func CheckAssets(dir string) error {
+// CheckAssets reports the bootstraps of m (every function's, and the
+// OpenSearch builds: Model.Assets) missing from dir.
+func CheckAssets(m *deploymodel.Model, dir string) error {
 	var missing []string
-	for _, b := range routes.Builds() {
-		if st, err := os.Stat(filepath.Join(dir, b.Asset, "bootstrap")); err != nil || !st.Mode().IsRegular() {
-			missing = append(missing, filepath.Join(dir, b.Asset, "bootstrap"))
+	for _, asset := range m.Assets() {
+		if st, err := os.Stat(filepath.Join(dir, asset, "bootstrap")); err != nil || !st.Mode().IsRegular() {
+			missing = append(missing, filepath.Join(dir, asset, "bootstrap"))
 		}
 	}
 	if len(missing) > 0 {

@@ -23,22 +23,18 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/sourcebase/sourcebase/infra/deploy"
-	"github.com/sourcebase/sourcebase/internal/api"
-	"github.com/sourcebase/sourcebase/internal/app"
-	"github.com/sourcebase/sourcebase/internal/routes"
-	"github.com/sourcebase/sourcebase/internal/runs"
-	"github.com/sourcebase/sourcebase/internal/sizing"
-	"github.com/sourcebase/sourcebase/internal/store"
-	"github.com/sourcebase/sourcebase/internal/workflows"
+	"github.com/sourcebase/sourcebase/internal/deploymodel"
 )
 
 // Stack is the service's stack, with the parts the tests look at.
 type Stack struct {
 	awscdk.Stack
 	Options Options
+	// Model is the deployment model the stack is built from.
+	Model *deploymodel.Model
 
 	Table awsdynamodb.Table
-	// By routes.Function.Name: every function, its role and log group.
+	// By function name: every function, its role and log group.
 	Functions map[string]awslambda.Function
 	Roles     map[string]awsiam.Role
 	LogGroups map[string]awslogs.LogGroup
@@ -67,7 +63,7 @@ type Stack struct {
 	UploadRule          awsevents.Rule
 
 	// Schedules are the EventBridge rules of the functions with a
-	// routes.Function.Schedule, by function name: each invokes its
+	// Schedule, by function name: each invokes its
 	// function with the standard Scheduled Event.
 	Schedules map[string]awsevents.Rule
 
@@ -87,7 +83,7 @@ type Stack struct {
 }
 
 // deployed are the functions of this stack.
-func (st *Stack) deployed() []routes.Function { return routes.Deployed(st.Options.OpenSearch()) }
+func (st *Stack) deployed() []deploymodel.Function { return st.Model.Deployed(st.Options.OpenSearch()) }
 
 // StackName is the stack's name for a stage: both stages can live in one
 // account and region.
@@ -143,13 +139,15 @@ func constructID(name string) string {
 	return b.String()
 }
 
-// NewStack builds the stack in scope from the declarations: the table from
-// store.TableDefinition, a function per routes.Functions entry, the HTTP
-// API from api.Routes(), the state machine from runs.StateMachineDefinition,
-// and the change history's stream source and delivery queues (events.go).
+// NewStack builds the stack in scope from the deployment model (Options.Model):
+// the table, a function per function of the model, the HTTP API from its
+// routes, the run state machine from its definition, and the change
+// history's stream source and delivery queues (events.go).
 func NewStack(scope constructs.Construct, o Options) (*Stack, error) {
 	settings := settingsOf(o.Stage)
+	model := o.model()
 	st := &Stack{
+		Model: model,
 		Stack: awscdk.NewStack(scope, jsii.String(StackName(o.Stage)), &awscdk.StackProps{
 			Description: jsii.String(fmt.Sprintf("Sourcebase (%s): HTTP API, Lambda functions, DynamoDB table and its stream, run and job state machines, bulk jobs' bucket, webhook delivery queues", o.Stage)),
 		}),
@@ -163,7 +161,7 @@ func NewStack(scope constructs.Construct, o Options) (*Stack, error) {
 	awscdk.Tags_Of(st.Stack).Add(jsii.String("project"), jsii.String("sourcebase"), nil)
 	awscdk.Tags_Of(st.Stack).Add(jsii.String("stage"), jsii.String(string(o.Stage)), nil)
 
-	table, err := newTable(st.Stack, settings)
+	table, err := newTable(st.Stack, model.Table, settings)
 	if err != nil {
 		return nil, err
 	}
@@ -174,10 +172,6 @@ func NewStack(scope constructs.Construct, o Options) (*Stack, error) {
 	policies := map[string]awsiam.PolicyDocument{}
 	st.Policies = policies
 	for _, f := range st.deployed() {
-		size, err := sizing.Of(f)
-		if err != nil {
-			return nil, err
-		}
 		id := constructID(f.Name)
 		logs := awslogs.NewLogGroup(st.Stack, jsii.String(id+"Logs"), &awslogs.LogGroupProps{
 			Retention:     settings.logRetention,
@@ -186,7 +180,7 @@ func NewStack(scope constructs.Construct, o Options) (*Stack, error) {
 		doc := awsiam.NewPolicyDocument(nil)
 		role := awsiam.NewRole(st.Stack, jsii.String(id+"Role"), &awsiam.RoleProps{
 			AssumedBy:      awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil),
-			Description:    jsii.String("the " + f.Name + " function: " + f.Describe(api.Routes())),
+			Description:    jsii.String("the " + f.Name + " function: " + f.Description),
 			InlinePolicies: &map[string]awsiam.PolicyDocument{"access": doc},
 		})
 		// Writing to its own log group: what AWSLambdaBasicExecutionRole
@@ -196,19 +190,19 @@ func NewStack(scope constructs.Construct, o Options) (*Stack, error) {
 			Actions:   jsii.Strings(LogWriteActions...),
 			Resources: jsii.Strings(*logs.LogGroupArn()),
 		}))
-		doc.AddStatements(tableStatements(table, f.Access(api.Routes()))...)
+		doc.AddStatements(tableStatements(table, model.Table, f)...)
 		props := &awslambda.FunctionProps{
-			Description:  jsii.String(f.Describe(api.Routes())),
+			Description:  jsii.String(f.Description),
 			Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
 			Architecture: awslambda.Architecture_ARM_64(),
 			Handler:      jsii.String("bootstrap"),
-			Code:         awslambda.Code_FromAsset(jsii.String(assetPath(o.AssetDir, f.Asset(o.OpenSearch()))), nil), // the build for its search engine
-			MemorySize:   jsii.Number(size.MemoryMB),                                                                 // sizing.Of says why
-			Timeout:      awscdk.Duration_Seconds(jsii.Number(size.Timeout.Seconds())),
+			Code:         awslambda.Code_FromAsset(jsii.String(assetPath(o.AssetDir, f.AssetIn(o.OpenSearch()))), nil), // the build for its search engine
+			MemorySize:   jsii.Number(f.MemoryMB),                                                                      // f.Sizing says why
+			Timeout:      awscdk.Duration_Seconds(jsii.Number(f.TimeoutSeconds)),
 			Role:         role,
 			LogGroup:     logs,
 		}
-		if f.Reach == routes.ByURL {
+		if f.Reach == deploymodel.ByURL {
 			props.ReservedConcurrentExecutions = jsii.Number(o.WebhookConcurrency)
 		}
 		st.Functions[f.Name] = awslambda.NewFunction(st.Stack, jsii.String(id+"Function"), props)
@@ -219,7 +213,7 @@ func NewStack(scope constructs.Construct, o Options) (*Stack, error) {
 		return nil, err
 	}
 	st.addJobs(settings)
-	for _, f := range routes.Functions {
+	for _, f := range model.Functions {
 		if f.StartsRuns {
 			policies[f.Name].AddStatements(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 				Actions:   jsii.Strings(StartRunActions...),
@@ -244,7 +238,10 @@ func NewStack(scope constructs.Construct, o Options) (*Stack, error) {
 	// endpoint (the API itself does not depend on the functions, only its
 	// routes and integrations do, so there is no cycle).
 	for _, f := range st.deployed() {
-		env := st.Config(f).Env()
+		env, err := st.Env(f)
+		if err != nil {
+			return nil, err
+		}
 		keys := make([]string, 0, len(env))
 		for k := range env {
 			keys = append(keys, k)
@@ -271,27 +268,39 @@ func NewStack(scope constructs.Construct, o Options) (*Stack, error) {
 	return st, nil
 }
 
-// Config is the configuration function f runs with: the defaults, the
-// table, the state machine where f starts runs, the webhook base URL
-// where f shows trigger urls (the workflows group), the HTTP API's
-// endpoint where f searches through it (the mcp function), and the
-// delivery queue (and its dead-letter queue) where f queues or makes
-// deliveries (deploy.Config).
-func (st *Stack) Config(f routes.Function) app.Config {
-	cfg := deploy.Config(app.DefaultConfig(), f, deploy.Refs{
-		Table:               *st.Table.TableName(),
-		StateMachineARN:     *st.StateMachine.StateMachineArn(),
-		WebhookURL:          *st.WebhookURL.Url(),
-		APIURL:              *st.Api.ApiEndpoint(),
-		DeliverQueueURL:     *st.DeliverQueue.QueueUrl(),
-		DeliverDLQURL:       *st.DeliverDLQ.QueueUrl(),
-		BulkBucket:          *st.BulkBucket.BucketName(),
-		JobsStateMachineARN: *st.JobStateMachine.StateMachineArn(),
+// Env is the environment function f runs with: the model's (deploy.Env),
+// with the table's name, the state machines' ARNs, the webhook function's
+// URL, the HTTP API's endpoint, the delivery queue's and its dead-letter
+// queue's URLs, the bulk bucket's name, the event bus and the OpenSearch
+// collection's endpoint where f's environment refers to them.
+func (st *Stack) Env(f deploymodel.Function) (map[string]string, error) {
+	return deploy.Env(f, st.Options.OpenSearch(), func(v string) string { return v }, func(r deploymodel.Ref) (string, error) {
+		switch r {
+		case deploymodel.RefTable:
+			return *st.Table.TableName(), nil
+		case deploymodel.RefStateMachine:
+			return *st.StateMachine.StateMachineArn(), nil
+		case deploymodel.RefWebhookURL:
+			return *st.WebhookURL.Url(), nil
+		case deploymodel.RefAPIURL:
+			return *st.Api.ApiEndpoint(), nil
+		case deploymodel.RefDeliverQueue:
+			return *st.DeliverQueue.QueueUrl(), nil
+		case deploymodel.RefDeliverDLQ:
+			return *st.DeliverDLQ.QueueUrl(), nil
+		case deploymodel.RefBulkBucket:
+			return *st.BulkBucket.BucketName(), nil
+		case deploymodel.RefJobsStateMachine:
+			return *st.JobStateMachine.StateMachineArn(), nil
+		case deploymodel.RefEventBus:
+			return deploy.EventBus, nil
+		case deploymodel.RefOpenSearchEndpoint:
+			if st.Collection != nil {
+				return *st.Collection.AttrCollectionEndpoint(), nil
+			}
+		}
+		return "", fmt.Errorf("function %s: the stack has no %s for its environment", f.Name, r)
 	})
-	if st.Options.OpenSearch() {
-		cfg = deploy.OpenSearch(cfg, f, *st.Collection.AttrCollectionEndpoint())
-	}
-	return cfg
 }
 
 // LogWriteActions let a function write to its log group.
@@ -300,42 +309,43 @@ var LogWriteActions = []string{"logs:CreateLogStream", "logs:PutLogEvents"}
 // StartRunActions let a function start runs.
 var StartRunActions = []string{"states:StartExecution"}
 
-// tableStatements grant the table actions of access: on the table, and
-// the read actions on each index where the function reads.
-func tableStatements(table awsdynamodb.Table, access []store.Access) []awsiam.PolicyStatement {
-	if len(access) == 0 {
+// tableStatements grant f's table actions: on the table, and its index
+// actions (the reads) on each index.
+func tableStatements(table awsdynamodb.Table, def deploymodel.Table, f deploymodel.Function) []awsiam.PolicyStatement {
+	if len(f.TableActions) == 0 {
 		return nil
 	}
 	out := []awsiam.PolicyStatement{awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Actions:   jsii.Strings(store.IAMActions(access...)...),
+		Actions:   jsii.Strings(f.TableActions...),
 		Resources: jsii.Strings(*table.TableArn()),
 	})}
-	if slices.Contains(access, store.Read) {
+	if len(f.IndexActions) > 0 {
 		out = append(out, awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-			Actions:   jsii.Strings(store.IAMActions(store.Read)...),
-			Resources: jsii.Strings(IndexARNs(*table.TableArn())...),
+			Actions:   jsii.Strings(f.IndexActions...),
+			Resources: jsii.Strings(IndexARNs(def, *table.TableArn())...),
 		}))
 	}
 	return out
 }
 
-// IndexARNs are the ARNs of store.Indexes of the table with ARN tableARN.
-func IndexARNs(tableARN string) []string {
+// IndexARNs are the ARNs of the indexes of table def whose ARN is
+// tableARN.
+func IndexARNs(def deploymodel.Table, tableARN string) []string {
 	var out []string
-	for _, ix := range store.Indexes {
+	for _, ix := range def.Indexes {
 		out = append(out, tableARN+"/index/"+ix.Name)
 	}
 	return out
 }
 
-// assetPath is the code directory name in dir (routes.Function.Asset).
+// assetPath is the code directory name in dir (deploymodel.Function.AssetIn).
 func assetPath(dir, name string) string { return strings.TrimRight(dir, "/") + "/" + name }
 
 // addStateMachine adds the run state machine over the runner function.
 func (st *Stack) addStateMachine(settings stageSettings) error {
 	var runners []string
-	for _, f := range routes.Functions {
-		if f.Reach == routes.ByStateMachine {
+	for _, f := range st.Model.Functions {
+		if f.Reach == deploymodel.ByStateMachine {
 			runners = append(runners, f.Name)
 			if f.StartsRuns {
 				return fmt.Errorf("function %s: the state machine's function cannot start runs (a circular dependency)", f.Name)
@@ -347,7 +357,7 @@ func (st *Stack) addStateMachine(settings stageSettings) error {
 	}
 	st.Runner = runners[0]
 	st.StateMachine, st.StateMachineLogs = st.runnerMachine(settings, "RunStateMachine", "the run state machine",
-		runs.StateMachineDefinition(*st.Functions[st.Runner].FunctionArn()))
+		st.Model.RunDefinition(*st.Functions[st.Runner].FunctionArn()))
 	return nil
 }
 
@@ -412,21 +422,22 @@ func (st *Stack) addSchedules() {
 // code checks each delivery's signature (and reserved concurrency caps
 // what an unsigned flood can use).
 func (st *Stack) addWebhookURL() error {
+	webhookPath := st.Model.WebhookPath
 	var groups []string
-	for _, r := range api.Routes() {
-		if strings.HasPrefix(r.Path, workflows.WebhookPath) && !slices.Contains(groups, r.Function) {
+	for _, r := range st.Model.Routes {
+		if strings.HasPrefix(r.Path, webhookPath) && !slices.Contains(groups, r.Function) {
 			groups = append(groups, r.Function)
 		}
 	}
 	if len(groups) != 1 {
-		return fmt.Errorf("want one function serving %s, have %v", workflows.WebhookPath, groups)
+		return fmt.Errorf("want one function serving %s, have %v", webhookPath, groups)
 	}
-	f, ok := routes.FunctionNamed(groups[0])
-	if !ok || f.Reach != routes.ByURL {
-		return fmt.Errorf("the function serving %s (%s) must be reached by a function URL", workflows.WebhookPath, groups[0])
+	f, ok := st.Model.Function(groups[0])
+	if !ok || f.Reach != deploymodel.ByURL {
+		return fmt.Errorf("the function serving %s (%s) must be reached by a function URL", webhookPath, groups[0])
 	}
-	for _, g := range routes.Functions {
-		if g.Reach == routes.ByURL && g.Name != f.Name {
+	for _, g := range st.Model.Functions {
+		if g.Reach == deploymodel.ByURL && g.Name != f.Name {
 			return fmt.Errorf("function %s: reached by a function URL but serves no webhook path", g.Name)
 		}
 	}
@@ -476,12 +487,12 @@ func (st *Stack) addAPI(settings stageSettings) error {
 		DestinationArn: logs.LogGroupArn(),
 		Format:         jsii.String(AccessLogFormat),
 	})
-	for _, r := range api.Routes() {
-		f, ok := routes.FunctionNamed(r.Function)
+	for _, r := range st.Model.Routes {
+		f, ok := st.Model.Function(r.Function)
 		if !ok {
 			return fmt.Errorf("route %s: no function %q", r.Pattern(), r.Function)
 		}
-		if f.Reach != routes.ByAPI {
+		if f.Reach != deploymodel.ByAPI {
 			continue
 		}
 		path, err := GatewayPath(r.Path)
@@ -510,7 +521,7 @@ func (st *Stack) addAPI(settings stageSettings) error {
 	// which answers it as the service does (401 without credentials, then
 	// 405 with Allow or 404 "no such endpoint") instead of API Gateway's
 	// own {"message":"Not Found"}.
-	for _, f := range routes.Functions {
+	for _, f := range st.Model.Functions {
 		if !f.Fallback {
 			continue
 		}

@@ -20,12 +20,9 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/sourcebase/sourcebase/infra/deploy"
-	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/deploymodel"
 	"github.com/sourcebase/sourcebase/internal/fn"
-	"github.com/sourcebase/sourcebase/internal/routes"
-	"github.com/sourcebase/sourcebase/internal/runs"
-	"github.com/sourcebase/sourcebase/internal/store"
 )
 
 // functionIDs maps each function's logical id to its name.
@@ -49,8 +46,8 @@ func (s *synthesized) fn(t *testing.T, name string) resource {
 func TestTheHTTPAPIHasExactlyTheRoutesOfTheRouteTableEachToItsGroupsFunction(t *testing.T) {
 	stages(t, func(t *testing.T, s *synthesized) {
 		want := map[string]string{}
-		for _, r := range api.Routes() {
-			if f, _ := routes.FunctionNamed(r.Function); f.Reach == routes.ByAPI {
+		for _, r := range s.stack.Model.Routes {
+			if f, _ := s.stack.Model.Function(r.Function); f.Reach == deploymodel.ByAPI {
 				want[r.Method+" "+r.Path] = r.Function
 			}
 		}
@@ -156,11 +153,11 @@ func TestTheAPIStageLogsEveryRequestAsJSONToALogGroupWithRetentionAndThrottles(t
 }
 
 func TestEveryFunctionRunsItsArm64BootstrapOnProvidedAL2023SizedByHowItIsReached(t *testing.T) {
-	runnerTimeout := executeTimeout(t)
 	storeTimeout := app.DefaultConfig().StoreTimeout
 	stages(t, func(t *testing.T, s *synthesized) {
+		runnerTimeout := executeTimeout(t, s.stack.Model)
 		if n, want := len(s.t.ofType("AWS::Lambda::Function")), len(s.deployed()); n != want {
-			t.Errorf("%d functions, want %d (routes.Deployed)", n, want)
+			t.Errorf("%d functions, want %d (the model's Deployed)", n, want)
 		}
 		for _, f := range s.deployed() {
 			p := s.fn(t, f.Name).Properties
@@ -169,15 +166,15 @@ func TestEveryFunctionRunsItsArm64BootstrapOnProvidedAL2023SizedByHowItIsReached
 			}
 			timeout := time.Duration(p["Timeout"].(float64)) * time.Second
 			switch f.Reach {
-			case routes.ByAPI, routes.ByURL:
+			case deploymodel.ByAPI, deploymodel.ByURL:
 				if timeout >= 30*time.Second || timeout <= storeTimeout {
 					t.Errorf("%s: timeout %s, want below API Gateway's 30s and above STORE_TIMEOUT's %s", f.Name, timeout, storeTimeout)
 				}
-			case routes.ByStateMachine:
+			case deploymodel.ByStateMachine:
 				if timeout != runnerTimeout {
 					t.Errorf("%s: timeout %s, want the state machine's Execute timeout %s", f.Name, timeout, runnerTimeout)
 				}
-			case routes.ByOperator, routes.ByStream, routes.ByQueue:
+			case deploymodel.ByOperator, deploymodel.ByStream, deploymodel.ByQueue:
 				if timeout <= storeTimeout {
 					t.Errorf("%s: timeout %s, want above STORE_TIMEOUT's %s", f.Name, timeout, storeTimeout)
 				}
@@ -192,12 +189,12 @@ func TestEveryFunctionRunsItsArm64BootstrapOnProvidedAL2023SizedByHowItIsReached
 	})
 }
 
-// executeTimeout is the TimeoutSeconds of the definition's Execute task.
-func executeTimeout(t *testing.T) time.Duration {
+// executeTimeout is the TimeoutSeconds of the run definition's Execute task.
+func executeTimeout(t *testing.T, m *deploymodel.Model) time.Duration {
 	var def struct {
 		States map[string]struct{ TimeoutSeconds int }
 	}
-	if err := json.Unmarshal([]byte(runs.StateMachineDefinition("x")), &def); err != nil {
+	if err := json.Unmarshal([]byte(m.RunDefinition("x")), &def); err != nil {
 		t.Fatal(err)
 	}
 	return time.Duration(def.States["Execute"].TimeoutSeconds) * time.Second
@@ -372,16 +369,15 @@ func TestEveryFunctionRoleAllowsExactlyTheGeneratedActions(t *testing.T) {
 	stages(t, func(t *testing.T, s *synthesized) {
 		tableARN := getAtt(s.logicalID(s.stack.Table), "Arn")
 		var indexARNs []any
-		for _, ix := range store.Indexes {
+		for _, ix := range s.stack.Model.Table.Indexes {
 			indexARNs = append(indexARNs, map[string]any{"Fn::Join": []any{"", []any{tableARN, "/index/" + ix.Name}}})
 		}
 		for _, f := range s.deployed() {
 			want := grants{}
 			want.add([]string{"logs:CreateLogStream", "logs:PutLogEvents"}, getAtt(s.logicalID(s.stack.LogGroups[f.Name]), "Arn"))
-			access := f.Access(api.Routes())
-			want.add(store.IAMActions(access...), tableARN)
-			if slices.Contains(access, store.Read) {
-				want.add(store.IAMActions(store.Read), indexARNs)
+			want.add(f.TableActions, tableARN)
+			if len(f.IndexActions) > 0 {
+				want.add(f.IndexActions, indexARNs)
 			}
 			if f.StartsRuns {
 				want.add("states:StartExecution", ref(s.logicalID(s.stack.StateMachine)))
@@ -407,7 +403,7 @@ func TestEveryFunctionRoleAllowsExactlyTheGeneratedActions(t *testing.T) {
 			if s.stack.Options.OpenSearch() && (f.HoldsIndexes || f.Name == fn.Indexer) {
 				want.add("aoss:APIAccessAll", getAtt(s.logicalID(s.stack.Collection), "Arn"))
 			}
-			if f.Reach == routes.ByStream {
+			if f.Reach == deploymodel.ByStream {
 				// The stream it reads (ListStreams takes no resource), and
 				// the queue of the batches it gave up on: the indexer's,
 				// or the events function's.
@@ -428,7 +424,7 @@ func TestEveryFunctionRoleAllowsExactlyTheGeneratedActions(t *testing.T) {
 				// Queuing deliveries: sending, on the delivery queue only.
 				want.add("sqs:SendMessage", queue)
 			}
-			if f.Reach == routes.ByQueue {
+			if f.Reach == deploymodel.ByQueue {
 				// The delivery queue's consumer (receive, delete, and the
 				// visibility of a retry), and moving exhausted deliveries
 				// to the dead-letter queue: sending only.
@@ -514,7 +510,7 @@ func TestTheStateMachineIsTheRunsDefinitionAroundTheRunnerAndIsValidStatesLangua
 		def := fnJoin(t, s.t.Resources[s.logicalID(s.stack.StateMachine)].Properties["DefinitionString"], func(e any) (string, bool) {
 			return placeholder, jsonEqual(e, getAtt(runner, "Arn"))
 		})
-		if got, want := normalized(t, def), normalized(t, runs.StateMachineDefinition(placeholder)); got != want {
+		if got, want := normalized(t, def), normalized(t, s.stack.Model.RunDefinition(placeholder)); got != want {
 			t.Errorf("definition\n%s\nwant\n%s", got, want)
 		}
 		out, err := exec.Command("node", "../node_modules/asl-validator/dist/bin/asl-validator.js", "--json-definition", def).CombinedOutput()
@@ -552,45 +548,51 @@ func TestTheStateMachineLogsEverythingIsTracedAndTimesOut(t *testing.T) {
 			t.Errorf("type %v", p["StateMachineType"])
 		}
 		var def struct{ TimeoutSeconds int }
-		if err := json.Unmarshal([]byte(runs.StateMachineDefinition("x")), &def); err != nil {
+		if err := json.Unmarshal([]byte(s.stack.Model.RunDefinition("x")), &def); err != nil {
 			t.Fatal(err)
 		}
-		if limit := time.Duration(def.TimeoutSeconds) * time.Second; limit <= executeTimeout(t) {
-			t.Errorf("execution timeout %s, want one above the Execute task's %s", limit, executeTimeout(t))
+		if limit, execute := time.Duration(def.TimeoutSeconds)*time.Second, executeTimeout(t, s.stack.Model); limit <= execute {
+			t.Errorf("execution timeout %s, want one above the Execute task's %s", limit, execute)
 		}
 	})
 }
 
-func TestTheTableIsTheStoresTableWithTheStagesProtection(t *testing.T) {
-	def := store.TableDefinition("")
+func TestTheTableIsTheModelsTableWithTheStagesProtection(t *testing.T) {
 	stages(t, func(t *testing.T, s *synthesized) {
+		def := s.stack.Model.Table
 		tables := s.t.ofType("AWS::DynamoDB::Table")
 		if len(tables) != 1 {
 			t.Fatalf("%d tables, want one", len(tables))
 		}
 		r := s.t.Resources[s.logicalID(s.stack.Table)]
 		p := r.Properties
-		if !jsonEqual(p["KeySchema"], def.KeySchema) {
-			t.Errorf("key schema %s, want %s", js(p["KeySchema"]), js(def.KeySchema))
+		keySchema := func(ks []deploymodel.Key) []map[string]string {
+			var out []map[string]string
+			for _, k := range ks {
+				out = append(out, map[string]string{"AttributeName": k.Attribute, "KeyType": k.Type})
+			}
+			return out
 		}
-		if !jsonEqual(p["AttributeDefinitions"], def.AttributeDefinitions) {
-			t.Errorf("attributes %s, want %s", js(p["AttributeDefinitions"]), js(def.AttributeDefinitions))
+		if want := keySchema(def.KeySchema); !jsonEqual(p["KeySchema"], want) || len(want) != 2 {
+			t.Errorf("key schema %s, want %s", js(p["KeySchema"]), js(want))
+		}
+		var attrs []map[string]string
+		for _, a := range def.Attributes {
+			attrs = append(attrs, map[string]string{"AttributeName": a.Name, "AttributeType": a.Type})
+		}
+		if !jsonEqual(p["AttributeDefinitions"], attrs) {
+			t.Errorf("attributes %s, want %s", js(p["AttributeDefinitions"]), js(attrs))
 		}
 		var want []map[string]any
-		for _, ix := range store.Indexes {
+		for _, ix := range def.Indexes {
 			want = append(want, map[string]any{
 				"IndexName":  ix.Name,
-				"KeySchema":  []map[string]string{{"AttributeName": ix.PK, "KeyType": "HASH"}, {"AttributeName": ix.SK, "KeyType": "RANGE"}},
+				"KeySchema":  keySchema(ix.KeySchema),
 				"Projection": map[string]string{"ProjectionType": "ALL"},
 			})
 		}
-		var fromDef []map[string]any
-		for _, g := range def.GlobalSecondaryIndexes {
-			fromDef = append(fromDef, map[string]any{"IndexName": g.IndexName, "KeySchema": g.KeySchema,
-				"Projection": map[string]any{"ProjectionType": g.Projection.ProjectionType}})
-		}
-		if !jsonEqual(p["GlobalSecondaryIndexes"], want) || !jsonEqual(p["GlobalSecondaryIndexes"], fromDef) {
-			t.Errorf("indexes %s, want store.Indexes %s", js(p["GlobalSecondaryIndexes"]), js(want))
+		if !jsonEqual(p["GlobalSecondaryIndexes"], want) || len(want) == 0 {
+			t.Errorf("indexes %s, want the model's %s", js(p["GlobalSecondaryIndexes"]), js(want))
 		}
 		if p["BillingMode"] != "PAY_PER_REQUEST" || p["ProvisionedThroughput"] != nil {
 			t.Errorf("billing %v, want on demand", p["BillingMode"])
@@ -598,8 +600,8 @@ func TestTheTableIsTheStoresTableWithTheStagesProtection(t *testing.T) {
 		if !jsonEqual(p["PointInTimeRecoverySpecification"], map[string]any{"PointInTimeRecoveryEnabled": true}) {
 			t.Errorf("point in time recovery %s", js(p["PointInTimeRecoverySpecification"]))
 		}
-		if !jsonEqual(p["TimeToLiveSpecification"], map[string]any{"AttributeName": store.AttrExpires, "Enabled": true}) {
-			t.Errorf("time to live %s, want on %s", js(p["TimeToLiveSpecification"]), store.AttrExpires)
+		if !jsonEqual(p["TimeToLiveSpecification"], map[string]any{"AttributeName": def.TimeToLiveAttribute, "Enabled": true}) || def.TimeToLiveAttribute == "" {
+			t.Errorf("time to live %s, want on %s", js(p["TimeToLiveSpecification"]), def.TimeToLiveAttribute)
 		}
 		if p["TableName"] != nil {
 			t.Errorf("a fixed table name %v", p["TableName"])
@@ -661,10 +663,10 @@ func TestTheWebhookFunctionIsPublicOnlyThroughItsURLWithReservedConcurrency(t *t
 		for id, p := range s.t.ofType("AWS::Lambda::Permission") {
 			target, _ := p.Properties["FunctionName"].(map[string]any)["Fn::GetAtt"].([]any)
 			name := fns[fmt.Sprint(target[0])]
-			f, _ := routes.FunctionNamed(name)
+			f, _ := s.stack.Model.Function(name)
 			switch p.Properties["Principal"] {
 			case "apigateway.amazonaws.com":
-				if f.Reach != routes.ByAPI {
+				if f.Reach != deploymodel.ByAPI {
 					t.Errorf("permission %s: API Gateway may invoke %s (%s)", id, name, f.Reach)
 				}
 			case "*":
@@ -681,7 +683,7 @@ func TestTheWebhookFunctionIsPublicOnlyThroughItsURLWithReservedConcurrency(t *t
 			}
 		}
 		for _, f := range s.deployed() {
-			if f.Reach != routes.ByURL && s.fn(t, f.Name).Properties["ReservedConcurrentExecutions"] != nil {
+			if f.Reach != deploymodel.ByURL && s.fn(t, f.Name).Properties["ReservedConcurrentExecutions"] != nil {
 				t.Errorf("%s has reserved concurrency", f.Name)
 			}
 		}
@@ -693,15 +695,15 @@ func TestTheWebhookFunctionIsPublicOnlyThroughItsURLWithReservedConcurrency(t *t
 }
 
 // The runner sweeps in AWS: one EventBridge rule per function with a
-// routes.Function.Schedule (the runner only), enabled, on exactly that
+// Schedule (routes.Function.Schedule: the runner only), enabled, on exactly that
 // schedule, targeting the function with the rule's own Scheduled Event (no
 // Input: the runner tells it from a state machine task by its source and
 // detail-type), and a permission letting EventBridge invoke the function
 // from that rule only.
 func TestTheRunnerIsInvokedOnItsDeclaredScheduleByAnEventBridgeRule(t *testing.T) {
-	runner, _ := routes.FunctionNamed(fn.Runner)
-	if runner.Schedule != routes.SweepSchedule || routes.SweepSchedule != "rate(5 minutes)" {
-		t.Fatalf("the runner's schedule is %q, want %s = rate(5 minutes)", runner.Schedule, routes.SweepSchedule)
+	runner, _ := deploymodel.Default().Function(fn.Runner)
+	if runner.Schedule != "rate(5 minutes)" {
+		t.Fatalf("the runner's schedule is %q, want rate(5 minutes) (routes.SweepSchedule)", runner.Schedule)
 	}
 	stages(t, func(t *testing.T, s *synthesized) {
 		want := map[string]bool{}
@@ -717,7 +719,7 @@ func TestTheRunnerIsInvokedOnItsDeclaredScheduleByAnEventBridgeRule(t *testing.T
 		}
 		fns := s.functionIDs()
 		for name := range want {
-			f, _ := routes.FunctionNamed(name)
+			f, _ := s.stack.Model.Function(name)
 			ruleID := s.logicalID(s.stack.Schedules[name])
 			rule, ok := rules[ruleID]
 			if !ok {
@@ -1062,7 +1064,7 @@ func TestEachFunctionDeploysTheBuildOfItsSearchEngine(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: the staged asset: %v", f.Name, err)
 			}
-			asset := f.Asset(s.stack.Options.OpenSearch())
+			asset := f.AssetIn(s.stack.Options.OpenSearch())
 			want, err := os.ReadFile(filepath.Join(testAssets, asset, "bootstrap"))
 			if err != nil {
 				t.Fatal(err)

@@ -5,27 +5,23 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/sourcebase/sourcebase/internal/store"
+	"github.com/sourcebase/sourcebase/internal/deploymodel"
 )
 
-// newTable adds the single table as store.TableDefinition declares it
-// (keys, indexes, billing, its stream of new and old images, which the
-// events function reads in every deployment and the indexer with
-// OpenSearch) with the TTL attribute store.AttrExpires, point in time
-// recovery, and per stage deletion protection and retention.
-// CloudFormation names it; the functions get the name in TABLE_NAME.
-func newTable(scope awscdk.Stack, s stageSettings) (awsdynamodb.Table, error) {
-	def := store.TableDefinition("")
+// newTable adds the single table as the model declares it (keys, indexes,
+// billing, its stream of new and old images, which the events function
+// reads in every deployment and the indexer with OpenSearch) with its TTL
+// attribute, point in time recovery, and per stage deletion protection and
+// retention. CloudFormation names it; the functions get the name in
+// TABLE_NAME.
+func newTable(scope awscdk.Stack, def deploymodel.Table, s stageSettings) (awsdynamodb.Table, error) {
 	props, gsis, err := TableProps(def)
 	if err != nil {
 		return nil, err
 	}
-	props.TimeToLiveAttribute = jsii.String(store.AttrExpires)
+	props.TimeToLiveAttribute = jsii.String(def.TimeToLiveAttribute)
 	props.PointInTimeRecoverySpecification = &awsdynamodb.PointInTimeRecoverySpecification{PointInTimeRecoveryEnabled: jsii.Bool(true)}
 	props.DeletionProtection = jsii.Bool(s.protect)
 	props.RemovalPolicy = s.removal()
@@ -36,36 +32,37 @@ func newTable(scope awscdk.Stack, s stageSettings) (awsdynamodb.Table, error) {
 	return t, nil
 }
 
-// TableProps translates a CreateTable input into the CDK's table props and
-// index props; what it cannot translate is an error, never dropped.
-func TableProps(def *dynamodb.CreateTableInput) (*awsdynamodb.TableProps, []*awsdynamodb.GlobalSecondaryIndexProps, error) {
+// TableProps translates the model's table into the CDK's table props and
+// index props; what it cannot translate is an error, never dropped (what
+// the model cannot express, derive refuses).
+func TableProps(def deploymodel.Table) (*awsdynamodb.TableProps, []*awsdynamodb.GlobalSecondaryIndexProps, error) {
 	attrTypes := map[string]awsdynamodb.AttributeType{}
-	for _, a := range def.AttributeDefinitions {
-		switch a.AttributeType {
-		case types.ScalarAttributeTypeS:
-			attrTypes[*a.AttributeName] = awsdynamodb.AttributeType_STRING
-		case types.ScalarAttributeTypeN:
-			attrTypes[*a.AttributeName] = awsdynamodb.AttributeType_NUMBER
-		case types.ScalarAttributeTypeB:
-			attrTypes[*a.AttributeName] = awsdynamodb.AttributeType_BINARY
+	for _, a := range def.Attributes {
+		switch a.Type {
+		case "S":
+			attrTypes[a.Name] = awsdynamodb.AttributeType_STRING
+		case "N":
+			attrTypes[a.Name] = awsdynamodb.AttributeType_NUMBER
+		case "B":
+			attrTypes[a.Name] = awsdynamodb.AttributeType_BINARY
 		default:
-			return nil, nil, fmt.Errorf("attribute %s: unknown type %q", *a.AttributeName, a.AttributeType)
+			return nil, nil, fmt.Errorf("attribute %s: unknown type %q", a.Name, a.Type)
 		}
 	}
-	keys := func(what string, ks []types.KeySchemaElement) (pk, sk *awsdynamodb.Attribute, err error) {
+	keys := func(what string, ks []deploymodel.Key) (pk, sk *awsdynamodb.Attribute, err error) {
 		for _, k := range ks {
-			t, ok := attrTypes[*k.AttributeName]
+			t, ok := attrTypes[k.Attribute]
 			if !ok {
-				return nil, nil, fmt.Errorf("%s: key %s has no attribute definition", what, *k.AttributeName)
+				return nil, nil, fmt.Errorf("%s: key %s has no attribute definition", what, k.Attribute)
 			}
-			a := &awsdynamodb.Attribute{Name: k.AttributeName, Type: t}
-			switch k.KeyType {
-			case types.KeyTypeHash:
+			a := &awsdynamodb.Attribute{Name: jsii.String(k.Attribute), Type: t}
+			switch k.Type {
+			case "HASH":
 				pk = a
-			case types.KeyTypeRange:
+			case "RANGE":
 				sk = a
 			default:
-				return nil, nil, fmt.Errorf("%s: key %s of unknown type %q", what, *k.AttributeName, k.KeyType)
+				return nil, nil, fmt.Errorf("%s: key %s of unknown type %q", what, k.Attribute, k.Type)
 			}
 		}
 		if pk == nil {
@@ -79,71 +76,43 @@ func TableProps(def *dynamodb.CreateTableInput) (*awsdynamodb.TableProps, []*aws
 	}
 	props := &awsdynamodb.TableProps{PartitionKey: pk, SortKey: sk}
 	switch def.BillingMode {
-	case types.BillingModePayPerRequest:
+	case "PAY_PER_REQUEST":
 		props.BillingMode = awsdynamodb.BillingMode_PAY_PER_REQUEST
 	default:
 		return nil, nil, fmt.Errorf("table: billing mode %q is not supported (on demand only)", def.BillingMode)
 	}
-	if spec := def.StreamSpecification; spec != nil && aws.ToBool(spec.StreamEnabled) {
-		switch spec.StreamViewType {
-		case types.StreamViewTypeNewAndOldImages:
-			props.Stream = awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES
-		case types.StreamViewTypeNewImage:
-			props.Stream = awsdynamodb.StreamViewType_NEW_IMAGE
-		case types.StreamViewTypeOldImage:
-			props.Stream = awsdynamodb.StreamViewType_OLD_IMAGE
-		case types.StreamViewTypeKeysOnly:
-			props.Stream = awsdynamodb.StreamViewType_KEYS_ONLY
-		default:
-			return nil, nil, fmt.Errorf("table: unknown stream view type %q", spec.StreamViewType)
-		}
-	} else if spec != nil && spec.StreamViewType != "" {
-		return nil, nil, fmt.Errorf("table: a stream view type %q with the stream disabled", spec.StreamViewType)
-	}
-	if len(def.LocalSecondaryIndexes) > 0 {
-		return nil, nil, fmt.Errorf("table: local secondary indexes are not supported")
-	}
-	// What the stack sets itself (deletion protection, per stage) or not
-	// at all: declared in the definition, it would be dropped.
-	for _, c := range []struct {
-		what string
-		set  bool
-	}{
-		{"deletion protection", def.DeletionProtectionEnabled != nil},
-		{"on demand throughput", def.OnDemandThroughput != nil},
-		{"provisioned throughput", def.ProvisionedThroughput != nil},
-		{"a resource policy", def.ResourcePolicy != nil},
-		{"server-side encryption", def.SSESpecification != nil},
-		{"a table class", def.TableClass != ""},
-		{"tags", len(def.Tags) > 0},
-		{"vector indexes", len(def.VectorIndexes) > 0},
-		{"warm throughput", def.WarmThroughput != nil},
-		{"a global table source", def.GlobalTableSourceArn != nil || def.GlobalTableSettingsReplicationMode != ""},
-	} {
-		if c.set {
-			return nil, nil, fmt.Errorf("table: %s is not supported by the stack's translation", c.what)
-		}
+	switch def.StreamViewType {
+	case "":
+	case "NEW_AND_OLD_IMAGES":
+		props.Stream = awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES
+	case "NEW_IMAGE":
+		props.Stream = awsdynamodb.StreamViewType_NEW_IMAGE
+	case "OLD_IMAGE":
+		props.Stream = awsdynamodb.StreamViewType_OLD_IMAGE
+	case "KEYS_ONLY":
+		props.Stream = awsdynamodb.StreamViewType_KEYS_ONLY
+	default:
+		return nil, nil, fmt.Errorf("table: unknown stream view type %q", def.StreamViewType)
 	}
 	var gsis []*awsdynamodb.GlobalSecondaryIndexProps
-	for _, g := range def.GlobalSecondaryIndexes {
-		pk, sk, err := keys("index "+*g.IndexName, g.KeySchema)
+	for _, g := range def.Indexes {
+		pk, sk, err := keys("index "+g.Name, g.KeySchema)
 		if err != nil {
 			return nil, nil, err
 		}
-		ix := &awsdynamodb.GlobalSecondaryIndexProps{IndexName: g.IndexName, PartitionKey: pk, SortKey: sk}
-		if g.Projection == nil {
-			return nil, nil, fmt.Errorf("index %s: no projection", *g.IndexName)
-		}
-		switch g.Projection.ProjectionType {
-		case types.ProjectionTypeAll:
+		ix := &awsdynamodb.GlobalSecondaryIndexProps{IndexName: jsii.String(g.Name), PartitionKey: pk, SortKey: sk}
+		switch g.Projection {
+		case "ALL":
 			ix.ProjectionType = awsdynamodb.ProjectionType_ALL
-		case types.ProjectionTypeKeysOnly:
+		case "KEYS_ONLY":
 			ix.ProjectionType = awsdynamodb.ProjectionType_KEYS_ONLY
-		case types.ProjectionTypeInclude:
+		case "INCLUDE":
 			ix.ProjectionType = awsdynamodb.ProjectionType_INCLUDE
-			ix.NonKeyAttributes = jsii.Strings(g.Projection.NonKeyAttributes...)
+			ix.NonKeyAttributes = jsii.Strings(g.NonKeyAttributes...)
+		case "":
+			return nil, nil, fmt.Errorf("index %s: no projection", g.Name)
 		default:
-			return nil, nil, fmt.Errorf("index %s: unknown projection %q", *g.IndexName, g.Projection.ProjectionType)
+			return nil, nil, fmt.Errorf("index %s: unknown projection %q", g.Name, g.Projection)
 		}
 		gsis = append(gsis, ix)
 	}

@@ -1,110 +1,64 @@
 // Package deploy holds the deployment decisions that the CDK stack and the
 // SAM template share, so that the two describe the same functions: their
-// memory and timeouts, the webhook's reserved concurrency, the stream and
-// queue event sources' settings.
+// environment's resources, the webhook's reserved concurrency, the stream
+// and queue event sources' settings, the bulk jobs' bucket and grants.
+// What the service declares (its functions with their memory, timeouts,
+// table access and environment, its routes, table and state machines)
+// they read from the deployment model (internal/deploymodel), never from
+// the service's packages.
 package deploy
 
 import (
 	"encoding/json"
 	"time"
 
-	"github.com/sourcebase/sourcebase/internal/api"
-	"github.com/sourcebase/sourcebase/internal/app"
-	"github.com/sourcebase/sourcebase/internal/fn"
-	"github.com/sourcebase/sourcebase/internal/routes"
-	"github.com/sourcebase/sourcebase/internal/sizing"
-	"github.com/sourcebase/sourcebase/internal/store"
+	"github.com/sourcebase/sourcebase/internal/deploymodel"
 )
-
-// Refs are a deployment's resources as a function's environment names
-// them: each a value, or the template's reference to it.
-type Refs struct {
-	Table           string
-	StateMachineARN string
-	WebhookURL      string
-	APIURL          string
-	// DeliverQueueURL and DeliverDLQURL are the outbound webhooks'
-	// delivery queue (SQS FIFO) and its dead-letter queue.
-	DeliverQueueURL string
-	DeliverDLQURL   string
-	// BulkBucket is the bulk jobs' S3 bucket (its name), and
-	// JobsStateMachineARN the job state machine.
-	BulkBucket          string
-	JobsStateMachineARN string
-}
 
 // EventBus is the EventBridge bus the events function publishes to, for
 // the organizations whose operator asked for it: the account's default bus,
-// where customers' own rules route events.
+// where customers' own rules route events (deploymodel.RefEventBus).
 const EventBus = "default"
 
 // PublishEventsActions let the events function publish to EventBus.
 var PublishEventsActions = []string{"events:PutEvents"}
 
-// Config is the configuration f runs with in a deployment: base with the
-// table, the run state machine (only for a function that starts runs), the
-// webhook URL (only for one that shows trigger urls), the HTTP API's URL
-// (only for one that searches through it; "" leaves it to the address of
-// each request), the delivery queue (for a function that queues
-// deliveries, and the deliver function that takes them) and its
-// dead-letter queue (the deliver function only). Webhook endpoints on
-// loopback addresses are never allowed in a deployment.
-func Config(base app.Config, f routes.Function, r Refs) app.Config {
-	cfg := base
-	cfg.Table, cfg.StateMachineARN, cfg.WebhookBaseURL, cfg.SearchBaseURL = r.Table, "", "", ""
-	cfg.DeliverQueueURL, cfg.DeliverDLQURL, cfg.WebhooksAllowLoopback, cfg.EventBusName = "", "", false, ""
-	cfg.BulkBucket, cfg.JobsStateMachineARN, cfg.BulkDir, cfg.BulkFilesURL, cfg.BulkFilesSecret = "", "", "", "", ""
-	if f.RunsJobs || IsJobRunner(f) {
-		cfg.BulkBucket = r.BulkBucket
+// Env is f's environment in a deployment (openSearch: one searching with
+// OpenSearch): the model's variables of f, a literal value through
+// literal, a reference (the table's name, a queue's URL: what only the
+// deployment knows) through value. Which references each function gets is
+// the model's decision (internal/deploymodel/derive); the event bus is
+// EventBus in both stacks.
+func Env[T any](f deploymodel.Function, openSearch bool, literal func(string) T, value func(deploymodel.Ref) (T, error)) (map[string]T, error) {
+	out := map[string]T{}
+	for k, v := range f.EnvIn(openSearch) {
+		if v.Ref == "" {
+			out[k] = literal(v.Value)
+			continue
+		}
+		x, err := value(v.Ref)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = x
 	}
-	if f.RunsJobs {
-		cfg.JobsStateMachineARN = r.JobsStateMachineARN
-	}
-	if f.StartsRuns {
-		cfg.StateMachineARN = r.StateMachineARN
-	}
-	if f.WebhookURLs {
-		cfg.WebhookBaseURL = r.WebhookURL
-	}
-	if f.SearchesByAPI {
-		cfg.SearchBaseURL = r.APIURL
-	}
-	if f.SendsDeliveries || IsDeliverer(f) {
-		cfg.DeliverQueueURL = r.DeliverQueueURL
-	}
-	if IsDeliverer(f) {
-		cfg.DeliverDLQURL = r.DeliverDLQURL
-	}
-	if IsEventsConsumer(f) {
-		cfg.EventBusName = EventBus
-	}
-	return cfg
+	return out, nil
 }
 
 // IsIndexer reports whether f is the OpenSearch indexer: the function fed
-// by the table's stream in OpenSearch deployments only. The events
-// function reads the same stream in every deployment, so the indexer is
-// known by name, not by how it is reached.
-func IsIndexer(f routes.Function) bool { return f.Name == fn.Indexer }
+// by the table's stream in OpenSearch deployments only.
+func IsIndexer(f deploymodel.Function) bool { return f.Indexer }
 
 // IsEventsConsumer reports whether f turns the table's stream into the
 // change history (the events function): a stream consumer that is not
 // the indexer.
-func IsEventsConsumer(f routes.Function) bool { return f.Reach == routes.ByStream && !IsIndexer(f) }
+func IsEventsConsumer(f deploymodel.Function) bool {
+	return f.Reach == deploymodel.ByStream && !IsIndexer(f)
+}
 
 // IsDeliverer reports whether f takes the delivery queue's batches (the
 // deliver function).
-func IsDeliverer(f routes.Function) bool { return f.Reach == routes.ByQueue }
-
-// OpenSearch is cfg for a deployment that searches with the OpenSearch
-// collection at endpoint: the functions that search (the search function)
-// and index (the stream's indexer) are told so.
-func OpenSearch(cfg app.Config, f routes.Function, endpoint string) app.Config {
-	if f.HoldsIndexes || IsIndexer(f) {
-		cfg.SearchEngine, cfg.OpenSearchEndpoint = app.SearchOpenSearch, endpoint
-	}
-	return cfg
-}
+func IsDeliverer(f deploymodel.Function) bool { return f.Reach == deploymodel.ByQueue }
 
 // IndexerBatchSize is how many stream records the indexer gets at once:
 // one bulk request each.
@@ -126,11 +80,10 @@ const FailureRetentionDays = 14
 
 // The outbound webhooks' delivery queue (SQS FIFO: one message group per
 // endpoint and record, so a record's deliveries to an endpoint keep their
-// order) and its event source.
+// order) and its event source. Its batch size is the model's
+// (deploymodel.Model.DeliverBatchSize, which the deliver function's timeout
+// is made for).
 const (
-	// DeliverBatchSize is how many messages the deliver function gets at
-	// once (sizing.DeliverBatchSize, which its timeout is made for).
-	DeliverBatchSize = sizing.DeliverBatchSize
 	// DeliverMaxConcurrency is the event source's maximum concurrency:
 	// at most this many deliver instances at once, each attempting one
 	// delivery at a time, so at most this many deliveries are in flight
@@ -138,12 +91,6 @@ const (
 	// than opening hundreds of connections or taking the account's
 	// concurrency).
 	DeliverMaxConcurrency = 5
-	// DeliverVisibilityTimeout is the queue's visibility timeout: six
-	// times the deliver function's timeout, as AWS advises for a Lambda
-	// event source (a message is not handed out again while a batch that
-	// holds it may still run, its retries included). A retry sets its own
-	// visibility (ChangeMessageVisibility, up to 12 hours).
-	DeliverVisibilityTimeout = 6 * sizing.DeliverTimeout
 	// DeliverRetentionDays: a message outlives the retry schedule (about
 	// 28 hours from the first attempt, outbound.Schedule) with room for
 	// a group held back by an endpoint that is down.
@@ -163,6 +110,21 @@ const (
 	DeliverDLQRetentionDays = 14
 )
 
+// DeliverVisibilityTimeout is the delivery queue's visibility timeout: six
+// times the deliver function's timeout, as AWS advises for a Lambda event
+// source (a message is not handed out again while a batch that holds it
+// may still run, its retries included). A retry sets its own visibility
+// (ChangeMessageVisibility, up to 12 hours).
+func DeliverVisibilityTimeout(m *deploymodel.Model) time.Duration {
+	var longest time.Duration
+	for _, f := range m.Functions {
+		if IsDeliverer(f) {
+			longest = max(longest, time.Duration(f.TimeoutSeconds)*time.Second)
+		}
+	}
+	return 6 * longest
+}
+
 // WebhookConcurrency is the webhook function's reserved concurrency: its
 // URL is public (the signature is checked in code), so a flood of
 // deliveries cannot take the account's whole Lambda concurrency or the
@@ -172,18 +134,18 @@ const WebhookConcurrency = 10
 // EventsFilterPatterns are the filter criteria of the events function's
 // stream source (Lambda event filtering, one pattern per entry; a record
 // matching any is handed to the function): a change whose new or old
-// image's item type (store.AttrType) is the StoreType of a kind of
-// api.EventCatalog(). Every other change (index entries, counters, the
+// image's item type (the table's ItemTypeAttribute) is one of the model's
+// EventItemTypes. Every other change (index entries, counters, the
 // events and deliveries the function writes itself, deletion markers,
 // which it reads by key) never invokes it. A record removed has only an
 // old image, a record created only a new one.
-func EventsFilterPatterns() []string {
+func EventsFilterPatterns(m *deploymodel.Model) []string {
 	var types []any
-	for _, k := range api.EventCatalog().Kinds() {
-		types = append(types, k.StoreType)
+	for _, t := range m.EventItemTypes {
+		types = append(types, t)
 	}
 	pattern := func(image string) string {
-		b, err := json.Marshal(map[string]any{"dynamodb": map[string]any{image: map[string]any{store.AttrType: map[string]any{"S": types}}}})
+		b, err := json.Marshal(map[string]any{"dynamodb": map[string]any{image: map[string]any{m.Table.ItemTypeAttribute: map[string]any{"S": types}}}})
 		if err != nil {
 			panic(err)
 		}
@@ -194,7 +156,7 @@ func EventsFilterPatterns() []string {
 
 // IsJobRunner reports whether f runs the bulk jobs' steps: the function
 // the state machines invoke.
-func IsJobRunner(f routes.Function) bool { return f.Reach == routes.ByStateMachine }
+func IsJobRunner(f deploymodel.Function) bool { return f.Reach == deploymodel.ByStateMachine }
 
 // The bulk jobs' bucket: what its objects are, and who may do what with
 // them (the CDK stack and the SAM template grant exactly these).

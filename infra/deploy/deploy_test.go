@@ -3,21 +3,15 @@ package deploy
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
-	"github.com/sourcebase/sourcebase/internal/api"
-	"github.com/sourcebase/sourcebase/internal/app"
-	"github.com/sourcebase/sourcebase/internal/endpoints"
-	"github.com/sourcebase/sourcebase/internal/endpoints/sqsqueue"
-	"github.com/sourcebase/sourcebase/internal/events"
-	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/deploymodel"
 	"github.com/sourcebase/sourcebase/internal/outbound"
-	"github.com/sourcebase/sourcebase/internal/routes"
-	"github.com/sourcebase/sourcebase/internal/sizing"
-	"github.com/sourcebase/sourcebase/internal/store"
 )
 
 // matches is Lambda's event filtering for the patterns used here: every
@@ -52,7 +46,7 @@ func matches(pattern, value any) bool {
 // filter criteria (any pattern).
 func invokes(t *testing.T, record any) bool {
 	t.Helper()
-	for _, p := range EventsFilterPatterns() {
+	for _, p := range EventsFilterPatterns(deploymodel.Default()) {
 		var pattern any
 		if err := json.Unmarshal([]byte(p), &pattern); err != nil {
 			t.Fatalf("pattern %s: %v", p, err)
@@ -81,24 +75,30 @@ func record(name string, newType, oldType string) map[string]any {
 	return map[string]any{"eventName": name, "dynamodb": d}
 }
 
-// Only the changes of records of the catalog's kinds invoke the events
-// function, whether created (a new image only), updated or deleted (an
-// old image only); the items it writes itself (events, deliveries),
-// deletion markers (it reads them by key), index entries and items
-// without a type never do.
+// Only the changes of records of the model's event item types (the event
+// catalog's kinds) invoke the events function, whether created (a new
+// image only), updated or deleted (an old image only); the items it writes
+// itself (events, deliveries), deletion markers (it reads them by key),
+// index entries and items without a type never do (which types the model
+// lists, internal/deploymodel/derive's tests check).
 func TestTheEventsFunctionsFilterLetsThroughExactlyTheChangesOfKindsWithEvents(t *testing.T) {
-	for _, k := range api.EventCatalog().Kinds() {
+	types := deploymodel.Default().EventItemTypes
+	if !slices.Contains(types, "COMPANY") {
+		t.Fatalf("event item types %v, want COMPANY among them", types)
+	}
+	for _, typ := range types {
 		for _, r := range []map[string]any{
-			record("INSERT", k.StoreType, ""),
-			record("MODIFY", k.StoreType, k.StoreType),
-			record("REMOVE", "", k.StoreType),
+			record("INSERT", typ, ""),
+			record("MODIFY", typ, typ),
+			record("REMOVE", "", typ),
 		} {
 			if !invokes(t, r) {
-				t.Errorf("a %s of a %s record does not invoke the events function", r["eventName"], k.StoreType)
+				t.Errorf("a %s of a %s record does not invoke the events function", r["eventName"], typ)
 			}
 		}
 	}
-	for _, typ := range []string{events.TypeEvent, endpoints.TypeDelivery, store.TypeDeleted, "CHANGE", "APIKEYINDEX"} {
+	// events.TypeEvent, endpoints.TypeDelivery, store.TypeDeleted, ...
+	for _, typ := range []string{"EVENT", "WHDELIVERY", "DELETED", "CHANGE", "APIKEYINDEX"} {
 		for _, r := range []map[string]any{record("INSERT", typ, ""), record("MODIFY", typ, typ), record("REMOVE", "", typ)} {
 			if invokes(t, r) {
 				t.Errorf("a %s of a %s item invokes the events function", r["eventName"], typ)
@@ -108,7 +108,7 @@ func TestTheEventsFunctionsFilterLetsThroughExactlyTheChangesOfKindsWithEvents(t
 	if invokes(t, map[string]any{"dynamodb": map[string]any{"NewImage": map[string]any{"pk": map[string]any{"S": "x"}}}}) {
 		t.Error("an item without a type invokes the events function")
 	}
-	for _, p := range EventsFilterPatterns() {
+	for _, p := range EventsFilterPatterns(deploymodel.Default()) {
 		if len(p) > 4096 {
 			t.Errorf("a pattern of %d characters: Lambda takes at most 4096", len(p))
 		}
@@ -143,16 +143,24 @@ func TestTheEventsFunctionsFilterLetsThroughExactlyTheChangesOfKindsWithEvents(t
 // the retention outlasts the retry schedule, and the redrive's receive
 // count is above what a message can be received in normal operation.
 func TestTheDeliveryQueuesSettingsHoldTogether(t *testing.T) {
-	deliver, _ := routes.FunctionNamed(fn.Deliver)
-	size, err := sizing.Of(deliver)
-	if err != nil {
-		t.Fatal(err)
+	m := deploymodel.Default()
+	var deliver []deploymodel.Function
+	for _, f := range m.Functions {
+		if IsDeliverer(f) {
+			deliver = append(deliver, f)
+		}
 	}
-	if DeliverVisibilityTimeout < 6*size.Timeout || DeliverVisibilityTimeout > sqsqueue.MaxVisibility || size.Timeout > 15*time.Minute {
-		t.Errorf("visibility timeout %s, deliver timeout %s", DeliverVisibilityTimeout, size.Timeout)
+	if len(deliver) != 1 {
+		t.Fatalf("%d functions take the delivery queue, want one", len(deliver))
 	}
-	if size.Timeout < DeliverBatchSize*outbound.DefaultTimeout {
-		t.Errorf("deliver timeout %s: a batch of %d attempts of up to %s does not fit", size.Timeout, DeliverBatchSize, outbound.DefaultTimeout)
+	timeout := time.Duration(deliver[0].TimeoutSeconds) * time.Second
+	const maxVisibility = 12 * time.Hour // SQS's (sqsqueue.MaxVisibility)
+	if v := DeliverVisibilityTimeout(m); v != 6*timeout || v > maxVisibility || timeout > 15*time.Minute {
+		t.Errorf("visibility timeout %s, deliver timeout %s", v, timeout)
+	}
+	batch := m.DeliverBatchSize
+	if timeout < time.Duration(batch)*outbound.DefaultTimeout {
+		t.Errorf("deliver timeout %s: a batch of %d attempts of up to %s does not fit", timeout, batch, outbound.DefaultTimeout)
 	}
 	var schedule time.Duration
 	for _, d := range outbound.Schedule {
@@ -162,37 +170,61 @@ func TestTheDeliveryQueuesSettingsHoldTogether(t *testing.T) {
 		t.Errorf("retention %s for a retry schedule of %s", retention, schedule)
 	}
 	attempts := 1 + len(outbound.Schedule)
-	if DeliverMaxReceiveCount <= attempts*DeliverBatchSize || DeliverMaxReceiveCount > 1000 {
-		t.Errorf("max receive count %d, want above %d (%d attempts for each of a batch's messages of one group)", DeliverMaxReceiveCount, attempts*DeliverBatchSize, attempts)
+	if DeliverMaxReceiveCount <= attempts*batch || DeliverMaxReceiveCount > 1000 {
+		t.Errorf("max receive count %d, want above %d (%d attempts for each of a batch's messages of one group)", DeliverMaxReceiveCount, attempts*batch, attempts)
 	}
 }
 
-// Config gives the delivery queue to the functions that queue deliveries
-// and to the deliver function, the dead-letter queue to the deliver
-// function only, and never allows loopback webhook endpoints; the
-// OpenSearch configuration goes to the indexer, not to the events
-// function, though both read the stream.
-func TestConfigGivesTheQueuesWhereTheyAreUsedAndOpenSearchToTheIndexerOnly(t *testing.T) {
-	base := app.DefaultConfig()
-	base.WebhooksAllowLoopback, base.DeliverQueueURL, base.DeliverDLQURL = true, "stale", "stale"
-	refs := Refs{Table: "t", DeliverQueueURL: "q", DeliverDLQURL: "d"}
-	for _, f := range routes.Deployed(true) {
-		cfg := OpenSearch(Config(base, f, refs), f, "https://collection")
-		wantQueue, wantDLQ := "", ""
-		if f.SendsDeliveries || f.Name == fn.Deliver {
-			wantQueue = "q"
+// Env gives each variable of the model's environment its literal value,
+// or the deployment's value of its reference; an unknown reference fails.
+func TestEnvReplacesEveryReferenceWithTheDeploymentsValue(t *testing.T) {
+	f := deploymodel.Function{Name: "f", Env: map[string]deploymodel.EnvValue{
+		"TABLE_NAME": {Ref: deploymodel.RefTable}, "STORE_TIMEOUT": {Value: "10s"},
+	}, OpenSearchEnv: map[string]deploymodel.EnvValue{
+		"TABLE_NAME": {Ref: deploymodel.RefTable}, "OPENSEARCH_ENDPOINT": {Ref: deploymodel.RefOpenSearchEndpoint},
+	}}
+	values := func(r deploymodel.Ref) (string, error) {
+		if r == deploymodel.RefTable {
+			return "<table>", nil
 		}
-		if f.Name == fn.Deliver {
-			wantDLQ = "d"
+		return "", fmt.Errorf("no %s", r)
+	}
+	literal := func(v string) string { return "literal " + v }
+	got, err := Env(f, false, literal, values)
+	if want := map[string]string{"TABLE_NAME": "<table>", "STORE_TIMEOUT": "literal 10s"}; err != nil || !maps.Equal(got, want) {
+		t.Errorf("Env = %v, %v; want %v", got, err, want)
+	}
+	if got, err := Env(f, true, literal, values); err == nil {
+		t.Errorf("Env with OpenSearch and no endpoint = %v, want an error", got)
+	}
+	// The events function's bus is a reference the stacks answer with
+	// EventBus.
+	for _, f := range deploymodel.Default().Functions {
+		for k, v := range f.Env {
+			if v.Ref == deploymodel.RefEventBus && (!IsEventsConsumer(f) || k != "EVENT_BUS_NAME") {
+				t.Errorf("%s: %s refers to the event bus", f.Name, k)
+			}
 		}
-		if cfg.DeliverQueueURL != wantQueue || cfg.DeliverDLQURL != wantDLQ || cfg.WebhooksAllowLoopback {
-			t.Errorf("%s: queue %q, dead letters %q, loopback %v; want %q, %q, false", f.Name, cfg.DeliverQueueURL, cfg.DeliverDLQURL, cfg.WebhooksAllowLoopback, wantQueue, wantDLQ)
+	}
+}
+
+// The roles the model gives the functions: one indexer (OpenSearch only),
+// one events consumer on the stream, one deliverer, one job runner.
+func TestTheModelsFunctionsHaveOneOfEachRoleTheStacksLookFor(t *testing.T) {
+	count := map[string][]string{}
+	for _, f := range deploymodel.Default().Functions {
+		for role, is := range map[string]bool{"indexer": IsIndexer(f), "events": IsEventsConsumer(f), "deliver": IsDeliverer(f), "runner": IsJobRunner(f)} {
+			if is {
+				count[role] = append(count[role], f.Name)
+			}
 		}
-		if got, want := cfg.SearchEngine == app.SearchOpenSearch, f.HoldsIndexes || f.Name == fn.Indexer; got != want {
-			t.Errorf("%s: searches with OpenSearch %v, want %v", f.Name, got, want)
+		if IsIndexer(f) && !f.OpenSearchOnly {
+			t.Errorf("the indexer %s is deployed without OpenSearch", f.Name)
 		}
-		if (f.Name == fn.Indexer) != IsIndexer(f) || (f.Name == fn.Events) != IsEventsConsumer(f) || (f.Name == fn.Deliver) != IsDeliverer(f) {
-			t.Errorf("%s: indexer %v, events consumer %v, deliverer %v", f.Name, IsIndexer(f), IsEventsConsumer(f), IsDeliverer(f))
+	}
+	for _, role := range []string{"indexer", "events", "deliver", "runner"} {
+		if len(count[role]) != 1 || count[role][0] != role {
+			t.Errorf("%s: functions %v, want the %s function", role, count[role], role)
 		}
 	}
 }

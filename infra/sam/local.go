@@ -9,24 +9,21 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/sourcebase/sourcebase/internal/app"
-	"github.com/sourcebase/sourcebase/internal/app/operator"
+	"github.com/sourcebase/sourcebase/internal/deploymodel"
 	"github.com/sourcebase/sourcebase/internal/dev/dynamolocal"
-	"github.com/sourcebase/sourcebase/internal/keys"
-	"github.com/sourcebase/sourcebase/internal/routes"
-	"github.com/sourcebase/sourcebase/internal/store"
 )
 
 // What `make sam-local` runs against.
 const (
-	// LocalDynamoDBPort is DynamoDB Local's port on the host.
+	// LocalDynamoDBPort is DynamoDB Local's port on the host (the table
+	// the functions use under sam local is the service's default,
+	// deploymodel.Model.DefaultTable).
 	LocalDynamoDBPort = 8000
-	// LocalTable is the table the functions use under sam local.
-	LocalTable = app.DefaultTable
 	// LocalStateMachineARN is the STATE_MACHINE_ARN of the functions that
 	// start runs under sam local: they refuse to start without one, and
 	// there is no Step Functions locally, so starting a run fails with the
@@ -58,51 +55,44 @@ var LocalDynamoDBFromContainer = "http://host.docker.internal:" + strconv.Itoa(L
 func LocalEnv(s Spec) ([]byte, error) {
 	env := map[string]map[string]string{
 		"Parameters": {
-			EnvDynamoDBEndpoint: LocalDynamoDBFromContainer,
-			app.EnvTable:        LocalTable,
+			EnvDynamoDBEndpoint:                    LocalDynamoDBFromContainer,
+			s.Model.Variable(deploymodel.RefTable): s.Model.DefaultTable,
 		},
 	}
 	for _, f := range s.Functions {
-		vars, err := Env(s, f)
-		if err != nil {
-			return nil, err
-		}
 		local := map[string]string{}
-		if _, ok := vars[app.EnvStateMachineARN]; ok {
-			local[app.EnvStateMachineARN] = LocalStateMachineARN
-		}
-		if _, ok := vars[app.EnvWebhookBaseURL]; ok {
-			// No function URL under sam local (deliveries go through sam
-			// local invoke -e events/webhook-*.json): trigger URLs show
-			// the path alone.
-			local[app.EnvWebhookBaseURL] = ""
-		}
-		if _, ok := vars[app.EnvSearchBaseURL]; ok {
-			// The API as the function containers reach sam local
-			// start-api on the host.
-			local[app.EnvSearchBaseURL] = "http://host.docker.internal:" + strconv.Itoa(LocalAPIPort)
-		}
-		if _, ok := vars[app.EnvDeliverQueueURL]; ok {
-			// Behind sam local start-api (the hooks function), none: a
-			// manual retry answers that this process cannot queue
-			// deliveries, rather than failing on a queue that is not there.
-			local[app.EnvDeliverQueueURL] = ""
-			if f.Reach != routes.ByAPI {
-				local[app.EnvDeliverQueueURL] = LocalDeliverQueueURL
-			}
-		}
-		if _, ok := vars[app.EnvDeliverDLQURL]; ok {
-			local[app.EnvDeliverDLQURL] = LocalDeliverDLQURL
-		}
-		// No S3 or Step Functions under sam local, and neither function
-		// refuses to start without them: blank, so that the data
-		// function's job routes answer 503 (bulk jobs are not configured)
-		// and the runner refuses job tasks, rather than presigning URLs to
-		// a bucket that is not there with whatever sam local makes of
-		// !Ref BulkBucket. make run and make run-lambdas run jobs over a
-		// local directory.
-		for _, k := range []string{app.EnvBulkBucket, app.EnvJobsStateMachineARN} {
-			if _, ok := vars[k]; ok {
+		for k, v := range f.EnvIn(false) {
+			switch v.Ref {
+			case deploymodel.RefStateMachine:
+				local[k] = LocalStateMachineARN
+			case deploymodel.RefWebhookURL:
+				// No function URL under sam local (deliveries go through
+				// sam local invoke -e events/webhook-*.json): trigger URLs
+				// show the path alone.
+				local[k] = ""
+			case deploymodel.RefAPIURL:
+				// The API as the function containers reach sam local
+				// start-api on the host.
+				local[k] = "http://host.docker.internal:" + strconv.Itoa(LocalAPIPort)
+			case deploymodel.RefDeliverQueue:
+				// Behind sam local start-api (the hooks function), none: a
+				// manual retry answers that this process cannot queue
+				// deliveries, rather than failing on a queue that is not
+				// there.
+				local[k] = ""
+				if f.Reach != deploymodel.ByAPI {
+					local[k] = LocalDeliverQueueURL
+				}
+			case deploymodel.RefDeliverDLQ:
+				local[k] = LocalDeliverDLQURL
+			case deploymodel.RefBulkBucket, deploymodel.RefJobsStateMachine:
+				// No S3 or Step Functions under sam local, and neither
+				// function refuses to start without them: blank, so that
+				// the data function's job routes answer 503 (bulk jobs are
+				// not configured) and the runner refuses job tasks, rather
+				// than presigning URLs to a bucket that is not there with
+				// whatever sam local makes of !Ref BulkBucket. make run and
+				// make run-lambdas run jobs over a local directory.
 				local[k] = ""
 			}
 		}
@@ -138,15 +128,15 @@ func requireTools(ctx context.Context) error {
 
 // localEnviron is the environment of every local process: dummy
 // credentials, no instance metadata, a region, the table.
-func localEnviron() []string {
+func localEnviron(m *deploymodel.Model) []string {
 	env := map[string]string{
-		"AWS_ACCESS_KEY_ID":         "local",
-		"AWS_SECRET_ACCESS_KEY":     "local",
-		"AWS_EC2_METADATA_DISABLED": "true",
-		"AWS_REGION":                "us-east-1",
-		"AWS_DEFAULT_REGION":        "us-east-1",
-		app.EnvTable:                LocalTable,
-		EnvDynamoDBEndpoint:         "http://127.0.0.1:" + strconv.Itoa(LocalDynamoDBPort),
+		"AWS_ACCESS_KEY_ID":              "local",
+		"AWS_SECRET_ACCESS_KEY":          "local",
+		"AWS_EC2_METADATA_DISABLED":      "true",
+		"AWS_REGION":                     "us-east-1",
+		"AWS_DEFAULT_REGION":             "us-east-1",
+		m.Variable(deploymodel.RefTable): m.DefaultTable,
+		EnvDynamoDBEndpoint:              "http://127.0.0.1:" + strconv.Itoa(LocalDynamoDBPort),
 	}
 	out := os.Environ()
 	for k, v := range env {
@@ -155,37 +145,81 @@ func localEnviron() []string {
 	return out
 }
 
+// Demo is the demo organization and its admin key that Provision makes.
+type Demo struct {
+	OrgID    string
+	ClientID string
+	Secret   string
+}
+
+// adminCLI builds the operator CLI (cmd/admin of the repository at root)
+// into dir and returns its path.
+func adminCLI(ctx context.Context, root, dir string) (string, error) {
+	bin := filepath.Join(dir, "admin")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/admin")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build the operator CLI (go build ./cmd/admin): %w\n%s", err, out)
+	}
+	return bin, nil
+}
+
 // Provision creates the table (if missing) and a demo organization with
-// an admin key on st, and returns the key.
-func Provision(ctx context.Context, st *store.Store) (keys.Organization, keys.Created, error) {
-	if _, err := store.CreateTable(ctx, st.DB, st.Table); err != nil {
-		return keys.Organization{}, keys.Created{}, err
+// an admin key with the operator CLI at admin, run in environ (which names
+// the table and DynamoDB's endpoint), and returns the key.
+func Provision(ctx context.Context, admin string, environ []string) (Demo, error) {
+	call := func(out any, args ...string) error {
+		cmd := exec.CommandContext(ctx, admin, args...)
+		cmd.Env = environ
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		b, err := cmd.Output()
+		if err != nil {
+			return fmt.Errorf("admin %s: %w: %s", strings.Join(args, " "), err, bytes.TrimSpace(stderr.Bytes()))
+		}
+		if err := json.Unmarshal(b, out); err != nil {
+			return fmt.Errorf("admin %s: %w: %s", strings.Join(args, " "), err, b)
+		}
+		return nil
 	}
-	k := keys.New(st)
-	org, err := k.CreateOrg(ctx, "Demo", 0)
-	if err != nil {
-		return org, keys.Created{}, fmt.Errorf("create demo organization: %w", err)
+	var demo Demo
+	var created any
+	if err := call(&created, "create-table"); err != nil {
+		return demo, err
 	}
-	key, err := k.CreateKey(ctx, org.ID, "demo admin", "admin")
-	if err != nil {
-		return org, key, fmt.Errorf("create demo key: %w", err)
+	var org struct{ ID string }
+	if err := call(&org, "create-org", "--name", "Demo"); err != nil {
+		return demo, fmt.Errorf("create demo organization: %w", err)
 	}
-	return org, key, nil
+	var key struct{ ClientID, Secret string }
+	if err := call(&key, "create-key", "--org", org.ID, "--name", "demo admin", "--role", "admin"); err != nil {
+		return demo, fmt.Errorf("create demo key: %w", err)
+	}
+	if org.ID == "" || key.ClientID == "" || key.Secret == "" {
+		return demo, fmt.Errorf("the operator CLI answered no organization id, client id or secret")
+	}
+	return Demo{OrgID: org.ID, ClientID: key.ClientID, Secret: key.Secret}, nil
 }
 
 // runLocal is `make sam-local` once the functions are built: DynamoDB
 // Local on LocalDynamoDBPort (-sharedDb, so the operator CLI sees the same
-// table), the table and a demo key, then `sam local start-api --config-env
-// local` in root until it exits; DynamoDB Local stops with it.
-func runLocal(ctx context.Context, root string, out io.Writer) error {
+// table), the table and a demo key (made with the operator CLI), then `sam
+// local start-api --config-env local` in root until it exits; DynamoDB
+// Local stops with it.
+func runLocal(ctx context.Context, root string, m *deploymodel.Model, out io.Writer) error {
 	if err := requireTools(ctx); err != nil {
 		return err
 	}
-	environ := localEnviron()
-	for _, kv := range environ {
-		k, v, _ := strings.Cut(kv, "=")
-		os.Setenv(k, v)
+	tmp, err := os.MkdirTemp("", "sourcebase-sam-local-")
+	if err != nil {
+		return err
 	}
+	defer os.RemoveAll(tmp)
+	admin, err := adminCLI(ctx, root, tmp)
+	if err != nil {
+		return err
+	}
+	environ := localEnviron(m)
 	// Every address, unlike make run's and make run-lambdas' loopback: the
 	// function containers reach it through host.docker.internal, which on
 	// Linux is the Docker bridge's gateway address, not loopback.
@@ -194,15 +228,11 @@ func runLocal(ctx context.Context, root string, out io.Writer) error {
 		return fmt.Errorf("DynamoDB Local on port %d: %w", LocalDynamoDBPort, err)
 	}
 	defer ddb.Stop()
-	st, _, err := operator.StoreFromEnv(ctx)
+	demo, err := Provision(ctx, admin, environ)
 	if err != nil {
 		return err
 	}
-	org, key, err := Provision(ctx, st)
-	if err != nil {
-		return err
-	}
-	urlFn, _ := only(routes.Deployed(false), routes.ByURL)
+	urlFn, _ := only(m.Deployed(false), deploymodel.ByURL)
 	fmt.Fprintf(out, `
 DynamoDB Local: %[1]s (table %[2]s), reached by the functions as %[3]s
 Demo organization %[4]s, admin API key (the secret is shown only now):
@@ -212,7 +242,7 @@ Starting sam local start-api on http://127.0.0.1:%[7]d; try:
   curl -s http://127.0.0.1:%[7]d/v1/companies -H 'x-service-client-id: %[5]s' -H 'x-service-api-key: %[6]s'
 The webhook function has no URL locally: sam local invoke %[8]s --config-env local -e events/webhook-shared-secret.json
 
-`, ddb.Endpoint, st.Table, LocalDynamoDBFromContainer, org.ID, key.ClientID, key.Secret, LocalAPIPort, LogicalID(urlFn.Name))
+`, ddb.Endpoint, m.DefaultTable, LocalDynamoDBFromContainer, demo.OrgID, demo.ClientID, demo.Secret, LocalAPIPort, LogicalID(urlFn.Name))
 
 	cmd := exec.CommandContext(ctx, "sam", "local", "start-api", "--config-env", "local")
 	cmd.Dir, cmd.Env = root, environ

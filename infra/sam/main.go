@@ -1,6 +1,7 @@
 // Command sam generates the SAM template (template/template.yaml) and sam
-// local's environment file (template/env.local.json) from the Go
-// declarations of the service, checks that the committed files are what
+// local's environment file (template/env.local.json) from the service's
+// deployment model (internal/deploymodel/model.json, generated from the Go
+// declarations by make generate), checks that the committed files are what
 // the code generates, and runs `sam local start-api` against DynamoDB
 // Local. Run it from infra/ (or anywhere under the repository):
 //
@@ -10,6 +11,9 @@
 //	                      write them under D instead of the repository
 //	                      root (make generate's staleness test does, in a
 //	                      temporary directory)
+//	go run ./sam -write -model F
+//	                      from the model file F instead of the committed
+//	                      one (make generate's, made before the template)
 //	go run ./sam -local   DynamoDB Local on :8000 with the table and a demo
 //	                      key, then sam local start-api --config-env local
 //	                      (make sam-local; needs the SAM CLI and Docker)
@@ -26,6 +30,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/sourcebase/sourcebase/internal/deploymodel"
 )
 
 // The generated files, relative to the repository root.
@@ -39,15 +45,26 @@ func main() {
 	check := flag.Bool("check", false, "exit 1 when "+TemplatePath+" or "+LocalEnvPath+" differ from what the code generates")
 	local := flag.Bool("local", false, "run sam local start-api --config-env local against DynamoDB Local (needs sam and docker)")
 	dir := flag.String("dir", "", "with -write or -check: the directory the files are written under or compared with, instead of the repository root")
+	model := flag.String("model", "", "the deployment model file to generate from, instead of the committed one (internal/deploymodel/model.json, embedded)")
 	flag.Parse()
-	if err := run(*write, *check, *local, *dir); err != nil {
+	if err := run(*write, *check, *local, *dir, *model); err != nil {
 		fmt.Fprintln(os.Stderr, "sam:", err)
 		os.Exit(1)
 	}
 }
 
-func run(write, check, local bool, dir string) error {
+func run(write, check, local bool, dir, modelFile string) error {
 	root, err := repoRoot()
+	if err != nil {
+		return err
+	}
+	m, err := deploymodel.Load()
+	if modelFile != "" {
+		var b []byte
+		if b, err = os.ReadFile(modelFile); err == nil {
+			m, err = deploymodel.Parse(b)
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -59,9 +76,9 @@ func run(write, check, local bool, dir string) error {
 	case local:
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		return runLocal(ctx, root, os.Stdout)
+		return runLocal(ctx, root, m, os.Stdout)
 	case write:
-		files, err := generated(DefaultSpec())
+		files, err := generated(SpecOf(m))
 		if err != nil {
 			return err
 		}
@@ -77,7 +94,7 @@ func run(write, check, local bool, dir string) error {
 		}
 		return nil
 	case check:
-		stale, err := staleFiles(out, DefaultSpec())
+		stale, err := staleFiles(out, SpecOf(m))
 		if err != nil {
 			return err
 		}

@@ -11,13 +11,16 @@ import (
 	"testing"
 
 	"github.com/BurntSushi/toml"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/dev/lambdaenv"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/keys"
-	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/store"
 )
 
 // samconfig is the part of samconfig.toml the tests read.
@@ -166,13 +169,13 @@ func TestTheLocalRunnerChecksForSamAndDockerBeforeStartingDynamoDB(t *testing.T)
 	if err := requireTools(context.Background()); !errors.As(err, &missing) || missing.Tool != "docker" {
 		t.Fatalf("requireTools without docker = %v", err)
 	}
-	if err := runLocal(context.Background(), root(t), os.Stdout); !errors.As(err, &missing) {
+	if err := runLocal(context.Background(), root(t), model(), os.Stdout); !errors.As(err, &missing) {
 		t.Fatalf("runLocal without docker = %v", err)
 	}
 }
 
 func TestEveryFunctionHasTheMakefileBuildTargetSamRuns(t *testing.T) {
-	for _, f := range routes.Deployed(false) {
+	for _, f := range deployed() {
 		err, out := makeTarget(t, os.Getenv("PATH"), "-n", "build-"+LogicalID(f.Name), "ARTIFACTS_DIR=/artifacts")
 		if err != nil {
 			t.Fatalf("make -n build-%s: %v\n%s", LogicalID(f.Name), err, out)
@@ -214,18 +217,33 @@ func TestTheBuildTargetSamRunsMakesAStrippedArm64Bootstrap(t *testing.T) {
 }
 
 func TestLocalProvisioningCreatesTheTableAndADemoAdminKeyThatAuthenticates(t *testing.T) {
-	st := testenv.Store(t)
-	org, key, err := Provision(context.Background(), st)
+	if testing.Short() {
+		t.Skip("builds the operator CLI")
+	}
+	ctx := context.Background()
+	admin, err := adminCLI(ctx, root(t), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := auth.New(keys.New(st), 0).Authenticate(context.Background(), key.ClientID, key.Secret)
-	if err != nil || p.OrgID != org.ID || !p.IsAdmin() {
-		t.Fatalf("Authenticate(%s) = %+v, %v; want an admin of %s", key.ClientID, p, err, org.ID)
+	// The operator CLI on the tests' DynamoDB Local, under an access key
+	// of this test's (its tables are deleted when it ends).
+	endpoint, key, table := testenv.Endpoint(t), testenv.AccessKey(t), "sourcebase-local-test"
+	environ := append(localEnviron(model()), "AWS_ACCESS_KEY_ID="+key, "AWS_SECRET_ACCESS_KEY=secret",
+		EnvDynamoDBEndpoint+"="+endpoint, "TABLE_NAME="+table)
+	demo, err := Provision(ctx, admin, environ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint),
+		Credentials: credentials.NewStaticCredentialsProvider(key, "secret", "")})
+	st := store.New(db, table)
+	p, err := auth.New(keys.New(st), 0).Authenticate(ctx, demo.ClientID, demo.Secret)
+	if err != nil || p.OrgID != demo.OrgID || !p.IsAdmin() {
+		t.Fatalf("Authenticate(%s) = %+v, %v; want an admin of %s", demo.ClientID, p, err, demo.OrgID)
 	}
 	// Again on the same table (a second make sam-local on a running
 	// DynamoDB Local): the table is kept, another key is made.
-	if _, again, err := Provision(context.Background(), st); err != nil || again.ClientID == key.ClientID {
+	if again, err := Provision(ctx, admin, environ); err != nil || again.ClientID == demo.ClientID {
 		t.Fatalf("second Provision = %+v, %v", again, err)
 	}
 }

@@ -9,33 +9,30 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"gopkg.in/yaml.v3"
 
 	"github.com/sourcebase/sourcebase/infra/deploy"
-	"github.com/sourcebase/sourcebase/internal/api"
-	"github.com/sourcebase/sourcebase/internal/app"
-	"github.com/sourcebase/sourcebase/internal/jobs"
-	"github.com/sourcebase/sourcebase/internal/routes"
-	"github.com/sourcebase/sourcebase/internal/runs"
-	"github.com/sourcebase/sourcebase/internal/sizing"
-	"github.com/sourcebase/sourcebase/internal/store"
+	"github.com/sourcebase/sourcebase/internal/deploymodel"
 )
 
-// Spec is what the template is generated from: every function, the route
-// table and the configuration each function's environment starts from.
+// Spec is what the template is generated from: the deployment model
+// (internal/deploymodel: the table, the state machines, the event types),
+// and of it the functions and the route table the template has.
 type Spec struct {
-	Functions []routes.Function
-	Routes    []routes.Route
-	Config    app.Config
+	Model     *deploymodel.Model
+	Functions []deploymodel.Function
+	Routes    []deploymodel.Route
 }
 
-// DefaultSpec is the service as declared in Go, with the embedded search
-// engine (the template has no OpenSearch collection): routes.Deployed(false),
-// api.Routes() and app.DefaultConfig().
-func DefaultSpec() Spec {
-	return Spec{Functions: routes.Deployed(false), Routes: api.Routes(), Config: app.DefaultConfig()}
+// SpecOf is the service as m declares it, with the embedded search engine
+// (the template has no OpenSearch collection): m.Deployed(false) and
+// m.Routes.
+func SpecOf(m *deploymodel.Model) Spec {
+	return Spec{Model: m, Functions: m.Deployed(false), Routes: m.Routes}
 }
+
+// DefaultSpec is SpecOf the committed model (deploymodel.Default).
+func DefaultSpec() Spec { return SpecOf(deploymodel.Default()) }
 
 // Logical ids of the resources that are not functions.
 const (
@@ -87,7 +84,7 @@ func URLID(name string) string { return LogicalID(name) + "Url" }
 
 // EventName is the name of a route's HttpApi event: the method and the
 // path's words (GET /v1/companies/{id} → GetV1CompaniesId).
-func EventName(r routes.Route) string {
+func EventName(r deploymodel.Route) string {
 	var b strings.Builder
 	b.WriteString(title(strings.ToLower(r.Method)))
 	for _, w := range strings.FieldsFunc(r.Path, func(c rune) bool { return !unicode.IsLetter(c) && !unicode.IsDigit(c) }) {
@@ -101,8 +98,8 @@ func title(w string) string { return strings.ToUpper(w[:1]) + w[1:] }
 // DefaultEventName is the event of the fallback function's $default route.
 const DefaultEventName = "Default"
 
-// ScheduleEventName is the Schedule event of a function with a
-// routes.Function.Schedule (the runner's sweeps).
+// ScheduleEventName is the Schedule event of a function with a Schedule
+// (the runner's sweeps).
 const ScheduleEventName = "Sweep"
 
 // StreamEventName is the DynamoDB event of the events function (the
@@ -118,7 +115,7 @@ const (
 const UploadEventName = "ImportUpload"
 
 // scheduleNote says in the template that f is invoked on its schedule.
-func scheduleNote(f routes.Function) string {
+func scheduleNote(f deploymodel.Function) string {
 	if f.Schedule == "" {
 		return ""
 	}
@@ -126,13 +123,13 @@ func scheduleNote(f routes.Function) string {
 }
 
 // reachNote says in the template how a function is invoked.
-var reachNote = map[routes.Reach]string{
-	routes.ByAPI:          "Invoked by the HTTP API: one HttpApi event per route of its group in the route table.",
-	routes.ByURL:          "Invoked through its function URL (no HTTP API route).",
-	routes.ByStateMachine: "Invoked by the Task states of the run state machine and of the job state machine.",
-	routes.ByOperator:     "Invoked directly by operators with aws lambda invoke (no events, never public).",
-	routes.ByStream:       "Invoked with batches of the table's DynamoDB stream (its " + StreamEventName + " event), filtered to the item types that have events.",
-	routes.ByQueue:        "Invoked with batches of the delivery queue (its " + QueueEventName + " event, SQS FIFO) at a bounded concurrency.",
+var reachNote = map[deploymodel.Reach]string{
+	deploymodel.ByAPI:          "Invoked by the HTTP API: one HttpApi event per route of its group in the route table.",
+	deploymodel.ByURL:          "Invoked through its function URL (no HTTP API route).",
+	deploymodel.ByStateMachine: "Invoked by the Task states of the run state machine and of the job state machine.",
+	deploymodel.ByOperator:     "Invoked directly by operators with aws lambda invoke (no events, never public).",
+	deploymodel.ByStream:       "Invoked with batches of the table's DynamoDB stream (its " + StreamEventName + " event), filtered to the item types that have events.",
+	deploymodel.ByQueue:        "Invoked with batches of the delivery queue (its " + QueueEventName + " event, SQS FIFO) at a bounded concurrency.",
 }
 
 // webhookConcurrency and logRetentionDays of the template.
@@ -156,9 +153,9 @@ const (
 
 // tableResources are the table's ARN and its indexes', each named (no
 // index/* wildcard).
-func tableResources() []any {
+func tableResources(def deploymodel.Table) []any {
 	out := []any{getAtt(TableID + ".Arn")}
-	for _, ix := range store.Indexes {
+	for _, ix := range def.Indexes {
 		out = append(out, sub("${"+TableID+".Arn}/index/"+ix.Name))
 	}
 	return out
@@ -190,9 +187,9 @@ func Generate(s Spec) ([]byte, error) {
 			&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: id, HeadComment: comment}, r)
 	}
 
-	add("The single table: keys, GSIs, stream and TTL attribute from internal/store.", TableID, table())
+	add("The single table: keys, GSIs, stream and TTL attribute from internal/store.", TableID, table(s.Model.Table))
 	add("The outbound webhooks' delivery queue: FIFO, one message group per endpoint and record (a record's deliveries to an endpoint in order); "+
-		"messages carry their delivery's deduplication id. Settings from infra/deploy.", DeliverQueueID, deliverQueue())
+		"messages carry their delivery's deduplication id. Settings from infra/deploy.", DeliverQueueID, deliverQueue(s.Model))
 	add("", DeliverQueueID+"Policy", tlsOnly(DeliverQueueID))
 	add("Deliveries that exhausted their retries (moved here by the deliver function), and messages whose batches kept crashing it (the redrive).",
 		DeliverDLQID, fifoQueue(deploy.DeliverDLQRetentionDays))
@@ -214,16 +211,16 @@ func Generate(s Spec) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		add(fmt.Sprintf("functions/%s: %s. %s%s", f.Name, f.Describe(s.Routes), reachNote[f.Reach], scheduleNote(f)), LogicalID(f.Name), fn)
+		add(fmt.Sprintf("functions/%s: %s. %s%s", f.Name, f.Description, reachNote[f.Reach], scheduleNote(f)), LogicalID(f.Name), fn)
 		add("", LogicalID(f.Name)+"Logs", logGroup(sub("/aws/lambda/${"+LogicalID(f.Name)+"}")))
 	}
-	sm, err := stateMachine(s, StateMachineID, runs.StateMachineDefinition, nil)
+	sm, err := stateMachine(s, StateMachineID, s.Model.RunDefinition, nil)
 	if err != nil {
 		return nil, err
 	}
 	add("Executes workflow runs: runs.StateMachineDefinition, with the runner's ARN substituted.", StateMachineID, sm)
 	add("", StateMachineID+"Logs", logGroup(sub("/aws/vendedlogs/states/${AWS::StackName}-runs")))
-	jsm, err := stateMachine(s, JobStateMachineID, jobs.StateMachineDefinition, jobEvents())
+	jsm, err := stateMachine(s, JobStateMachineID, s.Model.JobDefinition, jobEvents())
 	if err != nil {
 		return nil, err
 	}
@@ -231,8 +228,8 @@ func Generate(s Spec) ([]byte, error) {
 		"(its "+UploadEventName+" event); the functions that create exports start it with {\"organizationId\",\"jobId\"}.", JobStateMachineID, jsm)
 	add("", JobStateMachineID+"Logs", logGroup(sub("/aws/vendedlogs/states/${AWS::StackName}-jobs")))
 
-	urlFn, _ := only(s.Functions, routes.ByURL)
-	adminFn, _ := only(s.Functions, routes.ByOperator)
+	urlFn, _ := only(s.Functions, deploymodel.ByURL)
+	adminFn, _ := only(s.Functions, deploymodel.ByOperator)
 	outputs := obj(
 		field("ApiUrl", output("Base URL of the HTTP API", sub("https://${"+HttpAPIID+"}.execute-api.${AWS::Region}.${AWS::URLSuffix}/"))),
 		field("WebhookUrl", output("Function URL of the webhook function (deliveries go to <url>webhooks/workflows/<slug>)", getAtt(URLID(urlFn.Name)+".FunctionUrl"))),
@@ -284,6 +281,9 @@ func Generate(s Spec) ([]byte, error) {
 
 // validate checks what the generator relies on.
 func validate(s Spec) error {
+	if s.Model == nil {
+		return fmt.Errorf("no deployment model")
+	}
 	seen := map[string]bool{}
 	for _, f := range s.Functions {
 		if f.Name == "" || strings.IndexFunc(f.Name, func(c rune) bool { return !('a' <= c && c <= 'z' || '0' <= c && c <= '9') }) >= 0 {
@@ -293,7 +293,7 @@ func validate(s Spec) error {
 			return fmt.Errorf("function %q declared twice", f.Name)
 		}
 		seen[f.Name] = true
-		if f.Reach == routes.ByAPI && len(routes.Of(s.Routes, f.Name)) == 0 {
+		if f.Reach == deploymodel.ByAPI && len(deploymodel.RoutesOf(s.Routes, f.Name)) == 0 {
 			return fmt.Errorf("function %q is reached by the API but has no route", f.Name)
 		}
 	}
@@ -302,7 +302,7 @@ func validate(s Spec) error {
 			return fmt.Errorf("route %s: no function %q", r.Pattern(), r.Function)
 		}
 	}
-	for _, reach := range []routes.Reach{routes.ByURL, routes.ByStateMachine, routes.ByOperator} {
+	for _, reach := range []deploymodel.Reach{deploymodel.ByURL, deploymodel.ByStateMachine, deploymodel.ByOperator} {
 		if _, err := only(s.Functions, reach); err != nil {
 			return err
 		}
@@ -325,14 +325,10 @@ func validate(s Spec) error {
 }
 
 // jobTimeouts checks that the runner outlasts every Task of the job state
-// machine, as sizing.RunnerTimeout makes it outlast the run state
-// machine's: Step Functions, not Lambda, times a step out.
+// machine, as its timeout outlasts the run state machine's (sizing.RunnerTimeout):
+// Step Functions, not Lambda, times a step out.
 func jobTimeouts(s Spec) error {
-	runner, err := only(s.Functions, routes.ByStateMachine)
-	if err != nil {
-		return err
-	}
-	size, err := sizing.Of(runner)
+	runner, err := only(s.Functions, deploymodel.ByStateMachine)
 	if err != nil {
 		return err
 	}
@@ -343,12 +339,12 @@ func jobTimeouts(s Spec) error {
 			TimeoutSeconds int
 		}
 	}
-	if err := json.Unmarshal([]byte(jobs.StateMachineDefinition("runner")), &def); err != nil {
+	if err := json.Unmarshal([]byte(s.Model.JobDefinition("runner")), &def); err != nil {
 		return fmt.Errorf("job state machine definition: %w", err)
 	}
 	for name, st := range def.States {
-		if st.Type == "Task" && (st.TimeoutSeconds <= 0 || st.TimeoutSeconds > int(size.Timeout.Seconds())) {
-			return fmt.Errorf("job state machine: Task %s times out after %d s, want 1..%d s (the runner's timeout)", name, st.TimeoutSeconds, int(size.Timeout.Seconds()))
+		if st.Type == "Task" && (st.TimeoutSeconds <= 0 || st.TimeoutSeconds > runner.TimeoutSeconds) {
+			return fmt.Errorf("job state machine: Task %s times out after %d s, want 1..%d s (the runner's timeout)", name, st.TimeoutSeconds, runner.TimeoutSeconds)
 		}
 	}
 	if def.TimeoutSeconds != int(deploy.JobsStateMachineTimeout.Seconds()) {
@@ -358,42 +354,41 @@ func jobTimeouts(s Spec) error {
 }
 
 // only returns the one function reached by reach.
-func only(fns []routes.Function, reach routes.Reach) (routes.Function, error) {
-	var found []routes.Function
+func only(fns []deploymodel.Function, reach deploymodel.Reach) (deploymodel.Function, error) {
+	var found []deploymodel.Function
 	for _, f := range fns {
 		if f.Reach == reach {
 			found = append(found, f)
 		}
 	}
 	if len(found) != 1 {
-		return routes.Function{}, fmt.Errorf("the template expects exactly one function reached by %q, found %d", reach, len(found))
+		return deploymodel.Function{}, fmt.Errorf("the template expects exactly one function reached by %q, found %d", reach, len(found))
 	}
 	return found[0], nil
 }
 
-func table() *yaml.Node {
-	def := store.TableDefinition("")
+func table(def deploymodel.Table) *yaml.Node {
 	var stream *yaml.Node
-	if spec := def.StreamSpecification; spec != nil && spec.StreamEnabled != nil && *spec.StreamEnabled {
-		stream = obj(field("StreamViewType", string(spec.StreamViewType)))
+	if def.StreamViewType != "" {
+		stream = obj(field("StreamViewType", def.StreamViewType))
 	}
 	var attrs, keys, gsis []any
-	for _, a := range def.AttributeDefinitions {
-		attrs = append(attrs, obj(field("AttributeName", *a.AttributeName), field("AttributeType", string(a.AttributeType))))
+	for _, a := range def.Attributes {
+		attrs = append(attrs, obj(field("AttributeName", a.Name), field("AttributeType", a.Type)))
 	}
-	keySchema := func(ks []types.KeySchemaElement) *yaml.Node {
+	keySchema := func(ks []deploymodel.Key) *yaml.Node {
 		var out []any
 		for _, k := range ks {
-			out = append(out, obj(field("AttributeName", *k.AttributeName), field("KeyType", string(k.KeyType))))
+			out = append(out, obj(field("AttributeName", k.Attribute), field("KeyType", k.Type)))
 		}
 		return list(out...)
 	}
 	keys = append(keys, keySchema(def.KeySchema))
-	for _, g := range def.GlobalSecondaryIndexes {
+	for _, g := range def.Indexes {
 		gsis = append(gsis, obj(
-			field("IndexName", *g.IndexName),
+			field("IndexName", g.Name),
 			field("KeySchema", keySchema(g.KeySchema)),
-			field("Projection", obj(field("ProjectionType", string(g.Projection.ProjectionType)))),
+			field("Projection", obj(field("ProjectionType", g.Projection))),
 		))
 	}
 	return obj(
@@ -401,13 +396,13 @@ func table() *yaml.Node {
 		note("Keep the data when the stack is deleted or the table replaced.", "DeletionPolicy", "Retain"),
 		field("UpdateReplacePolicy", "Retain"),
 		field("Properties", obj(
-			field("BillingMode", string(def.BillingMode)),
+			field("BillingMode", def.BillingMode),
 			field("AttributeDefinitions", list(attrs...)),
 			field("KeySchema", keys[0]),
 			field("GlobalSecondaryIndexes", list(gsis...)),
 			note("The events function reads every change from it (new and old images).", "StreamSpecification", stream),
 			note("Expiring items such as idempotency records (store.AttrExpires, epoch seconds).", "TimeToLiveSpecification", obj(
-				field("AttributeName", store.AttrExpires),
+				field("AttributeName", def.TimeToLiveAttribute),
 				field("Enabled", true),
 			)),
 			field("PointInTimeRecoverySpecification", obj(field("PointInTimeRecoveryEnabled", true))),
@@ -466,62 +461,45 @@ func disposable(typ string, props *yaml.Node) *yaml.Node {
 	)
 }
 
-// placeholders stand for the values only CloudFormation knows, so that the
-// environment's names come from app.Config.Env() itself.
-const (
-	tablePlaceholder        = "\x00table"
-	stateMachinePlaceholder = "\x00state-machine"
-	webhookURLPlaceholder   = "\x00webhook-url"
-	searchURLPlaceholder    = "\x00search-url"
-	deliverQueuePlaceholder = "\x00deliver-queue"
-	deliverDLQPlaceholder   = "\x00deliver-dlq"
-	bulkBucketPlaceholder   = "\x00bulk-bucket"
-	jobsMachinePlaceholder  = "\x00jobs-state-machine"
-)
-
-// Env is the environment of f: app.Config.Env() of s.Config with the table
-// name, the state machine ARN (functions that start runs), the webhook
-// base URL (the workflows function, which shows trigger URLs), the search
-// base URL parameter (the mcp function), the delivery queues, the bulk
-// jobs' bucket (the functions that create jobs and the runner) and the job
-// state machine (the functions that create jobs) set, as deploy.Config
-// decides, plus the DynamoDB endpoint for local runs. Values are YAML
-// nodes.
-func Env(s Spec, f routes.Function) (map[string]*yaml.Node, error) {
-	cfg := deploy.Config(s.Config, f, deploy.Refs{Table: tablePlaceholder, StateMachineARN: stateMachinePlaceholder,
-		WebhookURL: webhookURLPlaceholder, APIURL: searchURLPlaceholder,
-		DeliverQueueURL: deliverQueuePlaceholder, DeliverDLQURL: deliverDLQPlaceholder,
-		BulkBucket: bulkBucketPlaceholder, JobsStateMachineARN: jobsMachinePlaceholder})
-	urlFn, err := only(s.Functions, routes.ByURL)
+// Env is the environment of f: the model's (deploy.Env), with the table's
+// name, the state machines' ARNs, the webhook function's URL, the search
+// base URL parameter (the mcp function), the delivery queues' URLs, the
+// bulk jobs' bucket and the event bus where f's environment refers to
+// them, plus the DynamoDB endpoint for local runs. Values are YAML nodes.
+func Env(s Spec, f deploymodel.Function) (map[string]*yaml.Node, error) {
+	urlFn, err := only(s.Functions, deploymodel.ByURL)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]*yaml.Node{}
-	for k, v := range cfg.Env() {
-		switch v {
-		case tablePlaceholder:
-			out[k] = ref(TableID)
-		case stateMachinePlaceholder:
-			out[k] = ref(StateMachineID)
-		case deliverQueuePlaceholder:
-			out[k] = ref(DeliverQueueID) // a queue's Ref is its URL
-		case deliverDLQPlaceholder:
-			out[k] = ref(DeliverDLQID)
-		case bulkBucketPlaceholder:
-			out[k] = ref(BulkBucketID) // a bucket's Ref is its name
-		case jobsMachinePlaceholder:
-			out[k] = ref(JobStateMachineID) // a state machine's Ref is its ARN
-		case webhookURLPlaceholder:
-			out[k] = getAtt(URLID(urlFn.Name) + ".FunctionUrl")
-		case searchURLPlaceholder:
+	out, err := deploy.Env(f, false, func(v string) *yaml.Node { return node(v) }, func(r deploymodel.Ref) (*yaml.Node, error) {
+		switch r {
+		case deploymodel.RefTable:
+			return ref(TableID), nil
+		case deploymodel.RefStateMachine:
+			return ref(StateMachineID), nil
+		case deploymodel.RefDeliverQueue:
+			return ref(DeliverQueueID), nil // a queue's Ref is its URL
+		case deploymodel.RefDeliverDLQ:
+			return ref(DeliverDLQID), nil
+		case deploymodel.RefBulkBucket:
+			return ref(BulkBucketID), nil // a bucket's Ref is its name
+		case deploymodel.RefJobsStateMachine:
+			return ref(JobStateMachineID), nil // a state machine's Ref is its ARN
+		case deploymodel.RefWebhookURL:
+			return getAtt(URLID(urlFn.Name) + ".FunctionUrl"), nil
+		case deploymodel.RefAPIURL:
 			// A parameter, not the HttpApi's URL: SAM builds the API's
 			// definition from the functions' events, so a function naming
 			// the API would be a circular dependency. Unset, the function
 			// uses the address each MCP request came to.
-			out[k] = fnIf(UseSearchBaseURL, ref(SearchBaseURLParam), ref("AWS::NoValue"))
-		default:
-			out[k] = node(v)
+			return fnIf(UseSearchBaseURL, ref(SearchBaseURLParam), ref("AWS::NoValue")), nil
+		case deploymodel.RefEventBus:
+			return node(deploy.EventBus), nil
 		}
+		return nil, fmt.Errorf("function %s: the template has no %s for its environment", f.Name, r)
+	})
+	if err != nil {
+		return nil, err
 	}
 	out[EnvDynamoDBEndpoint] = fnIf(UseDynamoDBEndpoint, ref(DynamoDBEndpointParam), ref("AWS::NoValue"))
 	return out, nil
@@ -530,20 +508,15 @@ func Env(s Spec, f routes.Function) (map[string]*yaml.Node, error) {
 // codeURINote says what `sam build` makes of a function's CodeUri: the
 // Makefile's build target, and for a function with Pages the
 // documentation pages it copies beside the bootstrap.
-func codeURINote(f routes.Function) string {
+func codeURINote(f deploymodel.Function, pagesDir string) string {
 	n := "The repository root: `sam build` runs the Makefile's build-" + LogicalID(f.Name) + " (BuildMethod makefile)"
 	if f.Pages {
-		n += ", which also copies the documentation pages (docs/*.md) into " + routes.PagesDir + "/ beside the bootstrap: the function reads them there (routes.Function.Pages)"
+		n += ", which also copies the documentation pages (docs/*.md) into " + pagesDir + "/ beside the bootstrap: the function reads them there (routes.Function.Pages)"
 	}
 	return n + "."
 }
 
-func function(s Spec, f routes.Function) (*yaml.Node, error) {
-	size, err := sizing.Of(f)
-	if err != nil {
-		return nil, err
-	}
-
+func function(s Spec, f deploymodel.Function) (*yaml.Node, error) {
 	env, err := Env(s, f)
 	if err != nil {
 		return nil, err
@@ -556,8 +529,8 @@ func function(s Spec, f routes.Function) (*yaml.Node, error) {
 	statements := []any{obj(
 		field("Sid", "Table"),
 		field("Effect", "Allow"),
-		field("Action", strs(store.IAMActions(f.Access(s.Routes)...))),
-		field("Resource", list(tableResources()...)),
+		field("Action", strs(f.TableActions)),
+		field("Resource", list(tableResources(s.Model.Table)...)),
 	)}
 	if f.StartsRuns {
 		statements = append(statements, obj(
@@ -634,10 +607,10 @@ func function(s Spec, f routes.Function) (*yaml.Node, error) {
 	}
 
 	var events *yaml.Node
-	if f.Reach == routes.ByAPI {
+	if f.Reach == deploymodel.ByAPI {
 		events = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
 		names := map[string]string{}
-		for _, r := range routes.Of(s.Routes, f.Name) {
+		for _, r := range deploymodel.RoutesOf(s.Routes, f.Name) {
 			name := EventName(r)
 			if prev, dup := names[name]; dup {
 				return nil, fmt.Errorf("routes %s and %s have the same event name %s", prev, r.Pattern(), name)
@@ -683,7 +656,7 @@ func function(s Spec, f routes.Function) (*yaml.Node, error) {
 			events = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
 		}
 		var filters []any
-		for _, p := range deploy.EventsFilterPatterns() {
+		for _, p := range deploy.EventsFilterPatterns(s.Model) {
 			filters = append(filters, obj(field("Pattern", p)))
 		}
 		events.Content = append(events.Content, node(StreamEventName), obj(
@@ -712,7 +685,7 @@ func function(s Spec, f routes.Function) (*yaml.Node, error) {
 			field("Type", "SQS"),
 			field("Properties", obj(
 				field("Queue", getAtt(DeliverQueueID+".Arn")),
-				field("BatchSize", deploy.DeliverBatchSize),
+				field("BatchSize", s.Model.DeliverBatchSize),
 				note("The messages to retry, and those held behind them in their group.", "FunctionResponseTypes", flow("ReportBatchItemFailures")),
 				note("At most this many deliveries in flight at once, across every endpoint.", "ScalingConfig", obj(field("MaximumConcurrency", deploy.DeliverMaxConcurrency))),
 			)),
@@ -720,13 +693,13 @@ func function(s Spec, f routes.Function) (*yaml.Node, error) {
 	}
 
 	props := []kv{
-		field("Description", f.Describe(s.Routes)),
-		note(codeURINote(f), "CodeUri", "../"),
+		field("Description", f.Description),
+		note(codeURINote(f, s.Model.PagesDir), "CodeUri", "../"),
 		field("Handler", "bootstrap"),
 		field("Runtime", "provided.al2023"),
 		field("Architectures", flow("arm64")),
-		note(size.Why+".", "MemorySize", size.MemoryMB),
-		field("Timeout", int(size.Timeout.Seconds())),
+		note(f.Sizing+".", "MemorySize", f.MemoryMB),
+		field("Timeout", f.TimeoutSeconds),
 		note("app.Config.Env(); AWS_ENDPOINT_URL_DYNAMODB only when the DynamoDBEndpoint parameter is set (sam local).", "Environment", obj(field("Variables", obj(vars...)))),
 		note("Least privilege: store.IAMActions(f.Access(api.Routes())...), the table access of its routes (or declared in routes.Functions); StartExecution only where it starts runs; "+
 			"sqs:SendMessage on the delivery queue only where it queues deliveries; the bulk bucket (infra/deploy's Bulk*Actions) only where it creates jobs "+
@@ -735,7 +708,7 @@ func function(s Spec, f routes.Function) (*yaml.Node, error) {
 			field("Statement", list(statements...)),
 		))),
 	}
-	if f.Reach == routes.ByURL {
+	if f.Reach == deploymodel.ByURL {
 		props = append(props,
 			note("Public URL; the code checks each delivery's signature.", "FunctionUrlConfig", obj(field("AuthType", "NONE"))),
 			field("ReservedConcurrentExecutions", webhookConcurrency),
@@ -755,7 +728,7 @@ func function(s Spec, f routes.Function) (*yaml.Node, error) {
 // substituted, allowed to invoke the runner only, logging to its own log
 // group (id+"Logs") and traced; events, when not nil, are its events.
 func stateMachine(s Spec, id string, definition func(functionARN string) string, events *yaml.Node) (*yaml.Node, error) {
-	runner, err := only(s.Functions, routes.ByStateMachine)
+	runner, err := only(s.Functions, deploymodel.ByStateMachine)
 	if err != nil {
 		return nil, err
 	}
@@ -927,12 +900,12 @@ func fifoQueue(retentionDays int, more ...kv) *yaml.Node {
 // throughput FIFO (deduplication and throughput per message group), a
 // visibility timeout of six times the deliver function's timeout, and the
 // dead-letter queue for messages received too often.
-func deliverQueue() *yaml.Node {
+func deliverQueue(m *deploymodel.Model) *yaml.Node {
 	return fifoQueue(deploy.DeliverRetentionDays,
 		field("DeduplicationScope", "messageGroup"),
 		field("FifoThroughputLimit", "perMessageGroupId"),
 		note("Six times the deliver function's timeout; a retry sets its own (ChangeMessageVisibility, up to 12 hours).",
-			"VisibilityTimeout", int(deploy.DeliverVisibilityTimeout.Seconds())),
+			"VisibilityTimeout", int(deploy.DeliverVisibilityTimeout(m).Seconds())),
 		field("RedrivePolicy", obj(
 			field("deadLetterTargetArn", getAtt(DeliverDLQID+".Arn")),
 			field("maxReceiveCount", deploy.DeliverMaxReceiveCount),

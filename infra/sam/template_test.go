@@ -19,19 +19,21 @@ import (
 	"github.com/awslabs/goformation/v7/intrinsics"
 
 	"github.com/sourcebase/sourcebase/infra/deploy"
-	"github.com/sourcebase/sourcebase/internal/api"
-	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/deploymodel"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/fn"
-	"github.com/sourcebase/sourcebase/internal/jobs"
-	"github.com/sourcebase/sourcebase/internal/routes"
-	"github.com/sourcebase/sourcebase/internal/runs"
-	"github.com/sourcebase/sourcebase/internal/store"
 )
 
 var update = flag.Bool("update", false, "rewrite "+TemplatePath+" and "+LocalEnvPath+" from the code")
 
 func TestMain(m *testing.M) { testenv.Main(m) }
+
+// model is the committed deployment model, which DefaultSpec reads.
+func model() *deploymodel.Model { return deploymodel.Default() }
+
+// deployed are the functions of the template: the model's, without the
+// OpenSearch indexer.
+func deployed() []deploymodel.Function { return model().Deployed(false) }
 
 // root is the repository root (tests run in infra/sam).
 func root(t *testing.T) string {
@@ -203,7 +205,7 @@ func functionProblems(tmpl *cloudformation.Template, s Spec) []string {
 	sort.Strings(want)
 	sort.Strings(got)
 	if !slices.Equal(got, want) {
-		p = append(p, fmt.Sprintf("functions %v, want one per routes.Functions entry: %v", got, want))
+		p = append(p, fmt.Sprintf("functions %v, want one per function of the model: %v", got, want))
 	}
 	for _, f := range s.Functions {
 		fn := fns[LogicalID(f.Name)]
@@ -241,8 +243,8 @@ func eventProblems(tmpl *cloudformation.Template, s Spec) []string {
 			continue
 		}
 		want := map[string]bool{}
-		if f.Reach == routes.ByAPI {
-			for _, r := range routes.Of(s.Routes, f.Name) {
+		if f.Reach == deploymodel.ByAPI {
+			for _, r := range deploymodel.RoutesOf(s.Routes, f.Name) {
 				want[r.Pattern()] = true
 			}
 		}
@@ -332,19 +334,19 @@ func TestEachFunctionsHttpApiEventsAreExactlyTheRoutesOfItsGroup(t *testing.T) {
 		}
 	}
 	byURL := 0
-	for _, r := range api.Routes() {
-		if f, _ := routes.FunctionNamed(r.Function); f.Reach == routes.ByURL {
+	for _, r := range model().Routes {
+		if f, _ := model().Function(r.Function); f.Reach == deploymodel.ByURL {
 			byURL++
 		}
 	}
 	fallbacks := 0
-	for _, f := range routes.Deployed(false) {
+	for _, f := range deployed() {
 		if f.Fallback {
 			fallbacks++
 		}
 	}
-	if events+byURL != len(api.Routes())+fallbacks || events == 0 {
-		t.Errorf("%d HttpApi events + %d function URL routes, want the %d routes of the route table", events, byURL, len(api.Routes()))
+	if events+byURL != len(model().Routes)+fallbacks || events == 0 {
+		t.Errorf("%d HttpApi events + %d function URL routes, want the %d routes of the route table", events, byURL, len(model().Routes))
 	}
 	if len(tmpl.GetAllServerlessHttpApiResources()) != 1 {
 		t.Errorf("want one HttpApi, have %d", len(tmpl.GetAllServerlessHttpApiResources()))
@@ -362,7 +364,7 @@ func TestTheHttpApiWritesAccessLogsToALogGroupWithRetention(t *testing.T) {
 			t.Errorf("log group %s keeps logs %d days, want %d", id, v(lg.RetentionInDays), logRetentionDays)
 		}
 	}
-	for _, f := range routes.Deployed(false) {
+	for _, f := range deployed() {
 		lg := tmpl.GetAllLogsLogGroupResources()[LogicalID(f.Name)+"Logs"]
 		if lg == nil || v(lg.LogGroupName) != "Sub(/aws/lambda/${"+LogicalID(f.Name)+"})" {
 			t.Errorf("%s: no log group of its own: %+v", f.Name, lg)
@@ -372,9 +374,9 @@ func TestTheHttpApiWritesAccessLogsToALogGroupWithRetention(t *testing.T) {
 
 func TestOnlyTheWebhookFunctionHasAPublicURLWithReservedConcurrency(t *testing.T) {
 	fns := committed(t).GetAllServerlessFunctionResources()
-	for _, f := range routes.Deployed(false) {
+	for _, f := range deployed() {
 		fn := fns[LogicalID(f.Name)]
-		if f.Reach == routes.ByURL {
+		if f.Reach == deploymodel.ByURL {
 			if fn.FunctionUrlConfig == nil || fn.FunctionUrlConfig.AuthType != "NONE" {
 				t.Errorf("%s: want FunctionUrlConfig AuthType NONE, have %+v", f.Name, fn.FunctionUrlConfig)
 			}
@@ -387,7 +389,7 @@ func TestOnlyTheWebhookFunctionHasAPublicURLWithReservedConcurrency(t *testing.T
 			t.Errorf("%s has a function URL", f.Name)
 		}
 		for name, e := range fn.Events {
-			allowed := e.Type == "Schedule" || f.Reach == routes.ByAPI && e.Type == "HttpApi" ||
+			allowed := e.Type == "Schedule" || f.Reach == deploymodel.ByAPI && e.Type == "HttpApi" ||
 				deploy.IsEventsConsumer(f) && e.Type == "DynamoDB" || deploy.IsDeliverer(f) && e.Type == "SQS"
 			if !allowed {
 				t.Errorf("%s (%s) has event %s of type %s", f.Name, f.Reach, name, e.Type)
@@ -401,23 +403,24 @@ func TestFunctionsBehindTheApiTimeOutBeforeApiGatewayAndTheRunnerOutlastsEveryTa
 	var def, jobDef struct {
 		States map[string]struct{ TimeoutSeconds int }
 	}
-	if err := json.Unmarshal([]byte(runs.StateMachineDefinition("arn")), &def); err != nil {
+	if err := json.Unmarshal([]byte(model().RunDefinition("arn")), &def); err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal([]byte(jobs.StateMachineDefinition("arn")), &jobDef); err != nil {
+	if err := json.Unmarshal([]byte(model().JobDefinition("arn")), &jobDef); err != nil {
 		t.Fatal(err)
 	}
 	for name, s := range jobDef.States {
 		def.States["job "+name] = s
 	}
-	for _, f := range routes.Deployed(false) {
+	for _, f := range deployed() {
 		timeout := v(fns[LogicalID(f.Name)].Timeout)
 		switch f.Reach {
-		case routes.ByAPI, routes.ByURL:
-			if timeout >= 30 || timeout*1000 <= int(app.MaxStoreTimeout.Milliseconds()) {
-				t.Errorf("%s: timeout %d s, want above STORE_TIMEOUT's maximum %s and below API Gateway's 30 s", f.Name, timeout, app.MaxStoreTimeout)
+		case deploymodel.ByAPI, deploymodel.ByURL:
+			const maxStoreTimeout = 25 // s: STORE_TIMEOUT's maximum (app.MaxStoreTimeout)
+			if timeout >= 30 || timeout <= maxStoreTimeout {
+				t.Errorf("%s: timeout %d s, want above STORE_TIMEOUT's maximum %d s and below API Gateway's 30 s", f.Name, timeout, maxStoreTimeout)
 			}
-		case routes.ByStateMachine:
+		case deploymodel.ByStateMachine:
 			for name, s := range def.States {
 				if s.TimeoutSeconds > timeout {
 					t.Errorf("runner timeout %d s is shorter than state %s's %d s", timeout, name, s.TimeoutSeconds)
@@ -427,9 +430,24 @@ func TestFunctionsBehindTheApiTimeOutBeforeApiGatewayAndTheRunnerOutlastsEveryTa
 	}
 }
 
-// envProblems: every function's variables are app.Config.Env() with the
-// table, the state machine where it starts runs and the webhook URL for
-// workflows, plus the local-only DynamoDB endpoint.
+// refExpr is each reference of the model's environments as the template
+// gives it: a resource's Ref or attribute, a parameter, or a value.
+var refExpr = map[deploymodel.Ref]string{
+	deploymodel.RefTable:            "Ref(" + TableID + ")",
+	deploymodel.RefStateMachine:     "Ref(" + StateMachineID + ")",
+	deploymodel.RefWebhookURL:       "GetAtt(WebhookFunctionUrl.FunctionUrl)",
+	deploymodel.RefAPIURL:           `If(["UseSearchBaseUrl","Ref(SearchBaseUrl)","Ref(AWS::NoValue)"])`,
+	deploymodel.RefDeliverQueue:     "Ref(" + DeliverQueueID + ")",
+	deploymodel.RefDeliverDLQ:       "Ref(" + DeliverDLQID + ")",
+	deploymodel.RefBulkBucket:       "Ref(" + BulkBucketID + ")",
+	deploymodel.RefJobsStateMachine: "Ref(" + JobStateMachineID + ")",
+	deploymodel.RefEventBus:         deploy.EventBus,
+}
+
+// envProblems: every function's variables are the model's (the app's
+// configuration as internal/deploymodel/derive makes it) with each
+// reference to the template's resource, plus the local-only DynamoDB
+// endpoint.
 func envProblems(tmpl *cloudformation.Template, s Spec) []string {
 	var p []string
 	for _, f := range s.Functions {
@@ -438,41 +456,13 @@ func envProblems(tmpl *cloudformation.Template, s Spec) []string {
 			p = append(p, f.Name+": no environment")
 			continue
 		}
-		cfg := s.Config
-		cfg.StateMachineARN, cfg.WebhookBaseURL, cfg.SearchBaseURL = "", "", ""
-		if f.StartsRuns {
-			cfg.StateMachineARN = "Ref(" + StateMachineID + ")"
+		want := map[string]string{}
+		for k, val := range f.EnvIn(false) {
+			want[k] = val.Value
+			if val.Ref != "" {
+				want[k] = refExpr[val.Ref]
+			}
 		}
-		if f.WebhookURLs {
-			cfg.WebhookBaseURL = "GetAtt(WebhookFunctionUrl.FunctionUrl)"
-		}
-		if f.SearchesByAPI {
-			cfg.SearchBaseURL = `If(["UseSearchBaseUrl","Ref(SearchBaseUrl)","Ref(AWS::NoValue)"])`
-		}
-		cfg.DeliverQueueURL, cfg.DeliverDLQURL, cfg.WebhooksAllowLoopback = "", "", false
-		if f.SendsDeliveries || deploy.IsDeliverer(f) {
-			cfg.DeliverQueueURL = "Ref(" + DeliverQueueID + ")"
-		}
-		if deploy.IsDeliverer(f) {
-			cfg.DeliverDLQURL = "Ref(" + DeliverDLQID + ")"
-		}
-		cfg.EventBusName = ""
-		if deploy.IsEventsConsumer(f) {
-			cfg.EventBusName = deploy.EventBus
-		}
-		// The bulk jobs' bucket: the functions that create jobs and the
-		// runner; the job state machine: the functions that create jobs
-		// (they start exports). The local directory of the jobs' files:
-		// never.
-		cfg.BulkBucket, cfg.JobsStateMachineARN, cfg.BulkDir, cfg.BulkFilesURL, cfg.BulkFilesSecret = "", "", "", "", ""
-		if f.RunsJobs || f.Reach == routes.ByStateMachine {
-			cfg.BulkBucket = "Ref(" + BulkBucketID + ")"
-		}
-		if f.RunsJobs {
-			cfg.JobsStateMachineARN = "Ref(" + JobStateMachineID + ")"
-		}
-		cfg.Table = "Ref(" + TableID + ")"
-		want := cfg.Env()
 		want[EnvDynamoDBEndpoint] = `If(["UseDynamoDBEndpoint","Ref(DynamoDBEndpoint)","Ref(AWS::NoValue)"])`
 		if !reflect.DeepEqual(fn.Environment.Variables, want) {
 			p = append(p, fmt.Sprintf("%s: environment %v, want %v", f.Name, fn.Environment.Variables, want))
@@ -488,45 +478,39 @@ func TestEachFunctionsEnvironmentIsTheAppConfigurationWithItsOwnResources(t *tes
 	}
 	// Only what starts runs knows the state machine; only workflows shows
 	// the webhook URL.
-	for _, f := range routes.Deployed(false) {
+	for _, f := range deployed() {
 		vars := tmpl.GetAllServerlessFunctionResources()[LogicalID(f.Name)].Environment.Variables
-		if _, ok := vars[app.EnvStateMachineARN]; ok != f.StartsRuns {
-			t.Errorf("%s: has %s = %v, starts runs = %v", f.Name, app.EnvStateMachineARN, ok, f.StartsRuns)
+		if _, ok := vars["STATE_MACHINE_ARN"]; ok != f.StartsRuns {
+			t.Errorf("%s: has STATE_MACHINE_ARN = %v, starts runs = %v", f.Name, ok, f.StartsRuns)
 		}
-		if _, ok := vars[app.EnvWebhookBaseURL]; ok != f.WebhookURLs {
-			t.Errorf("%s: has %s = %v", f.Name, app.EnvWebhookBaseURL, ok)
+		if _, ok := vars["WEBHOOK_BASE_URL"]; ok != f.WebhookURLs {
+			t.Errorf("%s: has WEBHOOK_BASE_URL = %v", f.Name, ok)
 		}
-		if _, ok := vars[app.EnvSearchBaseURL]; ok != f.SearchesByAPI {
-			t.Errorf("%s: has %s = %v", f.Name, app.EnvSearchBaseURL, ok)
+		if _, ok := vars["SEARCH_BASE_URL"]; ok != f.SearchesByAPI {
+			t.Errorf("%s: has SEARCH_BASE_URL = %v", f.Name, ok)
 		}
 		// The delivery queue: the functions that queue deliveries and the
 		// deliver function; its dead-letter queue: the deliver function.
-		if _, ok := vars[app.EnvDeliverQueueURL]; ok != (f.SendsDeliveries || f.Name == fn.Deliver) {
-			t.Errorf("%s: has %s = %v", f.Name, app.EnvDeliverQueueURL, ok)
+		if _, ok := vars["DELIVER_QUEUE_URL"]; ok != (f.SendsDeliveries || f.Name == fn.Deliver) {
+			t.Errorf("%s: has DELIVER_QUEUE_URL = %v", f.Name, ok)
 		}
-		if _, ok := vars[app.EnvDeliverDLQURL]; ok != (f.Name == fn.Deliver) {
-			t.Errorf("%s: has %s = %v", f.Name, app.EnvDeliverDLQURL, ok)
+		if _, ok := vars["DELIVER_DLQ_URL"]; ok != (f.Name == fn.Deliver) {
+			t.Errorf("%s: has DELIVER_DLQ_URL = %v", f.Name, ok)
 		}
-		if _, ok := vars[app.EnvWebhooksAllowLoopback]; ok {
+		if _, ok := vars["WEBHOOKS_ALLOW_LOOPBACK"]; ok {
 			t.Errorf("%s: allows webhook endpoints on loopback addresses", f.Name)
 		}
-	}
-	// The bulk jobs' variables: their own test below.
-	for _, name := range []string{fn.Hooks, fn.Events} {
-		if f, _ := routes.FunctionNamed(name); !f.SendsDeliveries {
-			t.Errorf("the %s function does not queue deliveries", name)
+		if v := vars["TABLE_NAME"]; v != "Ref("+TableID+")" {
+			t.Errorf("%s: TABLE_NAME = %q, want the table's Ref", f.Name, v)
 		}
 	}
-	// The values read back as the configuration the functions expect.
-	vars := tmpl.GetAllServerlessFunctionResources()[LogicalID(fn.Companies)].Environment.Variables
-	for k, val := range vars {
-		t.Setenv(k, val)
-	}
-	cfg, err := app.ConfigFromEnv()
-	want := app.DefaultConfig()
-	want.Table = "Ref(" + TableID + ")"
-	if err != nil || cfg != want {
-		t.Errorf("ConfigFromEnv over the companies function's variables = %+v, %v; want %+v", cfg, err, want)
+	// The bulk jobs' variables: their own test below. The variables read
+	// back as the configuration the functions expect:
+	// internal/deploymodel/derive's tests.
+	for _, name := range []string{fn.Hooks, fn.Events} {
+		if f, _ := model().Function(name); !f.SendsDeliveries {
+			t.Errorf("the %s function does not queue deliveries", name)
+		}
 	}
 }
 
@@ -542,12 +526,12 @@ func policyProblems(tmpl *cloudformation.Template, s Spec) []string {
 		}
 		// The table and each of its indexes by name: no index/* wildcard.
 		resources := []any{"GetAtt(Table.Arn)"}
-		for _, ix := range store.Indexes {
+		for _, ix := range s.Model.Table.Indexes {
 			resources = append(resources, "Sub(${Table.Arn}/index/"+ix.Name+")")
 		}
 		want := []any{map[string]any{
 			"Sid": "Table", "Effect": "Allow",
-			"Action":   toAny(store.IAMActions(f.Access(s.Routes)...)),
+			"Action":   toAny(f.TableActions),
 			"Resource": resources,
 		}}
 		if f.StartsRuns {
@@ -586,7 +570,7 @@ func policyProblems(tmpl *cloudformation.Template, s Spec) []string {
 				"Resource": "Ref(" + JobStateMachineID + ")",
 			})
 		}
-		if f.Reach == routes.ByStateMachine {
+		if f.Reach == deploymodel.ByStateMachine {
 			want = append(want, map[string]any{
 				"Sid": "RunJobs", "Effect": "Allow",
 				"Action":   []any{"s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload"},
@@ -685,7 +669,7 @@ func TestTheStateMachineIsTheRunDefinitionInvokingTheRunnerWithLoggingAndTracing
 	if sms := tmpl.GetAllServerlessStateMachineResources(); !slices.Equal(slices.Sorted(maps.Keys(sms)), []string{JobStateMachineID, StateMachineID}) {
 		t.Fatalf("state machines %v, want %s and %s", slices.Sorted(maps.Keys(sms)), StateMachineID, JobStateMachineID)
 	}
-	for _, p := range stateMachineProblems(tmpl, StateMachineID, runs.StateMachineDefinition) {
+	for _, p := range stateMachineProblems(tmpl, StateMachineID, model().RunDefinition) {
 		t.Error(p)
 	}
 	if ev := tmpl.GetAllServerlessStateMachineResources()[StateMachineID].Events; len(ev) != 0 {
@@ -693,26 +677,30 @@ func TestTheStateMachineIsTheRunDefinitionInvokingTheRunnerWithLoggingAndTracing
 	}
 }
 
-func TestTheTableHasTheStoresKeysIndexesAndTimeToLiveWithRecovery(t *testing.T) {
+func TestTheTableHasTheModelsKeysIndexesAndTimeToLiveWithRecovery(t *testing.T) {
 	tmpl := committed(t)
 	tables := tmpl.GetAllDynamoDBTableResources()
 	tb := tables[TableID]
 	if len(tables) != 1 || tb == nil {
 		t.Fatalf("tables %v", tables)
 	}
-	def := store.TableDefinition("")
-	if v(tb.BillingMode) != string(def.BillingMode) || v(tb.BillingMode) != "PAY_PER_REQUEST" {
+	def := model().Table
+	if v(tb.BillingMode) != def.BillingMode || v(tb.BillingMode) != "PAY_PER_REQUEST" {
 		t.Errorf("billing %q", v(tb.BillingMode))
 	}
 	type key struct{ name, kind string }
-	var got, want []key
+	keys := func(ks []deploymodel.Key) []key {
+		var out []key
+		for _, k := range ks {
+			out = append(out, key{k.Attribute, k.Type})
+		}
+		return out
+	}
+	var got []key
 	for _, k := range tb.KeySchema {
 		got = append(got, key{k.AttributeName, k.KeyType})
 	}
-	for _, k := range def.KeySchema {
-		want = append(want, key{*k.AttributeName, string(k.KeyType)})
-	}
-	if !slices.Equal(got, want) || want[0] != (key{store.AttrPK, "HASH"}) {
+	if want := keys(def.KeySchema); !slices.Equal(got, want) || want[0] != (key{"pk", "HASH"}) {
 		t.Errorf("key schema %v, want %v", got, want)
 	}
 	gsis := map[string][]key{}
@@ -725,10 +713,10 @@ func TestTheTableHasTheStoresKeysIndexesAndTimeToLiveWithRecovery(t *testing.T) 
 		}
 	}
 	wantGSIs := map[string][]key{}
-	for _, ix := range store.Indexes {
-		wantGSIs[ix.Name] = []key{{ix.PK, "HASH"}, {ix.SK, "RANGE"}}
+	for _, ix := range def.Indexes {
+		wantGSIs[ix.Name] = keys(ix.KeySchema)
 	}
-	if !reflect.DeepEqual(gsis, wantGSIs) {
+	if !reflect.DeepEqual(gsis, wantGSIs) || len(wantGSIs) == 0 {
 		t.Errorf("GSIs %v, want %v", gsis, wantGSIs)
 	}
 	attrs := map[string]string{}
@@ -736,21 +724,21 @@ func TestTheTableHasTheStoresKeysIndexesAndTimeToLiveWithRecovery(t *testing.T) 
 		attrs[a.AttributeName] = a.AttributeType
 	}
 	wantAttrs := map[string]string{}
-	for _, a := range def.AttributeDefinitions {
-		wantAttrs[*a.AttributeName] = string(a.AttributeType)
+	for _, a := range def.Attributes {
+		wantAttrs[a.Name] = a.Type
 	}
 	if !reflect.DeepEqual(attrs, wantAttrs) {
 		t.Errorf("attributes %v, want %v", attrs, wantAttrs)
 	}
-	if tb.TimeToLiveSpecification == nil || v(tb.TimeToLiveSpecification.AttributeName) != store.AttrExpires || !tb.TimeToLiveSpecification.Enabled {
-		t.Errorf("TTL %+v, want on %q", tb.TimeToLiveSpecification, store.AttrExpires)
+	if tb.TimeToLiveSpecification == nil || v(tb.TimeToLiveSpecification.AttributeName) != def.TimeToLiveAttribute || !tb.TimeToLiveSpecification.Enabled || def.TimeToLiveAttribute != "ttl" {
+		t.Errorf("TTL %+v, want on %q", tb.TimeToLiveSpecification, def.TimeToLiveAttribute)
 	}
 	if tb.PointInTimeRecoverySpecification == nil || !v(tb.PointInTimeRecoverySpecification.PointInTimeRecoveryEnabled) {
 		t.Error("point-in-time recovery is off")
 	}
 	// The stream, always: the events function reads it.
-	if tb.StreamSpecification == nil || tb.StreamSpecification.StreamViewType != string(def.StreamSpecification.StreamViewType) ||
-		tb.StreamSpecification.StreamViewType != "NEW_AND_OLD_IMAGES" || !v(def.StreamSpecification.StreamEnabled) {
+	if tb.StreamSpecification == nil || tb.StreamSpecification.StreamViewType != def.StreamViewType ||
+		tb.StreamSpecification.StreamViewType != "NEW_AND_OLD_IMAGES" {
 		t.Errorf("stream %+v, want new and old images", tb.StreamSpecification)
 	}
 	if tb.AWSCloudFormationDeletionPolicy != "Retain" || tb.AWSCloudFormationUpdateReplacePolicy != "Retain" {
@@ -764,7 +752,7 @@ func TestTheTableHasTheStoresKeysIndexesAndTimeToLiveWithRecovery(t *testing.T) 
 // only the table is retained (checked above).
 func TestTheLogGroupsAndQueuesAreDeletedWithTheStackAsInTheDevStage(t *testing.T) {
 	tmpl := raw(t, readFile(t, TemplatePath))
-	want := map[string]int{"AWS::Logs::LogGroup": len(routes.Deployed(false)) + 3, "AWS::SQS::Queue": 3} // + the API's, the two state machines'
+	want := map[string]int{"AWS::Logs::LogGroup": len(deployed()) + 3, "AWS::SQS::Queue": 3} // + the API's, the two state machines'
 	got := map[string]int{}
 	for id, r := range tmpl["Resources"].(map[string]any) {
 		r, _ := r.(map[string]any)
@@ -827,8 +815,8 @@ func withoutRoute(i int) Spec {
 }
 
 func TestARouteRemovedFromTheRouteTableMakesTheCommittedTemplateStale(t *testing.T) {
-	all := api.Routes()
-	i := slices.IndexFunc(all, func(r routes.Route) bool { return r.Function == fn.Companies && r.Method == "DELETE" })
+	all := model().Routes
+	i := slices.IndexFunc(all, func(r deploymodel.Route) bool { return r.Function == fn.Companies && r.Method == "DELETE" })
 	s := withoutRoute(i)
 	out, err := Generate(s)
 	if err != nil {
@@ -864,10 +852,10 @@ func TestTheRunnerHasAScheduleEventOnItsDeclaredScheduleAndNoOtherFunctionHasOne
 		t.Fatal("no runner function")
 	}
 	ev, ok := runner.Events[ScheduleEventName]
-	if !ok || ev.Type != "Schedule" || ev.Properties == nil || ev.Properties.ScheduleEvent == nil || ev.Properties.ScheduleEvent.Schedule != "rate(5 minutes)" || routes.SweepSchedule != "rate(5 minutes)" {
+	if !ok || ev.Type != "Schedule" || ev.Properties == nil || ev.Properties.ScheduleEvent == nil || ev.Properties.ScheduleEvent.Schedule != "rate(5 minutes)" {
 		t.Fatalf("runner events %+v, want %s: Schedule rate(5 minutes)", runner.Events, ScheduleEventName)
 	}
-	for _, f := range routes.Deployed(false) {
+	for _, f := range deployed() {
 		for name, e := range tmpl.GetAllServerlessFunctionResources()[LogicalID(f.Name)].Events {
 			if e.Type == "Schedule" && f.Name != fn.Runner {
 				t.Errorf("%s has Schedule event %s", f.Name, name)
@@ -891,13 +879,17 @@ func TestTheRunnerHasAScheduleEventOnItsDeclaredScheduleAndNoOtherFunctionHasOne
 
 func TestAFunctionThatStartedRunsOrAccessedMoreWouldBeCaught(t *testing.T) {
 	s := DefaultSpec()
-	s.Functions = slices.Clone(s.Functions)
+	s.Model = s.Model.Clone()
+	s.Functions = s.Model.Deployed(false)
 	for i := range s.Functions {
-		if s.Functions[i].Name == fn.Companies {
-			s.Functions[i].StartsRuns = true
+		f := &s.Functions[i]
+		if f.Name == fn.Companies {
+			// As the model declares a function that starts runs.
+			f.StartsRuns = true
+			f.Env["STATE_MACHINE_ARN"] = deploymodel.EnvValue{Ref: deploymodel.RefStateMachine}
 		}
-		if s.Functions[i].Name == fn.Runner {
-			s.Functions[i].Table = append(slices.Clone(s.Functions[i].Table), store.Describe)
+		if f.Name == fn.Runner {
+			f.TableActions = append(slices.Clone(f.TableActions), "dynamodb:DescribeTable", "dynamodb:DescribeTimeToLive")
 		}
 	}
 	tmpl := committed(t)
@@ -908,7 +900,7 @@ func TestAFunctionThatStartedRunsOrAccessedMoreWouldBeCaught(t *testing.T) {
 	if len(pol) != 2 {
 		t.Errorf("policy problems %q, want the companies and runner functions'", pol)
 	}
-	if p := functionProblems(tmpl, Spec{Functions: append(slices.Clone(routes.Deployed(false)), routes.Function{Name: "search", Reach: routes.ByAPI})}); len(p) == 0 {
+	if p := functionProblems(tmpl, Spec{Model: model(), Functions: append(deployed(), deploymodel.Function{Name: "search", Reach: deploymodel.ByAPI})}); len(p) == 0 {
 		t.Error("a function missing from the template was not reported")
 	}
 }
@@ -917,34 +909,35 @@ func TestTheGeneratorRejectsWhatTheTemplateCannotExpress(t *testing.T) {
 	for name, s := range map[string]Spec{
 		"a route of an undeclared group": func() Spec {
 			s := DefaultSpec()
-			s.Routes = append(slices.Clone(s.Routes), routes.Route{Function: "nope", Method: "GET", Path: "/v1/nope"})
+			s.Routes = append(slices.Clone(s.Routes), deploymodel.Route{Function: "nope", Method: "GET", Path: "/v1/nope"})
 			return s
 		}(),
 		"a name the Makefile cannot map back": func() Spec {
 			s := DefaultSpec()
-			s.Functions = append(slices.Clone(s.Functions), routes.Function{Name: "Search-Index", Reach: routes.ByOperator})
+			s.Functions = append(slices.Clone(s.Functions), deploymodel.Function{Name: "Search-Index", Reach: deploymodel.ByOperator})
 			return s
 		}(),
 		"two webhook functions": func() Spec {
 			s := DefaultSpec()
-			s.Functions = append(slices.Clone(s.Functions), routes.Function{Name: "hooks2", Reach: routes.ByURL})
+			s.Functions = append(slices.Clone(s.Functions), deploymodel.Function{Name: "hooks2", Reach: deploymodel.ByURL})
 			return s
 		}(),
 		"the OpenSearch indexer (no collection in the template)": func() Spec {
 			s := DefaultSpec()
-			s.Functions = routes.Deployed(true)
+			s.Functions = model().Deployed(true)
 			return s
 		}(),
 		"a second events function on the stream": func() Spec {
 			s := DefaultSpec()
-			s.Functions = append(slices.Clone(s.Functions), routes.Function{Name: "events2", Reach: routes.ByStream})
+			s.Functions = append(slices.Clone(s.Functions), deploymodel.Function{Name: "events2", Reach: deploymodel.ByStream})
 			return s
 		}(),
 		"no deliver function": func() Spec {
 			s := DefaultSpec()
-			s.Functions = slices.DeleteFunc(slices.Clone(s.Functions), func(f routes.Function) bool { return f.Reach == routes.ByQueue })
+			s.Functions = slices.DeleteFunc(slices.Clone(s.Functions), func(f deploymodel.Function) bool { return f.Reach == deploymodel.ByQueue })
 			return s
 		}(),
+		"no model": {Functions: deployed(), Routes: model().Routes},
 	} {
 		if _, err := Generate(s); err == nil {
 			t.Errorf("%s: generated", name)
@@ -971,34 +964,34 @@ func TestTheLocalEnvironmentOverridesOnlyVariablesTheTemplateDeclares(t *testing
 			}
 		}
 	}
-	if env["Parameters"][EnvDynamoDBEndpoint] != "http://host.docker.internal:8000" || env["Parameters"][app.EnvTable] != LocalTable {
+	if env["Parameters"][EnvDynamoDBEndpoint] != "http://host.docker.internal:8000" || env["Parameters"]["TABLE_NAME"] != model().DefaultTable || model().DefaultTable != "sourcebase" {
 		t.Errorf("Parameters %v", env["Parameters"])
 	}
-	for _, f := range routes.Deployed(false) {
-		if f.StartsRuns && env[LogicalID(f.Name)][app.EnvStateMachineARN] == "" {
-			t.Errorf("%s starts runs and refuses to start without %s; the local environment has none", f.Name, app.EnvStateMachineARN)
+	for _, f := range deployed() {
+		if f.StartsRuns && env[LogicalID(f.Name)]["STATE_MACHINE_ARN"] == "" {
+			t.Errorf("%s starts runs and refuses to start without %s; the local environment has none", f.Name, "STATE_MACHINE_ARN")
 		}
 		// sam local's requests come to the container as localhost: the
 		// mcp function reaches the API on the host instead.
-		if got, want := env[LogicalID(f.Name)][app.EnvSearchBaseURL], "http://host.docker.internal:3000"; f.SearchesByAPI && got != want {
-			t.Errorf("%s searches through the API; its local %s is %q, want %q", f.Name, app.EnvSearchBaseURL, got, want)
+		if got, want := env[LogicalID(f.Name)]["SEARCH_BASE_URL"], "http://host.docker.internal:3000"; f.SearchesByAPI && got != want {
+			t.Errorf("%s searches through the API; its local %s is %q, want %q", f.Name, "SEARCH_BASE_URL", got, want)
 		}
 		// The events and deliver functions refuse to start without their
 		// queues: sam local invoke of their samples needs a value (they
 		// send nothing); behind start-api, the hooks function has none.
-		local, declared := env[LogicalID(f.Name)][app.EnvDeliverQueueURL]
+		local, declared := env[LogicalID(f.Name)]["DELIVER_QUEUE_URL"]
 		switch {
-		case f.Reach == routes.ByStream || f.Reach == routes.ByQueue:
+		case f.Reach == deploymodel.ByStream || f.Reach == deploymodel.ByQueue:
 			if local != LocalDeliverQueueURL {
-				t.Errorf("%s: local %s %q, want %q", f.Name, app.EnvDeliverQueueURL, local, LocalDeliverQueueURL)
+				t.Errorf("%s: local %s %q, want %q", f.Name, "DELIVER_QUEUE_URL", local, LocalDeliverQueueURL)
 			}
 		case f.SendsDeliveries:
 			if !declared || local != "" {
-				t.Errorf("%s: local %s %q (set %v), want empty", f.Name, app.EnvDeliverQueueURL, local, declared)
+				t.Errorf("%s: local %s %q (set %v), want empty", f.Name, "DELIVER_QUEUE_URL", local, declared)
 			}
 		}
-		if got := env[LogicalID(f.Name)][app.EnvDeliverDLQURL]; (f.Reach == routes.ByQueue) != (got == LocalDeliverDLQURL) {
-			t.Errorf("%s: local %s %q", f.Name, app.EnvDeliverDLQURL, got)
+		if got := env[LogicalID(f.Name)]["DELIVER_DLQ_URL"]; (f.Reach == deploymodel.ByQueue) != (got == LocalDeliverDLQURL) {
+			t.Errorf("%s: local %s %q", f.Name, "DELIVER_DLQ_URL", got)
 		}
 	}
 }
@@ -1014,25 +1007,25 @@ func TestTheLocalEnvironmentBlanksTheBulkJobsBucketAndStateMachine(t *testing.T)
 	if err := json.Unmarshal(readFile(t, LocalEnvPath), &env); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range routes.Deployed(false) {
+	for _, f := range deployed() {
 		local := env[LogicalID(f.Name)]
 		for k, want := range map[string]bool{
-			app.EnvBulkBucket:          f.RunsJobs || f.Name == fn.Runner,
-			app.EnvJobsStateMachineARN: f.RunsJobs,
+			"BULK_BUCKET":            f.RunsJobs || f.Name == fn.Runner,
+			"JOBS_STATE_MACHINE_ARN": f.RunsJobs,
 		} {
 			got, set := local[k]
 			if set != want || got != "" {
 				t.Errorf("%s: local %s %q (set %v), want it set (blank) %v", f.Name, k, got, set, want)
 			}
 		}
-		for _, k := range []string{app.EnvBulkDir, app.EnvBulkFilesURL, app.EnvBulkFilesSecret} {
+		for _, k := range []string{"BULK_DIR", "BULK_FILES_URL", "BULK_FILES_SECRET"} {
 			if _, set := local[k]; set {
 				t.Errorf("%s: local %s set", f.Name, k)
 			}
 		}
 	}
-	if _, set := env["Parameters"][app.EnvBulkBucket]; set {
-		t.Error("Parameters sets " + app.EnvBulkBucket + " for every function")
+	if _, set := env["Parameters"]["BULK_BUCKET"]; set {
+		t.Error("Parameters sets BULK_BUCKET for every function")
 	}
 }
 
@@ -1041,7 +1034,8 @@ func TestTheLocalEnvironmentBlanksTheBulkJobsBucketAndStateMachine(t *testing.T)
 // per shard), partial batch failures reported and a failing batch
 // bisected, retried, then kept in EventsFailures; and it is invoked only
 // for the item types that have events: the filter criteria name exactly
-// the store types of api.EventCatalog(), in the new image or the old.
+// the model's event item types (the event catalog's), in the new image or
+// the old.
 func TestTheEventsFunctionReadsTheTablesStreamFilteredToTheItemTypesThatHaveEvents(t *testing.T) {
 	tmpl := raw(t, readFile(t, TemplatePath))
 	_, props := rawResource(t, tmpl, LogicalID(fn.Events))
@@ -1065,12 +1059,9 @@ func TestTheEventsFunctionReadsTheTablesStreamFilteredToTheItemTypesThatHaveEven
 			t.Errorf("%s: %v, want %v", k, p[k], want)
 		}
 	}
-	var wantTypes []string
-	for _, k := range api.EventCatalog().Kinds() {
-		wantTypes = append(wantTypes, k.StoreType)
-	}
-	if !slices.Contains(wantTypes, "COMPANY") || slices.Contains(wantTypes, store.TypeDeleted) {
-		t.Fatalf("the catalog's store types %v", wantTypes)
+	wantTypes := model().EventItemTypes
+	if !slices.Contains(wantTypes, "COMPANY") || slices.Contains(wantTypes, "DELETED") {
+		t.Fatalf("the model's event item types %v", wantTypes)
 	}
 	filters, _ := p["FilterCriteria"].(map[string]any)["Filters"].([]any)
 	images := map[string]bool{}
@@ -1086,7 +1077,7 @@ func TestTheEventsFunctionReadsTheTablesStreamFilteredToTheItemTypesThatHaveEven
 		}
 		for image, attrs := range parsed["dynamodb"] {
 			images[image] = true
-			if got := attrs[store.AttrType]["S"]; !slices.Equal(got, wantTypes) {
+			if got := attrs[model().Table.ItemTypeAttribute]["S"]; !slices.Equal(got, wantTypes) {
 				t.Errorf("%s filter: types %v, want the catalog's %v", image, got, wantTypes)
 			}
 		}
@@ -1108,15 +1099,15 @@ func TestTheDeliverFunctionTakesTheDeliveryQueueWithPartialFailuresAtABoundedCon
 	}
 	want := map[string]any{
 		"Queue":                 "GetAtt(" + DeliverQueueID + ".Arn)",
-		"BatchSize":             float64(deploy.DeliverBatchSize),
+		"BatchSize":             float64(model().DeliverBatchSize),
 		"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
 		"ScalingConfig":         map[string]any{"MaximumConcurrency": float64(deploy.DeliverMaxConcurrency)},
 	}
 	if p := ev["Properties"]; !reflect.DeepEqual(p, want) {
 		t.Errorf("the delivery queue event %v, want %v", p, want)
 	}
-	if deploy.DeliverBatchSize > 10 || deploy.DeliverMaxConcurrency < 2 {
-		t.Errorf("batch size %d (a FIFO queue gives at most 10), maximum concurrency %d (at least 2)", deploy.DeliverBatchSize, deploy.DeliverMaxConcurrency)
+	if batch := model().DeliverBatchSize; batch < 1 || batch > 10 || deploy.DeliverMaxConcurrency < 2 {
+		t.Errorf("batch size %d (a FIFO queue gives at most 10), maximum concurrency %d (at least 2)", batch, deploy.DeliverMaxConcurrency)
 	}
 }
 
@@ -1252,12 +1243,13 @@ func TestTheBulkBucketDeniesRequestsWithoutTLS(t *testing.T) {
 	}
 }
 
-// The job state machine is jobs.StateMachineDefinition over the runner
+// The job state machine is the model's job definition
+// (jobs.StateMachineDefinition) over the runner
 // (the run state machine's function), with its own log group and tracing,
 // and bounded by deploy.JobsStateMachineTimeout.
 func TestTheJobStateMachineIsTheJobDefinitionInvokingTheRunnerWithLoggingAndTracing(t *testing.T) {
 	tmpl := committed(t)
-	for _, p := range stateMachineProblems(tmpl, JobStateMachineID, jobs.StateMachineDefinition) {
+	for _, p := range stateMachineProblems(tmpl, JobStateMachineID, model().JobDefinition) {
 		t.Error(p)
 	}
 	lg := tmpl.GetAllLogsLogGroupResources()[JobStateMachineID+"Logs"]
@@ -1265,14 +1257,14 @@ func TestTheJobStateMachineIsTheJobDefinitionInvokingTheRunnerWithLoggingAndTrac
 		t.Errorf("the job state machine's log group %+v", lg)
 	}
 	var def struct{ TimeoutSeconds int }
-	if err := json.Unmarshal([]byte(jobs.StateMachineDefinition("arn")), &def); err != nil {
+	if err := json.Unmarshal([]byte(model().JobDefinition("arn")), &def); err != nil {
 		t.Fatal(err)
 	}
 	if def.TimeoutSeconds != int(deploy.JobsStateMachineTimeout.Seconds()) {
 		t.Errorf("the job state machine times out after %d s, want deploy.JobsStateMachineTimeout %s", def.TimeoutSeconds, deploy.JobsStateMachineTimeout)
 	}
 	// The same checks catch a state machine on another definition.
-	if p := stateMachineProblems(tmpl, JobStateMachineID, runs.StateMachineDefinition); len(p) != 1 || !strings.Contains(p[0], "definition after substitution") {
+	if p := stateMachineProblems(tmpl, JobStateMachineID, model().RunDefinition); len(p) != 1 || !strings.Contains(p[0], "definition after substitution") {
 		t.Errorf("problems of the job state machine read as the run definition: %q", p)
 	}
 }
@@ -1307,7 +1299,7 @@ func TestAnImportsUploadStartsTheJobStateMachineThroughAnEventBridgeRule(t *test
 		t.Errorf("deploy.BulkUploadPattern %q", deploy.BulkUploadPattern)
 	}
 	for _, key := range []string{"$.detail.object.key", "$.detail.object.size"} {
-		if !strings.Contains(jobs.StateMachineDefinition("arn"), `"`+key+`"`) {
+		if !strings.Contains(model().JobDefinition("arn"), `"`+key+`"`) {
 			t.Errorf("the job definition does not read %s from S3's event", key)
 		}
 	}
@@ -1320,17 +1312,17 @@ func TestAnImportsUploadStartsTheJobStateMachineThroughAnEventBridgeRule(t *test
 func TestOnlyTheFunctionsThatCreateOrRunJobsKnowTheBulkBucketAndOnlyCreatorsTheJobStateMachine(t *testing.T) {
 	fns := committed(t).GetAllServerlessFunctionResources()
 	creators := 0
-	for _, f := range routes.Deployed(false) {
+	for _, f := range deployed() {
 		vars := fns[LogicalID(f.Name)].Environment.Variables
 		creators += map[bool]int{true: 1}[f.RunsJobs]
 		wantBucket, wantMachine := f.Name == fn.Data || f.Name == fn.Runner, f.Name == fn.Data
-		if got, ok := vars[app.EnvBulkBucket]; ok != wantBucket || ok && got != "Ref("+BulkBucketID+")" {
-			t.Errorf("%s: %s = %q (set %v), want set %v to the bucket's Ref", f.Name, app.EnvBulkBucket, got, ok, wantBucket)
+		if got, ok := vars["BULK_BUCKET"]; ok != wantBucket || ok && got != "Ref("+BulkBucketID+")" {
+			t.Errorf("%s: %s = %q (set %v), want set %v to the bucket's Ref", f.Name, "BULK_BUCKET", got, ok, wantBucket)
 		}
-		if got, ok := vars[app.EnvJobsStateMachineARN]; ok != wantMachine || ok && got != "Ref("+JobStateMachineID+")" {
-			t.Errorf("%s: %s = %q (set %v), want set %v to the job state machine's Ref", f.Name, app.EnvJobsStateMachineARN, got, ok, wantMachine)
+		if got, ok := vars["JOBS_STATE_MACHINE_ARN"]; ok != wantMachine || ok && got != "Ref("+JobStateMachineID+")" {
+			t.Errorf("%s: %s = %q (set %v), want set %v to the job state machine's Ref", f.Name, "JOBS_STATE_MACHINE_ARN", got, ok, wantMachine)
 		}
-		for _, k := range []string{app.EnvBulkDir, app.EnvBulkFilesURL, app.EnvBulkFilesSecret} {
+		for _, k := range []string{"BULK_DIR", "BULK_FILES_URL", "BULK_FILES_SECRET"} {
 			if _, ok := vars[k]; ok {
 				t.Errorf("%s: has the local-only %s", f.Name, k)
 			}
@@ -1338,15 +1330,6 @@ func TestOnlyTheFunctionsThatCreateOrRunJobsKnowTheBulkBucketAndOnlyCreatorsTheJ
 	}
 	if creators != 1 {
 		t.Errorf("%d functions create jobs, the test expects the data function only", creators)
-	}
-	// Deployed values, read back as the data function reads them.
-	vars := fns[LogicalID(fn.Data)].Environment.Variables
-	for k, val := range vars {
-		t.Setenv(k, val)
-	}
-	cfg, err := app.ConfigFromEnv()
-	if err != nil || cfg.BulkBucket != "Ref("+BulkBucketID+")" || cfg.JobsStateMachineARN != "Ref("+JobStateMachineID+")" || cfg.BulkDir != "" {
-		t.Errorf("ConfigFromEnv over the data function's variables: bucket %q, state machine %q, dir %q, %v", cfg.BulkBucket, cfg.JobsStateMachineARN, cfg.BulkDir, err)
 	}
 }
 
@@ -1381,7 +1364,7 @@ func TestTheFunctionsThatCreateOrRunJobsMayDoExactlyTheirBulkActions(t *testing.
 			map[string]any{"Sid": "ListJobFiles", "Effect": "Allow", "Action": []any{"s3:ListBucket"}, "Resource": "GetAtt(BulkBucket.Arn)"},
 		},
 	}
-	for _, f := range routes.Deployed(false) {
+	for _, f := range deployed() {
 		if got := bulk(f.Name); !reflect.DeepEqual(got, want[f.Name]) {
 			t.Errorf("%s: bulk statements %v, want %v", f.Name, got, want[f.Name])
 		}
@@ -1407,10 +1390,14 @@ func TestTheFunctionsThatCreateOrRunJobsMayDoExactlyTheirBulkActions(t *testing.
 // equip is reported by the environment and policy checks, by name.
 func TestAFunctionThatCreatedJobsWouldBeCaught(t *testing.T) {
 	s := DefaultSpec()
-	s.Functions = slices.Clone(s.Functions)
+	s.Model = s.Model.Clone()
+	s.Functions = s.Model.Deployed(false)
 	for i := range s.Functions {
-		if s.Functions[i].Name == fn.Catalog {
-			s.Functions[i].RunsJobs = true
+		if f := &s.Functions[i]; f.Name == fn.Catalog {
+			// As the model declares a function that creates jobs.
+			f.RunsJobs = true
+			f.Env["BULK_BUCKET"] = deploymodel.EnvValue{Ref: deploymodel.RefBulkBucket}
+			f.Env["JOBS_STATE_MACHINE_ARN"] = deploymodel.EnvValue{Ref: deploymodel.RefJobsStateMachine}
 		}
 	}
 	tmpl := committed(t)
@@ -1438,16 +1425,16 @@ func TestAFunctionThatCreatedJobsWouldBeCaught(t *testing.T) {
 // there makes the committed template stale.
 func TestTheTemplateSaysWhichFunctionsShipTheDocumentationPagesBesideTheirBootstrap(t *testing.T) {
 	text := string(readFile(t, TemplatePath))
-	for _, f := range routes.Deployed(false) {
+	for _, f := range deployed() {
 		block := text[strings.Index(text, "\n  "+LogicalID(f.Name)+":\n"):]
 		block = block[:strings.Index(block, "CodeUri:")]
-		if says := strings.Contains(block, "copies the documentation pages (docs/*.md) into "+routes.PagesDir+"/"); says != f.Pages {
+		if says := strings.Contains(block, "copies the documentation pages (docs/*.md) into "+model().PagesDir+"/"); says != f.Pages {
 			t.Errorf("%s: the template says it ships the documentation pages: %v, want %v (routes.Function.Pages)", LogicalID(f.Name), says, f.Pages)
 		}
 	}
 	s := DefaultSpec()
 	s.Functions = slices.Clone(s.Functions)
-	i := slices.IndexFunc(s.Functions, func(f routes.Function) bool { return f.Pages })
+	i := slices.IndexFunc(s.Functions, func(f deploymodel.Function) bool { return f.Pages })
 	if i < 0 {
 		t.Fatal("no function ships the documentation pages; the MCP function offers them as resources")
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
 	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/deploymodel"
 	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
 	"github.com/sourcebase/sourcebase/internal/mcpserver"
 	"github.com/sourcebase/sourcebase/internal/resources"
@@ -347,14 +348,23 @@ func goClient(ctx context.Context, root, tmp string, made map[string][]byte) ([]
 }
 
 // samTemplate runs the SAM template generator of the infra module (its own
-// Go module, which this one cannot import) with -dir, and takes every file
-// it writes there.
-func samTemplate(ctx context.Context, root, tmp string, _ map[string][]byte) ([]File, []string, error) {
-	if err := run(ctx, filepath.Join(root, "infra"), "go", "run", "./sam", "-write", "-dir", tmp); err != nil {
+// Go module, which this one cannot import) with -dir, on the deployment
+// model made before (-model: the committed one may be stale), and takes
+// every file it writes there.
+func samTemplate(ctx context.Context, root, tmp string, made map[string][]byte) ([]File, []string, error) {
+	model, ok := made[deploymodel.Path]
+	if !ok {
+		return nil, nil, errors.New("no deployment model to make the template of")
+	}
+	modelFile, out := filepath.Join(tmp, "model.json"), filepath.Join(tmp, "out")
+	if err := os.WriteFile(modelFile, model, 0o644); err != nil {
+		return nil, nil, err
+	}
+	if err := run(ctx, filepath.Join(root, "infra"), "go", "run", "./sam", "-write", "-dir", out, "-model", modelFile); err != nil {
 		return nil, nil, err
 	}
 	var files []File
-	err := filepath.WalkDir(tmp, func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -362,7 +372,7 @@ func samTemplate(ctx context.Context, root, tmp string, _ map[string][]byte) ([]
 		if err != nil {
 			return err
 		}
-		rel, err := filepath.Rel(tmp, p)
+		rel, err := filepath.Rel(out, p)
 		files = append(files, File{filepath.ToSlash(rel), b})
 		return err
 	})
