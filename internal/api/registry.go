@@ -15,6 +15,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/api/mcpapi"
 	"github.com/sourcebase/sourcebase/internal/api/metricsapi"
 	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
+	"github.com/sourcebase/sourcebase/internal/api/workflowsapi"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/resource"
@@ -64,10 +65,12 @@ type feature struct {
 func features() []feature {
 	self := func(a *API) any { return a }
 	records := func(a *API) any { return a.records() }
+	workflows := func(a *API) any { return workflowsapi.New(a.d.Workflows, a.d.Runs, a.d.Limits) }
 	fs := []feature{{serviceOperations, self},
 		{keysapi.Operations, func(a *API) any { return keysapi.New(a.d.Keys, a.d.Auth) }},
 		{recordsapi.CompanyOperations, records}, {recordsapi.WorkflowOperations, records},
-		{recordsapi.RunOperations, records}, {recordsapi.WebhookOperations, records}}
+		{workflowsapi.SecretOperations, workflows}, {recordsapi.RunOperations, records},
+		{workflowsapi.RunOperations, workflows}, {workflowsapi.WebhookOperations, workflows}}
 	for _, ops := range recordsapi.DeclaredOperations() {
 		fs = append(fs, feature{func() []operation.Operation { return ops }, records})
 	}

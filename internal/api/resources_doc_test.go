@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/sourcebase/sourcebase/internal/api"
-	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
+	"github.com/sourcebase/sourcebase/internal/api/recordsapi/listspec"
 	"github.com/sourcebase/sourcebase/internal/resources"
 )
 
@@ -18,7 +18,7 @@ import (
 func TestTheResourcesDocLabelsEachRouteAsItAnswers(t *testing.T) {
 	t.Parallel()
 	labels := map[string]string{} // by route pattern
-	for _, line := range strings.Split(resources.Markdown(api.DocRoutes, recordsapi.DocList), "\n") {
+	for _, line := range strings.Split(resources.Markdown(api.DocRoutes, listspec.DocList), "\n") {
 		// | `PUT` | `/v1/companies` | label |
 		cells := strings.SplitN(strings.TrimSuffix(line, " |"), " | ", 3)
 		if len(cells) == 3 && strings.HasPrefix(cells[0], "| `") {

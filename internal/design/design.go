@@ -36,7 +36,7 @@ var Layers = []Layer{
 		"search/embedded", "search/opensearch", "openapi", "admin", "dev/testenv", "events", "events/bus", "bulk"}},
 	{"http", []string{"httpapi", "operation"}},
 	{"domain", []string{"kinds", "companies", "workflows", "enrichment", "runs", "resources", "search/opensearch/golden", "endpoints", "endpoints/sqsqueue", "jobs"}},
-	{"surface", []string{"api/keysapi", "api/mcpapi", "api/recordsapi", "api/eventsapi", "api/enrichmentapi", "api/listsapi", "api/metricsapi", "api", "mcpserver"}},
+	{"surface", []string{"api/keysapi", "api/recordsapi/listspec", "api/workflowsapi", "api/jobsapi", "api/mcpapi", "api/recordsapi", "api/eventsapi", "api/enrichmentapi", "api/listsapi", "api/metricsapi", "api", "mcpserver"}},
 	{"assembly", []string{"app", "app/eventfns", "app/jobfns", "app/operator", "sizing", "lambdafront", "dev/localdev", "dev/localdev/localdevtest", "dev/apitest", "dev/dynamolocal/shared", "deploymodel/derive", "generate"}},
 }
 

@@ -24,7 +24,7 @@ import (
 	"strings"
 
 	"github.com/sourcebase/sourcebase/internal/api"
-	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
+	"github.com/sourcebase/sourcebase/internal/api/recordsapi/listspec"
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/deploymodel"
 	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
@@ -301,7 +301,7 @@ func eventsDoc(_ context.Context, root, _ string, _ map[string][]byte) ([]File, 
 }
 
 func resourcesDoc(context.Context, string, string, map[string][]byte) ([]File, []string, error) {
-	return []File{{resources.DocPath, []byte(resources.Markdown(api.DocRoutes, recordsapi.DocList))}}, nil, nil
+	return []File{{resources.DocPath, []byte(resources.Markdown(api.DocRoutes, listspec.DocList))}}, nil, nil
 }
 
 func openSearchGolden(_ context.Context, root, _ string, _ map[string][]byte) ([]File, []string, error) {

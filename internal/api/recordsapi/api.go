@@ -11,6 +11,7 @@ package recordsapi
 import (
 	"reflect"
 
+	"github.com/sourcebase/sourcebase/internal/api/recordsapi/listspec"
 	"github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/enrichment"
 	"github.com/sourcebase/sourcebase/internal/kinds"
@@ -66,14 +67,14 @@ func DeclaredOperations() [][]operation.Operation {
 func Schemas(out map[string]openapi.Schema) {
 	for _, d := range kinds.All() {
 		out[openapi.SchemaName(d)] = openapi.Record(d, openapi.Output)
-		out[ListedSchemaName(d)] = listedSchema(d)
+		out[listspec.ListedSchemaName(d)] = listspec.ListedSchema(d)
 	}
 	out["WebhookTrigger"] = openapi.TypeOf(reflect.TypeFor[workflows.WebhookTrigger]())
 	for _, d := range Searchable() {
 		out[openapi.SchemaName(d)+"Search"] = searchSchema(search.SchemaOf(d))
 	}
 	out["SearchPredicate"] = predicateSchema()
-	filterComponents(out)
+	listspec.FilterComponents(out)
 	out["SearchMetadata"] = openapi.TypeOf(reflect.TypeFor[SearchMetadata]())
 	batchComponents(out)
 }
@@ -86,4 +87,23 @@ func BulkDefs() []*resource.Def {
 		out = append(out, k.def)
 	}
 	return out
+}
+
+// WorkflowOperations are the generic operations of workflows (with MCP
+// tools list_workflows and get_workflow).
+func WorkflowOperations() []operation.Operation {
+	k := kind[workflows.Workflow]{def: workflows.Def}
+	k.reads, k.writes = records(func(a *API) interface {
+		reader[workflows.Workflow]
+		writer
+	} {
+		return workflowRecords{a.d.Workflows}
+	})
+	return recordOperations(k)
+}
+
+// RunOperations are the generic list and get of workflow runs (with MCP
+// tools list_workflow_runs and get_workflow_run).
+func RunOperations() []operation.Operation {
+	return recordOperations(kind[runs.Run]{def: runs.Def, reads: func(a *API) reader[runs.Run] { return runRecords{a.d.Runs} }})
 }

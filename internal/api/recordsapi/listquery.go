@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sourcebase/sourcebase/internal/api/recordsapi/listspec"
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/listing"
@@ -21,35 +22,6 @@ import (
 // listing), planned against what serves the kind here: its indexes, and
 // the search engine where this process holds one and the kind is
 // searchable. The plan answering is named in the X-Query-Plan header.
-
-// listResource is what the list parser and planner know of k.
-func listResource(d *resource.Def) listing.Resource {
-	return listing.Resource{Def: d, Schema: listing.Schema(d), Expandable: expandable(d)}
-}
-
-// expandable lists d's reference fields that expand= may name: those
-// pointing at one kind of record that GET answers as stored (companies
-// and the declared resources).
-func expandable(d *resource.Def) []string {
-	var out []string
-	for _, f := range d.Fields {
-		if (f.Kind == resource.Ref || f.Kind == resource.Refs) && f.TargetBy == "" && expandTarget(f.Target) != nil {
-			out = append(out, f.Name)
-		}
-	}
-	return out
-}
-
-// expandTarget is the declaration of the records a reference of target
-// names, when they can be expanded.
-func expandTarget(target string) *resource.Def {
-	for _, k := range append([]kind[store.JSON]{companyKind()}, declaredKinds()...) {
-		if k.def.Name == target {
-			return k.def
-		}
-	}
-	return nil
-}
 
 // listCaps is what can serve d's lists in this process.
 func (a *API) listCaps(d *resource.Def) listing.Caps {
@@ -262,7 +234,7 @@ func expansion(f resource.Field, v any, related map[string]json.RawMessage) json
 // readRelated reads org's records of target with ids (GET's answer of
 // each) into into.
 func (a *API) readRelated(ctx context.Context, org, target string, ids []string, into map[string]json.RawMessage) error {
-	d := expandTarget(target)
+	d := listspec.ExpandTarget(target)
 	var present searchable
 	for _, k := range append([]kind[store.JSON]{companyKind()}, declaredKinds()...) {
 		if k.def == d {

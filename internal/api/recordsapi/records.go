@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sourcebase/sourcebase/internal/api/recordsapi/listspec"
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
@@ -139,7 +140,7 @@ func recordOperations[T any](k kind[T]) []operation.Operation {
 	ref := openapi.Ref(openapi.SchemaName(d))
 	plural := strings.ReplaceAll(d.Name, "-", " ")
 	snake := strings.NewReplacer(" ", "_", "-", "_")
-	res := listResource(d) // once, not on every list request
+	res := listspec.Resource(d) // once, not on every list request
 
 	create := operation.Declare(d.Function, http.MethodPost, base, func(a *API, w http.ResponseWriter, r *http.Request) {
 		if body, ok := httpapi.Body(w, r); ok {
@@ -162,7 +163,7 @@ func recordOperations[T any](k kind[T]) []operation.Operation {
 		op.Summary = "List " + plural
 		op.Description = "A page of the organization's " + plural + ", newest first unless `sort` and `direction` say otherwise. " +
 			"When more records follow, `X-Next-Cursor` holds the next page's `cursor` and `Link` its URL."
-		listOperation(op, d)
+		listspec.Operation(op, d)
 	})
 	query := operation.Declare(d.Function, http.MethodPost, base+"/query", func(a *API, w http.ResponseWriter, r *http.Request) {
 		queryRecords(a, w, r, k, res)
@@ -171,7 +172,7 @@ func recordOperations[T any](k kind[T]) []operation.Operation {
 		op.Description = "The list `GET /v1/" + d.Name + "` answers, asked with a typed JSON body rather than query parameters " +
 			"(for clients generated from this document, which cannot send `filter[<field>][<operator>]=`): the same records, plan, " +
 			"byte budget and cursors. Send the next page's `cursor` in the body with the same `filter` and `sort`."
-		queryOperation(op, d)
+		listspec.QueryOperation(op, d)
 	})
 
 	if d.MCP {

@@ -1,4 +1,8 @@
-package recordsapi
+// Package workflowsapi serves what workflows and their runs do beyond
+// the generic operations of their records (package recordsapi): rotating
+// a trigger's secret, starting, listing, renaming and retrying runs, and
+// the intake of signed webhook deliveries that start them (package runs).
+package workflowsapi
 
 import (
 	"net/http"
@@ -7,7 +11,9 @@ import (
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/operation"
+	"github.com/sourcebase/sourcebase/internal/ratelimit"
 	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/workflows"
 )
 
@@ -15,29 +21,33 @@ import (
 // 403 names it ("rotating a webhook secret requires an admin key").
 const RotatingWebhookSecrets = "rotating a webhook secret"
 
-// WorkflowOperations are the generic operations of workflows (with MCP
-// tools list_workflows and get_workflow), and the rotation of a trigger's
-// secret.
-func WorkflowOperations() []operation.Operation {
-	k := kind[workflows.Workflow]{def: workflows.Def}
-	k.reads, k.writes = records(func(a *API) interface {
-		reader[workflows.Workflow]
-		writer
-	} {
-		return workflowRecords{a.d.Workflows}
-	})
-	return append(recordOperations(k),
+// API serves the workflows' and runs' own routes.
+type API struct {
+	workflows *workflows.Service
+	runs      *runs.Service
+	limits    *ratelimit.Limiter
+}
+
+// New returns the API over the workflows, the runs and the rate limits a
+// webhook delivery counts against (nil: none).
+func New(w *workflows.Service, r *runs.Service, l *ratelimit.Limiter) *API {
+	return &API{workflows: w, runs: r, limits: l}
+}
+
+// SecretOperations are the rotation of a trigger's secret.
+func SecretOperations() []operation.Operation {
+	return []operation.Operation{
 		operation.Declare(fn.Workflows, http.MethodPost, "/v1/workflows/{id}/trigger/webhook-secret/rotate", (*API).rotateWebhookSecret).
 			AdminOnly(RotatingWebhookSecrets).Answers(routes.AnswerRecord).Of(workflows.Def.Name).Doc(func(op *openapi.Operation) {
 			op.Summary = "Rotate a workflow's webhook secret"
 			op.Description = "Admin keys only. Answers the trigger with its new `secret`, shown this once; the old secret stops working at once."
 			op.Data = openapi.Ref("WebhookTrigger")
 		}),
-	)
+	}
 }
 
 // rotateWebhookSecret is an admin-only route (RotatingWebhookSecrets): the
 // answer holds the new secret.
 func (a *API) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) {
-	httpapi.Reply(w, r, http.StatusOK)(a.d.Workflows.RotateSecret(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("id")))
+	httpapi.Reply(w, r, http.StatusOK)(a.workflows.RotateSecret(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("id")))
 }

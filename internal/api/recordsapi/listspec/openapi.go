@@ -1,4 +1,4 @@
-package recordsapi
+package listspec
 
 import (
 	"regexp"
@@ -42,10 +42,10 @@ import (
 // openapi.CommaSeparated): a deepObject array would be
 // filter[f][in][0]=a, which the service does not take.
 
-// listOperation describes the generic list of d: op's summary and
+// Operation describes the generic list of d: op's summary and
 // description are set; its parameters, headers and answer are added.
-func listOperation(op *openapi.Operation, d *resource.Def) {
-	res := listResource(d)
+func Operation(op *openapi.Operation, d *resource.Def) {
+	res := Resource(d)
 	op.Description += " `filter[<field>][<operator>]=` keeps the records every condition holds for, `sort` orders them by up to " +
 		strconv.Itoa(listing.MaxSortKeys) + " keys, `fields` answers only some fields and `expand` adds the records reference fields name " +
 		"(docs/resources.md). The `" + listing.HeaderPlan + "` header names how the list was served. " +
@@ -65,7 +65,7 @@ func listOperation(op *openapi.Operation, d *resource.Def) {
 
 // recordListQuery are the query parameters of the generic list of d: the
 // paging ones, sort, direction, filter, fields, expand (when d has
-// expandable fields) and the older lookup filters.
+// Expandable fields) and the older lookup filters.
 func recordListQuery(d *resource.Def, res listing.Resource) []openapi.Param {
 	var out []openapi.Param
 	for _, p := range operation.ListQuery(nil, nil) {
@@ -88,9 +88,9 @@ func recordListQuery(d *resource.Def, res listing.Resource) []openapi.Param {
 		var each []string
 		for _, name := range res.Expandable {
 			f, _ := d.Field(name)
-			what := "the " + expandTarget(f.Target).Singular
+			what := "the " + ExpandTarget(f.Target).Singular
 			if f.Kind == resource.Refs {
-				what = "an array of the " + expandTarget(f.Target).Name + " that exist"
+				what = "an array of the " + ExpandTarget(f.Target).Name + " that exist"
 			}
 			each = append(each, "`"+name+"` ("+what+")")
 		}
@@ -218,7 +218,7 @@ func QuerySchemaName(d *resource.Def) string { return openapi.SchemaName(d) + "Q
 // querySchema is the body of POST /v1/<name>/query: the GET list's
 // filter, sort, fields, expand, limit and cursor as typed JSON.
 func querySchema(d *resource.Def) openapi.Schema {
-	res := listResource(d)
+	res := Resource(d)
 	props := openapi.Schema{
 		listing.BodyFilter: openapi.Ref(QueryFilterObjectName(d)),
 		listing.BodySort: openapi.Schema{"type": "array", "maxItems": listing.MaxSortKeys,
@@ -248,7 +248,7 @@ func QuerySortKeyName(d *resource.Def) string { return openapi.SchemaName(d) + "
 // value, and its direction.
 func querySortKey(d *resource.Def) openapi.Schema {
 	var sortable []string
-	for _, f := range listResource(d).Schema.Fields {
+	for _, f := range Resource(d).Schema.Fields {
 		if f.Sortable {
 			sortable = append(sortable, f.Name)
 		}
@@ -260,9 +260,9 @@ func querySortKey(d *resource.Def) openapi.Schema {
 			"direction": openapi.Schema{"type": "string", "enum": operation.Enums([]string{"asc", "desc"}), "description": "ascending or descending"}}}
 }
 
-// queryOperation describes POST /v1/<name>/query of d.
-func queryOperation(op *openapi.Operation, d *resource.Def) {
-	listOperation(op, d)
+// QueryOperation describes POST /v1/<name>/query of d.
+func QueryOperation(op *openapi.Operation, d *resource.Def) {
+	Operation(op, d)
 	op.Query = nil
 	op.Body, op.BodyOptional = openapi.Ref(QuerySchemaName(d)), true
 }
@@ -290,9 +290,9 @@ func FilterSchemaName(t search.Type) string {
 	return "StringFilter"
 }
 
-// filterComponents adds the filter schemas to out: each type's, and the
+// FilterComponents adds the filter schemas to out: each type's, and the
 // filter of each declared kind's list.
-func filterComponents(out map[string]openapi.Schema) {
+func FilterComponents(out map[string]openapi.Schema) {
 	for _, t := range filterTypes {
 		out[FilterSchemaName(t)] = filterSchema(t, filterValue(t), false)
 		out[QueryFilterSchemaName(t)] = filterSchema(t, filterValue(t), true)
@@ -424,14 +424,14 @@ func filterTypeName(t search.Type) string {
 // answers them: "ListedCompany".
 func ListedSchemaName(d *resource.Def) string { return "Listed" + openapi.SchemaName(d) }
 
-// listedSchema is d's record as its list answers it: every field, or the
+// ListedSchema is d's record as its list answers it: every field, or the
 // ones fields= names (and id); with expand=, the records its reference
 // fields name, under expanded.
-func listedSchema(d *resource.Def) openapi.Schema {
+func ListedSchema(d *resource.Def) openapi.Schema {
 	s := openapi.Record(d, openapi.Output)
 	s["required"] = []any{resource.FieldID}
 	s["description"] = operation.WithArticle(d.Singular) + " as its list answers it: every field, or those `fields` names (and `id`)"
-	expandable := expandable(d)
+	expandable := Expandable(d)
 	if len(expandable) == 0 {
 		return s
 	}
@@ -439,12 +439,12 @@ func listedSchema(d *resource.Def) openapi.Schema {
 	props := openapi.Schema{}
 	for _, name := range expandable {
 		f, _ := d.Field(name)
-		target := openapi.Ref(openapi.SchemaName(expandTarget(f.Target)))
+		target := openapi.Ref(openapi.SchemaName(ExpandTarget(f.Target)))
 		if f.Kind == resource.Refs {
-			props[name] = openapi.Schema{"type": "array", "items": target, "description": "the " + expandTarget(f.Target).Name + " `" + name + "` names that exist"}
+			props[name] = openapi.Schema{"type": "array", "items": target, "description": "the " + ExpandTarget(f.Target).Name + " `" + name + "` names that exist"}
 		} else {
 			props[name] = openapi.Schema{"anyOf": []any{target, openapi.Schema{"type": "null"}},
-				"description": "the " + expandTarget(f.Target).Singular + " `" + name + "` names; null when there is none"}
+				"description": "the " + ExpandTarget(f.Target).Singular + " `" + name + "` names; null when there is none"}
 		}
 	}
 	s["properties"].(openapi.Schema)["expanded"] = openapi.Schema{"type": "object", "additionalProperties": false, "properties": props,
@@ -455,7 +455,7 @@ func listedSchema(d *resource.Def) openapi.Schema {
 // DocList is what the generic list of d takes beyond paging, for
 // docs/resources.md (resources.Markdown).
 func DocList(d *resource.Def) *resource.DocList {
-	res := listResource(d)
+	res := Resource(d)
 	out := &resource.DocList{Fields: listFieldNames(d), Expand: res.Expandable, IndexedSort: d.SortFields()}
 	for _, f := range res.Schema.Fields {
 		if f.Sortable {

@@ -1,4 +1,4 @@
-package recordsapi
+package workflowsapi
 
 import (
 	"net/http"
@@ -11,13 +11,11 @@ import (
 	"github.com/sourcebase/sourcebase/internal/runs"
 )
 
-// RunOperations are the generic list and get of workflow runs (with MCP
-// tools list_workflow_runs and get_workflow_run), and what a client does
-// to runs: start one, list a workflow's, rename, retry.
+// RunOperations are what a client does to runs: start one, list a
+// workflow's, rename, retry.
 func RunOperations() []operation.Operation {
-	k := kind[runs.Run]{def: runs.Def, reads: func(a *API) reader[runs.Run] { return runRecords{a.d.Runs} }}
 	run := openapi.Ref("WorkflowRun")
-	return append(recordOperations(k),
+	return append([]operation.Operation{},
 		operation.Declare(fn.Workflows, http.MethodPost, "/v1/workflows/{id}/runs", (*API).startRun).Answers(routes.AnswerRecord).Of(runs.Def.Name).
 			AsTool("start_workflow_run", "Start a run of a workflow with an input. It is a dry run (nothing written; company steps say what they would do) "+
 				"unless body.dryRun is false. Follow it with get_workflow_run.").ToolDefaults(map[string]any{"dryRun": true}).
@@ -52,22 +50,22 @@ func RunOperations() []operation.Operation {
 // startRun starts a run of the workflow (runs.Service.Start).
 func (a *API) startRun(w http.ResponseWriter, r *http.Request) {
 	if n, ok := httpapi.DecodeBody(w, r, runs.DecodeNewRun); ok {
-		httpapi.Reply(w, r, http.StatusAccepted)(a.d.Runs.Start(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("id"), n))
+		httpapi.Reply(w, r, http.StatusAccepted)(a.runs.Start(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("id"), n))
 	}
 }
 
 func (a *API) listWorkflowRuns(w http.ResponseWriter, r *http.Request) {
 	if q, ok := httpapi.PageQuery(w, r); ok {
-		httpapi.ReplyPage[runs.Run](w, r)(a.d.Runs.List(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("id"), q))
+		httpapi.ReplyPage[runs.Run](w, r)(a.runs.List(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("id"), q))
 	}
 }
 
 func (a *API) renameRun(w http.ResponseWriter, r *http.Request) {
 	if title, ok := httpapi.DecodeBody(w, r, runs.DecodeTitle); ok {
-		httpapi.Reply(w, r, http.StatusOK)(a.d.Runs.Rename(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("id"), title))
+		httpapi.Reply(w, r, http.StatusOK)(a.runs.Rename(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("id"), title))
 	}
 }
 
 func (a *API) retryRun(w http.ResponseWriter, r *http.Request) {
-	httpapi.Reply(w, r, http.StatusAccepted)(a.d.Runs.Retry(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("id")))
+	httpapi.Reply(w, r, http.StatusAccepted)(a.runs.Retry(r.Context(), httpapi.Caller(r).OrgID, r.PathValue("id")))
 }

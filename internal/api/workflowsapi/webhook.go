@@ -1,4 +1,4 @@
-package recordsapi
+package workflowsapi
 
 import (
 	"errors"
@@ -61,13 +61,13 @@ func (a *API) receiveWebhook(w http.ResponseWriter, r *http.Request) {
 	}
 	slug := r.PathValue("slug")
 	var limited *ratelimit.Decision
-	run, replayed, err := a.d.Runs.Receive(r.Context(), runs.Delivery{
+	run, replayed, err := a.runs.Receive(r.Context(), runs.Delivery{
 		Slug: slug, Header: r.Header, Query: r.URL.Query(), Body: body,
 		Admit: func(org string) error {
-			if a.d.Limits == nil {
+			if a.limits == nil {
 				return nil
 			}
-			d := a.d.Limits.Webhook(r.Context(), org, slug)
+			d := a.limits.Webhook(r.Context(), org, slug)
 			limited = &d
 			if !d.Allowed {
 				return errRateLimited
