@@ -136,7 +136,7 @@ const functionURL = "https://abcdefg.lambda-url.us-east-1.on.aws"
 type env struct {
 	t    *testing.T
 	st   *store.Store
-	deps api.Deps // the service in this process over the same table, for setup and checks
+	deps app.Deps // the service in this process over the same table, for setup and checks
 	base []string // what every function's environment has besides the configuration
 	cfg  app.Config
 	sfn  *localsfn.Server

@@ -23,10 +23,9 @@ import (
 	"time"
 
 	"github.com/sourcebase/sourcebase/docs"
-	"github.com/sourcebase/sourcebase/internal/app/eventfns"
-
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/app/eventfns"
 	"github.com/sourcebase/sourcebase/internal/dev/localdev"
 	"github.com/sourcebase/sourcebase/internal/docspage"
 	"github.com/sourcebase/sourcebase/internal/mcpserver"
@@ -101,7 +100,7 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 	if bundleErr != nil {
 		slog.Warn("the /docs page is unavailable", "err", bundleErr)
 	}
-	srv := newServer(app.WithFiles(files.Handler(), withDocs(api.New(deps).Handler(), docspage.Handler(bundle, bundleErr, api.OpenAPIPath))), serverTimeouts)
+	srv := newServer(app.WithFiles(files.Handler(), withDocs(app.Handler(deps), docspage.Handler(bundle, bundleErr, api.OpenAPIPath))), serverTimeouts)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	go sweepPeriodically(ctx, sweeps(deps), sweepEvery)
@@ -157,7 +156,7 @@ const sweepEvery = time.Minute
 
 // sweeps is what the dev server sweeps every sweepEvery: what the runner
 // sweeps on its schedule in AWS (app.Sweep); it reports how much it did.
-func sweeps(deps api.Deps) func(context.Context) (int, error) {
+func sweeps(deps app.Deps) func(context.Context) (int, error) {
 	return func(ctx context.Context) (int, error) {
 		r, err := app.Sweep(ctx, deps)
 		return r.FailedRuns + r.CompletedPurges, err

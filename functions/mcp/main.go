@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/mcpserver"
@@ -19,7 +18,7 @@ import (
 
 func main() {
 	pages := os.DirFS(filepath.Join(taskRoot(), routes.PagesDir))
-	app.ServeLambda(fn.MCP, func(d *api.Deps) { d.NewMCP = mcpserver.Handler(pages) })
+	app.ServeLambda(fn.MCP, func(d *app.Deps) { d.NewMCP = mcpserver.Handler(pages) })
 }
 
 // taskRoot is the function's directory: LAMBDA_TASK_ROOT, as Lambda sets

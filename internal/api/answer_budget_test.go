@@ -388,7 +388,7 @@ func TestASearchThroughTheHTTPAPIEndsItsPageWithinTheToolsBudget(t *testing.T) {
 	wg.Wait()
 	deps := app.Build(e.Store, app.Config{Table: e.Store.Table, CacheTTL: auth.MaxCacheTTL, SearchBaseURL: e.URL}, nil)
 	deps.NewMCP = mcpserver.Handler(docs.Pages)
-	srv := httptest.NewServer(api.New(deps).Handler(fn.MCP))
+	srv := httptest.NewServer(app.Handler(deps, fn.MCP))
 	t.Cleanup(srv.Close)
 	fn := *c
 	fn.Base = srv.URL

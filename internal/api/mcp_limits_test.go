@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/sourcebase/sourcebase/docs"
-	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/api/mcpapi"
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/auth"
@@ -208,7 +207,7 @@ func TestAToolCallTheRateLimitRefusesSaysWhenToRetry(t *testing.T) {
 	deps := app.Build(e.Store, app.Config{Table: e.Store.Table, CacheTTL: auth.MaxCacheTTL, SearchBaseURL: e.URL}, nil)
 	deps.NewMCP = mcpserver.Handler(docs.Pages)
 	deps.Limits.SetClock(func() time.Time { return *now })
-	srv := httptest.NewServer(api.New(deps).Handler(fn.MCP))
+	srv := httptest.NewServer(app.Handler(deps, fn.MCP))
 	t.Cleanup(srv.Close)
 	fn := *c
 	fn.Base = srv.URL

@@ -65,7 +65,7 @@ func buildOpenAPIs() {
 // accepts it, with its digest as ETag, and 304 to an If-None-Match that
 // names it (the document is ~1 MB: a client that polls it, or a slow link,
 // need not take it whole each time).
-func (a *API) serveOpenAPI(w http.ResponseWriter, r *http.Request) {
+func (a *Service) serveOpenAPI(w http.ResponseWriter, r *http.Request) {
 	served, err := openAPIServed()
 	if err != nil {
 		httpapi.Error(w, r, err)

@@ -3,6 +3,7 @@ package api
 import (
 	"fmt"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -53,21 +54,37 @@ func registry() []operation.Operation {
 	return registered
 }
 
+// Features are the APIs of the features a process serves, each over the
+// services it uses (package app makes them); an operation's handler is
+// its feature's. Every feature an operation of the served functions
+// belongs to must be set.
+type Features struct {
+	Service    *Service
+	Keys       *keysapi.API
+	Records    *recordsapi.API
+	Workflows  *workflowsapi.API
+	Lists      *listsapi.API
+	Metrics    *metricsapi.API
+	Enrichment *enrichmentapi.API
+	Jobs       *jobsapi.API
+	Events     *eventsapi.API
+	MCP        *mcpapi.API
+}
+
 // feature is a group of operations and what its handlers are served over
 // (the value its operations' Serve takes).
 type feature struct {
 	operations func() []operation.Operation
-	deps       func(a *API) any
+	api        func(f *Features) any
 }
 
 // features are the service's features, in the order the registry lists
 // their operations (the reference's and the MCP tools' order).
 func features() []feature {
-	self := func(a *API) any { return a }
-	records := func(a *API) any { return a.records() }
-	workflows := func(a *API) any { return workflowsapi.New(a.d.Workflows, a.d.Runs, a.d.Limits) }
-	fs := []feature{{serviceOperations, self},
-		{keysapi.Operations, func(a *API) any { return keysapi.New(a.d.Keys, a.d.Auth) }},
+	records := func(f *Features) any { return f.Records }
+	workflows := func(f *Features) any { return f.Workflows }
+	fs := []feature{{serviceOperations, func(f *Features) any { return f.Service }},
+		{keysapi.Operations, func(f *Features) any { return f.Keys }},
 		{recordsapi.CompanyOperations, records}, {recordsapi.WorkflowOperations, records},
 		{workflowsapi.SecretOperations, workflows}, {recordsapi.RunOperations, records},
 		{workflowsapi.RunOperations, workflows}, {workflowsapi.WebhookOperations, workflows}}
@@ -75,41 +92,40 @@ func features() []feature {
 		fs = append(fs, feature{func() []operation.Operation { return ops }, records})
 	}
 	return append(fs,
-		feature{listsapi.Operations, func(a *API) any { return listsapi.New(a.d.Entries) }},
-		feature{metricsapi.Operations, func(a *API) any { return metricsapi.New(a.d.Metrics) }},
-		feature{enrichmentapi.Operations, func(a *API) any { return enrichmentapi.New(a.d.Enrichment) }},
-		feature{jobsapi.Operations, func(a *API) any { return jobsapi.New(a.d.Jobs) }},
-		feature{eventsapi.Operations, func(a *API) any {
-			return eventsapi.New(a.d.History, a.d.Endpoints, eventsapi.AdminOnly(Routes()))
-		}},
-		feature{mcpapi.Operations, func(a *API) any { return a.mcp() }})
+		feature{listsapi.Operations, func(f *Features) any { return f.Lists }},
+		feature{metricsapi.Operations, func(f *Features) any { return f.Metrics }},
+		feature{enrichmentapi.Operations, func(f *Features) any { return f.Enrichment }},
+		feature{jobsapi.Operations, func(f *Features) any { return f.Jobs }},
+		feature{eventsapi.Operations, func(f *Features) any { return f.Events }},
+		feature{mcpapi.Operations, func(f *Features) any { return f.MCP }})
 }
 
 // Routes is the route table: the registry's routes and policies.
 func Routes() []routes.Route { return operation.Routes(registry()) }
 
 // Handler serves the operations of the given functions (every function
-// when none); an operation of another function answers as an unknown one,
-// and a known path with a wrong method 405, whichever function serves it.
-func (a *API) Handler(functions ...string) http.Handler {
+// when none) over f, behind authenticate (the credentials and rate limits
+// of /v1) and idempotency (Idempotency-Key); an operation of another
+// function answers as an unknown one, and a known path with a wrong
+// method 405, whichever function serves it.
+func Handler(f *Features, authenticate, idempotency func(http.Handler) http.Handler, functions ...string) http.Handler {
 	ops := registry()
 	fs := features()
-	deps := make([]any, len(fs))
 	handlers := make(map[string]http.Handler, len(ops))
 	for i, op := range ops {
 		if len(functions) > 0 && !slices.Contains(functions, op.Function) {
 			continue
 		}
-		f := servedBy[i]
-		if deps[f] == nil {
-			deps[f] = fs[f].deps(a)
+		a := fs[servedBy[i]].api(f)
+		if reflect.ValueOf(a).IsNil() {
+			panic("api: " + op.Pattern() + " is served, and its feature is not set in api.Features")
 		}
-		handlers[op.Pattern()] = op.Serve(deps[f])
+		handlers[op.Pattern()] = op.Serve(a)
 	}
-	return httpapi.NewRouter(operation.Routes(ops), handlers, httpapi.Authenticate(a.d.Auth, a.d.Limits), httpapi.Idempotency(a.d.Store))
+	return httpapi.NewRouter(operation.Routes(ops), handlers, authenticate, idempotency)
 }
 
-// MCP is what the MCP server offers (api.Deps.NewMCP): the tools of the
+// MCP is what the MCP server offers (app.Deps.NewMCP): the tools of the
 // registry's operations, in registry order, and the kinds of record they
 // read.
 func MCP() routes.MCP {

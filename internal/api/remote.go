@@ -6,18 +6,18 @@ import (
 	"github.com/sourcebase/sourcebase/internal/routes"
 )
 
-// remoteRoutes are the routes (patterns) whose tools a function without
+// RemoteRoutes are the routes (patterns) whose tools a function without
 // their service sends to the HTTP API (mcpapi.Deps.Remote): the search routes
 // without a search engine (the mcp function carries none), the bulk jobs'
 // without jobs (it links no S3 client).
-func (a *API) remoteRoutes() map[string]bool {
+func RemoteRoutes(hasSearch, hasJobs bool) map[string]bool {
 	remote := map[string]bool{}
-	if a.d.Search == nil {
+	if !hasSearch {
 		for _, rt := range routes.Of(Routes(), fn.Search) {
 			remote[rt.Pattern()] = true
 		}
 	}
-	if a.d.Jobs == nil {
+	if !hasJobs {
 		for _, op := range jobsapi.Operations() {
 			remote[op.Pattern()] = true
 		}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sourcebase/sourcebase/internal/api"
+	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/fn"
 )
@@ -126,7 +126,7 @@ func TestOneGroupsFunctionAnswersOtherGroupsPathsLikeTheWholeService(t *testing.
 	t.Parallel()
 	e := apitest.New(t)
 	c := e.Org(t)
-	srv := httptest.NewServer(api.New(e.Deps).Handler(fn.Keys))
+	srv := httptest.NewServer(app.Handler(e.Deps, fn.Keys))
 	defer srv.Close()
 	keysOnly := *c
 	keysOnly.Base = srv.URL

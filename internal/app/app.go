@@ -49,7 +49,7 @@ type Config struct {
 	StoreTimeout    time.Duration // STORE_TIMEOUT: deadline of one storage call, retries included
 	// SEARCH_BASE_URL: the HTTP API's base URL, where a function without a
 	// search engine (mcp) sends the search routes; unset, the address the
-	// MCP request came to (api.Deps.SearchBaseURL).
+	// MCP request came to (Deps.SearchBaseURL).
 	SearchBaseURL string
 
 	SearchEngine          string // SEARCH_ENGINE: SearchEmbedded (default) or SearchOpenSearch
@@ -301,7 +301,7 @@ func Logger(w io.Writer) *slog.Logger {
 // Build wires the services over st; runs execute on the engine that
 // engine makes: Step Functions (FromEnv), in process (InProcessRuns), or
 // none (nil: a run fails at once saying so).
-func Build(st *store.Store, cfg Config, engine runs.EngineFactory) api.Deps {
+func Build(st *store.Store, cfg Config, engine runs.EngineFactory) Deps {
 	k := keys.New(st)
 	cs := companies.NewService(st)
 	wf := workflows.NewService(st, cfg.WebhookBaseURL)
@@ -313,7 +313,7 @@ func Build(st *store.Store, cfg Config, engine runs.EngineFactory) api.Deps {
 	rs.UseEnrichment(es)
 	wf.CheckStepsWith(rs.CheckSteps)
 	catalog := api.EventCatalog()
-	return api.Deps{
+	return Deps{
 		History: &events.History{Store: st, Catalog: catalog, Retention: k.EventRetention},
 		Endpoints: endpoints.New(st, catalog, &outbound.Client{AllowLoopback: cfg.WebhooksAllowLoopback, Resolver: cfg.WebhooksResolver},
 			unqueued{}),
@@ -365,7 +365,7 @@ func InProcessRuns() runs.EngineFactory { return runs.InProcessEngine(8) }
 
 // InProcess is the in-process engine of services built with
 // InProcessRuns (to Close it); nil when runs execute elsewhere.
-func InProcess(deps api.Deps) *runs.InProcess {
+func InProcess(deps Deps) *runs.InProcess {
 	e, _ := deps.Runs.Engine().(*runs.InProcess)
 	return e
 }
@@ -396,10 +396,10 @@ func storeFromEnv(ctx context.Context, load AWSLoader) (*store.Store, Config, aw
 
 // FromEnv builds the services from the environment, reaching AWS with the
 // configuration load loads, which it also returns.
-func FromEnv(ctx context.Context, load AWSLoader) (api.Deps, Config, aws.Config, error) {
+func FromEnv(ctx context.Context, load AWSLoader) (Deps, Config, aws.Config, error) {
 	st, cfg, awsCfg, err := storeFromEnv(ctx, load)
 	if err != nil {
-		return api.Deps{}, cfg, awsCfg, err
+		return Deps{}, cfg, awsCfg, err
 	}
 	var engine runs.EngineFactory
 	if cfg.StateMachineARN != "" {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/endpoints"
 	"github.com/sourcebase/sourcebase/internal/events"
@@ -22,7 +21,7 @@ func (unqueued) Send(context.Context, endpoints.Message) error {
 // Processor is the events function's code over deps: the stream's
 // records into the history, their deliveries queued, and each event handed
 // to also, when given (EventBridge: package app/eventfns).
-func Processor(deps api.Deps, also func(context.Context, events.Derived) error) *events.Processor {
+func Processor(deps Deps, also func(context.Context, events.Derived) error) *events.Processor {
 	publish := deps.Endpoints.Publish
 	if also != nil {
 		publish = func(ctx context.Context, d events.Derived) error {

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/blob"
 	"github.com/sourcebase/sourcebase/internal/jobs"
 )
@@ -16,12 +15,12 @@ import (
 // serves them), and run by a runner of this process, which it returns
 // (Close it) after resuming the jobs a previous process left unfinished:
 // the dev server's and the tests' bulk jobs.
-func LocalJobs(ctx context.Context, deps *api.Deps, root, baseURL string) (*jobs.Runner, *blob.Dir, error) {
+func LocalJobs(ctx context.Context, deps *Deps, root, baseURL string) (*jobs.Runner, *blob.Dir, error) {
 	dir, err := blob.NewDir(root, baseURL)
 	if err != nil {
 		return nil, nil, err
 	}
-	deps.Jobs = jobs.New(deps.Store, dir, api.JobTargets(*deps))
+	deps.Jobs = jobs.New(deps.Store, dir, JobTargets(*deps))
 	if deps.Limits != nil {
 		deps.Jobs.Limits = deps.Limits // an import's rows count against its key's rate limit
 	}

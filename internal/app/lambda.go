@@ -23,8 +23,8 @@ import (
 // LambdaHandler is the function a resource group's Lambda runs: API Gateway
 // HTTP API (payload v2) or function URL events through the proxy adapter
 // into the group's net/http handlers.
-func LambdaHandler(deps api.Deps, groups ...string) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	return httpadapter.NewV2(api.New(deps).Handler(groups...)).ProxyWithContext
+func LambdaHandler(deps Deps, groups ...string) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	return httpadapter.NewV2(Handler(deps, groups...)).ProxyWithContext
 }
 
 // fullVCPUMemoryMB is the memory size at which Lambda gives a function one
@@ -57,7 +57,7 @@ func SizeToCPU() {
 // options applied to its services (the mcp function's MCP server). A group
 // that starts runs needs STATE_MACHINE_ARN: a Lambda cannot run them in
 // process.
-func ServeLambda(group string, options ...func(*api.Deps)) {
+func ServeLambda(group string, options ...func(*Deps)) {
 	SizeToCPU()
 	Logger(os.Stdout)
 	deps, _, _, err := FromEnv(context.Background(), awsenv.Load)
@@ -71,7 +71,7 @@ func ServeLambda(group string, options ...func(*api.Deps)) {
 // ServeDeps runs the handlers of a function over deps (built by FromEnv)
 // as a Lambda function; a function that starts runs needs
 // STATE_MACHINE_ARN.
-func ServeDeps(function string, deps api.Deps) {
+func ServeDeps(function string, deps Deps) {
 	if f, _ := routes.FunctionNamed(function); f.StartsRuns && os.Getenv(EnvStateMachineARN) == "" {
 		Must(fmt.Errorf("the %s function needs STATE_MACHINE_ARN", function))
 	}
@@ -162,7 +162,7 @@ func ServeIndexer(newIndexer NewIndexer) {
 // ServeRunner runs the Lambda the state machine invokes to execute a run
 // and, from its Catch path, to mark a run failed; its schedule
 // (routes.Function.Schedule) invokes it to sweep (RunnerHandler).
-func ServeRunner(options ...func(*api.Deps)) {
+func ServeRunner(options ...func(*Deps)) {
 	SizeToCPU()
 	Logger(os.Stdout)
 	deps, _, _, err := FromEnv(context.Background(), awsenv.Load)

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"strings"
 
-	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/jobs"
 	"github.com/sourcebase/sourcebase/internal/runs"
 )
@@ -33,7 +32,7 @@ type SweepResult struct {
 // what they did (when they did something, or failed) and returns the
 // errors of both. The runner runs it on its schedule in AWS, the dev
 // server every minute.
-func Sweep(ctx context.Context, deps api.Deps) (SweepResult, error) {
+func Sweep(ctx context.Context, deps Deps) (SweepResult, error) {
 	var res SweepResult
 	var errStale, errPurges error
 	res.FailedRuns, errStale = deps.Runs.SweepStale(ctx)
@@ -66,7 +65,7 @@ type runnerEvent struct {
 // (Sweep; an error fails the invocation, so it is visible and retried);
 // any other event is a task of the run state machine
 // (runs.Service.HandleTask).
-func RunnerHandler(deps api.Deps) func(context.Context, json.RawMessage) (any, error) {
+func RunnerHandler(deps Deps) func(context.Context, json.RawMessage) (any, error) {
 	return func(ctx context.Context, raw json.RawMessage) (any, error) {
 		var ev runnerEvent
 		if err := json.Unmarshal(raw, &ev); err != nil {

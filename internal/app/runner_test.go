@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
@@ -27,7 +26,7 @@ func (noopEngine) Start(context.Context, runs.ExecutionInput) error { return nil
 // runnerEnv is the service as the runner Lambda sees it: a fresh table and
 // an organization, runs queued by an engine that leaves them to the runner.
 type runnerEnv struct {
-	deps api.Deps
+	deps app.Deps
 	org  string
 }
 

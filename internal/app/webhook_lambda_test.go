@@ -42,7 +42,7 @@ type lambdaHandler = func(context.Context, events.APIGatewayV2HTTPRequest) (even
 // webhookFunction is the webhook Lambda over a fresh table, with runs
 // executed in process, and one organization with an admin key.
 type webhookFunction struct {
-	deps             api.Deps
+	deps             app.Deps
 	org              string
 	clientID, secret string
 	handle           lambdaHandler

@@ -32,7 +32,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
-	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
@@ -711,7 +710,7 @@ func lambdaPath(t *testing.T, env *apitest.Env, c *apitest.Client, id string) la
 	t.Helper()
 	ctx := context.Background()
 	path := "/v1/companies/" + id
-	h := api.New(env.Deps).Handler(fn.Companies)
+	h := app.Handler(env.Deps, fn.Companies)
 	request := func() (*http.Request, *httptest.ResponseRecorder) {
 		req := httptest.NewRequest("GET", path, nil)
 		req.Header.Set("X-Service-Client-Id", c.ClientID)

@@ -14,13 +14,12 @@ import (
 	"os"
 	"sync"
 
-	"github.com/sourcebase/sourcebase/internal/app"
-
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/sourcebase/sourcebase/internal/api"
+
+	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/awsenv"
 	"github.com/sourcebase/sourcebase/internal/endpoints"
 	"github.com/sourcebase/sourcebase/internal/endpoints/sqsqueue"
@@ -45,7 +44,7 @@ type LocalEvents struct {
 
 // StartEvents starts reading the table's stream into deps' history and
 // delivering to its endpoints, until Stop or ctx's end.
-func StartEvents(ctx context.Context, deps api.Deps) *LocalEvents {
+func StartEvents(ctx context.Context, deps app.Deps) *LocalEvents {
 	ctx, cancel := context.WithCancel(ctx)
 	q := &endpoints.LocalQueue{Attempt: deps.Endpoints.Attempt}
 	q.Start(ctx)
@@ -114,7 +113,7 @@ func ServeHooks() {
 // start reads the configuration of a function that queues or takes
 // deliveries, with its delivery queue (SQS) when DELIVER_QUEUE_URL names
 // one.
-func start() (api.Deps, app.Config, aws.Config) {
+func start() (app.Deps, app.Config, aws.Config) {
 	app.SizeToCPU()
 	app.Logger(os.Stdout)
 	deps, cfg, awsCfg, err := app.FromEnv(context.Background(), awsenv.Load)

@@ -14,7 +14,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
-	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/awsenv"
 	"github.com/sourcebase/sourcebase/internal/blob"
@@ -27,7 +26,7 @@ import (
 // JOBS_STATE_MACHINE_ARN (when set: the function creating exports; the
 // runner only runs steps), reaching AWS as the function does. Without
 // either, the function has no jobs: their routes answer 503.
-func FromEnv(ctx context.Context, deps *api.Deps) error {
+func FromEnv(ctx context.Context, deps *app.Deps) error {
 	cfg, err := app.ConfigFromEnv()
 	if err != nil {
 		return err
@@ -58,8 +57,8 @@ func FromEnv(ctx context.Context, deps *api.Deps) error {
 }
 
 // Use gives deps bulk jobs over files, started on the state machine of cfg.
-func Use(deps *api.Deps, files blob.Store, awsCfg aws.Config, cfg app.Config) {
-	deps.Jobs = jobs.New(deps.Store, files, api.JobTargets(*deps))
+func Use(deps *app.Deps, files blob.Store, awsCfg aws.Config, cfg app.Config) {
+	deps.Jobs = jobs.New(deps.Store, files, app.JobTargets(*deps))
 	deps.Jobs.RowsPerSecond = cfg.ImportRowsPerSecond
 	if deps.Limits != nil {
 		deps.Jobs.Limits = deps.Limits // an import's rows count against its key's rate limit
@@ -70,4 +69,4 @@ func Use(deps *api.Deps, files blob.Store, awsCfg aws.Config, cfg app.Config) {
 }
 
 // Option is FromEnv as an option of app.ServeLambda and app.ServeRunner.
-func Option(deps *api.Deps) { app.Must(FromEnv(context.Background(), deps)) }
+func Option(deps *app.Deps) { app.Must(FromEnv(context.Background(), deps)) }

@@ -16,10 +16,8 @@ import (
 	"time"
 
 	"github.com/sourcebase/sourcebase/docs"
-	"github.com/sourcebase/sourcebase/internal/app/eventfns"
-
-	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/app/eventfns"
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/jobs"
@@ -32,7 +30,7 @@ import (
 // Env is one running service.
 type Env struct {
 	URL    string
-	Deps   api.Deps
+	Deps   app.Deps
 	Store  *store.Store
 	Engine *runs.InProcess // nil with SOURCEBASE_TARGET=lambdas: runs execute in the state machine
 	// Runner runs the bulk jobs in the process (nil with
@@ -100,7 +98,7 @@ func NewWith(t testing.TB, o Options) *Env {
 	t.Cleanup(runner.Close)
 	// Imports of tests write as fast as the table takes them.
 	deps.Jobs.RowsPerSecond = 100_000
-	srv.Config.Handler = app.WithFiles(files.Handler(), api.New(deps).Handler())
+	srv.Config.Handler = app.WithFiles(files.Handler(), app.Handler(deps))
 	return &Env{URL: srv.URL, Deps: deps, Store: st, Engine: engine, Runner: runner}
 }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/sourcebase/sourcebase/internal/api"
+	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/fn"
@@ -74,7 +74,7 @@ func BenchmarkGetCompany(b *testing.B) {
 	b.Run("handler", func(b *testing.B) {
 		// The handler stack alone, without the HTTP client and server:
 		// what serving the request adds to its GetItem.
-		h := api.New(s.env.Deps).Handler(fn.Companies)
+		h := app.Handler(s.env.Deps, fn.Companies)
 		s.calls.Reset()
 		b.ReportAllocs()
 		for b.Loop() {
