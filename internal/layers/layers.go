@@ -1,4 +1,4 @@
-// Package design declares how the module's packages are layered: each
+// Package layers declares how the module's packages are layered: each
 // package of internal/ sits in one layer, and imports only packages of its
 // own layer or of lower ones (its tests may import anything). The layers,
 // lowest first:
@@ -24,13 +24,13 @@
 // cmd/ and functions/ sit above every layer. The test in this package
 // fails on an import that points up, and on a package that has no layer
 // (a new package is placed here first).
-package design
+package layers
 
 // Layers lists the packages of internal/ (paths below internal/) by layer,
 // lowest first.
 var Layers = []Layer{
 	{"base", []string{"fn", "apperr", "clock", "ids", "input", "fold", "awsenv", "docspage", "dev/dynamolocal", "dev/lambdaenv", "dev/portowner",
-		"dev/localsfn", "webhook", "webhook/webhooktest", "perfreport", "design", "outbound", "blob", "dev/testinputs", "deploymodel"}},
+		"dev/localsfn", "webhook", "webhook/webhooktest", "perfreport", "layers", "outbound", "blob", "dev/testinputs", "deploymodel"}},
 	{"storage", []string{"store", "steps", "streams", "streams/streamsapi", "blob/s3blob"}},
 	{"platform", []string{"resource", "listing", "keys", "auth", "ratelimit", "routes", "metrics", "search", "search/searchtest",
 		"search/embedded", "search/opensearch", "openapi", "admin", "dev/testenv", "events", "events/bus", "bulk"}},

@@ -1,4 +1,4 @@
-package design_test
+package layers_test
 
 import (
 	"os/exec"
@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sourcebase/sourcebase/internal/design"
+	"github.com/sourcebase/sourcebase/internal/layers"
 	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
 )
 
@@ -39,7 +39,7 @@ func imports(t *testing.T) map[string][]string {
 func rank(t *testing.T) map[string]int {
 	t.Helper()
 	out := map[string]int{}
-	for i, l := range design.Layers {
+	for i, l := range layers.Layers {
 		for _, p := range l.Packages {
 			if _, dup := out[p]; dup {
 				t.Errorf("package %s is in two layers", p)
@@ -66,7 +66,7 @@ func TestEveryImportPointsToTheSameLayerOrALowerOne(t *testing.T) {
 		}
 		r, placed := ranks[from]
 		if !placed {
-			t.Errorf("package internal/%s has no layer: place it in design.Layers", from)
+			t.Errorf("package internal/%s has no layer: place it in layers.Layers", from)
 			continue
 		}
 		for _, imp := range graph[p] {
@@ -79,13 +79,13 @@ func TestEveryImportPointsToTheSameLayerOrALowerOne(t *testing.T) {
 			}
 			if ri, placed := ranks[to]; placed && ri > r {
 				t.Errorf("internal/%s (%s) imports internal/%s (%s): an import that points up",
-					from, design.Layers[r].Name, to, design.Layers[ri].Name)
+					from, layers.Layers[r].Name, to, layers.Layers[ri].Name)
 			}
 		}
 	}
 	for p := range ranks {
 		if _, ok := graph["internal/"+p]; !ok {
-			t.Errorf("design.Layers names internal/%s, which is no package", p)
+			t.Errorf("layers.Layers names internal/%s, which is no package", p)
 		}
 	}
 }
@@ -101,7 +101,7 @@ func TestTheHTTPMechanismDependsOnNoDomainPackage(t *testing.T) {
 	http := ranks["httpapi"]
 	for _, dep := range strings.Fields(string(out)) {
 		if p, ok := strings.CutPrefix(dep, module+"internal/"); ok && ranks[p] >= http && p != "httpapi" {
-			t.Errorf("internal/httpapi depends on internal/%s (%s)", p, design.Layers[ranks[p]].Name)
+			t.Errorf("internal/httpapi depends on internal/%s (%s)", p, layers.Layers[ranks[p]].Name)
 		}
 	}
 }
