@@ -171,7 +171,7 @@ Regenerate: make sam-template   (= cd infra && go run ./sam -write)
 Checked by: cd infra && go test ./sam   (fails when this file differs from what the code generates;
   go test ./sam -update rewrites it)
 Build and run: make sam-build, make sam-local (need the SAM CLI; sam-local also Docker).
-Stream and queues: the events function's stream source (filter criteria from api.EventCatalog()), the delivery
+Stream and queues: the events function's stream source (filter criteria from kinds.Events()), the delivery
   queue and its dead-letter queue, with their settings from infra/deploy.
 Bulk jobs: their bucket (settings and grants from infra/deploy) and the job state machine
   (jobs.StateMachineDefinition, internal/jobs) over the runner, started by an import's upload (EventBridge).`
@@ -669,7 +669,7 @@ func function(s Spec, f deploymodel.Function) (*yaml.Node, error) {
 				field("FunctionResponseTypes", flow("ReportBatchItemFailures")),
 				field("MaximumRetryAttempts", deploy.StreamRetryAttempts),
 				note("One batch per shard at a time: a record's changes in order.", "ParallelizationFactor", 1),
-				note("Only changes of item types that have events (api.EventCatalog()) invoke the function.", "FilterCriteria", obj(field("Filters", list(filters...)))),
+				note("Only changes of item types that have events (kinds.Events()) invoke the function.", "FilterCriteria", obj(field("Filters", list(filters...)))),
 				field("DestinationConfig", obj(field("OnFailure", obj(
 					field("Type", "SQS"),
 					field("Destination", getAtt(EventsFailuresID+".Arn")),

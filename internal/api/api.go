@@ -11,15 +11,11 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
 	"github.com/sourcebase/sourcebase/internal/apperr"
-	"github.com/sourcebase/sourcebase/internal/events"
 	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
-	"github.com/sourcebase/sourcebase/internal/kinds"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/operation"
-	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
@@ -75,13 +71,3 @@ func (a *Service) health(w http.ResponseWriter, r *http.Request) {
 	}
 	httpapi.JSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
-
-// EventCatalog is every kind of record that has events (kinds.Events).
-func EventCatalog() *events.Catalog { return kinds.Events() }
-
-// SchemaName is the component name of d's records (openapi.SchemaName).
-func SchemaName(d *resource.Def) string { return openapi.SchemaName(d) }
-
-// Searchable lists the resources with a search operation, in route order
-// (recordsapi.Searchable).
-func Searchable() []*resource.Def { return recordsapi.Searchable() }

@@ -14,6 +14,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/endpoints"
 	"github.com/sourcebase/sourcebase/internal/events"
 	"github.com/sourcebase/sourcebase/internal/ids"
+	"github.com/sourcebase/sourcebase/internal/kinds"
 	"github.com/sourcebase/sourcebase/internal/outbound"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/resources"
@@ -650,7 +651,7 @@ func historyOf(t *testing.T, e *apitest.Env, a *apitest.Client, company string) 
 	recv := newReceiver(t, nil)
 	if apitest.Lambdas() {
 		ctx := store.WithActor(t.Context(), store.Actor{Type: store.ActorAPIKey, ID: a.ClientID})
-		svc := endpoints.New(e.Store, api.EventCatalog(), &outbound.Client{AllowLoopback: true}, nil)
+		svc := endpoints.New(e.Store, kinds.Events(), &outbound.Client{AllowLoopback: true}, nil)
 		hook := recv.URL + "/a"
 		ep, err := svc.Create(ctx, a.Org, endpoints.Input{URL: &hook})
 		if err != nil {

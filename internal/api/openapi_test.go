@@ -18,6 +18,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
+	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/resources"
 )
 
@@ -109,8 +110,8 @@ func TestTheOpenAPIDocumentIsValidVersion100AndNamesExactlyTheRouteTable(t *test
 			continue
 		}
 		data := item.Get.Responses.Status(200).Value.Content.Get("application/json").Schema.Value.Properties["data"].Value
-		if !data.Type.Is("array") || data.Items == nil || data.Items.Ref != "#/components/schemas/"+api.SchemaName(d) {
-			t.Errorf("GET %s answers %v, want an array of %s", recordsapi.MultiGetPath(d), data.Type, api.SchemaName(d))
+		if !data.Type.Is("array") || data.Items == nil || data.Items.Ref != "#/components/schemas/"+openapi.SchemaName(d) {
+			t.Errorf("GET %s answers %v, want an array of %s", recordsapi.MultiGetPath(d), data.Type, openapi.SchemaName(d))
 		}
 	}
 	for path, item := range doc.Paths.Map() {

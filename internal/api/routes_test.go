@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sourcebase/sourcebase/internal/api"
+	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
 	co "github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/resource"
@@ -44,7 +45,7 @@ func TestTheRegistryDeclaresEveryKindOfRecordAndEachOperationOnce(t *testing.T) 
 	for _, d := range resources.All() {
 		want[d.Name] = crud(d.Name)
 	}
-	for _, d := range api.Searchable() {
+	for _, d := range recordsapi.Searchable() {
 		want[d.Name] = append(want[d.Name], "POST /v1/"+d.Name+"/search")
 	}
 	for name, patterns := range want {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sourcebase/sourcebase/internal/api"
+	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
 	"github.com/sourcebase/sourcebase/internal/mcpserver"
 	"github.com/sourcebase/sourcebase/internal/search"
 )
@@ -42,8 +43,8 @@ func TestEverySearchBodyDescribesItsMembersFromOneSource(t *testing.T) {
 			}
 		}
 	}
-	if bodies != len(api.Searchable()) {
-		t.Errorf("%d search bodies in the document, %d searchable resources", bodies, len(api.Searchable()))
+	if bodies != len(recordsapi.Searchable()) {
+		t.Errorf("%d search bodies in the document, %d searchable resources", bodies, len(recordsapi.Searchable()))
 	}
 
 	tools, err := mcpserver.ToolList(b, api.MCP())

@@ -19,7 +19,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
-	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/endpoints"
@@ -27,6 +26,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/events"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/keys"
+	"github.com/sourcebase/sourcebase/internal/kinds"
 	"github.com/sourcebase/sourcebase/internal/metrics"
 	"github.com/sourcebase/sourcebase/internal/outbound"
 	"github.com/sourcebase/sourcebase/internal/ratelimit"
@@ -312,7 +312,7 @@ func Build(st *store.Store, cfg Config, engine runs.EngineFactory) Deps {
 	es := enrichment.NewService(st, documentExists(reg), enrichment.Companies(cs))
 	rs.UseEnrichment(es)
 	wf.CheckStepsWith(rs.CheckSteps)
-	catalog := api.EventCatalog()
+	catalog := kinds.Events()
 	return Deps{
 		History: &events.History{Store: st, Catalog: catalog, Retention: k.EventRetention},
 		Endpoints: endpoints.New(st, catalog, &outbound.Client{AllowLoopback: cfg.WebhooksAllowLoopback, Resolver: cfg.WebhooksResolver},

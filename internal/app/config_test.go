@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 
-	"github.com/sourcebase/sourcebase/internal/api"
+	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/dev/lambdaenv"
 	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
@@ -179,7 +179,7 @@ func TestTheIndexerIsMadeForEverySearchableResource(t *testing.T) {
 		t.Fatal(err)
 	}
 	var want []string
-	for _, d := range api.Searchable() {
+	for _, d := range recordsapi.Searchable() {
 		want = append(want, d.Name)
 	}
 	if strings.Join(resources, ",") != strings.Join(want, ",") {

@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
-	"github.com/sourcebase/sourcebase/internal/api"
+	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
 	"github.com/sourcebase/sourcebase/internal/awsenv"
 	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/routes"
@@ -139,7 +139,7 @@ func Indexer(ctx context.Context, load AWSLoader, cfg Config, newIndexer NewInde
 		return nil, err
 	}
 	var schemas []*search.Schema
-	for _, d := range api.Searchable() {
+	for _, d := range recordsapi.Searchable() {
 		schemas = append(schemas, search.SchemaOf(d))
 	}
 	h, err := newIndexer(ctx, awsCfg, cfg.OpenSearchEndpoint, cfg.OpenSearchService, cfg.OpenSearchIndexPrefix, schemas)

@@ -11,11 +11,11 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
-	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/clock"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/endpoints"
 	evs "github.com/sourcebase/sourcebase/internal/events"
+	"github.com/sourcebase/sourcebase/internal/kinds"
 	"github.com/sourcebase/sourcebase/internal/outbound"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
@@ -45,7 +45,7 @@ func TestAnEndpointThatTimesOutIsRetriedWithTheSameWebhookIDAndHoldsItsRecordsLa
 	st := testenv.Store(t)
 	client := &outbound.Client{AllowLoopback: true, Timeout: testenv.Scaled(300 * time.Millisecond)}
 	q := &endpoints.LocalQueue{}
-	svc := endpoints.New(st, api.EventCatalog(), client, q)
+	svc := endpoints.New(st, kinds.Events(), client, q)
 	svc.Scale = 1e-6
 	q.Attempt = svc.Attempt
 	q.Start(ctx)

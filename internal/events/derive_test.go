@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/events"
+	"github.com/sourcebase/sourcebase/internal/kinds"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/streams"
 )
@@ -29,7 +29,7 @@ func image(t *testing.T, pk, sk, typ, actor string, doc map[string]any) store.Im
 }
 
 func TestAnUpdateIsItsChangedFieldsWithSecretsRedactedAndHiddenFieldsLeftOut(t *testing.T) {
-	c := api.EventCatalog()
+	c := kinds.Events()
 	pk := store.OrgPartition("org_1", "WORKFLOW")
 	before := image(t, pk, "wf_1", "WORKFLOW", "apiKey:ck_1", map[string]any{"id": "wf_1", "name": "a", "triggerSecret": "s1", "pastHeaderNames": []any{"X-A"}})
 	after := image(t, pk, "wf_1", "WORKFLOW", "apiKey:ck_2", map[string]any{"id": "wf_1", "name": "b", "triggerSecret": "s2", "pastHeaderNames": []any{"X-B"}})
@@ -65,7 +65,7 @@ func TestAnUpdateIsItsChangedFieldsWithSecretsRedactedAndHiddenFieldsLeftOut(t *
 // A write made through something (an import, a batch, a run) is its
 // actor's with that via; a run's starter is hidden from its events.
 func TestAnEventsActorCarriesWhatItWroteThrough(t *testing.T) {
-	c := api.EventCatalog()
+	c := kinds.Events()
 	via := store.Actor{Type: "apiKey", ID: "ck_1", Via: store.Via{Type: store.ViaWorkflowRun, ID: "run_1", WorkflowID: "wf_1"}}
 	img := image(t, store.OrgPartition("org_1", store.TypeRun), "run_1", store.TypeRun, via.String(),
 		map[string]any{"id": "run_1", "workflowId": "wf_1", "organizationId": "org_1", "starter": "apiKey:ck_1"})
@@ -82,7 +82,7 @@ func TestAnEventsActorCarriesWhatItWroteThrough(t *testing.T) {
 }
 
 func TestItemsThatAreNotRecordsGiveNoEvent(t *testing.T) {
-	c := api.EventCatalog()
+	c := kinds.Events()
 	for _, img := range []store.Image{
 		image(t, "RATE#key#ck_1", "W#1", store.TypeRate, "system:x", map[string]any{}),
 		image(t, store.OrgPartition("org_1", "COMPANY")+"#CHANGES", "123#cmp_1#1", store.TypeChange, "system:x", map[string]any{}),
@@ -101,7 +101,7 @@ func TestItemsThatAreNotRecordsGiveNoEvent(t *testing.T) {
 }
 
 func TestADeleteIsItsMarkersActorsAndAnExpiryIsTheSystems(t *testing.T) {
-	c := api.EventCatalog()
+	c := kinds.Events()
 	old := image(t, store.OrgPartition("org_1", "DEAL"), "deal_1", "DEAL", "apiKey:ck_1", map[string]any{"id": "deal_1", "name": "x"})
 	at := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 	by := func(_ context.Context, org, typ, id string) (store.Actor, time.Time, bool, error) {
@@ -124,7 +124,7 @@ func TestADeleteIsItsMarkersActorsAndAnExpiryIsTheSystems(t *testing.T) {
 }
 
 func TestAnEventTooLargeToKeepIsTruncated(t *testing.T) {
-	c := api.EventCatalog()
+	c := kinds.Events()
 	big := strings.Repeat("x", events.MaxDataBytes)
 	img := image(t, store.OrgPartition("org_1", "DEAL"), "deal_1", "DEAL", "apiKey:ck_1", map[string]any{"id": "deal_1", "notes": big})
 	d, _, _ := c.Derive(context.Background(), streams.Record{ID: "r", Name: streams.Insert, New: img}, nil)
@@ -134,7 +134,7 @@ func TestAnEventTooLargeToKeepIsTruncated(t *testing.T) {
 }
 
 func TestEventTypePatterns(t *testing.T) {
-	c := api.EventCatalog()
+	c := kinds.Events()
 	for p, ok := range map[string]bool{"*": true, "company.*": true, "company.updated": true, "webhookEndpoint.disabled": true,
 		"company.disabled": false, "planet.*": false, "company": false, "": false} {
 		if got := c.CheckPattern(p) == nil; got != ok {
@@ -147,7 +147,7 @@ func TestEventTypePatterns(t *testing.T) {
 }
 
 func TestARecordStoredDeflatedDerivesTheSameEvent(t *testing.T) {
-	c := api.EventCatalog()
+	c := kinds.Events()
 	pk := store.OrgPartition("org_1", "WORKFLOW")
 	before := image(t, pk, "wf_1", "WORKFLOW", "apiKey:ck_1", map[string]any{"id": "wf_1", "name": "a"})
 	after := image(t, pk, "wf_1", "WORKFLOW", "apiKey:ck_2", map[string]any{"id": "wf_1", "name": "b", "description": strings.Repeat("long ", 400)})

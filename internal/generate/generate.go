@@ -24,10 +24,12 @@ import (
 	"strings"
 
 	"github.com/sourcebase/sourcebase/internal/api"
+	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
 	"github.com/sourcebase/sourcebase/internal/api/recordsapi/listspec"
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/deploymodel"
 	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
+	"github.com/sourcebase/sourcebase/internal/kinds"
 	"github.com/sourcebase/sourcebase/internal/mcpserver"
 	"github.com/sourcebase/sourcebase/internal/resources"
 	"github.com/sourcebase/sourcebase/internal/search"
@@ -285,7 +287,7 @@ func errorCodesDoc(_ context.Context, root, _ string, _ map[string][]byte) ([]Fi
 }
 
 // EventsPath is the events page, whose table of event types is the event
-// catalog's (api.EventCatalog).
+// catalog's (kinds.Events).
 const EventsPath = "docs/events.md"
 
 func eventsDoc(_ context.Context, root, _ string, _ map[string][]byte) ([]File, []string, error) {
@@ -293,7 +295,7 @@ func eventsDoc(_ context.Context, root, _ string, _ map[string][]byte) ([]File, 
 	if err != nil {
 		return nil, nil, err
 	}
-	b, err := splice(EventsPath, page, "<!-- event-types -->\n", "<!-- /event-types -->", api.EventCatalog().Markdown())
+	b, err := splice(EventsPath, page, "<!-- event-types -->\n", "<!-- /event-types -->", kinds.Events().Markdown())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -439,7 +441,7 @@ func SearchDoc(page []byte) ([]byte, error) {
 // searchable are the search schemas of the searchable declarations.
 func searchable() []*search.Schema {
 	var schemas []*search.Schema
-	for _, d := range api.Searchable() {
+	for _, d := range recordsapi.Searchable() {
 		schemas = append(schemas, search.SchemaOf(d))
 	}
 	return schemas

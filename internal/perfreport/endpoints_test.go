@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/api"
+	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/endpoints"
@@ -262,7 +263,7 @@ func everyEndpoint(t *testing.T, env *apitest.Env, m *apitest.Meter) []routeUsag
 	recipes["GET /v1/exports"] = get("/v1/exports")
 	recipes["GET /v1/exports/{id}"] = get(exportPath)
 
-	for _, d := range api.Searchable() {
+	for _, d := range recordsapi.Searchable() {
 		recipes["POST /v1/"+d.Name+"/search"] = func(*testing.T, int) call {
 			return call{method: "POST", path: "/v1/" + d.Name + "/search", body: map[string]any{"text": "usage"}}
 		}

@@ -13,12 +13,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/clock"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/endpoints"
 	"github.com/sourcebase/sourcebase/internal/endpoints/sqsqueue"
 	evs "github.com/sourcebase/sourcebase/internal/events"
+	"github.com/sourcebase/sourcebase/internal/kinds"
 	"github.com/sourcebase/sourcebase/internal/outbound"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
@@ -71,7 +71,7 @@ func TestTheDeliverFunctionRetriesByVisibilityAndMovesWhatExhaustsItsRetriesToTh
 	t.Cleanup(recv.Close)
 
 	st := testenv.Store(t)
-	svc := endpoints.New(st, api.EventCatalog(), &outbound.Client{AllowLoopback: true}, sqsqueue.Queue{Client: c, URL: queue})
+	svc := endpoints.New(st, kinds.Events(), &outbound.Client{AllowLoopback: true}, sqsqueue.Queue{Client: c, URL: queue})
 	svc.Scale = 1e-9 // every wait rounds to a visibility of 0 s: retried at once
 	ep, err := svc.Create(ctx, "org_1", endpoints.Input{URL: aws.String(recv.URL)})
 	if err != nil {
