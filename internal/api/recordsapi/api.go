@@ -71,9 +71,9 @@ func Schemas(out map[string]openapi.Schema) {
 	}
 	out["WebhookTrigger"] = openapi.TypeOf(reflect.TypeFor[workflows.WebhookTrigger]())
 	for _, d := range Searchable() {
-		out[openapi.SchemaName(d)+"Search"] = searchSchema(search.SchemaOf(d))
+		out[openapi.SchemaName(d)+"Search"] = listspec.SearchSchema(search.SchemaOf(d))
 	}
-	out["SearchPredicate"] = predicateSchema()
+	out["SearchPredicate"] = listspec.PredicateSchema()
 	listspec.FilterComponents(out)
 	out["SearchMetadata"] = openapi.TypeOf(reflect.TypeFor[SearchMetadata]())
 	batchComponents(out)

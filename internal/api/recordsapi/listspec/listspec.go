@@ -1,8 +1,9 @@
-// Package listspec is what a kind of record's list takes, from its
-// declaration: the listing.Resource the list parser and planner read
+// Package listspec is what a kind of record's list and search take, from
+// its declaration: the listing.Resource the list parser and planner read
 // (Resource: filters, sort keys, fields, expansions) and the OpenAPI text
-// of its GET list and its query body (POST /v1/<name>/query), their
-// filter objects, sort keys and listed records.
+// of its GET list, its query body (POST /v1/<name>/query) and its search
+// body (POST /v1/<name>/search), their filter objects, sort keys and
+// listed records.
 package listspec
 
 import (

@@ -1,4 +1,4 @@
-package recordsapi
+package listspec
 
 import (
 	"github.com/sourcebase/sourcebase/internal/openapi"
