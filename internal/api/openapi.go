@@ -162,6 +162,10 @@ func buildOpenAPI() ([]byte, error) {
 	for _, op := range registry() {
 		ops = append(ops, operations(op)...)
 	}
+	topics, err := tags()
+	if err != nil {
+		return nil, err
+	}
 	doc, err := openapi.Document(ops, componentSchemas(), securitySchemes, openapi.Info{
 		Title: "Sourcebase API",
 		Description: "Financial-research data for private-markets firms: companies, deals, people, documents, " +
@@ -171,7 +175,7 @@ func buildOpenAPI() ([]byte, error) {
 			"Lists page with `limit`, `page` and the opaque `cursor` of `X-Next-Cursor`.",
 		URL:     "https://github.com/sourcebase/sourcebase",
 		License: "Proprietary", LicenseID: "LicenseRef-Proprietary",
-		Tags: tags(),
+		Tags: topics,
 	})
 	if err != nil {
 		return nil, err
@@ -181,18 +185,22 @@ func buildOpenAPI() ([]byte, error) {
 	return openapi.NumberFormats(doc)
 }
 
-// tags are the reference's groups (routes.Topics), a kind of record's
-// described by its declaration.
-func tags() []openapi.Tag {
-	out := make([]openapi.Tag, len(routes.Topics))
-	for i, t := range routes.Topics {
-		about := t.About
-		if d := kinds.Find(t.Name); about == "" && d != nil {
-			about = d.Doc
-		}
-		out[i] = openapi.Tag{Name: t.Name, Title: t.Title, Description: about, Section: t.Section}
+// tags are the reference's groups (kinds.Topics: the hand-written
+// routes.Topics, and a kind of record's from its declaration); the error
+// names the file to change when a route is under none or one has no route.
+func tags() ([]openapi.Tag, error) {
+	topics, err := kinds.Topics()
+	if err == nil {
+		err = routes.CheckTopics(topics, Routes())
 	}
-	return out
+	if err != nil {
+		return nil, err
+	}
+	out := make([]openapi.Tag, len(topics))
+	for i, t := range topics {
+		out[i] = openapi.Tag{Name: t.Name, Title: t.Title, Description: t.About, Section: t.Section}
+	}
+	return out, nil
 }
 
 func componentSchemas() map[string]openapi.Schema {

@@ -160,7 +160,7 @@ func TestTheOpenAPIDocumentPassesSpectralWithoutErrorsOrWarnings(t *testing.T) {
 }
 
 // The reference groups operations by what a user looks for (one tag per
-// kind of record or topic, routes.Topics), each tag with a title and a
+// kind of record or topic, kinds.Topics), each tag with a title and a
 // description and listed under a section; the function serving an
 // operation is its x-function.
 func TestTheDocumentGroupsOperationsByTopicAndNamesTheirFunctionApart(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/resources"
+	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/workflows"
@@ -67,4 +68,16 @@ func Find(name string) *resource.Def {
 		}
 	}
 	return nil
+}
+
+// Topics are the API reference's topics, in its order (routes.Reference):
+// the hand-written ones (routes.Topics) and one for every kind of record,
+// named, titled, described and placed by its declaration (Name, TopicTitle,
+// Doc, TopicSection). The error names the file to change.
+func Topics() ([]routes.Topic, error) {
+	var ts []routes.Topic
+	for _, d := range All() {
+		ts = append(ts, routes.Topic{Name: d.Name, Title: d.TopicTitle(), About: d.Doc, Section: d.TopicSection(), Declared: d.Where()})
+	}
+	return routes.Reference(ts)
 }

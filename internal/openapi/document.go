@@ -110,7 +110,7 @@ type Param struct {
 // schemes. It is deterministic: the same ops give the same bytes.
 func Document(ops []Operation, schemas map[string]Schema, securitySchemes map[string]Schema, info Info) ([]byte, error) {
 	paths := map[string]map[string]any{}
-	tags := map[string]bool{}
+	tags := map[string]string{} // tag -> the first operation listed under it
 	for _, op := range ops {
 		item := paths[op.Path]
 		if item == nil {
@@ -122,12 +122,14 @@ func Document(ops []Operation, schemas map[string]Schema, securitySchemes map[st
 			return nil, fmt.Errorf("openapi: %s %s declared twice", op.Method, op.Path)
 		}
 		item[m] = op.object()
-		tags[op.Tag] = true
+		if _, ok := tags[op.Tag]; !ok {
+			tags[op.Tag] = op.Method + " " + op.Path
+		}
 	}
 	var tagList, sections []any
 	section := map[string]int{}
 	for _, t := range info.Tags {
-		if !tags[t.Name] {
+		if _, ok := tags[t.Name]; !ok {
 			return nil, fmt.Errorf("openapi: tag %q has no operation", t.Name)
 		}
 		delete(tags, t.Name)
@@ -141,8 +143,8 @@ func Document(ops []Operation, schemas map[string]Schema, securitySchemes map[st
 		g := sections[i].(map[string]any)
 		g["tags"] = append(g["tags"].([]any), t.Name)
 	}
-	for t := range tags {
-		return nil, fmt.Errorf("openapi: an operation's tag %q is not one of the document's tags", t)
+	for _, t := range slices.Sorted(maps.Keys(tags)) {
+		return nil, fmt.Errorf("openapi: %s is listed under tag %q, which is not one of the document's tags (Info.Tags)", tags[t], t)
 	}
 	headerComponents := headers()
 	paramComponents := map[string]any{

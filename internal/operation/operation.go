@@ -133,15 +133,15 @@ func Collect(groups ...[]Operation) []Operation {
 	for _, g := range groups {
 		ops = append(ops, g...)
 	}
-	seen := map[string]bool{}
+	seen := map[string]Operation{}
 	for i, op := range ops {
 		if err := op.Check(); err != nil {
 			panic("operation: " + err.Error())
 		}
-		if seen[op.Pattern()] {
-			panic("operation: " + op.Pattern() + " declared twice")
+		if first, dup := seen[op.Pattern()]; dup {
+			panic(fmt.Sprintf("operation: %s declared twice: %s, and %s", op.Pattern(), first.declaredBy(), op.declaredBy()))
 		}
-		seen[op.Pattern()] = true
+		seen[op.Pattern()] = op
 		if op.Describe == nil || op.Serve == nil {
 			panic(fmt.Sprintf("operation: %s has no OpenAPI description or no handler", op.Pattern()))
 		}
@@ -155,6 +155,14 @@ func Collect(groups ...[]Operation) []Operation {
 		}
 	}
 	return ops
+}
+
+// declaredBy says what declares o, for a message that asks to change it.
+func (o Operation) declaredBy() string {
+	if o.Generic {
+		return fmt.Sprintf("by the declaration of the kind of record %q (in internal/resources: give it another Name)", o.Resource)
+	}
+	return fmt.Sprintf("by a feature of internal/api (operation.Declare of %s, function %s)", o.Pattern(), o.Function)
 }
 
 // Routes are the routes and policies of ops.

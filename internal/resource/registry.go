@@ -67,7 +67,7 @@ func (reg *Registry) mustKnow(d *Def, f Field) {
 	}
 	for _, t := range targets {
 		if _, ok := reg.exists[t]; !ok && (f.Kind == Ref || f.Kind == Refs) {
-			panic(fmt.Sprintf("resource %s: field %s references unknown resource %q", d.Name, f.Name, t))
+			panic(fmt.Sprintf("resource %s (%s): field %s references unknown resource %q: declare it, or name a declared one in the field's Target(s)", d.Name, d.Where(), f.Name, t))
 		}
 	}
 	for _, sub := range f.Fields {

@@ -70,11 +70,54 @@ type Def struct {
 	// Rules documents what the hooks (Check, Compute) add to the rules the
 	// fields declare: a paragraph of docs/resources.md.
 	Rules string
+	// Title is how the API reference shows the kind of record (its topic's
+	// x-displayName); "" for its Name capitalized, hyphens as spaces
+	// ("workflow-runs": "Workflow runs"). See TopicTitle.
+	Title string
+	// Section is the heading of the API reference it is listed under (one
+	// of routes.Sections); "" for DefaultSection.
+	Section string
+	// File is the file that declares it, from the repository root
+	// ("internal/resources/crm.go"), for errors about the declaration to
+	// name; resources' declare sets it.
+	File string
 
 	orderOnce sync.Once
 	order     []string // the names of allFields, the record's JSON order
 	shapeOnce sync.Once
 	shapeName string
+}
+
+// DefaultSection is the heading of the API reference a kind of record is
+// listed under when its declaration names none (Def.Section).
+const DefaultSection = "Records"
+
+// TopicTitle is how the API reference shows the kind of record: its Title,
+// or its Name capitalized with hyphens as spaces.
+func (d *Def) TopicTitle() string {
+	if d.Title != "" {
+		return d.Title
+	}
+	name := strings.ReplaceAll(d.Name, "-", " ")
+	return strings.ToUpper(name[:1]) + name[1:]
+}
+
+// TopicSection is the heading of the API reference the kind of record is
+// listed under: its Section, or DefaultSection.
+func (d *Def) TopicSection() string {
+	if d.Section != "" {
+		return d.Section
+	}
+	return DefaultSection
+}
+
+// Where names d's declaration for an error: its File, or its name's
+// resource.Def when that is not known.
+func (d *Def) Where() string {
+	if d.File != "" {
+		return d.File
+	}
+	return fmt.Sprintf("the resource.Def of %q", d.Name)
 }
 
 // Built-in fields of every record.
@@ -370,17 +413,17 @@ func (d *Def) spec() store.Spec[Record] {
 	for _, f := range d.allFields() {
 		if f.Sort {
 			if len(sortIx) == 0 {
-				panic(fmt.Sprintf("resource %s: more than two sort fields", d.Name))
+				panic(fmt.Sprintf("resource %s (%s): more than two sort fields: the table has two sort indexes, keep Sort on two fields at most", d.Name, d.Where()))
 			}
 			sp.Sorts = append(sp.Sorts, store.Sort[Record]{Field: f.Name, Index: sortIx[0], Key: func(r *Record) string { return sortKey(f, r.Fields[f.Name]) }})
 			sortIx = sortIx[1:]
 		}
 		if f.Lookup {
 			if len(lookIx) == 0 {
-				panic(fmt.Sprintf("resource %s: more than two lookup fields", d.Name))
+				panic(fmt.Sprintf("resource %s (%s): more than two lookup fields: the table has two lookup indexes, keep Lookup on two fields at most", d.Name, d.Where()))
 			}
 			if f.Kind == Strings || f.Kind == Refs || f.Kind == Structs || f.Kind == Struct || f.Kind == Object {
-				panic(fmt.Sprintf("resource %s: field %s cannot be a lookup", d.Name, f.Name))
+				panic(fmt.Sprintf("resource %s (%s): field %s cannot be a Lookup: only a field of one value (not a list, a struct or an object) can", d.Name, d.Where(), f.Name))
 			}
 			sp.Lookups = append(sp.Lookups, store.Lookup[Record]{Name: f.Name, Index: lookIx[0], Key: func(r *Record) string { return lookupKey(f, r.Fields[f.Name]) }})
 			lookIx = lookIx[1:]
@@ -389,7 +432,7 @@ func (d *Def) spec() store.Spec[Record] {
 			sp.Unique = append(sp.Unique, store.Unique[Record]{Field: f.Name, Key: func(r *Record) string { return lookupKey(f, r.Fields[f.Name]) }})
 		}
 		if f.Restrict && (!f.Lookup || f.Kind != Ref || f.Target == "") {
-			panic(fmt.Sprintf("resource %s: Restrict needs a Ref field with a Target that is a Lookup (%s)", d.Name, f.Name))
+			panic(fmt.Sprintf("resource %s (%s): field %s: Restrict needs a Ref field with a Target that is a Lookup", d.Name, d.Where(), f.Name))
 		}
 	}
 	return sp

@@ -1,11 +1,14 @@
 package resources
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/resource"
 )
 
@@ -56,27 +59,64 @@ func TestTheReadmeLinksToTheGeneratedTableOfEveryDeclaredResource(t *testing.T) 
 }
 
 // A resource is declared once (declare), and All keeps the order of the
-// declarations: the files in name order, so each group's resources
-// together, in the order of Functions.
-func TestEveryResourceIsDeclaredOnceInFunctionOrder(t *testing.T) {
-	var groups []string
+// declarations: the files in name order, then the declarations of each
+// file. A resource declared in a file of its own, served by any function
+// of Functions, is in order too: the test asks nothing of its place.
+func TestEveryResourceIsDeclaredOnceInOrder(t *testing.T) {
+	want := []*resource.Def{Industries, Sectors, Subsectors, Tags, Deals, People, Teams, Workspaces, Activities, Funds,
+		Documents, Lists, Frameworks, Screenings, Scores}
+	var got []*resource.Def
 	for _, d := range All() {
-		if n := len(groups); n == 0 || groups[n-1] != d.Function {
-			groups = append(groups, d.Function)
+		if slices.Contains(want, d) {
+			got = append(got, d)
+		}
+		if !slices.Contains(Functions, d.Function) {
+			t.Errorf("%s is served by %s, which is not one of Functions", d.Name, d.Function)
+		}
+		if _, err := os.Stat(filepath.Join("..", "..", d.File)); err != nil || !strings.HasPrefix(d.File, "internal/resources/") {
+			t.Errorf("%s: its File %q is not the file that declares it (%v)", d.Name, d.File, err)
 		}
 	}
-	if strings.Join(groups, ",") != strings.Join(Functions, ",") {
-		t.Errorf("the declarations' functions in order: %v, want %v", groups, Functions)
+	if !slices.Equal(got, want) {
+		t.Errorf("All lists the declarations out of order: %v", names(got))
 	}
-	if All()[0] != Industries || All()[len(All())-1] != Scores {
-		t.Errorf("All starts with %s and ends with %s", All()[0].Name, All()[len(All())-1].Name)
+	if Sectors.File != "internal/resources/catalog.go" || Deals.File != "internal/resources/crm.go" {
+		t.Errorf("sectors are declared in %s, deals in %s", Sectors.File, Deals.File)
 	}
-	defer func() {
-		if recover() == nil {
-			t.Error("declaring deals twice did not panic")
+}
+
+// declare refuses, naming the files, a second declaration of a name, and
+// a declaration without a function that serves routes.
+func TestADeclarationThatDeclareRefusesNamesItsFile(t *testing.T) {
+	before := len(All())
+	refusal := func(d *resource.Def) (msg string) {
+		defer func() { msg = fmt.Sprint(recover()) }()
+		declare(d)
+		return ""
+	}
+	twice := refusal(&resource.Def{Name: "deals", Singular: "deal", Type: "OTHER", IDPrefix: "oth", Function: fn.CRM})
+	for _, want := range []string{"internal/resources/doc_test.go", "internal/resources/crm.go", "Name, Type or IDPrefix"} {
+		if !strings.Contains(twice, want) {
+			t.Errorf("declaring deals twice: %q does not say %q", twice, want)
 		}
-	}()
-	declare(&resource.Def{Name: "deals", Type: "OTHER", IDPrefix: "oth"})
+	}
+	noFunction := refusal(&resource.Def{Name: "investors", Singular: "investor", Type: "INVESTOR", IDPrefix: "inv", Function: "investors"})
+	for _, want := range []string{"internal/resources/doc_test.go", `Function "investors"`, "internal/routes/functions.go", fn.CRM} {
+		if !strings.Contains(noFunction, want) {
+			t.Errorf("a declaration served by no function: %q does not say %q", noFunction, want)
+		}
+	}
+	if len(All()) != before {
+		t.Errorf("a refused declaration was kept: %d declarations", len(All()))
+	}
+}
+
+func names(defs []*resource.Def) []string {
+	var out []string
+	for _, d := range defs {
+		out = append(out, d.Name)
+	}
+	return out
 }
 
 // Lists hold companies and every resource declared OnLists; the MCP tools

@@ -6,12 +6,17 @@ package resources
 
 import (
 	"fmt"
+	"path"
+	"path/filepath"
+	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/resource"
+	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
@@ -55,20 +60,65 @@ func description() resource.Field {
 // catalog.go's come first, then crm.go's, documents.go's, scoring.go's.
 var declared []*resource.Def
 
-// declare adds d to the declared resources: a resource declared with it
-// has its routes, its OpenAPI operations and schemas, its documentation,
-// its search schema (Searchable), its MCP tools (MCP), its place on lists
-// (OnLists), its CDK and SAM routes and its function's IAM policy, and the
-// contract and performance tests' samples, with nothing else to list.
+// declare adds d to the declared resources. A resource declared with it,
+// in a file of this package, needs nothing else written by hand: from the
+// declaration come its routes and their handlers, its OpenAPI operations
+// and schemas, its topic in the reference (its Name; Title and Section
+// when the defaults, the Name capitalized and "Records", do not fit), its
+// section of docs/resources.md, its event types, its search schema
+// (Searchable), its MCP tools (MCP), its place on lists (OnLists), its
+// metric series (Series), its function's routes and IAM policy in the
+// deployment model, the CDK stack and the SAM template, and the contract
+// and performance tests' samples. `make generate` then rewrites the
+// committed files made from it (docs/architecture.md, "Adding a
+// resource").
+//
+// declare panics, naming the declaration's file and what to change, when
+// d lacks a name, singular, type, id prefix or function, when its function
+// serves no HTTP routes (routes.Functions), or when another kind of record
+// has its name, type or id prefix.
 func declare(d *resource.Def) *resource.Def {
-	for _, o := range declared {
+	d.File = declaringFile()
+	bad := func(format string, args ...any) {
+		panic(fmt.Sprintf("resources: %s (%s): ", d.Name, d.File) + fmt.Sprintf(format, args...))
+	}
+	if d.Name == "" || d.Singular == "" || d.Type == "" || d.IDPrefix == "" || d.Function == "" {
+		bad("a declaration needs a Name (the plural, its path: /v1/<Name>), a Singular, a Type (its items' type in the table, such as DEAL), " +
+			"an IDPrefix and a Function (package fn)")
+	}
+	if !slices.Contains(routes.Served, d.Function) {
+		bad("Function %q serves no HTTP routes: use one of %q (package fn), or add the function to routes.Functions in internal/routes/functions.go", d.Function, routes.Served)
+	}
+	for _, o := range append([]*resource.Def{companies.Def}, declared...) {
 		if o.Name == d.Name || o.Type == d.Type || o.IDPrefix == d.IDPrefix {
-			panic(fmt.Sprintf("resources: %s declared twice, or with the type or id prefix of %s", d.Name, o.Name))
+			bad("%s (%s) has the same Name, Type or IDPrefix (%s, %s, %s): give this declaration its own", o.Name, o.Where(), o.Name, o.Type, o.IDPrefix)
 		}
 	}
 	declared = append(declared, d)
 	return d
 }
+
+// declaringFile is the file, from the repository root, whose package-level
+// declaration called declare (through helpers such as subdivision): the
+// one the package's initialization runs.
+func declaringFile() string {
+	pcs := make([]uintptr, 32)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs)])
+	file := ""
+	for {
+		f, more := frames.Next()
+		if strings.HasPrefix(f.Function, packagePath+".") {
+			file = f.File
+		}
+		if !more || strings.HasPrefix(f.Function, packagePath+".init") {
+			break
+		}
+	}
+	return "internal/resources/" + path.Base(filepath.ToSlash(file))
+}
+
+// packagePath is this package's import path.
+const packagePath = "github.com/sourcebase/sourcebase/internal/resources"
 
 // SeriesKinds are the kinds of record that hold metric series (their Def's
 // Series), by name: companies, then the declared resources in order.

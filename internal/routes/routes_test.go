@@ -9,6 +9,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/kinds"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
@@ -257,31 +258,120 @@ func TestCheckRefusesContradictoryPolicies(t *testing.T) {
 	}
 }
 
-// Every route is listed in the reference under one of routes.Topics, and
+// Every route is listed in the reference under one of its topics (the
+// hand-written routes.Topics and one per kind of record, kinds.Topics), and
 // every topic lists a route; topic names are unique and each has a title
 // and a section (its description is checked in the OpenAPI document).
 func TestEveryRouteIsInOneTopicAndEveryTopicHasARoute(t *testing.T) {
-	used := map[string]int{}
-	for _, r := range api.Routes() {
-		used[r.TopicName()]++
+	topics, err := kinds.Topics()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := routes.CheckTopics(topics, api.Routes()); err != nil {
+		t.Error(err)
 	}
 	seen := map[string]bool{}
-	for _, tp := range routes.Topics {
+	for _, tp := range topics {
 		if seen[tp.Name] {
 			t.Errorf("topic %q listed twice", tp.Name)
 		}
 		seen[tp.Name] = true
-		if tp.Title == "" || tp.Section == "" {
-			t.Errorf("topic %q lacks a title or a section: %+v", tp.Name, tp)
-		}
-		if used[tp.Name] == 0 {
-			t.Errorf("topic %q lists no route", tp.Name)
+		if tp.Title == "" || tp.Section == "" || tp.About == "" {
+			t.Errorf("topic %q lacks a title, a section or a description: %+v", tp.Name, tp)
 		}
 	}
-	for name, n := range used {
+	for _, name := range []string{"deals", "frameworks", "workflow-runs", "enrichment", "mcp"} {
 		if !seen[name] {
-			t.Errorf("%d routes are listed under %q, which is not one of routes.Topics", n, name)
+			t.Errorf("no topic %q", name)
 		}
+	}
+}
+
+// A kind of record's topic comes from its declaration: a new one is listed
+// at the end of its section with its name capitalized, and the errors of a
+// topic or a route that does not fit name the file to change and what to
+// add there.
+func TestAKindOfRecordsTopicComesFromItsDeclaration(t *testing.T) {
+	all, err := kinds.Topics()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var declared []routes.Topic // the kinds of record's topics, in the order of their declarations
+	for _, d := range kinds.All() {
+		i := slices.IndexFunc(all, func(tp routes.Topic) bool { return tp.Name == d.Name })
+		if i < 0 || all[i].Declared == "" || all[i].Declared == routes.TopicsFile {
+			t.Fatalf("%s: no topic from its declaration", d.Name)
+		}
+		declared = append(declared, all[i])
+	}
+	for name, want := range map[string][3]string{ // title, section, file
+		"frameworks":    {"Scoring frameworks", "Scoring", "internal/resources/scoring.go"}, // its declaration's Title
+		"workflow-runs": {"Workflow runs", "Workflows", `the resource.Def of "workflow-runs"`},
+		"deals":         {"Deals", "Records", "internal/resources/crm.go"}, // the default section
+	} {
+		i := slices.IndexFunc(declared, func(tp routes.Topic) bool { return tp.Name == name })
+		if got := declared[i]; got.Title != want[0] || got.Section != want[1] || got.Declared != want[2] {
+			t.Errorf("%s's topic: %+v, want %v", name, got, want)
+		}
+	}
+	pledges := routes.Topic{Name: "test-pledges", Title: "Test pledges", About: "a pledge", Section: "Records", Declared: "internal/resources/pledges.go"}
+	got, err := routes.Reference(append(slices.Clone(declared), pledges))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tp := range got {
+		names = append(names, tp.Name)
+	}
+	records := slices.Index(names, "industries") // the first of the next section
+	if records < 1 || names[records-1] != "test-pledges" || slices.Index(names, "companies") != 0 {
+		t.Errorf("the reference's topics: %v, want test-pledges at the end of the records", names)
+	}
+
+	for name, c := range map[string]struct {
+		kind routes.Topic
+		want []string
+	}{
+		"an unknown section": {routes.Topic{Name: "test-pledges", Title: "Pledges", Section: "Investing", Declared: "internal/resources/pledges.go"},
+			[]string{"internal/resources/pledges.go", `section "Investing"`, "Section", routes.TopicsFile, "routes.Sections"}},
+		"a hand-written topic's name": {routes.Topic{Name: "keys", Title: "Keys", Section: "Records", Declared: "internal/resources/keys.go"},
+			[]string{"internal/resources/keys.go", routes.TopicsFile, `topic "keys" is declared twice`}},
+	} {
+		_, err := routes.Reference(append(slices.Clone(declared), c.kind))
+		for _, want := range c.want {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: %v, want it to say %q", name, err, want)
+			}
+		}
+	}
+	_, err = routes.Reference(declared[1:])
+	if want := `lists "companies" first under "Records", which is no kind of record`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("without companies: %v, want %q", err, want)
+	}
+
+	rs := []routes.Route{
+		{Method: "GET", Path: "/v1/test-pledges", Resource: "test-pledges"},
+		{Method: "GET", Path: "/v1/data/things", Topic: "things"},
+		{Method: "GET", Path: "/v1/other"},
+	}
+	for _, tp := range all {
+		if tp.Name != "enrichment" {
+			rs = append(rs, routes.Route{Method: "GET", Path: "/v1/" + tp.Name, Topic: tp.Name})
+		}
+	}
+	err = routes.CheckTopics(all, rs)
+	for _, want := range []string{
+		`GET /v1/test-pledges serves "test-pledges"`, "declare it",
+		`GET /v1/data/things is listed under topic "things"`, `add {Name: "things"`, "to routes.Topics in " + routes.TopicsFile,
+		"GET /v1/other serves no kind of record",
+		`topic "enrichment" (` + routes.TopicsFile + ") lists no route",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("CheckTopics: %v\nwant it to say %q", err, want)
+		}
+	}
+	if n := strings.Count(err.Error(), "\n") + 1; n != 4 {
+		t.Errorf("CheckTopics: %d errors, want 4:\n%v", n, err)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 // client's to change (TitleDef).
 var Def = &resource.Def{
 	Name: "workflow-runs", Singular: "workflow run", Type: store.TypeRun, IDPrefix: "run", Function: fn.Workflows, MCP: true,
+	Section: "Workflows",
 	Doc: "A run of a workflow: queued, then completed or failed, once (running meanwhile when it executes for more than a second). Started with " +
 		"`POST /v1/workflows/{id}/runs`, by a webhook to the workflow's trigger, or as the retry of a failed run.",
 	NoUpdatedAt: true,

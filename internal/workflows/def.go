@@ -20,6 +20,7 @@ import (
 // still Service's own.
 var Def = &resource.Def{
 	Name: "workflows", Singular: "workflow", Type: store.TypeWorkflow, IDPrefix: "wf", Function: fn.Workflows, MCP: true,
+	Section: "Workflows",
 	Doc: "A workflow: steps run in order on an input, started through the API or by a webhook to its trigger. " +
 		"The step language is described in [`docs/workflows.md`](workflows.md).",
 	SortUpdatedAt: true,
