@@ -15,11 +15,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/sourcebase/sourcebase/internal/apikeys"
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/dev/lambdaenv"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/fn"
-	"github.com/sourcebase/sourcebase/internal/keys"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
@@ -237,7 +237,7 @@ func TestLocalProvisioningCreatesTheTableAndADemoAdminKeyThatAuthenticates(t *te
 	db := dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint),
 		Credentials: credentials.NewStaticCredentialsProvider(key, "secret", "")})
 	st := store.New(db, table)
-	p, err := auth.New(keys.New(st), 0).Authenticate(ctx, demo.ClientID, demo.Secret)
+	p, err := auth.New(apikeys.New(st), 0).Authenticate(ctx, demo.ClientID, demo.Secret)
 	if err != nil || p.OrgID != demo.OrgID || !p.IsAdmin() {
 		t.Fatalf("Authenticate(%s) = %+v, %v; want an admin of %s", demo.ClientID, p, err, demo.OrgID)
 	}

@@ -7,8 +7,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/sourcebase/sourcebase/internal/apikeys"
 	"github.com/sourcebase/sourcebase/internal/apperr"
-	"github.com/sourcebase/sourcebase/internal/keys"
 	"github.com/sourcebase/sourcebase/internal/ratelimit"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
@@ -41,7 +41,7 @@ var Actions = []string{"create-table", "create-org", "create-key", "list-keys", 
 // Run performs req against the table and returns what to print.
 func Run(ctx context.Context, st *store.Store, req Request) (any, error) {
 	ctx = store.WithActor(ctx, store.Actor{Type: store.ActorOperator, ID: req.Action})
-	k := keys.New(st)
+	k := apikeys.New(st)
 	switch req.Action {
 	case "create-table":
 		created, err := store.CreateTable(ctx, st.DB, st.Table)
@@ -116,7 +116,7 @@ func Run(ctx context.Context, st *store.Store, req Request) (any, error) {
 }
 
 // orgExists fails unless org names an organization.
-func orgExists(ctx context.Context, k *keys.Service, org string) error {
+func orgExists(ctx context.Context, k *apikeys.Service, org string) error {
 	if org == "" {
 		return apperr.Invalid("org", "is required")
 	}

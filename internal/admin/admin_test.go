@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/admin"
+	"github.com/sourcebase/sourcebase/internal/apikeys"
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
-	"github.com/sourcebase/sourcebase/internal/keys"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -205,7 +205,7 @@ func TestTheOperatorSetsAnOrganizationsEventRetentionAndEventBridge(t *testing.T
 	h := admin.Handler(st)
 	org, _ := call(t, h, event(t, "admin-create-org.json"))
 	orgID := org["id"].(string)
-	ks := keys.New(st)
+	ks := apikeys.New(st)
 	ctx := context.Background()
 	if d, err := ks.EventRetention(ctx, orgID); err != nil || d != 0 {
 		t.Errorf("a new organization's retention: %v %v, want none set (the default)", d, err)

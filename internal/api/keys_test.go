@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/api"
+	"github.com/sourcebase/sourcebase/internal/apikeys"
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
-	"github.com/sourcebase/sourcebase/internal/keys"
 )
 
 // keyMetadataFields are the fields every listed key shows.
@@ -45,7 +45,7 @@ func TestAdminListsItsOrganizationsKeysAsMetadataWithoutSecrets(t *testing.T) {
 		t.Fatalf("GET /v1/keys lists %v, want this organization's keys newest first, like every list, %v", order, want)
 	}
 	for _, c := range []*apitest.Client{admin, member, foreign} {
-		for _, secret := range []string{c.Secret, keys.HashSecret(c.Secret)} {
+		for _, secret := range []string{c.Secret, apikeys.HashSecret(c.Secret)} {
 			if strings.Contains(string(r.Body), secret) {
 				t.Errorf("the key list shows a secret or its hash: %s", r.Body)
 			}
@@ -267,7 +267,7 @@ func adminsOf(t *testing.T, e *apitest.Env, org string) []string {
 	}
 	var out []string
 	for _, k := range ks {
-		if k.Role == keys.RoleAdmin {
+		if k.Role == apikeys.RoleAdmin {
 			out = append(out, k.ClientID)
 		}
 	}

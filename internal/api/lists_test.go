@@ -14,11 +14,11 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/sourcebase/sourcebase/internal/apikeys"
 	"github.com/sourcebase/sourcebase/internal/clock"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/ids"
-	"github.com/sourcebase/sourcebase/internal/keys"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
@@ -395,8 +395,8 @@ func TestAKeyStoredBeforeKeysWereSortableByNameJoinsTheNameOrderAtItsNextUse(t *
 	// A key as the previous version stored it: listed by id, not by name.
 	legacy := e.Anonymous(t)
 	legacy.ClientID, legacy.Secret = ids.New("ck"), "sk_legacy_"+ids.Random(16)
-	doc, _ := json.Marshal(keys.Key{ClientID: legacy.ClientID, Name: "Legacy", KeyLastFour: "abcd", Role: "member",
-		OrganizationID: admin.Org, CreatedAt: clock.Now(), SecretHash: keys.HashSecret(legacy.Secret)})
+	doc, _ := json.Marshal(apikeys.Key{ClientID: legacy.ClientID, Name: "Legacy", KeyLastFour: "abcd", Role: "member",
+		OrganizationID: admin.Org, CreatedAt: clock.Now(), SecretHash: apikeys.HashSecret(legacy.Secret)})
 	part := store.OrgPartition(admin.Org, "APIKEY")
 	putRaw(t, e, map[string]string{store.AttrPK: "APIKEY#" + legacy.ClientID, store.AttrSK: "APIKEY", store.AttrType: "APIKEY",
 		store.AttrDoc: string(doc), store.GSI1.PK: part, store.GSI1.SK: legacy.ClientID})

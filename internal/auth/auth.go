@@ -14,8 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sourcebase/sourcebase/internal/apikeys"
 	"github.com/sourcebase/sourcebase/internal/apperr"
-	"github.com/sourcebase/sourcebase/internal/keys"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
@@ -36,7 +36,7 @@ type Principal struct {
 }
 
 // IsAdmin reports whether the caller may manage keys.
-func (p Principal) IsAdmin() bool { return p.Role == keys.RoleAdmin }
+func (p Principal) IsAdmin() bool { return p.Role == apikeys.RoleAdmin }
 
 type ctxKey struct{}
 
@@ -55,7 +55,7 @@ func FromContext(ctx context.Context) (Principal, bool) {
 
 // Authenticator verifies client id and secret pairs.
 type Authenticator struct {
-	keys *keys.Service
+	keys *apikeys.Service
 	ttl  time.Duration
 	now  func() time.Time
 
@@ -86,7 +86,7 @@ func ParseCacheTTL(s string) (time.Duration, error) {
 }
 
 // New returns an Authenticator caching verified keys for ttl.
-func New(k *keys.Service, ttl time.Duration) *Authenticator {
+func New(k *apikeys.Service, ttl time.Duration) *Authenticator {
 	return &Authenticator{keys: k, ttl: ttl, now: time.Now, cache: map[string]entry{}}
 }
 

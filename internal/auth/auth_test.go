@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sourcebase/sourcebase/internal/apikeys"
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
-	"github.com/sourcebase/sourcebase/internal/keys"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
@@ -37,23 +37,23 @@ func (c *clock) add(d time.Duration) {
 // table, and an Authenticator over it with a cache of ttl on a clock.
 type fixture struct {
 	st            *store.Store
-	ks            *keys.Service
+	ks            *apikeys.Service
 	a             *Authenticator
 	clock         *clock
 	org           string
-	admin, member keys.Created
+	admin, member apikeys.Created
 }
 
 func newFixture(t *testing.T, ttl time.Duration) *fixture {
 	t.Helper()
 	st := testenv.Store(t)
-	ks := keys.New(st)
+	ks := apikeys.New(st)
 	ctx := context.Background()
 	org, err := ks.CreateOrg(ctx, "Acme", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	admin, err := ks.CreateKey(ctx, org.ID, "admin", keys.RoleAdmin)
+	admin, err := ks.CreateKey(ctx, org.ID, "admin", apikeys.RoleAdmin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,11 +72,11 @@ func TestAValidPairIsItsOrganizationsPrincipalWithItsRole(t *testing.T) {
 	f := newFixture(t, time.Minute)
 	ctx := context.Background()
 	p, err := f.a.Authenticate(ctx, f.admin.ClientID, f.admin.Secret)
-	if err != nil || p != (Principal{OrgID: f.org, ClientID: f.admin.ClientID, Role: keys.RoleAdmin}) || !p.IsAdmin() {
+	if err != nil || p != (Principal{OrgID: f.org, ClientID: f.admin.ClientID, Role: apikeys.RoleAdmin}) || !p.IsAdmin() {
 		t.Errorf("the admin key: %+v, %v", p, err)
 	}
 	p, err = f.a.Authenticate(ctx, f.member.ClientID, f.member.Secret)
-	if err != nil || p.Role != keys.RoleMember || p.IsAdmin() || p.OrgID != f.org {
+	if err != nil || p.Role != apikeys.RoleMember || p.IsAdmin() || p.OrgID != f.org {
 		t.Errorf("the member key: %+v, %v", p, err)
 	}
 	// A verified key records its use.
@@ -109,7 +109,7 @@ func TestEveryBadPairIsTheSameUnauthenticatedError(t *testing.T) {
 		"another key's secret":        {f.admin.ClientID, f.member.Secret},
 		"the secret cut short":        {f.admin.ClientID, f.admin.Secret[:len(f.admin.Secret)-1]},
 		"the secret with one more":    {f.admin.ClientID, f.admin.Secret + "x"},
-		"the secret's hash":           {f.admin.ClientID, keys.HashSecret(f.admin.Secret)},
+		"the secret's hash":           {f.admin.ClientID, apikeys.HashSecret(f.admin.Secret)},
 		"a secret too long to check":  {f.admin.ClientID, string(long) + f.admin.Secret},
 	} {
 		if _, err := f.a.Authenticate(ctx, pair[0], pair[1]); err != ErrUnauthenticated {
@@ -208,7 +208,7 @@ func TestATableThatDoesNotAnswerIsAnErrorNotAVerdict(t *testing.T) {
 	t.Parallel()
 	// A store whose table does not exist: every read fails.
 	st := store.New(testenv.Client(t, nil), "no-such-table")
-	a := New(keys.New(st), time.Minute)
+	a := New(apikeys.New(st), time.Minute)
 	_, err := a.Authenticate(context.Background(), "ck_01abc", "sk_secret")
 	if err == nil || errors.Is(err, ErrUnauthenticated) || errors.Is(err, apperr.ErrNotFound) {
 		t.Errorf("a failing table: %v, want an error that is neither 401 nor 404", err)

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sourcebase/sourcebase/internal/apikeys"
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
-	"github.com/sourcebase/sourcebase/internal/keys"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
@@ -36,12 +36,12 @@ type server struct {
 // otherOrg makes another organization in s's table and returns its admin key.
 func (s *server) otherOrg(t *testing.T) key {
 	t.Helper()
-	ks := keys.New(s.st)
+	ks := apikeys.New(s.st)
 	org, err := ks.CreateOrg(context.Background(), "Other", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := ks.CreateKey(context.Background(), org.ID, "admin", keys.RoleAdmin)
+	k, err := ks.CreateKey(context.Background(), org.ID, "admin", apikeys.RoleAdmin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,17 +62,17 @@ func newServer(t *testing.T, table []routes.Route, handlers map[string]http.Hand
 func newEnv(t *testing.T) *server {
 	t.Helper()
 	st := testenv.Store(t)
-	ks := keys.New(st)
+	ks := apikeys.New(st)
 	ctx := context.Background()
 	org, err := ks.CreateOrg(ctx, "Acme", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	admin, err := ks.CreateKey(ctx, org.ID, "admin", keys.RoleAdmin)
+	admin, err := ks.CreateKey(ctx, org.ID, "admin", apikeys.RoleAdmin)
 	if err != nil {
 		t.Fatal(err)
 	}
-	member, err := ks.CreateKey(ctx, org.ID, "member", keys.RoleMember)
+	member, err := ks.CreateKey(ctx, org.ID, "member", apikeys.RoleMember)
 	if err != nil {
 		t.Fatal(err)
 	}

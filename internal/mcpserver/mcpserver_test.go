@@ -15,10 +15,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/sourcebase/sourcebase/internal/apikeys"
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
-	"github.com/sourcebase/sourcebase/internal/keys"
 	"github.com/sourcebase/sourcebase/internal/mcpserver"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 )
@@ -136,7 +136,7 @@ type fixture struct {
 	url      string
 	api      *api
 	endpoint *mcpserver.Endpoint
-	key      keys.Created
+	key      apikeys.Created
 }
 
 // newFixture serves the endpoint; budget, when positive, is the byte
@@ -144,7 +144,7 @@ type fixture struct {
 func newFixture(t *testing.T, budget int) *fixture {
 	t.Helper()
 	st := testenv.Store(t)
-	ks := keys.New(st)
+	ks := apikeys.New(st)
 	org, err := ks.CreateOrg(context.Background(), "Acme", 0)
 	if err != nil {
 		t.Fatal(err)

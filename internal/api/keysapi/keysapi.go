@@ -6,10 +6,10 @@ import (
 	"net/http"
 	"reflect"
 
+	"github.com/sourcebase/sourcebase/internal/apikeys"
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
-	"github.com/sourcebase/sourcebase/internal/keys"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/routes"
@@ -17,13 +17,13 @@ import (
 
 // API serves the keys' routes.
 type API struct {
-	keys *keys.Service
+	keys *apikeys.Service
 	auth *auth.Authenticator
 }
 
 // New returns the API over the keys and the authenticator whose cache a
 // revocation clears.
-func New(k *keys.Service, a *auth.Authenticator) *API { return &API{keys: k, auth: a} }
+func New(k *apikeys.Service, a *auth.Authenticator) *API { return &API{keys: k, auth: a} }
 
 // Operations are the admin-only reads and revocations of the
 // organization's API keys (keys are made by the operator).
@@ -33,7 +33,7 @@ func Operations() []operation.Operation {
 			op.Summary = "List the organization's API keys"
 			op.Description = "Admin keys only. Secrets are never shown: a key's secret is answered once, when it is made (operator CLI). " +
 				"Without `limit`, every key of the organization in one page (an organization holds at most 1,000); with it, a page as every list pages."
-			op.Query, op.Data, op.Paged = operation.ListQuery(keys.SortFields(), nil), operation.ArrayOf("Key"), true
+			op.Query, op.Data, op.Paged = operation.ListQuery(apikeys.SortFields(), nil), operation.ArrayOf("Key"), true
 		}),
 		operation.Declare(fn.Keys, http.MethodDelete, "/v1/keys/{clientId}", (*API).revokeKey).InTopic("keys").AdminOnly(ManagingKeys).Doc(func(op *openapi.Operation) {
 			op.Summary, op.Preconditioned = "Revoke an API key", false
@@ -54,9 +54,9 @@ func (a *API) listKeys(w http.ResponseWriter, r *http.Request) {
 		// caller asks for a page: no organization holds more than
 		// keys.MaxKeyLimit, a list's largest page.
 		if !r.URL.Query().Has("limit") {
-			q.Limit = keys.MaxKeyLimit
+			q.Limit = apikeys.MaxKeyLimit
 		}
-		httpapi.ReplyPage[keys.Key](w, r)(a.keys.Page(r.Context(), httpapi.Caller(r).OrgID, q))
+		httpapi.ReplyPage[apikeys.Key](w, r)(a.keys.Page(r.Context(), httpapi.Caller(r).OrgID, q))
 	}
 }
 
@@ -73,5 +73,5 @@ func (a *API) revokeKey(w http.ResponseWriter, r *http.Request) {
 
 // Schemas adds the keys' component schemas to out.
 func Schemas(out map[string]openapi.Schema) {
-	out["Key"] = openapi.TypeOf(reflect.TypeFor[keys.Key]())
+	out["Key"] = openapi.TypeOf(reflect.TypeFor[apikeys.Key]())
 }

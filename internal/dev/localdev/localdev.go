@@ -17,10 +17,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go"
 
+	"github.com/sourcebase/sourcebase/internal/apikeys"
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/app/operator"
 	"github.com/sourcebase/sourcebase/internal/dev/dynamolocal"
-	"github.com/sourcebase/sourcebase/internal/keys"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
@@ -140,7 +140,7 @@ type Demo struct {
 }
 
 // CreateDemo creates the demo organization with an admin key.
-func CreateDemo(ctx context.Context, k *keys.Service) (Demo, error) {
+func CreateDemo(ctx context.Context, k *apikeys.Service) (Demo, error) {
 	org, err := k.CreateOrg(ctx, "Demo", 0)
 	if err != nil {
 		return Demo{}, fmt.Errorf("create demo organization: %w", err)

@@ -2,7 +2,7 @@
 // operator, listing and revocation by an organization's admins, and lookup
 // by client id for authentication. Only a SHA-256 hash of a key's secret is
 // stored; the secret itself is shown once, when the key is created.
-package keys
+package apikeys
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package keys_test
+package apikeys_test
 
 import (
 	"context"
@@ -11,19 +11,19 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/sourcebase/sourcebase/internal/apikeys"
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
-	"github.com/sourcebase/sourcebase/internal/keys"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
 // newOrg is a service over a fresh table and an organization of it.
-func newOrg(t *testing.T, keyLimit int64) (*keys.Service, *store.Store, keys.Organization) {
+func newOrg(t *testing.T, keyLimit int64) (*apikeys.Service, *store.Store, apikeys.Organization) {
 	t.Helper()
 	st := testenv.Store(t)
-	ks := keys.New(st)
+	ks := apikeys.New(st)
 	org, err := ks.CreateOrg(context.Background(), "  Acme Capital  ", keyLimit)
 	if err != nil {
 		t.Fatal(err)
@@ -31,7 +31,7 @@ func newOrg(t *testing.T, keyLimit int64) (*keys.Service, *store.Store, keys.Org
 	return ks, st, org
 }
 
-func mustKey(t *testing.T, ks *keys.Service, org, name, role string) keys.Created {
+func mustKey(t *testing.T, ks *apikeys.Service, org, name, role string) apikeys.Created {
 	t.Helper()
 	k, err := ks.CreateKey(context.Background(), org, name, role)
 	if err != nil {
@@ -43,11 +43,11 @@ func mustKey(t *testing.T, ks *keys.Service, org, name, role string) keys.Create
 func TestAKeysSecretIsShownOnceAndStoredOnlyAsItsSHA256(t *testing.T) {
 	t.Parallel()
 	ks, st, org := newOrg(t, 0)
-	if org.Name != "Acme Capital" || org.KeyLimit != keys.DefaultKeyLimit || !strings.HasPrefix(org.ID, "org_") {
+	if org.Name != "Acme Capital" || org.KeyLimit != apikeys.DefaultKeyLimit || !strings.HasPrefix(org.ID, "org_") {
 		t.Errorf("the organization: %+v", org)
 	}
 	k := mustKey(t, ks, org.ID, "ci", "")
-	if k.Role != keys.RoleMember || k.Name != "ci" || k.OrganizationID != org.ID || !strings.HasPrefix(k.ClientID, "ck_") {
+	if k.Role != apikeys.RoleMember || k.Name != "ci" || k.OrganizationID != org.ID || !strings.HasPrefix(k.ClientID, "ck_") {
 		t.Errorf("the key: %+v", k)
 	}
 	// 256 random bits, URL-safe.
@@ -67,7 +67,7 @@ func TestAKeysSecretIsShownOnceAndStoredOnlyAsItsSHA256(t *testing.T) {
 	// What is stored is its SHA-256, and authentication reads it.
 	got, err := ks.Lookup(context.Background(), k.ClientID)
 	sum := sha256.Sum256([]byte(k.Secret))
-	if err != nil || got.SecretHash != hex.EncodeToString(sum[:]) || got.SecretHash != keys.HashSecret(k.Secret) {
+	if err != nil || got.SecretHash != hex.EncodeToString(sum[:]) || got.SecretHash != apikeys.HashSecret(k.Secret) {
 		t.Errorf("the stored hash %q, %v", got.SecretHash, err)
 	}
 	if got.Public().SecretHash != "" {
@@ -83,7 +83,7 @@ func TestListingsNeverCarryTheSecretHash(t *testing.T) {
 	t.Parallel()
 	ks, _, org := newOrg(t, 0)
 	for _, name := range []string{"zeta", "Alpha", "mid"} {
-		mustKey(t, ks, org.ID, name, keys.RoleMember)
+		mustKey(t, ks, org.ID, name, apikeys.RoleMember)
 	}
 	all, err := ks.List(context.Background(), org.ID)
 	if err != nil || len(all) != 3 {
@@ -111,8 +111,8 @@ func TestListingsNeverCarryTheSecretHash(t *testing.T) {
 	if strings.Join(names, ",") != "Alpha,mid,zeta" {
 		t.Errorf("sorted by name, case-insensitively: %v", names)
 	}
-	if !strings.Contains(strings.Join(keys.SortFields(), ","), "name") {
-		t.Errorf("sort fields: %v", keys.SortFields())
+	if !strings.Contains(strings.Join(apikeys.SortFields(), ","), "name") {
+		t.Errorf("sort fields: %v", apikeys.SortFields())
 	}
 }
 
@@ -146,7 +146,7 @@ func TestAnOrganizationHoldsAtMostItsKeyLimitAndARevokedKeyFreesASlot(t *testing
 	t.Parallel()
 	ks, _, org := newOrg(t, 3)
 	ctx := context.Background()
-	admin := mustKey(t, ks, org.ID, "admin", keys.RoleAdmin)
+	admin := mustKey(t, ks, org.ID, "admin", apikeys.RoleAdmin)
 	mustKey(t, ks, org.ID, "a", "")
 	b := mustKey(t, ks, org.ID, "b", "")
 	if _, err := ks.CreateKey(ctx, org.ID, "c", ""); !errors.Is(err, apperr.ErrConflict) || !strings.Contains(err.Error(), "limit of 3") {
@@ -202,10 +202,10 @@ func TestRevokingIsScopedToTheOrganizationAndKeepsItsLastAdminKey(t *testing.T) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	a1 := mustKey(t, ks, org.ID, "a1", keys.RoleAdmin)
-	a2 := mustKey(t, ks, org.ID, "a2", keys.RoleAdmin)
-	m := mustKey(t, ks, org.ID, "m", keys.RoleMember)
-	theirs := mustKey(t, ks, other.ID, "theirs", keys.RoleAdmin)
+	a1 := mustKey(t, ks, org.ID, "a1", apikeys.RoleAdmin)
+	a2 := mustKey(t, ks, org.ID, "a2", apikeys.RoleAdmin)
+	m := mustKey(t, ks, org.ID, "m", apikeys.RoleMember)
+	theirs := mustKey(t, ks, other.ID, "theirs", apikeys.RoleAdmin)
 
 	// Another organization's key is not found, and stays.
 	if err := ks.Revoke(ctx, org.ID, theirs.ClientID); !errors.Is(err, apperr.ErrNotFound) {
@@ -258,8 +258,8 @@ func TestRevokingIsScopedToTheOrganizationAndKeepsItsLastAdminKey(t *testing.T) 
 func TestTwoAdminsRevokingEachOtherAtOnceLeaveOne(t *testing.T) {
 	t.Parallel()
 	ks, _, org := newOrg(t, 0)
-	a := mustKey(t, ks, org.ID, "a", keys.RoleAdmin)
-	b := mustKey(t, ks, org.ID, "b", keys.RoleAdmin)
+	a := mustKey(t, ks, org.ID, "a", apikeys.RoleAdmin)
+	b := mustKey(t, ks, org.ID, "b", apikeys.RoleAdmin)
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
 	for i, id := range []string{a.ClientID, b.ClientID} {
@@ -279,7 +279,7 @@ func TestTwoAdminsRevokingEachOtherAtOnceLeaveOne(t *testing.T) {
 		}
 	}
 	all, err := ks.List(context.Background(), org.ID)
-	if err != nil || ok != 1 || len(all) != 1 || all[0].Role != keys.RoleAdmin {
+	if err != nil || ok != 1 || len(all) != 1 || all[0].Role != apikeys.RoleAdmin {
 		t.Errorf("%d revocations succeeded; keys left %+v (%v)", ok, all, err)
 	}
 }
