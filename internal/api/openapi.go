@@ -16,8 +16,8 @@ import (
 	"github.com/sourcebase/sourcebase/internal/api/jobsapi"
 	"github.com/sourcebase/sourcebase/internal/api/keysapi"
 	"github.com/sourcebase/sourcebase/internal/api/listsapi"
-	"github.com/sourcebase/sourcebase/internal/api/metricsapi"
 	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
+	"github.com/sourcebase/sourcebase/internal/api/seriesapi"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/kinds"
 	"github.com/sourcebase/sourcebase/internal/openapi"
@@ -209,7 +209,7 @@ func componentSchemas() map[string]openapi.Schema {
 	keysapi.Schemas(out)
 	listsapi.Schemas(out)
 	enrichmentapi.Schemas(out)
-	metricsapi.Schemas(out)
+	seriesapi.Schemas(out)
 	eventsapi.Schemas(out)
 	jobsapi.Schemas(out)
 	return out

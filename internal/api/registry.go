@@ -14,8 +14,8 @@ import (
 	"github.com/sourcebase/sourcebase/internal/api/keysapi"
 	"github.com/sourcebase/sourcebase/internal/api/listsapi"
 	"github.com/sourcebase/sourcebase/internal/api/mcpapi"
-	"github.com/sourcebase/sourcebase/internal/api/metricsapi"
 	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
+	"github.com/sourcebase/sourcebase/internal/api/seriesapi"
 	"github.com/sourcebase/sourcebase/internal/api/workflowsapi"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/operation"
@@ -64,7 +64,7 @@ type Features struct {
 	Records    *recordsapi.API
 	Workflows  *workflowsapi.API
 	Lists      *listsapi.API
-	Metrics    *metricsapi.API
+	Series     *seriesapi.API
 	Enrichment *enrichmentapi.API
 	Jobs       *jobsapi.API
 	Events     *eventsapi.API
@@ -93,7 +93,7 @@ func features() []feature {
 	}
 	return append(fs,
 		feature{listsapi.Operations, func(f *Features) any { return f.Lists }},
-		feature{metricsapi.Operations, func(f *Features) any { return f.Metrics }},
+		feature{seriesapi.Operations, func(f *Features) any { return f.Series }},
 		feature{enrichmentapi.Operations, func(f *Features) any { return f.Enrichment }},
 		feature{jobsapi.Operations, func(f *Features) any { return f.Jobs }},
 		feature{eventsapi.Operations, func(f *Features) any { return f.Events }},

@@ -27,12 +27,12 @@ import (
 	"github.com/sourcebase/sourcebase/internal/events"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/kinds"
-	"github.com/sourcebase/sourcebase/internal/metrics"
 	"github.com/sourcebase/sourcebase/internal/outbound"
 	"github.com/sourcebase/sourcebase/internal/ratelimit"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/resources"
 	"github.com/sourcebase/sourcebase/internal/runs"
+	"github.com/sourcebase/sourcebase/internal/series"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/workflows"
 )
@@ -306,7 +306,7 @@ func Build(st *store.Store, cfg Config, engine runs.EngineFactory) Deps {
 	cs := companies.NewService(st)
 	wf := workflows.NewService(st, cfg.WebhookBaseURL)
 	reg := resources.NewRegistry(st, resource.External{Singular: "company", Exists: cs.Exists}, companies.FieldNames())
-	ms := metrics.NewService(st, recordExists(cs, reg), resources.SeriesKinds())
+	ms := series.NewService(st, recordExists(cs, reg), resources.SeriesKinds())
 	rs := runs.NewService(st, wf, cs, engine)
 	rs.UseMetrics(ms)
 	es := enrichment.NewService(st, documentExists(reg), enrichment.Companies(cs))
@@ -324,7 +324,7 @@ func Build(st *store.Store, cfg Config, engine runs.EngineFactory) Deps {
 		Companies:  cs,
 		Workflows:  wf,
 		Runs:       rs,
-		Metrics:    ms,
+		Series:     ms,
 		Enrichment: es,
 		Resources:  reg,
 		Entries:    resources.NewEntries(st, reg, companyReader(cs), cs.Exists),
@@ -335,7 +335,7 @@ func Build(st *store.Store, cfg Config, engine runs.EngineFactory) Deps {
 
 // recordExists checks the records metric series belong to: companies,
 // and the declared resources (deals, people).
-func recordExists(cs *companies.Service, reg *resource.Registry) metrics.ExistsFunc {
+func recordExists(cs *companies.Service, reg *resource.Registry) series.ExistsFunc {
 	return func(ctx context.Context, org, resourceType, id string) (bool, error) {
 		if resourceType == companies.Name {
 			return cs.Exists(ctx, org, id)

@@ -10,8 +10,8 @@ import (
 	"github.com/sourcebase/sourcebase/internal/api/keysapi"
 	"github.com/sourcebase/sourcebase/internal/api/listsapi"
 	"github.com/sourcebase/sourcebase/internal/api/mcpapi"
-	"github.com/sourcebase/sourcebase/internal/api/metricsapi"
 	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
+	"github.com/sourcebase/sourcebase/internal/api/seriesapi"
 	"github.com/sourcebase/sourcebase/internal/api/workflowsapi"
 	"github.com/sourcebase/sourcebase/internal/apikeys"
 	"github.com/sourcebase/sourcebase/internal/auth"
@@ -21,13 +21,13 @@ import (
 	"github.com/sourcebase/sourcebase/internal/events"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/jobs"
-	"github.com/sourcebase/sourcebase/internal/metrics"
 	"github.com/sourcebase/sourcebase/internal/ratelimit"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/resources"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/search"
+	"github.com/sourcebase/sourcebase/internal/series"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/workflows"
 )
@@ -43,8 +43,8 @@ type Deps struct {
 	Runs      *runs.Service
 	// Enrichment writes and reconciles candidate values of records.
 	Enrichment *enrichment.Service
-	// Metrics writes and reads metric series.
-	Metrics *metrics.Service
+	// Series writes and reads metric series.
+	Series *series.Service
 	// Resources serves the declared resources (package resources).
 	Resources *resource.Registry
 	// Entries are the records on lists.
@@ -83,7 +83,7 @@ func Handler(d Deps, functions ...string) http.Handler {
 		Records:    recordsapi.New(d.records()),
 		Workflows:  workflowsapi.New(d.Workflows, d.Runs, d.Limits),
 		Lists:      listsapi.New(d.Entries),
-		Metrics:    metricsapi.New(d.Metrics),
+		Series:     seriesapi.New(d.Series),
 		Enrichment: enrichmentapi.New(d.Enrichment),
 		Jobs:       jobsapi.New(d.Jobs),
 		Events:     eventsapi.New(d.History, d.Endpoints, eventsapi.AdminOnly(api.Routes())),

@@ -32,11 +32,11 @@ var Layers = []Layer{
 	{"base", []string{"fn", "apperr", "clock", "ids", "input", "fold", "awsenv", "docspage", "dev/dynamolocal", "dev/lambdaenv", "dev/portowner",
 		"dev/localsfn", "webhook", "webhook/webhooktest", "perfreport", "layers", "outbound", "blob", "dev/testinputs", "deploymodel"}},
 	{"storage", []string{"store", "steps", "streams", "streams/streamsapi", "blob/s3blob"}},
-	{"platform", []string{"resource", "listing", "apikeys", "auth", "ratelimit", "routes", "metrics", "search", "search/searchtest",
+	{"platform", []string{"resource", "listing", "apikeys", "auth", "ratelimit", "routes", "series", "search", "search/searchtest",
 		"search/embedded", "search/opensearch", "openapi", "admin", "dev/testenv", "events", "events/bus", "bulk"}},
 	{"http", []string{"httpapi", "operation"}},
 	{"domain", []string{"kinds", "companies", "workflows", "enrichment", "runs", "resources", "search/opensearch/golden", "endpoints", "endpoints/sqsqueue", "jobs"}},
-	{"surface", []string{"api/keysapi", "api/recordsapi/listspec", "api/workflowsapi", "api/jobsapi", "api/mcpapi", "api/recordsapi", "api/eventsapi", "api/enrichmentapi", "api/listsapi", "api/metricsapi", "api", "mcpserver"}},
+	{"surface", []string{"api/keysapi", "api/recordsapi/listspec", "api/workflowsapi", "api/jobsapi", "api/mcpapi", "api/recordsapi", "api/eventsapi", "api/enrichmentapi", "api/listsapi", "api/seriesapi", "api", "mcpserver"}},
 	{"assembly", []string{"app", "app/eventfns", "app/jobfns", "app/operator", "sizing", "lambdafront", "dev/localdev", "dev/localdev/localdevtest", "dev/apitest", "dev/dynamolocal/shared", "deploymodel/derive", "generate"}},
 }
 

@@ -9,15 +9,15 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/enrichment"
-	"github.com/sourcebase/sourcebase/internal/metrics"
 	"github.com/sourcebase/sourcebase/internal/resource"
+	"github.com/sourcebase/sourcebase/internal/series"
 	"github.com/sourcebase/sourcebase/internal/steps"
 )
 
 // DryIDPrefix marks the placeholder id of a record a dry run would have
 // created ("dry_cmp_…"): later steps of the dry run can use it, and no
 // stored record ever has it.
-const DryIDPrefix = metrics.DryIDPrefix
+const DryIDPrefix = series.DryIDPrefix
 
 // companyWriter lets the company steps of a workflow write through the
 // company service, with the same validation as the API.

@@ -1,10 +1,10 @@
-// Package metrics stores metric series: dated points of a metric of a
+// Package series stores metric series: dated points of a metric of a
 // record (a company's revenue, a deal's ARR), several candidate points per
 // date from different sources, and reads a series over a period, one point
 // per bucket picked by a policy. A series (resource + key) is one
 // partition whose sort key starts with the date, so a series and a period
 // are one paged Query (store.MetricPartition, store.MetricDateRange).
-package metrics
+package series
 
 import (
 	"context"

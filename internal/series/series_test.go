@@ -1,4 +1,4 @@
-package metrics_test
+package series_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
-	"github.com/sourcebase/sourcebase/internal/metrics"
+	"github.com/sourcebase/sourcebase/internal/series"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -99,7 +99,7 @@ func TestDecodePointsNamesThePointAndFieldAtFault(t *testing.T) {
 			t.Errorf("%s: %v, want a 400 naming points[1]", c.name, err)
 		}
 	}
-	many := make([]string, metrics.MaxBatch+1)
+	many := make([]string, series.MaxBatch+1)
 	for i := range many {
 		many[i] = good
 	}
@@ -113,13 +113,13 @@ func TestDecodePointsNamesThePointAndFieldAtFault(t *testing.T) {
 func TestDecodeQueryDefaultsAndChecksThePeriod(t *testing.T) {
 	t.Parallel()
 	q, err := codec.DecodeQuery([]byte(`{"resource":"deals:dl_1","key":"metric:arr"}`))
-	if err != nil || q.Resource != "deals:dl_1" || q.Key != "metric:arr" || q.Policy != metrics.PolicyLatest || q.Granularity != "day" ||
+	if err != nil || q.Resource != "deals:dl_1" || q.Key != "metric:arr" || q.Policy != series.PolicyLatest || q.Granularity != "day" ||
 		q.Start != "" || q.End != "" || q.DealContext != "" || q.Sources != nil || q.MinConfidence != nil {
 		t.Errorf("the least query: %+v, %v", q, err)
 	}
 	q, err = codec.DecodeQuery([]byte(`{"resource":"people:p_1","key":"metric:x","dealContext":"dl_9","policy":"all",
 		"period":{"start":"2024-01-01","end":"2024-12-31","granularity":"quarter","sources":["a","b"],"minConfidence":50}}`))
-	if err != nil || q.Policy != metrics.PolicyAll || q.DealContext != "dl_9" || q.Start != "2024-01-01" || q.End != "2024-12-31" ||
+	if err != nil || q.Policy != series.PolicyAll || q.DealContext != "dl_9" || q.Start != "2024-01-01" || q.End != "2024-12-31" ||
 		q.Granularity != "quarter" || strings.Join(q.Sources, ",") != "a,b" || *q.MinConfidence != 50 {
 		t.Errorf("a full query: %+v, %v", q, err)
 	}
@@ -162,7 +162,7 @@ func TestParseResourceAndValidKey(t *testing.T) {
 	}
 	for s, ok := range map[string]bool{"metric:revenue": true, "metric:a.b-c_d": true, "metric:": false, "metrics:x": false,
 		"metric:a/b": false, "metric:" + strings.Repeat("a", 100): true, "metric:" + strings.Repeat("a", 101): false} {
-		if metrics.ValidKey(s) != ok {
+		if series.ValidKey(s) != ok {
 			t.Errorf("ValidKey(%q) = %v", s, !ok)
 		}
 	}
@@ -173,21 +173,21 @@ func TestParseResourceAndValidKey(t *testing.T) {
 var seriesKinds = []string{"companies", "deals", "people"}
 
 // codec decodes bodies as a service of seriesKinds does.
-var codec = metrics.NewService(nil, nil, seriesKinds)
+var codec = series.NewService(nil, nil, seriesKinds)
 
 // records are the records of one organization a test's points may name.
-func service(t *testing.T, org string, records ...string) *metrics.Service {
+func service(t *testing.T, org string, records ...string) *series.Service {
 	t.Helper()
 	known := map[string]bool{}
 	for _, r := range records {
 		known[r] = true
 	}
-	return metrics.NewService(testenv.Store(t), func(_ context.Context, o, typ, id string) (bool, error) {
+	return series.NewService(testenv.Store(t), func(_ context.Context, o, typ, id string) (bool, error) {
 		return o == org && known[typ+":"+id], nil
 	}, seriesKinds)
 }
 
-func decode(t *testing.T, points ...string) []metrics.Point {
+func decode(t *testing.T, points ...string) []series.Point {
 	t.Helper()
 	ps, err := codec.DecodePoints([]byte(`{"points":[` + strings.Join(points, ",") + `]}`))
 	if err != nil {
@@ -208,9 +208,9 @@ func TestAWriteIsAllOrNothingAndAReadBucketsAndPicks(t *testing.T) {
 	// batch, naming it, and writes nothing.
 	_, err := s.Write(ctx, "org_a", decode(t, pt("2024-01-10", "1", "a", ""), pt("2024-01-11", "2", "a", `,"dealId":"d9"`)), false)
 	invalidAt(t, "a point of an unknown deal", err, "points[1].dealId")
-	series, _, err := s.Read(ctx, "org_a", metrics.Query{Resource: "companies:c1", Key: "metric:revenue"})
-	if err != nil || len(series.Points) != 0 {
-		t.Fatalf("after a refused batch: %+v, %v", series, err)
+	got, _, err := s.Read(ctx, "org_a", series.Query{Resource: "companies:c1", Key: "metric:revenue"})
+	if err != nil || len(got.Points) != 0 {
+		t.Fatalf("after a refused batch: %+v, %v", got, err)
 	}
 	// A dry run checks and writes nothing, and gives no ids.
 	dry, err := s.Write(ctx, "org_a", decode(t, pt("2024-01-10", "1", "a", "")), true)
@@ -227,7 +227,7 @@ func TestAWriteIsAllOrNothingAndAReadBucketsAndPicks(t *testing.T) {
 	if err != nil || len(written) != 5 || !strings.HasPrefix(written[0].ID, "mpt_") {
 		t.Fatalf("a write: %+v, %v", written, err)
 	}
-	read := func(q metrics.Query) string {
+	read := func(q series.Query) string {
 		t.Helper()
 		q.Resource, q.Key = "companies:c1", "metric:revenue"
 		s, _, err := s.Read(ctx, "org_a", q)
@@ -241,28 +241,28 @@ func TestAWriteIsAllOrNothingAndAReadBucketsAndPicks(t *testing.T) {
 		return strings.Join(out, " ")
 	}
 	for _, c := range []struct {
-		q    metrics.Query
+		q    series.Query
 		want string
 	}{
 		// Latest per day: the last written of a date.
-		{metrics.Query{}, "2024-01-10=2 2024-02-03=3 2024-02-20=4 2024-04-01=9007199254740991"},
-		{metrics.Query{Policy: metrics.PolicyHighestConfidence}, "2024-01-10=1 2024-02-03=3 2024-02-20=4 2024-04-01=9007199254740991"},
-		{metrics.Query{Policy: metrics.PolicyAll, End: "2024-01-31"}, "2024-01-10=2 2024-01-10=1"},
+		{series.Query{}, "2024-01-10=2 2024-02-03=3 2024-02-20=4 2024-04-01=9007199254740991"},
+		{series.Query{Policy: series.PolicyHighestConfidence}, "2024-01-10=1 2024-02-03=3 2024-02-20=4 2024-04-01=9007199254740991"},
+		{series.Query{Policy: series.PolicyAll, End: "2024-01-31"}, "2024-01-10=2 2024-01-10=1"},
 		// A bucket answers at its last date with candidates.
-		{metrics.Query{Granularity: "month"}, "2024-01-10=2 2024-02-20=4 2024-04-01=9007199254740991"},
-		{metrics.Query{Granularity: "quarter"}, "2024-02-20=4 2024-04-01=9007199254740991"},
-		{metrics.Query{Granularity: "year", Start: "2024-01-11", End: "2024-03-31"}, "2024-02-20=4"},
-		{metrics.Query{Sources: []string{"a"}}, "2024-01-10=1 2024-02-03=3 2024-04-01=9007199254740991"},
+		{series.Query{Granularity: "month"}, "2024-01-10=2 2024-02-20=4 2024-04-01=9007199254740991"},
+		{series.Query{Granularity: "quarter"}, "2024-02-20=4 2024-04-01=9007199254740991"},
+		{series.Query{Granularity: "year", Start: "2024-01-11", End: "2024-03-31"}, "2024-02-20=4"},
+		{series.Query{Sources: []string{"a"}}, "2024-01-10=1 2024-02-03=3 2024-04-01=9007199254740991"},
 	} {
 		if got := read(c.q); got != c.want {
 			t.Errorf("%+v: %s, want %s", c.q, got, c.want)
 		}
 	}
 	// Another organization's record has no series.
-	if _, _, err := s.Read(ctx, "org_b", metrics.Query{Resource: "companies:c1", Key: "metric:revenue"}); err == nil {
+	if _, _, err := s.Read(ctx, "org_b", series.Query{Resource: "companies:c1", Key: "metric:revenue"}); err == nil {
 		t.Error("another organization read the series")
 	}
-	if _, _, err := s.Read(ctx, "org_a", metrics.Query{Resource: "companies:c1", Key: "metric:revenue", DealContext: "d9"}); err == nil {
+	if _, _, err := s.Read(ctx, "org_a", series.Query{Resource: "companies:c1", Key: "metric:revenue", DealContext: "d9"}); err == nil {
 		t.Error("a deal context of an unknown deal was accepted")
 	}
 }

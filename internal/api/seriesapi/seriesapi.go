@@ -1,6 +1,6 @@
 // Package metricsapi serves metric series: writing dated points of a
-// record's metrics and reading a series of them (package metrics).
-package metricsapi
+// record's metrics and reading a series of them (package series).
+package seriesapi
 
 import (
 	"net/http"
@@ -10,27 +10,27 @@ import (
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
-	"github.com/sourcebase/sourcebase/internal/metrics"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/resources"
 	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/series"
 )
 
 // API serves the metric series' routes.
-type API struct{ metrics *metrics.Service }
+type API struct{ series *series.Service }
 
 // New returns the API over the metric series.
-func New(m *metrics.Service) *API { return &API{metrics: m} }
+func New(m *series.Service) *API { return &API{series: m} }
 
 // Operations are metric series: writing points, reading a series.
 func Operations() []operation.Operation {
 	return []operation.Operation{
 		operation.Declare(fn.Data, http.MethodPost, "/v1/data/metric-points", (*API).writeMetricPoints).InTopic("metrics").Answers(routes.AnswerWritten).Doc(func(op *openapi.Operation) {
 			op.Summary, op.Status = "Write metric points", http.StatusCreated
-			op.Description = "Up to " + strconv.Itoa(metrics.MaxBatch) + " candidate points in one write; see docs/metrics.md."
+			op.Description = "Up to " + strconv.Itoa(series.MaxBatch) + " candidate points in one write; see docs/metrics.md."
 			op.Body = openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"points"},
-				"properties": openapi.Schema{"points": openapi.Schema{"type": "array", "minItems": 1, "maxItems": metrics.MaxBatch, "items": openapi.Ref("MetricPointInput")}}}
+				"properties": openapi.Schema{"points": openapi.Schema{"type": "array", "minItems": 1, "maxItems": series.MaxBatch, "items": openapi.Ref("MetricPointInput")}}}
 			op.Data, op.Errors = operation.ArrayOf("StoredMetricPoint"), []int{404}
 		}),
 		operation.Declare(fn.Data, http.MethodPost, "/v1/data/metric-series", (*API).readMetricSeries).InTopic("metrics").Safe().Answers(routes.AnswerMeasured).
@@ -46,20 +46,20 @@ func Operations() []operation.Operation {
 
 // writeMetricPoints stores a batch of points: 201 {data: [point]}.
 func (a *API) writeMetricPoints(w http.ResponseWriter, r *http.Request) {
-	points, ok := httpapi.DecodeBody(w, r, a.metrics.DecodePoints)
+	points, ok := httpapi.DecodeBody(w, r, a.series.DecodePoints)
 	if !ok {
 		return
 	}
-	httpapi.Reply(w, r, http.StatusCreated)(a.metrics.Write(r.Context(), httpapi.Caller(r).OrgID, points, false))
+	httpapi.Reply(w, r, http.StatusCreated)(a.series.Write(r.Context(), httpapi.Caller(r).OrgID, points, false))
 }
 
 // readMetricSeries answers {data: {resource, key, points}}.
 func (a *API) readMetricSeries(w http.ResponseWriter, r *http.Request) {
-	q, ok := httpapi.DecodeBody(w, r, a.metrics.DecodeQuery)
+	q, ok := httpapi.DecodeBody(w, r, a.series.DecodeQuery)
 	if !ok {
 		return
 	}
-	s, _, err := a.metrics.Read(r.Context(), httpapi.Caller(r).OrgID, q)
+	s, _, err := a.series.Read(r.Context(), httpapi.Caller(r).OrgID, q)
 	if n, budget, ok := httpapi.Fits(r, s); err == nil && !ok {
 		err = apperr.Invalid("period", "holds %d bytes of points, more than the %d one answer may take; "+
 			"narrow the period, use a coarser granularity or another policy", n, budget)
@@ -72,8 +72,8 @@ func pointInput() openapi.Schema {
 	str := func(d string) openapi.Schema { return openapi.Schema{"type": "string", "description": d} }
 	return openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"resource", "key", "date", "value", "source"},
 		"properties": openapi.Schema{
-			"resource":   str(metrics.ResourceFormat(resources.SeriesKinds())),
-			"key":        str(metrics.KeyFormat),
+			"resource":   str(series.ResourceFormat(resources.SeriesKinds())),
+			"key":        str(series.KeyFormat),
 			"date":       openapi.Schema{"type": "string", "format": "date"},
 			"value":      openapi.Schema{"type": "number"},
 			"unit":       operation.NullableString(openapi.Schema{"maxLength": 50}),
@@ -81,7 +81,7 @@ func pointInput() openapi.Schema {
 			"source":     openapi.Schema{"type": "string", "minLength": 1, "maxLength": 100},
 			"confidence": openapi.Schema{"type": []any{"number", "null"}, "minimum": 0, "maximum": 100},
 			"dealId":     operation.NullableString(openapi.Schema{"description": "the deal the point belongs to"}),
-			"periodType": openapi.Schema{"type": []any{"string", "null"}, "enum": append(operation.Enums(metrics.PeriodTypes), nil)},
+			"periodType": openapi.Schema{"type": []any{"string", "null"}, "enum": append(operation.Enums(series.PeriodTypes), nil)},
 		}}
 }
 
@@ -89,14 +89,14 @@ func pointInput() openapi.Schema {
 func seriesQuery() openapi.Schema {
 	return openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"resource", "key"},
 		"properties": openapi.Schema{
-			"resource":    openapi.Schema{"type": "string", "description": metrics.ResourceFormat(resources.SeriesKinds())},
-			"key":         openapi.Schema{"type": "string", "description": metrics.KeyFormat},
+			"resource":    openapi.Schema{"type": "string", "description": series.ResourceFormat(resources.SeriesKinds())},
+			"key":         openapi.Schema{"type": "string", "description": series.KeyFormat},
 			"dealContext": operation.NullableString(openapi.Schema{"description": "a deal id: its points take precedence over general points"}),
-			"policy":      openapi.Schema{"type": []any{"string", "null"}, "enum": append(operation.Enums(metrics.Policies), nil)},
+			"policy":      openapi.Schema{"type": []any{"string", "null"}, "enum": append(operation.Enums(series.Policies), nil)},
 			"period": openapi.Schema{"type": []any{"object", "null"}, "additionalProperties": false, "properties": openapi.Schema{
 				"start":         openapi.Schema{"type": []any{"string", "null"}, "format": "date"},
 				"end":           openapi.Schema{"type": []any{"string", "null"}, "format": "date"},
-				"granularity":   openapi.Schema{"type": []any{"string", "null"}, "enum": append(operation.Enums(metrics.Granularities), nil)},
+				"granularity":   openapi.Schema{"type": []any{"string", "null"}, "enum": append(operation.Enums(series.Granularities), nil)},
 				"sources":       openapi.Schema{"type": []any{"array", "null"}, "items": openapi.Schema{"type": "string"}, "maxItems": 50},
 				"minConfidence": openapi.Schema{"type": []any{"number", "null"}, "minimum": 0, "maximum": 100},
 			}},
@@ -105,9 +105,9 @@ func seriesQuery() openapi.Schema {
 
 // Schemas adds the metric series' component schemas to out.
 func Schemas(out map[string]openapi.Schema) {
-	out["MetricPoint"] = openapi.TypeOf(reflect.TypeFor[metrics.SeriesPoint]())
-	out["StoredMetricPoint"] = openapi.TypeOf(reflect.TypeFor[metrics.Point]())
-	series := openapi.TypeOf(reflect.TypeFor[metrics.Series]())
+	out["MetricPoint"] = openapi.TypeOf(reflect.TypeFor[series.SeriesPoint]())
+	out["StoredMetricPoint"] = openapi.TypeOf(reflect.TypeFor[series.Point]())
+	series := openapi.TypeOf(reflect.TypeFor[series.Series]())
 	series["properties"].(openapi.Schema)["points"] = operation.ArrayOf("MetricPoint")
 	out["MetricSeries"] = series
 	out["MetricPointInput"] = pointInput()
