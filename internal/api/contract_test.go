@@ -12,7 +12,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/clock"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/endpoints"
-	"github.com/sourcebase/sourcebase/internal/events"
+	"github.com/sourcebase/sourcebase/internal/history"
 	"github.com/sourcebase/sourcebase/internal/ids"
 	"github.com/sourcebase/sourcebase/internal/kinds"
 	"github.com/sourcebase/sourcebase/internal/outbound"
@@ -662,10 +662,10 @@ func historyOf(t *testing.T, e *apitest.Env, a *apitest.Client, company string) 
 			t.Fatalf("A's test delivery: %+v, %v", d, err)
 		}
 		data := a.Do("GET", "/v1/companies/"+company, nil).Want(t, 200).Object(t)
-		ev := events.Event{ID: ids.New("evt"), Type: "company.created", OccurredAt: clock.Now(), Actor: store.ActorOf(ctx),
-			Resource: events.Resource{Type: "company", ID: company}}
+		ev := history.Event{ID: ids.New("evt"), Type: "company.created", OccurredAt: clock.Now(), Actor: store.ActorOf(ctx),
+			Resource: history.Resource{Type: "company", ID: company}}
 		ev.Data, _ = json.Marshal(data)
-		if err := e.Deps.History.Append(ctx, events.Derived{Org: a.Org, Event: ev}); err != nil {
+		if err := e.Deps.History.Append(ctx, history.Derived{Org: a.Org, Event: ev}); err != nil {
 			t.Fatalf("keep A's event: %v", err)
 		}
 		return ev.ID, ep.ID, d.ID

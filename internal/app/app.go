@@ -24,7 +24,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/endpoints"
 	"github.com/sourcebase/sourcebase/internal/enrichment"
-	"github.com/sourcebase/sourcebase/internal/events"
+	"github.com/sourcebase/sourcebase/internal/history"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/kinds"
 	"github.com/sourcebase/sourcebase/internal/outbound"
@@ -314,7 +314,7 @@ func Build(st *store.Store, cfg Config, engine runs.EngineFactory) Deps {
 	wf.CheckStepsWith(rs.CheckSteps)
 	catalog := kinds.Events()
 	return Deps{
-		History: &events.History{Store: st, Catalog: catalog, Retention: k.EventRetention},
+		History: &history.History{Store: st, Catalog: catalog, Retention: k.EventRetention},
 		Endpoints: endpoints.New(st, catalog, &outbound.Client{AllowLoopback: cfg.WebhooksAllowLoopback, Resolver: cfg.WebhooksResolver},
 			unqueued{}),
 		Store:      st,

@@ -18,7 +18,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/endpoints"
 	"github.com/sourcebase/sourcebase/internal/enrichment"
-	"github.com/sourcebase/sourcebase/internal/events"
+	"github.com/sourcebase/sourcebase/internal/history"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/jobs"
 	"github.com/sourcebase/sourcebase/internal/ratelimit"
@@ -50,7 +50,7 @@ type Deps struct {
 	// Entries are the records on lists.
 	Entries *resources.Entries
 	// History is the change history (GET /v1/events).
-	History *events.History
+	History *history.History
 	// Endpoints are the outbound webhook endpoints and their deliveries.
 	Endpoints *endpoints.Service
 	// Jobs are the bulk imports and exports (JobTargets are what they

@@ -6,7 +6,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/endpoints"
-	"github.com/sourcebase/sourcebase/internal/events"
+	"github.com/sourcebase/sourcebase/internal/history"
 )
 
 // unqueued is the delivery queue of services built without one: a
@@ -21,15 +21,15 @@ func (unqueued) Send(context.Context, endpoints.Message) error {
 // Processor is the events function's code over deps: the stream's
 // records into the history, their deliveries queued, and each event handed
 // to also, when given (EventBridge: package app/eventfns).
-func Processor(deps Deps, also func(context.Context, events.Derived) error) *events.Processor {
+func Processor(deps Deps, also func(context.Context, history.Derived) error) *history.Processor {
 	publish := deps.Endpoints.Publish
 	if also != nil {
-		publish = func(ctx context.Context, d events.Derived) error {
+		publish = func(ctx context.Context, d history.Derived) error {
 			if err := also(ctx, d); err != nil {
 				return err
 			}
 			return deps.Endpoints.Publish(ctx, d)
 		}
 	}
-	return &events.Processor{Catalog: deps.History.Catalog, History: deps.History, DeletedBy: deps.Store.DeletedBy, Publish: publish}
+	return &history.Processor{Catalog: deps.History.Catalog, History: deps.History, DeletedBy: deps.Store.DeletedBy, Publish: publish}
 }

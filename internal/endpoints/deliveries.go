@@ -10,7 +10,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/clock"
-	"github.com/sourcebase/sourcebase/internal/events"
+	"github.com/sourcebase/sourcebase/internal/history"
 	"github.com/sourcebase/sourcebase/internal/ids"
 	"github.com/sourcebase/sourcebase/internal/outbound"
 	"github.com/sourcebase/sourcebase/internal/store"
@@ -122,7 +122,7 @@ type Releaser interface {
 // subscribed to it and queues them. A delivery's id comes from the event
 // and the endpoint, so an event published again (a stream batch retried)
 // makes no second delivery: it is queued again only while still pending.
-func (s *Service) Publish(ctx context.Context, d events.Derived) error {
+func (s *Service) Publish(ctx context.Context, d history.Derived) error {
 	eps, err := s.subscribed(ctx, d.Org, d.Event.Type)
 	if err != nil || len(eps) == 0 {
 		return err
@@ -427,9 +427,9 @@ func (s *Service) Test(ctx context.Context, org, endpoint string) (*Delivery, er
 		return nil, err
 	}
 	now := s.now()
-	ev := events.Event{ID: ids.New("evt"), Type: TestType, OccurredAt: now,
+	ev := history.Event{ID: ids.New("evt"), Type: TestType, OccurredAt: now,
 		Actor:    store.ActorOf(ctx),
-		Resource: events.Resource{Type: "webhookEndpoint", ID: endpoint}}
+		Resource: history.Resource{Type: "webhookEndpoint", ID: endpoint}}
 	ev.Data, _ = json.Marshal(map[string]string{"message": "a test delivery from Sourcebase"})
 	body, err := bodyOf(ev)
 	if err != nil {

@@ -20,7 +20,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/clock"
-	"github.com/sourcebase/sourcebase/internal/events"
+	"github.com/sourcebase/sourcebase/internal/history"
 	"github.com/sourcebase/sourcebase/internal/ids"
 	"github.com/sourcebase/sourcebase/internal/input"
 	"github.com/sourcebase/sourcebase/internal/outbound"
@@ -113,7 +113,7 @@ var spec = store.Spec[record]{
 type Service struct {
 	st      *store.Store
 	coll    *store.Collection[record]
-	catalog *events.Catalog
+	catalog *history.Catalog
 	client  *outbound.Client
 	queue   Queue
 	now     func() clock.Time
@@ -127,7 +127,7 @@ type Service struct {
 // New returns the service over st: catalog names the event types, client
 // sends (its AllowLoopback is the dev server's setting), queue carries
 // deliveries to Attempt.
-func New(st *store.Store, catalog *events.Catalog, client *outbound.Client, queue Queue) *Service {
+func New(st *store.Store, catalog *history.Catalog, client *outbound.Client, queue Queue) *Service {
 	return &Service{st: st, coll: store.NewCollection(st, spec), catalog: catalog, client: client, queue: queue, now: clock.Now}
 }
 
@@ -401,7 +401,7 @@ func (s *Service) subscribed(ctx context.Context, org, typ string) ([]*record, e
 	var out []*record
 	for i := range p.Items {
 		r := &p.Items[i]
-		if r.Enabled && slices.ContainsFunc(r.EventTypes, func(p string) bool { return events.MatchType(p, typ) }) {
+		if r.Enabled && slices.ContainsFunc(r.EventTypes, func(p string) bool { return history.MatchType(p, typ) }) {
 			out = append(out, r)
 		}
 	}
@@ -410,8 +410,8 @@ func (s *Service) subscribed(ctx context.Context, org, typ string) ([]*record, e
 
 // EventKind is the events' kind of endpoints: their secrets never shown,
 // an update that disables one after failing named webhookEndpoint.disabled.
-func EventKind() events.Kind {
-	return events.Kind{
+func EventKind() history.Kind {
+	return history.Kind{
 		Name: "webhookEndpoint", Resource: "webhook-endpoints", StoreType: TypeEndpoint,
 		Doc:     "an outbound webhook endpoint",
 		Secrets: map[string]string{"secrets": "secret"},
@@ -429,4 +429,4 @@ func EventKind() events.Kind {
 var errGone = errors.New("the endpoint was deleted")
 
 // bodyOf is the JSON a delivery of ev sends.
-func bodyOf(ev events.Event) ([]byte, error) { return json.Marshal(ev) }
+func bodyOf(ev history.Event) ([]byte, error) { return json.Marshal(ev) }

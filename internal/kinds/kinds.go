@@ -9,7 +9,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/endpoints"
-	"github.com/sourcebase/sourcebase/internal/events"
+	"github.com/sourcebase/sourcebase/internal/history"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/resources"
@@ -23,10 +23,10 @@ import (
 // workflows, runs, the declared resources, API keys and webhook
 // endpoints. Its kinds come from the declarations, so a resource declared
 // later has events with nothing else to list.
-func Events() *events.Catalog {
-	var kinds []events.Kind
+func Events() *history.Catalog {
+	var kinds []history.Kind
 	for _, d := range All() {
-		k := events.Kind{Name: EventName(d), Resource: d.Name, StoreType: d.Type, Doc: d.Singular}
+		k := history.Kind{Name: EventName(d), Resource: d.Name, StoreType: d.Type, Doc: d.Singular}
 		switch d {
 		case workflows.Def:
 			k.Secrets, k.Hidden = map[string]string{"triggerSecret": "trigger.secret"}, []string{"pastHeaderNames", "pastSecretHashes"}
@@ -35,7 +35,7 @@ func Events() *events.Catalog {
 		}
 		kinds = append(kinds, k)
 	}
-	kinds = append(kinds, events.Kind{
+	kinds = append(kinds, history.Kind{
 		Name: "apiKey", Resource: "keys", StoreType: store.TypeAPIKey, Doc: "API key (made by the operator, revoked by an admin)",
 		Secrets: map[string]string{"secretHash": "secret"},
 		Key: func(_, _ string, doc map[string]any) (string, string, bool) {
@@ -44,7 +44,7 @@ func Events() *events.Catalog {
 			return org, id, org != "" && id != ""
 		},
 	}, endpoints.EventKind())
-	return events.NewCatalog(kinds...)
+	return history.NewCatalog(kinds...)
 }
 
 // EventName is the resource type of d's events: its singular name in

@@ -33,7 +33,7 @@ var Layers = []Layer{
 		"dev/localsfn", "webhook", "webhook/webhooktest", "perfreport", "layers", "outbound", "blob", "dev/testinputs", "deploymodel"}},
 	{"storage", []string{"store", "steps", "streams", "streams/streamsapi", "blob/s3blob"}},
 	{"platform", []string{"resource", "listing", "apikeys", "auth", "ratelimit", "routes", "series", "search", "search/searchtest",
-		"search/embedded", "search/opensearch", "openapi", "admin", "dev/testenv", "events", "events/bus", "bulk"}},
+		"search/embedded", "search/opensearch", "openapi", "admin", "dev/testenv", "history", "history/bus", "bulk"}},
 	{"http", []string{"httpapi", "operation"}},
 	{"domain", []string{"kinds", "companies", "workflows", "enrichment", "runs", "resources", "search/opensearch/golden", "endpoints", "endpoints/sqsqueue", "jobs"}},
 	{"surface", []string{"api/keysapi", "api/recordsapi/listspec", "api/workflowsapi", "api/jobsapi", "api/mcpapi", "api/recordsapi", "api/eventsapi", "api/enrichmentapi", "api/listsapi", "api/seriesapi", "api", "mcpserver"}},

@@ -15,8 +15,8 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/endpoints"
-	"github.com/sourcebase/sourcebase/internal/events"
 	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/history"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/kinds"
 	"github.com/sourcebase/sourcebase/internal/openapi"
@@ -30,14 +30,14 @@ const ManagingWebhookEndpoints = "managing webhook endpoints"
 
 // API serves the feature's routes.
 type API struct {
-	history   *events.History
+	history   *history.History
 	endpoints *endpoints.Service
 	// adminOnly are the event types hidden from member keys (AdminOnly).
 	adminOnly map[string]string
 }
 
 // New returns the API over its services.
-func New(history *events.History, endpoints *endpoints.Service, adminOnly map[string]string) *API {
+func New(history *history.History, endpoints *endpoints.Service, adminOnly map[string]string) *API {
 	return &API{history: history, endpoints: endpoints, adminOnly: adminOnly}
 }
 
@@ -124,7 +124,7 @@ func Operations() []operation.Operation {
 
 // Schemas are the component schemas of events and endpoints.
 func Schemas(out map[string]openapi.Schema) {
-	ev := openapi.TypeOf(reflect.TypeFor[events.Event]())
+	ev := openapi.TypeOf(reflect.TypeFor[history.Event]())
 	props := ev["properties"].(openapi.Schema)
 	types := []any{}
 	for _, t := range kinds.Events().Types() {
@@ -243,8 +243,8 @@ func listValues(q url.Values, param string) ([]string, error) {
 // that is not an admin's), each with the admin-only action of its routes:
 // naming one in resourceType or type is a 403, and the list leaves them
 // out.
-func eventFilter(q url.Values, hidden map[string]string) (events.Filter, int, string, error) {
-	var f events.Filter
+func eventFilter(q url.Values, hidden map[string]string) (history.Filter, int, string, error) {
+	var f history.Filter
 	limit, cursor, err := logPage(q, eventParams)
 	if err != nil {
 		return f, 0, "", err
@@ -281,7 +281,7 @@ func eventFilter(q url.Values, hidden map[string]string) (events.Filter, int, st
 		var shown []string
 		hiddenType, hiddenAction := "", ""
 		for _, t := range catalog.Types() {
-			if !events.MatchType(p, t) {
+			if !history.MatchType(p, t) {
 				continue
 			}
 			res, _, _ := strings.Cut(t, ".")

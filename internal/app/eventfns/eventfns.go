@@ -23,9 +23,9 @@ import (
 	"github.com/sourcebase/sourcebase/internal/awsenv"
 	"github.com/sourcebase/sourcebase/internal/endpoints"
 	"github.com/sourcebase/sourcebase/internal/endpoints/sqsqueue"
-	"github.com/sourcebase/sourcebase/internal/events"
-	"github.com/sourcebase/sourcebase/internal/events/bus"
 	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/history"
+	"github.com/sourcebase/sourcebase/internal/history/bus"
 	"github.com/sourcebase/sourcebase/internal/streams"
 	"github.com/sourcebase/sourcebase/internal/streams/streamsapi"
 )
@@ -83,7 +83,7 @@ func ServeEvents() {
 	if cfg.DeliverQueueURL == "" {
 		app.Must(fmt.Errorf("the events function needs %s", app.EnvDeliverQueueURL))
 	}
-	var also func(context.Context, events.Derived) error
+	var also func(context.Context, history.Derived) error
 	if cfg.EventBusName != "" {
 		b := &bus.Bridge{Client: eventbridge.NewFromConfig(awsCfg), Bus: cfg.EventBusName, Enabled: deps.Keys.EventBridge}
 		also = b.Publish

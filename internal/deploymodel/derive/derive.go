@@ -28,8 +28,8 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/deploymodel"
-	"github.com/sourcebase/sourcebase/internal/events"
 	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/history"
 	"github.com/sourcebase/sourcebase/internal/jobs"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
@@ -43,7 +43,7 @@ import (
 // registry's).
 type Inputs struct {
 	Routes []routes.Route
-	Events *events.Catalog
+	Events *history.Catalog
 }
 
 // Model is the deployment model of the service declared by in and the

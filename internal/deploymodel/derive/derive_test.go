@@ -15,8 +15,8 @@ import (
 	"github.com/sourcebase/sourcebase/internal/deploymodel"
 	"github.com/sourcebase/sourcebase/internal/deploymodel/derive"
 	"github.com/sourcebase/sourcebase/internal/endpoints"
-	"github.com/sourcebase/sourcebase/internal/events"
 	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/history"
 	"github.com/sourcebase/sourcebase/internal/jobs"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
@@ -37,9 +37,9 @@ func sample() derive.Inputs {
 	rs = append(rs,
 		routes.Route{Method: "POST", Path: "/v1/companies", Function: fn.Companies, Rate: routes.RateNone},
 		routes.Route{Method: "GET", Path: routes.HealthPath, Function: fn.Keys})
-	return derive.Inputs{Routes: rs, Events: events.NewCatalog(
-		events.Kind{Name: "company", Resource: "companies", StoreType: "COMPANY"},
-		events.Kind{Name: "deal", Resource: "deals", StoreType: "DEAL"})}
+	return derive.Inputs{Routes: rs, Events: history.NewCatalog(
+		history.Kind{Name: "company", Resource: "companies", StoreType: "COMPANY"},
+		history.Kind{Name: "deal", Resource: "deals", StoreType: "DEAL"})}
 }
 
 // The model has every function of the function table in its order, sized
@@ -144,7 +144,7 @@ func TestTheCommittedModelsFunctionsEnvironmentsTableAndStateMachinesAreTheDecla
 	if !slices.Contains(m.EventItemTypes, "COMPANY") {
 		t.Errorf("event item types %v, want COMPANY among them", m.EventItemTypes)
 	}
-	for _, typ := range []string{events.TypeEvent, endpoints.TypeDelivery, store.TypeDeleted} {
+	for _, typ := range []string{history.TypeEvent, endpoints.TypeDelivery, store.TypeDeleted} {
 		if slices.Contains(m.EventItemTypes, typ) {
 			t.Errorf("%s is an event item type", typ)
 		}

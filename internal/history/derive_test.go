@@ -1,4 +1,4 @@
-package events_test
+package history_test
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
-	"github.com/sourcebase/sourcebase/internal/events"
+	"github.com/sourcebase/sourcebase/internal/history"
 	"github.com/sourcebase/sourcebase/internal/kinds"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/streams"
@@ -38,7 +38,7 @@ func TestAnUpdateIsItsChangedFieldsWithSecretsRedactedAndHiddenFieldsLeftOut(t *
 		t.Fatalf("derive: %v %v", ok, err)
 	}
 	ev := d.Event
-	if d.Org != "org_1" || ev.Type != "workflow.updated" || ev.Resource != (events.Resource{Type: "workflow", ID: "wf_1"}) {
+	if d.Org != "org_1" || ev.Type != "workflow.updated" || ev.Resource != (history.Resource{Type: "workflow", ID: "wf_1"}) {
 		t.Fatalf("derived %+v of %s", ev, d.Org)
 	}
 	if ev.Actor != (store.Actor{Type: "apiKey", ID: "ck_2"}) {
@@ -53,7 +53,7 @@ func TestAnUpdateIsItsChangedFieldsWithSecretsRedactedAndHiddenFieldsLeftOut(t *
 			t.Errorf("the event shows %q: %s", leak, b)
 		}
 	}
-	if len(ev.Changes) != 2 || string(ev.Changes["name"].From) != `"a"` || string(ev.Changes["trigger.secret"].To) != events.Redacted {
+	if len(ev.Changes) != 2 || string(ev.Changes["name"].From) != `"a"` || string(ev.Changes["trigger.secret"].To) != history.Redacted {
 		t.Errorf("changes %s", b)
 	}
 	again, _, _ := c.Derive(context.Background(), streams.Record{ID: "r1", Name: streams.Modify, Old: before, New: after}, nil)
@@ -87,7 +87,7 @@ func TestItemsThatAreNotRecordsGiveNoEvent(t *testing.T) {
 		image(t, "RATE#key#ck_1", "W#1", store.TypeRate, "system:x", map[string]any{}),
 		image(t, store.OrgPartition("org_1", "COMPANY")+"#CHANGES", "123#cmp_1#1", store.TypeChange, "system:x", map[string]any{}),
 		image(t, store.OrgPartition("org_1", store.TypeDeleted), "COMPANY#cmp_1", store.TypeDeleted, "apiKey:ck_1", map[string]any{}),
-		image(t, store.OrgPartition("org_1", events.TypeEvent), "evt_1", events.TypeEvent, "system:events", map[string]any{}),
+		image(t, store.OrgPartition("org_1", history.TypeEvent), "evt_1", history.TypeEvent, "system:events", map[string]any{}),
 	} {
 		if _, ok, err := c.Derive(context.Background(), streams.Record{ID: "r", Name: streams.Insert, New: img}, nil); ok || err != nil {
 			t.Errorf("%s gives an event (%v)", store.ImageString(img, store.AttrType), err)
@@ -125,7 +125,7 @@ func TestADeleteIsItsMarkersActorsAndAnExpiryIsTheSystems(t *testing.T) {
 
 func TestAnEventTooLargeToKeepIsTruncated(t *testing.T) {
 	c := kinds.Events()
-	big := strings.Repeat("x", events.MaxDataBytes)
+	big := strings.Repeat("x", history.MaxDataBytes)
 	img := image(t, store.OrgPartition("org_1", "DEAL"), "deal_1", "DEAL", "apiKey:ck_1", map[string]any{"id": "deal_1", "notes": big})
 	d, _, _ := c.Derive(context.Background(), streams.Record{ID: "r", Name: streams.Insert, New: img}, nil)
 	if !d.Event.Truncated || d.Event.Data != nil {
@@ -141,7 +141,7 @@ func TestEventTypePatterns(t *testing.T) {
 			t.Errorf("CheckPattern(%q) = %v, want %v", p, got, ok)
 		}
 	}
-	if !events.MatchType("company.*", "company.created") || events.MatchType("company.*", "companyX.created") || events.MatchType("deal.*", "company.created") {
+	if !history.MatchType("company.*", "company.created") || history.MatchType("company.*", "companyX.created") || history.MatchType("deal.*", "company.created") {
 		t.Error("MatchType")
 	}
 }

@@ -16,8 +16,8 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/clock"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
-	"github.com/sourcebase/sourcebase/internal/events"
-	"github.com/sourcebase/sourcebase/internal/events/bus"
+	"github.com/sourcebase/sourcebase/internal/history"
+	"github.com/sourcebase/sourcebase/internal/history/bus"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
@@ -45,11 +45,11 @@ func TestTheEventsOfAnOrganizationThatAskedForItReachTheEventBridgeBusAndItsRule
 		t.Fatal(err)
 	}
 	b := &bus.Bridge{Client: eb, Bus: "default", Enabled: func(_ context.Context, org string) (bool, error) { return org == "org_on", nil }}
-	ev := func(id, typ string) events.Event {
-		return events.Event{ID: id, Type: typ, OccurredAt: clock.Now(), Actor: store.Actor{Type: "apiKey", ID: "ck_1"},
-			Resource: events.Resource{Type: strings.Split(typ, ".")[0], ID: "x_1"}}
+	ev := func(id, typ string) history.Event {
+		return history.Event{ID: id, Type: typ, OccurredAt: clock.Now(), Actor: store.Actor{Type: "apiKey", ID: "ck_1"},
+			Resource: history.Resource{Type: strings.Split(typ, ".")[0], ID: "x_1"}}
 	}
-	for _, d := range []events.Derived{
+	for _, d := range []history.Derived{
 		{Org: "org_on", Event: ev("evt_1", "deal.created")},
 		{Org: "org_on", Event: ev("evt_2", "company.created")}, // the rule does not route it
 		{Org: "org_off", Event: ev("evt_3", "deal.created")},   // its organization did not ask

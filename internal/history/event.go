@@ -1,10 +1,10 @@
-// Package events is the change history: one event per change of a
+// Package history is the change history: one event per change of a
 // record, derived from the table's DynamoDB stream (new and old images,
 // the actor every write records), kept per organization for its
 // retention, listed by GET /v1/events and handed to the outbound webhook
 // endpoints (package endpoints). The request path writes nothing for it:
 // the events function (in AWS) or the stream poller (locally) does.
-package events
+package history
 
 import (
 	"encoding/json"

@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
-	"github.com/sourcebase/sourcebase/internal/events"
+	"github.com/sourcebase/sourcebase/internal/history"
 )
 
 // Source is the source of the events published to EventBridge: a
@@ -47,13 +47,13 @@ type enabled struct {
 // Detail is the detail of an event published to EventBridge.
 type Detail struct {
 	OrganizationID string `json:"organizationId"`
-	events.Event
+	history.Event
 }
 
 // Publish sends d's event to the bus when its organization publishes
 // there; at least once, as every delivery (a retried stream batch sends
 // it again, with the same event id).
-func (b *Bridge) Publish(ctx context.Context, d events.Derived) error {
+func (b *Bridge) Publish(ctx context.Context, d history.Derived) error {
 	on, err := b.enabled(ctx, d.Org)
 	if err != nil || !on {
 		return err
