@@ -281,7 +281,7 @@ func TestANullArrayElementIsReportedAsNullNotAsEmpty(t *testing.T) {
 	for _, field := range []string{"tags", "alternativeNames"} {
 		msg := wantError(t, c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Acme", field: []any{"a", nil}}), 400, field+"[1]")
 		if want := field + "[1] must be a string, not null"; !strings.Contains(msg, want) {
-			t.Errorf("BUG (internal/input/input.go, Object.Strings): a null element is unmarshalled into \"\" "+
+			t.Errorf("BUG (internal/jsonbody/jsonbody.go, Object.Strings): a null element is unmarshalled into \"\" "+
 				"and reported as empty; error %q, want it to say %q", msg, want)
 		}
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
-	"github.com/sourcebase/sourcebase/internal/input"
+	"github.com/sourcebase/sourcebase/internal/jsonbody"
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
@@ -76,7 +76,7 @@ func TestAScheduledEventMakesTheRunnerFailAStaleQueuedRunAndCompleteAPendingPurg
 	// A company with candidates whose purge is pending: the job its
 	// delete's transaction records (enrichment.Service.PurgeOp), left as
 	// a purge that failed after the delete leaves it.
-	co, err := r.deps.Enrichment.CreateCompany(ctx, r.deps.Companies, r.org, companies.Fields{CanonicalName: input.Field[string]{Set: true, Value: "Gone Robotics"}}, "")
+	co, err := r.deps.Enrichment.CreateCompany(ctx, r.deps.Companies, r.org, companies.Fields{CanonicalName: jsonbody.Field[string]{Set: true, Value: "Gone Robotics"}}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

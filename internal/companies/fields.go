@@ -7,25 +7,25 @@ import (
 	"strings"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
-	"github.com/sourcebase/sourcebase/internal/input"
+	"github.com/sourcebase/sourcebase/internal/jsonbody"
 	"github.com/sourcebase/sourcebase/internal/resource"
 )
 
 // Fields is a set of company fields sent by a client: each absent
 // (unchanged), null (cleared) or set.
 type Fields struct {
-	CanonicalName    input.Field[string]
-	AlternativeNames input.Field[[]string]
-	Website          input.Field[string]
-	Description      input.Field[string]
-	ShortDescription input.Field[string]
-	Sector           input.Field[string]
-	Industry         input.Field[string]
-	Location         input.Field[Location]
-	ExternalID       input.Field[string]
-	Tags             input.Field[[]string]
-	Custom           input.Field[map[string]any]
-	CompanyType      input.Field[string]
+	CanonicalName    jsonbody.Field[string]
+	AlternativeNames jsonbody.Field[[]string]
+	Website          jsonbody.Field[string]
+	Description      jsonbody.Field[string]
+	ShortDescription jsonbody.Field[string]
+	Sector           jsonbody.Field[string]
+	Industry         jsonbody.Field[string]
+	Location         jsonbody.Field[Location]
+	ExternalID       jsonbody.Field[string]
+	Tags             jsonbody.Field[[]string]
+	Custom           jsonbody.Field[map[string]any]
+	CompanyType      jsonbody.Field[string]
 }
 
 // CreateFields are the fields accepted when creating a company.
@@ -80,10 +80,10 @@ func decode(body []byte, create bool) (Fields, error) {
 }
 
 // location is the decoded location; null arrives as {} (unknown).
-func location(m map[string]any) input.Field[Location] {
+func location(m map[string]any) jsonbody.Field[Location] {
 	v, ok := m["location"]
 	if !ok {
-		return input.Field[Location]{}
+		return jsonbody.Field[Location]{}
 	}
 	parts, _ := v.(map[string]any)
 	var loc Location
@@ -92,7 +92,7 @@ func location(m map[string]any) input.Field[Location] {
 			*dst = &s
 		}
 	}
-	return input.Field[Location]{Set: true, Value: loc}
+	return jsonbody.Field[Location]{Set: true, Value: loc}
 }
 
 // checkExternalID refuses a blank externalId: it would match nothing.
@@ -139,7 +139,7 @@ func checkURL(field, s string) error {
 
 // Apply writes the set fields into c; null clears a field.
 func (f Fields) Apply(c *Company) {
-	setText := func(dst **string, v input.Field[string]) {
+	setText := func(dst **string, v jsonbody.Field[string]) {
 		if !v.Set {
 			return
 		}

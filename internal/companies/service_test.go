@@ -5,14 +5,14 @@ import (
 	"testing"
 
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
-	"github.com/sourcebase/sourcebase/internal/input"
+	"github.com/sourcebase/sourcebase/internal/jsonbody"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
 func named(name string) Fields {
-	return Fields{CanonicalName: input.Field[string]{Set: true, Value: name}}
+	return Fields{CanonicalName: jsonbody.Field[string]{Set: true, Value: name}}
 }
 
 // TestMatchFindsANameIgnoringCaseWhicheverKeyItWasStoredUnder: the sort

@@ -22,7 +22,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/clock"
 	"github.com/sourcebase/sourcebase/internal/history"
 	"github.com/sourcebase/sourcebase/internal/ids"
-	"github.com/sourcebase/sourcebase/internal/input"
+	"github.com/sourcebase/sourcebase/internal/jsonbody"
 	"github.com/sourcebase/sourcebase/internal/outbound"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
@@ -146,7 +146,7 @@ type Input struct {
 // wrong type or a null are 400s naming the field.
 func DecodeInput(body []byte) (Input, error) {
 	var in Input
-	o, err := input.ParseObject(body, "url", "description", "eventTypes", "enabled")
+	o, err := jsonbody.ParseObject(body, "url", "description", "eventTypes", "enabled")
 	if err != nil {
 		return in, err
 	}
@@ -156,21 +156,21 @@ func DecodeInput(body []byte) (Input, error) {
 		}
 		return nil
 	}
-	u, err := o.String("url", input.Text{Min: 1, Max: 2048, Trim: true})
+	u, err := o.String("url", jsonbody.Text{Min: 1, Max: 2048, Trim: true})
 	if err == nil {
 		err = notNull("url", u.Set, u.Null)
 	}
 	if err != nil {
 		return in, err
 	}
-	d, err := o.String("description", input.Text{Max: MaxDescription, MultiLine: true})
+	d, err := o.String("description", jsonbody.Text{Max: MaxDescription, MultiLine: true})
 	if err == nil {
 		err = notNull("description", d.Set, d.Null)
 	}
 	if err != nil {
 		return in, err
 	}
-	ts, err := o.Strings("eventTypes", input.Text{Min: 1, Max: 100, Trim: true}, MaxEventTypes)
+	ts, err := o.Strings("eventTypes", jsonbody.Text{Min: 1, Max: 100, Trim: true}, MaxEventTypes)
 	if err == nil {
 		err = notNull("eventTypes", ts.Set, ts.Null)
 	}
@@ -341,7 +341,7 @@ func DecodeRotation(body []byte) (time.Duration, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return 0, nil
 	}
-	o, err := input.ParseObject(body, "overlapSeconds")
+	o, err := jsonbody.ParseObject(body, "overlapSeconds")
 	if err != nil {
 		return 0, err
 	}

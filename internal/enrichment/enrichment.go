@@ -23,7 +23,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/clock"
 	"github.com/sourcebase/sourcebase/internal/ids"
-	"github.com/sourcebase/sourcebase/internal/input"
+	"github.com/sourcebase/sourcebase/internal/jsonbody"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
@@ -187,7 +187,7 @@ func (s *Service) Decode(typ string, body []byte) ([]Input, error) {
 	if err != nil {
 		return nil, err
 	}
-	o, err := input.ParseObject(body, "values")
+	o, err := jsonbody.ParseObject(body, "values")
 	if err != nil {
 		return nil, err
 	}
@@ -217,7 +217,7 @@ func (s *Service) DecodeValues(typ string, values []map[string]any) ([]Input, er
 	return s.Decode(typ, body)
 }
 
-func (t *Type) decode(o *input.Object) (Input, error) {
+func (t *Type) decode(o *jsonbody.Object) (Input, error) {
 	prop, err := o.Enum("property", t.Properties...)
 	if err != nil {
 		return Input{}, err
@@ -244,12 +244,12 @@ func (t *Type) decode(o *input.Object) (Input, error) {
 		return Input{}, apperr.Invalid(o.Path("source"), "is required: one of %s", strings.Join(Sources, ", "))
 	}
 	in.Source = src.Value
-	prov, err := o.String("provider", input.Text{Max: 200, Trim: true})
+	prov, err := o.String("provider", jsonbody.Text{Max: 200, Trim: true})
 	if err != nil {
 		return Input{}, err
 	}
 	in.Provider = prov.Value
-	sid, err := o.String("sourceId", input.Text{Max: 256, Trim: true})
+	sid, err := o.String("sourceId", jsonbody.Text{Max: 256, Trim: true})
 	if err != nil {
 		return Input{}, err
 	}

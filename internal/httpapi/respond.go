@@ -18,7 +18,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/auth"
-	"github.com/sourcebase/sourcebase/internal/input"
+	"github.com/sourcebase/sourcebase/internal/jsonbody"
 )
 
 // MaxBodyBytes is the largest request body accepted.
@@ -72,7 +72,7 @@ func encoder(w io.Writer) *json.Encoder {
 }
 
 // Marshal is v's JSON as an answer writes it (input.Marshal).
-func Marshal(v any) ([]byte, error) { return input.Marshal(v) }
+func Marshal(v any) ([]byte, error) { return jsonbody.Marshal(v) }
 
 // envelope is the {"data": ...} body: a struct encodes without the map
 // a map[string]any literal would allocate and sort.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/bulk"
-	"github.com/sourcebase/sourcebase/internal/input"
+	"github.com/sourcebase/sourcebase/internal/jsonbody"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
@@ -32,7 +32,7 @@ const MaxFilterValues = 100
 // names the columns; escapeFormulas false writes a CSV's formula-like text
 // cells raw (bulk.Writer.EscapeFormulas).
 func (s *Service) DecodeExport(body []byte) (*Job, error) {
-	o, err := input.ParseObject(body, "resource", "format", "filter", "fields", "escapeFormulas")
+	o, err := jsonbody.ParseObject(body, "resource", "format", "filter", "fields", "escapeFormulas")
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +40,7 @@ func (s *Service) DecodeExport(body []byte) (*Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	fields, err := o.Strings("fields", input.Text{Min: 1, Max: 100, Trim: true}, 200)
+	fields, err := o.Strings("fields", jsonbody.Text{Min: 1, Max: 100, Trim: true}, 200)
 	if err != nil {
 		return nil, err
 	}

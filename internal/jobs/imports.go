@@ -18,7 +18,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/bulk"
 	"github.com/sourcebase/sourcebase/internal/clock"
 	"github.com/sourcebase/sourcebase/internal/ids"
-	"github.com/sourcebase/sourcebase/internal/input"
+	"github.com/sourcebase/sourcebase/internal/jsonbody"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
@@ -34,7 +34,7 @@ const DefaultConfidence = 100
 // upload: {resource, format, mode, match, mapping, dryRun, keepIds,
 // confidence}.
 func (s *Service) DecodeImport(body []byte) (*Job, error) {
-	o, err := input.ParseObject(body, "resource", "format", "mode", "match", "mapping", "dryRun", "keepIds", "confidence")
+	o, err := jsonbody.ParseObject(body, "resource", "format", "mode", "match", "mapping", "dryRun", "keepIds", "confidence")
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +49,7 @@ func (s *Service) DecodeImport(body []byte) (*Job, error) {
 	if !mode.Set {
 		mode.Value = ModeCreate
 	}
-	match, err := o.String("match", input.Text{Min: 1, Max: 100, Trim: true})
+	match, err := o.String("match", jsonbody.Text{Min: 1, Max: 100, Trim: true})
 	if err != nil {
 		return nil, err
 	}
@@ -644,11 +644,11 @@ func (s *Service) createTarget(j *Job, t Target, row bulk.Row) (string, []byte, 
 	if !j.KeepIDs {
 		return ids.Derived(t.Def.IDPrefix, j.StartedAt.Time, j.ID+"#"+fmt.Sprint(row.Number)), row.Body, nil
 	}
-	o, err := input.ParseObject(row.Body)
+	o, err := jsonbody.ParseObject(row.Body)
 	if err != nil {
 		return "", nil, err
 	}
-	id, err := o.String(resource.FieldID, input.Text{Min: 1, Max: store.MaxIDLength, Trim: true})
+	id, err := o.String(resource.FieldID, jsonbody.Text{Min: 1, Max: store.MaxIDLength, Trim: true})
 	if err != nil {
 		return "", nil, err
 	}
@@ -683,12 +683,12 @@ func (s *Service) madeByRow(ctx context.Context, org string, j *Job, t Target, i
 // updateTarget is the id of the record an update row names (its id, or
 // its match field's value) and the body to update it with.
 func (s *Service) updateTarget(ctx context.Context, org string, j *Job, t Target, body []byte) (string, []byte, error) {
-	o, err := input.ParseObject(body)
+	o, err := jsonbody.ParseObject(body)
 	if err != nil {
 		return "", nil, err
 	}
 	if j.Match == resource.FieldID {
-		id, err := o.String(resource.FieldID, input.Text{Min: 1, Max: store.MaxIDLength, Trim: true})
+		id, err := o.String(resource.FieldID, jsonbody.Text{Min: 1, Max: store.MaxIDLength, Trim: true})
 		if err != nil {
 			return "", nil, err
 		}

@@ -25,7 +25,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/bulk"
 	"github.com/sourcebase/sourcebase/internal/clock"
 	"github.com/sourcebase/sourcebase/internal/ids"
-	"github.com/sourcebase/sourcebase/internal/input"
+	"github.com/sourcebase/sourcebase/internal/jsonbody"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
@@ -266,8 +266,8 @@ func (s *Service) target(field, name string) (Target, error) {
 // decodeTarget reads a job body's resource (what names it, for the
 // message of a missing one) and format (def when absent; "" makes it
 // required).
-func (s *Service) decodeTarget(o *input.Object, what string, def bulk.Format) (Target, bulk.Format, error) {
-	res, err := o.String("resource", input.Text{Min: 1, Max: 100, Trim: true})
+func (s *Service) decodeTarget(o *jsonbody.Object, what string, def bulk.Format) (Target, bulk.Format, error) {
+	res, err := o.String("resource", jsonbody.Text{Min: 1, Max: 100, Trim: true})
 	if err != nil {
 		return Target{}, "", err
 	}

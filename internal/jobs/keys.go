@@ -14,7 +14,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/blob"
 	"github.com/sourcebase/sourcebase/internal/bulk"
-	"github.com/sourcebase/sourcebase/internal/input"
+	"github.com/sourcebase/sourcebase/internal/jsonbody"
 	"github.com/sourcebase/sourcebase/internal/resource"
 )
 
@@ -99,8 +99,8 @@ func (k *keySet) add(row bulk.Row) (duplicate, bool) {
 		k.seen[sum] = row.Number
 	}
 	if k.id {
-		if o, err := input.ParseObject(row.Body); err == nil {
-			if id, err := o.String(resource.FieldID, input.Text{Trim: true}); err == nil && id.Value != "" {
+		if o, err := jsonbody.ParseObject(row.Body); err == nil {
+			if id, err := o.String(resource.FieldID, jsonbody.Text{Trim: true}); err == nil && id.Value != "" {
 				try(resource.FieldID, id.Value)
 			}
 		}

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
-	"github.com/sourcebase/sourcebase/internal/input"
+	"github.com/sourcebase/sourcebase/internal/jsonbody"
 	"github.com/sourcebase/sourcebase/internal/search"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
@@ -41,10 +41,10 @@ var BodyMembers = []string{BodyFilter, BodySort, BodyFields, BodyExpand, BodyLim
 func Decode(res Resource, body []byte, maxLimit int, parsePage func(url.Values) (store.Query, error)) (*Query, error) {
 	out := &Query{}
 	paging := url.Values{}
-	o := &input.Object{}
+	o := &jsonbody.Object{}
 	if len(strings.TrimSpace(string(body))) > 0 {
 		var err error
-		if o, err = input.ParseObject(body, BodyMembers...); err != nil {
+		if o, err = jsonbody.ParseObject(body, BodyMembers...); err != nil {
 			return nil, err
 		}
 	}
@@ -59,7 +59,7 @@ func Decode(res Resource, body []byte, maxLimit int, parsePage func(url.Values) 
 		}
 		paging.Set("limit", strconv.Itoa(n))
 	}
-	cursor, err := o.String(BodyCursor, input.Text{Max: 4096})
+	cursor, err := o.String(BodyCursor, jsonbody.Text{Max: 4096})
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +109,7 @@ func Decode(res Resource, body []byte, maxLimit int, parsePage func(url.Values) 
 		return nil, err
 	}
 	for _, it := range sorts.Value {
-		name, err := it.String("field", input.Text{Min: 1, Max: 200})
+		name, err := it.String("field", jsonbody.Text{Min: 1, Max: 200})
 		if err != nil {
 			return nil, err
 		}
@@ -145,7 +145,7 @@ func Decode(res Resource, body []byte, maxLimit int, parsePage func(url.Values) 
 		{BodyFields, fieldNames(res.Def), "a field of " + res.Def.Name, &out.Fields},
 		{BodyExpand, res.Expandable, "a reference field of " + res.Def.Name + " that can be expanded", &out.Expand},
 	} {
-		list, err := o.Strings(names.member, input.Text{Min: 1, Max: 200}, 200)
+		list, err := o.Strings(names.member, jsonbody.Text{Min: 1, Max: 200}, 200)
 		if err != nil {
 			return nil, err
 		}

@@ -1,26 +1,26 @@
 package resource
 
-import "github.com/sourcebase/sourcebase/internal/input"
+import "github.com/sourcebase/sourcebase/internal/jsonbody"
 
 // The readers below turn what Def.Decode returns into the typed fields of
 // resources stored outside the layer (companies, workflows): absent when
 // not sent, Null when sent as null.
 
 // DecodedText reads a text field.
-func DecodedText(m map[string]any, name string) input.Field[string] {
+func DecodedText(m map[string]any, name string) jsonbody.Field[string] {
 	v, ok := m[name]
 	if !ok {
-		return input.Field[string]{}
+		return jsonbody.Field[string]{}
 	}
 	s, isText := v.(string)
-	return input.Field[string]{Set: true, Null: !isText, Value: s}
+	return jsonbody.Field[string]{Set: true, Null: !isText, Value: s}
 }
 
 // DecodedTexts reads an array of strings; null arrives as [].
-func DecodedTexts(m map[string]any, name string) input.Field[[]string] {
+func DecodedTexts(m map[string]any, name string) jsonbody.Field[[]string] {
 	v, ok := m[name]
 	if !ok {
-		return input.Field[[]string]{}
+		return jsonbody.Field[[]string]{}
 	}
 	list, _ := v.([]any)
 	out := make([]string, 0, len(list))
@@ -29,24 +29,24 @@ func DecodedTexts(m map[string]any, name string) input.Field[[]string] {
 			out = append(out, s)
 		}
 	}
-	return input.Field[[]string]{Set: true, Value: out}
+	return jsonbody.Field[[]string]{Set: true, Value: out}
 }
 
 // DecodedObject reads a free-form object; null arrives as {}.
-func DecodedObject(m map[string]any, name string) input.Field[map[string]any] {
+func DecodedObject(m map[string]any, name string) jsonbody.Field[map[string]any] {
 	v, ok := m[name]
 	if !ok {
-		return input.Field[map[string]any]{}
+		return jsonbody.Field[map[string]any]{}
 	}
 	o, _ := v.(map[string]any)
-	return input.Field[map[string]any]{Set: true, Value: o}
+	return jsonbody.Field[map[string]any]{Set: true, Value: o}
 }
 
 // DecodeAs reads the member name of o as a value of field f (its kind,
 // limits and Validate), errors naming o's path of name: how a value sent
 // for a field elsewhere than in a record's body (an enrichment candidate)
 // is checked. Null is refused.
-func (f Field) DecodeAs(o *input.Object, name string) (any, error) {
+func (f Field) DecodeAs(o *jsonbody.Object, name string) (any, error) {
 	g := f
 	g.Name, g.Required = name, true
 	v, _, err := g.decode(o)

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/sourcebase/sourcebase/internal/input"
+	"github.com/sourcebase/sourcebase/internal/jsonbody"
 )
 
 // DocRoute is one route of a declared resource, for its documentation:
@@ -383,7 +383,7 @@ func rules(f Field) []string {
 		case Structs:
 			out = append(out, fmt.Sprintf("at most %s items", count(f.MaxElements())))
 		case Object:
-			out = append(out, fmt.Sprintf("any JSON object up to %d KiB, %d levels deep", input.MaxFreeBytes>>10, input.MaxDepth))
+			out = append(out, fmt.Sprintf("any JSON object up to %d KiB, %d levels deep", jsonbody.MaxFreeBytes>>10, jsonbody.MaxDepth))
 		}
 	}
 	if f.Rule != "" {

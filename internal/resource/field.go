@@ -12,7 +12,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/clock"
-	"github.com/sourcebase/sourcebase/internal/input"
+	"github.com/sourcebase/sourcebase/internal/jsonbody"
 )
 
 // Kind is the type of a field's value.
@@ -205,7 +205,7 @@ func names(fields []Field) []string {
 
 // decode reads f from o: set when sent, and the value (nil for null).
 // Null is refused for required fields; it clears any other.
-func (f Field) decode(o *input.Object) (value any, set bool, err error) {
+func (f Field) decode(o *jsonbody.Object) (value any, set bool, err error) {
 	raw, ok := o.Raw(f.Name)
 	if !ok {
 		return nil, false, nil
@@ -224,8 +224,8 @@ func (f Field) decode(o *input.Object) (value any, set bool, err error) {
 	return v, true, err
 }
 
-func (f Field) decodeValue(o *input.Object, path string) (any, error) {
-	text := input.Text{Min: 1, Max: f.MaxLength(), Trim: true}
+func (f Field) decodeValue(o *jsonbody.Object, path string) (any, error) {
+	text := jsonbody.Text{Min: 1, Max: f.MaxLength(), Trim: true}
 	switch f.Kind {
 	case String, Text:
 		text.MultiLine = f.Kind == Text
@@ -235,7 +235,7 @@ func (f Field) decodeValue(o *input.Object, path string) (any, error) {
 		s, err := o.String(f.Name, text)
 		return s.Value, err
 	case Enum:
-		s, err := o.String(f.Name, input.Text{})
+		s, err := o.String(f.Name, jsonbody.Text{})
 		if err == nil && !slices.Contains(f.Values, s.Value) {
 			err = apperr.Invalid(path, "must be one of %s", strings.Join(f.Values, ", "))
 		}
@@ -250,13 +250,13 @@ func (f Field) decodeValue(o *input.Object, path string) (any, error) {
 		}
 		return s.Value, err
 	case Email:
-		s, err := o.String(f.Name, input.Text{Min: 1, Max: MaxEmail, Trim: true})
+		s, err := o.String(f.Name, jsonbody.Text{Min: 1, Max: MaxEmail, Trim: true})
 		if err == nil && !ValidEmail(s.Value) {
 			err = apperr.Invalid(path, "must be an e-mail address such as name@example.com")
 		}
 		return s.Value, err
 	case Date:
-		s, err := o.String(f.Name, input.Text{Trim: true})
+		s, err := o.String(f.Name, jsonbody.Text{Trim: true})
 		if err == nil {
 			if _, perr := time.Parse(time.DateOnly, s.Value); perr != nil {
 				err = apperr.Invalid(path, "must be a date as YYYY-MM-DD")
@@ -264,7 +264,7 @@ func (f Field) decodeValue(o *input.Object, path string) (any, error) {
 		}
 		return s.Value, err
 	case DateTime:
-		s, err := o.String(f.Name, input.Text{Trim: true})
+		s, err := o.String(f.Name, jsonbody.Text{Trim: true})
 		if err != nil {
 			return nil, err
 		}
@@ -282,10 +282,10 @@ func (f Field) decodeValue(o *input.Object, path string) (any, error) {
 		s, err := o.Strings(f.Name, text, f.MaxElements())
 		return toAny(s.Value), err
 	case Refs:
-		s, err := o.Strings(f.Name, input.Text{Min: 1, Max: 256, Trim: true}, f.MaxElements())
+		s, err := o.Strings(f.Name, jsonbody.Text{Min: 1, Max: 256, Trim: true}, f.MaxElements())
 		return toAny(s.Value), err
 	case Ref:
-		s, err := o.String(f.Name, input.Text{Min: 1, Max: 256, Trim: true})
+		s, err := o.String(f.Name, jsonbody.Text{Min: 1, Max: 256, Trim: true})
 		return s.Value, err
 	case Object:
 		m, err := o.FreeObject(f.Name)
@@ -314,7 +314,7 @@ func (f Field) decodeValue(o *input.Object, path string) (any, error) {
 	return nil, fmt.Errorf("resource: field %s has unknown kind %d", f.Name, f.Kind)
 }
 
-func (f Field) decodeNumber(o *input.Object, path string) (any, error) {
+func (f Field) decodeNumber(o *jsonbody.Object, path string) (any, error) {
 	n, err := o.Number(f.Name)
 	if err != nil {
 		return nil, err
@@ -355,7 +355,7 @@ func toAny[T any](s []T) []any {
 
 // decodeFields reads a whole object of fields (a Struct's): every declared
 // field present, required ones sent.
-func decodeFields(fields []Field, o *input.Object, whole bool) (map[string]any, error) {
+func decodeFields(fields []Field, o *jsonbody.Object, whole bool) (map[string]any, error) {
 	out := map[string]any{}
 	for _, f := range fields {
 		if _, sent := o.Raw(f.Name); sent && f.ReadOnly {

@@ -22,7 +22,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/clock"
 	"github.com/sourcebase/sourcebase/internal/fold"
-	"github.com/sourcebase/sourcebase/internal/input"
+	"github.com/sourcebase/sourcebase/internal/jsonbody"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
@@ -293,7 +293,7 @@ const (
 // decode reads a create or update body into the fields it sets.
 func (d *Def) decode(body []byte, mode decodeMode) (map[string]any, error) {
 	create := mode == decodeCreate
-	o, err := input.ParseObject(body)
+	o, err := jsonbody.ParseObject(body)
 	if err != nil {
 		return nil, err
 	}
@@ -335,7 +335,7 @@ func (d *Def) CheckNames(names []string, create bool) error {
 	if err != nil {
 		return err
 	}
-	o, err := input.ParseObject(body)
+	o, err := jsonbody.ParseObject(body)
 	if err != nil {
 		return err
 	}
@@ -344,7 +344,7 @@ func (d *Def) CheckNames(names []string, create bool) error {
 
 // checkNames refuses the read-only, (on update) immutable and unknown
 // fields that o sends.
-func (d *Def) checkNames(o *input.Object, mode decodeMode) error {
+func (d *Def) checkNames(o *jsonbody.Object, mode decodeMode) error {
 	for _, name := range o.Names() {
 		if f, ok := d.Field(name); ok && f.ReadOnly {
 			return apperr.Invalid(name, "is read-only; the service sets it")

@@ -9,7 +9,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/ids"
-	"github.com/sourcebase/sourcebase/internal/input"
+	"github.com/sourcebase/sourcebase/internal/jsonbody"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
@@ -106,7 +106,7 @@ func (d *Def) MatchField(param, name string) (Field, error) {
 // MatchValue reads the value of field from an upsert's body: it must be
 // there and hold a value. It is the key the field's uniqueness item has.
 func MatchValue(body []byte, f Field) (string, error) {
-	o, err := input.ParseObject(body)
+	o, err := jsonbody.ParseObject(body)
 	if err != nil {
 		return "", err
 	}

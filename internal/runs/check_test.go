@@ -10,7 +10,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/enrichment"
-	"github.com/sourcebase/sourcebase/internal/input"
+	"github.com/sourcebase/sourcebase/internal/jsonbody"
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/steps"
 	"github.com/sourcebase/sourcebase/internal/workflows"
@@ -114,8 +114,8 @@ func TestTheSaveCheckOfEachWritingStepAgreesWithItsRuns(t *testing.T) {
 				t.Fatalf("the steps do not parse: %v", err)
 			}
 			saved := svc.CheckSteps(parsed)
-			wf, err := wfs.Create(ctx, org, workflows.Input{Name: input.Field[string]{Set: true, Value: tc.name},
-				Steps: input.Field[[]steps.Step]{Set: true, Value: parsed}})
+			wf, err := wfs.Create(ctx, org, workflows.Input{Name: jsonbody.Field[string]{Set: true, Value: tc.name},
+				Steps: jsonbody.Field[[]steps.Step]{Set: true, Value: parsed}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,14 +4,14 @@ import (
 	"bytes"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
-	"github.com/sourcebase/sourcebase/internal/input"
+	"github.com/sourcebase/sourcebase/internal/jsonbody"
 )
 
 // MaxInputBytes bounds a run's input as stored JSON, whatever started the
 // run: a run record holds its input and its output (at most
 // steps.MaxOutputBytes), and together they must stay well under DynamoDB's
 // 400 KB item limit.
-const MaxInputBytes = input.MaxFreeBytes
+const MaxInputBytes = jsonbody.MaxFreeBytes
 
 // DecodeNewRun parses the body of a run started through the API as
 // NewRunDef declares it: {input?: object, dryRun?: bool, title?: string};

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
-	"github.com/sourcebase/sourcebase/internal/input"
+	"github.com/sourcebase/sourcebase/internal/jsonbody"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/webhook"
 	"github.com/sourcebase/sourcebase/internal/workflows"
@@ -123,7 +123,7 @@ func webhookInput(d Delivery, v webhook.Verifier) (map[string]any, error) {
 	var payload any = string(d.Body)
 	if json.Valid(d.Body) {
 		var err error
-		if payload, err = input.Free("payload", d.Body); err != nil {
+		if payload, err = jsonbody.Free("payload", d.Body); err != nil {
 			return nil, err
 		}
 	}
@@ -148,13 +148,13 @@ func webhookInput(d Delivery, v webhook.Verifier) (map[string]any, error) {
 	payload = v.Redact(payload)
 	v.Redact(query)
 	in := map[string]any{"webhook": map[string]any{"payload": payload, "headers": headers, "query": query}}
-	n, err := input.EncodedSize(in)
+	n, err := jsonbody.EncodedSize(in)
 	if err != nil {
 		return nil, err
 	}
 	if n > MaxInputBytes {
 		return nil, apperr.TooLarge("the webhook request is too large to start a run: its payload, headers and query "+
-			"come to %d bytes of run input, more than the %s a run input may hold", n, input.KiB(MaxInputBytes))
+			"come to %d bytes of run input, more than the %s a run input may hold", n, jsonbody.KiB(MaxInputBytes))
 	}
 	return in, nil
 }

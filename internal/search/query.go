@@ -16,7 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
-	"github.com/sourcebase/sourcebase/internal/input"
+	"github.com/sourcebase/sourcebase/internal/jsonbody"
 )
 
 // Type is the type of a searchable field: which operators apply to it and
@@ -161,11 +161,11 @@ func Decode(s *Schema, body []byte, page, limit int) (*Request, error) {
 	if len(strings.TrimSpace(string(body))) == 0 {
 		return req, nil
 	}
-	o, err := input.ParseObject(body, memberNames...)
+	o, err := jsonbody.ParseObject(body, memberNames...)
 	if err != nil {
 		return nil, err
 	}
-	text, err := o.String("text", input.Text{Max: MaxTextLength, Trim: true})
+	text, err := o.String("text", jsonbody.Text{Max: MaxTextLength, Trim: true})
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +198,7 @@ func Decode(s *Schema, body []byte, page, limit int) (*Request, error) {
 }
 
 // decodeGroups reads the and and or arrays of o into p.
-func decodeGroups(s *Schema, o *input.Object, p *Predicate, depth int, count *int) error {
+func decodeGroups(s *Schema, o *jsonbody.Object, p *Predicate, depth int, count *int) error {
 	for _, group := range []string{"and", "or"} {
 		items, err := o.Objects(group, MaxPredicates, "field", "operator", "value", "and", "or")
 		if err != nil {
@@ -226,9 +226,9 @@ func decodeGroups(s *Schema, o *input.Object, p *Predicate, depth int, count *in
 	return nil
 }
 
-func decodePredicate(s *Schema, o *input.Object, depth int, count *int) (*Predicate, error) {
+func decodePredicate(s *Schema, o *jsonbody.Object, depth int, count *int) (*Predicate, error) {
 	p := &Predicate{}
-	field, err := o.String("field", input.Text{Min: 1, Max: 100})
+	field, err := o.String("field", jsonbody.Text{Min: 1, Max: 100})
 	if err != nil {
 		return nil, err
 	}
@@ -426,14 +426,14 @@ func parseTime(t Type, s string) (time.Time, error) {
 	return time.Parse(layout, s)
 }
 
-func decodeSort(s *Schema, o *input.Object) ([]SortKey, error) {
+func decodeSort(s *Schema, o *jsonbody.Object) ([]SortKey, error) {
 	items, err := o.Objects("sort", MaxSortKeys, "field", "direction")
 	if err != nil {
 		return nil, err
 	}
 	var out []SortKey
 	for _, it := range items.Value {
-		name, err := it.String("field", input.Text{Min: 1, Max: 100})
+		name, err := it.String("field", jsonbody.Text{Min: 1, Max: 100})
 		if err != nil {
 			return nil, err
 		}

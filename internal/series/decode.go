@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
-	"github.com/sourcebase/sourcebase/internal/input"
+	"github.com/sourcebase/sourcebase/internal/jsonbody"
 )
 
 // pointFields are the fields of a point a write accepts.
@@ -14,7 +14,7 @@ var pointFields = []string{"resource", "key", "date", "value", "unit", "currency
 // DecodePoints reads the body of a write, {"points": [...]}: errors name
 // the point and its field ("points[3].date").
 func (s *Service) DecodePoints(body []byte) ([]Point, error) {
-	o, err := input.ParseObject(body, "points")
+	o, err := jsonbody.ParseObject(body, "points")
 	if err != nil {
 		return nil, err
 	}
@@ -34,23 +34,23 @@ func (s *Service) DecodePoints(body []byte) ([]Point, error) {
 	return out, nil
 }
 
-func (s *Service) decodePoint(o *input.Object) (Point, error) {
+func (s *Service) decodePoint(o *jsonbody.Object) (Point, error) {
 	var p Point
-	res, err := required(o, "resource", input.Text{Max: 200})
+	res, err := required(o, "resource", jsonbody.Text{Max: 200})
 	if err != nil {
 		return p, err
 	}
 	if _, _, ok := s.ParseResource(res); !ok {
 		return p, apperr.Invalid(o.Path("resource"), "must be formatted %s", s.format)
 	}
-	key, err := required(o, "key", input.Text{Max: 200})
+	key, err := required(o, "key", jsonbody.Text{Max: 200})
 	if err != nil {
 		return p, err
 	}
 	if !ValidKey(key) {
 		return p, apperr.Invalid(o.Path("key"), "must be formatted %s", KeyFormat)
 	}
-	date, err := required(o, "date", input.Text{})
+	date, err := required(o, "date", jsonbody.Text{})
 	if err != nil {
 		return p, err
 	}
@@ -67,15 +67,15 @@ func (s *Service) decodePoint(o *input.Object) (Point, error) {
 	if f, err := v.Value.Float64(); err != nil || math.IsInf(f, 0) {
 		return p, apperr.Invalid(o.Path("value"), "must be a finite number")
 	}
-	source, err := required(o, "source", input.Text{Min: 1, Max: 100, Trim: true})
+	source, err := required(o, "source", jsonbody.Text{Min: 1, Max: 100, Trim: true})
 	if err != nil {
 		return p, err
 	}
 	p = Point{Resource: res, Key: key, Date: date, Value: v.Value, Source: source}
-	if p.Unit, err = optional(o, "unit", input.Text{Min: 1, Max: 50, Trim: true}); err != nil {
+	if p.Unit, err = optional(o, "unit", jsonbody.Text{Min: 1, Max: 50, Trim: true}); err != nil {
 		return p, err
 	}
-	if p.Currency, err = optional(o, "currency", input.Text{}); err != nil {
+	if p.Currency, err = optional(o, "currency", jsonbody.Text{}); err != nil {
 		return p, err
 	}
 	if p.Currency != nil && !currencyPattern.MatchString(*p.Currency) {
@@ -84,7 +84,7 @@ func (s *Service) decodePoint(o *input.Object) (Point, error) {
 	if p.Confidence, err = confidence(o, "confidence"); err != nil {
 		return p, err
 	}
-	if p.DealID, err = optional(o, "dealId", input.Text{Min: 1, Max: 100}); err != nil {
+	if p.DealID, err = optional(o, "dealId", jsonbody.Text{Min: 1, Max: 100}); err != nil {
 		return p, err
 	}
 	pt, err := o.Enum("periodType", PeriodTypes...)
@@ -98,7 +98,7 @@ func (s *Service) decodePoint(o *input.Object) (Point, error) {
 }
 
 // required reads a string field that must be sent.
-func required(o *input.Object, name string, t input.Text) (string, error) {
+func required(o *jsonbody.Object, name string, t jsonbody.Text) (string, error) {
 	f, err := o.String(name, t)
 	if err != nil {
 		return "", err
@@ -110,7 +110,7 @@ func required(o *input.Object, name string, t input.Text) (string, error) {
 }
 
 // optional reads a string field that may be absent or null.
-func optional(o *input.Object, name string, t input.Text) (*string, error) {
+func optional(o *jsonbody.Object, name string, t jsonbody.Text) (*string, error) {
 	f, err := o.String(name, t)
 	if err != nil || !f.Set || f.Null {
 		return nil, err
@@ -119,7 +119,7 @@ func optional(o *input.Object, name string, t input.Text) (*string, error) {
 }
 
 // confidence reads an optional number from 0 to 100.
-func confidence(o *input.Object, name string) (*float64, error) {
+func confidence(o *jsonbody.Object, name string) (*float64, error) {
 	n, err := o.Number(name)
 	if err != nil || !n.Set || n.Null {
 		return nil, err
@@ -144,23 +144,23 @@ func checkDate(path, s string) error {
 // minConfidence?}}.
 func (s *Service) DecodeQuery(body []byte) (Query, error) {
 	var q Query
-	o, err := input.ParseObject(body, "resource", "key", "dealContext", "policy", "period")
+	o, err := jsonbody.ParseObject(body, "resource", "key", "dealContext", "policy", "period")
 	if err != nil {
 		return q, err
 	}
-	if q.Resource, err = required(o, "resource", input.Text{Max: 200}); err != nil {
+	if q.Resource, err = required(o, "resource", jsonbody.Text{Max: 200}); err != nil {
 		return q, apperr.Invalid("resource", "is required: a string formatted %s", s.format)
 	}
 	if _, _, ok := s.ParseResource(q.Resource); !ok {
 		return q, apperr.Invalid("resource", "must be formatted %s", s.format)
 	}
-	if q.Key, err = required(o, "key", input.Text{Max: 200}); err != nil {
+	if q.Key, err = required(o, "key", jsonbody.Text{Max: 200}); err != nil {
 		return q, apperr.Invalid("key", "is required: a string formatted %s", KeyFormat)
 	}
 	if !ValidKey(q.Key) {
 		return q, apperr.Invalid("key", "must be formatted %s", KeyFormat)
 	}
-	deal, err := optional(o, "dealContext", input.Text{Min: 1, Max: 100})
+	deal, err := optional(o, "dealContext", jsonbody.Text{Min: 1, Max: 100})
 	if err != nil {
 		return q, err
 	}
@@ -185,7 +185,7 @@ func (s *Service) DecodeQuery(body []byte) (Query, error) {
 		name string
 		to   *string
 	}{{"start", &q.Start}, {"end", &q.End}} {
-		s, err := optional(p, end.name, input.Text{})
+		s, err := optional(p, end.name, jsonbody.Text{})
 		if err != nil {
 			return q, err
 		}
@@ -206,7 +206,7 @@ func (s *Service) DecodeQuery(body []byte) (Query, error) {
 	if g.Set && !g.Null {
 		q.Granularity = g.Value
 	}
-	sources, err := p.Strings("sources", input.Text{Min: 1, Max: 100}, 50)
+	sources, err := p.Strings("sources", jsonbody.Text{Min: 1, Max: 100}, 50)
 	if err != nil {
 		return q, err
 	}

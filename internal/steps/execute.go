@@ -10,7 +10,7 @@ import (
 	"math/big"
 	"strconv"
 
-	"github.com/sourcebase/sourcebase/internal/input"
+	"github.com/sourcebase/sourcebase/internal/jsonbody"
 )
 
 // Companies is what the company-writing steps need; implemented elsewhere (package companies) over the real store.
@@ -154,9 +154,9 @@ func (e Executor) runStep(ctx context.Context, org string, step Step, runContext
 		return nil, fmt.Errorf("step %q: encoding output: %w", step.ID, err)
 	}
 	if len(b) > MaxOutputBytes {
-		return nil, fmt.Errorf("step %q: the output is %d bytes of JSON, more than the %s a step may output", step.ID, len(b), input.KiB(MaxOutputBytes))
+		return nil, fmt.Errorf("step %q: the output is %d bytes of JSON, more than the %s a step may output", step.ID, len(b), jsonbody.KiB(MaxOutputBytes))
 	}
-	if input.Depth(b, MaxOutputDepth) > MaxOutputDepth {
+	if jsonbody.Depth(b, MaxOutputDepth) > MaxOutputDepth {
 		return nil, fmt.Errorf("step %q: the output is nested deeper than %d levels, the most a step may output", step.ID, MaxOutputDepth)
 	}
 	return out, nil

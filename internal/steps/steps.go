@@ -17,7 +17,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/sourcebase/sourcebase/internal/input"
+	"github.com/sourcebase/sourcebase/internal/jsonbody"
 )
 
 // Step types.
@@ -64,7 +64,7 @@ const (
 	// MaxOutputDepth bounds how many levels of objects and arrays one step's
 	// output spans (the output object is level 1): twice the nesting a
 	// free-form input may have, so a step can wrap a whole input.
-	MaxOutputDepth = 2 * input.MaxDepth
+	MaxOutputDepth = 2 * jsonbody.MaxDepth
 )
 
 // stepTypes lists the known types in the order error messages show them.

@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
-	"github.com/sourcebase/sourcebase/internal/input"
+	"github.com/sourcebase/sourcebase/internal/jsonbody"
 )
 
 // A read that only answers a record to a client need not decode it: when
@@ -145,7 +145,7 @@ func (c *Collection[T]) Present(doc []byte, stamp string) (json.RawMessage, erro
 		return nil, fmt.Errorf("a stored %s cannot be decoded: %s", c.spec.Type, decodeProblem(err))
 	}
 	c.view(v)
-	return input.Marshal(v)
+	return jsonbody.Marshal(v)
 }
 
 // encoded is the stored record of av as clients see it: its doc when the
@@ -164,7 +164,7 @@ func (c *Collection[T]) encoded(av map[string]types.AttributeValue) (JSON, error
 	if err != nil {
 		return j, err
 	}
-	b, err := input.Marshal(v)
+	b, err := jsonbody.Marshal(v)
 	if err != nil {
 		return j, err
 	}

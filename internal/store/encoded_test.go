@@ -15,7 +15,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/ids"
-	"github.com/sourcebase/sourcebase/internal/input"
+	"github.com/sourcebase/sourcebase/internal/jsonbody"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
@@ -68,7 +68,7 @@ func typed(t *testing.T, c *store.Collection[shaped], org, id string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := input.Marshal(v) // as an answer encodes it
+	b, err := jsonbody.Marshal(v) // as an answer encodes it
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestEncodedReadsAnswerWhatATypedReadAnswersWhateverTheItemHolds(t *testing.
 			t.Errorf("ListJSON answered %d records (%v), want exactly\n%s", len(p.Items), err, want)
 		}
 		if err == nil && len(p.Items) == 1 {
-			if b, _ := input.Marshal(p.Items[0]); string(b) != want {
+			if b, _ := jsonbody.Marshal(p.Items[0]); string(b) != want {
 				t.Errorf("a listed record encodes as\n%s\nwant\n%s", b, want)
 			}
 		}

@@ -23,7 +23,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/ids"
-	"github.com/sourcebase/sourcebase/internal/input"
+	"github.com/sourcebase/sourcebase/internal/jsonbody"
 )
 
 // Store is the table and the client that reaches it.
@@ -61,7 +61,7 @@ type Item struct {
 }
 
 func (it Item) encode() (map[string]types.AttributeValue, error) {
-	doc, err := input.Marshal(it.Doc)
+	doc, err := jsonbody.Marshal(it.Doc)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s item: %w", it.Type, err)
 	}

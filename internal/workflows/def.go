@@ -6,7 +6,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/fn"
-	"github.com/sourcebase/sourcebase/internal/input"
+	"github.com/sourcebase/sourcebase/internal/jsonbody"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/steps"
 	"github.com/sourcebase/sourcebase/internal/store"
@@ -112,7 +112,7 @@ func decode(body []byte, create bool) (in Input, err error) {
 		if err != nil {
 			return in, err
 		}
-		in.Steps = input.Field[[]steps.Step]{Set: true, Value: parsed}
+		in.Steps = jsonbody.Field[[]steps.Step]{Set: true, Value: parsed}
 	}
 	if _, ok := m["trigger"]; !ok {
 		return in, nil

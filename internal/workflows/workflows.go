@@ -15,7 +15,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/clock"
 	"github.com/sourcebase/sourcebase/internal/ids"
-	"github.com/sourcebase/sourcebase/internal/input"
+	"github.com/sourcebase/sourcebase/internal/jsonbody"
 	"github.com/sourcebase/sourcebase/internal/steps"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/webhook"
@@ -335,11 +335,11 @@ func (s *Service) Route(ctx context.Context, slug string) (TriggerRoute, error) 
 
 // Input is a workflow create or update body.
 type Input struct {
-	Name        input.Field[string]
-	Description input.Field[string]
-	Steps       input.Field[[]steps.Step]
-	Scheme      input.Field[string]
-	HeaderName  input.Field[string]
+	Name        jsonbody.Field[string]
+	Description jsonbody.Field[string]
+	Steps       jsonbody.Field[[]steps.Step]
+	Scheme      jsonbody.Field[string]
+	HeaderName  jsonbody.Field[string]
 }
 
 func (in Input) changes() bool {

@@ -13,7 +13,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/enrichment"
 	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
-	"github.com/sourcebase/sourcebase/internal/input"
+	"github.com/sourcebase/sourcebase/internal/jsonbody"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/routes"
@@ -120,7 +120,7 @@ func (a *API) listEnrichments(w http.ResponseWriter, r *http.Request) {
 // pinEnrichment pins or unpins a value: {"pinned": bool}.
 func (a *API) pinEnrichment(w http.ResponseWriter, r *http.Request) {
 	pinned, ok := httpapi.DecodeBody(w, r, func(b []byte) (bool, error) {
-		o, err := input.ParseObject(b, "pinned")
+		o, err := jsonbody.ParseObject(b, "pinned")
 		if err != nil {
 			return false, err
 		}

@@ -9,7 +9,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
-	"github.com/sourcebase/sourcebase/internal/input"
+	"github.com/sourcebase/sourcebase/internal/jsonbody"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/resources"
@@ -54,11 +54,11 @@ func Operations() []operation.Operation {
 
 // decodeEntry reads {"recordId": "..."}.
 func decodeEntry(body []byte) (string, error) {
-	o, err := input.ParseObject(body, "recordId")
+	o, err := jsonbody.ParseObject(body, "recordId")
 	if err != nil {
 		return "", err
 	}
-	id, err := o.String("recordId", input.Text{Min: 1, Max: 256, Trim: true})
+	id, err := o.String("recordId", jsonbody.Text{Min: 1, Max: 256, Trim: true})
 	if err == nil && (!id.Set || id.Null) {
 		err = apperr.Invalid("recordId", "is required: the id of a record of the list's resourceType")
 	}

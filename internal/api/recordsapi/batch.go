@@ -11,7 +11,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/ids"
-	"github.com/sourcebase/sourcebase/internal/input"
+	"github.com/sourcebase/sourcebase/internal/jsonbody"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/resource"
@@ -53,7 +53,7 @@ func bulkOperations[T any](k kind[T]) []operation.Operation {
 			if !ok {
 				return
 			}
-			if _, err := input.ParseObject(body); err != nil {
+			if _, err := jsonbody.ParseObject(body); err != nil {
 				httpapi.Error(w, r, err) // the body's faults first, as every write answers them
 				return
 			}
@@ -151,7 +151,7 @@ type batchOp struct {
 // naming the first that is not (operations[i].field).
 func decodeBatch(body []byte, d *resource.Def) (batchRequest, error) {
 	var req batchRequest
-	o, err := input.ParseObject(body, "operations", "atomic")
+	o, err := jsonbody.ParseObject(body, "operations", "atomic")
 	if err != nil {
 		return req, err
 	}
@@ -177,7 +177,7 @@ func decodeBatch(body []byte, d *resource.Def) (batchRequest, error) {
 	return req, nil
 }
 
-func decodeBatchOp(o *input.Object, d *resource.Def) (batchOp, error) {
+func decodeBatchOp(o *jsonbody.Object, d *resource.Def) (batchOp, error) {
 	var op batchOp
 	kind, err := o.Enum("op", batchCreate, batchUpdate, batchUpsert, batchDelete)
 	if err != nil {
@@ -187,16 +187,16 @@ func decodeBatchOp(o *input.Object, d *resource.Def) (batchOp, error) {
 		return op, apperr.Invalid(o.Path("op"), "is required: one of create, update, upsert, delete")
 	}
 	op.op = kind.Value
-	text := input.Text{Min: 1, Max: store.MaxIDLength, Trim: true}
+	text := jsonbody.Text{Min: 1, Max: store.MaxIDLength, Trim: true}
 	id, err := o.String("id", text)
 	if err != nil {
 		return op, err
 	}
-	match, err := o.String("match", input.Text{Min: 1, Max: 100, Trim: true})
+	match, err := o.String("match", jsonbody.Text{Min: 1, Max: 100, Trim: true})
 	if err != nil {
 		return op, err
 	}
-	tag, err := o.String("ifMatch", input.Text{Min: 1, Max: 100, Trim: true})
+	tag, err := o.String("ifMatch", jsonbody.Text{Min: 1, Max: 100, Trim: true})
 	if err != nil {
 		return op, err
 	}

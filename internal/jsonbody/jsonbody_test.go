@@ -1,4 +1,4 @@
-package input_test
+package jsonbody_test
 
 import (
 	"encoding/json"
@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
-	"github.com/sourcebase/sourcebase/internal/input"
+	"github.com/sourcebase/sourcebase/internal/jsonbody"
 )
 
 func TestDepthCountsLevelsOfObjectsAndArraysButNotBracketsInStrings(t *testing.T) {
@@ -27,12 +27,12 @@ func TestDepthCountsLevelsOfObjectsAndArraysButNotBracketsInStrings(t *testing.T
 		{"mixed nesting", `[{"a":[{"b":[]}]}]`, 5},
 	}
 	for _, tc := range tests {
-		if got := input.Depth([]byte(tc.raw), 100); got != tc.want {
+		if got := jsonbody.Depth([]byte(tc.raw), 100); got != tc.want {
 			t.Errorf("%s: Depth(%s) = %d, want %d", tc.name, tc.raw, got, tc.want)
 		}
 	}
 	// It stops counting just past the limit, however deep the value goes.
-	if got := input.Depth([]byte(strings.Repeat("[", 100_000)), 64); got != 65 {
+	if got := jsonbody.Depth([]byte(strings.Repeat("[", 100_000)), 64); got != 65 {
 		t.Errorf("Depth of 100000 open brackets with limit 64 = %d, want 65", got)
 	}
 }
@@ -48,13 +48,13 @@ func TestParseObjectNamesTheFieldNestedTooDeep(t *testing.T) {
 		{"an escaped key", `{"a\"b":1,"c\u0064":` + deep(65) + `}`, "cd"},
 	}
 	for _, tc := range tests {
-		_, err := input.ParseObject([]byte(tc.body))
+		_, err := jsonbody.ParseObject([]byte(tc.body))
 		inv, ok := err.(*apperr.InvalidError)
 		if !ok || inv.Field != tc.field || inv.Message != "is nested deeper than 64 levels" {
 			t.Errorf("%s: ParseObject = %v, want %q nested deeper than 64 levels", tc.name, err, tc.field)
 		}
 	}
-	if _, err := input.ParseObject([]byte(`{"custom":` + deep(64) + `}`)); err != nil {
+	if _, err := jsonbody.ParseObject([]byte(`{"custom":` + deep(64) + `}`)); err != nil {
 		t.Errorf("a field 64 levels deep: %v, want it accepted", err)
 	}
 }
@@ -81,11 +81,11 @@ func TestTextRefusesControlCharactersExceptLineBreaksAndTabsInMultiLineText(t *t
 		{"a\u0085b", true, false},
 	}
 	for _, tc := range tests {
-		o, err := input.ParseObject([]byte(`{"f":` + jsonString(t, tc.s) + `}`))
+		o, err := jsonbody.ParseObject([]byte(`{"f":` + jsonString(t, tc.s) + `}`))
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = o.String("f", input.Text{MultiLine: tc.multiLine})
+		_, err = o.String("f", jsonbody.Text{MultiLine: tc.multiLine})
 		if (err == nil) != tc.ok {
 			t.Errorf("String(%q, MultiLine %v) = %v, want ok %v", tc.s, tc.multiLine, err, tc.ok)
 		}
@@ -127,7 +127,7 @@ func TestCheckNumbersRefusesNumbersNoClientReadsNamingTheirPath(t *testing.T) {
 		{`{"` + strings.Repeat("k", 200) + `":1e400}`, "payload." + strings.Repeat("k", 100) + "…", outOfRange},
 	}
 	for _, tc := range refused {
-		err := input.CheckNumbers("payload", []byte(tc.raw))
+		err := jsonbody.CheckNumbers("payload", []byte(tc.raw))
 		inv, ok := err.(*apperr.InvalidError)
 		if !ok || inv.Field != tc.field || inv.Message != tc.message {
 			t.Errorf("CheckNumbers(%.80s) = %v, want %s %s", tc.raw, err, tc.field, tc.message)
@@ -144,7 +144,7 @@ func TestCheckNumbersRefusesNumbersNoClientReadsNamingTheirPath(t *testing.T) {
 		`{"x":` + strings.Repeat("1", 300) + `.5}`,
 	}
 	for _, raw := range accepted {
-		if err := input.CheckNumbers("payload", []byte(raw)); err != nil {
+		if err := jsonbody.CheckNumbers("payload", []byte(raw)); err != nil {
 			t.Errorf("CheckNumbers(%.80s) = %v, want it accepted", raw, err)
 		}
 	}
@@ -158,13 +158,13 @@ func TestParseObjectRefusesANumberNoClientReadsInAnyField(t *testing.T) {
 		`{"filters":{"and":[{"value":9007199254740993}]}}`: "filters.and[0].value",
 		`{"employeeCount":12345678901234567890}`:           "employeeCount",
 	} {
-		_, err := input.ParseObject([]byte(body))
+		_, err := jsonbody.ParseObject([]byte(body))
 		if inv, ok := err.(*apperr.InvalidError); !ok || inv.Field != field {
 			t.Errorf("ParseObject(%s) = %v, want an error naming %s", body, err, field)
 		}
 	}
 	// Free (webhook payloads) checks them too; FreeObject's were checked with the body.
-	if _, err := input.Free("payload", []byte(`{"n":[1e400]}`)); err == nil || err.Error() != "payload.n[0] "+
+	if _, err := jsonbody.Free("payload", []byte(`{"n":[1e400]}`)); err == nil || err.Error() != "payload.n[0] "+
 		"must be a number within the range of a 64-bit float (±1.7976931348623157e308), the numbers every JSON client reads; send a larger one as a string" {
 		t.Errorf("Free of 1e400 = %v", err)
 	}
@@ -179,7 +179,7 @@ func TestParseObjectRefusesARepeatedMemberNameAtAnyDepth(t *testing.T) {
 		{`{"ops":[{"a":1},{"b":{"c":1,"c":2}}]}`, "ops[1].b.c"},
 	}
 	for _, tc := range refused {
-		_, err := input.ParseObject([]byte(tc.body))
+		_, err := jsonbody.ParseObject([]byte(tc.body))
 		var ie *apperr.InvalidError
 		if !asInvalid(err, &ie) || ie.Field != tc.field || !strings.Contains(ie.Message, "more than once") {
 			t.Errorf("ParseObject(%s) = %v, want %q refused as repeated", tc.body, err, tc.field)
@@ -188,7 +188,7 @@ func TestParseObjectRefusesARepeatedMemberNameAtAnyDepth(t *testing.T) {
 	for _, body := range []string{
 		`{"a":{"x":1},"b":{"x":1}}`, `{"a":[{"x":1},{"x":1}]}`, `{"a":"\"a\":1","b":{"a":1}}`, `{"x":{},"y":[],"z":{"x":1}}`,
 	} {
-		if _, err := input.ParseObject([]byte(body)); err != nil {
+		if _, err := jsonbody.ParseObject([]byte(body)); err != nil {
 			t.Errorf("ParseObject(%s) = %v, want accepted", body, err)
 		}
 	}

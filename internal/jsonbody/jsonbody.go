@@ -1,7 +1,7 @@
-// Package input decodes JSON request bodies field by field, so that every
+// Package jsonbody decodes JSON request bodies field by field, so that every
 // error names the field and the rule it broke, and so that an absent field
 // (unchanged), null (clear) and a value can be told apart.
-package input
+package jsonbody
 
 import (
 	"bytes"
