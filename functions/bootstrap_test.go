@@ -24,7 +24,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/dev/localsfn"
-	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
 )
@@ -35,35 +35,35 @@ var eventsDir = filepath.Join(repoRoot, "events")
 // samples is every file of events/ and the function it is a sample of.
 // A file missing here, or listed and not invoked, fails the tests.
 var samples = map[string]string{
-	"admin-create-org.json":         fn.Admin,
-	"admin-create-key.json":         fn.Admin,
-	"admin-list-keys.json":          fn.Admin,
-	"admin-set-limits.json":         fn.Admin,
-	"admin-revoke-key.json":         fn.Admin,
-	"keys-list.json":                fn.Keys,
-	"keys-fallback.json":            fn.Keys,
-	"companies-create.json":         fn.Companies,
-	"companies-get.json":            fn.Companies,
-	"companies-list.json":           fn.Companies,
-	"search-companies.json":         fn.Search,
-	"mcp-search-companies.json":     fn.MCP,
-	"catalog-create-industry.json":  fn.Catalog,
-	"crm-create-deal.json":          fn.CRM,
-	"data-metric-series.json":       fn.Data,
-	"documents-create.json":         fn.Documents,
-	"scoring-create-framework.json": fn.Scoring,
-	"workflows-create.json":         fn.Workflows,
-	"workflows-start-run.json":      fn.Workflows,
-	"workflows-get-run.json":        fn.Workflows,
-	"webhook-shared-secret.json":    fn.Webhook,
-	"webhook-hmac-base64.json":      fn.Webhook,
-	"runner-execute.json":           fn.Runner,
-	"runner-fail.json":              fn.Runner,
-	"runner-schedule.json":          fn.Runner,
-	"indexer-stream.json":           fn.Indexer,
-	"hooks-list-events.json":        fn.Hooks,
-	"events-stream.json":            fn.Events,
-	"deliver-queue.json":            fn.Deliver,
+	"admin-create-org.json":         lambdas.Admin,
+	"admin-create-key.json":         lambdas.Admin,
+	"admin-list-keys.json":          lambdas.Admin,
+	"admin-set-limits.json":         lambdas.Admin,
+	"admin-revoke-key.json":         lambdas.Admin,
+	"keys-list.json":                lambdas.Keys,
+	"keys-fallback.json":            lambdas.Keys,
+	"companies-create.json":         lambdas.Companies,
+	"companies-get.json":            lambdas.Companies,
+	"companies-list.json":           lambdas.Companies,
+	"search-companies.json":         lambdas.Search,
+	"mcp-search-companies.json":     lambdas.MCP,
+	"catalog-create-industry.json":  lambdas.Catalog,
+	"crm-create-deal.json":          lambdas.CRM,
+	"data-metric-series.json":       lambdas.Data,
+	"documents-create.json":         lambdas.Documents,
+	"scoring-create-framework.json": lambdas.Scoring,
+	"workflows-create.json":         lambdas.Workflows,
+	"workflows-start-run.json":      lambdas.Workflows,
+	"workflows-get-run.json":        lambdas.Workflows,
+	"webhook-shared-secret.json":    lambdas.Webhook,
+	"webhook-hmac-base64.json":      lambdas.Webhook,
+	"runner-execute.json":           lambdas.Runner,
+	"runner-fail.json":              lambdas.Runner,
+	"runner-schedule.json":          lambdas.Runner,
+	"indexer-stream.json":           lambdas.Indexer,
+	"hooks-list-events.json":        lambdas.Hooks,
+	"events-stream.json":            lambdas.Events,
+	"deliver-queue.json":            lambdas.Deliver,
 }
 
 var (
@@ -245,54 +245,54 @@ func TestEveryFunctionsBootstrapAnswersItsSampleEvents(t *testing.T) {
 
 	// The operator's samples make the organization and its admin key.
 	var org, key record
-	json.Unmarshal(e.invoke(fn.Admin, sample(t, "admin-create-org.json")), &org)
+	json.Unmarshal(e.invoke(lambdas.Admin, sample(t, "admin-create-org.json")), &org)
 	orgID, _ := org["id"].(string)
 	if !strings.HasPrefix(orgID, "org_") || org["name"] != "Acme Capital" {
 		t.Fatalf("create-org: %v", org)
 	}
-	json.Unmarshal(e.invoke(fn.Admin, sample(t, "admin-create-key.json", "org_REPLACE", orgID)), &key)
+	json.Unmarshal(e.invoke(lambdas.Admin, sample(t, "admin-create-key.json", "org_REPLACE", orgID)), &key)
 	clientID, _ := key["clientId"].(string)
 	secret, _ := key["secret"].(string)
 	if !strings.HasPrefix(clientID, "ck_") || secret == "" || key["role"] != "admin" {
 		t.Fatalf("create-key: %v", key)
 	}
 	var keys []record
-	json.Unmarshal(e.invoke(fn.Admin, sample(t, "admin-list-keys.json", "org_REPLACE", orgID)), &keys)
+	json.Unmarshal(e.invoke(lambdas.Admin, sample(t, "admin-list-keys.json", "org_REPLACE", orgID)), &keys)
 	if len(keys) != 1 || keys[0]["clientId"] != clientID {
 		t.Fatalf("list-keys: %v", keys)
 	}
 	var limits record
-	json.Unmarshal(e.invoke(fn.Admin, sample(t, "admin-set-limits.json", "org_REPLACE", orgID)), &limits)
+	json.Unmarshal(e.invoke(lambdas.Admin, sample(t, "admin-set-limits.json", "org_REPLACE", orgID)), &limits)
 	if l, _ := limits["limits"].(map[string]any); l["keyPerMinute"] != 120000.0 || l["webhookPerMinute"] != 12000.0 {
 		t.Fatalf("set-limits: %v", limits)
 	}
 	creds := []string{"ck_REPLACE", clientID, "sk_REPLACE", secret}
 	req := func(name string, replace ...string) []byte { return sample(t, name, append(replace, creds...)...) }
 
-	listed := data[[]record](t, "keys-list", e.http(fn.Keys, req("keys-list.json")), 200)
+	listed := data[[]record](t, "keys-list", e.http(lambdas.Keys, req("keys-list.json")), 200)
 	if len(listed) != 1 || listed[0]["clientId"] != clientID {
 		t.Errorf("keys-list: %v", listed)
 	}
 
-	company := data[record](t, "companies-create", e.http(fn.Companies, req("companies-create.json")), 201)
+	company := data[record](t, "companies-create", e.http(lambdas.Companies, req("companies-create.json")), 201)
 	companyID, _ := company["id"].(string)
 	if !strings.HasPrefix(companyID, "cmp_") || company["canonicalName"] != "Acme Robotics" {
 		t.Fatalf("companies-create: %v", company)
 	}
-	if got := data[record](t, "companies-get", e.http(fn.Companies, req("companies-get.json", "cmp_REPLACE", companyID)), 200); got["id"] != companyID {
+	if got := data[record](t, "companies-get", e.http(lambdas.Companies, req("companies-get.json", "cmp_REPLACE", companyID)), 200); got["id"] != companyID {
 		t.Errorf("companies-get: %v", got)
 	}
-	if got := data[[]record](t, "companies-list", e.http(fn.Companies, req("companies-list.json")), 200); len(got) != 1 || got[0]["id"] != companyID {
+	if got := data[[]record](t, "companies-list", e.http(lambdas.Companies, req("companies-list.json")), 200); len(got) != 1 || got[0]["id"] != companyID {
 		t.Errorf("companies-list: %v", got)
 	}
 	// The search function finds the company the companies function wrote.
-	if got := data[[]record](t, "search-companies", e.http(fn.Search, req("search-companies.json")), 200); len(got) != 1 || got[0]["id"] != companyID {
+	if got := data[[]record](t, "search-companies", e.http(lambdas.Search, req("search-companies.json")), 200); len(got) != 1 || got[0]["id"] != companyID {
 		t.Errorf("search-companies: %v", got)
 	}
 
 	// An agent's MCP call: a stateless tools/call the mcp function answers
 	// as JSON, its search sent through the HTTP API to the search function.
-	res := e.http(fn.MCP, req("mcp-search-companies.json"))
+	res := e.http(lambdas.MCP, req("mcp-search-companies.json"))
 	var rpc struct {
 		Result struct {
 			IsError           bool `json:"isError"`
@@ -313,37 +313,37 @@ func TestEveryFunctionsBootstrapAnswersItsSampleEvents(t *testing.T) {
 	}
 	ev["body"] = `{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"sourcebase://docs/getting-started.md"}}`
 	raw, _ := json.Marshal(ev)
-	if res = e.http(fn.MCP, raw); res.StatusCode != 200 || !strings.Contains(res.Body, `"text":"# Getting started`) {
+	if res = e.http(lambdas.MCP, raw); res.StatusCode != 200 || !strings.Contains(res.Body, `"text":"# Getting started`) {
 		t.Errorf("mcp resources/read of a docs page: status %d, body %.300s", res.StatusCode, res.Body)
 	}
 
 	// API Gateway sends a request no route matches to the keys function
 	// ($default), which answers as the whole service: the path exists,
 	// not with this method.
-	res = e.http(fn.Keys, req("keys-fallback.json"))
+	res = e.http(lambdas.Keys, req("keys-fallback.json"))
 	if res.StatusCode != 405 || !strings.Contains(res.Headers["Allow"], "POST") || !strings.Contains(res.Headers["Allow"], "GET") {
 		t.Errorf("keys-fallback: status %d, Allow %q, body %s; want 405 allowing GET and POST", res.StatusCode, res.Headers["Allow"], res.Body)
 	}
 
-	if got := data[record](t, "catalog-create-industry", e.http(fn.Catalog, req("catalog-create-industry.json")), 201); !strings.HasPrefix(fmt.Sprint(got["id"]), "ind_") || got["name"] != "Robotics" {
+	if got := data[record](t, "catalog-create-industry", e.http(lambdas.Catalog, req("catalog-create-industry.json")), 201); !strings.HasPrefix(fmt.Sprint(got["id"]), "ind_") || got["name"] != "Robotics" {
 		t.Errorf("catalog-create-industry: %v", got)
 	}
-	if got := data[record](t, "crm-create-deal", e.http(fn.CRM, req("crm-create-deal.json", "cmp_REPLACE", companyID)), 201); !strings.HasPrefix(fmt.Sprint(got["id"]), "deal_") || got["companyId"] != companyID || got["status"] != "open" {
+	if got := data[record](t, "crm-create-deal", e.http(lambdas.CRM, req("crm-create-deal.json", "cmp_REPLACE", companyID)), 201); !strings.HasPrefix(fmt.Sprint(got["id"]), "deal_") || got["companyId"] != companyID || got["status"] != "open" {
 		t.Errorf("crm-create-deal: %v", got)
 	}
-	if got := data[record](t, "data-metric-series", e.http(fn.Data, req("data-metric-series.json", "cmp_REPLACE", companyID)), 200); got["resource"] != "companies:"+companyID || got["key"] != "metric:revenue" || got["points"] == nil {
+	if got := data[record](t, "data-metric-series", e.http(lambdas.Data, req("data-metric-series.json", "cmp_REPLACE", companyID)), 200); got["resource"] != "companies:"+companyID || got["key"] != "metric:revenue" || got["points"] == nil {
 		t.Errorf("data-metric-series: %v", got)
 	}
-	if got := data[record](t, "documents-create", e.http(fn.Documents, req("documents-create.json", "cmp_REPLACE", companyID)), 201); !strings.HasPrefix(fmt.Sprint(got["id"]), "doc_") || got["companyId"] != companyID {
+	if got := data[record](t, "documents-create", e.http(lambdas.Documents, req("documents-create.json", "cmp_REPLACE", companyID)), 201); !strings.HasPrefix(fmt.Sprint(got["id"]), "doc_") || got["companyId"] != companyID {
 		t.Errorf("documents-create: %v", got)
 	}
-	if got := data[record](t, "scoring-create-framework", e.http(fn.Scoring, req("scoring-create-framework.json")), 201); got["name"] != "Growth" || len(got["elements"].([]any)) != 2 {
+	if got := data[record](t, "scoring-create-framework", e.http(lambdas.Scoring, req("scoring-create-framework.json")), 201); got["name"] != "Growth" || len(got["elements"].([]any)) != 2 {
 		t.Errorf("scoring-create-framework: %v", got)
 	}
 
 	// A workflow, and a run started through the API: the workflows
 	// function starts the execution, the runner executes the run.
-	wf := data[record](t, "workflows-create", e.http(fn.Workflows, req("workflows-create.json")), 201)
+	wf := data[record](t, "workflows-create", e.http(lambdas.Workflows, req("workflows-create.json")), 201)
 	wfID, _ := wf["id"].(string)
 	trigger, _ := wf["trigger"].(map[string]any)
 	slug, _ := trigger["slug"].(string)
@@ -351,7 +351,7 @@ func TestEveryFunctionsBootstrapAnswersItsSampleEvents(t *testing.T) {
 	if !strings.HasPrefix(wfID, "wf_") || slug == "" || whSecret == "" || trigger["url"] != functionURL+"/webhooks/workflows/"+slug {
 		t.Fatalf("workflows-create: %v", wf)
 	}
-	started := data[record](t, "workflows-start-run", e.http(fn.Workflows, req("workflows-start-run.json", "wf_REPLACE", wfID)), 202)
+	started := data[record](t, "workflows-start-run", e.http(lambdas.Workflows, req("workflows-start-run.json", "wf_REPLACE", wfID)), 202)
 	runID, _ := started["id"].(string)
 	if !strings.HasPrefix(runID, "run_") || started["status"] != runs.Queued || started["title"] != "Backfill Acme Robotics" {
 		t.Fatalf("workflows-start-run: %v", started)
@@ -359,7 +359,7 @@ func TestEveryFunctionsBootstrapAnswersItsSampleEvents(t *testing.T) {
 	if ex := e.awaitExecution(runID); ex.Status != localsfn.Succeeded {
 		t.Fatalf("the run's execution: %+v", ex)
 	}
-	got := data[record](t, "workflows-get-run", e.http(fn.Workflows, req("workflows-get-run.json", "run_REPLACE", runID)), 200)
+	got := data[record](t, "workflows-get-run", e.http(lambdas.Workflows, req("workflows-get-run.json", "run_REPLACE", runID)), 200)
 	if out, _ := got["output"].(map[string]any); got["status"] != runs.Completed || out["source"] != "crm" || fmt.Sprint(out["deal"]) != fmt.Sprint(started["input"]) {
 		t.Errorf("workflows-get-run: %v", got)
 	}
@@ -374,7 +374,7 @@ func TestEveryFunctionsBootstrapAnswersItsSampleEvents(t *testing.T) {
 		{"webhook-shared-secret.json", sample(t, "webhook-shared-secret.json", "wh_REPLACE", slug, "whsec_REPLACE", whSecret)},
 		{"webhook-hmac-base64.json", signed(t, sampleWith(t, "webhook-hmac-base64.json", "wh_REPLACE", hmacWF.Trigger.Slug), hmacWF.Trigger.Secret)},
 	} {
-		run := data[runs.Run](t, wh.name, e.http(fn.Webhook, wh.ev), 202)
+		run := data[runs.Run](t, wh.name, e.http(lambdas.Webhook, wh.ev), 202)
 		if run.StartedBy != runs.StartedByWebhook || run.Status != runs.Queued {
 			t.Errorf("%s: %+v", wh.name, run)
 		}
@@ -390,11 +390,11 @@ func TestEveryFunctionsBootstrapAnswersItsSampleEvents(t *testing.T) {
 	quiet := e.workflow(orgID, `{"name":"Quiet","steps":[{"id":"s","type":"set","with":{"ok":true}}]}`)
 	toExecute, toFail := e.queued(orgID, quiet, nil), e.queued(orgID, quiet, nil)
 	var done runs.TaskResult
-	json.Unmarshal(e.invoke(fn.Runner, sample(t, "runner-execute.json", "org_REPLACE", orgID, "run_REPLACE", toExecute.ID)), &done)
+	json.Unmarshal(e.invoke(lambdas.Runner, sample(t, "runner-execute.json", "org_REPLACE", orgID, "run_REPLACE", toExecute.ID)), &done)
 	if done != (runs.TaskResult{RunID: toExecute.ID, Status: runs.Completed}) || e.run(orgID, toExecute.ID).Status != runs.Completed {
 		t.Errorf("runner-execute: %+v", done)
 	}
-	json.Unmarshal(e.invoke(fn.Runner, sample(t, "runner-fail.json", "org_REPLACE", orgID, "run_REPLACE", toFail.ID)), &done)
+	json.Unmarshal(e.invoke(lambdas.Runner, sample(t, "runner-fail.json", "org_REPLACE", orgID, "run_REPLACE", toFail.ID)), &done)
 	if r := e.run(orgID, toFail.ID); done.Status != runs.Failed || r.Status != runs.Failed || r.Error == nil || !strings.Contains(r.Error.Message, "States.Timeout") {
 		t.Errorf("runner-fail: %+v, run %+v", done, r.Error)
 	}
@@ -410,7 +410,7 @@ func TestEveryFunctionsBootstrapAnswersItsSampleEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	var swept app.SweepResult
-	json.Unmarshal(e.invoke(fn.Runner, sample(t, "runner-schedule.json")), &swept)
+	json.Unmarshal(e.invoke(lambdas.Runner, sample(t, "runner-schedule.json")), &swept)
 	if swept != (app.SweepResult{FailedRuns: 0, CompletedPurges: 1}) {
 		t.Errorf("runner-schedule: %+v, want the pending purge completed and no run failed", swept)
 	}
@@ -418,7 +418,7 @@ func TestEveryFunctionsBootstrapAnswersItsSampleEvents(t *testing.T) {
 	// The indexer's sample, a batch of the table's stream: one _bulk
 	// request with an action per searchable record, no batch failures.
 	var indexed events.DynamoDBEventResponse
-	json.Unmarshal(e.invoke(fn.Indexer, sample(t, "indexer-stream.json")), &indexed)
+	json.Unmarshal(e.invoke(lambdas.Indexer, sample(t, "indexer-stream.json")), &indexed)
 	e.openSearch.mu.Lock()
 	bulks, created := e.openSearch.actions, e.openSearch.indexes
 	e.openSearch.mu.Unlock()
@@ -434,14 +434,14 @@ func TestEveryFunctionsBootstrapAnswersItsSampleEvents(t *testing.T) {
 	// process. The organization has no webhook endpoints: nothing is
 	// queued.
 	var streamed events.DynamoDBEventResponse
-	json.Unmarshal(e.invoke(fn.Events, req("events-stream.json", "org_REPLACE", orgID,
+	json.Unmarshal(e.invoke(lambdas.Events, req("events-stream.json", "org_REPLACE", orgID,
 		"2026-11-22T07:41:30.123456789Z", time.Now().UTC().Format(time.RFC3339Nano))), &streamed)
 	if len(streamed.BatchItemFailures) != 0 {
 		t.Errorf("events-stream: batch item failures %v", streamed.BatchItemFailures)
 	}
 	const streamedCompany = "cmp_01JD8WZZ9Y8X7W6V5T4S3R2Q1P"
 	var eventID string
-	for _, ev := range data[[]record](t, "hooks-list-events", e.http(fn.Hooks, req("hooks-list-events.json")), 200) {
+	for _, ev := range data[[]record](t, "hooks-list-events", e.http(lambdas.Hooks, req("hooks-list-events.json")), 200) {
 		res, _ := ev["resource"].(map[string]any)
 		actor, _ := ev["actor"].(map[string]any)
 		if res["id"] != streamedCompany {
@@ -465,7 +465,7 @@ func TestEveryFunctionsBootstrapAnswersItsSampleEvents(t *testing.T) {
 	// gone), so the message is dropped: no batch item failure, nothing
 	// sent to SQS (no retry's visibility, no dead letter).
 	var delivered events.SQSEventResponse
-	json.Unmarshal(e.invoke(fn.Deliver, req("deliver-queue.json", "org_REPLACE", orgID)), &delivered)
+	json.Unmarshal(e.invoke(lambdas.Deliver, req("deliver-queue.json", "org_REPLACE", orgID)), &delivered)
 	if len(delivered.BatchItemFailures) != 0 {
 		t.Errorf("deliver-queue: batch item failures %v", delivered.BatchItemFailures)
 	}
@@ -474,7 +474,7 @@ func TestEveryFunctionsBootstrapAnswersItsSampleEvents(t *testing.T) {
 	}
 
 	var revoked record
-	json.Unmarshal(e.invoke(fn.Admin, sample(t, "admin-revoke-key.json", "ck_REPLACE", clientID)), &revoked)
+	json.Unmarshal(e.invoke(lambdas.Admin, sample(t, "admin-revoke-key.json", "ck_REPLACE", clientID)), &revoked)
 	if revoked["clientId"] != clientID || revoked["revoked"] != true {
 		t.Errorf("revoke-key: %v", revoked)
 	}

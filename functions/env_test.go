@@ -31,8 +31,8 @@ import (
 	"github.com/sourcebase/sourcebase/internal/dev/localsfn"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
-	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/lambdafront"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/store"
@@ -312,7 +312,7 @@ func newEnv(t *testing.T) *env {
 			t.Logf("function and interpreter output:\n%s", e.logs.String())
 		}
 	})
-	e.task = localsfn.Lambda(e.fn(fn.Runner))
+	e.task = localsfn.Lambda(e.fn(lambdas.Runner))
 	e.sfn, err = localsfn.Start(localsfn.Options{
 		StateMachines: map[string]string{stateMachineARN: runs.StateMachineDefinition(runnerARN)},
 		Tasks: func(ctx context.Context, resource string, input []byte) ([]byte, error) {
@@ -355,7 +355,7 @@ func (e *env) fn(name string) *lambdaenv.Function {
 	cfg := e.cfg
 	vars := append([]string(nil), e.base...)
 	// The indexer, not the events function, though both read the stream.
-	if f.Name == fn.Indexer {
+	if f.Name == lambdas.Indexer {
 		if e.openSearch == nil {
 			e.openSearch = startOpenSearchStandIn(e.t)
 		}

@@ -15,7 +15,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/dev/localsfn"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
-	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
@@ -61,7 +61,7 @@ func newRunEnv(t *testing.T) *runEnv {
 // through makes the state machine's tasks invoke the runner after before
 // (when non-nil) had its say: before can fail a task without invoking it.
 func (r *runEnv) through(before func(task runs.Task) error) {
-	runner := localsfn.Lambda(r.fn(fn.Runner))
+	runner := localsfn.Lambda(r.fn(lambdas.Runner))
 	r.setTask(func(ctx context.Context, resource string, input []byte) ([]byte, error) {
 		var task runs.Task
 		json.Unmarshal(input, &task)

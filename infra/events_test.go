@@ -8,7 +8,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/infra/deploy"
 	"github.com/sourcebase/sourcebase/internal/deploymodel"
-	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 )
 
 // mappingsOf are the event source mappings of the function named name.
@@ -28,14 +28,14 @@ func (s *synthesized) mappingsOf(name string) []map[string]any {
 // with OpenSearch.
 func TestEveryDeploymentHasTheEventsAndDeliverFunctionsAndTheirEventSourcesOnly(t *testing.T) {
 	stages(t, func(t *testing.T, s *synthesized) {
-		for _, name := range []string{fn.Hooks, fn.Events, fn.Deliver} {
+		for _, name := range []string{lambdas.Hooks, lambdas.Events, lambdas.Deliver} {
 			if s.stack.Functions[name] == nil {
 				t.Errorf("no %s function", name)
 			}
 		}
-		want := map[string]int{fn.Events: 1, fn.Deliver: 1}
+		want := map[string]int{lambdas.Events: 1, lambdas.Deliver: 1}
 		if s.stack.Options.OpenSearch() {
-			want[fn.Indexer] = 1
+			want[lambdas.Indexer] = 1
 		}
 		total := 0
 		for _, f := range s.deployed() {
@@ -59,7 +59,7 @@ func TestEveryDeploymentHasTheEventsAndDeliverFunctionsAndTheirEventSourcesOnly(
 // types (the event catalog's) in the new or the old image.
 func TestTheEventsFunctionReadsTheTablesStreamFilteredToTheItemTypesThatHaveEvents(t *testing.T) {
 	stages(t, func(t *testing.T, s *synthesized) {
-		ms := s.mappingsOf(fn.Events)
+		ms := s.mappingsOf(lambdas.Events)
 		if len(ms) != 1 {
 			t.Fatalf("%d event source mappings of the events function, want 1", len(ms))
 		}
@@ -107,7 +107,7 @@ func TestTheEventsFunctionReadsTheTablesStreamFilteredToTheItemTypesThatHaveEven
 // concurrency; the queue's visibility timeout is six times its timeout.
 func TestTheDeliverFunctionTakesTheDeliveryQueueWithPartialFailuresAtABoundedConcurrency(t *testing.T) {
 	stages(t, func(t *testing.T, s *synthesized) {
-		ms := s.mappingsOf(fn.Deliver)
+		ms := s.mappingsOf(lambdas.Deliver)
 		if len(ms) != 1 {
 			t.Fatalf("%d event source mappings of the deliver function, want 1", len(ms))
 		}
@@ -125,7 +125,7 @@ func TestTheDeliverFunctionTakesTheDeliveryQueueWithPartialFailuresAtABoundedCon
 		if batch := s.stack.Model.DeliverBatchSize; batch < 1 || batch > 10 || deploy.DeliverMaxConcurrency < 2 || deploy.DeliverMaxConcurrency > 1000 {
 			t.Errorf("batch size %d (a FIFO queue: at most 10), maximum concurrency %d (2 to 1000)", batch, deploy.DeliverMaxConcurrency)
 		}
-		timeout := s.fn(t, fn.Deliver).Properties["Timeout"].(float64)
+		timeout := s.fn(t, lambdas.Deliver).Properties["Timeout"].(float64)
 		q := s.t.Resources[s.logicalID(s.stack.DeliverQueue)].Properties
 		if v, _ := q["VisibilityTimeout"].(float64); v < 6*timeout || v > 12*60*60 {
 			t.Errorf("the delivery queue's visibility timeout %v s, want at least six times the deliver function's %v s", q["VisibilityTimeout"], timeout)
@@ -202,24 +202,24 @@ func TestOnlyTheFunctionsThatQueueDeliveriesMaySendAndOnlyTheDeliverFunctionCons
 				switch resource {
 				case queue:
 					switch {
-					case action == "sqs:SendMessage" && (name == fn.Hooks || name == fn.Events):
+					case action == "sqs:SendMessage" && (name == lambdas.Hooks || name == lambdas.Events):
 						senders = append(senders, name)
-					case name == fn.Deliver && action != "sqs:SendMessage":
+					case name == lambdas.Deliver && action != "sqs:SendMessage":
 					default:
 						t.Errorf("role %s (%s) may %s on the delivery queue", id, name, action)
 					}
 				case dlq:
-					if name != fn.Deliver || action != "sqs:SendMessage" {
+					if name != lambdas.Deliver || action != "sqs:SendMessage" {
 						t.Errorf("role %s (%s) may %s on the dead-letter queue", id, name, action)
 					}
 				}
 			}
 		}
 		slices.Sort(senders)
-		if !slices.Equal(senders, []string{fn.Events, fn.Hooks}) {
+		if !slices.Equal(senders, []string{lambdas.Events, lambdas.Hooks}) {
 			t.Errorf("the functions that may send to the delivery queue: %v, want events and hooks", senders)
 		}
-		for _, name := range []string{fn.Hooks, fn.Events} {
+		for _, name := range []string{lambdas.Hooks, lambdas.Events} {
 			if f, _ := s.stack.Model.Function(name); !f.SendsDeliveries {
 				t.Errorf("the %s function does not declare SendsDeliveries", name)
 			}
@@ -275,7 +275,7 @@ func TestOnlyTheEventsFunctionPublishesToTheDefaultEventBus(t *testing.T) {
 					}
 				}
 			}
-			if want := f.Name == fn.Events; publishes != want || (vars["EVENT_BUS_NAME"] == deploy.EventBus) != want {
+			if want := f.Name == lambdas.Events; publishes != want || (vars["EVENT_BUS_NAME"] == deploy.EventBus) != want {
 				t.Errorf("%s: publishes %v, EVENT_BUS_NAME %v; want only the events function to publish to the default bus", f.Name, publishes, vars["EVENT_BUS_NAME"])
 			}
 		}

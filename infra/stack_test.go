@@ -22,7 +22,7 @@ import (
 	"github.com/sourcebase/sourcebase/infra/deploy"
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/deploymodel"
-	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 )
 
 // functionIDs maps each function's logical id to its name.
@@ -223,20 +223,20 @@ func TestEveryFunctionHasExactlyTheEnvironmentOfItsConfiguration(t *testing.T) {
 			// The functions that queue deliveries (hooks, events) and the
 			// deliver function know the delivery queue; the deliver
 			// function also its dead-letter queue.
-			if f.SendsDeliveries || f.Name == fn.Deliver {
+			if f.SendsDeliveries || f.Name == lambdas.Deliver {
 				cfg.DeliverQueueURL = "<queue>"
 			}
-			if f.Name == fn.Deliver {
+			if f.Name == lambdas.Deliver {
 				cfg.DeliverDLQURL = "<dlq>"
 			}
 			// The events function publishes to the account's default bus
 			// for the organizations that asked for it.
-			if f.Name == fn.Events {
+			if f.Name == lambdas.Events {
 				cfg.EventBusName = deploy.EventBus
 			}
 			// The data function creates bulk jobs (their bucket, and the
 			// job state machine it starts exports on); the runner runs them.
-			if f.RunsJobs || f.Name == fn.Runner {
+			if f.RunsJobs || f.Name == lambdas.Runner {
 				cfg.BulkBucket = "<bucket>"
 			}
 			if f.RunsJobs {
@@ -244,7 +244,7 @@ func TestEveryFunctionHasExactlyTheEnvironmentOfItsConfiguration(t *testing.T) {
 			}
 			// With OpenSearch, the search function and the indexer are
 			// told its engine and the collection's endpoint.
-			if s.stack.Options.OpenSearch() && (f.HoldsIndexes || f.Name == fn.Indexer) {
+			if s.stack.Options.OpenSearch() && (f.HoldsIndexes || f.Name == lambdas.Indexer) {
 				cfg.SearchEngine, cfg.OpenSearchEndpoint = app.SearchOpenSearch, "<collection>"
 			}
 			want := map[string]any{}
@@ -278,7 +278,7 @@ func TestEveryFunctionHasExactlyTheEnvironmentOfItsConfiguration(t *testing.T) {
 			}
 		}
 		// The runner and the admin never show trigger urls or start runs.
-		for _, name := range []string{s.stack.Runner, fn.Admin} {
+		for _, name := range []string{s.stack.Runner, lambdas.Admin} {
 			vars := s.fn(t, name).Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
 			if vars[app.EnvStateMachineARN] != nil || vars[app.EnvWebhookBaseURL] != nil {
 				t.Errorf("%s: environment %s", name, js(vars))
@@ -289,8 +289,8 @@ func TestEveryFunctionHasExactlyTheEnvironmentOfItsConfiguration(t *testing.T) {
 		// endpoints on loopback addresses nowhere.
 		for _, f := range s.deployed() {
 			vars := s.fn(t, f.Name).Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
-			queued := slices.Contains([]string{fn.Hooks, fn.Events, fn.Deliver}, f.Name)
-			if (vars[app.EnvDeliverQueueURL] != nil) != queued || (vars[app.EnvDeliverDLQURL] != nil) != (f.Name == fn.Deliver) || vars[app.EnvWebhooksAllowLoopback] != nil {
+			queued := slices.Contains([]string{lambdas.Hooks, lambdas.Events, lambdas.Deliver}, f.Name)
+			if (vars[app.EnvDeliverQueueURL] != nil) != queued || (vars[app.EnvDeliverDLQURL] != nil) != (f.Name == lambdas.Deliver) || vars[app.EnvWebhooksAllowLoopback] != nil {
 				t.Errorf("%s: environment %s", f.Name, js(vars))
 			}
 		}
@@ -400,7 +400,7 @@ func TestEveryFunctionRoleAllowsExactlyTheGeneratedActions(t *testing.T) {
 				want.add(deploy.BulkRunActions, objects(deploy.BulkImportsPrefix, deploy.BulkExportsPrefix))
 				want.add(deploy.BulkListActions, bucketARN)
 			}
-			if s.stack.Options.OpenSearch() && (f.HoldsIndexes || f.Name == fn.Indexer) {
+			if s.stack.Options.OpenSearch() && (f.HoldsIndexes || f.Name == lambdas.Indexer) {
 				want.add("aoss:APIAccessAll", getAtt(s.logicalID(s.stack.Collection), "Arn"))
 			}
 			if f.Reach == deploymodel.ByStream {
@@ -408,14 +408,14 @@ func TestEveryFunctionRoleAllowsExactlyTheGeneratedActions(t *testing.T) {
 				// the queue of the batches it gave up on: the indexer's,
 				// or the events function's.
 				failures := s.stack.EventsFailures
-				if f.Name == fn.Indexer {
+				if f.Name == lambdas.Indexer {
 					failures = s.stack.IndexerFailures
 				}
 				want.add([]string{"dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"}, getAtt(s.logicalID(s.stack.Table), "StreamArn"))
 				want.add("dynamodb:ListStreams", "*")
 				want.add([]string{"sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}, getAtt(s.logicalID(failures), "Arn"))
 			}
-			if f.Name == fn.Events {
+			if f.Name == lambdas.Events {
 				want.add("events:PutEvents", map[string]any{"Fn::Join": []any{"", []any{"arn:", ref("AWS::Partition"), ":events:",
 					ref("AWS::Region"), ":", ref("AWS::AccountId"), ":event-bus/" + deploy.EventBus}}})
 			}
@@ -701,7 +701,7 @@ func TestTheWebhookFunctionIsPublicOnlyThroughItsURLWithReservedConcurrency(t *t
 // detail-type), and a permission letting EventBridge invoke the function
 // from that rule only.
 func TestTheRunnerIsInvokedOnItsDeclaredScheduleByAnEventBridgeRule(t *testing.T) {
-	runner, _ := deploymodel.Default().Function(fn.Runner)
+	runner, _ := deploymodel.Default().Function(lambdas.Runner)
 	if runner.Schedule != "rate(5 minutes)" {
 		t.Fatalf("the runner's schedule is %q, want rate(5 minutes) (routes.SweepSchedule)", runner.Schedule)
 	}
@@ -714,7 +714,7 @@ func TestTheRunnerIsInvokedOnItsDeclaredScheduleByAnEventBridgeRule(t *testing.T
 		}
 		rules := s.t.ofType("AWS::Events::Rule")
 		delete(rules, s.logicalID(s.stack.UploadRule)) // not a schedule: jobs_test.go
-		if len(rules) != len(want) || len(s.stack.Schedules) != len(want) || !want[fn.Runner] {
+		if len(rules) != len(want) || len(s.stack.Schedules) != len(want) || !want[lambdas.Runner] {
 			t.Fatalf("%d rules (%d in the stack) for the scheduled functions %v, want one each, the runner's among them", len(rules), len(s.stack.Schedules), want)
 		}
 		fns := s.functionIDs()
@@ -879,13 +879,13 @@ func TestSearchingWithOpenSearchAddsTheCollectionAndTheIndexerOnTheStreamAndOnly
 		}
 		indexer := map[string]resource{}
 		for id, m := range s.t.ofType("AWS::Lambda::EventSourceMapping") {
-			if s.stack.Functions[fn.Indexer] != nil && jsonEqual(m.Properties["FunctionName"], ref(s.logicalID(s.stack.Functions[fn.Indexer]))) {
+			if s.stack.Functions[lambdas.Indexer] != nil && jsonEqual(m.Properties["FunctionName"], ref(s.logicalID(s.stack.Functions[lambdas.Indexer]))) {
 				indexer[id] = m
 			}
 		}
 		if !s.stack.Options.OpenSearch() {
-			if len(collections) != 0 || s.stack.Functions[fn.Indexer] != nil || s.stack.IndexerFailures != nil {
-				t.Errorf("the embedded engine's stack has %d collections, an indexer %v, its failure queue %v", len(collections), s.stack.Functions[fn.Indexer] != nil, s.stack.IndexerFailures != nil)
+			if len(collections) != 0 || s.stack.Functions[lambdas.Indexer] != nil || s.stack.IndexerFailures != nil {
+				t.Errorf("the embedded engine's stack has %d collections, an indexer %v, its failure queue %v", len(collections), s.stack.Functions[lambdas.Indexer] != nil, s.stack.IndexerFailures != nil)
 			}
 			return
 		}
@@ -921,10 +921,10 @@ func TestSearchingWithOpenSearchAddsTheCollectionAndTheIndexerOnTheStreamAndOnly
 		}
 		data := js(policies["data"]["Policy"])
 		// The events function reads the stream too, but not the indexes.
-		if strings.Contains(data, s.logicalID(s.stack.Roles[fn.Events])) {
+		if strings.Contains(data, s.logicalID(s.stack.Roles[lambdas.Events])) {
 			t.Errorf("the data access policy names the events function's role: %s", data)
 		}
-		for name, perms := range map[string][]string{fn.Search: SearchIndexPermissions, fn.Indexer: IndexerIndexPermissions} {
+		for name, perms := range map[string][]string{lambdas.Search: SearchIndexPermissions, lambdas.Indexer: IndexerIndexPermissions} {
 			if !strings.Contains(data, s.logicalID(s.stack.Roles[name])) {
 				t.Errorf("the data access policy does not name the %s function's role: %s", name, data)
 			}
@@ -983,7 +983,7 @@ func TestTheTemplateHasNoDependencyCycle(t *testing.T) {
 				return
 			}
 		}
-		mcp := s.logicalID(s.stack.Functions[fn.MCP])
+		mcp := s.logicalID(s.stack.Functions[lambdas.MCP])
 		if !slices.Contains(deps[mcp], s.logicalID(s.stack.Api)) {
 			t.Errorf("the mcp function (%s) does not depend on the API: %v", mcp, deps[mcp])
 		}

@@ -6,7 +6,7 @@ package main
 import (
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/app/jobfns"
-	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 )
 
-func main() { app.ServeLambda(fn.Data, jobfns.Option) }
+func main() { app.ServeLambda(lambdas.Data, jobfns.Option) }

@@ -4,7 +4,7 @@ package main
 
 import (
 	"github.com/sourcebase/sourcebase/internal/app"
-	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 )
 
-func main() { app.ServeLambda(fn.Keys) }
+func main() { app.ServeLambda(lambdas.Keys) }

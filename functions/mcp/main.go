@@ -11,14 +11,14 @@ import (
 	"path/filepath"
 
 	"github.com/sourcebase/sourcebase/internal/app"
-	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/mcpserver"
 	"github.com/sourcebase/sourcebase/internal/routes"
 )
 
 func main() {
 	pages := os.DirFS(filepath.Join(taskRoot(), routes.PagesDir))
-	app.ServeLambda(fn.MCP, func(d *app.Deps) { d.NewMCP = mcpserver.Handler(pages) })
+	app.ServeLambda(lambdas.MCP, func(d *app.Deps) { d.NewMCP = mcpserver.Handler(pages) })
 }
 
 // taskRoot is the function's directory: LAMBDA_TASK_ROOT, as Lambda sets

@@ -3,7 +3,7 @@ package main
 
 import (
 	"github.com/sourcebase/sourcebase/internal/app"
-	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 )
 
-func main() { app.ServeLambda(fn.Scoring) }
+func main() { app.ServeLambda(lambdas.Scoring) }

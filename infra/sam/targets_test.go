@@ -19,7 +19,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/dev/lambdaenv"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
-	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
@@ -200,7 +200,7 @@ func TestTheBuildTargetSamRunsMakesAStrippedArm64Bootstrap(t *testing.T) {
 		t.Skip("builds a function")
 	}
 	dir := t.TempDir()
-	if err, out := makeTarget(t, os.Getenv("PATH"), "build-"+LogicalID(fn.Admin), "ARTIFACTS_DIR="+dir); err != nil {
+	if err, out := makeTarget(t, os.Getenv("PATH"), "build-"+LogicalID(lambdas.Admin), "ARTIFACTS_DIR="+dir); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	f, err := elf.Open(filepath.Join(dir, "bootstrap"))
@@ -211,7 +211,7 @@ func TestTheBuildTargetSamRunsMakesAStrippedArm64Bootstrap(t *testing.T) {
 	if f.Machine != elf.EM_AARCH64 || f.Section(".symtab") != nil {
 		t.Errorf("bootstrap: machine %v, symbol table %v; want a stripped arm64 binary", f.Machine, f.Section(".symtab") != nil)
 	}
-	if err, out := makeTarget(t, os.Getenv("PATH"), "build-"+LogicalID(fn.Admin)); err == nil || !strings.Contains(out, "ARTIFACTS_DIR is not set") {
+	if err, out := makeTarget(t, os.Getenv("PATH"), "build-"+LogicalID(lambdas.Admin)); err == nil || !strings.Contains(out, "ARTIFACTS_DIR is not set") {
 		t.Errorf("build target without ARTIFACTS_DIR: %v\n%s", err, out)
 	}
 }

@@ -21,7 +21,7 @@ import (
 	"github.com/sourcebase/sourcebase/infra/deploy"
 	"github.com/sourcebase/sourcebase/internal/deploymodel"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
-	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 )
 
 var update = flag.Bool("update", false, "rewrite "+TemplatePath+" and "+LocalEnvPath+" from the code")
@@ -491,10 +491,10 @@ func TestEachFunctionsEnvironmentIsTheAppConfigurationWithItsOwnResources(t *tes
 		}
 		// The delivery queue: the functions that queue deliveries and the
 		// deliver function; its dead-letter queue: the deliver function.
-		if _, ok := vars["DELIVER_QUEUE_URL"]; ok != (f.SendsDeliveries || f.Name == fn.Deliver) {
+		if _, ok := vars["DELIVER_QUEUE_URL"]; ok != (f.SendsDeliveries || f.Name == lambdas.Deliver) {
 			t.Errorf("%s: has DELIVER_QUEUE_URL = %v", f.Name, ok)
 		}
-		if _, ok := vars["DELIVER_DLQ_URL"]; ok != (f.Name == fn.Deliver) {
+		if _, ok := vars["DELIVER_DLQ_URL"]; ok != (f.Name == lambdas.Deliver) {
 			t.Errorf("%s: has DELIVER_DLQ_URL = %v", f.Name, ok)
 		}
 		if _, ok := vars["WEBHOOKS_ALLOW_LOOPBACK"]; ok {
@@ -507,7 +507,7 @@ func TestEachFunctionsEnvironmentIsTheAppConfigurationWithItsOwnResources(t *tes
 	// The bulk jobs' variables: their own test below. The variables read
 	// back as the configuration the functions expect:
 	// internal/deploymodel/derive's tests.
-	for _, name := range []string{fn.Hooks, fn.Events} {
+	for _, name := range []string{lambdas.Hooks, lambdas.Events} {
 		if f, _ := model().Function(name); !f.SendsDeliveries {
 			t.Errorf("the %s function does not queue deliveries", name)
 		}
@@ -816,7 +816,7 @@ func withoutRoute(i int) Spec {
 
 func TestARouteRemovedFromTheRouteTableMakesTheCommittedTemplateStale(t *testing.T) {
 	all := model().Routes
-	i := slices.IndexFunc(all, func(r deploymodel.Route) bool { return r.Function == fn.Companies && r.Method == "DELETE" })
+	i := slices.IndexFunc(all, func(r deploymodel.Route) bool { return r.Function == lambdas.Companies && r.Method == "DELETE" })
 	s := withoutRoute(i)
 	out, err := Generate(s)
 	if err != nil {
@@ -847,7 +847,7 @@ func TestARouteRemovedFromTheRouteTableMakesTheCommittedTemplateStale(t *testing
 // declared one is caught.
 func TestTheRunnerHasAScheduleEventOnItsDeclaredScheduleAndNoOtherFunctionHasOne(t *testing.T) {
 	tmpl := committed(t)
-	runner := tmpl.GetAllServerlessFunctionResources()[LogicalID(fn.Runner)]
+	runner := tmpl.GetAllServerlessFunctionResources()[LogicalID(lambdas.Runner)]
 	if runner == nil {
 		t.Fatal("no runner function")
 	}
@@ -857,7 +857,7 @@ func TestTheRunnerHasAScheduleEventOnItsDeclaredScheduleAndNoOtherFunctionHasOne
 	}
 	for _, f := range deployed() {
 		for name, e := range tmpl.GetAllServerlessFunctionResources()[LogicalID(f.Name)].Events {
-			if e.Type == "Schedule" && f.Name != fn.Runner {
+			if e.Type == "Schedule" && f.Name != lambdas.Runner {
 				t.Errorf("%s has Schedule event %s", f.Name, name)
 			}
 		}
@@ -868,7 +868,7 @@ func TestTheRunnerHasAScheduleEventOnItsDeclaredScheduleAndNoOtherFunctionHasOne
 	s := DefaultSpec()
 	s.Functions = slices.Clone(s.Functions)
 	for i := range s.Functions {
-		if s.Functions[i].Name == fn.Runner {
+		if s.Functions[i].Name == lambdas.Runner {
 			s.Functions[i].Schedule = "rate(1 hour)"
 		}
 	}
@@ -883,12 +883,12 @@ func TestAFunctionThatStartedRunsOrAccessedMoreWouldBeCaught(t *testing.T) {
 	s.Functions = s.Model.Deployed(false)
 	for i := range s.Functions {
 		f := &s.Functions[i]
-		if f.Name == fn.Companies {
+		if f.Name == lambdas.Companies {
 			// As the model declares a function that starts runs.
 			f.StartsRuns = true
 			f.Env["STATE_MACHINE_ARN"] = deploymodel.EnvValue{Ref: deploymodel.RefStateMachine}
 		}
-		if f.Name == fn.Runner {
+		if f.Name == lambdas.Runner {
 			f.TableActions = append(slices.Clone(f.TableActions), "dynamodb:DescribeTable", "dynamodb:DescribeTimeToLive")
 		}
 	}
@@ -1010,7 +1010,7 @@ func TestTheLocalEnvironmentBlanksTheBulkJobsBucketAndStateMachine(t *testing.T)
 	for _, f := range deployed() {
 		local := env[LogicalID(f.Name)]
 		for k, want := range map[string]bool{
-			"BULK_BUCKET":            f.RunsJobs || f.Name == fn.Runner,
+			"BULK_BUCKET":            f.RunsJobs || f.Name == lambdas.Runner,
 			"JOBS_STATE_MACHINE_ARN": f.RunsJobs,
 		} {
 			got, set := local[k]
@@ -1038,7 +1038,7 @@ func TestTheLocalEnvironmentBlanksTheBulkJobsBucketAndStateMachine(t *testing.T)
 // the old.
 func TestTheEventsFunctionReadsTheTablesStreamFilteredToTheItemTypesThatHaveEvents(t *testing.T) {
 	tmpl := raw(t, readFile(t, TemplatePath))
-	_, props := rawResource(t, tmpl, LogicalID(fn.Events))
+	_, props := rawResource(t, tmpl, LogicalID(lambdas.Events))
 	events, _ := props["Events"].(map[string]any)
 	ev, _ := events[StreamEventName].(map[string]any)
 	if len(events) != 1 || ev["Type"] != "DynamoDB" {
@@ -1091,7 +1091,7 @@ func TestTheEventsFunctionReadsTheTablesStreamFilteredToTheItemTypesThatHaveEven
 // batch failures, at a bounded concurrency.
 func TestTheDeliverFunctionTakesTheDeliveryQueueWithPartialFailuresAtABoundedConcurrency(t *testing.T) {
 	tmpl := raw(t, readFile(t, TemplatePath))
-	_, props := rawResource(t, tmpl, LogicalID(fn.Deliver))
+	_, props := rawResource(t, tmpl, LogicalID(lambdas.Deliver))
 	events, _ := props["Events"].(map[string]any)
 	ev, _ := events[QueueEventName].(map[string]any)
 	if len(events) != 1 || ev["Type"] != "SQS" {
@@ -1121,7 +1121,7 @@ func TestTheDeliveryQueuesAreFIFOEncryptedTLSOnlyWithTheirRetentionAndRedrive(t 
 	if len(queues) != 3 {
 		t.Errorf("queues %v, want the delivery queue, its DLQ and EventsFailures", slices.Sorted(maps.Keys(queues)))
 	}
-	deliver := tmpl.GetAllServerlessFunctionResources()[LogicalID(fn.Deliver)]
+	deliver := tmpl.GetAllServerlessFunctionResources()[LogicalID(lambdas.Deliver)]
 	day := 24 * 60 * 60
 	for id, want := range map[string]struct {
 		fifo      bool
@@ -1315,7 +1315,7 @@ func TestOnlyTheFunctionsThatCreateOrRunJobsKnowTheBulkBucketAndOnlyCreatorsTheJ
 	for _, f := range deployed() {
 		vars := fns[LogicalID(f.Name)].Environment.Variables
 		creators += map[bool]int{true: 1}[f.RunsJobs]
-		wantBucket, wantMachine := f.Name == fn.Data || f.Name == fn.Runner, f.Name == fn.Data
+		wantBucket, wantMachine := f.Name == lambdas.Data || f.Name == lambdas.Runner, f.Name == lambdas.Data
 		if got, ok := vars["BULK_BUCKET"]; ok != wantBucket || ok && got != "Ref("+BulkBucketID+")" {
 			t.Errorf("%s: %s = %q (set %v), want set %v to the bucket's Ref", f.Name, "BULK_BUCKET", got, ok, wantBucket)
 		}
@@ -1354,12 +1354,12 @@ func TestTheFunctionsThatCreateOrRunJobsMayDoExactlyTheirBulkActions(t *testing.
 	imports := "Sub(arn:${AWS::Partition}:s3:::${BulkBucket}/imports/*)"
 	exports := "Sub(arn:${AWS::Partition}:s3:::${BulkBucket}/exports/*)"
 	want := map[string][]any{
-		fn.Data: {
+		lambdas.Data: {
 			map[string]any{"Sid": "UploadImports", "Effect": "Allow", "Action": []any{"s3:PutObject"}, "Resource": []any{imports}},
 			map[string]any{"Sid": "DownloadJobFiles", "Effect": "Allow", "Action": []any{"s3:GetObject"}, "Resource": []any{imports, exports}},
 			map[string]any{"Sid": "StartJobs", "Effect": "Allow", "Action": []any{"states:StartExecution"}, "Resource": "Ref(JobStateMachine)"},
 		},
-		fn.Runner: {
+		lambdas.Runner: {
 			map[string]any{"Sid": "RunJobs", "Effect": "Allow", "Action": []any{"s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload"}, "Resource": []any{imports, exports}},
 			map[string]any{"Sid": "ListJobFiles", "Effect": "Allow", "Action": []any{"s3:ListBucket"}, "Resource": "GetAtt(BulkBucket.Arn)"},
 		},
@@ -1393,7 +1393,7 @@ func TestAFunctionThatCreatedJobsWouldBeCaught(t *testing.T) {
 	s.Model = s.Model.Clone()
 	s.Functions = s.Model.Deployed(false)
 	for i := range s.Functions {
-		if f := &s.Functions[i]; f.Name == fn.Catalog {
+		if f := &s.Functions[i]; f.Name == lambdas.Catalog {
 			// As the model declares a function that creates jobs.
 			f.RunsJobs = true
 			f.Env["BULK_BUCKET"] = deploymodel.EnvValue{Ref: deploymodel.RefBulkBucket}

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
-	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/routes"
@@ -32,14 +32,14 @@ func NewService(st *store.Store) *Service { return &Service{store: st} }
 // OpenAPI document, public and fixed.
 func serviceOperations() []operation.Operation {
 	return []operation.Operation{
-		operation.Declare(fn.Keys, http.MethodGet, routes.HealthPath, (*Service).health).InTopic("service").Answers(routes.AnswerFixed).Doc(func(op *openapi.Operation) {
+		operation.Declare(lambdas.Keys, http.MethodGet, routes.HealthPath, (*Service).health).InTopic("service").Answers(routes.AnswerFixed).Doc(func(op *openapi.Operation) {
 			op.Summary, op.Raw = "Check the service's health", true
 			op.Description = "200 when the table answers within 2 seconds, else 503."
 			op.Data = openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"status"},
 				"properties": openapi.Schema{"status": openapi.Schema{"type": "string", "enum": []any{"ok"}}}}
 			op.Errors = []int{503}
 		}),
-		operation.Declare(fn.Keys, http.MethodGet, routes.OpenAPIPath, (*Service).serveOpenAPI).InTopic("service").Answers(routes.AnswerFixed).Doc(func(op *openapi.Operation) {
+		operation.Declare(lambdas.Keys, http.MethodGet, routes.OpenAPIPath, (*Service).serveOpenAPI).InTopic("service").Answers(routes.AnswerFixed).Doc(func(op *openapi.Operation) {
 			op.Summary, op.Raw = "Get this OpenAPI document", true
 			op.Description = "The one `/v1` route without credentials. Compressed with gzip when `Accept-Encoding` allows it " +
 				"(`Content-Encoding: gzip`); its `ETag` is the document's digest: with `If-None-Match` naming it, the answer is 304 without a body."

@@ -14,8 +14,8 @@ import (
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
-	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/mcpserver"
 	"github.com/sourcebase/sourcebase/internal/ratelimit"
 )
@@ -207,7 +207,7 @@ func TestAToolCallTheRateLimitRefusesSaysWhenToRetry(t *testing.T) {
 	deps := app.Build(e.Store, app.Config{Table: e.Store.Table, CacheTTL: auth.MaxCacheTTL, SearchBaseURL: e.URL}, nil)
 	deps.NewMCP = mcpserver.Handler(docs.Pages)
 	deps.Limits.SetClock(func() time.Time { return *now })
-	srv := httptest.NewServer(app.Handler(deps, fn.MCP))
+	srv := httptest.NewServer(app.Handler(deps, lambdas.MCP))
 	t.Cleanup(srv.Close)
 	fn := *c
 	fn.Base = srv.URL

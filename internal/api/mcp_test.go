@@ -22,8 +22,8 @@ import (
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
-	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/generate"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/mcpserver"
 )
 
@@ -315,7 +315,7 @@ func TestMCPWithoutASearchEngineSearchesThroughTheHTTPAPI(t *testing.T) {
 		if deps.Search != nil {
 			t.Fatal("the function has a search engine")
 		}
-		return app.Handler(deps, fn.MCP)
+		return app.Handler(deps, lambdas.MCP)
 	}
 	serve := func(h http.Handler) *apitest.Env {
 		srv := httptest.NewServer(h)

@@ -2,7 +2,7 @@ package api
 
 import (
 	"github.com/sourcebase/sourcebase/internal/api/jobsapi"
-	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/routes"
 )
 
@@ -13,7 +13,7 @@ import (
 func RemoteRoutes(hasSearch, hasJobs bool) map[string]bool {
 	remote := map[string]bool{}
 	if !hasSearch {
-		for _, rt := range routes.Of(Routes(), fn.Search) {
+		for _, rt := range routes.Of(Routes(), lambdas.Search) {
 			remote[rt.Pattern()] = true
 		}
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
 	co "github.com/sourcebase/sourcebase/internal/companies"
-	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/resources"
 	"github.com/sourcebase/sourcebase/internal/routes"
@@ -144,7 +144,7 @@ func TestOnlyVersionedRoutesButTheOpenAPIDocumentNeedAnAPIKeyAndEveryRouteHasAFu
 		if want := strings.HasPrefix(r.Path, "/v1/") && r.Path != routes.OpenAPIPath; r.Authenticated() != want {
 			t.Errorf("%s: Authenticated() = %v", r.Pattern(), r.Authenticated())
 		}
-		if (r.Function == fn.Webhook) != strings.HasPrefix(r.Path, "/webhooks/") {
+		if (r.Function == lambdas.Webhook) != strings.HasPrefix(r.Path, "/webhooks/") {
 			t.Errorf("%s: webhook paths belong to the webhook function, and only they", r.Pattern())
 		}
 	}
@@ -214,14 +214,14 @@ func TestTableAccessFollowsTheRoutes(t *testing.T) {
 			t.Errorf("%s may create tables: only the operator CLI does", f.Name)
 		}
 	}
-	keys, _ := routes.FunctionNamed(fn.Keys)
+	keys, _ := routes.FunctionNamed(lambdas.Keys)
 	if !slices.Contains(keys.Access(rs), store.Describe) {
 		t.Errorf("the keys function serves the health check but cannot describe the table")
 	}
-	if got, _ := routes.FunctionNamed(fn.Search); !slices.Equal(got.Access(rs), []store.Access{store.Read, store.Count}) {
+	if got, _ := routes.FunctionNamed(lambdas.Search); !slices.Equal(got.Access(rs), []store.Access{store.Read, store.Count}) {
 		t.Errorf("the search function needs only to read the table and count requests, has %v", got.Access(rs))
 	}
-	companies, _ := routes.FunctionNamed(fn.Companies)
+	companies, _ := routes.FunctionNamed(lambdas.Companies)
 	if slices.Contains(companies.Access(rs), store.Describe) {
 		t.Errorf("the companies function may describe the table without needing to")
 	}

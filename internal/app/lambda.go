@@ -14,7 +14,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
 	"github.com/sourcebase/sourcebase/internal/awsenv"
-	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/search"
 	"github.com/sourcebase/sourcebase/internal/store"
@@ -116,7 +116,7 @@ func ServeSearch(embedded func(*store.Store) search.Engine, openSearch OpenSearc
 	Must(err)
 	deps.Search, err = SearchEngine(ctx, awsCfg, deps.Store, cfg, embedded, openSearch)
 	Must(err)
-	lambda.Start(LambdaHandler(deps, fn.Search))
+	lambda.Start(LambdaHandler(deps, lambdas.Search))
 }
 
 // StreamHandler handles a batch of the table's stream records.
@@ -175,6 +175,6 @@ func ServeRunner(options ...func(*Deps)) {
 
 // searchFunction is the search function's declaration.
 func searchFunction() routes.Function {
-	f, _ := routes.FunctionNamed(fn.Search)
+	f, _ := routes.FunctionNamed(lambdas.Search)
 	return f
 }

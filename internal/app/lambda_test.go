@@ -17,7 +17,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
-	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -48,8 +48,8 @@ func newLambdaEnv(t *testing.T) *lambdaEnv {
 	return &lambdaEnv{
 		clientID:  key.ClientID,
 		secret:    key.Secret,
-		companies: app.LambdaHandler(deps, fn.Companies),
-		keys:      app.LambdaHandler(deps, fn.Keys),
+		companies: app.LambdaHandler(deps, lambdas.Companies),
+		keys:      app.LambdaHandler(deps, lambdas.Keys),
 	}
 }
 

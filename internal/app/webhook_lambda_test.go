@@ -24,7 +24,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
-	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/workflows"
@@ -64,7 +64,7 @@ func newWebhookFunction(t *testing.T) *webhookFunction {
 		t.Fatal(err)
 	}
 	return &webhookFunction{deps: deps, org: org.ID, clientID: key.ClientID, secret: key.Secret,
-		handle: app.LambdaHandler(deps, fn.Webhook)}
+		handle: app.LambdaHandler(deps, lambdas.Webhook)}
 }
 
 // workflow creates a workflow from a create body; its trigger carries the secret.
@@ -396,7 +396,7 @@ func TestWebhookSampleEventsHaveTheShapeOfFunctionURLEvents(t *testing.T) {
 	t.Parallel()
 	webhookRoute := false
 	for _, r := range api.Routes() {
-		webhookRoute = webhookRoute || (r.Function == fn.Webhook && r.Method == "POST" && r.Path == "/webhooks/workflows/{slug}")
+		webhookRoute = webhookRoute || (r.Function == lambdas.Webhook && r.Method == "POST" && r.Path == "/webhooks/workflows/{slug}")
 	}
 	if !webhookRoute {
 		t.Fatal("the route table has no POST /webhooks/workflows/{slug} in the webhook group")

@@ -1,7 +1,7 @@
 package companies
 
 import (
-	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
@@ -16,7 +16,7 @@ const Name = "companies"
 // docs/resources.md documents it; the records themselves are still stored
 // by Service, whose matching and upserts are the companies' own.
 var Def = &resource.Def{
-	Name: Name, Singular: "company", Type: store.TypeCompany, IDPrefix: "cmp", Function: fn.Companies,
+	Name: Name, Singular: "company", Type: store.TypeCompany, IDPrefix: "cmp", Function: lambdas.Companies,
 	Doc: "A company the firm tracks: made through the API (`origin` `user`) or by a workflow run (`origin` `workflow`, " +
 		"upserted by `externalId`, then `website`, then `canonicalName`).",
 	SortUpdatedAt: true,

@@ -16,8 +16,8 @@ import (
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/dev/lambdaenv"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
-	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/lambdafront"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/routes"
 )
 
@@ -141,8 +141,8 @@ func TestARouteOfTheTableReachesItsGroupsFunctionWithTheEventAPIGatewaySends(t *
 	req.Header.Set("User-Agent", "front-test/1")
 	req.Header.Set("Cookie", "a=1; b=2")
 	served, ev := call(t, req)
-	if served != fn.Companies {
-		t.Fatalf("served by %s, want %s", served, fn.Companies)
+	if served != lambdas.Companies {
+		t.Fatalf("served by %s, want %s", served, lambdas.Companies)
 	}
 	want(t, ev, "2.0", "version")
 	want(t, ev, "PUT /v1/companies/{id}", "routeKey")
@@ -185,7 +185,7 @@ func TestARouteOfTheTableReachesItsGroupsFunctionWithTheEventAPIGatewaySends(t *
 func TestEveryRouteOfTheTableReachesItsOwnGroupsFunction(t *testing.T) {
 	base := startFront(t, api.Routes(), 0)
 	for _, r := range api.Routes() {
-		if r.Function == fn.Webhook {
+		if r.Function == lambdas.Webhook {
 			continue
 		}
 		path := r.Path
@@ -202,12 +202,12 @@ func TestEveryRouteOfTheTableReachesItsOwnGroupsFunction(t *testing.T) {
 
 func TestALiteralSegmentWinsOverAPathParameter(t *testing.T) {
 	rs := []routes.Route{
-		{Function: fn.Companies, Method: "GET", Path: "/v1/things/{id}"},
-		{Function: fn.Catalog, Method: "GET", Path: "/v1/things/search"},
-		{Function: fn.CRM, Method: "GET", Path: "/v1/{kind}/search"},
+		{Function: lambdas.Companies, Method: "GET", Path: "/v1/things/{id}"},
+		{Function: lambdas.Catalog, Method: "GET", Path: "/v1/things/search"},
+		{Function: lambdas.CRM, Method: "GET", Path: "/v1/{kind}/search"},
 	}
 	base := startFront(t, rs, 0)
-	for path, wantFn := range map[string]string{"/v1/things/search": fn.Catalog, "/v1/things/t1": fn.Companies, "/v1/deals/search": fn.CRM} {
+	for path, wantFn := range map[string]string{"/v1/things/search": lambdas.Catalog, "/v1/things/t1": lambdas.Companies, "/v1/deals/search": lambdas.CRM} {
 		if fn, _ := call(t, request(t, "GET", base+path, nil)); fn != wantFn {
 			t.Errorf("GET %s served by %s, want %s", path, fn, wantFn)
 		}
@@ -244,7 +244,7 @@ func TestWebhookRequestsReachTheWebhookFunctionAsFunctionURLEventsWithBinaryBodi
 	req := request(t, "POST", base+"/webhooks/workflows/wh_1?x=1", body)
 	req.Header.Set("Content-Type", "application/octet-stream")
 	served, ev := call(t, req)
-	if served != fn.Webhook {
+	if served != lambdas.Webhook {
 		t.Fatalf("served by %s", served)
 	}
 	want(t, ev, "$default", "routeKey")
@@ -259,7 +259,7 @@ func TestWebhookRequestsReachTheWebhookFunctionAsFunctionURLEventsWithBinaryBodi
 }
 
 func TestAFunctionErrorIsAnInternalServerErrorAndAFunctionURLsIsABadGateway(t *testing.T) {
-	base := startFront(t, []routes.Route{{Function: fn.Companies, Method: "GET", Path: "/v1/fail"}}, 0)
+	base := startFront(t, []routes.Route{{Function: lambdas.Companies, Method: "GET", Path: "/v1/fail"}}, 0)
 	res, b := send(t, request(t, "GET", base+"/v1/fail", nil))
 	if res.StatusCode != 500 || string(b) != `{"message":"Internal Server Error"}` || res.Header.Get("Content-Type") != "application/json" {
 		t.Errorf("HTTP API: %d %s %s", res.StatusCode, res.Header.Get("Content-Type"), b)
@@ -272,7 +272,7 @@ func TestAFunctionErrorIsAnInternalServerErrorAndAFunctionURLsIsABadGateway(t *t
 
 func TestAFunctionSlowerThanTheIntegrationTimeoutIsServiceUnavailable(t *testing.T) {
 	timeout := testenv.Scaled(time.Second)
-	base := startFront(t, []routes.Route{{Function: fn.Companies, Method: "GET", Path: "/v1/sleep"}}, timeout)
+	base := startFront(t, []routes.Route{{Function: lambdas.Companies, Method: "GET", Path: "/v1/sleep"}}, timeout)
 	res, b := send(t, request(t, "GET", base+"/v1/sleep?for="+(8*timeout).String(), nil))
 	if res.StatusCode != 503 || string(b) != `{"message":"Service Unavailable"}` {
 		t.Errorf("%d %s", res.StatusCode, b)
@@ -306,7 +306,7 @@ func TestAnEventOverLambdasSixMegabytesIsRequestEntityTooLarge(t *testing.T) {
 }
 
 func TestTheFunctionsResponseIsMappedBackWithItsHeadersCookiesAndBinaryBody(t *testing.T) {
-	base := startFront(t, []routes.Route{{Function: fn.Companies, Method: "GET", Path: "/v1/shaped"}, {Function: fn.Companies, Method: "GET", Path: "/v1/bare"}}, 0)
+	base := startFront(t, []routes.Route{{Function: lambdas.Companies, Method: "GET", Path: "/v1/shaped"}, {Function: lambdas.Companies, Method: "GET", Path: "/v1/bare"}}, 0)
 	res, b := send(t, request(t, "GET", base+"/v1/shaped", nil))
 	if res.StatusCode != 201 || !bytes.Equal(b, []byte{0, 1, 2, 0xff}) {
 		t.Errorf("%d %v", res.StatusCode, b)

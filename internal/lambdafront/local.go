@@ -28,8 +28,8 @@ import (
 	"github.com/sourcebase/sourcebase/internal/dev/lambdaenv"
 	"github.com/sourcebase/sourcebase/internal/dev/localsfn"
 	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
-	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/jobs"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/sizing"
@@ -288,7 +288,7 @@ func StartLocal(o LocalOptions) (_ *Local, err error) {
 			return nil, fmt.Errorf("the %s bootstrap is missing (build it with BuildBootstraps): %w", f.Name, err)
 		}
 	}
-	runner, _ := routes.FunctionNamed(fn.Runner)
+	runner, _ := routes.FunctionNamed(lambdas.Runner)
 	runnerFn, err := newFunction(runner, "")
 	if err != nil {
 		return nil, err

@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
-	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 )
 
 // usagePath holds every route's committed DynamoDB calls and capacity
@@ -76,7 +76,7 @@ func guardUsage(t *testing.T, measured []routeUsage, measure func() []routeUsage
 	searches := map[string]bool{}
 	for _, u := range measured {
 		got[u.figureName()] = perRequest(u)
-		searches[u.figureName()] = u.Route.Function == fn.Search
+		searches[u.figureName()] = u.Route.Function == lambdas.Search
 	}
 	// another measures every route again and keeps, of each figure, the
 	// most (keep true) or the least.

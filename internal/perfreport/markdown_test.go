@@ -9,7 +9,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/dev/lambdaenv"
-	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/routes"
 )
 
@@ -259,7 +259,7 @@ func (r report) markdown() string {
 		}
 		if f.SizeBytes > limit {
 			ok = "**no**"
-			if f.Name == fn.Search {
+			if f.Name == lambdas.Search {
 				ok = "no (accepted)"
 			}
 		}

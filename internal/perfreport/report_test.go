@@ -36,8 +36,8 @@ import (
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
-	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/lambdafront"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/sizing"
 	"github.com/sourcebase/sourcebase/internal/store"
@@ -485,12 +485,12 @@ func TestPerformanceReport(t *testing.T) {
 
 	changePK := store.OrgPartition(c.Org, store.TypeCompany) + "#CHANGES"
 	eps := []*endpoint{
-		{Name: "GET company", Function: fn.Companies, target: get("/v1/companies/" + id),
+		{Name: "GET company", Function: lambdas.Companies, target: get("/v1/companies/" + id),
 			Raw: "GetItem of the company's item", raw: func(int) error {
 				_, err := st.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: table, Key: keyAV(companyKey.PK, companyKey.SK), ConsistentRead: aws.Bool(true)})
 				return err
 			}},
-		{Name: "list 100 companies", Function: fn.Companies, target: get("/v1/companies?limit=100"),
+		{Name: "list 100 companies", Function: lambdas.Companies, target: get("/v1/companies?limit=100"),
 			Raw: "Query of the same 100 items (Limit 100)", raw: query(store.OrgPartition(c.Org, store.TypeCompany), "#pk = :pk", map[string]types.AttributeValue{}, 100)},
 		{Name: "floor: GET company", Floor: true, target: floorGet("/get"),
 			Raw: "GetItem of the company's item", raw: func(int) error {
@@ -499,20 +499,20 @@ func TestPerformanceReport(t *testing.T) {
 			}},
 		{Name: "floor: list 100 companies", Floor: true, target: floorGet("/list"),
 			Raw: "Query of the same 100 items (Limit 100)", raw: query(store.OrgPartition(c.Org, store.TypeCompany), "#pk = :pk", map[string]types.AttributeValue{}, 100)},
-		{Name: "search companies", Function: fn.Search, target: post("/v1/companies/search", func(int) []byte { return []byte(`{"text":"logistics"}`) }),
+		{Name: "search companies", Function: lambdas.Search, target: post("/v1/companies/search", func(int) []byte { return []byte(`{"text":"logistics"}`) }),
 			Raw: "Query of the change feed's last 30 s (what a warm index reads)", raw: func(i int) error {
 				from := fmt.Sprintf("%019d", time.Now().Add(-30*time.Second).UnixNano())
 				return query(changePK, "#pk = :pk AND #sk > :from", map[string]types.AttributeValue{":from": &types.AttributeValueMemberS{Value: from}}, 0)(i)
 			}},
-		{Name: "metric series (a year by month)", Function: fn.Data, target: post("/v1/data/metric-series", func(int) []byte { return seriesBody }),
+		{Name: "metric series (a year by month)", Function: lambdas.Data, target: post("/v1/data/metric-series", func(int) []byte { return seriesBody }),
 			Raw: "Query of the series' 365 points (all pages)", raw: query(store.MetricPartition(c.Org, resource, "metric:revenue"), "#pk = :pk", map[string]types.AttributeValue{}, 0)},
-		{Name: "create company", Function: fn.Companies, target: post("/v1/companies", func(int) []byte {
+		{Name: "create company", Function: lambdas.Companies, target: post("/v1/companies", func(int) []byte {
 			n := creates.Add(1)
 			return mustJSON(map[string]any{"canonicalName": fmt.Sprintf("Created %d", n), "website": fmt.Sprintf("https://created%d.example", n), "companyType": "operating"})
 		}), Raw: "PutItem of a company-sized item", raw: putCopy},
-		{Name: "webhook → run completed", Function: fn.Webhook, do: completed,
+		{Name: "webhook → run completed", Function: lambdas.Webhook, do: completed,
 			Raw: "as many sequential PutItems as the run's DynamoDB calls"},
-		{Name: "webhook → run accepted", Function: fn.Webhook, target: hook,
+		{Name: "webhook → run accepted", Function: lambdas.Webhook, target: hook,
 			Raw: "PutItem of a run-sized item", raw: putCopy},
 	}
 
@@ -710,7 +710,7 @@ func lambdaPath(t *testing.T, env *apitest.Env, c *apitest.Client, id string) la
 	t.Helper()
 	ctx := context.Background()
 	path := "/v1/companies/" + id
-	h := app.Handler(env.Deps, fn.Companies)
+	h := app.Handler(env.Deps, lambdas.Companies)
 	request := func() (*http.Request, *httptest.ResponseRecorder) {
 		req := httptest.NewRequest("GET", path, nil)
 		req.Header.Set("X-Service-Client-Id", c.ClientID)
@@ -737,7 +737,7 @@ func lambdaPath(t *testing.T, env *apitest.Env, c *apitest.Client, id string) la
 		_, err := env.Store.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(env.Store.Table), Key: keyAV(k.PK, k.SK), ConsistentRead: aws.Bool(true)})
 		return err
 	}
-	lh := app.LambdaHandler(env.Deps, fn.Companies)
+	lh := app.LambdaHandler(env.Deps, lambdas.Companies)
 	ev := events.APIGatewayV2HTTPRequest{
 		Version: "2.0", RouteKey: "GET /v1/companies/{id}", RawPath: path,
 		Headers:        map[string]string{"x-service-client-id": c.ClientID, "x-service-api-key": c.Secret},
@@ -832,18 +832,18 @@ var coldRequests = map[string]struct {
 	body         any
 	headers      []string
 }{
-	fn.Companies: {"GET", "/v1/companies?limit=1", nil, nil},
-	fn.Keys:      {"GET", "/v1/keys", nil, nil},
-	fn.Workflows: {"GET", "/v1/workflows", nil, nil},
-	fn.Catalog:   {"GET", "/v1/industries", nil, nil},
-	fn.CRM:       {"GET", "/v1/deals", nil, nil},
-	fn.Documents: {"GET", "/v1/documents", nil, nil},
-	fn.Scoring:   {"GET", "/v1/frameworks", nil, nil},
-	fn.Search:    {"POST", "/v1/companies/search", map[string]any{"text": "x"}, nil},
-	fn.Data: {"POST", "/v1/data/metric-series", map[string]any{"resource": "companies:" + coldCompany, "key": "metric:revenue",
+	lambdas.Companies: {"GET", "/v1/companies?limit=1", nil, nil},
+	lambdas.Keys:      {"GET", "/v1/keys", nil, nil},
+	lambdas.Workflows: {"GET", "/v1/workflows", nil, nil},
+	lambdas.Catalog:   {"GET", "/v1/industries", nil, nil},
+	lambdas.CRM:       {"GET", "/v1/deals", nil, nil},
+	lambdas.Documents: {"GET", "/v1/documents", nil, nil},
+	lambdas.Scoring:   {"GET", "/v1/frameworks", nil, nil},
+	lambdas.Search:    {"POST", "/v1/companies/search", map[string]any{"text": "x"}, nil},
+	lambdas.Data: {"POST", "/v1/data/metric-series", map[string]any{"resource": "companies:" + coldCompany, "key": "metric:revenue",
 		"period": map[string]any{"start": "2025-01-01", "end": "2025-12-31", "granularity": "month"}}, nil},
-	fn.Hooks: {"GET", "/v1/events?limit=1", nil, nil},
-	fn.MCP:   {"POST", routes.MCPPath, map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, []string{"Accept", "application/json, text/event-stream"}},
+	lambdas.Hooks: {"GET", "/v1/events?limit=1", nil, nil},
+	lambdas.MCP:   {"POST", routes.MCPPath, map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, []string{"Accept", "application/json, text/event-stream"}},
 }
 
 func functionSizesAndColdStarts(t *testing.T) []functionFigures {
@@ -901,22 +901,22 @@ func functionSizesAndColdStarts(t *testing.T) []functionFigures {
 			t.Fatalf("webhook: %d", res.StatusCode)
 		}
 	}
-	runnerCPU := fns[fn.Runner].CPU()
-	measure(fn.Webhook, hook)
+	runnerCPU := fns[lambdas.Runner].CPU()
+	measure(lambdas.Webhook, hook)
 	// The operator's function, invoked directly.
 	admin, err := os.ReadFile(filepath.Join(root, "events", "admin-create-org.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	measure(fn.Admin, func() {
-		if res, err := fns[fn.Admin].Invoke(context.Background(), admin); err != nil || res.Error != nil {
+	measure(lambdas.Admin, func() {
+		if res, err := fns[lambdas.Admin].Invoke(context.Background(), admin); err != nil || res.Error != nil {
 			t.Fatalf("admin: %v %v", err, res.Error)
 		}
 	})
 	// The functions an event source feeds, invoked with their samples: a
 	// stream batch of a company created, a queue batch of a delivery that
 	// no longer exists (nothing to send).
-	for name, sample := range map[string]string{fn.Events: "events-stream.json", fn.Deliver: "deliver-queue.json"} {
+	for name, sample := range map[string]string{lambdas.Events: "events-stream.json", lambdas.Deliver: "deliver-queue.json"} {
 		raw, err := os.ReadFile(filepath.Join(root, "events", sample))
 		if err != nil {
 			t.Fatal(err)
@@ -957,7 +957,7 @@ func functionSizesAndColdStarts(t *testing.T) []functionFigures {
 			t.Fatalf("%d of %d runs ended after 2 minutes", done, runs)
 		}
 	}
-	warmCPU[fn.Runner] = (fns[fn.Runner].CPU() - runnerCPU) / time.Duration(runs)
+	warmCPU[lambdas.Runner] = (fns[lambdas.Runner].CPU() - runnerCPU) / time.Duration(runs)
 
 	var out []functionFigures
 	for _, f := range routes.Functions {

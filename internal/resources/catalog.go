@@ -4,7 +4,7 @@ import (
 	"regexp"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
-	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/resource"
 )
 
@@ -14,7 +14,7 @@ const classification = "Classification"
 
 // Industries are the top of the classification: industry > sector > subsector.
 var Industries = declare(&resource.Def{
-	Name: "industries", Singular: "industry", Type: "INDUSTRY", IDPrefix: "ind", Function: fn.Catalog, Section: classification,
+	Name: "industries", Singular: "industry", Type: "INDUSTRY", IDPrefix: "ind", Function: lambdas.Catalog, Section: classification,
 	Doc: "The top level of the organization's classification of companies.",
 	Fields: []resource.Field{
 		{Name: "name", Kind: resource.String, Required: true, Unique: true, Fold: true, Sort: true, Doc: "the name, unique in the organization (case-insensitive)"},
@@ -34,7 +34,7 @@ var Subsectors = subdivision("subsectors", "subsector", "SUBSECTOR", "sub", "sec
 // external reference.
 func subdivision(name, singular, typ, prefix, parentField, parent, doc string) *resource.Def {
 	return declare(&resource.Def{
-		Name: name, Singular: singular, Type: typ, IDPrefix: prefix, Function: fn.Catalog, Section: classification, Doc: doc,
+		Name: name, Singular: singular, Type: typ, IDPrefix: prefix, Function: lambdas.Catalog, Section: classification, Doc: doc,
 		Fields: []resource.Field{
 			{Name: parentField, Kind: resource.Ref, Target: parent, Required: true, Lookup: true, Restrict: true,
 				Doc: "the parent; a list filter; the parent cannot be deleted while it has " + name},
@@ -48,7 +48,7 @@ var hexColor = regexp.MustCompile(`^#[0-9a-fA-F]{6}$`)
 
 // Tags label records; a tag's name is unique in the organization.
 var Tags = declare(&resource.Def{
-	Name: "tags", Singular: "tag", Type: "TAG", IDPrefix: "tag", Function: fn.Catalog, Section: classification,
+	Name: "tags", Singular: "tag", Type: "TAG", IDPrefix: "tag", Function: lambdas.Catalog, Section: classification,
 	Doc:   "A label of the organization; names are unique (case-insensitive).",
 	Rules: "`color`, when set, must be a hex color such as `#1f77b4` (400 naming `color`).",
 	Fields: []resource.Field{

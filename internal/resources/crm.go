@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
-	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/resource"
 )
 
@@ -49,7 +49,7 @@ func assignees() resource.Field {
 
 // Deals are the firm's opportunities: a company, a stage and an amount.
 var Deals = declare(&resource.Def{
-	Name: "deals", Singular: "deal", Type: "DEAL", IDPrefix: "deal", Function: fn.CRM,
+	Name: "deals", Singular: "deal", Type: "DEAL", IDPrefix: "deal", Function: lambdas.CRM,
 	Doc:     "An opportunity of the firm with a company.",
 	MCP:     true,
 	Series:  true,
@@ -75,7 +75,7 @@ var Deals = declare(&resource.Def{
 
 // People are contacts: founders, executives, advisors, colleagues.
 var People = declare(&resource.Def{
-	Name: "people", Singular: "person", Type: "PERSON", IDPrefix: "per", Function: fn.CRM,
+	Name: "people", Singular: "person", Type: "PERSON", IDPrefix: "per", Function: lambdas.CRM,
 	Doc:     "A contact of the firm.",
 	MCP:     true,
 	Series:  true,
@@ -108,7 +108,7 @@ var People = declare(&resource.Def{
 
 // Teams group the firm's people.
 var Teams = declare(&resource.Def{
-	Name: "teams", Singular: "team", Type: "TEAM", IDPrefix: "team", Function: fn.CRM,
+	Name: "teams", Singular: "team", Type: "TEAM", IDPrefix: "team", Function: lambdas.CRM,
 	Doc: "A team of the firm's people.",
 	Fields: []resource.Field{
 		{Name: "name", Kind: resource.String, Required: true, Unique: true, Fold: true, Sort: true, Doc: "the name, unique in the organization"},
@@ -119,7 +119,7 @@ var Teams = declare(&resource.Def{
 
 // Workspaces are the spec's workspace records.
 var Workspaces = declare(&resource.Def{
-	Name: "workspaces", Singular: "workspace", Type: "WORKSPACE", IDPrefix: "wsp", Function: fn.CRM,
+	Name: "workspaces", Singular: "workspace", Type: "WORKSPACE", IDPrefix: "wsp", Function: lambdas.CRM,
 	Doc: "A workspace about a company or a theme; private ones are visible to the organization's keys like all records.",
 	Fields: []resource.Field{
 		nameField(true),
@@ -135,7 +135,7 @@ var Workspaces = declare(&resource.Def{
 
 // Activities are meetings, calls and notes with people and companies.
 var Activities = declare(&resource.Def{
-	Name: "activities", Singular: "activity", Type: "ACTIVITY", IDPrefix: "act", Function: fn.CRM,
+	Name: "activities", Singular: "activity", Type: "ACTIVITY", IDPrefix: "act", Function: lambdas.CRM,
 	Doc: "A meeting, call, e-mail or note with people and companies.",
 	Fields: []resource.Field{
 		{Name: "subject", Kind: resource.String, MaxLen: 500, Required: true, Search: 3, Doc: "the subject"},
@@ -180,7 +180,7 @@ var FundStrategies = []string{"buyout", "growth", "venture", "credit", "real_est
 // Funds are investment funds: the firm's own vehicles, or those of other
 // managers it tracks, with the deals they hold.
 var Funds = declare(&resource.Def{
-	Name: "funds", Singular: "fund", Type: "FUND", IDPrefix: "fnd", Function: fn.CRM,
+	Name: "funds", Singular: "fund", Type: "FUND", IDPrefix: "fnd", Function: lambdas.CRM,
 	Doc:        "An investment fund: the firm's own or another manager's, with its vintage, size, strategy and deals.",
 	Searchable: true,
 	MCP:        true,

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/sourcebase/sourcebase/internal/companies"
-	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/listing"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/runs"
@@ -38,9 +38,9 @@ func Markdown(routes func(*resource.Def) []resource.DocRoute, lists func(*resour
 func docIndex() string {
 	var b strings.Builder
 	b.WriteString("## Index\n\n| Resource | Path | Function |\n|---|---|---|\n")
-	b.WriteString("| [Companies](#companies) | `/v1/companies` | `" + fn.Companies + "` |\n")
-	b.WriteString("| [Workflows](#workflows) | `/v1/workflows` | `" + fn.Workflows + "` |\n")
-	b.WriteString("| [Workflow runs](#workflow-runs) | `/v1/workflow-runs` | `" + fn.Workflows + "` |\n")
+	b.WriteString("| [Companies](#companies) | `/v1/companies` | `" + lambdas.Companies + "` |\n")
+	b.WriteString("| [Workflows](#workflows) | `/v1/workflows` | `" + lambdas.Workflows + "` |\n")
+	b.WriteString("| [Workflow runs](#workflow-runs) | `/v1/workflow-runs` | `" + lambdas.Workflows + "` |\n")
 	for _, d := range All() {
 		b.WriteString("| [" + strings.ToUpper(d.Name[:1]) + d.Name[1:] + "](#" + d.Name + ") | `/v1/" + d.Name + "` | `" + d.Function + "` |\n")
 	}

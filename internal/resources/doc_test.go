@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/resource"
 )
 
@@ -94,14 +94,14 @@ func TestADeclarationThatDeclareRefusesNamesItsFile(t *testing.T) {
 		declare(d)
 		return ""
 	}
-	twice := refusal(&resource.Def{Name: "deals", Singular: "deal", Type: "OTHER", IDPrefix: "oth", Function: fn.CRM})
+	twice := refusal(&resource.Def{Name: "deals", Singular: "deal", Type: "OTHER", IDPrefix: "oth", Function: lambdas.CRM})
 	for _, want := range []string{"internal/resources/doc_test.go", "internal/resources/crm.go", "Name, Type or IDPrefix"} {
 		if !strings.Contains(twice, want) {
 			t.Errorf("declaring deals twice: %q does not say %q", twice, want)
 		}
 	}
 	noFunction := refusal(&resource.Def{Name: "investors", Singular: "investor", Type: "INVESTOR", IDPrefix: "inv", Function: "investors"})
-	for _, want := range []string{"internal/resources/doc_test.go", `Function "investors"`, "internal/routes/functions.go", fn.CRM} {
+	for _, want := range []string{"internal/resources/doc_test.go", `Function "investors"`, "internal/routes/functions.go", lambdas.CRM} {
 		if !strings.Contains(noFunction, want) {
 			t.Errorf("a declaration served by no function: %q does not say %q", noFunction, want)
 		}

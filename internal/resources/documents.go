@@ -6,13 +6,13 @@ import (
 	"strings"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
-	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/resource"
 )
 
 // Documents declares documents: files about a company or a deal.
 var Documents = declare(&resource.Def{
-	Name: "documents", Singular: "document", Type: "DOCUMENT", IDPrefix: "doc", Function: fn.Documents,
+	Name: "documents", Singular: "document", Type: "DOCUMENT", IDPrefix: "doc", Function: lambdas.Documents,
 	Doc:        "A file about a company or a deal: its metadata and where the file is kept. GET /v1/documents/ids=<id>,<id>,... reads up to 100 at once.",
 	MultiGet:   true,
 	Searchable: true,
@@ -83,7 +83,7 @@ func init() {
 
 // Lists are saved lists of records of one type, with their columns.
 var Lists = declare(&resource.Def{
-	Name: "lists", Singular: "list", Type: "LIST", IDPrefix: "lst", Function: fn.Documents,
+	Name: "lists", Singular: "list", Type: "LIST", IDPrefix: "lst", Function: lambdas.Documents,
 	Doc: "A saved list of records of one type with the columns to show.", // completed by init
 	Rules: "Each column's `field` must be a field of the list's `resourceType` records, at most once " +
 		"(400 naming `columns[i].field` and listing the fields).",

@@ -14,14 +14,14 @@ import (
 	"sync"
 
 	"github.com/sourcebase/sourcebase/internal/companies"
-	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
 // Functions are the functions that serve the declared resources, in the order of their declarations.
-var Functions = []string{fn.Catalog, fn.CRM, fn.Documents, fn.Scoring}
+var Functions = []string{lambdas.Catalog, lambdas.CRM, lambdas.Documents, lambdas.Scoring}
 
 // Companies is the name companies are referenced by (they are built
 // outside the layer).

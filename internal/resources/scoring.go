@@ -8,7 +8,7 @@ import (
 	"math"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
-	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/resource"
 )
 
@@ -18,7 +18,7 @@ const scoring = "Scoring"
 
 // Frameworks are scoring frameworks: weighted elements a company is scored on.
 var Frameworks = declare(&resource.Def{
-	Name: "frameworks", Singular: "framework", Type: "FRAMEWORK", IDPrefix: "fwk", Function: fn.Scoring,
+	Name: "frameworks", Singular: "framework", Type: "FRAMEWORK", IDPrefix: "fwk", Function: lambdas.Scoring,
 	Title: "Scoring frameworks", Section: scoring,
 	Doc: "A scoring framework: the weighted elements a company is scored on.",
 	Rules: "`elements` must hold at least one element, with ids unique in the framework and a positive " +
@@ -67,7 +67,7 @@ var ScreeningStatuses = []string{"draft", "running", "completed", "archived"}
 
 // Screenings apply a framework to a set of companies.
 var Screenings = declare(&resource.Def{
-	Name: "screenings", Singular: "screening", Type: "SCREENING", IDPrefix: "scr", Function: fn.Scoring, Section: scoring,
+	Name: "screenings", Singular: "screening", Type: "SCREENING", IDPrefix: "scr", Function: lambdas.Scoring, Section: scoring,
 	Doc: "A screening: a framework applied to a set of companies.",
 	Fields: []resource.Field{
 		nameField(true),
@@ -83,7 +83,7 @@ var Screenings = declare(&resource.Def{
 // (an external model's output) for a company, and the final score the
 // service computes from the framework's weights.
 var Scores = declare(&resource.Def{
-	Name: "scores", Singular: "score", Type: "SCORE", IDPrefix: "scs", Function: fn.Scoring, Section: scoring,
+	Name: "scores", Singular: "score", Type: "SCORE", IDPrefix: "scs", Function: lambdas.Scoring, Section: scoring,
 	Doc: "A company's scores on a framework's elements; finalScore is the weight-normalized mean of the element scores.",
 	Fields: []resource.Field{
 		{Name: "frameworkId", Kind: resource.Ref, Target: "frameworks", Required: true, Immutable: true, Doc: "the framework scored on"},

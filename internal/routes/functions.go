@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
@@ -117,35 +117,35 @@ func (f Function) MaxBootstrapBytes() int64 {
 // SAM template and the local Lambda front are built from this list and
 // the route table.
 var Functions = []Function{
-	{Name: fn.Companies, Doc: "companies", Reach: ByAPI},
-	{Name: fn.Keys, Doc: "API keys, the health check, and requests no route matches", Reach: ByAPI, Fallback: true},
-	{Name: fn.Workflows, Doc: "workflows, their triggers and runs", Reach: ByAPI, StartsRuns: true, WebhookURLs: true},
-	{Name: fn.Catalog, Doc: "%s", Reach: ByAPI},
-	{Name: fn.CRM, Doc: "%s", Reach: ByAPI},
-	{Name: fn.Documents, Doc: "%s", Reach: ByAPI},
-	{Name: fn.Scoring, Doc: "scoring %s", Reach: ByAPI},
-	{Name: fn.Data, Doc: "enrichment values, metric series, and bulk imports and exports", Reach: ByAPI, RunsJobs: true},
-	{Name: fn.Search, Doc: "search of %s (the only function with the search engine)", Reach: ByAPI, HoldsIndexes: true, EngineBuilds: true},
+	{Name: lambdas.Companies, Doc: "companies", Reach: ByAPI},
+	{Name: lambdas.Keys, Doc: "API keys, the health check, and requests no route matches", Reach: ByAPI, Fallback: true},
+	{Name: lambdas.Workflows, Doc: "workflows, their triggers and runs", Reach: ByAPI, StartsRuns: true, WebhookURLs: true},
+	{Name: lambdas.Catalog, Doc: "%s", Reach: ByAPI},
+	{Name: lambdas.CRM, Doc: "%s", Reach: ByAPI},
+	{Name: lambdas.Documents, Doc: "%s", Reach: ByAPI},
+	{Name: lambdas.Scoring, Doc: "scoring %s", Reach: ByAPI},
+	{Name: lambdas.Data, Doc: "enrichment values, metric series, and bulk imports and exports", Reach: ByAPI, RunsJobs: true},
+	{Name: lambdas.Search, Doc: "search of %s (the only function with the search engine)", Reach: ByAPI, HoldsIndexes: true, EngineBuilds: true},
 	// The mcp function's tools are every group's operations, so it links
 	// what the others link between them: 13 MB (12.1 since every kind of
 	// record has a tool for each of its routes).
-	{Name: fn.MCP, Doc: "the Model Context Protocol endpoint: AI agents' tools over the other groups' routes", Reach: ByAPI,
+	{Name: lambdas.MCP, Doc: "the Model Context Protocol endpoint: AI agents' tools over the other groups' routes", Reach: ByAPI,
 		StartsRuns: true, WebhookURLs: true, SearchesByAPI: true, Pages: true, Table: []store.Access{store.Read, store.Write}, BootstrapMB: 13},
-	{Name: fn.Webhook, Doc: "signed webhook deliveries that start runs", Reach: ByURL, StartsRuns: true},
+	{Name: lambdas.Webhook, Doc: "signed webhook deliveries that start runs", Reach: ByURL, StartsRuns: true},
 	// The runner also sweeps on SweepSchedule: runs left queued too long
 	// (Query of the runs' index, updates) and the purges of deleted
 	// companies' candidates (Query of the PURGE partition and of each
 	// partition, deletes): Read and Write.
-	{Name: fn.Runner, Doc: "executes a run's steps for the run state machine and a bulk job's for the job state machine, and sweeps on a schedule", Reach: ByStateMachine,
+	{Name: lambdas.Runner, Doc: "executes a run's steps for the run state machine and a bulk job's for the job state machine, and sweeps on a schedule", Reach: ByStateMachine,
 		Table: []store.Access{store.Read, store.Write}, Schedule: SweepSchedule},
-	{Name: fn.Admin, Doc: "operator actions: organizations and API keys", Reach: ByOperator, Table: []store.Access{store.Read, store.Write, store.Describe}},
-	{Name: fn.Hooks, Doc: "the change history and the outbound webhook endpoints with their deliveries", Reach: ByAPI, SendsDeliveries: true},
-	{Name: fn.Indexer, Doc: "keeps the OpenSearch indexes up to date from the table's stream", Reach: ByStream, OpenSearchOnly: true},
+	{Name: lambdas.Admin, Doc: "operator actions: organizations and API keys", Reach: ByOperator, Table: []store.Access{store.Read, store.Write, store.Describe}},
+	{Name: lambdas.Hooks, Doc: "the change history and the outbound webhook endpoints with their deliveries", Reach: ByAPI, SendsDeliveries: true},
+	{Name: lambdas.Indexer, Doc: "keeps the OpenSearch indexes up to date from the table's stream", Reach: ByStream, OpenSearchOnly: true},
 	// The events function reads deletion markers and endpoints, writes
 	// events and deliveries: Read and Write.
-	{Name: fn.Events, Doc: "turns the table's stream into the change history and queues the outbound webhooks' deliveries", Reach: ByStream,
+	{Name: lambdas.Events, Doc: "turns the table's stream into the change history and queues the outbound webhooks' deliveries", Reach: ByStream,
 		Table: []store.Access{store.Read, store.Write}, SendsDeliveries: true},
-	{Name: fn.Deliver, Doc: "attempts the outbound webhooks' deliveries from their queue, retried on a schedule of about a day", Reach: ByQueue,
+	{Name: lambdas.Deliver, Doc: "attempts the outbound webhooks' deliveries from their queue, retried on a schedule of about a day", Reach: ByQueue,
 		Table: []store.Access{store.Read, store.Write}},
 }
 

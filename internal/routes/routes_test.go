@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/sourcebase/sourcebase/internal/api"
-	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/kinds"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
@@ -58,8 +58,8 @@ func TestGroupsAreTheFunctionsRoutesReach(t *testing.T) {
 	if !slices.Equal(routes.Served, want) {
 		t.Errorf("Groups %v, want %v", routes.Served, want)
 	}
-	for _, g := range []string{fn.Companies, fn.Keys, fn.Workflows, fn.Webhook, fn.Catalog, fn.CRM,
-		fn.Documents, fn.Scoring, fn.Search, fn.Data, fn.MCP} {
+	for _, g := range []string{lambdas.Companies, lambdas.Keys, lambdas.Workflows, lambdas.Webhook, lambdas.Catalog, lambdas.CRM,
+		lambdas.Documents, lambdas.Scoring, lambdas.Search, lambdas.Data, lambdas.MCP} {
 		if !slices.Contains(routes.Served, g) {
 			t.Errorf("the group constant %q names no function reached by a route", g)
 		}
@@ -100,8 +100,8 @@ func TestEveryRoutesGroupIsAFunctionReachedByRoutesAndEachSuchFunctionHasRoutes(
 	if len(routes.Of(table)) != len(table) {
 		t.Error("Of with no group is not every route")
 	}
-	for _, r := range routes.Of(table, fn.Search, fn.MCP) {
-		if r.Function != fn.Search && r.Function != fn.MCP {
+	for _, r := range routes.Of(table, lambdas.Search, lambdas.MCP) {
+		if r.Function != lambdas.Search && r.Function != lambdas.MCP {
 			t.Errorf("Of(search, mcp) holds %s of %s", r.Pattern(), r.Function)
 		}
 	}
@@ -178,7 +178,7 @@ func TestAccessFollowsTheRoutes(t *testing.T) {
 		{Function: "writer", Method: "GET", Path: "/v1/things", Rate: routes.RateKey},
 		{Function: "writer", Method: "DELETE", Path: "/v1/things/{id}", Rate: routes.RateKey},
 		{Function: "health", Method: "GET", Path: routes.HealthPath, Rate: routes.RateNone},
-		{Function: fn.Webhook, Method: "POST", Path: "/webhooks/x/{slug}", Rate: routes.RateDelivery},
+		{Function: lambdas.Webhook, Method: "POST", Path: "/webhooks/x/{slug}", Rate: routes.RateDelivery},
 	}
 	for _, c := range []struct {
 		f    routes.Function
@@ -190,7 +190,7 @@ func TestAccessFollowsTheRoutes(t *testing.T) {
 		// Writing includes counting.
 		{routes.Function{Name: "writer"}, []store.Access{store.Read, store.Write}},
 		{routes.Function{Name: "health"}, []store.Access{store.Read, store.Describe}},
-		{routes.Function{Name: fn.Webhook}, []store.Access{store.Read, store.Write}},
+		{routes.Function{Name: lambdas.Webhook}, []store.Access{store.Read, store.Write}},
 		// A function without routes has what it declares.
 		{routes.Function{Name: "runner", Table: []store.Access{store.Write, store.Read}}, []store.Access{store.Read, store.Write}},
 		{routes.Function{Name: "idle"}, nil},

@@ -1,7 +1,7 @@
 package runs
 
 import (
-	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
@@ -11,7 +11,7 @@ import (
 // webhook or a retry, and change by their engine; only the title is the
 // client's to change (TitleDef).
 var Def = &resource.Def{
-	Name: "workflow-runs", Singular: "workflow run", Type: store.TypeRun, IDPrefix: "run", Function: fn.Workflows, MCP: true,
+	Name: "workflow-runs", Singular: "workflow run", Type: store.TypeRun, IDPrefix: "run", Function: lambdas.Workflows, MCP: true,
 	Section: "Workflows",
 	Doc: "A run of a workflow: queued, then completed or failed, once (running meanwhile when it executes for more than a second). Started with " +
 		"`POST /v1/workflows/{id}/runs`, by a webhook to the workflow's trigger, or as the retry of a failed run.",

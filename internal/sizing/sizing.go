@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/outbound"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
@@ -92,7 +92,7 @@ func Of(f routes.Function) (Sizing, error) {
 	case routes.ByOperator:
 		return Sizing{adminMemoryMB, adminTimeout, "occasional operator calls, a few storage calls each"}, nil
 	case routes.ByStream:
-		if f.Name == fn.Indexer {
+		if f.Name == lambdas.Indexer {
 			return Sizing{indexerMemoryMB, indexerTimeout, "256 MB: a batch of up to 100 records into one bulk request; 60 s: the bulk request's time with room"}, nil
 		}
 		return Sizing{eventsMemoryMB, eventsTimeout, "256 MB: a batch of up to 100 changes, each an event written and its deliveries queued; 60 s: the batch with room for a slow table"}, nil

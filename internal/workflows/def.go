@@ -5,8 +5,8 @@ import (
 	"errors"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
-	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/jsonbody"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/steps"
 	"github.com/sourcebase/sourcebase/internal/store"
@@ -19,7 +19,7 @@ import (
 // docs/resources.md documents it; the records, their triggers and runs are
 // still Service's own.
 var Def = &resource.Def{
-	Name: "workflows", Singular: "workflow", Type: store.TypeWorkflow, IDPrefix: "wf", Function: fn.Workflows, MCP: true,
+	Name: "workflows", Singular: "workflow", Type: store.TypeWorkflow, IDPrefix: "wf", Function: lambdas.Workflows, MCP: true,
 	Section: "Workflows",
 	Doc: "A workflow: steps run in order on an input, started through the API or by a webhook to its trigger. " +
 		"The step language is described in [`docs/workflows.md`](workflows.md).",

@@ -11,9 +11,9 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/enrichment"
-	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/jsonbody"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/routes"
@@ -36,14 +36,14 @@ func New(enrichment *enrichment.Service) *API {
 // delete.
 func Operations() []operation.Operation {
 	return []operation.Operation{
-		operation.Declare(fn.Data, http.MethodPost, path, (*API).addEnrichments).InTopic("enrichment").Answers(routes.AnswerWritten).Doc(func(op *openapi.Operation) {
+		operation.Declare(lambdas.Data, http.MethodPost, path, (*API).addEnrichments).InTopic("enrichment").Answers(routes.AnswerWritten).Doc(func(op *openapi.Operation) {
 			op.Summary, op.Status = "Add candidate values of a record's attributes", http.StatusCreated
 			op.Description = "A batch of candidates, reconciled with the others at once; see docs/enrichment.md."
 			op.Body = openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"values"},
 				"properties": openapi.Schema{"values": openapi.Schema{"type": "array", "minItems": 1, "maxItems": enrichment.MaxBatch, "items": openapi.Ref("EnrichmentValueInput")}}}
 			op.Data = operation.ArrayOf("EnrichmentValue")
 		}),
-		operation.Declare(fn.Data, http.MethodGet, path, (*API).listEnrichments).InTopic("enrichment").Answers(routes.AnswerPaged).
+		operation.Declare(lambdas.Data, http.MethodGet, path, (*API).listEnrichments).InTopic("enrichment").Answers(routes.AnswerPaged).
 			AsTool("get_enrichment_candidates", "List the candidate values of a record's enrichable attributes (resourceType companies), "+
 				"by property and rank, with source, confidence and pin: all of them, unless they would pass the answer's byte budget "+
 				"(then follow nextCursor with cursor). The record's own attributes hold the winners.").
@@ -55,14 +55,14 @@ func Operations() []operation.Operation {
 					"and `Link` its URL. `limit` and `page` still cut it into pages of that size."
 				op.Query, op.Paged = listQuery(), true
 			}),
-		operation.Declare(fn.Data, http.MethodPatch, path+"/{valueId}", (*API).pinEnrichment).InTopic("enrichment").Answers(routes.AnswerRecord).Doc(func(op *openapi.Operation) {
+		operation.Declare(lambdas.Data, http.MethodPatch, path+"/{valueId}", (*API).pinEnrichment).InTopic("enrichment").Answers(routes.AnswerRecord).Doc(func(op *openapi.Operation) {
 			op.Summary, op.Preconditioned = "Pin or unpin a candidate value", false
 			op.Description = "A pinned candidate wins its attribute (the most recently pinned first); the record is reconciled at once."
 			op.Body = openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"pinned"},
 				"properties": openapi.Schema{"pinned": openapi.Schema{"type": "boolean"}}}
 			op.Data = openapi.Ref("EnrichmentValue")
 		}),
-		operation.Declare(fn.Data, http.MethodDelete, path+"/{valueId}", (*API).deleteEnrichment).InTopic("enrichment").Doc(func(op *openapi.Operation) {
+		operation.Declare(lambdas.Data, http.MethodDelete, path+"/{valueId}", (*API).deleteEnrichment).InTopic("enrichment").Doc(func(op *openapi.Operation) {
 			op.Summary, op.Preconditioned = "Delete a candidate value", false
 			op.Description = "Deletes the candidate (204); the attribute is reconciled from the others, or cleared when none is left."
 		}),

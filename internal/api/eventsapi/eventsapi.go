@@ -15,10 +15,10 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/endpoints"
-	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/history"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/kinds"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/routes"
@@ -49,7 +49,7 @@ func Operations() []operation.Operation {
 	endpoint := func(op *openapi.Operation) { op.Data = openapi.Ref("WebhookEndpoint") }
 	created := func(op *openapi.Operation) { op.Data = openapi.Ref("WebhookEndpointWithSecret") }
 	return []operation.Operation{
-		operation.Declare(fn.Hooks, http.MethodGet, "/v1/events", (*API).listEvents).InTopic("events").Answers(routes.AnswerPaged).HidesAdminOnly().
+		operation.Declare(lambdas.Hooks, http.MethodGet, "/v1/events", (*API).listEvents).InTopic("events").Answers(routes.AnswerPaged).HidesAdminOnly().
 			AsTool("list_events", "Read the change history: who changed which record, when, from what to what. Filter by resourceType, resourceId, type (event type), actor, since and until.").
 			Doc(func(op *openapi.Operation) {
 				op.Summary = "List the change history"
@@ -61,11 +61,11 @@ func Operations() []operation.Operation {
 					"in `resourceType` or `type` is a 403."
 				op.Query, op.Data, op.Paged = eventQuery(), operation.ArrayOf("Event"), true
 			}),
-		operation.Declare(fn.Hooks, http.MethodGet, "/v1/events/{id}", (*API).getEvent).InTopic("events").Answers(routes.AnswerRecord).Doc(func(op *openapi.Operation) {
+		operation.Declare(lambdas.Hooks, http.MethodGet, "/v1/events/{id}", (*API).getEvent).InTopic("events").Answers(routes.AnswerRecord).Doc(func(op *openapi.Operation) {
 			op.Summary, op.Data = "Get one event", openapi.Ref("Event")
 			op.Description = "An event of the change history by its id (`evt_…`, the `id` of a webhook's payload)."
 		}),
-		operation.Declare(fn.Hooks, http.MethodPost, base, (*API).createEndpoint).InTopic("webhook-endpoints").AdminOnly(ManagingWebhookEndpoints).Answers(routes.AnswerWritten).Doc(func(op *openapi.Operation) {
+		operation.Declare(lambdas.Hooks, http.MethodPost, base, (*API).createEndpoint).InTopic("webhook-endpoints").AdminOnly(ManagingWebhookEndpoints).Answers(routes.AnswerWritten).Doc(func(op *openapi.Operation) {
 			op.Summary, op.Status = "Create a webhook endpoint", http.StatusCreated
 			op.Description = "Admin keys only. Events of the `eventTypes` it names (default `[\"*\"]`; `company.*` names a resource's events) are " +
 				"POSTed to `url`, signed per Standard Webhooks with the `secret` this answer shows once. The url must be http(s) and resolve to " +
@@ -73,25 +73,25 @@ func Operations() []operation.Operation {
 			op.Body = endpointInput(true)
 			created(op)
 		}),
-		operation.Declare(fn.Hooks, http.MethodGet, base, (*API).listEndpoints).InTopic("webhook-endpoints").AdminOnly(ManagingWebhookEndpoints).Answers(routes.AnswerPaged).Doc(func(op *openapi.Operation) {
+		operation.Declare(lambdas.Hooks, http.MethodGet, base, (*API).listEndpoints).InTopic("webhook-endpoints").AdminOnly(ManagingWebhookEndpoints).Answers(routes.AnswerPaged).Doc(func(op *openapi.Operation) {
 			op.Summary, op.Description = "List the webhook endpoints", "Admin keys only. Secrets are never shown."
 			op.Query, op.Data, op.Paged = operation.PageOnlyQuery(), operation.ArrayOf("WebhookEndpoint"), true
 		}),
-		operation.Declare(fn.Hooks, http.MethodGet, item, (*API).getEndpoint).InTopic("webhook-endpoints").AdminOnly(ManagingWebhookEndpoints).Answers(routes.AnswerRecord).Doc(func(op *openapi.Operation) {
+		operation.Declare(lambdas.Hooks, http.MethodGet, item, (*API).getEndpoint).InTopic("webhook-endpoints").AdminOnly(ManagingWebhookEndpoints).Answers(routes.AnswerRecord).Doc(func(op *openapi.Operation) {
 			op.Summary, op.Description = "Get a webhook endpoint", "Admin keys only."
 			endpoint(op)
 		}),
-		operation.Declare(fn.Hooks, http.MethodPatch, item, (*API).updateEndpoint).InTopic("webhook-endpoints").AdminOnly(ManagingWebhookEndpoints).Answers(routes.AnswerWritten).Doc(func(op *openapi.Operation) {
+		operation.Declare(lambdas.Hooks, http.MethodPatch, item, (*API).updateEndpoint).InTopic("webhook-endpoints").AdminOnly(ManagingWebhookEndpoints).Answers(routes.AnswerWritten).Doc(func(op *openapi.Operation) {
 			op.Summary = "Update a webhook endpoint"
 			op.Description = "Admin keys only. Change `url`, `description`, `eventTypes` or `enabled`; enabling clears `disabledReason` and `failingSince`."
 			op.Body = endpointInput(false)
 			endpoint(op)
 		}),
-		operation.Declare(fn.Hooks, http.MethodDelete, item, (*API).deleteEndpoint).InTopic("webhook-endpoints").AdminOnly(ManagingWebhookEndpoints).Doc(func(op *openapi.Operation) {
+		operation.Declare(lambdas.Hooks, http.MethodDelete, item, (*API).deleteEndpoint).InTopic("webhook-endpoints").AdminOnly(ManagingWebhookEndpoints).Doc(func(op *openapi.Operation) {
 			op.Summary = "Delete a webhook endpoint"
 			op.Description = "Admin keys only. Its pending deliveries are dropped."
 		}),
-		operation.Declare(fn.Hooks, http.MethodPost, item+"/secret/rotate", (*API).rotateEndpointSecret).InTopic("webhook-endpoints").AdminOnly(ManagingWebhookEndpoints).Answers(routes.AnswerWritten).Doc(func(op *openapi.Operation) {
+		operation.Declare(lambdas.Hooks, http.MethodPost, item+"/secret/rotate", (*API).rotateEndpointSecret).InTopic("webhook-endpoints").AdminOnly(ManagingWebhookEndpoints).Answers(routes.AnswerWritten).Doc(func(op *openapi.Operation) {
 			op.Summary = "Rotate a webhook endpoint's signing secret"
 			op.Description = "Admin keys only. Answers the new `secret`, shown this once. The previous secret keeps signing beside it for " +
 				"`overlapSeconds` (default 86400, at most 604800): each delivery meanwhile carries both signatures in `webhook-signature`."
@@ -99,13 +99,13 @@ func Operations() []operation.Operation {
 				"overlapSeconds": openapi.Schema{"type": "integer", "minimum": 0, "maximum": int(endpoints.MaxOverlap / time.Second)}}}, true
 			created(op)
 		}),
-		operation.Declare(fn.Hooks, http.MethodPost, item+"/test", (*API).testEndpoint).InTopic("webhook-endpoints").AdminOnly(ManagingWebhookEndpoints).Answers(routes.AnswerRecord).Doc(func(op *openapi.Operation) {
+		operation.Declare(lambdas.Hooks, http.MethodPost, item+"/test", (*API).testEndpoint).InTopic("webhook-endpoints").AdminOnly(ManagingWebhookEndpoints).Answers(routes.AnswerRecord).Doc(func(op *openapi.Operation) {
 			op.Summary = "Send a test event to a webhook endpoint"
 			op.Description = "Admin keys only. POSTs a signed `" + endpoints.TestType + "` event to the endpoint now (enabled or not) and answers " +
 				"the delivery with its one attempt (`status` succeeded or failed, the endpoint's HTTP status, latency and answer excerpt). Not retried."
 			op.Data = openapi.Ref("WebhookDelivery")
 		}),
-		operation.Declare(fn.Hooks, http.MethodGet, item+"/deliveries", (*API).listDeliveries).InTopic("webhook-endpoints").AdminOnly(ManagingWebhookEndpoints).Answers(routes.AnswerPaged).Doc(func(op *openapi.Operation) {
+		operation.Declare(lambdas.Hooks, http.MethodGet, item+"/deliveries", (*API).listDeliveries).InTopic("webhook-endpoints").AdminOnly(ManagingWebhookEndpoints).Answers(routes.AnswerPaged).Doc(func(op *openapi.Operation) {
 			op.Summary = "List a webhook endpoint's deliveries"
 			op.Description = "Admin keys only. Newest first, each with its attempts (time, HTTP status, latency, the first KiB of the answer). " +
 				"Kept 30 days."
@@ -113,7 +113,7 @@ func Operations() []operation.Operation {
 				Schema: openapi.Schema{"type": "string", "enum": []any{endpoints.Pending, endpoints.Succeeded, endpoints.Failed}}})
 			op.Data, op.Paged = operation.ArrayOf("WebhookDelivery"), true
 		}),
-		operation.Declare(fn.Hooks, http.MethodPost, item+"/deliveries/{deliveryId}/retry", (*API).retryDelivery).InTopic("webhook-endpoints").AdminOnly(ManagingWebhookEndpoints).Answers(routes.AnswerRecord).Doc(func(op *openapi.Operation) {
+		operation.Declare(lambdas.Hooks, http.MethodPost, item+"/deliveries/{deliveryId}/retry", (*API).retryDelivery).InTopic("webhook-endpoints").AdminOnly(ManagingWebhookEndpoints).Answers(routes.AnswerRecord).Doc(func(op *openapi.Operation) {
 			op.Summary, op.Status = "Retry a delivery", http.StatusAccepted
 			op.Description = "Admin keys only. Queues the delivery again, whatever its status, with the same `webhook-id` and payload: " +
 				"one more attempt, made at once."

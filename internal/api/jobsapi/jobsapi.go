@@ -14,9 +14,9 @@ import (
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/bulk"
 	"github.com/sourcebase/sourcebase/internal/clock"
-	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/jobs"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/routes"
@@ -155,7 +155,7 @@ func New(jobs *jobs.Service) *API {
 func Operations() []operation.Operation {
 	imp, exp := openapi.Ref("ImportJob"), openapi.Ref("ExportJob")
 	return []operation.Operation{
-		operation.Declare(fn.Data, http.MethodPost, "/v1/imports", (*API).createImport).Destructive().InTopic("imports").Answers(routes.AnswerRecord).
+		operation.Declare(lambdas.Data, http.MethodPost, "/v1/imports", (*API).createImport).Destructive().InTopic("imports").Answers(routes.AnswerRecord).
 			AsTool("create_import", "Create an import of a CSV or NDJSON file into a resource's records (mode create, upsert by a unique field, or update; dryRun validates only). "+
 				"Answers uploadUrl: PUT the file there, then read the import (get_import) for its progress.").
 			Doc(func(op *openapi.Operation) {
@@ -165,19 +165,19 @@ func Operations() []operation.Operation {
 					"with progress and the failed rows' errors in `GET /v1/imports/{id}`. See docs/bulk.md for the mapping and type rules."
 				op.Body = importBody()
 			}),
-		operation.Declare(fn.Data, http.MethodGet, "/v1/imports", (*API).listImports).InTopic("imports").Answers(routes.AnswerPaged).Doc(func(op *openapi.Operation) {
+		operation.Declare(lambdas.Data, http.MethodGet, "/v1/imports", (*API).listImports).InTopic("imports").Answers(routes.AnswerPaged).Doc(func(op *openapi.Operation) {
 			op.Summary, op.Data, op.Paged = "List imports", operation.ArrayOf("ImportJob"), true
 			op.Description = "The organization's imports, newest first."
 			op.Query = operation.PageOnlyQuery()
 		}),
-		operation.Declare(fn.Data, http.MethodGet, "/v1/imports/{id}", (*API).getImport).InTopic("imports").Answers(routes.AnswerRecord).
+		operation.Declare(lambdas.Data, http.MethodGet, "/v1/imports/{id}", (*API).getImport).InTopic("imports").Answers(routes.AnswerRecord).
 			AsTool("get_import", "Read an import: its status (awaitingUpload, queued, running, completed, failed), its counts (total, processed, created, updated, failed) and errorsUrl.").
 			Doc(func(op *openapi.Operation) {
 				op.Summary, op.Data, op.ETag = "Get an import", imp, true
 				op.Description = "An import with its progress: `total` rows (once it started), `processed`, `created`, `updated`, `failed`; " +
 					"`errorsUrl`, once completed with failed rows, is a CSV of them (row number, error, the row's cells)."
 			}),
-		operation.Declare(fn.Data, http.MethodPost, "/v1/exports", (*API).createExport).InTopic("exports").Answers(routes.AnswerRecord).
+		operation.Declare(lambdas.Data, http.MethodPost, "/v1/exports", (*API).createExport).InTopic("exports").Answers(routes.AnswerRecord).
 			AsTool("create_export", "Export a resource's records to a CSV or NDJSON file (filter by field values, choose fields); read the export (get_export) for its downloadUrl.").
 			Doc(func(op *openapi.Operation) {
 				op.Summary, op.Status, op.Data, op.ETag = "Create an export", http.StatusCreated, exp, true
@@ -185,12 +185,12 @@ func Operations() []operation.Operation {
 					"answers its `downloadUrl` once completed. CSV flattens nested fields as docs/bulk.md says."
 				op.Body = exportBody()
 			}),
-		operation.Declare(fn.Data, http.MethodGet, "/v1/exports", (*API).listExports).InTopic("exports").Answers(routes.AnswerPaged).Doc(func(op *openapi.Operation) {
+		operation.Declare(lambdas.Data, http.MethodGet, "/v1/exports", (*API).listExports).InTopic("exports").Answers(routes.AnswerPaged).Doc(func(op *openapi.Operation) {
 			op.Summary, op.Data, op.Paged = "List exports", operation.ArrayOf("ExportJob"), true
 			op.Description = "The organization's exports, newest first."
 			op.Query = operation.PageOnlyQuery()
 		}),
-		operation.Declare(fn.Data, http.MethodGet, "/v1/exports/{id}", (*API).getExport).InTopic("exports").Answers(routes.AnswerRecord).
+		operation.Declare(lambdas.Data, http.MethodGet, "/v1/exports/{id}", (*API).getExport).InTopic("exports").Answers(routes.AnswerRecord).
 			AsTool("get_export", "Read an export: its status and, once completed, rows and downloadUrl.").
 			Doc(func(op *openapi.Operation) {
 				op.Summary, op.Data, op.ETag = "Get an export", exp, true

@@ -8,8 +8,8 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/apikeys"
 	"github.com/sourcebase/sourcebase/internal/auth"
-	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/routes"
@@ -29,13 +29,13 @@ func New(k *apikeys.Service, a *auth.Authenticator) *API { return &API{keys: k, 
 // organization's API keys (keys are made by the operator).
 func Operations() []operation.Operation {
 	return []operation.Operation{
-		operation.Declare(fn.Keys, http.MethodGet, "/v1/keys", (*API).listKeys).InTopic("keys").AdminOnly(ManagingKeys).Answers(routes.AnswerPaged).Doc(func(op *openapi.Operation) {
+		operation.Declare(lambdas.Keys, http.MethodGet, "/v1/keys", (*API).listKeys).InTopic("keys").AdminOnly(ManagingKeys).Answers(routes.AnswerPaged).Doc(func(op *openapi.Operation) {
 			op.Summary = "List the organization's API keys"
 			op.Description = "Admin keys only. Secrets are never shown: a key's secret is answered once, when it is made (operator CLI). " +
 				"Without `limit`, every key of the organization in one page (an organization holds at most 1,000); with it, a page as every list pages."
 			op.Query, op.Data, op.Paged = operation.ListQuery(apikeys.SortFields(), nil), operation.ArrayOf("Key"), true
 		}),
-		operation.Declare(fn.Keys, http.MethodDelete, "/v1/keys/{clientId}", (*API).revokeKey).InTopic("keys").AdminOnly(ManagingKeys).Doc(func(op *openapi.Operation) {
+		operation.Declare(lambdas.Keys, http.MethodDelete, "/v1/keys/{clientId}", (*API).revokeKey).InTopic("keys").AdminOnly(ManagingKeys).Doc(func(op *openapi.Operation) {
 			op.Summary, op.Preconditioned = "Revoke an API key", false
 			op.Description = "Admin keys only. The key stops working at once on this instance, and on others within the key cache's lifetime. " +
 				"The organization's last admin key cannot be revoked (409): have the operator create another admin key first."

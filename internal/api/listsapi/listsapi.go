@@ -7,9 +7,9 @@ import (
 	"reflect"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
-	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/jsonbody"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/resources"
@@ -31,7 +31,7 @@ func Operations() []operation.Operation {
 	const entries = "/v1/lists/{id}/entries"
 	lists := resources.Lists.Name
 	return []operation.Operation{
-		operation.Declare(fn.Documents, http.MethodPost, entries, (*API).addListEntry).Answers(routes.AnswerRecord).Of(lists).Doc(func(op *openapi.Operation) {
+		operation.Declare(lambdas.Documents, http.MethodPost, entries, (*API).addListEntry).Answers(routes.AnswerRecord).Of(lists).Doc(func(op *openapi.Operation) {
 			op.Summary, op.Status, op.AlsoStatus = "Add a record to a list", http.StatusCreated, http.StatusOK
 			op.Description = "201 with the new entry, or 200 with the existing one when the record is on the list already."
 			op.Body = openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"recordId"},
@@ -40,12 +40,12 @@ func Operations() []operation.Operation {
 			op.Data = openapi.Ref("ListEntry")
 			op.ResponseHeaders = nil
 		}),
-		operation.Declare(fn.Documents, http.MethodGet, entries, (*API).listEntries).Answers(routes.AnswerPaged).Of(lists).Doc(func(op *openapi.Operation) {
+		operation.Declare(lambdas.Documents, http.MethodGet, entries, (*API).listEntries).Answers(routes.AnswerPaged).Of(lists).Doc(func(op *openapi.Operation) {
 			op.Summary = "List a list's entries"
 			op.Description = "A page of the records on a list, each with the record itself."
 			op.Query, op.Data, op.Paged = operation.ListQuery(resources.EntrySortFields(), nil), operation.ArrayOf("ListEntry"), true
 		}),
-		operation.Declare(fn.Documents, http.MethodDelete, entries+"/{recordId}", (*API).removeListEntry).Of(lists).Doc(func(op *openapi.Operation) {
+		operation.Declare(lambdas.Documents, http.MethodDelete, entries+"/{recordId}", (*API).removeListEntry).Of(lists).Doc(func(op *openapi.Operation) {
 			op.Summary, op.Preconditioned = "Remove a record from a list", false
 			op.Description = "Takes the record off the list (204); the record itself stays."
 		}),

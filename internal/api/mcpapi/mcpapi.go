@@ -18,8 +18,8 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/auth"
-	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/ratelimit"
@@ -79,7 +79,7 @@ const MaxBatch = 10
 // count against the key one by one (it authenticates and counts them
 // itself), each answering within its share of the budget.
 func Operations() []operation.Operation {
-	return []operation.Operation{operation.Declare(fn.MCP, http.MethodPost, routes.MCPPath, (*API).serveMCP).InTopic("mcp").
+	return []operation.Operation{operation.Declare(lambdas.MCP, http.MethodPost, routes.MCPPath, (*API).serveMCP).InTopic("mcp").
 		RateOf(routes.RateMessage).Answers(routes.AnswerShared).Doc(func(op *openapi.Operation) {
 		op.Summary, op.Public, op.Idempotent, op.Raw = "Model Context Protocol endpoint (streamable HTTP)", false, false, true
 		op.Description = "JSON-RPC messages of the Model Context Protocol (initialize, tools/list, tools/call, resources/list, " +

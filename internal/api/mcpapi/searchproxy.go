@@ -12,8 +12,8 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
 	"github.com/sourcebase/sourcebase/internal/apperr"
-	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/routes"
 )
 
@@ -47,7 +47,7 @@ func (a *API) throughAPI(api http.Handler, remote map[string]bool) (http.Handler
 		},
 	}
 	search := map[string]bool{}
-	for _, rt := range routes.Of(a.d.Routes, fn.Search) {
+	for _, rt := range routes.Of(a.d.Routes, lambdas.Search) {
 		search[rt.Pattern()] = true
 	}
 	send := func(pattern string) http.Handler {

@@ -7,8 +7,8 @@ import (
 	"net/http"
 
 	"github.com/sourcebase/sourcebase/internal/api/recordsapi/listspec"
-	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/routes"
@@ -21,7 +21,7 @@ import (
 // MCP set, the search is the kind's MCP tool.
 func searchOperationOf[T any](k kind[T]) operation.Operation {
 	d, s := k.def, search.SchemaOf(k.def)
-	op := operation.Declare(fn.Search, http.MethodPost, "/v1/"+d.Name+"/search", func(a *API, w http.ResponseWriter, r *http.Request) {
+	op := operation.Declare(lambdas.Search, http.MethodPost, "/v1/"+d.Name+"/search", func(a *API, w http.ResponseWriter, r *http.Request) {
 		present, ok := k.reads(a).(searchable)
 		if !ok {
 			panic("api: the records of " + d.Name + " cannot be presented from search")

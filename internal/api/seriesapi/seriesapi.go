@@ -8,8 +8,8 @@ import (
 	"strconv"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
-	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/resources"
@@ -26,14 +26,14 @@ func New(m *series.Service) *API { return &API{series: m} }
 // Operations are metric series: writing points, reading a series.
 func Operations() []operation.Operation {
 	return []operation.Operation{
-		operation.Declare(fn.Data, http.MethodPost, "/v1/data/metric-points", (*API).writeMetricPoints).InTopic("metrics").Answers(routes.AnswerWritten).Doc(func(op *openapi.Operation) {
+		operation.Declare(lambdas.Data, http.MethodPost, "/v1/data/metric-points", (*API).writeMetricPoints).InTopic("metrics").Answers(routes.AnswerWritten).Doc(func(op *openapi.Operation) {
 			op.Summary, op.Status = "Write metric points", http.StatusCreated
 			op.Description = "Up to " + strconv.Itoa(series.MaxBatch) + " candidate points in one write; see docs/metrics.md."
 			op.Body = openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"points"},
 				"properties": openapi.Schema{"points": openapi.Schema{"type": "array", "minItems": 1, "maxItems": series.MaxBatch, "items": openapi.Ref("MetricPointInput")}}}
 			op.Data, op.Errors = operation.ArrayOf("StoredMetricPoint"), []int{404}
 		}),
-		operation.Declare(fn.Data, http.MethodPost, "/v1/data/metric-series", (*API).readMetricSeries).InTopic("metrics").Safe().Answers(routes.AnswerMeasured).
+		operation.Declare(lambdas.Data, http.MethodPost, "/v1/data/metric-series", (*API).readMetricSeries).InTopic("metrics").Safe().Answers(routes.AnswerMeasured).
 			AsTool("read_metric_series", "Read a metric series of a record (resource companies:<id>, key metric:<name>) over a period, "+
 				"bucketed by granularity and picked by a policy (latest, highest_confidence, all).").
 			Doc(func(op *openapi.Operation) {

@@ -3,8 +3,8 @@ package workflowsapi
 import (
 	"net/http"
 
-	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/routes"
@@ -16,7 +16,7 @@ import (
 func RunOperations() []operation.Operation {
 	run := openapi.Ref("WorkflowRun")
 	return append([]operation.Operation{},
-		operation.Declare(fn.Workflows, http.MethodPost, "/v1/workflows/{id}/runs", (*API).startRun).Answers(routes.AnswerRecord).Of(runs.Def.Name).
+		operation.Declare(lambdas.Workflows, http.MethodPost, "/v1/workflows/{id}/runs", (*API).startRun).Answers(routes.AnswerRecord).Of(runs.Def.Name).
 			AsTool("start_workflow_run", "Start a run of a workflow with an input. It is a dry run (nothing written; company steps say what they would do) "+
 				"unless body.dryRun is false. Follow it with get_workflow_run.").ToolDefaults(map[string]any{"dryRun": true}).
 			Doc(func(op *openapi.Operation) {
@@ -25,19 +25,19 @@ func RunOperations() []operation.Operation {
 				op.Body, op.BodyOptional = openapi.Record(runs.NewRunDef, openapi.Create), true
 				op.Data = run
 			}),
-		operation.Declare(fn.Workflows, http.MethodGet, "/v1/workflows/{id}/runs", (*API).listWorkflowRuns).Answers(routes.AnswerPaged).Of(runs.Def.Name).
+		operation.Declare(lambdas.Workflows, http.MethodGet, "/v1/workflows/{id}/runs", (*API).listWorkflowRuns).Answers(routes.AnswerPaged).Of(runs.Def.Name).
 			Doc(func(op *openapi.Operation) {
 				op.Summary = "List a workflow's runs"
 				op.Description = "A page of the runs of one workflow, newest first."
 				op.Query, op.Data, op.Paged = operation.ListQuery(runs.Def.SortFields(), nil), operation.ArrayOf("WorkflowRun"), true
 			}),
-		operation.Declare(fn.Workflows, http.MethodPatch, "/v1/workflow-runs/{id}", (*API).renameRun).Answers(routes.AnswerRecord).Of(runs.Def.Name).
+		operation.Declare(lambdas.Workflows, http.MethodPatch, "/v1/workflow-runs/{id}", (*API).renameRun).Answers(routes.AnswerRecord).Of(runs.Def.Name).
 			Doc(func(op *openapi.Operation) {
 				op.Summary = "Rename a run"
 				op.Description = "Changes the run's title, the only part of a run a client changes."
 				op.Body, op.Data, op.ETag = openapi.Record(runs.TitleDef, openapi.Create), run, true
 			}),
-		operation.Declare(fn.Workflows, http.MethodPost, "/v1/workflow-runs/{id}/retry", (*API).retryRun).Answers(routes.AnswerRecord).Of(runs.Def.Name).
+		operation.Declare(lambdas.Workflows, http.MethodPost, "/v1/workflow-runs/{id}/retry", (*API).retryRun).Answers(routes.AnswerRecord).Of(runs.Def.Name).
 			AsTool("retry_workflow_run", "Retry a failed run once: a new run with the same input and dry-run setting.").
 			Doc(func(op *openapi.Operation) {
 				op.Summary, op.Status = "Retry a failed run", http.StatusAccepted

@@ -6,8 +6,8 @@ import (
 	"net/http"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
-	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/ratelimit"
@@ -23,7 +23,7 @@ import (
 // handler, however long: one that leads to no trigger is answered exactly
 // as a wrong secret (runs.Receive).
 func WebhookOperations() []operation.Operation {
-	op := operation.Declare(fn.Webhook, http.MethodPost, workflows.WebhookPath+"{slug}", (*API).receiveWebhook).
+	op := operation.Declare(lambdas.Webhook, http.MethodPost, workflows.WebhookPath+"{slug}", (*API).receiveWebhook).
 		RateOf(routes.RateDelivery).Answers(routes.AnswerRecord).Of(runs.Def.Name).Doc(func(op *openapi.Operation) {
 		op.Summary, op.Status = "Deliver a webhook to a workflow's trigger", http.StatusAccepted
 		op.Description = "Starts a run of the trigger's workflow after the signature check of its scheme; the payload becomes the run's " +

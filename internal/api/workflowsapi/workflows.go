@@ -7,8 +7,8 @@ package workflowsapi
 import (
 	"net/http"
 
-	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/ratelimit"
@@ -37,7 +37,7 @@ func New(w *workflows.Service, r *runs.Service, l *ratelimit.Limiter) *API {
 // SecretOperations are the rotation of a trigger's secret.
 func SecretOperations() []operation.Operation {
 	return []operation.Operation{
-		operation.Declare(fn.Workflows, http.MethodPost, "/v1/workflows/{id}/trigger/webhook-secret/rotate", (*API).rotateWebhookSecret).
+		operation.Declare(lambdas.Workflows, http.MethodPost, "/v1/workflows/{id}/trigger/webhook-secret/rotate", (*API).rotateWebhookSecret).
 			AdminOnly(RotatingWebhookSecrets).Answers(routes.AnswerRecord).Of(workflows.Def.Name).Doc(func(op *openapi.Operation) {
 			op.Summary = "Rotate a workflow's webhook secret"
 			op.Description = "Admin keys only. Answers the trigger with its new `secret`, shown this once; the old secret stops working at once."

@@ -23,9 +23,9 @@ import (
 	"github.com/sourcebase/sourcebase/internal/awsenv"
 	"github.com/sourcebase/sourcebase/internal/endpoints"
 	"github.com/sourcebase/sourcebase/internal/endpoints/sqsqueue"
-	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/history"
 	"github.com/sourcebase/sourcebase/internal/history/bus"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/streams"
 	"github.com/sourcebase/sourcebase/internal/streams/streamsapi"
 )
@@ -107,7 +107,7 @@ func ServeDeliver() {
 // DELIVER_QUEUE_URL for manual retries.
 func ServeHooks() {
 	deps, _, _ := start()
-	app.ServeDeps(fn.Hooks, deps)
+	app.ServeDeps(lambdas.Hooks, deps)
 }
 
 // start reads the configuration of a function that queues or takes

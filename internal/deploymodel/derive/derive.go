@@ -28,9 +28,9 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/deploymodel"
-	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/history"
 	"github.com/sourcebase/sourcebase/internal/jobs"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/sizing"
@@ -163,7 +163,7 @@ func function(f routes.Function, table []routes.Route) (deploymodel.Function, er
 // isIndexer reports whether f is the OpenSearch indexer: the events
 // function reads the same stream in every deployment, so the indexer is
 // known by name, not by how it is reached.
-func isIndexer(f routes.Function) bool { return f.Name == fn.Indexer }
+func isIndexer(f routes.Function) bool { return f.Name == lambdas.Indexer }
 
 // placeholder stands for ref in a configuration, so that the variables'
 // names come from app.Config.Env itself.

@@ -15,9 +15,9 @@ import (
 	"github.com/sourcebase/sourcebase/internal/deploymodel"
 	"github.com/sourcebase/sourcebase/internal/deploymodel/derive"
 	"github.com/sourcebase/sourcebase/internal/endpoints"
-	"github.com/sourcebase/sourcebase/internal/fn"
 	"github.com/sourcebase/sourcebase/internal/history"
 	"github.com/sourcebase/sourcebase/internal/jobs"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/sizing"
@@ -35,8 +35,8 @@ func sample() derive.Inputs {
 		}
 	}
 	rs = append(rs,
-		routes.Route{Method: "POST", Path: "/v1/companies", Function: fn.Companies, Rate: routes.RateNone},
-		routes.Route{Method: "GET", Path: routes.HealthPath, Function: fn.Keys})
+		routes.Route{Method: "POST", Path: "/v1/companies", Function: lambdas.Companies, Rate: routes.RateNone},
+		routes.Route{Method: "GET", Path: routes.HealthPath, Function: lambdas.Keys})
 	return derive.Inputs{Routes: rs, Events: history.NewCatalog(
 		history.Kind{Name: "company", Resource: "companies", StoreType: "COMPANY"},
 		history.Kind{Name: "deal", Resource: "deals", StoreType: "DEAL"})}
@@ -72,12 +72,12 @@ func TestTheModelIsTheDeclarationsInPlainData(t *testing.T) {
 		}
 		if got.StartsRuns != f.StartsRuns || got.RunsJobs != f.RunsJobs || got.SendsDeliveries != f.SendsDeliveries || got.HoldsIndexes != f.HoldsIndexes ||
 			got.SearchesByAPI != f.SearchesByAPI || got.WebhookURLs != f.WebhookURLs || got.OpenSearchOnly != f.OpenSearchOnly || got.Pages != f.Pages ||
-			got.Fallback != f.Fallback || got.Indexer != (f.Name == fn.Indexer) {
+			got.Fallback != f.Fallback || got.Indexer != (f.Name == lambdas.Indexer) {
 			t.Errorf("%s: flags %+v", f.Name, got)
 		}
 	}
-	companies, _ := m.Function(fn.Companies)
-	keys, _ := m.Function(fn.Keys)
+	companies, _ := m.Function(lambdas.Companies)
+	keys, _ := m.Function(lambdas.Keys)
 	if !slices.Contains(companies.TableActions, "dynamodb:PutItem") || !slices.Contains(keys.TableActions, "dynamodb:DescribeTable") {
 		t.Errorf("companies (a POST route) %v, keys (the health check) %v", companies.TableActions, keys.TableActions)
 	}
@@ -161,22 +161,22 @@ func TestConfigGivesTheQueuesWhereTheyAreUsedAndOpenSearchToTheIndexerOnly(t *te
 		for _, openSearch := range []bool{false, true} {
 			cfg := derive.Config(f, openSearch)
 			wantQueue, wantDLQ := false, false
-			if f.SendsDeliveries || f.Name == fn.Deliver {
+			if f.SendsDeliveries || f.Name == lambdas.Deliver {
 				wantQueue = true
 			}
-			if f.Name == fn.Deliver {
+			if f.Name == lambdas.Deliver {
 				wantDLQ = true
 			}
 			if (cfg.DeliverQueueURL != "") != wantQueue || (cfg.DeliverDLQURL != "") != wantDLQ || cfg.WebhooksAllowLoopback {
 				t.Errorf("%s: queue %q, dead letters %q, loopback %v; want %v, %v, false", f.Name, cfg.DeliverQueueURL, cfg.DeliverDLQURL, cfg.WebhooksAllowLoopback, wantQueue, wantDLQ)
 			}
-			if got, want := cfg.SearchEngine == app.SearchOpenSearch, openSearch && (f.HoldsIndexes || f.Name == fn.Indexer); got != want {
+			if got, want := cfg.SearchEngine == app.SearchOpenSearch, openSearch && (f.HoldsIndexes || f.Name == lambdas.Indexer); got != want {
 				t.Errorf("%s (OpenSearch %v): searches with OpenSearch %v, want %v", f.Name, openSearch, got, want)
 			}
-			if got, want := cfg.EventBusName != "", f.Name == fn.Events; got != want {
+			if got, want := cfg.EventBusName != "", f.Name == lambdas.Events; got != want {
 				t.Errorf("%s: an event bus %v, want %v", f.Name, got, want)
 			}
-			if got, want := cfg.BulkBucket != "", f.RunsJobs || f.Name == fn.Runner; got != want {
+			if got, want := cfg.BulkBucket != "", f.RunsJobs || f.Name == lambdas.Runner; got != want {
 				t.Errorf("%s: the bulk bucket %v, want %v", f.Name, got, want)
 			}
 			if got, want := cfg.JobsStateMachineARN != "", f.RunsJobs; got != want {

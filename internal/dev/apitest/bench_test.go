@@ -13,7 +13,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
-	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
@@ -74,7 +74,7 @@ func BenchmarkGetCompany(b *testing.B) {
 	b.Run("handler", func(b *testing.B) {
 		// The handler stack alone, without the HTTP client and server:
 		// what serving the request adds to its GetItem.
-		h := app.Handler(s.env.Deps, fn.Companies)
+		h := app.Handler(s.env.Deps, lambdas.Companies)
 		s.calls.Reset()
 		b.ReportAllocs()
 		for b.Loop() {

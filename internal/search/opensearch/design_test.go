@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
-	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/routes"
 )
 
@@ -18,11 +18,11 @@ func TestOnlyTheIndexerAndTheOpenSearchBuildOfSearchLinkOpenSearch(t *testing.T)
 	const openSearch, bleve = "github.com/opensearch-project/opensearch-go/v4", "github.com/blevesearch/bleve/v2"
 	deps := testenv.FunctionDeps(t)
 	for _, f := range routes.Functions {
-		if links := deps[f.Name][openSearch]; links != (f.Name == fn.Indexer || (f.HoldsIndexes && !f.EngineBuilds)) {
+		if links := deps[f.Name][openSearch]; links != (f.Name == lambdas.Indexer || (f.HoldsIndexes && !f.EngineBuilds)) {
 			t.Errorf("function %s links opensearch-go: %v", f.Name, links)
 		}
 	}
-	if deps[fn.Indexer][bleve] {
+	if deps[lambdas.Indexer][bleve] {
 		t.Error("the indexer links bleve")
 	}
 	tagged := testenv.FunctionDeps(t, routes.OpenSearchTag)

@@ -1,9 +1,9 @@
-// Package fn names the service's Lambda functions. It imports nothing, so
+// Package lambdas names the service's Lambda functions. It imports nothing, so
 // that every package — the route table, the domain packages that say which
 // function serves their routes, the infrastructure — can name a function
 // without depending on another layer. What each function is (how it is
 // reached, what it may access) is routes.Functions.
-package fn
+package lambdas
 
 // The functions that serve routes of the HTTP API (or, for Webhook, of its
 // function URL): one per group of routes.
