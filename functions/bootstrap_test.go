@@ -22,11 +22,11 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/sourcebase/sourcebase/internal/api"
-	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/dev/localsfn"
 	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
+	"github.com/sourcebase/sourcebase/internal/service"
 )
 
 // eventsDir holds the sample events, relative to this package.
@@ -409,9 +409,9 @@ func TestEveryFunctionsBootstrapAnswersItsSampleEvents(t *testing.T) {
 	if err := e.st.Transact(context.Background(), nil, purge); err != nil {
 		t.Fatal(err)
 	}
-	var swept app.SweepResult
+	var swept service.SweepResult
 	json.Unmarshal(e.invoke(lambdas.Runner, sample(t, "runner-schedule.json")), &swept)
-	if swept != (app.SweepResult{FailedRuns: 0, CompletedPurges: 1}) {
+	if swept != (service.SweepResult{FailedRuns: 0, CompletedPurges: 1}) {
 		t.Errorf("runner-schedule: %+v, want the pending purge completed and no run failed", swept)
 	}
 

@@ -26,7 +26,6 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/sourcebase/sourcebase/internal/api"
-	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/dev/lambdaenv"
 	"github.com/sourcebase/sourcebase/internal/dev/localsfn"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
@@ -35,6 +34,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
+	"github.com/sourcebase/sourcebase/internal/service"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/workflows"
 )
@@ -136,9 +136,9 @@ const functionURL = "https://abcdefg.lambda-url.us-east-1.on.aws"
 type env struct {
 	t    *testing.T
 	st   *store.Store
-	deps app.Deps // the service in this process over the same table, for setup and checks
-	base []string // what every function's environment has besides the configuration
-	cfg  app.Config
+	deps service.Deps // the service in this process over the same table, for setup and checks
+	base []string     // what every function's environment has besides the configuration
+	cfg  service.Config
 	sfn  *localsfn.Server
 	logs *lockedBuffer
 
@@ -287,12 +287,12 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := app.DefaultConfig()
+	cfg := service.DefaultConfig()
 	cfg.Table, cfg.WebhookBaseURL = st.Table, functionURL
 	e := &env{
 		t:    t,
 		st:   st,
-		deps: app.Build(st, cfg, runs.UseEngine(queueOnly{})),
+		deps: service.Build(st, cfg, runs.UseEngine(queueOnly{})),
 		cfg:  cfg,
 		logs: &lockedBuffer{},
 		fns:  map[string]*lambdaenv.Function{},
@@ -359,7 +359,7 @@ func (e *env) fn(name string) *lambdaenv.Function {
 		if e.openSearch == nil {
 			e.openSearch = startOpenSearchStandIn(e.t)
 		}
-		cfg.SearchEngine, cfg.OpenSearchEndpoint = app.SearchOpenSearch, e.openSearch.url
+		cfg.SearchEngine, cfg.OpenSearchEndpoint = service.SearchOpenSearch, e.openSearch.url
 	}
 	if f.StartsRuns {
 		cfg.StateMachineARN = stateMachineARN

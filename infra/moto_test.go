@@ -41,8 +41,8 @@ import (
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 
-	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
+	"github.com/sourcebase/sourcebase/internal/service"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
@@ -166,7 +166,7 @@ func processEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "AWS_") || slices.Contains([]string{app.EnvTable, "PORT", "DYNAMODB_PORT"}, k) {
+		if strings.HasPrefix(k, "AWS_") || slices.Contains([]string{service.EnvTable, "PORT", "DYNAMODB_PORT"}, k) {
 			continue
 		}
 		env = append(env, kv)
@@ -973,7 +973,7 @@ func (d *deployment) checkFunctions(ctx context.Context, t *testing.T) {
 		if len(got) != len(vars) {
 			t.Errorf("%s: %d environment variables, the template sets %d", id, len(got), len(vars))
 		}
-		if got[app.EnvTable] == table {
+		if got[service.EnvTable] == table {
 			withTable++
 		}
 		if arch := fmt.Sprint(props["Architectures"]); fmt.Sprint(f.Architectures) != arch {
@@ -981,7 +981,7 @@ func (d *deployment) checkFunctions(ctx context.Context, t *testing.T) {
 		}
 	}
 	if n == 0 || withTable != n {
-		t.Errorf("%d of %d functions have %s = %s", withTable, n, app.EnvTable, table)
+		t.Errorf("%d of %d functions have %s = %s", withTable, n, service.EnvTable, table)
 	}
 
 	// The permissions, in each function's resource policy.
@@ -1063,7 +1063,7 @@ func (d *deployment) checkFunctions(ctx context.Context, t *testing.T) {
 		t.Errorf("event source mappings\n  %s\nwant\n  %s", strings.Join(gotESM, "\n  "), strings.Join(wantESM, "\n  "))
 	}
 	t.Logf("%d functions deployed with their published code, settings, role and environment (%s the deployed table in each); "+
-		"%d permissions in their policies; %d event source mappings", n, app.EnvTable, len(slices.Concat(slices.Collect(maps.Values(want))...)), len(wantESM))
+		"%d permissions in their policies; %d event source mappings", n, service.EnvTable, len(slices.Concat(slices.Collect(maps.Values(want))...)), len(wantESM))
 }
 
 // functionName is the name of a function from its name or ARN.
@@ -1209,7 +1209,7 @@ func (d *deployment) serviceEnv(t *testing.T) []string {
 	return append(processEnv(),
 		"AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing", "AWS_REGION="+motoRegion,
 		"AWS_ENDPOINT_URL_DYNAMODB="+d.moto.endpoint,
-		app.EnvTable+"="+d.physical(t, d.tableID(t)))
+		service.EnvTable+"="+d.physical(t, d.tableID(t)))
 }
 
 // admin runs a command of the admin CLI on the deployed table and decodes

@@ -20,9 +20,9 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/sourcebase/sourcebase/infra/deploy"
-	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/deploymodel"
 	"github.com/sourcebase/sourcebase/internal/lambdas"
+	"github.com/sourcebase/sourcebase/internal/service"
 )
 
 // functionIDs maps each function's logical id to its name.
@@ -153,7 +153,7 @@ func TestTheAPIStageLogsEveryRequestAsJSONToALogGroupWithRetentionAndThrottles(t
 }
 
 func TestEveryFunctionRunsItsArm64BootstrapOnProvidedAL2023SizedByHowItIsReached(t *testing.T) {
-	storeTimeout := app.DefaultConfig().StoreTimeout
+	storeTimeout := service.DefaultConfig().StoreTimeout
 	stages(t, func(t *testing.T, s *synthesized) {
 		runnerTimeout := executeTimeout(t, s.stack.Model)
 		if n, want := len(s.t.ofType("AWS::Lambda::Function")), len(s.deployed()); n != want {
@@ -208,7 +208,7 @@ func TestEveryFunctionHasExactlyTheEnvironmentOfItsConfiguration(t *testing.T) {
 		for _, f := range s.deployed() {
 			// The configuration a function should get, with placeholders
 			// for the deploy-time values.
-			cfg := app.DefaultConfig()
+			cfg := service.DefaultConfig()
 			cfg.Table = "<table>"
 			if f.StartsRuns {
 				cfg.StateMachineARN = "<machine>"
@@ -245,7 +245,7 @@ func TestEveryFunctionHasExactlyTheEnvironmentOfItsConfiguration(t *testing.T) {
 			// With OpenSearch, the search function and the indexer are
 			// told its engine and the collection's endpoint.
 			if s.stack.Options.OpenSearch() && (f.HoldsIndexes || f.Name == lambdas.Indexer) {
-				cfg.SearchEngine, cfg.OpenSearchEndpoint = app.SearchOpenSearch, "<collection>"
+				cfg.SearchEngine, cfg.OpenSearchEndpoint = service.SearchOpenSearch, "<collection>"
 			}
 			want := map[string]any{}
 			for k, v := range cfg.Env() {
@@ -280,7 +280,7 @@ func TestEveryFunctionHasExactlyTheEnvironmentOfItsConfiguration(t *testing.T) {
 		// The runner and the admin never show trigger urls or start runs.
 		for _, name := range []string{s.stack.Runner, lambdas.Admin} {
 			vars := s.fn(t, name).Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
-			if vars[app.EnvStateMachineARN] != nil || vars[app.EnvWebhookBaseURL] != nil {
+			if vars[service.EnvStateMachineARN] != nil || vars[service.EnvWebhookBaseURL] != nil {
 				t.Errorf("%s: environment %s", name, js(vars))
 			}
 		}
@@ -290,7 +290,7 @@ func TestEveryFunctionHasExactlyTheEnvironmentOfItsConfiguration(t *testing.T) {
 		for _, f := range s.deployed() {
 			vars := s.fn(t, f.Name).Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
 			queued := slices.Contains([]string{lambdas.Hooks, lambdas.Events, lambdas.Deliver}, f.Name)
-			if (vars[app.EnvDeliverQueueURL] != nil) != queued || (vars[app.EnvDeliverDLQURL] != nil) != (f.Name == lambdas.Deliver) || vars[app.EnvWebhooksAllowLoopback] != nil {
+			if (vars[service.EnvDeliverQueueURL] != nil) != queued || (vars[service.EnvDeliverDLQURL] != nil) != (f.Name == lambdas.Deliver) || vars[service.EnvWebhooksAllowLoopback] != nil {
 				t.Errorf("%s: environment %s", f.Name, js(vars))
 			}
 		}

@@ -14,7 +14,7 @@ import (
 	"strconv"
 
 	"github.com/sourcebase/sourcebase/internal/admin"
-	"github.com/sourcebase/sourcebase/internal/app/operator"
+	"github.com/sourcebase/sourcebase/internal/service/operator"
 )
 
 const usage = `usage: admin <command> [flags]

@@ -24,18 +24,18 @@ import (
 
 	"github.com/sourcebase/sourcebase/docs"
 	"github.com/sourcebase/sourcebase/internal/api"
-	"github.com/sourcebase/sourcebase/internal/app"
-	"github.com/sourcebase/sourcebase/internal/app/eventfns"
 	"github.com/sourcebase/sourcebase/internal/dev/localdev"
 	"github.com/sourcebase/sourcebase/internal/docspage"
 	"github.com/sourcebase/sourcebase/internal/mcpserver"
 	"github.com/sourcebase/sourcebase/internal/search/embedded"
+	"github.com/sourcebase/sourcebase/internal/service"
+	"github.com/sourcebase/sourcebase/internal/service/eventfns"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	app.Logger(os.Stderr)
+	service.Logger(os.Stderr)
 	if err := run(ctx, os.Stdout, nil); err != nil {
 		fmt.Fprintln(os.Stderr, "devserver:", err)
 		os.Exit(1)
@@ -66,10 +66,10 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 	if cfg.WebhookBaseURL == "" {
 		cfg.WebhookBaseURL = base
 	}
-	deps := app.Build(st, cfg, app.InProcessRuns())
+	deps := service.Build(st, cfg, service.InProcessRuns())
 	deps.Search = embedded.NewEngine(st)
 	deps.NewMCP = mcpserver.Handler(docs.Pages)
-	engine := app.InProcess(deps)
+	engine := service.InProcess(deps)
 	defer engine.Close(10 * time.Second)
 	evs := eventfns.StartEvents(ctx, deps)
 	defer evs.Stop()
@@ -83,7 +83,7 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 		return err
 	}
 	defer os.RemoveAll(jobsDir)
-	jobRunner, files, err := app.LocalJobs(ctx, &deps, jobsDir, base)
+	jobRunner, files, err := service.LocalJobs(ctx, &deps, jobsDir, base)
 	if err != nil {
 		return fmt.Errorf("bulk jobs: %w", err)
 	}
@@ -100,7 +100,7 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 	if bundleErr != nil {
 		slog.Warn("the /docs page is unavailable", "err", bundleErr)
 	}
-	srv := newServer(app.WithFiles(files.Handler(), withDocs(app.Handler(deps), docspage.Handler(bundle, bundleErr, api.OpenAPIPath))), serverTimeouts)
+	srv := newServer(service.WithFiles(files.Handler(), withDocs(service.Handler(deps), docspage.Handler(bundle, bundleErr, api.OpenAPIPath))), serverTimeouts)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	go sweepPeriodically(ctx, sweeps(deps), sweepEvery)
@@ -156,9 +156,9 @@ const sweepEvery = time.Minute
 
 // sweeps is what the dev server sweeps every sweepEvery: what the runner
 // sweeps on its schedule in AWS (app.Sweep); it reports how much it did.
-func sweeps(deps app.Deps) func(context.Context) (int, error) {
+func sweeps(deps service.Deps) func(context.Context) (int, error) {
 	return func(ctx context.Context) (int, error) {
-		r, err := app.Sweep(ctx, deps)
+		r, err := service.Sweep(ctx, deps)
 		return r.FailedRuns + r.CompletedPurges, err
 	}
 }

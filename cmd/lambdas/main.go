@@ -35,18 +35,18 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/sourcebase/sourcebase/internal/app/eventfns"
+	"github.com/sourcebase/sourcebase/internal/service/eventfns"
 
-	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/dev/localdev"
 	"github.com/sourcebase/sourcebase/internal/lambdafront"
 	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/service"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	app.Logger(os.Stderr)
+	service.Logger(os.Stderr)
 	root, err := moduleRoot()
 	if err == nil {
 		err = run(ctx, os.Stdout, nil, root, filepath.Join(root, "bin", "local-lambda"))
@@ -84,7 +84,7 @@ func run(ctx context.Context, out io.Writer, ready chan<- string, root, binDir s
 	// this process). In AWS the events and deliver functions run it, on
 	// the stream and the delivery queue; here there is neither an event
 	// source mapping nor SQS, so their bootstraps are not started.
-	deps := app.Build(st, cfg, nil)
+	deps := service.Build(st, cfg, nil)
 	demo, err := localdev.CreateDemo(ctx, deps.Keys)
 	if err != nil {
 		return err
@@ -173,7 +173,7 @@ func listenAddrs() (front, sfn string, dbPort int, err error) {
 // cannot queue deliveries; the deliveries are made in this process), and
 // webhook endpoints on loopback addresses refused, as in AWS, whatever the
 // front's own WEBHOOKS_ALLOW_LOOPBACK.
-func bootstrapConfig(cfg app.Config) app.Config {
+func bootstrapConfig(cfg service.Config) service.Config {
 	cfg.DeliverQueueURL, cfg.DeliverDLQURL, cfg.WebhooksAllowLoopback = "", "", false
 	return cfg
 }
@@ -182,9 +182,9 @@ func bootstrapConfig(cfg app.Config) app.Config {
 // machine: only with WEBHOOKS_ALLOW_LOOPBACK=true in its environment. The
 // hooks bootstrap, which creates and changes endpoints, refuses such URLs
 // either way, as the function does in AWS.
-func loopbackNote(cfg app.Config) string {
+func loopbackNote(cfg service.Config) string {
 	if cfg.WebhooksAllowLoopback {
-		return app.EnvWebhooksAllowLoopback + "=true: its deliveries may reach this machine; the hooks function still refuses such endpoint URLs"
+		return service.EnvWebhooksAllowLoopback + "=true: its deliveries may reach this machine; the hooks function still refuses such endpoint URLs"
 	}
 	return "deliveries to public addresses only"
 }

@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/dev/lambdaenv"
 	"github.com/sourcebase/sourcebase/internal/dev/localdev/localdevtest"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
+	"github.com/sourcebase/sourcebase/internal/service"
 )
 
 // The smoke test sets the environment, so it is not parallel. It runs what
@@ -263,7 +263,7 @@ func TestTheFrontAndTheStepFunctionsListenOnLoopbackAtThePortsOfTheirVariables(t
 // WEBHOOKS_ALLOW_LOOPBACK, which only the process's own deliveries
 // follow.
 func TestTheBootstrapsNeverAllowLoopbackEndpointsNorGetADeliveryQueue(t *testing.T) {
-	cfg := app.DefaultConfig()
+	cfg := service.DefaultConfig()
 	cfg.Table, cfg.WebhooksAllowLoopback = "t", true
 	cfg.DeliverQueueURL, cfg.DeliverDLQURL = "https://sqs.example/q.fifo", "https://sqs.example/d.fifo"
 	got := bootstrapConfig(cfg)
@@ -271,14 +271,14 @@ func TestTheBootstrapsNeverAllowLoopbackEndpointsNorGetADeliveryQueue(t *testing
 		t.Errorf("bootstrapConfig = %+v", got)
 	}
 	for k := range got.Env() {
-		if k == app.EnvWebhooksAllowLoopback || k == app.EnvDeliverQueueURL || k == app.EnvDeliverDLQURL {
+		if k == service.EnvWebhooksAllowLoopback || k == service.EnvDeliverQueueURL || k == service.EnvDeliverDLQURL {
 			t.Errorf("the bootstraps' environment has %s", k)
 		}
 	}
 	if !cfg.WebhooksAllowLoopback {
 		t.Error("bootstrapConfig changed its argument")
 	}
-	if n := loopbackNote(cfg); !strings.Contains(n, app.EnvWebhooksAllowLoopback+"=true") {
+	if n := loopbackNote(cfg); !strings.Contains(n, service.EnvWebhooksAllowLoopback+"=true") {
 		t.Errorf("loopback note %q", n)
 	}
 }

@@ -10,13 +10,13 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/sourcebase/sourcebase/internal/admin"
-	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/awsenv"
+	"github.com/sourcebase/sourcebase/internal/service"
 )
 
 func main() {
-	app.Logger(os.Stdout)
-	st, _, err := app.StoreFromEnv(context.Background(), awsenv.Load)
-	app.Must(err)
+	service.Logger(os.Stdout)
+	st, _, err := service.StoreFromEnv(context.Background(), awsenv.Load)
+	service.Must(err)
 	lambda.Start(admin.Handler(st))
 }

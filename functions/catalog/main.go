@@ -2,8 +2,8 @@
 package main
 
 import (
-	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/lambdas"
+	"github.com/sourcebase/sourcebase/internal/service"
 )
 
-func main() { app.ServeLambda(lambdas.Catalog) }
+func main() { service.ServeLambda(lambdas.Catalog) }

@@ -4,9 +4,9 @@
 package main
 
 import (
-	"github.com/sourcebase/sourcebase/internal/app"
-	"github.com/sourcebase/sourcebase/internal/app/jobfns"
 	"github.com/sourcebase/sourcebase/internal/lambdas"
+	"github.com/sourcebase/sourcebase/internal/service"
+	"github.com/sourcebase/sourcebase/internal/service/jobfns"
 )
 
-func main() { app.ServeLambda(lambdas.Data, jobfns.Option) }
+func main() { service.ServeLambda(lambdas.Data, jobfns.Option) }

@@ -4,6 +4,6 @@
 // queued.
 package main
 
-import "github.com/sourcebase/sourcebase/internal/app/eventfns"
+import "github.com/sourcebase/sourcebase/internal/service/eventfns"
 
 func main() { eventfns.ServeEvents() }

@@ -2,6 +2,6 @@
 // (/v1/events) and the outbound webhook endpoints.
 package main
 
-import "github.com/sourcebase/sourcebase/internal/app/eventfns"
+import "github.com/sourcebase/sourcebase/internal/service/eventfns"
 
 func main() { eventfns.ServeHooks() }

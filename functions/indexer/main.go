@@ -3,8 +3,8 @@
 package main
 
 import (
-	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/search/opensearch"
+	"github.com/sourcebase/sourcebase/internal/service"
 )
 
-func main() { app.ServeIndexer(opensearch.NewStreamHandler) }
+func main() { service.ServeIndexer(opensearch.NewStreamHandler) }

@@ -10,15 +10,15 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/mcpserver"
 	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/service"
 )
 
 func main() {
 	pages := os.DirFS(filepath.Join(taskRoot(), routes.PagesDir))
-	app.ServeLambda(lambdas.MCP, func(d *app.Deps) { d.NewMCP = mcpserver.Handler(pages) })
+	service.ServeLambda(lambdas.MCP, func(d *service.Deps) { d.NewMCP = mcpserver.Handler(pages) })
 }
 
 // taskRoot is the function's directory: LAMBDA_TASK_ROOT, as Lambda sets

@@ -5,8 +5,8 @@
 package main
 
 import (
-	"github.com/sourcebase/sourcebase/internal/app"
-	"github.com/sourcebase/sourcebase/internal/app/jobfns"
+	"github.com/sourcebase/sourcebase/internal/service"
+	"github.com/sourcebase/sourcebase/internal/service/jobfns"
 )
 
-func main() { app.ServeRunner(jobfns.Option) }
+func main() { service.ServeRunner(jobfns.Option) }

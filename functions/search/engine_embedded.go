@@ -3,12 +3,12 @@
 package main
 
 import (
-	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/search/embedded"
+	"github.com/sourcebase/sourcebase/internal/service"
 )
 
 // The default build: the embedded engine only.
 var (
 	embeddedEngine   = embedded.NewEngine
-	openSearchEngine app.OpenSearchEngine // not in this build
+	openSearchEngine service.OpenSearchEngine // not in this build
 )

@@ -3,9 +3,9 @@
 package main
 
 import (
-	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/search"
 	"github.com/sourcebase/sourcebase/internal/search/opensearch"
+	"github.com/sourcebase/sourcebase/internal/service"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
@@ -13,5 +13,5 @@ import (
 // engine only.
 var (
 	embeddedEngine   func(*store.Store) search.Engine // not in this build
-	openSearchEngine app.OpenSearchEngine             = opensearch.NewEngine
+	openSearchEngine service.OpenSearchEngine         = opensearch.NewEngine
 )

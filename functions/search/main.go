@@ -5,6 +5,6 @@
 // engine only, so that neither carries the other's libraries.
 package main
 
-import "github.com/sourcebase/sourcebase/internal/app"
+import "github.com/sourcebase/sourcebase/internal/service"
 
-func main() { app.ServeSearch(embeddedEngine, openSearchEngine) }
+func main() { service.ServeSearch(embeddedEngine, openSearchEngine) }

@@ -3,8 +3,8 @@
 package main
 
 import (
-	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/lambdas"
+	"github.com/sourcebase/sourcebase/internal/service"
 )
 
-func main() { app.ServeLambda(lambdas.Webhook) }
+func main() { service.ServeLambda(lambdas.Webhook) }

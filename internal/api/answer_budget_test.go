@@ -13,7 +13,6 @@ import (
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/api/mcpapi"
 	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
-	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
@@ -23,6 +22,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/resources"
 	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/service"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/workflows"
 )
@@ -386,9 +386,9 @@ func TestASearchThroughTheHTTPAPIEndsItsPageWithinTheToolsBudget(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	deps := app.Build(e.Store, app.Config{Table: e.Store.Table, CacheTTL: auth.MaxCacheTTL, SearchBaseURL: e.URL}, nil)
+	deps := service.Build(e.Store, service.Config{Table: e.Store.Table, CacheTTL: auth.MaxCacheTTL, SearchBaseURL: e.URL}, nil)
 	deps.NewMCP = mcpserver.Handler(docs.Pages)
-	srv := httptest.NewServer(app.Handler(deps, lambdas.MCP))
+	srv := httptest.NewServer(service.Handler(deps, lambdas.MCP))
 	t.Cleanup(srv.Close)
 	fn := *c
 	fn.Base = srv.URL

@@ -21,7 +21,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sourcebase/sourcebase/internal/app/eventfns"
+	"github.com/sourcebase/sourcebase/internal/service/eventfns"
 
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"

@@ -11,13 +11,13 @@ import (
 
 	"github.com/sourcebase/sourcebase/docs"
 	"github.com/sourcebase/sourcebase/internal/api/mcpapi"
-	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/mcpserver"
 	"github.com/sourcebase/sourcebase/internal/ratelimit"
+	"github.com/sourcebase/sourcebase/internal/service"
 )
 
 // rpc posts JSON-RPC messages (one, or a batch) to c's /mcp as an MCP
@@ -204,10 +204,10 @@ func TestAToolCallTheRateLimitRefusesSaysWhenToRetry(t *testing.T) {
 	e, now := limited(t)
 	c := e.Org(t)
 	setLimits(t, e, c.Org, ratelimit.Limits{KeyPerMinute: 2, WebhookPerMinute: 10})
-	deps := app.Build(e.Store, app.Config{Table: e.Store.Table, CacheTTL: auth.MaxCacheTTL, SearchBaseURL: e.URL}, nil)
+	deps := service.Build(e.Store, service.Config{Table: e.Store.Table, CacheTTL: auth.MaxCacheTTL, SearchBaseURL: e.URL}, nil)
 	deps.NewMCP = mcpserver.Handler(docs.Pages)
 	deps.Limits.SetClock(func() time.Time { return *now })
-	srv := httptest.NewServer(app.Handler(deps, lambdas.MCP))
+	srv := httptest.NewServer(service.Handler(deps, lambdas.MCP))
 	t.Cleanup(srv.Close)
 	fn := *c
 	fn.Base = srv.URL

@@ -18,13 +18,13 @@ import (
 
 	"github.com/sourcebase/sourcebase/docs"
 	"github.com/sourcebase/sourcebase/internal/api"
-	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/generate"
 	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/mcpserver"
+	"github.com/sourcebase/sourcebase/internal/service"
 )
 
 // headers adds a key's two headers to every request of an MCP client.
@@ -310,12 +310,12 @@ func TestMCPWithoutASearchEngineSearchesThroughTheHTTPAPI(t *testing.T) {
 
 	// mcpFunction is the mcp function's handler: no engine, the MCP server.
 	mcpFunction := func(searchBase string) http.Handler {
-		deps := app.Build(e.Store, app.Config{Table: e.Store.Table, CacheTTL: auth.MaxCacheTTL, SearchBaseURL: searchBase}, nil)
+		deps := service.Build(e.Store, service.Config{Table: e.Store.Table, CacheTTL: auth.MaxCacheTTL, SearchBaseURL: searchBase}, nil)
 		deps.NewMCP = mcpserver.Handler(docs.Pages)
 		if deps.Search != nil {
 			t.Fatal("the function has a search engine")
 		}
-		return app.Handler(deps, lambdas.MCP)
+		return service.Handler(deps, lambdas.MCP)
 	}
 	serve := func(h http.Handler) *apitest.Env {
 		srv := httptest.NewServer(h)

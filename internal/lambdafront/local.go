@@ -23,7 +23,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/sourcebase/sourcebase/internal/api"
-	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/blob"
 	"github.com/sourcebase/sourcebase/internal/dev/lambdaenv"
 	"github.com/sourcebase/sourcebase/internal/dev/localsfn"
@@ -32,6 +31,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
+	"github.com/sourcebase/sourcebase/internal/service"
 	"github.com/sourcebase/sourcebase/internal/sizing"
 )
 
@@ -145,7 +145,7 @@ type LocalOptions struct {
 	Region          string
 	// Config is the functions' configuration (the table, key cache, store
 	// timeout); the state machine and webhook base are set here.
-	Config app.Config
+	Config service.Config
 	// SkipWaits makes the state machine's retry intervals take no time.
 	SkipWaits bool
 	// Log receives the functions' and the interpreter's output; nil discards it.
@@ -349,7 +349,7 @@ func StartLocal(o LocalOptions) (_ *Local, err error) {
 			slog.Error("start an uploaded import", "key", key, "err", err)
 		}
 	}
-	l.srv = &http.Server{Handler: app.WithFiles(l.Files.Handler(), l.front), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	l.srv = &http.Server{Handler: service.WithFiles(l.Files.Handler(), l.front), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	go func() {
 		defer close(l.done)
 		if err := l.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

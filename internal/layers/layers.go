@@ -37,7 +37,7 @@ var Layers = []Layer{
 	{"http", []string{"httpapi", "operation"}},
 	{"domain", []string{"kinds", "companies", "workflows", "enrichment", "runs", "resources", "search/opensearch/golden", "endpoints", "endpoints/sqsqueue", "jobs"}},
 	{"surface", []string{"api/keysapi", "api/recordsapi/listspec", "api/workflowsapi", "api/jobsapi", "api/mcpapi", "api/recordsapi", "api/eventsapi", "api/enrichmentapi", "api/listsapi", "api/seriesapi", "api", "mcpserver"}},
-	{"assembly", []string{"app", "app/eventfns", "app/jobfns", "app/operator", "sizing", "lambdafront", "dev/localdev", "dev/localdev/localdevtest", "dev/apitest", "dev/dynamolocal/shared", "deploymodel/derive", "generate"}},
+	{"assembly", []string{"service", "service/eventfns", "service/jobfns", "service/operator", "sizing", "lambdafront", "dev/localdev", "dev/localdev/localdevtest", "dev/apitest", "dev/dynamolocal/shared", "deploymodel/derive", "generate"}},
 }
 
 // Layer is one layer: its name and packages.

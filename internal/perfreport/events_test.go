@@ -13,14 +13,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sourcebase/sourcebase/internal/app/eventfns"
+	"github.com/sourcebase/sourcebase/internal/service/eventfns"
 	"github.com/sourcebase/sourcebase/internal/store"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
+	"github.com/sourcebase/sourcebase/internal/service"
 )
 
 // eventFigures are the change history's: from a write to its delivery at
@@ -42,7 +42,7 @@ func changeHistory(t *testing.T, env *apitest.Env, c *apitest.Client, burst, wor
 	t.Helper()
 	m := &apitest.Meter{}
 	st := store.New(dynamodb.New(env.Store.DB.Options(), m.Option), env.Store.Table)
-	deps := app.Build(st, app.Config{Table: st.Table, CacheTTL: auth.MaxCacheTTL, WebhooksAllowLoopback: true}, nil)
+	deps := service.Build(st, service.Config{Table: st.Table, CacheTTL: auth.MaxCacheTTL, WebhooksAllowLoopback: true}, nil)
 	evs := eventfns.StartEvents(context.Background(), deps)
 	defer evs.Stop()
 	// The stream's earlier changes (the report's traffic so far) first,

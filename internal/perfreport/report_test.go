@@ -32,13 +32,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
-	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
 	"github.com/sourcebase/sourcebase/internal/lambdafront"
 	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/service"
 	"github.com/sourcebase/sourcebase/internal/sizing"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/webhook"
@@ -557,7 +557,7 @@ func TestPerformanceReport(t *testing.T) {
 	}
 	defer accessLog.Close()
 	defer slog.SetDefault(slog.Default())
-	app.Logger(accessLog)
+	service.Logger(accessLog)
 
 	// DynamoDB Local's JVM keeps compiling its hot paths for tens of
 	// seconds: an endpoint measured later would be served by a faster
@@ -710,7 +710,7 @@ func lambdaPath(t *testing.T, env *apitest.Env, c *apitest.Client, id string) la
 	t.Helper()
 	ctx := context.Background()
 	path := "/v1/companies/" + id
-	h := app.Handler(env.Deps, lambdas.Companies)
+	h := service.Handler(env.Deps, lambdas.Companies)
 	request := func() (*http.Request, *httptest.ResponseRecorder) {
 		req := httptest.NewRequest("GET", path, nil)
 		req.Header.Set("X-Service-Client-Id", c.ClientID)
@@ -737,7 +737,7 @@ func lambdaPath(t *testing.T, env *apitest.Env, c *apitest.Client, id string) la
 		_, err := env.Store.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(env.Store.Table), Key: keyAV(k.PK, k.SK), ConsistentRead: aws.Bool(true)})
 		return err
 	}
-	lh := app.LambdaHandler(env.Deps, lambdas.Companies)
+	lh := service.LambdaHandler(env.Deps, lambdas.Companies)
 	ev := events.APIGatewayV2HTTPRequest{
 		Version: "2.0", RouteKey: "GET /v1/companies/{id}", RawPath: path,
 		Headers:        map[string]string{"x-service-client-id": c.ClientID, "x-service-api-key": c.Secret},

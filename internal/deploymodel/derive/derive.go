@@ -26,13 +26,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/deploymodel"
 	"github.com/sourcebase/sourcebase/internal/history"
 	"github.com/sourcebase/sourcebase/internal/jobs"
 	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
+	"github.com/sourcebase/sourcebase/internal/service"
 	"github.com/sourcebase/sourcebase/internal/sizing"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/workflows"
@@ -76,9 +76,9 @@ func model(functions []routes.Function, in Inputs) (*deploymodel.Model, error) {
 		WebhookPath:           workflows.WebhookPath,
 		DeliverBatchSize:      sizing.DeliverBatchSize,
 		PagesDir:              routes.PagesDir,
-		DefaultTable:          app.DefaultTable,
-		SearchEngines:         deploymodel.SearchEngines{Embedded: app.SearchEmbedded, OpenSearch: app.SearchOpenSearch},
-		OpenSearchIndexPrefix: app.DefaultOpenSearchIndexPrefix,
+		DefaultTable:          service.DefaultTable,
+		SearchEngines:         deploymodel.SearchEngines{Embedded: service.SearchEmbedded, OpenSearch: service.SearchOpenSearch},
+		OpenSearchIndexPrefix: service.DefaultOpenSearchIndexPrefix,
 	}
 	for _, k := range in.Events.Kinds() {
 		m.EventItemTypes = append(m.EventItemTypes, k.StoreType)
@@ -172,8 +172,8 @@ func placeholder(ref deploymodel.Ref) string { return "\x00" + string(ref) }
 // Config is the configuration f runs with in a deployment (openSearch: one
 // searching with OpenSearch), with a placeholder for each value only the
 // deployment knows (the package's comment says which f gets).
-func Config(f routes.Function, openSearch bool) app.Config {
-	cfg := app.DefaultConfig()
+func Config(f routes.Function, openSearch bool) service.Config {
+	cfg := service.DefaultConfig()
 	cfg.Table = placeholder(deploymodel.RefTable)
 	deliverer, jobRunner := f.Reach == routes.ByQueue, f.Reach == routes.ByStateMachine
 	eventsConsumer := f.Reach == routes.ByStream && !isIndexer(f)
@@ -202,7 +202,7 @@ func Config(f routes.Function, openSearch bool) app.Config {
 		cfg.EventBusName = placeholder(deploymodel.RefEventBus)
 	}
 	if openSearch && (f.HoldsIndexes || isIndexer(f)) {
-		cfg.SearchEngine, cfg.OpenSearchEndpoint = app.SearchOpenSearch, placeholder(deploymodel.RefOpenSearchEndpoint)
+		cfg.SearchEngine, cfg.OpenSearchEndpoint = service.SearchOpenSearch, placeholder(deploymodel.RefOpenSearchEndpoint)
 	}
 	return cfg
 }

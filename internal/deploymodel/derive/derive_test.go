@@ -11,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/deploymodel"
 	"github.com/sourcebase/sourcebase/internal/deploymodel/derive"
 	"github.com/sourcebase/sourcebase/internal/endpoints"
@@ -20,6 +19,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
+	"github.com/sourcebase/sourcebase/internal/service"
 	"github.com/sourcebase/sourcebase/internal/sizing"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
@@ -91,8 +91,8 @@ func TestTheModelIsTheDeclarationsInPlainData(t *testing.T) {
 	if m.RunDefinition(arn) != runs.StateMachineDefinition(arn) || m.JobDefinition(arn) != jobs.StateMachineDefinition(arn) {
 		t.Error("the state machines' definitions are not the service's")
 	}
-	if m.DeliverBatchSize != sizing.DeliverBatchSize || m.DefaultTable != app.DefaultTable || m.SearchEngines.OpenSearch != app.SearchOpenSearch ||
-		m.SearchEngines.Embedded != app.SearchEmbedded || m.OpenSearchIndexPrefix != app.DefaultOpenSearchIndexPrefix || m.PagesDir != routes.PagesDir {
+	if m.DeliverBatchSize != sizing.DeliverBatchSize || m.DefaultTable != service.DefaultTable || m.SearchEngines.OpenSearch != service.SearchOpenSearch ||
+		m.SearchEngines.Embedded != service.SearchEmbedded || m.OpenSearchIndexPrefix != service.DefaultOpenSearchIndexPrefix || m.PagesDir != routes.PagesDir {
 		t.Errorf("settings %+v", m)
 	}
 	// Encoded and parsed back, the same model.
@@ -170,7 +170,7 @@ func TestConfigGivesTheQueuesWhereTheyAreUsedAndOpenSearchToTheIndexerOnly(t *te
 			if (cfg.DeliverQueueURL != "") != wantQueue || (cfg.DeliverDLQURL != "") != wantDLQ || cfg.WebhooksAllowLoopback {
 				t.Errorf("%s: queue %q, dead letters %q, loopback %v; want %v, %v, false", f.Name, cfg.DeliverQueueURL, cfg.DeliverDLQURL, cfg.WebhooksAllowLoopback, wantQueue, wantDLQ)
 			}
-			if got, want := cfg.SearchEngine == app.SearchOpenSearch, openSearch && (f.HoldsIndexes || f.Name == lambdas.Indexer); got != want {
+			if got, want := cfg.SearchEngine == service.SearchOpenSearch, openSearch && (f.HoldsIndexes || f.Name == lambdas.Indexer); got != want {
 				t.Errorf("%s (OpenSearch %v): searches with OpenSearch %v, want %v", f.Name, openSearch, got, want)
 			}
 			if got, want := cfg.EventBusName != "", f.Name == lambdas.Events; got != want {
@@ -224,7 +224,7 @@ func TestEveryFunctionsEnvironmentReadsBackAsItsConfiguration(t *testing.T) {
 					}
 					t.Setenv(k, v.Value)
 				}
-				got, err := app.ConfigFromEnv()
+				got, err := service.ConfigFromEnv()
 				if err != nil {
 					t.Fatal(err)
 				}

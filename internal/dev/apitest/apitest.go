@@ -16,21 +16,21 @@ import (
 	"time"
 
 	"github.com/sourcebase/sourcebase/docs"
-	"github.com/sourcebase/sourcebase/internal/app"
-	"github.com/sourcebase/sourcebase/internal/app/eventfns"
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/jobs"
 	"github.com/sourcebase/sourcebase/internal/mcpserver"
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/search/embedded"
+	"github.com/sourcebase/sourcebase/internal/service"
+	"github.com/sourcebase/sourcebase/internal/service/eventfns"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
 // Env is one running service.
 type Env struct {
 	URL    string
-	Deps   app.Deps
+	Deps   service.Deps
 	Store  *store.Store
 	Engine *runs.InProcess // nil with SOURCEBASE_TARGET=lambdas: runs execute in the state machine
 	// Runner runs the bulk jobs in the process (nil with
@@ -85,20 +85,20 @@ func NewWith(t testing.TB, o Options) *Env {
 	srv := httptest.NewUnstartedServer(nil)
 	srv.Start()
 	t.Cleanup(srv.Close)
-	deps := app.Build(st, app.Config{Table: st.Table, CacheTTL: ttl, WebhookBaseURL: srv.URL, WebhooksAllowLoopback: true,
-		WebhooksResolver: o.Resolver}, app.InProcessRuns())
+	deps := service.Build(st, service.Config{Table: st.Table, CacheTTL: ttl, WebhookBaseURL: srv.URL, WebhooksAllowLoopback: true,
+		WebhooksResolver: o.Resolver}, service.InProcessRuns())
 	deps.Search = embedded.NewEngine(st)
 	deps.NewMCP = mcpserver.Handler(docs.Pages)
-	engine := app.InProcess(deps)
+	engine := service.InProcess(deps)
 	t.Cleanup(func() { engine.Close(testenv.Scaled(5 * time.Second)) })
-	runner, files, err := app.LocalJobs(context.Background(), &deps, t.TempDir(), srv.URL)
+	runner, files, err := service.LocalJobs(context.Background(), &deps, t.TempDir(), srv.URL)
 	if err != nil {
 		t.Fatalf("bulk jobs: %v", err)
 	}
 	t.Cleanup(runner.Close)
 	// Imports of tests write as fast as the table takes them.
 	deps.Jobs.RowsPerSecond = 100_000
-	srv.Config.Handler = app.WithFiles(files.Handler(), app.Handler(deps))
+	srv.Config.Handler = service.WithFiles(files.Handler(), service.Handler(deps))
 	return &Env{URL: srv.URL, Deps: deps, Store: st, Engine: engine, Runner: runner}
 }
 

@@ -10,10 +10,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/lambdas"
+	"github.com/sourcebase/sourcebase/internal/service"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
@@ -74,7 +74,7 @@ func BenchmarkGetCompany(b *testing.B) {
 	b.Run("handler", func(b *testing.B) {
 		// The handler stack alone, without the HTTP client and server:
 		// what serving the request adds to its GetItem.
-		h := app.Handler(s.env.Deps, lambdas.Companies)
+		h := service.Handler(s.env.Deps, lambdas.Companies)
 		s.calls.Reset()
 		b.ReportAllocs()
 		for b.Loop() {

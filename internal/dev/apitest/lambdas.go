@@ -17,13 +17,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/dev/lambdaenv"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/ids"
 	"github.com/sourcebase/sourcebase/internal/lambdafront"
 	"github.com/sourcebase/sourcebase/internal/runs"
+	"github.com/sourcebase/sourcebase/internal/service"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
@@ -85,9 +85,9 @@ func newLambdas(t testing.TB) *Env {
 		t.Fatalf("apitest: start the Lambda functions: %v", lambdas.err)
 	}
 	l := lambdas.local
-	cfg := app.Config{Table: lambdaTable, CacheTTL: auth.MaxCacheTTL, WebhookBaseURL: l.URL, StateMachineARN: l.StateMachineARN}
+	cfg := service.Config{Table: lambdaTable, CacheTTL: auth.MaxCacheTTL, WebhookBaseURL: l.URL, StateMachineARN: l.StateMachineARN}
 	engine := runs.UseEngine(runs.StepFunctions{Client: l.SFNClient(), StateMachineARN: l.StateMachineARN})
-	deps := app.Build(lambdas.store, cfg, engine)
+	deps := service.Build(lambdas.store, cfg, engine)
 	return &Env{URL: l.URL, Deps: deps, Store: lambdas.store}
 }
 
@@ -116,7 +116,7 @@ func startLambdas(endpoint string) error {
 		BinDir:      bin,
 		DynamoDB:    endpoint,
 		AccessKeyID: accessKey,
-		Config: app.Config{Table: lambdaTable, CacheTTL: auth.MaxCacheTTL, StoreTimeout: min(testenv.StoreTimeout(), store.MaxCallTimeout),
+		Config: service.Config{Table: lambdaTable, CacheTTL: auth.MaxCacheTTL, StoreTimeout: min(testenv.StoreTimeout(), store.MaxCallTimeout),
 			ImportRowsPerSecond: 100_000}, // imports as fast as the table takes them
 		Log: &warnings{},
 	})

@@ -18,9 +18,9 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/sourcebase/sourcebase/internal/apikeys"
-	"github.com/sourcebase/sourcebase/internal/app"
-	"github.com/sourcebase/sourcebase/internal/app/operator"
 	"github.com/sourcebase/sourcebase/internal/dev/dynamolocal"
+	"github.com/sourcebase/sourcebase/internal/service"
+	"github.com/sourcebase/sourcebase/internal/service/operator"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
@@ -113,10 +113,10 @@ func (d *DynamoDB) Probe(ctx context.Context, db *dynamodb.Client) error {
 // configuration names through it, checks that an external DynamoDB
 // answers, and creates the table if it does not exist. The caller stops
 // the DynamoDB.
-func OpenTable(ctx context.Context, dbPort int) (*DynamoDB, *store.Store, app.Config, error) {
+func OpenTable(ctx context.Context, dbPort int) (*DynamoDB, *store.Store, service.Config, error) {
 	ddb, err := StartDynamoDB(ctx, dbPort)
 	if err != nil {
-		return nil, nil, app.Config{}, err
+		return nil, nil, service.Config{}, err
 	}
 	st, cfg, err := operator.StoreFromEnv(ctx)
 	if err == nil {

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/dev/portowner"
+	"github.com/sourcebase/sourcebase/internal/service"
 )
 
 // IsolateEnv clears the AWS and service environment for a local server's
@@ -37,11 +37,11 @@ func IsolateEnv(t *testing.T) {
 		"AWS_EC2_METADATA_DISABLED":   "",
 	}
 	// Every variable of the service's configuration.
-	for k := range app.DefaultConfig().Env() {
+	for k := range service.DefaultConfig().Env() {
 		vars[k] = ""
 	}
-	for _, k := range []string{app.EnvStateMachineARN, app.EnvWebhookBaseURL, app.EnvSearchEngine,
-		app.EnvOpenSearchEndpoint, app.EnvOpenSearchService, app.EnvOpenSearchIndexPrefix} {
+	for _, k := range []string{service.EnvStateMachineARN, service.EnvWebhookBaseURL, service.EnvSearchEngine,
+		service.EnvOpenSearchEndpoint, service.EnvOpenSearchService, service.EnvOpenSearchIndexPrefix} {
 		vars[k] = ""
 	}
 	for k, v := range vars {

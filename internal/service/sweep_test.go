@@ -1,4 +1,4 @@
-package app_test
+package service_test
 
 import (
 	"bytes"
@@ -12,11 +12,11 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/jsonbody"
 	"github.com/sourcebase/sourcebase/internal/runs"
+	"github.com/sourcebase/sourcebase/internal/service"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
@@ -34,7 +34,7 @@ func scheduledEvent(t *testing.T) json.RawMessage {
 	if err := dec.Decode(&ev); err != nil {
 		t.Fatalf("runner-schedule.json is not an EventBridge event: %v", err)
 	}
-	if ev.Version != "0" || ev.ID == "" || ev.Source != app.ScheduledEventSource || ev.DetailType != app.ScheduledEventDetailType ||
+	if ev.Version != "0" || ev.ID == "" || ev.Source != service.ScheduledEventSource || ev.DetailType != service.ScheduledEventDetailType ||
 		ev.Time.IsZero() || len(ev.Resources) != 1 || !strings.Contains(ev.Resources[0], ":rule/") {
 		t.Fatalf("runner-schedule.json does not have the shape of a Scheduled Event: %+v", ev)
 	}
@@ -63,7 +63,7 @@ func TestAScheduledEventMakesTheRunnerFailAStaleQueuedRunAndCompleteAPendingPurg
 	t.Parallel()
 	ctx := context.Background()
 	r := newRunnerEnv(t)
-	handler := app.RunnerHandler(r.deps)
+	handler := service.RunnerHandler(r.deps)
 	ev := scheduledEvent(t)
 
 	bound := testenv.Scaled(2 * time.Second)
@@ -106,7 +106,7 @@ func TestAScheduledEventMakesTheRunnerFailAStaleQueuedRunAndCompleteAPendingPurg
 	if err != nil {
 		t.Fatalf("the scheduled event: %v", err)
 	}
-	if out != (app.SweepResult{FailedRuns: 1, CompletedPurges: 1}) {
+	if out != (service.SweepResult{FailedRuns: 1, CompletedPurges: 1}) {
 		t.Errorf("the scheduled event answered %+v, want 1 run failed and 1 purge completed", out)
 	}
 	if got := r.get(t, stale.ID); got.Status != runs.Failed || got.Error == nil || !strings.Contains(got.Error.Message, "not started within "+bound.String()) {
@@ -119,7 +119,7 @@ func TestAScheduledEventMakesTheRunnerFailAStaleQueuedRunAndCompleteAPendingPurg
 		t.Errorf("%d candidates and %d purge jobs left after the sweep, want none", n, jobs)
 	}
 
-	if out, err := handler(ctx, ev); err != nil || out != (app.SweepResult{}) {
+	if out, err := handler(ctx, ev); err != nil || out != (service.SweepResult{}) {
 		t.Errorf("a second scheduled event: %+v, %v; want nothing to do", out, err)
 	}
 
@@ -136,7 +136,7 @@ func TestAScheduledEventMakesTheRunnerFailAStaleQueuedRunAndCompleteAPendingPurg
 func TestTheRunnerFailsTheInvocationWhenASweepFailsAndRefusesOtherEvents(t *testing.T) {
 	t.Parallel()
 	r := newRunnerEnv(t)
-	handler := app.RunnerHandler(r.deps)
+	handler := service.RunnerHandler(r.deps)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // every table call fails
 	if _, err := handler(ctx, scheduledEvent(t)); err == nil {

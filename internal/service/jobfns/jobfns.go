@@ -14,11 +14,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
-	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/awsenv"
 	"github.com/sourcebase/sourcebase/internal/blob"
 	"github.com/sourcebase/sourcebase/internal/blob/s3blob"
 	"github.com/sourcebase/sourcebase/internal/jobs"
+	"github.com/sourcebase/sourcebase/internal/service"
 )
 
 // FromEnv gives deps bulk jobs whose files are in BULK_BUCKET (or, run by
@@ -26,8 +26,8 @@ import (
 // JOBS_STATE_MACHINE_ARN (when set: the function creating exports; the
 // runner only runs steps), reaching AWS as the function does. Without
 // either, the function has no jobs: their routes answer 503.
-func FromEnv(ctx context.Context, deps *app.Deps) error {
-	cfg, err := app.ConfigFromEnv()
+func FromEnv(ctx context.Context, deps *service.Deps) error {
+	cfg, err := service.ConfigFromEnv()
 	if err != nil {
 		return err
 	}
@@ -45,11 +45,11 @@ func FromEnv(ctx context.Context, deps *app.Deps) error {
 			return err
 		}
 		if dir.Secret, err = hex.DecodeString(cfg.BulkFilesSecret); err != nil || len(dir.Secret) < 16 {
-			return fmt.Errorf("%s must be at least 16 bytes in hex", app.EnvBulkFilesSecret)
+			return fmt.Errorf("%s must be at least 16 bytes in hex", service.EnvBulkFilesSecret)
 		}
 		files = dir
 	default:
-		slog.Warn("no bulk jobs: neither " + app.EnvBulkBucket + " nor " + app.EnvBulkDir + " is set")
+		slog.Warn("no bulk jobs: neither " + service.EnvBulkBucket + " nor " + service.EnvBulkDir + " is set")
 		return nil
 	}
 	Use(deps, files, awsCfg, cfg)
@@ -57,8 +57,8 @@ func FromEnv(ctx context.Context, deps *app.Deps) error {
 }
 
 // Use gives deps bulk jobs over files, started on the state machine of cfg.
-func Use(deps *app.Deps, files blob.Store, awsCfg aws.Config, cfg app.Config) {
-	deps.Jobs = jobs.New(deps.Store, files, app.JobTargets(*deps))
+func Use(deps *service.Deps, files blob.Store, awsCfg aws.Config, cfg service.Config) {
+	deps.Jobs = jobs.New(deps.Store, files, service.JobTargets(*deps))
 	deps.Jobs.RowsPerSecond = cfg.ImportRowsPerSecond
 	if deps.Limits != nil {
 		deps.Jobs.Limits = deps.Limits // an import's rows count against its key's rate limit
@@ -69,4 +69,4 @@ func Use(deps *app.Deps, files blob.Store, awsCfg aws.Config, cfg app.Config) {
 }
 
 // Option is FromEnv as an option of app.ServeLambda and app.ServeRunner.
-func Option(deps *app.Deps) { app.Must(FromEnv(context.Background(), deps)) }
+func Option(deps *service.Deps) { service.Must(FromEnv(context.Background(), deps)) }

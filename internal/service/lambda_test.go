@@ -1,4 +1,4 @@
-package app_test
+package service_test
 
 import (
 	"bytes"
@@ -14,10 +14,10 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/sourcebase/sourcebase/internal/api"
-	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/lambdas"
+	"github.com/sourcebase/sourcebase/internal/service"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -35,7 +35,7 @@ type lambdaEnv struct {
 func newLambdaEnv(t *testing.T) *lambdaEnv {
 	t.Helper()
 	st := testenv.Store(t)
-	deps := app.Build(st, app.Config{Table: st.Table, CacheTTL: auth.MaxCacheTTL}, nil)
+	deps := service.Build(st, service.Config{Table: st.Table, CacheTTL: auth.MaxCacheTTL}, nil)
 	ctx := context.Background()
 	org, err := deps.Keys.CreateOrg(ctx, "Lambda Org", 0)
 	if err != nil {
@@ -48,8 +48,8 @@ func newLambdaEnv(t *testing.T) *lambdaEnv {
 	return &lambdaEnv{
 		clientID:  key.ClientID,
 		secret:    key.Secret,
-		companies: app.LambdaHandler(deps, lambdas.Companies),
-		keys:      app.LambdaHandler(deps, lambdas.Keys),
+		companies: service.LambdaHandler(deps, lambdas.Companies),
+		keys:      service.LambdaHandler(deps, lambdas.Keys),
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 
-	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/service"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
@@ -27,6 +27,6 @@ func Load(ctx context.Context) (aws.Config, error) {
 }
 
 // StoreFromEnv is app.StoreFromEnv through the SDK's full chain.
-func StoreFromEnv(ctx context.Context) (*store.Store, app.Config, error) {
-	return app.StoreFromEnv(ctx, Load)
+func StoreFromEnv(ctx context.Context) (*store.Store, service.Config, error) {
+	return service.StoreFromEnv(ctx, Load)
 }

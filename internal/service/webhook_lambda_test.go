@@ -1,4 +1,4 @@
-package app_test
+package service_test
 
 import (
 	"context"
@@ -20,12 +20,12 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/sourcebase/sourcebase/internal/api"
-	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/runs"
+	"github.com/sourcebase/sourcebase/internal/service"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/workflows"
 )
@@ -42,7 +42,7 @@ type lambdaHandler = func(context.Context, events.APIGatewayV2HTTPRequest) (even
 // webhookFunction is the webhook Lambda over a fresh table, with runs
 // executed in process, and one organization with an admin key.
 type webhookFunction struct {
-	deps             app.Deps
+	deps             service.Deps
 	org              string
 	clientID, secret string
 	handle           lambdaHandler
@@ -51,8 +51,8 @@ type webhookFunction struct {
 func newWebhookFunction(t *testing.T) *webhookFunction {
 	t.Helper()
 	st := testenv.Store(t)
-	deps := app.Build(st, app.Config{Table: st.Table, CacheTTL: auth.MaxCacheTTL, WebhookBaseURL: functionURL}, app.InProcessRuns())
-	engine := app.InProcess(deps)
+	deps := service.Build(st, service.Config{Table: st.Table, CacheTTL: auth.MaxCacheTTL, WebhookBaseURL: functionURL}, service.InProcessRuns())
+	engine := service.InProcess(deps)
 	t.Cleanup(func() { engine.Close(testenv.Scaled(5 * time.Second)) })
 	ctx := context.Background()
 	org, err := deps.Keys.CreateOrg(ctx, "Webhook Org", 0)
@@ -64,7 +64,7 @@ func newWebhookFunction(t *testing.T) *webhookFunction {
 		t.Fatal(err)
 	}
 	return &webhookFunction{deps: deps, org: org.ID, clientID: key.ClientID, secret: key.Secret,
-		handle: app.LambdaHandler(deps, lambdas.Webhook)}
+		handle: service.LambdaHandler(deps, lambdas.Webhook)}
 }
 
 // workflow creates a workflow from a create body; its trigger carries the secret.

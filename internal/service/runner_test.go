@@ -1,4 +1,4 @@
-package app_test
+package service_test
 
 import (
 	"context"
@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/runs"
+	"github.com/sourcebase/sourcebase/internal/service"
 	"github.com/sourcebase/sourcebase/internal/workflows"
 )
 
@@ -26,14 +26,14 @@ func (noopEngine) Start(context.Context, runs.ExecutionInput) error { return nil
 // runnerEnv is the service as the runner Lambda sees it: a fresh table and
 // an organization, runs queued by an engine that leaves them to the runner.
 type runnerEnv struct {
-	deps app.Deps
+	deps service.Deps
 	org  string
 }
 
 func newRunnerEnv(t *testing.T) *runnerEnv {
 	t.Helper()
 	st := testenv.Store(t)
-	deps := app.Build(st, app.Config{Table: st.Table, CacheTTL: auth.MaxCacheTTL}, runs.UseEngine(noopEngine{}))
+	deps := service.Build(st, service.Config{Table: st.Table, CacheTTL: auth.MaxCacheTTL}, runs.UseEngine(noopEngine{}))
 	org, err := deps.Keys.CreateOrg(context.Background(), "Runner Org", 0)
 	if err != nil {
 		t.Fatal(err)
@@ -284,7 +284,7 @@ func TestARunWhoseOutputCannotBeStoredIsFailedThroughTheCatchPath(t *testing.T) 
 func TestARunCreatedWithoutAnEngineIsFailedAtOnceNotLeftQueued(t *testing.T) {
 	t.Parallel()
 	st := testenv.Store(t)
-	deps := app.Build(st, app.Config{Table: st.Table, CacheTTL: auth.MaxCacheTTL}, nil)
+	deps := service.Build(st, service.Config{Table: st.Table, CacheTTL: auth.MaxCacheTTL}, nil)
 	org, err := deps.Keys.CreateOrg(context.Background(), "No Engine Org", 0)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package app_test
+package service_test
 
 import (
 	"context"
@@ -14,17 +14,17 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
-	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/dev/lambdaenv"
 	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/search"
+	"github.com/sourcebase/sourcebase/internal/service"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
 func TestStoreTimeoutDefaultsToTenSecondsAndRejectsValuesOutsideItsRange(t *testing.T) {
 	for in, want := range map[string]time.Duration{"": store.DefaultCallTimeout, "5s": 5 * time.Second, "250ms": 250 * time.Millisecond, "25s": 25 * time.Second} {
-		if got, err := app.ParseStoreTimeout(in); err != nil || got != want {
+		if got, err := service.ParseStoreTimeout(in); err != nil || got != want {
 			t.Errorf("ParseStoreTimeout(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
@@ -32,7 +32,7 @@ func TestStoreTimeoutDefaultsToTenSecondsAndRejectsValuesOutsideItsRange(t *test
 		t.Errorf("default store timeout %v, want 10s", store.DefaultCallTimeout)
 	}
 	for _, in := range []string{"ten", "0s", "-1s", "50ms", "26s", "1m"} {
-		if _, err := app.ParseStoreTimeout(in); err == nil || !strings.Contains(err.Error(), "STORE_TIMEOUT") {
+		if _, err := service.ParseStoreTimeout(in); err == nil || !strings.Contains(err.Error(), "STORE_TIMEOUT") {
 			t.Errorf("ParseStoreTimeout(%q) = %v, want an error naming STORE_TIMEOUT", in, err)
 		}
 	}
@@ -40,39 +40,39 @@ func TestStoreTimeoutDefaultsToTenSecondsAndRejectsValuesOutsideItsRange(t *test
 
 func TestConfigFromEnvReadsStoreTimeout(t *testing.T) {
 	t.Setenv("STORE_TIMEOUT", "3s")
-	c, err := app.ConfigFromEnv()
+	c, err := service.ConfigFromEnv()
 	if err != nil || c.StoreTimeout != 3*time.Second {
 		t.Fatalf("ConfigFromEnv = %+v, %v; want StoreTimeout 3s", c, err)
 	}
 	t.Setenv("STORE_TIMEOUT", "forever")
-	if _, err := app.ConfigFromEnv(); err == nil {
+	if _, err := service.ConfigFromEnv(); err == nil {
 		t.Fatal("ConfigFromEnv accepted STORE_TIMEOUT=forever")
 	}
 }
 
 // clearEnv unsets (as empty) every variable the configuration reads.
 func clearEnv(t *testing.T) {
-	for _, k := range []string{app.EnvTable, app.EnvCacheTTL, app.EnvStateMachineARN, app.EnvWebhookBaseURL, app.EnvStoreTimeout, app.EnvSearchBaseURL,
-		app.EnvSearchEngine, app.EnvOpenSearchEndpoint, app.EnvOpenSearchService, app.EnvOpenSearchIndexPrefix} {
+	for _, k := range []string{service.EnvTable, service.EnvCacheTTL, service.EnvStateMachineARN, service.EnvWebhookBaseURL, service.EnvStoreTimeout, service.EnvSearchBaseURL,
+		service.EnvSearchEngine, service.EnvOpenSearchEndpoint, service.EnvOpenSearchService, service.EnvOpenSearchIndexPrefix} {
 		t.Setenv(k, "")
 	}
 }
 
 func TestEnvIsReadBackAsTheSameConfig(t *testing.T) {
-	for _, c := range []app.Config{
-		app.DefaultConfig(),
+	for _, c := range []service.Config{
+		service.DefaultConfig(),
 		{Table: "t1", CacheTTL: 0, StoreTimeout: 3 * time.Second, StateMachineARN: "arn:aws:states:eu-west-1:123456789012:stateMachine:runs", WebhookBaseURL: "https://hooks.example.com",
-			SearchEngine: app.SearchOpenSearch, OpenSearchEndpoint: "https://abc123.eu-west-1.aoss.amazonaws.com", OpenSearchService: "aoss", OpenSearchIndexPrefix: "sourcebase"},
+			SearchEngine: service.SearchOpenSearch, OpenSearchEndpoint: "https://abc123.eu-west-1.aoss.amazonaws.com", OpenSearchService: "aoss", OpenSearchIndexPrefix: "sourcebase"},
 		{Table: "t2", CacheTTL: time.Second, StoreTimeout: 5 * time.Second, SearchBaseURL: "https://abc123.execute-api.eu-west-1.amazonaws.com",
-			SearchEngine: app.SearchOpenSearch, OpenSearchEndpoint: "https://search-x.eu-west-1.es.amazonaws.com", OpenSearchService: "es", OpenSearchIndexPrefix: "stage-2.sb"},
+			SearchEngine: service.SearchOpenSearch, OpenSearchEndpoint: "https://search-x.eu-west-1.es.amazonaws.com", OpenSearchService: "es", OpenSearchIndexPrefix: "stage-2.sb"},
 		{Table: "t3", CacheTTL: time.Second, StoreTimeout: 5 * time.Second,
-			SearchEngine: app.SearchEmbedded, OpenSearchEndpoint: "https://abc.eu-west-1.aoss.amazonaws.com", OpenSearchService: "aoss", OpenSearchIndexPrefix: "idx"},
+			SearchEngine: service.SearchEmbedded, OpenSearchEndpoint: "https://abc.eu-west-1.aoss.amazonaws.com", OpenSearchService: "aoss", OpenSearchIndexPrefix: "idx"},
 	} {
 		clearEnv(t)
 		for k, v := range c.Env() {
 			t.Setenv(k, v)
 		}
-		got, err := app.ConfigFromEnv()
+		got, err := service.ConfigFromEnv()
 		if err != nil || got != c {
 			t.Errorf("ConfigFromEnv after Env() of %+v = %+v, %v", c, got, err)
 		}
@@ -80,8 +80,8 @@ func TestEnvIsReadBackAsTheSameConfig(t *testing.T) {
 }
 
 func TestTheDefaultEnvironmentHasNoSearchVariables(t *testing.T) {
-	for _, k := range []string{app.EnvSearchEngine, app.EnvOpenSearchEndpoint, app.EnvOpenSearchService, app.EnvOpenSearchIndexPrefix} {
-		if v, ok := app.DefaultConfig().Env()[k]; ok {
+	for _, k := range []string{service.EnvSearchEngine, service.EnvOpenSearchEndpoint, service.EnvOpenSearchService, service.EnvOpenSearchIndexPrefix} {
+		if v, ok := service.DefaultConfig().Env()[k]; ok {
 			t.Errorf("DefaultConfig().Env() sets %s=%q", k, v)
 		}
 	}
@@ -89,29 +89,29 @@ func TestTheDefaultEnvironmentHasNoSearchVariables(t *testing.T) {
 
 func TestSearchSettingsDefaultToTheEmbeddedEngineAndInvalidValuesNameTheirVariable(t *testing.T) {
 	clearEnv(t)
-	c, err := app.ConfigFromEnv()
+	c, err := service.ConfigFromEnv()
 	if err != nil || c.SearchEngine != "embedded" || c.OpenSearchService != "aoss" || c.OpenSearchIndexPrefix != "sourcebase" || c.OpenSearchEndpoint != "" {
 		t.Fatalf("empty environment: %+v, %v", c, err)
 	}
 	for _, bad := range []struct{ name, value string }{
-		{app.EnvSearchEngine, "elastic"},
-		{app.EnvSearchEngine, "OpenSearch"},
-		{app.EnvOpenSearchService, "opensearch"},
-		{app.EnvOpenSearchService, "AOSS"},
-		{app.EnvOpenSearchIndexPrefix, "Upper"},
-		{app.EnvOpenSearchIndexPrefix, "_hidden"},
-		{app.EnvOpenSearchIndexPrefix, "a b"},
-		{app.EnvOpenSearchEndpoint, "abc.aoss.amazonaws.com"},
-		{app.EnvOpenSearchEndpoint, "https://abc.aoss.amazonaws.com/some/path"},
-		{app.EnvOpenSearchEndpoint, "ftp://abc.aoss.amazonaws.com"},
-		{app.EnvSearchBaseURL, "abc123.execute-api.eu-west-1.amazonaws.com"},
-		{app.EnvSearchBaseURL, "https://"},
-		{app.EnvSearchBaseURL, "https://api.example.com/?stage=prod"},
-		{app.EnvSearchBaseURL, "https://user:secret@api.example.com"},
+		{service.EnvSearchEngine, "elastic"},
+		{service.EnvSearchEngine, "OpenSearch"},
+		{service.EnvOpenSearchService, "opensearch"},
+		{service.EnvOpenSearchService, "AOSS"},
+		{service.EnvOpenSearchIndexPrefix, "Upper"},
+		{service.EnvOpenSearchIndexPrefix, "_hidden"},
+		{service.EnvOpenSearchIndexPrefix, "a b"},
+		{service.EnvOpenSearchEndpoint, "abc.aoss.amazonaws.com"},
+		{service.EnvOpenSearchEndpoint, "https://abc.aoss.amazonaws.com/some/path"},
+		{service.EnvOpenSearchEndpoint, "ftp://abc.aoss.amazonaws.com"},
+		{service.EnvSearchBaseURL, "abc123.execute-api.eu-west-1.amazonaws.com"},
+		{service.EnvSearchBaseURL, "https://"},
+		{service.EnvSearchBaseURL, "https://api.example.com/?stage=prod"},
+		{service.EnvSearchBaseURL, "https://user:secret@api.example.com"},
 	} {
 		clearEnv(t)
 		t.Setenv(bad.name, bad.value)
-		if _, err := app.ConfigFromEnv(); err == nil || !strings.Contains(err.Error(), bad.name) {
+		if _, err := service.ConfigFromEnv(); err == nil || !strings.Contains(err.Error(), bad.name) {
 			t.Errorf("%s=%q: %v, want an error naming %s", bad.name, bad.value, err, bad.name)
 		}
 	}
@@ -119,21 +119,21 @@ func TestSearchSettingsDefaultToTheEmbeddedEngineAndInvalidValuesNameTheirVariab
 
 func TestTheOpenSearchEngineWithoutAnEndpointFailsAtStartNamingOPENSEARCH_ENDPOINT(t *testing.T) {
 	clearEnv(t)
-	t.Setenv(app.EnvSearchEngine, "opensearch")
-	if _, err := app.ConfigFromEnv(); err == nil || !strings.Contains(err.Error(), "OPENSEARCH_ENDPOINT") {
+	t.Setenv(service.EnvSearchEngine, "opensearch")
+	if _, err := service.ConfigFromEnv(); err == nil || !strings.Contains(err.Error(), "OPENSEARCH_ENDPOINT") {
 		t.Fatalf("ConfigFromEnv: %v, want an error naming OPENSEARCH_ENDPOINT", err)
 	}
 	// A configuration built in code is checked again where the engine is made.
-	cfg := app.DefaultConfig()
-	cfg.SearchEngine = app.SearchOpenSearch
+	cfg := service.DefaultConfig()
+	cfg.SearchEngine = service.SearchOpenSearch
 	never := func(context.Context, aws.Config, *store.Store, string, string, string) (search.Engine, error) {
 		t.Fatal("the OpenSearch engine was made without an endpoint")
 		return nil, nil
 	}
-	if _, err := app.SearchEngine(context.Background(), aws.Config{}, nil, cfg, nil, never); err == nil || !strings.Contains(err.Error(), "OPENSEARCH_ENDPOINT") {
+	if _, err := service.SearchEngine(context.Background(), aws.Config{}, nil, cfg, nil, never); err == nil || !strings.Contains(err.Error(), "OPENSEARCH_ENDPOINT") {
 		t.Fatalf("SearchEngine: %v, want an error naming OPENSEARCH_ENDPOINT", err)
 	}
-	if _, err := app.Indexer(context.Background(), nil, app.DefaultConfig(), nil); err == nil || !strings.Contains(err.Error(), "OPENSEARCH_ENDPOINT") {
+	if _, err := service.Indexer(context.Background(), nil, service.DefaultConfig(), nil); err == nil || !strings.Contains(err.Error(), "OPENSEARCH_ENDPOINT") {
 		t.Fatalf("Indexer: %v, want an error naming OPENSEARCH_ENDPOINT", err)
 	}
 }
@@ -153,21 +153,21 @@ func TestTheSearchFunctionRunsTheEngineTheConfigurationNames(t *testing.T) {
 		got = []string{endpoint, service, prefix}
 		return namedEngine("opensearch"), nil
 	}
-	cfg := app.DefaultConfig()
-	if e, err := app.SearchEngine(context.Background(), aws.Config{}, nil, cfg, embedded, openSearch); err != nil || e != namedEngine("embedded") {
+	cfg := service.DefaultConfig()
+	if e, err := service.SearchEngine(context.Background(), aws.Config{}, nil, cfg, embedded, openSearch); err != nil || e != namedEngine("embedded") {
 		t.Errorf("default: %v, %v; want the embedded engine", e, err)
 	}
-	cfg.SearchEngine, cfg.OpenSearchEndpoint, cfg.OpenSearchService, cfg.OpenSearchIndexPrefix = app.SearchOpenSearch, "https://x.es.amazonaws.com", "es", "p"
-	if e, err := app.SearchEngine(context.Background(), aws.Config{}, nil, cfg, embedded, openSearch); err != nil || e != namedEngine("opensearch") || strings.Join(got, " ") != "https://x.es.amazonaws.com es p" {
+	cfg.SearchEngine, cfg.OpenSearchEndpoint, cfg.OpenSearchService, cfg.OpenSearchIndexPrefix = service.SearchOpenSearch, "https://x.es.amazonaws.com", "es", "p"
+	if e, err := service.SearchEngine(context.Background(), aws.Config{}, nil, cfg, embedded, openSearch); err != nil || e != namedEngine("opensearch") || strings.Join(got, " ") != "https://x.es.amazonaws.com es p" {
 		t.Errorf("opensearch: %v, %v, made with %v", e, err, got)
 	}
 }
 
 func TestTheIndexerIsMadeForEverySearchableResource(t *testing.T) {
-	cfg := app.DefaultConfig()
+	cfg := service.DefaultConfig()
 	cfg.OpenSearchEndpoint = "https://abc.eu-west-1.aoss.amazonaws.com"
 	var resources []string
-	h, err := app.Indexer(context.Background(), func(context.Context) (aws.Config, error) { return aws.Config{}, nil }, cfg, func(_ context.Context, _ aws.Config, endpoint, service, prefix string, schemas []*search.Schema) (func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error), error) {
+	h, err := service.Indexer(context.Background(), func(context.Context) (aws.Config, error) { return aws.Config{}, nil }, cfg, func(_ context.Context, _ aws.Config, endpoint, service, prefix string, schemas []*search.Schema) (func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error), error) {
 		for _, s := range schemas {
 			resources = append(resources, s.Resource)
 		}

@@ -19,13 +19,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/sourcebase/sourcebase/internal/app"
 	"github.com/sourcebase/sourcebase/internal/awsenv"
 	"github.com/sourcebase/sourcebase/internal/endpoints"
 	"github.com/sourcebase/sourcebase/internal/endpoints/sqsqueue"
 	"github.com/sourcebase/sourcebase/internal/history"
 	"github.com/sourcebase/sourcebase/internal/history/bus"
 	"github.com/sourcebase/sourcebase/internal/lambdas"
+	"github.com/sourcebase/sourcebase/internal/service"
 	"github.com/sourcebase/sourcebase/internal/streams"
 	"github.com/sourcebase/sourcebase/internal/streams/streamsapi"
 )
@@ -44,13 +44,13 @@ type LocalEvents struct {
 
 // StartEvents starts reading the table's stream into deps' history and
 // delivering to its endpoints, until Stop or ctx's end.
-func StartEvents(ctx context.Context, deps app.Deps) *LocalEvents {
+func StartEvents(ctx context.Context, deps service.Deps) *LocalEvents {
 	ctx, cancel := context.WithCancel(ctx)
 	q := &endpoints.LocalQueue{Attempt: deps.Endpoints.Attempt}
 	q.Start(ctx)
 	deps.Endpoints.SetQueue(q)
 	p := &streamsapi.Poller{Streams: streamsapi.ClientOf(deps.Store.DB), DB: deps.Store.DB, Table: deps.Store.Table,
-		Handle: app.Processor(deps, nil).Handle}
+		Handle: service.Processor(deps, nil).Handle}
 	le := &LocalEvents{Poller: p, Queue: q, done: make(chan error, 1), cancel: cancel}
 	go func() {
 		err := p.Run(ctx)
@@ -81,14 +81,14 @@ func (le *LocalEvents) Caught(ctx context.Context) error { return le.Poller.Caug
 func ServeEvents() {
 	deps, cfg, awsCfg := start()
 	if cfg.DeliverQueueURL == "" {
-		app.Must(fmt.Errorf("the events function needs %s", app.EnvDeliverQueueURL))
+		service.Must(fmt.Errorf("the events function needs %s", service.EnvDeliverQueueURL))
 	}
 	var also func(context.Context, history.Derived) error
 	if cfg.EventBusName != "" {
 		b := &bus.Bridge{Client: eventbridge.NewFromConfig(awsCfg), Bus: cfg.EventBusName, Enabled: deps.Keys.EventBridge}
 		also = b.Publish
 	}
-	lambda.Start(streams.Lambda(app.Processor(deps, also).Handle))
+	lambda.Start(streams.Lambda(service.Processor(deps, also).Handle))
 }
 
 // ServeDeliver runs the deliver function: the delivery queue's batches,
@@ -97,7 +97,7 @@ func ServeEvents() {
 func ServeDeliver() {
 	deps, cfg, awsCfg := start()
 	if cfg.DeliverQueueURL == "" || cfg.DeliverDLQURL == "" {
-		app.Must(fmt.Errorf("the deliver function needs %s and %s", app.EnvDeliverQueueURL, app.EnvDeliverDLQURL))
+		service.Must(fmt.Errorf("the deliver function needs %s and %s", service.EnvDeliverQueueURL, service.EnvDeliverDLQURL))
 	}
 	lambda.Start(sqsqueue.Handler(deps.Endpoints, sqs.NewFromConfig(awsCfg), cfg.DeliverQueueURL, cfg.DeliverDLQURL))
 }
@@ -107,17 +107,17 @@ func ServeDeliver() {
 // DELIVER_QUEUE_URL for manual retries.
 func ServeHooks() {
 	deps, _, _ := start()
-	app.ServeDeps(lambdas.Hooks, deps)
+	service.ServeDeps(lambdas.Hooks, deps)
 }
 
 // start reads the configuration of a function that queues or takes
 // deliveries, with its delivery queue (SQS) when DELIVER_QUEUE_URL names
 // one.
-func start() (app.Deps, app.Config, aws.Config) {
-	app.SizeToCPU()
-	app.Logger(os.Stdout)
-	deps, cfg, awsCfg, err := app.FromEnv(context.Background(), awsenv.Load)
-	app.Must(err)
+func start() (service.Deps, service.Config, aws.Config) {
+	service.SizeToCPU()
+	service.Logger(os.Stdout)
+	deps, cfg, awsCfg, err := service.FromEnv(context.Background(), awsenv.Load)
+	service.Must(err)
 	if cfg.DeliverQueueURL != "" {
 		deps.Endpoints.SetQueue(sqsqueue.Queue{Client: sqs.NewFromConfig(awsCfg), URL: cfg.DeliverQueueURL})
 	}

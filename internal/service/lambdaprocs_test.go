@@ -1,9 +1,9 @@
-package app_test
+package service_test
 
 import (
 	"testing"
 
-	"github.com/sourcebase/sourcebase/internal/app"
+	"github.com/sourcebase/sourcebase/internal/service"
 )
 
 func TestFunctionsBelowOneVCPURunOneSchedulerThreadUnlessGOMAXPROCSIsSet(t *testing.T) {
@@ -22,7 +22,7 @@ func TestFunctionsBelowOneVCPURunOneSchedulerThreadUnlessGOMAXPROCSIsSet(t *test
 		{512, "4", 0}, // the environment decides
 	}
 	for _, tt := range tests {
-		if got := app.LambdaProcs(tt.memoryMB, tt.env); got != tt.want {
+		if got := service.LambdaProcs(tt.memoryMB, tt.env); got != tt.want {
 			t.Errorf("LambdaProcs(%d MB, GOMAXPROCS=%q) = %d, want %d", tt.memoryMB, tt.env, got, tt.want)
 		}
 	}

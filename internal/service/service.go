@@ -1,7 +1,7 @@
-// Package app builds the service from its configuration: the one place
+// Package service builds the service from its configuration: the one place
 // where environment variables are read and dependencies wired, shared by
 // the Lambda functions, the dev server and the operator CLI.
-package app
+package service
 
 import (
 	"context"
