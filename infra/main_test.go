@@ -16,7 +16,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/sourcebase/sourcebase/internal/deploymodel"
-	"github.com/sourcebase/sourcebase/internal/lambdafront"
+	"github.com/sourcebase/sourcebase/internal/dev/lambdafront"
 )
 
 // testAssets holds <name>/bootstrap for every function, built by TestMain

@@ -37,8 +37,8 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/service/eventfns"
 
+	"github.com/sourcebase/sourcebase/internal/dev/lambdafront"
 	"github.com/sourcebase/sourcebase/internal/dev/localdev"
-	"github.com/sourcebase/sourcebase/internal/lambdafront"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/service"
 )

@@ -15,7 +15,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
-	"github.com/sourcebase/sourcebase/internal/webhook/webhooktest"
+	"github.com/sourcebase/sourcebase/internal/dev/webhooktest"
 )
 
 // hook is a workflow with a webhook trigger, as its sender knows it.

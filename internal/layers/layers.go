@@ -30,14 +30,14 @@ package layers
 // lowest first.
 var Layers = []Layer{
 	{"base", []string{"lambdas", "apperr", "clock", "ids", "jsonbody", "fold", "awsenv", "docspage", "dev/dynamolocal", "dev/lambdaenv", "dev/portowner",
-		"dev/localsfn", "webhook", "webhook/webhooktest", "perfreport", "layers", "outbound", "blob", "dev/testinputs", "deploymodel"}},
+		"dev/localsfn", "webhook", "dev/webhooktest", "perfreport", "layers", "outbound", "blob", "dev/testinputs", "deploymodel"}},
 	{"storage", []string{"store", "steps", "streams", "streams/streamsapi", "blob/s3blob"}},
 	{"platform", []string{"resource", "listing", "apikeys", "auth", "ratelimit", "routes", "series", "search", "search/searchtest",
 		"search/embedded", "search/opensearch", "openapi", "admin", "dev/testenv", "history", "history/bus", "bulk"}},
 	{"http", []string{"httpapi", "operation"}},
 	{"domain", []string{"kinds", "companies", "workflows", "enrichment", "runs", "resources", "search/opensearch/golden", "endpoints", "endpoints/sqsqueue", "jobs"}},
 	{"surface", []string{"api/keysapi", "api/recordsapi/listspec", "api/workflowsapi", "api/jobsapi", "api/mcpapi", "api/recordsapi", "api/eventsapi", "api/enrichmentapi", "api/listsapi", "api/seriesapi", "api", "mcpserver"}},
-	{"assembly", []string{"service", "service/eventfns", "service/jobfns", "service/operator", "sizing", "lambdafront", "dev/localdev", "dev/localdev/localdevtest", "dev/apitest", "dev/dynamolocal/shared", "deploymodel/derive", "generate"}},
+	{"assembly", []string{"service", "service/eventfns", "service/jobfns", "service/operator", "sizing", "dev/lambdafront", "dev/localdev", "dev/localdev/localdevtest", "dev/apitest", "dev/dynamolocal/shared", "deploymodel/derive", "generate"}},
 }
 
 // Layer is one layer: its name and packages.

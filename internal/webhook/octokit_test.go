@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sourcebase/sourcebase/internal/dev/webhooktest"
 	"github.com/sourcebase/sourcebase/internal/webhook"
-	"github.com/sourcebase/sourcebase/internal/webhook/webhooktest"
 )
 
 // TestVerifyAcceptsSignaturesFromOctokit checks our HMAC against GitHub's own
