@@ -23,13 +23,13 @@ import (
 const investors = `package resources
 
 import (
-	"github.com/sourcebase/sourcebase/internal/fn"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/resource"
 )
 
 // Investors are the firms and people that invest in the firm's funds.
 var Investors = declare(&resource.Def{
-	Name: "investors", Singular: "investor", Type: "INVESTOR", IDPrefix: "inv", Function: fn.CRM,
+	Name: "investors", Singular: "investor", Type: "INVESTOR", IDPrefix: "inv", Function: lambdas.CRM,
 	Doc: "An investor in the firm's funds.",
 	Fields: []resource.Field{
 		nameField(true),
