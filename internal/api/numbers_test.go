@@ -96,9 +96,15 @@ func TestEveryJSONBodyOfTheContractRefusesANumberNoClientReads(t *testing.T) {
 	var doc struct {
 		Paths map[string]map[string]struct {
 			RequestBody *struct {
+				Ref     string         `json:"$ref"`
 				Content map[string]any `json:"content"`
 			} `json:"requestBody"`
 		} `json:"paths"`
+		Components struct {
+			RequestBodies map[string]struct {
+				Content map[string]any `json:"content"`
+			} `json:"requestBodies"`
+		} `json:"components"`
 	}
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
@@ -110,6 +116,9 @@ func TestEveryJSONBodyOfTheContractRefusesANumberNoClientReads(t *testing.T) {
 	var checked []string
 	for p, ops := range doc.Paths {
 		for method, op := range ops {
+			if op.RequestBody != nil && op.RequestBody.Ref != "" {
+				op.RequestBody.Content = doc.Components.RequestBodies[strings.TrimPrefix(op.RequestBody.Ref, "#/components/requestBodies/")].Content
+			}
 			if op.RequestBody == nil || op.RequestBody.Content["application/json"] == nil {
 				continue
 			}

@@ -500,8 +500,9 @@ func scalar(v any) string {
 type openAPI struct {
 	Paths      map[string]map[string]json.RawMessage `json:"paths"`
 	Components struct {
-		Schemas    map[string]any   `json:"schemas"`
-		Parameters map[string]param `json:"parameters"`
+		Schemas       map[string]any         `json:"schemas"`
+		Parameters    map[string]param       `json:"parameters"`
+		RequestBodies map[string]requestBody `json:"requestBodies"`
 	} `json:"components"`
 }
 
@@ -525,6 +526,16 @@ const ifMatchParam = "#/components/parameters/IfMatch"
 // idempotencyKeyParam is the document's Idempotency-Key parameter, which
 // the POSTs that keep an answer refer to.
 const idempotencyKeyParam = "#/components/parameters/IdempotencyKey"
+
+// requestBody is an operation's request body, or a reference to one of
+// the components'.
+type requestBody struct {
+	Ref      string `json:"$ref"`
+	Required bool   `json:"required"`
+	Content  map[string]struct {
+		Schema any `json:"schema"`
+	} `json:"content"`
+}
 
 type param struct {
 	Name        string         `json:"name"`
@@ -578,15 +589,10 @@ func (d *openAPI) operations() map[string]operation {
 	for p, methods := range d.Paths {
 		for m, raw := range methods {
 			var o struct {
-				OperationID string  `json:"operationId"`
-				Summary     string  `json:"summary"`
-				Parameters  []param `json:"parameters"`
-				RequestBody *struct {
-					Required bool `json:"required"`
-					Content  map[string]struct {
-						Schema any `json:"schema"`
-					} `json:"content"`
-				} `json:"requestBody"`
+				OperationID string       `json:"operationId"`
+				Summary     string       `json:"summary"`
+				Parameters  []param      `json:"parameters"`
+				RequestBody *requestBody `json:"requestBody"`
 			}
 			if json.Unmarshal(raw, &o) != nil || o.OperationID == "" {
 				continue // a path's "parameters" or "summary", not an operation
@@ -611,6 +617,11 @@ func (d *openAPI) operations() map[string]operation {
 					continue
 				}
 				op.params = append(op.params, pr)
+			}
+			if o.RequestBody != nil && o.RequestBody.Ref != "" {
+				// A body several operations share (a kind's update and upsert).
+				b := d.Components.RequestBodies[strings.TrimPrefix(o.RequestBody.Ref, "#/components/requestBodies/")]
+				o.RequestBody = &b
 			}
 			if o.RequestBody != nil {
 				if c, ok := o.RequestBody.Content["application/json"]; ok {

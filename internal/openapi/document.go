@@ -156,6 +156,7 @@ func Document(ops []Operation, schemas map[string]Schema, securitySchemes map[st
 			"schema":      Schema{"type": "string"}},
 	}
 	factorParameters(paths, paramComponents, headerComponents)
+	bodyComponents := factorBodies(paths)
 	all := map[string]Schema{"Error": errorSchema, "ErrorCode": errorCodeSchema()}
 	for k, v := range schemas {
 		all[k] = v
@@ -179,6 +180,7 @@ func Document(ops []Operation, schemas map[string]Schema, securitySchemes map[st
 			"responses":       errorResponses(),
 			"headers":         headerComponents,
 			"parameters":      paramComponents,
+			"requestBodies":   bodyComponents,
 		},
 		"security": []any{map[string]any{"clientId": []any{}, "apiKey": []any{}}},
 	}
@@ -264,6 +266,47 @@ func factorParameters(paths map[string]map[string]any, params, hdrs map[string]a
 			set(map[string]any{"$ref": r})
 		}
 	})
+}
+
+// factorBodies moves every request body that two or more operations
+// declare alike (a kind's partial update and its upsert by a unique
+// field) into the components, named after the first of them by path and
+// method (PatchCompaniesByIdBody), each operation then referring to it.
+func factorBodies(paths map[string]map[string]any) map[string]any {
+	type use struct {
+		name string
+		ops  []map[string]any
+	}
+	uses := map[string]*use{}
+	for _, path := range slices.Sorted(maps.Keys(paths)) {
+		item := paths[path]
+		for _, method := range slices.Sorted(maps.Keys(item)) {
+			o, _ := item[method].(map[string]any)
+			body, ok := o["requestBody"].(map[string]any)
+			if !ok || body["$ref"] != nil {
+				continue
+			}
+			b, _ := json.Marshal(body)
+			u := uses[string(b)]
+			if u == nil {
+				id, _ := o["operationId"].(string)
+				u = &use{name: upperFirst(id) + "Body"}
+				uses[string(b)] = u
+			}
+			u.ops = append(u.ops, o)
+		}
+	}
+	out := map[string]any{}
+	for _, u := range uses {
+		if len(u.ops) < 2 {
+			continue
+		}
+		out[u.name] = u.ops[0]["requestBody"]
+		for _, o := range u.ops {
+			o["requestBody"] = map[string]any{"$ref": "#/components/requestBodies/" + u.name}
+		}
+	}
+	return out
 }
 
 // parameterComponent is the component name of a parameter: a header's

@@ -61,3 +61,35 @@ func keys(m map[string]json.RawMessage) []string {
 	}
 	return out
 }
+
+// A request body two operations declare alike is a component both refer
+// to; a body of one operation stays inline.
+func TestRequestBodiesTwoOperationsDeclareAlikeAreComponents(t *testing.T) {
+	shared := openapi.Schema{"type": "object", "properties": openapi.Schema{"name": openapi.Schema{"type": "string"}}}
+	own := openapi.Schema{"type": "object", "properties": openapi.Schema{"other": openapi.Schema{"type": "string"}}}
+	ops := []openapi.Operation{
+		{Method: "PUT", Path: "/v1/things", Function: "things", Tag: "things", Summary: "upsert", Status: 200, Data: openapi.Schema{"type": "object"}, Body: shared},
+		{Method: "PATCH", Path: "/v1/things/{id}", Function: "things", Tag: "things", Summary: "update", Status: 200, Data: openapi.Schema{"type": "object"}, Body: shared},
+		{Method: "POST", Path: "/v1/things", Function: "things", Tag: "things", Summary: "create", Status: 201, Data: openapi.Schema{"type": "object"}, Body: own},
+	}
+	b, err := openapi.Document(ops, nil, nil, openapi.Info{Tags: []openapi.Tag{{Name: "things"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Paths      map[string]map[string]map[string]json.RawMessage `json:"paths"`
+		Components map[string]map[string]json.RawMessage           `json:"components"`
+	}
+	json.Unmarshal(b, &d)
+	if d.Components["requestBodies"]["PutThingsBody"] == nil || len(d.Components["requestBodies"]) != 1 {
+		t.Fatalf("request body components: %v", keys(d.Components["requestBodies"]))
+	}
+	for _, at := range [][2]string{{"/v1/things", "put"}, {"/v1/things/{id}", "patch"}} {
+		if got := string(d.Paths[at[0]][at[1]]["requestBody"]); !strings.Contains(got, `"$ref": "#/components/requestBodies/PutThingsBody"`) {
+			t.Errorf("%s %s: body %s", at[1], at[0], got)
+		}
+	}
+	if got := string(d.Paths["/v1/things"]["post"]["requestBody"]); !strings.Contains(got, `"other"`) {
+		t.Errorf("a body one operation declares is not inline: %s", got)
+	}
+}

@@ -54,6 +54,11 @@ func NumberFormats(doc []byte) ([]byte, error) {
 	for name, r := range mapOf(components["responses"]) {
 		formatResponse(r, "#/components/responses/"+name, fail)
 	}
+	for name, b := range mapOf(components["requestBodies"]) {
+		for media, m := range mapOf(mapOf(b)["content"]) {
+			formatSchema(mapOf(m)["schema"], "#/components/requestBodies/"+name+" "+media, fail)
+		}
+	}
 	for path, item := range mapOf(d["paths"]) {
 		for method, op := range mapOf(item) {
 			at := strings.ToUpper(method) + " " + path
