@@ -164,8 +164,8 @@ func tableResources(def deploymodel.Table) []any {
 // header is the comment at the top of the generated files.
 const header = `GENERATED from the Go declarations; do not edit by hand.
   Functions: routes.Deployed(false) (internal/routes; the OpenSearch indexer is the CDK stack's only); HttpApi events: api.Routes() (internal/api);
-  table: store.TableDefinition and store.Indexes (internal/store); environment: app.Config.Env()
-  (internal/app); IAM actions: store.IAMActions(f.Access(api.Routes())...); state machine:
+  table: store.TableDefinition and store.Indexes (internal/store); environment: service.Config.Env()
+  (internal/service); IAM actions: store.IAMActions(f.Access(api.Routes())...); state machine:
   runs.StateMachineDefinition (internal/runs).
 Regenerate: make sam-template   (= cd infra && go run ./sam -write)
 Checked by: cd infra && go test ./sam   (fails when this file differs from what the code generates;
@@ -700,7 +700,7 @@ func function(s Spec, f deploymodel.Function) (*yaml.Node, error) {
 		field("Architectures", flow("arm64")),
 		note(f.Sizing+".", "MemorySize", f.MemoryMB),
 		field("Timeout", f.TimeoutSeconds),
-		note("app.Config.Env(); AWS_ENDPOINT_URL_DYNAMODB only when the DynamoDBEndpoint parameter is set (sam local).", "Environment", obj(field("Variables", obj(vars...)))),
+		note("service.Config.Env(); AWS_ENDPOINT_URL_DYNAMODB only when the DynamoDBEndpoint parameter is set (sam local).", "Environment", obj(field("Variables", obj(vars...)))),
 		note("Least privilege: store.IAMActions(f.Access(api.Routes())...), the table access of its routes (or declared in routes.Functions); StartExecution only where it starts runs; "+
 			"sqs:SendMessage on the delivery queue only where it queues deliveries; the bulk bucket (infra/deploy's Bulk*Actions) only where it creates jobs "+
 			"(and StartExecution on the job state machine) or runs them (the runner).", "Policies", list(obj(

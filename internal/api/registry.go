@@ -33,20 +33,20 @@ func Operations() []operation.Operation { return slices.Clone(registry()) }
 var (
 	registryOnce sync.Once
 	registered   []operation.Operation
-	// servedBy is the index in features() of the feature that declares
-	// each registered operation.
-	servedBy []int
+	// servedBy is, for each registered operation, the API of the feature
+	// that declares it (a feature's api).
+	servedBy []func(f *Features) any
 )
 
 // registry is the registry, declared on first use.
 func registry() []operation.Operation {
 	registryOnce.Do(func() {
 		var groups [][]operation.Operation
-		for i, f := range features() {
+		for _, f := range features() {
 			ops := f.operations()
 			groups = append(groups, ops)
 			for range ops {
-				servedBy = append(servedBy, i)
+				servedBy = append(servedBy, f.api)
 			}
 		}
 		registered = operation.Collect(groups...)
@@ -55,7 +55,7 @@ func registry() []operation.Operation {
 }
 
 // Features are the APIs of the features a process serves, each over the
-// services it uses (package app makes them); an operation's handler is
+// services it uses (service.Handler makes them); an operation's handler is
 // its feature's. Every feature an operation of the served functions
 // belongs to must be set.
 type Features struct {
@@ -110,13 +110,12 @@ func Routes() []routes.Route { return operation.Routes(registry()) }
 // method 405, whichever function serves it.
 func Handler(f *Features, authenticate, idempotency func(http.Handler) http.Handler, functions ...string) http.Handler {
 	ops := registry()
-	fs := features()
 	handlers := make(map[string]http.Handler, len(ops))
 	for i, op := range ops {
 		if len(functions) > 0 && !slices.Contains(functions, op.Function) {
 			continue
 		}
-		a := fs[servedBy[i]].api(f)
+		a := servedBy[i](f)
 		if reflect.ValueOf(a).IsNil() {
 			panic("api: " + op.Pattern() + " is served, and its feature is not set in api.Features")
 		}
@@ -125,7 +124,7 @@ func Handler(f *Features, authenticate, idempotency func(http.Handler) http.Hand
 	return httpapi.NewRouter(operation.Routes(ops), handlers, authenticate, idempotency)
 }
 
-// MCP is what the MCP server offers (app.Deps.NewMCP): the tools of the
+// MCP is what the MCP server offers (service.Deps.NewMCP): the tools of the
 // registry's operations, in registry order, and the kinds of record they
 // read.
 func MCP() routes.MCP {

@@ -54,8 +54,8 @@ func EventName(d *resource.Def) string {
 	return strings.ToLower(name[:1]) + name[1:]
 }
 
-// declaredByName are the record declarations whose schemas are named
-// components: every resource, companies, workflows and runs.
+// All are the declarations of every kind of record: companies,
+// workflows, runs and the declared resources.
 func All() []*resource.Def {
 	return append([]*resource.Def{companies.Def, workflows.Def, runs.Def}, resources.All()...)
 }

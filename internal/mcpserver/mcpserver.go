@@ -200,7 +200,7 @@ func withinBudget(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // Handler makes the MCP endpoint over api for the service (an
-// app.Deps.NewMCP): the tools offer names (the registry's, api.MCP), and
+// service.Deps.NewMCP): the tools offer names (the registry's, api.MCP), and
 // pages, the documentation's Markdown pages (docs.Pages in process; in the
 // MCP function the pages shipped beside its bootstrap), as resources; an
 // *Endpoint. An fs without pages is an error: the resources would be

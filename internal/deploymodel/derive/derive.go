@@ -1,6 +1,6 @@
 // Package derive makes the deployment model (internal/deploymodel) from
 // the service's declarations: the functions (routes.Functions) with their
-// sizes (sizing), table access and environment (app.Config.Env), the route
+// sizes (sizing), table access and environment (service.Config.Env), the route
 // table and the event catalog it is given, the table (store), the state
 // machines (runs, jobs). `make generate` (internal/generate) writes what it
 // makes to deploymodel.Path; infra/ reads that file and nothing of this.
@@ -166,7 +166,7 @@ func function(f routes.Function, table []routes.Route) (deploymodel.Function, er
 func isIndexer(f routes.Function) bool { return f.Name == lambdas.Indexer }
 
 // placeholder stands for ref in a configuration, so that the variables'
-// names come from app.Config.Env itself.
+// names come from service.Config.Env itself.
 func placeholder(ref deploymodel.Ref) string { return "\x00" + string(ref) }
 
 // Config is the configuration f runs with in a deployment (openSearch: one
@@ -208,7 +208,7 @@ func Config(f routes.Function, openSearch bool) service.Config {
 }
 
 // Env is f's environment in a deployment (openSearch: one searching with
-// OpenSearch): Config's app.Config.Env, each placeholder a reference.
+// OpenSearch): Config's service.Config.Env, each placeholder a reference.
 func Env(f routes.Function, openSearch bool) (map[string]deploymodel.EnvValue, error) {
 	out := map[string]deploymodel.EnvValue{}
 	for k, v := range Config(f, openSearch).Env() {
