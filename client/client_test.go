@@ -13,11 +13,15 @@ import (
 
 	"github.com/sourcebase/sourcebase/client"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
+	"github.com/sourcebase/sourcebase/internal/dev/apitest/wholeservice"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) {
+	apitest.Serve(wholeservice.Service)
+	testenv.Main(m)
+}
 
 func TestTheCommittedClientIsWhatTheGeneratorMakesOfTheCommittedDocument(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "client.gen.go")

@@ -24,6 +24,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/docs"
 	"github.com/sourcebase/sourcebase/internal/api"
+	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
 	"github.com/sourcebase/sourcebase/internal/dev/localdev"
 	"github.com/sourcebase/sourcebase/internal/docspage"
 	"github.com/sourcebase/sourcebase/internal/mcpserver"
@@ -83,7 +84,7 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 		return err
 	}
 	defer os.RemoveAll(jobsDir)
-	jobRunner, files, err := service.LocalJobs(ctx, &deps, jobsDir, base)
+	jobRunner, files, err := service.LocalJobs(ctx, &deps, jobsDir, base, recordsapi.JobTargets)
 	if err != nil {
 		return fmt.Errorf("bulk jobs: %w", err)
 	}
@@ -100,7 +101,7 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 	if bundleErr != nil {
 		slog.Warn("the /docs page is unavailable", "err", bundleErr)
 	}
-	srv := newServer(service.WithFiles(files.Handler(), withDocs(service.Handler(deps), docspage.Handler(bundle, bundleErr, api.OpenAPIPath))), serverTimeouts)
+	srv := newServer(service.WithFiles(files.Handler(), withDocs(api.Handler(deps), docspage.Handler(bundle, bundleErr, api.OpenAPIPath))), serverTimeouts)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	go sweepPeriodically(ctx, sweeps(deps), sweepEvery)

@@ -3,8 +3,8 @@
 package main
 
 import (
+	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/lambdas"
-	"github.com/sourcebase/sourcebase/internal/service"
 )
 
-func main() { service.ServeLambda(lambdas.Keys) }
+func main() { api.ServeLambda(lambdas.Keys) }

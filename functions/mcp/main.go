@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/mcpserver"
 	"github.com/sourcebase/sourcebase/internal/routes"
@@ -18,7 +19,7 @@ import (
 
 func main() {
 	pages := os.DirFS(filepath.Join(taskRoot(), routes.PagesDir))
-	service.ServeLambda(lambdas.MCP, func(d *service.Deps) { d.NewMCP = mcpserver.Handler(pages) })
+	api.ServeLambda(lambdas.MCP, func(d *service.Deps) { d.NewMCP = mcpserver.Handler(pages) })
 }
 
 // taskRoot is the function's directory: LAMBDA_TASK_ROOT, as Lambda sets

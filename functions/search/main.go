@@ -5,6 +5,6 @@
 // engine only, so that neither carries the other's libraries.
 package main
 
-import "github.com/sourcebase/sourcebase/internal/service"
+import "github.com/sourcebase/sourcebase/internal/api"
 
-func main() { service.ServeSearch(embeddedEngine, openSearchEngine) }
+func main() { api.ServeSearch(embeddedEngine, openSearchEngine) }

@@ -388,7 +388,7 @@ func TestASearchThroughTheHTTPAPIEndsItsPageWithinTheToolsBudget(t *testing.T) {
 	wg.Wait()
 	deps := service.Build(e.Store, service.Config{Table: e.Store.Table, CacheTTL: auth.MaxCacheTTL, SearchBaseURL: e.URL}, nil)
 	deps.NewMCP = mcpserver.Handler(docs.Pages)
-	srv := httptest.NewServer(service.Handler(deps, lambdas.MCP))
+	srv := httptest.NewServer(api.Handler(deps, lambdas.MCP))
 	t.Cleanup(srv.Close)
 	fn := *c
 	fn.Base = srv.URL

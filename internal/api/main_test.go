@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
+	"github.com/sourcebase/sourcebase/internal/dev/apitest/wholeservice"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 )
 
@@ -20,6 +21,7 @@ import (
 const lambdaTests = "testdata/lambdas.txt"
 
 func TestMain(m *testing.M) {
+	apitest.Serve(wholeservice.Service)
 	apitest.LambdaSubset(lambdaTests)
 	// Under make test, hundreds of tests keep a server busy for minutes. The
 	// edit loop's shorter run (-short) shares the run's server: a second

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sourcebase/sourcebase/docs"
+	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/api/mcpapi"
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
@@ -207,7 +208,7 @@ func TestAToolCallTheRateLimitRefusesSaysWhenToRetry(t *testing.T) {
 	deps := service.Build(e.Store, service.Config{Table: e.Store.Table, CacheTTL: auth.MaxCacheTTL, SearchBaseURL: e.URL}, nil)
 	deps.NewMCP = mcpserver.Handler(docs.Pages)
 	deps.Limits.SetClock(func() time.Time { return *now })
-	srv := httptest.NewServer(service.Handler(deps, lambdas.MCP))
+	srv := httptest.NewServer(api.Handler(deps, lambdas.MCP))
 	t.Cleanup(srv.Close)
 	fn := *c
 	fn.Base = srv.URL

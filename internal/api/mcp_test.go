@@ -315,7 +315,7 @@ func TestMCPWithoutASearchEngineSearchesThroughTheHTTPAPI(t *testing.T) {
 		if deps.Search != nil {
 			t.Fatal("the function has a search engine")
 		}
-		return service.Handler(deps, lambdas.MCP)
+		return api.Handler(deps, lambdas.MCP)
 	}
 	serve := func(h http.Handler) *apitest.Env {
 		srv := httptest.NewServer(h)

@@ -11,13 +11,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/sourcebase/sourcebase/internal/api/enrichmentapi"
-	"github.com/sourcebase/sourcebase/internal/api/eventsapi"
-	"github.com/sourcebase/sourcebase/internal/api/jobsapi"
-	"github.com/sourcebase/sourcebase/internal/api/keysapi"
-	"github.com/sourcebase/sourcebase/internal/api/listsapi"
 	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
-	"github.com/sourcebase/sourcebase/internal/api/seriesapi"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/kinds"
 	"github.com/sourcebase/sourcebase/internal/openapi"
@@ -203,15 +197,14 @@ func tags() ([]openapi.Tag, error) {
 	return out, nil
 }
 
+// componentSchemas are every feature's component schemas.
 func componentSchemas() map[string]openapi.Schema {
 	out := map[string]openapi.Schema{}
-	recordsapi.Schemas(out)
-	keysapi.Schemas(out)
-	listsapi.Schemas(out)
-	enrichmentapi.Schemas(out)
-	seriesapi.Schemas(out)
-	eventsapi.Schemas(out)
-	jobsapi.Schemas(out)
+	for _, f := range features() {
+		if f.Schemas != nil {
+			f.Schemas(out)
+		}
+	}
 	return out
 }
 

@@ -3,7 +3,6 @@ package api
 import (
 	"fmt"
 	"net/http"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -17,10 +16,10 @@ import (
 	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
 	"github.com/sourcebase/sourcebase/internal/api/seriesapi"
 	"github.com/sourcebase/sourcebase/internal/api/workflowsapi"
-	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/service"
 )
 
 // Operations is the registry: every operation of the service, each
@@ -33,9 +32,6 @@ func Operations() []operation.Operation { return slices.Clone(registry()) }
 var (
 	registryOnce sync.Once
 	registered   []operation.Operation
-	// servedBy is, for each registered operation, the API of the feature
-	// that declares it (a feature's api).
-	servedBy []func(f *Features) any
 )
 
 // registry is the registry, declared on first use.
@@ -43,85 +39,47 @@ func registry() []operation.Operation {
 	registryOnce.Do(func() {
 		var groups [][]operation.Operation
 		for _, f := range features() {
-			ops := f.operations()
-			groups = append(groups, ops)
-			for range ops {
-				servedBy = append(servedBy, f.api)
-			}
+			groups = append(groups, f.Operations())
 		}
 		registered = operation.Collect(groups...)
 	})
 	return registered
 }
 
-// Features are the APIs of the features a process serves, each over the
-// services it uses (service.Handler makes them); an operation's handler is
-// its feature's. Every feature an operation of the served functions
-// belongs to must be set.
-type Features struct {
-	Service    *Service
-	Keys       *keysapi.API
-	Records    *recordsapi.API
-	Workflows  *workflowsapi.API
-	Lists      *listsapi.API
-	Series     *seriesapi.API
-	Enrichment *enrichmentapi.API
-	Jobs       *jobsapi.API
-	Events     *eventsapi.API
-	MCP        *mcpapi.API
-}
-
-// feature is a group of operations and what its handlers are served over
-// (the value its operations' Serve takes).
-type feature struct {
-	operations func() []operation.Operation
-	api        func(f *Features) any
-}
+// mcpFeature names the MCP bridge, whose API serves the others
+// (Handler makes it).
+const mcpFeature = "mcp"
 
 // features are the service's features, in the order the registry lists
-// their operations (the reference's and the MCP tools' order).
-func features() []feature {
-	records := func(f *Features) any { return f.Records }
-	workflows := func(f *Features) any { return f.Workflows }
-	fs := []feature{{serviceOperations, func(f *Features) any { return f.Service }},
-		{keysapi.Operations, func(f *Features) any { return f.Keys }},
-		{recordsapi.CompanyOperations, records}, {recordsapi.WorkflowOperations, records},
-		{workflowsapi.SecretOperations, workflows}, {recordsapi.RunOperations, records},
-		{workflowsapi.RunOperations, workflows}, {workflowsapi.WebhookOperations, workflows}}
-	for _, ops := range recordsapi.DeclaredOperations() {
-		fs = append(fs, feature{func() []operation.Operation { return ops }, records})
+// their operations (the reference's and the MCP tools' order): the
+// service's own routes, the keys, every kind of record, the workflows'
+// own, lists, series, enrichment, bulk jobs, events and webhook
+// endpoints, and the MCP bridge.
+func features() []operation.Feature[service.Deps] {
+	return []operation.Feature[service.Deps]{
+		operation.NewFeature("service", serviceOperations, nil, func(d service.Deps) *Service { return NewService(d.Store) }),
+		keysapi.Feature, recordsapi.Feature, workflowsapi.Feature, listsapi.Feature, seriesapi.Feature,
+		enrichmentapi.Feature, jobsapi.Feature, eventsapi.Feature,
+		{Name: mcpFeature, Operations: mcpapi.Operations},
 	}
-	return append(fs,
-		feature{listsapi.Operations, func(f *Features) any { return f.Lists }},
-		feature{seriesapi.Operations, func(f *Features) any { return f.Series }},
-		feature{enrichmentapi.Operations, func(f *Features) any { return f.Enrichment }},
-		feature{jobsapi.Operations, func(f *Features) any { return f.Jobs }},
-		feature{eventsapi.Operations, func(f *Features) any { return f.Events }},
-		feature{mcpapi.Operations, func(f *Features) any { return f.MCP }})
 }
 
 // Routes is the route table: the registry's routes and policies.
 func Routes() []routes.Route { return operation.Routes(registry()) }
 
 // Handler serves the operations of the given functions (every function
-// when none) over f, behind authenticate (the credentials and rate limits
-// of /v1) and idempotency (Idempotency-Key); an operation of another
-// function answers as an unknown one, and a known path with a wrong
-// method 405, whichever function serves it.
-func Handler(f *Features, authenticate, idempotency func(http.Handler) http.Handler, functions ...string) http.Handler {
-	ops := registry()
-	handlers := make(map[string]http.Handler, len(ops))
-	for i, op := range ops {
-		if len(functions) > 0 && !slices.Contains(functions, op.Function) {
-			continue
-		}
-		a := servedBy[i](f)
-		if reflect.ValueOf(a).IsNil() {
-			panic("api: " + op.Pattern() + " is served, and its feature is not set in api.Features")
-		}
-		handlers[op.Pattern()] = op.Serve(a)
-	}
-	return httpapi.NewRouter(operation.Routes(ops), handlers, authenticate, idempotency)
+// when none) over d's services, each feature's over its API, behind the
+// credentials and rate limits of /v1 and Idempotency-Key
+// (operation.Handler); the MCP bridge's tools call every function's
+// operations in process.
+func Handler(d service.Deps, functions ...string) http.Handler {
+	authenticate, idempotency := d.Guards()
+	var all []operation.Bound
+	mcp := mcpapi.New(mcpapi.Deps{Tools: func() http.Handler { return operation.Handler(all, nil, authenticate, idempotency) },
+		OpenAPI: OpenAPI, Offer: MCP(), Routes: Routes(), Remote: RemoteRoutes(d.Search != nil, d.Jobs != nil),
+		NewMCP: d.NewMCP, Auth: d.Auth, Limits: d.Limits, SearchBaseURL: d.SearchBaseURL})
+	all = operation.Bind(d, map[string]any{mcpFeature: mcp}, features()...)
+	return operation.Handler(all, functions, authenticate, idempotency)
 }
 
 // MCP is what the MCP server offers (service.Deps.NewMCP): the tools of the

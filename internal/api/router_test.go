@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/lambdas"
-	"github.com/sourcebase/sourcebase/internal/service"
 )
 
 // rawGet sends method path exactly as written (no path cleaning, no
@@ -126,7 +126,7 @@ func TestOneGroupsFunctionAnswersOtherGroupsPathsLikeTheWholeService(t *testing.
 	t.Parallel()
 	e := apitest.New(t)
 	c := e.Org(t)
-	srv := httptest.NewServer(service.Handler(e.Deps, lambdas.Keys))
+	srv := httptest.NewServer(api.Handler(e.Deps, lambdas.Keys))
 	defer srv.Close()
 	keysOnly := *c
 	keysOnly.Base = srv.URL

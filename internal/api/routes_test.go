@@ -2,14 +2,16 @@ package api_test
 
 import (
 	"encoding/json"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/sourcebase/sourcebase/internal/api"
-	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
+	"github.com/sourcebase/sourcebase/internal/api/eventsapi"
 	co "github.com/sourcebase/sourcebase/internal/companies"
+	"github.com/sourcebase/sourcebase/internal/kinds"
 	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/resources"
@@ -45,7 +47,7 @@ func TestTheRegistryDeclaresEveryKindOfRecordAndEachOperationOnce(t *testing.T) 
 	for _, d := range resources.All() {
 		want[d.Name] = crud(d.Name)
 	}
-	for _, d := range recordsapi.Searchable() {
+	for _, d := range kinds.Searchable() {
 		want[d.Name] = append(want[d.Name], "POST /v1/"+d.Name+"/search")
 	}
 	for name, patterns := range want {
@@ -235,5 +237,27 @@ func TestNoTwoRoutesShareAPattern(t *testing.T) {
 			t.Errorf("%s is routed twice", r.Pattern())
 		}
 		seen[r.Pattern()] = true
+	}
+}
+
+// TestTheEventsOfAKindAreAdminOnlyAsItsListRouteIs holds the event
+// catalog's admin-only kinds (history.Kind.AdminOnly, which GET /v1/events
+// hides from member keys) to the route table: a kind whose list route is
+// admin-only has admin-only events with the same action, and no other.
+func TestTheEventsOfAKindAreAdminOnlyAsItsListRouteIs(t *testing.T) {
+	listAdmin := map[string]string{}
+	for _, r := range api.Routes() {
+		if r.Method == http.MethodGet {
+			listAdmin[r.Path] = r.Admin
+		}
+	}
+	hidden := eventsapi.AdminOnly()
+	for _, k := range kinds.Events().Kinds() {
+		if got, want := hidden[k.Name], listAdmin["/v1/"+k.Resource]; got != want {
+			t.Errorf("the events of %s are admin-only for %q; GET /v1/%s is admin-only for %q", k.Name, got, k.Resource, want)
+		}
+	}
+	if len(hidden) < 2 {
+		t.Errorf("admin-only event types %v: the API keys' and the webhook endpoints' are", hidden)
 	}
 }

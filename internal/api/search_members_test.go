@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/sourcebase/sourcebase/internal/api"
-	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
+	"github.com/sourcebase/sourcebase/internal/kinds"
 	"github.com/sourcebase/sourcebase/internal/mcpserver"
 	"github.com/sourcebase/sourcebase/internal/search"
 )
@@ -43,8 +43,8 @@ func TestEverySearchBodyDescribesItsMembersFromOneSource(t *testing.T) {
 			}
 		}
 	}
-	if bodies != len(recordsapi.Searchable()) {
-		t.Errorf("%d search bodies in the document, %d searchable resources", bodies, len(recordsapi.Searchable()))
+	if bodies != len(kinds.Searchable()) {
+		t.Errorf("%d search bodies in the document, %d searchable resources", bodies, len(kinds.Searchable()))
 	}
 
 	tools, err := mcpserver.ToolList(b, api.MCP())

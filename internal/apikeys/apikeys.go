@@ -24,6 +24,11 @@ import (
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
+// Managing is what the admin-only routes of the keys do, as their 403
+// names it ("managing API keys requires an admin key"); member keys never
+// see the keys' events either (history.Kind.AdminOnly).
+const Managing = "managing API keys"
+
 // Roles a key can have.
 const (
 	RoleAdmin  = "admin"

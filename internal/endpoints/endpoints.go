@@ -408,14 +408,20 @@ func (s *Service) subscribed(ctx context.Context, org, typ string) ([]*record, e
 	return out, nil
 }
 
+// Managing is what every route of the endpoints is, admin keys only, as
+// their 403 names it ("managing webhook endpoints requires an admin key").
+const Managing = "managing webhook endpoints"
+
 // EventKind is the events' kind of endpoints: their secrets never shown,
-// an update that disables one after failing named webhookEndpoint.disabled.
+// an update that disables one after failing named webhookEndpoint.disabled,
+// read by admin keys only (Managing).
 func EventKind() history.Kind {
 	return history.Kind{
 		Name: "webhookEndpoint", Resource: "webhook-endpoints", StoreType: TypeEndpoint,
-		Doc:     "an outbound webhook endpoint",
-		Secrets: map[string]string{"secrets": "secret"},
-		Verbs:   []string{"disabled"},
+		Doc:       "an outbound webhook endpoint",
+		AdminOnly: Managing,
+		Secrets:   map[string]string{"secrets": "secret"},
+		Verbs:     []string{"disabled"},
 		Verb: func(before, after map[string]any) string {
 			if before["enabled"] == true && after["enabled"] == false && after["disabledReason"] != nil && after["disabledReason"] != "" {
 				return "disabled"

@@ -24,7 +24,6 @@ import (
 	"strings"
 
 	"github.com/sourcebase/sourcebase/internal/api"
-	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
 	"github.com/sourcebase/sourcebase/internal/api/recordsapi/listspec"
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/deploymodel"
@@ -42,6 +41,9 @@ const Fix = "make generate"
 // Paths of the artifacts, from the repository root.
 const (
 	OpenAPIPath = "docs/openapi.json"
+	// ContractPath is the strict document (api.StrictOpenAPI) the HTTP
+	// tests hold every answer to (package apitest embeds it).
+	ContractPath = "internal/dev/apitest/contract.json"
 	ClientPath  = "client/client.gen.go"
 	MCPDocPath  = "docs/mcp.md"
 	SearchPath  = "docs/search.md"
@@ -77,7 +79,7 @@ type step struct {
 // step here, and nowhere else: make generate and the staleness test both
 // take it from this list.
 var steps = []step{
-	{"the OpenAPI document", openAPI},
+	{"the OpenAPI document, and the strict one the HTTP tests check answers against", openAPI},
 	{"docs/mcp.md's tool table", mcpDoc},
 	{"docs/search.md's field tables", searchDoc},
 	{"docs/resources.md", resourcesDoc},
@@ -240,7 +242,11 @@ func openAPI(context.Context, string, string, map[string][]byte) ([]File, []stri
 	if err != nil {
 		return nil, nil, err
 	}
-	return []File{{OpenAPIPath, doc}}, nil, nil
+	strict, err := api.StrictOpenAPI()
+	if err != nil {
+		return nil, nil, err
+	}
+	return []File{{OpenAPIPath, doc}, {ContractPath, strict}}, nil, nil
 }
 
 func mcpDoc(_ context.Context, root, _ string, made map[string][]byte) ([]File, []string, error) {
@@ -441,7 +447,7 @@ func SearchDoc(page []byte) ([]byte, error) {
 // searchable are the search schemas of the searchable declarations.
 func searchable() []*search.Schema {
 	var schemas []*search.Schema
-	for _, d := range recordsapi.Searchable() {
+	for _, d := range kinds.Searchable() {
 		schemas = append(schemas, search.SchemaOf(d))
 	}
 	return schemas

@@ -80,6 +80,12 @@ type Kind struct {
 	Verb func(before, after map[string]any) string
 	// Verbs are the extra verbs Verb can give, for the catalog.
 	Verbs []string
+	// AdminOnly, when set, is the action only admin keys may take that
+	// reads its records ("managing API keys"): member keys never see its
+	// events (GET /v1/events hides them, and refuses a filter naming
+	// them). The list route of its records is admin-only with the same
+	// action (a test of package api holds the two alike).
+	AdminOnly string
 }
 
 // Catalog is every kind that has events.

@@ -7,6 +7,7 @@ package kinds
 import (
 	"strings"
 
+	"github.com/sourcebase/sourcebase/internal/apikeys"
 	"github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/endpoints"
 	"github.com/sourcebase/sourcebase/internal/history"
@@ -37,7 +38,8 @@ func Events() *history.Catalog {
 	}
 	kinds = append(kinds, history.Kind{
 		Name: "apiKey", Resource: "keys", StoreType: store.TypeAPIKey, Doc: "API key (made by the operator, revoked by an admin)",
-		Secrets: map[string]string{"secretHash": "secret"},
+		Secrets:   map[string]string{"secretHash": "secret"},
+		AdminOnly: apikeys.Managing,
 		Key: func(_, _ string, doc map[string]any) (string, string, bool) {
 			org, _ := doc["organizationId"].(string)
 			id, _ := doc["clientId"].(string)
@@ -58,6 +60,18 @@ func EventName(d *resource.Def) string {
 // workflows, runs and the declared resources.
 func All() []*resource.Def {
 	return append([]*resource.Def{companies.Def, workflows.Def, runs.Def}, resources.All()...)
+}
+
+// Searchable are the kinds with a search operation (resource.Def's
+// Searchable), in route order: companies, then the declared resources.
+func Searchable() []*resource.Def {
+	var out []*resource.Def
+	for _, d := range All() {
+		if d.Searchable {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // Find is the declaration of the kind of record named name; nil for none.

@@ -15,11 +15,14 @@
 //     knows routes and callers, never a domain package.
 //   - Domain: companies, workflows, runs, enrichment, the declared
 //     resources.
-//   - Surface: the REST API's handlers, the MCP server.
-//   - Assembly: what wires a process together (app, the local Lambda
-//     front, the dev server's pieces, the test environments), and the
-//     generators, which read the whole service (the deployment model's
-//     among them).
+//   - Wiring: the services a process builds from its configuration
+//     (service.Deps), which every feature's API is made over.
+//   - Surface: the REST API's features, each its handlers and operations
+//     (api/…), the registry that collects them (api), the MCP server.
+//   - Assembly: what runs a process (the Lambda functions' and the
+//     runner's entry points, the local Lambda front, the dev server's
+//     pieces, the test environments), and the generators, which read the
+//     whole service (the deployment model's among them).
 //
 // cmd/ and functions/ sit above every layer. The test in this package
 // fails on an import that points up, and on a package that has no layer
@@ -36,8 +39,9 @@ var Layers = []Layer{
 		"search/embedded", "search/opensearch", "openapi", "admin", "dev/testenv", "history", "history/bus", "bulk"}},
 	{"http", []string{"httpapi", "operation"}},
 	{"domain", []string{"kinds", "companies", "workflows", "enrichment", "runs", "resources", "search/opensearch/golden", "endpoints", "endpoints/sqsqueue", "jobs"}},
+	{"wiring", []string{"service"}},
 	{"surface", []string{"api/keysapi", "api/recordsapi/listspec", "api/workflowsapi", "api/jobsapi", "api/mcpapi", "api/recordsapi", "api/eventsapi", "api/enrichmentapi", "api/listsapi", "api/seriesapi", "api", "mcpserver"}},
-	{"assembly", []string{"service", "service/eventfns", "service/jobfns", "service/operator", "sizing", "dev/lambdafront", "dev/localdev", "dev/localdev/localdevtest", "dev/apitest", "dev/dynamolocal/shared", "deploymodel/derive", "generate"}},
+	{"assembly", []string{"dev/apitest/wholeservice", "service/eventfns", "service/jobfns", "service/operator", "sizing", "dev/lambdafront", "dev/localdev", "dev/localdev/localdevtest", "dev/apitest", "dev/dynamolocal/shared", "deploymodel/derive", "generate"}},
 }
 
 // Layer is one layer: its name and packages.

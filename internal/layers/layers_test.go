@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sourcebase/sourcebase/internal/layers"
 	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
+	"github.com/sourcebase/sourcebase/internal/layers"
 )
 
 const module = "github.com/sourcebase/sourcebase/"

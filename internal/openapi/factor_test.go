@@ -78,7 +78,7 @@ func TestRequestBodiesTwoOperationsDeclareAlikeAreComponents(t *testing.T) {
 	}
 	var d struct {
 		Paths      map[string]map[string]map[string]json.RawMessage `json:"paths"`
-		Components map[string]map[string]json.RawMessage           `json:"components"`
+		Components map[string]map[string]json.RawMessage            `json:"components"`
 	}
 	json.Unmarshal(b, &d)
 	if d.Components["requestBodies"]["PutThingsBody"] == nil || len(d.Components["requestBodies"]) != 1 {

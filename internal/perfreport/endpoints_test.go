@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/api"
-	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/endpoints"
+	"github.com/sourcebase/sourcebase/internal/kinds"
 	decl "github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/resources"
 	"github.com/sourcebase/sourcebase/internal/routes"
@@ -263,7 +263,7 @@ func everyEndpoint(t *testing.T, env *apitest.Env, m *apitest.Meter) []routeUsag
 	recipes["GET /v1/exports"] = get("/v1/exports")
 	recipes["GET /v1/exports/{id}"] = get(exportPath)
 
-	for _, d := range recordsapi.Searchable() {
+	for _, d := range kinds.Searchable() {
 		recipes["POST /v1/"+d.Name+"/search"] = func(*testing.T, int) call {
 			return call{method: "POST", path: "/v1/" + d.Name + "/search", body: map[string]any{"text": "usage"}}
 		}

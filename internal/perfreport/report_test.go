@@ -32,7 +32,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
+	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
+	"github.com/sourcebase/sourcebase/internal/dev/apitest/wholeservice"
 	"github.com/sourcebase/sourcebase/internal/dev/lambdafront"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
@@ -60,6 +62,7 @@ func TestMain(m *testing.M) {
 	// The usage guard and the load tests measure one server's answers,
 	// and keep it busy for minutes.
 	testenv.OwnServer()
+	apitest.Serve(wholeservice.Service)
 	testenv.Main(m)
 }
 
@@ -710,7 +713,7 @@ func lambdaPath(t *testing.T, env *apitest.Env, c *apitest.Client, id string) la
 	t.Helper()
 	ctx := context.Background()
 	path := "/v1/companies/" + id
-	h := service.Handler(env.Deps, lambdas.Companies)
+	h := api.Handler(env.Deps, lambdas.Companies)
 	request := func() (*http.Request, *httptest.ResponseRecorder) {
 		req := httptest.NewRequest("GET", path, nil)
 		req.Header.Set("X-Service-Client-Id", c.ClientID)
@@ -737,7 +740,7 @@ func lambdaPath(t *testing.T, env *apitest.Env, c *apitest.Client, id string) la
 		_, err := env.Store.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(env.Store.Table), Key: keyAV(k.PK, k.SK), ConsistentRead: aws.Bool(true)})
 		return err
 	}
-	lh := service.LambdaHandler(env.Deps, lambdas.Companies)
+	lh := api.LambdaHandler(env.Deps, lambdas.Companies)
 	ev := events.APIGatewayV2HTTPRequest{
 		Version: "2.0", RouteKey: "GET /v1/companies/{id}", RawPath: path,
 		Headers:        map[string]string{"x-service-client-id": c.ClientID, "x-service-api-key": c.Secret},

@@ -13,9 +13,9 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 
-	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
 	"github.com/sourcebase/sourcebase/internal/dev/lambdaenv"
 	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
+	"github.com/sourcebase/sourcebase/internal/kinds"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/search"
 	"github.com/sourcebase/sourcebase/internal/service"
@@ -179,7 +179,7 @@ func TestTheIndexerIsMadeForEverySearchableResource(t *testing.T) {
 		t.Fatal(err)
 	}
 	var want []string
-	for _, d := range recordsapi.Searchable() {
+	for _, d := range kinds.Searchable() {
 		want = append(want, d.Name)
 	}
 	if strings.Join(resources, ",") != strings.Join(want, ",") {

@@ -3,16 +3,6 @@ package service
 import (
 	"net/http"
 
-	"github.com/sourcebase/sourcebase/internal/api"
-	"github.com/sourcebase/sourcebase/internal/api/enrichmentapi"
-	"github.com/sourcebase/sourcebase/internal/api/eventsapi"
-	"github.com/sourcebase/sourcebase/internal/api/jobsapi"
-	"github.com/sourcebase/sourcebase/internal/api/keysapi"
-	"github.com/sourcebase/sourcebase/internal/api/listsapi"
-	"github.com/sourcebase/sourcebase/internal/api/mcpapi"
-	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
-	"github.com/sourcebase/sourcebase/internal/api/seriesapi"
-	"github.com/sourcebase/sourcebase/internal/api/workflowsapi"
 	"github.com/sourcebase/sourcebase/internal/apikeys"
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/companies"
@@ -33,7 +23,8 @@ import (
 )
 
 // Deps are the services a process built (Build): what the features' APIs
-// are served over (Handler).
+// are served over (each feature's operation.Feature; package api's
+// Handler serves them all).
 type Deps struct {
 	Store     *store.Store
 	Keys      *apikeys.Service
@@ -73,36 +64,9 @@ type Deps struct {
 	SearchBaseURL string
 }
 
-// Handler serves the operations of the given functions (every function
-// when none) over d: each feature's API over the services it uses (the
-// registry of features: api.Handler).
-func Handler(d Deps, functions ...string) http.Handler {
-	f := &api.Features{
-		Service:    api.NewService(d.Store),
-		Keys:       keysapi.New(d.Keys, d.Auth),
-		Records:    recordsapi.New(d.records()),
-		Workflows:  workflowsapi.New(d.Workflows, d.Runs, d.Limits),
-		Lists:      listsapi.New(d.Entries),
-		Series:     seriesapi.New(d.Series),
-		Enrichment: enrichmentapi.New(d.Enrichment),
-		Jobs:       jobsapi.New(d.Jobs),
-		Events:     eventsapi.New(d.History, d.Endpoints, eventsapi.AdminOnly(api.Routes())),
-	}
-	authenticate, idempotency := httpapi.Authenticate(d.Auth, d.Limits), httpapi.Idempotency(d.Store)
-	// The MCP tools call every function's operations in process, made on
-	// the first message.
-	f.MCP = mcpapi.New(mcpapi.Deps{Tools: func() http.Handler { return api.Handler(f, authenticate, idempotency) },
-		OpenAPI: api.OpenAPI, Offer: api.MCP(), Routes: api.Routes(), Remote: api.RemoteRoutes(d.Search != nil, d.Jobs != nil),
-		NewMCP: d.NewMCP, Auth: d.Auth, Limits: d.Limits, SearchBaseURL: d.SearchBaseURL})
-	return api.Handler(f, authenticate, idempotency, functions...)
-}
-
-// JobTargets are what bulk jobs import and export, over d's services
-// (recordsapi.JobTargets).
-func JobTargets(d Deps) []jobs.Target { return recordsapi.JobTargets(d.records()) }
-
-// records are the services of the records' handlers.
-func (d Deps) records() recordsapi.Deps {
-	return recordsapi.Deps{Store: d.Store, Companies: d.Companies, Workflows: d.Workflows, Runs: d.Runs,
-		Enrichment: d.Enrichment, Resources: d.Resources, Search: d.Search, Limits: d.Limits}
+// Guards are the middleware of every operation (operation.Handler):
+// authenticate, the credentials and rate limits of /v1, and idempotency,
+// Idempotency-Key's replays.
+func (d Deps) Guards() (authenticate, idempotency func(http.Handler) http.Handler) {
+	return httpapi.Authenticate(d.Auth, d.Limits), httpapi.Idempotency(d.Store)
 }

@@ -14,13 +14,14 @@ import (
 // uploaded and downloaded through baseURL's blob.PathPrefix (FilesHandler
 // serves them), and run by a runner of this process, which it returns
 // (Close it) after resuming the jobs a previous process left unfinished:
-// the dev server's and the tests' bulk jobs.
-func LocalJobs(ctx context.Context, deps *Deps, root, baseURL string) (*jobs.Runner, *blob.Dir, error) {
+// the dev server's and the tests' bulk jobs. targets are what the jobs
+// move, over deps (recordsapi.JobTargets).
+func LocalJobs(ctx context.Context, deps *Deps, root, baseURL string, targets func(Deps) []jobs.Target) (*jobs.Runner, *blob.Dir, error) {
 	dir, err := blob.NewDir(root, baseURL)
 	if err != nil {
 		return nil, nil, err
 	}
-	deps.Jobs = jobs.New(deps.Store, dir, JobTargets(*deps))
+	deps.Jobs = jobs.New(deps.Store, dir, targets(*deps))
 	if deps.Limits != nil {
 		deps.Jobs.Limits = deps.Limits // an import's rows count against its key's rate limit
 	}

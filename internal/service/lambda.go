@@ -10,22 +10,14 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
-	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
 	"github.com/sourcebase/sourcebase/internal/awsenv"
+	"github.com/sourcebase/sourcebase/internal/kinds"
 	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/search"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
-
-// LambdaHandler is the function a resource group's Lambda runs: API Gateway
-// HTTP API (payload v2) or function URL events through the proxy adapter
-// into the group's net/http handlers.
-func LambdaHandler(deps Deps, groups ...string) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	return httpadapter.NewV2(Handler(deps, groups...)).ProxyWithContext
-}
 
 // fullVCPUMemoryMB is the memory size at which Lambda gives a function one
 // whole vCPU (CPU is allocated in proportion to memory).
@@ -51,31 +43,6 @@ func SizeToCPU() {
 	if n := LambdaProcs(mb, os.Getenv("GOMAXPROCS")); n > 0 {
 		runtime.GOMAXPROCS(n)
 	}
-}
-
-// ServeLambda runs the handlers of a group as a Lambda function, with
-// options applied to its services (the mcp function's MCP server). A group
-// that starts runs needs STATE_MACHINE_ARN: a Lambda cannot run them in
-// process.
-func ServeLambda(group string, options ...func(*Deps)) {
-	SizeToCPU()
-	Logger(os.Stdout)
-	deps, _, _, err := FromEnv(context.Background(), awsenv.Load)
-	Must(err)
-	for _, o := range options {
-		o(&deps)
-	}
-	ServeDeps(group, deps)
-}
-
-// ServeDeps runs the handlers of a function over deps (built by FromEnv)
-// as a Lambda function; a function that starts runs needs
-// STATE_MACHINE_ARN.
-func ServeDeps(function string, deps Deps) {
-	if f, _ := routes.FunctionNamed(function); f.StartsRuns && os.Getenv(EnvStateMachineARN) == "" {
-		Must(fmt.Errorf("the %s function needs STATE_MACHINE_ARN", function))
-	}
-	lambda.Start(LambdaHandler(deps, function))
 }
 
 // OpenSearchEngine makes the OpenSearch engine over st from the
@@ -104,21 +71,6 @@ func SearchEngine(ctx context.Context, awsCfg aws.Config, st *store.Store, cfg C
 	return nil, fmt.Errorf("%s: %q is neither %s nor %s", EnvSearchEngine, cfg.SearchEngine, SearchEmbedded, SearchOpenSearch)
 }
 
-// ServeSearch runs the search function (the search routes) over the
-// engine SEARCH_ENGINE names: embedded (package search/embedded) or
-// openSearch (search/opensearch), whichever its build has; the other is
-// nil (routes.Function.EngineBuilds).
-func ServeSearch(embedded func(*store.Store) search.Engine, openSearch OpenSearchEngine) {
-	SizeToCPU()
-	Logger(os.Stdout)
-	ctx := context.Background()
-	deps, cfg, awsCfg, err := FromEnv(ctx, awsenv.Load)
-	Must(err)
-	deps.Search, err = SearchEngine(ctx, awsCfg, deps.Store, cfg, embedded, openSearch)
-	Must(err)
-	lambda.Start(LambdaHandler(deps, lambdas.Search))
-}
-
 // StreamHandler handles a batch of the table's stream records.
 type StreamHandler func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error)
 
@@ -139,7 +91,7 @@ func Indexer(ctx context.Context, load AWSLoader, cfg Config, newIndexer NewInde
 		return nil, err
 	}
 	var schemas []*search.Schema
-	for _, d := range recordsapi.Searchable() {
+	for _, d := range kinds.Searchable() {
 		schemas = append(schemas, search.SchemaOf(d))
 	}
 	h, err := newIndexer(ctx, awsCfg, cfg.OpenSearchEndpoint, cfg.OpenSearchService, cfg.OpenSearchIndexPrefix, schemas)

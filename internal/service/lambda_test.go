@@ -48,8 +48,8 @@ func newLambdaEnv(t *testing.T) *lambdaEnv {
 	return &lambdaEnv{
 		clientID:  key.ClientID,
 		secret:    key.Secret,
-		companies: service.LambdaHandler(deps, lambdas.Companies),
-		keys:      service.LambdaHandler(deps, lambdas.Keys),
+		companies: api.LambdaHandler(deps, lambdas.Companies),
+		keys:      api.LambdaHandler(deps, lambdas.Keys),
 	}
 }
 

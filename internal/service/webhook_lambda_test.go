@@ -64,7 +64,7 @@ func newWebhookFunction(t *testing.T) *webhookFunction {
 		t.Fatal(err)
 	}
 	return &webhookFunction{deps: deps, org: org.ID, clientID: key.ClientID, secret: key.Secret,
-		handle: service.LambdaHandler(deps, lambdas.Webhook)}
+		handle: api.LambdaHandler(deps, lambdas.Webhook)}
 }
 
 // workflow creates a workflow from a create body; its trigger carries the secret.

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sourcebase/sourcebase/internal/service"
+
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/enrichment"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
@@ -31,6 +33,10 @@ type API struct {
 func New(enrichment *enrichment.Service) *API {
 	return &API{enrichment: enrichment}
 }
+
+// Feature is the enrichment candidates, served over a process's services (the registry of
+// package api collects it; apitest serves it alone).
+var Feature = operation.NewFeature("enrichment", Operations, Schemas, func(d service.Deps) *API { return New(d.Enrichment) })
 
 // Operations are a record's candidate values: add, page, pin,
 // delete.

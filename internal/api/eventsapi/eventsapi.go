@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sourcebase/sourcebase/internal/service"
+
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/endpoints"
 	"github.com/sourcebase/sourcebase/internal/history"
@@ -25,8 +27,9 @@ import (
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
-// Admin-only actions of the outbound webhooks (their 403s).
-const ManagingWebhookEndpoints = "managing webhook endpoints"
+// ManagingWebhookEndpoints is what the routes of the outbound webhook
+// endpoints are, admin keys only (their 403s).
+const ManagingWebhookEndpoints = endpoints.Managing
 
 // API serves the feature's routes.
 type API struct {
@@ -37,9 +40,13 @@ type API struct {
 }
 
 // New returns the API over its services.
-func New(history *history.History, endpoints *endpoints.Service, adminOnly map[string]string) *API {
-	return &API{history: history, endpoints: endpoints, adminOnly: adminOnly}
+func New(history *history.History, endpoints *endpoints.Service) *API {
+	return &API{history: history, endpoints: endpoints, adminOnly: AdminOnly()}
 }
+
+// Feature is the change history and the outbound webhook endpoints, served over a process's services (the registry of
+// package api collects it; apitest serves it alone).
+var Feature = operation.NewFeature("events", Operations, Schemas, func(d service.Deps) *API { return New(d.History, d.Endpoints) })
 
 // Operations are the change history's reads (with the MCP tool
 // list_events) and the outbound webhook endpoints: their CRUD, secret
@@ -345,19 +352,16 @@ func hiddenEvents(resourceType, action string) error {
 }
 
 // AdminOnly are the resource types with events whose records only admin
-// keys read — their list (GET /v1/<resource>) is admin-only
-// (operation.Operation.AdminOnly) — each with that route's action, from
-// the route table: their events are hidden from other keys (GET
-// /v1/events, its MCP tool list_events, GET /v1/events/{id}), so a
-// resource type made admin-only later is hidden with nothing else to
-// change.
-func AdminOnly(table []routes.Route) map[string]string {
+// keys read (history.Kind.AdminOnly), each with the action that needs an
+// admin key: their events are hidden from other keys (GET /v1/events, its
+// MCP tool list_events, GET /v1/events/{id}). The list route of such a
+// kind is admin-only with the same action (a test of package api holds
+// the catalog and the route table alike).
+func AdminOnly() map[string]string {
 	out := map[string]string{}
 	for _, k := range kinds.Events().Kinds() {
-		for _, rt := range table {
-			if rt.Method == http.MethodGet && rt.Path == "/v1/"+k.Resource && rt.Admin != "" {
-				out[k.Name] = rt.Admin
-			}
+		if k.AdminOnly != "" {
+			out[k.Name] = k.AdminOnly
 		}
 	}
 	return out

@@ -10,6 +10,8 @@ import (
 	"reflect"
 	"strconv"
 
+	"github.com/sourcebase/sourcebase/internal/service"
+
 	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/bulk"
@@ -149,6 +151,10 @@ type API struct {
 func New(jobs *jobs.Service) *API {
 	return &API{jobs: jobs}
 }
+
+// Feature is the bulk jobs, served over a process's services (the registry of
+// package api collects it; apitest serves it alone).
+var Feature = operation.NewFeature("jobs", Operations, Schemas, func(d service.Deps) *API { return New(d.Jobs) })
 
 // Operations are the bulk jobs: imports (created, then fed their file
 // at uploadUrl) and exports, each listed and read back.

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"reflect"
 
+	"github.com/sourcebase/sourcebase/internal/service"
+
 	"github.com/sourcebase/sourcebase/internal/apikeys"
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
@@ -24,6 +26,10 @@ type API struct {
 // New returns the API over the keys and the authenticator whose cache a
 // revocation clears.
 func New(k *apikeys.Service, a *auth.Authenticator) *API { return &API{keys: k, auth: a} }
+
+// Feature is the API keys, served over a process's services (the registry of
+// package api collects it; apitest serves it alone).
+var Feature = operation.NewFeature("keys", Operations, Schemas, func(d service.Deps) *API { return New(d.Keys, d.Auth) })
 
 // Operations are the admin-only reads and revocations of the
 // organization's API keys (keys are made by the operator).
@@ -45,7 +51,7 @@ func Operations() []operation.Operation {
 
 // ManagingKeys is what the admin-only routes do, as their 403 names it ("managing API keys
 // requires an admin key"): the router refuses member keys (routes.Route.Admin).
-const ManagingKeys = "managing API keys"
+const ManagingKeys = apikeys.Managing
 
 // listKeys and revokeKey are admin-only routes (ManagingKeys).
 func (a *API) listKeys(w http.ResponseWriter, r *http.Request) {

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"reflect"
 
+	"github.com/sourcebase/sourcebase/internal/service"
+
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/jsonbody"
@@ -25,6 +27,10 @@ type API struct {
 func New(entries *resources.Entries) *API {
 	return &API{entries: entries}
 }
+
+// Feature is the lists and their entries, served over a process's services (the registry of
+// package api collects it; apitest serves it alone).
+var Feature = operation.NewFeature("lists", Operations, Schemas, func(d service.Deps) *API { return New(d.Entries) })
 
 // Operations are the records on a saved list: add, page, remove.
 func Operations() []operation.Operation {

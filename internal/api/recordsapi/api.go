@@ -10,6 +10,9 @@ package recordsapi
 
 import (
 	"reflect"
+	"slices"
+
+	"github.com/sourcebase/sourcebase/internal/service"
 
 	"github.com/sourcebase/sourcebase/internal/api/recordsapi/listspec"
 	"github.com/sourcebase/sourcebase/internal/companies"
@@ -48,6 +51,22 @@ type API struct{ d Deps }
 // New returns the API over d.
 func New(d Deps) *API { return &API{d: d} }
 
+// Feature is every kind of record, served over a process's services (the registry of
+// package api collects it; apitest serves it alone).
+var Feature = operation.NewFeature("records", Operations, Schemas, func(d service.Deps) *API { return New(DepsOf(d)) })
+
+// DepsOf are the services of a process that the records' handlers use.
+func DepsOf(d service.Deps) Deps {
+	return Deps{Store: d.Store, Companies: d.Companies, Workflows: d.Workflows, Runs: d.Runs,
+		Enrichment: d.Enrichment, Resources: d.Resources, Search: d.Search, Limits: d.Limits}
+}
+
+// Operations are the operations of every kind of record: companies',
+// workflows', runs', then each declared resource's.
+func Operations() []operation.Operation {
+	return slices.Concat(append([][]operation.Operation{CompanyOperations(), WorkflowOperations(), RunOperations()}, DeclaredOperations()...)...)
+}
+
 // CompanyOperations are the operations of companies (recordOperations).
 func CompanyOperations() []operation.Operation { return recordOperations(companyKind()) }
 
@@ -70,7 +89,7 @@ func Schemas(out map[string]openapi.Schema) {
 		out[listspec.ListedSchemaName(d)] = listspec.ListedSchema(d)
 	}
 	out["WebhookTrigger"] = openapi.TypeOf(reflect.TypeFor[workflows.WebhookTrigger]())
-	for _, d := range Searchable() {
+	for _, d := range kinds.Searchable() {
 		out[openapi.SchemaName(d)+"Search"] = listspec.SearchSchema(search.SchemaOf(d))
 	}
 	out["SearchPredicate"] = listspec.PredicateSchema()

@@ -5,14 +5,15 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/jobs"
 	"github.com/sourcebase/sourcebase/internal/resource"
+	"github.com/sourcebase/sourcebase/internal/service"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
 // JobTargets are the kinds of record bulk jobs move (companies and the
 // declared resources), written and read through the services the API's
-// own operations use.
-func JobTargets(d Deps) []jobs.Target {
-	a := New(d)
+// own operations use, over a process's services.
+func JobTargets(d service.Deps) []jobs.Target {
+	a := New(DepsOf(d))
 	var out []jobs.Target
 	for _, k := range append([]kind[store.JSON]{companyKind()}, declaredKinds()...) {
 		w, r := k.writes(a), k.reads(a)

@@ -116,15 +116,6 @@ func searchableKinds() []kind[store.JSON] {
 	return out
 }
 
-// Searchable lists the resources with a search operation, in route order.
-func Searchable() []*resource.Def {
-	var out []*resource.Def
-	for _, k := range searchableKinds() {
-		out = append(out, k.def)
-	}
-	return out
-}
-
 // recordOperations are the generic operations of k: create (201), list
 // (paged, filtered by one lookup field), get, partial update and delete
 // (204) — list and get only for a read-only kind — and its search when

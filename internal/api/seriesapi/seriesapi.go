@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strconv"
 
+	"github.com/sourcebase/sourcebase/internal/service"
+
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/lambdas"
@@ -22,6 +24,10 @@ type API struct{ series *series.Service }
 
 // New returns the API over the metric series.
 func New(m *series.Service) *API { return &API{series: m} }
+
+// Feature is the metric series, served over a process's services (the registry of
+// package api collects it; apitest serves it alone).
+var Feature = operation.NewFeature("series", Operations, Schemas, func(d service.Deps) *API { return New(d.Series) })
 
 // Operations are metric series: writing points, reading a series.
 func Operations() []operation.Operation {

@@ -6,6 +6,9 @@ package workflowsapi
 
 import (
 	"net/http"
+	"slices"
+
+	"github.com/sourcebase/sourcebase/internal/service"
 
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/lambdas"
@@ -32,6 +35,17 @@ type API struct {
 // webhook delivery counts against (nil: none).
 func New(w *workflows.Service, r *runs.Service, l *ratelimit.Limiter) *API {
 	return &API{workflows: w, runs: r, limits: l}
+}
+
+// Feature is the workflows' triggers and runs, served over a process's services (the registry of
+// package api collects it; apitest serves it alone).
+var Feature = operation.NewFeature("workflows", Operations, nil, func(d service.Deps) *API { return New(d.Workflows, d.Runs, d.Limits) })
+
+// Operations are the workflows' own operations: a trigger's secret, a
+// run's start, rename and retry, and the webhook deliveries that start
+// runs (their generic reads and writes are recordsapi's).
+func Operations() []operation.Operation {
+	return slices.Concat(SecretOperations(), RunOperations(), WebhookOperations())
 }
 
 // SecretOperations are the rotation of a trigger's secret.

@@ -20,6 +20,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/jobs"
 	"github.com/sourcebase/sourcebase/internal/mcpserver"
+	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/search/embedded"
 	"github.com/sourcebase/sourcebase/internal/service"
@@ -53,6 +54,35 @@ type Options struct {
 	// Resolver, when set, resolves webhook endpoints' hosts.
 	Resolver *net.Resolver
 }
+
+// Service is what the Envs of a test binary serve (Serve).
+type Service struct {
+	// Handler serves the operations over a process's services:
+	// api.Handler for the whole service, Features for some features.
+	Handler func(d service.Deps) http.Handler
+	// JobTargets are what the bulk jobs move (recordsapi.JobTargets); nil:
+	// none.
+	JobTargets func(d service.Deps) []jobs.Target
+}
+
+// Features serves the operations of features alone, each over its API
+// (operation.Bind), behind the service's credentials, rate limits and
+// Idempotency-Key: a test package of one feature serves that feature and
+// those whose records its tests make, so that its test binary links no
+// other feature's handlers and Go's test cache keeps its result while
+// another feature changes.
+func Features(features ...operation.Feature[service.Deps]) Service {
+	return Service{Handler: func(d service.Deps) http.Handler {
+		authenticate, idempotency := d.Guards()
+		return operation.Handler(operation.Bind(d, nil, features...), nil, authenticate, idempotency)
+	}}
+}
+
+var served *Service
+
+// Serve sets what the Envs of this test binary serve; call it from
+// TestMain, before testenv.Main.
+func Serve(s Service) { served = &s }
 
 // New starts the service over HTTP on a fresh table; with
 // SOURCEBASE_TARGET=lambdas (EnvTarget), returns the Lambda functions
@@ -91,14 +121,21 @@ func NewWith(t testing.TB, o Options) *Env {
 	deps.NewMCP = mcpserver.Handler(docs.Pages)
 	engine := service.InProcess(deps)
 	t.Cleanup(func() { engine.Close(testenv.Scaled(5 * time.Second)) })
-	runner, files, err := service.LocalJobs(context.Background(), &deps, t.TempDir(), srv.URL)
+	if served == nil {
+		t.Fatal("apitest: no service to serve: the test package's TestMain calls apitest.Serve")
+	}
+	targets := served.JobTargets
+	if targets == nil {
+		targets = func(service.Deps) []jobs.Target { return nil }
+	}
+	runner, files, err := service.LocalJobs(context.Background(), &deps, t.TempDir(), srv.URL, targets)
 	if err != nil {
 		t.Fatalf("bulk jobs: %v", err)
 	}
 	t.Cleanup(runner.Close)
 	// Imports of tests write as fast as the table takes them.
 	deps.Jobs.RowsPerSecond = 100_000
-	srv.Config.Handler = service.WithFiles(files.Handler(), service.Handler(deps))
+	srv.Config.Handler = service.WithFiles(files.Handler(), served.Handler(deps))
 	return &Env{URL: srv.URL, Deps: deps, Store: st, Engine: engine, Runner: runner}
 }
 

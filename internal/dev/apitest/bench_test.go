@@ -10,14 +10,18 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
+	"github.com/sourcebase/sourcebase/internal/dev/apitest/wholeservice"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/lambdas"
-	"github.com/sourcebase/sourcebase/internal/service"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) {
+	apitest.Serve(wholeservice.Service)
+	testenv.Main(m)
+}
 
 // seeded is a running service with one organization holding n companies,
 // whose DynamoDB calls are counted.
@@ -74,7 +78,7 @@ func BenchmarkGetCompany(b *testing.B) {
 	b.Run("handler", func(b *testing.B) {
 		// The handler stack alone, without the HTTP client and server:
 		// what serving the request adds to its GetItem.
-		h := service.Handler(s.env.Deps, lambdas.Companies)
+		h := api.Handler(s.env.Deps, lambdas.Companies)
 		s.calls.Reset()
 		b.ReportAllocs()
 		for b.Loop() {

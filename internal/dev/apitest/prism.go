@@ -22,7 +22,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
 )
@@ -92,19 +91,15 @@ func startPrism() (string, error) {
 	if _, err := os.Stat(bin); err != nil {
 		return "", fmt.Errorf("Prism is not installed (%v): run make deps (npm ci installs @stoplight/prism-cli from package-lock.json)", err)
 	}
-	doc, err := api.OpenAPI()
-	if err != nil {
-		return "", err
-	}
+	// The published document, as make generate wrote it: what a client's
+	// generator reads.
+	file := filepath.Join(root, "docs", "openapi.json")
+	// Prism runs in a directory of its own.
 	dir, err := os.MkdirTemp("", "sourcebase-prism-")
 	if err != nil {
 		return "", err
 	}
 	testenv.AtExit(func() { os.RemoveAll(dir) })
-	file := filepath.Join(dir, "openapi.json")
-	if err := os.WriteFile(file, doc, 0o644); err != nil {
-		return "", err
-	}
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -114,7 +109,7 @@ func startPrism() (string, error) {
 	go board.Serve(ln)
 	testenv.AtExit(func() { board.Close() })
 
-	testinputs.Files("package-lock.json")
+	testinputs.Files("package-lock.json", "docs/openapi.json")
 	cmd := exec.Command(bin, "proxy", file, "http://"+ln.Addr().String(), "--errors",
 		"--host", "127.0.0.1", "--port", "0", "--cors=false", "--multiprocess=false")
 	cmd.Dir = dir

@@ -59,7 +59,8 @@ const (
 
 // Options configure a Front.
 type Options struct {
-	// Routes is the route table (api.Routes()).
+	// Routes is the route table (api.Routes(); the deployment model's in
+	// StartLocal).
 	Routes []routes.Route
 	// Functions invoke each function of routes.Functions reached by the
 	// HTTP API or a function URL, by name.

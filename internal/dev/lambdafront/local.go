@@ -22,8 +22,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
-	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/blob"
+	"github.com/sourcebase/sourcebase/internal/deploymodel"
 	"github.com/sourcebase/sourcebase/internal/dev/lambdaenv"
 	"github.com/sourcebase/sourcebase/internal/dev/localsfn"
 	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
@@ -331,7 +331,11 @@ func StartLocal(o LocalOptions) (_ *Local, err error) {
 			invokers[f.Name] = fn
 		}
 	}
-	l.front, err = New(Options{Routes: api.Routes(), Functions: invokers, Log: slog.New(slog.NewTextHandler(o.Log, nil))})
+	table, err := deployedRoutes()
+	if err != nil {
+		return nil, err
+	}
+	l.front, err = New(Options{Routes: table, Functions: invokers, Log: slog.New(slog.NewTextHandler(o.Log, nil))})
 	if err != nil {
 		return nil, err
 	}
@@ -388,4 +392,20 @@ func (l *Local) stop() {
 	for _, fn := range l.Functions {
 		fn.Close()
 	}
+}
+
+// deployedRoutes are the route table as the stack deploys it: the
+// deployment model's (internal/deploymodel/model.json, which make
+// generate writes from the registry), so that the front, like API
+// Gateway, routes by what is deployed and links no handler.
+func deployedRoutes() ([]routes.Route, error) {
+	m, err := deploymodel.Load()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]routes.Route, len(m.Routes))
+	for i, r := range m.Routes {
+		out[i] = routes.Route{Method: r.Method, Path: r.Path, Function: r.Function}
+	}
+	return out, nil
 }

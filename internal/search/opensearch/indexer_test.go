@@ -16,7 +16,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
+	"github.com/sourcebase/sourcebase/internal/kinds"
 	"github.com/sourcebase/sourcebase/internal/search"
 	"github.com/sourcebase/sourcebase/internal/search/opensearch"
 	"github.com/sourcebase/sourcebase/internal/store"
@@ -24,7 +24,7 @@ import (
 
 func searchable() []*search.Schema {
 	var out []*search.Schema
-	for _, d := range recordsapi.Searchable() {
+	for _, d := range kinds.Searchable() {
 		out = append(out, search.SchemaOf(d))
 	}
 	return out

@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/awsenv"
 	"github.com/sourcebase/sourcebase/internal/endpoints"
 	"github.com/sourcebase/sourcebase/internal/endpoints/sqsqueue"
@@ -107,7 +108,7 @@ func ServeDeliver() {
 // DELIVER_QUEUE_URL for manual retries.
 func ServeHooks() {
 	deps, _, _ := start()
-	service.ServeDeps(lambdas.Hooks, deps)
+	api.ServeDeps(lambdas.Hooks, deps)
 }
 
 // start reads the configuration of a function that queues or takes

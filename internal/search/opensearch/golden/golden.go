@@ -149,7 +149,7 @@ func (c Case) QueryBody() ([]byte, error) {
 
 // Schemas are the schemas with a golden mapping: searchtest.Notes and the
 // service's searchable resources (searchable: the schemas of
-// recordsapi.Searchable, which this package does not import, being below it).
+// kinds.Searchable, which this package does not import, being below it).
 func Schemas(searchable []*search.Schema) []*search.Schema {
 	return append([]*search.Schema{search.SchemaOf(searchtest.Notes)}, searchable...)
 }

@@ -1,0 +1,65 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+
+	"github.com/sourcebase/sourcebase/internal/awsenv"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
+	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/search"
+	"github.com/sourcebase/sourcebase/internal/service"
+	"github.com/sourcebase/sourcebase/internal/store"
+)
+
+// LambdaHandler is the function a resource group's Lambda runs: API Gateway
+// HTTP API (payload v2) or function URL events through the proxy adapter
+// into the group's net/http handlers.
+func LambdaHandler(deps service.Deps, groups ...string) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	return httpadapter.NewV2(Handler(deps, groups...)).ProxyWithContext
+}
+
+// ServeLambda runs the handlers of a group as a Lambda function, with
+// options applied to its services (the mcp function's MCP server). A group
+// that starts runs needs STATE_MACHINE_ARN: a Lambda cannot run them in
+// process.
+func ServeLambda(group string, options ...func(*service.Deps)) {
+	service.SizeToCPU()
+	service.Logger(os.Stdout)
+	deps, _, _, err := service.FromEnv(context.Background(), awsenv.Load)
+	service.Must(err)
+	for _, o := range options {
+		o(&deps)
+	}
+	ServeDeps(group, deps)
+}
+
+// ServeDeps runs the handlers of a function over deps (built by FromEnv)
+// as a Lambda function; a function that starts runs needs
+// STATE_MACHINE_ARN.
+func ServeDeps(function string, deps service.Deps) {
+	if f, _ := routes.FunctionNamed(function); f.StartsRuns && os.Getenv(service.EnvStateMachineARN) == "" {
+		service.Must(fmt.Errorf("the %s function needs STATE_MACHINE_ARN", function))
+	}
+	lambda.Start(LambdaHandler(deps, function))
+}
+
+// ServeSearch runs the search function (the search routes) over the
+// engine SEARCH_ENGINE names: embedded (package search/embedded) or
+// openSearch (search/opensearch), whichever its build has; the other is
+// nil (routes.Function.EngineBuilds).
+func ServeSearch(embedded func(*store.Store) search.Engine, openSearch service.OpenSearchEngine) {
+	service.SizeToCPU()
+	service.Logger(os.Stdout)
+	ctx := context.Background()
+	deps, cfg, awsCfg, err := service.FromEnv(ctx, awsenv.Load)
+	service.Must(err)
+	deps.Search, err = service.SearchEngine(ctx, awsCfg, deps.Store, cfg, embedded, openSearch)
+	service.Must(err)
+	lambda.Start(LambdaHandler(deps, lambdas.Search))
+}
