@@ -2,6 +2,10 @@
 // (/v1/events) and the outbound webhook endpoints.
 package main
 
-import "github.com/sourcebase/sourcebase/internal/service/eventfns"
+import (
+	"github.com/sourcebase/sourcebase/internal/api"
+	"github.com/sourcebase/sourcebase/internal/lambdas"
+	"github.com/sourcebase/sourcebase/internal/service/eventfns"
+)
 
-func main() { eventfns.ServeHooks() }
+func main() { api.ServeDeps(lambdas.Hooks, eventfns.HooksDeps()) }

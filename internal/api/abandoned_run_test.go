@@ -96,7 +96,7 @@ func TestARunWhoseClientGaveUpDuringTheStartIsStillStartedAndCompletes(t *testin
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s after the client gave up the runs are %s, want one completed run", within, jsonOf(rs))
+			t.Fatalf("%s after the client gave up the runs are %s, want one completed run", within, apitest.JSONOf(rs))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -132,9 +132,9 @@ func TestARunLeftQueuedByAnInterruptedStartIsFailedWhenReadAndCanBeRetried(t *te
 
 	rs := runsOf(t, c, wf)
 	if len(rs) != 1 || rs[0]["status"] != "queued" {
-		t.Fatalf("runs after the interrupted start: %s, want one queued run", jsonOf(rs))
+		t.Fatalf("runs after the interrupted start: %s, want one queued run", apitest.JSONOf(rs))
 	}
-	id := idOf(t, rs[0])
+	id := apitest.IDOf(t, rs[0])
 	// Once it has been queued longer than the bound, reading it fails it.
 	deadline := time.Now().Add(testenv.Scaled(30 * time.Second))
 	for rs[0]["status"] == "queued" && time.Now().Before(deadline) {
@@ -142,20 +142,20 @@ func TestARunLeftQueuedByAnInterruptedStartIsFailedWhenReadAndCanBeRetried(t *te
 		rs = runsOf(t, c, wf)
 	}
 	if rs[0]["status"] != "failed" {
-		t.Fatalf("the stale run is %s, want failed: %s", rs[0]["status"], jsonOf(rs[0]))
+		t.Fatalf("the stale run is %s, want failed: %s", rs[0]["status"], apitest.JSONOf(rs[0]))
 	}
 	msg, _ := objectAt(t, rs[0], "error")["message"].(string)
 	if !strings.Contains(msg, "was not started within 1s") || !strings.Contains(msg, "retry it") {
 		t.Errorf("error message %q does not say the run never started and can be retried", msg)
 	}
 	if got := c.Do("GET", "/v1/workflow-runs/"+id, nil).Want(t, 200).Object(t); got["status"] != "failed" {
-		t.Errorf("GET of the run: %s, want failed", jsonOf(got))
+		t.Errorf("GET of the run: %s, want failed", apitest.JSONOf(got))
 	}
 	retry := c.Do("POST", "/v1/workflow-runs/"+id+"/retry", nil)
 	if retry.Status != 201 && retry.Status != 202 {
 		t.Fatalf("retry of the failed run: %d %s", retry.Status, retry.Body)
 	}
-	wantStatus(t, awaitRun(t, c, idOf(t, retry.Object(t))), "completed")
+	wantStatus(t, awaitRun(t, c, apitest.IDOf(t, retry.Object(t))), "completed")
 }
 
 func TestReadingAStaleQueuedRunByIDFailsIt(t *testing.T) {
@@ -168,10 +168,10 @@ func TestReadingAStaleQueuedRunByIDFailsIt(t *testing.T) {
 	lost.armed.Store(true)
 	wantUnavailable(t, bounded(t, c, "POST", "/v1/workflows/"+wf+"/runs", map[string]any{}))
 	lost.armed.Store(false)
-	id := idOf(t, runsOf(t, c, wf)[0])
+	id := apitest.IDOf(t, runsOf(t, c, wf)[0])
 
 	run, done := pollRun(t, c, id, testenv.Scaled(30*time.Second))
 	if !done || run["status"] != "failed" {
-		t.Fatalf("the stale run read by id is %s, want failed", jsonOf(run))
+		t.Fatalf("the stale run read by id is %s, want failed", apitest.JSONOf(run))
 	}
 }

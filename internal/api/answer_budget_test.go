@@ -104,7 +104,7 @@ func TestEveryRouteAndEveryMCPToolAnswersWithinTheBudget(t *testing.T) {
 		mu.Unlock()
 	})
 	// A company with 200 candidates of 19 KB: 6 MB on the wire.
-	enriched := createCompany(t, c, map[string]any{"canonicalName": "Enriched Co"})["id"].(string)
+	enriched := apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Enriched Co"})["id"].(string)
 	addCandidates(t, c, enriched, 200)
 	// 100 documents with every text at its longest, in characters that
 	// take the most bytes (U+2028: 7 on the wire).
@@ -146,7 +146,7 @@ func TestEveryRouteAndEveryMCPToolAnswersWithinTheBudget(t *testing.T) {
 	}
 	withinBudget(t, "a big company", c.Do("GET", "/v1/companies/"+enriched, nil).Want(t, http.StatusOK))
 	withinBudget(t, "100 documents", c.Do("GET", "/v1/documents/ids="+strings.Join(docs, ","), nil).Want(t, http.StatusOK))
-	wantError(t, c.Do("POST", "/v1/data/metric-series", series), http.StatusBadRequest, "period", "bytes of points")
+	apitest.WantError(t, c.Do("POST", "/v1/data/metric-series", series), http.StatusBadRequest, "period", "bytes of points")
 	withinBudget(t, "the health check", c.Do("GET", routes.HealthPath, nil).Want(t, http.StatusOK))
 	withinBudget(t, "the OpenAPI document", c.Do("GET", routes.OpenAPIPath, nil).Want(t, http.StatusOK))
 
@@ -163,9 +163,9 @@ func TestEveryRouteAndEveryMCPToolAnswersWithinTheBudget(t *testing.T) {
 		"get_workflow":              {"id": wf},
 		"start_workflow_run":        {"id": wf},
 		"create_import":             {"body": map[string]any{"resource": "companies", "format": "csv"}},
-		"get_import":                {"id": idOf(t, c.Do("POST", "/v1/imports", map[string]any{"resource": "companies", "format": "csv"}).Want(t, 201).Object(t))},
+		"get_import":                {"id": apitest.IDOf(t, c.Do("POST", "/v1/imports", map[string]any{"resource": "companies", "format": "csv"}).Want(t, 201).Object(t))},
 		"create_export":             {"body": map[string]any{"resource": "deals"}},
-		"get_export":                {"id": idOf(t, c.Do("POST", "/v1/exports", map[string]any{"resource": "deals"}).Want(t, 201).Object(t))},
+		"get_export":                {"id": apitest.IDOf(t, c.Do("POST", "/v1/exports", map[string]any{"resource": "deals"}).Want(t, 201).Object(t))},
 		"get_workflow_run":          {"id": run},
 		"retry_workflow_run":        {"id": run},
 	}
@@ -382,7 +382,7 @@ func TestASearchThroughTheHTTPAPIEndsItsPageWithinTheToolsBudget(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			createCompany(t, c, map[string]any{"canonicalName": fmt.Sprintf("Far Co %d", i), "custom": map[string]any{"notes": bigText(80_000)}})
+			apitest.CreateCompany(t, c, map[string]any{"canonicalName": fmt.Sprintf("Far Co %d", i), "custom": map[string]any{"notes": bigText(80_000)}})
 		}()
 	}
 	wg.Wait()

@@ -7,8 +7,6 @@ import (
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 )
 
-const unauthorizedBody = `{"error":"invalid api key or clientId"}`
-
 func TestBadCredentialsAre401WithTheExactSpecBody(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t)
@@ -48,7 +46,7 @@ func TestBadCredentialsAre401WithTheExactSpecBody(t *testing.T) {
 				c := e.Anonymous(t)
 				c.ClientID, c.Secret = cr.clientID, cr.secret
 				r := c.Do(rq.method, rq.path, rq.body).Want(t, 401)
-				wantExactBody(t, r, unauthorizedBody)
+				apitest.WantExactBody(t, r, apitest.UnauthorizedBody)
 				if ct := r.Header.Get("Content-Type"); ct != "application/json" {
 					t.Errorf("Content-Type %q, want application/json", ct)
 				}
@@ -60,7 +58,7 @@ func TestBadCredentialsAre401WithTheExactSpecBody(t *testing.T) {
 		// no unauthenticated create was stored.
 		for _, c := range []*apitest.Client{warm, cold} {
 			if list := c.Do("GET", "/v1/companies", nil).Want(t, 200).List(t); len(list) != 0 {
-				t.Errorf("unauthenticated creates stored companies: %s", jsonOf(list))
+				t.Errorf("unauthenticated creates stored companies: %s", apitest.JSONOf(list))
 			}
 		}
 	})
@@ -79,9 +77,9 @@ func TestAValidKeyReachesItsOrganizationsData(t *testing.T) {
 	e := apitest.New(t)
 	admin := e.Org(t)
 	member := e.Key(t, admin.Org, "member")
-	created := createCompany(t, member, map[string]any{"canonicalName": "Shared"})
-	got := idsOf(t, admin.Do("GET", "/v1/companies", nil).Want(t, 200).List(t))
-	if len(got) != 1 || got[0] != idOf(t, created) {
-		t.Errorf("an admin key of the same organization lists %v, want the member's company %s", got, idOf(t, created))
+	created := apitest.CreateCompany(t, member, map[string]any{"canonicalName": "Shared"})
+	got := apitest.IDsOf(t, admin.Do("GET", "/v1/companies", nil).Want(t, 200).List(t))
+	if len(got) != 1 || got[0] != apitest.IDOf(t, created) {
+		t.Errorf("an admin key of the same organization lists %v, want the member's company %s", got, apitest.IDOf(t, created))
 	}
 }

@@ -20,11 +20,11 @@ func batchResults(t *testing.T, r *apitest.Response) []map[string]any {
 func wantStatuses(t *testing.T, results []map[string]any, want ...int) {
 	t.Helper()
 	if len(results) != len(want) {
-		t.Fatalf("%d results, want %d: %s", len(results), len(want), jsonOf(results))
+		t.Fatalf("%d results, want %d: %s", len(results), len(want), apitest.JSONOf(results))
 	}
 	for i, r := range results {
 		if int(num(r["status"])) != want[i] || int(num(r["index"])) != i {
-			t.Errorf("result %d: %s, want status %d", i, jsonOf(r), want[i])
+			t.Errorf("result %d: %s, want status %d", i, apitest.JSONOf(r), want[i])
 		}
 	}
 }
@@ -45,8 +45,8 @@ func TestABatchAnswersEachOperationAsIfSentAloneAndOneFailureRollsBackNothing(t 
 	t.Parallel()
 	c := apitest.New(t).Org(t)
 	existing := c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Old", "externalId": "ext-old"}).Want(t, 201)
-	oldID := idOf(t, existing.Object(t))
-	gone := idOf(t, c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Gone"}).Want(t, 201).Object(t))
+	oldID := apitest.IDOf(t, existing.Object(t))
+	gone := apitest.IDOf(t, c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Gone"}).Want(t, 201).Object(t))
 
 	res := batchResults(t, c.Do("POST", "/v1/companies/batch", map[string]any{"operations": []any{
 		map[string]any{"op": "create", "data": map[string]any{"canonicalName": "Acme", "externalId": "ext-1"}},
@@ -61,17 +61,17 @@ func TestABatchAnswersEachOperationAsIfSentAloneAndOneFailureRollsBackNothing(t 
 	}}))
 	wantStatuses(t, res, 201, 400, 200, 412, 200, 201, 409, 204, 404)
 	if res[1]["param"] != "canonicalName" || res[1]["code"] != "invalid_body" || !strings.Contains(res[1]["error"].(string), "canonicalName") {
-		t.Errorf("the invalid create answered %s", jsonOf(res[1]))
+		t.Errorf("the invalid create answered %s", apitest.JSONOf(res[1]))
 	}
 	if res[6]["code"] != "unique_violation" || res[6]["param"] != "externalId" {
-		t.Errorf("the duplicate create answered %s", jsonOf(res[6]))
+		t.Errorf("the duplicate create answered %s", apitest.JSONOf(res[6]))
 	}
 	if _, ok := res[7]["data"]; ok {
-		t.Errorf("a delete answered data: %s", jsonOf(res[7]))
+		t.Errorf("a delete answered data: %s", apitest.JSONOf(res[7]))
 	}
 	acme := res[0]["data"].(map[string]any)
 	if upserted := res[4]["data"].(map[string]any); upserted["id"] != acme["id"] || upserted["canonicalName"] != "Acme 2" {
-		t.Errorf("the upsert of ext-1 wrote %s, want company %s renamed", jsonOf(upserted), acme["id"])
+		t.Errorf("the upsert of ext-1 wrote %s, want company %s renamed", apitest.JSONOf(upserted), acme["id"])
 	}
 	got := c.Do("GET", "/v1/companies/"+oldID, nil).Want(t, 200).Object(t)
 	if got["sector"] != "Robotics" {
@@ -79,7 +79,7 @@ func TestABatchAnswersEachOperationAsIfSentAloneAndOneFailureRollsBackNothing(t 
 	}
 	c.Do("GET", "/v1/companies/"+gone, nil).Want(t, 404)
 	if list := companies(t, c); len(list) != 3 {
-		t.Errorf("%d companies, want 3 (Old, Acme 2, Brand new): %s", len(list), jsonOf(list))
+		t.Errorf("%d companies, want 3 (Old, Acme 2, Brand new): %s", len(list), apitest.JSONOf(list))
 	}
 }
 
@@ -87,41 +87,41 @@ func TestAnAtomicBatchWritesEverythingOrNothingAndNamesTheOperationAtFault(t *te
 	t.Parallel()
 	c := apitest.New(t).Org(t)
 	taken := c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Holder", "externalId": "taken"}).Want(t, 201)
-	holder := idOf(t, taken.Object(t))
+	holder := apitest.IDOf(t, taken.Object(t))
 
 	// A unique value already taken: found when the transaction commits.
 	r := c.Do("POST", "/v1/companies/batch", map[string]any{"atomic": true, "operations": []any{
 		map[string]any{"op": "create", "data": map[string]any{"canonicalName": "A"}},
 		map[string]any{"op": "create", "data": map[string]any{"canonicalName": "B", "externalId": "taken"}},
 	}})
-	wantError(t, r, 409, "operation 1 (create)", "nothing was written", "already used")
+	apitest.WantError(t, r, 409, "operation 1 (create)", "nothing was written", "already used")
 	wantParam(t, r, "")
 	// Invalid data: found before anything is sent.
 	r = c.Do("POST", "/v1/companies/batch", map[string]any{"atomic": true, "operations": []any{
 		map[string]any{"op": "create", "data": map[string]any{"canonicalName": "A"}},
 		map[string]any{"op": "update", "id": holder, "data": map[string]any{"website": 5}},
 	}})
-	wantError(t, r, 400, "operation 1 (update)", "website")
+	apitest.WantError(t, r, 400, "operation 1 (update)", "website")
 	wantParam(t, r, "operations[1].data.website")
 	// A stale ifMatch.
 	r = c.Do("POST", "/v1/companies/batch", map[string]any{"atomic": true, "operations": []any{
 		map[string]any{"op": "create", "data": map[string]any{"canonicalName": "A"}},
 		map[string]any{"op": "delete", "id": holder, "ifMatch": `"9"`},
 	}})
-	wantError(t, r, 412, "operation 1 (delete)")
+	apitest.WantError(t, r, 412, "operation 1 (delete)")
 	wantParam(t, r, "")
 	// One record written twice.
 	r = c.Do("POST", "/v1/companies/batch", map[string]any{"atomic": true, "operations": []any{
 		map[string]any{"op": "update", "id": holder, "data": map[string]any{"sector": "x"}},
 		map[string]any{"op": "update", "id": holder, "data": map[string]any{"industry": "y"}},
 	}})
-	wantError(t, r, 400, "operations 0 and 1 write the same item")
+	apitest.WantError(t, r, 400, "operations 0 and 1 write the same item")
 	wantParam(t, r, "atomic")
 	if list := companies(t, c); len(list) != 1 {
-		t.Fatalf("failed atomic batches left %d companies, want only the holder: %s", len(list), jsonOf(list))
+		t.Fatalf("failed atomic batches left %d companies, want only the holder: %s", len(list), apitest.JSONOf(list))
 	}
 	if got := c.Do("GET", "/v1/companies/"+holder, nil).Want(t, 200).Object(t); got["sector"] != nil {
-		t.Errorf("a failed atomic batch changed the holder: %s", jsonOf(got))
+		t.Errorf("a failed atomic batch changed the holder: %s", apitest.JSONOf(got))
 	}
 
 	res := batchResults(t, c.Do("POST", "/v1/companies/batch", map[string]any{"atomic": true, "operations": []any{
@@ -147,7 +147,7 @@ func TestAnAtomicBatchTooLargeForOneTransactionIsRefusedNamingTheLimit(t *testin
 		// its uniqueness item and its change-feed entry.
 		ops = append(ops, map[string]any{"op": "create", "data": map[string]any{"canonicalName": fmt.Sprint("C", i), "externalId": fmt.Sprint("x", i)}})
 	}
-	wantError(t, c.Do("POST", "/v1/companies/batch", map[string]any{"atomic": true, "operations": ops}), 400, "atomic", "at most 100")
+	apitest.WantError(t, c.Do("POST", "/v1/companies/batch", map[string]any{"atomic": true, "operations": ops}), 400, "atomic", "at most 100")
 	if list := companies(t, c); len(list) != 0 {
 		t.Errorf("%d companies written by a refused batch", len(list))
 	}
@@ -155,7 +155,7 @@ func TestAnAtomicBatchTooLargeForOneTransactionIsRefusedNamingTheLimit(t *testin
 	res := batchResults(t, c.Do("POST", "/v1/companies/batch", map[string]any{"operations": ops}))
 	for _, r := range res {
 		if num(r["status"]) != 201 {
-			t.Fatalf("result %s", jsonOf(r))
+			t.Fatalf("result %s", apitest.JSONOf(r))
 		}
 	}
 }
@@ -185,13 +185,13 @@ func TestBadBatchBodiesAreRefusedNamingTheOperationAndField(t *testing.T) {
 		{map[string]any{"operations": []any{}, "atomic": "yes"}, "atomic", "boolean"},
 		{map[string]any{"operations": []any{}, "extra": 1}, "extra", ""},
 	} {
-		wantError(t, c.Do("POST", "/v1/companies/batch", tc.body), 400, tc.param, tc.text)
+		apitest.WantError(t, c.Do("POST", "/v1/companies/batch", tc.body), 400, tc.param, tc.text)
 	}
 	// An upsert by a field that is not unique: that operation's 400.
 	res := batchResults(t, c.Do("POST", "/v1/companies/batch", map[string]any{"operations": []any{
 		map[string]any{"op": "upsert", "match": "website", "data": map[string]any{"canonicalName": "A", "website": "a.com"}}}}))
 	if num(res[0]["status"]) != 400 || res[0]["param"] != "match" || !strings.Contains(res[0]["error"].(string), "externalId") {
-		t.Errorf("upsert by website answered %s", jsonOf(res[0]))
+		t.Errorf("upsert by website answered %s", apitest.JSONOf(res[0]))
 	}
 }
 
@@ -199,18 +199,18 @@ func TestUpsertByAUniqueFieldCreatesThenUpdatesAndTwentyParallelUpsertsMakeOneRe
 	t.Parallel()
 	c := apitest.New(t).Org(t)
 	first := c.Do("PUT", "/v1/companies?match=externalId", map[string]any{"canonicalName": "Acme", "externalId": "crm-1", "tags": []any{"a"}}).Want(t, 201)
-	id := idOf(t, first.Object(t))
+	id := apitest.IDOf(t, first.Object(t))
 	second := c.Do("PUT", "/v1/companies?match=externalId", map[string]any{"externalId": "crm-1", "sector": "Robotics"}).Want(t, 200)
-	if got := second.Object(t); idOf(t, got) != id || got["sector"] != "Robotics" || got["canonicalName"] != "Acme" || second.Header.Get("ETag") != `"2"` {
+	if got := second.Object(t); apitest.IDOf(t, got) != id || got["sector"] != "Robotics" || got["canonicalName"] != "Acme" || second.Header.Get("ETag") != `"2"` {
 		t.Errorf("the second upsert answered %s (ETag %s)", second.Body, second.Header.Get("ETag"))
 	}
-	wantError(t, c.Do("PUT", "/v1/companies", map[string]any{"externalId": "crm-1"}), 400, "match", "required")
-	wantError(t, c.Do("PUT", "/v1/companies?match=canonicalName", map[string]any{"canonicalName": "A"}), 400, "match", "externalId")
-	wantError(t, c.Do("PUT", "/v1/companies?match=externalId", map[string]any{"canonicalName": "A"}), 400, "externalId", "required")
-	wantError(t, c.Do("PUT", "/v1/companies?match=externalId", map[string]any{"externalId": "new-one"}), 400, "canonicalName", "required")
+	apitest.WantError(t, c.Do("PUT", "/v1/companies", map[string]any{"externalId": "crm-1"}), 400, "match", "required")
+	apitest.WantError(t, c.Do("PUT", "/v1/companies?match=canonicalName", map[string]any{"canonicalName": "A"}), 400, "match", "externalId")
+	apitest.WantError(t, c.Do("PUT", "/v1/companies?match=externalId", map[string]any{"canonicalName": "A"}), 400, "externalId", "required")
+	apitest.WantError(t, c.Do("PUT", "/v1/companies?match=externalId", map[string]any{"externalId": "new-one"}), 400, "canonicalName", "required")
 
 	rs := make([]*apitest.Response, 20)
-	inParallel(len(rs), func(i int) {
+	apitest.InParallel(len(rs), func(i int) {
 		rs[i] = c.Do("PUT", "/v1/companies?match=externalId", map[string]any{"canonicalName": fmt.Sprint("Par ", i), "externalId": "crm-par"})
 	})
 	created, ids := 0, map[string]bool{}
@@ -221,7 +221,7 @@ func TestUpsertByAUniqueFieldCreatesThenUpdatesAndTwentyParallelUpsertsMakeOneRe
 		if r.Status == 201 {
 			created++
 		}
-		ids[idOf(t, r.Object(t))] = true
+		ids[apitest.IDOf(t, r.Object(t))] = true
 	}
 	if created != 1 || len(ids) != 1 {
 		t.Errorf("20 parallel upserts: %d created, %d records; want 1 and 1", created, len(ids))
@@ -237,7 +237,7 @@ func TestEveryDeclaredResourceWithAUniqueFieldUpsertsByIt(t *testing.T) {
 	for _, d := range resources.All() {
 		unique := d.UniqueFields()
 		if len(unique) == 0 {
-			wantError(t, c.Do("PUT", "/v1/"+d.Name+"?match=externalId", map[string]any{}), 405, "", "")
+			apitest.WantError(t, c.Do("PUT", "/v1/"+d.Name+"?match=externalId", map[string]any{}), 405, "", "")
 			continue
 		}
 		body := apitest.Sample(t, c, d, true)
@@ -247,12 +247,12 @@ func TestEveryDeclaredResourceWithAUniqueFieldUpsertsByIt(t *testing.T) {
 			continue
 		}
 		again := c.Do("PUT", "/v1/"+d.Name+"?match="+unique[0], body).Want(t, 200)
-		if idOf(t, again.Object(t)) != idOf(t, first.Object(t)) {
+		if apitest.IDOf(t, again.Object(t)) != apitest.IDOf(t, first.Object(t)) {
 			t.Errorf("%s: the second upsert wrote another record", d.Name)
 		}
 		res := batchResults(t, c.Do("POST", "/v1/"+d.Name+"/batch", map[string]any{"operations": []any{
 			map[string]any{"op": "upsert", "match": unique[0], "data": body},
-			map[string]any{"op": "delete", "id": idOf(t, first.Object(t))},
+			map[string]any{"op": "delete", "id": apitest.IDOf(t, first.Object(t))},
 		}}))
 		wantStatuses(t, res, 200, 204)
 	}

@@ -22,7 +22,7 @@ func TestAnImportTakesReconciledColumnsAsCandidatesAndRefusesOtherReadOnlyValues
 	j := runImport(t, c, map[string]any{"resource": "companies", "format": "csv", "confidence": 70,
 		"mapping": map[string]any{"Name": "canonicalName", "Employees": "employeeCount", "Total Raised": "totalMoneyRaised"}}, []byte(file))
 	if j["status"] != "completed" || num(j["created"]) != 2 || num(j["failed"]) != 2 || num(j["confidence"]) != 70 {
-		t.Fatalf("import ended %s", jsonOf(j))
+		t.Fatalf("import ended %s", apitest.JSONOf(j))
 	}
 	rows := readCSV(t, download(t, j["errorsUrl"].(string)))
 	if len(rows) != 3 || strings.Join(rows[0], ",") != "row,error,Name,Employees,Total Raised,origin,externalReference.source,externalId" ||
@@ -32,23 +32,23 @@ func TestAnImportTakesReconciledColumnsAsCandidatesAndRefusesOtherReadOnlyValues
 	}
 	acme := c.Do("GET", "/v1/companies?externalId=crm-1", nil).Want(t, 200).List(t)
 	if len(acme) != 1 {
-		t.Fatalf("crm-1: %s", jsonOf(acme))
+		t.Fatalf("crm-1: %s", apitest.JSONOf(acme))
 	}
 	co := acme[0]
-	if jsonOf(co["employeeCount"]) != "250" || jsonOf(co["totalMoneyRaised"]) != "1234567890.12" || co["origin"] != "workflow" || co["lastEnrichedAt"] == nil {
-		t.Errorf("imported company %s", jsonOf(co))
+	if apitest.JSONOf(co["employeeCount"]) != "250" || apitest.JSONOf(co["totalMoneyRaised"]) != "1234567890.12" || co["origin"] != "workflow" || co["lastEnrichedAt"] == nil {
+		t.Errorf("imported company %s", apitest.JSONOf(co))
 	}
 	cands := co["enrichment"].(map[string]any)["employeeCount"].([]any)
-	if len(cands) != 1 || jsonOf(cands[0].(map[string]any)["source"]) != `"import"` || num(cands[0].(map[string]any)["confidence"]) != 70 {
-		t.Errorf("employeeCount candidates %s", jsonOf(cands))
+	if len(cands) != 1 || apitest.JSONOf(cands[0].(map[string]any)["source"]) != `"import"` || num(cands[0].(map[string]any)["confidence"]) != 70 {
+		t.Errorf("employeeCount candidates %s", apitest.JSONOf(cands))
 	}
-	vals := c.Do("GET", "/v1/enrichments/resources/companies/"+idOf(t, co), nil).Want(t, 200).List(t)
+	vals := c.Do("GET", "/v1/enrichments/resources/companies/"+apitest.IDOf(t, co), nil).Want(t, 200).List(t)
 	if len(vals) != 2 || vals[0]["provider"] != "import" || vals[0]["sourceId"] != j["id"] {
-		t.Errorf("enrichment values %s", jsonOf(vals))
+		t.Errorf("enrichment values %s", apitest.JSONOf(vals))
 	}
 	delta := c.Do("GET", "/v1/companies?externalId=crm-4", nil).Want(t, 200).List(t)
-	if len(delta) != 1 || delta[0]["origin"] != "user" || delta[0]["employeeCount"] != nil || jsonOf(delta[0]["enrichment"]) != "{}" {
-		t.Errorf("a row without candidates %s", jsonOf(delta))
+	if len(delta) != 1 || delta[0]["origin"] != "user" || delta[0]["employeeCount"] != nil || apitest.JSONOf(delta[0]["enrichment"]) != "{}" {
+		t.Errorf("a row without candidates %s", apitest.JSONOf(delta))
 	}
 	// The REST API still refuses what only an import takes.
 	c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "X", "employeeCount": 250}).Want(t, 400)
@@ -62,18 +62,18 @@ func TestAnImportSaysWhichColumnsItDoesNotReadAndTheErrorsFileAlwaysHasTheFilesC
 		"cmp_01hzzzzzzzzzzzzzzzzzzzzzzy,Beta,not a website,2026-01-01T00:00:00Z,2026-01-01T00:00:00Z,\n"
 	j := runImport(t, c, map[string]any{"resource": "companies", "format": "csv"}, []byte(file))
 	if num(j["created"]) != 1 || num(j["failed"]) != 1 {
-		t.Fatalf("import ended %s", jsonOf(j))
+		t.Fatalf("import ended %s", apitest.JSONOf(j))
 	}
 	var cols []string
 	for _, ic := range j["ignoredColumns"].([]any) {
 		m := ic.(map[string]any)
 		cols = append(cols, m["column"].(string))
 		if m["reason"] == "" {
-			t.Errorf("no reason: %s", jsonOf(m))
+			t.Errorf("no reason: %s", apitest.JSONOf(m))
 		}
 	}
 	if strings.Join(cols, ",") != "id,createdAt,updatedAt,lastEnrichedAt" {
-		t.Errorf("ignoredColumns %s", jsonOf(j["ignoredColumns"]))
+		t.Errorf("ignoredColumns %s", apitest.JSONOf(j["ignoredColumns"]))
 	}
 	rows := readCSV(t, download(t, j["errorsUrl"].(string)))
 	if len(rows) != 2 || strings.Join(rows[0], ",") != "row,error,id,canonicalName,website,createdAt,updatedAt,lastEnrichedAt" || rows[1][3] != "Beta" {
@@ -101,7 +101,7 @@ func TestARepeatedKeyInOneFileFailsItsRowInEveryMode(t *testing.T) {
 		}
 		j := runImport(t, c, body, file)
 		if num(j["created"]) != tc.created || num(j["updated"]) != tc.updated || num(j["failed"]) != 1 || num(j["duplicates"]) != 1 {
-			t.Errorf("%s: %s", tc.mode, jsonOf(j))
+			t.Errorf("%s: %s", tc.mode, apitest.JSONOf(j))
 			continue
 		}
 		rows := readCSV(t, download(t, j["errorsUrl"].(string)))
@@ -110,7 +110,7 @@ func TestARepeatedKeyInOneFileFailsItsRowInEveryMode(t *testing.T) {
 		}
 		got := c.Do("GET", "/v1/companies?externalId=crm-00001", nil).Want(t, 200).List(t)
 		if len(got) != 1 || got[0]["canonicalName"] != "First" {
-			t.Errorf("%s: crm-00001 is %s", tc.mode, jsonOf(got))
+			t.Errorf("%s: crm-00001 is %s", tc.mode, apitest.JSONOf(got))
 		}
 	}
 }
@@ -125,10 +125,10 @@ func TestAnImportOfManyCandidatesARowWritesEveryRow(t *testing.T) {
 	}
 	j := runImport(t, c, map[string]any{"resource": "companies", "format": "csv"}, []byte(b.String()))
 	if num(j["created"]) != 60 || num(j["failed"]) != 0 {
-		t.Fatalf("import ended %s", jsonOf(j))
+		t.Fatalf("import ended %s", apitest.JSONOf(j))
 	}
 	got := c.Do("GET", "/v1/companies?externalId=ext-59", nil).Want(t, 200).List(t)
-	if len(got) != 1 || jsonOf(got[0]["employeeCount"]) != "69" || jsonOf(got[0]["totalMoneyRaised"]) != "1059.5" || jsonOf(got[0]["lastValuation"]) != "1e9" && jsonOf(got[0]["lastValuation"]) != "1000000000" {
-		t.Errorf("ext-59 is %s", jsonOf(got))
+	if len(got) != 1 || apitest.JSONOf(got[0]["employeeCount"]) != "69" || apitest.JSONOf(got[0]["totalMoneyRaised"]) != "1059.5" || apitest.JSONOf(got[0]["lastValuation"]) != "1e9" && apitest.JSONOf(got[0]["lastValuation"]) != "1000000000" {
+		t.Errorf("ext-59 is %s", apitest.JSONOf(got))
 	}
 }

@@ -43,7 +43,7 @@ func FuzzExportImportRoundTrip(f *testing.F) {
 				}
 				rec := res.Want(t, 201).Object(t)
 				if d == companydef.Def {
-					addRandomCandidates(t, r, a, idOf(t, rec))
+					addRandomCandidates(t, r, a, apitest.IDOf(t, rec))
 				}
 			}
 		}
@@ -56,7 +56,7 @@ func FuzzExportImportRoundTrip(f *testing.F) {
 				if u, ok := j["errorsUrl"].(string); ok {
 					errs = string(download(t, u))
 				}
-				t.Fatalf("seed %d: %s (%s): the import of the export %s\n%.3000s\nfile:\n%.3000s", seed, d.Name, format, jsonOf(j), errs, first)
+				t.Fatalf("seed %d: %s (%s): the import of the export %s\n%.3000s\nfile:\n%.3000s", seed, d.Name, format, apitest.JSONOf(j), errs, first)
 			}
 			_, second := runExport(t, b, map[string]any{"resource": d.Name, "format": format})
 			x, y := recordsByID(t, format, first), recordsByID(t, format, second)
@@ -143,7 +143,7 @@ func recordsByID(t *testing.T, format string, file []byte) map[string]string {
 		for k := range roundTripTimes {
 			delete(m, k)
 		}
-		out[m["id"].(string)] = jsonOf(m)
+		out[m["id"].(string)] = apitest.JSONOf(m)
 	}
 	return out
 }

@@ -48,7 +48,7 @@ func wantRecordShape(t *testing.T, rec map[string]any) {
 	t.Helper()
 	for _, f := range companyRecordFields {
 		if _, ok := rec[f]; !ok {
-			t.Errorf("record lacks field %q: %s", f, jsonOf(rec))
+			t.Errorf("record lacks field %q: %s", f, apitest.JSONOf(rec))
 		}
 	}
 	for f := range rec {
@@ -70,7 +70,7 @@ func wantRecordShape(t *testing.T, rec map[string]any) {
 		"origin":            "user",
 	} {
 		if !reflect.DeepEqual(rec[f], want) {
-			t.Errorf("%s = %s, want %s", f, jsonOf(rec[f]), jsonOf(want))
+			t.Errorf("%s = %s, want %s", f, apitest.JSONOf(rec[f]), apitest.JSONOf(want))
 		}
 	}
 	if id, _ := rec["id"].(string); id == "" {
@@ -100,24 +100,24 @@ func TestCreateCompanyWithEveryFieldReturnsTheFullRecordAndGetReturnsTheSame(t *
 	c := e.Org(t)
 
 	in := fullCompany()
-	got := createCompany(t, c, in)
+	got := apitest.CreateCompany(t, c, in)
 	wantRecordShape(t, got)
 	for f, v := range in {
 		if !reflect.DeepEqual(got[f], v) {
-			t.Errorf("%s = %s, want %s as sent", f, jsonOf(got[f]), jsonOf(v))
+			t.Errorf("%s = %s, want %s as sent", f, apitest.JSONOf(got[f]), apitest.JSONOf(v))
 		}
 	}
 	if got["createdAt"] != got["updatedAt"] {
 		t.Errorf("a new record has createdAt %v and updatedAt %v, want equal", got["createdAt"], got["updatedAt"])
 	}
 
-	one := c.Do("GET", "/v1/companies/"+idOf(t, got), nil).Want(t, 200).Object(t)
+	one := c.Do("GET", "/v1/companies/"+apitest.IDOf(t, got), nil).Want(t, 200).Object(t)
 	if !reflect.DeepEqual(one, got) {
-		t.Errorf("GET returned\n%s\nwant the created record\n%s", jsonOf(one), jsonOf(got))
+		t.Errorf("GET returned\n%s\nwant the created record\n%s", apitest.JSONOf(one), apitest.JSONOf(got))
 	}
 	list := c.Do("GET", "/v1/companies", nil).Want(t, 200).List(t)
 	if len(list) != 1 || !reflect.DeepEqual(list[0], got) {
-		t.Errorf("list returned %s, want just the created record", jsonOf(list))
+		t.Errorf("list returned %s, want just the created record", apitest.JSONOf(list))
 	}
 }
 
@@ -126,7 +126,7 @@ func TestCreateCompanyWithOnlyCanonicalNameFillsEveryOtherFieldWithEmptyDefaults
 	e := apitest.New(t).ThroughPrism(t)
 	c := e.Org(t)
 
-	got := createCompany(t, c, map[string]any{"canonicalName": "Bare Inc"})
+	got := apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Bare Inc"})
 	wantRecordShape(t, got)
 	want := map[string]any{
 		"canonicalName": "Bare Inc", "alternativeNames": []any{}, "website": nil, "description": nil,
@@ -135,12 +135,12 @@ func TestCreateCompanyWithOnlyCanonicalNameFillsEveryOtherFieldWithEmptyDefaults
 	}
 	for f, v := range want {
 		if !reflect.DeepEqual(got[f], v) {
-			t.Errorf("%s = %s, want %s", f, jsonOf(got[f]), jsonOf(v))
+			t.Errorf("%s = %s, want %s", f, apitest.JSONOf(got[f]), apitest.JSONOf(v))
 		}
 	}
-	one := c.Do("GET", "/v1/companies/"+idOf(t, got), nil).Want(t, 200).Object(t)
+	one := c.Do("GET", "/v1/companies/"+apitest.IDOf(t, got), nil).Want(t, 200).Object(t)
 	if !reflect.DeepEqual(one, got) {
-		t.Errorf("GET returned\n%s\nwant the created record\n%s", jsonOf(one), jsonOf(got))
+		t.Errorf("GET returned\n%s\nwant the created record\n%s", apitest.JSONOf(one), apitest.JSONOf(got))
 	}
 }
 
@@ -179,12 +179,12 @@ func TestCreateCompanyAcceptsValidVariants(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c := as(t, e, admin)
-			got := createCompany(t, c, tc.body)
+			c := e.As(t, admin)
+			got := apitest.CreateCompany(t, c, tc.body)
 			wantRecordShape(t, got)
 			for f, v := range tc.check {
 				if !reflect.DeepEqual(got[f], v) {
-					t.Errorf("%s = %s, want %s", f, jsonOf(got[f]), jsonOf(v))
+					t.Errorf("%s = %s, want %s", f, apitest.JSONOf(got[f]), apitest.JSONOf(v))
 				}
 			}
 		})
@@ -279,7 +279,7 @@ func TestANullArrayElementIsReportedAsNullNotAsEmpty(t *testing.T) {
 	e := apitest.New(t)
 	c := e.Org(t)
 	for _, field := range []string{"tags", "alternativeNames"} {
-		msg := wantError(t, c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Acme", field: []any{"a", nil}}), 400, field+"[1]")
+		msg := apitest.WantError(t, c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Acme", field: []any{"a", nil}}), 400, field+"[1]")
 		if want := field + "[1] must be a string, not null"; !strings.Contains(msg, want) {
 			t.Errorf("BUG (internal/jsonbody/jsonbody.go, Object.Strings): a null element is unmarshalled into \"\" "+
 				"and reported as empty; error %q, want it to say %q", msg, want)
@@ -294,7 +294,7 @@ func TestCustomRoundTripsNumbersExactly(t *testing.T) {
 	// 2^53 − 1 is the largest integer every client reads exactly (larger
 	// ones are refused: numbers_test.go).
 	r := c.Do("POST", "/v1/companies", `{"canonicalName":"Acme","custom":{"crmId":9007199254740991,"ratio":0.1,"n":-5}}`).Want(t, 201)
-	id := idOf(t, r.Object(t))
+	id := apitest.IDOf(t, r.Object(t))
 	for _, r := range []*apitest.Response{r, c.Do("GET", "/v1/companies/"+id, nil).Want(t, 200)} {
 		if !strings.Contains(string(r.Body), `"crmId":9007199254740991`) {
 			t.Errorf("custom.crmId 9007199254740991 came back altered: %.60s", r.Body[strings.Index(string(r.Body), `"custom"`):])
@@ -345,15 +345,15 @@ func TestCreateCompanyRejectsEveryInvalidBodyWith400NamingTheField(t *testing.T)
 	admin := e.Org(t)
 	t.Cleanup(func() {
 		if list := admin.Do("GET", "/v1/companies", nil).Want(t, 200).List(t); len(list) != 0 {
-			t.Errorf("rejected creates stored %d companies: %s", len(list), jsonOf(list))
+			t.Errorf("rejected creates stored %d companies: %s", len(list), apitest.JSONOf(list))
 		}
 	})
 	for _, tc := range invalidCompanyBodies() {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c := as(t, e, admin)
+			c := e.As(t, admin)
 			r := c.Do("POST", "/v1/companies", tc.createBody())
-			msg := wantError(t, r, 400, tc.want)
+			msg := apitest.WantError(t, r, 400, tc.want)
 			if !strings.HasPrefix(msg, "Invalid request body: ") {
 				t.Errorf("error %q does not start with %q", msg, "Invalid request body: ")
 			}
@@ -371,15 +371,15 @@ func TestUpdateCompanyRejectsEveryInvalidBodyWith400AndLeavesTheRecordUnchanged(
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			c := e.Org(t) // externalId is unique per organization: one organization per case
-			before := createCompany(t, c, fullCompany())
-			path := "/v1/companies/" + idOf(t, before)
-			msg := wantError(t, c.Do("PUT", path, tc.updateBody()), 400, tc.want)
+			before := apitest.CreateCompany(t, c, fullCompany())
+			path := "/v1/companies/" + apitest.IDOf(t, before)
+			msg := apitest.WantError(t, c.Do("PUT", path, tc.updateBody()), 400, tc.want)
 			if !strings.HasPrefix(msg, "Invalid request body: ") {
 				t.Errorf("error %q does not start with %q", msg, "Invalid request body: ")
 			}
 			after := c.Do("GET", path, nil).Want(t, 200).Object(t)
 			if !reflect.DeepEqual(after, before) {
-				t.Errorf("a rejected update changed the record:\nbefore %s\nafter  %s", jsonOf(before), jsonOf(after))
+				t.Errorf("a rejected update changed the record:\nbefore %s\nafter  %s", apitest.JSONOf(before), apitest.JSONOf(after))
 			}
 		})
 	}
@@ -420,19 +420,19 @@ func TestUpdateCompanyIsPartialAbsentKeepsNullClearsValueSets(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			c := e.Org(t) // externalId is unique per organization: one organization per case
-			before := createCompany(t, c, fullCompany())
-			path := "/v1/companies/" + idOf(t, before)
+			before := apitest.CreateCompany(t, c, fullCompany())
+			path := "/v1/companies/" + apitest.IDOf(t, before)
 			time.Sleep(5 * time.Millisecond) // so a change shows in updatedAt, which has millisecond precision
 
 			got := c.Do("PUT", path, tc.body).Want(t, 200).Object(t)
 			wantRecordShape(t, got)
-			want := clone(t, before)
+			want := apitest.Clone(t, before)
 			for f, v := range tc.changes {
 				want[f] = v
 			}
 			want["updatedAt"] = got["updatedAt"]
 			if !reflect.DeepEqual(got, want) {
-				t.Errorf("PUT %s returned\n%s\nwant\n%s", jsonOf(tc.body), jsonOf(got), jsonOf(want))
+				t.Errorf("PUT %s returned\n%s\nwant\n%s", apitest.JSONOf(tc.body), apitest.JSONOf(got), apitest.JSONOf(want))
 			}
 			if got["createdAt"] != before["createdAt"] {
 				t.Errorf("createdAt changed from %v to %v", before["createdAt"], got["createdAt"])
@@ -447,7 +447,7 @@ func TestUpdateCompanyIsPartialAbsentKeepsNullClearsValueSets(t *testing.T) {
 
 			one := c.Do("GET", path, nil).Want(t, 200).Object(t)
 			if !reflect.DeepEqual(one, got) {
-				t.Errorf("GET after PUT returned\n%s\nwant the PUT response\n%s", jsonOf(one), jsonOf(got))
+				t.Errorf("GET after PUT returned\n%s\nwant the PUT response\n%s", apitest.JSONOf(one), apitest.JSONOf(got))
 			}
 		})
 	}
@@ -457,28 +457,28 @@ func TestUpdateOfAnUnknownCompanyIs404(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t)
 	c := e.Org(t)
-	wantExactBody(t, c.Do("PUT", "/v1/companies/cmp_doesnotexist", map[string]any{"description": "x"}).Want(t, 404),
+	apitest.WantExactBody(t, c.Do("PUT", "/v1/companies/cmp_doesnotexist", map[string]any{"description": "x"}).Want(t, 404),
 		`{"error":"not found"}`)
-	wantExactBody(t, c.Do("GET", "/v1/companies/cmp_doesnotexist", nil).Want(t, 404), `{"error":"not found"}`)
+	apitest.WantExactBody(t, c.Do("GET", "/v1/companies/cmp_doesnotexist", nil).Want(t, 404), `{"error":"not found"}`)
 }
 
 func TestDeleteCompanyAnswers204ThenTheCompanyIsGone(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t).ThroughPrism(t)
 	c := e.Org(t)
-	keep := createCompany(t, c, map[string]any{"canonicalName": "Keep"})
-	gone := createCompany(t, c, map[string]any{"canonicalName": "Gone"})
-	path := "/v1/companies/" + idOf(t, gone)
+	keep := apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Keep"})
+	gone := apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Gone"})
+	path := "/v1/companies/" + apitest.IDOf(t, gone)
 
 	r := c.Do("DELETE", path, nil).Want(t, 204)
 	if len(r.Body) != 0 {
 		t.Errorf("DELETE body %q, want empty", r.Body)
 	}
-	wantExactBody(t, c.Do("GET", path, nil).Want(t, 404), `{"error":"not found"}`)
-	wantExactBody(t, c.Do("DELETE", path, nil).Want(t, 404), `{"error":"not found"}`)
-	wantExactBody(t, c.Do("PUT", path, map[string]any{"description": "x"}).Want(t, 404), `{"error":"not found"}`)
-	if got := idsOf(t, c.Do("GET", "/v1/companies", nil).Want(t, 200).List(t)); !slices.Equal(got, []string{idOf(t, keep)}) {
-		t.Errorf("list after delete = %v, want only %s", got, idOf(t, keep))
+	apitest.WantExactBody(t, c.Do("GET", path, nil).Want(t, 404), `{"error":"not found"}`)
+	apitest.WantExactBody(t, c.Do("DELETE", path, nil).Want(t, 404), `{"error":"not found"}`)
+	apitest.WantExactBody(t, c.Do("PUT", path, map[string]any{"description": "x"}).Want(t, 404), `{"error":"not found"}`)
+	if got := apitest.IDsOf(t, c.Do("GET", "/v1/companies", nil).Want(t, 200).List(t)); !slices.Equal(got, []string{apitest.IDOf(t, keep)}) {
+		t.Errorf("list after delete = %v, want only %s", got, apitest.IDOf(t, keep))
 	}
 }
 
@@ -487,9 +487,9 @@ func TestAnotherOrganizationsCompanyIsNotFoundAndUntouched(t *testing.T) {
 	e := apitest.New(t)
 	owner := e.Org(t)
 	other := e.Org(t)
-	theirs := createCompany(t, owner, fullCompany())
-	mine := createCompany(t, other, map[string]any{"canonicalName": "Mine"})
-	path := "/v1/companies/" + idOf(t, theirs)
+	theirs := apitest.CreateCompany(t, owner, fullCompany())
+	mine := apitest.CreateCompany(t, other, map[string]any{"canonicalName": "Mine"})
+	path := "/v1/companies/" + apitest.IDOf(t, theirs)
 
 	cases := []struct {
 		method string
@@ -501,18 +501,18 @@ func TestAnotherOrganizationsCompanyIsNotFoundAndUntouched(t *testing.T) {
 		{"DELETE", nil},
 	}
 	for _, tc := range cases {
-		wantExactBody(t, other.Do(tc.method, path, tc.body).Want(t, 404), `{"error":"not found"}`)
+		apitest.WantExactBody(t, other.Do(tc.method, path, tc.body).Want(t, 404), `{"error":"not found"}`)
 	}
 
 	after := owner.Do("GET", path, nil).Want(t, 200).Object(t)
 	if !reflect.DeepEqual(after, theirs) {
-		t.Errorf("another organization's requests changed the record:\nbefore %s\nafter  %s", jsonOf(theirs), jsonOf(after))
+		t.Errorf("another organization's requests changed the record:\nbefore %s\nafter  %s", apitest.JSONOf(theirs), apitest.JSONOf(after))
 	}
-	if got := idsOf(t, other.Do("GET", "/v1/companies", nil).Want(t, 200).List(t)); !slices.Equal(got, []string{idOf(t, mine)}) {
-		t.Errorf("the other organization lists %v, want only its own %s", got, idOf(t, mine))
+	if got := apitest.IDsOf(t, other.Do("GET", "/v1/companies", nil).Want(t, 200).List(t)); !slices.Equal(got, []string{apitest.IDOf(t, mine)}) {
+		t.Errorf("the other organization lists %v, want only its own %s", got, apitest.IDOf(t, mine))
 	}
-	if got := idsOf(t, owner.Do("GET", "/v1/companies", nil).Want(t, 200).List(t)); !slices.Equal(got, []string{idOf(t, theirs)}) {
-		t.Errorf("the owner lists %v, want only its own %s", got, idOf(t, theirs))
+	if got := apitest.IDsOf(t, owner.Do("GET", "/v1/companies", nil).Want(t, 200).List(t)); !slices.Equal(got, []string{apitest.IDOf(t, theirs)}) {
+		t.Errorf("the owner lists %v, want only its own %s", got, apitest.IDOf(t, theirs))
 	}
 }
 
@@ -521,13 +521,13 @@ func TestAnOrganizationWithoutCompaniesListsAnEmptyArray(t *testing.T) {
 	e := apitest.New(t)
 	c := e.Org(t)
 	r := c.Do("GET", "/v1/companies", nil).Want(t, 200)
-	wantExactBody(t, r, `{"data":[]}`)
+	apitest.WantExactBody(t, r, `{"data":[]}`)
 }
 
 // listIDs lists companies with query and returns their ids in order.
 func listIDs(t *testing.T, c *apitest.Client, query string) []string {
 	t.Helper()
-	return idsOf(t, c.Do("GET", "/v1/companies?"+query, nil).Want(t, 200).List(t))
+	return apitest.IDsOf(t, c.Do("GET", "/v1/companies?"+query, nil).Want(t, 200).List(t))
 }
 
 // pick returns the ids at the given positions.
@@ -549,7 +549,7 @@ func TestListCompaniesOrdersAndPages(t *testing.T) {
 	names := []string{"delta", "Alpha", "charlie", "Echo", "bravo"}
 	var ids []string
 	for _, n := range names {
-		ids = append(ids, idOf(t, createCompany(t, admin, map[string]any{"canonicalName": n})))
+		ids = append(ids, apitest.IDOf(t, apitest.CreateCompany(t, admin, map[string]any{"canonicalName": n})))
 	}
 	if got, want := listIDs(t, admin, "sort=updatedAt"), pick(ids, 4, 3, 2, 1, 0); !slices.Equal(got, want) {
 		t.Fatalf("sort=updatedAt before any update = %v, want newest first %v", got, want)
@@ -589,7 +589,7 @@ func TestListCompaniesOrdersAndPages(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if got, want := listIDs(t, as(t, e, admin), tc.query), pick(ids, tc.want...); !slices.Equal(got, want) {
+			if got, want := listIDs(t, e.As(t, admin), tc.query), pick(ids, tc.want...); !slices.Equal(got, want) {
 				t.Errorf("GET /v1/companies?%s = %v, want %v", tc.query, got, want)
 			}
 		})
@@ -602,7 +602,7 @@ func TestOffsetPagingVisitsEveryCompanyOnceUntilAShortPage(t *testing.T) {
 	c := e.Org(t)
 	var ids []string
 	for i := range 5 {
-		ids = append(ids, idOf(t, createCompany(t, c, map[string]any{"canonicalName": fmt.Sprintf("Company %d", i)})))
+		ids = append(ids, apitest.IDOf(t, apitest.CreateCompany(t, c, map[string]any{"canonicalName": fmt.Sprintf("Company %d", i)})))
 	}
 	var seen []string
 	pages := 0
@@ -626,7 +626,7 @@ func TestCursorPagingIsStableWhileCompaniesAreCreated(t *testing.T) {
 	c := e.Org(t)
 	var ids []string
 	for i := range 5 {
-		ids = append(ids, idOf(t, createCompany(t, c, map[string]any{"canonicalName": fmt.Sprintf("Company %d", i)})))
+		ids = append(ids, apitest.IDOf(t, apitest.CreateCompany(t, c, map[string]any{"canonicalName": fmt.Sprintf("Company %d", i)})))
 	}
 
 	var seen, inserted []string
@@ -641,7 +641,7 @@ func TestCursorPagingIsStableWhileCompaniesAreCreated(t *testing.T) {
 			break
 		}
 		// A record created between two pages is newer than the cursor.
-		inserted = append(inserted, idOf(t, createCompany(t, c, map[string]any{"canonicalName": fmt.Sprintf("Inserted %d", pages)})))
+		inserted = append(inserted, apitest.IDOf(t, apitest.CreateCompany(t, c, map[string]any{"canonicalName": fmt.Sprintf("Inserted %d", pages)})))
 		query = "limit=2&lt=" + got[len(got)-1]
 	}
 
@@ -665,7 +665,7 @@ func TestListCompaniesRejectsInvalidQueryParameters(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t)
 	admin := e.Org(t)
-	createCompany(t, admin, map[string]any{"canonicalName": "Acme"})
+	apitest.CreateCompany(t, admin, map[string]any{"canonicalName": "Acme"})
 
 	cases := []struct{ query, param string }{
 		{"page=0", "page"},
@@ -684,8 +684,8 @@ func TestListCompaniesRejectsInvalidQueryParameters(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.query, func(t *testing.T) {
 			t.Parallel()
-			r := as(t, e, admin).Do("GET", "/v1/companies?"+tc.query, nil)
-			wantError(t, r, 400, "Invalid query parameter: "+tc.param+" ")
+			r := e.As(t, admin).Do("GET", "/v1/companies?"+tc.query, nil)
+			apitest.WantError(t, r, 400, "Invalid query parameter: "+tc.param+" ")
 		})
 	}
 }

@@ -4,25 +4,10 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 )
-
-// inParallel calls f(0..n-1) at once and waits for all of them.
-func inParallel(n int, f func(i int)) {
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range n {
-		wg.Go(func() {
-			<-start
-			f(i)
-		})
-	}
-	close(start)
-	wg.Wait()
-}
 
 // statusCounts counts the responses by status.
 func statusCounts(rs []*apitest.Response) map[int]int {
@@ -37,35 +22,35 @@ func TestExternalIDIsUniqueWithinAnOrganizationAndA409NamesTheCompanyHoldingIt(t
 	t.Parallel()
 	e := apitest.New(t)
 	c := e.Org(t)
-	first := createCompany(t, c, map[string]any{"canonicalName": "First", "externalId": "crm-1"})
+	first := apitest.CreateCompany(t, c, map[string]any{"canonicalName": "First", "externalId": "crm-1"})
 
-	msg := wantError(t, c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Second", "externalId": "crm-1"}), 409)
-	if want := `externalId "crm-1" is already used by company ` + idOf(t, first); msg != want {
+	msg := apitest.WantError(t, c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Second", "externalId": "crm-1"}), 409)
+	if want := `externalId "crm-1" is already used by company ` + apitest.IDOf(t, first); msg != want {
 		t.Errorf("error %q, want %q", msg, want)
 	}
 	if list := companies(t, c); len(list) != 1 {
-		t.Fatalf("a refused create stored a company: %s", jsonOf(list))
+		t.Fatalf("a refused create stored a company: %s", apitest.JSONOf(list))
 	}
-	second := createCompany(t, c, map[string]any{"canonicalName": "Second"})
-	wantError(t, c.Do("PUT", "/v1/companies/"+idOf(t, second), map[string]any{"externalId": "crm-1"}), 409,
-		`externalId "crm-1"`, idOf(t, first))
-	if got := c.Do("GET", "/v1/companies/"+idOf(t, second), nil).Want(t, 200).Object(t); !reflect.DeepEqual(got, second) {
-		t.Errorf("a refused update changed the company: %s", jsonOf(got))
+	second := apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Second"})
+	apitest.WantError(t, c.Do("PUT", "/v1/companies/"+apitest.IDOf(t, second), map[string]any{"externalId": "crm-1"}), 409,
+		`externalId "crm-1"`, apitest.IDOf(t, first))
+	if got := c.Do("GET", "/v1/companies/"+apitest.IDOf(t, second), nil).Want(t, 200).Object(t); !reflect.DeepEqual(got, second) {
+		t.Errorf("a refused update changed the company: %s", apitest.JSONOf(got))
 	}
 	// Another organization has its own externalIds.
-	createCompany(t, e.Org(t), map[string]any{"canonicalName": "Elsewhere", "externalId": "crm-1"})
+	apitest.CreateCompany(t, e.Org(t), map[string]any{"canonicalName": "Elsewhere", "externalId": "crm-1"})
 
 	// Changing, clearing and deleting free the value.
-	c.Do("PUT", "/v1/companies/"+idOf(t, first), map[string]any{"externalId": "crm-2"}).Want(t, 200)
-	c.Do("PUT", "/v1/companies/"+idOf(t, second), map[string]any{"externalId": "crm-1"}).Want(t, 200)
-	wantError(t, c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Third", "externalId": "crm-2"}), 409, idOf(t, first))
-	c.Do("PUT", "/v1/companies/"+idOf(t, second), map[string]any{"externalId": nil}).Want(t, 200)
-	c.Do("DELETE", "/v1/companies/"+idOf(t, first), nil).Want(t, 204)
-	createCompany(t, c, map[string]any{"canonicalName": "Third", "externalId": "crm-1"})
-	createCompany(t, c, map[string]any{"canonicalName": "Fourth", "externalId": "crm-2"})
+	c.Do("PUT", "/v1/companies/"+apitest.IDOf(t, first), map[string]any{"externalId": "crm-2"}).Want(t, 200)
+	c.Do("PUT", "/v1/companies/"+apitest.IDOf(t, second), map[string]any{"externalId": "crm-1"}).Want(t, 200)
+	apitest.WantError(t, c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Third", "externalId": "crm-2"}), 409, apitest.IDOf(t, first))
+	c.Do("PUT", "/v1/companies/"+apitest.IDOf(t, second), map[string]any{"externalId": nil}).Want(t, 200)
+	c.Do("DELETE", "/v1/companies/"+apitest.IDOf(t, first), nil).Want(t, 204)
+	apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Third", "externalId": "crm-1"})
+	apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Fourth", "externalId": "crm-2"})
 	// Saving a company with its own externalId is no clash.
 	third := companies(t, c)[1]
-	c.Do("PUT", "/v1/companies/"+idOf(t, third), map[string]any{"externalId": third["externalId"], "description": "Same id."}).Want(t, 200)
+	c.Do("PUT", "/v1/companies/"+apitest.IDOf(t, third), map[string]any{"externalId": third["externalId"], "description": "Same id."}).Want(t, 200)
 }
 
 func TestTwentyParallelCreatesWithOneExternalIDMakeOneCompany(t *testing.T) {
@@ -73,7 +58,7 @@ func TestTwentyParallelCreatesWithOneExternalIDMakeOneCompany(t *testing.T) {
 	e := apitest.New(t)
 	c := e.Org(t)
 	rs := make([]*apitest.Response, 20)
-	inParallel(len(rs), func(i int) {
+	apitest.InParallel(len(rs), func(i int) {
 		rs[i] = c.Do("POST", "/v1/companies", map[string]any{"canonicalName": fmt.Sprint("Racer ", i), "externalId": "race"})
 	})
 	if got := statusCounts(rs); got[201] != 1 || got[409] != 19 {
@@ -85,7 +70,7 @@ func TestTwentyParallelCreatesWithOneExternalIDMakeOneCompany(t *testing.T) {
 	}
 	for _, r := range rs {
 		if r.Status == 409 {
-			wantError(t, r, 409, `externalId "race" is already used by company `+idOf(t, list[0]))
+			apitest.WantError(t, r, 409, `externalId "race" is already used by company `+apitest.IDOf(t, list[0]))
 		}
 	}
 }
@@ -100,22 +85,22 @@ func TestTwentyParallelWebhookUpsertsOfOneExternalIDMakeOneCompanyAndEveryRunCom
 		"tags.$":          "$.input.webhook.payload.tags",
 	}))
 	rs := make([]*apitest.Response, 20)
-	inParallel(len(rs), func(i int) {
+	apitest.InParallel(len(rs), func(i int) {
 		body := `{"name":"Upsert Co","id":"crm-42","tags":["inbound"]}`
 		rs[i] = deliver(t, e, h.slug, "", body, "X-Service-Webhook-Secret", h.secret)
 	})
 	companyIDs := map[any]bool{}
 	for _, r := range rs {
-		run := awaitRun(t, c, idOf(t, r.Want(t, 202).Object(t)))
+		run := awaitRun(t, c, apitest.IDOf(t, r.Want(t, 202).Object(t)))
 		wantStatus(t, run, "completed")
 		companyIDs[objectAt(t, run, "output", "company")["id"]] = true
 	}
 	list := companies(t, c)
 	if len(list) != 1 || len(companyIDs) != 1 || !companyIDs[list[0]["id"]] {
-		t.Fatalf("companies %s, runs wrote %v; want one company that every run wrote", jsonOf(idsOf(t, list)), companyIDs)
+		t.Fatalf("companies %s, runs wrote %v; want one company that every run wrote", apitest.JSONOf(apitest.IDsOf(t, list)), companyIDs)
 	}
 	if co := list[0]; co["externalId"] != "crm-42" || co["canonicalName"] != "Upsert Co" {
-		t.Errorf("company %s, want Upsert Co with externalId crm-42", jsonOf(co))
+		t.Errorf("company %s, want Upsert Co with externalId crm-42", apitest.JSONOf(co))
 	}
 }
 
@@ -126,28 +111,28 @@ func TestAFailedRunIsRetriedOnceAndTwentyParallelRetriesMakeOneRun(t *testing.T)
 	wfID := workflowWith(t, c, "Flaky", step("stop", "fail", map[string]any{"message": "down"}))
 	src := runToEnd(t, c, wfID, nil)
 	wantStatus(t, src, "failed")
-	path := "/v1/workflow-runs/" + idOf(t, src) + "/retry"
+	path := "/v1/workflow-runs/" + apitest.IDOf(t, src) + "/retry"
 
 	rs := make([]*apitest.Response, 20)
-	inParallel(len(rs), func(i int) { rs[i] = c.Do("POST", path, nil) })
+	apitest.InParallel(len(rs), func(i int) { rs[i] = c.Do("POST", path, nil) })
 	if got := statusCounts(rs); got[202] != 1 || got[409] != 19 {
 		t.Fatalf("statuses %v, want one 202 and nineteen 409", got)
 	}
 	var retryID string
 	for _, r := range rs {
 		if r.Status == 202 {
-			retryID = idOf(t, r.Object(t))
+			retryID = apitest.IDOf(t, r.Object(t))
 		}
 	}
 	for _, r := range rs {
 		if r.Status == 409 {
-			wantError(t, r, 409, "already been retried", retryID)
+			apitest.WantError(t, r, 409, "already been retried", retryID)
 		}
 	}
 	if runs := runsOf(t, c, wfID); len(runs) != 2 {
 		t.Errorf("the workflow has %d runs, want the source and one retry", len(runs))
 	}
-	if got := c.Do("GET", "/v1/workflow-runs/"+idOf(t, src), nil).Want(t, 200).Object(t); got["retriedBy"] != retryID {
+	if got := c.Do("GET", "/v1/workflow-runs/"+apitest.IDOf(t, src), nil).Want(t, 200).Object(t); got["retriedBy"] != retryID {
 		t.Errorf("source retriedBy %v, want %s", got["retriedBy"], retryID)
 	}
 	// Trying again is retrying the retry.
@@ -158,7 +143,7 @@ func TestAFailedRunIsRetriedOnceAndTwentyParallelRetriesMakeOneRun(t *testing.T)
 	}
 	again := c.Do("POST", "/v1/workflow-runs/"+retryID+"/retry", nil).Want(t, 202).Object(t)
 	if again["retryOf"] != retryID {
-		t.Errorf("retry of the retry %s, want retryOf %s", jsonOf(again), retryID)
+		t.Errorf("retry of the retry %s, want retryOf %s", apitest.JSONOf(again), retryID)
 	}
 }
 
@@ -175,15 +160,15 @@ func TestAWebhookDeliveryIDStartsOneRunAndARepeatAnswersWithThatRun(t *testing.T
 	for _, header := range []string{"X-GitHub-Delivery", "Webhook-Id", "X-Request-Id", "Idempotency-Key"} {
 		t.Run(header, func(t *testing.T) {
 			t.Parallel()
-			c := as(t, e, admin)
+			c := e.As(t, admin)
 			h := newHook(t, c, map[string]any{"scheme": "hmac-sha256"})
 			body := `{"event":"deal.created"}`
 			first := signedDelivery(t, e, h, body, header, "delivery-1").Want(t, 202)
 			run := first.Object(t)
-			done := awaitRun(t, c, idOf(t, run))
+			done := awaitRun(t, c, apitest.IDOf(t, run))
 			again := signedDelivery(t, e, h, body, header, "delivery-1").Want(t, 202)
 			if got := again.Object(t); !reflect.DeepEqual(got, done) {
-				t.Errorf("the repeat answered %s, want the first run as it is now %s", jsonOf(got), jsonOf(done))
+				t.Errorf("the repeat answered %s, want the first run as it is now %s", apitest.JSONOf(got), apitest.JSONOf(done))
 			}
 			if again.Header.Get("Idempotent-Replayed") != "true" || first.Header.Get("Idempotent-Replayed") != "" {
 				t.Errorf("Idempotent-Replayed %q then %q, want none then true",
@@ -204,10 +189,10 @@ func TestConcurrentDeliveriesWithOneIDStartOneRunAndDeliveriesWithoutAnIDEachSta
 	h := newHook(t, c, map[string]any{"scheme": "hmac-sha256"})
 	body := `{"event":"deal.created"}`
 	rs := make([]*apitest.Response, 2)
-	inParallel(len(rs), func(i int) { rs[i] = signedDelivery(t, e, h, body, "Webhook-Id", "msg_1") })
+	apitest.InParallel(len(rs), func(i int) { rs[i] = signedDelivery(t, e, h, body, "Webhook-Id", "msg_1") })
 	a, b := rs[0].Want(t, 202).Object(t), rs[1].Want(t, 202).Object(t)
-	if idOf(t, a) != idOf(t, b) {
-		t.Errorf("two deliveries of msg_1 answered runs %s and %s, want one run", idOf(t, a), idOf(t, b))
+	if apitest.IDOf(t, a) != apitest.IDOf(t, b) {
+		t.Errorf("two deliveries of msg_1 answered runs %s and %s, want one run", apitest.IDOf(t, a), apitest.IDOf(t, b))
 	}
 	if runs := runsOf(t, c, h.workflowID); len(runs) != 1 {
 		t.Fatalf("%d runs after two deliveries of one id, want 1", len(runs))
@@ -245,19 +230,19 @@ func TestTheReadmesDryRunExampleCompletesWithAPlaceholderCompany(t *testing.T) {
 			step("tag", "tagCompany", map[string]any{"companyId.$": "$.steps.up.company.id", "tags": []any{"inbound"}}),
 		},
 	})
-	run := runToEnd(t, c, idOf(t, wf), map[string]any{"dryRun": true,
+	run := runToEnd(t, c, apitest.IDOf(t, wf), map[string]any{"dryRun": true,
 		"input": map[string]any{"webhook": map[string]any{"payload": map[string]any{"name": "Gamma", "site": "gamma.example"}}}})
 	wantStatus(t, run, "completed")
 	out := objectAt(t, run, "output")
 	id, _ := objectAt(t, out, "company")["id"].(string)
 	if !strings.HasPrefix(id, "dry_cmp_") || out["dryRun"] != true {
-		t.Errorf("output %s, want a dry run on a company with a dry_cmp_ placeholder id", jsonOf(out))
+		t.Errorf("output %s, want a dry run on a company with a dry_cmp_ placeholder id", apitest.JSONOf(out))
 	}
 	if would := objectAt(t, out, "wouldUpdate"); !reflect.DeepEqual(would, map[string]any{"tags": []any{"inbound"}}) {
-		t.Errorf("wouldUpdate %s, want tags [inbound]", jsonOf(would))
+		t.Errorf("wouldUpdate %s, want tags [inbound]", apitest.JSONOf(would))
 	}
 	if list := companies(t, c); len(list) != 0 {
-		t.Errorf("a dry run created companies: %s", jsonOf(list))
+		t.Errorf("a dry run created companies: %s", apitest.JSONOf(list))
 	}
 
 	// The upsert step alone outputs the record it would create.
@@ -267,9 +252,9 @@ func TestTheReadmesDryRunExampleCompletesWithAPlaceholderCompany(t *testing.T) {
 	co := objectAt(t, out, "company")
 	if id, _ := co["id"].(string); !strings.HasPrefix(id, "dry_cmp_") || co["canonicalName"] != "Delta" || co["externalId"] != "crm-9" ||
 		co["origin"] != "workflow" {
-		t.Errorf("company %s, want Delta / crm-9 from a workflow under a dry_cmp_ id", jsonOf(co))
+		t.Errorf("company %s, want Delta / crm-9 from a workflow under a dry_cmp_ id", apitest.JSONOf(co))
 	}
 	if !reflect.DeepEqual(objectAt(t, out, "wouldCreate"), map[string]any{"canonicalName": "Delta", "externalId": "crm-9"}) {
-		t.Errorf("wouldCreate %s, want the fields sent", jsonOf(out["wouldCreate"]))
+		t.Errorf("wouldCreate %s, want the fields sent", apitest.JSONOf(out["wouldCreate"]))
 	}
 }

@@ -69,12 +69,12 @@ func contractCreate(t *testing.T, e *apitest.Env, def *resource.Def, base string
 	rec := r.Object(t)
 	for _, f := range def.AllFields() {
 		if _, ok := rec[f.Name]; !ok {
-			t.Errorf("the created record has no %s: %s", f.Name, jsonOf(rec))
+			t.Errorf("the created record has no %s: %s", f.Name, apitest.JSONOf(rec))
 		}
 	}
 	for k, v := range body {
 		if !contains(rec[k], v) {
-			t.Errorf("%s: sent %s, the record holds %s", k, jsonOf(v), jsonOf(rec[k]))
+			t.Errorf("%s: sent %s, the record holds %s", k, apitest.JSONOf(v), apitest.JSONOf(rec[k]))
 		}
 	}
 	if id, _ := rec["id"].(string); !strings.HasPrefix(id, def.IDPrefix+"_") {
@@ -83,10 +83,10 @@ func contractCreate(t *testing.T, e *apitest.Env, def *resource.Def, base string
 	if rec["createdAt"] == nil || rec["createdAt"] != rec["updatedAt"] {
 		t.Errorf("createdAt %v and updatedAt %v of a new record differ", rec["createdAt"], rec["updatedAt"])
 	}
-	got := c.Do("GET", base+"/"+idOf(t, rec), nil).Want(t, 200)
+	got := c.Do("GET", base+"/"+apitest.IDOf(t, rec), nil).Want(t, 200)
 	etagOf(t, got)
-	if jsonOf(got.Object(t)) != jsonOf(rec) {
-		t.Errorf("GET returned %s, POST %s", jsonOf(got.Object(t)), jsonOf(rec))
+	if apitest.JSONOf(got.Object(t)) != apitest.JSONOf(rec) {
+		t.Errorf("GET returned %s, POST %s", apitest.JSONOf(got.Object(t)), apitest.JSONOf(rec))
 	}
 }
 
@@ -99,12 +99,12 @@ func contractCreateRequired(t *testing.T, e *apitest.Env, def *resource.Def, bas
 			continue
 		}
 		if !sameJSON(rec[f.Name], emptyOf(f)) {
-			t.Errorf("%s not sent: the record holds %s, want %s", f.Name, jsonOf(rec[f.Name]), jsonOf(emptyOf(f)))
+			t.Errorf("%s not sent: the record holds %s, want %s", f.Name, apitest.JSONOf(rec[f.Name]), apitest.JSONOf(emptyOf(f)))
 		}
 	}
 	for _, f := range def.AllFields() {
 		if _, ok := rec[f.Name]; !ok {
-			t.Errorf("the created record has no %s: %s", f.Name, jsonOf(rec))
+			t.Errorf("the created record has no %s: %s", f.Name, apitest.JSONOf(rec))
 		}
 	}
 }
@@ -124,23 +124,23 @@ func contractValidation(t *testing.T, e *apitest.Env, def *resource.Def, base st
 		}
 		missing := copyBody(t, required)
 		delete(missing, f.Name)
-		wantError(t, c.Do("POST", base, missing), 400, f.Name, "required")
-		wantError(t, c.Do("POST", base, with(f.Name, nil)), 400, f.Name)
+		apitest.WantError(t, c.Do("POST", base, missing), 400, f.Name, "required")
+		apitest.WantError(t, c.Do("POST", base, with(f.Name, nil)), 400, f.Name)
 	}
-	wantError(t, c.Do("POST", base, with("notAField", "x")), 400, "notAField")
+	apitest.WantError(t, c.Do("POST", base, with("notAField", "x")), 400, "notAField")
 	for _, f := range def.AllFields() {
 		if f.ReadOnly {
-			wantError(t, c.Do("POST", base, with(f.Name, "x")), 400, f.Name, "read-only")
+			apitest.WantError(t, c.Do("POST", base, with(f.Name, "x")), 400, f.Name, "read-only")
 		}
 	}
 	for _, f := range def.Fields {
 		if f.ReadOnly {
 			continue
 		}
-		wantError(t, c.Do("POST", base, with(f.Name, wrongType(f))), 400, f.Name)
+		apitest.WantError(t, c.Do("POST", base, with(f.Name, wrongType(f))), 400, f.Name)
 		// A value of the right type that breaks a rule of the field.
 		for _, v := range outOfRange(f) {
-			wantError(t, c.Do("POST", base, with(f.Name, v)), 400, f.Name)
+			apitest.WantError(t, c.Do("POST", base, with(f.Name, v)), 400, f.Name)
 		}
 		// The fields of objects: a wrong type, or a read-only one sent.
 		for _, sub := range f.Fields {
@@ -153,25 +153,25 @@ func contractValidation(t *testing.T, e *apitest.Env, def *resource.Def, base st
 			}
 			if sub.ReadOnly {
 				obj[sub.Name] = "x"
-				wantError(t, c.Do("POST", base, b), 400, path, "read-only")
+				apitest.WantError(t, c.Do("POST", base, b), 400, path, "read-only")
 				continue
 			}
 			obj[sub.Name] = wrongType(sub)
-			wantError(t, c.Do("POST", base, b), 400, path)
+			apitest.WantError(t, c.Do("POST", base, b), 400, path)
 		}
 	}
 	rec := c.Do("POST", base, full).Want(t, 201).Object(t)
 	for _, f := range def.Fields {
 		if f.Immutable {
-			wantError(t, c.Do("PUT", base+"/"+idOf(t, rec), map[string]any{f.Name: full[f.Name]}), 400, f.Name)
+			apitest.WantError(t, c.Do("PUT", base+"/"+apitest.IDOf(t, rec), map[string]any{f.Name: full[f.Name]}), 400, f.Name)
 		}
 		if f.ReadOnly {
-			wantError(t, c.Do("PUT", base+"/"+idOf(t, rec), map[string]any{f.Name: "x"}), 400, f.Name, "read-only")
+			apitest.WantError(t, c.Do("PUT", base+"/"+apitest.IDOf(t, rec), map[string]any{f.Name: "x"}), 400, f.Name, "read-only")
 		}
 	}
-	wantError(t, c.Do("PUT", base+"/"+idOf(t, rec), map[string]any{"notAField": 1}), 400, "notAField")
-	if got := c.Do("GET", base+"/"+idOf(t, rec), nil).Want(t, 200).Object(t); jsonOf(got) != jsonOf(rec) {
-		t.Errorf("refused updates changed the record from %s to %s", jsonOf(rec), jsonOf(got))
+	apitest.WantError(t, c.Do("PUT", base+"/"+apitest.IDOf(t, rec), map[string]any{"notAField": 1}), 400, "notAField")
+	if got := c.Do("GET", base+"/"+apitest.IDOf(t, rec), nil).Want(t, 200).Object(t); apitest.JSONOf(got) != apitest.JSONOf(rec) {
+		t.Errorf("refused updates changed the record from %s to %s", apitest.JSONOf(rec), apitest.JSONOf(got))
 	}
 }
 
@@ -202,11 +202,11 @@ func contractEmptyTexts(t *testing.T, e *apitest.Env, def *resource.Def, base st
 		allowed := apitest.Allows("POST", base, b)
 		switch r := c.Do("POST", base, body); {
 		case r.Status == 201 && allowed != nil:
-			t.Errorf("%s %s: the service takes it, the document refuses it: %v", f.Name, jsonOf(empty), allowed)
+			t.Errorf("%s %s: the service takes it, the document refuses it: %v", f.Name, apitest.JSONOf(empty), allowed)
 		case r.Status == 400 && allowed == nil:
-			t.Errorf("%s %s: the service refuses it (%s), the document allows it", f.Name, jsonOf(empty), r.Body)
+			t.Errorf("%s %s: the service refuses it (%s), the document allows it", f.Name, apitest.JSONOf(empty), r.Body)
 		case r.Status != 201 && r.Status != 400:
-			t.Errorf("%s %s: %d %s", f.Name, jsonOf(empty), r.Status, r.Body)
+			t.Errorf("%s %s: %d %s", f.Name, apitest.JSONOf(empty), r.Status, r.Body)
 		}
 	}
 }
@@ -227,7 +227,7 @@ func contractUpdate(t *testing.T, e *apitest.Env, def *resource.Def, base string
 	full := sample(t, c, def, true)
 	created := c.Do("POST", base, full).Want(t, 201)
 	rec := created.Object(t)
-	path := base + "/" + idOf(t, rec)
+	path := base + "/" + apitest.IDOf(t, rec)
 
 	// Nothing changes: {} and the same values keep the record and its ETag.
 	same := map[string]any{}
@@ -236,11 +236,11 @@ func contractUpdate(t *testing.T, e *apitest.Env, def *resource.Def, base string
 	}
 	for _, body := range []map[string]any{{}, same} {
 		r := c.Do("PUT", path, body).Want(t, 200)
-		if jsonOf(r.Object(t)) != jsonOf(rec) {
-			t.Errorf("PUT %s changed the record from %s to %s", jsonOf(body), jsonOf(rec), jsonOf(r.Object(t)))
+		if apitest.JSONOf(r.Object(t)) != apitest.JSONOf(rec) {
+			t.Errorf("PUT %s changed the record from %s to %s", apitest.JSONOf(body), apitest.JSONOf(rec), apitest.JSONOf(r.Object(t)))
 		}
 		if etagOf(t, r) != etagOf(t, created) {
-			t.Errorf("PUT %s moved the ETag", jsonOf(body))
+			t.Errorf("PUT %s moved the ETag", apitest.JSONOf(body))
 		}
 	}
 
@@ -253,11 +253,11 @@ func contractUpdate(t *testing.T, e *apitest.Env, def *resource.Def, base string
 		}
 		got := c.Do("PUT", path, map[string]any{f.Name: v}).Want(t, 200).Object(t)
 		if !contains(got[f.Name], v) {
-			t.Errorf("PUT %s: the record holds %s", jsonOf(map[string]any{f.Name: v}), jsonOf(got[f.Name]))
+			t.Errorf("PUT %s: the record holds %s", apitest.JSONOf(map[string]any{f.Name: v}), apitest.JSONOf(got[f.Name]))
 		}
 		for _, g := range def.AllFields() {
 			if g.Name != f.Name && g.Name != resource.FieldUpdatedAt && !sameJSON(got[g.Name], rec[g.Name]) {
-				t.Errorf("PUT of %s changed %s from %s to %s", f.Name, g.Name, jsonOf(rec[g.Name]), jsonOf(got[g.Name]))
+				t.Errorf("PUT of %s changed %s from %s to %s", f.Name, g.Name, apitest.JSONOf(rec[g.Name]), apitest.JSONOf(got[g.Name]))
 			}
 		}
 		if got[resource.FieldUpdatedAt].(string) < rec[resource.FieldUpdatedAt].(string) {
@@ -273,16 +273,16 @@ func contractUpdate(t *testing.T, e *apitest.Env, def *resource.Def, base string
 	// null clears each optional field to its empty value.
 	for _, f := range mutable(def) {
 		if f.Required {
-			wantError(t, c.Do("PUT", path, map[string]any{f.Name: nil}), 400, f.Name)
+			apitest.WantError(t, c.Do("PUT", path, map[string]any{f.Name: nil}), 400, f.Name)
 			continue
 		}
 		got := c.Do("PUT", path, map[string]any{f.Name: nil}).Want(t, 200).Object(t)
 		if !sameJSON(got[f.Name], emptyOf(f)) {
-			t.Errorf("PUT {%q: null}: the record holds %s, want %s", f.Name, jsonOf(got[f.Name]), jsonOf(emptyOf(f)))
+			t.Errorf("PUT {%q: null}: the record holds %s, want %s", f.Name, apitest.JSONOf(got[f.Name]), apitest.JSONOf(emptyOf(f)))
 		}
 	}
 	if got := c.Do("GET", path, nil).Want(t, 200).Object(t); got[resource.FieldCreatedAt] != rec[resource.FieldCreatedAt] || got["id"] != rec["id"] {
-		t.Errorf("updates changed id or createdAt: %s", jsonOf(got))
+		t.Errorf("updates changed id or createdAt: %s", apitest.JSONOf(got))
 	}
 }
 
@@ -290,16 +290,16 @@ func contractList(t *testing.T, e *apitest.Env, def *resource.Def, base string) 
 	c := e.Org(t)
 	var want []string
 	for range 3 {
-		want = append(want, idOf(t, c.Do("POST", base, sample(t, c, def, true)).Want(t, 201).Object(t)))
+		want = append(want, apitest.IDOf(t, c.Do("POST", base, sample(t, c, def, true)).Want(t, 201).Object(t)))
 	}
 	// A record with only its required fields has no value for the optional
 	// sort fields; it is listed all the same.
-	want = append(want, idOf(t, c.Do("POST", base, sample(t, c, def, false)).Want(t, 201).Object(t)))
+	want = append(want, apitest.IDOf(t, c.Do("POST", base, sample(t, c, def, false)).Want(t, 201).Object(t)))
 
-	if got := idsOf(t, c.Do("GET", base, nil).Want(t, 200).List(t)); !sameIDs(got, want) {
+	if got := apitest.IDsOf(t, c.Do("GET", base, nil).Want(t, 200).List(t)); !sameIDs(got, want) {
 		t.Errorf("GET %s: %v, want %v", base, got, want)
 	}
-	if got := idsOf(t, pageAll(t, c, base+"?limit=1")); !sameIDs(got, want) {
+	if got := apitest.IDsOf(t, pageAll(t, c, base+"?limit=1")); !sameIDs(got, want) {
 		t.Errorf("paging by one: %v, want each of %v once", got, want)
 	}
 
@@ -311,24 +311,24 @@ func contractList(t *testing.T, e *apitest.Env, def *resource.Def, base string) 
 		for _, dir := range []string{"asc", "desc"} {
 			q := fmt.Sprintf("%s?sort=%s&direction=%s", base, name, dir)
 			recs := c.Do("GET", q, nil).Want(t, 200).List(t)
-			if got := idsOf(t, recs); !sameIDs(got, want) {
+			if got := apitest.IDsOf(t, recs); !sameIDs(got, want) {
 				t.Errorf("GET %s: %v, want each of %v once", q, got, want)
 			}
 			if dir == "asc" {
 				paged := pageAll(t, c, q+"&limit=1")
-				if got, all := idsOf(t, paged), idsOf(t, recs); !slices.Equal(got, all) {
+				if got, all := apitest.IDsOf(t, paged), apitest.IDsOf(t, recs); !slices.Equal(got, all) {
 					t.Errorf("GET %s by one: %v, all at once %v", q, got, all)
 				}
 			}
 			distinct := map[string]bool{}
 			for i, r := range recs {
-				distinct[jsonOf(r[name])] = true
+				distinct[apitest.JSONOf(r[name])] = true
 				if i == 0 {
 					continue
 				}
 				cmp := compareSort(f, recs[i-1][name], r[name])
 				if dir == "asc" && cmp > 0 || dir == "desc" && cmp < 0 {
-					t.Errorf("GET %s: %s before %s", q, jsonOf(recs[i-1][name]), jsonOf(r[name]))
+					t.Errorf("GET %s: %s before %s", q, apitest.JSONOf(recs[i-1][name]), apitest.JSONOf(r[name]))
 				}
 			}
 			if len(distinct) < 2 {
@@ -336,10 +336,10 @@ func contractList(t *testing.T, e *apitest.Env, def *resource.Def, base string) 
 			}
 		}
 	}
-	wantError(t, c.Do("GET", base+"?sort=notAField", nil), 400, "sort")
-	wantError(t, c.Do("GET", base+"?bogus=1", nil), 400, "bogus")
+	apitest.WantError(t, c.Do("GET", base+"?sort=notAField", nil), 400, "sort")
+	apitest.WantError(t, c.Do("GET", base+"?bogus=1", nil), 400, "bogus")
 	if filters := def.Filters(); len(filters) >= 2 {
-		wantError(t, c.Do("GET", base+"?"+filters[0]+"=x&"+filters[1]+"=y", nil), 400, filters[0], filters[1])
+		apitest.WantError(t, c.Do("GET", base+"?"+filters[0]+"=x&"+filters[1]+"=y", nil), 400, filters[0], filters[1])
 	}
 }
 
@@ -367,7 +367,7 @@ func contractFilters(t *testing.T, e *apitest.Env, def *resource.Def, base strin
 				var want []string
 				for _, o := range recs {
 					if o[name] != nil && (fmt.Sprint(o[name]) == value || f.Fold && strings.EqualFold(fmt.Sprint(o[name]), value)) {
-						want = append(want, idOf(t, o))
+						want = append(want, apitest.IDOf(t, o))
 					}
 				}
 				asked := []string{value}
@@ -376,7 +376,7 @@ func contractFilters(t *testing.T, e *apitest.Env, def *resource.Def, base strin
 				}
 				for _, v := range asked {
 					q := base + "?" + name + "=" + url.QueryEscape(v)
-					if got := idsOf(t, pageAll(t, c, q)); !sameIDs(got, want) {
+					if got := apitest.IDsOf(t, pageAll(t, c, q)); !sameIDs(got, want) {
 						t.Errorf("GET %s: %v, want %v", q, got, want)
 					}
 				}
@@ -395,15 +395,15 @@ func contractIsolation(t *testing.T, e *apitest.Env, def *resource.Def, base str
 	a, b := e.Org(t), e.Org(t)
 	full := sample(t, a, def, true)
 	rec := a.Do("POST", base, full).Want(t, 201).Object(t)
-	path := base + "/" + idOf(t, rec)
+	path := base + "/" + apitest.IDOf(t, rec)
 	b.Do("GET", path, nil).Want(t, 404)
 	b.Do("PUT", path, map[string]any{}).Want(t, 404)
 	b.Do("DELETE", path, nil).Want(t, 404)
-	if l := b.Do("GET", base, nil).Want(t, 200); strings.Contains(string(l.Body), idOf(t, rec)) {
+	if l := b.Do("GET", base, nil).Want(t, 200); strings.Contains(string(l.Body), apitest.IDOf(t, rec)) {
 		t.Errorf("another organization lists the record: %s", l.Body)
 	}
-	if got := a.Do("GET", path, nil).Want(t, 200).Object(t); jsonOf(got) != jsonOf(rec) {
-		t.Errorf("another organization's calls changed the record: %s", jsonOf(got))
+	if got := a.Do("GET", path, nil).Want(t, 200).Object(t); apitest.JSONOf(got) != apitest.JSONOf(rec) {
+		t.Errorf("another organization's calls changed the record: %s", apitest.JSONOf(got))
 	}
 
 	// A reference names a record of the caller's organization, on create
@@ -413,14 +413,14 @@ func contractIsolation(t *testing.T, e *apitest.Env, def *resource.Def, base str
 		for _, id := range []string{createTarget(t, b, ref.target), "nope_01junkjunkjunkjunkjunkjunk"} {
 			body := copyBody(t, full)
 			ref.set(body, id)
-			wantError(t, a.Do("POST", base, body), 400, ref.path)
+			apitest.WantError(t, a.Do("POST", base, body), 400, ref.path)
 			if !f.Immutable {
-				wantError(t, a.Do("PUT", path, map[string]any{ref.field: body[ref.field]}), 400, ref.path)
+				apitest.WantError(t, a.Do("PUT", path, map[string]any{ref.field: body[ref.field]}), 400, ref.path)
 			}
 		}
 	}
-	if got := a.Do("GET", path, nil).Want(t, 200).Object(t); jsonOf(got) != jsonOf(rec) {
-		t.Errorf("refused references changed the record: %s", jsonOf(got))
+	if got := a.Do("GET", path, nil).Want(t, 200).Object(t); apitest.JSONOf(got) != apitest.JSONOf(rec) {
+		t.Errorf("refused references changed the record: %s", apitest.JSONOf(got))
 	}
 }
 
@@ -430,7 +430,7 @@ func contractConflicts(t *testing.T, e *apitest.Env, def *resource.Def, base str
 	full := sample(t, c, def, true)
 	created := c.Do("POST", base, full).Want(t, 201)
 	rec := created.Object(t)
-	path := base + "/" + idOf(t, rec)
+	path := base + "/" + apitest.IDOf(t, rec)
 	var change map[string]any
 	for _, f := range mutable(def) {
 		if v, ok := otherValue(t, c, f, rec[f.Name], full); ok {
@@ -439,10 +439,10 @@ func contractConflicts(t *testing.T, e *apitest.Env, def *resource.Def, base str
 		}
 	}
 	fresh := c.Do("PUT", path, change, "If-Match", etagOf(t, created)).Want(t, 200)
-	wantError(t, c.Do("PUT", path, map[string]any{}, "If-Match", etagOf(t, created)), 412, "If-Match")
-	wantError(t, c.Do("DELETE", path, nil, "If-Match", etagOf(t, created)), 412, "If-Match")
-	if got := c.Do("GET", path, nil).Want(t, 200).Object(t); jsonOf(got) != jsonOf(fresh.Object(t)) {
-		t.Errorf("stale writes changed the record to %s", jsonOf(got))
+	apitest.WantError(t, c.Do("PUT", path, map[string]any{}, "If-Match", etagOf(t, created)), 412, "If-Match")
+	apitest.WantError(t, c.Do("DELETE", path, nil, "If-Match", etagOf(t, created)), 412, "If-Match")
+	if got := c.Do("GET", path, nil).Want(t, 200).Object(t); apitest.JSONOf(got) != apitest.JSONOf(fresh.Object(t)) {
+		t.Errorf("stale writes changed the record to %s", apitest.JSONOf(got))
 	}
 
 	// A unique value is one record's.
@@ -453,18 +453,18 @@ func contractConflicts(t *testing.T, e *apitest.Env, def *resource.Def, base str
 		first := sample(t, c, def, false)
 		v := sampleValue(t, c, f, first)
 		first[f.Name] = v
-		firstID := idOf(t, c.Do("POST", base, first).Want(t, 201).Object(t))
+		firstID := apitest.IDOf(t, c.Do("POST", base, first).Want(t, 201).Object(t))
 		second := sample(t, c, def, false)
 		if s, ok := v.(string); ok && f.Fold {
 			v = strings.ToUpper(s)
 		}
 		second[f.Name] = v
-		wantError(t, c.Do("POST", base, second), 409, f.Name)
+		apitest.WantError(t, c.Do("POST", base, second), 409, f.Name)
 		// Nor can another record take it by an update; once the first
 		// record lets go of it, it is free.
 		second[f.Name] = sampleValue(t, c, f, second)
-		secondID := idOf(t, c.Do("POST", base, second).Want(t, 201).Object(t))
-		wantError(t, c.Do("PUT", base+"/"+secondID, map[string]any{f.Name: v}), 409, f.Name)
+		secondID := apitest.IDOf(t, c.Do("POST", base, second).Want(t, 201).Object(t))
+		apitest.WantError(t, c.Do("PUT", base+"/"+secondID, map[string]any{f.Name: v}), 409, f.Name)
 		c.Do("DELETE", base+"/"+firstID, nil).Want(t, 204)
 		c.Do("PUT", base+"/"+secondID, map[string]any{f.Name: v}).Want(t, 200)
 	}
@@ -475,11 +475,11 @@ func contractConflicts(t *testing.T, e *apitest.Env, def *resource.Def, base str
 			if !f.Restrict || f.Target != def.Name {
 				continue
 			}
-			target := idOf(t, c.Do("POST", base, sample(t, c, def, false)).Want(t, 201).Object(t))
+			target := apitest.IDOf(t, c.Do("POST", base, sample(t, c, def, false)).Want(t, 201).Object(t))
 			body := sample(t, c, other, false)
 			body[f.Name] = target
-			referrer := idOf(t, c.Do("POST", "/v1/"+other.Name, body).Want(t, 201).Object(t))
-			wantError(t, c.Do("DELETE", base+"/"+target, nil), 409, referrer)
+			referrer := apitest.IDOf(t, c.Do("POST", "/v1/"+other.Name, body).Want(t, 201).Object(t))
+			apitest.WantError(t, c.Do("DELETE", base+"/"+target, nil), 409, referrer)
 			c.Do("GET", base+"/"+target, nil).Want(t, 200)
 			c.Do("DELETE", "/v1/"+other.Name+"/"+referrer, nil).Want(t, 204)
 			c.Do("DELETE", base+"/"+target, nil).Want(t, 204)
@@ -489,14 +489,14 @@ func contractConflicts(t *testing.T, e *apitest.Env, def *resource.Def, base str
 
 func contractDelete(t *testing.T, e *apitest.Env, def *resource.Def, base string) {
 	c := e.Org(t)
-	path := base + "/" + idOf(t, c.Do("POST", base, sample(t, c, def, true)).Want(t, 201).Object(t))
+	path := base + "/" + apitest.IDOf(t, c.Do("POST", base, sample(t, c, def, true)).Want(t, 201).Object(t))
 	if r := c.Do("DELETE", path, nil).Want(t, 204); len(r.Body) != 0 {
 		t.Errorf("DELETE answered a body: %s", r.Body)
 	}
 	c.Do("GET", path, nil).Want(t, 404)
 	c.Do("DELETE", path, nil).Want(t, 404)
 	if got := c.Do("GET", base, nil).Want(t, 200).List(t); len(got) != 0 {
-		t.Errorf("a deleted record is listed: %s", jsonOf(got))
+		t.Errorf("a deleted record is listed: %s", apitest.JSONOf(got))
 	}
 }
 
@@ -514,16 +514,16 @@ func TestEveryRouteAnswers404ToAnotherOrganizationAnd401WithoutCredentials(t *te
 
 	// The id of a record of A for each collection path.
 	ids := map[string]string{}
-	ids["companies"] = idOf(t, createCompany(t, a, map[string]any{"canonicalName": "A's company"}))
+	ids["companies"] = apitest.IDOf(t, apitest.CreateCompany(t, a, map[string]any{"canonicalName": "A's company"}))
 	wf := createWorkflow(t, a, map[string]any{"name": "A's workflow"})
-	ids["workflows"] = idOf(t, wf)
-	ids["workflow-runs"] = idOf(t, a.Do("POST", "/v1/workflows/"+ids["workflows"]+"/runs", map[string]any{}).Want(t, 202).Object(t))
+	ids["workflows"] = apitest.IDOf(t, wf)
+	ids["workflow-runs"] = apitest.IDOf(t, a.Do("POST", "/v1/workflows/"+ids["workflows"]+"/runs", map[string]any{}).Want(t, 202).Object(t))
 	for _, def := range resources.All() {
 		body := sample(t, a, def, true)
 		if def.Name == "lists" {
 			body["resourceType"] = "company"
 		}
-		ids[def.Name] = idOf(t, a.Do("POST", "/v1/"+def.Name, body).Want(t, 201).Object(t))
+		ids[def.Name] = apitest.IDOf(t, a.Do("POST", "/v1/"+def.Name, body).Want(t, 201).Object(t))
 	}
 	a.Do("POST", "/v1/lists/"+ids["lists"]+"/entries", map[string]any{"recordId": ids["companies"]}).Want(t, 201)
 	keyOfA := e.Key(t, a.Org, "admin").ClientID
@@ -533,8 +533,8 @@ func TestEveryRouteAnswers404ToAnotherOrganizationAnd401WithoutCredentials(t *te
 	// endpoint and a delivery to it.
 	var delivery string
 	ids["events"], ids["webhook-endpoints"], delivery = historyOf(t, e, a, ids["companies"])
-	ids["imports"] = idOf(t, a.Do("POST", "/v1/imports", map[string]any{"resource": "companies", "format": "csv"}).Want(t, 201).Object(t))
-	ids["exports"] = idOf(t, a.Do("POST", "/v1/exports", map[string]any{"resource": "companies"}).Want(t, 201).Object(t))
+	ids["imports"] = apitest.IDOf(t, a.Do("POST", "/v1/imports", map[string]any{"resource": "companies", "format": "csv"}).Want(t, 201).Object(t))
+	ids["exports"] = apitest.IDOf(t, a.Do("POST", "/v1/exports", map[string]any{"resource": "companies"}).Want(t, 201).Object(t))
 	params := map[string]string{
 		"{clientId}":     keyOfA,
 		"{recordId}":     ids["companies"], // the company on A's list
@@ -631,7 +631,7 @@ func TestEveryRouteAnswers404ToAnotherOrganizationAnd401WithoutCredentials(t *te
 	}
 	if got := a.Do("GET", "/v1/webhook-endpoints/"+ids["webhook-endpoints"]+"/deliveries", nil).Want(t, 200).List(t); len(got) == 0 ||
 		!slices.ContainsFunc(got, func(d map[string]any) bool { return d["id"] == delivery }) {
-		t.Errorf("A's delivery %s is no longer listed: %s", delivery, jsonOf(got))
+		t.Errorf("A's delivery %s is no longer listed: %s", delivery, apitest.JSONOf(got))
 	}
 }
 
@@ -671,7 +671,7 @@ func historyOf(t *testing.T, e *apitest.Env, a *apitest.Client, company string) 
 		return ev.ID, ep.ID, d.ID
 	}
 	evs := e.StartEvents(t)
-	endpoint = idOf(t, a.Do("POST", "/v1/webhook-endpoints", map[string]any{"url": recv.URL + "/a"}).Want(t, 201).Object(t))
+	endpoint = apitest.IDOf(t, a.Do("POST", "/v1/webhook-endpoints", map[string]any{"url": recv.URL + "/a"}).Want(t, 201).Object(t))
 	d := a.Do("POST", "/v1/webhook-endpoints/"+endpoint+"/test", nil).Want(t, 200).Object(t)
 	if d["status"] != "succeeded" {
 		t.Fatalf("A's test delivery: %v", d)
@@ -679,9 +679,9 @@ func historyOf(t *testing.T, e *apitest.Env, a *apitest.Client, company string) 
 	caught(t, evs)
 	created := a.Do("GET", "/v1/events?type=company.created&resourceId="+company, nil).Want(t, 200).List(t)
 	if len(created) != 1 {
-		t.Fatalf("A's company has %d created events, want 1: %s", len(created), jsonOf(created))
+		t.Fatalf("A's company has %d created events, want 1: %s", len(created), apitest.JSONOf(created))
 	}
-	return idOf(t, created[0]), endpoint, idOf(t, d)
+	return apitest.IDOf(t, created[0]), endpoint, apitest.IDOf(t, d)
 }
 
 func boolInt(b bool) int {

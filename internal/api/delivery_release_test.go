@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 )
 
@@ -35,10 +36,10 @@ func TestASuccessfulManualRetryReleasesTheRecordsLaterDeliveriesAtOnce(t *testin
 		}
 	})
 	ep := admin.Do("POST", "/v1/webhook-endpoints", map[string]any{"url": recv.URL, "eventTypes": []string{"company.*"}}).Want(t, 201).Object(t)
-	deliveries := "/v1/webhook-endpoints/" + idOf(t, ep) + "/deliveries"
+	deliveries := "/v1/webhook-endpoints/" + apitest.IDOf(t, ep) + "/deliveries"
 	co := admin.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Held Co"}).Want(t, 201).Object(t)
 	recv.wait(t, 1) // the first event's delivery has failed: the record's next one waits behind it
-	admin.Do("PUT", "/v1/companies/"+idOf(t, co), map[string]any{"description": "Second."}).Want(t, 200)
+	admin.Do("PUT", "/v1/companies/"+apitest.IDOf(t, co), map[string]any{"description": "Second."}).Want(t, 200)
 	caught(t, evs)
 
 	var first, second map[string]any
@@ -52,34 +53,34 @@ func TestASuccessfulManualRetryReleasesTheRecordsLaterDeliveriesAtOnce(t *testin
 	})
 	if first["eventType"] != "company.created" || second["eventType"] != "company.updated" || second["status"] != "pending" ||
 		len(second["attempts"].([]any)) != 0 {
-		t.Fatalf("the deliveries: first %s, second %s; want the created one failed and the updated one pending", jsonOf(first), jsonOf(second))
+		t.Fatalf("the deliveries: first %s, second %s; want the created one failed and the updated one pending", apitest.JSONOf(first), apitest.JSONOf(second))
 	}
 	if got := len(recv.all()); got != 1 {
 		t.Fatalf("the endpoint had %d requests before the retry, want the first delivery's one (the second waits)", got)
 	}
 
-	admin.Do("POST", deliveries+"/"+idOf(t, first)+"/retry", nil).Want(t, 202)
+	admin.Do("POST", deliveries+"/"+apitest.IDOf(t, first)+"/retry", nil).Want(t, 202)
 	select {
 	case <-inFlight:
 	case <-time.After(testenv.Scaled(60 * time.Second)):
 		t.Fatalf("the record's second delivery was not released by the successful retry; the endpoint had %d requests", len(recv.all()))
 	}
 	reqs := recv.all()
-	if reqs[1].header.Get("webhook-id") != idOf(t, first) || reqs[2].header.Get("webhook-id") != idOf(t, second) {
+	if reqs[1].header.Get("webhook-id") != apitest.IDOf(t, first) || reqs[2].header.Get("webhook-id") != apitest.IDOf(t, second) {
 		t.Errorf("webhook-ids %q then %q, want the retried delivery then the released one", reqs[1].header.Get("webhook-id"), reqs[2].header.Get("webhook-id"))
 	}
 	// Being attempted, it is still pending: due, not without a time.
-	released := deliveryOf(t, admin.Do("GET", deliveries, nil).Want(t, 200).List(t), idOf(t, second))
+	released := deliveryOf(t, admin.Do("GET", deliveries, nil).Want(t, 200).List(t), apitest.IDOf(t, second))
 	due, _ := released["nextAttemptAt"].(string)
 	if at, err := time.Parse(time.RFC3339Nano, due); released["status"] != "pending" || err != nil || at.After(time.Now()) {
-		t.Errorf("the released delivery, being attempted: %s; want it pending with a nextAttemptAt not in the future", jsonOf(released))
+		t.Errorf("the released delivery, being attempted: %s; want it pending with a nextAttemptAt not in the future", apitest.JSONOf(released))
 	}
 	close(proceed)
 	waitFor(t, "the released delivery to succeed", func() bool {
-		return deliveryOf(t, admin.Do("GET", deliveries, nil).Want(t, 200).List(t), idOf(t, second))["status"] == "succeeded"
+		return deliveryOf(t, admin.Do("GET", deliveries, nil).Want(t, 200).List(t), apitest.IDOf(t, second))["status"] == "succeeded"
 	})
-	if d := deliveryOf(t, admin.Do("GET", deliveries, nil).Want(t, 200).List(t), idOf(t, first)); d["status"] != "succeeded" || len(d["attempts"].([]any)) != 2 {
-		t.Errorf("the retried delivery: %s, want succeeded after a failed and a manual attempt", jsonOf(d))
+	if d := deliveryOf(t, admin.Do("GET", deliveries, nil).Want(t, 200).List(t), apitest.IDOf(t, first)); d["status"] != "succeeded" || len(d["attempts"].([]any)) != 2 {
+		t.Errorf("the retried delivery: %s, want succeeded after a failed and a manual attempt", apitest.JSONOf(d))
 	}
 }
 
@@ -91,6 +92,6 @@ func deliveryOf(t *testing.T, list []map[string]any, id string) map[string]any {
 			return d
 		}
 	}
-	t.Fatalf("no delivery %s in %s", id, jsonOf(list))
+	t.Fatalf("no delivery %s in %s", id, apitest.JSONOf(list))
 	return nil
 }

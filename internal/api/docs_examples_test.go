@@ -111,7 +111,7 @@ func runDocPage(t *testing.T, e *apitest.Env, blocks []mdBlock) {
 			if s, ok := v.(string); ok {
 				return s
 			}
-			return jsonOf(v)
+			return apitest.JSONOf(v)
 		})
 	}
 	for i := 0; i < len(blocks); i++ {
@@ -149,7 +149,7 @@ func runDocPage(t *testing.T, e *apitest.Env, blocks []mdBlock) {
 					t.Fatalf("%s %s: %v", method, path, err)
 				}
 				if !contains(got, wantJSON) {
-					t.Fatalf("%s %s answered\n%s\nwhich does not contain the documented\n%s", method, path, res.Body, jsonOf(wantJSON))
+					t.Fatalf("%s %s answered\n%s\nwhich does not contain the documented\n%s", method, path, res.Body, apitest.JSONOf(wantJSON))
 				}
 			}
 			if len(fields) > 1 {

@@ -93,7 +93,7 @@ func contains(got, want any) bool {
 		}
 		return true
 	default:
-		return jsonOf(got) == jsonOf(want)
+		return apitest.JSONOf(got) == apitest.JSONOf(want)
 	}
 }
 
@@ -104,9 +104,9 @@ func TestTheExamplesOfTheWorkflowDocsRunAsDocumented(t *testing.T) {
 	for _, ex := range docExamples(t) {
 		t.Run(ex.title, func(t *testing.T) {
 			t.Parallel()
-			c := as(t, e, c)
+			c := e.As(t, c)
 			wf := c.Do("POST", "/v1/workflows", ex.workflow).Want(t, 201).Object(t)
-			run := awaitRun(t, c, idOf(t, c.Do("POST", "/v1/workflows/"+idOf(t, wf)+"/runs", ex.run).Want(t, 202).Object(t)))
+			run := awaitRun(t, c, apitest.IDOf(t, c.Do("POST", "/v1/workflows/"+apitest.IDOf(t, wf)+"/runs", ex.run).Want(t, 202).Object(t)))
 			var want any
 			if err := json.Unmarshal([]byte(ex.want), &want); err != nil {
 				t.Fatalf("the documented result is not JSON: %v", err)
@@ -117,7 +117,7 @@ func TestTheExamplesOfTheWorkflowDocsRunAsDocumented(t *testing.T) {
 			}
 			wantStatus(t, run, status)
 			if !contains(run[field], want) {
-				t.Fatalf("run %s is\n%s\nwhich does not contain the documented\n%s", field, jsonOf(run[field]), jsonOf(want))
+				t.Fatalf("run %s is\n%s\nwhich does not contain the documented\n%s", field, apitest.JSONOf(run[field]), apitest.JSONOf(want))
 			}
 		})
 	}

@@ -80,7 +80,7 @@ func TestTheEnrichmentListingAnswersEveryCandidateInOneAnswer(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t).ThroughPrism(t)
 	c := e.Org(t)
-	id := idOf(t, createCompany(t, c, map[string]any{"canonicalName": "Many Candidates"}))
+	id := apitest.IDOf(t, apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Many Candidates"}))
 	path := "/v1/enrichments/resources/companies/" + id
 	const n = 136
 	for from := 0; from < n; from += 50 {
@@ -106,19 +106,19 @@ func TestTheEnrichmentListingAnswersEveryCandidateInOneAnswer(t *testing.T) {
 
 	// limit and page still cut pages, for the clients that paged it; a
 	// cursor alone answers the rest.
-	if got := c.Do("GET", path+"?limit=50&page=3", nil).Want(t, http.StatusOK).List(t); !slices.Equal(idsOf(t, got), idsOf(t, all[100:])) {
+	if got := c.Do("GET", path+"?limit=50&page=3", nil).Want(t, http.StatusOK).List(t); !slices.Equal(apitest.IDsOf(t, got), apitest.IDsOf(t, all[100:])) {
 		t.Errorf("limit=50&page=3: %d candidates, want the last %d", len(got), n-100)
 	}
 	first := c.Do("GET", path+"?limit=50", nil).Want(t, http.StatusOK)
 	cursor := first.Header.Get(httpapi.HeaderNextCursor)
-	if got := first.List(t); cursor == "" || !slices.Equal(idsOf(t, got), idsOf(t, all[:50])) {
+	if got := first.List(t); cursor == "" || !slices.Equal(apitest.IDsOf(t, got), apitest.IDsOf(t, all[:50])) {
 		t.Fatalf("limit=50: %d candidates, cursor %q", len(got), cursor)
 	}
 	rest := c.Do("GET", path+"?cursor="+url.QueryEscape(cursor), nil).Want(t, http.StatusOK)
-	if got := rest.List(t); !slices.Equal(idsOf(t, got), idsOf(t, all[50:])) || rest.Header.Get(httpapi.HeaderNextCursor) != "" {
+	if got := rest.List(t); !slices.Equal(apitest.IDsOf(t, got), apitest.IDsOf(t, all[50:])) || rest.Header.Get(httpapi.HeaderNextCursor) != "" {
 		t.Errorf("the cursor alone answers %d candidates, want the other %d", len(got), n-50)
 	}
-	wantError(t, c.Do("GET", path+"?page=2", nil), http.StatusBadRequest, "page", "limit")
+	apitest.WantError(t, c.Do("GET", path+"?page=2", nil), http.StatusBadRequest, "page", "limit")
 
 	for _, p := range docParams(t, publishedDoc(t), "GET", "/v1/enrichments/resources/{resourceType}/{resourceId}") {
 		if p["name"] == "limit" || p["name"] == "page" {
@@ -133,14 +133,14 @@ func TestACompanysEnrichmentIsTypedAsTheCandidatesTheServiceWrites(t *testing.T)
 	t.Parallel()
 	e := apitest.New(t)
 	c := e.Org(t)
-	id := idOf(t, createCompany(t, c, map[string]any{"canonicalName": "Typed Candidates"}))
+	id := apitest.IDOf(t, apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Typed Candidates"}))
 	values := c.Do("POST", "/v1/enrichments/resources/companies/"+id, map[string]any{"values": []any{
 		map[string]any{"property": "sector", "value": "Robotics", "source": "provider", "provider": "p", "confidence": 40},
 		map[string]any{"property": "sector", "value": "Automation", "source": "web", "confidence": 90},
 		map[string]any{"property": "employeeCount", "value": 120, "source": "document", "confidence": 70.5,
-			"sourceId": idOf(t, c.Do("POST", "/v1/documents", map[string]any{"name": "Deck"}).Want(t, 201).Object(t))},
+			"sourceId": apitest.IDOf(t, c.Do("POST", "/v1/documents", map[string]any{"name": "Deck"}).Want(t, 201).Object(t))},
 	}}).Want(t, http.StatusCreated).List(t)
-	c.Do("PATCH", "/v1/enrichments/resources/companies/"+id+"/"+idOf(t, values[0]), map[string]any{"pinned": true}).Want(t, http.StatusOK)
+	c.Do("PATCH", "/v1/enrichments/resources/companies/"+id+"/"+apitest.IDOf(t, values[0]), map[string]any{"pinned": true}).Want(t, http.StatusOK)
 
 	req, err := http.NewRequest("GET", c.Base+"/v1/companies/"+id, nil)
 	if err != nil {
@@ -152,7 +152,7 @@ func TestACompanysEnrichmentIsTypedAsTheCandidatesTheServiceWrites(t *testing.T)
 	sector, _ := objectAt(t, company, "enrichment")["sector"].([]any)
 	count, _ := objectAt(t, company, "enrichment")["employeeCount"].([]any)
 	if len(sector) != 2 || len(count) != 1 {
-		t.Fatalf("enrichment %s: want two sector candidates and one of employeeCount", jsonOf(company["enrichment"]))
+		t.Fatalf("enrichment %s: want two sector candidates and one of employeeCount", apitest.JSONOf(company["enrichment"]))
 	}
 	for _, cand := range append(slices.Clone(sector), count...) {
 		keys := slices.Sorted(func(yield func(string) bool) {
@@ -167,10 +167,10 @@ func TestACompanysEnrichmentIsTypedAsTheCandidatesTheServiceWrites(t *testing.T)
 		}
 	}
 	if top := sector[0].(map[string]any); top["value"] != "Robotics" || top["pinned"] != true || top["source"] != "provider" {
-		t.Errorf("the first sector candidate is %s, want the pinned Robotics", jsonOf(top))
+		t.Errorf("the first sector candidate is %s, want the pinned Robotics", apitest.JSONOf(top))
 	}
 	if v := count[0].(map[string]any); v["value"] != "120" || v["confidence"] != 70.5 {
-		t.Errorf("the employeeCount candidate is %s, want value \"120\" (text) and confidence 70.5", jsonOf(v))
+		t.Errorf("the employeeCount candidate is %s, want value \"120\" (text) and confidence 70.5", apitest.JSONOf(v))
 	}
 
 	// The document types every member: the answer passes it, and one with
@@ -186,7 +186,7 @@ func TestACompanysEnrichmentIsTypedAsTheCandidatesTheServiceWrites(t *testing.T)
 		"with a text confidence": func(cand map[string]any) { cand["confidence"] = "high" },
 		"with a member more":     func(cand map[string]any) { cand["provider"] = "p" },
 	} {
-		changed := clone(t, company)
+		changed := apitest.Clone(t, company)
 		change(objectAt(t, changed, "enrichment")["sector"].([]any)[1].(map[string]any))
 		body, _ := json.Marshal(map[string]any{"data": changed})
 		if apitest.Contract(req, nil, res.Status, res.Header, body) == nil {
@@ -204,12 +204,12 @@ func TestTheIdsOfAMultiGetAreOneStringWhosePatternRefusesWhatTheServiceRefuses(t
 	param := docParams(t, publishedDoc(t), "GET", "/v1/documents/ids={ids}")[0]
 	schema := param["schema"].(map[string]any)
 	if schema["type"] != "string" || schema["pattern"] == nil || param["name"] != "ids" {
-		t.Fatalf("ids is declared %s, want a string with a pattern", jsonOf(param))
+		t.Fatalf("ids is declared %s, want a string with a pattern", apitest.JSONOf(param))
 	}
 	pattern := regexp.MustCompile(schema["pattern"].(string))
 
 	c := apitest.New(t).Org(t)
-	doc := idOf(t, c.Do("POST", "/v1/documents", map[string]any{"name": "One"}).Want(t, 201).Object(t))
+	doc := apitest.IDOf(t, c.Do("POST", "/v1/documents", map[string]any{"name": "One"}).Want(t, 201).Object(t))
 	hundred := make([]string, 100)
 	for i := range hundred {
 		hundred[i] = fmt.Sprintf("doc_%03d", i)
@@ -245,7 +245,7 @@ func TestARunsTitleMayBeMissingAndItsStatusIsOpenButAnEmptyTitleIsRefused(t *tes
 
 	// A run stored before runs had titles is answered without one, as the
 	// document allows.
-	old := clone(t, run)
+	old := apitest.Clone(t, run)
 	delete(old, "title")
 	old["id"], old["organizationId"] = ids.New("run"), c.Org
 	doc, _ := json.Marshal(old)
@@ -258,8 +258,8 @@ func TestARunsTitleMayBeMissingAndItsStatusIsOpenButAnEmptyTitleIsRefused(t *tes
 	}
 
 	// A status the document does not list yet is still a run's.
-	req, _ := http.NewRequest("GET", c.Base+"/v1/workflow-runs/"+idOf(t, run), nil)
-	paused := clone(t, run)
+	req, _ := http.NewRequest("GET", c.Base+"/v1/workflow-runs/"+apitest.IDOf(t, run), nil)
+	paused := apitest.Clone(t, run)
 	paused["status"] = "paused"
 	body, _ := json.Marshal(map[string]any{"data": paused})
 	if err := apitest.Contract(req, nil, 200, http.Header{"Content-Type": {"application/json"}, "Etag": {`"1"`}}, body); err != nil {
@@ -268,7 +268,7 @@ func TestARunsTitleMayBeMissingAndItsStatusIsOpenButAnEmptyTitleIsRefused(t *tes
 	d := publishedDoc(t)
 	status := objectAt(t, componentAt(t, d, "WorkflowRun"), "properties", "status")
 	if _, closed := status["enum"]; closed || !slices.Equal(texts(status["examples"]), []string{"queued", "running", "completed", "failed"}) {
-		t.Errorf("a run's status is declared %s: want the known values as examples, no enum", jsonOf(status))
+		t.Errorf("a run's status is declared %s: want the known values as examples, no enum", apitest.JSONOf(status))
 	}
 	if slices.Contains(texts(componentAt(t, d, "WorkflowRun")["required"]), "title") {
 		t.Error("the document requires a run's title")
@@ -277,9 +277,9 @@ func TestARunsTitleMayBeMissingAndItsStatusIsOpenButAnEmptyTitleIsRefused(t *tes
 	// The service refuses an empty title; so does the document, so a
 	// validating client does not send it.
 	for _, call := range []struct{ method, path string }{
-		{"PATCH", "/v1/workflow-runs/" + idOf(t, run)}, {"POST", "/v1/workflows/" + wf + "/runs"},
+		{"PATCH", "/v1/workflow-runs/" + apitest.IDOf(t, run)}, {"POST", "/v1/workflows/" + wf + "/runs"},
 	} {
-		wantError(t, c.Do(call.method, call.path, map[string]any{"title": ""}), 400, "title")
+		apitest.WantError(t, c.Do(call.method, call.path, map[string]any{"title": ""}), 400, "title")
 		if apitest.Allows(call.method, call.path, []byte(`{"title":""}`)) == nil {
 			t.Errorf("%s %s: the document allows an empty title", call.method, call.path)
 		}
@@ -301,7 +301,7 @@ func TestEveryBatchTellsItsOperationsApartByOp(t *testing.T) {
 		items := objectAt(t, docOperation(t, d, rt.Method, rt.Path), "requestBody", "content", "application/json", "schema", "properties", "operations", "items")
 		disc, _ := items["discriminator"].(map[string]any)
 		if disc == nil || disc["propertyName"] != "op" {
-			t.Errorf("%s: the operations' oneOf has no discriminator on op: %s", rt.Path, jsonOf(items))
+			t.Errorf("%s: the operations' oneOf has no discriminator on op: %s", rt.Path, apitest.JSONOf(items))
 			continue
 		}
 		mapping := disc["mapping"].(map[string]any)
@@ -316,7 +316,7 @@ func TestEveryBatchTellsItsOperationsApartByOp(t *testing.T) {
 			variant := componentAt(t, d, strings.TrimPrefix(ref.(string), "#/components/schemas/"))
 			opSchema := objectAt(t, variant, "properties", "op")
 			if !slices.Contains(texts(variant["required"]), "op") || !slices.Equal(texts(opSchema["enum"]), []string{op}) {
-				t.Errorf("%s: variant %v does not require op as the one value %q: %s", rt.Path, ref, op, jsonOf(variant))
+				t.Errorf("%s: variant %v does not require op as the one value %q: %s", rt.Path, ref, op, apitest.JSONOf(variant))
 			}
 		}
 	}
@@ -359,18 +359,18 @@ func TestEvery403And409TheServiceAnswersIsDeclared(t *testing.T) {
 	e, f := faultEnv(t, false)
 	c := e.Org(t)
 	member := e.Key(t, c.Org, "member")
-	company := idOf(t, createCompany(t, c, map[string]any{"canonicalName": "Conflicted"}))
-	value := idOf(t, c.Do("POST", "/v1/enrichments/resources/companies/"+company, map[string]any{"values": []any{
+	company := apitest.IDOf(t, apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Conflicted"}))
+	value := apitest.IDOf(t, c.Do("POST", "/v1/enrichments/resources/companies/"+company, map[string]any{"values": []any{
 		map[string]any{"property": "sector", "value": "Robotics", "source": "provider", "confidence": 50}}}).Want(t, 201).List(t)[0])
 	wfRecord := createWorkflow(t, c, map[string]any{"name": "Conflicts"})
-	wf := idOf(t, wfRecord)
+	wf := apitest.IDOf(t, wfRecord)
 	slug, secret := slugAndSecret(t, triggerOf(t, wfRecord))
-	run := idOf(t, runToEnd(t, c, wf, nil))
-	list := idOf(t, c.Do("POST", "/v1/lists", map[string]any{"name": "L", "resourceType": "company"}).Want(t, 201).Object(t))
+	run := apitest.IDOf(t, runToEnd(t, c, wf, nil))
+	list := apitest.IDOf(t, c.Do("POST", "/v1/lists", map[string]any{"name": "L", "resourceType": "company"}).Want(t, 201).Object(t))
 	c.Do("POST", "/v1/lists/"+list+"/entries", map[string]any{"recordId": company}).Want(t, 201)
 	recv := newReceiver(t, nil)
-	endpoint := idOf(t, c.Do("POST", "/v1/webhook-endpoints", map[string]any{"url": recv.URL + "/a"}).Want(t, 201).Object(t))
-	delivery := idOf(t, c.Do("POST", "/v1/webhook-endpoints/"+endpoint+"/test", nil).Want(t, 200).Object(t))
+	endpoint := apitest.IDOf(t, c.Do("POST", "/v1/webhook-endpoints", map[string]any{"url": recv.URL + "/a"}).Want(t, 201).Object(t))
+	delivery := apitest.IDOf(t, c.Do("POST", "/v1/webhook-endpoints/"+endpoint+"/test", nil).Want(t, 200).Object(t))
 	spare := e.Key(t, c.Org, "admin").ClientID
 
 	// 403: a member key on every admin-only route, and naming the events
@@ -385,12 +385,12 @@ func TestEvery403And409TheServiceAnswersIsDeclared(t *testing.T) {
 		if rt.Method == "POST" || rt.Method == "PATCH" {
 			body = map[string]any{}
 		}
-		wantError(t, member.Do(rt.Method, fill.Replace(rt.Path), body), 403, rt.Admin)
+		apitest.WantError(t, member.Do(rt.Method, fill.Replace(rt.Path), body), 403, rt.Admin)
 		if !declares(t, d, rt.Method, rt.Path, 403) {
 			t.Errorf("%s %s answers 403 and does not declare it", rt.Method, rt.Path)
 		}
 	}
-	wantError(t, member.Do("GET", "/v1/events?resourceType=apiKey", nil), 403, "admin")
+	apitest.WantError(t, member.Do("GET", "/v1/events?resourceType=apiKey", nil), 403, "admin")
 	if !declares(t, d, "GET", "/v1/events", 403) {
 		t.Error("GET /v1/events answers 403 and does not declare it")
 	}
@@ -452,7 +452,7 @@ func TestEvery403And409TheServiceAnswersIsDeclared(t *testing.T) {
 			t.Errorf("%s %s while its write races another: %d %s, want 409", call.method, call.path, r.Status, r.Body)
 			continue
 		}
-		wantError(t, r, 409)
+		apitest.WantError(t, r, 409)
 		if !declares(t, d, call.method, call.route, 409) {
 			t.Errorf("%s %s answers 409 and does not declare it", call.method, call.route)
 		}

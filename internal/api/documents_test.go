@@ -13,12 +13,12 @@ func TestDocumentsByIdsAnswerTheCallersDocumentsInTheOrderAskedOnceEach(t *testi
 	c, other := e.Org(t), e.Org(t)
 	var ids []string
 	for _, n := range []string{"a", "b", "c"} {
-		ids = append(ids, idOf(t, c.Do("POST", "/v1/documents", map[string]any{"name": n}).Want(t, 201).Object(t)))
+		ids = append(ids, apitest.IDOf(t, c.Do("POST", "/v1/documents", map[string]any{"name": n}).Want(t, 201).Object(t)))
 	}
-	foreign := idOf(t, other.Do("POST", "/v1/documents", map[string]any{"name": "theirs"}).Want(t, 201).Object(t))
+	foreign := apitest.IDOf(t, other.Do("POST", "/v1/documents", map[string]any{"name": "theirs"}).Want(t, 201).Object(t))
 
 	path := "/v1/documents/ids=" + strings.Join([]string{ids[2], "doc_unknown", ids[0], foreign, ids[2], ids[1]}, ",")
-	got := idsOf(t, c.Do("GET", path, nil).Want(t, 200).List(t))
+	got := apitest.IDsOf(t, c.Do("GET", path, nil).Want(t, 200).List(t))
 	if want := []string{ids[2], ids[0], ids[1]}; strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("got %v, want %v: the order asked, unknown and foreign ids left out, duplicates once", got, want)
 	}
@@ -48,7 +48,7 @@ func TestDocumentsByIdsRefusesMalformedOrOverlongLists(t *testing.T) {
 		{"ids=" + strings.Join(many, ","), "at most 100"},
 	} {
 		r := c.Do("GET", "/v1/documents/"+tc.segment, nil)
-		wantError(t, r, 400, "Invalid path: ids", tc.want)
+		apitest.WantError(t, r, 400, "Invalid path: ids", tc.want)
 	}
-	wantError(t, e.Anonymous(t).Do("GET", "/v1/documents/ids=a,b", nil), 401)
+	apitest.WantError(t, e.Anonymous(t).Do("GET", "/v1/documents/ids=a,b", nil), 401)
 }

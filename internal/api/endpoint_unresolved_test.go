@@ -24,15 +24,15 @@ func TestAnEndpointWhoseHostDoesNotResolveYetIsSavedWithAWarning(t *testing.T) {
 	ep := c.Do("POST", "/v1/webhook-endpoints", map[string]any{"url": "https://hooks.not-yet-set-up.example/in"}).Want(t, 201).Object(t)
 	warning, _ := ep["warning"].(string)
 	if !strings.Contains(warning, "hooks.not-yet-set-up.example") || !strings.Contains(warning, "each delivery resolves it again") {
-		t.Errorf("created endpoint %s, want a warning naming the host", jsonOf(ep))
+		t.Errorf("created endpoint %s, want a warning naming the host", apitest.JSONOf(ep))
 	}
-	got := c.Do("GET", "/v1/webhook-endpoints/"+idOf(t, ep), nil).Want(t, 200).Object(t)
+	got := c.Do("GET", "/v1/webhook-endpoints/"+apitest.IDOf(t, ep), nil).Want(t, 200).Object(t)
 	if _, ok := got["warning"]; ok || got["url"] != "https://hooks.not-yet-set-up.example/in" {
-		t.Errorf("the endpoint as read: %s (a warning is the write's answer only)", jsonOf(got))
+		t.Errorf("the endpoint as read: %s (a warning is the write's answer only)", apitest.JSONOf(got))
 	}
-	upd := c.Do("PATCH", "/v1/webhook-endpoints/"+idOf(t, ep), map[string]any{"description": "later"}).Object(t)
+	upd := c.Do("PATCH", "/v1/webhook-endpoints/"+apitest.IDOf(t, ep), map[string]any{"description": "later"}).Object(t)
 	if _, ok := upd["warning"]; ok {
-		t.Errorf("an update that leaves the url alone warns: %s", jsonOf(upd))
+		t.Errorf("an update that leaves the url alone warns: %s", apitest.JSONOf(upd))
 	}
 	c.Do("POST", "/v1/webhook-endpoints", map[string]any{"url": "https://10.1.2.3/in"}).Want(t, 400)
 }

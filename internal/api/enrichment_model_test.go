@@ -26,7 +26,7 @@ func TestEveryEnrichmentWriteKeepsTheValuesOfOtherProperties(t *testing.T) {
 	for k, v := range held {
 		body[k] = v
 	}
-	o := &enrichOrg{c: c, id: idOf(t, createCompany(t, c, body))}
+	o := &enrichOrg{c: c, id: apitest.IDOf(t, apitest.CreateCompany(t, c, body))}
 	keeps := func(after string) {
 		t.Helper()
 		co := o.company(t)
@@ -48,7 +48,7 @@ func TestEveryEnrichmentWriteKeepsTheValuesOfOtherProperties(t *testing.T) {
 	wf := c.Do("POST", "/v1/workflows", map[string]any{"name": "Industry", "steps": []any{
 		map[string]any{"id": "up", "type": "upsertCompany", "with": map[string]any{"externalId": "ext-held", "industry": "Automation"}},
 	}}).Want(t, 201).Object(t)
-	wantStatus(t, awaitRun(t, c, idOf(t, c.Do("POST", "/v1/workflows/"+idOf(t, wf)+"/runs", map[string]any{}).Want(t, 202).Object(t))), "completed")
+	wantStatus(t, awaitRun(t, c, apitest.IDOf(t, c.Do("POST", "/v1/workflows/"+apitest.IDOf(t, wf)+"/runs", map[string]any{}).Want(t, 202).Object(t))), "completed")
 	keeps("an upsertCompany step")
 	if co := o.company(t); co["industry"] != "Automation" {
 		t.Errorf("industry = %v, want the workflow's", co["industry"])
@@ -174,7 +174,7 @@ func (m *enrichModel) create() {
 		m.fields[p] = body[p]
 	}
 	m.logf("create %v", body)
-	m.id = idOf(m.t, m.c.Do("POST", "/v1/companies", body).Want(m.t, 201).Object(m.t))
+	m.id = apitest.IDOf(m.t, m.c.Do("POST", "/v1/companies", body).Want(m.t, 201).Object(m.t))
 }
 
 func (m *enrichModel) deleteCompany() {
@@ -353,7 +353,7 @@ func (m *enrichModel) upsert() {
 	for k, v := range m.fields {
 		held[k] = v
 	}
-	run := awaitRun(m.t, m.c, idOf(m.t, m.c.Do("POST", "/v1/workflows/"+idOf(m.t, wf)+"/runs", map[string]any{}).Want(m.t, 202).Object(m.t)))
+	run := awaitRun(m.t, m.c, apitest.IDOf(m.t, m.c.Do("POST", "/v1/workflows/"+apitest.IDOf(m.t, wf)+"/runs", map[string]any{}).Want(m.t, 202).Object(m.t)))
 	wantStatus(m.t, run, "completed")
 	enrichable := false
 	for p, v := range with {

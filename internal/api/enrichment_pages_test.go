@@ -79,7 +79,7 @@ func TestARecordsCandidatesArePagedWithinTheBudget(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t)
 	c := e.Org(t)
-	id := createCompany(t, c, map[string]any{"canonicalName": "Paged Co"})["id"].(string)
+	id := apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Paged Co"})["id"].(string)
 	path := "/v1/enrichments/resources/companies/" + id
 	// 400 candidates of 19 KB: 7.7 MB stored, more on the wire.
 	addCandidates(t, c, id, 400)
@@ -114,7 +114,7 @@ func TestARecordsCandidatesArePagedWithinTheBudget(t *testing.T) {
 	for _, p := range pages(t, c, path+"?limit=1000") {
 		paged = append(paged, p...)
 	}
-	if !slices.Equal(idsOf(t, paged), idsOf(t, all)) {
+	if !slices.Equal(apitest.IDsOf(t, paged), apitest.IDsOf(t, all)) {
 		t.Errorf("paging with limit=1000 lists %d candidates, not the %d in the same order", len(paged), len(all))
 	}
 	second := c.Do("GET", path+"?limit=30&page=2", nil).Want(t, http.StatusOK).List(t)
@@ -132,10 +132,10 @@ func TestARecordsCandidatesArePagedWithinTheBudget(t *testing.T) {
 	// The order is the ranking: no sort, direction or lt; a cursor is
 	// bound to its record.
 	for _, q := range []string{"sort=id", "direction=asc", "lt=env_1"} {
-		wantError(t, c.Do("GET", path+"?"+q, nil), http.StatusBadRequest, strings.Split(q, "=")[0], "limit, page, cursor")
+		apitest.WantError(t, c.Do("GET", path+"?"+q, nil), http.StatusBadRequest, strings.Split(q, "=")[0], "limit, page, cursor")
 	}
-	other := createCompany(t, c, map[string]any{"canonicalName": "Other Co"})["id"].(string)
-	wantError(t, c.Do("GET", "/v1/enrichments/resources/companies/"+other+"?cursor="+url.QueryEscape(r.Header.Get(httpapi.HeaderNextCursor)), nil),
+	other := apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Other Co"})["id"].(string)
+	apitest.WantError(t, c.Do("GET", "/v1/enrichments/resources/companies/"+other+"?cursor="+url.QueryEscape(r.Header.Get(httpapi.HeaderNextCursor)), nil),
 		http.StatusBadRequest, "cursor")
 	if got := c.Do("GET", "/v1/enrichments/resources/companies/"+other, nil).Want(t, http.StatusOK); got.Header.Get(httpapi.HeaderNextCursor) != "" ||
 		len(got.List(t)) != 0 {

@@ -75,10 +75,10 @@ func TestEveryErrorAnswerCarriesTheCodeOfItsSituation(t *testing.T) {
 	member := e.Key(t, c.Org, "member")
 	wrong := e.Org(t)
 	wrong.Secret = "sk_not-the-secret"
-	company := idOf(t, createCompany(t, c, map[string]any{"canonicalName": "Acme", "externalId": "crm-7"}))
+	company := apitest.IDOf(t, apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Acme", "externalId": "crm-7"}))
 	etag := c.Do("GET", "/v1/companies/"+company, nil).Want(t, 200).Header.Get("ETag")
-	run := idOf(t, runToEnd(t, c, workflowWith(t, c, "Completes"), nil))
-	industry := idOf(t, c.Do("POST", "/v1/industries", map[string]any{"name": "Tech"}).Want(t, 201).Object(t))
+	run := apitest.IDOf(t, runToEnd(t, c, workflowWith(t, c, "Completes"), nil))
+	industry := apitest.IDOf(t, c.Do("POST", "/v1/industries", map[string]any{"name": "Tech"}).Want(t, 201).Object(t))
 	c.Do("POST", "/v1/sectors", map[string]any{"industryId": industry, "name": "Software",
 		"externalReference": map[string]any{"source": "crm", "id": "1"}}).Want(t, 201)
 	c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Keyed"}, "Idempotency-Key", "walk-1").Want(t, 201)
@@ -141,12 +141,12 @@ func TestEveryErrorAnswerCarriesTheCodeOfItsSituation(t *testing.T) {
 	} {
 		t.Run(s.name, func(t *testing.T) {
 			t.Parallel()
-			walk.check(t, as(t, e, s.who).Do(s.method, s.path, s.body, s.headers...), s.status, s.code, s.param, s.rpc)
+			walk.check(t, e.As(t, s.who).Do(s.method, s.path, s.body, s.headers...), s.status, s.code, s.param, s.rpc)
 		})
 	}
 	t.Run("the 401 body stays exactly the spec's", func(t *testing.T) {
 		t.Parallel()
-		wantExactBody(t, anon.Do("GET", "/v1/companies", nil), `{"error":"invalid api key or clientId"}`)
+		apitest.WantExactBody(t, anon.Do("GET", "/v1/companies", nil), `{"error":"invalid api key or clientId"}`)
 	})
 	t.Run("a replayed error answer keeps its code", func(t *testing.T) {
 		t.Parallel()

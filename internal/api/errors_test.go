@@ -14,7 +14,7 @@ func TestAKnownPathWithAnotherMethodIs405WithAllow(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t)
 	admin := e.Org(t)
-	id := idOf(t, createCompany(t, admin, map[string]any{"canonicalName": "Acme"}))
+	id := apitest.IDOf(t, apitest.CreateCompany(t, admin, map[string]any{"canonicalName": "Acme"}))
 
 	cases := []struct {
 		method, path, allow string
@@ -30,8 +30,8 @@ func TestAKnownPathWithAnotherMethodIs405WithAllow(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
 			t.Parallel()
-			r := as(t, e, admin).Do(tc.method, tc.path, map[string]any{"canonicalName": "Changed"})
-			wantError(t, r, 405, tc.method)
+			r := e.As(t, admin).Do(tc.method, tc.path, map[string]any{"canonicalName": "Changed"})
+			apitest.WantError(t, r, 405, tc.method)
 			if got := r.Header.Get("Allow"); got != tc.allow {
 				t.Errorf("Allow %q, want %q", got, tc.allow)
 			}
@@ -39,7 +39,7 @@ func TestAKnownPathWithAnotherMethodIs405WithAllow(t *testing.T) {
 	}
 	got := admin.Do("GET", "/v1/companies/"+id, nil).Want(t, 200).Object(t)
 	if got["canonicalName"] != "Acme" {
-		t.Errorf("a refused method changed the company: %s", jsonOf(got))
+		t.Errorf("a refused method changed the company: %s", apitest.JSONOf(got))
 	}
 }
 
@@ -50,9 +50,9 @@ func TestAnUnknownPathIs404JSONNamingTheEndpoint(t *testing.T) {
 	for _, path := range []string{"/v1/nothing", "/nothing", "/v1/companies/x/y", "/v2/companies", "/"} {
 		t.Run(path, func(t *testing.T) {
 			t.Parallel()
-			r := as(t, e, admin).Do("GET", path, nil)
-			wantError(t, r, 404)
-			wantExactBody(t, r, `{"error":"no such endpoint: GET `+path+`"}`)
+			r := e.As(t, admin).Do("GET", path, nil)
+			apitest.WantError(t, r, 404)
+			apitest.WantExactBody(t, r, `{"error":"no such endpoint: GET `+path+`"}`)
 		})
 	}
 }
@@ -61,7 +61,7 @@ func TestABodyOver1MiBIs413(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t)
 	admin := e.Org(t)
-	id := idOf(t, createCompany(t, admin, map[string]any{"canonicalName": "Acme"}))
+	id := apitest.IDOf(t, apitest.CreateCompany(t, admin, map[string]any{"canonicalName": "Acme"}))
 	big := `{"canonicalName":"Acme","description":"` + strings.Repeat("x", 1<<20) + `"}`
 
 	for _, tc := range []struct{ method, path string }{
@@ -70,7 +70,7 @@ func TestABodyOver1MiBIs413(t *testing.T) {
 	} {
 		t.Run(tc.method, func(t *testing.T) {
 			t.Parallel()
-			wantError(t, as(t, e, admin).Do(tc.method, tc.path, big), 413, "1 MiB")
+			apitest.WantError(t, e.As(t, admin).Do(tc.method, tc.path, big), 413, "1 MiB")
 		})
 	}
 }
@@ -82,7 +82,7 @@ func TestABodyOfExactly1MiBIsAcceptedAndOneByteMoreIs413(t *testing.T) {
 	obj := `{"canonicalName":"Acme"}`
 	exact := obj + strings.Repeat(" ", 1<<20-len(obj)) // trailing whitespace is allowed
 	c.Do("POST", "/v1/companies", exact).Want(t, 201)
-	wantError(t, c.Do("POST", "/v1/companies", exact+" "), 413, "1 MiB")
+	apitest.WantError(t, c.Do("POST", "/v1/companies", exact+" "), 413, "1 MiB")
 }
 
 func TestInputsNearTheTablesKeySizeLimitsNeverCause500(t *testing.T) {
@@ -115,7 +115,7 @@ func TestInputsNearTheTablesKeySizeLimitsNeverCause500(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			r := as(t, e, admin).Do(tc.method, tc.path, tc.body)
+			r := e.As(t, admin).Do(tc.method, tc.path, tc.body)
 			if !slices.Contains(tc.want, r.Status) {
 				t.Errorf("BUG: %s %.60s... answered %d %s, want one of %v (cause: %s)",
 					tc.method, tc.path, r.Status, strings.TrimSpace(string(r.Body)), tc.want, tc.bug)
@@ -129,9 +129,9 @@ func TestARecordOverTheTablesItemLimitIs413Not500(t *testing.T) {
 	e := apitest.New(t)
 	c := e.Org(t)
 	body := overTheItemLimit()
-	wantError(t, c.Do("POST", "/v1/workflows", body), 413)
+	apitest.WantError(t, c.Do("POST", "/v1/workflows", body), 413)
 	if list := c.Do("GET", "/v1/workflows", nil).Want(t, 200).List(t); len(list) != 0 {
-		t.Errorf("a refused create stored %s", jsonOf(list))
+		t.Errorf("a refused create stored %s", apitest.JSONOf(list))
 	}
 }
 
@@ -155,7 +155,7 @@ func TestTheRequestIDIsEchoedOrGenerated(t *testing.T) {
 			if tc.sent != "" {
 				headers = []string{"X-Request-Id", tc.sent}
 			}
-			for _, c := range []*apitest.Client{as(t, e, admin), e.Anonymous(t)} { // success and 401 alike
+			for _, c := range []*apitest.Client{e.As(t, admin), e.Anonymous(t)} { // success and 401 alike
 				got := c.Do("GET", "/v1/companies", nil, headers...).Header.Get("X-Request-Id")
 				if tc.echoed && got != tc.sent {
 					t.Errorf("X-Request-Id %q, want the sent %q", got, tc.sent)
@@ -172,7 +172,7 @@ func TestHealthzAnswers200WithoutCredentials(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t)
 	r := e.Anonymous(t).Do("GET", "/healthz", nil).Want(t, 200)
-	wantExactBody(t, r, `{"status":"ok"}`)
+	apitest.WantExactBody(t, r, `{"status":"ok"}`)
 }
 
 // Answers are JSON for API clients, not HTML: an error naming a format
@@ -193,7 +193,7 @@ func TestErrorTextsKeepAnglesAndAmpersandsAsWritten(t *testing.T) {
 	if created.Status != 201 || !strings.Contains(string(created.Body), `"canonicalName":"A & <B>"`) {
 		t.Errorf("create: %d %s", created.Status, created.Body)
 	}
-	if got := c.Do("GET", "/v1/companies/"+idOf(t, created.Data(t).(map[string]any)), nil); !strings.Contains(string(got.Body), `"canonicalName":"A & <B>"`) {
+	if got := c.Do("GET", "/v1/companies/"+apitest.IDOf(t, created.Data(t).(map[string]any)), nil); !strings.Contains(string(got.Body), `"canonicalName":"A & <B>"`) {
 		t.Errorf("read back: %d %s", got.Status, got.Body)
 	}
 }

@@ -22,7 +22,7 @@ func TestSingleRecordResponsesCarryAnETagThatChangesWithEveryWrite(t *testing.T)
 	e := apitest.New(t)
 	c := e.Org(t)
 	created := c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Acme"}).Want(t, 201)
-	id := idOf(t, created.Object(t))
+	id := apitest.IDOf(t, created.Object(t))
 	tag1 := etagOf(t, created)
 	if got := etagOf(t, c.Do("GET", "/v1/companies/"+id, nil).Want(t, 200)); got != tag1 {
 		t.Fatalf("GET ETag %s, create said %s", got, tag1)
@@ -38,9 +38,9 @@ func TestSingleRecordResponsesCarryAnETagThatChangesWithEveryWrite(t *testing.T)
 
 	wf := c.Do("POST", "/v1/workflows", map[string]any{"name": "W"}).Want(t, 201)
 	etagOf(t, wf)
-	etagOf(t, c.Do("GET", "/v1/workflows/"+idOf(t, wf.Object(t)), nil).Want(t, 200))
-	run := c.Do("POST", "/v1/workflows/"+idOf(t, wf.Object(t))+"/runs", map[string]any{}).Want(t, 202)
-	etagOf(t, c.Do("GET", "/v1/workflow-runs/"+idOf(t, run.Object(t)), nil).Want(t, 200))
+	etagOf(t, c.Do("GET", "/v1/workflows/"+apitest.IDOf(t, wf.Object(t)), nil).Want(t, 200))
+	run := c.Do("POST", "/v1/workflows/"+apitest.IDOf(t, wf.Object(t))+"/runs", map[string]any{}).Want(t, 202)
+	etagOf(t, c.Do("GET", "/v1/workflow-runs/"+apitest.IDOf(t, run.Object(t)), nil).Want(t, 200))
 }
 
 func TestIfMatchMakesUpdatesAndDeletesConditional(t *testing.T) {
@@ -50,53 +50,53 @@ func TestIfMatchMakesUpdatesAndDeletesConditional(t *testing.T) {
 
 	t.Run("company PUT and DELETE", func(t *testing.T) {
 		t.Parallel()
-		c := as(t, e, c)
+		c := e.As(t, c)
 		created := c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Acme"}).Want(t, 201)
-		id, tag1 := idOf(t, created.Object(t)), etagOf(t, created)
+		id, tag1 := apitest.IDOf(t, created.Object(t)), etagOf(t, created)
 		tag2 := etagOf(t, c.Do("PUT", "/v1/companies/"+id, map[string]any{"sector": "A"}, "If-Match", tag1).Want(t, 200))
 
 		stale := c.Do("PUT", "/v1/companies/"+id, map[string]any{"sector": "B"}, "If-Match", tag1)
-		wantError(t, stale, 412, "If-Match")
+		apitest.WantError(t, stale, 412, "If-Match")
 		if got := c.Do("GET", "/v1/companies/"+id, nil).Want(t, 200).Object(t)["sector"]; got != "A" {
 			t.Fatalf("a refused update changed the record: sector %v", got)
 		}
 		for _, bad := range []string{"W/" + tag2, `"nope"`, tag2[1 : len(tag2)-1]} {
-			wantError(t, c.Do("PUT", "/v1/companies/"+id, map[string]any{"sector": "C"}, "If-Match", bad), 412)
+			apitest.WantError(t, c.Do("PUT", "/v1/companies/"+id, map[string]any{"sector": "C"}, "If-Match", bad), 412)
 		}
 		c.Do("PUT", "/v1/companies/"+id, map[string]any{"sector": "D"}, "If-Match", `"999", `+tag2).Want(t, 200)
 		tag3 := etagOf(t, c.Do("GET", "/v1/companies/"+id, nil).Want(t, 200))
 		c.Do("PUT", "/v1/companies/"+id, map[string]any{"sector": "E"}, "If-Match", "*").Want(t, 200)
 
-		wantError(t, c.Do("DELETE", "/v1/companies/"+id, nil, "If-Match", tag3), 412)
+		apitest.WantError(t, c.Do("DELETE", "/v1/companies/"+id, nil, "If-Match", tag3), 412)
 		tag4 := etagOf(t, c.Do("GET", "/v1/companies/"+id, nil).Want(t, 200))
 		c.Do("DELETE", "/v1/companies/"+id, nil, "If-Match", tag4).Want(t, 204)
-		wantError(t, c.Do("DELETE", "/v1/companies/"+id, nil, "If-Match", tag4), 404)
-		wantError(t, c.Do("PUT", "/v1/companies/"+id, map[string]any{"sector": "F"}, "If-Match", "*"), 404)
+		apitest.WantError(t, c.Do("DELETE", "/v1/companies/"+id, nil, "If-Match", tag4), 404)
+		apitest.WantError(t, c.Do("PUT", "/v1/companies/"+id, map[string]any{"sector": "F"}, "If-Match", "*"), 404)
 	})
 
 	t.Run("workflow PUT and run PATCH", func(t *testing.T) {
 		t.Parallel()
-		c := as(t, e, c)
+		c := e.As(t, c)
 		wf := c.Do("POST", "/v1/workflows", map[string]any{"name": "W"}).Want(t, 201)
-		id, tag := idOf(t, wf.Object(t)), etagOf(t, wf)
+		id, tag := apitest.IDOf(t, wf.Object(t)), etagOf(t, wf)
 		c.Do("PUT", "/v1/workflows/"+id, map[string]any{"name": "W2"}, "If-Match", tag).Want(t, 200)
-		wantError(t, c.Do("PUT", "/v1/workflows/"+id, map[string]any{"name": "W3"}, "If-Match", tag), 412)
+		apitest.WantError(t, c.Do("PUT", "/v1/workflows/"+id, map[string]any{"name": "W3"}, "If-Match", tag), 412)
 
-		run := awaitRun(t, c, idOf(t, c.Do("POST", "/v1/workflows/"+id+"/runs", map[string]any{}).Want(t, 202).Object(t)))
-		runTag := etagOf(t, c.Do("GET", "/v1/workflow-runs/"+idOf(t, run), nil).Want(t, 200))
-		c.Do("PATCH", "/v1/workflow-runs/"+idOf(t, run), map[string]any{"title": "renamed"}, "If-Match", runTag).Want(t, 200)
-		wantError(t, c.Do("PATCH", "/v1/workflow-runs/"+idOf(t, run), map[string]any{"title": "again"}, "If-Match", runTag), 412)
-		wantError(t, c.Do("DELETE", "/v1/workflows/"+id, nil, "If-Match", tag), 412)
+		run := awaitRun(t, c, apitest.IDOf(t, c.Do("POST", "/v1/workflows/"+id+"/runs", map[string]any{}).Want(t, 202).Object(t)))
+		runTag := etagOf(t, c.Do("GET", "/v1/workflow-runs/"+apitest.IDOf(t, run), nil).Want(t, 200))
+		c.Do("PATCH", "/v1/workflow-runs/"+apitest.IDOf(t, run), map[string]any{"title": "renamed"}, "If-Match", runTag).Want(t, 200)
+		apitest.WantError(t, c.Do("PATCH", "/v1/workflow-runs/"+apitest.IDOf(t, run), map[string]any{"title": "again"}, "If-Match", runTag), 412)
+		apitest.WantError(t, c.Do("DELETE", "/v1/workflows/"+id, nil, "If-Match", tag), 412)
 	})
 
 	t.Run("another organization's record is not found whatever the tag", func(t *testing.T) {
 		t.Parallel()
-		c := as(t, e, c)
+		c := e.As(t, c)
 		other := e.Org(t)
 		created := c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Mine"}).Want(t, 201)
-		id, tag := idOf(t, created.Object(t)), etagOf(t, created)
-		wantError(t, other.Do("PUT", "/v1/companies/"+id, map[string]any{"sector": "X"}, "If-Match", tag), 404)
-		wantError(t, other.Do("DELETE", "/v1/companies/"+id, nil, "If-Match", "*"), 404)
+		id, tag := apitest.IDOf(t, created.Object(t)), etagOf(t, created)
+		apitest.WantError(t, other.Do("PUT", "/v1/companies/"+id, map[string]any{"sector": "X"}, "If-Match", tag), 404)
+		apitest.WantError(t, other.Do("DELETE", "/v1/companies/"+id, nil, "If-Match", "*"), 404)
 	})
 }
 
@@ -105,7 +105,7 @@ func TestConcurrentUpdatesWithTheSameIfMatchLetExactlyOneWin(t *testing.T) {
 	e := apitest.New(t)
 	c := e.Org(t)
 	created := c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Acme"}).Want(t, 201)
-	id, tag := idOf(t, created.Object(t)), etagOf(t, created)
+	id, tag := apitest.IDOf(t, created.Object(t)), etagOf(t, created)
 	const n = 10
 	statuses := make([]int, n)
 	var wg sync.WaitGroup

@@ -33,11 +33,11 @@ func wantActor(t *testing.T, what string, evs []map[string]any, typ, id string, 
 		_, hasVia := a["via"]
 		switch {
 		case a["type"] != typ || a["id"] != id:
-			t.Errorf("%s: %s's actor is %s, want %s:%s", what, ev["type"], jsonOf(a), typ, id)
+			t.Errorf("%s: %s's actor is %s, want %s:%s", what, ev["type"], apitest.JSONOf(a), typ, id)
 		case via == nil && hasVia:
-			t.Errorf("%s: %s's actor %s has a via; a direct write has none", what, ev["type"], jsonOf(a))
-		case via != nil && jsonOf(viaOf(ev)) != jsonOf(via):
-			t.Errorf("%s: %s's actor is %s, want via %s", what, ev["type"], jsonOf(a), jsonOf(via))
+			t.Errorf("%s: %s's actor %s has a via; a direct write has none", what, ev["type"], apitest.JSONOf(a))
+		case via != nil && apitest.JSONOf(viaOf(ev)) != apitest.JSONOf(via):
+			t.Errorf("%s: %s's actor is %s, want via %s", what, ev["type"], apitest.JSONOf(a), apitest.JSONOf(via))
 		}
 	}
 }
@@ -59,9 +59,9 @@ func TestAnImportsRowsAreTheImportingKeysThroughTheImportAndTheActorFilterFindsT
 	member := e.Key(t, admin.Org, "member")
 	j := runImport(t, member, map[string]any{"resource": "companies", "format": "csv", "mapping": importMapping()}, companyCSV(3))
 	if j["status"] != jobs.StatusCompleted || num(j["created"]) != 3 {
-		t.Fatalf("import ended %s", jsonOf(j))
+		t.Fatalf("import ended %s", apitest.JSONOf(j))
 	}
-	imp := idOf(t, j)
+	imp := apitest.IDOf(t, j)
 	direct := admin.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Typed In"}).Want(t, 201).Object(t)
 	caught(t, evs)
 
@@ -75,24 +75,24 @@ func TestAnImportsRowsAreTheImportingKeysThroughTheImportAndTheActorFilterFindsT
 		}
 	}
 	if len(imported) != 3 {
-		t.Fatalf("%d imported company.created events, want 3: %s", len(imported), jsonOf(created))
+		t.Fatalf("%d imported company.created events, want 3: %s", len(imported), apitest.JSONOf(created))
 	}
 	wantActor(t, "the imported rows", imported, "apiKey", member.ClientID, map[string]any{"type": "import", "id": imp})
 	wantActor(t, "a company typed in", typed, "apiKey", admin.ClientID, nil)
 
 	// The import's own filter: exactly its rows.
 	if got := allEvents(t, admin, "actor=import:"+imp); !slices.Equal(eventIDs(got), eventIDs(imported)) {
-		t.Errorf("actor=import:<the import>: %s, want its 3 rows", jsonOf(got))
+		t.Errorf("actor=import:<the import>: %s, want its 3 rows", apitest.JSONOf(got))
 	}
 	if got := allEvents(t, admin, "actor=import"); !slices.Equal(eventIDs(got), eventIDs(imported)) {
-		t.Errorf("actor=import: %s, want the import's 3 rows", jsonOf(got))
+		t.Errorf("actor=import: %s, want the import's 3 rows", apitest.JSONOf(got))
 	}
 	// The key's filter: its direct writes and its imports'.
 	if got := allEvents(t, admin, "type=company.created&actor=apiKey:"+member.ClientID); !slices.Equal(eventIDs(got), eventIDs(imported)) {
-		t.Errorf("actor=apiKey:<the importing key>: %s, want the import's 3 rows", jsonOf(got))
+		t.Errorf("actor=apiKey:<the importing key>: %s, want the import's 3 rows", apitest.JSONOf(got))
 	}
 	if got := allEvents(t, admin, "actor=import:imp_nope"); len(got) != 0 {
-		t.Errorf("actor=import:<another import>: %s", jsonOf(got))
+		t.Errorf("actor=import:<another import>: %s", apitest.JSONOf(got))
 	}
 }
 
@@ -147,7 +147,7 @@ func TestABatchsOperationsAreTheKeysThroughTheBatchNamedByItsRequestID(t *testin
 		if v := viaOf(ev); v != nil {
 			batched++
 			if v["type"] != "batch" || (v["id"] != oneID && v["id"] != twoID) {
-				t.Errorf("a delivery's actor is %s", jsonOf(actorOf(ev)))
+				t.Errorf("a delivery's actor is %s", apitest.JSONOf(actorOf(ev)))
 			}
 		}
 	}
@@ -163,12 +163,12 @@ func TestARunsWritesAreItsStartersThroughTheRunAndItsWorkflow(t *testing.T) {
 	member := e.Key(t, admin.Org, "member")
 	upsert := step("up", "upsertCompany", map[string]any{"externalId.$": "$.input.id", "canonicalName.$": "$.input.name"})
 	wfID := workflowWith(t, admin, "Intake", upsert)
-	run := awaitRun(t, member, idOf(t, member.Do("POST", "/v1/workflows/"+wfID+"/runs",
+	run := awaitRun(t, member, apitest.IDOf(t, member.Do("POST", "/v1/workflows/"+wfID+"/runs",
 		map[string]any{"input": map[string]any{"id": "crm-1", "name": "Run Co"}}).Want(t, 202).Object(t)))
 	wantStatus(t, run, "completed")
-	runID := idOf(t, run)
+	runID := apitest.IDOf(t, run)
 	h := newHook(t, admin, nil, step("up", "upsertCompany", map[string]any{"externalId": "crm-2", "canonicalName": "Hook Co"}))
-	hooked := awaitRun(t, admin, idOf(t, deliver(t, e, h.slug, "", `{}`, "X-Service-Webhook-Secret", h.secret).Want(t, 202).Object(t)))
+	hooked := awaitRun(t, admin, apitest.IDOf(t, deliver(t, e, h.slug, "", `{}`, "X-Service-Webhook-Secret", h.secret).Want(t, 202).Object(t)))
 	wantStatus(t, hooked, "completed")
 	caught(t, evs)
 
@@ -191,17 +191,17 @@ func TestARunsWritesAreItsStartersThroughTheRunAndItsWorkflow(t *testing.T) {
 	}
 
 	// A run its trigger started is the webhook's.
-	byHook := allEvents(t, admin, "type=company.created&actor=workflowRun:"+idOf(t, hooked))
+	byHook := allEvents(t, admin, "type=company.created&actor=workflowRun:"+apitest.IDOf(t, hooked))
 	wantActor(t, "the webhook run's upsert", byHook, "webhook", h.workflowID,
-		map[string]any{"type": "workflowRun", "id": idOf(t, hooked), "workflowId": h.workflowID})
+		map[string]any{"type": "workflowRun", "id": apitest.IDOf(t, hooked), "workflowId": h.workflowID})
 	if got := allEvents(t, admin, "type=company.created&actor=workflowRun"); len(got) != 2 {
 		t.Errorf("actor=workflowRun: %v, want both runs' companies", types(got))
 	}
 
 	// The MCP tool shows the same actor.
 	out, _ := call(t, mcpSession(t, e, admin), "list_events", map[string]any{"actor": "workflowRun:" + runID, "type": "company.created"}, false)
-	if list, _ := out["data"].([]any); len(list) != 1 || jsonOf(viaOf(list[0].(map[string]any))) != jsonOf(viaRun) {
-		t.Errorf("list_events actor=workflowRun:<the run>: %s", jsonOf(out))
+	if list, _ := out["data"].([]any); len(list) != 1 || apitest.JSONOf(viaOf(list[0].(map[string]any))) != apitest.JSONOf(viaRun) {
+		t.Errorf("list_events actor=workflowRun:<the run>: %s", apitest.JSONOf(out))
 	}
 }
 

@@ -19,7 +19,7 @@ func TestTextMatchingFoldsCaseAndDiacriticsInSearchListFiltersAndSort(t *testing
 	e := apitest.New(t)
 	c := e.Org(t)
 	for _, name := range []string{"Zürich Versicherung", "Fabrikam", "Müller AG", "Dora Capital", "Société Générale", "Zeta Labs", "Émile Frères", "Muller Brothers"} {
-		createCompany(t, c, map[string]any{"canonicalName": name})
+		apitest.CreateCompany(t, c, map[string]any{"canonicalName": name})
 	}
 	sorted := []string{"Dora Capital", "Émile Frères", "Fabrikam", "Müller AG", "Muller Brothers", "Société Générale", "Zeta Labs", "Zürich Versicherung"}
 	byName := []any{map[string]any{"field": "canonicalName"}}

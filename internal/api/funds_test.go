@@ -17,36 +17,36 @@ func TestAFundsManagerAndDealsMustBeRecordsOfTheCallersOrganization(t *testing.T
 	t.Parallel()
 	e := apitest.New(t).ThroughPrism(t)
 	c, other := e.Org(t), e.Org(t)
-	manager := idOf(t, createCompany(t, c, map[string]any{"canonicalName": "Northgate Partners"}))
-	theirs := idOf(t, createCompany(t, other, map[string]any{"canonicalName": "Elsewhere Capital"}))
-	deal := idOf(t, c.Do("POST", "/v1/deals", map[string]any{"name": "Acme buyout"}).Want(t, 201).Object(t))
-	theirDeal := idOf(t, other.Do("POST", "/v1/deals", map[string]any{"name": "Their deal"}).Want(t, 201).Object(t))
+	manager := apitest.IDOf(t, apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Northgate Partners"}))
+	theirs := apitest.IDOf(t, apitest.CreateCompany(t, other, map[string]any{"canonicalName": "Elsewhere Capital"}))
+	deal := apitest.IDOf(t, c.Do("POST", "/v1/deals", map[string]any{"name": "Acme buyout"}).Want(t, 201).Object(t))
+	theirDeal := apitest.IDOf(t, other.Do("POST", "/v1/deals", map[string]any{"name": "Their deal"}).Want(t, 201).Object(t))
 
 	fund := c.Do("POST", "/v1/funds", map[string]any{"name": "  Northgate Fund IV  ", "vintageYear": 2021, "size": 750000000,
 		"currency": "EUR", "strategy": "buyout", "managerCompanyId": manager, "dealIds": []any{deal}}).Want(t, 201).Object(t)
-	id := idOf(t, fund)
-	if fund["name"] != "Northgate Fund IV" || fund["managerCompanyId"] != manager || jsonOf(fund["dealIds"]) != jsonOf([]any{deal}) {
+	id := apitest.IDOf(t, fund)
+	if fund["name"] != "Northgate Fund IV" || fund["managerCompanyId"] != manager || apitest.JSONOf(fund["dealIds"]) != apitest.JSONOf([]any{deal}) {
 		t.Fatalf("created %v", fund)
 	}
 
-	wantError(t, c.Do("POST", "/v1/funds", map[string]any{"name": "F", "managerCompanyId": theirs}), 400,
+	apitest.WantError(t, c.Do("POST", "/v1/funds", map[string]any{"name": "F", "managerCompanyId": theirs}), 400,
 		"managerCompanyId", "must be the id of a company of your organization")
-	wantError(t, c.Do("PUT", "/v1/funds/"+id, map[string]any{"managerCompanyId": theirs}), 400, "managerCompanyId")
-	wantError(t, c.Do("PUT", "/v1/funds/"+id, map[string]any{"dealIds": []any{deal, theirDeal}}), 400,
+	apitest.WantError(t, c.Do("PUT", "/v1/funds/"+id, map[string]any{"managerCompanyId": theirs}), 400, "managerCompanyId")
+	apitest.WantError(t, c.Do("PUT", "/v1/funds/"+id, map[string]any{"dealIds": []any{deal, theirDeal}}), 400,
 		"dealIds[1]", "must be the id of a deal of your organization")
-	wantError(t, c.Do("POST", "/v1/funds", map[string]any{"name": "F", "size": 10}), 400, "currency", "is required when size is set")
-	wantError(t, c.Do("POST", "/v1/funds", map[string]any{"name": "F", "currency": "eur"}), 400, "currency", "ISO 4217")
-	wantError(t, c.Do("POST", "/v1/funds", map[string]any{"name": "F", "vintageYear": 1850}), 400, "vintageYear", "from 1900 to 2100")
-	wantError(t, c.Do("POST", "/v1/funds", map[string]any{"name": "F", "vintageYear": 2020.5}), 400, "vintageYear", "integer")
-	wantError(t, c.Do("POST", "/v1/funds", map[string]any{"name": "F", "size": -1, "currency": "USD"}), 400, "size", "at least 0")
-	wantError(t, c.Do("POST", "/v1/funds", map[string]any{"name": "F", "strategy": "hedge"}), 400, "strategy", "must be one of buyout")
-	wantError(t, c.Do("POST", "/v1/funds", map[string]any{"vintageYear": 2020}), 400, "name", "is required")
+	apitest.WantError(t, c.Do("POST", "/v1/funds", map[string]any{"name": "F", "size": 10}), 400, "currency", "is required when size is set")
+	apitest.WantError(t, c.Do("POST", "/v1/funds", map[string]any{"name": "F", "currency": "eur"}), 400, "currency", "ISO 4217")
+	apitest.WantError(t, c.Do("POST", "/v1/funds", map[string]any{"name": "F", "vintageYear": 1850}), 400, "vintageYear", "from 1900 to 2100")
+	apitest.WantError(t, c.Do("POST", "/v1/funds", map[string]any{"name": "F", "vintageYear": 2020.5}), 400, "vintageYear", "integer")
+	apitest.WantError(t, c.Do("POST", "/v1/funds", map[string]any{"name": "F", "size": -1, "currency": "USD"}), 400, "size", "at least 0")
+	apitest.WantError(t, c.Do("POST", "/v1/funds", map[string]any{"name": "F", "strategy": "hedge"}), 400, "strategy", "must be one of buyout")
+	apitest.WantError(t, c.Do("POST", "/v1/funds", map[string]any{"vintageYear": 2020}), 400, "name", "is required")
 	// Another organization does not see the fund.
-	wantError(t, other.Do("GET", "/v1/funds/"+id, nil), 404)
+	apitest.WantError(t, other.Do("GET", "/v1/funds/"+id, nil), 404)
 
 	// The list filters by manager and by strategy.
 	c.Do("POST", "/v1/funds", map[string]any{"name": "Unmanaged Credit I", "strategy": "credit"}).Want(t, 201)
-	if got := idsOf(t, c.Do("GET", "/v1/funds?managerCompanyId="+manager, nil).Want(t, 200).List(t)); !slices.Equal(got, []string{id}) {
+	if got := apitest.IDsOf(t, c.Do("GET", "/v1/funds?managerCompanyId="+manager, nil).Want(t, 200).List(t)); !slices.Equal(got, []string{id}) {
 		t.Errorf("?managerCompanyId: %v, want [%s]", got, id)
 	}
 	if got := c.Do("GET", "/v1/funds?strategy=credit", nil).Want(t, 200).List(t); len(got) != 1 || got[0]["name"] != "Unmanaged Credit I" {
@@ -58,23 +58,23 @@ func TestAFundsManagerAndDealsMustBeRecordsOfTheCallersOrganization(t *testing.T
 	c.Do("DELETE", "/v1/companies/"+manager, nil).Want(t, 204)
 	c.Do("DELETE", "/v1/deals/"+deal, nil).Want(t, 204)
 	got := c.Do("GET", "/v1/funds/"+id, nil).Want(t, 200).Object(t)
-	if got["managerCompanyId"] != manager || jsonOf(got["dealIds"]) != jsonOf([]any{deal}) {
+	if got["managerCompanyId"] != manager || apitest.JSONOf(got["dealIds"]) != apitest.JSONOf([]any{deal}) {
 		t.Errorf("after the deletes: %v", got)
 	}
 	// A PUT that does not change the dangling references is accepted; one
 	// that sets them again checks them.
 	c.Do("PUT", "/v1/funds/"+id, map[string]any{"size": 800000000}).Want(t, 200)
-	wantError(t, c.Do("PUT", "/v1/funds/"+id, map[string]any{"managerCompanyId": theirs}), 400, "managerCompanyId")
+	apitest.WantError(t, c.Do("PUT", "/v1/funds/"+id, map[string]any{"managerCompanyId": theirs}), 400, "managerCompanyId")
 }
 
 func TestFundsAreSearchableAndHaveMCPToolsAndGoOnLists(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t)
 	c, other := e.Org(t), e.Org(t)
-	manager := idOf(t, createCompany(t, c, map[string]any{"canonicalName": "Harbor Growth"}))
+	manager := apitest.IDOf(t, apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Harbor Growth"}))
 	c.Do("POST", "/v1/funds", map[string]any{"name": "Harbor Growth Fund II", "vintageYear": 2019, "strategy": "growth", "managerCompanyId": manager}).Want(t, 201)
 	c.Do("POST", "/v1/funds", map[string]any{"name": "Harbor Growth Fund III", "vintageYear": 2023, "strategy": "growth", "managerCompanyId": manager}).Want(t, 201)
-	fund := idOf(t, c.Do("POST", "/v1/funds", map[string]any{"name": "Quay Infrastructure I", "vintageYear": 2023, "strategy": "infrastructure"}).Want(t, 201).Object(t))
+	fund := apitest.IDOf(t, c.Do("POST", "/v1/funds", map[string]any{"name": "Quay Infrastructure I", "vintageYear": 2023, "strategy": "infrastructure"}).Want(t, 201).Object(t))
 	other.Do("POST", "/v1/funds", map[string]any{"name": "Harbor Growth Fund II", "vintageYear": 2019}).Want(t, 201)
 
 	wantNames(t, c, "funds", map[string]any{"text": "harbor", "sort": []any{map[string]any{"field": "vintageYear", "direction": "desc"}}},
@@ -110,13 +110,13 @@ func TestFundsAreSearchableAndHaveMCPToolsAndGoOnLists(t *testing.T) {
 	}
 
 	// A list of funds holds funds, with fund columns.
-	lst := idOf(t, c.Do("POST", "/v1/lists", map[string]any{"name": "Infrastructure", "resourceType": "fund",
+	lst := apitest.IDOf(t, c.Do("POST", "/v1/lists", map[string]any{"name": "Infrastructure", "resourceType": "fund",
 		"columns": []any{map[string]any{"field": "vintageYear"}}}).Want(t, 201).Object(t))
-	wantError(t, c.Do("POST", "/v1/lists", map[string]any{"name": "L", "resourceType": "fund",
+	apitest.WantError(t, c.Do("POST", "/v1/lists", map[string]any{"name": "L", "resourceType": "fund",
 		"columns": []any{map[string]any{"field": "canonicalName"}}}), 400, "columns[0].field", "vintageYear")
 	entry := c.Do("POST", "/v1/lists/"+lst+"/entries", map[string]any{"recordId": fund}).Want(t, 201).Object(t)
 	if rec, _ := entry["record"].(map[string]any); rec["id"] != fund {
 		t.Errorf("entry %v", entry)
 	}
-	wantError(t, c.Do("POST", "/v1/lists/"+lst+"/entries", map[string]any{"recordId": manager}), 400, "recordId", "fund")
+	apitest.WantError(t, c.Do("POST", "/v1/lists/"+lst+"/entries", map[string]any{"recordId": manager}), 400, "recordId", "fund")
 }

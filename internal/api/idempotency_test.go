@@ -26,7 +26,7 @@ func TestTwentyParallelIdenticalCreatesWithOneIdempotencyKeyMakeOneRecordAndTheS
 	c := e.Org(t)
 	body := map[string]any{"canonicalName": "Once Inc", "tags": []any{"a"}}
 	rs := make([]*apitest.Response, 20)
-	inParallel(len(rs), func(i int) { rs[i] = c.Do("POST", "/v1/companies", body, "Idempotency-Key", "create-once-1") })
+	apitest.InParallel(len(rs), func(i int) { rs[i] = c.Do("POST", "/v1/companies", body, "Idempotency-Key", "create-once-1") })
 	replayed := 0
 	for _, r := range rs {
 		r.Want(t, 201)
@@ -40,8 +40,8 @@ func TestTwentyParallelIdenticalCreatesWithOneIdempotencyKeyMakeOneRecordAndTheS
 	if replayed != len(rs)-1 {
 		t.Errorf("%d answers marked Idempotent-Replayed, want %d", replayed, len(rs)-1)
 	}
-	if list := companies(t, c); len(list) != 1 || idOf(t, list[0]) != idOf(t, rs[0].Object(t)) {
-		t.Errorf("companies %s, want just the one created", jsonOf(list))
+	if list := companies(t, c); len(list) != 1 || apitest.IDOf(t, list[0]) != apitest.IDOf(t, rs[0].Object(t)) {
+		t.Errorf("companies %s, want just the one created", apitest.JSONOf(list))
 	}
 }
 
@@ -51,12 +51,12 @@ func TestAnIdempotencyKeyIsScopedToTheOrganizationMethodAndPathAndBoundToTheBody
 	c := e.Org(t)
 	key := []string{"Idempotency-Key", "k-1"}
 	first := c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "A"}, key...).Want(t, 201)
-	wantError(t, c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "B"}, key...), 422, "Idempotency-Key", "different request body")
+	apitest.WantError(t, c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "B"}, key...), 422, "Idempotency-Key", "different request body")
 	// The same key elsewhere is another key.
 	c.Do("POST", "/v1/workflows", map[string]any{"name": "W"}, key...).Want(t, 201)
 	other := e.Org(t)
 	theirs := other.Do("POST", "/v1/companies", map[string]any{"canonicalName": "A"}, key...).Want(t, 201)
-	if theirs.Header.Get("Idempotent-Replayed") != "" || idOf(t, theirs.Object(t)) == idOf(t, first.Object(t)) {
+	if theirs.Header.Get("Idempotent-Replayed") != "" || apitest.IDOf(t, theirs.Object(t)) == apitest.IDOf(t, first.Object(t)) {
 		t.Errorf("another organization's key replayed this organization's answer: %s", theirs.Body)
 	}
 	if list := companies(t, c); len(list) != 1 {
@@ -70,7 +70,7 @@ func TestAnIdempotencyKeyIsScopedToTheOrganizationMethodAndPathAndBoundToTheBody
 	}
 	// A refusal is an answer too, and is replayed.
 	bad := c.Do("POST", "/v1/companies", map[string]any{"canonicalName": 7}, "Idempotency-Key", "k-2")
-	wantError(t, bad, 400, "canonicalName")
+	apitest.WantError(t, bad, 400, "canonicalName")
 	again := c.Do("POST", "/v1/companies", map[string]any{"canonicalName": 7}, "Idempotency-Key", "k-2")
 	if again.Status != 400 || !bytes.Equal(again.Body, bad.Body) || again.Header.Get("Idempotent-Replayed") != "true" {
 		t.Errorf("repeat answered %d %s, want the replayed 400", again.Status, again.Body)
@@ -94,16 +94,16 @@ func TestEveryCreatingPostReplaysItsFirstAnswerForARepeatedIdempotencyKey(t *tes
 	if list := c.Do("GET", "/v1/workflows", nil).Want(t, 200).List(t); len(list) != 1 {
 		t.Errorf("%d workflows, want 1", len(list))
 	}
-	run := once("/v1/workflows/"+idOf(t, wf)+"/runs", map[string]any{"input": map[string]any{"n": 1}}, 202)
-	if runs := runsOf(t, c, idOf(t, wf)); len(runs) != 1 {
+	run := once("/v1/workflows/"+apitest.IDOf(t, wf)+"/runs", map[string]any{"input": map[string]any{"n": 1}}, 202)
+	if runs := runsOf(t, c, apitest.IDOf(t, wf)); len(runs) != 1 {
 		t.Errorf("%d runs, want 1", len(runs))
 	}
-	wantStatus(t, awaitRun(t, c, idOf(t, run)), "failed")
-	retry := once("/v1/workflow-runs/"+idOf(t, run)+"/retry", nil, 202)
-	if retry["retryOf"] != idOf(t, run) {
-		t.Errorf("retry %s, want a retry of %s", jsonOf(retry), idOf(t, run))
+	wantStatus(t, awaitRun(t, c, apitest.IDOf(t, run)), "failed")
+	retry := once("/v1/workflow-runs/"+apitest.IDOf(t, run)+"/retry", nil, 202)
+	if retry["retryOf"] != apitest.IDOf(t, run) {
+		t.Errorf("retry %s, want a retry of %s", apitest.JSONOf(retry), apitest.IDOf(t, run))
 	}
-	if runs := runsOf(t, c, idOf(t, wf)); len(runs) != 2 {
+	if runs := runsOf(t, c, apitest.IDOf(t, wf)); len(runs) != 2 {
 		t.Errorf("%d runs, want the run and one retry", len(runs))
 	}
 }
@@ -113,7 +113,7 @@ func TestAnInvalidIdempotencyKeyIs400NamingTheHeader(t *testing.T) {
 	e := apitest.New(t)
 	c := e.Org(t)
 	for _, key := range []string{"", strings.Repeat("k", 256), "ключ", "tab\there"} {
-		wantError(t, c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "A"}, "Idempotency-Key", key), 400, "Idempotency-Key")
+		apitest.WantError(t, c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "A"}, "Idempotency-Key", key), 400, "Idempotency-Key")
 	}
 	c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "A"}, "Idempotency-Key", strings.Repeat("k", 255)).Want(t, 201)
 	if list := companies(t, c); len(list) != 1 {
@@ -343,7 +343,7 @@ func TestAKeyWhoseReleaseFailedInAStallIsReleasedWhenTheTableAnswersAgain(t *tes
 	a := apitest.NewWith(t, apitest.Options{Store: st})
 	b := apitest.NewWith(t, apitest.Options{Store: st}) // another instance of the service
 	c := a.Org(t)
-	onB := as(t, b, c)
+	onB := b.As(t, c)
 	c.Do("GET", "/v1/companies", nil).Want(t, 200)
 	onB.Do("GET", "/v1/companies", nil).Want(t, 200)
 	body := map[string]any{"canonicalName": "Stalled Elsewhere Inc"}

@@ -26,7 +26,7 @@ func nested(levels int) any {
 func wantNoCompanies(t *testing.T, c *apitest.Client) {
 	t.Helper()
 	if list := c.Do("GET", "/v1/companies", nil).Want(t, 200).List(t); len(list) != 0 {
-		t.Errorf("a refused body stored %d companies: %.300s", len(list), jsonOf(list))
+		t.Errorf("a refused body stored %d companies: %.300s", len(list), apitest.JSONOf(list))
 	}
 }
 
@@ -34,7 +34,7 @@ func wantNoCompanies(t *testing.T, c *apitest.Client) {
 func wantNoRuns(t *testing.T, c *apitest.Client) {
 	t.Helper()
 	if list := c.Do("GET", "/v1/workflow-runs", nil).Want(t, 200).List(t); len(list) != 0 {
-		t.Errorf("a refused body created %d runs: %.300s", len(list), jsonOf(list))
+		t.Errorf("a refused body created %d runs: %.300s", len(list), apitest.JSONOf(list))
 	}
 }
 
@@ -45,32 +45,32 @@ func TestACustomNestedDeeperThan64LevelsIs400AndNothingIsStored(t *testing.T) {
 	for _, levels := range []int{65, 10_000} {
 		t.Run(fmt.Sprint(levels, " levels"), func(t *testing.T) {
 			t.Parallel()
-			c := as(t, e, admin)
+			c := e.As(t, admin)
 			const want = `{"error":"Invalid request body: custom is nested deeper than 64 levels"}`
 			r := c.Do("POST", "/v1/companies", `{"canonicalName":"Deep","custom":`+deepJSON(levels)+`}`)
 			r.Want(t, 400)
-			wantExactBody(t, r, want)
+			apitest.WantExactBody(t, r, want)
 
 			// An update is refused the same way and leaves the record as it was.
-			rec := createCompany(t, c, map[string]any{"canonicalName": "Shallow " + t.Name()})
-			path := "/v1/companies/" + idOf(t, rec)
+			rec := apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Shallow " + t.Name()})
+			path := "/v1/companies/" + apitest.IDOf(t, rec)
 			r = c.Do("PUT", path, `{"custom":`+deepJSON(levels)+`}`)
 			r.Want(t, 400)
-			wantExactBody(t, r, want)
+			apitest.WantExactBody(t, r, want)
 			if got := objectAt(t, c.Do("GET", path, nil).Want(t, 200).Object(t), "custom"); len(got) != 0 {
-				t.Errorf("a refused update changed custom to %.200s", jsonOf(got))
+				t.Errorf("a refused update changed custom to %.200s", apitest.JSONOf(got))
 			}
 			c.Do("DELETE", path, nil).Want(t, 204)
 		})
 	}
 	t.Run("64 levels", func(t *testing.T) {
-		c := as(t, e, admin)
-		rec := createCompany(t, c, `{"canonicalName":"Deep enough","custom":`+deepJSON(64)+`}`)
-		got := c.Do("GET", "/v1/companies/"+idOf(t, rec), nil).Want(t, 200).Object(t)
-		if jsonOf(got["custom"]) != jsonOf(nested(64)) {
-			t.Errorf("custom nested 64 levels came back as %.200s", jsonOf(got["custom"]))
+		c := e.As(t, admin)
+		rec := apitest.CreateCompany(t, c, `{"canonicalName":"Deep enough","custom":`+deepJSON(64)+`}`)
+		got := c.Do("GET", "/v1/companies/"+apitest.IDOf(t, rec), nil).Want(t, 200).Object(t)
+		if apitest.JSONOf(got["custom"]) != apitest.JSONOf(nested(64)) {
+			t.Errorf("custom nested 64 levels came back as %.200s", apitest.JSONOf(got["custom"]))
 		}
-		c.Do("DELETE", "/v1/companies/"+idOf(t, rec), nil).Want(t, 204)
+		c.Do("DELETE", "/v1/companies/"+apitest.IDOf(t, rec), nil).Want(t, 204)
 	})
 	t.Cleanup(func() { wantNoCompanies(t, admin) })
 }
@@ -83,7 +83,7 @@ func TestARunInputNestedDeeperThan64LevelsIs400AndNoRunIsCreated(t *testing.T) {
 	for _, levels := range []int{65, 10_000} {
 		r := c.Do("POST", "/v1/workflows/"+wf+"/runs", `{"input":`+deepJSON(levels)+`}`)
 		r.Want(t, 400)
-		wantExactBody(t, r, `{"error":"Invalid request body: input is nested deeper than 64 levels"}`)
+		apitest.WantExactBody(t, r, `{"error":"Invalid request body: input is nested deeper than 64 levels"}`)
 	}
 	wantNoRuns(t, c)
 	run := runToEnd(t, c, wf, `{"input":`+deepJSON(64)+`}`)
@@ -101,12 +101,12 @@ func TestAWebhookPayloadNestedDeeperThan64LevelsIs400OnceTheSignatureIsChecked(t
 		wantInvalidSignature(t, deliver(t, e, h.slug, "", body, "X-Service-Webhook-Secret", "whsec_wrong"))
 		r := deliver(t, e, h.slug, "", body, "X-Service-Webhook-Secret", h.secret)
 		r.Want(t, 400)
-		wantExactBody(t, r, `{"error":"Invalid request body: payload is nested deeper than 64 levels"}`)
+		apitest.WantExactBody(t, r, `{"error":"Invalid request body: payload is nested deeper than 64 levels"}`)
 	}
 	wantNoRuns(t, c)
 	run := wantAccepted(t, c, h, deliver(t, e, h.slug, "", deepJSON(64), "X-Service-Webhook-Secret", h.secret))
-	if got := objectAt(t, run, "input", "webhook")["payload"]; jsonOf(got) != jsonOf(nested(64)) {
-		t.Errorf("a payload nested 64 levels came back as %.200s", jsonOf(got))
+	if got := objectAt(t, run, "input", "webhook")["payload"]; apitest.JSONOf(got) != apitest.JSONOf(nested(64)) {
+		t.Errorf("a payload nested 64 levels came back as %.200s", apitest.JSONOf(got))
 	}
 }
 
@@ -120,17 +120,17 @@ func TestAFreeFormFieldOver128KiBAsStoredIs400NamingTheField(t *testing.T) {
 	// keeps them as \u2028.
 	escaped := map[string]any{"blob": strings.Repeat("\u2028", 30_000)}
 	for _, v := range []map[string]any{big, escaped} {
-		wantError(t, c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Big", "custom": v}), 400,
+		apitest.WantError(t, c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Big", "custom": v}), 400,
 			"Invalid request body: custom must be at most 128 KiB (131072 bytes) as JSON; it is ")
-		wantError(t, c.Do("POST", "/v1/workflows/"+wf+"/runs", map[string]any{"input": v}), 400,
+		apitest.WantError(t, c.Do("POST", "/v1/workflows/"+wf+"/runs", map[string]any{"input": v}), 400,
 			"Invalid request body: input must be at most 128 KiB (131072 bytes) as JSON; it is ")
 	}
 	wantNoCompanies(t, c)
 	wantNoRuns(t, c)
 
 	fits := map[string]any{"blob": strings.Repeat("x", 120<<10)}
-	rec := createCompany(t, c, map[string]any{"canonicalName": "Fits", "custom": fits})
-	if got := c.Do("GET", "/v1/companies/"+idOf(t, rec), nil).Want(t, 200).Object(t); jsonOf(got["custom"]) != jsonOf(fits) {
+	rec := apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Fits", "custom": fits})
+	if got := c.Do("GET", "/v1/companies/"+apitest.IDOf(t, rec), nil).Want(t, 200).Object(t); apitest.JSONOf(got["custom"]) != apitest.JSONOf(fits) {
 		t.Errorf("a 120 KiB custom did not round-trip")
 	}
 	wantStatus(t, runToEnd(t, c, wf, map[string]any{"input": fits}), "completed")
@@ -146,7 +146,7 @@ func TestAWebhookRequestLargerThanARunInputIs413AndStartsNothing(t *testing.T) {
 		"a text payload": strings.Repeat("deal closed ", 20_000),
 	} {
 		r := deliver(t, e, h.slug, "", body, "X-Service-Webhook-Secret", h.secret)
-		msg := wantError(t, r, 413, "the webhook request is too large to start a run", "128 KiB")
+		msg := apitest.WantError(t, r, 413, "the webhook request is too large to start a run", "128 KiB")
 		if strings.Contains(msg, "internal") {
 			t.Errorf("%s: %q", name, msg)
 		}
@@ -167,7 +167,7 @@ func TestAStepOutputLargerThan224KiBFailsTheRunNamingTheStep(t *testing.T) {
 	runErr := objectAt(t, run, "error")
 	if msg, _ := runErr["message"].(string); runErr["step"] != "triple" ||
 		!strings.Contains(msg, `step "triple": the output is `) || !strings.Contains(msg, "more than the 224 KiB (229376 bytes) a step may output") {
-		t.Errorf("run error %s, want the triple step's output over 224 KiB", jsonOf(runErr))
+		t.Errorf("run error %s, want the triple step's output over 224 KiB", apitest.JSONOf(runErr))
 	}
 }
 
@@ -194,7 +194,7 @@ func TestAStepOutputNestedDeeperThan128LevelsFailsTheRunNamingTheStep(t *testing
 	wantStatus(t, run, "failed")
 	runErr := objectAt(t, run, "error")
 	if runErr["step"] != "s7" || runErr["message"] != `step "s7": the output is nested deeper than 128 levels, the most a step may output` {
-		t.Errorf("run error %s, want step s7's output nested deeper than 128 levels", jsonOf(runErr))
+		t.Errorf("run error %s, want step s7's output nested deeper than 128 levels", apitest.JSONOf(runErr))
 	}
 }
 
@@ -228,31 +228,31 @@ func TestControlCharactersInSingleLineTextAre400NamingTheField(t *testing.T) {
 		{"NUL in a workflow description", "POST", "/v1/workflows", map[string]any{"name": "Flow", "description": "x\x00"}, "description " + multi},
 		{"a control character in a trigger header name", "PUT", "/v1/workflows/" + wf, map[string]any{"trigger": map[string]any{"headerName": "X-Sig\x00"}}, "trigger.headerName " + single},
 		{"NUL in a run title", "POST", "/v1/workflows/" + wf + "/runs", map[string]any{"title": "Run\x00"}, "title " + single},
-		{"ESC in a run rename", "PATCH", "/v1/workflow-runs/" + idOf(t, run), map[string]any{"title": "\x1b]0;pwned\a"}, "title " + single},
+		{"ESC in a run rename", "PATCH", "/v1/workflow-runs/" + apitest.IDOf(t, run), map[string]any{"title": "\x1b]0;pwned\a"}, "title " + single},
 	}
-	company := createCompany(t, admin, map[string]any{"canonicalName": "Before"})
+	company := apitest.CreateCompany(t, admin, map[string]any{"canonicalName": "Before"})
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c := as(t, e, admin)
+			c := e.As(t, admin)
 			path := tc.path
 			if path == "" {
-				path = "/v1/companies/" + idOf(t, company)
+				path = "/v1/companies/" + apitest.IDOf(t, company)
 			}
 			r := c.Do(tc.method, path, tc.body)
 			r.Want(t, 400)
-			wantExactBody(t, r, jsonOf(map[string]string{"error": "Invalid request body: " + tc.want}))
+			apitest.WantExactBody(t, r, apitest.JSONOf(map[string]string{"error": "Invalid request body: " + tc.want}))
 		})
 	}
 	t.Cleanup(func() {
 		if list := admin.Do("GET", "/v1/companies", nil).Want(t, 200).List(t); len(list) != 1 || list[0]["canonicalName"] != "Before" {
-			t.Errorf("refused bodies changed the companies: %.500s", jsonOf(list))
+			t.Errorf("refused bodies changed the companies: %.500s", apitest.JSONOf(list))
 		}
 		if list := admin.Do("GET", "/v1/workflows", nil).Want(t, 200).List(t); len(list) != 1 || list[0]["trigger"].(map[string]any)["headerName"] != nil {
-			t.Errorf("refused bodies changed the workflows: %.500s", jsonOf(list))
+			t.Errorf("refused bodies changed the workflows: %.500s", apitest.JSONOf(list))
 		}
 		if list := admin.Do("GET", "/v1/workflow-runs", nil).Want(t, 200).List(t); len(list) != 1 || list[0]["title"] != run["title"] {
-			t.Errorf("refused bodies changed the runs: %.500s", jsonOf(list))
+			t.Errorf("refused bodies changed the runs: %.500s", apitest.JSONOf(list))
 		}
 	})
 }
@@ -262,8 +262,8 @@ func TestDescriptionsKeepLineBreaksAndTabs(t *testing.T) {
 	e := apitest.New(t)
 	c := e.Org(t)
 	text := "Line one.\r\nLine two:\tindented.\n"
-	rec := createCompany(t, c, map[string]any{"canonicalName": "Acme", "description": text, "shortDescription": text})
-	got := c.Do("GET", "/v1/companies/"+idOf(t, rec), nil).Want(t, 200).Object(t)
+	rec := apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Acme", "description": text, "shortDescription": text})
+	got := c.Do("GET", "/v1/companies/"+apitest.IDOf(t, rec), nil).Want(t, 200).Object(t)
 	if got["description"] != text || got["shortDescription"] != text {
 		t.Errorf("descriptions came back as %q and %q, want %q", got["description"], got["shortDescription"], text)
 	}
@@ -277,19 +277,19 @@ func TestATriggerHeaderNameThatLooksLikeACredentialIs400NamingTheField(t *testin
 	t.Parallel()
 	e := apitest.New(t)
 	c := e.Org(t)
-	wf := idOf(t, createWorkflow(t, c, map[string]any{"name": "Hook"}))
+	wf := apitest.IDOf(t, createWorkflow(t, c, map[string]any{"name": "Hook"}))
 	for _, name := range []string{"X-Service-Api-Key", "x-service-client-id", "X-Service-Anything", "Cookie", "Set-Cookie",
 		"Proxy-Authorization", "Authorization", "X-Api-Key", "Api-Key", "x-apikey", "X_API_KEY", "X-Goog-Api-Key", "X-CSRF-Token"} {
-		msg := wantError(t, c.Do("PUT", "/v1/workflows/"+wf, map[string]any{"trigger": map[string]any{"headerName": name}}), 400,
+		msg := apitest.WantError(t, c.Do("PUT", "/v1/workflows/"+wf, map[string]any{"trigger": map[string]any{"headerName": name}}), 400,
 			"Invalid request body: trigger.headerName is invalid: header name ")
 		if !strings.Contains(msg, "credential") && !strings.Contains(msg, "reserved") {
 			t.Errorf("headerName %s: %q does not say why", name, msg)
 		}
-		wantError(t, c.Do("POST", "/v1/workflows", map[string]any{"name": "x", "trigger": map[string]any{"headerName": name}}), 400,
+		apitest.WantError(t, c.Do("POST", "/v1/workflows", map[string]any{"name": "x", "trigger": map[string]any{"headerName": name}}), 400,
 			"trigger.headerName is invalid")
 	}
 	if list := c.Do("GET", "/v1/workflows", nil).Want(t, 200).List(t); len(list) != 1 || list[0]["trigger"].(map[string]any)["headerName"] != nil {
-		t.Errorf("refused trigger headers were stored: %.500s", jsonOf(list))
+		t.Errorf("refused trigger headers were stored: %.500s", apitest.JSONOf(list))
 	}
 	// Headers that senders use for webhook secrets stay accepted.
 	for _, name := range []string{"X-Gitlab-Token", "X-Hub-Signature-256", "X-Service-Webhook-Secret", "X-Partner-Token"} {
@@ -314,9 +314,9 @@ func TestWebhookHeadersNeverExposeCookiesOrServiceAPICredentials(t *testing.T) {
 		}
 	}
 	if hdrs["x-event"] != "kept" {
-		t.Errorf("webhook.headers %s, want x-event kept", jsonOf(hdrs))
+		t.Errorf("webhook.headers %s, want x-event kept", apitest.JSONOf(hdrs))
 	}
-	if raw := jsonOf(run); strings.Contains(raw, "leaked") || strings.Contains(raw, "session=abc") {
+	if raw := apitest.JSONOf(run); strings.Contains(raw, "leaked") || strings.Contains(raw, "session=abc") {
 		t.Errorf("the run holds a credential: %.500s", raw)
 	}
 }
@@ -339,6 +339,6 @@ func TestBodyLevelErrorsAreFullSentences(t *testing.T) {
 	for _, tc := range cases {
 		r := c.Do("POST", tc.path, tc.body)
 		r.Want(t, 400)
-		wantExactBody(t, r, jsonOf(map[string]string{"error": tc.want}))
+		apitest.WantExactBody(t, r, apitest.JSONOf(map[string]string{"error": tc.want}))
 	}
 }

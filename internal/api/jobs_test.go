@@ -62,7 +62,7 @@ func waitJob(t *testing.T, c *apitest.Client, path string) map[string]any {
 			return j
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s did not end: %s", path, jsonOf(j))
+			t.Fatalf("%s did not end: %s", path, apitest.JSONOf(j))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -73,19 +73,19 @@ func runImport(t *testing.T, c *apitest.Client, body map[string]any, file []byte
 	t.Helper()
 	created := c.Do("POST", "/v1/imports", body).Want(t, 201).Object(t)
 	if created["status"] != jobs.StatusAwaitingUpload || created["uploadUrl"] == nil {
-		t.Fatalf("created import %s", jsonOf(created))
+		t.Fatalf("created import %s", apitest.JSONOf(created))
 	}
 	upload(t, created["uploadUrl"].(string), bytes.NewReader(file))
-	return waitJob(t, c, "/v1/imports/"+idOf(t, created))
+	return waitJob(t, c, "/v1/imports/"+apitest.IDOf(t, created))
 }
 
 // runExport creates an export with body, waits for it and downloads it.
 func runExport(t *testing.T, c *apitest.Client, body map[string]any) (map[string]any, []byte) {
 	t.Helper()
 	created := c.Do("POST", "/v1/exports", body).Want(t, 201).Object(t)
-	j := waitJob(t, c, "/v1/exports/"+idOf(t, created))
+	j := waitJob(t, c, "/v1/exports/"+apitest.IDOf(t, created))
 	if j["status"] != jobs.StatusCompleted {
-		t.Fatalf("export %s", jsonOf(j))
+		t.Fatalf("export %s", apitest.JSONOf(j))
 	}
 	return j, download(t, j["downloadUrl"].(string))
 }
@@ -120,7 +120,7 @@ func TestACSVImportWritesEveryGoodRowAndReportsTheBadOnesInTheErrorsFile(t *test
 	file := companyCSV(6000, 5001)
 	j := runImport(t, c, map[string]any{"resource": "companies", "format": "csv", "mapping": importMapping()}, file)
 	if j["status"] != "completed" || num(j["total"]) != 6000 || num(j["processed"]) != 6000 || num(j["created"]) != 5999 || num(j["failed"]) != 1 {
-		t.Fatalf("import ended %s", jsonOf(j))
+		t.Fatalf("import ended %s", apitest.JSONOf(j))
 	}
 	rows := readCSV(t, download(t, j["errorsUrl"].(string)))
 	if len(rows) != 2 || rows[0][0] != "row" || rows[0][1] != "error" || rows[1][0] != "5001" || !strings.Contains(rows[1][1], "website") ||
@@ -128,9 +128,9 @@ func TestACSVImportWritesEveryGoodRowAndReportsTheBadOnesInTheErrorsFile(t *test
 		t.Errorf("errors file %q", rows)
 	}
 	page := c.Do("GET", "/v1/companies?externalId=ext-17", nil).Want(t, 200).List(t)
-	if len(page) != 1 || page[0]["canonicalName"] != "Company 17, Inc." || jsonOf(page[0]["tags"]) != `["ai","robotics"]` ||
-		jsonOf(page[0]["location"]) != `{"city":"Paris"}` {
-		t.Errorf("imported company %s", jsonOf(page))
+	if len(page) != 1 || page[0]["canonicalName"] != "Company 17, Inc." || apitest.JSONOf(page[0]["tags"]) != `["ai","robotics"]` ||
+		apitest.JSONOf(page[0]["location"]) != `{"city":"Paris"}` {
+		t.Errorf("imported company %s", apitest.JSONOf(page))
 	}
 }
 
@@ -155,7 +155,7 @@ func TestAnImportKilledMidWayResumesWithoutDuplicatingOrLosingARow(t *testing.T)
 	e.Deps.Jobs.RowsPerSecond = 400
 	created := c.Do("POST", "/v1/imports", map[string]any{"resource": "companies", "format": "csv", "mapping": importMapping()}).Want(t, 201).Object(t)
 	upload(t, created["uploadUrl"].(string), bytes.NewReader(companyCSV(1000)))
-	path := "/v1/imports/" + idOf(t, created)
+	path := "/v1/imports/" + apitest.IDOf(t, created)
 	// Stop the runner in the middle of the job, as a crash would.
 	deadline := time.Now().Add(testenv.Scaled(time.Minute))
 	for {
@@ -164,14 +164,14 @@ func TestAnImportKilledMidWayResumesWithoutDuplicatingOrLosingARow(t *testing.T)
 			break
 		}
 		if num(j["processed"]) >= 1000 || time.Now().After(deadline) {
-			t.Fatalf("the import was not caught mid-way: %s", jsonOf(j))
+			t.Fatalf("the import was not caught mid-way: %s", apitest.JSONOf(j))
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	e.Runner.Close()
 	stopped := c.Do("GET", path, nil).Want(t, 200).Object(t)
 	if stopped["status"] != "running" {
-		t.Fatalf("stopped import %s", jsonOf(stopped))
+		t.Fatalf("stopped import %s", apitest.JSONOf(stopped))
 	}
 	// A new process resumes what the old one left.
 	e.Deps.Jobs.RowsPerSecond = 100_000
@@ -182,7 +182,7 @@ func TestAnImportKilledMidWayResumesWithoutDuplicatingOrLosingARow(t *testing.T)
 	}
 	j := waitJob(t, c, path)
 	if j["status"] != "completed" || num(j["processed"]) != 1000 || num(j["created"]) != 1000 || num(j["failed"]) != 0 {
-		t.Fatalf("resumed import ended %s", jsonOf(j))
+		t.Fatalf("resumed import ended %s", apitest.JSONOf(j))
 	}
 	seen := map[string]bool{}
 	q := "/v1/companies?limit=100"
@@ -216,7 +216,7 @@ func TestImportsOfTwoOrganizationsAtOnceStayInTheirOwn(t *testing.T) {
 	}
 	for range 2 {
 		if j := <-done; num(j["created"]) != 300 {
-			t.Errorf("import %s", jsonOf(j))
+			t.Errorf("import %s", apitest.JSONOf(j))
 		}
 	}
 	for _, c := range []*apitest.Client{a, b} {
@@ -226,7 +226,7 @@ func TestImportsOfTwoOrganizationsAtOnceStayInTheirOwn(t *testing.T) {
 	}
 	// Another organization's import is not found.
 	imports := a.Do("GET", "/v1/imports", nil).Want(t, 200).List(t)
-	b.Do("GET", "/v1/imports/"+idOf(t, imports[0]), nil).Want(t, 404)
+	b.Do("GET", "/v1/imports/"+apitest.IDOf(t, imports[0]), nil).Want(t, 404)
 }
 
 func TestUpsertAndUpdateImportsAndADryRun(t *testing.T) {
@@ -235,24 +235,24 @@ func TestUpsertAndUpdateImportsAndADryRun(t *testing.T) {
 	file := companyCSV(20)
 	dry := runImport(t, c, map[string]any{"resource": "companies", "format": "csv", "mode": "upsert", "match": "externalId", "mapping": importMapping(), "dryRun": true}, file)
 	if dry["status"] != "completed" || num(dry["created"]) != 20 || len(companies(t, c)) != 0 {
-		t.Fatalf("dry run %s wrote %d companies", jsonOf(dry), len(companies(t, c)))
+		t.Fatalf("dry run %s wrote %d companies", apitest.JSONOf(dry), len(companies(t, c)))
 	}
 	first := runImport(t, c, map[string]any{"resource": "companies", "format": "csv", "mode": "upsert", "match": "externalId", "mapping": importMapping()}, file)
 	again := runImport(t, c, map[string]any{"resource": "companies", "format": "csv", "mode": "upsert", "match": "externalId", "mapping": importMapping()}, file)
 	if num(first["created"]) != 20 || num(again["created"]) != 0 || num(again["updated"]) != 20 {
-		t.Errorf("upserts: %s then %s", jsonOf(first), jsonOf(again))
+		t.Errorf("upserts: %s then %s", apitest.JSONOf(first), apitest.JSONOf(again))
 	}
 	nd := "{\"externalId\":\"ext-3\",\"sector\":\"Robotics\"}\n{\"externalId\":\"nope\",\"sector\":\"x\"}\n\n{\"id\":1}\nnot json\n"
 	upd := runImport(t, c, map[string]any{"resource": "companies", "format": "ndjson", "mode": "update", "match": "externalId"}, []byte(nd))
 	if num(upd["total"]) != 4 || num(upd["updated"]) != 1 || num(upd["failed"]) != 3 {
-		t.Errorf("update import %s", jsonOf(upd))
+		t.Errorf("update import %s", apitest.JSONOf(upd))
 	}
 	rows := readCSV(t, download(t, upd["errorsUrl"].(string)))
 	if len(rows) != 4 || rows[0][2] != "line" || rows[1][0] != "2" || !strings.Contains(rows[1][1], "matches no company") || rows[3][0] != "4" {
 		t.Errorf("errors %q", rows)
 	}
 	if got := c.Do("GET", "/v1/companies?externalId=ext-3", nil).Want(t, 200).List(t); got[0]["sector"] != "Robotics" {
-		t.Errorf("updated company %s", jsonOf(got))
+		t.Errorf("updated company %s", apitest.JSONOf(got))
 	}
 }
 
@@ -277,7 +277,7 @@ func TestBadImportAndExportBodiesAreRefusedNamingTheField(t *testing.T) {
 		{map[string]any{"resource": "deals", "format": "csv", "confidence": 80}, "confidence", "deals have none"},
 		{map[string]any{"resource": "companies", "format": "csv", "mode": "upsert", "match": "externalId", "keepIds": true}, "keepIds", "mode create only"},
 	} {
-		wantError(t, c.Do("POST", "/v1/imports", tc.body), 400, tc.text)
+		apitest.WantError(t, c.Do("POST", "/v1/imports", tc.body), 400, tc.text)
 	}
 	for _, tc := range []struct {
 		body map[string]any
@@ -289,7 +289,7 @@ func TestBadImportAndExportBodiesAreRefusedNamingTheField(t *testing.T) {
 		{map[string]any{"resource": "companies", "filter": map[string]any{"sector": map[string]any{}}}, "filter.sector"},
 		{map[string]any{"resource": "companies", "format": "ndjson", "escapeFormulas": false}, "csv exports only"},
 	} {
-		wantError(t, c.Do("POST", "/v1/exports", tc.body), 400, tc.text)
+		apitest.WantError(t, c.Do("POST", "/v1/exports", tc.body), 400, tc.text)
 	}
 	c.Do("GET", "/v1/imports/imp_nope", nil).Want(t, 404)
 	c.Do("GET", "/v1/exports/exp_nope", nil).Want(t, 404)
@@ -310,7 +310,7 @@ func TestAnExportImportedIntoAnotherOrganizationExportsTheSame(t *testing.T) {
 		}
 		j := runImport(t, other, map[string]any{"resource": "companies", "format": format}, first)
 		if num(j["created"]) != 500 || num(j["failed"]) != 0 {
-			t.Fatalf("%s re-import %s", format, jsonOf(j))
+			t.Fatalf("%s re-import %s", format, apitest.JSONOf(j))
 		}
 		_, second := runExport(t, other, map[string]any{"resource": "companies", "format": format})
 		if x, y := normalized(t, format, first), normalized(t, format, second); x != y {
@@ -321,7 +321,7 @@ func TestAnExportImportedIntoAnotherOrganizationExportsTheSame(t *testing.T) {
 	j, file := runExport(t, a, map[string]any{"resource": "companies", "format": "csv", "fields": []any{"canonicalName", "externalId"},
 		"filter": map[string]any{"externalId": []any{"ext-1", "ext-2"}}})
 	if rows := readCSV(t, file); num(j["rows"]) != 2 || len(rows) != 3 || strings.Join(rows[0], ",") != "id,canonicalName,externalId" {
-		t.Errorf("filtered export %s: %q", jsonOf(j), rows)
+		t.Errorf("filtered export %s: %q", apitest.JSONOf(j), rows)
 	}
 }
 
@@ -355,7 +355,7 @@ func normalized(t *testing.T, format string, b []byte) string {
 			delete(m, "id")
 			delete(m, "createdAt")
 			delete(m, "updatedAt")
-			lines = append(lines, jsonOf(m))
+			lines = append(lines, apitest.JSONOf(m))
 		}
 	}
 	sort.Strings(lines)
@@ -371,26 +371,26 @@ func TestAFormulaLikeNameIsExportedEscapedAndImportsBackExactly(t *testing.T) {
 	body := map[string]any{"resource": "companies", "format": "csv", "fields": []any{"canonicalName"}}
 	j, file := runExport(t, a, body)
 	rows := readCSV(t, file)
-	if j["escapeFormulas"] != true || len(rows) != 2 || rows[1][0] != idOf(t, c) || rows[1][1] != "'"+name {
-		t.Fatalf("export %s: %q", jsonOf(j), rows)
+	if j["escapeFormulas"] != true || len(rows) != 2 || rows[1][0] != apitest.IDOf(t, c) || rows[1][1] != "'"+name {
+		t.Fatalf("export %s: %q", apitest.JSONOf(j), rows)
 	}
 	imp := runImport(t, b, map[string]any{"resource": "companies", "format": "csv"}, file)
 	if num(imp["created"]) != 1 || num(imp["failed"]) != 0 {
-		t.Fatalf("re-import %s", jsonOf(imp))
+		t.Fatalf("re-import %s", apitest.JSONOf(imp))
 	}
 	if page := b.Do("GET", "/v1/companies", nil).Want(t, 200).List(t); len(page) != 1 || page[0]["canonicalName"] != name {
-		t.Errorf("re-imported %s", jsonOf(page))
+		t.Errorf("re-imported %s", apitest.JSONOf(page))
 	}
 	body["escapeFormulas"] = false
 	j, file = runExport(t, a, body)
 	if rows := readCSV(t, file); j["escapeFormulas"] != false || len(rows) != 2 || rows[1][1] != name {
-		t.Errorf("raw export %s: %q", jsonOf(j), rows)
+		t.Errorf("raw export %s: %q", apitest.JSONOf(j), rows)
 	}
 	// The errors file escapes the cells it echoes, and replaces NUL bytes.
 	imp = runImport(t, b, map[string]any{"resource": "companies", "format": "csv"},
 		[]byte("canonicalName,website\n\"=cmd\x00\",not a website\n"))
 	if rows := readCSV(t, download(t, imp["errorsUrl"].(string))); num(imp["failed"]) != 1 || len(rows) != 2 || rows[1][2] != "'=cmd\uFFFD" {
-		t.Errorf("errors file of %s: %q", jsonOf(imp), rows)
+		t.Errorf("errors file of %s: %q", apitest.JSONOf(imp), rows)
 	}
 }
 
@@ -423,12 +423,12 @@ func TestAnOrganizationRunsAtMostMaxRunningJobsAtOnceAndTheOthersWaitTheirTurn(t
 	for range n {
 		j := <-done
 		if j["status"] != jobs.StatusCompleted || num(j["created"]) != 300 {
-			t.Fatalf("import %s", jsonOf(j))
+			t.Fatalf("import %s", apitest.JSONOf(j))
 		}
 		from, err1 := time.Parse(time.RFC3339Nano, j["startedAt"].(string))
 		to, err2 := time.Parse(time.RFC3339Nano, j["completedAt"].(string))
 		if err1 != nil || err2 != nil {
-			t.Fatalf("import times %s: %v %v", jsonOf(j), err1, err2)
+			t.Fatalf("import times %s: %v %v", apitest.JSONOf(j), err1, err2)
 		}
 		spans = append(spans, span{from, to})
 	}
@@ -472,7 +472,7 @@ func TestAnImportsRowsCountAgainstItsKeysRateLimit(t *testing.T) {
 			continue // a new window began during the import: measure again
 		}
 		if num(j["created"]) != 300 {
-			t.Fatalf("import %s", jsonOf(j))
+			t.Fatalf("import %s", apitest.JSONOf(j))
 		}
 		if spent := before - after; spent < 300 {
 			t.Errorf("an import of 300 rows spent %d of its key's requests, want at least 300 (one a row)", spent)

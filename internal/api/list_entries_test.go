@@ -14,16 +14,16 @@ func TestAListHoldsEachRecordOnceAndPagesItsEntriesNewestFirstWithTheRecords(t *
 	t.Parallel()
 	e := apitest.New(t).ThroughPrism(t)
 	c := e.Org(t)
-	list := idOf(t, c.Do("POST", "/v1/lists", map[string]any{"name": "Targets", "resourceType": "company",
+	list := apitest.IDOf(t, c.Do("POST", "/v1/lists", map[string]any{"name": "Targets", "resourceType": "company",
 		"columns": []any{map[string]any{"field": "canonicalName", "label": "Name"}}}).Want(t, 201).Object(t))
 	var companyIDs []string
 	for _, n := range []string{"A", "B", "C"} {
-		companyIDs = append(companyIDs, idOf(t, createCompany(t, c, map[string]any{"canonicalName": n})))
+		companyIDs = append(companyIDs, apitest.IDOf(t, apitest.CreateCompany(t, c, map[string]any{"canonicalName": n})))
 	}
 	for _, id := range companyIDs {
 		entry := c.Do("POST", "/v1/lists/"+list+"/entries", map[string]any{"recordId": id}).Want(t, 201).Object(t)
 		if rec, _ := entry["record"].(map[string]any); rec["id"] != id || entry["recordId"] != id || entry["listId"] != list {
-			t.Fatalf("entry %s, want the company %s", jsonOf(entry), id)
+			t.Fatalf("entry %s, want the company %s", apitest.JSONOf(entry), id)
 		}
 	}
 	again := c.Do("POST", "/v1/lists/"+list+"/entries", map[string]any{"recordId": companyIDs[0]}).Want(t, 200).Object(t)
@@ -53,10 +53,10 @@ func TestAListHoldsEachRecordOnceAndPagesItsEntriesNewestFirstWithTheRecords(t *
 	// A deleted record shows as null; a removed entry is gone.
 	c.Do("DELETE", "/v1/companies/"+companyIDs[1], nil).Want(t, 204)
 	c.Do("DELETE", "/v1/lists/"+list+"/entries/"+companyIDs[2], nil).Want(t, 204)
-	wantError(t, c.Do("DELETE", "/v1/lists/"+list+"/entries/"+companyIDs[2], nil), 404)
+	apitest.WantError(t, c.Do("DELETE", "/v1/lists/"+list+"/entries/"+companyIDs[2], nil), 404)
 	entries := c.Do("GET", "/v1/lists/"+list+"/entries", nil).Want(t, 200).List(t)
 	if len(entries) != 2 || entries[0]["record"] != nil || entries[1]["recordId"] != companyIDs[0] {
-		t.Fatalf("after deleting B and removing C: %s", jsonOf(entries))
+		t.Fatalf("after deleting B and removing C: %s", apitest.JSONOf(entries))
 	}
 }
 
@@ -64,39 +64,39 @@ func TestListEntriesMustNameARecordOfTheListsTypeInTheOrganization(t *testing.T)
 	t.Parallel()
 	e := apitest.New(t)
 	c, other := e.Org(t), e.Org(t)
-	list := idOf(t, c.Do("POST", "/v1/lists", map[string]any{"name": "Deals", "resourceType": "deal"}).Want(t, 201).Object(t))
-	company := idOf(t, createCompany(t, c, map[string]any{"canonicalName": "Not a deal"}))
-	theirs := idOf(t, other.Do("POST", "/v1/deals", map[string]any{"name": "Their deal"}).Want(t, 201).Object(t))
-	wantError(t, c.Do("POST", "/v1/lists/"+list+"/entries", map[string]any{"recordId": company}), 400, "recordId")
-	wantError(t, c.Do("POST", "/v1/lists/"+list+"/entries", map[string]any{"recordId": theirs}), 400, "recordId")
-	wantError(t, c.Do("POST", "/v1/lists/"+list+"/entries", map[string]any{}), 400, "recordId is required")
-	wantError(t, other.Do("GET", "/v1/lists/"+list+"/entries", nil), 404)
-	wantError(t, other.Do("POST", "/v1/lists/"+list+"/entries", map[string]any{"recordId": theirs}), 404)
+	list := apitest.IDOf(t, c.Do("POST", "/v1/lists", map[string]any{"name": "Deals", "resourceType": "deal"}).Want(t, 201).Object(t))
+	company := apitest.IDOf(t, apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Not a deal"}))
+	theirs := apitest.IDOf(t, other.Do("POST", "/v1/deals", map[string]any{"name": "Their deal"}).Want(t, 201).Object(t))
+	apitest.WantError(t, c.Do("POST", "/v1/lists/"+list+"/entries", map[string]any{"recordId": company}), 400, "recordId")
+	apitest.WantError(t, c.Do("POST", "/v1/lists/"+list+"/entries", map[string]any{"recordId": theirs}), 400, "recordId")
+	apitest.WantError(t, c.Do("POST", "/v1/lists/"+list+"/entries", map[string]any{}), 400, "recordId is required")
+	apitest.WantError(t, other.Do("GET", "/v1/lists/"+list+"/entries", nil), 404)
+	apitest.WantError(t, other.Do("POST", "/v1/lists/"+list+"/entries", map[string]any{"recordId": theirs}), 404)
 
-	mine := idOf(t, c.Do("POST", "/v1/deals", map[string]any{"name": "My deal"}).Want(t, 201).Object(t))
+	mine := apitest.IDOf(t, c.Do("POST", "/v1/deals", map[string]any{"name": "My deal"}).Want(t, 201).Object(t))
 	c.Do("POST", "/v1/lists/"+list+"/entries", map[string]any{"recordId": mine}).Want(t, 201)
 	// Deleting the list takes its entries with it.
 	c.Do("DELETE", "/v1/lists/"+list, nil).Want(t, 204)
-	wantError(t, c.Do("GET", "/v1/lists/"+list+"/entries", nil), 404)
+	apitest.WantError(t, c.Do("GET", "/v1/lists/"+list+"/entries", nil), 404)
 }
 
 func TestListColumnsMustBeFieldsOfTheListsResourceType(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t)
 	c := e.Org(t)
-	wantError(t, c.Do("POST", "/v1/lists", map[string]any{"name": "L", "resourceType": "company",
+	apitest.WantError(t, c.Do("POST", "/v1/lists", map[string]any{"name": "L", "resourceType": "company",
 		"columns": []any{map[string]any{"field": "canonicalName"}, map[string]any{"field": "stage"}}}), 400, "columns[1].field")
-	wantError(t, c.Do("POST", "/v1/lists", map[string]any{"name": "L", "resourceType": "deal",
+	apitest.WantError(t, c.Do("POST", "/v1/lists", map[string]any{"name": "L", "resourceType": "deal",
 		"columns": []any{map[string]any{"field": "stage"}, map[string]any{"field": "stage"}}}), 400, "columns[1].field", "repeats")
-	wantError(t, c.Do("POST", "/v1/lists", map[string]any{"name": "L", "resourceType": "deal",
+	apitest.WantError(t, c.Do("POST", "/v1/lists", map[string]any{"name": "L", "resourceType": "deal",
 		"columns": []any{map[string]any{"field": "stage", "width": 5}}}), 400, "columns[0].width")
 	l := c.Do("POST", "/v1/lists", map[string]any{"name": "L", "resourceType": "deal",
 		"columns": []any{map[string]any{"field": "stage", "width": 120}}}).Want(t, 201).Object(t)
 	col := l["columns"].([]any)[0].(map[string]any)
 	if col["visible"] != true || col["label"] != nil {
-		t.Fatalf("column defaults: %s", jsonOf(col))
+		t.Fatalf("column defaults: %s", apitest.JSONOf(col))
 	}
-	wantError(t, c.Do("PUT", "/v1/lists/"+idOf(t, l), map[string]any{"resourceType": "company"}), 400, "resourceType", "cannot be changed")
+	apitest.WantError(t, c.Do("PUT", "/v1/lists/"+apitest.IDOf(t, l), map[string]any{"resourceType": "company"}), 400, "resourceType", "cannot be changed")
 }
 
 // addEntries creates n companies (custom holding pad) and puts each on
@@ -105,7 +105,7 @@ func addEntries(t *testing.T, c *apitest.Client, list string, n int, pad string)
 	t.Helper()
 	ids := make([]string, n)
 	for i := range ids {
-		ids[i] = idOf(t, createCompany(t, c, map[string]any{"canonicalName": fmt.Sprint("Entry ", i), "custom": map[string]any{"pad": pad}}))
+		ids[i] = apitest.IDOf(t, apitest.CreateCompany(t, c, map[string]any{"canonicalName": fmt.Sprint("Entry ", i), "custom": map[string]any{"pad": pad}}))
 		c.Do("POST", "/v1/lists/"+list+"/entries", map[string]any{"recordId": ids[i]}).Want(t, 201)
 	}
 	return ids
@@ -117,7 +117,7 @@ func TestListEntriesClampLimitTo1000LikeEveryListAndStayWithinTheByteBudget(t *t
 	e := apitest.New(t)
 	c := e.Org(t)
 	newList := func(name string) string {
-		return idOf(t, c.Do("POST", "/v1/lists", map[string]any{"name": name, "resourceType": "company"}).Want(t, 201).Object(t))
+		return apitest.IDOf(t, c.Do("POST", "/v1/lists", map[string]any{"name": name, "resourceType": "company"}).Want(t, 201).Object(t))
 	}
 
 	// The spec clamps every list's limit to 1..1000 (default 100).
@@ -144,7 +144,7 @@ func TestListEntriesClampLimitTo1000LikeEveryListAndStayWithinTheByteBudget(t *t
 		for i, ent := range entries {
 			rec, _ := ent["record"].(map[string]any)
 			if want := ids[len(ids)-1-i]; ent["recordId"] != want || rec["id"] != want {
-				t.Fatalf("GET entries%s: entry %d is %.200s, want company %s with its record", tc.query, i, jsonOf(ent), want)
+				t.Fatalf("GET entries%s: entry %d is %.200s, want company %s with its record", tc.query, i, apitest.JSONOf(ent), want)
 			}
 		}
 	}
@@ -162,7 +162,7 @@ func TestListEntriesClampLimitTo1000LikeEveryListAndStayWithinTheByteBudget(t *t
 		}
 		for _, ent := range r.List(t) {
 			if rec, _ := ent["record"].(map[string]any); rec["id"] != ent["recordId"] {
-				t.Fatalf("entry without its record: %.200s", jsonOf(ent))
+				t.Fatalf("entry without its record: %.200s", apitest.JSONOf(ent))
 			}
 			got = append(got, ent["recordId"].(string))
 		}

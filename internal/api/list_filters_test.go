@@ -13,13 +13,13 @@ func TestCompaniesAreFilteredByExternalIdAndPagedWithTheCursor(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t)
 	c := e.Org(t)
-	want := idOf(t, createCompany(t, c, map[string]any{"canonicalName": "Acme", "externalId": "crm-1"}))
-	createCompany(t, c, map[string]any{"canonicalName": "Other", "externalId": "crm-2"})
-	createCompany(t, c, map[string]any{"canonicalName": "None"})
+	want := apitest.IDOf(t, apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Acme", "externalId": "crm-1"}))
+	apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Other", "externalId": "crm-2"})
+	apitest.CreateCompany(t, c, map[string]any{"canonicalName": "None"})
 	other := e.Org(t)
-	createCompany(t, other, map[string]any{"canonicalName": "Theirs", "externalId": "crm-1"})
+	apitest.CreateCompany(t, other, map[string]any{"canonicalName": "Theirs", "externalId": "crm-1"})
 
-	got := idsOf(t, c.Do("GET", "/v1/companies?externalId=crm-1", nil).Want(t, 200).List(t))
+	got := apitest.IDsOf(t, c.Do("GET", "/v1/companies?externalId=crm-1", nil).Want(t, 200).List(t))
 	if !slices.Equal(got, []string{want}) {
 		t.Errorf("?externalId=crm-1 listed %v, want only %s (not the other organization's)", got, want)
 	}
@@ -34,13 +34,13 @@ func TestCompaniesAreFilteredByWebsiteHostHoweverTheWebsiteIsWritten(t *testing.
 	c := e.Org(t)
 	var want []string
 	for _, site := range []string{"https://www.acme.com/about", "http://acme.com", "https://ACME.com/"} {
-		want = append(want, idOf(t, createCompany(t, c, map[string]any{"canonicalName": "Acme " + site, "website": site})))
+		want = append(want, apitest.IDOf(t, apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Acme " + site, "website": site})))
 	}
-	createCompany(t, c, map[string]any{"canonicalName": "Elsewhere", "website": "https://acme.org"})
-	createCompany(t, c, map[string]any{"canonicalName": "No site"})
+	apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Elsewhere", "website": "https://acme.org"})
+	apitest.CreateCompany(t, c, map[string]any{"canonicalName": "No site"})
 	slices.Reverse(want) // newest first
 
-	got := idsOf(t, pageAll(t, c, "/v1/companies?website="+url.QueryEscape("www.Acme.com")+"&limit=2"))
+	got := apitest.IDsOf(t, pageAll(t, c, "/v1/companies?website="+url.QueryEscape("www.Acme.com")+"&limit=2"))
 	if !slices.Equal(got, want) {
 		t.Errorf("?website=www.Acme.com paged %v, want %v", got, want)
 	}
@@ -74,12 +74,12 @@ func TestWorkflowRunsAreFilteredByWorkflowIdAndPagedWithTheCursor(t *testing.T) 
 	b := workflowWith(t, c, "B", step("s", "set", map[string]any{"v": 2}))
 	var want []string
 	for range 3 {
-		want = append(want, idOf(t, runToEnd(t, c, a, nil)))
+		want = append(want, apitest.IDOf(t, runToEnd(t, c, a, nil)))
 	}
 	runToEnd(t, c, b, nil)
 	slices.Reverse(want)
 
-	got := idsOf(t, pageAll(t, c, "/v1/workflow-runs?workflowId="+a+"&limit=2"))
+	got := apitest.IDsOf(t, pageAll(t, c, "/v1/workflow-runs?workflowId="+a+"&limit=2"))
 	if !slices.Equal(got, want) {
 		t.Errorf("?workflowId=%s paged %v, want %v", a, got, want)
 	}
@@ -97,21 +97,21 @@ func TestWorkflowRunsAreFilteredByStatus(t *testing.T) {
 	bad := workflowWith(t, c, "Broken", step("stop", "fail", map[string]any{"message": "no"}))
 	var completed, failed []string
 	for range 3 {
-		completed = append(completed, idOf(t, runToEnd(t, c, ok, nil)))
+		completed = append(completed, apitest.IDOf(t, runToEnd(t, c, ok, nil)))
 	}
 	for range 2 {
 		run := runToEnd(t, c, bad, nil)
 		wantStatus(t, run, "failed")
-		failed = append(failed, idOf(t, run))
+		failed = append(failed, apitest.IDOf(t, run))
 	}
 	slices.Reverse(completed)
 	slices.Reverse(failed)
 
-	got := idsOf(t, pageAll(t, c, "/v1/workflow-runs?status=completed&limit=2"))
+	got := apitest.IDsOf(t, pageAll(t, c, "/v1/workflow-runs?status=completed&limit=2"))
 	if !slices.Equal(got, completed) {
 		t.Errorf("?status=completed paged %v, want %v", got, completed)
 	}
-	if got := idsOf(t, c.Do("GET", "/v1/workflow-runs?status=failed", nil).Want(t, 200).List(t)); !slices.Equal(got, failed) {
+	if got := apitest.IDsOf(t, c.Do("GET", "/v1/workflow-runs?status=failed", nil).Want(t, 200).List(t)); !slices.Equal(got, failed) {
 		t.Errorf("?status=failed listed %v, want %v", got, failed)
 	}
 	if got := c.Do("GET", "/v1/workflow-runs?status=queued", nil).Want(t, 200).List(t); len(got) != 0 {

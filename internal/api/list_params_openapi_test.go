@@ -363,7 +363,7 @@ func TestAListToolsFilterObjectIsTheListsFilterParameters(t *testing.T) {
 	e := apitest.New(t)
 	c := e.Org(t)
 	s := mcpSession(t, e, c)
-	acme := idOf(t, createCompany(t, c, map[string]any{"canonicalName": "Acme Robotics"}))
+	acme := apitest.IDOf(t, apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Acme Robotics"}))
 	for _, d := range []map[string]any{
 		{"name": "Seed", "status": "won", "amount": 50, "currency": "USD", "tags": []any{"ai"}, "companyId": acme},
 		{"name": "Series A", "status": "won", "amount": 500, "currency": "USD", "tags": []any{"robotics"}, "companyId": acme},

@@ -64,7 +64,7 @@ func TestAListQueryBodyAnswersAsTheGETList(t *testing.T) {
 				r.Want(t, 200)
 				getPlan = r.Header.Get("X-Query-Plan")
 				for _, rec := range r.List(t) {
-					get = append(get, jsonOf(rec))
+					get = append(get, apitest.JSONOf(rec))
 				}
 				if next = r.Header.Get("X-Next-Cursor"); next == "" {
 					break
@@ -88,7 +88,7 @@ func TestAListQueryBodyAnswersAsTheGETList(t *testing.T) {
 					t.Errorf("%s: a query answered Link %q, which a GET would follow", name, r.Header.Get("Link"))
 				}
 				for _, rec := range r.List(t) {
-					post = append(post, jsonOf(rec))
+					post = append(post, apitest.JSONOf(rec))
 				}
 				if next = r.Header.Get("X-Next-Cursor"); next == "" {
 					break
@@ -108,8 +108,8 @@ func TestAListQueryBodyAnswersAsTheGETList(t *testing.T) {
 	second := c.Do("GET", "/v1/companies?filter[sector]=AI&sort=canonicalName&direction=asc&limit=3&cursor="+url.QueryEscape(first.Header.Get("X-Next-Cursor")), nil).Want(t, 200)
 	viaBody := c.Do("POST", "/v1/companies/query", map[string]any{"filter": map[string]any{"sector": "AI"}, "limit": 3,
 		"sort": []any{map[string]any{"field": "canonicalName", "direction": "asc"}}, "cursor": first.Header.Get("X-Next-Cursor")}).Want(t, 200)
-	if jsonOf(viaBody.List(t)) != jsonOf(second.List(t)) || viaBody.Header.Get("X-Next-Cursor") != second.Header.Get("X-Next-Cursor") {
-		t.Errorf("GET's cursor sent in a query answered %s, GET's second page %s", jsonOf(viaBody.List(t)), jsonOf(second.List(t)))
+	if apitest.JSONOf(viaBody.List(t)) != apitest.JSONOf(second.List(t)) || viaBody.Header.Get("X-Next-Cursor") != second.Header.Get("X-Next-Cursor") {
+		t.Errorf("GET's cursor sent in a query answered %s, GET's second page %s", apitest.JSONOf(viaBody.List(t)), apitest.JSONOf(second.List(t)))
 	}
 
 	// A value of in holding a comma, which GET's comma-separated form

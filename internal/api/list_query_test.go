@@ -339,7 +339,7 @@ func TestListsAnswerEveryFilterAndSortAsABruteForceEvaluationWhicheverPlanServes
 				if r.IntN(2) == 0 {
 					body["externalId"] = fmt.Sprintf("crm-%02d", i)
 				}
-				companyIDs = append(companyIDs, idOf(t, createCompany(t, c, body)))
+				companyIDs = append(companyIDs, apitest.IDOf(t, apitest.CreateCompany(t, c, body)))
 			}
 		},
 	}
@@ -382,7 +382,7 @@ func TestListsAnswerEveryFilterAndSortAsABruteForceEvaluationWhicheverPlanServes
 	deals.create(t, c, r)
 	// Another organization's records never show.
 	other := e.Org(t)
-	createCompany(t, other, map[string]any{"canonicalName": "Acme", "sector": "Robotics"})
+	apitest.CreateCompany(t, other, map[string]any{"canonicalName": "Acme", "sector": "Robotics"})
 
 	for _, lc := range []listQueryCase{companies, deals} {
 		all := pageAll(t, c, "/v1/"+lc.resource+"?limit=1000")
@@ -466,10 +466,10 @@ func TestListsAnswerEveryFilterAndSortAsABruteForceEvaluationWhicheverPlanServes
 				kind, _, _ := strings.Cut(plan, ":")
 				seen[kind] = true
 				seen[plan] = true
-				got := idsOf(t, first.List(t))
+				got := apitest.IDsOf(t, first.List(t))
 				for next := first.Header.Get("X-Next-Cursor"); next != ""; {
 					p := c.Do("GET", "/v1/"+lc.resource+"?"+qs+"&limit="+strconv.Itoa(limit)+"&cursor="+url.QueryEscape(next), nil, "X-Query-Plan", hint).Want(t, 200)
-					got = append(got, idsOf(t, p.List(t))...)
+					got = append(got, apitest.IDsOf(t, p.List(t))...)
 					next = p.Header.Get("X-Next-Cursor")
 				}
 				if !slices.Equal(got, want) {
@@ -478,7 +478,7 @@ func TestListsAnswerEveryFilterAndSortAsABruteForceEvaluationWhicheverPlanServes
 				// Offset paging gives the same second page.
 				if len(want) > limit {
 					p := c.Do("GET", "/v1/"+lc.resource+"?"+qs+"&limit="+strconv.Itoa(limit)+"&page=2", nil, "X-Query-Plan", hint).Want(t, 200)
-					if got, want := idsOf(t, p.List(t)), want[limit:min(2*limit, len(want))]; !slices.Equal(got, want) {
+					if got, want := apitest.IDsOf(t, p.List(t)), want[limit:min(2*limit, len(want))]; !slices.Equal(got, want) {
 						t.Fatalf("%s?%s by %s, page 2 of %d: got %v, want %v", lc.resource, qs, plan, limit, got, want)
 					}
 				}
@@ -500,16 +500,16 @@ func TestExpandCarriesEachReferencedRecordAsGetAnswersItAndFieldsKeepsTheNamedOn
 	t.Parallel()
 	e := apitest.New(t)
 	c := e.Org(t)
-	acme := createCompany(t, c, map[string]any{"canonicalName": "Acme <Robotics> & Co", "sector": "Robotics"})
-	gone := createCompany(t, c, map[string]any{"canonicalName": "Gone"})
-	withCompany := idOf(t, c.Do("POST", "/v1/deals", map[string]any{"name": "A", "companyId": idOf(t, acme), "amount": 5, "currency": "USD"}).Want(t, 201).Object(t))
-	toGone := idOf(t, c.Do("POST", "/v1/deals", map[string]any{"name": "B", "companyId": idOf(t, gone)}).Want(t, 201).Object(t))
-	alone := idOf(t, c.Do("POST", "/v1/deals", map[string]any{"name": "C"}).Want(t, 201).Object(t))
-	person := idOf(t, c.Do("POST", "/v1/people", map[string]any{"firstName": "Ada", "companyIds": []string{idOf(t, acme), idOf(t, gone)}}).Want(t, 201).Object(t))
-	c.Do("DELETE", "/v1/companies/"+idOf(t, gone), nil).Want(t, 204)
+	acme := apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Acme <Robotics> & Co", "sector": "Robotics"})
+	gone := apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Gone"})
+	withCompany := apitest.IDOf(t, c.Do("POST", "/v1/deals", map[string]any{"name": "A", "companyId": apitest.IDOf(t, acme), "amount": 5, "currency": "USD"}).Want(t, 201).Object(t))
+	toGone := apitest.IDOf(t, c.Do("POST", "/v1/deals", map[string]any{"name": "B", "companyId": apitest.IDOf(t, gone)}).Want(t, 201).Object(t))
+	alone := apitest.IDOf(t, c.Do("POST", "/v1/deals", map[string]any{"name": "C"}).Want(t, 201).Object(t))
+	person := apitest.IDOf(t, c.Do("POST", "/v1/people", map[string]any{"firstName": "Ada", "companyIds": []string{apitest.IDOf(t, acme), apitest.IDOf(t, gone)}}).Want(t, 201).Object(t))
+	c.Do("DELETE", "/v1/companies/"+apitest.IDOf(t, gone), nil).Want(t, 204)
 
 	r := c.Do("GET", "/v1/deals?expand=companyId&fields=name,companyId", nil).Want(t, 200)
-	asGet := c.Do("GET", "/v1/companies/"+idOf(t, acme), nil).Want(t, 200).Body
+	asGet := c.Do("GET", "/v1/companies/"+apitest.IDOf(t, acme), nil).Want(t, 200).Body
 	// The record as GET answers it, byte for byte (no re-encoding: "<" stays "<").
 	var get struct{ Data json.RawMessage }
 	if err := json.Unmarshal(asGet, &get); err != nil {
@@ -520,7 +520,7 @@ func TestExpandCarriesEachReferencedRecordAsGetAnswersItAndFieldsKeepsTheNamedOn
 	}
 	byID := map[string]map[string]any{}
 	for _, d := range r.List(t) {
-		byID[idOf(t, d)] = d
+		byID[apitest.IDOf(t, d)] = d
 		keys := slices.Sorted(func(yield func(string) bool) {
 			for k := range d {
 				if !yield(k) {
@@ -533,7 +533,7 @@ func TestExpandCarriesEachReferencedRecordAsGetAnswersItAndFieldsKeepsTheNamedOn
 		}
 	}
 	exp := func(id string) any { return byID[id]["expanded"].(map[string]any)["companyId"] }
-	if m, ok := exp(withCompany).(map[string]any); !ok || m["id"] != idOf(t, acme) {
+	if m, ok := exp(withCompany).(map[string]any); !ok || m["id"] != apitest.IDOf(t, acme) {
 		t.Errorf("expanded company: %v", exp(withCompany))
 	}
 	if exp(toGone) != nil || exp(alone) != nil {
@@ -541,23 +541,23 @@ func TestExpandCarriesEachReferencedRecordAsGetAnswersItAndFieldsKeepsTheNamedOn
 	}
 	// An array of references: the records that exist.
 	p := c.Do("GET", "/v1/people?expand=companyIds&fields=firstName", nil).Want(t, 200).List(t)
-	if got := p[0]["expanded"].(map[string]any)["companyIds"].([]any); len(got) != 1 || idOf(t, got[0].(map[string]any)) != idOf(t, acme) || idOf(t, p[0]) != person {
+	if got := p[0]["expanded"].(map[string]any)["companyIds"].([]any); len(got) != 1 || apitest.IDOf(t, got[0].(map[string]any)) != apitest.IDOf(t, acme) || apitest.IDOf(t, p[0]) != person {
 		t.Errorf("people expand=companyIds: %v", p[0])
 	}
 	// A score's framework.
-	fw := idOf(t, c.Do("POST", "/v1/frameworks", map[string]any{"name": "Core", "elements": []any{
+	fw := apitest.IDOf(t, c.Do("POST", "/v1/frameworks", map[string]any{"name": "Core", "elements": []any{
 		map[string]any{"id": "e1", "name": "Team", "weight": 2}}}).Want(t, 201).Object(t))
-	c.Do("POST", "/v1/scores", map[string]any{"frameworkId": fw, "company": idOf(t, acme),
+	c.Do("POST", "/v1/scores", map[string]any{"frameworkId": fw, "company": apitest.IDOf(t, acme),
 		"elementScores": []any{map[string]any{"elementId": "e1", "score": 80}}}).Want(t, 201)
 	s := c.Do("GET", "/v1/scores?expand=frameworkId,company", nil).Want(t, 200).List(t)
-	if x := s[0]["expanded"].(map[string]any); idOf(t, x["frameworkId"].(map[string]any)) != fw || idOf(t, x["company"].(map[string]any)) != idOf(t, acme) {
+	if x := s[0]["expanded"].(map[string]any); apitest.IDOf(t, x["frameworkId"].(map[string]any)) != fw || apitest.IDOf(t, x["company"].(map[string]any)) != apitest.IDOf(t, acme) {
 		t.Errorf("scores expand=frameworkId,company: %v", x)
 	}
 
 	// A page naming more related records than one answer reads is refused.
 	var many []string
 	for range 3 {
-		many = append(many, idOf(t, acme))
+		many = append(many, apitest.IDOf(t, acme))
 	}
 	for range 2 {
 		c.Do("POST", "/v1/screenings", map[string]any{"name": "S", "frameworkId": fw, "companyIds": many}).Want(t, 201)
@@ -585,7 +585,7 @@ func TestAnExpandedPageEndsWithinTheBudgetAndPagesOn(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t)
 	c := e.Org(t)
-	big := idOf(t, createCompany(t, c, map[string]any{"canonicalName": "Big", "description": strings.Repeat("d", 19_000)}))
+	big := apitest.IDOf(t, apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Big", "description": strings.Repeat("d", 19_000)}))
 	for range 3 {
 		var ops []map[string]any
 		for range 100 {
@@ -609,7 +609,7 @@ func TestACursorOnlyContinuesTheListItCameFrom(t *testing.T) {
 	e := apitest.New(t)
 	c := e.Org(t)
 	for _, s := range []string{"AI", "AI", "Robotics", "AI"} {
-		createCompany(t, c, map[string]any{"canonicalName": "Co " + s, "sector": s})
+		apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Co " + s, "sector": s})
 	}
 	for _, hint := range []string{"key", "search"} {
 		if hint == "search" && e.Engine == nil {
@@ -642,7 +642,7 @@ func TestWorkflowsAndRunsTakeFiltersSortsAndFields(t *testing.T) {
 	b := workflowWith(t, c, "beta <b>", step("s", "set", map[string]any{"v": 2}))
 	workflowWith(t, c, "Gamma", step("s", "set", map[string]any{"v": 3}))
 	runToEnd(t, c, a, nil)
-	run := idOf(t, runToEnd(t, c, b, nil))
+	run := apitest.IDOf(t, runToEnd(t, c, b, nil))
 
 	r := c.Do("GET", "/v1/workflows?filter[name][in]="+url.QueryEscape("Alpha,beta <b>")+"&sort=-name&fields=name", nil).Want(t, 200)
 	got := r.List(t)
@@ -653,7 +653,7 @@ func TestWorkflowsAndRunsTakeFiltersSortsAndFields(t *testing.T) {
 		t.Errorf("a chosen field is re-encoded with HTML escapes: %s", r.Body)
 	}
 	got = c.Do("GET", "/v1/workflow-runs?filter[workflowId]="+b+"&filter[status]=completed", nil).Want(t, 200).List(t)
-	if len(got) != 1 || idOf(t, got[0]) != run {
+	if len(got) != 1 || apitest.IDOf(t, got[0]) != run {
 		t.Errorf("runs of b, completed: %v", got)
 	}
 	// A trigger's secret is never a filter, a sort or a chosen field.

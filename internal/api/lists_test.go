@@ -98,7 +98,7 @@ func largestCustom(t *testing.T, c *apitest.Client) int {
 	for _, n := range []int{395_000, 390_000, 380_000, 350_000, 300_000, 250_000, 200_000, 150_000, 100_000} {
 		r := c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "probe", "custom": map[string]any{"blob": strings.Repeat("x", n)}})
 		if r.Status == 201 {
-			c.Do("DELETE", "/v1/companies/"+idOf(t, r.Object(t)), nil).Want(t, 204)
+			c.Do("DELETE", "/v1/companies/"+apitest.IDOf(t, r.Object(t)), nil).Want(t, 204)
 			return n
 		}
 	}
@@ -127,7 +127,7 @@ func TestListsOfRecordsAtTheSizeLimitStayWithinTheByteBudgetAndTheNextLinkVisits
 					"canonicalName": fmt.Sprintf("Company %03d", count-i), // name order is the reverse of creation
 					"custom":        map[string]any{"blob": strings.Repeat("x", size-20)},
 				}
-				ids[i] = idOf(t, as(t, e, c).Do("POST", "/v1/companies", body).Want(t, 201).Object(t))
+				ids[i] = apitest.IDOf(t, e.As(t, c).Do("POST", "/v1/companies", body).Want(t, 201).Object(t))
 			}
 		}()
 	}
@@ -177,7 +177,7 @@ func TestAFullPageWithMoreRecordsAfterItLinksToTheNextAndTheLastPageDoesNot(t *t
 	c := e.Org(t)
 	var ids []string
 	for i := range 4 {
-		ids = append(ids, idOf(t, createCompany(t, c, map[string]any{"canonicalName": fmt.Sprintf("Company %d", i)})))
+		ids = append(ids, apitest.IDOf(t, apitest.CreateCompany(t, c, map[string]any{"canonicalName": fmt.Sprintf("Company %d", i)})))
 	}
 	slices.Reverse(ids)
 
@@ -187,11 +187,11 @@ func TestAFullPageWithMoreRecordsAfterItLinksToTheNextAndTheLastPageDoesNot(t *t
 		t.Fatalf("a full page with records after it has Link %q and X-Next-Cursor %q, want both",
 			first.Header.Get("Link"), first.Header.Get("X-Next-Cursor"))
 	}
-	if got := idsOf(t, first.List(t)); !slices.Equal(got, ids[:2]) {
+	if got := apitest.IDsOf(t, first.List(t)); !slices.Equal(got, ids[:2]) {
 		t.Errorf("first page %v, want %v", got, ids[:2])
 	}
 	last := c.Do("GET", m[1], nil).Want(t, 200)
-	if got := idsOf(t, last.List(t)); !slices.Equal(got, ids[2:]) {
+	if got := apitest.IDsOf(t, last.List(t)); !slices.Equal(got, ids[2:]) {
 		t.Errorf("page after the link %v, want %v", got, ids[2:])
 	}
 	for _, h := range []string{"Link", "X-Next-Cursor"} {
@@ -210,14 +210,14 @@ func TestEveryListEndpointPagesByTheNextLink(t *testing.T) {
 	c := e.Org(t)
 	want := map[string][]string{}
 	for i := range 3 {
-		want["companies"] = append(want["companies"], idOf(t, createCompany(t, c, map[string]any{"canonicalName": fmt.Sprintf("C%d", i)})))
-		want["workflows"] = append(want["workflows"], idOf(t, createWorkflow(t, c, map[string]any{"name": fmt.Sprintf("W%d", i)})))
+		want["companies"] = append(want["companies"], apitest.IDOf(t, apitest.CreateCompany(t, c, map[string]any{"canonicalName": fmt.Sprintf("C%d", i)})))
+		want["workflows"] = append(want["workflows"], apitest.IDOf(t, createWorkflow(t, c, map[string]any{"name": fmt.Sprintf("W%d", i)})))
 		want["keys"] = append(want["keys"], e.Key(t, c.Org, "member").ClientID)
 	}
 	want["keys"] = append([]string{c.ClientID}, want["keys"]...)
 	wf := want["workflows"][0]
 	for range 3 {
-		want["runs"] = append(want["runs"], idOf(t, awaitRun(t, c, idOf(t, startRun(t, c, wf, map[string]any{})))))
+		want["runs"] = append(want["runs"], apitest.IDOf(t, awaitRun(t, c, apitest.IDOf(t, startRun(t, c, wf, map[string]any{})))))
 	}
 	for _, tc := range []struct{ path, idField, kind string }{
 		{"/v1/companies", "id", "companies"},
@@ -228,7 +228,7 @@ func TestEveryListEndpointPagesByTheNextLink(t *testing.T) {
 	} {
 		t.Run(tc.path, func(t *testing.T) {
 			t.Parallel()
-			c := as(t, e, c)
+			c := e.As(t, c)
 			for _, dir := range []string{"desc", "asc"} {
 				w := slices.Clone(want[tc.kind])
 				if dir == "desc" {
@@ -250,7 +250,7 @@ func TestCursorPagingFollowsEverySortDirectionAndLt(t *testing.T) {
 	names := []string{"delta", "Alpha", "charlie", "Echo", "bravo", "alpha", "foxtrot"}
 	var ids []string
 	for _, n := range names {
-		ids = append(ids, idOf(t, createCompany(t, c, map[string]any{"canonicalName": n})))
+		ids = append(ids, apitest.IDOf(t, apitest.CreateCompany(t, c, map[string]any{"canonicalName": n})))
 	}
 	for _, q := range []string{
 		"", "direction=asc", "sort=createdAt", "sort=canonicalName", "sort=canonicalName&direction=asc",
@@ -259,8 +259,8 @@ func TestCursorPagingFollowsEverySortDirectionAndLt(t *testing.T) {
 	} {
 		t.Run(q, func(t *testing.T) {
 			t.Parallel()
-			c := as(t, e, c)
-			whole := idsOf(t, c.Do("GET", "/v1/companies?limit=1000&"+strings.TrimPrefix(q, "page=2"), nil).Want(t, 200).List(t))
+			c := e.As(t, c)
+			whole := apitest.IDsOf(t, c.Do("GET", "/v1/companies?limit=1000&"+strings.TrimPrefix(q, "page=2"), nil).Want(t, 200).List(t))
 			if q == "page=2" {
 				whole = whole[2:] // page 2 of pages of 2, and every page after it
 			}
@@ -278,8 +278,8 @@ func TestAMalformedOrForeignCursorIs400NamingCursor(t *testing.T) {
 	c := e.Org(t)
 	other := e.Org(t)
 	for i := range 3 {
-		createCompany(t, c, map[string]any{"canonicalName": fmt.Sprintf("C%d", i)})
-		createCompany(t, other, map[string]any{"canonicalName": fmt.Sprintf("O%d", i)})
+		apitest.CreateCompany(t, c, map[string]any{"canonicalName": fmt.Sprintf("C%d", i)})
+		apitest.CreateCompany(t, other, map[string]any{"canonicalName": fmt.Sprintf("O%d", i)})
 	}
 	cursor := c.Do("GET", "/v1/companies?limit=1", nil).Want(t, 200).Header.Get("X-Next-Cursor")
 	if cursor == "" {
@@ -303,13 +303,13 @@ func TestAMalformedOrForeignCursorIs400NamingCursor(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			r := as(t, e, tc.client).Do("GET", "/v1/companies?"+tc.query, nil)
-			wantError(t, r, 400, "Invalid query parameter: cursor ")
+			r := e.As(t, tc.client).Do("GET", "/v1/companies?"+tc.query, nil)
+			apitest.WantError(t, r, 400, "Invalid query parameter: cursor ")
 		})
 	}
 	for _, path := range []string{"/v1/workflows", "/v1/workflow-runs", "/v1/keys"} {
 		r := c.Do("GET", path+"?cursor="+cursor, nil)
-		wantError(t, r, 400, "Invalid query parameter: cursor ")
+		apitest.WantError(t, r, 400, "Invalid query parameter: cursor ")
 	}
 }
 
@@ -317,12 +317,12 @@ func TestUnknownOrRepeatedQueryParametersOnListsAre400NamingTheParameter(t *test
 	t.Parallel()
 	e := apitest.New(t)
 	c := e.Org(t)
-	wf := idOf(t, createWorkflow(t, c, map[string]any{"name": "W"}))
+	wf := apitest.IDOf(t, createWorkflow(t, c, map[string]any{"name": "W"}))
 	for _, path := range []string{"/v1/companies", "/v1/workflows", "/v1/workflow-runs", "/v1/workflows/" + wf + "/runs", "/v1/keys"} {
-		wantError(t, c.Do("GET", path+"?foo=1", nil), 400,
+		apitest.WantError(t, c.Do("GET", path+"?foo=1", nil), 400,
 			"Invalid query parameter: foo is not accepted; accepted parameters are limit, page, lt, sort, direction, cursor")
-		wantError(t, c.Do("GET", path+"?limit=1&Limit=2", nil), 400, "Invalid query parameter: Limit is not accepted")
-		wantError(t, c.Do("GET", path+"?limit=1&limit=2", nil), 400, "Invalid query parameter: limit is given 2 times")
+		apitest.WantError(t, c.Do("GET", path+"?limit=1&Limit=2", nil), 400, "Invalid query parameter: Limit is not accepted")
+		apitest.WantError(t, c.Do("GET", path+"?limit=1&limit=2", nil), 400, "Invalid query parameter: limit is given 2 times")
 		c.Do("GET", path+"?limit=1&page=1&sort=id&direction=asc&lt=zzz&cursor=", nil).Want(t, 200)
 	}
 }
@@ -375,8 +375,8 @@ func TestKeysPageAndSortLikeEveryList(t *testing.T) {
 	if !slices.Equal(got, byName) {
 		t.Errorf("keys by name, pages of 3 by Link = %v, want %v", got, byName)
 	}
-	wantError(t, admin.Do("GET", "/v1/keys?sort=lastUsedAt", nil), 400, "Invalid query parameter: sort ", "id, createdAt, name")
-	wantError(t, admin.Do("GET", "/v1/keys?page=0", nil), 400, "Invalid query parameter: page ")
+	apitest.WantError(t, admin.Do("GET", "/v1/keys?sort=lastUsedAt", nil), 400, "Invalid query parameter: sort ", "id, createdAt, name")
+	apitest.WantError(t, admin.Do("GET", "/v1/keys?page=0", nil), 400, "Invalid query parameter: page ")
 }
 
 func TestRevokingAKeyWithAnOverlongIDIs404(t *testing.T) {

@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"go/ast"
@@ -17,7 +16,8 @@ import (
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 )
 
-// lambdaTests are the tests the Lambda mode runs (apitest.LambdaSubset).
+// lambdaTests are the tests the Lambda mode runs (apitest.LambdaSubset):
+// of this package and of every feature's (internal/api/…).
 const lambdaTests = "testdata/lambdas.txt"
 
 func TestMain(m *testing.M) {
@@ -32,90 +32,6 @@ func TestMain(m *testing.M) {
 		testenv.OwnServer()
 	}
 	testenv.Main(m)
-}
-
-// as returns a client with c's credentials that reports to t, so a
-// parallel subtest can use a key made by its parent.
-func as(t *testing.T, e *apitest.Env, c *apitest.Client) *apitest.Client {
-	t.Helper()
-	b := e.Anonymous(t)
-	b.Org, b.ClientID, b.Secret = c.Org, c.ClientID, c.Secret
-	return b
-}
-
-// wantError fails unless r has status, its X-Error-Code (apitest.ErrorCode)
-// and an {"error": ...} body whose message contains every one of parts.
-func wantError(t *testing.T, r *apitest.Response, status int, parts ...string) string {
-	t.Helper()
-	r.Want(t, status)
-	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
-		t.Errorf("Content-Type %q, want application/json", ct)
-	}
-	if err := apitest.ErrorCode(r.Status, r.Header); err != nil {
-		t.Error(err)
-	}
-	msg := r.Error(t)
-	for _, p := range parts {
-		if !strings.Contains(msg, p) {
-			t.Errorf("error %q does not contain %q", msg, p)
-		}
-	}
-	return msg
-}
-
-// wantExactBody fails unless the body is exactly want (one trailing
-// newline allowed).
-func wantExactBody(t *testing.T, r *apitest.Response, want string) {
-	t.Helper()
-	if got := strings.TrimSuffix(string(r.Body), "\n"); got != want {
-		t.Errorf("body %q, want exactly %q", got, want)
-	}
-}
-
-// createCompany posts body and returns the created record.
-func createCompany(t *testing.T, c *apitest.Client, body any) map[string]any {
-	t.Helper()
-	return c.Do("POST", "/v1/companies", body).Want(t, 201).Object(t)
-}
-
-// idOf returns the id of a record.
-func idOf(t *testing.T, rec map[string]any) string {
-	t.Helper()
-	id, ok := rec["id"].(string)
-	if !ok || id == "" {
-		t.Fatalf("record has no id: %v", rec)
-	}
-	return id
-}
-
-// idsOf returns the ids of the records, in order.
-func idsOf(t *testing.T, recs []map[string]any) []string {
-	t.Helper()
-	out := make([]string, 0, len(recs))
-	for _, r := range recs {
-		out = append(out, idOf(t, r))
-	}
-	return out
-}
-
-// clone deep-copies a decoded JSON object.
-func clone(t *testing.T, m map[string]any) map[string]any {
-	t.Helper()
-	b, err := json.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out map[string]any
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-// jsonOf renders v for failure messages.
-func jsonOf(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
 }
 
 // overTheItemLimit is a workflow body under the 1 MiB body limit and within
@@ -150,6 +66,11 @@ func TestTheLambdaModesListNamesTestsOfThisPackageOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	features, err := filepath.Glob("*/*_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, features...)
 	tests := map[string]bool{}
 	fset := token.NewFileSet()
 	for _, f := range files {
@@ -166,7 +87,7 @@ func TestTheLambdaModesListNamesTestsOfThisPackageOnce(t *testing.T) {
 	seen := map[string]bool{}
 	for _, n := range names {
 		if !tests[n] {
-			t.Errorf("%s names %s, which is no test of this package", lambdaTests, n)
+			t.Errorf("%s names %s, which is no test of this package or a feature's", lambdaTests, n)
 		}
 		if seen[n] {
 			t.Errorf("%s names %s twice", lambdaTests, n)

@@ -110,7 +110,7 @@ func TestAnMCPBatchOfMoreThanTenMessagesIsRefusedBeforeAnyOfThemRuns(t *testing.
 
 	// The body is bounded as every body is: 1 MiB.
 	huge := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"pad":"` + strings.Repeat("a", httpapi.MaxBodyBytes) + `"}}`
-	wantError(t, rpc(t, c, huge), http.StatusRequestEntityTooLarge, "1 MiB")
+	apitest.WantError(t, rpc(t, c, huge), http.StatusRequestEntityTooLarge, "1 MiB")
 
 	// None of a refused batch's messages runs: not the run one would start.
 	wf := c.Do("POST", "/v1/workflows", map[string]any{"name": "Batch", "steps": []any{
@@ -142,7 +142,7 @@ func TestEveryMCPMessageCountsOnceAgainstTheKeysLimitAndAtTheLimitMCPIs429(t *te
 	c := e.Org(t)
 	setLimits(t, e, c.Org, ratelimit.Limits{KeyPerMinute: 10, WebhookPerMinute: 10})
 	setup := e.Key(t, c.Org, "admin") // the records' writes are another key's
-	id := createCompany(t, setup, map[string]any{"canonicalName": "Counted Co"})["id"].(string)
+	id := apitest.CreateCompany(t, setup, map[string]any{"canonicalName": "Counted Co"})["id"].(string)
 	wantLeft := func(r *apitest.Response, left int) {
 		t.Helper()
 		if r.Header.Get("X-RateLimit-Limit") != "10" || r.Header.Get("X-RateLimit-Remaining") != strconv.Itoa(left) || r.Header.Get("X-RateLimit-Reset") != "55" {
@@ -186,7 +186,7 @@ func TestEveryMCPMessageCountsOnceAgainstTheKeysLimitAndAtTheLimitMCPIs429(t *te
 	// message runs.
 	for _, body := range []any{listTools(1), callTool(1, "get_company", map[string]any{"id": id})} {
 		r = rpc(t, c, body).Want(t, http.StatusTooManyRequests)
-		wantExactBody(t, r, `{"error":"Too many requests for this API key: the limit is 10 a minute; try again in 55 seconds."}`)
+		apitest.WantExactBody(t, r, `{"error":"Too many requests for this API key: the limit is 10 a minute; try again in 55 seconds."}`)
 		if r.Header.Get("Retry-After") != "55" || r.Header.Get("X-RateLimit-Remaining") != "0" {
 			t.Errorf("Retry-After %q, remaining %q", r.Header.Get("Retry-After"), r.Header.Get("X-RateLimit-Remaining"))
 		}
@@ -259,6 +259,6 @@ func TestAToolCallWithANumberNoClientReadsIsTheAPIs400NamingTheField(t *testing.
 		t.Errorf("the tool error's code and param: %v, want invalid_body and input.n", res.StructuredContent)
 	}
 	if rs := runsOf(t, c, wf); len(rs) != 0 {
-		t.Errorf("the refused call started runs: %s", jsonOf(rs))
+		t.Errorf("the refused call started runs: %s", apitest.JSONOf(rs))
 	}
 }

@@ -40,8 +40,8 @@ func TestAnAgentListsCreatesUpdatesAndDeletesCompaniesAsRESTDoes(t *testing.T) {
 	e := apitest.New(t)
 	c := e.Org(t)
 	s := mcpSession(t, e, c)
-	createCompany(t, c, map[string]any{"canonicalName": "Zeta Robotics", "sector": "Robotics"})
-	createCompany(t, c, map[string]any{"canonicalName": "Agent Foods", "sector": "Food"})
+	apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Zeta Robotics", "sector": "Robotics"})
+	apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Agent Foods", "sector": "Food"})
 
 	made, _ := call(t, s, "create_company", map[string]any{"idempotencyKey": "agent-create-1",
 		"body": map[string]any{"canonicalName": "Agent Robotics", "sector": "Robotics", "externalId": "agent-1", "description": "arms"}}, false)
@@ -68,7 +68,7 @@ func TestAnAgentListsCreatesUpdatesAndDeletesCompaniesAsRESTDoes(t *testing.T) {
 	if data := listed["data"].([]any); len(data) != 1 || !reflect.DeepEqual(data[0], map[string]any{"id": id, "canonicalName": "Agent Robotics"}) {
 		t.Fatalf("list_companies of Robotics by name, first page: %v", listed)
 	}
-	if got, want := jsonOf(listed["data"]), jsonOf(rest.List(t)); got != want {
+	if got, want := apitest.JSONOf(listed["data"]), apitest.JSONOf(rest.List(t)); got != want {
 		t.Errorf("list_companies: %s\nGET /v1/companies answers: %s", got, want)
 	}
 	cursor, _ := listed["nextCursor"].(string)

@@ -107,7 +107,7 @@ func TestTheMCPServerListsItsToolsWithSchemasAndEveryToolAnswers(t *testing.T) {
 		}
 	}
 
-	co := createCompany(t, c, map[string]any{"canonicalName": "Agent Robotics", "sector": "Robotics"})
+	co := apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Agent Robotics", "sector": "Robotics"})
 	id := co["id"].(string)
 	deal := c.Do("POST", "/v1/deals", map[string]any{"name": "Series A", "companyId": id}).Want(t, 201).Object(t)
 	person := c.Do("POST", "/v1/people", map[string]any{"firstName": "Ada", "lastName": "Agent"}).Want(t, 201).Object(t)
@@ -204,15 +204,15 @@ func TestMCPNeedsTheSameKeyAndSeesOnlyItsOrganization(t *testing.T) {
 	e := apitest.New(t)
 	// Without credentials: the REST API's 401, word for word.
 	r := e.Anonymous(t).Do("POST", "/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
-	wantExactBody(t, r.Want(t, http.StatusUnauthorized), `{"error":"invalid api key or clientId"}`)
+	apitest.WantExactBody(t, r.Want(t, http.StatusUnauthorized), `{"error":"invalid api key or clientId"}`)
 	wrong := e.Org(t)
 	wrong.Secret = "sk_not-the-secret"
-	wantExactBody(t, wrong.Do("POST", "/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`).Want(t, http.StatusUnauthorized),
+	apitest.WantExactBody(t, wrong.Do("POST", "/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`).Want(t, http.StatusUnauthorized),
 		`{"error":"invalid api key or clientId"}`)
 
 	// Another organization's records are not found.
 	owner, other := e.Org(t), e.Org(t)
-	id := createCompany(t, owner, map[string]any{"canonicalName": "Private Co"})["id"].(string)
+	id := apitest.CreateCompany(t, owner, map[string]any{"canonicalName": "Private Co"})["id"].(string)
 	s := mcpSession(t, e, other)
 	if _, msg := call(t, s, "get_company", map[string]any{"id": id}, true); msg != "not found" {
 		t.Errorf("another organization's company: %q", msg)
@@ -228,11 +228,11 @@ func TestTheMCPTransportsRefusalsAreErrorBodies(t *testing.T) {
 	c := apitest.New(t).Org(t)
 	const list = `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
 	// A client that does not take both JSON and an event stream.
-	wantExactBody(t, c.Do("POST", "/mcp", list, "Accept", "application/json").Want(t, http.StatusBadRequest),
+	apitest.WantExactBody(t, c.Do("POST", "/mcp", list, "Accept", "application/json").Want(t, http.StatusBadRequest),
 		`{"error":"Accept must contain both 'application/json' and 'text/event-stream'"}`)
 	// A body that is not JSON.
 	r := c.Do("POST", "/mcp", list, "Accept", "application/json, text/event-stream", "Content-Type", "text/plain")
-	wantExactBody(t, r.Want(t, http.StatusUnsupportedMediaType), `{"error":"Content-Type must be 'application/json'"}`)
+	apitest.WantExactBody(t, r.Want(t, http.StatusUnsupportedMediaType), `{"error":"Content-Type must be 'application/json'"}`)
 	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
 		t.Errorf("a refusal's Content-Type is %q", ct)
 	}
@@ -303,8 +303,8 @@ func TestMCPWithoutASearchEngineSearchesThroughTheHTTPAPI(t *testing.T) {
 	e := apitest.NewWith(t, apitest.Options{})
 	c := e.Org(t)
 	other := e.Org(t)
-	co := createCompany(t, c, map[string]any{"canonicalName": "Gateway Robotics", "sector": "Robotics"})
-	createCompany(t, other, map[string]any{"canonicalName": "Other Robotics", "sector": "Robotics"})
+	co := apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Gateway Robotics", "sector": "Robotics"})
+	apitest.CreateCompany(t, other, map[string]any{"canonicalName": "Other Robotics", "sector": "Robotics"})
 	var rest map[string]any
 	c.Do("POST", "/v1/companies/search", map[string]any{"text": "robotics"}).Want(t, 200).Decode(t, &rest)
 

@@ -44,8 +44,8 @@ func TestANumberNoClientReadsIs400NamingTheFieldAndTheCompaniesStayReadable(t *t
 	t.Parallel()
 	e := apitest.New(t)
 	c := e.Org(t)
-	kept := createCompany(t, c, map[string]any{"canonicalName": "Kept"})
-	path := "/v1/companies/" + idOf(t, kept)
+	kept := apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Kept"})
+	path := "/v1/companies/" + apitest.IDOf(t, kept)
 	for _, u := range unreadable {
 		for _, body := range []struct{ method, path, body, field string }{
 			{"POST", "/v1/companies", `{"canonicalName":"Big","custom":{"n":` + u.number + `}}`, "custom.n"},
@@ -54,7 +54,7 @@ func TestANumberNoClientReadsIs400NamingTheFieldAndTheCompaniesStayReadable(t *t
 		} {
 			r := c.Do(body.method, body.path, body.body)
 			r.Want(t, 400)
-			wantExactBody(t, r, invalidBody(body.field, u.why))
+			apitest.WantExactBody(t, r, invalidBody(body.field, u.why))
 		}
 	}
 
@@ -81,7 +81,7 @@ func TestANumberNoClientReadsIs400NamingTheFieldAndTheCompaniesStayReadable(t *t
 		t.Errorf("the organization has %d companies, want 2 (Kept, Edges): refused bodies stored something", n)
 	}
 	if got := objectAt(t, c.Do("GET", path, nil).Want(t, 200).Object(t), "custom"); len(got) != 0 {
-		t.Errorf("a refused update changed custom to %s", jsonOf(got))
+		t.Errorf("a refused update changed custom to %s", apitest.JSONOf(got))
 	}
 }
 
@@ -156,16 +156,16 @@ func TestANumberNoClientReadsInARunInputOrAWorkflowIs400AndNothingIsStored(t *te
 	for _, u := range unreadable {
 		r := c.Do("POST", "/v1/workflows/"+wf+"/runs", `{"input":{"crm":{"id":`+u.number+`}}}`)
 		r.Want(t, 400)
-		wantExactBody(t, r, invalidBody("input.crm.id", u.why))
+		apitest.WantExactBody(t, r, invalidBody("input.crm.id", u.why))
 
 		// A step's literal is stored in the definition and copied to outputs.
 		r = c.Do("POST", "/v1/workflows", `{"name":"Literal","steps":[{"id":"s","type":"set","with":{"n":`+u.number+`}}]}`)
 		r.Want(t, 400)
-		wantExactBody(t, r, invalidBody("steps[0].with.n", u.why))
+		apitest.WantExactBody(t, r, invalidBody("steps[0].with.n", u.why))
 	}
 	wantNoRuns(t, c)
 	if list := c.Do("GET", "/v1/workflows", nil).Want(t, 200).List(t); len(list) != 1 {
-		t.Errorf("refused definitions stored workflows: %s", jsonOf(list))
+		t.Errorf("refused definitions stored workflows: %s", apitest.JSONOf(list))
 	}
 	// The limits themselves run and come back as sent.
 	run := runToEnd(t, c, wf, `{"input":{"id":9007199254740991,"x":-1.7976931348623157e308}}`)
@@ -186,12 +186,12 @@ func TestAWebhookPayloadWithANumberNoClientReadsIs400OnceTheSignatureIsChecked(t
 			wantInvalidSignature(t, deliver(t, e, h.slug, "", body, "X-Service-Webhook-Secret", "whsec_wrong"))
 			r := deliver(t, e, h.slug, "", body, "X-Service-Webhook-Secret", h.secret)
 			r.Want(t, 400)
-			wantExactBody(t, r, invalidBody(field, u.why))
+			apitest.WantExactBody(t, r, invalidBody(field, u.why))
 		}
 	}
 	wantNoRuns(t, c)
 	run := wantAccepted(t, c, h, deliver(t, e, h.slug, "", `{"id":9007199254740991,"ratio":0.1}`, "X-Service-Webhook-Secret", h.secret))
-	if got := jsonOf(objectAt(t, run, "input", "webhook")["payload"]); got != `{"id":9007199254740991,"ratio":0.1}` {
+	if got := apitest.JSONOf(objectAt(t, run, "input", "webhook")["payload"]); got != `{"id":9007199254740991,"ratio":0.1}` {
 		t.Errorf("payload came back as %s", got)
 	}
 }

@@ -67,7 +67,7 @@ func TestAKeyOverItsLimitIs429WithRetryAfterWhileOtherKeysAndOrganizationsGoOn(t
 		}
 	}
 	r := c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Over"})
-	wantExactBody(t, r.Want(t, http.StatusTooManyRequests),
+	apitest.WantExactBody(t, r.Want(t, http.StatusTooManyRequests),
 		`{"error":"Too many requests for this API key: the limit is 3 a minute; try again in 55 seconds."}`)
 	if r.Header.Get("Retry-After") != "55" || r.Header.Get("X-RateLimit-Remaining") != "0" {
 		t.Errorf("Retry-After %q, remaining %q", r.Header.Get("Retry-After"), r.Header.Get("X-RateLimit-Remaining"))
@@ -150,7 +150,7 @@ func TestAWebhookTriggerOverItsLimitIs429AndUnsignedRequestsDoNotSpendIt(t *test
 		}
 	}
 	r := send(secret).Want(t, http.StatusTooManyRequests)
-	wantExactBody(t, r, `{"error":"Too many requests for this webhook trigger: the limit is 2 a minute; try again in 55 seconds."}`)
+	apitest.WantExactBody(t, r, `{"error":"Too many requests for this webhook trigger: the limit is 2 a minute; try again in 55 seconds."}`)
 	if r.Header.Get("Retry-After") != "55" {
 		t.Errorf("Retry-After %q", r.Header.Get("Retry-After"))
 	}
@@ -182,7 +182,7 @@ func TestAnOrganizationOverItsLimitIs429NamingItAndTheHeadersReportTheTighterLim
 	}
 	for _, k := range []*apitest.Client{other, c} {
 		r := k.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Over"})
-		wantExactBody(t, r.Want(t, http.StatusTooManyRequests),
+		apitest.WantExactBody(t, r.Want(t, http.StatusTooManyRequests),
 			`{"error":"Too many requests for this organization: the limit is 3 a minute; try again in 55 seconds."}`)
 		if r.Header.Get("Retry-After") != "55" || r.Header.Get("X-RateLimit-Limit") != "3" || r.Header.Get("X-RateLimit-Remaining") != "0" {
 			t.Errorf("Retry-After %q, limit %q, remaining %q", r.Header.Get("Retry-After"), r.Header.Get("X-RateLimit-Limit"), r.Header.Get("X-RateLimit-Remaining"))
@@ -238,6 +238,6 @@ func TestARaisedLimitAdmitsAKeyRefusedOnAnotherInstanceWithoutWaitingForTheWindo
 	*now = now.Add(ratelimit.RecheckEvery)
 	c2.Do("GET", "/v1/companies", nil).Want(t, http.StatusOK)
 	c.Do("GET", "/v1/companies", nil).Want(t, http.StatusOK)
-	wantExactBody(t, c2.Do("GET", "/v1/companies", nil).Want(t, http.StatusTooManyRequests),
+	apitest.WantExactBody(t, c2.Do("GET", "/v1/companies", nil).Want(t, http.StatusTooManyRequests),
 		`{"error":"Too many requests for this organization: the limit is 6 a minute; try again in 52 seconds."}`)
 }

@@ -108,11 +108,11 @@ func TestABodyThatIsNotJSONByItsContentTypeIs415(t *testing.T) {
 		if got := r.Header.Get("X-Error-Code"); got != "unsupported_media_type" {
 			t.Errorf("%s %s as %s: X-Error-Code %q, want unsupported_media_type", tc.method, tc.path, tc.ctype, got)
 		}
-		wantExactBody(t, r, `{"error":"Content-Type must be 'application/json'"}`)
+		apitest.WantExactBody(t, r, `{"error":"Content-Type must be 'application/json'"}`)
 	}
 	wantNoCompanies(t, c)
 	if list := c.Do("GET", "/v1/imports", nil).Want(t, 200).List(t); len(list) != 0 {
-		t.Errorf("a refused import was created: %s", jsonOf(list))
+		t.Errorf("a refused import was created: %s", apitest.JSONOf(list))
 	}
 	c.Do("POST", "/v1/companies", `{"canonicalName":"As UTF-8"}`, "Content-Type", "application/json; charset=utf-8").Want(t, 201)
 	// A body without a Content-Type, or with curl's default one (-d), is

@@ -26,20 +26,20 @@ func workflowWith(t *testing.T, c *apitest.Client, name string, steps ...map[str
 	for i, s := range steps {
 		list[i] = s
 	}
-	return idOf(t, createWorkflow(t, c, map[string]any{"name": name, "steps": list}))
+	return apitest.IDOf(t, createWorkflow(t, c, map[string]any{"name": name, "steps": list}))
 }
 
 // runToEnd starts a run of the workflow and waits until it has finished.
 func runToEnd(t *testing.T, c *apitest.Client, workflowID string, body any) map[string]any {
 	t.Helper()
-	return awaitRun(t, c, idOf(t, startRun(t, c, workflowID, body)))
+	return awaitRun(t, c, apitest.IDOf(t, startRun(t, c, workflowID, body)))
 }
 
 // wantStatus fails unless the run has the status.
 func wantStatus(t *testing.T, run map[string]any, status string) {
 	t.Helper()
 	if run["status"] != status {
-		t.Fatalf("run status %v, want %s: %s", run["status"], status, jsonOf(run))
+		t.Fatalf("run status %v, want %s: %s", run["status"], status, apitest.JSONOf(run))
 	}
 }
 
@@ -49,13 +49,13 @@ func objectAt(t *testing.T, v any, keys ...string) map[string]any {
 	for _, k := range keys {
 		m, ok := v.(map[string]any)
 		if !ok {
-			t.Fatalf("no object at %q in %s", k, jsonOf(v))
+			t.Fatalf("no object at %q in %s", k, apitest.JSONOf(v))
 		}
 		v = m[k]
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		t.Fatalf("%s is not an object: %s", strings.Join(keys, "."), jsonOf(v))
+		t.Fatalf("%s is not an object: %s", strings.Join(keys, "."), apitest.JSONOf(v))
 	}
 	return m
 }
@@ -80,17 +80,17 @@ func TestARunIsAcceptedQueuedAndCompletesWithTheOutputOfItsLastStep(t *testing.T
 	r := c.Do("POST", "/v1/workflows/"+wfID+"/runs", map[string]any{"input": in})
 	accepted := r.Want(t, 202).Object(t)
 	wantKeys(t, "accepted run", accepted, runFields)
-	id := idOf(t, accepted)
+	id := apitest.IDOf(t, accepted)
 	if !strings.HasPrefix(id, "run_") {
 		t.Errorf("run id %q, want a run_ id", id)
 	}
 	if accepted["status"] != "queued" || accepted["workflowId"] != wfID || accepted["startedBy"] != "api" ||
 		accepted["dryRun"] != false || accepted["retryOf"] != nil || accepted["output"] != nil || accepted["error"] != nil ||
 		accepted["completedAt"] != nil || accepted["createdAt"] == nil {
-		t.Errorf("accepted run %s, want a queued api run of %s", jsonOf(accepted), wfID)
+		t.Errorf("accepted run %s, want a queued api run of %s", apitest.JSONOf(accepted), wfID)
 	}
 	if !reflect.DeepEqual(accepted["input"], in) {
-		t.Errorf("input %s, want %s", jsonOf(accepted["input"]), jsonOf(in))
+		t.Errorf("input %s, want %s", apitest.JSONOf(accepted["input"]), apitest.JSONOf(in))
 	}
 
 	run := awaitRun(t, c, id)
@@ -99,13 +99,13 @@ func TestARunIsAcceptedQueuedAndCompletesWithTheOutputOfItsLastStep(t *testing.T
 	want := map[string]any{"greeting": "hello", "name": "Ada", "tags": []any{"x", "y"}, "from": true,
 		"nested": map[string]any{"n": 3.5}}
 	if !reflect.DeepEqual(run["output"], want) {
-		t.Errorf("output %s, want %s", jsonOf(run["output"]), jsonOf(want))
+		t.Errorf("output %s, want %s", apitest.JSONOf(run["output"]), apitest.JSONOf(want))
 	}
 	if run["error"] != nil || run["startedAt"] == nil || run["completedAt"] == nil {
-		t.Errorf("completed run %s, want no error and startedAt, completedAt set", jsonOf(run))
+		t.Errorf("completed run %s, want no error and startedAt, completedAt set", apitest.JSONOf(run))
 	}
 	if run["title"] != accepted["title"] || run["createdAt"] != accepted["createdAt"] || !reflect.DeepEqual(run["input"], in) {
-		t.Errorf("execution changed the run's title, createdAt or input: %s", jsonOf(run))
+		t.Errorf("execution changed the run's title, createdAt or input: %s", apitest.JSONOf(run))
 	}
 	created, _ := time.Parse(time.RFC3339Nano, run["createdAt"].(string))
 	started, _ := time.Parse(time.RFC3339Nano, run["startedAt"].(string))
@@ -133,10 +133,10 @@ func TestAWorkflowWithoutStepsCompletesWithItsInputAsOutput(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			run := runToEnd(t, as(t, e, admin), wfID, tc.body)
+			run := runToEnd(t, e.As(t, admin), wfID, tc.body)
 			wantStatus(t, run, "completed")
 			if !reflect.DeepEqual(run["output"], tc.want) || !reflect.DeepEqual(run["input"], tc.want) {
-				t.Errorf("input %s, output %s; want both %s", jsonOf(run["input"]), jsonOf(run["output"]), jsonOf(tc.want))
+				t.Errorf("input %s, output %s; want both %s", apitest.JSONOf(run["input"]), apitest.JSONOf(run["output"]), apitest.JSONOf(tc.want))
 			}
 		})
 	}
@@ -166,12 +166,12 @@ func TestCreateRunRejectsInvalidBodiesWith400(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			wantError(t, as(t, e, admin).Do("POST", "/v1/workflows/"+wfID+"/runs", tc.body), 400, tc.field)
+			apitest.WantError(t, e.As(t, admin).Do("POST", "/v1/workflows/"+wfID+"/runs", tc.body), 400, tc.field)
 		})
 	}
 	t.Cleanup(func() {
 		if runs := admin.Do("GET", "/v1/workflows/"+wfID+"/runs", nil).Want(t, 200).List(t); len(runs) != 0 {
-			t.Errorf("rejected requests created runs: %s", jsonOf(runs))
+			t.Errorf("rejected requests created runs: %s", apitest.JSONOf(runs))
 		}
 	})
 }
@@ -198,14 +198,14 @@ func TestAFailStepFailsTheRunWithItsMessageAndStep(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c := as(t, e, admin)
+			c := e.As(t, admin)
 			run := runToEnd(t, c, workflowWith(t, c, "Failing", tc.steps...), map[string]any{"input": tc.input})
 			wantStatus(t, run, "failed")
 			if !reflect.DeepEqual(run["error"], tc.want) {
-				t.Errorf("error %s, want %s", jsonOf(run["error"]), jsonOf(tc.want))
+				t.Errorf("error %s, want %s", apitest.JSONOf(run["error"]), apitest.JSONOf(tc.want))
 			}
 			if run["output"] != nil || run["completedAt"] == nil {
-				t.Errorf("failed run %s, want output null and completedAt set", jsonOf(run))
+				t.Errorf("failed run %s, want output null and completedAt set", apitest.JSONOf(run))
 			}
 		})
 	}
@@ -218,7 +218,7 @@ func TestAStepWhosePathFindsNothingFailsTheRunNamingTheStep(t *testing.T) {
 	run := runToEnd(t, c, workflowWith(t, c, "Missing", step("read", "set", map[string]any{"v.$": "$.input.absent"})), nil)
 	wantStatus(t, run, "failed")
 	if errObj := objectAt(t, run, "error"); errObj["step"] != "read" || errObj["message"] == "" {
-		t.Errorf("error %s, want a message and step read", jsonOf(errObj))
+		t.Errorf("error %s, want a message and step read", apitest.JSONOf(errObj))
 	}
 }
 
@@ -259,17 +259,17 @@ func TestUpsertCompanyCreatesAndThenUpdatesTheCompanyItMatches(t *testing.T) {
 			t.Parallel()
 			c := e.Org(t) // an organization per case: the matching looks at all its companies
 			// The organization's own company must be neither matched nor touched.
-			bystander := createCompany(t, c, map[string]any{"canonicalName": "Acme Holdings", "externalId": "ext-2",
+			bystander := apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Acme Holdings", "externalId": "ext-2",
 				"website": "https://holdings.example"})
 
 			created := runToEnd(t, c, workflowWith(t, c, "Upsert 1", upsertStep(keysOf(first)...)), map[string]any{"input": first})
 			wantStatus(t, created, "completed")
 			out := objectAt(t, created, "output")
 			if out["created"] != true {
-				t.Errorf("first run output %s, want created true", jsonOf(out))
+				t.Errorf("first run output %s, want created true", apitest.JSONOf(out))
 			}
 			company := objectAt(t, out, "company")
-			companyID := idOf(t, company)
+			companyID := apitest.IDOf(t, company)
 			for k, v := range first {
 				if company[k] != v {
 					t.Errorf("created company %s = %v, want %v", k, company[k], v)
@@ -280,9 +280,9 @@ func TestUpsertCompanyCreatesAndThenUpdatesTheCompanyItMatches(t *testing.T) {
 			wantStatus(t, updated, "completed")
 			out = objectAt(t, updated, "output")
 			if out["created"] != false {
-				t.Errorf("second run output %s, want created false", jsonOf(out))
+				t.Errorf("second run output %s, want created false", apitest.JSONOf(out))
 			}
-			if got := idOf(t, objectAt(t, out, "company")); got != companyID {
+			if got := apitest.IDOf(t, objectAt(t, out, "company")); got != companyID {
 				t.Errorf("second run wrote company %s, want the matched %s", got, companyID)
 			}
 
@@ -293,24 +293,24 @@ func TestUpsertCompanyCreatesAndThenUpdatesTheCompanyItMatches(t *testing.T) {
 				}
 			}
 			if len(fromWorkflow) != 1 {
-				t.Fatalf("%d companies with origin workflow, want exactly 1: %s", len(fromWorkflow), jsonOf(fromWorkflow))
+				t.Fatalf("%d companies with origin workflow, want exactly 1: %s", len(fromWorkflow), apitest.JSONOf(fromWorkflow))
 			}
 			got := fromWorkflow[0]
-			if idOf(t, got) != companyID {
-				t.Errorf("the workflow's company is %s, want %s", idOf(t, got), companyID)
+			if apitest.IDOf(t, got) != companyID {
+				t.Errorf("the workflow's company is %s, want %s", apitest.IDOf(t, got), companyID)
 			}
-			want := clone(t, first)
+			want := apitest.Clone(t, first)
 			for k, v := range tc.second {
 				want[k] = v
 			}
 			for k, v := range want {
 				if got[k] != v {
-					t.Errorf("company %s = %v, want %v (first %s then %s)", k, got[k], v, jsonOf(first), jsonOf(tc.second))
+					t.Errorf("company %s = %v, want %v (first %s then %s)", k, got[k], v, apitest.JSONOf(first), apitest.JSONOf(tc.second))
 				}
 			}
-			after := c.Do("GET", "/v1/companies/"+idOf(t, bystander), nil).Want(t, 200).Object(t)
+			after := c.Do("GET", "/v1/companies/"+apitest.IDOf(t, bystander), nil).Want(t, 200).Object(t)
 			if !reflect.DeepEqual(after, bystander) {
-				t.Errorf("the upserts changed another company:\nbefore %s\nafter  %s", jsonOf(bystander), jsonOf(after))
+				t.Errorf("the upserts changed another company:\nbefore %s\nafter  %s", apitest.JSONOf(bystander), apitest.JSONOf(after))
 			}
 		})
 	}
@@ -323,10 +323,10 @@ func TestUpsertCompanyWithoutAMatchOrANameFailsTheRun(t *testing.T) {
 	run := runToEnd(t, c, workflowWith(t, c, "No name", upsertStep("externalId")), map[string]any{"input": map[string]any{"externalId": "ext-9"}})
 	wantStatus(t, run, "failed")
 	if errObj := objectAt(t, run, "error"); errObj["step"] != "up" || !strings.Contains(errObj["message"].(string), "canonicalName") {
-		t.Errorf("error %s, want step up and a message naming canonicalName", jsonOf(errObj))
+		t.Errorf("error %s, want step up and a message naming canonicalName", apitest.JSONOf(errObj))
 	}
 	if list := companies(t, c); len(list) != 0 {
-		t.Errorf("a failed upsert stored companies: %s", jsonOf(list))
+		t.Errorf("a failed upsert stored companies: %s", apitest.JSONOf(list))
 	}
 }
 
@@ -347,7 +347,7 @@ func TestTagCompanyTagsTheCompanyAnEarlierStepWrote(t *testing.T) {
 	}
 	list := companies(t, c)
 	if len(list) != 1 || !reflect.DeepEqual(list[0]["tags"], wantTags) || list[0]["canonicalName"] != "Tagged Co" {
-		t.Errorf("companies %s, want one Tagged Co with tags %v", jsonOf(list), wantTags)
+		t.Errorf("companies %s, want one Tagged Co with tags %v", apitest.JSONOf(list), wantTags)
 	}
 }
 
@@ -356,15 +356,15 @@ func TestTagCompanyOfAnUnknownCompanyFailsTheRun(t *testing.T) {
 	e := apitest.New(t)
 	c := e.Org(t)
 	other := e.Org(t)
-	theirs := createCompany(t, other, map[string]any{"canonicalName": "Theirs"})
+	theirs := apitest.CreateCompany(t, other, map[string]any{"canonicalName": "Theirs"})
 	run := runToEnd(t, c, workflowWith(t, c, "Tag",
-		step("tag", "tagCompany", map[string]any{"companyId": idOf(t, theirs), "tags": []any{"stolen"}})), nil)
+		step("tag", "tagCompany", map[string]any{"companyId": apitest.IDOf(t, theirs), "tags": []any{"stolen"}})), nil)
 	wantStatus(t, run, "failed")
 	if errObj := objectAt(t, run, "error"); errObj["step"] != "tag" {
-		t.Errorf("error %s, want step tag", jsonOf(errObj))
+		t.Errorf("error %s, want step tag", apitest.JSONOf(errObj))
 	}
-	if got := other.Do("GET", "/v1/companies/"+idOf(t, theirs), nil).Want(t, 200).Object(t); !reflect.DeepEqual(got, theirs) {
-		t.Errorf("a run tagged another organization's company: %s", jsonOf(got))
+	if got := other.Do("GET", "/v1/companies/"+apitest.IDOf(t, theirs), nil).Want(t, 200).Object(t); !reflect.DeepEqual(got, theirs) {
+		t.Errorf("a run tagged another organization's company: %s", apitest.JSONOf(got))
 	}
 }
 
@@ -382,35 +382,35 @@ func TestADryRunWritesNothingAndSaysWhatItWouldDo(t *testing.T) {
 	}
 	out := objectAt(t, run, "output")
 	if out["dryRun"] != true {
-		t.Errorf("output %s, want dryRun true", jsonOf(out))
+		t.Errorf("output %s, want dryRun true", apitest.JSONOf(out))
 	}
 	if would := objectAt(t, out, "wouldCreate"); !reflect.DeepEqual(would, in) {
-		t.Errorf("wouldCreate %s, want the fields %s", jsonOf(would), jsonOf(in))
+		t.Errorf("wouldCreate %s, want the fields %s", apitest.JSONOf(would), apitest.JSONOf(in))
 	}
 	if list := companies(t, c); len(list) != 0 {
-		t.Fatalf("a dry run created companies: %s", jsonOf(list))
+		t.Fatalf("a dry run created companies: %s", apitest.JSONOf(list))
 	}
 
-	existing := createCompany(t, c, map[string]any{"canonicalName": "Dry Co", "website": "https://dry.example", "description": "First.",
+	existing := apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Dry Co", "website": "https://dry.example", "description": "First.",
 		"tags": []any{"a"}})
 	in["description"] = "Second."
 	out = objectAt(t, runToEnd(t, c, upsert, map[string]any{"input": in, "dryRun": true}), "output")
 	if would := objectAt(t, out, "wouldUpdate"); !reflect.DeepEqual(would, map[string]any{"description": "Second."}) {
-		t.Errorf("wouldUpdate %s, want only the changed description", jsonOf(would))
+		t.Errorf("wouldUpdate %s, want only the changed description", apitest.JSONOf(would))
 	}
 	if _, ok := out["wouldCreate"]; ok {
-		t.Errorf("output %s says wouldCreate for an existing company", jsonOf(out))
+		t.Errorf("output %s says wouldCreate for an existing company", apitest.JSONOf(out))
 	}
 
-	tag := workflowWith(t, c, "Dry tag", step("tag", "tagCompany", map[string]any{"companyId": idOf(t, existing), "tags": []any{"b"}}))
+	tag := workflowWith(t, c, "Dry tag", step("tag", "tagCompany", map[string]any{"companyId": apitest.IDOf(t, existing), "tags": []any{"b"}}))
 	out = objectAt(t, runToEnd(t, c, tag, map[string]any{"dryRun": true}), "output")
 	if would := objectAt(t, out, "wouldUpdate"); !reflect.DeepEqual(would, map[string]any{"tags": []any{"a", "b"}}) {
-		t.Errorf("tag wouldUpdate %s, want tags [a b]", jsonOf(would))
+		t.Errorf("tag wouldUpdate %s, want tags [a b]", apitest.JSONOf(would))
 	}
 
 	list := companies(t, c)
 	if len(list) != 1 || !reflect.DeepEqual(list[0], existing) {
-		t.Errorf("dry runs changed the companies: %s, want only %s unchanged", jsonOf(list), jsonOf(existing))
+		t.Errorf("dry runs changed the companies: %s, want only %s unchanged", apitest.JSONOf(list), apitest.JSONOf(existing))
 	}
 }
 
@@ -436,7 +436,7 @@ func TestAGeneratedTitleNamesTheWorkflowAndHowTheRunStarted(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c := as(t, e, admin)
+			c := e.As(t, admin)
 			var steps []any
 			if tc.trigger == "retry" {
 				steps = []any{step("stop", "fail", map[string]any{"message": "for the retry"})}
@@ -445,13 +445,13 @@ func TestAGeneratedTitleNamesTheWorkflowAndHowTheRunStarted(t *testing.T) {
 			var run map[string]any
 			switch tc.trigger {
 			case "api":
-				run = startRun(t, c, idOf(t, wf), map[string]any{"dryRun": tc.dryRun})
+				run = startRun(t, c, apitest.IDOf(t, wf), map[string]any{"dryRun": tc.dryRun})
 			case "webhook":
 				slug, secret := slugAndSecret(t, triggerOf(t, wf))
 				run = e.Anonymous(t).Do("POST", "/webhooks/workflows/"+slug, `{}`, "X-Service-Webhook-Secret", secret).Want(t, 202).Object(t)
 			case "retry":
-				src := runToEnd(t, c, idOf(t, wf), map[string]any{"dryRun": tc.dryRun})
-				run = c.Do("POST", "/v1/workflow-runs/"+idOf(t, src)+"/retry", nil).Want(t, 202).Object(t)
+				src := runToEnd(t, c, apitest.IDOf(t, wf), map[string]any{"dryRun": tc.dryRun})
+				run = c.Do("POST", "/v1/workflow-runs/"+apitest.IDOf(t, src)+"/retry", nil).Want(t, 202).Object(t)
 			}
 			if run["startedBy"] != tc.trigger {
 				t.Errorf("startedBy %v, want %s", run["startedBy"], tc.trigger)
@@ -471,7 +471,7 @@ func TestAGeneratedTitleNamesTheWorkflowAndHowTheRunStarted(t *testing.T) {
 			if !strings.Contains(strings.ToLower(title), tc.trigger) {
 				t.Errorf("title %q does not say the run was started by %s", title, tc.trigger)
 			}
-			if got := c.Do("GET", "/v1/workflow-runs/"+idOf(t, run), nil).Want(t, 200).Object(t); got["title"] != title {
+			if got := c.Do("GET", "/v1/workflow-runs/"+apitest.IDOf(t, run), nil).Want(t, 200).Object(t); got["title"] != title {
 				t.Errorf("stored title %v, want the returned %q", got["title"], title)
 			}
 		})
@@ -489,7 +489,7 @@ func TestATitleGivenAtCreationIsUsed(t *testing.T) {
 		if run["title"] != want {
 			t.Errorf("title %v, want %q", run["title"], want)
 		}
-		if got := awaitRun(t, c, idOf(t, run)); got["title"] != want {
+		if got := awaitRun(t, c, apitest.IDOf(t, run)); got["title"] != want {
 			t.Errorf("finished run title %v, want %q", got["title"], want)
 		}
 	}
@@ -510,17 +510,17 @@ func TestRenameRunSetsTheTitle(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c := as(t, e, admin)
-			before := awaitRun(t, c, idOf(t, startRun(t, c, wfID, map[string]any{"input": map[string]any{"k": "v"}})))
-			path := "/v1/workflow-runs/" + idOf(t, before)
+			c := e.As(t, admin)
+			before := awaitRun(t, c, apitest.IDOf(t, startRun(t, c, wfID, map[string]any{"input": map[string]any{"k": "v"}})))
+			path := "/v1/workflow-runs/" + apitest.IDOf(t, before)
 			got := c.Do("PATCH", path, map[string]any{"title": tc.title}).Want(t, 200).Object(t)
-			want := clone(t, before)
+			want := apitest.Clone(t, before)
 			want["title"] = tc.want
 			if !reflect.DeepEqual(got, want) {
-				t.Errorf("PATCH returned\n%s\nwant the run with only the title changed\n%s", jsonOf(got), jsonOf(want))
+				t.Errorf("PATCH returned\n%s\nwant the run with only the title changed\n%s", apitest.JSONOf(got), apitest.JSONOf(want))
 			}
 			if stored := c.Do("GET", path, nil).Want(t, 200).Object(t); !reflect.DeepEqual(stored, want) {
-				t.Errorf("GET after PATCH returned\n%s\nwant\n%s", jsonOf(stored), jsonOf(want))
+				t.Errorf("GET after PATCH returned\n%s\nwant\n%s", apitest.JSONOf(stored), apitest.JSONOf(want))
 			}
 		})
 	}
@@ -552,12 +552,12 @@ func TestRenameRunRejectsInvalidTitlesWith400AndKeepsTheTitle(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c := as(t, e, admin)
-			before := awaitRun(t, c, idOf(t, startRun(t, c, wfID, nil)))
-			path := "/v1/workflow-runs/" + idOf(t, before)
-			wantError(t, c.Do("PATCH", path, tc.body), 400, tc.field)
+			c := e.As(t, admin)
+			before := awaitRun(t, c, apitest.IDOf(t, startRun(t, c, wfID, nil)))
+			path := "/v1/workflow-runs/" + apitest.IDOf(t, before)
+			apitest.WantError(t, c.Do("PATCH", path, tc.body), 400, tc.field)
 			if after := c.Do("GET", path, nil).Want(t, 200).Object(t); !reflect.DeepEqual(after, before) {
-				t.Errorf("a rejected rename changed the run:\nbefore %s\nafter  %s", jsonOf(before), jsonOf(after))
+				t.Errorf("a rejected rename changed the run:\nbefore %s\nafter  %s", apitest.JSONOf(before), apitest.JSONOf(after))
 			}
 		})
 	}
@@ -580,47 +580,47 @@ func TestRetryingAFailedDryRunStartsADryRunOfTheSameInputAndLeavesTheSourceUncha
 	in := map[string]any{"why": "upstream down", "batch": 7.0}
 	src := runToEnd(t, c, wfID, map[string]any{"input": in, "dryRun": true, "title": "Source"})
 	wantStatus(t, src, "failed")
-	srcPath := "/v1/workflow-runs/" + idOf(t, src)
+	srcPath := "/v1/workflow-runs/" + apitest.IDOf(t, src)
 
 	retry := c.Do("POST", srcPath+"/retry", nil).Want(t, 202).Object(t)
 	wantKeys(t, "retry", retry, runFields)
-	if idOf(t, retry) == idOf(t, src) {
+	if apitest.IDOf(t, retry) == apitest.IDOf(t, src) {
 		t.Fatalf("the retry has the source's id")
 	}
-	if retry["retryOf"] != idOf(t, src) || retry["dryRun"] != true || retry["startedBy"] != "retry" || retry["workflowId"] != wfID ||
+	if retry["retryOf"] != apitest.IDOf(t, src) || retry["dryRun"] != true || retry["startedBy"] != "retry" || retry["workflowId"] != wfID ||
 		retry["error"] != nil || retry["output"] != nil {
-		t.Errorf("retry %s, want a dry run of %s with retryOf %s, trigger retry, no error or output", jsonOf(retry), wfID, idOf(t, src))
+		t.Errorf("retry %s, want a dry run of %s with retryOf %s, trigger retry, no error or output", apitest.JSONOf(retry), wfID, apitest.IDOf(t, src))
 	}
 	if s := retry["status"]; s != "queued" && s != "running" {
 		t.Errorf("retry status %v, want queued or running", s)
 	}
 	if !reflect.DeepEqual(retry["input"], in) {
-		t.Errorf("retry input %s, want the source's %s", jsonOf(retry["input"]), jsonOf(in))
+		t.Errorf("retry input %s, want the source's %s", apitest.JSONOf(retry["input"]), apitest.JSONOf(in))
 	}
 
-	done := awaitRun(t, c, idOf(t, retry))
+	done := awaitRun(t, c, apitest.IDOf(t, retry))
 	wantStatus(t, done, "failed")
 	if errObj := objectAt(t, done, "error"); errObj["message"] != "upstream down" {
-		t.Errorf("retry error %s, want the same failure", jsonOf(errObj))
+		t.Errorf("retry error %s, want the same failure", apitest.JSONOf(errObj))
 	}
 	// The source records its retry and is otherwise unchanged.
 	if src["retriedBy"] != nil {
 		t.Errorf("a run not yet retried shows retriedBy %v, want null", src["retriedBy"])
 	}
-	want := clone(t, src)
-	want["retriedBy"] = idOf(t, retry)
+	want := apitest.Clone(t, src)
+	want["retriedBy"] = apitest.IDOf(t, retry)
 	if after := c.Do("GET", srcPath, nil).Want(t, 200).Object(t); !reflect.DeepEqual(after, want) {
-		t.Errorf("retry changed the source run beyond retriedBy:\nbefore %s\nafter  %s", jsonOf(src), jsonOf(after))
+		t.Errorf("retry changed the source run beyond retriedBy:\nbefore %s\nafter  %s", apitest.JSONOf(src), apitest.JSONOf(after))
 	}
 	// The failed retry can itself be retried, and keeps pointing at its own source.
-	wantError(t, c.Do("POST", srcPath+"/retry", nil), 409, idOf(t, src), "already been retried", idOf(t, retry))
-	again := c.Do("POST", "/v1/workflow-runs/"+idOf(t, done)+"/retry", nil).Want(t, 202).Object(t)
-	if again["retryOf"] != idOf(t, done) || again["dryRun"] != true || !reflect.DeepEqual(again["input"], in) {
-		t.Errorf("retry of the retry %s, want retryOf %s, dryRun true and the same input", jsonOf(again), idOf(t, done))
+	apitest.WantError(t, c.Do("POST", srcPath+"/retry", nil), 409, apitest.IDOf(t, src), "already been retried", apitest.IDOf(t, retry))
+	again := c.Do("POST", "/v1/workflow-runs/"+apitest.IDOf(t, done)+"/retry", nil).Want(t, 202).Object(t)
+	if again["retryOf"] != apitest.IDOf(t, done) || again["dryRun"] != true || !reflect.DeepEqual(again["input"], in) {
+		t.Errorf("retry of the retry %s, want retryOf %s, dryRun true and the same input", apitest.JSONOf(again), apitest.IDOf(t, done))
 	}
-	awaitRun(t, c, idOf(t, again))
-	if got := idsOf(t, c.Do("GET", "/v1/workflows/"+wfID+"/runs", nil).Want(t, 200).List(t)); !slices.Equal(got,
-		[]string{idOf(t, again), idOf(t, done), idOf(t, src)}) {
+	awaitRun(t, c, apitest.IDOf(t, again))
+	if got := apitest.IDsOf(t, c.Do("GET", "/v1/workflows/"+wfID+"/runs", nil).Want(t, 200).List(t)); !slices.Equal(got,
+		[]string{apitest.IDOf(t, again), apitest.IDOf(t, done), apitest.IDOf(t, src)}) {
 		t.Errorf("runs of the workflow %v, want the retries newest first then the source", got)
 	}
 }
@@ -633,11 +633,11 @@ func TestARetryRunsTheWorkflowsCurrentSteps(t *testing.T) {
 	src := runToEnd(t, c, wfID, map[string]any{"input": map[string]any{"v": "kept"}})
 	wantStatus(t, src, "failed")
 	c.Do("PUT", "/v1/workflows/"+wfID, map[string]any{"steps": []any{step("ok", "set", map[string]any{"v.$": "$.input.v"})}}).Want(t, 200)
-	retry := c.Do("POST", "/v1/workflow-runs/"+idOf(t, src)+"/retry", nil).Want(t, 202).Object(t)
-	done := awaitRun(t, c, idOf(t, retry))
+	retry := c.Do("POST", "/v1/workflow-runs/"+apitest.IDOf(t, src)+"/retry", nil).Want(t, 202).Object(t)
+	done := awaitRun(t, c, apitest.IDOf(t, retry))
 	wantStatus(t, done, "completed")
 	if !reflect.DeepEqual(done["output"], map[string]any{"v": "kept"}) || done["dryRun"] != false {
-		t.Errorf("retry %s, want a completed non-dry run with output {v: kept}", jsonOf(done))
+		t.Errorf("retry %s, want a completed non-dry run with output {v: kept}", apitest.JSONOf(done))
 	}
 }
 
@@ -648,13 +648,13 @@ func TestOnlyAFailedRunCanBeRetried(t *testing.T) {
 	wfID := workflowWith(t, c, "Fine")
 	done := runToEnd(t, c, wfID, nil)
 	wantStatus(t, done, "completed")
-	path := "/v1/workflow-runs/" + idOf(t, done)
-	wantError(t, c.Do("POST", path+"/retry", nil), 409, "failed")
+	path := "/v1/workflow-runs/" + apitest.IDOf(t, done)
+	apitest.WantError(t, c.Do("POST", path+"/retry", nil), 409, "failed")
 	if after := c.Do("GET", path, nil).Want(t, 200).Object(t); !reflect.DeepEqual(after, done) {
-		t.Errorf("a refused retry changed the run: %s", jsonOf(after))
+		t.Errorf("a refused retry changed the run: %s", apitest.JSONOf(after))
 	}
 	if runs := c.Do("GET", "/v1/workflows/"+wfID+"/runs", nil).Want(t, 200).List(t); len(runs) != 1 {
-		t.Errorf("a refused retry created a run: %s", jsonOf(runs))
+		t.Errorf("a refused retry created a run: %s", apitest.JSONOf(runs))
 	}
 }
 
@@ -667,14 +667,14 @@ func TestRetryingARunWhoseWorkflowWasDeletedIsAConflict(t *testing.T) {
 	wantStatus(t, src, "failed")
 	c.Do("DELETE", "/v1/workflows/"+wfID, nil).Want(t, 204)
 
-	path := "/v1/workflow-runs/" + idOf(t, src)
+	path := "/v1/workflow-runs/" + apitest.IDOf(t, src)
 	// The run outlives its workflow.
 	if got := c.Do("GET", path, nil).Want(t, 200).Object(t); !reflect.DeepEqual(got, src) {
-		t.Errorf("deleting the workflow changed its run: %s", jsonOf(got))
+		t.Errorf("deleting the workflow changed its run: %s", apitest.JSONOf(got))
 	}
-	wantError(t, c.Do("POST", path+"/retry", nil), 409, "deleted")
+	apitest.WantError(t, c.Do("POST", path+"/retry", nil), 409, "deleted")
 	if runs := c.Do("GET", "/v1/workflow-runs", nil).Want(t, 200).List(t); len(runs) != 1 {
-		t.Errorf("a refused retry created a run: %s", jsonOf(runs))
+		t.Errorf("a refused retry created a run: %s", apitest.JSONOf(runs))
 	}
 }
 
@@ -684,10 +684,10 @@ func TestRunListsAreNewestFirstAndPerWorkflow(t *testing.T) {
 	c := e.Org(t)
 	a := workflowWith(t, c, "A")
 	b := workflowWith(t, c, "B")
-	a1 := idOf(t, startRun(t, c, a, nil))
-	b1 := idOf(t, startRun(t, c, b, nil))
-	a2 := idOf(t, startRun(t, c, a, nil))
-	a3 := idOf(t, startRun(t, c, a, nil))
+	a1 := apitest.IDOf(t, startRun(t, c, a, nil))
+	b1 := apitest.IDOf(t, startRun(t, c, b, nil))
+	a2 := apitest.IDOf(t, startRun(t, c, a, nil))
+	a3 := apitest.IDOf(t, startRun(t, c, a, nil))
 	for _, id := range []string{a1, b1, a2, a3} {
 		awaitRun(t, c, id)
 	}
@@ -707,14 +707,14 @@ func TestRunListsAreNewestFirstAndPerWorkflow(t *testing.T) {
 	}
 	for _, tc := range cases {
 		list := c.Do("GET", tc.path, nil).Want(t, 200).List(t)
-		if got := idsOf(t, list); !slices.Equal(got, tc.want) {
+		if got := apitest.IDsOf(t, list); !slices.Equal(got, tc.want) {
 			t.Errorf("GET %s = %v, want %v", tc.path, got, tc.want)
 		}
 		for _, r := range list {
 			wantKeys(t, "listed run", r, runFields)
 		}
 	}
-	wantError(t, c.Do("GET", "/v1/workflow-runs?page=101", nil), 400, "page")
+	apitest.WantError(t, c.Do("GET", "/v1/workflow-runs?page=101", nil), 400, "page")
 }
 
 func TestAnotherOrganizationsRunIsNotFoundAndUntouched(t *testing.T) {
@@ -726,7 +726,7 @@ func TestAnotherOrganizationsRunIsNotFoundAndUntouched(t *testing.T) {
 	theirs := runToEnd(t, owner, wfID, map[string]any{"input": map[string]any{"secret": "data"}})
 	wantStatus(t, theirs, "failed")
 	mine := runToEnd(t, other, workflowWith(t, other, "Mine"), nil)
-	path := "/v1/workflow-runs/" + idOf(t, theirs)
+	path := "/v1/workflow-runs/" + apitest.IDOf(t, theirs)
 
 	notFound(t, other.Do("GET", path, nil))
 	notFound(t, other.Do("PATCH", path, map[string]any{"title": "Hijacked"}))
@@ -734,13 +734,13 @@ func TestAnotherOrganizationsRunIsNotFoundAndUntouched(t *testing.T) {
 	notFound(t, other.Do("GET", "/v1/workflows/"+wfID+"/runs", nil))
 
 	if after := owner.Do("GET", path, nil).Want(t, 200).Object(t); !reflect.DeepEqual(after, theirs) {
-		t.Errorf("another organization's requests changed the run:\nbefore %s\nafter  %s", jsonOf(theirs), jsonOf(after))
+		t.Errorf("another organization's requests changed the run:\nbefore %s\nafter  %s", apitest.JSONOf(theirs), apitest.JSONOf(after))
 	}
-	if got := idsOf(t, other.Do("GET", "/v1/workflow-runs", nil).Want(t, 200).List(t)); !slices.Equal(got, []string{idOf(t, mine)}) {
-		t.Errorf("the other organization lists runs %v, want only its own %s", got, idOf(t, mine))
+	if got := apitest.IDsOf(t, other.Do("GET", "/v1/workflow-runs", nil).Want(t, 200).List(t)); !slices.Equal(got, []string{apitest.IDOf(t, mine)}) {
+		t.Errorf("the other organization lists runs %v, want only its own %s", got, apitest.IDOf(t, mine))
 	}
-	if got := idsOf(t, owner.Do("GET", "/v1/workflow-runs", nil).Want(t, 200).List(t)); !slices.Equal(got, []string{idOf(t, theirs)}) {
-		t.Errorf("the owner lists runs %v, want only its own %s (no retry by the other organization)", got, idOf(t, theirs))
+	if got := apitest.IDsOf(t, owner.Do("GET", "/v1/workflow-runs", nil).Want(t, 200).List(t)); !slices.Equal(got, []string{apitest.IDOf(t, theirs)}) {
+		t.Errorf("the owner lists runs %v, want only its own %s (no retry by the other organization)", got, apitest.IDOf(t, theirs))
 	}
 }
 
@@ -758,14 +758,14 @@ func TestARenameWhileTheRunExecutesIsKept(t *testing.T) {
 		title := "Renamed " + strconv.Itoa(i)
 		// Whatever the run's state at this moment, the rename must win over
 		// the execution's own writes.
-		c.Do("PATCH", "/v1/workflow-runs/"+idOf(t, run), map[string]any{"title": title}).Want(t, 200)
-		done := awaitRun(t, c, idOf(t, run))
+		c.Do("PATCH", "/v1/workflow-runs/"+apitest.IDOf(t, run), map[string]any{"title": title}).Want(t, 200)
+		done := awaitRun(t, c, apitest.IDOf(t, run))
 		wantStatus(t, done, "completed")
 		if done["title"] != title {
 			t.Errorf("title %v after execution, want the rename %q", done["title"], title)
 		}
 		if out := objectAt(t, done, "output"); out["i"] != 19.0 {
-			t.Errorf("output %s, want the last step's", jsonOf(out))
+			t.Errorf("output %s, want the last step's", apitest.JSONOf(out))
 		}
 	}
 }
@@ -784,7 +784,7 @@ func TestAWorkflowWithoutStepsOutputsItsInputWithNumbersExactlyAsSent(t *testing
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c := as(t, e, admin)
+			c := e.As(t, admin)
 			accepted := string(c.Do("POST", "/v1/workflows/"+wfID+"/runs", `{"input":`+tc.input+`}`).Want(t, 202).Body)
 			m := regexp.MustCompile(`"id":"(run_[0-9a-z]+)"`).FindStringSubmatch(accepted)
 			if m == nil {

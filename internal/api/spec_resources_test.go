@@ -10,14 +10,14 @@ func TestAScoreIsTheWeightNormalizedMeanOfItsElementScores(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t)
 	c := e.Org(t)
-	company := idOf(t, createCompany(t, c, map[string]any{"canonicalName": "Acme"}))
-	other := idOf(t, createCompany(t, c, map[string]any{"canonicalName": "Beta"}))
-	fw := idOf(t, c.Do("POST", "/v1/frameworks", map[string]any{"name": "Growth", "elements": []any{
+	company := apitest.IDOf(t, apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Acme"}))
+	other := apitest.IDOf(t, apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Beta"}))
+	fw := apitest.IDOf(t, c.Do("POST", "/v1/frameworks", map[string]any{"name": "Growth", "elements": []any{
 		map[string]any{"id": "team", "name": "Team", "weight": 3},
 		map[string]any{"id": "market", "name": "Market", "weight": 1},
 		map[string]any{"id": "moat", "name": "Moat", "weight": 0.5},
 	}}).Want(t, 201).Object(t))
-	scr := idOf(t, c.Do("POST", "/v1/screenings", map[string]any{"name": "Q3", "frameworkId": fw, "companyIds": []any{company, other}}).Want(t, 201).Object(t))
+	scr := apitest.IDOf(t, c.Do("POST", "/v1/screenings", map[string]any{"name": "Q3", "frameworkId": fw, "companyIds": []any{company, other}}).Want(t, 201).Object(t))
 
 	s := c.Do("POST", "/v1/scores", map[string]any{"frameworkId": fw, "company": company, "screeningId": scr,
 		"elementScores": []any{
@@ -30,11 +30,11 @@ func TestAScoreIsTheWeightNormalizedMeanOfItsElementScores(t *testing.T) {
 		t.Fatalf("finalScore %v, want 76.6667", got)
 	}
 	if s["frameworkName"] != "Growth" || s["company"] != company || s["screeningId"] != scr {
-		t.Fatalf("score record: %s", jsonOf(s))
+		t.Fatalf("score record: %s", apitest.JSONOf(s))
 	}
 	els := s["elementScores"].([]any)
 	if el := els[0].(map[string]any); el["elementName"] != "Team" || el["reasoning"] != "repeat founders" || el["confidence"] != 80.0 {
-		t.Fatalf("element score: %s", jsonOf(el))
+		t.Fatalf("element score: %s", apitest.JSONOf(el))
 	}
 	// The spec's record, field by field.
 	for _, f := range []string{"id", "frameworkId", "frameworkName", "company", "screeningId", "finalScore", "elementScores", "metadata", "createdAt", "updatedAt"} {
@@ -42,9 +42,9 @@ func TestAScoreIsTheWeightNormalizedMeanOfItsElementScores(t *testing.T) {
 			t.Errorf("score has no %s", f)
 		}
 	}
-	got := c.Do("GET", "/v1/scores/"+idOf(t, s), nil).Want(t, 200).Object(t)
-	if jsonOf(got) != jsonOf(s) {
-		t.Fatalf("GET /v1/scores/{id} %s, created %s", jsonOf(got), jsonOf(s))
+	got := c.Do("GET", "/v1/scores/"+apitest.IDOf(t, s), nil).Want(t, 200).Object(t)
+	if apitest.JSONOf(got) != apitest.JSONOf(s) {
+		t.Fatalf("GET /v1/scores/{id} %s, created %s", apitest.JSONOf(got), apitest.JSONOf(s))
 	}
 
 	// Scoring only some elements averages over those.
@@ -54,57 +54,57 @@ func TestAScoreIsTheWeightNormalizedMeanOfItsElementScores(t *testing.T) {
 		t.Fatalf("one element scored: finalScore %v, want 60", s2["finalScore"])
 	}
 	// Updating the element scores recomputes.
-	up := c.Do("PUT", "/v1/scores/"+idOf(t, s2), map[string]any{"elementScores": []any{
+	up := c.Do("PUT", "/v1/scores/"+apitest.IDOf(t, s2), map[string]any{"elementScores": []any{
 		map[string]any{"elementId": "team", "score": 100}, map[string]any{"elementId": "market", "score": 0}}}).Want(t, 200).Object(t)
 	if up["finalScore"] != 75.0 {
 		t.Fatalf("after update finalScore %v, want 75", up["finalScore"])
 	}
 
 	// Scores by company and by screening.
-	if l := c.Do("GET", "/v1/scores?company="+company, nil).Want(t, 200).List(t); len(l) != 1 || idOf(t, l[0]) != idOf(t, s) {
-		t.Fatalf("scores of the company: %s", jsonOf(l))
+	if l := c.Do("GET", "/v1/scores?company="+company, nil).Want(t, 200).List(t); len(l) != 1 || apitest.IDOf(t, l[0]) != apitest.IDOf(t, s) {
+		t.Fatalf("scores of the company: %s", apitest.JSONOf(l))
 	}
 	if l := c.Do("GET", "/v1/scores?screeningId="+scr, nil).Want(t, 200).List(t); len(l) != 1 {
-		t.Fatalf("scores of the screening: %s", jsonOf(l))
+		t.Fatalf("scores of the screening: %s", apitest.JSONOf(l))
 	}
 
 	// Element scores are checked against the framework.
-	wantError(t, c.Do("POST", "/v1/scores", map[string]any{"frameworkId": fw, "company": company,
+	apitest.WantError(t, c.Do("POST", "/v1/scores", map[string]any{"frameworkId": fw, "company": company,
 		"elementScores": []any{map[string]any{"elementId": "nope", "score": 1}}}), 400, "elementScores[0].elementId")
-	wantError(t, c.Do("POST", "/v1/scores", map[string]any{"frameworkId": fw, "company": company,
+	apitest.WantError(t, c.Do("POST", "/v1/scores", map[string]any{"frameworkId": fw, "company": company,
 		"elementScores": []any{map[string]any{"elementId": "team", "score": 1}, map[string]any{"elementId": "team", "score": 2}}}), 400, "elementScores[1].elementId")
-	wantError(t, c.Do("POST", "/v1/scores", map[string]any{"frameworkId": fw, "company": company,
+	apitest.WantError(t, c.Do("POST", "/v1/scores", map[string]any{"frameworkId": fw, "company": company,
 		"elementScores": []any{map[string]any{"elementId": "team", "score": 101}}}), 400, "elementScores[0].score")
-	wantError(t, c.Do("POST", "/v1/scores", map[string]any{"frameworkId": fw, "company": company, "finalScore": 99,
+	apitest.WantError(t, c.Do("POST", "/v1/scores", map[string]any{"frameworkId": fw, "company": company, "finalScore": 99,
 		"elementScores": []any{map[string]any{"elementId": "team", "score": 1}}}), 400, "finalScore", "read-only")
 	// A framework in use by a screening cannot be deleted.
-	wantError(t, c.Do("DELETE", "/v1/frameworks/"+fw, nil), 409, scr)
+	apitest.WantError(t, c.Do("DELETE", "/v1/frameworks/"+fw, nil), 409, scr)
 
 	// A score whose framework was deleted reads as stored and refuses changes with a 409.
-	fw2 := idOf(t, c.Do("POST", "/v1/frameworks", map[string]any{"name": "Gone", "elements": []any{
+	fw2 := apitest.IDOf(t, c.Do("POST", "/v1/frameworks", map[string]any{"name": "Gone", "elements": []any{
 		map[string]any{"id": "x", "name": "X", "weight": 1}}}).Want(t, 201).Object(t))
-	s3 := idOf(t, c.Do("POST", "/v1/scores", map[string]any{"frameworkId": fw2, "company": company,
+	s3 := apitest.IDOf(t, c.Do("POST", "/v1/scores", map[string]any{"frameworkId": fw2, "company": company,
 		"elementScores": []any{map[string]any{"elementId": "x", "score": 10}}}).Want(t, 201).Object(t))
 	c.Do("DELETE", "/v1/frameworks/"+fw2, nil).Want(t, 204)
 	c.Do("GET", "/v1/scores/"+s3, nil).Want(t, 200)
-	wantError(t, c.Do("PUT", "/v1/scores/"+s3, map[string]any{"metadata": map[string]any{"a": 1}}), 409, "has been deleted")
+	apitest.WantError(t, c.Do("PUT", "/v1/scores/"+s3, map[string]any{"metadata": map[string]any{"a": 1}}), 409, "has been deleted")
 }
 
 func TestSectorsTakeTheSpecsBodyOnCreateAndUpdate(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t)
 	c := e.Org(t)
-	ind := idOf(t, c.Do("POST", "/v1/industries", map[string]any{"name": "Technology"}).Want(t, 201).Object(t))
-	ind2 := idOf(t, c.Do("POST", "/v1/industries", map[string]any{"name": "Health"}).Want(t, 201).Object(t))
+	ind := apitest.IDOf(t, c.Do("POST", "/v1/industries", map[string]any{"name": "Technology"}).Want(t, 201).Object(t))
+	ind2 := apitest.IDOf(t, c.Do("POST", "/v1/industries", map[string]any{"name": "Health"}).Want(t, 201).Object(t))
 	body := map[string]any{"industryId": ind, "name": "Software", "externalReference": map[string]any{"source": "pitchbook", "id": "PB-1"}}
 	s := c.Do("POST", "/v1/sectors", body).Want(t, 201).Object(t)
-	if s["industryId"] != ind || s["name"] != "Software" || jsonOf(s["externalReference"]) != `{"id":"PB-1","source":"pitchbook"}` {
-		t.Fatalf("sector %s", jsonOf(s))
+	if s["industryId"] != ind || s["name"] != "Software" || apitest.JSONOf(s["externalReference"]) != `{"id":"PB-1","source":"pitchbook"}` {
+		t.Fatalf("sector %s", apitest.JSONOf(s))
 	}
-	up := c.Do("PUT", "/v1/sectors/"+idOf(t, s), map[string]any{"industryId": ind2, "name": "Digital health",
+	up := c.Do("PUT", "/v1/sectors/"+apitest.IDOf(t, s), map[string]any{"industryId": ind2, "name": "Digital health",
 		"externalReference": map[string]any{"source": "crm", "id": "9"}}).Want(t, 200).Object(t)
 	if up["industryId"] != ind2 || up["name"] != "Digital health" {
-		t.Fatalf("updated sector %s", jsonOf(up))
+		t.Fatalf("updated sector %s", apitest.JSONOf(up))
 	}
 	for _, tc := range []struct {
 		body  map[string]any
@@ -117,12 +117,12 @@ func TestSectorsTakeTheSpecsBodyOnCreateAndUpdate(t *testing.T) {
 		{map[string]any{"industryId": ind, "name": "X", "externalReference": map[string]any{"source": "a", "url": "b"}}, "externalReference.url"},
 		{map[string]any{"industryId": ind, "name": "X", "externalReference": "PB-1"}, "externalReference"},
 	} {
-		wantError(t, c.Do("POST", "/v1/sectors", tc.body), 400, tc.field)
+		apitest.WantError(t, c.Do("POST", "/v1/sectors", tc.body), 400, tc.field)
 	}
-	wantError(t, c.Do("PUT", "/v1/sectors/sec_missing", map[string]any{"name": "X"}), 404)
-	wantError(t, e.Anonymous(t).Do("POST", "/v1/sectors", body), 401)
+	apitest.WantError(t, c.Do("PUT", "/v1/sectors/sec_missing", map[string]any{"name": "X"}), 404)
+	apitest.WantError(t, e.Anonymous(t).Do("POST", "/v1/sectors", body), 401)
 	// The industry cannot go while it has sectors.
-	wantError(t, c.Do("DELETE", "/v1/industries/"+ind2, nil), 409, idOf(t, s))
+	apitest.WantError(t, c.Do("DELETE", "/v1/industries/"+ind2, nil), 409, apitest.IDOf(t, s))
 }
 
 func TestActivitiesPageWithinTheSpecsBounds(t *testing.T) {
@@ -139,7 +139,7 @@ func TestActivitiesPageWithinTheSpecsBounds(t *testing.T) {
 		t.Fatalf("page 100: %d records", len(l))
 	}
 	for _, q := range []string{"page=0", "page=101", "page=x"} {
-		wantError(t, c.Do("GET", "/v1/activities?"+q, nil), 400, "page")
+		apitest.WantError(t, c.Do("GET", "/v1/activities?"+q, nil), 400, "page")
 	}
-	wantError(t, c.Do("POST", "/v1/activities", map[string]any{"subject": "s", "type": "Call", "startedAt": "2026-01-02T10:00:00Z", "endedAt": "2026-01-01T10:00:00Z"}), 400, "endedAt")
+	apitest.WantError(t, c.Do("POST", "/v1/activities", map[string]any{"subject": "s", "type": "Call", "startedAt": "2026-01-02T10:00:00Z", "endedAt": "2026-01-01T10:00:00Z"}), 400, "endedAt")
 }

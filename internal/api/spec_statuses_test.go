@@ -21,18 +21,18 @@ func TestEachSpecEndpointAnswersTheStatusesItsTableLists(t *testing.T) {
 
 	okWF := workflowWith(t, c, "Completes")
 	failWF := workflowWith(t, c, "Fails", step("stop", "fail", map[string]any{"message": "no"}))
-	run := idOf(t, runToEnd(t, c, okWF, nil))
-	failed := idOf(t, runToEnd(t, c, failWF, nil))
-	company := idOf(t, createCompany(t, c, map[string]any{"canonicalName": "Acme"}))
-	industry := idOf(t, c.Do("POST", "/v1/industries", map[string]any{"name": "Tech"}).Want(t, 201).Object(t))
+	run := apitest.IDOf(t, runToEnd(t, c, okWF, nil))
+	failed := apitest.IDOf(t, runToEnd(t, c, failWF, nil))
+	company := apitest.IDOf(t, apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Acme"}))
+	industry := apitest.IDOf(t, c.Do("POST", "/v1/industries", map[string]any{"name": "Tech"}).Want(t, 201).Object(t))
 	sector := map[string]any{"industryId": industry, "name": "Software", "externalReference": map[string]any{"source": "crm", "id": "1"}}
-	sectorID := idOf(t, c.Do("POST", "/v1/sectors", sector).Want(t, 201).Object(t))
-	fw := idOf(t, c.Do("POST", "/v1/frameworks", map[string]any{"name": "F", "elements": []any{
+	sectorID := apitest.IDOf(t, c.Do("POST", "/v1/sectors", sector).Want(t, 201).Object(t))
+	fw := apitest.IDOf(t, c.Do("POST", "/v1/frameworks", map[string]any{"name": "F", "elements": []any{
 		map[string]any{"id": "team", "name": "Team", "weight": 1}}}).Want(t, 201).Object(t))
-	score := idOf(t, c.Do("POST", "/v1/scores", map[string]any{"frameworkId": fw, "company": company,
+	score := apitest.IDOf(t, c.Do("POST", "/v1/scores", map[string]any{"frameworkId": fw, "company": company,
 		"elementScores": []any{map[string]any{"elementId": "team", "score": 50}}}).Want(t, 201).Object(t))
-	list := idOf(t, c.Do("POST", "/v1/lists", map[string]any{"name": "L", "resourceType": "company"}).Want(t, 201).Object(t))
-	doc := idOf(t, c.Do("POST", "/v1/documents", map[string]any{"name": "Deck", "type": "pdf", "companyId": company}).Want(t, 201).Object(t))
+	list := apitest.IDOf(t, c.Do("POST", "/v1/lists", map[string]any{"name": "L", "resourceType": "company"}).Want(t, 201).Object(t))
+	doc := apitest.IDOf(t, c.Do("POST", "/v1/documents", map[string]any{"name": "Deck", "type": "pdf", "companyId": company}).Want(t, 201).Object(t))
 	c.Do("POST", "/v1/data/metric-points", map[string]any{"points": []any{map[string]any{"resource": "companies:" + company,
 		"key": "metric:revenue", "date": "2025-01-31", "value": 1, "source": "crm"}}}).Want(t, 201)
 	series := func(resource string) map[string]any {
@@ -156,9 +156,9 @@ func TestEachSpecEndpointAnswersTheStatusesItsTableLists(t *testing.T) {
 	}
 	// The documents asked for are those of the organization, others left out.
 	if got := c.Do("GET", "/v1/documents/ids="+doc+",doc_missing", nil).Want(t, 200).List(t); len(got) != 1 || got[0]["id"] != doc {
-		t.Errorf("documents by ids: %s", jsonOf(got))
+		t.Errorf("documents by ids: %s", apitest.JSONOf(got))
 	}
 	if got := other.Do("GET", "/v1/documents/ids="+doc, nil).Want(t, 200).List(t); len(got) != 0 {
-		t.Errorf("another organization's documents by ids: %s", jsonOf(got))
+		t.Errorf("another organization's documents by ids: %s", apitest.JSONOf(got))
 	}
 }

@@ -97,7 +97,7 @@ func bounded(t *testing.T, c *apitest.Client, method, path string, body any) *ap
 // wantUnavailable fails unless r is a 503 JSON error with Retry-After.
 func wantUnavailable(t *testing.T, r *apitest.Response) {
 	t.Helper()
-	wantError(t, r, 503, "temporarily unavailable", "try again")
+	apitest.WantError(t, r, 503, "temporarily unavailable", "try again")
 	if ra := r.Header.Get("Retry-After"); ra == "" || strings.Trim(ra, "0123456789") != "" {
 		t.Errorf("Retry-After %q, want a number of seconds", ra)
 	}
@@ -184,7 +184,7 @@ func TestAPausedDynamoDBLocalAnswers503AndTheServiceRecoversWhenItResumes(t *tes
 	st := testenv.StoreOn(t, testenv.ClientAt(t, ddb.Endpoint, nil, faultTimeouts))
 	e := apitest.NewWith(t, apitest.Options{Store: st})
 	c := e.Org(t)
-	createCompany(t, c, map[string]any{"canonicalName": "Acme", "companyType": "operating"})
+	apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Acme", "companyType": "operating"})
 
 	if err := ddb.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)

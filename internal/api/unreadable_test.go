@@ -45,7 +45,7 @@ func TestOneUnreadableRunNeverFailsTheRunListsItsReadOrTheStartUpRecovery(t *tes
 	wf := workflowWith(t, c, "W")
 	var good, broken []string
 	for range 2 {
-		good = append(good, idOf(t, runToEnd(t, c, wf, map[string]any{})))
+		good = append(good, apitest.IDOf(t, runToEnd(t, c, wf, map[string]any{})))
 	}
 	for _, doc := range undecodableDocs {
 		broken = append(broken, putUnreadableRun(t, e, c.Org, wf, doc))
@@ -57,12 +57,12 @@ func TestOneUnreadableRunNeverFailsTheRunListsItsReadOrTheStartUpRecovery(t *tes
 		t.Helper()
 		msg, _ := objectAt(t, run, "error")["message"].(string)
 		if run["status"] != "failed" || !strings.HasPrefix(msg, "the stored run could not be read: ") || run["workflowId"] != wf {
-			t.Errorf("an unreadable run reads as %s; want failed, of its workflow, saying the stored run could not be read", jsonOf(run))
+			t.Errorf("an unreadable run reads as %s; want failed, of its workflow, saying the stored run could not be read", apitest.JSONOf(run))
 		}
 	}
 	for _, path := range []string{"/v1/workflow-runs", "/v1/workflows/" + wf + "/runs"} {
 		list := c.Do("GET", path, nil).Want(t, 200).List(t)
-		if got := idsOf(t, list); !slices.Equal(got, all) {
+		if got := apitest.IDsOf(t, list); !slices.Equal(got, all) {
 			t.Errorf("GET %s lists %v, want %v", path, got, all)
 		}
 		for _, run := range list {
@@ -104,7 +104,7 @@ func TestAnUndecodableCompanyIsLeftOutOfListsInEveryOrder(t *testing.T) {
 	c := e.Org(t)
 	var good []string
 	for _, n := range []string{"Beta", "Alpha"} {
-		good = append(good, idOf(t, createCompany(t, c, map[string]any{"canonicalName": n})))
+		good = append(good, apitest.IDOf(t, apitest.CreateCompany(t, c, map[string]any{"canonicalName": n})))
 	}
 	part := store.OrgPartition(c.Org, "COMPANY")
 	for _, doc := range undecodableDocs {

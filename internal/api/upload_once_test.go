@@ -33,14 +33,14 @@ func TestAnImportsUploadURLTakesOneFile(t *testing.T) {
 	if status := put(); status != http.StatusConflict {
 		t.Errorf("a second PUT answered %d, want 409", status)
 	}
-	j := waitJob(t, c, "/v1/imports/"+idOf(t, created))
+	j := waitJob(t, c, "/v1/imports/"+apitest.IDOf(t, created))
 	if j["status"] != "completed" || num(j["total"]) != 2 || num(j["created"]) != 2 {
-		t.Fatalf("import ended %s", jsonOf(j))
+		t.Fatalf("import ended %s", apitest.JSONOf(j))
 	}
 	if status := put(); status != http.StatusConflict {
 		t.Errorf("a PUT after the import completed answered %d, want 409", status)
 	}
 	if got := c.Do("GET", "/v1/companies?filter[canonicalName][eq]=Other", nil).Want(t, 200).List(t); len(got) != 0 {
-		t.Errorf("the second file was read: %s", jsonOf(got))
+		t.Errorf("the second file was read: %s", apitest.JSONOf(got))
 	}
 }

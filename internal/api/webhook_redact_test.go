@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 )
 
 // Issue 45, item 11: a sender that puts the trigger's secret (or one
@@ -23,7 +25,7 @@ func TestAWebhookRunNeverHoldsTheTriggersSecretSentInTheQueryOrBody(t *testing.T
 	rot := admin.Do("POST", "/v1/workflows/"+h.workflowID+"/trigger/webhook-secret/rotate", nil).Want(t, 200).Object(t)
 	_, secret := slugAndSecret(t, rot)
 	if secret == "" || secret == old {
-		t.Fatalf("the rotation answered %s", jsonOf(rot))
+		t.Fatalf("the rotation answered %s", apitest.JSONOf(rot))
 	}
 
 	query := "?" + url.Values{"token": {secret}, "secret": {old}, "source": {"crm"}, "tag": {"a", secret}}.Encode()
@@ -34,9 +36,9 @@ func TestAWebhookRunNeverHoldsTheTriggersSecretSentInTheQueryOrBody(t *testing.T
 		"note":  "sent with " + secret,
 	}
 	r := deliver(t, e, h.slug, query, body, "X-Service-Webhook-Secret", secret).Want(t, 202)
-	run := awaitRun(t, admin, idOf(t, r.Object(t)))
+	run := awaitRun(t, admin, apitest.IDOf(t, r.Object(t)))
 	wantStatus(t, run, "completed")
-	runID := idOf(t, run)
+	runID := apitest.IDOf(t, run)
 
 	leaks := func(what, raw string) {
 		t.Helper()
@@ -50,7 +52,7 @@ func TestAWebhookRunNeverHoldsTheTriggersSecretSentInTheQueryOrBody(t *testing.T
 	wh := objectAt(t, run, "input", "webhook")
 	wantQuery := map[string]any{"token": "[redacted]", "secret": "[redacted]", "source": "crm", "tag": []any{"a", "[redacted]"}}
 	if !reflect.DeepEqual(wh["query"], wantQuery) {
-		t.Errorf("webhook.query %s, want %s", jsonOf(wh["query"]), jsonOf(wantQuery))
+		t.Errorf("webhook.query %s, want %s", apitest.JSONOf(wh["query"]), apitest.JSONOf(wantQuery))
 	}
 	wantPayload := map[string]any{
 		"event": "deal.created",
@@ -59,16 +61,16 @@ func TestAWebhookRunNeverHoldsTheTriggersSecretSentInTheQueryOrBody(t *testing.T
 		"note":  "[redacted]",
 	}
 	if !reflect.DeepEqual(wh["payload"], wantPayload) {
-		t.Errorf("webhook.payload %s, want %s", jsonOf(wh["payload"]), jsonOf(wantPayload))
+		t.Errorf("webhook.payload %s, want %s", apitest.JSONOf(wh["payload"]), apitest.JSONOf(wantPayload))
 	}
-	leaks("the run", jsonOf(run))
+	leaks("the run", apitest.JSONOf(run))
 
 	caught(t, evs)
 	runEvents := allEvents(t, admin, "resourceId="+runID)
-	if len(runEvents) == 0 || !strings.Contains(jsonOf(runEvents), "[redacted]") {
-		t.Fatalf("the run's events %s, want its creation with the redacted input", jsonOf(runEvents))
+	if len(runEvents) == 0 || !strings.Contains(apitest.JSONOf(runEvents), "[redacted]") {
+		t.Fatalf("the run's events %s, want its creation with the redacted input", apitest.JSONOf(runEvents))
 	}
-	leaks("GET /v1/events", jsonOf(allEvents(t, admin, "")))
+	leaks("GET /v1/events", apitest.JSONOf(allEvents(t, admin, "")))
 
 	// The run's creation is delivered with its input (its status changes
 	// may come before it).

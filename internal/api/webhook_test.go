@@ -33,7 +33,7 @@ func newHook(t *testing.T, c *apitest.Client, trigger map[string]any, steps ...m
 	}
 	wf := createWorkflow(t, c, map[string]any{"name": "Hook " + t.Name(), "steps": list})
 	slug, secret := slugAndSecret(t, triggerOf(t, wf))
-	h := hook{workflowID: idOf(t, wf), slug: slug, secret: secret}
+	h := hook{workflowID: apitest.IDOf(t, wf), slug: slug, secret: secret}
 	if trigger != nil {
 		c.Do("PUT", "/v1/workflows/"+h.workflowID, map[string]any{"trigger": trigger}).Want(t, 200)
 	}
@@ -58,7 +58,7 @@ func hmacHex(secret string, body []byte) string {
 func wantInvalidSignature(t *testing.T, r *apitest.Response) {
 	t.Helper()
 	r.Want(t, 401)
-	wantExactBody(t, r, `{"error":"invalid signature"}`)
+	apitest.WantExactBody(t, r, `{"error":"invalid signature"}`)
 }
 
 // runsOf lists the runs of a workflow.
@@ -74,12 +74,12 @@ func wantAccepted(t *testing.T, c *apitest.Client, h hook, r *apitest.Response) 
 	run := r.Want(t, 202).Object(t)
 	wantKeys(t, "webhook run", run, runFields)
 	if run["workflowId"] != h.workflowID || run["startedBy"] != "webhook" || run["status"] != "queued" || run["dryRun"] != false {
-		t.Errorf("webhook answered %s, want a queued webhook run of %s", jsonOf(run), h.workflowID)
+		t.Errorf("webhook answered %s, want a queued webhook run of %s", apitest.JSONOf(run), h.workflowID)
 	}
-	if got := idsOf(t, runsOf(t, c, h.workflowID)); len(got) != 1 || got[0] != idOf(t, run) {
-		t.Errorf("runs of the workflow %v, want just %s", got, idOf(t, run))
+	if got := apitest.IDsOf(t, runsOf(t, c, h.workflowID)); len(got) != 1 || got[0] != apitest.IDOf(t, run) {
+		t.Errorf("runs of the workflow %v, want just %s", got, apitest.IDOf(t, run))
 	}
-	done := awaitRun(t, c, idOf(t, run))
+	done := awaitRun(t, c, apitest.IDOf(t, run))
 	wantStatus(t, done, "completed")
 	return done
 }
@@ -109,7 +109,7 @@ func checkSignatureCases(t *testing.T, cases []signatureCase) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c := as(t, e, admin)
+			c := e.As(t, admin)
 			h := newHook(t, c, tc.trigger)
 			if tc.reset {
 				c.Do("PUT", "/v1/workflows/"+h.workflowID, map[string]any{"trigger": map[string]any{"headerName": nil}}).Want(t, 200)
@@ -129,7 +129,7 @@ func checkSignatureCases(t *testing.T, cases []signatureCase) {
 			}
 			wantInvalidSignature(t, r)
 			if runs := runsOf(t, c, h.workflowID); len(runs) != 0 {
-				t.Errorf("a refused webhook started runs: %s", jsonOf(runs))
+				t.Errorf("a refused webhook started runs: %s", apitest.JSONOf(runs))
 			}
 		})
 	}
@@ -258,7 +258,7 @@ func TestRotatingTheSecretRefusesTheOldOneAtOnceAndAcceptsTheNewOne(t *testing.T
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c := as(t, e, admin)
+			c := e.As(t, admin)
 			h := newHook(t, c, tc.trigger)
 			deliver(t, e, h.slug, "", body, tc.headers(h.secret)...).Want(t, 202)
 
@@ -271,7 +271,7 @@ func TestRotatingTheSecretRefusesTheOldOneAtOnceAndAcceptsTheNewOne(t *testing.T
 			wantInvalidSignature(t, deliver(t, e, h.slug, "", body, tc.headers(h.secret)...))
 			deliver(t, e, h.slug, "", body, tc.headers(secret)...).Want(t, 202)
 			if runs := runsOf(t, c, h.workflowID); len(runs) != 2 {
-				t.Errorf("%d runs, want 2 (before and after rotation): %s", len(runs), jsonOf(runs))
+				t.Errorf("%d runs, want 2 (before and after rotation): %s", len(runs), apitest.JSONOf(runs))
 			}
 		})
 	}
@@ -301,8 +301,8 @@ func TestOnlyAnAdminKeyRotatesAWebhookSecret(t *testing.T) {
 	if r.Status != 403 {
 		t.Errorf("BUG: a member key rotated the trigger's secret: %d %s", r.Status, r.Body)
 	}
-	wantExactBody(t, r, refusal)
-	wantExactBody(t, member.Do("POST", "/v1/workflows/wf_doesnotexist/trigger/webhook-secret/rotate", nil).Want(t, 403), refusal)
+	apitest.WantExactBody(t, r, refusal)
+	apitest.WantExactBody(t, member.Do("POST", "/v1/workflows/wf_doesnotexist/trigger/webhook-secret/rotate", nil).Want(t, 403), refusal)
 	// The secret did not change: it still starts a run.
 	deliver(t, e, h.slug, "", `{}`, "X-Service-Webhook-Secret", h.secret).Want(t, 202)
 
@@ -314,7 +314,7 @@ func TestOnlyAnAdminKeyRotatesAWebhookSecret(t *testing.T) {
 	if again.Status != 403 || strings.Contains(string(again.Body), secret) {
 		t.Errorf("BUG: a member repeating an admin's rotation with its Idempotency-Key was answered %d %s, want 403", again.Status, again.Body)
 	}
-	wantExactBody(t, again, refusal)
+	apitest.WantExactBody(t, again, refusal)
 	replay := admin.Do("POST", path, nil, "Idempotency-Key", "rotate-1").Want(t, 200)
 	if replay.Header.Get("Idempotent-Replayed") != "true" || !bytes.Equal(replay.Body, rot.Body) {
 		t.Errorf("the admin's repeat answered %s, want the replay of %s", replay.Body, rot.Body)
@@ -370,7 +370,7 @@ func TestAnUnknownOrDeletedSlugIsAnsweredExactlyAsAWrongSecret(t *testing.T) {
 		t.Run("deleted, "+name, func(t *testing.T) { same(t, h.slug, headers) })
 	}
 	if runs := c.Do("GET", "/v1/workflow-runs", nil).Want(t, 200).List(t); len(runs) != 1 {
-		t.Errorf("%d runs after the workflow was deleted, want the 1 from before: %s", len(runs), jsonOf(runs))
+		t.Errorf("%d runs after the workflow was deleted, want the 1 from before: %s", len(runs), apitest.JSONOf(runs))
 	}
 }
 
@@ -380,11 +380,11 @@ func TestAWebhookBodyOver1MiBIs413AndStartsNothing(t *testing.T) {
 	c := e.Org(t)
 	h := newHook(t, c, nil)
 	big := `{"blob":"` + strings.Repeat("x", 1<<20) + `"}`
-	wantError(t, deliver(t, e, h.slug, "", big, "X-Service-Webhook-Secret", h.secret), 413, "1 MiB")
+	apitest.WantError(t, deliver(t, e, h.slug, "", big, "X-Service-Webhook-Secret", h.secret), 413, "1 MiB")
 	// Unauthenticated senders get the same answer for an oversized body, before any lookup.
-	wantError(t, deliver(t, e, "wh_doesnotexist", "", big), 413, "1 MiB")
+	apitest.WantError(t, deliver(t, e, "wh_doesnotexist", "", big), 413, "1 MiB")
 	if runs := runsOf(t, c, h.workflowID); len(runs) != 0 {
-		t.Errorf("an oversized webhook started runs: %s", jsonOf(runs))
+		t.Errorf("an oversized webhook started runs: %s", apitest.JSONOf(runs))
 	}
 }
 
@@ -418,7 +418,7 @@ func TestAWebhookRunSeesThePayloadHeadersAndQueryButNeverTheSecret(t *testing.T)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c := as(t, e, admin)
+			c := e.As(t, admin)
 			h := newHook(t, c, tc.trigger)
 			creds := tc.creds(h.secret)
 			headers := append([]string{"X-Event-Type", "deal.created", "X-Delivery", "dlv-7"}, creds...)
@@ -433,15 +433,15 @@ func TestAWebhookRunSeesThePayloadHeadersAndQueryButNeverTheSecret(t *testing.T)
 				t.Fatal(err)
 			}
 			if !reflect.DeepEqual(wh["payload"], payload) {
-				t.Errorf("webhook.payload %s, want the body %s", jsonOf(wh["payload"]), body)
+				t.Errorf("webhook.payload %s, want the body %s", apitest.JSONOf(wh["payload"]), body)
 			}
 			wantQuery := map[string]any{"source": "crm", "tag": []any{"a", "b"}, "empty": ""}
 			if !reflect.DeepEqual(wh["query"], wantQuery) {
-				t.Errorf("webhook.query %s, want %s", jsonOf(wh["query"]), jsonOf(wantQuery))
+				t.Errorf("webhook.query %s, want %s", apitest.JSONOf(wh["query"]), apitest.JSONOf(wantQuery))
 			}
 			hdrs := objectAt(t, wh, "headers")
 			if hdrs["x-event-type"] != "deal.created" || hdrs["x-delivery"] != "dlv-7" || hdrs["content-type"] != "application/json" {
-				t.Errorf("webhook.headers %s, want x-event-type, x-delivery and content-type", jsonOf(hdrs))
+				t.Errorf("webhook.headers %s, want x-event-type, x-delivery and content-type", apitest.JSONOf(hdrs))
 			}
 			for name := range hdrs {
 				if name != strings.ToLower(name) {
@@ -456,11 +456,11 @@ func TestAWebhookRunSeesThePayloadHeadersAndQueryButNeverTheSecret(t *testing.T)
 			if _, ok := hdrs["authorization"]; ok {
 				t.Errorf("webhook.headers exposes Authorization")
 			}
-			if raw := jsonOf(run); strings.Contains(raw, h.secret) || strings.Contains(raw, hmacHex(h.secret, []byte(body))) {
+			if raw := apitest.JSONOf(run); strings.Contains(raw, h.secret) || strings.Contains(raw, hmacHex(h.secret, []byte(body))) {
 				t.Errorf("the run record contains the secret or the signature: %s", raw)
 			}
 			if !reflect.DeepEqual(run["output"], in) {
-				t.Errorf("output %s, want the input (the workflow has no steps)", jsonOf(run["output"]))
+				t.Errorf("output %s, want the input (the workflow has no steps)", apitest.JSONOf(run["output"]))
 			}
 		})
 	}
@@ -507,7 +507,7 @@ func TestAWebhookRunNeverSeesAHeaderThatCarriesOrOnceCarriedTheSecret(t *testing
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c := as(t, e, admin)
+			c := e.As(t, admin)
 			h := newHook(t, c, nil)
 			for _, trig := range tc.triggers {
 				c.Do("PUT", "/v1/workflows/"+h.workflowID, map[string]any{"trigger": trig}).Want(t, 200)
@@ -519,17 +519,17 @@ func TestAWebhookRunNeverSeesAHeaderThatCarriesOrOnceCarriedTheSecret(t *testing
 			headers := append(append([]string{"X-Event-Type", "deal.created"}, tc.current(secret, old)...), stale...)
 			r := deliver(t, e, h.slug, "", body, headers...).Want(t, 202)
 			// Members read runs: what they read must not hold the secret.
-			run := awaitRun(t, as(t, e, member), idOf(t, r.Object(t)))
+			run := awaitRun(t, e.As(t, member), apitest.IDOf(t, r.Object(t)))
 			hdrs := objectAt(t, run, "input", "webhook", "headers")
 			if hdrs["x-event-type"] != "deal.created" {
-				t.Errorf("webhook.headers %s, want x-event-type kept", jsonOf(hdrs))
+				t.Errorf("webhook.headers %s, want x-event-type kept", apitest.JSONOf(hdrs))
 			}
 			for i := 0; i < len(stale); i += 2 {
 				if v, ok := hdrs[strings.ToLower(stale[i])]; ok {
 					t.Errorf("BUG: webhook.headers keeps %s: %v, a header that carries or once carried the trigger's secret", stale[i], v)
 				}
 			}
-			raw := jsonOf(run)
+			raw := apitest.JSONOf(run)
 			for _, s := range []string{secret, old, strings.ToUpper(old), hmacHex(secret, []byte(body))} {
 				if strings.Contains(raw, s) {
 					t.Errorf("BUG: the run a member reads holds a secret or signature: %s", raw)
@@ -560,19 +560,19 @@ func TestAWebhookPayloadIsTheJSONBodyOrElseTheRawText(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c := as(t, e, admin)
+			c := e.As(t, admin)
 			h := newHook(t, c, map[string]any{"scheme": "hmac-sha256"})
 			r := deliver(t, e, h.slug, "", tc.body, "Content-Type", tc.contentType, "X-Hub-Signature", "sha256="+hmacHex(h.secret, []byte(tc.body)))
 			run := wantAccepted(t, c, h, r)
 			wh := objectAt(t, run, "input", "webhook")
 			if !reflect.DeepEqual(wh["payload"], tc.want) {
-				t.Errorf("webhook.payload %s, want %s", jsonOf(wh["payload"]), jsonOf(tc.want))
+				t.Errorf("webhook.payload %s, want %s", apitest.JSONOf(wh["payload"]), apitest.JSONOf(tc.want))
 			}
 			if hdrs := objectAt(t, wh, "headers"); hdrs["content-type"] != tc.contentType {
 				t.Errorf("content-type header %v, want %s", hdrs["content-type"], tc.contentType)
 			}
 			if q := objectAt(t, wh, "query"); len(q) != 0 {
-				t.Errorf("webhook.query %s, want {}", jsonOf(q))
+				t.Errorf("webhook.query %s, want {}", apitest.JSONOf(q))
 			}
 		})
 	}
@@ -593,12 +593,12 @@ func TestAWebhookRunsStepsThatReadThePayload(t *testing.T) {
 	run := wantAccepted(t, c, h, deliver(t, e, h.slug, "?tag=inbound&tag=crm", body, "X-Service-Webhook-Secret", h.secret))
 	list := companies(t, c)
 	if len(list) != 1 {
-		t.Fatalf("companies %s, want the one the webhook made", jsonOf(list))
+		t.Fatalf("companies %s, want the one the webhook made", apitest.JSONOf(list))
 	}
 	co := list[0]
 	if co["canonicalName"] != "Webhook Co" || co["externalId"] != "crm-77" || co["origin"] != "workflow" ||
 		!reflect.DeepEqual(co["tags"], []any{"inbound", "crm"}) {
-		t.Errorf("company %s, want Webhook Co / crm-77 from the workflow, tagged inbound and crm", jsonOf(co))
+		t.Errorf("company %s, want Webhook Co / crm-77 from the workflow, tagged inbound and crm", apitest.JSONOf(co))
 	}
 	if got := objectAt(t, run, "output", "company"); got["id"] != co["id"] {
 		t.Errorf("run output company %v, want %v", got["id"], co["id"])
@@ -618,7 +618,7 @@ func TestSignaturesFromGitHubsOwnSignerAreAccepted(t *testing.T) {
 		for name, body := range bodies {
 			t.Run(header+" "+name, func(t *testing.T) {
 				t.Parallel()
-				c := as(t, e, admin)
+				c := e.As(t, admin)
 				trigger := map[string]any{"scheme": "hmac-sha256"}
 				if header != "X-Hub-Signature" {
 					trigger["headerName"] = header
@@ -631,7 +631,7 @@ func TestSignaturesFromGitHubsOwnSignerAreAccepted(t *testing.T) {
 					t.Fatal(err)
 				}
 				if got := objectAt(t, run, "input", "webhook")["payload"]; !reflect.DeepEqual(got, want) {
-					t.Errorf("webhook.payload %s, want %s", jsonOf(got), jsonOf(want))
+					t.Errorf("webhook.payload %s, want %s", apitest.JSONOf(got), apitest.JSONOf(want))
 				}
 				// A signature of the compacted body must not pass.
 				var compact strings.Builder
@@ -657,7 +657,7 @@ func TestTheWebhookEndpointNeedsNoAPIKeyAndAcceptsNoOtherMethod(t *testing.T) {
 	wantAccepted(t, c, h, r)
 	for _, method := range []string{http.MethodGet, http.MethodPut, http.MethodDelete} {
 		res := e.Anonymous(t).Do(method, "/webhooks/workflows/"+h.slug, nil, "X-Service-Webhook-Secret", h.secret)
-		wantError(t, res, 405)
+		apitest.WantError(t, res, 405)
 		if allow := res.Header.Get("Allow"); allow != "POST" {
 			t.Errorf("%s: Allow %q, want POST", method, allow)
 		}
@@ -673,18 +673,18 @@ func TestALargeWebhookPayloadIsRefusedOrItsRunFinishes(t *testing.T) {
 	for _, kb := range []int{150, 300, 600} {
 		t.Run(strconv.Itoa(kb)+" KB", func(t *testing.T) {
 			t.Parallel()
-			c := as(t, e, admin)
+			c := e.As(t, admin)
 			h := newHook(t, c, nil)
 			body := `{"blob":"` + strings.Repeat("x", kb<<10) + `"}`
 			r := deliver(t, e, h.slug, "", body, "X-Service-Webhook-Secret", h.secret)
 			switch r.Status {
 			case 413:
-				wantError(t, r, 413)
+				apitest.WantError(t, r, 413)
 				if runs := runsOf(t, c, h.workflowID); len(runs) != 0 {
 					t.Errorf("a refused webhook left runs: %d", len(runs))
 				}
 			case 202:
-				id := idOf(t, r.Object(t))
+				id := apitest.IDOf(t, r.Object(t))
 				run, done := pollRun(t, c, id, testenv.Scaled(30*time.Second))
 				if !done {
 					t.Errorf("BUG: a %d KB webhook payload was accepted (202) but its run is still %v after 30s; an accepted run must "+
@@ -710,7 +710,7 @@ func TestAWebhookPayloadKeepsItsNumbersExactlyAsSent(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHook(t, as(t, e, c), nil)
+			h := newHook(t, e.As(t, c), nil)
 			r := deliver(t, e, h.slug, "", tc.body, "X-Service-Webhook-Secret", h.secret).Want(t, 202)
 			if body := string(r.Body); !strings.Contains(body, tc.want) {
 				got := body[strings.Index(body, `"payload":`):]

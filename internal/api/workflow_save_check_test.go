@@ -22,7 +22,7 @@ func TestAStepWritingAReadOnlyFieldIsRefusedWhenTheWorkflowIsSaved(t *testing.T)
 		step("up", "upsertCompany", map[string]any{"canonicalName.$": "$.steps.read.name", "employeeCount.$": "$.steps.size.n"}),
 	}
 	r := c.Do("POST", "/v1/workflows", map[string]any{"name": "Broken", "steps": broken})
-	wantError(t, r, 400, `steps[2].with.employeeCount.$ is refused: step 2 ("up", upsertCompany) would fail on every run with: employeeCount is read-only`)
+	apitest.WantError(t, r, 400, `steps[2].with.employeeCount.$ is refused: step 2 ("up", upsertCompany) would fail on every run with: employeeCount is read-only`)
 	wantParam(t, r, "steps[2].with.employeeCount.$")
 	if list := c.Do("GET", "/v1/workflows", nil).Want(t, 200).List(t); len(list) != 0 {
 		t.Errorf("a refused create stored %d workflows", len(list))
@@ -35,16 +35,16 @@ func TestAStepWritingAReadOnlyFieldIsRefusedWhenTheWorkflowIsSaved(t *testing.T)
 			"values": []any{map[string]any{"property": "employeeCount", "value.$": "$.input.employees", "confidence": 70}}}),
 	}
 	wf := createWorkflow(t, c, map[string]any{"name": "Works", "steps": works})
-	path := "/v1/workflows/" + idOf(t, wf)
-	run := runToEnd(t, c, idOf(t, wf), map[string]any{"input": map[string]any{"name": "Saved Co", "about": "Pays.", "employees": 12}})
+	path := "/v1/workflows/" + apitest.IDOf(t, wf)
+	run := runToEnd(t, c, apitest.IDOf(t, wf), map[string]any{"input": map[string]any{"name": "Saved Co", "about": "Pays.", "employees": 12}})
 	wantStatus(t, run, "completed")
 
 	before := c.Do("GET", path, nil).Want(t, 200).Object(t)
 	r = c.Do("PUT", path, map[string]any{"steps": append(works,
 		step("tag", "tagCompany", map[string]any{"companyId.$": "$.steps.up.company.id", "tags": []any{"ok", " "}}))})
-	wantError(t, r, 400, `steps[2].with.tags[1] is refused: step 2 ("tag", tagCompany) would fail on every run with: tags[1] must not be empty`)
+	apitest.WantError(t, r, 400, `steps[2].with.tags[1] is refused: step 2 ("tag", tagCompany) would fail on every run with: tags[1] must not be empty`)
 	wantParam(t, r, "steps[2].with.tags[1]")
 	if after := c.Do("GET", path, nil).Want(t, 200).Object(t); !reflect.DeepEqual(after, before) {
-		t.Errorf("a refused update changed the workflow:\nbefore %s\nafter  %s", jsonOf(before), jsonOf(after))
+		t.Errorf("a refused update changed the workflow:\nbefore %s\nafter  %s", apitest.JSONOf(before), apitest.JSONOf(after))
 	}
 }

@@ -33,7 +33,7 @@ func triggerOf(t *testing.T, wf map[string]any) map[string]any {
 	t.Helper()
 	trig, ok := wf["trigger"].(map[string]any)
 	if !ok {
-		t.Fatalf("workflow has no trigger object: %s", jsonOf(wf))
+		t.Fatalf("workflow has no trigger object: %s", apitest.JSONOf(wf))
 	}
 	return trig
 }
@@ -45,7 +45,7 @@ func slugAndSecret(t *testing.T, trig map[string]any) (string, string) {
 	slug, _ := trig["slug"].(string)
 	secret, _ := trig["secret"].(string)
 	if slug == "" || secret == "" {
-		t.Fatalf("trigger lacks slug or secret: %s", jsonOf(trig))
+		t.Fatalf("trigger lacks slug or secret: %s", apitest.JSONOf(trig))
 	}
 	return slug, secret
 }
@@ -61,7 +61,7 @@ func wantKeys(t *testing.T, what string, rec map[string]any, want []string) {
 	w := slices.Clone(want)
 	slices.Sort(w)
 	if !slices.Equal(got, w) {
-		t.Errorf("%s has fields %v, want exactly %v: %s", what, got, w, jsonOf(rec))
+		t.Errorf("%s has fields %v, want exactly %v: %s", what, got, w, apitest.JSONOf(rec))
 	}
 }
 
@@ -106,7 +106,7 @@ func awaitRun(t *testing.T, c *apitest.Client, id string) map[string]any {
 	within := testenv.Scaled(30 * time.Second)
 	run, done := pollRun(t, c, id, within)
 	if !done {
-		t.Fatalf("run %s has not finished after %s: %s", id, within, jsonOf(run))
+		t.Fatalf("run %s has not finished after %s: %s", id, within, apitest.JSONOf(run))
 	}
 	return run
 }
@@ -115,7 +115,7 @@ func awaitRun(t *testing.T, c *apitest.Client, id string) map[string]any {
 func notFound(t *testing.T, r *apitest.Response) {
 	t.Helper()
 	r.Want(t, 404)
-	wantExactBody(t, r, `{"error":"not found"}`)
+	apitest.WantExactBody(t, r, `{"error":"not found"}`)
 }
 
 func TestCreateWorkflowReturnsTheRecordWithItsTriggerAndSecretAndGetShowsItWithoutTheSecret(t *testing.T) {
@@ -131,7 +131,7 @@ func TestCreateWorkflowReturnsTheRecordWithItsTriggerAndSecretAndGetShowsItWitho
 	trig := triggerOf(t, created)
 	wantKeys(t, "created workflow", created, workflowFields)
 	wantKeys(t, "created trigger", trig, append(slices.Clone(triggerFields), "secret"))
-	id := idOf(t, created)
+	id := apitest.IDOf(t, created)
 	if !strings.HasPrefix(id, "wf_") {
 		t.Errorf("id %q, want a wf_ id", id)
 	}
@@ -142,11 +142,11 @@ func TestCreateWorkflowReturnsTheRecordWithItsTriggerAndSecretAndGetShowsItWitho
 		t.Errorf("description %v", created["description"])
 	}
 	if !reflect.DeepEqual(created["steps"], stepsIn) {
-		t.Errorf("steps %s, want %s", jsonOf(created["steps"]), jsonOf(stepsIn))
+		t.Errorf("steps %s, want %s", apitest.JSONOf(created["steps"]), apitest.JSONOf(stepsIn))
 	}
 	slug, secret := slugAndSecret(t, trig)
 	if trig["scheme"] != "shared-secret" || trig["headerName"] != nil {
-		t.Errorf("trigger %s, want the default scheme shared-secret and headerName null", jsonOf(trig))
+		t.Errorf("trigger %s, want the default scheme shared-secret and headerName null", apitest.JSONOf(trig))
 	}
 	if want := e.URL + "/webhooks/workflows/" + slug; trig["url"] != want {
 		t.Errorf("trigger url %v, want %s", trig["url"], want)
@@ -160,10 +160,10 @@ func TestCreateWorkflowReturnsTheRecordWithItsTriggerAndSecretAndGetShowsItWitho
 	got := r.Object(t)
 	wantKeys(t, "workflow", got, workflowFields)
 	wantKeys(t, "trigger", triggerOf(t, got), triggerFields)
-	want := clone(t, created)
+	want := apitest.Clone(t, created)
 	delete(triggerOf(t, want), "secret")
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("GET returned\n%s\nwant the created record without the secret\n%s", jsonOf(got), jsonOf(want))
+		t.Errorf("GET returned\n%s\nwant the created record without the secret\n%s", apitest.JSONOf(got), apitest.JSONOf(want))
 	}
 }
 
@@ -259,13 +259,13 @@ func TestCreateWorkflowRejectsInvalidBodiesWith400NamingTheField(t *testing.T) {
 	admin := e.Org(t)
 	t.Cleanup(func() {
 		if list := admin.Do("GET", "/v1/workflows", nil).Want(t, 200).List(t); len(list) != 0 {
-			t.Errorf("rejected creates stored %d workflows: %s", len(list), jsonOf(list))
+			t.Errorf("rejected creates stored %d workflows: %s", len(list), apitest.JSONOf(list))
 		}
 	})
 	for _, tc := range invalidWorkflowBodies() {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			msg := wantError(t, as(t, e, admin).Do("POST", "/v1/workflows", tc.body), 400, tc.field)
+			msg := apitest.WantError(t, e.As(t, admin).Do("POST", "/v1/workflows", tc.body), 400, tc.field)
 			if !strings.HasPrefix(msg, "Invalid request body") {
 				t.Errorf("error %q does not start with %q", msg, "Invalid request body")
 			}
@@ -283,14 +283,14 @@ func TestUpdateWorkflowRejectsInvalidBodiesWith400AndLeavesItUnchanged(t *testin
 		}
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c := as(t, e, admin)
+			c := e.As(t, admin)
 			wf := createWorkflow(t, c, map[string]any{"name": "Keep", "description": "d",
 				"steps": []any{map[string]any{"id": "a", "type": "set", "with": map[string]any{"k": "v"}}}})
-			path := "/v1/workflows/" + idOf(t, wf)
+			path := "/v1/workflows/" + apitest.IDOf(t, wf)
 			before := c.Do("GET", path, nil).Want(t, 200).Object(t)
-			wantError(t, c.Do("PUT", path, tc.body), 400, tc.field)
+			apitest.WantError(t, c.Do("PUT", path, tc.body), 400, tc.field)
 			if after := c.Do("GET", path, nil).Want(t, 200).Object(t); !reflect.DeepEqual(after, before) {
-				t.Errorf("a rejected update changed the workflow:\nbefore %s\nafter  %s", jsonOf(before), jsonOf(after))
+				t.Errorf("a rejected update changed the workflow:\nbefore %s\nafter  %s", apitest.JSONOf(before), apitest.JSONOf(after))
 			}
 		})
 	}
@@ -323,17 +323,17 @@ func TestUpdateWorkflowIsPartial(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c := as(t, e, admin)
+			c := e.As(t, admin)
 			created := createWorkflow(t, c, map[string]any{"name": "Original", "description": "Old.", "steps": stepsA})
 			_, secret := slugAndSecret(t, triggerOf(t, created))
-			path := "/v1/workflows/" + idOf(t, created)
+			path := "/v1/workflows/" + apitest.IDOf(t, created)
 			before := c.Do("GET", path, nil).Want(t, 200).Object(t)
 			time.Sleep(5 * time.Millisecond) // so that a change shows in updatedAt (millisecond precision)
 
 			r := c.Do("PUT", path, tc.body).Want(t, 200)
 			wantNoSecret(t, "PUT", r, secret)
 			got := r.Object(t)
-			want := clone(t, before)
+			want := apitest.Clone(t, before)
 			for f, v := range tc.changes {
 				if sub, ok := strings.CutPrefix(f, "trigger."); ok {
 					triggerOf(t, want)[sub] = v
@@ -343,7 +343,7 @@ func TestUpdateWorkflowIsPartial(t *testing.T) {
 			}
 			want["updatedAt"] = got["updatedAt"]
 			if !reflect.DeepEqual(got, want) {
-				t.Errorf("PUT %s returned\n%s\nwant\n%s", jsonOf(tc.body), jsonOf(got), jsonOf(want))
+				t.Errorf("PUT %s returned\n%s\nwant\n%s", apitest.JSONOf(tc.body), apitest.JSONOf(got), apitest.JSONOf(want))
 			}
 			if len(tc.changes) == 0 && got["updatedAt"] != before["updatedAt"] {
 				t.Errorf("an update that changed nothing moved updatedAt from %v to %v", before["updatedAt"], got["updatedAt"])
@@ -352,7 +352,7 @@ func TestUpdateWorkflowIsPartial(t *testing.T) {
 				t.Errorf("an update that changed the workflow left updatedAt at %v", got["updatedAt"])
 			}
 			if after := c.Do("GET", path, nil).Want(t, 200).Object(t); !reflect.DeepEqual(after, got) {
-				t.Errorf("GET after PUT returned\n%s\nwant the PUT response\n%s", jsonOf(after), jsonOf(got))
+				t.Errorf("GET after PUT returned\n%s\nwant the PUT response\n%s", apitest.JSONOf(after), apitest.JSONOf(got))
 			}
 		})
 	}
@@ -365,12 +365,12 @@ func TestANullHeaderNameReturnsTheTriggerToTheDefaultHeader(t *testing.T) {
 	wf := createWorkflow(t, c, map[string]any{"name": "Hdr", "trigger": map[string]any{"scheme": "hmac-sha256", "headerName": "X-Hub-Signature-256"}})
 	trig := triggerOf(t, wf)
 	if trig["scheme"] != "hmac-sha256" || trig["headerName"] != "X-Hub-Signature-256" {
-		t.Fatalf("created trigger %s, want hmac-sha256 with X-Hub-Signature-256", jsonOf(trig))
+		t.Fatalf("created trigger %s, want hmac-sha256 with X-Hub-Signature-256", apitest.JSONOf(trig))
 	}
-	path := "/v1/workflows/" + idOf(t, wf)
+	path := "/v1/workflows/" + apitest.IDOf(t, wf)
 	got := triggerOf(t, c.Do("PUT", path, map[string]any{"trigger": map[string]any{"headerName": nil}}).Want(t, 200).Object(t))
 	if got["headerName"] != nil || got["scheme"] != "hmac-sha256" || got["slug"] != trig["slug"] {
-		t.Errorf("trigger after headerName null: %s, want the same slug and scheme with headerName null", jsonOf(got))
+		t.Errorf("trigger after headerName null: %s, want the same slug and scheme with headerName null", apitest.JSONOf(got))
 	}
 }
 
@@ -379,7 +379,7 @@ func TestTheSecretIsShownOnlyInTheCreateAndRotateResponses(t *testing.T) {
 	e := apitest.New(t).ThroughPrism(t)
 	c := e.Org(t)
 	wf := createWorkflow(t, c, map[string]any{"name": "Secretive"})
-	id := idOf(t, wf)
+	id := apitest.IDOf(t, wf)
 	path := "/v1/workflows/" + id
 	slug, secret := slugAndSecret(t, triggerOf(t, wf))
 	if !strings.HasPrefix(secret, "whsec_") || len(secret) < 32 {
@@ -401,16 +401,16 @@ func TestTheSecretIsShownOnlyInTheCreateAndRotateResponses(t *testing.T) {
 		t.Errorf("rotation returned the old secret")
 	}
 	if rot["scheme"] != "hmac-sha256" || rot["headerName"] != nil || rot["url"] != e.URL+"/webhooks/workflows/"+slug {
-		t.Errorf("rotate response %s, want the current scheme, header and url", jsonOf(rot))
+		t.Errorf("rotate response %s, want the current scheme, header and url", apitest.JSONOf(rot))
 	}
 	for _, s := range []string{secret, rotated} {
 		wantNoSecret(t, "GET after rotation", c.Do("GET", path, nil).Want(t, 200), s)
 		wantNoSecret(t, "list after rotation", c.Do("GET", "/v1/workflows", nil).Want(t, 200), s)
 	}
 	// Nor does a run of the workflow see it.
-	run := awaitRun(t, c, idOf(t, startRun(t, c, id, nil)))
-	if strings.Contains(jsonOf(run), rotated) {
-		t.Errorf("a run record contains the trigger secret: %s", jsonOf(run))
+	run := awaitRun(t, c, apitest.IDOf(t, startRun(t, c, id, nil)))
+	if strings.Contains(apitest.JSONOf(run), rotated) {
+		t.Errorf("a run record contains the trigger secret: %s", apitest.JSONOf(run))
 	}
 }
 
@@ -420,7 +420,7 @@ func TestDeleteWorkflowAnswers204ThenItIsGone(t *testing.T) {
 	c := e.Org(t)
 	keep := createWorkflow(t, c, map[string]any{"name": "Keep"})
 	gone := createWorkflow(t, c, map[string]any{"name": "Gone"})
-	path := "/v1/workflows/" + idOf(t, gone)
+	path := "/v1/workflows/" + apitest.IDOf(t, gone)
 
 	r := c.Do("DELETE", path, nil).Want(t, 204)
 	if len(r.Body) != 0 {
@@ -432,8 +432,8 @@ func TestDeleteWorkflowAnswers204ThenItIsGone(t *testing.T) {
 	notFound(t, c.Do("POST", path+"/trigger/webhook-secret/rotate", nil))
 	notFound(t, c.Do("POST", path+"/runs", map[string]any{}))
 	notFound(t, c.Do("GET", path+"/runs", nil))
-	if got := idsOf(t, c.Do("GET", "/v1/workflows", nil).Want(t, 200).List(t)); !slices.Equal(got, []string{idOf(t, keep)}) {
-		t.Errorf("list after delete = %v, want only %s", got, idOf(t, keep))
+	if got := apitest.IDsOf(t, c.Do("GET", "/v1/workflows", nil).Want(t, 200).List(t)); !slices.Equal(got, []string{apitest.IDOf(t, keep)}) {
+		t.Errorf("list after delete = %v, want only %s", got, apitest.IDOf(t, keep))
 	}
 }
 
@@ -458,7 +458,7 @@ func TestAnotherOrganizationsWorkflowIsNotFoundAndUntouched(t *testing.T) {
 	theirs := createWorkflow(t, owner, map[string]any{"name": "Theirs", "description": "private"})
 	slug, secret := slugAndSecret(t, triggerOf(t, theirs))
 	mine := createWorkflow(t, other, map[string]any{"name": "Mine"})
-	path := "/v1/workflows/" + idOf(t, theirs)
+	path := "/v1/workflows/" + apitest.IDOf(t, theirs)
 	before := owner.Do("GET", path, nil).Want(t, 200).Object(t)
 
 	cases := []struct {
@@ -476,20 +476,20 @@ func TestAnotherOrganizationsWorkflowIsNotFoundAndUntouched(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.method+" "+strings.TrimPrefix(tc.path, path), func(t *testing.T) {
-			notFound(t, as(t, e, other).Do(tc.method, tc.path, tc.body))
+			notFound(t, e.As(t, other).Do(tc.method, tc.path, tc.body))
 		})
 	}
 
 	if after := owner.Do("GET", path, nil).Want(t, 200).Object(t); !reflect.DeepEqual(after, before) {
-		t.Errorf("another organization's requests changed the workflow:\nbefore %s\nafter  %s", jsonOf(before), jsonOf(after))
+		t.Errorf("another organization's requests changed the workflow:\nbefore %s\nafter  %s", apitest.JSONOf(before), apitest.JSONOf(after))
 	}
 	if runs := owner.Do("GET", path+"/runs", nil).Want(t, 200).List(t); len(runs) != 0 {
-		t.Errorf("another organization started runs of the workflow: %s", jsonOf(runs))
+		t.Errorf("another organization started runs of the workflow: %s", apitest.JSONOf(runs))
 	}
 	// The secret was not rotated: it still starts a run.
 	e.Anonymous(t).Do("POST", "/webhooks/workflows/"+slug, `{}`, "X-Service-Webhook-Secret", secret).Want(t, 202)
-	if got := idsOf(t, other.Do("GET", "/v1/workflows", nil).Want(t, 200).List(t)); !slices.Equal(got, []string{idOf(t, mine)}) {
-		t.Errorf("the other organization lists %v, want only its own %s", got, idOf(t, mine))
+	if got := apitest.IDsOf(t, other.Do("GET", "/v1/workflows", nil).Want(t, 200).List(t)); !slices.Equal(got, []string{apitest.IDOf(t, mine)}) {
+		t.Errorf("the other organization lists %v, want only its own %s", got, apitest.IDOf(t, mine))
 	}
 }
 
@@ -498,11 +498,11 @@ func TestListWorkflowsIsNewestFirstAndPages(t *testing.T) {
 	e := apitest.New(t).ThroughPrism(t)
 	c := e.Org(t)
 	if list := c.Do("GET", "/v1/workflows", nil).Want(t, 200).List(t); len(list) != 0 {
-		t.Fatalf("a new organization lists workflows: %s", jsonOf(list))
+		t.Fatalf("a new organization lists workflows: %s", apitest.JSONOf(list))
 	}
 	var ids []string
 	for _, name := range []string{"First", "Second", "Third"} {
-		ids = append(ids, idOf(t, createWorkflow(t, c, map[string]any{"name": name})))
+		ids = append(ids, apitest.IDOf(t, createWorkflow(t, c, map[string]any{"name": name})))
 	}
 	newest := []string{ids[2], ids[1], ids[0]}
 	cases := []struct {
@@ -518,7 +518,7 @@ func TestListWorkflowsIsNewestFirstAndPages(t *testing.T) {
 	for _, tc := range cases {
 		r := c.Do("GET", "/v1/workflows"+tc.query, nil).Want(t, 200)
 		list := r.List(t)
-		if got := idsOf(t, list); !slices.Equal(got, tc.want) {
+		if got := apitest.IDsOf(t, list); !slices.Equal(got, tc.want) {
 			t.Errorf("GET /v1/workflows%s = %v, want %v", tc.query, got, tc.want)
 		}
 		for _, wf := range list {
@@ -526,6 +526,6 @@ func TestListWorkflowsIsNewestFirstAndPages(t *testing.T) {
 			wantKeys(t, "listed trigger", triggerOf(t, wf), triggerFields)
 		}
 	}
-	wantError(t, c.Do("GET", "/v1/workflows?page=0", nil), 400, "page")
-	wantError(t, c.Do("GET", "/v1/workflows?direction=up", nil), 400, "direction")
+	apitest.WantError(t, c.Do("GET", "/v1/workflows?page=0", nil), 400, "page")
+	apitest.WantError(t, c.Do("GET", "/v1/workflows?direction=up", nil), 400, "direction")
 }

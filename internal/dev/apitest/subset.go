@@ -5,8 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
 )
 
 // LambdaSubset makes the Lambda mode run only the tests named in file
@@ -25,6 +28,11 @@ func LambdaSubset(file string) {
 	if run := flag.Lookup("test.run"); run == nil || run.Value.String() != "" {
 		return
 	}
+	if !filepath.IsAbs(file) && file == LambdaList {
+		if root, err := testinputs.Root(); err == nil {
+			file = filepath.Join(root, file)
+		}
+	}
 	names, err := SubsetNames(file)
 	if err == nil && len(names) == 0 {
 		err = fmt.Errorf("%s names no test", file)
@@ -41,6 +49,11 @@ func LambdaSubset(file string) {
 		os.Exit(2)
 	}
 }
+
+// LambdaList is the Lambda mode's list of the HTTP suites' tests
+// (internal/api/testdata/lambdas.txt), by its path from the module's root:
+// one list for the whole service's tests and every feature's.
+const LambdaList = "internal/api/testdata/lambdas.txt"
 
 // SubsetNames reads the test names of a LambdaSubset file.
 func SubsetNames(file string) ([]string, error) {

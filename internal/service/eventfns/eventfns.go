@@ -19,13 +19,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/awsenv"
 	"github.com/sourcebase/sourcebase/internal/endpoints"
 	"github.com/sourcebase/sourcebase/internal/endpoints/sqsqueue"
 	"github.com/sourcebase/sourcebase/internal/history"
 	"github.com/sourcebase/sourcebase/internal/history/bus"
-	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/service"
 	"github.com/sourcebase/sourcebase/internal/streams"
 	"github.com/sourcebase/sourcebase/internal/streams/streamsapi"
@@ -103,12 +101,13 @@ func ServeDeliver() {
 	lambda.Start(sqsqueue.Handler(deps.Endpoints, sqs.NewFromConfig(awsCfg), cfg.DeliverQueueURL, cfg.DeliverDLQURL))
 }
 
-// ServeHooks runs the hooks function (the change history and the webhook
-// endpoints' routes): as app.ServeLambda, with the delivery queue of
-// DELIVER_QUEUE_URL for manual retries.
-func ServeHooks() {
+// HooksDeps are the services of the hooks function (the change history
+// and the webhook endpoints' routes, which api.ServeDeps serves): as
+// api.ServeLambda's, with the delivery queue of DELIVER_QUEUE_URL for
+// manual retries.
+func HooksDeps() service.Deps {
 	deps, _, _ := start()
-	api.ServeDeps(lambdas.Hooks, deps)
+	return deps
 }
 
 // start reads the configuration of a function that queues or takes

@@ -1,4 +1,4 @@
-package api_test
+package seriesapi_test
 
 import (
 	"fmt"
@@ -158,7 +158,7 @@ func TestADealContextPrefersThePointsOfThatDealAndIgnoresOtherDeals(t *testing.T
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
 	}
-	wantError(t, o.c.Do("POST", "/v1/data/metric-series", map[string]any{"resource": o.company, "key": "metric:revenue", "dealContext": "deal_nope"}),
+	apitest.WantError(t, o.c.Do("POST", "/v1/data/metric-series", map[string]any{"resource": o.company, "key": "metric:revenue", "dealContext": "deal_nope"}),
 		400, "dealContext", "deal of your organization")
 }
 
@@ -260,8 +260,8 @@ func TestASeriesReadWithAMalformedFieldIsRefusedNamingTheFormat(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := as(t, e, o.c)
-			wantError(t, c.Do("POST", "/v1/data/metric-series", tc.body), 400, tc.parts...)
+			c := e.As(t, o.c)
+			apitest.WantError(t, c.Do("POST", "/v1/data/metric-series", tc.body), 400, tc.parts...)
 		})
 	}
 }
@@ -310,8 +310,8 @@ func TestAPointBatchWithABadPointIsRefusedNamingThePointAndWritesNothing(t *test
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := as(t, e, o.c)
-			wantError(t, c.Do("POST", "/v1/data/metric-points", tc.body), 400, tc.parts...)
+			c := e.As(t, o.c)
+			apitest.WantError(t, c.Do("POST", "/v1/data/metric-points", tc.body), 400, tc.parts...)
 		})
 	}
 	t.Run("nothing of a refused batch is written", func(t *testing.T) {
@@ -333,11 +333,11 @@ func TestAnotherOrganizationsRecordHasNoSeriesAndTakesNoPoints(t *testing.T) {
 	for _, res := range []string{a.company, "deals:" + a.deal1, "people:per_nope"} {
 		r := b.c.Do("POST", "/v1/data/metric-series", map[string]any{"resource": res, "key": "metric:revenue"})
 		r.Want(t, 400)
-		wantExactBody(t, r, `{"error":"Invalid request body: resource must name a record of your organization; `+res+` is not one"}`)
+		apitest.WantExactBody(t, r, `{"error":"Invalid request body: resource must name a record of your organization; `+res+` is not one"}`)
 	}
-	wantError(t, b.c.Do("POST", "/v1/data/metric-points", map[string]any{"points": []any{
+	apitest.WantError(t, b.c.Do("POST", "/v1/data/metric-points", map[string]any{"points": []any{
 		map[string]any{"resource": a.company, "key": "metric:revenue", "date": "2025-01-31", "value": 9, "source": "x"}}}), 400, "points[0].resource")
-	wantError(t, b.c.Do("POST", "/v1/data/metric-points", map[string]any{"points": []any{
+	apitest.WantError(t, b.c.Do("POST", "/v1/data/metric-points", map[string]any{"points": []any{
 		map[string]any{"resource": b.company, "key": "metric:revenue", "date": "2025-01-31", "value": 9, "source": "x", "dealId": a.deal1}}}), 400, "points[0].dealId")
 	if got := a.series(t, map[string]any{"policy": "all"}); !slices.Equal(got, []string{"2025-01-31=1"}) {
 		t.Errorf("the owner's series: %v, want only its own point", got)
