@@ -44,9 +44,9 @@ const (
 	// ContractPath is the strict document (api.StrictOpenAPI) the HTTP
 	// tests hold every answer to (package apitest embeds it).
 	ContractPath = "internal/dev/apitest/contract.json"
-	ClientPath  = "client/client.gen.go"
-	MCPDocPath  = "docs/mcp.md"
-	SearchPath  = "docs/search.md"
+	ClientPath   = "client/client.gen.go"
+	MCPDocPath   = "docs/mcp.md"
+	SearchPath   = "docs/search.md"
 )
 
 // A File is a generated file: its path from the repository root (slash
