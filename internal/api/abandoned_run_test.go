@@ -155,7 +155,7 @@ func TestARunLeftQueuedByAnInterruptedStartIsFailedWhenReadAndCanBeRetried(t *te
 	if retry.Status != 201 && retry.Status != 202 {
 		t.Fatalf("retry of the failed run: %d %s", retry.Status, retry.Body)
 	}
-	wantStatus(t, awaitRun(t, c, apitest.IDOf(t, retry.Object(t))), "completed")
+	wantStatus(t, apitest.AwaitRun(t, c, apitest.IDOf(t, retry.Object(t))), "completed")
 }
 
 func TestReadingAStaleQueuedRunByIDFailsIt(t *testing.T) {
@@ -170,7 +170,7 @@ func TestReadingAStaleQueuedRunByIDFailsIt(t *testing.T) {
 	lost.armed.Store(false)
 	id := apitest.IDOf(t, runsOf(t, c, wf)[0])
 
-	run, done := pollRun(t, c, id, testenv.Scaled(30*time.Second))
+	run, done := apitest.PollRun(t, c, id, testenv.Scaled(30*time.Second))
 	if !done || run["status"] != "failed" {
 		t.Fatalf("the stale run read by id is %s, want failed", apitest.JSONOf(run))
 	}

@@ -91,7 +91,7 @@ func TestTwentyParallelWebhookUpsertsOfOneExternalIDMakeOneCompanyAndEveryRunCom
 	})
 	companyIDs := map[any]bool{}
 	for _, r := range rs {
-		run := awaitRun(t, c, apitest.IDOf(t, r.Want(t, 202).Object(t)))
+		run := apitest.AwaitRun(t, c, apitest.IDOf(t, r.Want(t, 202).Object(t)))
 		wantStatus(t, run, "completed")
 		companyIDs[objectAt(t, run, "output", "company")["id"]] = true
 	}
@@ -136,7 +136,7 @@ func TestAFailedRunIsRetriedOnceAndTwentyParallelRetriesMakeOneRun(t *testing.T)
 		t.Errorf("source retriedBy %v, want %s", got["retriedBy"], retryID)
 	}
 	// Trying again is retrying the retry.
-	retry := awaitRun(t, c, retryID)
+	retry := apitest.AwaitRun(t, c, retryID)
 	wantStatus(t, retry, "failed")
 	if retry["retriedBy"] != nil {
 		t.Errorf("an unretried run shows retriedBy %v", retry["retriedBy"])
@@ -165,7 +165,7 @@ func TestAWebhookDeliveryIDStartsOneRunAndARepeatAnswersWithThatRun(t *testing.T
 			body := `{"event":"deal.created"}`
 			first := signedDelivery(t, e, h, body, header, "delivery-1").Want(t, 202)
 			run := first.Object(t)
-			done := awaitRun(t, c, apitest.IDOf(t, run))
+			done := apitest.AwaitRun(t, c, apitest.IDOf(t, run))
 			again := signedDelivery(t, e, h, body, header, "delivery-1").Want(t, 202)
 			if got := again.Object(t); !reflect.DeepEqual(got, done) {
 				t.Errorf("the repeat answered %s, want the first run as it is now %s", apitest.JSONOf(got), apitest.JSONOf(done))
@@ -223,7 +223,7 @@ func TestTheReadmesDryRunExampleCompletesWithAPlaceholderCompany(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t)
 	c := e.Org(t)
-	wf := createWorkflow(t, c, map[string]any{
+	wf := apitest.CreateWorkflow(t, c, map[string]any{
 		"name": "Inbound companies",
 		"steps": []any{
 			step("up", "upsertCompany", map[string]any{"canonicalName.$": "$.input.webhook.payload.name", "website.$": "$.input.webhook.payload.site"}),

@@ -515,7 +515,7 @@ func TestEveryRouteAnswers404ToAnotherOrganizationAnd401WithoutCredentials(t *te
 	// The id of a record of A for each collection path.
 	ids := map[string]string{}
 	ids["companies"] = apitest.IDOf(t, apitest.CreateCompany(t, a, map[string]any{"canonicalName": "A's company"}))
-	wf := createWorkflow(t, a, map[string]any{"name": "A's workflow"})
+	wf := apitest.CreateWorkflow(t, a, map[string]any{"name": "A's workflow"})
 	ids["workflows"] = apitest.IDOf(t, wf)
 	ids["workflow-runs"] = apitest.IDOf(t, a.Do("POST", "/v1/workflows/"+ids["workflows"]+"/runs", map[string]any{}).Want(t, 202).Object(t))
 	for _, def := range resources.All() {

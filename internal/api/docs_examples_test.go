@@ -163,7 +163,7 @@ func runDocPage(t *testing.T, e *apitest.Env, blocks []mdBlock) {
 				// Give the run a moment, so a next block reads it finished.
 				if m, ok := got.(map[string]any); ok {
 					if d, ok := m["data"].(map[string]any); ok {
-						awaitRun(t, c, d["id"].(string))
+						apitest.AwaitRun(t, c, d["id"].(string))
 					}
 				}
 			}

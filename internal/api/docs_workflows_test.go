@@ -106,7 +106,7 @@ func TestTheExamplesOfTheWorkflowDocsRunAsDocumented(t *testing.T) {
 			t.Parallel()
 			c := e.As(t, c)
 			wf := c.Do("POST", "/v1/workflows", ex.workflow).Want(t, 201).Object(t)
-			run := awaitRun(t, c, apitest.IDOf(t, c.Do("POST", "/v1/workflows/"+apitest.IDOf(t, wf)+"/runs", ex.run).Want(t, 202).Object(t)))
+			run := apitest.AwaitRun(t, c, apitest.IDOf(t, c.Do("POST", "/v1/workflows/"+apitest.IDOf(t, wf)+"/runs", ex.run).Want(t, 202).Object(t)))
 			var want any
 			if err := json.Unmarshal([]byte(ex.want), &want); err != nil {
 				t.Fatalf("the documented result is not JSON: %v", err)

@@ -362,7 +362,7 @@ func TestEvery403And409TheServiceAnswersIsDeclared(t *testing.T) {
 	company := apitest.IDOf(t, apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Conflicted"}))
 	value := apitest.IDOf(t, c.Do("POST", "/v1/enrichments/resources/companies/"+company, map[string]any{"values": []any{
 		map[string]any{"property": "sector", "value": "Robotics", "source": "provider", "confidence": 50}}}).Want(t, 201).List(t)[0])
-	wfRecord := createWorkflow(t, c, map[string]any{"name": "Conflicts"})
+	wfRecord := apitest.CreateWorkflow(t, c, map[string]any{"name": "Conflicts"})
 	wf := apitest.IDOf(t, wfRecord)
 	slug, secret := slugAndSecret(t, triggerOf(t, wfRecord))
 	run := apitest.IDOf(t, runToEnd(t, c, wf, nil))

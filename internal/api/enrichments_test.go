@@ -465,7 +465,7 @@ func TestADryRunOfAddEnrichmentReportsTheValuesAndWritesNothing(t *testing.T) {
 		map[string]any{"id": "enrich", "type": "addEnrichment", "with": map[string]any{"resourceId": o.id,
 			"values": []any{map[string]any{"property": "sector", "value": "Dry", "confidence": 90}}}},
 	}}).Want(t, 201).Object(t)
-	run := awaitRun(t, o.c, apitest.IDOf(t, o.c.Do("POST", "/v1/workflows/"+apitest.IDOf(t, wf)+"/runs", map[string]any{"dryRun": true}).Want(t, 202).Object(t)))
+	run := apitest.AwaitRun(t, o.c, apitest.IDOf(t, o.c.Do("POST", "/v1/workflows/"+apitest.IDOf(t, wf)+"/runs", map[string]any{"dryRun": true}).Want(t, 202).Object(t)))
 	wantStatus(t, run, "completed")
 	out := run["output"].(map[string]any)
 	would, _ := out["wouldAdd"].([]any)
@@ -490,7 +490,7 @@ func TestUpsertCompanyWritesWorkflowCandidatesThatNeverOverwriteAUsersValue(t *t
 			"website": "https://workflows.example", "sector": "From the workflow"}},
 	}}).Want(t, 201).Object(t)
 	runID := apitest.IDOf(t, o.c.Do("POST", "/v1/workflows/"+apitest.IDOf(t, wf)+"/runs", map[string]any{}).Want(t, 202).Object(t))
-	wantStatus(t, awaitRun(t, o.c, runID), "completed")
+	wantStatus(t, apitest.AwaitRun(t, o.c, runID), "completed")
 	co := o.company(t)
 	if co["website"] != "https://users.example" || co["sector"] != "From the workflow" {
 		t.Errorf("website %v (want the user's), sector %v (want the workflow's)", co["website"], co["sector"])
@@ -519,7 +519,7 @@ func TestACompanyAWorkflowCreatesIsWrittenOnceWithItsWorkflowCandidates(t *testi
 		map[string]any{"id": "up", "type": "upsertCompany", "with": map[string]any{"canonicalName": "Made By A Run",
 			"website": "https://made.example", "sector": "Robotics"}},
 	}}).Want(t, 201).Object(t)
-	run := awaitRun(t, c, apitest.IDOf(t, c.Do("POST", "/v1/workflows/"+apitest.IDOf(t, wf)+"/runs", map[string]any{}).Want(t, 202).Object(t)))
+	run := apitest.AwaitRun(t, c, apitest.IDOf(t, c.Do("POST", "/v1/workflows/"+apitest.IDOf(t, wf)+"/runs", map[string]any{}).Want(t, 202).Object(t)))
 	wantStatus(t, run, "completed")
 	id := run["output"].(map[string]any)["company"].(map[string]any)["id"].(string)
 	o := &enrichOrg{c: c, id: id}

@@ -82,7 +82,7 @@ func TestIfMatchMakesUpdatesAndDeletesConditional(t *testing.T) {
 		c.Do("PUT", "/v1/workflows/"+id, map[string]any{"name": "W2"}, "If-Match", tag).Want(t, 200)
 		apitest.WantError(t, c.Do("PUT", "/v1/workflows/"+id, map[string]any{"name": "W3"}, "If-Match", tag), 412)
 
-		run := awaitRun(t, c, apitest.IDOf(t, c.Do("POST", "/v1/workflows/"+id+"/runs", map[string]any{}).Want(t, 202).Object(t)))
+		run := apitest.AwaitRun(t, c, apitest.IDOf(t, c.Do("POST", "/v1/workflows/"+id+"/runs", map[string]any{}).Want(t, 202).Object(t)))
 		runTag := etagOf(t, c.Do("GET", "/v1/workflow-runs/"+apitest.IDOf(t, run), nil).Want(t, 200))
 		c.Do("PATCH", "/v1/workflow-runs/"+apitest.IDOf(t, run), map[string]any{"title": "renamed"}, "If-Match", runTag).Want(t, 200)
 		apitest.WantError(t, c.Do("PATCH", "/v1/workflow-runs/"+apitest.IDOf(t, run), map[string]any{"title": "again"}, "If-Match", runTag), 412)

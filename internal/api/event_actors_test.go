@@ -163,12 +163,12 @@ func TestARunsWritesAreItsStartersThroughTheRunAndItsWorkflow(t *testing.T) {
 	member := e.Key(t, admin.Org, "member")
 	upsert := step("up", "upsertCompany", map[string]any{"externalId.$": "$.input.id", "canonicalName.$": "$.input.name"})
 	wfID := workflowWith(t, admin, "Intake", upsert)
-	run := awaitRun(t, member, apitest.IDOf(t, member.Do("POST", "/v1/workflows/"+wfID+"/runs",
+	run := apitest.AwaitRun(t, member, apitest.IDOf(t, member.Do("POST", "/v1/workflows/"+wfID+"/runs",
 		map[string]any{"input": map[string]any{"id": "crm-1", "name": "Run Co"}}).Want(t, 202).Object(t)))
 	wantStatus(t, run, "completed")
 	runID := apitest.IDOf(t, run)
 	h := newHook(t, admin, nil, step("up", "upsertCompany", map[string]any{"externalId": "crm-2", "canonicalName": "Hook Co"}))
-	hooked := awaitRun(t, admin, apitest.IDOf(t, deliver(t, e, h.slug, "", `{}`, "X-Service-Webhook-Secret", h.secret).Want(t, 202).Object(t)))
+	hooked := apitest.AwaitRun(t, admin, apitest.IDOf(t, deliver(t, e, h.slug, "", `{}`, "X-Service-Webhook-Secret", h.secret).Want(t, 202).Object(t)))
 	wantStatus(t, hooked, "completed")
 	caught(t, evs)
 

@@ -267,7 +267,7 @@ func TestDescriptionsKeepLineBreaksAndTabs(t *testing.T) {
 	if got["description"] != text || got["shortDescription"] != text {
 		t.Errorf("descriptions came back as %q and %q, want %q", got["description"], got["shortDescription"], text)
 	}
-	wf := createWorkflow(t, c, map[string]any{"name": "Flow", "description": text})
+	wf := apitest.CreateWorkflow(t, c, map[string]any{"name": "Flow", "description": text})
 	if wf["description"] != text {
 		t.Errorf("workflow description came back as %q, want %q", wf["description"], text)
 	}
@@ -277,7 +277,7 @@ func TestATriggerHeaderNameThatLooksLikeACredentialIs400NamingTheField(t *testin
 	t.Parallel()
 	e := apitest.New(t)
 	c := e.Org(t)
-	wf := apitest.IDOf(t, createWorkflow(t, c, map[string]any{"name": "Hook"}))
+	wf := apitest.IDOf(t, apitest.CreateWorkflow(t, c, map[string]any{"name": "Hook"}))
 	for _, name := range []string{"X-Service-Api-Key", "x-service-client-id", "X-Service-Anything", "Cookie", "Set-Cookie",
 		"Proxy-Authorization", "Authorization", "X-Api-Key", "Api-Key", "x-apikey", "X_API_KEY", "X-Goog-Api-Key", "X-CSRF-Token"} {
 		msg := apitest.WantError(t, c.Do("PUT", "/v1/workflows/"+wf, map[string]any{"trigger": map[string]any{"headerName": name}}), 400,

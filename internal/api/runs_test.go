@@ -26,13 +26,13 @@ func workflowWith(t *testing.T, c *apitest.Client, name string, steps ...map[str
 	for i, s := range steps {
 		list[i] = s
 	}
-	return apitest.IDOf(t, createWorkflow(t, c, map[string]any{"name": name, "steps": list}))
+	return apitest.IDOf(t, apitest.CreateWorkflow(t, c, map[string]any{"name": name, "steps": list}))
 }
 
 // runToEnd starts a run of the workflow and waits until it has finished.
 func runToEnd(t *testing.T, c *apitest.Client, workflowID string, body any) map[string]any {
 	t.Helper()
-	return awaitRun(t, c, apitest.IDOf(t, startRun(t, c, workflowID, body)))
+	return apitest.AwaitRun(t, c, apitest.IDOf(t, apitest.StartRun(t, c, workflowID, body)))
 }
 
 // wantStatus fails unless the run has the status.
@@ -93,7 +93,7 @@ func TestARunIsAcceptedQueuedAndCompletesWithTheOutputOfItsLastStep(t *testing.T
 		t.Errorf("input %s, want %s", apitest.JSONOf(accepted["input"]), apitest.JSONOf(in))
 	}
 
-	run := awaitRun(t, c, id)
+	run := apitest.AwaitRun(t, c, id)
 	wantStatus(t, run, "completed")
 	wantKeys(t, "finished run", run, runFields)
 	want := map[string]any{"greeting": "hello", "name": "Ada", "tags": []any{"x", "y"}, "from": true,
@@ -441,11 +441,11 @@ func TestAGeneratedTitleNamesTheWorkflowAndHowTheRunStarted(t *testing.T) {
 			if tc.trigger == "retry" {
 				steps = []any{step("stop", "fail", map[string]any{"message": "for the retry"})}
 			}
-			wf := createWorkflow(t, c, map[string]any{"name": tc.workflow, "steps": steps})
+			wf := apitest.CreateWorkflow(t, c, map[string]any{"name": tc.workflow, "steps": steps})
 			var run map[string]any
 			switch tc.trigger {
 			case "api":
-				run = startRun(t, c, apitest.IDOf(t, wf), map[string]any{"dryRun": tc.dryRun})
+				run = apitest.StartRun(t, c, apitest.IDOf(t, wf), map[string]any{"dryRun": tc.dryRun})
 			case "webhook":
 				slug, secret := slugAndSecret(t, triggerOf(t, wf))
 				run = e.Anonymous(t).Do("POST", "/webhooks/workflows/"+slug, `{}`, "X-Service-Webhook-Secret", secret).Want(t, 202).Object(t)
@@ -484,12 +484,12 @@ func TestATitleGivenAtCreationIsUsed(t *testing.T) {
 	c := e.Org(t)
 	wfID := workflowWith(t, c, "Named runs")
 	for _, title := range []string{"Backfill March", "  Padded  ", strings.Repeat("ü", 120)} {
-		run := startRun(t, c, wfID, map[string]any{"title": title})
+		run := apitest.StartRun(t, c, wfID, map[string]any{"title": title})
 		want := strings.TrimSpace(title)
 		if run["title"] != want {
 			t.Errorf("title %v, want %q", run["title"], want)
 		}
-		if got := awaitRun(t, c, apitest.IDOf(t, run)); got["title"] != want {
+		if got := apitest.AwaitRun(t, c, apitest.IDOf(t, run)); got["title"] != want {
 			t.Errorf("finished run title %v, want %q", got["title"], want)
 		}
 	}
@@ -511,7 +511,7 @@ func TestRenameRunSetsTheTitle(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			c := e.As(t, admin)
-			before := awaitRun(t, c, apitest.IDOf(t, startRun(t, c, wfID, map[string]any{"input": map[string]any{"k": "v"}})))
+			before := apitest.AwaitRun(t, c, apitest.IDOf(t, apitest.StartRun(t, c, wfID, map[string]any{"input": map[string]any{"k": "v"}})))
 			path := "/v1/workflow-runs/" + apitest.IDOf(t, before)
 			got := c.Do("PATCH", path, map[string]any{"title": tc.title}).Want(t, 200).Object(t)
 			want := apitest.Clone(t, before)
@@ -553,7 +553,7 @@ func TestRenameRunRejectsInvalidTitlesWith400AndKeepsTheTitle(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			c := e.As(t, admin)
-			before := awaitRun(t, c, apitest.IDOf(t, startRun(t, c, wfID, nil)))
+			before := apitest.AwaitRun(t, c, apitest.IDOf(t, apitest.StartRun(t, c, wfID, nil)))
 			path := "/v1/workflow-runs/" + apitest.IDOf(t, before)
 			apitest.WantError(t, c.Do("PATCH", path, tc.body), 400, tc.field)
 			if after := c.Do("GET", path, nil).Want(t, 200).Object(t); !reflect.DeepEqual(after, before) {
@@ -567,9 +567,9 @@ func TestRenameOfAnUnknownRunIs404(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t)
 	c := e.Org(t)
-	notFound(t, c.Do("PATCH", "/v1/workflow-runs/run_doesnotexist", map[string]any{"title": "x"}))
-	notFound(t, c.Do("GET", "/v1/workflow-runs/run_doesnotexist", nil))
-	notFound(t, c.Do("POST", "/v1/workflow-runs/run_doesnotexist/retry", nil))
+	apitest.NotFound(t, c.Do("PATCH", "/v1/workflow-runs/run_doesnotexist", map[string]any{"title": "x"}))
+	apitest.NotFound(t, c.Do("GET", "/v1/workflow-runs/run_doesnotexist", nil))
+	apitest.NotFound(t, c.Do("POST", "/v1/workflow-runs/run_doesnotexist/retry", nil))
 }
 
 func TestRetryingAFailedDryRunStartsADryRunOfTheSameInputAndLeavesTheSourceUnchanged(t *testing.T) {
@@ -598,7 +598,7 @@ func TestRetryingAFailedDryRunStartsADryRunOfTheSameInputAndLeavesTheSourceUncha
 		t.Errorf("retry input %s, want the source's %s", apitest.JSONOf(retry["input"]), apitest.JSONOf(in))
 	}
 
-	done := awaitRun(t, c, apitest.IDOf(t, retry))
+	done := apitest.AwaitRun(t, c, apitest.IDOf(t, retry))
 	wantStatus(t, done, "failed")
 	if errObj := objectAt(t, done, "error"); errObj["message"] != "upstream down" {
 		t.Errorf("retry error %s, want the same failure", apitest.JSONOf(errObj))
@@ -618,7 +618,7 @@ func TestRetryingAFailedDryRunStartsADryRunOfTheSameInputAndLeavesTheSourceUncha
 	if again["retryOf"] != apitest.IDOf(t, done) || again["dryRun"] != true || !reflect.DeepEqual(again["input"], in) {
 		t.Errorf("retry of the retry %s, want retryOf %s, dryRun true and the same input", apitest.JSONOf(again), apitest.IDOf(t, done))
 	}
-	awaitRun(t, c, apitest.IDOf(t, again))
+	apitest.AwaitRun(t, c, apitest.IDOf(t, again))
 	if got := apitest.IDsOf(t, c.Do("GET", "/v1/workflows/"+wfID+"/runs", nil).Want(t, 200).List(t)); !slices.Equal(got,
 		[]string{apitest.IDOf(t, again), apitest.IDOf(t, done), apitest.IDOf(t, src)}) {
 		t.Errorf("runs of the workflow %v, want the retries newest first then the source", got)
@@ -634,7 +634,7 @@ func TestARetryRunsTheWorkflowsCurrentSteps(t *testing.T) {
 	wantStatus(t, src, "failed")
 	c.Do("PUT", "/v1/workflows/"+wfID, map[string]any{"steps": []any{step("ok", "set", map[string]any{"v.$": "$.input.v"})}}).Want(t, 200)
 	retry := c.Do("POST", "/v1/workflow-runs/"+apitest.IDOf(t, src)+"/retry", nil).Want(t, 202).Object(t)
-	done := awaitRun(t, c, apitest.IDOf(t, retry))
+	done := apitest.AwaitRun(t, c, apitest.IDOf(t, retry))
 	wantStatus(t, done, "completed")
 	if !reflect.DeepEqual(done["output"], map[string]any{"v": "kept"}) || done["dryRun"] != false {
 		t.Errorf("retry %s, want a completed non-dry run with output {v: kept}", apitest.JSONOf(done))
@@ -684,12 +684,12 @@ func TestRunListsAreNewestFirstAndPerWorkflow(t *testing.T) {
 	c := e.Org(t)
 	a := workflowWith(t, c, "A")
 	b := workflowWith(t, c, "B")
-	a1 := apitest.IDOf(t, startRun(t, c, a, nil))
-	b1 := apitest.IDOf(t, startRun(t, c, b, nil))
-	a2 := apitest.IDOf(t, startRun(t, c, a, nil))
-	a3 := apitest.IDOf(t, startRun(t, c, a, nil))
+	a1 := apitest.IDOf(t, apitest.StartRun(t, c, a, nil))
+	b1 := apitest.IDOf(t, apitest.StartRun(t, c, b, nil))
+	a2 := apitest.IDOf(t, apitest.StartRun(t, c, a, nil))
+	a3 := apitest.IDOf(t, apitest.StartRun(t, c, a, nil))
 	for _, id := range []string{a1, b1, a2, a3} {
-		awaitRun(t, c, id)
+		apitest.AwaitRun(t, c, id)
 	}
 	cases := []struct {
 		path string
@@ -728,10 +728,10 @@ func TestAnotherOrganizationsRunIsNotFoundAndUntouched(t *testing.T) {
 	mine := runToEnd(t, other, workflowWith(t, other, "Mine"), nil)
 	path := "/v1/workflow-runs/" + apitest.IDOf(t, theirs)
 
-	notFound(t, other.Do("GET", path, nil))
-	notFound(t, other.Do("PATCH", path, map[string]any{"title": "Hijacked"}))
-	notFound(t, other.Do("POST", path+"/retry", nil))
-	notFound(t, other.Do("GET", "/v1/workflows/"+wfID+"/runs", nil))
+	apitest.NotFound(t, other.Do("GET", path, nil))
+	apitest.NotFound(t, other.Do("PATCH", path, map[string]any{"title": "Hijacked"}))
+	apitest.NotFound(t, other.Do("POST", path+"/retry", nil))
+	apitest.NotFound(t, other.Do("GET", "/v1/workflows/"+wfID+"/runs", nil))
 
 	if after := owner.Do("GET", path, nil).Want(t, 200).Object(t); !reflect.DeepEqual(after, theirs) {
 		t.Errorf("another organization's requests changed the run:\nbefore %s\nafter  %s", apitest.JSONOf(theirs), apitest.JSONOf(after))
@@ -754,12 +754,12 @@ func TestARenameWhileTheRunExecutesIsKept(t *testing.T) {
 	}
 	wfID := workflowWith(t, c, "Slow-ish", steps...)
 	for i := range 5 {
-		run := startRun(t, c, wfID, map[string]any{"input": map[string]any{"n": i}})
+		run := apitest.StartRun(t, c, wfID, map[string]any{"input": map[string]any{"n": i}})
 		title := "Renamed " + strconv.Itoa(i)
 		// Whatever the run's state at this moment, the rename must win over
 		// the execution's own writes.
 		c.Do("PATCH", "/v1/workflow-runs/"+apitest.IDOf(t, run), map[string]any{"title": title}).Want(t, 200)
-		done := awaitRun(t, c, apitest.IDOf(t, run))
+		done := apitest.AwaitRun(t, c, apitest.IDOf(t, run))
 		wantStatus(t, done, "completed")
 		if done["title"] != title {
 			t.Errorf("title %v after execution, want the rename %q", done["title"], title)

@@ -42,7 +42,7 @@ func TestEveryTimestampTheAPIReturnsHasExactlyThreeFractionalDigitsInUTC(t *test
 	company := c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Acme"}).Want(t, 201)
 	id := apitest.IDOf(t, company.Object(t))
 	wf := c.Do("POST", "/v1/workflows", map[string]any{"name": "W", "steps": []any{step("s", "set", map[string]any{"x": 1})}}).Want(t, 201)
-	run := awaitRun(t, c, apitest.IDOf(t, c.Do("POST", "/v1/workflows/"+apitest.IDOf(t, wf.Object(t))+"/runs", map[string]any{}).Want(t, 202).Object(t)))
+	run := apitest.AwaitRun(t, c, apitest.IDOf(t, c.Do("POST", "/v1/workflows/"+apitest.IDOf(t, wf.Object(t))+"/runs", map[string]any{}).Want(t, 202).Object(t)))
 
 	seen := 0
 	for _, r := range []*apitest.Response{

@@ -70,7 +70,7 @@ func TestOneUnreadableRunNeverFailsTheRunListsItsReadOrTheStartUpRecovery(t *tes
 				wantUnreadable(run)
 			}
 		}
-		if got, _ := walk(t, c, path+"?limit=1", "id"); !slices.Equal(got, all) {
+		if got, _ := apitest.Walk(t, c, path+"?limit=1", "id"); !slices.Equal(got, all) {
 			t.Errorf("paging %s by one = %v, want %v", path, got, all)
 		}
 	}

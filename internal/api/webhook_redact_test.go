@@ -36,7 +36,7 @@ func TestAWebhookRunNeverHoldsTheTriggersSecretSentInTheQueryOrBody(t *testing.T
 		"note":  "sent with " + secret,
 	}
 	r := deliver(t, e, h.slug, query, body, "X-Service-Webhook-Secret", secret).Want(t, 202)
-	run := awaitRun(t, admin, apitest.IDOf(t, r.Object(t)))
+	run := apitest.AwaitRun(t, admin, apitest.IDOf(t, r.Object(t)))
 	wantStatus(t, run, "completed")
 	runID := apitest.IDOf(t, run)
 

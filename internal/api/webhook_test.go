@@ -31,7 +31,7 @@ func newHook(t *testing.T, c *apitest.Client, trigger map[string]any, steps ...m
 	for i, s := range steps {
 		list[i] = s
 	}
-	wf := createWorkflow(t, c, map[string]any{"name": "Hook " + t.Name(), "steps": list})
+	wf := apitest.CreateWorkflow(t, c, map[string]any{"name": "Hook " + t.Name(), "steps": list})
 	slug, secret := slugAndSecret(t, triggerOf(t, wf))
 	h := hook{workflowID: apitest.IDOf(t, wf), slug: slug, secret: secret}
 	if trigger != nil {
@@ -79,7 +79,7 @@ func wantAccepted(t *testing.T, c *apitest.Client, h hook, r *apitest.Response) 
 	if got := apitest.IDsOf(t, runsOf(t, c, h.workflowID)); len(got) != 1 || got[0] != apitest.IDOf(t, run) {
 		t.Errorf("runs of the workflow %v, want just %s", got, apitest.IDOf(t, run))
 	}
-	done := awaitRun(t, c, apitest.IDOf(t, run))
+	done := apitest.AwaitRun(t, c, apitest.IDOf(t, run))
 	wantStatus(t, done, "completed")
 	return done
 }
@@ -519,7 +519,7 @@ func TestAWebhookRunNeverSeesAHeaderThatCarriesOrOnceCarriedTheSecret(t *testing
 			headers := append(append([]string{"X-Event-Type", "deal.created"}, tc.current(secret, old)...), stale...)
 			r := deliver(t, e, h.slug, "", body, headers...).Want(t, 202)
 			// Members read runs: what they read must not hold the secret.
-			run := awaitRun(t, e.As(t, member), apitest.IDOf(t, r.Object(t)))
+			run := apitest.AwaitRun(t, e.As(t, member), apitest.IDOf(t, r.Object(t)))
 			hdrs := objectAt(t, run, "input", "webhook", "headers")
 			if hdrs["x-event-type"] != "deal.created" {
 				t.Errorf("webhook.headers %s, want x-event-type kept", apitest.JSONOf(hdrs))
@@ -685,7 +685,7 @@ func TestALargeWebhookPayloadIsRefusedOrItsRunFinishes(t *testing.T) {
 				}
 			case 202:
 				id := apitest.IDOf(t, r.Object(t))
-				run, done := pollRun(t, c, id, testenv.Scaled(30*time.Second))
+				run, done := apitest.PollRun(t, c, id, testenv.Scaled(30*time.Second))
 				if !done {
 					t.Errorf("BUG: a %d KB webhook payload was accepted (202) but its run is still %v after 30s; an accepted run must "+
 						"end completed or failed (runs.Service.Execute once left it running when the outcome, output = input, "+

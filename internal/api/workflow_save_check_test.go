@@ -34,7 +34,7 @@ func TestAStepWritingAReadOnlyFieldIsRefusedWhenTheWorkflowIsSaved(t *testing.T)
 		step("enrich", "addEnrichment", map[string]any{"resourceId.$": "$.steps.up.company.id",
 			"values": []any{map[string]any{"property": "employeeCount", "value.$": "$.input.employees", "confidence": 70}}}),
 	}
-	wf := createWorkflow(t, c, map[string]any{"name": "Works", "steps": works})
+	wf := apitest.CreateWorkflow(t, c, map[string]any{"name": "Works", "steps": works})
 	path := "/v1/workflows/" + apitest.IDOf(t, wf)
 	run := runToEnd(t, c, apitest.IDOf(t, wf), map[string]any{"input": map[string]any{"name": "Saved Co", "about": "Pays.", "employees": 12}})
 	wantStatus(t, run, "completed")

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
-	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 )
 
 // workflowFields are the fields of a workflow record as GET shows it.
@@ -21,12 +20,6 @@ var triggerFields = []string{"slug", "scheme", "headerName", "url"}
 // runFields are the fields of a run record.
 var runFields = []string{"id", "workflowId", "status", "title", "input", "output", "error", "dryRun", "retryOf",
 	"retriedBy", "startedBy", "createdAt", "startedAt", "completedAt"}
-
-// createWorkflow posts body and returns the created workflow, secret included.
-func createWorkflow(t *testing.T, c *apitest.Client, body any) map[string]any {
-	t.Helper()
-	return c.Do("POST", "/v1/workflows", body).Want(t, 201).Object(t)
-}
 
 // triggerOf returns the trigger object of a workflow record.
 func triggerOf(t *testing.T, wf map[string]any) map[string]any {
@@ -76,48 +69,6 @@ func wantNoSecret(t *testing.T, what string, r *apitest.Response, secret string)
 	}
 }
 
-// startRun posts body to the workflow's runs and returns the accepted run.
-func startRun(t *testing.T, c *apitest.Client, workflowID string, body any) map[string]any {
-	t.Helper()
-	return c.Do("POST", "/v1/workflows/"+workflowID+"/runs", body).Want(t, 202).Object(t)
-}
-
-// pollRun reads the run until it has finished or within is over; it
-// returns the last record read and whether the run had finished. This is
-// waiting for asynchronous work, not a timing assertion.
-func pollRun(t *testing.T, c *apitest.Client, id string, within time.Duration) (map[string]any, bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		run := c.Do("GET", "/v1/workflow-runs/"+id, nil).Want(t, 200).Object(t)
-		if s := run["status"]; s == "completed" || s == "failed" {
-			return run, true
-		}
-		if time.Now().After(deadline) {
-			return run, false
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// awaitRun waits (generously) for the run to finish and returns it.
-func awaitRun(t *testing.T, c *apitest.Client, id string) map[string]any {
-	t.Helper()
-	within := testenv.Scaled(30 * time.Second)
-	run, done := pollRun(t, c, id, within)
-	if !done {
-		t.Fatalf("run %s has not finished after %s: %s", id, within, apitest.JSONOf(run))
-	}
-	return run
-}
-
-// notFound fails unless r is the exact 404 body.
-func notFound(t *testing.T, r *apitest.Response) {
-	t.Helper()
-	r.Want(t, 404)
-	apitest.WantExactBody(t, r, `{"error":"not found"}`)
-}
-
 func TestCreateWorkflowReturnsTheRecordWithItsTriggerAndSecretAndGetShowsItWithoutTheSecret(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t).ThroughPrism(t)
@@ -126,7 +77,7 @@ func TestCreateWorkflowReturnsTheRecordWithItsTriggerAndSecretAndGetShowsItWitho
 		map[string]any{"id": "greet", "type": "set", "with": map[string]any{"hello": "world", "who.$": "$.input.name"}},
 		map[string]any{"id": "stop", "type": "fail", "with": map[string]any{"message": "no"}},
 	}
-	created := createWorkflow(t, c, map[string]any{"name": "  Import deals  ", "description": "From the CRM.", "steps": stepsIn})
+	created := apitest.CreateWorkflow(t, c, map[string]any{"name": "  Import deals  ", "description": "From the CRM.", "steps": stepsIn})
 
 	trig := triggerOf(t, created)
 	wantKeys(t, "created workflow", created, workflowFields)
@@ -170,7 +121,7 @@ func TestCreateWorkflowReturnsTheRecordWithItsTriggerAndSecretAndGetShowsItWitho
 func TestCreateWorkflowWithOnlyANameHasNoStepsAndANullDescription(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t)
-	wf := createWorkflow(t, e.Org(t), map[string]any{"name": "Bare"})
+	wf := apitest.CreateWorkflow(t, e.Org(t), map[string]any{"name": "Bare"})
 	if wf["description"] != nil {
 		t.Errorf("description %v, want null", wf["description"])
 	}
@@ -284,7 +235,7 @@ func TestUpdateWorkflowRejectsInvalidBodiesWith400AndLeavesItUnchanged(t *testin
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			c := e.As(t, admin)
-			wf := createWorkflow(t, c, map[string]any{"name": "Keep", "description": "d",
+			wf := apitest.CreateWorkflow(t, c, map[string]any{"name": "Keep", "description": "d",
 				"steps": []any{map[string]any{"id": "a", "type": "set", "with": map[string]any{"k": "v"}}}})
 			path := "/v1/workflows/" + apitest.IDOf(t, wf)
 			before := c.Do("GET", path, nil).Want(t, 200).Object(t)
@@ -324,7 +275,7 @@ func TestUpdateWorkflowIsPartial(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			c := e.As(t, admin)
-			created := createWorkflow(t, c, map[string]any{"name": "Original", "description": "Old.", "steps": stepsA})
+			created := apitest.CreateWorkflow(t, c, map[string]any{"name": "Original", "description": "Old.", "steps": stepsA})
 			_, secret := slugAndSecret(t, triggerOf(t, created))
 			path := "/v1/workflows/" + apitest.IDOf(t, created)
 			before := c.Do("GET", path, nil).Want(t, 200).Object(t)
@@ -362,7 +313,7 @@ func TestANullHeaderNameReturnsTheTriggerToTheDefaultHeader(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t)
 	c := e.Org(t)
-	wf := createWorkflow(t, c, map[string]any{"name": "Hdr", "trigger": map[string]any{"scheme": "hmac-sha256", "headerName": "X-Hub-Signature-256"}})
+	wf := apitest.CreateWorkflow(t, c, map[string]any{"name": "Hdr", "trigger": map[string]any{"scheme": "hmac-sha256", "headerName": "X-Hub-Signature-256"}})
 	trig := triggerOf(t, wf)
 	if trig["scheme"] != "hmac-sha256" || trig["headerName"] != "X-Hub-Signature-256" {
 		t.Fatalf("created trigger %s, want hmac-sha256 with X-Hub-Signature-256", apitest.JSONOf(trig))
@@ -378,7 +329,7 @@ func TestTheSecretIsShownOnlyInTheCreateAndRotateResponses(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t).ThroughPrism(t)
 	c := e.Org(t)
-	wf := createWorkflow(t, c, map[string]any{"name": "Secretive"})
+	wf := apitest.CreateWorkflow(t, c, map[string]any{"name": "Secretive"})
 	id := apitest.IDOf(t, wf)
 	path := "/v1/workflows/" + id
 	slug, secret := slugAndSecret(t, triggerOf(t, wf))
@@ -408,7 +359,7 @@ func TestTheSecretIsShownOnlyInTheCreateAndRotateResponses(t *testing.T) {
 		wantNoSecret(t, "list after rotation", c.Do("GET", "/v1/workflows", nil).Want(t, 200), s)
 	}
 	// Nor does a run of the workflow see it.
-	run := awaitRun(t, c, apitest.IDOf(t, startRun(t, c, id, nil)))
+	run := apitest.AwaitRun(t, c, apitest.IDOf(t, apitest.StartRun(t, c, id, nil)))
 	if strings.Contains(apitest.JSONOf(run), rotated) {
 		t.Errorf("a run record contains the trigger secret: %s", apitest.JSONOf(run))
 	}
@@ -418,20 +369,20 @@ func TestDeleteWorkflowAnswers204ThenItIsGone(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t)
 	c := e.Org(t)
-	keep := createWorkflow(t, c, map[string]any{"name": "Keep"})
-	gone := createWorkflow(t, c, map[string]any{"name": "Gone"})
+	keep := apitest.CreateWorkflow(t, c, map[string]any{"name": "Keep"})
+	gone := apitest.CreateWorkflow(t, c, map[string]any{"name": "Gone"})
 	path := "/v1/workflows/" + apitest.IDOf(t, gone)
 
 	r := c.Do("DELETE", path, nil).Want(t, 204)
 	if len(r.Body) != 0 {
 		t.Errorf("DELETE body %q, want empty", r.Body)
 	}
-	notFound(t, c.Do("GET", path, nil))
-	notFound(t, c.Do("DELETE", path, nil))
-	notFound(t, c.Do("PUT", path, map[string]any{"name": "Back"}))
-	notFound(t, c.Do("POST", path+"/trigger/webhook-secret/rotate", nil))
-	notFound(t, c.Do("POST", path+"/runs", map[string]any{}))
-	notFound(t, c.Do("GET", path+"/runs", nil))
+	apitest.NotFound(t, c.Do("GET", path, nil))
+	apitest.NotFound(t, c.Do("DELETE", path, nil))
+	apitest.NotFound(t, c.Do("PUT", path, map[string]any{"name": "Back"}))
+	apitest.NotFound(t, c.Do("POST", path+"/trigger/webhook-secret/rotate", nil))
+	apitest.NotFound(t, c.Do("POST", path+"/runs", map[string]any{}))
+	apitest.NotFound(t, c.Do("GET", path+"/runs", nil))
 	if got := apitest.IDsOf(t, c.Do("GET", "/v1/workflows", nil).Want(t, 200).List(t)); !slices.Equal(got, []string{apitest.IDOf(t, keep)}) {
 		t.Errorf("list after delete = %v, want only %s", got, apitest.IDOf(t, keep))
 	}
@@ -442,12 +393,12 @@ func TestAnUnknownWorkflowIsNotFound(t *testing.T) {
 	e := apitest.New(t)
 	c := e.Org(t)
 	path := "/v1/workflows/wf_doesnotexist"
-	notFound(t, c.Do("GET", path, nil))
-	notFound(t, c.Do("PUT", path, map[string]any{"name": "x"}))
-	notFound(t, c.Do("DELETE", path, nil))
-	notFound(t, c.Do("POST", path+"/trigger/webhook-secret/rotate", nil))
-	notFound(t, c.Do("POST", path+"/runs", nil))
-	notFound(t, c.Do("GET", path+"/runs", nil))
+	apitest.NotFound(t, c.Do("GET", path, nil))
+	apitest.NotFound(t, c.Do("PUT", path, map[string]any{"name": "x"}))
+	apitest.NotFound(t, c.Do("DELETE", path, nil))
+	apitest.NotFound(t, c.Do("POST", path+"/trigger/webhook-secret/rotate", nil))
+	apitest.NotFound(t, c.Do("POST", path+"/runs", nil))
+	apitest.NotFound(t, c.Do("GET", path+"/runs", nil))
 }
 
 func TestAnotherOrganizationsWorkflowIsNotFoundAndUntouched(t *testing.T) {
@@ -455,9 +406,9 @@ func TestAnotherOrganizationsWorkflowIsNotFoundAndUntouched(t *testing.T) {
 	e := apitest.New(t)
 	owner := e.Org(t)
 	other := e.Org(t)
-	theirs := createWorkflow(t, owner, map[string]any{"name": "Theirs", "description": "private"})
+	theirs := apitest.CreateWorkflow(t, owner, map[string]any{"name": "Theirs", "description": "private"})
 	slug, secret := slugAndSecret(t, triggerOf(t, theirs))
-	mine := createWorkflow(t, other, map[string]any{"name": "Mine"})
+	mine := apitest.CreateWorkflow(t, other, map[string]any{"name": "Mine"})
 	path := "/v1/workflows/" + apitest.IDOf(t, theirs)
 	before := owner.Do("GET", path, nil).Want(t, 200).Object(t)
 
@@ -476,7 +427,7 @@ func TestAnotherOrganizationsWorkflowIsNotFoundAndUntouched(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.method+" "+strings.TrimPrefix(tc.path, path), func(t *testing.T) {
-			notFound(t, e.As(t, other).Do(tc.method, tc.path, tc.body))
+			apitest.NotFound(t, e.As(t, other).Do(tc.method, tc.path, tc.body))
 		})
 	}
 
@@ -502,7 +453,7 @@ func TestListWorkflowsIsNewestFirstAndPages(t *testing.T) {
 	}
 	var ids []string
 	for _, name := range []string{"First", "Second", "Third"} {
-		ids = append(ids, apitest.IDOf(t, createWorkflow(t, c, map[string]any{"name": name})))
+		ids = append(ids, apitest.IDOf(t, apitest.CreateWorkflow(t, c, map[string]any{"name": name})))
 	}
 	newest := []string{ids[2], ids[1], ids[0]}
 	cases := []struct {

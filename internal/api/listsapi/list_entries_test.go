@@ -1,4 +1,4 @@
-package api_test
+package listsapi_test
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package api_test
+package listsapi_test
 
 import (
 	"encoding/base64"
@@ -22,53 +22,8 @@ import (
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
-// listBudget is the documented byte budget of one list response body.
-const listBudget = 5_000_000
-
+// nextLink is a Link header naming the next page.
 var nextLink = regexp.MustCompile(`^<([^>]+)>; rel="next"$`)
-
-// walk pages a list from path by following its Link header until a page
-// has none. It checks on every page that the body is within the budget and
-// that X-Next-Cursor is the Link's cursor, and returns the ids in order
-// and the number of pages.
-func walk(t *testing.T, c *apitest.Client, path string, idField string) (ids []string, pages int) {
-	t.Helper()
-	for path != "" {
-		pages++
-		if pages > 1000 {
-			t.Fatalf("paging %s did not end", path)
-		}
-		r := c.Do("GET", path, nil).Want(t, 200)
-		if len(r.Body) >= listBudget {
-			t.Errorf("GET %s: body is %d bytes, over the %d-byte budget", path, len(r.Body), listBudget)
-		}
-		for _, rec := range r.List(t) {
-			id, _ := rec[idField].(string)
-			ids = append(ids, id)
-		}
-		path = ""
-		link, cursor := r.Header.Get("Link"), r.Header.Get("X-Next-Cursor")
-		if link == "" && cursor == "" {
-			break
-		}
-		m := nextLink.FindStringSubmatch(link)
-		if m == nil {
-			t.Fatalf("Link = %q, want <url>; rel=\"next\"", link)
-		}
-		u, err := url.Parse(m[1])
-		if err != nil {
-			t.Fatalf("Link url %q: %v", m[1], err)
-		}
-		if got := u.Query().Get("cursor"); got != cursor || cursor == "" {
-			t.Fatalf("Link cursor %q and X-Next-Cursor %q differ", got, cursor)
-		}
-		if u.Query().Has("page") {
-			t.Errorf("Link url %q keeps page", m[1])
-		}
-		path = m[1]
-	}
-	return ids, pages
-}
 
 // countingTransport counts the response bytes the service reads from the table.
 type countingTransport struct{ n atomic.Int64 }
@@ -145,8 +100,8 @@ func TestListsOfRecordsAtTheSizeLimitStayWithinTheByteBudgetAndTheNextLinkVisits
 	if read := table.n.Load() - before; read > 8_000_000 {
 		t.Errorf("one page read %d bytes from the table, want the page's budget and little more", read)
 	}
-	if len(first.Body) >= listBudget || first.Header.Get("Link") == "" {
-		t.Fatalf("the first page is %d bytes with Link %q; want under %d bytes and a next link", len(first.Body), first.Header.Get("Link"), listBudget)
+	if len(first.Body) >= apitest.ListBudget || first.Header.Get("Link") == "" {
+		t.Fatalf("the first page is %d bytes with Link %q; want under %d bytes and a next link", len(first.Body), first.Header.Get("Link"), apitest.ListBudget)
 	}
 
 	for _, tc := range []struct {
@@ -156,7 +111,7 @@ func TestListsOfRecordsAtTheSizeLimitStayWithinTheByteBudgetAndTheNextLinkVisits
 		{"limit=1000", func() []string { w := slices.Sorted(slices.Values(ids)); slices.Reverse(w); return w }},
 		{"limit=1000&sort=canonicalName&direction=asc", func() []string { w := slices.Clone(ids); slices.Reverse(w); return w }},
 	} {
-		got, pages := walk(t, c, "/v1/companies?"+tc.query, "id")
+		got, pages := apitest.Walk(t, c, "/v1/companies?"+tc.query, "id")
 		if pages < 2 {
 			t.Errorf("%s: %d page(s), want the budget to split the list", tc.query, pages)
 		}
@@ -211,13 +166,13 @@ func TestEveryListEndpointPagesByTheNextLink(t *testing.T) {
 	want := map[string][]string{}
 	for i := range 3 {
 		want["companies"] = append(want["companies"], apitest.IDOf(t, apitest.CreateCompany(t, c, map[string]any{"canonicalName": fmt.Sprintf("C%d", i)})))
-		want["workflows"] = append(want["workflows"], apitest.IDOf(t, createWorkflow(t, c, map[string]any{"name": fmt.Sprintf("W%d", i)})))
+		want["workflows"] = append(want["workflows"], apitest.IDOf(t, apitest.CreateWorkflow(t, c, map[string]any{"name": fmt.Sprintf("W%d", i)})))
 		want["keys"] = append(want["keys"], e.Key(t, c.Org, "member").ClientID)
 	}
 	want["keys"] = append([]string{c.ClientID}, want["keys"]...)
 	wf := want["workflows"][0]
 	for range 3 {
-		want["runs"] = append(want["runs"], apitest.IDOf(t, awaitRun(t, c, apitest.IDOf(t, startRun(t, c, wf, map[string]any{})))))
+		want["runs"] = append(want["runs"], apitest.IDOf(t, apitest.AwaitRun(t, c, apitest.IDOf(t, apitest.StartRun(t, c, wf, map[string]any{})))))
 	}
 	for _, tc := range []struct{ path, idField, kind string }{
 		{"/v1/companies", "id", "companies"},
@@ -234,7 +189,7 @@ func TestEveryListEndpointPagesByTheNextLink(t *testing.T) {
 				if dir == "desc" {
 					slices.Reverse(w)
 				}
-				got, pages := walk(t, c, tc.path+"?limit=2&direction="+dir, tc.idField)
+				got, pages := apitest.Walk(t, c, tc.path+"?limit=2&direction="+dir, tc.idField)
 				if !slices.Equal(got, w) || pages != (len(w)+1)/2 {
 					t.Errorf("%s %s by Link: %v in %d pages, want %v in %d", tc.path, dir, got, pages, w, (len(w)+1)/2)
 				}
@@ -264,7 +219,7 @@ func TestCursorPagingFollowsEverySortDirectionAndLt(t *testing.T) {
 			if q == "page=2" {
 				whole = whole[2:] // page 2 of pages of 2, and every page after it
 			}
-			got, _ := walk(t, c, "/v1/companies?limit=2&"+q, "id")
+			got, _ := apitest.Walk(t, c, "/v1/companies?limit=2&"+q, "id")
 			if !slices.Equal(got, whole) {
 				t.Errorf("pages of 2 by Link = %v, want the single page's order %v", got, whole)
 			}
@@ -317,7 +272,7 @@ func TestUnknownOrRepeatedQueryParametersOnListsAre400NamingTheParameter(t *test
 	t.Parallel()
 	e := apitest.New(t)
 	c := e.Org(t)
-	wf := apitest.IDOf(t, createWorkflow(t, c, map[string]any{"name": "W"}))
+	wf := apitest.IDOf(t, apitest.CreateWorkflow(t, c, map[string]any{"name": "W"}))
 	for _, path := range []string{"/v1/companies", "/v1/workflows", "/v1/workflow-runs", "/v1/workflows/" + wf + "/runs", "/v1/keys"} {
 		apitest.WantError(t, c.Do("GET", path+"?foo=1", nil), 400,
 			"Invalid query parameter: foo is not accepted; accepted parameters are limit, page, lt, sort, direction, cursor")
@@ -371,7 +326,7 @@ func TestKeysPageAndSortLikeEveryList(t *testing.T) {
 			t.Errorf("GET /v1/keys?%s = %v, want %v", tc.query, got, tc.want)
 		}
 	}
-	got, _ := walk(t, admin, "/v1/keys?sort=name&direction=asc&limit=3", "clientId")
+	got, _ := apitest.Walk(t, admin, "/v1/keys?sort=name&direction=asc&limit=3", "clientId")
 	if !slices.Equal(got, byName) {
 		t.Errorf("keys by name, pages of 3 by Link = %v, want %v", got, byName)
 	}
@@ -384,7 +339,7 @@ func TestRevokingAKeyWithAnOverlongIDIs404(t *testing.T) {
 	e := apitest.New(t)
 	admin := e.Org(t)
 	for _, n := range []int{257, 2048, 5000} {
-		notFound(t, admin.Do("DELETE", "/v1/keys/ck_"+strings.Repeat("a", n), nil))
+		apitest.NotFound(t, admin.Do("DELETE", "/v1/keys/ck_"+strings.Repeat("a", n), nil))
 	}
 }
 
@@ -398,7 +353,7 @@ func TestAKeyStoredBeforeKeysWereSortableByNameJoinsTheNameOrderAtItsNextUse(t *
 	doc, _ := json.Marshal(apikeys.Key{ClientID: legacy.ClientID, Name: "Legacy", KeyLastFour: "abcd", Role: "member",
 		OrganizationID: admin.Org, CreatedAt: clock.Now(), SecretHash: apikeys.HashSecret(legacy.Secret)})
 	part := store.OrgPartition(admin.Org, "APIKEY")
-	putRaw(t, e, map[string]string{store.AttrPK: "APIKEY#" + legacy.ClientID, store.AttrSK: "APIKEY", store.AttrType: "APIKEY",
+	testenv.PutRaw(t, e.Store, map[string]string{store.AttrPK: "APIKEY#" + legacy.ClientID, store.AttrSK: "APIKEY", store.AttrType: "APIKEY",
 		store.AttrDoc: string(doc), store.GSI1.PK: part, store.GSI1.SK: legacy.ClientID})
 	clientIDs := func(q string) []string {
 		var out []string

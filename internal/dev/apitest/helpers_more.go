@@ -1,0 +1,110 @@
+package apitest
+
+import (
+	"net/http"
+	"net/url"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
+)
+
+// ListBudget is the documented byte budget of one list response body.
+const ListBudget = 5_000_000
+
+// nextLink is a Link header naming the next page.
+var nextLink = regexp.MustCompile(`^<([^>]+)>; rel="next"$`)
+
+// Walk pages a list from path by following its Link header until a page
+// has none. It checks on every page that the body is within the budget
+// (ListBudget) and that X-Next-Cursor is the Link's cursor, and returns
+// the values of idField in order and the number of pages.
+func Walk(t testing.TB, c *Client, path string, idField string) (ids []string, pages int) {
+	t.Helper()
+	for path != "" {
+		pages++
+		if pages > 1000 {
+			t.Fatalf("paging %s did not end", path)
+		}
+		r := c.Do("GET", path, nil).Want(t, 200)
+		if len(r.Body) >= ListBudget {
+			t.Errorf("GET %s: body is %d bytes, over the %d-byte budget", path, len(r.Body), ListBudget)
+		}
+		for _, rec := range r.List(t) {
+			id, _ := rec[idField].(string)
+			ids = append(ids, id)
+		}
+		path = ""
+		link, cursor := r.Header.Get("Link"), r.Header.Get("X-Next-Cursor")
+		if link == "" && cursor == "" {
+			break
+		}
+		m := nextLink.FindStringSubmatch(link)
+		if m == nil {
+			t.Fatalf("Link = %q, want <url>; rel=\"next\"", link)
+		}
+		u, err := url.Parse(m[1])
+		if err != nil {
+			t.Fatalf("Link url %q: %v", m[1], err)
+		}
+		if got := u.Query().Get("cursor"); got != cursor || cursor == "" {
+			t.Fatalf("Link cursor %q and X-Next-Cursor %q differ", got, cursor)
+		}
+		if u.Query().Has("page") {
+			t.Errorf("Link url %q keeps page", m[1])
+		}
+		path = m[1]
+	}
+	return ids, pages
+}
+
+// CreateWorkflow posts body to /v1/workflows and returns the created
+// workflow.
+func CreateWorkflow(t testing.TB, c *Client, body any) map[string]any {
+	t.Helper()
+	return c.Do(http.MethodPost, "/v1/workflows", body).Want(t, http.StatusCreated).Object(t)
+}
+
+// StartRun starts a run of the workflow with body and returns the
+// accepted run.
+func StartRun(t testing.TB, c *Client, workflowID string, body any) map[string]any {
+	t.Helper()
+	return c.Do(http.MethodPost, "/v1/workflows/"+workflowID+"/runs", body).Want(t, http.StatusAccepted).Object(t)
+}
+
+// PollRun reads the run until it has finished or within is over; it
+// returns the last record read and whether the run had finished. This is
+// waiting for asynchronous work, not a timing assertion.
+func PollRun(t testing.TB, c *Client, id string, within time.Duration) (map[string]any, bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		run := c.Do(http.MethodGet, "/v1/workflow-runs/"+id, nil).Want(t, http.StatusOK).Object(t)
+		if s := run["status"]; s == "completed" || s == "failed" {
+			return run, true
+		}
+		if time.Now().After(deadline) {
+			return run, false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// AwaitRun waits (generously) for the run to finish and returns it.
+func AwaitRun(t testing.TB, c *Client, id string) map[string]any {
+	t.Helper()
+	within := testenv.Scaled(30 * time.Second)
+	run, done := PollRun(t, c, id, within)
+	if !done {
+		t.Fatalf("run %s has not finished after %s: %s", id, within, JSONOf(run))
+	}
+	return run
+}
+
+// NotFound fails unless r is the exact 404 body.
+func NotFound(t testing.TB, r *Response) {
+	t.Helper()
+	r.Want(t, http.StatusNotFound)
+	WantExactBody(t, r, `{"error":"not found"}`)
+}
