@@ -68,14 +68,18 @@ test: deps
 ## test-fast: the edit loop's tests: go test -short, which leaves out what takes seconds of its own
 ## (building the bootstraps, the browser, Prism's proxy, load and soak, waiting out storage timeouts, property tests
 ## over hundreds of cases, the performance report; testenv.Long), the infra module and the Lambda
-## mode; a package unchanged since its last pass answers from Go's test cache. make test runs everything.
+## mode; a package unchanged since its last pass answers from Go's test cache. Each feature's HTTP
+## tests are in its package (internal/api/<feature>) and serve that feature alone (apitest.Features),
+## so an edit to one feature's handler re-runs its tests, not another feature's; the packages whose
+## tests serve the whole service (they link the registry, internal/api) run only when a file of
+## theirs changed since the last commit (internal/dev/fasttest names those it leaves to make test).
 ## A shared DynamoDB Local outlives the run by 15 minutes, warm, for the next run (a JVM's start and the
 ## compilation of its hot code are about 20 s of CPU): a new one each run, which the keeper starts and warms
 ## between runs (a server keeps every run's databases and slows down); make stop-dynamodb stops it at once.
-## Three test binaries at once on two cores: internal/api's HTTP suite spends much of its time waiting on
+## Three test binaries at once on two cores: the HTTP suites spend much of their time waiting on
 ## DynamoDB Local, and a third slot links and runs the other packages meanwhile (76 s against 84 s at -p 2).
 test-fast: deps
-	$(SHARED_DYNAMODB) -keep 15m $(GO) test -p 3 -short ./...
+	$(SHARED_DYNAMODB) -keep 15m $(GO) run ./internal/dev/fasttest -p 3
 
 ## stop-dynamodb: stop the DynamoDB Local that make test-fast keeps for the next run
 stop-dynamodb:

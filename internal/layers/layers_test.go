@@ -2,6 +2,7 @@ package layers_test
 
 import (
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -110,5 +111,33 @@ func TestTheHTTPMechanismDependsOnNoDomainPackage(t *testing.T) {
 func TestFunctionNamesImportNothing(t *testing.T) {
 	if imps := imports(t)["internal/fn"]; len(imps) != 0 {
 		t.Errorf("internal/fn imports %v", imps)
+	}
+}
+
+// TestAFeaturesTestsLinkNoOtherFeatureThanThoseTheyServe holds the HTTP
+// tests of each feature (internal/api/<feature>) to their slice: their
+// test binary links neither the registry (internal/api) nor the MCP
+// bridge, so that Go's test cache keeps their result while another
+// feature changes (make test-fast).
+func TestAFeaturesTestsLinkNoOtherFeatureThanThoseTheyServe(t *testing.T) {
+	dirs, err := filepath.Glob("../api/*/main_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dirs) == 0 {
+		t.Fatal("no feature package has HTTP tests")
+	}
+	const module = "github.com/sourcebase/sourcebase/internal/"
+	for _, f := range dirs {
+		dir := filepath.Dir(f)
+		out, err := exec.Command("go", "list", "-test", "-deps", "./"+dir).Output()
+		if err != nil {
+			t.Fatalf("go list -test -deps %s: %v", dir, err)
+		}
+		for _, p := range strings.Fields(string(out)) {
+			if p == module+"api" || p == module+"api/mcpapi" {
+				t.Errorf("the tests of %s link %s: they would run again whenever any feature changes", filepath.Base(dir), p)
+			}
+		}
 	}
 }
