@@ -114,7 +114,7 @@ func (l *lostRunWrite) RoundTrip(r *http.Request) (*http.Response, error) {
 	if res, err := http.DefaultTransport.RoundTrip(r); err == nil {
 		res.Body.Close()
 	}
-	return dynamoError(500, "InternalServerError")(r)
+	return apitest.DynamoError(500, "InternalServerError")(r)
 }
 
 func TestARunLeftQueuedByAnInterruptedStartIsFailedWhenReadAndCanBeRetried(t *testing.T) {
@@ -155,7 +155,7 @@ func TestARunLeftQueuedByAnInterruptedStartIsFailedWhenReadAndCanBeRetried(t *te
 	if retry.Status != 201 && retry.Status != 202 {
 		t.Fatalf("retry of the failed run: %d %s", retry.Status, retry.Body)
 	}
-	wantStatus(t, apitest.AwaitRun(t, c, apitest.IDOf(t, retry.Object(t))), "completed")
+	apitest.WantStatus(t, apitest.AwaitRun(t, c, apitest.IDOf(t, retry.Object(t))), "completed")
 }
 
 func TestReadingAStaleQueuedRunByIDFailsIt(t *testing.T) {

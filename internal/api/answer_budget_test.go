@@ -96,7 +96,7 @@ func TestEveryRouteAndEveryMCPToolAnswersWithinTheBudget(t *testing.T) {
 	// Companies and deals of 200 KB each on the wire: 30 of each, 6 MB.
 	var bigCompany, bigDeal string
 	parallel(30, func(i int) {
-		custom := map[string]any{"notes": bigText(80_000)}
+		custom := map[string]any{"notes": apitest.BigText(80_000)}
 		co := c.Do("POST", "/v1/companies", map[string]any{"canonicalName": fmt.Sprintf("Big Co %d", i), "custom": custom}).Want(t, http.StatusCreated).Object(t)
 		deal := c.Do("POST", "/v1/deals", map[string]any{"name": fmt.Sprintf("Big deal %d", i), "custom": custom}).Want(t, http.StatusCreated).Object(t)
 		mu.Lock()
@@ -105,7 +105,7 @@ func TestEveryRouteAndEveryMCPToolAnswersWithinTheBudget(t *testing.T) {
 	})
 	// A company with 200 candidates of 19 KB: 6 MB on the wire.
 	enriched := apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Enriched Co"})["id"].(string)
-	addCandidates(t, c, enriched, 200)
+	apitest.AddCandidates(t, c, enriched, 200)
 	// 100 documents with every text at its longest, in characters that
 	// take the most bytes (U+2028: 7 on the wire).
 	long := func(n int) string { return "a" + strings.Repeat("\u2028", n-2) + "a" }
@@ -131,7 +131,7 @@ func TestEveryRouteAndEveryMCPToolAnswersWithinTheBudget(t *testing.T) {
 	pagedRoute := func(path string) {
 		t.Helper()
 		r := c.Do("GET", path, nil).Want(t, http.StatusOK)
-		withinBudget(t, "GET "+path, r)
+		apitest.WithinBudget(t, "GET "+path, r)
 		if r.Header.Get(httpapi.HeaderNextCursor) == "" {
 			t.Errorf("GET %s: one page holds everything; the records are not big enough to test the budget", path)
 		}
@@ -140,15 +140,15 @@ func TestEveryRouteAndEveryMCPToolAnswersWithinTheBudget(t *testing.T) {
 	pagedRoute("/v1/deals?limit=1000")
 	pagedRoute("/v1/enrichments/resources/companies/" + enriched + "?limit=1000")
 	r := c.Do("POST", "/v1/companies/search?limit=400", map[string]any{}).Want(t, http.StatusOK)
-	withinBudget(t, "a search of big companies", r)
+	apitest.WithinBudget(t, "a search of big companies", r)
 	if !strings.Contains(string(r.Body), `"truncated":true`) {
 		t.Errorf("a search of 6 MB of companies is not truncated")
 	}
-	withinBudget(t, "a big company", c.Do("GET", "/v1/companies/"+enriched, nil).Want(t, http.StatusOK))
-	withinBudget(t, "100 documents", c.Do("GET", "/v1/documents/ids="+strings.Join(docs, ","), nil).Want(t, http.StatusOK))
+	apitest.WithinBudget(t, "a big company", c.Do("GET", "/v1/companies/"+enriched, nil).Want(t, http.StatusOK))
+	apitest.WithinBudget(t, "100 documents", c.Do("GET", "/v1/documents/ids="+strings.Join(docs, ","), nil).Want(t, http.StatusOK))
 	apitest.WantError(t, c.Do("POST", "/v1/data/metric-series", series), http.StatusBadRequest, "period", "bytes of points")
-	withinBudget(t, "the health check", c.Do("GET", routes.HealthPath, nil).Want(t, http.StatusOK))
-	withinBudget(t, "the OpenAPI document", c.Do("GET", routes.OpenAPIPath, nil).Want(t, http.StatusOK))
+	apitest.WithinBudget(t, "the health check", c.Do("GET", routes.HealthPath, nil).Want(t, http.StatusOK))
+	apitest.WithinBudget(t, "the OpenAPI document", c.Do("GET", routes.OpenAPIPath, nil).Want(t, http.StatusOK))
 
 	// Every MCP tool with its largest call, alone.
 	args := map[string]map[string]any{
@@ -193,9 +193,9 @@ func TestEveryRouteAndEveryMCPToolAnswersWithinTheBudget(t *testing.T) {
 			var body map[string]any
 			switch rt.Resource {
 			case resources.Companies:
-				body = map[string]any{"canonicalName": "Created Co", "custom": map[string]any{"notes": bigText(80_000)}}
+				body = map[string]any{"canonicalName": "Created Co", "custom": map[string]any{"notes": apitest.BigText(80_000)}}
 			case "deals":
-				body = map[string]any{"name": "Created deal", "custom": map[string]any{"notes": bigText(80_000)}}
+				body = map[string]any{"name": "Created deal", "custom": map[string]any{"notes": apitest.BigText(80_000)}}
 			case workflows.Def.Name:
 				body = map[string]any{"name": "Created workflow"}
 			default:
@@ -253,7 +253,7 @@ func TestEveryRouteAndEveryMCPToolAnswersWithinTheBudget(t *testing.T) {
 			continue
 		}
 		r := rpc(t, c, callTool(1, tool.Name, a)).Want(t, http.StatusOK)
-		withinBudget(t, "tool "+tool.Name, r)
+		apitest.WithinBudget(t, "tool "+tool.Name, r)
 		res := answer(t, r).tool(t)
 		switch tool.Name {
 		case "list_deals", "get_enrichment_candidates":
@@ -283,7 +283,7 @@ func TestEveryRouteAndEveryMCPToolAnswersWithinTheBudget(t *testing.T) {
 		batch = append(batch, callTool(i, tool, args[tool]))
 	}
 	r = rpc(t, c, batch, oldProtocol...).Want(t, http.StatusOK)
-	withinBudget(t, "a batch of the largest tool calls", r)
+	apitest.WithinBudget(t, "a batch of the largest tool calls", r)
 	for _, a := range answers(t, r) {
 		res, i := a.tool(t), int(a.ID.(float64)) // answers come as they are ready
 		switch {
@@ -302,7 +302,7 @@ func TestEveryRouteAndEveryMCPToolAnswersWithinTheBudget(t *testing.T) {
 		batch = append(batch, map[string]any{"jsonrpc": "2.0", "id": i, "method": "resources/read", "params": map[string]any{"uri": "sourcebase://openapi.json"}})
 	}
 	r = rpc(t, c, batch, oldProtocol...).Want(t, http.StatusOK)
-	withinBudget(t, "a batch of reads of the OpenAPI document", r)
+	apitest.WithinBudget(t, "a batch of reads of the OpenAPI document", r)
 	for _, a := range answers(t, r) {
 		if a.Error == nil || a.Error.Code != mcpserver.CodeAnswerTooLarge || !strings.Contains(a.Error.Message, "send it alone") {
 			t.Errorf("a read of the OpenAPI document in a batch of %d: %+v, want refused as larger than its share", mcpapi.MaxBatch, a.Error)
@@ -325,7 +325,7 @@ func TestListDealsThroughMCPPagesBigDealsWithinTheBudget(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c.Do("POST", "/v1/deals", map[string]any{"name": fmt.Sprintf("Big deal %d", i), "custom": map[string]any{"notes": bigText(80_000)}}).Want(t, http.StatusCreated)
+			c.Do("POST", "/v1/deals", map[string]any{"name": fmt.Sprintf("Big deal %d", i), "custom": map[string]any{"notes": apitest.BigText(80_000)}}).Want(t, http.StatusCreated)
 		}()
 	}
 	wg.Wait()
@@ -333,7 +333,7 @@ func TestListDealsThroughMCPPagesBigDealsWithinTheBudget(t *testing.T) {
 	args := map[string]any{"limit": 1000}
 	for calls := 0; ; calls++ {
 		r := rpc(t, c, callTool(1, "list_deals", args)).Want(t, http.StatusOK)
-		withinBudget(t, "list_deals", r)
+		apitest.WithinBudget(t, "list_deals", r)
 		res := answer(t, r).tool(t)
 		if res.IsError {
 			t.Fatalf("list_deals: %s", res.Content[0].Text)
@@ -362,7 +362,7 @@ func TestListDealsThroughMCPPagesBigDealsWithinTheBudget(t *testing.T) {
 		batch = append(batch, callTool(i, "list_deals", map[string]any{"limit": 1000}))
 	}
 	r := rpc(t, c, batch, oldProtocol...).Want(t, http.StatusOK)
-	withinBudget(t, "a batch of four list_deals", r)
+	apitest.WithinBudget(t, "a batch of four list_deals", r)
 	for _, a := range answers(t, r) {
 		if res := a.tool(t); res.IsError || res.StructuredContent["nextCursor"] == nil {
 			t.Errorf("list_deals in a batch of four: %.200s", res.Content[0].Text)
@@ -382,7 +382,7 @@ func TestASearchThroughTheHTTPAPIEndsItsPageWithinTheToolsBudget(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			apitest.CreateCompany(t, c, map[string]any{"canonicalName": fmt.Sprintf("Far Co %d", i), "custom": map[string]any{"notes": bigText(80_000)}})
+			apitest.CreateCompany(t, c, map[string]any{"canonicalName": fmt.Sprintf("Far Co %d", i), "custom": map[string]any{"notes": apitest.BigText(80_000)}})
 		}()
 	}
 	wg.Wait()
@@ -395,7 +395,7 @@ func TestASearchThroughTheHTTPAPIEndsItsPageWithinTheToolsBudget(t *testing.T) {
 	for _, body := range []any{callTool(1, "search_companies", map[string]any{"limit": 400}), []any{
 		callTool(1, "search_companies", map[string]any{"limit": 400}), callTool(2, "search_companies", map[string]any{"limit": 400})}} {
 		r := rpc(t, &fn, body, oldProtocol...).Want(t, http.StatusOK)
-		withinBudget(t, "search_companies through the HTTP API", r)
+		apitest.WithinBudget(t, "search_companies through the HTTP API", r)
 		var got []rpcAnswer
 		if _, batch := body.([]any); batch {
 			got = answers(t, r)

@@ -92,7 +92,7 @@ func TestTwentyParallelWebhookUpsertsOfOneExternalIDMakeOneCompanyAndEveryRunCom
 	companyIDs := map[any]bool{}
 	for _, r := range rs {
 		run := apitest.AwaitRun(t, c, apitest.IDOf(t, r.Want(t, 202).Object(t)))
-		wantStatus(t, run, "completed")
+		apitest.WantStatus(t, run, "completed")
 		companyIDs[objectAt(t, run, "output", "company")["id"]] = true
 	}
 	list := companies(t, c)
@@ -110,7 +110,7 @@ func TestAFailedRunIsRetriedOnceAndTwentyParallelRetriesMakeOneRun(t *testing.T)
 	c := e.Org(t)
 	wfID := workflowWith(t, c, "Flaky", step("stop", "fail", map[string]any{"message": "down"}))
 	src := runToEnd(t, c, wfID, nil)
-	wantStatus(t, src, "failed")
+	apitest.WantStatus(t, src, "failed")
 	path := "/v1/workflow-runs/" + apitest.IDOf(t, src) + "/retry"
 
 	rs := make([]*apitest.Response, 20)
@@ -137,7 +137,7 @@ func TestAFailedRunIsRetriedOnceAndTwentyParallelRetriesMakeOneRun(t *testing.T)
 	}
 	// Trying again is retrying the retry.
 	retry := apitest.AwaitRun(t, c, retryID)
-	wantStatus(t, retry, "failed")
+	apitest.WantStatus(t, retry, "failed")
 	if retry["retriedBy"] != nil {
 		t.Errorf("an unretried run shows retriedBy %v", retry["retriedBy"])
 	}
@@ -232,7 +232,7 @@ func TestTheReadmesDryRunExampleCompletesWithAPlaceholderCompany(t *testing.T) {
 	})
 	run := runToEnd(t, c, apitest.IDOf(t, wf), map[string]any{"dryRun": true,
 		"input": map[string]any{"webhook": map[string]any{"payload": map[string]any{"name": "Gamma", "site": "gamma.example"}}}})
-	wantStatus(t, run, "completed")
+	apitest.WantStatus(t, run, "completed")
 	out := objectAt(t, run, "output")
 	id, _ := objectAt(t, out, "company")["id"].(string)
 	if !strings.HasPrefix(id, "dry_cmp_") || out["dryRun"] != true {

@@ -65,7 +65,7 @@ func contractCreate(t *testing.T, e *apitest.Env, def *resource.Def, base string
 	c := e.Org(t)
 	body := sample(t, c, def, true)
 	r := c.Do("POST", base, body).Want(t, 201)
-	etagOf(t, r)
+	apitest.ETagOf(t, r)
 	rec := r.Object(t)
 	for _, f := range def.AllFields() {
 		if _, ok := rec[f.Name]; !ok {
@@ -84,7 +84,7 @@ func contractCreate(t *testing.T, e *apitest.Env, def *resource.Def, base string
 		t.Errorf("createdAt %v and updatedAt %v of a new record differ", rec["createdAt"], rec["updatedAt"])
 	}
 	got := c.Do("GET", base+"/"+apitest.IDOf(t, rec), nil).Want(t, 200)
-	etagOf(t, got)
+	apitest.ETagOf(t, got)
 	if apitest.JSONOf(got.Object(t)) != apitest.JSONOf(rec) {
 		t.Errorf("GET returned %s, POST %s", apitest.JSONOf(got.Object(t)), apitest.JSONOf(rec))
 	}
@@ -239,7 +239,7 @@ func contractUpdate(t *testing.T, e *apitest.Env, def *resource.Def, base string
 		if apitest.JSONOf(r.Object(t)) != apitest.JSONOf(rec) {
 			t.Errorf("PUT %s changed the record from %s to %s", apitest.JSONOf(body), apitest.JSONOf(rec), apitest.JSONOf(r.Object(t)))
 		}
-		if etagOf(t, r) != etagOf(t, created) {
+		if apitest.ETagOf(t, r) != apitest.ETagOf(t, created) {
 			t.Errorf("PUT %s moved the ETag", apitest.JSONOf(body))
 		}
 	}
@@ -438,9 +438,9 @@ func contractConflicts(t *testing.T, e *apitest.Env, def *resource.Def, base str
 			break
 		}
 	}
-	fresh := c.Do("PUT", path, change, "If-Match", etagOf(t, created)).Want(t, 200)
-	apitest.WantError(t, c.Do("PUT", path, map[string]any{}, "If-Match", etagOf(t, created)), 412, "If-Match")
-	apitest.WantError(t, c.Do("DELETE", path, nil, "If-Match", etagOf(t, created)), 412, "If-Match")
+	fresh := c.Do("PUT", path, change, "If-Match", apitest.ETagOf(t, created)).Want(t, 200)
+	apitest.WantError(t, c.Do("PUT", path, map[string]any{}, "If-Match", apitest.ETagOf(t, created)), 412, "If-Match")
+	apitest.WantError(t, c.Do("DELETE", path, nil, "If-Match", apitest.ETagOf(t, created)), 412, "If-Match")
 	if got := c.Do("GET", path, nil).Want(t, 200).Object(t); apitest.JSONOf(got) != apitest.JSONOf(fresh.Object(t)) {
 		t.Errorf("stale writes changed the record to %s", apitest.JSONOf(got))
 	}

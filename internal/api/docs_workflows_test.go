@@ -115,7 +115,7 @@ func TestTheExamplesOfTheWorkflowDocsRunAsDocumented(t *testing.T) {
 			if ex.wantFailed {
 				field, status = "error", "failed"
 			}
-			wantStatus(t, run, status)
+			apitest.WantStatus(t, run, status)
 			if !contains(run[field], want) {
 				t.Fatalf("run %s is\n%s\nwhich does not contain the documented\n%s", field, apitest.JSONOf(run[field]), apitest.JSONOf(want))
 			}

@@ -207,8 +207,8 @@ func walkInProcess(t *testing.T, walk *codeWalk) {
 		status int
 		code   apperr.Code
 	}{
-		{"a throttled table", "", dynamoError(400, "ThrottlingException"), "GET", nil, 503, apperr.CodeUnavailable},
-		{"a table refusing the call", "", dynamoError(400, "ValidationException"), "GET", nil, 500, apperr.CodeInternal},
+		{"a throttled table", "", apitest.DynamoError(400, "ThrottlingException"), "GET", nil, 503, apperr.CodeUnavailable},
+		{"a table refusing the call", "", apitest.DynamoError(400, "ValidationException"), "GET", nil, 500, apperr.CodeInternal},
 		// A company's create is a plain write (its feed entry goes ahead):
 		// DynamoDB refuses it while a transaction holds the item.
 		{"a write that raced another", "DynamoDB_20120810.PutItem", transactionConflict, "POST", map[string]any{"canonicalName": "Raced"}, 409, apperr.CodeConcurrentWrite},

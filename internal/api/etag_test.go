@@ -7,40 +7,30 @@ import (
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 )
 
-// etagOf returns the response's ETag, failing when it has none.
-func etagOf(t *testing.T, r *apitest.Response) string {
-	t.Helper()
-	tag := r.Header.Get("ETag")
-	if tag == "" || tag[0] != '"' {
-		t.Fatalf("no strong ETag on %d response: %q", r.Status, tag)
-	}
-	return tag
-}
-
 func TestSingleRecordResponsesCarryAnETagThatChangesWithEveryWrite(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t)
 	c := e.Org(t)
 	created := c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Acme"}).Want(t, 201)
 	id := apitest.IDOf(t, created.Object(t))
-	tag1 := etagOf(t, created)
-	if got := etagOf(t, c.Do("GET", "/v1/companies/"+id, nil).Want(t, 200)); got != tag1 {
+	tag1 := apitest.ETagOf(t, created)
+	if got := apitest.ETagOf(t, c.Do("GET", "/v1/companies/"+id, nil).Want(t, 200)); got != tag1 {
 		t.Fatalf("GET ETag %s, create said %s", got, tag1)
 	}
-	tag2 := etagOf(t, c.Do("PUT", "/v1/companies/"+id, map[string]any{"sector": "Robotics"}).Want(t, 200))
+	tag2 := apitest.ETagOf(t, c.Do("PUT", "/v1/companies/"+id, map[string]any{"sector": "Robotics"}).Want(t, 200))
 	if tag2 == tag1 {
 		t.Fatalf("ETag did not change with the update: %s", tag2)
 	}
 	// A request that changes nothing keeps the tag.
-	if got := etagOf(t, c.Do("PUT", "/v1/companies/"+id, map[string]any{"sector": "Robotics"}).Want(t, 200)); got != tag2 {
+	if got := apitest.ETagOf(t, c.Do("PUT", "/v1/companies/"+id, map[string]any{"sector": "Robotics"}).Want(t, 200)); got != tag2 {
 		t.Fatalf("unchanged update moved the ETag from %s to %s", tag2, got)
 	}
 
 	wf := c.Do("POST", "/v1/workflows", map[string]any{"name": "W"}).Want(t, 201)
-	etagOf(t, wf)
-	etagOf(t, c.Do("GET", "/v1/workflows/"+apitest.IDOf(t, wf.Object(t)), nil).Want(t, 200))
+	apitest.ETagOf(t, wf)
+	apitest.ETagOf(t, c.Do("GET", "/v1/workflows/"+apitest.IDOf(t, wf.Object(t)), nil).Want(t, 200))
 	run := c.Do("POST", "/v1/workflows/"+apitest.IDOf(t, wf.Object(t))+"/runs", map[string]any{}).Want(t, 202)
-	etagOf(t, c.Do("GET", "/v1/workflow-runs/"+apitest.IDOf(t, run.Object(t)), nil).Want(t, 200))
+	apitest.ETagOf(t, c.Do("GET", "/v1/workflow-runs/"+apitest.IDOf(t, run.Object(t)), nil).Want(t, 200))
 }
 
 func TestIfMatchMakesUpdatesAndDeletesConditional(t *testing.T) {
@@ -52,8 +42,8 @@ func TestIfMatchMakesUpdatesAndDeletesConditional(t *testing.T) {
 		t.Parallel()
 		c := e.As(t, c)
 		created := c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Acme"}).Want(t, 201)
-		id, tag1 := apitest.IDOf(t, created.Object(t)), etagOf(t, created)
-		tag2 := etagOf(t, c.Do("PUT", "/v1/companies/"+id, map[string]any{"sector": "A"}, "If-Match", tag1).Want(t, 200))
+		id, tag1 := apitest.IDOf(t, created.Object(t)), apitest.ETagOf(t, created)
+		tag2 := apitest.ETagOf(t, c.Do("PUT", "/v1/companies/"+id, map[string]any{"sector": "A"}, "If-Match", tag1).Want(t, 200))
 
 		stale := c.Do("PUT", "/v1/companies/"+id, map[string]any{"sector": "B"}, "If-Match", tag1)
 		apitest.WantError(t, stale, 412, "If-Match")
@@ -64,11 +54,11 @@ func TestIfMatchMakesUpdatesAndDeletesConditional(t *testing.T) {
 			apitest.WantError(t, c.Do("PUT", "/v1/companies/"+id, map[string]any{"sector": "C"}, "If-Match", bad), 412)
 		}
 		c.Do("PUT", "/v1/companies/"+id, map[string]any{"sector": "D"}, "If-Match", `"999", `+tag2).Want(t, 200)
-		tag3 := etagOf(t, c.Do("GET", "/v1/companies/"+id, nil).Want(t, 200))
+		tag3 := apitest.ETagOf(t, c.Do("GET", "/v1/companies/"+id, nil).Want(t, 200))
 		c.Do("PUT", "/v1/companies/"+id, map[string]any{"sector": "E"}, "If-Match", "*").Want(t, 200)
 
 		apitest.WantError(t, c.Do("DELETE", "/v1/companies/"+id, nil, "If-Match", tag3), 412)
-		tag4 := etagOf(t, c.Do("GET", "/v1/companies/"+id, nil).Want(t, 200))
+		tag4 := apitest.ETagOf(t, c.Do("GET", "/v1/companies/"+id, nil).Want(t, 200))
 		c.Do("DELETE", "/v1/companies/"+id, nil, "If-Match", tag4).Want(t, 204)
 		apitest.WantError(t, c.Do("DELETE", "/v1/companies/"+id, nil, "If-Match", tag4), 404)
 		apitest.WantError(t, c.Do("PUT", "/v1/companies/"+id, map[string]any{"sector": "F"}, "If-Match", "*"), 404)
@@ -78,12 +68,12 @@ func TestIfMatchMakesUpdatesAndDeletesConditional(t *testing.T) {
 		t.Parallel()
 		c := e.As(t, c)
 		wf := c.Do("POST", "/v1/workflows", map[string]any{"name": "W"}).Want(t, 201)
-		id, tag := apitest.IDOf(t, wf.Object(t)), etagOf(t, wf)
+		id, tag := apitest.IDOf(t, wf.Object(t)), apitest.ETagOf(t, wf)
 		c.Do("PUT", "/v1/workflows/"+id, map[string]any{"name": "W2"}, "If-Match", tag).Want(t, 200)
 		apitest.WantError(t, c.Do("PUT", "/v1/workflows/"+id, map[string]any{"name": "W3"}, "If-Match", tag), 412)
 
 		run := apitest.AwaitRun(t, c, apitest.IDOf(t, c.Do("POST", "/v1/workflows/"+id+"/runs", map[string]any{}).Want(t, 202).Object(t)))
-		runTag := etagOf(t, c.Do("GET", "/v1/workflow-runs/"+apitest.IDOf(t, run), nil).Want(t, 200))
+		runTag := apitest.ETagOf(t, c.Do("GET", "/v1/workflow-runs/"+apitest.IDOf(t, run), nil).Want(t, 200))
 		c.Do("PATCH", "/v1/workflow-runs/"+apitest.IDOf(t, run), map[string]any{"title": "renamed"}, "If-Match", runTag).Want(t, 200)
 		apitest.WantError(t, c.Do("PATCH", "/v1/workflow-runs/"+apitest.IDOf(t, run), map[string]any{"title": "again"}, "If-Match", runTag), 412)
 		apitest.WantError(t, c.Do("DELETE", "/v1/workflows/"+id, nil, "If-Match", tag), 412)
@@ -94,7 +84,7 @@ func TestIfMatchMakesUpdatesAndDeletesConditional(t *testing.T) {
 		c := e.As(t, c)
 		other := e.Org(t)
 		created := c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Mine"}).Want(t, 201)
-		id, tag := apitest.IDOf(t, created.Object(t)), etagOf(t, created)
+		id, tag := apitest.IDOf(t, created.Object(t)), apitest.ETagOf(t, created)
 		apitest.WantError(t, other.Do("PUT", "/v1/companies/"+id, map[string]any{"sector": "X"}, "If-Match", tag), 404)
 		apitest.WantError(t, other.Do("DELETE", "/v1/companies/"+id, nil, "If-Match", "*"), 404)
 	})
@@ -105,7 +95,7 @@ func TestConcurrentUpdatesWithTheSameIfMatchLetExactlyOneWin(t *testing.T) {
 	e := apitest.New(t)
 	c := e.Org(t)
 	created := c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Acme"}).Want(t, 201)
-	id, tag := apitest.IDOf(t, created.Object(t)), etagOf(t, created)
+	id, tag := apitest.IDOf(t, created.Object(t)), apitest.ETagOf(t, created)
 	const n = 10
 	statuses := make([]int, n)
 	var wg sync.WaitGroup

@@ -165,11 +165,11 @@ func TestARunsWritesAreItsStartersThroughTheRunAndItsWorkflow(t *testing.T) {
 	wfID := workflowWith(t, admin, "Intake", upsert)
 	run := apitest.AwaitRun(t, member, apitest.IDOf(t, member.Do("POST", "/v1/workflows/"+wfID+"/runs",
 		map[string]any{"input": map[string]any{"id": "crm-1", "name": "Run Co"}}).Want(t, 202).Object(t)))
-	wantStatus(t, run, "completed")
+	apitest.WantStatus(t, run, "completed")
 	runID := apitest.IDOf(t, run)
 	h := newHook(t, admin, nil, step("up", "upsertCompany", map[string]any{"externalId": "crm-2", "canonicalName": "Hook Co"}))
 	hooked := apitest.AwaitRun(t, admin, apitest.IDOf(t, deliver(t, e, h.slug, "", `{}`, "X-Service-Webhook-Secret", h.secret).Want(t, 202).Object(t)))
-	wantStatus(t, hooked, "completed")
+	apitest.WantStatus(t, hooked, "completed")
 	caught(t, evs)
 
 	viaRun := map[string]any{"type": "workflowRun", "id": runID, "workflowId": wfID}

@@ -98,7 +98,7 @@ func TestEveryCreatingPostReplaysItsFirstAnswerForARepeatedIdempotencyKey(t *tes
 	if runs := runsOf(t, c, apitest.IDOf(t, wf)); len(runs) != 1 {
 		t.Errorf("%d runs, want 1", len(runs))
 	}
-	wantStatus(t, apitest.AwaitRun(t, c, apitest.IDOf(t, run)), "failed")
+	apitest.WantStatus(t, apitest.AwaitRun(t, c, apitest.IDOf(t, run)), "failed")
 	retry := once("/v1/workflow-runs/"+apitest.IDOf(t, run)+"/retry", nil, 202)
 	if retry["retryOf"] != apitest.IDOf(t, run) {
 		t.Errorf("retry %s, want a retry of %s", apitest.JSONOf(retry), apitest.IDOf(t, run))

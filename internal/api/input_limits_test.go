@@ -87,7 +87,7 @@ func TestARunInputNestedDeeperThan64LevelsIs400AndNoRunIsCreated(t *testing.T) {
 	}
 	wantNoRuns(t, c)
 	run := runToEnd(t, c, wf, `{"input":`+deepJSON(64)+`}`)
-	wantStatus(t, run, "completed")
+	apitest.WantStatus(t, run, "completed")
 }
 
 func TestAWebhookPayloadNestedDeeperThan64LevelsIs400OnceTheSignatureIsChecked(t *testing.T) {
@@ -133,7 +133,7 @@ func TestAFreeFormFieldOver128KiBAsStoredIs400NamingTheField(t *testing.T) {
 	if got := c.Do("GET", "/v1/companies/"+apitest.IDOf(t, rec), nil).Want(t, 200).Object(t); apitest.JSONOf(got["custom"]) != apitest.JSONOf(fits) {
 		t.Errorf("a 120 KiB custom did not round-trip")
 	}
-	wantStatus(t, runToEnd(t, c, wf, map[string]any{"input": fits}), "completed")
+	apitest.WantStatus(t, runToEnd(t, c, wf, map[string]any{"input": fits}), "completed")
 }
 
 func TestAWebhookRequestLargerThanARunInputIs413AndStartsNothing(t *testing.T) {
@@ -163,7 +163,7 @@ func TestAStepOutputLargerThan224KiBFailsTheRunNamingTheStep(t *testing.T) {
 	wf := workflowWith(t, c, "Triple", step("triple", "set", map[string]any{
 		"a.$": "$.input.blob", "b.$": "$.input.blob", "c.$": "$.input.blob"}))
 	run := runToEnd(t, c, wf, map[string]any{"input": map[string]any{"blob": strings.Repeat("x", 80<<10)}})
-	wantStatus(t, run, "failed")
+	apitest.WantStatus(t, run, "failed")
 	runErr := objectAt(t, run, "error")
 	if msg, _ := runErr["message"].(string); runErr["step"] != "triple" ||
 		!strings.Contains(msg, `step "triple": the output is `) || !strings.Contains(msg, "more than the 224 KiB (229376 bytes) a step may output") {
@@ -191,7 +191,7 @@ func TestAStepOutputNestedDeeperThan128LevelsFailsTheRunNamingTheStep(t *testing
 	}
 	wf := workflowWith(t, c, "Deeper and deeper", list...)
 	run := runToEnd(t, c, wf, map[string]any{"input": map[string]any{"deep": nested(62)}})
-	wantStatus(t, run, "failed")
+	apitest.WantStatus(t, run, "failed")
 	runErr := objectAt(t, run, "error")
 	if runErr["step"] != "s7" || runErr["message"] != `step "s7": the output is nested deeper than 128 levels, the most a step may output` {
 		t.Errorf("run error %s, want step s7's output nested deeper than 128 levels", apitest.JSONOf(runErr))

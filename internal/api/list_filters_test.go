@@ -101,7 +101,7 @@ func TestWorkflowRunsAreFilteredByStatus(t *testing.T) {
 	}
 	for range 2 {
 		run := runToEnd(t, c, bad, nil)
-		wantStatus(t, run, "failed")
+		apitest.WantStatus(t, run, "failed")
 		failed = append(failed, apitest.IDOf(t, run))
 	}
 	slices.Reverse(completed)

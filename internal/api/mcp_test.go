@@ -173,7 +173,7 @@ func TestAWorkflowRunStartedThroughMCPIsADryRunUnlessTheCallerSaysOtherwise(t *t
 		t.Fatalf("a run started without dryRun is not a dry run: %v", run)
 	}
 	done := apitest.AwaitRun(t, c, run["id"].(string))
-	wantStatus(t, done, "completed")
+	apitest.WantStatus(t, done, "completed")
 	read, _ := call(t, s, "get_workflow_run", map[string]any{"id": run["id"]}, false)
 	if read["data"].(map[string]any)["status"] != "completed" {
 		t.Errorf("get_workflow_run: %v", read)
@@ -189,7 +189,7 @@ func TestAWorkflowRunStartedThroughMCPIsADryRunUnlessTheCallerSaysOtherwise(t *t
 	if real["data"].(map[string]any)["id"] != again["data"].(map[string]any)["id"] {
 		t.Errorf("the same idempotency key started two runs")
 	}
-	wantStatus(t, apitest.AwaitRun(t, c, real["data"].(map[string]any)["id"].(string)), "completed")
+	apitest.WantStatus(t, apitest.AwaitRun(t, c, real["data"].(map[string]any)["id"].(string)), "completed")
 	if list := c.Do("GET", "/v1/companies", nil).Want(t, 200).List(t); len(list) != 1 {
 		t.Errorf("the real run wrote %d companies", len(list))
 	}

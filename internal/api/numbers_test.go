@@ -169,7 +169,7 @@ func TestANumberNoClientReadsInARunInputOrAWorkflowIs400AndNothingIsStored(t *te
 	}
 	// The limits themselves run and come back as sent.
 	run := runToEnd(t, c, wf, `{"input":{"id":9007199254740991,"x":-1.7976931348623157e308}}`)
-	wantStatus(t, run, "completed")
+	apitest.WantStatus(t, run, "completed")
 }
 
 func TestAWebhookPayloadWithANumberNoClientReadsIs400OnceTheSignatureIsChecked(t *testing.T) {

@@ -35,14 +35,6 @@ func runToEnd(t *testing.T, c *apitest.Client, workflowID string, body any) map[
 	return apitest.AwaitRun(t, c, apitest.IDOf(t, apitest.StartRun(t, c, workflowID, body)))
 }
 
-// wantStatus fails unless the run has the status.
-func wantStatus(t *testing.T, run map[string]any, status string) {
-	t.Helper()
-	if run["status"] != status {
-		t.Fatalf("run status %v, want %s: %s", run["status"], status, apitest.JSONOf(run))
-	}
-}
-
 // objectAt walks a decoded JSON value along keys.
 func objectAt(t *testing.T, v any, keys ...string) map[string]any {
 	t.Helper()
@@ -94,7 +86,7 @@ func TestARunIsAcceptedQueuedAndCompletesWithTheOutputOfItsLastStep(t *testing.T
 	}
 
 	run := apitest.AwaitRun(t, c, id)
-	wantStatus(t, run, "completed")
+	apitest.WantStatus(t, run, "completed")
 	wantKeys(t, "finished run", run, runFields)
 	want := map[string]any{"greeting": "hello", "name": "Ada", "tags": []any{"x", "y"}, "from": true,
 		"nested": map[string]any{"n": 3.5}}
@@ -134,7 +126,7 @@ func TestAWorkflowWithoutStepsCompletesWithItsInputAsOutput(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			run := runToEnd(t, e.As(t, admin), wfID, tc.body)
-			wantStatus(t, run, "completed")
+			apitest.WantStatus(t, run, "completed")
 			if !reflect.DeepEqual(run["output"], tc.want) || !reflect.DeepEqual(run["input"], tc.want) {
 				t.Errorf("input %s, output %s; want both %s", apitest.JSONOf(run["input"]), apitest.JSONOf(run["output"]), apitest.JSONOf(tc.want))
 			}
@@ -200,7 +192,7 @@ func TestAFailStepFailsTheRunWithItsMessageAndStep(t *testing.T) {
 			t.Parallel()
 			c := e.As(t, admin)
 			run := runToEnd(t, c, workflowWith(t, c, "Failing", tc.steps...), map[string]any{"input": tc.input})
-			wantStatus(t, run, "failed")
+			apitest.WantStatus(t, run, "failed")
 			if !reflect.DeepEqual(run["error"], tc.want) {
 				t.Errorf("error %s, want %s", apitest.JSONOf(run["error"]), apitest.JSONOf(tc.want))
 			}
@@ -216,7 +208,7 @@ func TestAStepWhosePathFindsNothingFailsTheRunNamingTheStep(t *testing.T) {
 	e := apitest.New(t)
 	c := e.Org(t)
 	run := runToEnd(t, c, workflowWith(t, c, "Missing", step("read", "set", map[string]any{"v.$": "$.input.absent"})), nil)
-	wantStatus(t, run, "failed")
+	apitest.WantStatus(t, run, "failed")
 	if errObj := objectAt(t, run, "error"); errObj["step"] != "read" || errObj["message"] == "" {
 		t.Errorf("error %s, want a message and step read", apitest.JSONOf(errObj))
 	}
@@ -263,7 +255,7 @@ func TestUpsertCompanyCreatesAndThenUpdatesTheCompanyItMatches(t *testing.T) {
 				"website": "https://holdings.example"})
 
 			created := runToEnd(t, c, workflowWith(t, c, "Upsert 1", upsertStep(keysOf(first)...)), map[string]any{"input": first})
-			wantStatus(t, created, "completed")
+			apitest.WantStatus(t, created, "completed")
 			out := objectAt(t, created, "output")
 			if out["created"] != true {
 				t.Errorf("first run output %s, want created true", apitest.JSONOf(out))
@@ -277,7 +269,7 @@ func TestUpsertCompanyCreatesAndThenUpdatesTheCompanyItMatches(t *testing.T) {
 			}
 
 			updated := runToEnd(t, c, workflowWith(t, c, "Upsert 2", upsertStep(keysOf(tc.second)...)), map[string]any{"input": tc.second})
-			wantStatus(t, updated, "completed")
+			apitest.WantStatus(t, updated, "completed")
 			out = objectAt(t, updated, "output")
 			if out["created"] != false {
 				t.Errorf("second run output %s, want created false", apitest.JSONOf(out))
@@ -321,7 +313,7 @@ func TestUpsertCompanyWithoutAMatchOrANameFailsTheRun(t *testing.T) {
 	e := apitest.New(t)
 	c := e.Org(t)
 	run := runToEnd(t, c, workflowWith(t, c, "No name", upsertStep("externalId")), map[string]any{"input": map[string]any{"externalId": "ext-9"}})
-	wantStatus(t, run, "failed")
+	apitest.WantStatus(t, run, "failed")
 	if errObj := objectAt(t, run, "error"); errObj["step"] != "up" || !strings.Contains(errObj["message"].(string), "canonicalName") {
 		t.Errorf("error %s, want step up and a message naming canonicalName", apitest.JSONOf(errObj))
 	}
@@ -339,7 +331,7 @@ func TestTagCompanyTagsTheCompanyAnEarlierStepWrote(t *testing.T) {
 		step("tag", "tagCompany", map[string]any{"companyId.$": "$.steps.up.company.id", "tags.$": "$.input.tags"}),
 	)
 	run := runToEnd(t, c, wfID, map[string]any{"input": map[string]any{"name": "Tagged Co", "tags": []any{"fintech", "seed"}}})
-	wantStatus(t, run, "completed")
+	apitest.WantStatus(t, run, "completed")
 	company := objectAt(t, run, "output", "company")
 	wantTags := []any{"inbound", "fintech", "seed"}
 	if !reflect.DeepEqual(company["tags"], wantTags) {
@@ -359,7 +351,7 @@ func TestTagCompanyOfAnUnknownCompanyFailsTheRun(t *testing.T) {
 	theirs := apitest.CreateCompany(t, other, map[string]any{"canonicalName": "Theirs"})
 	run := runToEnd(t, c, workflowWith(t, c, "Tag",
 		step("tag", "tagCompany", map[string]any{"companyId": apitest.IDOf(t, theirs), "tags": []any{"stolen"}})), nil)
-	wantStatus(t, run, "failed")
+	apitest.WantStatus(t, run, "failed")
 	if errObj := objectAt(t, run, "error"); errObj["step"] != "tag" {
 		t.Errorf("error %s, want step tag", apitest.JSONOf(errObj))
 	}
@@ -376,7 +368,7 @@ func TestADryRunWritesNothingAndSaysWhatItWouldDo(t *testing.T) {
 
 	in := map[string]any{"canonicalName": "Dry Co", "website": "https://dry.example", "description": "First."}
 	run := runToEnd(t, c, upsert, map[string]any{"input": in, "dryRun": true})
-	wantStatus(t, run, "completed")
+	apitest.WantStatus(t, run, "completed")
 	if run["dryRun"] != true {
 		t.Errorf("dryRun %v, want true", run["dryRun"])
 	}
@@ -579,7 +571,7 @@ func TestRetryingAFailedDryRunStartsADryRunOfTheSameInputAndLeavesTheSourceUncha
 	wfID := workflowWith(t, c, "Flaky", step("stop", "fail", map[string]any{"message.$": "$.input.why"}))
 	in := map[string]any{"why": "upstream down", "batch": 7.0}
 	src := runToEnd(t, c, wfID, map[string]any{"input": in, "dryRun": true, "title": "Source"})
-	wantStatus(t, src, "failed")
+	apitest.WantStatus(t, src, "failed")
 	srcPath := "/v1/workflow-runs/" + apitest.IDOf(t, src)
 
 	retry := c.Do("POST", srcPath+"/retry", nil).Want(t, 202).Object(t)
@@ -599,7 +591,7 @@ func TestRetryingAFailedDryRunStartsADryRunOfTheSameInputAndLeavesTheSourceUncha
 	}
 
 	done := apitest.AwaitRun(t, c, apitest.IDOf(t, retry))
-	wantStatus(t, done, "failed")
+	apitest.WantStatus(t, done, "failed")
 	if errObj := objectAt(t, done, "error"); errObj["message"] != "upstream down" {
 		t.Errorf("retry error %s, want the same failure", apitest.JSONOf(errObj))
 	}
@@ -631,11 +623,11 @@ func TestARetryRunsTheWorkflowsCurrentSteps(t *testing.T) {
 	c := e.Org(t)
 	wfID := workflowWith(t, c, "Fixed later", step("stop", "fail", map[string]any{"message": "bug"}))
 	src := runToEnd(t, c, wfID, map[string]any{"input": map[string]any{"v": "kept"}})
-	wantStatus(t, src, "failed")
+	apitest.WantStatus(t, src, "failed")
 	c.Do("PUT", "/v1/workflows/"+wfID, map[string]any{"steps": []any{step("ok", "set", map[string]any{"v.$": "$.input.v"})}}).Want(t, 200)
 	retry := c.Do("POST", "/v1/workflow-runs/"+apitest.IDOf(t, src)+"/retry", nil).Want(t, 202).Object(t)
 	done := apitest.AwaitRun(t, c, apitest.IDOf(t, retry))
-	wantStatus(t, done, "completed")
+	apitest.WantStatus(t, done, "completed")
 	if !reflect.DeepEqual(done["output"], map[string]any{"v": "kept"}) || done["dryRun"] != false {
 		t.Errorf("retry %s, want a completed non-dry run with output {v: kept}", apitest.JSONOf(done))
 	}
@@ -647,7 +639,7 @@ func TestOnlyAFailedRunCanBeRetried(t *testing.T) {
 	c := e.Org(t)
 	wfID := workflowWith(t, c, "Fine")
 	done := runToEnd(t, c, wfID, nil)
-	wantStatus(t, done, "completed")
+	apitest.WantStatus(t, done, "completed")
 	path := "/v1/workflow-runs/" + apitest.IDOf(t, done)
 	apitest.WantError(t, c.Do("POST", path+"/retry", nil), 409, "failed")
 	if after := c.Do("GET", path, nil).Want(t, 200).Object(t); !reflect.DeepEqual(after, done) {
@@ -664,7 +656,7 @@ func TestRetryingARunWhoseWorkflowWasDeletedIsAConflict(t *testing.T) {
 	c := e.Org(t)
 	wfID := workflowWith(t, c, "Doomed", step("stop", "fail", map[string]any{"message": "x"}))
 	src := runToEnd(t, c, wfID, nil)
-	wantStatus(t, src, "failed")
+	apitest.WantStatus(t, src, "failed")
 	c.Do("DELETE", "/v1/workflows/"+wfID, nil).Want(t, 204)
 
 	path := "/v1/workflow-runs/" + apitest.IDOf(t, src)
@@ -724,7 +716,7 @@ func TestAnotherOrganizationsRunIsNotFoundAndUntouched(t *testing.T) {
 	other := e.Org(t)
 	wfID := workflowWith(t, owner, "Private", step("stop", "fail", map[string]any{"message": "x"}))
 	theirs := runToEnd(t, owner, wfID, map[string]any{"input": map[string]any{"secret": "data"}})
-	wantStatus(t, theirs, "failed")
+	apitest.WantStatus(t, theirs, "failed")
 	mine := runToEnd(t, other, workflowWith(t, other, "Mine"), nil)
 	path := "/v1/workflow-runs/" + apitest.IDOf(t, theirs)
 
@@ -760,7 +752,7 @@ func TestARenameWhileTheRunExecutesIsKept(t *testing.T) {
 		// the execution's own writes.
 		c.Do("PATCH", "/v1/workflow-runs/"+apitest.IDOf(t, run), map[string]any{"title": title}).Want(t, 200)
 		done := apitest.AwaitRun(t, c, apitest.IDOf(t, run))
-		wantStatus(t, done, "completed")
+		apitest.WantStatus(t, done, "completed")
 		if done["title"] != title {
 			t.Errorf("title %v after execution, want the rename %q", done["title"], title)
 		}

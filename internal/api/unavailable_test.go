@@ -44,19 +44,6 @@ func frozen(r *http.Request) (*http.Response, error) {
 	return nil, r.Context().Err()
 }
 
-// dynamoError answers like DynamoDB with status and an error type.
-func dynamoError(status int, typ string) func(*http.Request) (*http.Response, error) {
-	return func(r *http.Request) (*http.Response, error) {
-		body := `{"__type":"com.amazonaws.dynamodb.v20120810#` + typ + `","message":"injected fault"}`
-		return &http.Response{
-			StatusCode: status, Status: http.StatusText(status), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-			Header:  http.Header{"Content-Type": {"application/x-amz-json-1.0"}},
-			Body:    io.NopCloser(strings.NewReader(body)),
-			Request: r,
-		}, nil
-	}
-}
-
 // faultEnv is a service whose table calls go through a fault transport.
 func faultEnv(t *testing.T, noCache bool) (*apitest.Env, *fault) {
 	t.Helper()
@@ -141,10 +128,10 @@ func TestThrottlingAndServerErrorsThatOutlastTheRetriesAnswer503(t *testing.T) {
 		name   string
 		answer func(*http.Request) (*http.Response, error)
 	}{
-		{"throttling", dynamoError(400, "ThrottlingException")},
-		{"provisioned throughput exceeded", dynamoError(400, "ProvisionedThroughputExceededException")},
-		{"internal server error", dynamoError(500, "InternalServerError")},
-		{"service unavailable", dynamoError(503, "ServiceUnavailable")},
+		{"throttling", apitest.DynamoError(400, "ThrottlingException")},
+		{"provisioned throughput exceeded", apitest.DynamoError(400, "ProvisionedThroughputExceededException")},
+		{"internal server error", apitest.DynamoError(500, "InternalServerError")},
+		{"service unavailable", apitest.DynamoError(503, "ServiceUnavailable")},
 		{"connection refused", func(r *http.Request) (*http.Response, error) {
 			return nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
 		}},

@@ -94,7 +94,7 @@ func TestOneUnreadableRunNeverFailsTheRunListsItsReadOrTheStartUpRecovery(t *tes
 		wantUnreadable(c.Do("GET", "/v1/workflow-runs/"+id, nil).Want(t, 200).Object(t))
 	}
 	for _, id := range good {
-		wantStatus(t, c.Do("GET", "/v1/workflow-runs/"+id, nil).Want(t, 200).Object(t), "completed")
+		apitest.WantStatus(t, c.Do("GET", "/v1/workflow-runs/"+id, nil).Want(t, 200).Object(t), "completed")
 	}
 }
 

@@ -37,7 +37,7 @@ func TestAWebhookRunNeverHoldsTheTriggersSecretSentInTheQueryOrBody(t *testing.T
 	}
 	r := deliver(t, e, h.slug, query, body, "X-Service-Webhook-Secret", secret).Want(t, 202)
 	run := apitest.AwaitRun(t, admin, apitest.IDOf(t, r.Object(t)))
-	wantStatus(t, run, "completed")
+	apitest.WantStatus(t, run, "completed")
 	runID := apitest.IDOf(t, run)
 
 	leaks := func(what, raw string) {

@@ -80,7 +80,7 @@ func wantAccepted(t *testing.T, c *apitest.Client, h hook, r *apitest.Response) 
 		t.Errorf("runs of the workflow %v, want just %s", got, apitest.IDOf(t, run))
 	}
 	done := apitest.AwaitRun(t, c, apitest.IDOf(t, run))
-	wantStatus(t, done, "completed")
+	apitest.WantStatus(t, done, "completed")
 	return done
 }
 

@@ -37,7 +37,7 @@ func TestAStepWritingAReadOnlyFieldIsRefusedWhenTheWorkflowIsSaved(t *testing.T)
 	wf := apitest.CreateWorkflow(t, c, map[string]any{"name": "Works", "steps": works})
 	path := "/v1/workflows/" + apitest.IDOf(t, wf)
 	run := runToEnd(t, c, apitest.IDOf(t, wf), map[string]any{"input": map[string]any{"name": "Saved Co", "about": "Pays.", "employees": 12}})
-	wantStatus(t, run, "completed")
+	apitest.WantStatus(t, run, "completed")
 
 	before := c.Do("GET", path, nil).Want(t, 200).Object(t)
 	r = c.Do("PUT", path, map[string]any{"steps": append(works,

@@ -1,13 +1,18 @@
 package apitest
 
 import (
+	"io"
 	"net/http"
 	"net/url"
 	"regexp"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
+	"github.com/sourcebase/sourcebase/internal/httpapi"
+	"github.com/sourcebase/sourcebase/internal/store"
 )
 
 // ListBudget is the documented byte budget of one list response body.
@@ -107,4 +112,69 @@ func NotFound(t testing.TB, r *Response) {
 	t.Helper()
 	r.Want(t, http.StatusNotFound)
 	WantExactBody(t, r, `{"error":"not found"}`)
+}
+
+// WantStatus fails unless the run has the status.
+func WantStatus(t testing.TB, run map[string]any, status string) {
+	t.Helper()
+	if run["status"] != status {
+		t.Fatalf("run status %v, want %s: %s", run["status"], status, JSONOf(run))
+	}
+}
+
+// ETagOf returns the response's ETag, failing when it has none.
+func ETagOf(t testing.TB, r *Response) string {
+	t.Helper()
+	tag := r.Header.Get("ETag")
+	if tag == "" || tag[0] != '"' {
+		t.Fatalf("no strong ETag on %d response: %q", r.Status, tag)
+	}
+	return tag
+}
+
+// DynamoError answers like DynamoDB with status and an error type.
+func DynamoError(status int, typ string) func(*http.Request) (*http.Response, error) {
+	return func(r *http.Request) (*http.Response, error) {
+		body := `{"__type":"com.amazonaws.dynamodb.v20120810#` + typ + `","message":"injected fault"}`
+		return &http.Response{
+			StatusCode: status, Status: http.StatusText(status), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+			Header:  http.Header{"Content-Type": {"application/x-amz-json-1.0"}},
+			Body:    io.NopCloser(strings.NewReader(body)),
+			Request: r,
+		}, nil
+	}
+}
+
+// BigText is a text of n characters that takes about 5n bytes in a
+// Lambda response: every other character a quote, escaped in the stored
+// JSON and again in the response payload.
+func BigText(n int) string { return strings.Repeat(`x"`, n/2) }
+
+// WithinBudget fails unless r's body fits the response budget as Lambda
+// carries it.
+func WithinBudget(t testing.TB, what string, r *Response) {
+	t.Helper()
+	if n := store.WireSize(r.Body); n > httpapi.ListBudget {
+		t.Errorf("%s answers %d bytes, more than the budget of %d", what, n, httpapi.ListBudget)
+	}
+}
+
+// AddCandidates posts n description candidates of about 19 KB each to a
+// company, 50 a request, with confidence i % 101.
+func AddCandidates(t testing.TB, c *Client, company string, n int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for from := 0; from < n; from += 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var values []any
+			for i := from; i < min(from+50, n); i++ {
+				values = append(values, map[string]any{"property": "description", "value": BigText(12_600), "source": "provider",
+					"provider": "bulk", "confidence": i % 101})
+			}
+			c.Do(http.MethodPost, "/v1/enrichments/resources/companies/"+company, map[string]any{"values": values}).Want(t, http.StatusCreated)
+		}()
+	}
+	wg.Wait()
 }

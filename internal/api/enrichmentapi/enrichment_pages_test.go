@@ -1,52 +1,16 @@
-package api_test
+package enrichmentapi_test
 
 import (
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
-	"github.com/sourcebase/sourcebase/internal/store"
 )
-
-// bigText is a text of n characters that takes about 5n bytes in a
-// Lambda response: every other character a quote, escaped in the stored
-// JSON and again in the response payload.
-func bigText(n int) string { return strings.Repeat(`x"`, n/2) }
-
-// withinBudget fails unless r's body fits the response budget as Lambda
-// carries it.
-func withinBudget(t *testing.T, what string, r *apitest.Response) {
-	t.Helper()
-	if n := store.WireSize(r.Body); n > httpapi.ListBudget {
-		t.Errorf("%s answers %d bytes, more than the budget of %d", what, n, httpapi.ListBudget)
-	}
-}
-
-// addCandidates posts n description candidates of about 19 KB each to a
-// company, 50 a request, with confidence i % 101.
-func addCandidates(t *testing.T, c *apitest.Client, company string, n int) {
-	t.Helper()
-	var wg sync.WaitGroup
-	for from := 0; from < n; from += 50 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var values []any
-			for i := from; i < min(from+50, n); i++ {
-				values = append(values, map[string]any{"property": "description", "value": bigText(12_600), "source": "provider",
-					"provider": "bulk", "confidence": i % 101})
-			}
-			c.Do("POST", "/v1/enrichments/resources/companies/"+company, map[string]any{"values": values}).Want(t, http.StatusCreated)
-		}()
-	}
-	wg.Wait()
-}
 
 // pages follows a list's X-Next-Cursor from path and returns every page.
 func pages(t *testing.T, c *apitest.Client, path string) [][]map[string]any {
@@ -55,7 +19,7 @@ func pages(t *testing.T, c *apitest.Client, path string) [][]map[string]any {
 	next := path
 	for next != "" {
 		r := c.Do("GET", next, nil).Want(t, http.StatusOK)
-		withinBudget(t, "GET "+next, r)
+		apitest.WithinBudget(t, "GET "+next, r)
 		out = append(out, r.List(t))
 		next = ""
 		if cur := r.Header.Get(httpapi.HeaderNextCursor); cur != "" {
@@ -82,11 +46,11 @@ func TestARecordsCandidatesArePagedWithinTheBudget(t *testing.T) {
 	id := apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Paged Co"})["id"].(string)
 	path := "/v1/enrichments/resources/companies/" + id
 	// 400 candidates of 19 KB: 7.7 MB stored, more on the wire.
-	addCandidates(t, c, id, 400)
+	apitest.AddCandidates(t, c, id, 400)
 
 	// Every candidate is asked for; the answer ends at the budget.
 	first := c.Do("GET", path, nil).Want(t, http.StatusOK)
-	withinBudget(t, "the candidates of a record", first)
+	apitest.WithinBudget(t, "the candidates of a record", first)
 	if first.Header.Get(httpapi.HeaderNextCursor) == "" || len(first.List(t)) >= 400 {
 		t.Fatalf("a first answer of %d candidates without a cursor for the rest", len(first.List(t)))
 	}

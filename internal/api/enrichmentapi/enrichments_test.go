@@ -1,4 +1,4 @@
-package api_test
+package enrichmentapi_test
 
 import (
 	"bytes"
@@ -466,7 +466,7 @@ func TestADryRunOfAddEnrichmentReportsTheValuesAndWritesNothing(t *testing.T) {
 			"values": []any{map[string]any{"property": "sector", "value": "Dry", "confidence": 90}}}},
 	}}).Want(t, 201).Object(t)
 	run := apitest.AwaitRun(t, o.c, apitest.IDOf(t, o.c.Do("POST", "/v1/workflows/"+apitest.IDOf(t, wf)+"/runs", map[string]any{"dryRun": true}).Want(t, 202).Object(t)))
-	wantStatus(t, run, "completed")
+	apitest.WantStatus(t, run, "completed")
 	out := run["output"].(map[string]any)
 	would, _ := out["wouldAdd"].([]any)
 	if out["dryRun"] != true || len(would) != 1 || would[0].(map[string]any)["source"] != "workflow" {
@@ -490,7 +490,7 @@ func TestUpsertCompanyWritesWorkflowCandidatesThatNeverOverwriteAUsersValue(t *t
 			"website": "https://workflows.example", "sector": "From the workflow"}},
 	}}).Want(t, 201).Object(t)
 	runID := apitest.IDOf(t, o.c.Do("POST", "/v1/workflows/"+apitest.IDOf(t, wf)+"/runs", map[string]any{}).Want(t, 202).Object(t))
-	wantStatus(t, apitest.AwaitRun(t, o.c, runID), "completed")
+	apitest.WantStatus(t, apitest.AwaitRun(t, o.c, runID), "completed")
 	co := o.company(t)
 	if co["website"] != "https://users.example" || co["sector"] != "From the workflow" {
 		t.Errorf("website %v (want the user's), sector %v (want the workflow's)", co["website"], co["sector"])
@@ -520,14 +520,14 @@ func TestACompanyAWorkflowCreatesIsWrittenOnceWithItsWorkflowCandidates(t *testi
 			"website": "https://made.example", "sector": "Robotics"}},
 	}}).Want(t, 201).Object(t)
 	run := apitest.AwaitRun(t, c, apitest.IDOf(t, c.Do("POST", "/v1/workflows/"+apitest.IDOf(t, wf)+"/runs", map[string]any{}).Want(t, 202).Object(t)))
-	wantStatus(t, run, "completed")
+	apitest.WantStatus(t, run, "completed")
 	id := run["output"].(map[string]any)["company"].(map[string]any)["id"].(string)
 	o := &enrichOrg{c: c, id: id}
 	got := c.Do("GET", "/v1/companies/"+id, nil).Want(t, 200)
 	// One write: the version a company created by POST has.
 	fresh := c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Made By A User"}).Want(t, 201)
-	if etagOf(t, got) != etagOf(t, fresh) {
-		t.Errorf("the workflow's company has ETag %s, a company written once %s", etagOf(t, got), etagOf(t, fresh))
+	if apitest.ETagOf(t, got) != apitest.ETagOf(t, fresh) {
+		t.Errorf("the workflow's company has ETag %s, a company written once %s", apitest.ETagOf(t, got), apitest.ETagOf(t, fresh))
 	}
 	co := got.Object(t)
 	if co["lastEnrichedAt"] == nil {
@@ -572,7 +572,7 @@ func (f *purgeFault) RoundTrip(r *http.Request) (*http.Response, error) {
 		b, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(b))
 		if bytes.Contains(b, []byte(f.partition)) && !bytes.Contains(b, []byte(`"PURGE"`)) {
-			return dynamoError(500, "InternalServerError")(r)
+			return apitest.DynamoError(500, "InternalServerError")(r)
 		}
 	}
 	return http.DefaultTransport.RoundTrip(r)

@@ -1,4 +1,4 @@
-package api_test
+package enrichmentapi_test
 
 import (
 	"fmt"
@@ -48,7 +48,7 @@ func TestEveryEnrichmentWriteKeepsTheValuesOfOtherProperties(t *testing.T) {
 	wf := c.Do("POST", "/v1/workflows", map[string]any{"name": "Industry", "steps": []any{
 		map[string]any{"id": "up", "type": "upsertCompany", "with": map[string]any{"externalId": "ext-held", "industry": "Automation"}},
 	}}).Want(t, 201).Object(t)
-	wantStatus(t, apitest.AwaitRun(t, c, apitest.IDOf(t, c.Do("POST", "/v1/workflows/"+apitest.IDOf(t, wf)+"/runs", map[string]any{}).Want(t, 202).Object(t))), "completed")
+	apitest.WantStatus(t, apitest.AwaitRun(t, c, apitest.IDOf(t, c.Do("POST", "/v1/workflows/"+apitest.IDOf(t, wf)+"/runs", map[string]any{}).Want(t, 202).Object(t))), "completed")
 	keeps("an upsertCompany step")
 	if co := o.company(t); co["industry"] != "Automation" {
 		t.Errorf("industry = %v, want the workflow's", co["industry"])
@@ -354,7 +354,7 @@ func (m *enrichModel) upsert() {
 		held[k] = v
 	}
 	run := apitest.AwaitRun(m.t, m.c, apitest.IDOf(m.t, m.c.Do("POST", "/v1/workflows/"+apitest.IDOf(m.t, wf)+"/runs", map[string]any{}).Want(m.t, 202).Object(m.t)))
-	wantStatus(m.t, run, "completed")
+	apitest.WantStatus(m.t, run, "completed")
 	enrichable := false
 	for p, v := range with {
 		if p == "externalId" {
