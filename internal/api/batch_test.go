@@ -23,22 +23,10 @@ func wantStatuses(t *testing.T, results []map[string]any, want ...int) {
 		t.Fatalf("%d results, want %d: %s", len(results), len(want), apitest.JSONOf(results))
 	}
 	for i, r := range results {
-		if int(num(r["status"])) != want[i] || int(num(r["index"])) != i {
+		if int(apitest.Num(r["status"])) != want[i] || int(apitest.Num(r["index"])) != i {
 			t.Errorf("result %d: %s, want status %d", i, apitest.JSONOf(r), want[i])
 		}
 	}
-}
-
-func num(v any) float64 {
-	switch n := v.(type) {
-	case float64:
-		return n
-	case int:
-		return float64(n)
-	}
-	var f float64
-	fmt.Sscan(fmt.Sprint(v), &f)
-	return f
 }
 
 func TestABatchAnswersEachOperationAsIfSentAloneAndOneFailureRollsBackNothing(t *testing.T) {
@@ -78,7 +66,7 @@ func TestABatchAnswersEachOperationAsIfSentAloneAndOneFailureRollsBackNothing(t 
 		t.Errorf("the company's sector is %v, want the first update's", got["sector"])
 	}
 	c.Do("GET", "/v1/companies/"+gone, nil).Want(t, 404)
-	if list := companies(t, c); len(list) != 3 {
+	if list := apitest.Companies(t, c); len(list) != 3 {
 		t.Errorf("%d companies, want 3 (Old, Acme 2, Brand new): %s", len(list), apitest.JSONOf(list))
 	}
 }
@@ -117,7 +105,7 @@ func TestAnAtomicBatchWritesEverythingOrNothingAndNamesTheOperationAtFault(t *te
 	}})
 	apitest.WantError(t, r, 400, "operations 0 and 1 write the same item")
 	wantParam(t, r, "atomic")
-	if list := companies(t, c); len(list) != 1 {
+	if list := apitest.Companies(t, c); len(list) != 1 {
 		t.Fatalf("failed atomic batches left %d companies, want only the holder: %s", len(list), apitest.JSONOf(list))
 	}
 	if got := c.Do("GET", "/v1/companies/"+holder, nil).Want(t, 200).Object(t); got["sector"] != nil {
@@ -130,7 +118,7 @@ func TestAnAtomicBatchWritesEverythingOrNothingAndNamesTheOperationAtFault(t *te
 		map[string]any{"op": "create", "data": map[string]any{"canonicalName": "B"}},
 	}}))
 	wantStatuses(t, res, 201, 200, 201)
-	if list := companies(t, c); len(list) != 3 {
+	if list := apitest.Companies(t, c); len(list) != 3 {
 		t.Errorf("%d companies after the atomic batch, want 3", len(list))
 	}
 	if got := c.Do("GET", "/v1/companies/"+holder, nil).Want(t, 200); got.Object(t)["canonicalName"] != "Holder 2" || got.Header.Get("ETag") != `"2"` {
@@ -148,13 +136,13 @@ func TestAnAtomicBatchTooLargeForOneTransactionIsRefusedNamingTheLimit(t *testin
 		ops = append(ops, map[string]any{"op": "create", "data": map[string]any{"canonicalName": fmt.Sprint("C", i), "externalId": fmt.Sprint("x", i)}})
 	}
 	apitest.WantError(t, c.Do("POST", "/v1/companies/batch", map[string]any{"atomic": true, "operations": ops}), 400, "atomic", "at most 100")
-	if list := companies(t, c); len(list) != 0 {
+	if list := apitest.Companies(t, c); len(list) != 0 {
 		t.Errorf("%d companies written by a refused batch", len(list))
 	}
 	// Without atomic, all of them.
 	res := batchResults(t, c.Do("POST", "/v1/companies/batch", map[string]any{"operations": ops}))
 	for _, r := range res {
-		if num(r["status"]) != 201 {
+		if apitest.Num(r["status"]) != 201 {
 			t.Fatalf("result %s", apitest.JSONOf(r))
 		}
 	}
@@ -190,7 +178,7 @@ func TestBadBatchBodiesAreRefusedNamingTheOperationAndField(t *testing.T) {
 	// An upsert by a field that is not unique: that operation's 400.
 	res := batchResults(t, c.Do("POST", "/v1/companies/batch", map[string]any{"operations": []any{
 		map[string]any{"op": "upsert", "match": "website", "data": map[string]any{"canonicalName": "A", "website": "a.com"}}}}))
-	if num(res[0]["status"]) != 400 || res[0]["param"] != "match" || !strings.Contains(res[0]["error"].(string), "externalId") {
+	if apitest.Num(res[0]["status"]) != 400 || res[0]["param"] != "match" || !strings.Contains(res[0]["error"].(string), "externalId") {
 		t.Errorf("upsert by website answered %s", apitest.JSONOf(res[0]))
 	}
 }
@@ -226,7 +214,7 @@ func TestUpsertByAUniqueFieldCreatesThenUpdatesAndTwentyParallelUpsertsMakeOneRe
 	if created != 1 || len(ids) != 1 {
 		t.Errorf("20 parallel upserts: %d created, %d records; want 1 and 1", created, len(ids))
 	}
-	if list := companies(t, c); len(list) != 2 {
+	if list := apitest.Companies(t, c); len(list) != 2 {
 		t.Errorf("%d companies, want 2", len(list))
 	}
 }

@@ -28,7 +28,7 @@ func TestExternalIDIsUniqueWithinAnOrganizationAndA409NamesTheCompanyHoldingIt(t
 	if want := `externalId "crm-1" is already used by company ` + apitest.IDOf(t, first); msg != want {
 		t.Errorf("error %q, want %q", msg, want)
 	}
-	if list := companies(t, c); len(list) != 1 {
+	if list := apitest.Companies(t, c); len(list) != 1 {
 		t.Fatalf("a refused create stored a company: %s", apitest.JSONOf(list))
 	}
 	second := apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Second"})
@@ -49,7 +49,7 @@ func TestExternalIDIsUniqueWithinAnOrganizationAndA409NamesTheCompanyHoldingIt(t
 	apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Third", "externalId": "crm-1"})
 	apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Fourth", "externalId": "crm-2"})
 	// Saving a company with its own externalId is no clash.
-	third := companies(t, c)[1]
+	third := apitest.Companies(t, c)[1]
 	c.Do("PUT", "/v1/companies/"+apitest.IDOf(t, third), map[string]any{"externalId": third["externalId"], "description": "Same id."}).Want(t, 200)
 }
 
@@ -64,7 +64,7 @@ func TestTwentyParallelCreatesWithOneExternalIDMakeOneCompany(t *testing.T) {
 	if got := statusCounts(rs); got[201] != 1 || got[409] != 19 {
 		t.Fatalf("statuses %v, want one 201 and nineteen 409", got)
 	}
-	list := companies(t, c)
+	list := apitest.Companies(t, c)
 	if len(list) != 1 {
 		t.Fatalf("%d companies, want 1", len(list))
 	}
@@ -95,7 +95,7 @@ func TestTwentyParallelWebhookUpsertsOfOneExternalIDMakeOneCompanyAndEveryRunCom
 		apitest.WantStatus(t, run, "completed")
 		companyIDs[objectAt(t, run, "output", "company")["id"]] = true
 	}
-	list := companies(t, c)
+	list := apitest.Companies(t, c)
 	if len(list) != 1 || len(companyIDs) != 1 || !companyIDs[list[0]["id"]] {
 		t.Fatalf("companies %s, runs wrote %v; want one company that every run wrote", apitest.JSONOf(apitest.IDsOf(t, list)), companyIDs)
 	}
@@ -241,7 +241,7 @@ func TestTheReadmesDryRunExampleCompletesWithAPlaceholderCompany(t *testing.T) {
 	if would := objectAt(t, out, "wouldUpdate"); !reflect.DeepEqual(would, map[string]any{"tags": []any{"inbound"}}) {
 		t.Errorf("wouldUpdate %s, want tags [inbound]", apitest.JSONOf(would))
 	}
-	if list := companies(t, c); len(list) != 0 {
+	if list := apitest.Companies(t, c); len(list) != 0 {
 		t.Errorf("a dry run created companies: %s", apitest.JSONOf(list))
 	}
 

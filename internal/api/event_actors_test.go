@@ -57,8 +57,8 @@ func TestAnImportsRowsAreTheImportingKeysThroughTheImportAndTheActorFilterFindsT
 	e, evs := eventsEnv(t)
 	admin := e.Org(t)
 	member := e.Key(t, admin.Org, "member")
-	j := runImport(t, member, map[string]any{"resource": "companies", "format": "csv", "mapping": importMapping()}, companyCSV(3))
-	if j["status"] != jobs.StatusCompleted || num(j["created"]) != 3 {
+	j := apitest.RunImport(t, member, map[string]any{"resource": "companies", "format": "csv", "mapping": apitest.ImportMapping()}, apitest.CompanyCSV(3))
+	if j["status"] != jobs.StatusCompleted || apitest.Num(j["created"]) != 3 {
 		t.Fatalf("import ended %s", apitest.JSONOf(j))
 	}
 	imp := apitest.IDOf(t, j)

@@ -40,7 +40,7 @@ func TestTwentyParallelIdenticalCreatesWithOneIdempotencyKeyMakeOneRecordAndTheS
 	if replayed != len(rs)-1 {
 		t.Errorf("%d answers marked Idempotent-Replayed, want %d", replayed, len(rs)-1)
 	}
-	if list := companies(t, c); len(list) != 1 || apitest.IDOf(t, list[0]) != apitest.IDOf(t, rs[0].Object(t)) {
+	if list := apitest.Companies(t, c); len(list) != 1 || apitest.IDOf(t, list[0]) != apitest.IDOf(t, rs[0].Object(t)) {
 		t.Errorf("companies %s, want just the one created", apitest.JSONOf(list))
 	}
 }
@@ -59,13 +59,13 @@ func TestAnIdempotencyKeyIsScopedToTheOrganizationMethodAndPathAndBoundToTheBody
 	if theirs.Header.Get("Idempotent-Replayed") != "" || apitest.IDOf(t, theirs.Object(t)) == apitest.IDOf(t, first.Object(t)) {
 		t.Errorf("another organization's key replayed this organization's answer: %s", theirs.Body)
 	}
-	if list := companies(t, c); len(list) != 1 {
+	if list := apitest.Companies(t, c); len(list) != 1 {
 		t.Errorf("%d companies, want 1", len(list))
 	}
 	// Without a key every request runs.
 	c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "A"}).Want(t, 201)
 	c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "A"}).Want(t, 201)
-	if list := companies(t, c); len(list) != 3 {
+	if list := apitest.Companies(t, c); len(list) != 3 {
 		t.Errorf("%d companies, want 3", len(list))
 	}
 	// A refusal is an answer too, and is replayed.
@@ -116,7 +116,7 @@ func TestAnInvalidIdempotencyKeyIs400NamingTheHeader(t *testing.T) {
 		apitest.WantError(t, c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "A"}, "Idempotency-Key", key), 400, "Idempotency-Key")
 	}
 	c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "A"}, "Idempotency-Key", strings.Repeat("k", 255)).Want(t, 201)
-	if list := companies(t, c); len(list) != 1 {
+	if list := apitest.Companies(t, c); len(list) != 1 {
 		t.Errorf("%d companies, want only the one with a valid key", len(list))
 	}
 }
@@ -160,7 +160,7 @@ func TestAServerErrorIsNotKeptAndReleasesTheIdempotencyKey(t *testing.T) {
 	if again.Header.Get("Idempotent-Replayed") != "" {
 		t.Errorf("the retry after a 5xx was a replay: %s", again.Body)
 	}
-	if list := companies(t, c); len(list) != 1 {
+	if list := apitest.Companies(t, c); len(list) != 1 {
 		t.Errorf("%d companies, want 1", len(list))
 	}
 }
@@ -207,7 +207,7 @@ func TestADuplicateArrivingWhileTheFirstRequestRunsWaitsForItsAnswer(t *testing.
 		t.Errorf("answers %s (replayed %q) and %s (replayed %q), want one answer and its replay",
 			a.Body, a.Header.Get("Idempotent-Replayed"), b.Body, b.Header.Get("Idempotent-Replayed"))
 	}
-	if list := companies(t, c); len(list) != 1 {
+	if list := apitest.Companies(t, c); len(list) != 1 {
 		t.Errorf("%d companies, want 1", len(list))
 	}
 }
@@ -246,7 +246,7 @@ func TestAKeyClaimedByARequestThatNeverAnsweredIsTakenOverAfterItsLease(t *testi
 	if !bytes.Equal(again.Body, first.Body) || again.Header.Get("Idempotent-Replayed") != "true" {
 		t.Errorf("repeat answered %s, want the replay of %s", again.Body, first.Body)
 	}
-	if list := companies(t, c); len(list) != 1 {
+	if list := apitest.Companies(t, c); len(list) != 1 {
 		t.Errorf("%d companies, want 1", len(list))
 	}
 }
@@ -330,7 +330,7 @@ func TestARetryAfterA503InAStorageStallIsNotLockedOutByItsIdempotencyKey(t *test
 		t.Errorf("the retry after a 503 was a replay: %s", again.Body)
 	}
 	postWithKey(t, c, "/v1/companies", body, "k-stall").Want(t, 201)
-	if list := companies(t, c); len(list) != 1 {
+	if list := apitest.Companies(t, c); len(list) != 1 {
 		t.Errorf("%d companies, want 1", len(list))
 	}
 }
@@ -373,7 +373,7 @@ func TestAKeyWhoseReleaseFailedInAStallIsReleasedWhenTheTableAnswersAgain(t *tes
 	if again.Header.Get("Idempotent-Replayed") != "" {
 		t.Errorf("the retry after a 503 was a replay: %s", again.Body)
 	}
-	if list := companies(t, c); len(list) != 1 {
+	if list := apitest.Companies(t, c); len(list) != 1 {
 		t.Errorf("%d companies, want 1", len(list))
 	}
 }

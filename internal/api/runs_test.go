@@ -52,12 +52,6 @@ func objectAt(t *testing.T, v any, keys ...string) map[string]any {
 	return m
 }
 
-// companies lists the organization's companies.
-func companies(t *testing.T, c *apitest.Client) []map[string]any {
-	t.Helper()
-	return c.Do("GET", "/v1/companies", nil).Want(t, 200).List(t)
-}
-
 func TestARunIsAcceptedQueuedAndCompletesWithTheOutputOfItsLastStep(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t).ThroughPrism(t)
@@ -279,7 +273,7 @@ func TestUpsertCompanyCreatesAndThenUpdatesTheCompanyItMatches(t *testing.T) {
 			}
 
 			var fromWorkflow []map[string]any
-			for _, co := range companies(t, c) {
+			for _, co := range apitest.Companies(t, c) {
 				if co["origin"] == "workflow" {
 					fromWorkflow = append(fromWorkflow, co)
 				}
@@ -317,7 +311,7 @@ func TestUpsertCompanyWithoutAMatchOrANameFailsTheRun(t *testing.T) {
 	if errObj := objectAt(t, run, "error"); errObj["step"] != "up" || !strings.Contains(errObj["message"].(string), "canonicalName") {
 		t.Errorf("error %s, want step up and a message naming canonicalName", apitest.JSONOf(errObj))
 	}
-	if list := companies(t, c); len(list) != 0 {
+	if list := apitest.Companies(t, c); len(list) != 0 {
 		t.Errorf("a failed upsert stored companies: %s", apitest.JSONOf(list))
 	}
 }
@@ -337,7 +331,7 @@ func TestTagCompanyTagsTheCompanyAnEarlierStepWrote(t *testing.T) {
 	if !reflect.DeepEqual(company["tags"], wantTags) {
 		t.Errorf("output company tags %v, want %v", company["tags"], wantTags)
 	}
-	list := companies(t, c)
+	list := apitest.Companies(t, c)
 	if len(list) != 1 || !reflect.DeepEqual(list[0]["tags"], wantTags) || list[0]["canonicalName"] != "Tagged Co" {
 		t.Errorf("companies %s, want one Tagged Co with tags %v", apitest.JSONOf(list), wantTags)
 	}
@@ -379,7 +373,7 @@ func TestADryRunWritesNothingAndSaysWhatItWouldDo(t *testing.T) {
 	if would := objectAt(t, out, "wouldCreate"); !reflect.DeepEqual(would, in) {
 		t.Errorf("wouldCreate %s, want the fields %s", apitest.JSONOf(would), apitest.JSONOf(in))
 	}
-	if list := companies(t, c); len(list) != 0 {
+	if list := apitest.Companies(t, c); len(list) != 0 {
 		t.Fatalf("a dry run created companies: %s", apitest.JSONOf(list))
 	}
 
@@ -400,7 +394,7 @@ func TestADryRunWritesNothingAndSaysWhatItWouldDo(t *testing.T) {
 		t.Errorf("tag wouldUpdate %s, want tags [a b]", apitest.JSONOf(would))
 	}
 
-	list := companies(t, c)
+	list := apitest.Companies(t, c)
 	if len(list) != 1 || !reflect.DeepEqual(list[0], existing) {
 		t.Errorf("dry runs changed the companies: %s, want only %s unchanged", apitest.JSONOf(list), apitest.JSONOf(existing))
 	}

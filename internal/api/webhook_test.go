@@ -591,7 +591,7 @@ func TestAWebhookRunsStepsThatReadThePayload(t *testing.T) {
 	)
 	body := `{"company":{"name":"Webhook Co","id":"crm-77"}}`
 	run := wantAccepted(t, c, h, deliver(t, e, h.slug, "?tag=inbound&tag=crm", body, "X-Service-Webhook-Secret", h.secret))
-	list := companies(t, c)
+	list := apitest.Companies(t, c)
 	if len(list) != 1 {
 		t.Fatalf("companies %s, want the one the webhook made", apitest.JSONOf(list))
 	}

@@ -1,6 +1,9 @@
 package apitest
 
 import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -12,6 +15,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
+	"github.com/sourcebase/sourcebase/internal/jobs"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
@@ -178,3 +182,91 @@ func AddCandidates(t testing.TB, c *Client, company string, n int) {
 	}
 	wg.Wait()
 }
+
+// Num reads a decoded JSON number (or anything printed as one) as a
+// float64; 0 when it is none.
+func Num(v any) float64 {
+	switch n := v.(type) {
+	case float64:
+		return n
+	case int:
+		return float64(n)
+	}
+	var f float64
+	fmt.Sscan(fmt.Sprint(v), &f)
+	return f
+}
+
+// Companies lists the organization's companies (the first page).
+func Companies(t testing.TB, c *Client) []map[string]any {
+	t.Helper()
+	return c.Do(http.MethodGet, "/v1/companies", nil).Want(t, http.StatusOK).List(t)
+}
+
+// Upload PUTs body to an import's uploadUrl, as a client would.
+func Upload(t testing.TB, url string, body io.Reader) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPut, url, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(res.Body)
+		t.Fatalf("upload answered %d %s", res.StatusCode, b)
+	}
+}
+
+// WaitJob reads the bulk job at path until it ended.
+func WaitJob(t testing.TB, c *Client, path string) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(testenv.Scaled(3 * time.Minute))
+	for {
+		j := c.Do(http.MethodGet, path, nil).Want(t, http.StatusOK).Object(t)
+		if j["status"] == jobs.StatusCompleted || j["status"] == jobs.StatusFailed {
+			return j
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not end: %s", path, JSONOf(j))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// RunImport creates an import with body, uploads file and waits for its
+// end.
+func RunImport(t testing.TB, c *Client, body map[string]any, file []byte) map[string]any {
+	t.Helper()
+	created := c.Do(http.MethodPost, "/v1/imports", body).Want(t, http.StatusCreated).Object(t)
+	if created["status"] != jobs.StatusAwaitingUpload || created["uploadUrl"] == nil {
+		t.Fatalf("created import %s", JSONOf(created))
+	}
+	Upload(t, created["uploadUrl"].(string), bytes.NewReader(file))
+	return WaitJob(t, c, "/v1/imports/"+IDOf(t, created))
+}
+
+// CompanyCSV is a CSV of n companies, with the header a CRM export
+// might have; bad lists rows (from 1) whose website is not one.
+func CompanyCSV(n int, bad ...int) []byte {
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	w.Write([]string{"Name", "website", "tags", "location.city", "externalId"})
+	for i := 1; i <= n; i++ {
+		site := fmt.Sprintf("https://c%d.example.com", i)
+		for _, x := range bad {
+			if x == i {
+				site = "not a website"
+			}
+		}
+		w.Write([]string{fmt.Sprintf("Company %d, Inc.", i), site, "ai; robotics", "Paris", fmt.Sprint("ext-", i)})
+	}
+	w.Flush()
+	return b.Bytes()
+}
+
+// ImportMapping maps CompanyCSV's Name column to canonicalName.
+func ImportMapping() map[string]any { return map[string]any{"Name": "canonicalName"} }

@@ -1,4 +1,4 @@
-package api_test
+package jobsapi_test
 
 import (
 	"bytes"
@@ -19,24 +19,6 @@ import (
 	"github.com/sourcebase/sourcebase/internal/jobs"
 )
 
-// upload PUTs body to an import's uploadUrl, as a client would.
-func upload(t *testing.T, url string, body io.Reader) {
-	t.Helper()
-	req, err := http.NewRequest("PUT", url, body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	if res.StatusCode != 200 {
-		b, _ := io.ReadAll(res.Body)
-		t.Fatalf("upload answered %d %s", res.StatusCode, b)
-	}
-}
-
 // download GETs a file URL.
 func download(t *testing.T, url string) []byte {
 	t.Helper()
@@ -52,74 +34,25 @@ func download(t *testing.T, url string) []byte {
 	return b
 }
 
-// waitJob reads the job at path until it ended.
-func waitJob(t *testing.T, c *apitest.Client, path string) map[string]any {
-	t.Helper()
-	deadline := time.Now().Add(testenv.Scaled(3 * time.Minute))
-	for {
-		j := c.Do("GET", path, nil).Want(t, 200).Object(t)
-		if j["status"] == jobs.StatusCompleted || j["status"] == jobs.StatusFailed {
-			return j
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not end: %s", path, apitest.JSONOf(j))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// runImport creates an import with body, uploads file and waits for its end.
-func runImport(t *testing.T, c *apitest.Client, body map[string]any, file []byte) map[string]any {
-	t.Helper()
-	created := c.Do("POST", "/v1/imports", body).Want(t, 201).Object(t)
-	if created["status"] != jobs.StatusAwaitingUpload || created["uploadUrl"] == nil {
-		t.Fatalf("created import %s", apitest.JSONOf(created))
-	}
-	upload(t, created["uploadUrl"].(string), bytes.NewReader(file))
-	return waitJob(t, c, "/v1/imports/"+apitest.IDOf(t, created))
-}
-
 // runExport creates an export with body, waits for it and downloads it.
 func runExport(t *testing.T, c *apitest.Client, body map[string]any) (map[string]any, []byte) {
 	t.Helper()
 	created := c.Do("POST", "/v1/exports", body).Want(t, 201).Object(t)
-	j := waitJob(t, c, "/v1/exports/"+apitest.IDOf(t, created))
+	j := apitest.WaitJob(t, c, "/v1/exports/"+apitest.IDOf(t, created))
 	if j["status"] != jobs.StatusCompleted {
 		t.Fatalf("export %s", apitest.JSONOf(j))
 	}
 	return j, download(t, j["downloadUrl"].(string))
 }
 
-// companyCSV is a CSV of n companies, with the header a CRM export
-// might have; bad lists rows (from 1) whose website is not one.
-func companyCSV(n int, bad ...int) []byte {
-	var b bytes.Buffer
-	w := csv.NewWriter(&b)
-	w.Write([]string{"Name", "website", "tags", "location.city", "externalId"})
-	for i := 1; i <= n; i++ {
-		site := fmt.Sprintf("https://c%d.example.com", i)
-		for _, x := range bad {
-			if x == i {
-				site = "not a website"
-			}
-		}
-		w.Write([]string{fmt.Sprintf("Company %d, Inc.", i), site, "ai; robotics", "Paris", fmt.Sprint("ext-", i)})
-	}
-	w.Flush()
-	return b.Bytes()
-}
-
-// importMapping maps companyCSV's Name column to canonicalName.
-func importMapping() map[string]any { return map[string]any{"Name": "canonicalName"} }
-
 func TestACSVImportWritesEveryGoodRowAndReportsTheBadOnesInTheErrorsFile(t *testing.T) {
 	testenv.Long(t, "an import of thousands of rows")
 	t.Parallel()
 	apitest.InProcessOnly(t, "6,000 rows: the lambdas suite runs the smaller imports")
 	c := apitest.New(t).Org(t)
-	file := companyCSV(6000, 5001)
-	j := runImport(t, c, map[string]any{"resource": "companies", "format": "csv", "mapping": importMapping()}, file)
-	if j["status"] != "completed" || num(j["total"]) != 6000 || num(j["processed"]) != 6000 || num(j["created"]) != 5999 || num(j["failed"]) != 1 {
+	file := apitest.CompanyCSV(6000, 5001)
+	j := apitest.RunImport(t, c, map[string]any{"resource": "companies", "format": "csv", "mapping": apitest.ImportMapping()}, file)
+	if j["status"] != "completed" || apitest.Num(j["total"]) != 6000 || apitest.Num(j["processed"]) != 6000 || apitest.Num(j["created"]) != 5999 || apitest.Num(j["failed"]) != 1 {
 		t.Fatalf("import ended %s", apitest.JSONOf(j))
 	}
 	rows := readCSV(t, download(t, j["errorsUrl"].(string)))
@@ -153,17 +86,17 @@ func TestAnImportKilledMidWayResumesWithoutDuplicatingOrLosingARow(t *testing.T)
 	c := e.Org(t)
 	e.Deps.Jobs.Chunk = 50
 	e.Deps.Jobs.RowsPerSecond = 400
-	created := c.Do("POST", "/v1/imports", map[string]any{"resource": "companies", "format": "csv", "mapping": importMapping()}).Want(t, 201).Object(t)
-	upload(t, created["uploadUrl"].(string), bytes.NewReader(companyCSV(1000)))
+	created := c.Do("POST", "/v1/imports", map[string]any{"resource": "companies", "format": "csv", "mapping": apitest.ImportMapping()}).Want(t, 201).Object(t)
+	apitest.Upload(t, created["uploadUrl"].(string), bytes.NewReader(apitest.CompanyCSV(1000)))
 	path := "/v1/imports/" + apitest.IDOf(t, created)
 	// Stop the runner in the middle of the job, as a crash would.
 	deadline := time.Now().Add(testenv.Scaled(time.Minute))
 	for {
 		j := c.Do("GET", path, nil).Want(t, 200).Object(t)
-		if p := num(j["processed"]); p >= 200 && p < 1000 {
+		if p := apitest.Num(j["processed"]); p >= 200 && p < 1000 {
 			break
 		}
-		if num(j["processed"]) >= 1000 || time.Now().After(deadline) {
+		if apitest.Num(j["processed"]) >= 1000 || time.Now().After(deadline) {
 			t.Fatalf("the import was not caught mid-way: %s", apitest.JSONOf(j))
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -180,8 +113,8 @@ func TestAnImportKilledMidWayResumesWithoutDuplicatingOrLosingARow(t *testing.T)
 	if err := runner.Resume(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	j := waitJob(t, c, path)
-	if j["status"] != "completed" || num(j["processed"]) != 1000 || num(j["created"]) != 1000 || num(j["failed"]) != 0 {
+	j := apitest.WaitJob(t, c, path)
+	if j["status"] != "completed" || apitest.Num(j["processed"]) != 1000 || apitest.Num(j["created"]) != 1000 || apitest.Num(j["failed"]) != 0 {
 		t.Fatalf("resumed import ended %s", apitest.JSONOf(j))
 	}
 	seen := map[string]bool{}
@@ -211,11 +144,11 @@ func TestImportsOfTwoOrganizationsAtOnceStayInTheirOwn(t *testing.T) {
 	done := make(chan map[string]any, 2)
 	for _, c := range []*apitest.Client{a, b} {
 		go func() {
-			done <- runImport(t, c, map[string]any{"resource": "companies", "format": "csv", "mode": "upsert", "match": "externalId", "mapping": importMapping()}, companyCSV(300))
+			done <- apitest.RunImport(t, c, map[string]any{"resource": "companies", "format": "csv", "mode": "upsert", "match": "externalId", "mapping": apitest.ImportMapping()}, apitest.CompanyCSV(300))
 		}()
 	}
 	for range 2 {
-		if j := <-done; num(j["created"]) != 300 {
+		if j := <-done; apitest.Num(j["created"]) != 300 {
 			t.Errorf("import %s", apitest.JSONOf(j))
 		}
 	}
@@ -232,19 +165,19 @@ func TestImportsOfTwoOrganizationsAtOnceStayInTheirOwn(t *testing.T) {
 func TestUpsertAndUpdateImportsAndADryRun(t *testing.T) {
 	t.Parallel()
 	c := apitest.New(t).Org(t)
-	file := companyCSV(20)
-	dry := runImport(t, c, map[string]any{"resource": "companies", "format": "csv", "mode": "upsert", "match": "externalId", "mapping": importMapping(), "dryRun": true}, file)
-	if dry["status"] != "completed" || num(dry["created"]) != 20 || len(companies(t, c)) != 0 {
-		t.Fatalf("dry run %s wrote %d companies", apitest.JSONOf(dry), len(companies(t, c)))
+	file := apitest.CompanyCSV(20)
+	dry := apitest.RunImport(t, c, map[string]any{"resource": "companies", "format": "csv", "mode": "upsert", "match": "externalId", "mapping": apitest.ImportMapping(), "dryRun": true}, file)
+	if dry["status"] != "completed" || apitest.Num(dry["created"]) != 20 || len(apitest.Companies(t, c)) != 0 {
+		t.Fatalf("dry run %s wrote %d companies", apitest.JSONOf(dry), len(apitest.Companies(t, c)))
 	}
-	first := runImport(t, c, map[string]any{"resource": "companies", "format": "csv", "mode": "upsert", "match": "externalId", "mapping": importMapping()}, file)
-	again := runImport(t, c, map[string]any{"resource": "companies", "format": "csv", "mode": "upsert", "match": "externalId", "mapping": importMapping()}, file)
-	if num(first["created"]) != 20 || num(again["created"]) != 0 || num(again["updated"]) != 20 {
+	first := apitest.RunImport(t, c, map[string]any{"resource": "companies", "format": "csv", "mode": "upsert", "match": "externalId", "mapping": apitest.ImportMapping()}, file)
+	again := apitest.RunImport(t, c, map[string]any{"resource": "companies", "format": "csv", "mode": "upsert", "match": "externalId", "mapping": apitest.ImportMapping()}, file)
+	if apitest.Num(first["created"]) != 20 || apitest.Num(again["created"]) != 0 || apitest.Num(again["updated"]) != 20 {
 		t.Errorf("upserts: %s then %s", apitest.JSONOf(first), apitest.JSONOf(again))
 	}
 	nd := "{\"externalId\":\"ext-3\",\"sector\":\"Robotics\"}\n{\"externalId\":\"nope\",\"sector\":\"x\"}\n\n{\"id\":1}\nnot json\n"
-	upd := runImport(t, c, map[string]any{"resource": "companies", "format": "ndjson", "mode": "update", "match": "externalId"}, []byte(nd))
-	if num(upd["total"]) != 4 || num(upd["updated"]) != 1 || num(upd["failed"]) != 3 {
+	upd := apitest.RunImport(t, c, map[string]any{"resource": "companies", "format": "ndjson", "mode": "update", "match": "externalId"}, []byte(nd))
+	if apitest.Num(upd["total"]) != 4 || apitest.Num(upd["updated"]) != 1 || apitest.Num(upd["failed"]) != 3 {
 		t.Errorf("update import %s", apitest.JSONOf(upd))
 	}
 	rows := readCSV(t, download(t, upd["errorsUrl"].(string)))
@@ -301,15 +234,15 @@ func TestAnExportImportedIntoAnotherOrganizationExportsTheSame(t *testing.T) {
 	apitest.InProcessOnly(t, "docs/bulk.md's round trip runs in the lambdas suite")
 	e := apitest.New(t)
 	a, b := e.Org(t), e.Org(t)
-	runImport(t, a, map[string]any{"resource": "companies", "format": "csv", "mapping": importMapping()}, companyCSV(500))
+	apitest.RunImport(t, a, map[string]any{"resource": "companies", "format": "csv", "mapping": apitest.ImportMapping()}, apitest.CompanyCSV(500))
 	for _, format := range []string{"csv", "ndjson"} {
 		_, first := runExport(t, a, map[string]any{"resource": "companies", "format": format})
 		other := e.Org(t)
 		if format == "csv" {
 			other = b
 		}
-		j := runImport(t, other, map[string]any{"resource": "companies", "format": format}, first)
-		if num(j["created"]) != 500 || num(j["failed"]) != 0 {
+		j := apitest.RunImport(t, other, map[string]any{"resource": "companies", "format": format}, first)
+		if apitest.Num(j["created"]) != 500 || apitest.Num(j["failed"]) != 0 {
 			t.Fatalf("%s re-import %s", format, apitest.JSONOf(j))
 		}
 		_, second := runExport(t, other, map[string]any{"resource": "companies", "format": format})
@@ -320,7 +253,7 @@ func TestAnExportImportedIntoAnotherOrganizationExportsTheSame(t *testing.T) {
 	// Filters and fields.
 	j, file := runExport(t, a, map[string]any{"resource": "companies", "format": "csv", "fields": []any{"canonicalName", "externalId"},
 		"filter": map[string]any{"externalId": []any{"ext-1", "ext-2"}}})
-	if rows := readCSV(t, file); num(j["rows"]) != 2 || len(rows) != 3 || strings.Join(rows[0], ",") != "id,canonicalName,externalId" {
+	if rows := readCSV(t, file); apitest.Num(j["rows"]) != 2 || len(rows) != 3 || strings.Join(rows[0], ",") != "id,canonicalName,externalId" {
 		t.Errorf("filtered export %s: %q", apitest.JSONOf(j), rows)
 	}
 }
@@ -374,8 +307,8 @@ func TestAFormulaLikeNameIsExportedEscapedAndImportsBackExactly(t *testing.T) {
 	if j["escapeFormulas"] != true || len(rows) != 2 || rows[1][0] != apitest.IDOf(t, c) || rows[1][1] != "'"+name {
 		t.Fatalf("export %s: %q", apitest.JSONOf(j), rows)
 	}
-	imp := runImport(t, b, map[string]any{"resource": "companies", "format": "csv"}, file)
-	if num(imp["created"]) != 1 || num(imp["failed"]) != 0 {
+	imp := apitest.RunImport(t, b, map[string]any{"resource": "companies", "format": "csv"}, file)
+	if apitest.Num(imp["created"]) != 1 || apitest.Num(imp["failed"]) != 0 {
 		t.Fatalf("re-import %s", apitest.JSONOf(imp))
 	}
 	if page := b.Do("GET", "/v1/companies", nil).Want(t, 200).List(t); len(page) != 1 || page[0]["canonicalName"] != name {
@@ -387,9 +320,9 @@ func TestAFormulaLikeNameIsExportedEscapedAndImportsBackExactly(t *testing.T) {
 		t.Errorf("raw export %s: %q", apitest.JSONOf(j), rows)
 	}
 	// The errors file escapes the cells it echoes, and replaces NUL bytes.
-	imp = runImport(t, b, map[string]any{"resource": "companies", "format": "csv"},
+	imp = apitest.RunImport(t, b, map[string]any{"resource": "companies", "format": "csv"},
 		[]byte("canonicalName,website\n\"=cmd\x00\",not a website\n"))
-	if rows := readCSV(t, download(t, imp["errorsUrl"].(string))); num(imp["failed"]) != 1 || len(rows) != 2 || rows[1][2] != "'=cmd\uFFFD" {
+	if rows := readCSV(t, download(t, imp["errorsUrl"].(string))); apitest.Num(imp["failed"]) != 1 || len(rows) != 2 || rows[1][2] != "'=cmd\uFFFD" {
 		t.Errorf("errors file of %s: %q", apitest.JSONOf(imp), rows)
 	}
 }
@@ -415,14 +348,14 @@ func TestAnOrganizationRunsAtMostMaxRunningJobsAtOnceAndTheOthersWaitTheirTurn(t
 	done := make(chan map[string]any, n)
 	for i := range n {
 		go func() {
-			done <- runImport(t, c, map[string]any{"resource": "companies", "format": "csv"}, namesCSV(fmt.Sprint("Import ", i), 300))
+			done <- apitest.RunImport(t, c, map[string]any{"resource": "companies", "format": "csv"}, namesCSV(fmt.Sprint("Import ", i), 300))
 		}()
 	}
 	type span struct{ from, to time.Time }
 	var spans []span
 	for range n {
 		j := <-done
-		if j["status"] != jobs.StatusCompleted || num(j["created"]) != 300 {
+		if j["status"] != jobs.StatusCompleted || apitest.Num(j["created"]) != 300 {
 			t.Fatalf("import %s", apitest.JSONOf(j))
 		}
 		from, err1 := time.Parse(time.RFC3339Nano, j["startedAt"].(string))
@@ -466,12 +399,12 @@ func TestAnImportsRowsCountAgainstItsKeysRateLimit(t *testing.T) {
 	for attempt := 0; ; attempt++ {
 		before, reset := remaining()
 		start := time.Now()
-		j := runImport(t, c, map[string]any{"resource": "companies", "format": "csv"}, namesCSV(fmt.Sprint("Try ", attempt), 300))
+		j := apitest.RunImport(t, c, map[string]any{"resource": "companies", "format": "csv"}, namesCSV(fmt.Sprint("Try ", attempt), 300))
 		after, _ := remaining()
 		if time.Since(start) >= time.Duration(reset-1)*time.Second && attempt < 3 {
 			continue // a new window began during the import: measure again
 		}
-		if num(j["created"]) != 300 {
+		if apitest.Num(j["created"]) != 300 {
 			t.Fatalf("import %s", apitest.JSONOf(j))
 		}
 		if spent := before - after; spent < 300 {

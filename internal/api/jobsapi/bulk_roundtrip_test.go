@@ -1,4 +1,4 @@
-package api_test
+package jobsapi_test
 
 import (
 	"encoding/json"
@@ -50,8 +50,8 @@ func FuzzExportImportRoundTrip(f *testing.F) {
 		for _, d := range byReference(defs) {
 			format := []string{"csv", "ndjson"}[r.IntN(2)]
 			_, first := runExport(t, a, map[string]any{"resource": d.Name, "format": format})
-			j := runImport(t, b, map[string]any{"resource": d.Name, "format": format, "keepIds": true}, first)
-			if num(j["failed"]) != 0 || num(j["created"]) != num(j["total"]) {
+			j := apitest.RunImport(t, b, map[string]any{"resource": d.Name, "format": format, "keepIds": true}, first)
+			if apitest.Num(j["failed"]) != 0 || apitest.Num(j["created"]) != apitest.Num(j["total"]) {
 				errs := ""
 				if u, ok := j["errorsUrl"].(string); ok {
 					errs = string(download(t, u))

@@ -1,4 +1,4 @@
-package api_test
+package jobsapi_test
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ func TestAnImportsUploadURLTakesOneFile(t *testing.T) {
 	c := apitest.New(t).Org(t)
 	created := c.Do("POST", "/v1/imports", map[string]any{"resource": "companies", "format": "csv"}).Want(t, 201).Object(t)
 	url := created["uploadUrl"].(string)
-	upload(t, url, strings.NewReader("canonicalName\nFirst\nSecond\n"))
+	apitest.Upload(t, url, strings.NewReader("canonicalName\nFirst\nSecond\n"))
 	put := func() int {
 		req, err := http.NewRequest("PUT", url, bytes.NewReader([]byte("canonicalName\nOther\n")))
 		if err != nil {
@@ -33,8 +33,8 @@ func TestAnImportsUploadURLTakesOneFile(t *testing.T) {
 	if status := put(); status != http.StatusConflict {
 		t.Errorf("a second PUT answered %d, want 409", status)
 	}
-	j := waitJob(t, c, "/v1/imports/"+apitest.IDOf(t, created))
-	if j["status"] != "completed" || num(j["total"]) != 2 || num(j["created"]) != 2 {
+	j := apitest.WaitJob(t, c, "/v1/imports/"+apitest.IDOf(t, created))
+	if j["status"] != "completed" || apitest.Num(j["total"]) != 2 || apitest.Num(j["created"]) != 2 {
 		t.Fatalf("import ended %s", apitest.JSONOf(j))
 	}
 	if status := put(); status != http.StatusConflict {

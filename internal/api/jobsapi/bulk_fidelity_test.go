@@ -1,4 +1,4 @@
-package api_test
+package jobsapi_test
 
 import (
 	"strconv"
@@ -19,9 +19,9 @@ func TestAnImportTakesReconciledColumnsAsCandidatesAndRefusesOtherReadOnlyValues
 		"Beta,ten,,,,crm-2\n" +
 		"Gamma,300,,,hubspot,crm-3\n" +
 		"Delta,,,,,crm-4\n"
-	j := runImport(t, c, map[string]any{"resource": "companies", "format": "csv", "confidence": 70,
+	j := apitest.RunImport(t, c, map[string]any{"resource": "companies", "format": "csv", "confidence": 70,
 		"mapping": map[string]any{"Name": "canonicalName", "Employees": "employeeCount", "Total Raised": "totalMoneyRaised"}}, []byte(file))
-	if j["status"] != "completed" || num(j["created"]) != 2 || num(j["failed"]) != 2 || num(j["confidence"]) != 70 {
+	if j["status"] != "completed" || apitest.Num(j["created"]) != 2 || apitest.Num(j["failed"]) != 2 || apitest.Num(j["confidence"]) != 70 {
 		t.Fatalf("import ended %s", apitest.JSONOf(j))
 	}
 	rows := readCSV(t, download(t, j["errorsUrl"].(string)))
@@ -39,7 +39,7 @@ func TestAnImportTakesReconciledColumnsAsCandidatesAndRefusesOtherReadOnlyValues
 		t.Errorf("imported company %s", apitest.JSONOf(co))
 	}
 	cands := co["enrichment"].(map[string]any)["employeeCount"].([]any)
-	if len(cands) != 1 || apitest.JSONOf(cands[0].(map[string]any)["source"]) != `"import"` || num(cands[0].(map[string]any)["confidence"]) != 70 {
+	if len(cands) != 1 || apitest.JSONOf(cands[0].(map[string]any)["source"]) != `"import"` || apitest.Num(cands[0].(map[string]any)["confidence"]) != 70 {
 		t.Errorf("employeeCount candidates %s", apitest.JSONOf(cands))
 	}
 	vals := c.Do("GET", "/v1/enrichments/resources/companies/"+apitest.IDOf(t, co), nil).Want(t, 200).List(t)
@@ -60,8 +60,8 @@ func TestAnImportSaysWhichColumnsItDoesNotReadAndTheErrorsFileAlwaysHasTheFilesC
 	file := "id,canonicalName,website,createdAt,updatedAt,lastEnrichedAt\n" +
 		"cmp_01hzzzzzzzzzzzzzzzzzzzzzzz,Acme,https://acme.example,2026-01-01T00:00:00Z,2026-01-01T00:00:00Z,\n" +
 		"cmp_01hzzzzzzzzzzzzzzzzzzzzzzy,Beta,not a website,2026-01-01T00:00:00Z,2026-01-01T00:00:00Z,\n"
-	j := runImport(t, c, map[string]any{"resource": "companies", "format": "csv"}, []byte(file))
-	if num(j["created"]) != 1 || num(j["failed"]) != 1 {
+	j := apitest.RunImport(t, c, map[string]any{"resource": "companies", "format": "csv"}, []byte(file))
+	if apitest.Num(j["created"]) != 1 || apitest.Num(j["failed"]) != 1 {
 		t.Fatalf("import ended %s", apitest.JSONOf(j))
 	}
 	var cols []string
@@ -99,8 +99,8 @@ func TestARepeatedKeyInOneFileFailsItsRowInEveryMode(t *testing.T) {
 				c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Before", "externalId": ext}).Want(t, 201)
 			}
 		}
-		j := runImport(t, c, body, file)
-		if num(j["created"]) != tc.created || num(j["updated"]) != tc.updated || num(j["failed"]) != 1 || num(j["duplicates"]) != 1 {
+		j := apitest.RunImport(t, c, body, file)
+		if apitest.Num(j["created"]) != tc.created || apitest.Num(j["updated"]) != tc.updated || apitest.Num(j["failed"]) != 1 || apitest.Num(j["duplicates"]) != 1 {
 			t.Errorf("%s: %s", tc.mode, apitest.JSONOf(j))
 			continue
 		}
@@ -123,8 +123,8 @@ func TestAnImportOfManyCandidatesARowWritesEveryRow(t *testing.T) {
 	for i := range 60 { // 7 item writes a row: more than one transaction's 100 in each group of 25
 		b.WriteString(strings.Join([]string{"Co " + strconv.Itoa(i), "ext-" + strconv.Itoa(i), strconv.Itoa(10 + i), strconv.Itoa(1000+i) + ".5", "1e9", "private", "2025-01-02"}, ",") + "\n")
 	}
-	j := runImport(t, c, map[string]any{"resource": "companies", "format": "csv"}, []byte(b.String()))
-	if num(j["created"]) != 60 || num(j["failed"]) != 0 {
+	j := apitest.RunImport(t, c, map[string]any{"resource": "companies", "format": "csv"}, []byte(b.String()))
+	if apitest.Num(j["created"]) != 60 || apitest.Num(j["failed"]) != 0 {
 		t.Fatalf("import ended %s", apitest.JSONOf(j))
 	}
 	got := c.Do("GET", "/v1/companies?externalId=ext-59", nil).Want(t, 200).List(t)

@@ -1,0 +1,23 @@
+package jobsapi_test
+
+import (
+	"testing"
+
+	"github.com/sourcebase/sourcebase/internal/api/enrichmentapi"
+	"github.com/sourcebase/sourcebase/internal/api/jobsapi"
+	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
+	"github.com/sourcebase/sourcebase/internal/dev/apitest"
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
+)
+
+// TestMain serves this feature's operations alone (apitest.Features), with
+// those whose records its tests make, so that this test binary links no
+// other feature's handlers; the bulk jobs move the records' kinds
+// (recordsapi.JobTargets).
+func TestMain(m *testing.M) {
+	s := apitest.Features(enrichmentapi.Feature, jobsapi.Feature, recordsapi.Feature)
+	s.JobTargets = recordsapi.JobTargets
+	apitest.Serve(s)
+	apitest.LambdaSubset(apitest.LambdaList)
+	testenv.Main(m)
+}
