@@ -13,13 +13,13 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
+	"github.com/sourcebase/sourcebase/internal/inbound"
 	"github.com/sourcebase/sourcebase/internal/kinds"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/store"
-	"github.com/sourcebase/sourcebase/internal/webhook"
 )
 
 // OpenAPIPath is where the service serves its OpenAPI document.
@@ -213,13 +213,13 @@ var securitySchemes = map[string]openapi.Schema{
 		"description": "the key's public client id; sent together with `" + openapi.HeaderAPIKey + "`"},
 	"apiKey": {"type": "apiKey", "in": "header", "name": openapi.HeaderAPIKey,
 		"description": "the key's secret, shown once when the key is made"},
-	"webhookSharedSecret": {"type": "apiKey", "in": "header", "name": webhook.SharedSecret.DefaultHeader(),
+	"webhookSharedSecret": {"type": "apiKey", "in": "header", "name": inbound.SharedSecret.DefaultHeader(),
 		"description": "shared-secret scheme (the default): the header holds the trigger's secret, compared in constant time. " +
 			"`Authorization: Bearer <secret>` is accepted too while the trigger uses the default header name. " +
 			"A trigger's `headerName` replaces the header: the delivery's empty security requirement (`{}`) stands for it."},
 	"webhookBearer": {"type": "http", "scheme": "bearer",
 		"description": "shared-secret scheme, default header name only: `Authorization: Bearer <secret>`"},
-	"webhookHmacSha256": {"type": "apiKey", "in": "header", "name": webhook.HMACSHA256.DefaultHeader(),
+	"webhookHmacSha256": {"type": "apiKey", "in": "header", "name": inbound.HMACSHA256.DefaultHeader(),
 		"description": "hmac-sha256 scheme: the header holds `sha256=<hex>` (or the bare hex) of HMAC-SHA256(secret, the raw body " +
 			"exactly as sent). A trigger's `headerName` replaces the header (such as `X-Hub-Signature-256`): the delivery's empty " +
 			"security requirement (`{}`) stands for it."},

@@ -10,8 +10,8 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/admin"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
+	"github.com/sourcebase/sourcebase/internal/inbound"
 	"github.com/sourcebase/sourcebase/internal/ratelimit"
-	"github.com/sourcebase/sourcebase/internal/webhook"
 )
 
 // limited is an in-process service whose limiter reads a fixed clock,
@@ -139,7 +139,7 @@ func TestAWebhookTriggerOverItsLimitIs429AndUnsignedRequestsDoNotSpendIt(t *test
 	send := func(secret string) *apitest.Response {
 		h := e.Anonymous(t)
 		h.Base = ""
-		return h.Do("POST", url, `{"a":1}`, webhook.SharedSecret.DefaultHeader(), secret)
+		return h.Do("POST", url, `{"a":1}`, inbound.SharedSecret.DefaultHeader(), secret)
 	}
 	for range 5 {
 		send("wrong").Want(t, http.StatusUnauthorized)

@@ -47,7 +47,7 @@ func deliver(t *testing.T, e *apitest.Env, slug, query string, body any, headers
 }
 
 // hmacHex is HMAC-SHA256(secret, body) in hex, computed here rather than
-// with package webhook so that the test does not check the code against itself.
+// with package inbound so that the test does not check the code against itself.
 func hmacHex(secret string, body []byte) string {
 	m := hmac.New(sha256.New, []byte(secret))
 	m.Write(body)

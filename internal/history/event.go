@@ -2,7 +2,7 @@
 // record, derived from the table's DynamoDB stream (new and old images,
 // the actor every write records), kept per organization for its
 // retention, listed by GET /v1/events and handed to the outbound webhook
-// endpoints (package endpoints). The request path writes nothing for it:
+// endpoints (package outbound/endpoints). The request path writes nothing for it:
 // the events function (in AWS) or the stream poller (locally) does.
 package history
 

@@ -157,7 +157,7 @@ type Processor struct {
 	Catalog   *Catalog
 	History   *History
 	DeletedBy DeletedBy
-	// Publish hands kept events on (package endpoints: deliveries);
+	// Publish hands kept events on (package outbound/endpoints: deliveries);
 	// nil: none. It may be called again with an event it had (a batch
 	// retried), and must not deliver it twice as two events.
 	Publish func(ctx context.Context, d Derived) error

@@ -7,13 +7,13 @@ import (
 
 // Schedule is the wait before each retry of a failed delivery: Schedule[0]
 // before retry 1, up to Schedule[6] before retry 7. The first attempt is
-// immediate, so a message gets at most 1+len(Schedule) = 8 attempts spread
+// immediate, so a delivery gets at most 1+len(Schedule) = 8 attempts spread
 // over about 27.5 hours, long enough to ride out an endpoint's outage of
 // most of a day.
 //
 // The waits are exact, without jitter: the documentation and tests state the
 // schedule, and a receiver's owner can predict when the next attempt comes.
-// Retries of different messages are already spread out by when their first
+// Retries of different deliveries are already spread out by when their first
 // attempts happened, so jitter would buy little.
 var Schedule = []time.Duration{
 	5 * time.Second,
@@ -25,7 +25,7 @@ var Schedule = []time.Duration{
 	10 * time.Hour,
 }
 
-// NextRetry returns how long to wait before the next attempt of a message
+// NextRetry returns how long to wait before the next attempt of a delivery
 // whose first attempts failed attempts times, multiplied by scale (tests pass
 // a small scale to compress time; scale <= 0 means 1). It returns false when
 // the schedule is exhausted, that is after 1+len(Schedule) failed attempts.

@@ -2,14 +2,27 @@
 // URLs, signed per the Standard Webhooks specification
 // (https://www.standardwebhooks.com).
 //
+// The outbound webhook packages share one vocabulary, the API's (Svix's
+// endpoint, message and attempt): an endpoint is a URL an organization
+// subscribes to event types (package outbound/endpoints, the routes of
+// /v1/webhook-endpoints); a delivery is one event sent to one endpoint —
+// what Standard Webhooks and Svix call a message — whose id is its
+// webhook-id; an attempt is one POST of a delivery. A queue's message
+// (endpoints.Message, an SQS message in AWS: package outbound/sqsqueue)
+// is the queue's note of which delivery to attempt. The functions: events
+// (the stream into the change history, and a delivery per subscribed
+// endpoint), deliver (the queue into attempts) and hooks (the routes of
+// the history and the endpoints); webhook is the inbound triggers'
+// (package inbound).
+//
 // The package has three parts:
 //
-//   - Signing (Sign, Headers, Verify): every message carries a webhook-id, a
+//   - Signing (Sign, Headers, Verify): every delivery carries a webhook-id, a
 //     webhook-timestamp and a webhook-signature header. The signature is
 //     "v1," followed by the base64 HMAC-SHA256, keyed by the endpoint's
 //     "whsec_" secret, of "<webhook-id>.<webhook-timestamp>.<body>". During
 //     a secret rotation the header carries one signature per secret, separated
-//     by spaces, so receivers holding either secret accept the message.
+//     by spaces, so receivers holding either secret accept the delivery.
 //   - Sending (Client): a sender that refuses URLs whose host resolves to a
 //     private, loopback or link-local address (server-side request forgery),
 //     re-checks every address at connection time (DNS rebinding), never
@@ -45,7 +58,7 @@ const (
 	HeaderSignature = "webhook-signature"
 )
 
-// DefaultTolerance is how far a message's timestamp may be from the
+// DefaultTolerance is how far a delivery's timestamp may be from the
 // receiver's clock before Verify refuses it; Standard Webhooks suggests five
 // minutes, which is what its reference libraries use.
 const DefaultTolerance = 5 * time.Minute
@@ -75,7 +88,7 @@ func NewSecret() string {
 	return SecretPrefix + base64.StdEncoding.EncodeToString(key)
 }
 
-// Sign returns the Standard Webhooks signature of one message: "v1," followed
+// Sign returns the Standard Webhooks signature of one delivery: "v1," followed
 // by the standard base64 encoding of the HMAC-SHA256 of
 // msgID + "." + ts in Unix seconds + "." + body, keyed by the bytes the secret
 // encodes after its "whsec_" prefix.
@@ -93,14 +106,14 @@ func Sign(secret, msgID string, ts time.Time, body []byte) (string, error) {
 	return signatureVersion + "," + base64.StdEncoding.EncodeToString(mac(key, msgID, ts.Unix(), body)), nil
 }
 
-// Headers returns the headers of one signed message: webhook-id,
+// Headers returns the headers of one signed delivery: webhook-id,
 // webhook-timestamp (Unix seconds), webhook-signature and
 // "Content-Type: application/json".
 //
 // The signature header holds one signature per secret, in the order given and
 // separated by single spaces. Several secrets are passed while a secret is
 // being rotated, so that receivers that know only the old or only the new one
-// both accept the message. At least one secret is required.
+// both accept the delivery. At least one secret is required.
 func Headers(secrets []string, msgID string, ts time.Time, body []byte) (http.Header, error) {
 	if len(secrets) == 0 {
 		return nil, errors.New("signing a webhook needs at least one secret, got none")

@@ -13,12 +13,12 @@ import (
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
-	"github.com/sourcebase/sourcebase/internal/endpoints"
+	"github.com/sourcebase/sourcebase/internal/inbound"
 	"github.com/sourcebase/sourcebase/internal/kinds"
+	"github.com/sourcebase/sourcebase/internal/outbound/endpoints"
 	decl "github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/resources"
 	"github.com/sourcebase/sourcebase/internal/routes"
-	"github.com/sourcebase/sourcebase/internal/webhook"
 )
 
 // routeRequests is how many requests of every route the meter counts.
@@ -337,7 +337,7 @@ func measureRoute(t *testing.T, env *apitest.Env, m *apitest.Meter, c, anonymous
 	for i := range routeRequests {
 		cl := rec(t, i)
 		if cl.signed != "" {
-			cl.headers = append(cl.headers, "X-Hub-Signature", webhook.Sign(cl.signed, []byte(cl.body.(string))))
+			cl.headers = append(cl.headers, "X-Hub-Signature", inbound.Sign(cl.signed, []byte(cl.body.(string))))
 		}
 		sender := c
 		if cl.anonymous {

@@ -38,12 +38,12 @@ import (
 	"github.com/sourcebase/sourcebase/internal/dev/lambdafront"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
+	"github.com/sourcebase/sourcebase/internal/inbound"
 	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/service"
 	"github.com/sourcebase/sourcebase/internal/sizing"
 	"github.com/sourcebase/sourcebase/internal/store"
-	"github.com/sourcebase/sourcebase/internal/webhook"
 )
 
 var (
@@ -396,7 +396,7 @@ func TestPerformanceReport(t *testing.T) {
 	hook := func(i int) vegeta.Target {
 		body := []byte(`{"name":"Hooked ` + strconv.Itoa(i%50) + `"}`)
 		return vegeta.Target{Method: "POST", URL: hookURL, Body: body, Header: http.Header{
-			"Content-Type": {"application/json"}, "X-Hub-Signature": {webhook.Sign(secret, body)}}}
+			"Content-Type": {"application/json"}, "X-Hub-Signature": {inbound.Sign(secret, body)}}}
 	}
 	var creates atomic.Int64
 	client := &http.Client{Timeout: testenv.Scaled(time.Minute)}

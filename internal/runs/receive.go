@@ -11,9 +11,9 @@ import (
 	"strings"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/inbound"
 	"github.com/sourcebase/sourcebase/internal/jsonbody"
 	"github.com/sourcebase/sourcebase/internal/store"
-	"github.com/sourcebase/sourcebase/internal/webhook"
 	"github.com/sourcebase/sourcebase/internal/workflows"
 )
 
@@ -35,30 +35,30 @@ type Delivery struct {
 // within DeliveryWindow; a repeat gets that run as it is now, with
 // replayed true.
 //
-// Errors: an error matching webhook.ErrInvalidSignature when the check
+// Errors: an error matching inbound.ErrInvalidSignature when the check
 // fails and, alike, for a slug that leads to no trigger (unknown, or its
 // workflow deleted; a run accepted before its workflow was deleted still
 // executes the steps its route held), after a check of comparable cost
-// (webhook.RefuseUnknown), so that slugs cannot be probed (the reason is
+// (inbound.RefuseUnknown), so that slugs cannot be probed (the reason is
 // logged, never returned to the sender); a 400 or 413 kind when the
 // request cannot be a run's input.
 func (s *Service) Receive(ctx context.Context, d Delivery) (run *Run, replayed bool, err error) {
 	route, err := s.workflows.Route(ctx, d.Slug)
 	if errors.Is(err, apperr.ErrNotFound) {
-		err = webhook.RefuseUnknown(d.Header, d.Body)
+		err = inbound.RefuseUnknown(d.Header, d.Body)
 		slog.InfoContext(ctx, "webhook refused", "workflowId", "", "reason", err.Error())
-		return nil, false, webhook.ErrInvalidSignature
+		return nil, false, inbound.ErrInvalidSignature
 	}
 	if err != nil {
 		return nil, false, err
 	}
 	v := route.Verifier()
-	if err := webhook.Verify(v, d.Header, d.Body); err != nil {
-		if !errors.Is(err, webhook.ErrInvalidSignature) {
+	if err := inbound.Verify(v, d.Header, d.Body); err != nil {
+		if !errors.Is(err, inbound.ErrInvalidSignature) {
 			return nil, false, err
 		}
 		slog.InfoContext(ctx, "webhook refused", "workflowId", route.WorkflowID, "reason", err.Error())
-		return nil, false, webhook.ErrInvalidSignature
+		return nil, false, inbound.ErrInvalidSignature
 	}
 	if d.Admit != nil {
 		if err := d.Admit(route.OrganizationID); err != nil {
@@ -83,7 +83,7 @@ func (s *Service) Receive(ctx context.Context, d Delivery) (run *Run, replayed b
 		if errors.Is(err, apperr.ErrNotFound) {
 			// Deleted since its route was read: as if a moment earlier.
 			slog.InfoContext(ctx, "webhook refused", "workflowId", route.WorkflowID, "reason", "the workflow was deleted")
-			return nil, false, webhook.ErrInvalidSignature
+			return nil, false, inbound.ErrInvalidSignature
 		}
 		if err != nil {
 			return nil, false, err
@@ -114,12 +114,12 @@ func deliveryID(h http.Header) string {
 // to the run: the payload (the JSON body, or the raw text when it is not
 // JSON), the headers without any that carry, or once carried, the
 // trigger's secret or another credential, or whose value holds a secret
-// (webhook.Verifier.Withholds), and the query; a string of the payload or
+// (inbound.Verifier.Withholds), and the query; a string of the payload or
 // the query, at any depth, that is the trigger's secret, current or rotated
-// away (webhook.Verifier.IsSecret), is replaced by webhook.Redacted. A
+// away (inbound.Verifier.IsSecret), is replaced by inbound.Redacted. A
 // payload nested deeper than input.MaxDepth is a 400; an input over
 // MaxInputBytes, which a run record could not hold, is a 413.
-func webhookInput(d Delivery, v webhook.Verifier) (map[string]any, error) {
+func webhookInput(d Delivery, v inbound.Verifier) (map[string]any, error) {
 	var payload any = string(d.Body)
 	if json.Valid(d.Body) {
 		var err error

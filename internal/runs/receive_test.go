@@ -7,8 +7,8 @@ import (
 	"net/url"
 	"testing"
 
+	"github.com/sourcebase/sourcebase/internal/inbound"
 	"github.com/sourcebase/sourcebase/internal/runs"
-	"github.com/sourcebase/sourcebase/internal/webhook"
 )
 
 // The webhook path's whole work is the run service's, without HTTP: the
@@ -25,12 +25,12 @@ func TestReceiveVerifiesADeliveryBuildsTheRunInputAndStartsOneRunPerDeliveryID(t
 		return runs.Delivery{Slug: wf.Trigger.Slug, Header: h, Query: url.Values{"a": {"1"}, "b": {"2", "3"}}, Body: []byte(`{"n":1}`)}
 	}
 
-	if _, _, err := svc.Receive(ctx, delivery("wrong", "d1")); !errors.Is(err, webhook.ErrInvalidSignature) {
-		t.Fatalf("a wrong secret: err %v, want webhook.ErrInvalidSignature", err)
+	if _, _, err := svc.Receive(ctx, delivery("wrong", "d1")); !errors.Is(err, inbound.ErrInvalidSignature) {
+		t.Fatalf("a wrong secret: err %v, want inbound.ErrInvalidSignature", err)
 	}
 	// An unknown slug is refused as a wrong secret is, so that slugs cannot be probed.
-	if _, _, err := svc.Receive(ctx, runs.Delivery{Slug: "nope", Header: http.Header{}}); err != webhook.ErrInvalidSignature {
-		t.Fatalf("an unknown slug: err %v, want webhook.ErrInvalidSignature", err)
+	if _, _, err := svc.Receive(ctx, runs.Delivery{Slug: "nope", Header: http.Header{}}); err != inbound.ErrInvalidSignature {
+		t.Fatalf("an unknown slug: err %v, want inbound.ErrInvalidSignature", err)
 	}
 
 	run, replayed, err := svc.Receive(ctx, delivery(wf.Trigger.Secret, "d1"))

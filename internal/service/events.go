@@ -5,8 +5,8 @@ import (
 	"errors"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
-	"github.com/sourcebase/sourcebase/internal/endpoints"
 	"github.com/sourcebase/sourcebase/internal/history"
+	"github.com/sourcebase/sourcebase/internal/outbound/endpoints"
 )
 
 // unqueued is the delivery queue of services built without one: a

@@ -5,12 +5,12 @@ import (
 	"errors"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/inbound"
 	"github.com/sourcebase/sourcebase/internal/jsonbody"
 	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/steps"
 	"github.com/sourcebase/sourcebase/internal/store"
-	"github.com/sourcebase/sourcebase/internal/webhook"
 )
 
 // Def declares the workflow record on the resource layer: every field of
@@ -38,7 +38,7 @@ var Def = &resource.Def{
 		{Name: "trigger", Kind: resource.Struct, Always: true, Doc: "the webhook trigger; on update only the parts sent change",
 			Fields: []resource.Field{
 				{Name: "slug", Kind: resource.String, ReadOnly: true, Always: true, Doc: "the trigger's part of the webhook path"},
-				{Name: "scheme", Kind: resource.Enum, Values: []string{string(webhook.SharedSecret), string(webhook.HMACSHA256)}, Always: true,
+				{Name: "scheme", Kind: resource.Enum, Values: []string{string(inbound.SharedSecret), string(inbound.HMACSHA256)}, Always: true,
 					Doc: "how a webhook proves it knows the secret; `shared-secret` when not sent"},
 				{Name: "headerName", Kind: resource.String, Verbatim: true, Validate: validateHeaderName,
 					Rule: "an HTTP header name other than `Authorization`, `Content-Type` and other standard headers",
@@ -85,7 +85,7 @@ func invalidSteps(err error) error {
 
 func validateHeaderName(path string, v any) error {
 	s, _ := v.(string)
-	if err := webhook.ValidateHeaderName(s); err != nil {
+	if err := inbound.ValidateHeaderName(s); err != nil {
 		return apperr.Invalid(path, "is invalid: %v", err)
 	}
 	return nil
@@ -126,7 +126,7 @@ func decode(body []byte, create bool) (in Input, err error) {
 	trig, _ := m["trigger"].(map[string]any)
 	if _, ok := sent.Trigger["scheme"]; ok {
 		if in.Scheme = resource.DecodedText(trig, "scheme"); in.Scheme.Null {
-			return in, apperr.Invalid("trigger.scheme", "must be one of %s, %s", webhook.SharedSecret, webhook.HMACSHA256)
+			return in, apperr.Invalid("trigger.scheme", "must be one of %s, %s", inbound.SharedSecret, inbound.HMACSHA256)
 		}
 	}
 	if _, ok := sent.Trigger["headerName"]; ok {

@@ -15,10 +15,10 @@ import (
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/clock"
 	"github.com/sourcebase/sourcebase/internal/ids"
+	"github.com/sourcebase/sourcebase/internal/inbound"
 	"github.com/sourcebase/sourcebase/internal/jsonbody"
 	"github.com/sourcebase/sourcebase/internal/steps"
 	"github.com/sourcebase/sourcebase/internal/store"
-	"github.com/sourcebase/sourcebase/internal/webhook"
 )
 
 // WebhookPath is where a trigger receives webhooks: WebhookPath + slug.
@@ -28,7 +28,7 @@ const WebhookPath = "/webhooks/workflows/"
 // secret, except Secret in the create and rotate responses).
 type WebhookTrigger struct {
 	Slug       string         `json:"slug"`
-	Scheme     webhook.Scheme `json:"scheme"`
+	Scheme     inbound.Scheme `json:"scheme"`
 	HeaderName *string        `json:"headerName"`
 	URL        string         `json:"url"`
 	Secret     string         `json:"secret,omitempty"`
@@ -58,7 +58,7 @@ type record struct {
 }
 
 // MaxPastSecrets bounds the rotated-away secrets a trigger remembers, the
-// most recent kept, as webhook.HashSecret only: they no longer verify,
+// most recent kept, as inbound.HashSecret only: they no longer verify,
 // but a value equal to one is redacted from a run's input all the same
 // (a sender that has not caught up may still send one in its query
 // string or body). Rotations before this was kept are not remembered.
@@ -68,7 +68,7 @@ const MaxPastSecrets = 20
 // read its secret from, the most recent kept: runs never see those
 // headers (a sender that has not caught up may still send the secret
 // there). Older ones are still withheld when their value holds a secret
-// (webhook.Verifier.Withholds).
+// (inbound.Verifier.Withholds).
 const MaxPastHeaderNames = 20
 
 // TriggerRoute is the item a webhook slug leads to: everything the webhook
@@ -85,7 +85,7 @@ type TriggerRoute struct {
 	// executes: with them, executing the run reads nothing of the
 	// workflow. nil in a route stored before they were kept here.
 	Steps      *[]steps.Step  `json:"steps,omitempty"`
-	Scheme     webhook.Scheme `json:"scheme"`
+	Scheme     inbound.Scheme `json:"scheme"`
 	HeaderName string         `json:"headerName"`
 	Secret     string         `json:"secret"`
 	// PastHeaderNames are the record's: headers withheld from runs.
@@ -95,8 +95,8 @@ type TriggerRoute struct {
 }
 
 // Verifier returns what signature verification needs of the route.
-func (t TriggerRoute) Verifier() webhook.Verifier {
-	return webhook.Verifier{Scheme: t.Scheme, HeaderName: t.HeaderName, Secret: t.Secret, PastHeaders: t.PastHeaderNames,
+func (t TriggerRoute) Verifier() inbound.Verifier {
+	return inbound.Verifier{Scheme: t.Scheme, HeaderName: t.HeaderName, Secret: t.Secret, PastHeaders: t.PastHeaderNames,
 		PastSecretHashes: t.PastSecretHashes}
 }
 
@@ -184,7 +184,7 @@ func route(org string, r *record) TriggerRoute {
 func rememberHeader(r *record, was string) {
 	was = textproto.CanonicalMIMEHeaderKey(was)
 	now := route("", r).Verifier().Header()
-	if was == "" || was == now || was == webhook.SharedSecret.DefaultHeader() || was == webhook.HMACSHA256.DefaultHeader() {
+	if was == "" || was == now || was == inbound.SharedSecret.DefaultHeader() || was == inbound.HMACSHA256.DefaultHeader() {
 		return
 	}
 	past := slices.DeleteFunc(slices.Clone(r.PastHeaderNames), func(n string) bool { return n == was || n == now })
@@ -213,8 +213,8 @@ func (s *Service) Create(ctx context.Context, org string, in Input) (*Workflow, 
 	now := s.now()
 	r := &record{Workflow: Workflow{
 		ID: ids.New("wf"), Steps: []steps.Step{}, CreatedAt: now, UpdatedAt: now,
-		Trigger: WebhookTrigger{Slug: webhook.NewSlug(), Scheme: webhook.SharedSecret},
-	}, TriggerSecret: webhook.NewSecret()}
+		Trigger: WebhookTrigger{Slug: inbound.NewSlug(), Scheme: inbound.SharedSecret},
+	}, TriggerSecret: inbound.NewSecret()}
 	in.apply(r)
 	op, err := s.routeOp(org, r, true)
 	if err != nil {
@@ -291,13 +291,13 @@ func (s *Service) Update(ctx context.Context, org, id string, in Input) (*Workfl
 func (s *Service) RotateSecret(ctx context.Context, org, id string) (*WebhookTrigger, error) {
 	r, err := s.coll.UpdateTx(ctx, org, id, func(r *record) ([]store.Op, error) {
 		if r.TriggerSecret != "" {
-			past := append(slices.Clone(r.PastSecretHashes), webhook.HashSecret(r.TriggerSecret))
+			past := append(slices.Clone(r.PastSecretHashes), inbound.HashSecret(r.TriggerSecret))
 			if len(past) > MaxPastSecrets {
 				past = past[len(past)-MaxPastSecrets:]
 			}
 			r.PastSecretHashes = past
 		}
-		r.TriggerSecret = webhook.NewSecret()
+		r.TriggerSecret = inbound.NewSecret()
 		r.UpdatedAt = s.now()
 		op, err := s.routeOp(org, r, false)
 		return []store.Op{op}, err
@@ -362,7 +362,7 @@ func (in Input) apply(r *record) {
 		r.Steps = in.Steps.Value
 	}
 	if in.Scheme.Set {
-		r.Trigger.Scheme = webhook.Scheme(in.Scheme.Value)
+		r.Trigger.Scheme = inbound.Scheme(in.Scheme.Value)
 	}
 	if in.HeaderName.Set {
 		if in.HeaderName.Null {

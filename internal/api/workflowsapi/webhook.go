@@ -7,13 +7,13 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
+	"github.com/sourcebase/sourcebase/internal/inbound"
 	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/ratelimit"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/runs"
-	"github.com/sourcebase/sourcebase/internal/webhook"
 	"github.com/sourcebase/sourcebase/internal/workflows"
 )
 
@@ -78,8 +78,8 @@ func (a *API) receiveWebhook(w http.ResponseWriter, r *http.Request) {
 	if limited != nil && !httpapi.RateLimit(w, *limited, "this webhook trigger") {
 		return
 	}
-	if errors.Is(err, webhook.ErrInvalidSignature) {
-		httpapi.Refuse(w, apperr.CodeInvalidSignature, "", webhook.ErrInvalidSignature.Error())
+	if errors.Is(err, inbound.ErrInvalidSignature) {
+		httpapi.Refuse(w, apperr.CodeInvalidSignature, "", inbound.ErrInvalidSignature.Error())
 		return
 	}
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
-	"github.com/sourcebase/sourcebase/internal/webhook"
+	"github.com/sourcebase/sourcebase/internal/inbound"
 )
 
 // BenchmarkWebhookToCompleted measures, on the in-process engine, the time
@@ -34,7 +34,7 @@ func BenchmarkWebhookToCompleted(b *testing.B) {
 	start := time.Now()
 	for i := 0; i < b.N; i++ {
 		body := []byte(`{"name":"Company ` + strings.Repeat("x", i%7) + `"}`)
-		r := hook.Do("POST", path, body, "X-Hub-Signature", webhook.Sign(secret, body)).Want(b, http.StatusAccepted)
+		r := hook.Do("POST", path, body, "X-Hub-Signature", inbound.Sign(secret, body)).Want(b, http.StatusAccepted)
 		id := r.Object(b)["id"].(string)
 		for {
 			var run struct {

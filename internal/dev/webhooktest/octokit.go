@@ -1,5 +1,5 @@
 // Package webhooktest provides test helpers for webhook signatures that do not
-// share code with package webhook, so that tests compare against an
+// share code with package inbound, so that tests compare against an
 // independent implementation rather than against themselves.
 package webhooktest
 

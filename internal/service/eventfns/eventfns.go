@@ -20,10 +20,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/sourcebase/sourcebase/internal/awsenv"
-	"github.com/sourcebase/sourcebase/internal/endpoints"
-	"github.com/sourcebase/sourcebase/internal/endpoints/sqsqueue"
 	"github.com/sourcebase/sourcebase/internal/history"
 	"github.com/sourcebase/sourcebase/internal/history/bus"
+	"github.com/sourcebase/sourcebase/internal/outbound/endpoints"
+	"github.com/sourcebase/sourcebase/internal/outbound/sqsqueue"
 	"github.com/sourcebase/sourcebase/internal/service"
 	"github.com/sourcebase/sourcebase/internal/streams"
 	"github.com/sourcebase/sourcebase/internal/streams/streamsapi"

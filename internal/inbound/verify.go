@@ -1,4 +1,4 @@
-package webhook
+package inbound
 
 import (
 	"crypto/hmac"

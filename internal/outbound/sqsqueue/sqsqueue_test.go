@@ -15,11 +15,11 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/clock"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
-	"github.com/sourcebase/sourcebase/internal/endpoints"
-	"github.com/sourcebase/sourcebase/internal/endpoints/sqsqueue"
 	evs "github.com/sourcebase/sourcebase/internal/history"
 	"github.com/sourcebase/sourcebase/internal/kinds"
 	"github.com/sourcebase/sourcebase/internal/outbound"
+	"github.com/sourcebase/sourcebase/internal/outbound/endpoints"
+	"github.com/sourcebase/sourcebase/internal/outbound/sqsqueue"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 

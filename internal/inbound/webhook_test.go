@@ -1,4 +1,4 @@
-package webhook_test
+package inbound_test
 
 import (
 	"errors"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sourcebase/sourcebase/internal/webhook"
+	"github.com/sourcebase/sourcebase/internal/inbound"
 )
 
 func TestParseScheme(t *testing.T) {
@@ -15,11 +15,11 @@ func TestParseScheme(t *testing.T) {
 	tests := []struct {
 		name    string
 		in      string
-		want    webhook.Scheme
+		want    inbound.Scheme
 		wantErr bool
 	}{
-		{name: "shared-secret parses", in: "shared-secret", want: webhook.SharedSecret},
-		{name: "hmac-sha256 parses", in: "hmac-sha256", want: webhook.HMACSHA256},
+		{name: "shared-secret parses", in: "shared-secret", want: inbound.SharedSecret},
+		{name: "hmac-sha256 parses", in: "hmac-sha256", want: inbound.HMACSHA256},
 		{name: "an empty string is refused", in: "", wantErr: true},
 		{name: "upper case is refused because matching is exact", in: "HMAC-SHA256", wantErr: true},
 		{name: "surrounding spaces are refused", in: " shared-secret", wantErr: true},
@@ -29,7 +29,7 @@ func TestParseScheme(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := webhook.ParseScheme(tc.in)
+			got, err := inbound.ParseScheme(tc.in)
 			if tc.wantErr {
 				if err == nil {
 					t.Fatalf("ParseScheme(%q) = %q, want an error", tc.in, got)
@@ -51,13 +51,13 @@ func TestParseScheme(t *testing.T) {
 func TestDefaultHeaderDependsOnTheScheme(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		scheme webhook.Scheme
+		scheme inbound.Scheme
 		want   string
 	}{
-		{webhook.SharedSecret, "X-Service-Webhook-Secret"},
-		{webhook.HMACSHA256, "X-Hub-Signature"},
-		{webhook.Scheme("hmac-sha1"), ""},
-		{webhook.Scheme(""), ""},
+		{inbound.SharedSecret, "X-Service-Webhook-Secret"},
+		{inbound.HMACSHA256, "X-Hub-Signature"},
+		{inbound.Scheme("hmac-sha1"), ""},
+		{inbound.Scheme(""), ""},
 	}
 	for _, tc := range tests {
 		if got := tc.scheme.DefaultHeader(); got != tc.want {
@@ -113,7 +113,7 @@ func TestValidateHeaderName(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			err := webhook.ValidateHeaderName(tc.header)
+			err := inbound.ValidateHeaderName(tc.header)
 			if tc.wantInErr == "" {
 				if err != nil {
 					t.Fatalf("ValidateHeaderName(%q) = %v, want nil", tc.header, err)
@@ -134,13 +134,13 @@ func TestTriggerHeaderIsTheCanonicalEffectiveHeader(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
-		trigger webhook.Verifier
+		trigger inbound.Verifier
 		want    string
 	}{
-		{name: "shared secret without a custom name uses its default", trigger: webhook.Verifier{Scheme: webhook.SharedSecret}, want: "X-Service-Webhook-Secret"},
-		{name: "hmac without a custom name uses its default", trigger: webhook.Verifier{Scheme: webhook.HMACSHA256}, want: "X-Hub-Signature"},
-		{name: "a custom name replaces the default in canonical form", trigger: webhook.Verifier{Scheme: webhook.HMACSHA256, HeaderName: "x-hub-signature-256"}, want: "X-Hub-Signature-256"},
-		{name: "an unknown scheme has no header", trigger: webhook.Verifier{Scheme: "nope"}, want: ""},
+		{name: "shared secret without a custom name uses its default", trigger: inbound.Verifier{Scheme: inbound.SharedSecret}, want: "X-Service-Webhook-Secret"},
+		{name: "hmac without a custom name uses its default", trigger: inbound.Verifier{Scheme: inbound.HMACSHA256}, want: "X-Hub-Signature"},
+		{name: "a custom name replaces the default in canonical form", trigger: inbound.Verifier{Scheme: inbound.HMACSHA256, HeaderName: "x-hub-signature-256"}, want: "X-Hub-Signature-256"},
+		{name: "an unknown scheme has no header", trigger: inbound.Verifier{Scheme: "nope"}, want: ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -156,32 +156,32 @@ func TestCredentialHeaders(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
-		trigger webhook.Verifier
+		trigger inbound.Verifier
 		want    []string
 	}{
 		{
 			name:    "the default shared-secret trigger strips its header and Authorization",
-			trigger: webhook.Verifier{Scheme: webhook.SharedSecret, Secret: "s"},
+			trigger: inbound.Verifier{Scheme: inbound.SharedSecret, Secret: "s"},
 			want:    []string{"X-Service-Webhook-Secret", "X-Hub-Signature", "Authorization"},
 		},
 		{
 			name:    "a custom header is stripped in canonical form along with the defaults a stale sender may still use",
-			trigger: webhook.Verifier{Scheme: webhook.SharedSecret, HeaderName: "x-my-secret", Secret: "s"},
+			trigger: inbound.Verifier{Scheme: inbound.SharedSecret, HeaderName: "x-my-secret", Secret: "s"},
 			want:    []string{"X-My-Secret", "X-Service-Webhook-Secret", "X-Hub-Signature", "Authorization"},
 		},
 		{
 			name:    "the default hmac trigger strips its header first and Authorization always",
-			trigger: webhook.Verifier{Scheme: webhook.HMACSHA256, Secret: "s"},
+			trigger: inbound.Verifier{Scheme: inbound.HMACSHA256, Secret: "s"},
 			want:    []string{"X-Hub-Signature", "X-Service-Webhook-Secret", "Authorization"},
 		},
 		{
 			name:    "a custom hmac header is listed first",
-			trigger: webhook.Verifier{Scheme: webhook.HMACSHA256, HeaderName: "X-Hub-Signature-256", Secret: "s"},
+			trigger: inbound.Verifier{Scheme: inbound.HMACSHA256, HeaderName: "X-Hub-Signature-256", Secret: "s"},
 			want:    []string{"X-Hub-Signature-256", "X-Service-Webhook-Secret", "X-Hub-Signature", "Authorization"},
 		},
 		{
 			name: "the headers the trigger read before are listed last, in canonical form",
-			trigger: webhook.Verifier{Scheme: webhook.SharedSecret, HeaderName: "X-New", Secret: "s",
+			trigger: inbound.Verifier{Scheme: inbound.SharedSecret, HeaderName: "X-New", Secret: "s",
 				PastHeaders: []string{"x-old", "X-New", "X-Older"}},
 			want: []string{"X-New", "X-Service-Webhook-Secret", "X-Hub-Signature", "Authorization", "X-Old", "X-Older"},
 		},
@@ -199,12 +199,12 @@ func TestCredentialHeaders(t *testing.T) {
 func TestStrippingCredentialHeadersRemovesEverySecretCarrier(t *testing.T) {
 	t.Parallel()
 	const secret = "whsec_not-for-the-workflow"
-	signature := webhook.Sign(secret, []byte("{}"))
-	for _, trigger := range []webhook.Verifier{
-		{Scheme: webhook.SharedSecret, Secret: secret},
-		{Scheme: webhook.SharedSecret, HeaderName: "x-custom-secret", Secret: secret},
-		{Scheme: webhook.HMACSHA256, Secret: secret},
-		{Scheme: webhook.HMACSHA256, HeaderName: "X-Hub-Signature-256", Secret: secret},
+	signature := inbound.Sign(secret, []byte("{}"))
+	for _, trigger := range []inbound.Verifier{
+		{Scheme: inbound.SharedSecret, Secret: secret},
+		{Scheme: inbound.SharedSecret, HeaderName: "x-custom-secret", Secret: secret},
+		{Scheme: inbound.HMACSHA256, Secret: secret},
+		{Scheme: inbound.HMACSHA256, HeaderName: "X-Hub-Signature-256", Secret: secret},
 	} {
 		// A sender mid-migration may send the credential in every place it ever used.
 		h := http.Header{}
@@ -231,7 +231,7 @@ func TestStrippingCredentialHeadersRemovesEverySecretCarrier(t *testing.T) {
 
 func TestRunsNeverSeeCredentialHeaders(t *testing.T) {
 	t.Parallel()
-	trigger := webhook.Verifier{Scheme: webhook.HMACSHA256, HeaderName: "X-Hub-Signature-256", Secret: "s"}
+	trigger := inbound.Verifier{Scheme: inbound.HMACSHA256, HeaderName: "X-Hub-Signature-256", Secret: "s"}
 	for _, name := range []string{"x-hub-signature-256", "X-Hub-Signature", "X-Service-Webhook-Secret", "Authorization",
 		"Proxy-Authorization", "cookie", "X-Service-Api-Key", "X-Service-Client-Id", "X-Api-Key"} {
 		if !trigger.HidesHeader(name) {
@@ -248,7 +248,7 @@ func TestRunsNeverSeeCredentialHeaders(t *testing.T) {
 func TestRunsNeverSeeAHeaderThatCarriesOrOnceCarriedASecret(t *testing.T) {
 	t.Parallel()
 	const secret = "whsec_current-secret-of-this-trigger"
-	trigger := webhook.Verifier{Scheme: webhook.SharedSecret, HeaderName: "X-New-Token", Secret: secret, PastHeaders: []string{"X-Old-Token"}}
+	trigger := inbound.Verifier{Scheme: inbound.SharedSecret, HeaderName: "X-New-Token", Secret: secret, PastHeaders: []string{"X-Old-Token"}}
 	for _, tc := range []struct {
 		name   string
 		values []string
@@ -279,8 +279,8 @@ func TestRunsNeverSeeAHeaderThatCarriesOrOnceCarriedASecret(t *testing.T) {
 func TestADeliveryToNoTriggerIsRefusedAsAWrongSecretIs(t *testing.T) {
 	t.Parallel()
 	for _, h := range []http.Header{{}, {"X-Service-Webhook-Secret": {"whsec_guess"}}, {"Authorization": {"Bearer whsec_guess"}},
-		{"X-Hub-Signature": {webhook.Sign("whsec_guess", []byte("{}"))}}} {
-		if err := webhook.RefuseUnknown(h, []byte("{}")); !errors.Is(err, webhook.ErrInvalidSignature) {
+		{"X-Hub-Signature": {inbound.Sign("whsec_guess", []byte("{}"))}}} {
+		if err := inbound.RefuseUnknown(h, []byte("{}")); !errors.Is(err, inbound.ErrInvalidSignature) {
 			t.Errorf("RefuseUnknown(%v) = %v, want an error matching ErrInvalidSignature", h, err)
 		}
 	}

@@ -1,11 +1,13 @@
-// Package webhook authenticates inbound workflow webhook triggers.
+// Package inbound authenticates inbound webhooks: the deliveries senders
+// post to workflows' webhook triggers (the webhook function; the outbound
+// webhooks the service sends are package outbound's).
 //
 // A trigger is reached at an unguessable slug and proves its sender with one of
 // two schemes (see the spec's "Webhook trigger authentication"): a shared secret
 // sent verbatim in a header, or a GitHub-style HMAC-SHA256 signature of the raw
 // body. The package knows nothing about storage or routing, so the webhook
 // handler, the dev server and tests share one definition of "valid".
-package webhook
+package inbound
 
 import (
 	"crypto/sha256"

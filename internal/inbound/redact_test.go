@@ -1,15 +1,15 @@
-package webhook_test
+package inbound_test
 
 import (
 	"reflect"
 	"testing"
 
-	"github.com/sourcebase/sourcebase/internal/webhook"
+	"github.com/sourcebase/sourcebase/internal/inbound"
 )
 
 func TestRedactReplacesEveryStringThatIsACurrentOrPastSecret(t *testing.T) {
-	current, past, never := webhook.NewSecret(), webhook.NewSecret(), webhook.NewSecret()
-	v := webhook.Verifier{Scheme: webhook.SharedSecret, Secret: current, PastSecretHashes: []string{webhook.HashSecret(past)}}
+	current, past, never := inbound.NewSecret(), inbound.NewSecret(), inbound.NewSecret()
+	v := inbound.Verifier{Scheme: inbound.SharedSecret, Secret: current, PastSecretHashes: []string{inbound.HashSecret(past)}}
 	got := v.Redact(map[string]any{
 		"a": current, "b": " " + past + "\n", "c": []any{"x", past, map[string]any{"d": "Bearer " + current}},
 		"e": []string{past, "y"}, "f": never, "g": past + "x", "n": 7, "z": nil,
@@ -21,10 +21,10 @@ func TestRedactReplacesEveryStringThatIsACurrentOrPastSecret(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Redact gave %v, want %v", got, want)
 	}
-	if s := v.Redact(past); s != webhook.Redacted {
+	if s := v.Redact(past); s != inbound.Redacted {
 		t.Errorf("a past secret as the whole value became %v", s)
 	}
-	if (webhook.Verifier{}).IsSecret("") {
+	if (inbound.Verifier{}).IsSecret("") {
 		t.Error("a trigger with no secret calls the empty string a secret")
 	}
 }

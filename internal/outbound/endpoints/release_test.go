@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
-	"github.com/sourcebase/sourcebase/internal/endpoints"
+	"github.com/sourcebase/sourcebase/internal/outbound/endpoints"
 )
 
 // A group held for the retry of its first message (an hour away) goes on

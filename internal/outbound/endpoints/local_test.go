@@ -13,10 +13,10 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/clock"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
-	"github.com/sourcebase/sourcebase/internal/endpoints"
 	evs "github.com/sourcebase/sourcebase/internal/history"
 	"github.com/sourcebase/sourcebase/internal/kinds"
 	"github.com/sourcebase/sourcebase/internal/outbound"
+	"github.com/sourcebase/sourcebase/internal/outbound/endpoints"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 

@@ -1,4 +1,4 @@
-package webhook_test
+package inbound_test
 
 import (
 	"errors"
@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sourcebase/sourcebase/internal/webhook"
+	"github.com/sourcebase/sourcebase/internal/inbound"
 )
 
 // failureReasons are every reason Verify may give, with <h> standing for the
@@ -27,9 +27,9 @@ var failureReasons = map[string]bool{
 }
 
 // checkFailure asserts err is ErrInvalidSignature with one of the known reasons.
-func checkFailure(t *testing.T, err error, trigger webhook.Verifier) {
+func checkFailure(t *testing.T, err error, trigger inbound.Verifier) {
 	t.Helper()
-	if !errors.Is(err, webhook.ErrInvalidSignature) {
+	if !errors.Is(err, inbound.ErrInvalidSignature) {
 		t.Fatalf("Verify() = %v, want ErrInvalidSignature", err)
 	}
 	reason, ok := strings.CutPrefix(err.Error(), "invalid signature: ")
@@ -47,7 +47,7 @@ func checkFailure(t *testing.T, err error, trigger webhook.Verifier) {
 
 // usableHeaderName reports whether a trigger with this custom name can verify at all.
 func usableHeaderName(name string) bool {
-	return name == "" || webhook.ValidateHeaderName(name) == nil
+	return name == "" || inbound.ValidateHeaderName(name) == nil
 }
 
 func FuzzVerifySharedSecret(f *testing.F) {
@@ -61,7 +61,7 @@ func FuzzVerifySharedSecret(f *testing.F) {
 	f.Add("0", " ", "0", "0", []byte("0")) // an invalid name whose text occurs in messages
 
 	f.Fuzz(func(t *testing.T, secret, headerName, value, authorization string, body []byte) {
-		trigger := webhook.Verifier{Scheme: webhook.SharedSecret, HeaderName: headerName, Secret: secret}
+		trigger := inbound.Verifier{Scheme: inbound.SharedSecret, HeaderName: headerName, Secret: secret}
 		h := http.Header{}
 		if value != "" {
 			h.Set(trigger.Header(), value)
@@ -70,7 +70,7 @@ func FuzzVerifySharedSecret(f *testing.F) {
 			h.Set("Authorization", authorization)
 		}
 
-		err := webhook.Verify(trigger, h, body)
+		err := inbound.Verify(trigger, h, body)
 		if err == nil {
 			// Success must be explained by the secret in the header or, only
 			// with the default header, in a Bearer token.
@@ -87,11 +87,11 @@ func FuzzVerifySharedSecret(f *testing.F) {
 		if secret == "" || secret != strings.TrimSpace(secret) || !usableHeaderName(headerName) {
 			return
 		}
-		if err := webhook.Verify(trigger, http.Header{trigger.Header(): {secret}}, body); err != nil {
+		if err := inbound.Verify(trigger, http.Header{trigger.Header(): {secret}}, body); err != nil {
 			t.Fatalf("the secret in the trigger's header was refused: %v", err)
 		}
 		bearer := http.Header{"Authorization": {"Bearer " + secret}}
-		err = webhook.Verify(trigger, bearer, body)
+		err = inbound.Verify(trigger, bearer, body)
 		if headerName == "" && err != nil {
 			t.Fatalf("a Bearer token was refused with the default header: %v", err)
 		}
@@ -105,22 +105,22 @@ func FuzzVerifyHMAC(f *testing.F) {
 	f.Add(testSecret, "", "", []byte(`{"a":1}`))
 	f.Add(testSecret, "X-Hub-Signature-256", "sha256=00", []byte(`{"a": 1}`))
 	f.Add(testSecret, "", "sha1=0123456789abcdef0123456789abcdef01234567", []byte{})
-	f.Add("k", "x-sig", webhook.Sign("k", []byte("body")), []byte("body"))
-	f.Add("k", "", strings.ToUpper(webhook.Sign("k", nil)[7:]), []byte(nil))
-	f.Add("", "", webhook.Sign("", nil), []byte(nil))
+	f.Add("k", "x-sig", inbound.Sign("k", []byte("body")), []byte("body"))
+	f.Add("k", "", strings.ToUpper(inbound.Sign("k", nil)[7:]), []byte(nil))
+	f.Add("", "", inbound.Sign("", nil), []byte(nil))
 	f.Add("ünïcode", "Content-Length", "  sha256=zz  ", []byte{0xff, 0xfe, 0x00})
 	f.Add("0", "2", "0", []byte("0")) // a valid name that occurs in "SHA-256"
 
 	f.Fuzz(func(t *testing.T, secret, headerName, value string, body []byte) {
-		trigger := webhook.Verifier{Scheme: webhook.HMACSHA256, HeaderName: headerName, Secret: secret}
+		trigger := inbound.Verifier{Scheme: inbound.HMACSHA256, HeaderName: headerName, Secret: secret}
 		h := http.Header{}
 		if value != "" {
 			h.Set(trigger.Header(), value)
 		}
 
-		err := webhook.Verify(trigger, h, body)
+		err := inbound.Verify(trigger, h, body)
 		if err == nil {
-			digest := strings.TrimPrefix(webhook.Sign(secret, body), "sha256=")
+			digest := strings.TrimPrefix(inbound.Sign(secret, body), "sha256=")
 			presented := strings.TrimPrefix(strings.TrimSpace(value), "sha256=")
 			if secret == "" || !strings.EqualFold(presented, digest) {
 				t.Fatalf("Verify() accepted a value that is not the body's signature")
@@ -135,16 +135,16 @@ func FuzzVerifyHMAC(f *testing.F) {
 			return
 		}
 		name := trigger.Header()
-		sig := webhook.Sign(secret, body)
+		sig := inbound.Sign(secret, body)
 		for _, form := range []string{sig, sig[len("sha256="):], "sha256=" + strings.ToUpper(sig[len("sha256="):]), " " + sig + "\t"} {
-			if err := webhook.Verify(trigger, http.Header{name: {form}}, body); err != nil {
+			if err := inbound.Verify(trigger, http.Header{name: {form}}, body); err != nil {
 				t.Fatalf("a correct signature in the form %q was refused: %v", form, err)
 			}
 		}
-		if webhook.Verify(trigger, http.Header{name: {sig}}, append(body[:len(body):len(body)], 'x')) == nil {
+		if inbound.Verify(trigger, http.Header{name: {sig}}, append(body[:len(body):len(body)], 'x')) == nil {
 			t.Fatalf("a signature verified for a different body")
 		}
-		if webhook.Verify(webhook.Verifier{Scheme: webhook.HMACSHA256, HeaderName: headerName, Secret: secret + "x"}, http.Header{name: {sig}}, body) == nil {
+		if inbound.Verify(inbound.Verifier{Scheme: inbound.HMACSHA256, HeaderName: headerName, Secret: secret + "x"}, http.Header{name: {sig}}, body) == nil {
 			t.Fatalf("a signature verified under a different secret")
 		}
 	})

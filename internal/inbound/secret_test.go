@@ -1,4 +1,4 @@
-package webhook_test
+package inbound_test
 
 import (
 	"encoding/base32"
@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sourcebase/sourcebase/internal/webhook"
+	"github.com/sourcebase/sourcebase/internal/inbound"
 )
 
 // draws is how many values the uniqueness tests generate; with 160 or more
@@ -20,7 +20,7 @@ func TestNewSecretIsPrefixedBase64URLOf32RandomBytes(t *testing.T) {
 	shape := regexp.MustCompile(`^whsec_[A-Za-z0-9_-]{43}$`)
 	seen := make(map[string]bool, draws)
 	for range draws {
-		s := webhook.NewSecret()
+		s := inbound.NewSecret()
 		if !shape.MatchString(s) {
 			t.Fatalf("NewSecret() = %q, want whsec_ and 43 base64url characters", s)
 		}
@@ -40,7 +40,7 @@ func TestNewSlugIsPrefixedLowerBase32Of20RandomBytes(t *testing.T) {
 	shape := regexp.MustCompile(`^wh_[a-z2-7]{32}$`)
 	seen := make(map[string]bool, draws)
 	for range draws {
-		s := webhook.NewSlug()
+		s := inbound.NewSlug()
 		if !shape.MatchString(s) {
 			t.Fatalf("NewSlug() = %q, want wh_ and 32 lower-case base32 characters", s)
 		}
@@ -60,12 +60,12 @@ func TestNewSlugIsPrefixedLowerBase32Of20RandomBytes(t *testing.T) {
 
 func TestNewSecretVerifiesUnderBothSchemes(t *testing.T) {
 	t.Parallel()
-	secret := webhook.NewSecret()
+	secret := inbound.NewSecret()
 	body := []byte(`{"event":"ping"}`)
-	if err := webhook.Verify(webhook.Verifier{Scheme: webhook.SharedSecret, Secret: secret}, headers("X-Service-Webhook-Secret", secret), body); err != nil {
+	if err := inbound.Verify(inbound.Verifier{Scheme: inbound.SharedSecret, Secret: secret}, headers("X-Service-Webhook-Secret", secret), body); err != nil {
 		t.Errorf("shared secret: %v", err)
 	}
-	if err := webhook.Verify(webhook.Verifier{Scheme: webhook.HMACSHA256, Secret: secret}, headers("X-Hub-Signature", webhook.Sign(secret, body)), body); err != nil {
+	if err := inbound.Verify(inbound.Verifier{Scheme: inbound.HMACSHA256, Secret: secret}, headers("X-Hub-Signature", inbound.Sign(secret, body)), body); err != nil {
 		t.Errorf("hmac: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package webhook_test
+package inbound_test
 
 import (
 	"errors"
@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sourcebase/sourcebase/internal/webhook"
+	"github.com/sourcebase/sourcebase/internal/inbound"
 )
 
 // headers builds an http.Header from name/value pairs with Add, so that a
@@ -23,18 +23,18 @@ const testSecret = "whsec_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG"
 
 func TestVerify(t *testing.T) {
 	t.Parallel()
-	shared := webhook.Verifier{Scheme: webhook.SharedSecret, Secret: testSecret}
-	sharedCustom := webhook.Verifier{Scheme: webhook.SharedSecret, HeaderName: "X-My-Secret", Secret: testSecret}
-	hmacDefault := webhook.Verifier{Scheme: webhook.HMACSHA256, Secret: testSecret}
-	hmacCustom := webhook.Verifier{Scheme: webhook.HMACSHA256, HeaderName: "X-Hub-Signature-256", Secret: testSecret}
+	shared := inbound.Verifier{Scheme: inbound.SharedSecret, Secret: testSecret}
+	sharedCustom := inbound.Verifier{Scheme: inbound.SharedSecret, HeaderName: "X-My-Secret", Secret: testSecret}
+	hmacDefault := inbound.Verifier{Scheme: inbound.HMACSHA256, Secret: testSecret}
+	hmacCustom := inbound.Verifier{Scheme: inbound.HMACSHA256, HeaderName: "X-Hub-Signature-256", Secret: testSecret}
 
 	body := []byte(`{"a":1}`)
-	sig := webhook.Sign(testSecret, body)
+	sig := inbound.Sign(testSecret, body)
 	bareHex := strings.TrimPrefix(sig, "sha256=")
 
 	tests := []struct {
 		name    string
-		trigger webhook.Verifier
+		trigger inbound.Verifier
 		headers http.Header
 		body    []byte
 		wantOK  bool
@@ -66,7 +66,7 @@ func TestVerify(t *testing.T) {
 
 		// Custom header for the shared secret.
 		{name: "the shared secret in a custom header verifies", trigger: sharedCustom, headers: headers("X-My-Secret", testSecret), wantOK: true},
-		{name: "a custom header configured in lower case still matches", trigger: webhook.Verifier{Scheme: webhook.SharedSecret, HeaderName: "x-my-secret", Secret: testSecret}, headers: headers("X-MY-SECRET", testSecret), wantOK: true},
+		{name: "a custom header configured in lower case still matches", trigger: inbound.Verifier{Scheme: inbound.SharedSecret, HeaderName: "x-my-secret", Secret: testSecret}, headers: headers("X-MY-SECRET", testSecret), wantOK: true},
 		{name: "a Bearer token is refused once a custom header is set", trigger: sharedCustom, headers: headers("Authorization", "Bearer "+testSecret), wantOK: false},
 		{name: "the default header is refused once a custom header is set", trigger: sharedCustom, headers: headers("X-Service-Webhook-Secret", testSecret), wantOK: false},
 		{name: "a wrong custom header is refused", trigger: sharedCustom, headers: headers("X-My-Secret", "guess"), wantOK: false},
@@ -79,7 +79,7 @@ func TestVerify(t *testing.T) {
 		{name: "whitespace around the signature is ignored", trigger: hmacDefault, headers: headers("X-Hub-Signature", " \t"+sig+" "), body: body, wantOK: true},
 		{name: "a sha1 prefix is refused even with a correct sha256 digest", trigger: hmacDefault, headers: headers("X-Hub-Signature", "sha1="+bareHex), body: body, wantOK: false},
 		{name: "a doubled prefix is refused", trigger: hmacDefault, headers: headers("X-Hub-Signature", "sha256="+sig), body: body, wantOK: false},
-		{name: "a signature made with another secret is refused", trigger: hmacDefault, headers: headers("X-Hub-Signature", webhook.Sign("whsec_other", body)), body: body, wantOK: false},
+		{name: "a signature made with another secret is refused", trigger: hmacDefault, headers: headers("X-Hub-Signature", inbound.Sign("whsec_other", body)), body: body, wantOK: false},
 		{name: "a re-serialized body no longer verifies", trigger: hmacDefault, headers: headers("X-Hub-Signature", sig), body: []byte(`{"a": 1}`), wantOK: false},
 		{name: "a truncated digest is refused", trigger: hmacDefault, headers: headers("X-Hub-Signature", sig[:len(sig)-2]), body: body, wantOK: false},
 		{name: "a digest with a non-hex character is refused", trigger: hmacDefault, headers: headers("X-Hub-Signature", sig[:len(sig)-1]+"g"), body: body, wantOK: false},
@@ -87,29 +87,29 @@ func TestVerify(t *testing.T) {
 		{name: "a missing signature header is refused", trigger: hmacDefault, headers: headers(), body: body, wantOK: false},
 		{name: "a Bearer token never satisfies hmac", trigger: hmacDefault, headers: headers("Authorization", "Bearer "+testSecret), body: body, wantOK: false},
 		{name: "only the first signature value counts", trigger: hmacDefault, headers: headers("X-Hub-Signature", "sha256=00", "X-Hub-Signature", sig), body: body, wantOK: false},
-		{name: "an empty body signed as such verifies", trigger: hmacDefault, headers: headers("X-Hub-Signature", webhook.Sign(testSecret, nil)), body: []byte{}, wantOK: true},
+		{name: "an empty body signed as such verifies", trigger: hmacDefault, headers: headers("X-Hub-Signature", inbound.Sign(testSecret, nil)), body: []byte{}, wantOK: true},
 		{name: "an empty body does not verify against another body's signature", trigger: hmacDefault, headers: headers("X-Hub-Signature", sig), body: nil, wantOK: false},
 		{name: "an hmac signature in a custom header verifies", trigger: hmacCustom, headers: headers("X-Hub-Signature-256", sig), body: body, wantOK: true},
 		{name: "the default hmac header is refused once a custom header is set", trigger: hmacCustom, headers: headers("X-Hub-Signature", sig), body: body, wantOK: false},
 
 		// Triggers that are not fully configured fail closed.
-		{name: "a trigger without a secret never verifies", trigger: webhook.Verifier{Scheme: webhook.SharedSecret}, headers: headers("X-Service-Webhook-Secret", ""), wantOK: false},
-		{name: "an hmac trigger without a secret never verifies", trigger: webhook.Verifier{Scheme: webhook.HMACSHA256}, headers: headers("X-Hub-Signature", webhook.Sign("", body)), body: body, wantOK: false},
-		{name: "an unknown scheme never verifies", trigger: webhook.Verifier{Scheme: "plain", Secret: testSecret}, headers: headers("X-Service-Webhook-Secret", testSecret), wantOK: false},
-		{name: "the zero scheme never verifies", trigger: webhook.Verifier{Secret: testSecret}, headers: headers("X-Service-Webhook-Secret", testSecret, "Authorization", "Bearer "+testSecret), wantOK: false},
-		{name: "a reserved custom header name never verifies", trigger: webhook.Verifier{Scheme: webhook.SharedSecret, HeaderName: "Authorization", Secret: testSecret}, headers: headers("Authorization", testSecret), wantOK: false},
+		{name: "a trigger without a secret never verifies", trigger: inbound.Verifier{Scheme: inbound.SharedSecret}, headers: headers("X-Service-Webhook-Secret", ""), wantOK: false},
+		{name: "an hmac trigger without a secret never verifies", trigger: inbound.Verifier{Scheme: inbound.HMACSHA256}, headers: headers("X-Hub-Signature", inbound.Sign("", body)), body: body, wantOK: false},
+		{name: "an unknown scheme never verifies", trigger: inbound.Verifier{Scheme: "plain", Secret: testSecret}, headers: headers("X-Service-Webhook-Secret", testSecret), wantOK: false},
+		{name: "the zero scheme never verifies", trigger: inbound.Verifier{Secret: testSecret}, headers: headers("X-Service-Webhook-Secret", testSecret, "Authorization", "Bearer "+testSecret), wantOK: false},
+		{name: "a reserved custom header name never verifies", trigger: inbound.Verifier{Scheme: inbound.SharedSecret, HeaderName: "Authorization", Secret: testSecret}, headers: headers("Authorization", testSecret), wantOK: false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			err := webhook.Verify(tc.trigger, tc.headers, tc.body)
+			err := inbound.Verify(tc.trigger, tc.headers, tc.body)
 			if tc.wantOK {
 				if err != nil {
 					t.Fatalf("Verify() = %v, want nil", err)
 				}
 				return
 			}
-			if !errors.Is(err, webhook.ErrInvalidSignature) {
+			if !errors.Is(err, inbound.ErrInvalidSignature) {
 				t.Fatalf("Verify() = %v, want ErrInvalidSignature", err)
 			}
 			assertNoLeak(t, err, tc.trigger.Secret, tc.headers)
@@ -161,7 +161,7 @@ func TestSignMatchesPublishedVectors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if got := webhook.Sign(tc.secret, []byte(tc.body)); got != tc.want {
+			if got := inbound.Sign(tc.secret, []byte(tc.body)); got != tc.want {
 				t.Fatalf("Sign() = %s, want %s", got, tc.want)
 			}
 		})
@@ -173,17 +173,17 @@ func TestVerifyErrorIsTheSameSentinelForEveryFailure(t *testing.T) {
 	// Callers map failures to one response; distinct error values would invite
 	// telling senders why they failed.
 	failures := []error{
-		webhook.Verify(webhook.Verifier{Scheme: webhook.SharedSecret, Secret: testSecret}, headers(), nil),
-		webhook.Verify(webhook.Verifier{Scheme: webhook.SharedSecret, Secret: testSecret}, headers("Authorization", "Basic x"), nil),
-		webhook.Verify(webhook.Verifier{Scheme: webhook.HMACSHA256, Secret: testSecret}, headers("X-Hub-Signature", "zz"), nil),
-		webhook.Verify(webhook.Verifier{Scheme: webhook.HMACSHA256}, headers(), nil),
+		inbound.Verify(inbound.Verifier{Scheme: inbound.SharedSecret, Secret: testSecret}, headers(), nil),
+		inbound.Verify(inbound.Verifier{Scheme: inbound.SharedSecret, Secret: testSecret}, headers("Authorization", "Basic x"), nil),
+		inbound.Verify(inbound.Verifier{Scheme: inbound.HMACSHA256, Secret: testSecret}, headers("X-Hub-Signature", "zz"), nil),
+		inbound.Verify(inbound.Verifier{Scheme: inbound.HMACSHA256}, headers(), nil),
 	}
 	for i, err := range failures {
-		if !errors.Is(err, webhook.ErrInvalidSignature) {
+		if !errors.Is(err, inbound.ErrInvalidSignature) {
 			t.Errorf("failure %d: got %v, want ErrInvalidSignature", i, err)
 		}
 	}
-	if webhook.ErrInvalidSignature.Error() != "invalid signature" {
-		t.Errorf("ErrInvalidSignature reads %q, want the documented 401 message %q", webhook.ErrInvalidSignature, "invalid signature")
+	if inbound.ErrInvalidSignature.Error() != "invalid signature" {
+		t.Errorf("ErrInvalidSignature reads %q, want the documented 401 message %q", inbound.ErrInvalidSignature, "invalid signature")
 	}
 }

@@ -1,4 +1,4 @@
-package webhook_test
+package inbound_test
 
 import (
 	"net/http"
@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/sourcebase/sourcebase/internal/dev/webhooktest"
-	"github.com/sourcebase/sourcebase/internal/webhook"
+	"github.com/sourcebase/sourcebase/internal/inbound"
 )
 
 // TestVerifyAcceptsSignaturesFromOctokit checks our HMAC against GitHub's own
@@ -23,7 +23,7 @@ func TestVerifyAcceptsSignaturesFromOctokit(t *testing.T) {
 		{name: "JSON with non-ASCII text", secret: testSecret, body: `{"name":"Zoë Ångström","city":"東京","emoji":"🚀","combining":"é"}`},
 		{name: "JSON with escaped characters", secret: testSecret, body: `{"q":"\"quoted\"\\back\u00e9\n"}`},
 		{name: "a large body", secret: testSecret, body: strings.Repeat(`{"k":"value with ü"},`, 5000)},
-		{name: "a generated secret", secret: webhook.NewSecret(), body: `{"a":1}`},
+		{name: "a generated secret", secret: inbound.NewSecret(), body: `{"a":1}`},
 		{name: "a non-ASCII secret", secret: "sécret-密钥-🔑", body: `{"a":1}`},
 	}
 	for _, tc := range tests {
@@ -49,12 +49,12 @@ func TestVerifyAcceptsSignaturesFromOctokit(t *testing.T) {
 // Sign's and verifies under the default and a custom hmac header.
 func assertSignatureVerifies(t *testing.T, secret string, body []byte, want string) {
 	t.Helper()
-	if got := webhook.Sign(secret, body); got != want {
+	if got := inbound.Sign(secret, body); got != want {
 		t.Errorf("Sign() = %s, reference signer says %s", got, want)
 	}
 	for _, headerName := range []string{"", "X-Hub-Signature-256"} {
-		trigger := webhook.Verifier{Scheme: webhook.HMACSHA256, HeaderName: headerName, Secret: secret}
-		if err := webhook.Verify(trigger, http.Header{trigger.Header(): {want}}, body); err != nil {
+		trigger := inbound.Verifier{Scheme: inbound.HMACSHA256, HeaderName: headerName, Secret: secret}
+		if err := inbound.Verify(trigger, http.Header{trigger.Header(): {want}}, body); err != nil {
 			t.Errorf("Verify() with header %s refused the reference signature: %v", trigger.Header(), err)
 		}
 	}
