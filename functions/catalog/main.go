@@ -2,8 +2,8 @@
 package main
 
 import (
-	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/lambdas"
+	"github.com/sourcebase/sourcebase/internal/serve"
 )
 
-func main() { api.ServeLambda(lambdas.Catalog) }
+func main() { serve.Lambda(lambdas.Catalog) }

@@ -4,9 +4,9 @@
 package main
 
 import (
-	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/lambdas"
+	"github.com/sourcebase/sourcebase/internal/serve"
 	"github.com/sourcebase/sourcebase/internal/service/jobfns"
 )
 
-func main() { api.ServeLambda(lambdas.Data, jobfns.Option) }
+func main() { serve.Lambda(lambdas.Data, jobfns.Option) }

@@ -3,9 +3,9 @@
 package main
 
 import (
-	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/lambdas"
+	"github.com/sourcebase/sourcebase/internal/serve"
 	"github.com/sourcebase/sourcebase/internal/service/eventfns"
 )
 
-func main() { api.ServeDeps(lambdas.Hooks, eventfns.HooksDeps()) }
+func main() { serve.Deps(lambdas.Hooks, eventfns.HooksDeps()) }

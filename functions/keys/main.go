@@ -3,8 +3,8 @@
 package main
 
 import (
-	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/lambdas"
+	"github.com/sourcebase/sourcebase/internal/serve"
 )
 
-func main() { api.ServeLambda(lambdas.Keys) }
+func main() { serve.Lambda(lambdas.Keys) }

@@ -10,16 +10,16 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/mcpserver"
 	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/serve"
 	"github.com/sourcebase/sourcebase/internal/service"
 )
 
 func main() {
 	pages := os.DirFS(filepath.Join(taskRoot(), routes.PagesDir))
-	api.ServeLambda(lambdas.MCP, func(d *service.Deps) { d.NewMCP = mcpserver.Handler(pages) })
+	serve.Lambda(lambdas.MCP, func(d *service.Deps) { d.NewMCP = mcpserver.Handler(pages) })
 }
 
 // taskRoot is the function's directory: LAMBDA_TASK_ROOT, as Lambda sets

@@ -5,6 +5,6 @@
 // engine only, so that neither carries the other's libraries.
 package main
 
-import "github.com/sourcebase/sourcebase/internal/api"
+import "github.com/sourcebase/sourcebase/internal/serve"
 
-func main() { api.ServeSearch(embeddedEngine, openSearchEngine) }
+func main() { serve.Search(embeddedEngine, openSearchEngine) }

@@ -1,18 +1,12 @@
 package api
 
 import (
-	"bytes"
-	"compress/gzip"
-	"crypto/sha256"
-	"encoding/hex"
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
-	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/inbound"
 	"github.com/sourcebase/sourcebase/internal/kinds"
 	"github.com/sourcebase/sourcebase/internal/openapi"
@@ -53,102 +47,6 @@ func buildOpenAPIs() {
 	if openAPIErr == nil {
 		openAPIDoc, openAPIErr = openapi.Publish(strictOpenAPIDoc)
 	}
-}
-
-// serveOpenAPI answers the document: gzip-compressed when the request
-// accepts it, with its digest as ETag, and 304 to an If-None-Match that
-// names it (the document is ~1 MB: a client that polls it, or a slow link,
-// need not take it whole each time).
-func (a *Service) serveOpenAPI(w http.ResponseWriter, r *http.Request) {
-	served, err := openAPIServed()
-	if err != nil {
-		httpapi.Error(w, r, err)
-		return
-	}
-	h := w.Header()
-	h.Set("Cache-Control", "public, max-age=300")
-	h.Set("ETag", served.etag)
-	h.Set("Vary", "Accept-Encoding")
-	if inm := r.Header.Get("If-None-Match"); inm != "" && etagListed(inm, served.etag) {
-		w.WriteHeader(http.StatusNotModified)
-		return
-	}
-	h.Set("Content-Type", "application/json")
-	if acceptsGzip(r.Header.Values("Accept-Encoding")) {
-		h.Set("Content-Encoding", "gzip")
-		h.Set("Content-Length", strconv.Itoa(len(served.gzipped)))
-		w.Write(served.gzipped)
-		return
-	}
-	h.Set("Content-Length", strconv.Itoa(len(served.plain)))
-	w.Write(served.plain)
-}
-
-// servedDoc is the published document as served: plain, gzip-compressed
-// and its ETag, made once per process.
-type servedDoc struct {
-	plain, gzipped []byte
-	etag           string
-}
-
-var (
-	servedOnce sync.Once
-	served     servedDoc
-	servedErr  error
-)
-
-// openAPIServed is the served document, made at the first request.
-func openAPIServed() (servedDoc, error) {
-	servedOnce.Do(func() { served, servedErr = makeServed() })
-	return served, servedErr
-}
-
-func makeServed() (servedDoc, error) {
-	b, err := OpenAPI()
-	if err != nil {
-		return servedDoc{}, err
-	}
-	var z bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&z, gzip.BestCompression)
-	zw.Write(b)
-	if err := zw.Close(); err != nil {
-		return servedDoc{}, err
-	}
-	sum := sha256.Sum256(b)
-	return servedDoc{plain: b, gzipped: z.Bytes(), etag: `"` + hex.EncodeToString(sum[:16]) + `"`}, nil
-}
-
-// acceptsGzip reports whether Accept-Encoding values allow gzip (named,
-// or *, with a q-value above 0).
-func acceptsGzip(values []string) bool {
-	for _, v := range values {
-		for _, part := range strings.Split(v, ",") {
-			coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-			coding = strings.ToLower(strings.TrimSpace(coding))
-			if coding != "gzip" && coding != "*" {
-				continue
-			}
-			if name, q, ok := strings.Cut(strings.TrimSpace(params), "="); ok && strings.EqualFold(strings.TrimSpace(name), "q") {
-				if f, err := strconv.ParseFloat(strings.TrimSpace(q), 64); err != nil || f <= 0 {
-					continue
-				}
-			}
-			return true
-		}
-	}
-	return false
-}
-
-// etagListed reports whether an If-None-Match value names etag (or is *),
-// comparing weakly as RFC 9110 asks of If-None-Match.
-func etagListed(inm, etag string) bool {
-	for _, t := range strings.Split(inm, ",") {
-		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
-		if t == "*" || t == etag {
-			return true
-		}
-	}
-	return false
 }
 
 func buildOpenAPI() ([]byte, error) {

@@ -15,6 +15,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/api/mcpapi"
 	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
 	"github.com/sourcebase/sourcebase/internal/api/seriesapi"
+	"github.com/sourcebase/sourcebase/internal/api/serviceapi"
 	"github.com/sourcebase/sourcebase/internal/api/workflowsapi"
 	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/resource"
@@ -57,7 +58,7 @@ const mcpFeature = "mcp"
 // endpoints, and the MCP bridge.
 func features() []operation.Feature[service.Deps] {
 	return []operation.Feature[service.Deps]{
-		operation.NewFeature("service", serviceOperations, nil, func(d service.Deps) *Service { return NewService(d.Store) }),
+		operation.NewFeature("service", serviceapi.Operations, nil, func(d service.Deps) *serviceapi.API { return serviceapi.New(d.Store, OpenAPI) }),
 		keysapi.Feature, recordsapi.Feature, workflowsapi.Feature, listsapi.Feature, seriesapi.Feature,
 		enrichmentapi.Feature, jobsapi.Feature, eventsapi.Feature,
 		{Name: mcpFeature, Operations: mcpapi.Operations},

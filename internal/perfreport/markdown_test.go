@@ -178,7 +178,7 @@ func (r report) markdown() string {
 	p("\n## Lambda path (in process)\n\n")
 	p("An authenticated GET of one company (and a list of 100), %d times each, one at a time: the companies handler alone (net/http,\n", r.Lambda.Requests)
 	p("httptest recorder) beside the same request as an API Gateway HTTP API (payload 2.0) event through the\n")
-	p("function's adapter (app.LambdaHandler: aws-lambda-go-api-proxy's httpadapter), which is what a deployed function\n")
+	p("function's adapter (serve.Handler: aws-lambda-go-api-proxy's httpadapter), which is what a deployed function\n")
 	p("runs per request (no HTTP server: the Lambda runtime's client is the same for any function), and the bare\n")
 	p("GetItem of the same item measured the same way. The functions run with GOMAXPROCS=1 below 1,769 MB (one vCPU;\n")
 	p("app.LambdaProcs): the last rows are that setting.\n\n")

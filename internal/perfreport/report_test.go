@@ -41,6 +41,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/inbound"
 	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/serve"
 	"github.com/sourcebase/sourcebase/internal/service"
 	"github.com/sourcebase/sourcebase/internal/sizing"
 	"github.com/sourcebase/sourcebase/internal/store"
@@ -740,7 +741,7 @@ func lambdaPath(t *testing.T, env *apitest.Env, c *apitest.Client, id string) la
 		_, err := env.Store.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(env.Store.Table), Key: keyAV(k.PK, k.SK), ConsistentRead: aws.Bool(true)})
 		return err
 	}
-	lh := api.LambdaHandler(env.Deps, lambdas.Companies)
+	lh := serve.Handler(env.Deps, lambdas.Companies)
 	ev := events.APIGatewayV2HTTPRequest{
 		Version: "2.0", RouteKey: "GET /v1/companies/{id}", RawPath: path,
 		Headers:        map[string]string{"x-service-client-id": c.ClientID, "x-service-api-key": c.Secret},

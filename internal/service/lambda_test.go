@@ -17,6 +17,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/lambdas"
+	"github.com/sourcebase/sourcebase/internal/serve"
 	"github.com/sourcebase/sourcebase/internal/service"
 )
 
@@ -48,8 +49,8 @@ func newLambdaEnv(t *testing.T) *lambdaEnv {
 	return &lambdaEnv{
 		clientID:  key.ClientID,
 		secret:    key.Secret,
-		companies: api.LambdaHandler(deps, lambdas.Companies),
-		keys:      api.LambdaHandler(deps, lambdas.Keys),
+		companies: serve.Handler(deps, lambdas.Companies),
+		keys:      serve.Handler(deps, lambdas.Keys),
 	}
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/runs"
+	"github.com/sourcebase/sourcebase/internal/serve"
 	"github.com/sourcebase/sourcebase/internal/service"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/workflows"
@@ -64,7 +65,7 @@ func newWebhookFunction(t *testing.T) *webhookFunction {
 		t.Fatal(err)
 	}
 	return &webhookFunction{deps: deps, org: org.ID, clientID: key.ClientID, secret: key.Secret,
-		handle: api.LambdaHandler(deps, lambdas.Webhook)}
+		handle: serve.Handler(deps, lambdas.Webhook)}
 }
 
 // workflow creates a workflow from a create body; its trigger carries the secret.

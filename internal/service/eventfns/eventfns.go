@@ -102,8 +102,8 @@ func ServeDeliver() {
 }
 
 // HooksDeps are the services of the hooks function (the change history
-// and the webhook endpoints' routes, which api.ServeDeps serves): as
-// api.ServeLambda's, with the delivery queue of DELIVER_QUEUE_URL for
+// and the webhook endpoints' routes, which serve.Deps serves): as
+// serve.Lambda's, with the delivery queue of DELIVER_QUEUE_URL for
 // manual retries.
 func HooksDeps() service.Deps {
 	deps, _, _ := start()

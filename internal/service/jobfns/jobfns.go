@@ -69,5 +69,5 @@ func Use(deps *service.Deps, files blob.Store, awsCfg aws.Config, cfg service.Co
 	}
 }
 
-// Option is FromEnv as an option of app.ServeLambda and app.ServeRunner.
+// Option is FromEnv as an option of serve.Lambda and service.ServeRunner.
 func Option(deps *service.Deps) { service.Must(FromEnv(context.Background(), deps)) }

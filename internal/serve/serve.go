@@ -1,4 +1,7 @@
-package api
+// Package serve runs the registry's operations (package api) as Lambda
+// functions: API Gateway HTTP API (payload v2) and function URL events
+// through the proxy adapter into each function's net/http handlers.
+package serve
 
 import (
 	"context"
@@ -9,6 +12,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
+	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/awsenv"
 	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/routes"
@@ -17,18 +21,18 @@ import (
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
-// LambdaHandler is the function a resource group's Lambda runs: API Gateway
+// Handler is the function a resource group's Lambda runs: API Gateway
 // HTTP API (payload v2) or function URL events through the proxy adapter
 // into the group's net/http handlers.
-func LambdaHandler(deps service.Deps, groups ...string) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	return httpadapter.NewV2(Handler(deps, groups...)).ProxyWithContext
+func Handler(deps service.Deps, groups ...string) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	return httpadapter.NewV2(api.Handler(deps, groups...)).ProxyWithContext
 }
 
-// ServeLambda runs the handlers of a group as a Lambda function, with
+// Lambda runs the handlers of a group as a Lambda function, with
 // options applied to its services (the mcp function's MCP server). A group
 // that starts runs needs STATE_MACHINE_ARN: a Lambda cannot run them in
 // process.
-func ServeLambda(group string, options ...func(*service.Deps)) {
+func Lambda(group string, options ...func(*service.Deps)) {
 	service.SizeToCPU()
 	service.Logger(os.Stdout)
 	deps, _, _, err := service.FromEnv(context.Background(), awsenv.Load)
@@ -36,24 +40,24 @@ func ServeLambda(group string, options ...func(*service.Deps)) {
 	for _, o := range options {
 		o(&deps)
 	}
-	ServeDeps(group, deps)
+	Deps(group, deps)
 }
 
-// ServeDeps runs the handlers of a function over deps (built by FromEnv)
+// Deps runs the handlers of a function over deps (built by FromEnv)
 // as a Lambda function; a function that starts runs needs
 // STATE_MACHINE_ARN.
-func ServeDeps(function string, deps service.Deps) {
+func Deps(function string, deps service.Deps) {
 	if f, _ := routes.FunctionNamed(function); f.StartsRuns && os.Getenv(service.EnvStateMachineARN) == "" {
 		service.Must(fmt.Errorf("the %s function needs STATE_MACHINE_ARN", function))
 	}
-	lambda.Start(LambdaHandler(deps, function))
+	lambda.Start(Handler(deps, function))
 }
 
-// ServeSearch runs the search function (the search routes) over the
+// Search runs the search function (the search routes) over the
 // engine SEARCH_ENGINE names: embedded (package search/embedded) or
 // openSearch (search/opensearch), whichever its build has; the other is
 // nil (routes.Function.EngineBuilds).
-func ServeSearch(embedded func(*store.Store) search.Engine, openSearch service.OpenSearchEngine) {
+func Search(embedded func(*store.Store) search.Engine, openSearch service.OpenSearchEngine) {
 	service.SizeToCPU()
 	service.Logger(os.Stdout)
 	ctx := context.Background()
@@ -61,5 +65,5 @@ func ServeSearch(embedded func(*store.Store) search.Engine, openSearch service.O
 	service.Must(err)
 	deps.Search, err = service.SearchEngine(ctx, awsCfg, deps.Store, cfg, embedded, openSearch)
 	service.Must(err)
-	lambda.Start(LambdaHandler(deps, lambdas.Search))
+	lambda.Start(Handler(deps, lambdas.Search))
 }
