@@ -53,7 +53,7 @@ func TestEveryRouteAndEveryMCPToolAnswersWithinTheBudget(t *testing.T) {
 		}
 		switch rt.Answer {
 		case routes.AnswerPaged:
-			headers := objectAt(t, docOperation(t, published, rt.Method, rt.Path), "responses", "200")["headers"].(map[string]any)
+			headers := apitest.ObjectAt(t, docOperation(t, published, rt.Method, rt.Path), "responses", "200")["headers"].(map[string]any)
 			// A list query (POST) takes its cursor in the body.
 			queried := rt.Method == http.MethodPost && strings.HasSuffix(rt.Path, "/query")
 			if _, ok := headers[httpapi.HeaderNextCursor]; !ok ||

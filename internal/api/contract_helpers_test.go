@@ -3,7 +3,6 @@ package api_test
 import (
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -231,29 +230,6 @@ func compareSort(f resource.Field, a, b any) int {
 		return 0
 	}
 	return strings.Compare(at, bt)
-}
-
-// pageAll follows X-Next-Cursor from path and returns every record.
-func pageAll(t *testing.T, c *apitest.Client, path string) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	sep := "?"
-	if strings.Contains(path, "?") {
-		sep = "&"
-	}
-	next := path
-	for pages := 0; next != ""; pages++ {
-		if pages > 200 {
-			t.Fatalf("paging %s did not end", path)
-		}
-		r := c.Do("GET", next, nil).Want(t, 200)
-		out = append(out, r.List(t)...)
-		next = ""
-		if cur := r.Header.Get("X-Next-Cursor"); cur != "" {
-			next = path + sep + "cursor=" + url.QueryEscape(cur)
-		}
-	}
-	return out
 }
 
 // sameIDs reports whether the two id lists hold the same ids, each once.

@@ -73,7 +73,7 @@ func contractCreate(t *testing.T, e *apitest.Env, def *resource.Def, base string
 		}
 	}
 	for k, v := range body {
-		if !contains(rec[k], v) {
+		if !apitest.Contains(rec[k], v) {
 			t.Errorf("%s: sent %s, the record holds %s", k, apitest.JSONOf(v), apitest.JSONOf(rec[k]))
 		}
 	}
@@ -252,7 +252,7 @@ func contractUpdate(t *testing.T, e *apitest.Env, def *resource.Def, base string
 			continue
 		}
 		got := c.Do("PUT", path, map[string]any{f.Name: v}).Want(t, 200).Object(t)
-		if !contains(got[f.Name], v) {
+		if !apitest.Contains(got[f.Name], v) {
 			t.Errorf("PUT %s: the record holds %s", apitest.JSONOf(map[string]any{f.Name: v}), apitest.JSONOf(got[f.Name]))
 		}
 		for _, g := range def.AllFields() {
@@ -299,7 +299,7 @@ func contractList(t *testing.T, e *apitest.Env, def *resource.Def, base string) 
 	if got := apitest.IDsOf(t, c.Do("GET", base, nil).Want(t, 200).List(t)); !sameIDs(got, want) {
 		t.Errorf("GET %s: %v, want %v", base, got, want)
 	}
-	if got := apitest.IDsOf(t, pageAll(t, c, base+"?limit=1")); !sameIDs(got, want) {
+	if got := apitest.IDsOf(t, apitest.PageAll(t, c, base+"?limit=1")); !sameIDs(got, want) {
 		t.Errorf("paging by one: %v, want each of %v once", got, want)
 	}
 
@@ -315,7 +315,7 @@ func contractList(t *testing.T, e *apitest.Env, def *resource.Def, base string) 
 				t.Errorf("GET %s: %v, want each of %v once", q, got, want)
 			}
 			if dir == "asc" {
-				paged := pageAll(t, c, q+"&limit=1")
+				paged := apitest.PageAll(t, c, q+"&limit=1")
 				if got, all := apitest.IDsOf(t, paged), apitest.IDsOf(t, recs); !slices.Equal(got, all) {
 					t.Errorf("GET %s by one: %v, all at once %v", q, got, all)
 				}
@@ -376,7 +376,7 @@ func contractFilters(t *testing.T, e *apitest.Env, def *resource.Def, base strin
 				}
 				for _, v := range asked {
 					q := base + "?" + name + "=" + url.QueryEscape(v)
-					if got := apitest.IDsOf(t, pageAll(t, c, q)); !sameIDs(got, want) {
+					if got := apitest.IDsOf(t, apitest.PageAll(t, c, q)); !sameIDs(got, want) {
 						t.Errorf("GET %s: %v, want %v", q, got, want)
 					}
 				}
@@ -648,7 +648,7 @@ func TestEveryRouteAnswers404ToAnotherOrganizationAnd401WithoutCredentials(t *te
 // the event is kept as the events function keeps one.
 func historyOf(t *testing.T, e *apitest.Env, a *apitest.Client, company string) (event, endpoint, delivery string) {
 	t.Helper()
-	recv := newReceiver(t, nil)
+	recv := apitest.NewReceiver(t, nil)
 	if apitest.Lambdas() {
 		ctx := store.WithActor(t.Context(), store.Actor{Type: store.ActorAPIKey, ID: a.ClientID})
 		svc := endpoints.New(e.Store, kinds.Events(), &outbound.Client{AllowLoopback: true}, nil)
@@ -676,7 +676,7 @@ func historyOf(t *testing.T, e *apitest.Env, a *apitest.Client, company string) 
 	if d["status"] != "succeeded" {
 		t.Fatalf("A's test delivery: %v", d)
 	}
-	caught(t, evs)
+	apitest.Caught(t, evs)
 	created := a.Do("GET", "/v1/events?type=company.created&resourceId="+company, nil).Want(t, 200).List(t)
 	if len(created) != 1 {
 		t.Fatalf("A's company has %d created events, want 1: %s", len(created), apitest.JSONOf(created))

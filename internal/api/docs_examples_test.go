@@ -148,7 +148,7 @@ func runDocPage(t *testing.T, e *apitest.Env, blocks []mdBlock) {
 				if err := json.Unmarshal(res.Body, &got); err != nil {
 					t.Fatalf("%s %s: %v", method, path, err)
 				}
-				if !contains(got, wantJSON) {
+				if !apitest.Contains(got, wantJSON) {
 					t.Fatalf("%s %s answered\n%s\nwhich does not contain the documented\n%s", method, path, res.Body, apitest.JSONOf(wantJSON))
 				}
 			}

@@ -39,7 +39,7 @@ func publishedDoc(t *testing.T) map[string]any {
 // docOperation is the operation method path of the published document.
 func docOperation(t *testing.T, d map[string]any, method, path string) map[string]any {
 	t.Helper()
-	op, _ := objectAt(t, d, "paths", path)[strings.ToLower(method)].(map[string]any)
+	op, _ := apitest.ObjectAt(t, d, "paths", path)[strings.ToLower(method)].(map[string]any)
 	if op == nil {
 		t.Fatalf("the document has no %s %s", method, path)
 	}
@@ -55,7 +55,7 @@ func docParams(t *testing.T, d map[string]any, method, path string) []map[string
 	for _, p := range params {
 		m := p.(map[string]any)
 		if ref, ok := m["$ref"].(string); ok {
-			m = objectAt(t, d, "components", "parameters", strings.TrimPrefix(ref, "#/components/parameters/"))
+			m = apitest.ObjectAt(t, d, "components", "parameters", strings.TrimPrefix(ref, "#/components/parameters/"))
 		}
 		out = append(out, m)
 	}
@@ -66,14 +66,14 @@ func docParams(t *testing.T, d map[string]any, method, path string) []map[string
 // operation method path.
 func declares(t *testing.T, d map[string]any, method, path string, status int) bool {
 	t.Helper()
-	_, ok := objectAt(t, docOperation(t, d, method, path), "responses")[fmt.Sprint(status)]
+	_, ok := apitest.ObjectAt(t, docOperation(t, d, method, path), "responses")[fmt.Sprint(status)]
 	return ok
 }
 
 // componentAt is the component schema name of the published document.
 func componentAt(t *testing.T, d map[string]any, name string) map[string]any {
 	t.Helper()
-	return objectAt(t, d, "components", "schemas", name)
+	return apitest.ObjectAt(t, d, "components", "schemas", name)
 }
 
 func TestTheEnrichmentListingAnswersEveryCandidateInOneAnswer(t *testing.T) {
@@ -149,8 +149,8 @@ func TestACompanysEnrichmentIsTypedAsTheCandidatesTheServiceWrites(t *testing.T)
 	res := c.Do("GET", "/v1/companies/"+id, nil).Want(t, http.StatusOK)
 	company := res.Object(t)
 	members := []string{"value", "source", "confidence", "pinned", "discoveredAt"}
-	sector, _ := objectAt(t, company, "enrichment")["sector"].([]any)
-	count, _ := objectAt(t, company, "enrichment")["employeeCount"].([]any)
+	sector, _ := apitest.ObjectAt(t, company, "enrichment")["sector"].([]any)
+	count, _ := apitest.ObjectAt(t, company, "enrichment")["employeeCount"].([]any)
 	if len(sector) != 2 || len(count) != 1 {
 		t.Fatalf("enrichment %s: want two sector candidates and one of employeeCount", apitest.JSONOf(company["enrichment"]))
 	}
@@ -187,13 +187,13 @@ func TestACompanysEnrichmentIsTypedAsTheCandidatesTheServiceWrites(t *testing.T)
 		"with a member more":     func(cand map[string]any) { cand["provider"] = "p" },
 	} {
 		changed := apitest.Clone(t, company)
-		change(objectAt(t, changed, "enrichment")["sector"].([]any)[1].(map[string]any))
+		change(apitest.ObjectAt(t, changed, "enrichment")["sector"].([]any)[1].(map[string]any))
 		body, _ := json.Marshal(map[string]any{"data": changed})
 		if apitest.Contract(req, nil, res.Status, res.Header, body) == nil {
 			t.Errorf("the document allows a company whose candidate is %s", what)
 		}
 	}
-	candidate := objectAt(t, publishedDoc(t), "components", "schemas", "Company", "properties", "enrichment", "additionalProperties", "items")
+	candidate := apitest.ObjectAt(t, publishedDoc(t), "components", "schemas", "Company", "properties", "enrichment", "additionalProperties", "items")
 	if got := texts(candidate["required"]); !slices.Equal(got, members) {
 		t.Errorf("the published candidate requires %v, want %v", got, members)
 	}
@@ -240,8 +240,8 @@ func TestARunsTitleMayBeMissingAndItsStatusIsOpenButAnEmptyTitleIsRefused(t *tes
 	t.Parallel()
 	e := apitest.New(t).ThroughPrism(t)
 	c := e.Org(t)
-	wf := workflowWith(t, c, "Titles")
-	run := runToEnd(t, c, wf, nil)
+	wf := apitest.WorkflowWith(t, c, "Titles")
+	run := apitest.RunToEnd(t, c, wf, nil)
 
 	// A run stored before runs had titles is answered without one, as the
 	// document allows.
@@ -266,7 +266,7 @@ func TestARunsTitleMayBeMissingAndItsStatusIsOpenButAnEmptyTitleIsRefused(t *tes
 		t.Errorf("the document refuses a run of status paused: %v", err)
 	}
 	d := publishedDoc(t)
-	status := objectAt(t, componentAt(t, d, "WorkflowRun"), "properties", "status")
+	status := apitest.ObjectAt(t, componentAt(t, d, "WorkflowRun"), "properties", "status")
 	if _, closed := status["enum"]; closed || !slices.Equal(texts(status["examples"]), []string{"queued", "running", "completed", "failed"}) {
 		t.Errorf("a run's status is declared %s: want the known values as examples, no enum", apitest.JSONOf(status))
 	}
@@ -298,7 +298,7 @@ func TestEveryBatchTellsItsOperationsApartByOp(t *testing.T) {
 			continue
 		}
 		n++
-		items := objectAt(t, docOperation(t, d, rt.Method, rt.Path), "requestBody", "content", "application/json", "schema", "properties", "operations", "items")
+		items := apitest.ObjectAt(t, docOperation(t, d, rt.Method, rt.Path), "requestBody", "content", "application/json", "schema", "properties", "operations", "items")
 		disc, _ := items["discriminator"].(map[string]any)
 		if disc == nil || disc["propertyName"] != "op" {
 			t.Errorf("%s: the operations' oneOf has no discriminator on op: %s", rt.Path, apitest.JSONOf(items))
@@ -314,7 +314,7 @@ func TestEveryBatchTellsItsOperationsApartByOp(t *testing.T) {
 				t.Errorf("%s: op %s maps to %v, not one of the variants", rt.Path, op, ref)
 			}
 			variant := componentAt(t, d, strings.TrimPrefix(ref.(string), "#/components/schemas/"))
-			opSchema := objectAt(t, variant, "properties", "op")
+			opSchema := apitest.ObjectAt(t, variant, "properties", "op")
 			if !slices.Contains(texts(variant["required"]), "op") || !slices.Equal(texts(opSchema["enum"]), []string{op}) {
 				t.Errorf("%s: variant %v does not require op as the one value %q: %s", rt.Path, ref, op, apitest.JSONOf(variant))
 			}
@@ -364,11 +364,11 @@ func TestEvery403And409TheServiceAnswersIsDeclared(t *testing.T) {
 		map[string]any{"property": "sector", "value": "Robotics", "source": "provider", "confidence": 50}}}).Want(t, 201).List(t)[0])
 	wfRecord := apitest.CreateWorkflow(t, c, map[string]any{"name": "Conflicts"})
 	wf := apitest.IDOf(t, wfRecord)
-	slug, secret := slugAndSecret(t, triggerOf(t, wfRecord))
-	run := apitest.IDOf(t, runToEnd(t, c, wf, nil))
+	slug, secret := apitest.SlugAndSecret(t, apitest.TriggerOf(t, wfRecord))
+	run := apitest.IDOf(t, apitest.RunToEnd(t, c, wf, nil))
 	list := apitest.IDOf(t, c.Do("POST", "/v1/lists", map[string]any{"name": "L", "resourceType": "company"}).Want(t, 201).Object(t))
 	c.Do("POST", "/v1/lists/"+list+"/entries", map[string]any{"recordId": company}).Want(t, 201)
-	recv := newReceiver(t, nil)
+	recv := apitest.NewReceiver(t, nil)
 	endpoint := apitest.IDOf(t, c.Do("POST", "/v1/webhook-endpoints", map[string]any{"url": recv.URL + "/a"}).Want(t, 201).Object(t))
 	delivery := apitest.IDOf(t, c.Do("POST", "/v1/webhook-endpoints/"+endpoint+"/test", nil).Want(t, 200).Object(t))
 	spare := e.Key(t, c.Org, "admin").ClientID

@@ -77,7 +77,7 @@ func TestEveryErrorAnswerCarriesTheCodeOfItsSituation(t *testing.T) {
 	wrong.Secret = "sk_not-the-secret"
 	company := apitest.IDOf(t, apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Acme", "externalId": "crm-7"}))
 	etag := c.Do("GET", "/v1/companies/"+company, nil).Want(t, 200).Header.Get("ETag")
-	run := apitest.IDOf(t, runToEnd(t, c, workflowWith(t, c, "Completes"), nil))
+	run := apitest.IDOf(t, apitest.RunToEnd(t, c, apitest.WorkflowWith(t, c, "Completes"), nil))
 	industry := apitest.IDOf(t, c.Do("POST", "/v1/industries", map[string]any{"name": "Tech"}).Want(t, 201).Object(t))
 	c.Do("POST", "/v1/sectors", map[string]any{"industryId": industry, "name": "Software",
 		"externalReference": map[string]any{"source": "crm", "id": "1"}}).Want(t, 201)
@@ -192,9 +192,9 @@ func walkInProcess(t *testing.T, walk *codeWalk) {
 	apitest.InProcessOnly(t, "it sets the rate limits and the table's answers")
 	t.Run("over the rate limit", func(t *testing.T) {
 		t.Parallel()
-		e, _ := limited(t)
+		e, _ := apitest.Limited(t)
 		c := e.Org(t)
-		setLimits(t, e, c.Org, ratelimit.Limits{KeyPerMinute: 1, WebhookPerMinute: 10})
+		apitest.SetLimits(t, e, c.Org, ratelimit.Limits{KeyPerMinute: 1, WebhookPerMinute: 10})
 		c.Do("GET", "/v1/companies", nil).Want(t, 200)
 		walk.check(t, c.Do("GET", "/v1/companies", nil), 429, apperr.CodeRateLimited, "", false)
 	})

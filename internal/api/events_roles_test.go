@@ -7,15 +7,17 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 )
 
 // Issue 45, item 3: a member key reads in the history nothing that the
 // admin-only routes (GET /v1/keys, GET /v1/webhook-endpoints) hide from it.
 func TestAMemberKeyReadsNoEventOfAdminOnlyRecords(t *testing.T) {
 	t.Parallel()
-	e, evs := eventsEnv(t)
+	e, evs := apitest.EventsEnv(t)
 	admin := e.Org(t)
-	recv := newReceiver(t, nil)
+	recv := apitest.NewReceiver(t, nil)
 	const token = "tok3nS3cretValue"
 	var member = e.Key(t, admin.Org, "member")
 	member.Do("GET", "/v1/keys", nil).Want(t, 403)
@@ -28,9 +30,9 @@ func TestAMemberKeyReadsNoEventOfAdminOnlyRecords(t *testing.T) {
 		c := admin.Do("POST", "/v1/companies", map[string]any{"canonicalName": fmt.Sprintf("Co %d", i)}).Want(t, 201).Object(t)
 		companies = append(companies, c["id"].(string))
 	}
-	caught(t, evs)
+	apitest.Caught(t, evs)
 
-	all := allEvents(t, admin, "")
+	all := apitest.AllEvents(t, admin, "")
 	var hiddenID string
 	for _, ev := range all {
 		if typ := ev["type"].(string); strings.HasPrefix(typ, "apiKey.") || strings.HasPrefix(typ, "webhookEndpoint.") {
@@ -38,13 +40,13 @@ func TestAMemberKeyReadsNoEventOfAdminOnlyRecords(t *testing.T) {
 		}
 	}
 	if hiddenID == "" {
-		t.Fatalf("the admin reads no event of keys or endpoints: %v", types(all))
+		t.Fatalf("the admin reads no event of keys or endpoints: %v", apitest.EventTypes(all))
 	}
 
-	shown := allEvents(t, member, "")
+	shown := apitest.AllEvents(t, member, "")
 	body, _ := json.Marshal(shown)
 	if strings.Contains(string(body), token) || strings.Contains(string(body), "apiKey.") || strings.Contains(string(body), "webhookEndpoint.") {
-		t.Fatalf("a member key reads events of admin-only records: %v", types(shown))
+		t.Fatalf("a member key reads events of admin-only records: %v", apitest.EventTypes(shown))
 	}
 	var shownCompanies []string
 	for _, ev := range shown {
@@ -97,10 +99,10 @@ func TestAMemberKeyReadsNoEventOfAdminOnlyRecords(t *testing.T) {
 // (a 400 naming the parameter) and their values taken once.
 func TestTheListValuedEventParametersAreCappedAndDeduplicated(t *testing.T) {
 	t.Parallel()
-	e, evs := eventsEnv(t)
+	e, evs := apitest.EventsEnv(t)
 	admin := e.Org(t)
 	admin.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Acme"}).Want(t, 201)
-	caught(t, evs)
+	apitest.Caught(t, evs)
 	for param, value := range map[string]string{
 		"resourceType": strings.Repeat("company,", 199) + "company",
 		"type":         strings.Repeat("company.created,", 199) + "company.created",
@@ -110,7 +112,7 @@ func TestTheListValuedEventParametersAreCappedAndDeduplicated(t *testing.T) {
 			t.Errorf("%s with 200 values: %q does not name it", param, msg)
 		}
 	}
-	if got := types(allEvents(t, admin, "resourceType=company,company,company&type=company.created,company.created")); !slices.Equal(got, []string{"company.created"}) {
+	if got := apitest.EventTypes(apitest.AllEvents(t, admin, "resourceType=company,company,company&type=company.created,company.created")); !slices.Equal(got, []string{"company.created"}) {
 		t.Errorf("repeated values read %v", got)
 	}
 	s := mcpSession(t, e, admin)

@@ -22,14 +22,6 @@ func nested(levels int) any {
 	return v
 }
 
-// wantNoCompanies fails unless the organization has no companies.
-func wantNoCompanies(t *testing.T, c *apitest.Client) {
-	t.Helper()
-	if list := c.Do("GET", "/v1/companies", nil).Want(t, 200).List(t); len(list) != 0 {
-		t.Errorf("a refused body stored %d companies: %.300s", len(list), apitest.JSONOf(list))
-	}
-}
-
 // wantNoRuns fails unless the organization has no runs.
 func wantNoRuns(t *testing.T, c *apitest.Client) {
 	t.Helper()
@@ -57,7 +49,7 @@ func TestACustomNestedDeeperThan64LevelsIs400AndNothingIsStored(t *testing.T) {
 			r = c.Do("PUT", path, `{"custom":`+deepJSON(levels)+`}`)
 			r.Want(t, 400)
 			apitest.WantExactBody(t, r, want)
-			if got := objectAt(t, c.Do("GET", path, nil).Want(t, 200).Object(t), "custom"); len(got) != 0 {
+			if got := apitest.ObjectAt(t, c.Do("GET", path, nil).Want(t, 200).Object(t), "custom"); len(got) != 0 {
 				t.Errorf("a refused update changed custom to %.200s", apitest.JSONOf(got))
 			}
 			c.Do("DELETE", path, nil).Want(t, 204)
@@ -72,21 +64,21 @@ func TestACustomNestedDeeperThan64LevelsIs400AndNothingIsStored(t *testing.T) {
 		}
 		c.Do("DELETE", "/v1/companies/"+apitest.IDOf(t, rec), nil).Want(t, 204)
 	})
-	t.Cleanup(func() { wantNoCompanies(t, admin) })
+	t.Cleanup(func() { apitest.WantNoCompanies(t, admin) })
 }
 
 func TestARunInputNestedDeeperThan64LevelsIs400AndNoRunIsCreated(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t)
 	c := e.Org(t)
-	wf := workflowWith(t, c, "Deep input")
+	wf := apitest.WorkflowWith(t, c, "Deep input")
 	for _, levels := range []int{65, 10_000} {
 		r := c.Do("POST", "/v1/workflows/"+wf+"/runs", `{"input":`+deepJSON(levels)+`}`)
 		r.Want(t, 400)
 		apitest.WantExactBody(t, r, `{"error":"Invalid request body: input is nested deeper than 64 levels"}`)
 	}
 	wantNoRuns(t, c)
-	run := runToEnd(t, c, wf, `{"input":`+deepJSON(64)+`}`)
+	run := apitest.RunToEnd(t, c, wf, `{"input":`+deepJSON(64)+`}`)
 	apitest.WantStatus(t, run, "completed")
 }
 
@@ -94,18 +86,18 @@ func TestAWebhookPayloadNestedDeeperThan64LevelsIs400OnceTheSignatureIsChecked(t
 	t.Parallel()
 	e := apitest.New(t)
 	c := e.Org(t)
-	h := newHook(t, c, nil)
+	h := apitest.NewHook(t, c, nil)
 	for _, levels := range []int{65, 10_000} {
 		body := deepJSON(levels)
 		// A sender without the secret learns nothing about the body.
-		wantInvalidSignature(t, deliver(t, e, h.slug, "", body, "X-Service-Webhook-Secret", "whsec_wrong"))
-		r := deliver(t, e, h.slug, "", body, "X-Service-Webhook-Secret", h.secret)
+		apitest.WantInvalidSignature(t, apitest.Deliver(t, e, h.Slug, "", body, "X-Service-Webhook-Secret", "whsec_wrong"))
+		r := apitest.Deliver(t, e, h.Slug, "", body, "X-Service-Webhook-Secret", h.Secret)
 		r.Want(t, 400)
 		apitest.WantExactBody(t, r, `{"error":"Invalid request body: payload is nested deeper than 64 levels"}`)
 	}
 	wantNoRuns(t, c)
-	run := wantAccepted(t, c, h, deliver(t, e, h.slug, "", deepJSON(64), "X-Service-Webhook-Secret", h.secret))
-	if got := objectAt(t, run, "input", "webhook")["payload"]; apitest.JSONOf(got) != apitest.JSONOf(nested(64)) {
+	run := apitest.WantAccepted(t, c, h, apitest.Deliver(t, e, h.Slug, "", deepJSON(64), "X-Service-Webhook-Secret", h.Secret))
+	if got := apitest.ObjectAt(t, run, "input", "webhook")["payload"]; apitest.JSONOf(got) != apitest.JSONOf(nested(64)) {
 		t.Errorf("a payload nested 64 levels came back as %.200s", apitest.JSONOf(got))
 	}
 }
@@ -114,7 +106,7 @@ func TestAFreeFormFieldOver128KiBAsStoredIs400NamingTheField(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t)
 	c := e.Org(t)
-	wf := workflowWith(t, c, "Big input")
+	wf := apitest.WorkflowWith(t, c, "Big input")
 	big := map[string]any{"blob": strings.Repeat("x", 130<<10)}
 	// 30,000 U+2028 are 90,000 bytes sent raw but 180,000 stored: JSON
 	// keeps them as \u2028.
@@ -125,7 +117,7 @@ func TestAFreeFormFieldOver128KiBAsStoredIs400NamingTheField(t *testing.T) {
 		apitest.WantError(t, c.Do("POST", "/v1/workflows/"+wf+"/runs", map[string]any{"input": v}), 400,
 			"Invalid request body: input must be at most 128 KiB (131072 bytes) as JSON; it is ")
 	}
-	wantNoCompanies(t, c)
+	apitest.WantNoCompanies(t, c)
 	wantNoRuns(t, c)
 
 	fits := map[string]any{"blob": strings.Repeat("x", 120<<10)}
@@ -133,19 +125,19 @@ func TestAFreeFormFieldOver128KiBAsStoredIs400NamingTheField(t *testing.T) {
 	if got := c.Do("GET", "/v1/companies/"+apitest.IDOf(t, rec), nil).Want(t, 200).Object(t); apitest.JSONOf(got["custom"]) != apitest.JSONOf(fits) {
 		t.Errorf("a 120 KiB custom did not round-trip")
 	}
-	apitest.WantStatus(t, runToEnd(t, c, wf, map[string]any{"input": fits}), "completed")
+	apitest.WantStatus(t, apitest.RunToEnd(t, c, wf, map[string]any{"input": fits}), "completed")
 }
 
 func TestAWebhookRequestLargerThanARunInputIs413AndStartsNothing(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t)
 	c := e.Org(t)
-	h := newHook(t, c, nil)
+	h := apitest.NewHook(t, c, nil)
 	for name, body := range map[string]string{
 		"a JSON payload": `{"blob":"` + strings.Repeat("x", 200<<10) + `"}`,
 		"a text payload": strings.Repeat("deal closed ", 20_000),
 	} {
-		r := deliver(t, e, h.slug, "", body, "X-Service-Webhook-Secret", h.secret)
+		r := apitest.Deliver(t, e, h.Slug, "", body, "X-Service-Webhook-Secret", h.Secret)
 		msg := apitest.WantError(t, r, 413, "the webhook request is too large to start a run", "128 KiB")
 		if strings.Contains(msg, "internal") {
 			t.Errorf("%s: %q", name, msg)
@@ -160,11 +152,11 @@ func TestAStepOutputLargerThan224KiBFailsTheRunNamingTheStep(t *testing.T) {
 	c := e.Org(t)
 	// Three copies of an 80 KiB input are 240 KiB: too much for one step,
 	// although input and output together would still fit a run record.
-	wf := workflowWith(t, c, "Triple", step("triple", "set", map[string]any{
+	wf := apitest.WorkflowWith(t, c, "Triple", apitest.Step("triple", "set", map[string]any{
 		"a.$": "$.input.blob", "b.$": "$.input.blob", "c.$": "$.input.blob"}))
-	run := runToEnd(t, c, wf, map[string]any{"input": map[string]any{"blob": strings.Repeat("x", 80<<10)}})
+	run := apitest.RunToEnd(t, c, wf, map[string]any{"input": map[string]any{"blob": strings.Repeat("x", 80<<10)}})
 	apitest.WantStatus(t, run, "failed")
-	runErr := objectAt(t, run, "error")
+	runErr := apitest.ObjectAt(t, run, "error")
 	if msg, _ := runErr["message"].(string); runErr["step"] != "triple" ||
 		!strings.Contains(msg, `step "triple": the output is `) || !strings.Contains(msg, "more than the 224 KiB (229376 bytes) a step may output") {
 		t.Errorf("run error %s, want the triple step's output over 224 KiB", apitest.JSONOf(runErr))
@@ -185,14 +177,14 @@ func TestAStepOutputNestedDeeperThan128LevelsFailsTheRunNamingTheStep(t *testing
 		}
 		return w
 	}
-	list := []map[string]any{step("s1", "set", wrap("$.input"))}
+	list := []map[string]any{apitest.Step("s1", "set", wrap("$.input"))}
 	for i := 2; i <= 8; i++ {
-		list = append(list, step(fmt.Sprint("s", i), "set", wrap(fmt.Sprint("$.steps.s", i-1))))
+		list = append(list, apitest.Step(fmt.Sprint("s", i), "set", wrap(fmt.Sprint("$.steps.s", i-1))))
 	}
-	wf := workflowWith(t, c, "Deeper and deeper", list...)
-	run := runToEnd(t, c, wf, map[string]any{"input": map[string]any{"deep": nested(62)}})
+	wf := apitest.WorkflowWith(t, c, "Deeper and deeper", list...)
+	run := apitest.RunToEnd(t, c, wf, map[string]any{"input": map[string]any{"deep": nested(62)}})
 	apitest.WantStatus(t, run, "failed")
-	runErr := objectAt(t, run, "error")
+	runErr := apitest.ObjectAt(t, run, "error")
 	if runErr["step"] != "s7" || runErr["message"] != `step "s7": the output is nested deeper than 128 levels, the most a step may output` {
 		t.Errorf("run error %s, want step s7's output nested deeper than 128 levels", apitest.JSONOf(runErr))
 	}
@@ -202,8 +194,8 @@ func TestControlCharactersInSingleLineTextAre400NamingTheField(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t)
 	admin := e.Org(t)
-	wf := workflowWith(t, admin, "Control")
-	run := runToEnd(t, admin, wf, nil)
+	wf := apitest.WorkflowWith(t, admin, "Control")
+	run := apitest.RunToEnd(t, admin, wf, nil)
 	const single = "must not contain control characters"
 	const multi = "must not contain control characters other than line breaks and tabs"
 	cases := []struct {
@@ -301,12 +293,12 @@ func TestWebhookHeadersNeverExposeCookiesOrServiceAPICredentials(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t)
 	c := e.Org(t)
-	h := newHook(t, c, nil)
-	r := deliver(t, e, h.slug, "", `{}`, "X-Service-Webhook-Secret", h.secret,
+	h := apitest.NewHook(t, c, nil)
+	r := apitest.Deliver(t, e, h.Slug, "", `{}`, "X-Service-Webhook-Secret", h.Secret,
 		"Cookie", "session=abc", "X-Service-Api-Key", "sk_leaked", "X-Service-Client-Id", "ck_leaked",
 		"Proxy-Authorization", "Basic Zm9vOmJhcg==", "X-Api-Key", "k_leaked", "X-Event", "kept")
-	run := wantAccepted(t, c, h, r)
-	hdrs := objectAt(t, run, "input", "webhook", "headers")
+	run := apitest.WantAccepted(t, c, h, r)
+	hdrs := apitest.ObjectAt(t, run, "input", "webhook", "headers")
 	for _, name := range []string{"cookie", "x-service-api-key", "x-service-client-id", "proxy-authorization", "x-api-key",
 		"x-service-webhook-secret", "authorization"} {
 		if v, ok := hdrs[name]; ok {
@@ -325,7 +317,7 @@ func TestBodyLevelErrorsAreFullSentences(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t)
 	c := e.Org(t)
-	wf := workflowWith(t, c, "Sentences")
+	wf := apitest.WorkflowWith(t, c, "Sentences")
 	cases := []struct{ path, body, want string }{
 		{"/v1/companies", ``, "Invalid request body: the body is empty; send a JSON object"},
 		{"/v1/workflows", " \n", "Invalid request body: the body is empty; send a JSON object"},

@@ -4,15 +4,17 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 )
 
 func TestTheMCPToolListEventsReadsOnlyItsOrganizationsHistory(t *testing.T) {
 	t.Parallel()
-	e, evs := eventsEnv(t)
+	e, evs := apitest.EventsEnv(t)
 	a, b := e.Org(t), e.Org(t)
 	mine := a.Do("POST", "/v1/deals", map[string]any{"name": "Mine"}).Want(t, 201).Object(t)
 	theirs := b.Do("POST", "/v1/deals", map[string]any{"name": "Theirs"}).Want(t, 201).Object(t)
-	caught(t, evs)
+	apitest.Caught(t, evs)
 	s := mcpSession(t, e, a)
 	out, _ := call(t, s, "list_events", map[string]any{"resourceType": "deal", "limit": 10}, false)
 	body := fmt.Sprint(out)

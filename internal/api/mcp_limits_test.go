@@ -138,9 +138,9 @@ func TestAnMCPBatchOfMoreThanTenMessagesIsRefusedBeforeAnyOfThemRuns(t *testing.
 
 func TestEveryMCPMessageCountsOnceAgainstTheKeysLimitAndAtTheLimitMCPIs429(t *testing.T) {
 	t.Parallel()
-	e, _ := limited(t)
+	e, _ := apitest.Limited(t)
 	c := e.Org(t)
-	setLimits(t, e, c.Org, ratelimit.Limits{KeyPerMinute: 10, WebhookPerMinute: 10})
+	apitest.SetLimits(t, e, c.Org, ratelimit.Limits{KeyPerMinute: 10, WebhookPerMinute: 10})
 	setup := e.Key(t, c.Org, "admin") // the records' writes are another key's
 	id := apitest.CreateCompany(t, setup, map[string]any{"canonicalName": "Counted Co"})["id"].(string)
 	wantLeft := func(r *apitest.Response, left int) {
@@ -202,9 +202,9 @@ func TestEveryMCPMessageCountsOnceAgainstTheKeysLimitAndAtTheLimitMCPIs429(t *te
 // rate headers. Its 429 is the tool's error, saying when to retry.
 func TestAToolCallTheRateLimitRefusesSaysWhenToRetry(t *testing.T) {
 	t.Parallel()
-	e, now := limited(t)
+	e, now := apitest.Limited(t)
 	c := e.Org(t)
-	setLimits(t, e, c.Org, ratelimit.Limits{KeyPerMinute: 2, WebhookPerMinute: 10})
+	apitest.SetLimits(t, e, c.Org, ratelimit.Limits{KeyPerMinute: 2, WebhookPerMinute: 10})
 	deps := service.Build(e.Store, service.Config{Table: e.Store.Table, CacheTTL: auth.MaxCacheTTL, SearchBaseURL: e.URL}, nil)
 	deps.NewMCP = mcpserver.Handler(docs.Pages)
 	deps.Limits.SetClock(func() time.Time { return *now })
@@ -244,7 +244,7 @@ func TestAToolCallWithANumberNoClientReadsIsTheAPIs400NamingTheField(t *testing.
 	t.Parallel()
 	e := apitest.New(t)
 	c := e.Org(t)
-	wf := workflowWith(t, c, "Numbers", step("s", "set", map[string]any{"v.$": "$.input.n"}))
+	wf := apitest.WorkflowWith(t, c, "Numbers", apitest.Step("s", "set", map[string]any{"v.$": "$.input.n"}))
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"start_workflow_run","arguments":` +
 		`{"id":"` + wf + `","body":{"dryRun":false,"input":{"n":1e400}}}}}`
 	var answer rpcAnswer
@@ -258,7 +258,7 @@ func TestAToolCallWithANumberNoClientReadsIsTheAPIs400NamingTheField(t *testing.
 	if res.StructuredContent["code"] != "invalid_body" || res.StructuredContent["param"] != "input.n" {
 		t.Errorf("the tool error's code and param: %v, want invalid_body and input.n", res.StructuredContent)
 	}
-	if rs := runsOf(t, c, wf); len(rs) != 0 {
+	if rs := apitest.RunsOf(t, c, wf); len(rs) != 0 {
 		t.Errorf("the refused call started runs: %s", apitest.JSONOf(rs))
 	}
 }

@@ -129,16 +129,16 @@ func TestAnAgentListsCreatesUpdatesAndDeletesCompaniesAsRESTDoes(t *testing.T) {
 // holds REST's: each event, by the key that called the tool.
 func TestACompanyWrittenThroughMCPToolsIsInTheChangeHistoryAsTheKeys(t *testing.T) {
 	t.Parallel()
-	e, evs := eventsEnv(t)
+	e, evs := apitest.EventsEnv(t)
 	c := e.Org(t)
 	s := mcpSession(t, e, c)
 	made, _ := call(t, s, "create_company", map[string]any{"body": map[string]any{"canonicalName": "Logged Co"}}, false)
 	id := made["data"].(map[string]any)["id"].(string)
 	call(t, s, "update_company", map[string]any{"id": id, "body": map[string]any{"sector": "Logs"}}, false)
 	call(t, s, "delete_company", map[string]any{"id": id}, false)
-	caught(t, evs)
+	apitest.Caught(t, evs)
 	var types []string
-	for _, ev := range allEvents(t, c, "resourceId="+id) {
+	for _, ev := range apitest.AllEvents(t, c, "resourceId="+id) {
 		types = append(types, ev["type"].(string))
 		if actor, _ := ev["actor"].(map[string]any); actor["type"] != "apiKey" || actor["id"] != c.ClientID {
 			t.Errorf("%s by %v, want the key %s", ev["type"], ev["actor"], c.ClientID)

@@ -80,7 +80,7 @@ func TestANumberNoClientReadsIs400NamingTheFieldAndTheCompaniesStayReadable(t *t
 	if n := len(page.JSON200.Data); n != 2 {
 		t.Errorf("the organization has %d companies, want 2 (Kept, Edges): refused bodies stored something", n)
 	}
-	if got := objectAt(t, c.Do("GET", path, nil).Want(t, 200).Object(t), "custom"); len(got) != 0 {
+	if got := apitest.ObjectAt(t, c.Do("GET", path, nil).Want(t, 200).Object(t), "custom"); len(got) != 0 {
 		t.Errorf("a refused update changed custom to %s", apitest.JSONOf(got))
 	}
 }
@@ -152,7 +152,7 @@ func TestANumberNoClientReadsInARunInputOrAWorkflowIs400AndNothingIsStored(t *te
 	t.Parallel()
 	e := apitest.New(t)
 	c := e.Org(t)
-	wf := workflowWith(t, c, "Numbers")
+	wf := apitest.WorkflowWith(t, c, "Numbers")
 	for _, u := range unreadable {
 		r := c.Do("POST", "/v1/workflows/"+wf+"/runs", `{"input":{"crm":{"id":`+u.number+`}}}`)
 		r.Want(t, 400)
@@ -168,7 +168,7 @@ func TestANumberNoClientReadsInARunInputOrAWorkflowIs400AndNothingIsStored(t *te
 		t.Errorf("refused definitions stored workflows: %s", apitest.JSONOf(list))
 	}
 	// The limits themselves run and come back as sent.
-	run := runToEnd(t, c, wf, `{"input":{"id":9007199254740991,"x":-1.7976931348623157e308}}`)
+	run := apitest.RunToEnd(t, c, wf, `{"input":{"id":9007199254740991,"x":-1.7976931348623157e308}}`)
 	apitest.WantStatus(t, run, "completed")
 }
 
@@ -176,22 +176,22 @@ func TestAWebhookPayloadWithANumberNoClientReadsIs400OnceTheSignatureIsChecked(t
 	t.Parallel()
 	e := apitest.New(t)
 	c := e.Org(t)
-	h := newHook(t, c, nil)
+	h := apitest.NewHook(t, c, nil)
 	for _, u := range unreadable {
 		for body, field := range map[string]string{
 			`{"order":{"id":` + u.number + `}}`: "payload.order.id",
 			u.number:                            "payload",
 		} {
 			// A sender without the secret learns nothing about the body.
-			wantInvalidSignature(t, deliver(t, e, h.slug, "", body, "X-Service-Webhook-Secret", "whsec_wrong"))
-			r := deliver(t, e, h.slug, "", body, "X-Service-Webhook-Secret", h.secret)
+			apitest.WantInvalidSignature(t, apitest.Deliver(t, e, h.Slug, "", body, "X-Service-Webhook-Secret", "whsec_wrong"))
+			r := apitest.Deliver(t, e, h.Slug, "", body, "X-Service-Webhook-Secret", h.Secret)
 			r.Want(t, 400)
 			apitest.WantExactBody(t, r, invalidBody(field, u.why))
 		}
 	}
 	wantNoRuns(t, c)
-	run := wantAccepted(t, c, h, deliver(t, e, h.slug, "", `{"id":9007199254740991,"ratio":0.1}`, "X-Service-Webhook-Secret", h.secret))
-	if got := apitest.JSONOf(objectAt(t, run, "input", "webhook")["payload"]); got != `{"id":9007199254740991,"ratio":0.1}` {
+	run := apitest.WantAccepted(t, c, h, apitest.Deliver(t, e, h.Slug, "", `{"id":9007199254740991,"ratio":0.1}`, "X-Service-Webhook-Secret", h.Secret))
+	if got := apitest.JSONOf(apitest.ObjectAt(t, run, "input", "webhook")["payload"]); got != `{"id":9007199254740991,"ratio":0.1}` {
 		t.Errorf("payload came back as %s", got)
 	}
 }

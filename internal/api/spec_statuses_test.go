@@ -19,10 +19,10 @@ func TestEachSpecEndpointAnswersTheStatusesItsTableLists(t *testing.T) {
 	e := apitest.New(t)
 	c, other, anon := e.Org(t), e.Org(t), e.Anonymous(t)
 
-	okWF := workflowWith(t, c, "Completes")
-	failWF := workflowWith(t, c, "Fails", step("stop", "fail", map[string]any{"message": "no"}))
-	run := apitest.IDOf(t, runToEnd(t, c, okWF, nil))
-	failed := apitest.IDOf(t, runToEnd(t, c, failWF, nil))
+	okWF := apitest.WorkflowWith(t, c, "Completes")
+	failWF := apitest.WorkflowWith(t, c, "Fails", apitest.Step("stop", "fail", map[string]any{"message": "no"}))
+	run := apitest.IDOf(t, apitest.RunToEnd(t, c, okWF, nil))
+	failed := apitest.IDOf(t, apitest.RunToEnd(t, c, failWF, nil))
 	company := apitest.IDOf(t, apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Acme"}))
 	industry := apitest.IDOf(t, c.Do("POST", "/v1/industries", map[string]any{"name": "Tech"}).Want(t, 201).Object(t))
 	sector := map[string]any{"industryId": industry, "name": "Software", "externalReference": map[string]any{"source": "crm", "id": "1"}}

@@ -1,13 +1,9 @@
 package api_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"io"
 	"net"
 	"net/http"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -16,13 +12,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/dev/dynamolocal"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
-	"github.com/sourcebase/sourcebase/internal/store"
 )
-
-// Short storage deadlines keep these tests quick; the mechanism is the one
-// the service runs with (store.ClientOptions). Scaled, so that a healthy
-// call on a busy machine still answers within them.
-var faultTimeouts = store.Timeouts{Call: testenv.Scaled(3 * time.Second), Attempt: testenv.Scaled(time.Second)}
 
 // fault is a transport that, while armed, replaces DynamoDB's answers.
 type fault struct {
@@ -38,56 +28,12 @@ func (f *fault) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-// frozen never answers: it holds each request until its context ends.
-func frozen(r *http.Request) (*http.Response, error) {
-	<-r.Context().Done()
-	return nil, r.Context().Err()
-}
-
 // faultEnv is a service whose table calls go through a fault transport.
 func faultEnv(t *testing.T, noCache bool) (*apitest.Env, *fault) {
 	t.Helper()
 	f := &fault{}
-	st := testenv.StoreOn(t, testenv.ClientAt(t, testenv.Endpoint(t), f, faultTimeouts))
+	st := testenv.StoreOn(t, testenv.ClientAt(t, testenv.Endpoint(t), f, apitest.FaultTimeouts()))
 	return apitest.NewWith(t, apitest.Options{Store: st, NoCache: noCache}), f
-}
-
-// bounded sends a request as c with a client that gives up after 25 s, so
-// a hanging server fails the test instead of stalling it.
-func bounded(t *testing.T, c *apitest.Client, method, path string, body any) *apitest.Response {
-	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, c.Base+path, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if c.ClientID != "" {
-		req.Header.Set("X-Service-Client-Id", c.ClientID)
-		req.Header.Set("X-Service-Api-Key", c.Secret)
-	}
-	res, err := (&http.Client{Timeout: testenv.Scaled(25 * time.Second)}).Do(req)
-	if err != nil {
-		t.Fatalf("%s %s got no answer: %v", method, path, err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return &apitest.Response{Status: res.StatusCode, Header: res.Header, Body: b}
-}
-
-// wantUnavailable fails unless r is a 503 JSON error with Retry-After.
-func wantUnavailable(t *testing.T, r *apitest.Response) {
-	t.Helper()
-	apitest.WantError(t, r, 503, "temporarily unavailable", "try again")
-	if ra := r.Header.Get("Retry-After"); ra == "" || strings.Trim(ra, "0123456789") != "" {
-		t.Errorf("Retry-After %q, want a number of seconds", ra)
-	}
 }
 
 func TestAFrozenTableAnswers503WithRetryAfterInsteadOfHanging(t *testing.T) {
@@ -96,16 +42,16 @@ func TestAFrozenTableAnswers503WithRetryAfterInsteadOfHanging(t *testing.T) {
 	e, f := faultEnv(t, false)
 	c := e.Org(t)
 	c.Do("GET", "/v1/companies", nil).Want(t, 200) // the key is now cached
-	f.answer = frozen
+	f.answer = apitest.Frozen
 	f.armed.Store(true)
 
-	wantUnavailable(t, bounded(t, c, "GET", "/v1/companies", nil))
-	wantUnavailable(t, bounded(t, c, "POST", "/v1/companies", map[string]any{"canonicalName": "Acme", "companyType": "operating"}))
-	wantUnavailable(t, bounded(t, c, "GET", "/healthz", nil))
+	apitest.WantUnavailable(t, apitest.Bounded(t, c, "GET", "/v1/companies", nil))
+	apitest.WantUnavailable(t, apitest.Bounded(t, c, "POST", "/v1/companies", map[string]any{"canonicalName": "Acme", "companyType": "operating"}))
+	apitest.WantUnavailable(t, apitest.Bounded(t, c, "GET", "/healthz", nil))
 
 	f.armed.Store(false)
-	bounded(t, c, "GET", "/healthz", nil).Want(t, 200)
-	bounded(t, c, "GET", "/v1/companies", nil).Want(t, 200)
+	apitest.Bounded(t, c, "GET", "/healthz", nil).Want(t, 200)
+	apitest.Bounded(t, c, "GET", "/v1/companies", nil).Want(t, 200)
 }
 
 func TestCredentialsThatCannotBeVerifiedBecauseTheTableIsDownAnswer503(t *testing.T) {
@@ -113,13 +59,13 @@ func TestCredentialsThatCannotBeVerifiedBecauseTheTableIsDownAnswer503(t *testin
 	t.Parallel()
 	e, f := faultEnv(t, true) // no key cache: every request looks its key up
 	c := e.Org(t)
-	f.answer = frozen
+	f.answer = apitest.Frozen
 	f.armed.Store(true)
-	wantUnavailable(t, bounded(t, c, "GET", "/v1/companies", nil))
+	apitest.WantUnavailable(t, apitest.Bounded(t, c, "GET", "/v1/companies", nil))
 	// A wrong secret cannot be told from a right one either: still 503, never 200.
 	wrong := e.Anonymous(t)
 	wrong.ClientID, wrong.Secret = c.ClientID, "not-the-secret"
-	wantUnavailable(t, bounded(t, wrong, "GET", "/v1/companies", nil))
+	apitest.WantUnavailable(t, apitest.Bounded(t, wrong, "GET", "/v1/companies", nil))
 }
 
 func TestThrottlingAndServerErrorsThatOutlastTheRetriesAnswer503(t *testing.T) {
@@ -151,7 +97,7 @@ func TestThrottlingAndServerErrorsThatOutlastTheRetriesAnswer503(t *testing.T) {
 				return tc.answer(r)
 			}
 			f.armed.Store(true)
-			wantUnavailable(t, bounded(t, c, "GET", "/v1/companies", nil))
+			apitest.WantUnavailable(t, apitest.Bounded(t, c, "GET", "/v1/companies", nil))
 			// One layer retries: the SDK's, with 3 attempts in all.
 			if n := calls.Load(); n != 3 {
 				t.Errorf("%d attempts of the list's Query reached the table, want 3 (one retry layer)", n)
@@ -168,7 +114,7 @@ func TestAPausedDynamoDBLocalAnswers503AndTheServiceRecoversWhenItResumes(t *tes
 		t.Fatal(err)
 	}
 	t.Cleanup(ddb.Stop)
-	st := testenv.StoreOn(t, testenv.ClientAt(t, ddb.Endpoint, nil, faultTimeouts))
+	st := testenv.StoreOn(t, testenv.ClientAt(t, ddb.Endpoint, nil, apitest.FaultTimeouts()))
 	e := apitest.NewWith(t, apitest.Options{Store: st})
 	c := e.Org(t)
 	apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Acme", "companyType": "operating"})
@@ -177,8 +123,8 @@ func TestAPausedDynamoDBLocalAnswers503AndTheServiceRecoversWhenItResumes(t *tes
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ddb.Signal(syscall.SIGCONT) })
-	wantUnavailable(t, bounded(t, c, "GET", "/v1/companies", nil))
-	wantUnavailable(t, bounded(t, c, "GET", "/healthz", nil))
+	apitest.WantUnavailable(t, apitest.Bounded(t, c, "GET", "/v1/companies", nil))
+	apitest.WantUnavailable(t, apitest.Bounded(t, c, "GET", "/healthz", nil))
 
 	if err := ddb.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
@@ -186,7 +132,7 @@ func TestAPausedDynamoDBLocalAnswers503AndTheServiceRecoversWhenItResumes(t *tes
 	// Once the process runs again the table answers again.
 	deadline := time.Now().Add(testenv.Scaled(30 * time.Second))
 	for {
-		r := bounded(t, c, "GET", "/v1/companies", nil)
+		r := apitest.Bounded(t, c, "GET", "/v1/companies", nil)
 		if r.Status == 200 {
 			if n := len(r.List(t)); n != 1 {
 				t.Errorf("%d companies after the table resumed, want 1", n)

@@ -42,10 +42,10 @@ func TestOneUnreadableRunNeverFailsTheRunListsItsReadOrTheStartUpRecovery(t *tes
 	t.Parallel()
 	e := apitest.New(t)
 	c := e.Org(t)
-	wf := workflowWith(t, c, "W")
+	wf := apitest.WorkflowWith(t, c, "W")
 	var good, broken []string
 	for range 2 {
-		good = append(good, apitest.IDOf(t, runToEnd(t, c, wf, map[string]any{})))
+		good = append(good, apitest.IDOf(t, apitest.RunToEnd(t, c, wf, map[string]any{})))
 	}
 	for _, doc := range undecodableDocs {
 		broken = append(broken, putUnreadableRun(t, e, c.Org, wf, doc))
@@ -55,7 +55,7 @@ func TestOneUnreadableRunNeverFailsTheRunListsItsReadOrTheStartUpRecovery(t *tes
 
 	wantUnreadable := func(run map[string]any) {
 		t.Helper()
-		msg, _ := objectAt(t, run, "error")["message"].(string)
+		msg, _ := apitest.ObjectAt(t, run, "error")["message"].(string)
 		if run["status"] != "failed" || !strings.HasPrefix(msg, "the stored run could not be read: ") || run["workflowId"] != wf {
 			t.Errorf("an unreadable run reads as %s; want failed, of its workflow, saying the stored run could not be read", apitest.JSONOf(run))
 		}
@@ -122,7 +122,7 @@ func TestAnUndecodableCompanyIsLeftOutOfListsInEveryOrder(t *testing.T) {
 		{"direction=asc", good},
 		{"sort=canonicalName&direction=asc", []string{good[1], good[0]}},
 	} {
-		if got := listIDs(t, c, tc.query); !slices.Equal(got, tc.want) {
+		if got := apitest.ListIDs(t, c, tc.query); !slices.Equal(got, tc.want) {
 			t.Errorf("GET /v1/companies?%s = %v, want the readable companies %v", tc.query, got, tc.want)
 		}
 	}

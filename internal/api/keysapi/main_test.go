@@ -5,15 +5,17 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/api/keysapi"
 	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
+	"github.com/sourcebase/sourcebase/internal/api/workflowsapi"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 )
 
 // TestMain serves this feature's operations alone (apitest.Features), with
-// those whose records its tests make, so that this test binary links no
-// other feature's handlers.
+// those whose records its tests make (the records, and the workflows whose
+// runs and triggers the Idempotency-Key and rate limit tests call), so
+// that this test binary links no other feature's handlers.
 func TestMain(m *testing.M) {
-	apitest.Serve(apitest.Features(keysapi.Feature, recordsapi.Feature))
+	apitest.Serve(apitest.Features(keysapi.Feature, recordsapi.Feature, workflowsapi.Feature))
 	apitest.LambdaSubset(apitest.LambdaList)
 	testenv.Main(m)
 }

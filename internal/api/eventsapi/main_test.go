@@ -1,0 +1,25 @@
+package eventsapi_test
+
+import (
+	"testing"
+
+	"github.com/sourcebase/sourcebase/internal/api/eventsapi"
+	"github.com/sourcebase/sourcebase/internal/api/jobsapi"
+	"github.com/sourcebase/sourcebase/internal/api/keysapi"
+	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
+	"github.com/sourcebase/sourcebase/internal/api/workflowsapi"
+	"github.com/sourcebase/sourcebase/internal/dev/apitest"
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
+)
+
+// TestMain serves this feature's operations alone (apitest.Features), with
+// those whose records its tests make, so that this test binary links no
+// other feature's handlers; imports move the records' kinds
+// (recordsapi.JobTargets).
+func TestMain(m *testing.M) {
+	s := apitest.Features(eventsapi.Feature, jobsapi.Feature, keysapi.Feature, recordsapi.Feature, workflowsapi.Feature)
+	s.JobTargets = recordsapi.JobTargets
+	apitest.Serve(s)
+	apitest.LambdaSubset(apitest.LambdaList)
+	testenv.Main(m)
+}

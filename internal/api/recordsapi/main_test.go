@@ -1,0 +1,28 @@
+package recordsapi_test
+
+import (
+	"testing"
+
+	"github.com/sourcebase/sourcebase/internal/api/eventsapi"
+	"github.com/sourcebase/sourcebase/internal/api/jobsapi"
+	"github.com/sourcebase/sourcebase/internal/api/keysapi"
+	"github.com/sourcebase/sourcebase/internal/api/listsapi"
+	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
+	"github.com/sourcebase/sourcebase/internal/api/workflowsapi"
+	"github.com/sourcebase/sourcebase/internal/dev/apitest"
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
+)
+
+// TestMain serves this feature's operations alone (apitest.Features), with
+// those its tests call beside the records: the workflows whose runs and
+// workflows they list and stamp, the lists that hold records, the keys they
+// read, and the events, imports and exports whose requests the request-shape
+// tests send; the bulk jobs move the records' kinds (recordsapi.JobTargets).
+// This test binary links neither the MCP server nor the whole service.
+func TestMain(m *testing.M) {
+	s := apitest.Features(recordsapi.Feature, workflowsapi.Feature, listsapi.Feature, keysapi.Feature, eventsapi.Feature, jobsapi.Feature)
+	s.JobTargets = recordsapi.JobTargets
+	apitest.Serve(s)
+	apitest.LambdaSubset(apitest.LambdaList)
+	testenv.Main(m)
+}
