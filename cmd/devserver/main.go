@@ -29,8 +29,8 @@ import (
 	"github.com/sourcebase/sourcebase/internal/docspage"
 	"github.com/sourcebase/sourcebase/internal/mcpserver"
 	"github.com/sourcebase/sourcebase/internal/search/embedded"
+	"github.com/sourcebase/sourcebase/internal/serve/eventfns"
 	"github.com/sourcebase/sourcebase/internal/service"
-	"github.com/sourcebase/sourcebase/internal/service/eventfns"
 )
 
 func main() {

@@ -35,7 +35,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/sourcebase/sourcebase/internal/service/eventfns"
+	"github.com/sourcebase/sourcebase/internal/serve/eventfns"
 
 	"github.com/sourcebase/sourcebase/internal/dev/lambdafront"
 	"github.com/sourcebase/sourcebase/internal/dev/localdev"

@@ -6,7 +6,7 @@ package main
 import (
 	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/serve"
-	"github.com/sourcebase/sourcebase/internal/service/jobfns"
+	"github.com/sourcebase/sourcebase/internal/serve/jobfns"
 )
 
 func main() { serve.Lambda(lambdas.Data, jobfns.Option) }

@@ -3,6 +3,6 @@
 // retries.
 package main
 
-import "github.com/sourcebase/sourcebase/internal/service/eventfns"
+import "github.com/sourcebase/sourcebase/internal/serve/eventfns"
 
 func main() { eventfns.ServeDeliver() }

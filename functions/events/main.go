@@ -4,6 +4,6 @@
 // queued.
 package main
 
-import "github.com/sourcebase/sourcebase/internal/service/eventfns"
+import "github.com/sourcebase/sourcebase/internal/serve/eventfns"
 
 func main() { eventfns.ServeEvents() }

@@ -5,7 +5,7 @@ package main
 import (
 	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/serve"
-	"github.com/sourcebase/sourcebase/internal/service/eventfns"
+	"github.com/sourcebase/sourcebase/internal/serve/eventfns"
 )
 
 func main() { serve.Deps(lambdas.Hooks, eventfns.HooksDeps()) }

@@ -5,8 +5,8 @@
 package main
 
 import (
+	"github.com/sourcebase/sourcebase/internal/serve/jobfns"
 	"github.com/sourcebase/sourcebase/internal/service"
-	"github.com/sourcebase/sourcebase/internal/service/jobfns"
 )
 
 func main() { service.ServeRunner(jobfns.Option) }

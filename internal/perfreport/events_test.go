@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sourcebase/sourcebase/internal/service/eventfns"
+	"github.com/sourcebase/sourcebase/internal/serve/eventfns"
 	"github.com/sourcebase/sourcebase/internal/store"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"

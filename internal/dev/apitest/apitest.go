@@ -23,8 +23,8 @@ import (
 	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/search/embedded"
+	"github.com/sourcebase/sourcebase/internal/serve/eventfns"
 	"github.com/sourcebase/sourcebase/internal/service"
-	"github.com/sourcebase/sourcebase/internal/service/eventfns"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 

@@ -23,7 +23,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/jobs"
-	"github.com/sourcebase/sourcebase/internal/service/eventfns"
+	"github.com/sourcebase/sourcebase/internal/serve/eventfns"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
