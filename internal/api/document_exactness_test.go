@@ -364,7 +364,7 @@ func TestEvery403And409TheServiceAnswersIsDeclared(t *testing.T) {
 		map[string]any{"property": "sector", "value": "Robotics", "source": "provider", "confidence": 50}}}).Want(t, 201).List(t)[0])
 	wfRecord := apitest.CreateWorkflow(t, c, map[string]any{"name": "Conflicts"})
 	wf := apitest.IDOf(t, wfRecord)
-	slug, secret := apitest.SlugAndSecret(t, apitest.TriggerOf(t, wfRecord))
+	slug, secret := apitest.SlugAndSecret(t, apitest.WebhookOf(t, wfRecord))
 	run := apitest.IDOf(t, apitest.RunToEnd(t, c, wf, nil))
 	list := apitest.IDOf(t, c.Do("POST", "/v1/lists", map[string]any{"name": "L", "resourceType": "company"}).Want(t, 201).Object(t))
 	c.Do("POST", "/v1/lists/"+list+"/entries", map[string]any{"recordId": company}).Want(t, 201)

@@ -102,7 +102,7 @@ func TestNoCodeOutsideTheStoreSpellsAKeyShape(t *testing.T) {
 
 // "Trigger" names one thing only: a workflow's webhook trigger as clients
 // see it (workflows.WebhookTrigger) and where its slug leads
-// (workflows.TriggerRoute); what verifies a delivery is webhook.Verifier and
+// (workflows.TriggerRoute); what verifies a delivery is inbound.Verifier and
 // what started a run is runs.StartedBy*.
 func TestTheWordTriggerNamesOnlyAWorkflowsWebhookTrigger(t *testing.T) {
 	allowed := []string{"WebhookTrigger", "TriggerRoute", "TriggerRouteKey", "TypeTriggerRoute"}

@@ -386,7 +386,7 @@ func TestAGeneratedTitleNamesTheWorkflowAndHowTheRunStarted(t *testing.T) {
 			case "api":
 				run = apitest.StartRun(t, c, apitest.IDOf(t, wf), map[string]any{"dryRun": tc.dryRun})
 			case "webhook":
-				slug, secret := apitest.SlugAndSecret(t, apitest.TriggerOf(t, wf))
+				slug, secret := apitest.SlugAndSecret(t, apitest.WebhookOf(t, wf))
 				run = e.Anonymous(t).Do("POST", "/webhooks/workflows/"+slug, `{}`, "X-Service-Webhook-Secret", secret).Want(t, 202).Object(t)
 			case "retry":
 				src := apitest.RunToEnd(t, c, apitest.IDOf(t, wf), map[string]any{"dryRun": tc.dryRun})

@@ -38,7 +38,7 @@ func TestCreateWorkflowReturnsTheRecordWithItsTriggerAndSecretAndGetShowsItWitho
 	}
 	created := apitest.CreateWorkflow(t, c, map[string]any{"name": "  Import deals  ", "description": "From the CRM.", "steps": stepsIn})
 
-	trig := apitest.TriggerOf(t, created)
+	trig := apitest.WebhookOf(t, created)
 	apitest.WantKeys(t, "created workflow", created, workflowFields)
 	apitest.WantKeys(t, "created trigger", trig, append(slices.Clone(triggerFields), "secret"))
 	id := apitest.IDOf(t, created)
@@ -69,9 +69,9 @@ func TestCreateWorkflowReturnsTheRecordWithItsTriggerAndSecretAndGetShowsItWitho
 	wantNoSecret(t, "GET", r, secret)
 	got := r.Object(t)
 	apitest.WantKeys(t, "workflow", got, workflowFields)
-	apitest.WantKeys(t, "trigger", apitest.TriggerOf(t, got), triggerFields)
+	apitest.WantKeys(t, "trigger", apitest.WebhookOf(t, got), triggerFields)
 	want := apitest.Clone(t, created)
-	delete(apitest.TriggerOf(t, want), "secret")
+	delete(apitest.WebhookOf(t, want), "secret")
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("GET returned\n%s\nwant the created record without the secret\n%s", apitest.JSONOf(got), apitest.JSONOf(want))
 	}
@@ -235,7 +235,7 @@ func TestUpdateWorkflowIsPartial(t *testing.T) {
 			t.Parallel()
 			c := e.As(t, admin)
 			created := apitest.CreateWorkflow(t, c, map[string]any{"name": "Original", "description": "Old.", "steps": stepsA})
-			_, secret := apitest.SlugAndSecret(t, apitest.TriggerOf(t, created))
+			_, secret := apitest.SlugAndSecret(t, apitest.WebhookOf(t, created))
 			path := "/v1/workflows/" + apitest.IDOf(t, created)
 			before := c.Do("GET", path, nil).Want(t, 200).Object(t)
 			time.Sleep(5 * time.Millisecond) // so that a change shows in updatedAt (millisecond precision)
@@ -246,7 +246,7 @@ func TestUpdateWorkflowIsPartial(t *testing.T) {
 			want := apitest.Clone(t, before)
 			for f, v := range tc.changes {
 				if sub, ok := strings.CutPrefix(f, "trigger."); ok {
-					apitest.TriggerOf(t, want)[sub] = v
+					apitest.WebhookOf(t, want)[sub] = v
 				} else {
 					want[f] = v
 				}
@@ -273,12 +273,12 @@ func TestANullHeaderNameReturnsTheTriggerToTheDefaultHeader(t *testing.T) {
 	e := apitest.New(t)
 	c := e.Org(t)
 	wf := apitest.CreateWorkflow(t, c, map[string]any{"name": "Hdr", "trigger": map[string]any{"scheme": "hmac-sha256", "headerName": "X-Hub-Signature-256"}})
-	trig := apitest.TriggerOf(t, wf)
+	trig := apitest.WebhookOf(t, wf)
 	if trig["scheme"] != "hmac-sha256" || trig["headerName"] != "X-Hub-Signature-256" {
 		t.Fatalf("created trigger %s, want hmac-sha256 with X-Hub-Signature-256", apitest.JSONOf(trig))
 	}
 	path := "/v1/workflows/" + apitest.IDOf(t, wf)
-	got := apitest.TriggerOf(t, c.Do("PUT", path, map[string]any{"trigger": map[string]any{"headerName": nil}}).Want(t, 200).Object(t))
+	got := apitest.WebhookOf(t, c.Do("PUT", path, map[string]any{"trigger": map[string]any{"headerName": nil}}).Want(t, 200).Object(t))
 	if got["headerName"] != nil || got["scheme"] != "hmac-sha256" || got["slug"] != trig["slug"] {
 		t.Errorf("trigger after headerName null: %s, want the same slug and scheme with headerName null", apitest.JSONOf(got))
 	}
@@ -291,7 +291,7 @@ func TestTheSecretIsShownOnlyInTheCreateAndRotateResponses(t *testing.T) {
 	wf := apitest.CreateWorkflow(t, c, map[string]any{"name": "Secretive"})
 	id := apitest.IDOf(t, wf)
 	path := "/v1/workflows/" + id
-	slug, secret := apitest.SlugAndSecret(t, apitest.TriggerOf(t, wf))
+	slug, secret := apitest.SlugAndSecret(t, apitest.WebhookOf(t, wf))
 	if !strings.HasPrefix(secret, "whsec_") || len(secret) < 32 {
 		t.Errorf("secret %q, want a long whsec_ secret", secret)
 	}
@@ -366,7 +366,7 @@ func TestAnotherOrganizationsWorkflowIsNotFoundAndUntouched(t *testing.T) {
 	owner := e.Org(t)
 	other := e.Org(t)
 	theirs := apitest.CreateWorkflow(t, owner, map[string]any{"name": "Theirs", "description": "private"})
-	slug, secret := apitest.SlugAndSecret(t, apitest.TriggerOf(t, theirs))
+	slug, secret := apitest.SlugAndSecret(t, apitest.WebhookOf(t, theirs))
 	mine := apitest.CreateWorkflow(t, other, map[string]any{"name": "Mine"})
 	path := "/v1/workflows/" + apitest.IDOf(t, theirs)
 	before := owner.Do("GET", path, nil).Want(t, 200).Object(t)
@@ -433,7 +433,7 @@ func TestListWorkflowsIsNewestFirstAndPages(t *testing.T) {
 		}
 		for _, wf := range list {
 			apitest.WantKeys(t, "listed workflow", wf, workflowFields)
-			apitest.WantKeys(t, "listed trigger", apitest.TriggerOf(t, wf), triggerFields)
+			apitest.WantKeys(t, "listed trigger", apitest.WebhookOf(t, wf), triggerFields)
 		}
 	}
 	apitest.WantError(t, c.Do("GET", "/v1/workflows?page=0", nil), 400, "page")

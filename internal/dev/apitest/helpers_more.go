@@ -352,8 +352,8 @@ func WantKeys(t testing.TB, what string, rec map[string]any, want []string) {
 	}
 }
 
-// TriggerOf returns the trigger object of a workflow record.
-func TriggerOf(t testing.TB, wf map[string]any) map[string]any {
+// WebhookOf returns the webhook trigger object of a workflow record.
+func WebhookOf(t testing.TB, wf map[string]any) map[string]any {
 	t.Helper()
 	trig, ok := wf["trigger"].(map[string]any)
 	if !ok {
@@ -388,7 +388,7 @@ func NewHook(t testing.TB, c *Client, trigger map[string]any, steps ...map[strin
 		list[i] = s
 	}
 	wf := CreateWorkflow(t, c, map[string]any{"name": "Hook " + t.Name(), "steps": list})
-	slug, secret := SlugAndSecret(t, TriggerOf(t, wf))
+	slug, secret := SlugAndSecret(t, WebhookOf(t, wf))
 	h := Hook{WorkflowID: IDOf(t, wf), Slug: slug, Secret: secret}
 	if trigger != nil {
 		c.Do("PUT", "/v1/workflows/"+h.WorkflowID, map[string]any{"trigger": trigger}).Want(t, 200)
