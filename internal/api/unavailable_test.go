@@ -2,8 +2,10 @@ package api_test
 
 import (
 	"context"
+	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -143,5 +145,41 @@ func TestAPausedDynamoDBLocalAnswers503AndTheServiceRecoversWhenItResumes(t *tes
 			t.Fatalf("the table answers %d %s 20s after it resumed", r.Status, r.Body)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestAWriteWhoseTransactionIsCancelledForThrottlingAnswers503 holds a
+// transaction DynamoDB cancels because it throttled one of its items (a
+// table, an index or a partition over its throughput: HTTP 400
+// TransactionCanceledException with a ThrottlingError reason) to what any
+// throttle answers: retried by the SDK, then 503 with Retry-After, never a
+// 500 — and nothing written, so the same request succeeds afterwards.
+func TestAWriteWhoseTransactionIsCancelledForThrottlingAnswers503(t *testing.T) {
+	t.Parallel()
+	e, f := faultEnv(t, false)
+	c := e.Org(t)
+	c.Do("GET", "/v1/companies", nil).Want(t, 200)
+	var calls atomic.Int32
+	f.answer = func(r *http.Request) (*http.Response, error) {
+		if r.Header.Get("X-Amz-Target") != "DynamoDB_20120810.TransactWriteItems" {
+			return http.DefaultTransport.RoundTrip(r)
+		}
+		calls.Add(1)
+		body := `{"__type":"com.amazonaws.dynamodb.v20120810#TransactionCanceledException",` +
+			`"Message":"Transaction cancelled, please refer cancellation reasons for specific reasons [ThrottlingError, None]",` +
+			`"CancellationReasons":[{"Code":"ThrottlingError","Message":"Throughput exceeds the current capacity for one or more global secondary indexes."},{"Code":"None"}]}`
+		return &http.Response{StatusCode: 400, Status: "400 Bad Request", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+			Header: http.Header{"Content-Type": {"application/x-amz-json-1.0"}}, Body: io.NopCloser(strings.NewReader(body)), Request: r}, nil
+	}
+	company := map[string]any{"canonicalName": "Acme", "companyType": "operating", "externalId": "ext-throttled"}
+	f.armed.Store(true)
+	apitest.WantUnavailable(t, apitest.Bounded(t, c, "POST", "/v1/companies", company))
+	if n := calls.Load(); n != 3 {
+		t.Errorf("%d attempts of the create's transaction, want 3 (the SDK's retries)", n)
+	}
+	f.armed.Store(false)
+	created := c.Do("POST", "/v1/companies", company).Want(t, http.StatusCreated).Object(t)
+	if list := apitest.Companies(t, c); len(list) != 1 || list[0]["id"] != created["id"] {
+		t.Errorf("companies after a throttled create and a good one: %s", apitest.JSONOf(list))
 	}
 }

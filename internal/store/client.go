@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -76,6 +77,10 @@ func ClientOptions(t Timeouts) func(*dynamodb.Options) {
 		o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) {
 			so.MaxAttempts = maxAttempts
 			so.Backoff = fullJitter{}
+			// A transaction cancelled for throttling is retried as a
+			// throttled call is (throttledCancellation).
+			so.Retryables = append(slices.Clone(so.Retryables), throttledCancellations{})
+			so.Throttles = append(slices.Clone(so.Throttles), throttledCancellations{})
 		})
 		o.RetryMaxAttempts = 0 // the retryer's attempts, not AWS_MAX_ATTEMPTS
 		o.HTTPClient = AttemptTimeout(o.HTTPClient, t.Attempt)

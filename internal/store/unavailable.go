@@ -3,10 +3,12 @@ package store
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
@@ -36,9 +38,54 @@ var (
 	throttle  = retry.IsErrorThrottles(retry.DefaultThrottles)
 )
 
+// throttledReasons are the cancellation reasons of a transaction that
+// DynamoDB could not serve now: a table or index over its throughput (or
+// a partition over its own), or the account's request limit.
+var throttledReasons = []string{"ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded"}
+
+// throttledCancellation reports whether err is a transaction cancelled
+// because DynamoDB throttled one of its items (TransactionCanceledException
+// with a throttling reason) and for nothing the caller did: no condition
+// of it failed and no other transaction held an item. Such a transaction
+// wrote nothing and may be sent again as it is; DynamoDB answers it with
+// HTTP 400, so neither the SDK's retryer nor its throttle detection knows
+// it (Retryables and Throttles in ClientOptions add it to both).
+func throttledCancellation(err error) bool {
+	var tce *types.TransactionCanceledException
+	if !errors.As(err, &tce) {
+		return false
+	}
+	throttled := false
+	for _, r := range tce.CancellationReasons {
+		switch code := aws.ToString(r.Code); {
+		case slices.Contains(throttledReasons, code):
+			throttled = true
+		case code != "" && code != "None":
+			return false // a failed condition or a conflict: the caller's to answer
+		}
+	}
+	return throttled
+}
+
+// throttledCancellations is throttledCancellation as the SDK's retryer
+// asks: such a transaction is retried, and counted as throttled.
+type throttledCancellations struct{}
+
+func (throttledCancellations) IsErrorRetryable(err error) aws.Ternary {
+	return aws.BoolTernary(throttledCancellation(err))
+}
+
+func (throttledCancellations) IsErrorThrottle(err error) aws.Ternary {
+	return aws.BoolTernary(throttledCancellation(err))
+}
+
 // unavailable reports whether err is a timeout or a failure the SDK's
-// retryer counts as transient.
+// retryer counts as transient (a transaction cancelled for throttling
+// among them).
 func unavailable(err error) bool {
+	if throttledCancellation(err) {
+		return true
+	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return true
 	}

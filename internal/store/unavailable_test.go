@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -66,6 +67,18 @@ func TestStoreCallsThatOutlastTheRetriesAreUnavailableAndOthersKeepTheirKind(t *
 			<-ctx.Done()
 			return ctx.Err()
 		}, true, 1},
+		{"a transaction cancelled for throttling", func(context.Context) error {
+			return cancelled("ThrottlingError", "None")
+		}, true, 3},
+		{"a transaction cancelled for an index's throughput", func(context.Context) error {
+			return cancelled("None", "ProvisionedThroughputExceeded")
+		}, true, 3},
+		{"a transaction cancelled by a failed condition, another item throttled", func(context.Context) error {
+			return cancelled("ThrottlingError", "ConditionalCheckFailed")
+		}, false, 1},
+		{"a transaction cancelled by another transaction", func(context.Context) error {
+			return cancelled("TransactionConflict", "None")
+		}, false, 1},
 		{"validation error", func(context.Context) error {
 			return &smithy.GenericAPIError{Code: "ValidationException", Message: "bad key"}
 		}, false, 1},
@@ -117,4 +130,14 @@ func TestACallerThatGoesAwayIsNotReportedAsAnUnavailableTable(t *testing.T) {
 	if err == nil || errors.Is(err, apperr.ErrUnavailable) {
 		t.Fatalf("Get with a cancelled context: %v, want a plain cancellation", err)
 	}
+}
+
+// cancelled is a TransactionCanceledException with one reason an item, as
+// DynamoDB answers a TransactWriteItems it cancelled.
+func cancelled(codes ...string) error {
+	var reasons []types.CancellationReason
+	for _, c := range codes {
+		reasons = append(reasons, types.CancellationReason{Code: aws.String(c)})
+	}
+	return &types.TransactionCanceledException{Message: aws.String("Transaction cancelled"), CancellationReasons: reasons}
 }
