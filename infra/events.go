@@ -99,7 +99,7 @@ func (st *Stack) addEvents(settings stageSettings) error {
 			st.Functions[f.Name].AddEventSource(awslambdaeventsources.NewSqsEventSource(st.DeliverQueue, &awslambdaeventsources.SqsEventSourceProps{
 				BatchSize:               jsii.Number(st.Model.DeliverBatchSize),
 				ReportBatchItemFailures: jsii.Bool(true),
-				MaxConcurrency:          jsii.Number(deploy.DeliverMaxConcurrency),
+				MaxConcurrency:          jsii.Number(st.Options.DeliverConcurrency),
 			}))
 		}
 	}

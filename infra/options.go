@@ -32,6 +32,9 @@ const (
 	CtxAssets             = "assets"             // directory of <name>/bootstrap, default DefaultAssetDir
 	CtxWebhookConcurrency = "webhookConcurrency" // reserved concurrency of the webhook function
 	CtxSearch             = "search"             // the search engine: embedded (default) or opensearch
+	CtxAPIRateLimit       = "apiRateLimit"       // the HTTP API stage's steady throttle, requests a second
+	CtxAPIBurstLimit      = "apiBurstLimit"      // the HTTP API stage's burst, requests at once
+	CtxDeliverConcurrency = "deliverConcurrency" // deliveries in flight at once (the queue's event source)
 )
 
 // DefaultAssetDir is where `make build` puts bin/lambda/<name>/bootstrap,
@@ -50,6 +53,15 @@ const DefaultAssetDir = "../bin/lambda"
 // lower or ask for an increase.
 const DefaultWebhookConcurrency = deploy.WebhookConcurrency
 
+// The bounds of the deployment limits the context may set: a function's
+// concurrency within Lambda's regional maximum quota, the stage's throttle
+// within API Gateway's account quota as AWS raises it on request.
+const (
+	MaxConcurrency = 100_000
+	MaxAPIRate     = 100_000
+	MaxAPIBurst    = 100_000
+)
+
 // Options are what the app takes from its context.
 type Options struct {
 	Stage    Stage
@@ -57,6 +69,12 @@ type Options struct {
 	// WebhookConcurrency is the reserved concurrency of the functions
 	// reached by a function URL.
 	WebhookConcurrency int
+	// APIRateLimit and APIBurstLimit are the HTTP API stage's throttle,
+	// for every organization together (deploy.APIRateLimit).
+	APIRateLimit, APIBurstLimit int
+	// DeliverConcurrency is the delivery queue's event source's maximum
+	// concurrency (deploy.DeliverMaxConcurrency).
+	DeliverConcurrency int
 	// Search is the search engine: the model's SearchEngines.Embedded, or
 	// SearchEngines.OpenSearch (an OpenSearch Serverless collection fed
 	// from the table's stream by the indexer function).
@@ -64,6 +82,21 @@ type Options struct {
 	// Model is the deployment model (internal/deploymodel) the stack is
 	// built from: deploymodel.Default() when nil.
 	Model *deploymodel.Model
+}
+
+// withDefaults is o with each deployment limit left at 0 set to its
+// default (a stack built from Options made in code, not from a context).
+func (o Options) withDefaults() Options {
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&o.WebhookConcurrency, DefaultWebhookConcurrency)
+	def(&o.APIRateLimit, deploy.APIRateLimit)
+	def(&o.APIBurstLimit, deploy.APIBurstLimit)
+	def(&o.DeliverConcurrency, deploy.DeliverMaxConcurrency)
+	return o
 }
 
 // model is o's deployment model.
@@ -115,13 +148,29 @@ func OptionsFromContext(node constructs.Node) (Options, error) {
 	if o.AssetDir == "" {
 		o.AssetDir = DefaultAssetDir
 	}
-	o.WebhookConcurrency = DefaultWebhookConcurrency
-	if s := str(CtxWebhookConcurrency); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			return o, fmt.Errorf("context %s=%q: want a whole number of at least 1", CtxWebhookConcurrency, s)
+	// number reads a whole number between lo and hi, or def when unset.
+	number := func(key string, def, lo, hi int) (int, error) {
+		s := str(key)
+		if s == "" {
+			return def, nil
 		}
-		o.WebhookConcurrency = n
+		n, err := strconv.Atoi(s)
+		if err != nil || n < lo || n > hi {
+			return 0, fmt.Errorf("context %s=%q: want a whole number from %d to %d", key, s, lo, hi)
+		}
+		return n, nil
+	}
+	if o.WebhookConcurrency, err = number(CtxWebhookConcurrency, DefaultWebhookConcurrency, 1, MaxConcurrency); err != nil {
+		return o, err
+	}
+	if o.APIRateLimit, err = number(CtxAPIRateLimit, deploy.APIRateLimit, 1, MaxAPIRate); err != nil {
+		return o, err
+	}
+	if o.APIBurstLimit, err = number(CtxAPIBurstLimit, deploy.APIBurstLimit, 1, MaxAPIBurst); err != nil {
+		return o, err
+	}
+	if o.DeliverConcurrency, err = number(CtxDeliverConcurrency, deploy.DeliverMaxConcurrency, 2, 1000); err != nil {
+		return o, err
 	}
 	switch o.Search = str(CtxSearch); o.Search {
 	case "":

@@ -101,15 +101,6 @@ const (
 	OutDeliverDLQURL      = "DeliverDlqUrl"
 )
 
-// HTTP API default stage throttling (every route): a cap for one
-// deployment far below the account's 10,000 requests per second, so a
-// runaway client cannot exhaust the functions' concurrency or the table's
-// on-demand throughput; API keys are checked in code, after this.
-const (
-	apiRateLimit  = 100 // requests per second, steady
-	apiBurstLimit = 200
-)
-
 // settings per stage.
 type stageSettings struct {
 	protect      bool // table deletion protection, retained table and logs
@@ -144,6 +135,7 @@ func constructID(name string) string {
 // routes, the run state machine from its definition, and the change
 // history's stream source and delivery queues (events.go).
 func NewStack(scope constructs.Construct, o Options) (*Stack, error) {
+	o = o.withDefaults()
 	settings := settingsOf(o.Stage)
 	model := o.model()
 	st := &Stack{
@@ -481,7 +473,7 @@ func (st *Stack) addAPI(settings stageSettings) error {
 	st.ApiStage = st.Api.AddStage(jsii.String("DefaultStage"), &awsapigatewayv2.HttpStageOptions{
 		StageName:  jsii.String("$default"),
 		AutoDeploy: jsii.Bool(true),
-		Throttle:   &awsapigatewayv2.ThrottleSettings{RateLimit: jsii.Number(apiRateLimit), BurstLimit: jsii.Number(apiBurstLimit)},
+		Throttle:   &awsapigatewayv2.ThrottleSettings{RateLimit: jsii.Number(st.Options.APIRateLimit), BurstLimit: jsii.Number(st.Options.APIBurstLimit)},
 	})
 	st.ApiStage.Node().DefaultChild().(awsapigatewayv2.CfnStage).SetAccessLogSettings(&awsapigatewayv2.CfnStage_AccessLogSettingsProperty{
 		DestinationArn: logs.LogGroupArn(),

@@ -145,8 +145,8 @@ func TestTheAPIStageLogsEveryRequestAsJSONToALogGroupWithRetentionAndThrottles(t
 				t.Errorf("access logs go to %s, want %s", js(logs["DestinationArn"]), js(wantDest))
 			}
 			throttle, _ := p["DefaultRouteSettings"].(map[string]any)
-			if throttle["ThrottlingRateLimit"] != float64(apiRateLimit) || throttle["ThrottlingBurstLimit"] != float64(apiBurstLimit) {
-				t.Errorf("default route throttling %s, want rate %d burst %d", js(throttle), apiRateLimit, apiBurstLimit)
+			if throttle["ThrottlingRateLimit"] != float64(deploy.APIRateLimit) || throttle["ThrottlingBurstLimit"] != float64(deploy.APIBurstLimit) {
+				t.Errorf("default route throttling %s, want rate %d burst %d", js(throttle), deploy.APIRateLimit, deploy.APIBurstLimit)
 			}
 		}
 	})
@@ -688,9 +688,35 @@ func TestTheWebhookFunctionIsPublicOnlyThroughItsURLWithReservedConcurrency(t *t
 			}
 		}
 	})
-	s := synth(t, map[string]string{CtxStage: "dev", CtxWebhookConcurrency: "3"})
+	s := synth(t, map[string]string{CtxStage: "dev", CtxWebhookConcurrency: "3", CtxAPIRateLimit: "20000", CtxAPIBurstLimit: "7000", CtxDeliverConcurrency: "200"})
 	if got := s.fn(t, s.stack.Webhook).Properties["ReservedConcurrentExecutions"]; got != float64(3) {
 		t.Errorf("with -c %s=3: reserved concurrency %v", CtxWebhookConcurrency, got)
+	}
+	for _, stage := range s.t.ofType("AWS::ApiGatewayV2::Stage") {
+		throttle, _ := stage.Properties["DefaultRouteSettings"].(map[string]any)
+		if throttle["ThrottlingRateLimit"] != float64(20000) || throttle["ThrottlingBurstLimit"] != float64(7000) {
+			t.Errorf("with -c %s=20000 -c %s=7000: the stage throttles at %s", CtxAPIRateLimit, CtxAPIBurstLimit, js(throttle))
+		}
+	}
+	for id, m := range s.t.ofType("AWS::Lambda::EventSourceMapping") {
+		if sc, ok := m.Properties["ScalingConfig"].(map[string]any); ok && sc["MaximumConcurrency"] != float64(200) {
+			t.Errorf("with -c %s=200: %s scales to %v", CtxDeliverConcurrency, id, sc["MaximumConcurrency"])
+		}
+	}
+}
+
+// TestTheDeploymentLimitsRefuseValuesOutsideTheirRange holds the context's
+// deployment limits to what AWS accepts: a stage throttle or concurrency
+// that is not a whole number, below 1 or above its bound, and a delivery
+// concurrency outside SQS's 2 to 1,000, fail the synthesis with a message
+// that names the key.
+func TestTheDeploymentLimitsRefuseValuesOutsideTheirRange(t *testing.T) {
+	for key, bad := range map[string]string{CtxAPIRateLimit: "0", CtxAPIBurstLimit: "lots", CtxDeliverConcurrency: "1", CtxWebhookConcurrency: "-2"} {
+		app := awscdk.NewApp(&awscdk.AppProps{Context: &map[string]any{CtxStage: "dev", CtxAssets: testAssets, key: bad}})
+		_, err := build(app)
+		if err == nil || !strings.Contains(err.Error(), key) {
+			t.Errorf("-c %s=%s: %v, want an error naming %s", key, bad, err, key)
+		}
 	}
 }
 

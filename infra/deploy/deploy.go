@@ -84,13 +84,16 @@ const FailureRetentionDays = 14
 // (deploymodel.Model.DeliverBatchSize, which the deliver function's timeout
 // is made for).
 const (
-	// DeliverMaxConcurrency is the event source's maximum concurrency:
-	// at most this many deliver instances at once, each attempting one
-	// delivery at a time, so at most this many deliveries are in flight
-	// across every endpoint (a burst of events waits in the queue rather
-	// than opening hundreds of connections or taking the account's
-	// concurrency).
-	DeliverMaxConcurrency = 5
+	// DeliverMaxConcurrency is the event source's maximum concurrency by
+	// default (CDK context deliverConcurrency, SAM parameter
+	// DeliverConcurrency; SQS allows 2 to 1,000): at most this many
+	// deliver instances at once, each attempting one delivery at a time,
+	// so at most this many deliveries are in flight across every endpoint
+	// (a burst of events waits in the queue rather than opening thousands
+	// of connections or taking the account's concurrency). At about 0.3 s
+	// an attempt, 50 deliver some 150 a second across the deployment. It
+	// caps, and reserves nothing: a small account deploys it as is.
+	DeliverMaxConcurrency = 50
 	// DeliverRetentionDays: a message outlives the retry schedule (about
 	// 28 hours from the first attempt, outbound.Schedule) with room for
 	// a group held back by an endpoint that is down.
@@ -125,11 +128,29 @@ func DeliverVisibilityTimeout(m *deploymodel.Model) time.Duration {
 	return 6 * longest
 }
 
-// WebhookConcurrency is the webhook function's reserved concurrency: its
-// URL is public (the signature is checked in code), so a flood of
-// deliveries cannot take the account's whole Lambda concurrency or the
-// table's throughput.
+// WebhookConcurrency is the webhook function's reserved concurrency by
+// default (CDK context webhookConcurrency, SAM parameter
+// WebhookConcurrency): its URL is public (the signature is checked in
+// code), so a flood of deliveries cannot take the account's whole Lambda
+// concurrency or the table's throughput. Reserved concurrency comes out
+// of the account's pool, which must keep 100 unreserved (10 in a new
+// account until its quota is raised): the default stays small enough to
+// deploy anywhere, and a deployment whose senders deliver more than about
+// a hundred a second raises it.
 const WebhookConcurrency = 10
+
+// The HTTP API stage's throttle by default (CDK context apiRateLimit and
+// apiBurstLimit, SAM parameters ApiRateLimit and ApiBurstLimit), for every
+// organization together: well above one key's limit (1,000 a second,
+// ratelimit.Defaults) and one organization's (2,000), so that the
+// per-key and per-organization limits, not the stage, are what a client
+// meets. An account's HTTP APIs share 10,000 requests a second and a
+// bucket of 5,000 per region (API Gateway's quota): a stage cannot burst
+// beyond the account's bucket, so the burst is the bucket's size.
+const (
+	APIRateLimit  = 5000 // requests a second, steady
+	APIBurstLimit = 5000 // requests at once
+)
 
 // EventsFilterPatterns are the filter criteria of the events function's
 // stream source (Lambda event filtering, one pattern per entry; a record

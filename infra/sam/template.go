@@ -60,6 +60,14 @@ const (
 	// function's searches at the HTTP API (app.EnvSearchBaseURL); empty in
 	// a deployment, where each MCP request's address is used.
 	SearchBaseURLParam = "SearchBaseUrl"
+	// The deployment limits, as the CDK stack's context sets them
+	// (infra/options.go): the HTTP API's throttle for every organization
+	// together, the webhook function's reserved concurrency and the
+	// deliveries in flight at once (docs/deployment.md).
+	APIRateLimitParam       = "ApiRateLimit"
+	APIBurstLimitParam      = "ApiBurstLimit"
+	WebhookConcurrencyParam = "WebhookConcurrency"
+	DeliverConcurrencyParam = "DeliverConcurrency"
 	// UseSearchBaseURL is the condition "SearchBaseUrl is set".
 	UseSearchBaseURL = "UseSearchBaseUrl"
 	// EnvDynamoDBEndpoint is the SDK's standard endpoint variable for
@@ -132,11 +140,8 @@ var reachNote = map[deploymodel.Reach]string{
 	deploymodel.ByQueue:        "Invoked with batches of the delivery queue (its " + QueueEventName + " event, SQS FIFO) at a bounded concurrency.",
 }
 
-// webhookConcurrency and logRetentionDays of the template.
+// logRetentionDays and disposablePolicy of the template.
 const (
-	// webhookConcurrency caps concurrent webhook deliveries (see
-	// deploy.WebhookConcurrency).
-	webhookConcurrency = deploy.WebhookConcurrency
 	// logRetentionDays of every log group.
 	logRetentionDays = 30
 	// disposablePolicy is the DeletionPolicy and UpdateReplacePolicy of
@@ -257,6 +262,14 @@ func Generate(s Spec) ([]byte, error) {
 				field("Default", ""),
 				field("Description", "Base URL of the HTTP API for the mcp function's searches. Leave empty when deploying: each MCP request's own address (API Gateway's domain) is used; set it for local runs or an API behind a path."),
 			)),
+			field(APIRateLimitParam, number(deploy.APIRateLimit, 1, 100000,
+				"The HTTP API's throttle, requests a second, for every organization together: above what the organizations' own limits allow at once (each key 1,000 a second by default), within the account's 10,000 for all its HTTP APIs.")),
+			field(APIBurstLimitParam, number(deploy.APIBurstLimit, 1, 100000,
+				"The HTTP API's burst, requests at once, for every organization together; API Gateway caps it at the account's bucket (5,000 by default).")),
+			field(WebhookConcurrencyParam, number(deploy.WebhookConcurrency, 1, 100000,
+				"The webhook function's reserved concurrency: webhook deliveries handled at once (each well under 100 ms). Taken from the account's pool, which must keep 100 unreserved.")),
+			field(DeliverConcurrencyParam, number(deploy.DeliverMaxConcurrency, 2, 1000,
+				"Outbound webhook deliveries in flight at once, across every endpoint (the delivery queue's event source; SQS allows 2 to 1,000).")),
 		)),
 		field("Conditions", obj(
 			field(UseDynamoDBEndpoint, fnNot(fnEquals(ref(DynamoDBEndpointParam), ""))),
@@ -428,11 +441,20 @@ var accessLogFormat = func() string {
 	return string(b)
 }()
 
+// number is a Number parameter with its default, bounds and description.
+func number(def, lo, hi int, description string) *yaml.Node {
+	return obj(field("Type", "Number"), field("Default", def), field("MinValue", lo), field("MaxValue", hi), field("Description", description))
+}
+
 func httpAPI() *yaml.Node {
 	return obj(
 		field("Type", "AWS::Serverless::HttpApi"),
 		field("Properties", obj(
 			field("Description", "Sourcebase REST API (routes from api.Routes())"),
+			note("Every route's throttle, for every organization together (the ApiRateLimit and ApiBurstLimit parameters).", "DefaultRouteSettings", obj(
+				field("ThrottlingRateLimit", ref(APIRateLimitParam)),
+				field("ThrottlingBurstLimit", ref(APIBurstLimitParam)),
+			)),
 			field("AccessLogSettings", obj(
 				field("DestinationArn", getAtt("HttpApiAccessLogs.Arn")),
 				field("Format", accessLogFormat),
@@ -687,7 +709,7 @@ func function(s Spec, f deploymodel.Function) (*yaml.Node, error) {
 				field("Queue", getAtt(DeliverQueueID+".Arn")),
 				field("BatchSize", s.Model.DeliverBatchSize),
 				note("The messages to retry, and those held behind them in their group.", "FunctionResponseTypes", flow("ReportBatchItemFailures")),
-				note("At most this many deliveries in flight at once, across every endpoint.", "ScalingConfig", obj(field("MaximumConcurrency", deploy.DeliverMaxConcurrency))),
+				note("At most this many deliveries in flight at once, across every endpoint (the DeliverConcurrency parameter).", "ScalingConfig", obj(field("MaximumConcurrency", ref(DeliverConcurrencyParam)))),
 			)),
 		))
 	}
@@ -711,7 +733,7 @@ func function(s Spec, f deploymodel.Function) (*yaml.Node, error) {
 	if f.Reach == deploymodel.ByURL {
 		props = append(props,
 			note("Public URL; the code checks each delivery's signature.", "FunctionUrlConfig", obj(field("AuthType", "NONE"))),
-			field("ReservedConcurrentExecutions", webhookConcurrency),
+			note("The WebhookConcurrency parameter.", "ReservedConcurrentExecutions", ref(WebhookConcurrencyParam)),
 		)
 	}
 	if events != nil {

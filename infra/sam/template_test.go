@@ -94,6 +94,16 @@ func parse(t *testing.T, data []byte) *cloudformation.Template {
 		t.Fatal(err)
 	}
 	resources, _ := raw["Resources"].(map[string]any)
+	// The typed view is the template as deployed with its parameters'
+	// defaults: a Number parameter's reference is its default (goformation
+	// decodes such properties as numbers).
+	numbers := map[string]any{}
+	for name, p := range raw["Parameters"].(map[string]any) {
+		if p, _ := p.(map[string]any); p["Type"] == "Number" {
+			numbers["Ref("+name+")"] = p["Default"]
+		}
+	}
+	resolveNumbers(resources, numbers)
 	for _, r := range resources {
 		r, _ := r.(map[string]any)
 		if props, ok := r["Properties"].(map[string]any); ok && r["Type"] == "AWS::Serverless::HttpApi" {
@@ -111,6 +121,29 @@ func parse(t *testing.T, data []byte) *cloudformation.Template {
 		t.Fatalf("goformation: %v", err)
 	}
 	return tmpl
+}
+
+// resolveNumbers replaces, in v, every string that is a key of numbers
+// (a reference to a Number parameter, as keep writes it) by its value.
+func resolveNumbers(v any, numbers map[string]any) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			if s, ok := x.(string); ok && numbers[s] != nil {
+				v[k] = numbers[s]
+				continue
+			}
+			resolveNumbers(x, numbers)
+		}
+	case []any:
+		for i, x := range v {
+			if s, ok := x.(string); ok && numbers[s] != nil {
+				v[i] = numbers[s]
+				continue
+			}
+			resolveNumbers(x, numbers)
+		}
+	}
 }
 
 // raw is a SAM template as JSON values, intrinsic functions kept as by
@@ -1101,7 +1134,7 @@ func TestTheDeliverFunctionTakesTheDeliveryQueueWithPartialFailuresAtABoundedCon
 		"Queue":                 "GetAtt(" + DeliverQueueID + ".Arn)",
 		"BatchSize":             float64(model().DeliverBatchSize),
 		"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
-		"ScalingConfig":         map[string]any{"MaximumConcurrency": float64(deploy.DeliverMaxConcurrency)},
+		"ScalingConfig":         map[string]any{"MaximumConcurrency": "Ref(" + DeliverConcurrencyParam + ")"},
 	}
 	if p := ev["Properties"]; !reflect.DeepEqual(p, want) {
 		t.Errorf("the delivery queue event %v, want %v", p, want)
@@ -1441,5 +1474,39 @@ func TestTheTemplateSaysWhichFunctionsShipTheDocumentationPagesBesideTheirBootst
 	s.Functions[i].Pages = false
 	if stale, err := staleFiles(root(t), s); err != nil || !slices.Contains(stale, TemplatePath) {
 		t.Errorf("with %s's pages left out of the function table, staleFiles = %v, %v; want %s", s.Functions[i].Name, stale, err, TemplatePath)
+	}
+}
+
+// TestTheDeploymentLimitsAreParametersWithTheCDKStacksDefaults holds the
+// template's deployment limits to the CDK stack's context values: the
+// HTTP API's throttle, the webhook function's reserved concurrency and the
+// deliveries in flight are Number parameters whose defaults and bounds are
+// the stack's (infra/deploy), and the resources read them.
+func TestTheDeploymentLimitsAreParametersWithTheCDKStacksDefaults(t *testing.T) {
+	tmpl := raw(t, readFile(t, TemplatePath))
+	params, _ := tmpl["Parameters"].(map[string]any)
+	for name, want := range map[string][3]float64{
+		APIRateLimitParam:       {deploy.APIRateLimit, 1, 100000},
+		APIBurstLimitParam:      {deploy.APIBurstLimit, 1, 100000},
+		WebhookConcurrencyParam: {deploy.WebhookConcurrency, 1, 100000},
+		DeliverConcurrencyParam: {deploy.DeliverMaxConcurrency, 2, 1000},
+	} {
+		p, _ := params[name].(map[string]any)
+		if p["Type"] != "Number" || p["Default"] != want[0] || p["MinValue"] != want[1] || p["MaxValue"] != want[2] || p["Description"] == nil {
+			t.Errorf("parameter %s: %v, want a described Number defaulting to %v within [%v, %v]", name, p, want[0], want[1], want[2])
+		}
+	}
+	_, api := rawResource(t, tmpl, HttpAPIID)
+	want := map[string]any{"ThrottlingRateLimit": "Ref(" + APIRateLimitParam + ")", "ThrottlingBurstLimit": "Ref(" + APIBurstLimitParam + ")"}
+	if got := api["DefaultRouteSettings"]; !reflect.DeepEqual(got, want) {
+		t.Errorf("the HTTP API's DefaultRouteSettings %v, want %v", got, want)
+	}
+	for _, f := range deployed() {
+		if f.Reach != deploymodel.ByURL {
+			continue
+		}
+		if _, props := rawResource(t, tmpl, LogicalID(f.Name)); props["ReservedConcurrentExecutions"] != "Ref("+WebhookConcurrencyParam+")" {
+			t.Errorf("%s: reserved concurrency %v, want the %s parameter", f.Name, props["ReservedConcurrentExecutions"], WebhookConcurrencyParam)
+		}
 	}
 }
