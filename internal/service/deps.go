@@ -1,6 +1,7 @@
 package service
 
 import (
+	"encoding/json"
 	"net/http"
 
 	"github.com/sourcebase/sourcebase/internal/apikeys"
@@ -58,6 +59,11 @@ type Deps struct {
 	// them (the search function, the dev server) have one, so that the
 	// others do not carry a search engine.
 	Search search.Engine
+	// Present presents a stored record of a kind (its stored JSON and
+	// shape stamp) as GET answers it: companies and the declared
+	// resources; false for another kind. A list's expand= reads related
+	// records of any kind through it.
+	Present func(d *resource.Def) (Presenter, bool)
 	// SearchBaseURL is where the MCP tools of a function without Search
 	// send the search routes: the HTTP API's base URL; "" means the
 	// address the MCP request came to (on Lambda, API Gateway's domain).
@@ -69,4 +75,9 @@ type Deps struct {
 // Idempotency-Key's replays.
 func (d Deps) Guards() (authenticate, idempotency func(http.Handler) http.Handler) {
 	return httpapi.Authenticate(d.Auth, d.Limits), httpapi.Idempotency(d.Store)
+}
+
+// Presenter presents a stored record as GET answers it.
+type Presenter interface {
+	Present(stored []byte, stamp string) (json.RawMessage, error)
 }

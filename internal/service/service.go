@@ -328,8 +328,24 @@ func Build(st *store.Store, cfg Config, engine runs.EngineFactory) Deps {
 		Enrichment: es,
 		Resources:  reg,
 		Entries:    resources.NewEntries(st, reg, companyReader(cs), cs.Exists),
+		Present:    presenter(cs, reg),
 
 		SearchBaseURL: cfg.SearchBaseURL,
+	}
+}
+
+// presenter presents the stored records of companies and of the
+// declared resources (Deps.Present).
+func presenter(cs *companies.Service, reg *resource.Registry) func(d *resource.Def) (Presenter, bool) {
+	return func(d *resource.Def) (Presenter, bool) {
+		if d == companies.Def {
+			return cs, true
+		}
+		svc, ok := reg.Service(d.Name)
+		if !ok {
+			return nil, false
+		}
+		return svc, true
 	}
 }
 

@@ -43,13 +43,45 @@ type Deps struct {
 	// Limits counts a batch's operations and a webhook's deliveries
 	// against their rate limits; nil: no limits.
 	Limits *ratelimit.Limiter
+	// Present presents a stored record of any kind (service.Deps.Present).
+	Present func(d *resource.Def) (service.Presenter, bool)
 }
 
 // API serves the records' routes.
-type API struct{ d Deps }
+type API struct {
+	*Base
+	d Deps
+}
 
 // New returns the API over d.
-func New(d Deps) *API { return &API{d: d} }
+func New(d Deps) *API {
+	return &API{Base: &Base{Store: d.Store, Search: d.Search, Limits: d.Limits, present: d.Present}, d: d}
+}
+
+// Base is what every kind's generic operations use, whichever feature
+// serves the kind: the table, the search engine, the rate limits, and how
+// a record of any kind is presented (a list's expand= reads related
+// records of other kinds). A feature's API embeds one (BaseOf).
+type Base struct {
+	Store  *store.Store
+	Search search.Engine
+	Limits *ratelimit.Limiter
+	// present presents a stored record of a kind as GET answers it.
+	present func(d *resource.Def) (service.Presenter, bool)
+}
+
+// BaseOf is the Base of a process's services.
+func BaseOf(d service.Deps) *Base {
+	return &Base{Store: d.Store, Search: d.Search, Limits: d.Limits, present: d.Present}
+}
+
+// RecordsBase is b: a feature's API that embeds a Base is a Based.
+func (b *Base) RecordsBase() *Base { return b }
+
+// Based is the API of a feature that serves kinds of record through the
+// generic operations (KindOperations): its handlers read the Base, and
+// the kind's Reads and Writes the feature's own services.
+type Based interface{ RecordsBase() *Base }
 
 // Feature is every kind of record, served over a process's services (the registry of
 // package api collects it; apitest serves it alone).
@@ -58,7 +90,7 @@ var Feature = operation.NewFeature("records", Operations, Schemas, func(d servic
 // DepsOf are the services of a process that the records' handlers use.
 func DepsOf(d service.Deps) Deps {
 	return Deps{Store: d.Store, Companies: d.Companies, Workflows: d.Workflows, Runs: d.Runs,
-		Enrichment: d.Enrichment, Resources: d.Resources, Search: d.Search, Limits: d.Limits}
+		Enrichment: d.Enrichment, Resources: d.Resources, Search: d.Search, Limits: d.Limits, Present: d.Present}
 }
 
 // Operations are the operations of every kind of record: companies',
@@ -68,14 +100,14 @@ func Operations() []operation.Operation {
 }
 
 // CompanyOperations are the operations of companies (recordOperations).
-func CompanyOperations() []operation.Operation { return recordOperations(companyKind()) }
+func CompanyOperations() []operation.Operation { return KindOperations(companyKind()) }
 
 // DeclaredOperations are the operations of every declared resource, each
 // kind's in turn.
 func DeclaredOperations() [][]operation.Operation {
 	var out [][]operation.Operation
 	for _, k := range declaredKinds() {
-		out = append(out, recordOperations(k))
+		out = append(out, KindOperations(k))
 	}
 	return out
 }
@@ -102,8 +134,8 @@ func Schemas(out map[string]openapi.Schema) {
 // import and export: companies, then the declared resources.
 func BulkDefs() []*resource.Def {
 	var out []*resource.Def
-	for _, k := range append([]kind[store.JSON]{companyKind()}, declaredKinds()...) {
-		out = append(out, k.def)
+	for _, k := range append([]Kind[store.JSON]{companyKind()}, declaredKinds()...) {
+		out = append(out, k.Def)
 	}
 	return out
 }
@@ -111,18 +143,18 @@ func BulkDefs() []*resource.Def {
 // WorkflowOperations are the generic operations of workflows (with MCP
 // tools list_workflows and get_workflow).
 func WorkflowOperations() []operation.Operation {
-	k := kind[workflows.Workflow]{def: workflows.Def}
-	k.reads, k.writes = records(func(a *API) interface {
-		reader[workflows.Workflow]
-		writer
+	k := Kind[workflows.Workflow]{Def: workflows.Def}
+	k.Reads, k.Writes = Records(func(a Based) interface {
+		Reader[workflows.Workflow]
+		Writer
 	} {
-		return workflowRecords{a.d.Workflows}
+		return workflowRecords{a.(*API).d.Workflows}
 	})
-	return recordOperations(k)
+	return KindOperations(k)
 }
 
 // RunOperations are the generic list and get of workflow runs (with MCP
 // tools list_workflow_runs and get_workflow_run).
 func RunOperations() []operation.Operation {
-	return recordOperations(kind[runs.Run]{def: runs.Def, reads: func(a *API) reader[runs.Run] { return runRecords{a.d.Runs} }})
+	return KindOperations(Kind[runs.Run]{Def: runs.Def, Reads: func(a Based) Reader[runs.Run] { return runRecords{a.(*API).d.Runs} }})
 }

@@ -39,8 +39,8 @@ type upserter interface {
 // bulkOperations are the bulk writes of a written kind: PUT /v1/<name>
 // ?match=<field> (an upsert by a unique field, for a kind that has one)
 // and POST /v1/<name>/batch.
-func bulkOperations[T any](k kind[T]) []operation.Operation {
-	d := k.def
+func bulkOperations[T any](k Kind[T]) []operation.Operation {
+	d := k.Def
 	base := "/v1/" + d.Name
 	ref := openapi.Ref(openapi.SchemaName(d))
 	snake := strings.NewReplacer(" ", "_", "-", "_")
@@ -48,7 +48,7 @@ func bulkOperations[T any](k kind[T]) []operation.Operation {
 	var ops []operation.Operation
 
 	if len(unique) > 0 {
-		upsert := operation.Declare(d.Function, http.MethodPut, base, func(a *API, w http.ResponseWriter, r *http.Request) {
+		upsert := operation.Declare(d.Function, http.MethodPut, base, func(a Based, w http.ResponseWriter, r *http.Request) {
 			body, ok := httpapi.Body(w, r)
 			if !ok {
 				return
@@ -62,7 +62,7 @@ func bulkOperations[T any](k kind[T]) []operation.Operation {
 				httpapi.Error(w, r, apperr.InvalidQuery("match", "is required: name the unique field the body's value matches a record by (%s)", strings.Join(unique, ", ")))
 				return
 			}
-			rec, created, err := upsertWith(k.writes(a), d)(r.Context(), httpapi.Caller(r).OrgID, match, body)
+			rec, created, err := upsertWith(k.Writes(a), d)(r.Context(), httpapi.Caller(r).OrgID, match, body)
 			status := http.StatusOK
 			if created {
 				status = http.StatusCreated
@@ -88,7 +88,7 @@ func bulkOperations[T any](k kind[T]) []operation.Operation {
 		ops = append(ops, upsert)
 	}
 
-	batch := operation.Declare(d.Function, http.MethodPost, base+"/batch", func(a *API, w http.ResponseWriter, r *http.Request) {
+	batch := operation.Declare(d.Function, http.MethodPost, base+"/batch", func(a Based, w http.ResponseWriter, r *http.Request) {
 		body, ok := httpapi.Body(w, r)
 		if !ok {
 			return
@@ -98,7 +98,7 @@ func bulkOperations[T any](k kind[T]) []operation.Operation {
 			httpapi.Error(w, r, err)
 			return
 		}
-		results, err := a.runBatch(w, r, k.writes(a), d, req)
+		results, err := a.RecordsBase().runBatch(w, r, k.Writes(a), d, req)
 		if err != nil {
 			httpapi.Error(w, r, err)
 			return
@@ -123,7 +123,7 @@ func bulkOperations[T any](k kind[T]) []operation.Operation {
 }
 
 // upsertWith is the upsert of w's kind, or a 400 for a kind that cannot.
-func upsertWith(w writer, d *resource.Def) func(ctx context.Context, org, field string, body []byte) (any, bool, error) {
+func upsertWith(w Writer, d *resource.Def) func(ctx context.Context, org, field string, body []byte) (any, bool, error) {
 	if u, ok := w.(upserter); ok && len(d.UniqueFields()) > 0 {
 		return u.Upsert
 	}
@@ -259,8 +259,8 @@ type batchResult struct {
 // one the limit refuses answers 429 in its place (an atomic batch: the
 // whole batch is refused). An atomic batch collects the writes in a unit
 // and commits them in one transaction.
-func (a *API) runBatch(w http.ResponseWriter, r *http.Request, wr writer, d *resource.Def, req batchRequest) ([]batchResult, error) {
-	allowed := a.countOperations(w, r, len(req.ops))
+func (b *Base) runBatch(w http.ResponseWriter, r *http.Request, wr Writer, d *resource.Def, req batchRequest) ([]batchResult, error) {
+	allowed := b.countOperations(w, r, len(req.ops))
 	if req.atomic && allowed < len(req.ops) {
 		return nil, apperr.RateLimited("the batch's %d operations exceed what the key's rate limit allows now (%d); retry later or send fewer", len(req.ops), allowed)
 	}
@@ -299,8 +299,8 @@ func (a *API) runBatch(w http.ResponseWriter, r *http.Request, wr writer, d *res
 		results[i] = res
 	}
 	if unit != nil {
-		if err := a.d.Store.Commit(base, unit); err != nil {
-			return nil, a.commitFailure(ctx, req, err)
+		if err := b.Store.Commit(base, unit); err != nil {
+			return nil, b.commitFailure(ctx, req, err)
 		}
 	}
 	withinBudget(r.Context(), results)
@@ -338,7 +338,7 @@ func withinBudget(ctx context.Context, results []batchResult) {
 // commitFailure is the answer of an atomic batch whose commit failed:
 // the operation at fault's error, or the unit's own refusal (too many
 // writes, one item twice).
-func (a *API) commitFailure(ctx context.Context, req batchRequest, err error) error {
+func (b *Base) commitFailure(ctx context.Context, req batchRequest, err error) error {
 	var ue *store.UnitError
 	var inv *apperr.InvalidError
 	if errors.As(err, &ue) && !errors.As(err, &inv) && ue.Operation >= 0 && ue.Operation < len(req.ops) {
@@ -363,7 +363,7 @@ func atomicFailure(ctx context.Context, i int, op batchOp, err error) error {
 
 // applyBatchOp applies one operation: the record (nil for a delete) and
 // the status it answers alone.
-func applyBatchOp(ctx context.Context, wr writer, d *resource.Def, org string, op batchOp) (any, int, error) {
+func applyBatchOp(ctx context.Context, wr Writer, d *resource.Def, org string, op batchOp) (any, int, error) {
 	if op.ifMatch != nil {
 		ctx = store.WithPrecondition(ctx, *op.ifMatch)
 	}
@@ -388,14 +388,14 @@ func applyBatchOp(ctx context.Context, wr writer, d *resource.Def, org string, o
 // countOperations counts the operations of a batch beyond the first (the
 // request counted it) against the key's rate limit, and says how many the
 // limit allows; the answer carries the headers of the last count.
-func (a *API) countOperations(w http.ResponseWriter, r *http.Request, n int) int {
-	if a.d.Limits == nil || n <= 1 {
+func (b *Base) countOperations(w http.ResponseWriter, r *http.Request, n int) int {
+	if b.Limits == nil || n <= 1 {
 		return n
 	}
 	p := httpapi.Caller(r)
 	allowed := 1
 	for allowed < n {
-		d := a.d.Limits.Key(r.Context(), p.OrgID, p.ClientID)
+		d := b.Limits.Key(r.Context(), p.OrgID, p.ClientID)
 		httpapi.RateLimitHeaders(w, d)
 		if !d.Allowed {
 			break
@@ -468,11 +468,11 @@ func batchVariants(d *resource.Def) []batchVariant {
 // batchComponents adds the batch operations' schemas of every kind with
 // batch writes to the document's components.
 func batchComponents(out map[string]openapi.Schema) {
-	for _, k := range append([]kind[store.JSON]{companyKind()}, declaredKinds()...) {
-		if !k.bulk {
+	for _, k := range append([]Kind[store.JSON]{companyKind()}, declaredKinds()...) {
+		if !k.Bulk {
 			continue
 		}
-		for _, v := range batchVariants(k.def) {
+		for _, v := range batchVariants(k.Def) {
 			out[v.name] = v.schema
 		}
 	}

@@ -15,16 +15,16 @@ import (
 func JobTargets(d service.Deps) []jobs.Target {
 	a := New(DepsOf(d))
 	var out []jobs.Target
-	for _, k := range append([]kind[store.JSON]{companyKind()}, declaredKinds()...) {
-		w, r := k.writes(a), k.reads(a)
-		t := jobs.Target{Def: k.def, Create: w.Create, Update: w.Update, Get: r.Get,
+	for _, k := range append([]Kind[store.JSON]{companyKind()}, declaredKinds()...) {
+		w, r := k.Writes(a), k.Reads(a)
+		t := jobs.Target{Def: k.Def, Create: w.Create, Update: w.Update, Get: r.Get,
 			List: func(ctx context.Context, org string, q store.Query) (store.Page[store.JSON], error) {
 				q.Desc = false
 				return r.List(ctx, org, q, "", "")
 			}}
-		if len(k.def.UniqueFields()) > 0 {
-			t.Upsert = upsertWith(w, k.def)
-			t.Owner = ownerOf(a, k.def)
+		if len(k.Def.UniqueFields()) > 0 {
+			t.Upsert = upsertWith(w, k.Def)
+			t.Owner = ownerOf(a, k.Def)
 		}
 		out = append(out, t)
 	}
@@ -34,7 +34,7 @@ func JobTargets(d service.Deps) []jobs.Target {
 // ownerOf finds the record of d's kind whose unique field holds a value.
 func ownerOf(a *API, d *resource.Def) func(ctx context.Context, org, field, value string) (string, error) {
 	return func(ctx context.Context, org, field, value string) (string, error) {
-		if d == companyKind().def {
+		if d == companyKind().Def {
 			return a.d.Companies.ByExternalID(ctx, org, value)
 		}
 		svc, ok := a.d.Resources.Service(d.Name)

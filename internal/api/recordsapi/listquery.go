@@ -24,21 +24,21 @@ import (
 // searchable. The plan answering is named in the X-Query-Plan header.
 
 // listCaps is what can serve d's lists in this process.
-func (a *API) listCaps(d *resource.Def) listing.Caps {
+func (b *Base) listCaps(d *resource.Def) listing.Caps {
 	caps := listing.Caps{Lookups: d.Filters(), IDOrder: []string{resource.FieldCreatedAt}}
 	for _, f := range d.SortFields() {
 		if f != resource.FieldID && f != resource.FieldCreatedAt {
 			caps.Sorts = append(caps.Sorts, f)
 		}
 	}
-	if d.Searchable && a.d.Search != nil {
-		caps.Engine = a.d.Search.Name()
+	if d.Searchable && b.Search != nil {
+		caps.Engine = b.Search.Name()
 	}
 	return caps
 }
 
 // listRecords answers a kind's list request (GET /v1/<name>).
-func listRecords[T any](a *API, w http.ResponseWriter, r *http.Request, k kind[T], res listing.Resource) {
+func listRecords[T any](a Based, w http.ResponseWriter, r *http.Request, k Kind[T], res listing.Resource) {
 	q, err := listing.Parse(res, r.URL.Query(), httpapi.ParsePage)
 	if err != nil {
 		httpapi.Error(w, r, err)
@@ -50,7 +50,7 @@ func listRecords[T any](a *API, w http.ResponseWriter, r *http.Request, k kind[T
 // queryRecords answers a kind's list query (POST /v1/<name>/query): the
 // list GET answers for the same filters, sort keys, fields, expansions,
 // limit and cursor, sent as a typed JSON body.
-func queryRecords[T any](a *API, w http.ResponseWriter, r *http.Request, k kind[T], res listing.Resource) {
+func queryRecords[T any](a Based, w http.ResponseWriter, r *http.Request, k Kind[T], res listing.Resource) {
 	body, err := httpapi.ReadBody(w, r)
 	if err != nil {
 		httpapi.Error(w, r, err)
@@ -67,16 +67,16 @@ func queryRecords[T any](a *API, w http.ResponseWriter, r *http.Request, k kind[
 // serveList plans and answers a parsed list; errors of the paging
 // parameters (a cursor from another list, a sort that would read too
 // much) pass through named (listing.BodyError for a body's).
-func serveList[T any](a *API, w http.ResponseWriter, r *http.Request, k kind[T], res listing.Resource, q *listing.Query, named func(error) error) {
+func serveList[T any](a Based, w http.ResponseWriter, r *http.Request, k Kind[T], res listing.Resource, q *listing.Query, named func(error) error) {
 	org := httpapi.Caller(r).OrgID
-	caps := a.listCaps(k.def)
+	caps := a.RecordsBase().listCaps(k.Def)
 	plan, err := q.Plan(res, caps, org, r.Header.Get(listing.HeaderPlan))
 	if err != nil {
 		httpapi.Error(w, r, named(err))
 		return
 	}
 	w.Header().Set(listing.HeaderPlan, plan.Name)
-	reads := k.reads(a)
+	reads := k.Reads(a)
 	if plan.Search == nil && len(q.Fields) == 0 && len(q.Expand) == 0 {
 		p, err := reads.List(r.Context(), org, plan.Page, plan.Lookup, plan.Value)
 		httpapi.ReplyPage[T](w, r)(p, named(q.ReadLimit(caps, err)))
@@ -84,14 +84,14 @@ func serveList[T any](a *API, w http.ResponseWriter, r *http.Request, k kind[T],
 	}
 	var page store.Page[store.JSON]
 	if plan.Search != nil {
-		page, err = a.searchList(r.Context(), org, res.Schema, reads, plan)
+		page, err = a.RecordsBase().searchList(r.Context(), org, res.Schema, reads, plan)
 	} else {
 		var p store.Page[T]
 		p, err = reads.List(r.Context(), org, plan.Page, plan.Lookup, plan.Value)
 		page, err = asJSON(p), q.ReadLimit(caps, err)
 	}
 	if err == nil {
-		page, err = a.shapeList(r.Context(), org, res, q, page)
+		page, err = a.RecordsBase().shapeList(r.Context(), org, res, q, page)
 	}
 	httpapi.ReplyPage[store.JSON](w, r)(page, named(err))
 }
@@ -114,12 +114,12 @@ func asJSON[T any](p store.Page[T]) store.Page[store.JSON] {
 
 // searchList serves a search plan: the engine's page, each record as GET
 // answers it, with cursors holding the position in the list.
-func (a *API) searchList(ctx context.Context, org string, s *search.Schema, reads any, plan listing.Plan) (store.Page[store.JSON], error) {
+func (b *Base) searchList(ctx context.Context, org string, s *search.Schema, reads any, plan listing.Plan) (store.Page[store.JSON], error) {
 	present, ok := reads.(searchable)
 	if !ok {
 		panic("api: a search plan for records that cannot be presented from search: " + s.Resource)
 	}
-	res, err := a.d.Search.Search(ctx, org, s, plan.Search)
+	res, err := b.Search.Search(ctx, org, s, plan.Search)
 	if err != nil {
 		return store.Page[store.JSON]{Items: []store.JSON{}}, err
 	}
@@ -142,7 +142,7 @@ func (a *API) searchList(ctx context.Context, org string, s *search.Schema, read
 // shapeList applies fields= and expand= to a page: the records each
 // expanded field names are read once for the page (a BatchGetItem per
 // hundred), as GET answers them.
-func (a *API) shapeList(ctx context.Context, org string, res listing.Resource, q *listing.Query, page store.Page[store.JSON]) (store.Page[store.JSON], error) {
+func (b *Base) shapeList(ctx context.Context, org string, res listing.Resource, q *listing.Query, page store.Page[store.JSON]) (store.Page[store.JSON], error) {
 	related := map[string]json.RawMessage{} // by id, of every expanded field
 	refs := make([]map[string]any, len(page.Items))
 	if len(q.Expand) > 0 {
@@ -166,7 +166,7 @@ func (a *API) shapeList(ctx context.Context, org string, res listing.Resource, q
 			}
 		}
 		for target, ids := range byTarget {
-			if err := a.readRelated(ctx, org, target, ids, related); err != nil {
+			if err := b.readRelated(ctx, org, target, ids, related); err != nil {
 				return page, err
 			}
 		}
@@ -233,19 +233,17 @@ func expansion(f resource.Field, v any, related map[string]json.RawMessage) json
 
 // readRelated reads org's records of target with ids (GET's answer of
 // each) into into.
-func (a *API) readRelated(ctx context.Context, org, target string, ids []string, into map[string]json.RawMessage) error {
+func (b *Base) readRelated(ctx context.Context, org, target string, ids []string, into map[string]json.RawMessage) error {
 	d := listspec.ExpandTarget(target)
 	var present searchable
-	for _, k := range append([]kind[store.JSON]{companyKind()}, declaredKinds()...) {
-		if k.def == d {
-			present, _ = k.reads(a).(searchable)
-		}
+	if d != nil && b.present != nil {
+		present, _ = b.present(d)
 	}
 	if d == nil || present == nil {
 		return fmt.Errorf("list: %s records cannot be expanded", target)
 	}
 	for chunk := range slices.Chunk(ids, store.MaxBatch) {
-		recs, err := a.d.Store.GetRecords(ctx, org, d.Type, chunk)
+		recs, err := b.Store.GetRecords(ctx, org, d.Type, chunk)
 		if err != nil {
 			return err
 		}

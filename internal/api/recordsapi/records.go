@@ -19,42 +19,43 @@ import (
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
-// kind is a kind of record served by the generic operations (create,
-// list, get, update, delete): its declaration — fields, filters, sort
-// fields, search, MCP exposure, documentation — and the service behind
-// it. Every declared resource, companies, workflows and runs are kinds;
-// what one does of its own is in its service (records), not in a handler.
-type kind[T any] struct {
-	def *resource.Def
-	// reads is the service that lists and reads the records.
-	reads func(a *API) reader[T]
-	// writes is the service that creates, updates and deletes them; nil
+// Kind is a kind of record served by the generic operations (create,
+// list, get, update, delete, search, batch, upsert): its declaration —
+// fields, filters, sort fields, search, MCP exposure, documentation — and
+// the service behind it, from the API of the feature that serves it (a
+// Based). Every declared resource, companies, workflows and runs are
+// kinds; what one does of its own is in its service, not in a handler.
+type Kind[T any] struct {
+	Def *resource.Def
+	// Reads is the service that lists and reads the records.
+	Reads func(a Based) Reader[T]
+	// Writes is the service that creates, updates and deletes them; nil
 	// for a kind that is only listed and read (runs: started, renamed and
 	// retried by operations of their own).
-	writes func(a *API) writer
-	// bulk gives the kind batch writes and upserts (bulkOperations), and
+	Writes func(a Based) Writer
+	// Bulk gives the kind batch writes and upserts (bulkOperations), and
 	// lets jobs import and export it: companies and the declared
 	// resources.
-	bulk bool
+	Bulk bool
 }
 
-// records are the services of a kind that is read and written.
-func records[T any](svc func(a *API) interface {
-	reader[T]
-	writer
-}) (func(a *API) reader[T], func(a *API) writer) {
-	return func(a *API) reader[T] { return svc(a) }, func(a *API) writer { return svc(a) }
+// Records are the services of a kind that is read and written.
+func Records[T any](svc func(a Based) interface {
+	Reader[T]
+	Writer
+}) (func(a Based) Reader[T], func(a Based) Writer) {
+	return func(a Based) Reader[T] { return svc(a) }, func(a Based) Writer { return svc(a) }
 }
 
-// reader is what the generic list and get call: a kind's service.
-type reader[T any] interface {
+// Reader is what the generic list and get call: a kind's service.
+type Reader[T any] interface {
 	List(ctx context.Context, org string, q store.Query, filter, value string) (store.Page[T], error)
 	Get(ctx context.Context, org, id string) (any, error)
 }
 
-// writer is what the generic create, update and delete call. Bodies are
+// Writer is what the generic create, update and delete call. Bodies are
 // passed as sent; the service decodes them by its kind's declaration.
-type writer interface {
+type Writer interface {
 	Create(ctx context.Context, org string, body []byte) (any, error)
 	Update(ctx context.Context, org, id string, body []byte) (any, error)
 	Delete(ctx context.Context, org, id string) error
@@ -72,15 +73,15 @@ type multiGetter interface {
 }
 
 // declaredKinds are the kinds of every declared resource (package resources).
-func declaredKinds() []kind[store.JSON] {
-	var out []kind[store.JSON]
+func declaredKinds() []Kind[store.JSON] {
+	var out []Kind[store.JSON]
 	for _, d := range resources.All() {
-		k := kind[store.JSON]{def: d, bulk: true}
-		k.reads, k.writes = records(func(a *API) interface {
-			reader[store.JSON]
-			writer
+		k := Kind[store.JSON]{Def: d, Bulk: true}
+		k.Reads, k.Writes = Records(func(a Based) interface {
+			Reader[store.JSON]
+			Writer
 		} {
-			svc, ok := a.d.Resources.Service(d.Name)
+			svc, ok := a.(*API).d.Resources.Service(d.Name)
 			if !ok {
 				panic("api: no service for declared resource " + d.Name)
 			}
@@ -94,29 +95,29 @@ func declaredKinds() []kind[store.JSON] {
 // companyKind is companies: created by users (origin user) and upserted by
 // workflow runs; a write of an enrichable attribute and a delete go
 // through enrichment (companyRecords).
-func companyKind() kind[store.JSON] {
-	k := kind[store.JSON]{def: companies.Def, bulk: true}
-	k.reads, k.writes = records(func(a *API) interface {
-		reader[store.JSON]
-		writer
+func companyKind() Kind[store.JSON] {
+	k := Kind[store.JSON]{Def: companies.Def, Bulk: true}
+	k.Reads, k.Writes = Records(func(a Based) interface {
+		Reader[store.JSON]
+		Writer
 	} {
-		return companyRecords{a}
+		return companyRecords{a.(*API)}
 	})
 	return k
 }
 
 // searchableKinds are the kinds with a search operation, companies first.
-func searchableKinds() []kind[store.JSON] {
-	var out []kind[store.JSON]
-	for _, k := range append([]kind[store.JSON]{companyKind()}, declaredKinds()...) {
-		if k.def.Searchable {
+func searchableKinds() []Kind[store.JSON] {
+	var out []Kind[store.JSON]
+	for _, k := range append([]Kind[store.JSON]{companyKind()}, declaredKinds()...) {
+		if k.Def.Searchable {
 			out = append(out, k)
 		}
 	}
 	return out
 }
 
-// recordOperations are the generic operations of k: create (201), list
+// Operations are the generic operations of k: create (201), list
 // (paged, filtered by one lookup field), get, partial update and delete
 // (204) — list and get only for a read-only kind — and its search when
 // it is searchable. With MCP set, each of them is an MCP tool:
@@ -124,8 +125,8 @@ func searchableKinds() []kind[store.JSON] {
 // update_<singular> and delete_<singular> (and the bulk writes' tools,
 // bulkOperations), so that an agent reads and changes every kind the
 // same way.
-func recordOperations[T any](k kind[T]) []operation.Operation {
-	d := k.def
+func KindOperations[T any](k Kind[T]) []operation.Operation {
+	d := k.Def
 	base, item := "/v1/"+d.Name, "/v1/"+d.Name+"/{id}"
 	org := func(r *http.Request) string { return httpapi.Caller(r).OrgID }
 	ref := openapi.Ref(openapi.SchemaName(d))
@@ -133,9 +134,9 @@ func recordOperations[T any](k kind[T]) []operation.Operation {
 	snake := strings.NewReplacer(" ", "_", "-", "_")
 	res := listspec.Resource(d) // once, not on every list request
 
-	create := operation.Declare(d.Function, http.MethodPost, base, func(a *API, w http.ResponseWriter, r *http.Request) {
+	create := operation.Declare(d.Function, http.MethodPost, base, func(a Based, w http.ResponseWriter, r *http.Request) {
 		if body, ok := httpapi.Body(w, r); ok {
-			httpapi.Reply(w, r, http.StatusCreated)(k.writes(a).Create(r.Context(), org(r), body))
+			httpapi.Reply(w, r, http.StatusCreated)(k.Writes(a).Create(r.Context(), org(r), body))
 		}
 	}).Answers(routes.AnswerRecord).Doc(func(op *openapi.Operation) {
 		op.Summary = "Create " + operation.WithArticle(d.Singular)
@@ -148,7 +149,7 @@ func recordOperations[T any](k kind[T]) []operation.Operation {
 			"Answers the stored record and its etag (for ifMatch).")
 	}
 
-	list := operation.Declare(d.Function, http.MethodGet, base, func(a *API, w http.ResponseWriter, r *http.Request) {
+	list := operation.Declare(d.Function, http.MethodGet, base, func(a Based, w http.ResponseWriter, r *http.Request) {
 		listRecords(a, w, r, k, res)
 	}).Answers(routes.AnswerPaged).Doc(func(op *openapi.Operation) {
 		op.Summary = "List " + plural
@@ -156,7 +157,7 @@ func recordOperations[T any](k kind[T]) []operation.Operation {
 			"When more records follow, `X-Next-Cursor` holds the next page's `cursor` and `Link` its URL."
 		listspec.Operation(op, d)
 	})
-	query := operation.Declare(d.Function, http.MethodPost, base+"/query", func(a *API, w http.ResponseWriter, r *http.Request) {
+	query := operation.Declare(d.Function, http.MethodPost, base+"/query", func(a Based, w http.ResponseWriter, r *http.Request) {
 		queryRecords(a, w, r, k, res)
 	}).Safe().Answers(routes.AnswerPaged).Doc(func(op *openapi.Operation) {
 		op.Summary = "Query " + plural
@@ -180,8 +181,8 @@ func recordOperations[T any](k kind[T]) []operation.Operation {
 			"fields names the fields to answer"+expand+". Follow nextCursor with cursor (and the same filter and sort).").BodyArguments()
 	}
 
-	get := operation.Declare(d.Function, http.MethodGet, item, func(a *API, w http.ResponseWriter, r *http.Request) {
-		recs, id := k.reads(a), r.PathValue("id")
+	get := operation.Declare(d.Function, http.MethodGet, item, func(a Based, w http.ResponseWriter, r *http.Request) {
+		recs, id := k.Reads(a), r.PathValue("id")
 		if m, ok := recs.(multiGetter); ok && d.MultiGet && strings.HasPrefix(id, resource.MultiGetPrefix) {
 			found, err := m.GetByIDs(r.Context(), org(r), id)
 			if n, budget, ok := httpapi.Fits(r, found); err == nil && !ok {
@@ -212,9 +213,9 @@ func recordOperations[T any](k kind[T]) []operation.Operation {
 		get = get.AsTool("get_"+snake.Replace(d.Singular), "Get one "+d.Singular+" by id. "+d.Doc)
 	}
 
-	update := operation.Declare(d.Function, http.MethodPut, item, func(a *API, w http.ResponseWriter, r *http.Request) {
+	update := operation.Declare(d.Function, http.MethodPut, item, func(a Based, w http.ResponseWriter, r *http.Request) {
 		if body, ok := httpapi.Body(w, r); ok {
-			httpapi.Reply(w, r, http.StatusOK)(k.writes(a).Update(r.Context(), org(r), r.PathValue("id"), body))
+			httpapi.Reply(w, r, http.StatusOK)(k.Writes(a).Update(r.Context(), org(r), r.PathValue("id"), body))
 		}
 	}).Answers(routes.AnswerRecord).Doc(func(op *openapi.Operation) {
 		op.Summary = "Update " + operation.WithArticle(d.Singular)
@@ -228,8 +229,8 @@ func recordOperations[T any](k kind[T]) []operation.Operation {
 			"if the record changed since. Answers the record and its new etag.")
 	}
 
-	del := operation.Declare(d.Function, http.MethodDelete, item, func(a *API, w http.ResponseWriter, r *http.Request) {
-		httpapi.NoContent(w, r, k.writes(a).Delete(r.Context(), org(r), r.PathValue("id")))
+	del := operation.Declare(d.Function, http.MethodDelete, item, func(a Based, w http.ResponseWriter, r *http.Request) {
+		httpapi.NoContent(w, r, k.Writes(a).Delete(r.Context(), org(r), r.PathValue("id")))
 	}).Doc(func(op *openapi.Operation) {
 		op.Summary = "Delete " + operation.WithArticle(d.Singular)
 		op.Description = "Deletes the " + d.Singular + " (204). A record another one still references where the reference restricts deletes is a 409 naming it."
@@ -241,10 +242,10 @@ func recordOperations[T any](k kind[T]) []operation.Operation {
 	}
 
 	ops := []operation.Operation{create, list, query, get, update, del}
-	if k.bulk {
+	if k.Bulk {
 		ops = append(ops, bulkOperations(k)...)
 	}
-	if k.writes == nil {
+	if k.Writes == nil {
 		ops = []operation.Operation{list, query, get}
 	}
 	for i := range ops {

@@ -19,14 +19,14 @@ import (
 // searchOperationOf is POST /v1/<name>/search of the searchable kind k,
 // served by the search function (the only one with a search engine); with
 // MCP set, the search is the kind's MCP tool.
-func searchOperationOf[T any](k kind[T]) operation.Operation {
-	d, s := k.def, search.SchemaOf(k.def)
-	op := operation.Declare(lambdas.Search, http.MethodPost, "/v1/"+d.Name+"/search", func(a *API, w http.ResponseWriter, r *http.Request) {
-		present, ok := k.reads(a).(searchable)
+func searchOperationOf[T any](k Kind[T]) operation.Operation {
+	d, s := k.Def, search.SchemaOf(k.Def)
+	op := operation.Declare(lambdas.Search, http.MethodPost, "/v1/"+d.Name+"/search", func(a Based, w http.ResponseWriter, r *http.Request) {
+		present, ok := k.Reads(a).(searchable)
 		if !ok {
 			panic("api: the records of " + d.Name + " cannot be presented from search")
 		}
-		a.search(w, r, s, present.Present)
+		a.RecordsBase().search(w, r, s, present.Present)
 	}).Safe().Answers(routes.AnswerSearch).Of(d.Name).Doc(func(op *openapi.Operation) { listspec.SearchOperation(op, d) })
 	if d.MCP {
 		op = op.AsTool("search_"+d.Name, "Search the organization's "+d.Name+": text, structured filters (and/or of field conditions), sort, pages. "+
@@ -38,8 +38,8 @@ func searchOperationOf[T any](k kind[T]) operation.Operation {
 // search answers a search of s: page and limit in the query, the search
 // in the body; present turns each found record (its stored JSON and shape
 // stamp, as search holds it) into what GET returns.
-func (a *API) search(w http.ResponseWriter, r *http.Request, s *search.Schema, present func(stored []byte, stamp string) (json.RawMessage, error)) {
-	if a.d.Search == nil {
+func (b *Base) search(w http.ResponseWriter, r *http.Request, s *search.Schema, present func(stored []byte, stamp string) (json.RawMessage, error)) {
+	if b.Search == nil {
 		panic("api: a search route is served without a search engine")
 	}
 	page, limit, err := search.ParsePaging(r.URL.Query())
@@ -57,7 +57,7 @@ func (a *API) search(w http.ResponseWriter, r *http.Request, s *search.Schema, p
 		httpapi.Error(w, r, err)
 		return
 	}
-	res, err := a.d.Search.Search(r.Context(), httpapi.Caller(r).OrgID, s, req)
+	res, err := b.Search.Search(r.Context(), httpapi.Caller(r).OrgID, s, req)
 	if err != nil {
 		httpapi.Error(w, r, err)
 		return
