@@ -24,7 +24,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/docs"
 	"github.com/sourcebase/sourcebase/internal/api"
-	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
+	"github.com/sourcebase/sourcebase/internal/api/jobsapi"
 	"github.com/sourcebase/sourcebase/internal/dev/localdev"
 	"github.com/sourcebase/sourcebase/internal/docspage"
 	"github.com/sourcebase/sourcebase/internal/mcpserver"
@@ -84,7 +84,7 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 		return err
 	}
 	defer os.RemoveAll(jobsDir)
-	jobRunner, files, err := service.LocalJobs(ctx, &deps, jobsDir, base, recordsapi.JobTargets)
+	jobRunner, files, err := service.LocalJobs(ctx, &deps, jobsDir, base, jobsapi.Targets)
 	if err != nil {
 		return fmt.Errorf("bulk jobs: %w", err)
 	}

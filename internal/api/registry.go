@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/sourcebase/sourcebase/internal/api/companiesapi"
 	"github.com/sourcebase/sourcebase/internal/api/enrichmentapi"
 	"github.com/sourcebase/sourcebase/internal/api/eventsapi"
 	"github.com/sourcebase/sourcebase/internal/api/jobsapi"
@@ -53,13 +54,13 @@ const mcpFeature = "mcp"
 
 // features are the service's features, in the order the registry lists
 // their operations (the reference's and the MCP tools' order): the
-// service's own routes, the keys, every kind of record, the workflows'
-// own, lists, series, enrichment, bulk jobs, events and webhook
-// endpoints, and the MCP bridge.
+// service's own routes, the keys, the companies, the workflows and their
+// runs, the declared resources, lists, series, enrichment, bulk jobs,
+// events and webhook endpoints, and the MCP bridge.
 func features() []operation.Feature[service.Deps] {
 	return []operation.Feature[service.Deps]{
 		operation.NewFeature("service", serviceapi.Operations, nil, func(d service.Deps) *serviceapi.API { return serviceapi.New(d.Store, OpenAPI) }),
-		keysapi.Feature, recordsapi.Feature, workflowsapi.Feature, listsapi.Feature, seriesapi.Feature,
+		keysapi.Feature, companiesapi.Feature, workflowsapi.Feature, recordsapi.Feature, listsapi.Feature, seriesapi.Feature,
 		enrichmentapi.Feature, jobsapi.Feature, eventsapi.Feature,
 		{Name: mcpFeature, Operations: mcpapi.Operations},
 	}

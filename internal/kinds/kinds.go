@@ -74,6 +74,12 @@ func Searchable() []*resource.Def {
 	return out
 }
 
+// Bulk are the kinds with batch writes and upserts, which bulk jobs
+// import and export: companies, then the declared resources.
+func Bulk() []*resource.Def {
+	return append([]*resource.Def{companies.Def}, resources.All()...)
+}
+
 // Find is the declaration of the kind of record named name; nil for none.
 func Find(name string) *resource.Def {
 	for _, d := range All() {

@@ -3,6 +3,7 @@ package eventsapi_test
 import (
 	"testing"
 
+	"github.com/sourcebase/sourcebase/internal/api/companiesapi"
 	"github.com/sourcebase/sourcebase/internal/api/eventsapi"
 	"github.com/sourcebase/sourcebase/internal/api/jobsapi"
 	"github.com/sourcebase/sourcebase/internal/api/keysapi"
@@ -15,10 +16,10 @@ import (
 // TestMain serves this feature's operations alone (apitest.Features), with
 // those whose records its tests make, so that this test binary links no
 // other feature's handlers; imports move the records' kinds
-// (recordsapi.JobTargets).
+// (jobsapi.Targets).
 func TestMain(m *testing.M) {
-	s := apitest.Features(eventsapi.Feature, jobsapi.Feature, keysapi.Feature, recordsapi.Feature, workflowsapi.Feature)
-	s.JobTargets = recordsapi.JobTargets
+	s := apitest.Features(companiesapi.Feature, eventsapi.Feature, jobsapi.Feature, keysapi.Feature, recordsapi.Feature, workflowsapi.Feature)
+	s.JobTargets = jobsapi.Targets
 	apitest.Serve(s)
 	apitest.LambdaSubset(apitest.LambdaList)
 	testenv.Main(m)

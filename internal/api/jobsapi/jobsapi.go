@@ -10,9 +10,11 @@ import (
 	"reflect"
 	"strconv"
 
+	"github.com/sourcebase/sourcebase/internal/api/companiesapi"
+	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
+	"github.com/sourcebase/sourcebase/internal/kinds"
 	"github.com/sourcebase/sourcebase/internal/service"
 
-	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/bulk"
 	"github.com/sourcebase/sourcebase/internal/clock"
@@ -155,6 +157,12 @@ func New(jobs *jobs.Service) *API {
 // Feature is the bulk jobs, served over a process's services (the registry of
 // package api collects it; apitest serves it alone).
 var Feature = operation.NewFeature("jobs", Operations, Schemas, func(d service.Deps) *API { return New(d.Jobs) })
+
+// Targets are what bulk jobs import and export, over a process's
+// services: the companies, then the declared resources.
+func Targets(d service.Deps) []jobs.Target {
+	return append(companiesapi.JobTargets(d), recordsapi.JobTargets(d)...)
+}
 
 // Operations are the bulk jobs: imports (created, then fed their file
 // at uploadUrl) and exports, each listed and read back.
@@ -310,7 +318,7 @@ func (a *API) listJobs(w http.ResponseWriter, r *http.Request, kind string) {
 // jobResources lists the resources jobs move, for the bodies' schemas.
 func jobResources() []any {
 	var out []any
-	for _, d := range recordsapi.BulkDefs() {
+	for _, d := range kinds.Bulk() {
 		out = append(out, d.Name)
 	}
 	return out

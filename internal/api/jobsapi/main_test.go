@@ -3,6 +3,7 @@ package jobsapi_test
 import (
 	"testing"
 
+	"github.com/sourcebase/sourcebase/internal/api/companiesapi"
 	"github.com/sourcebase/sourcebase/internal/api/enrichmentapi"
 	"github.com/sourcebase/sourcebase/internal/api/jobsapi"
 	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
@@ -13,10 +14,10 @@ import (
 // TestMain serves this feature's operations alone (apitest.Features), with
 // those whose records its tests make, so that this test binary links no
 // other feature's handlers; the bulk jobs move the records' kinds
-// (recordsapi.JobTargets).
+// (jobsapi.Targets).
 func TestMain(m *testing.M) {
-	s := apitest.Features(enrichmentapi.Feature, jobsapi.Feature, recordsapi.Feature)
-	s.JobTargets = recordsapi.JobTargets
+	s := apitest.Features(companiesapi.Feature, enrichmentapi.Feature, jobsapi.Feature, recordsapi.Feature)
+	s.JobTargets = jobsapi.Targets
 	apitest.Serve(s)
 	apitest.LambdaSubset(apitest.LambdaList)
 	testenv.Main(m)

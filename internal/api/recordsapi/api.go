@@ -1,11 +1,10 @@
 // Package recordsapi serves every kind of record through the same
 // operations — create, list (GET, and POST …/query), get, update, delete,
-// search, upsert and batch — from each kind's declaration: companies,
-// workflows and their runs, and every declared resource (package
-// resources). What a kind does of its own is in its service (kinds.go),
-// not in a handler; the operations of workflows and runs that are not
-// generic (a trigger's secret, starting, renaming and retrying a run, a
-// webhook delivery) are here too, beside their kinds.
+// search, upsert and batch — from each kind's declaration (Kind,
+// KindOperations), over the API of the feature that serves the kind (a
+// Based: companiesapi, workflowsapi, and this package's own for the
+// declared resources of package resources). What a kind does of its own
+// is in its service, not in a handler.
 package recordsapi
 
 import (
@@ -15,26 +14,18 @@ import (
 	"github.com/sourcebase/sourcebase/internal/service"
 
 	"github.com/sourcebase/sourcebase/internal/api/recordsapi/listspec"
-	"github.com/sourcebase/sourcebase/internal/companies"
-	"github.com/sourcebase/sourcebase/internal/enrichment"
 	"github.com/sourcebase/sourcebase/internal/kinds"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/ratelimit"
 	"github.com/sourcebase/sourcebase/internal/resource"
-	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/search"
 	"github.com/sourcebase/sourcebase/internal/store"
-	"github.com/sourcebase/sourcebase/internal/workflows"
 )
 
 // Deps are the services the records' handlers use.
 type Deps struct {
-	Store      *store.Store
-	Companies  *companies.Service
-	Workflows  *workflows.Service
-	Runs       *runs.Service
-	Enrichment *enrichment.Service
+	Store *store.Store
 	// Resources serves the declared resources (package resources).
 	Resources *resource.Registry
 	// Search answers the search routes and the lists that filter or sort
@@ -89,18 +80,13 @@ var Feature = operation.NewFeature("records", Operations, Schemas, func(d servic
 
 // DepsOf are the services of a process that the records' handlers use.
 func DepsOf(d service.Deps) Deps {
-	return Deps{Store: d.Store, Companies: d.Companies, Workflows: d.Workflows, Runs: d.Runs,
-		Enrichment: d.Enrichment, Resources: d.Resources, Search: d.Search, Limits: d.Limits, Present: d.Present}
+	return Deps{Store: d.Store, Resources: d.Resources, Search: d.Search, Limits: d.Limits, Present: d.Present}
 }
 
-// Operations are the operations of every kind of record: companies',
-// workflows', runs', then each declared resource's.
-func Operations() []operation.Operation {
-	return slices.Concat(append([][]operation.Operation{CompanyOperations(), WorkflowOperations(), RunOperations()}, DeclaredOperations()...)...)
-}
-
-// CompanyOperations are the operations of companies (recordOperations).
-func CompanyOperations() []operation.Operation { return KindOperations(companyKind()) }
+// Operations are the operations of every declared resource, each kind's
+// in turn (companies, workflows and runs are served by their own
+// features through KindOperations).
+func Operations() []operation.Operation { return slices.Concat(DeclaredOperations()...) }
 
 // DeclaredOperations are the operations of every declared resource, each
 // kind's in turn.
@@ -120,7 +106,6 @@ func Schemas(out map[string]openapi.Schema) {
 		out[openapi.SchemaName(d)] = openapi.Record(d, openapi.Output)
 		out[listspec.ListedSchemaName(d)] = listspec.ListedSchema(d)
 	}
-	out["WebhookTrigger"] = openapi.TypeOf(reflect.TypeFor[workflows.WebhookTrigger]())
 	for _, d := range kinds.Searchable() {
 		out[openapi.SchemaName(d)+"Search"] = listspec.SearchSchema(search.SchemaOf(d))
 	}
@@ -128,33 +113,4 @@ func Schemas(out map[string]openapi.Schema) {
 	listspec.FilterComponents(out)
 	out["SearchMetadata"] = openapi.TypeOf(reflect.TypeFor[SearchMetadata]())
 	batchComponents(out)
-}
-
-// BulkDefs are the kinds with batch writes and upserts, which bulk jobs
-// import and export: companies, then the declared resources.
-func BulkDefs() []*resource.Def {
-	var out []*resource.Def
-	for _, k := range append([]Kind[store.JSON]{companyKind()}, declaredKinds()...) {
-		out = append(out, k.Def)
-	}
-	return out
-}
-
-// WorkflowOperations are the generic operations of workflows (with MCP
-// tools list_workflows and get_workflow).
-func WorkflowOperations() []operation.Operation {
-	k := Kind[workflows.Workflow]{Def: workflows.Def}
-	k.Reads, k.Writes = Records(func(a Based) interface {
-		Reader[workflows.Workflow]
-		Writer
-	} {
-		return workflowRecords{a.(*API).d.Workflows}
-	})
-	return KindOperations(k)
-}
-
-// RunOperations are the generic list and get of workflow runs (with MCP
-// tools list_workflow_runs and get_workflow_run).
-func RunOperations() []operation.Operation {
-	return KindOperations(Kind[runs.Run]{Def: runs.Def, Reads: func(a Based) Reader[runs.Run] { return runRecords{a.(*API).d.Runs} }})
 }

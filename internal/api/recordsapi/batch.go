@@ -12,6 +12,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/ids"
 	"github.com/sourcebase/sourcebase/internal/jsonbody"
+	"github.com/sourcebase/sourcebase/internal/kinds"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/resource"
@@ -468,11 +469,8 @@ func batchVariants(d *resource.Def) []batchVariant {
 // batchComponents adds the batch operations' schemas of every kind with
 // batch writes to the document's components.
 func batchComponents(out map[string]openapi.Schema) {
-	for _, k := range append([]Kind[store.JSON]{companyKind()}, declaredKinds()...) {
-		if !k.Bulk {
-			continue
-		}
-		for _, v := range batchVariants(k.Def) {
+	for _, d := range kinds.Bulk() {
+		for _, v := range batchVariants(d) {
 			out[v.name] = v.schema
 		}
 	}

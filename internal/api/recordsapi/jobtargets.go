@@ -4,43 +4,41 @@ import (
 	"context"
 
 	"github.com/sourcebase/sourcebase/internal/jobs"
-	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/service"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
-// JobTargets are the kinds of record bulk jobs move (companies and the
-// declared resources), written and read through the services the API's
-// own operations use, over a process's services.
+// JobTarget is what bulk jobs move of kind k: its records written and
+// read through the services its own operations use (a, the API of the
+// feature that serves it). owner finds the record a unique field's value
+// names, for an import that upserts.
+func JobTarget(k Kind[store.JSON], a Based, owner func(ctx context.Context, org, field, value string) (string, error)) jobs.Target {
+	w, r := k.Writes(a), k.Reads(a)
+	t := jobs.Target{Def: k.Def, Create: w.Create, Update: w.Update, Get: r.Get,
+		List: func(ctx context.Context, org string, q store.Query) (store.Page[store.JSON], error) {
+			q.Desc = false
+			return r.List(ctx, org, q, "", "")
+		}}
+	if len(k.Def.UniqueFields()) > 0 {
+		t.Upsert = upsertWith(w, k.Def)
+		t.Owner = owner
+	}
+	return t
+}
+
+// JobTargets are the declared resources as bulk jobs move them, over a
+// process's services (jobsapi.Targets adds the companies).
 func JobTargets(d service.Deps) []jobs.Target {
 	a := New(DepsOf(d))
 	var out []jobs.Target
-	for _, k := range append([]Kind[store.JSON]{companyKind()}, declaredKinds()...) {
-		w, r := k.Writes(a), k.Reads(a)
-		t := jobs.Target{Def: k.Def, Create: w.Create, Update: w.Update, Get: r.Get,
-			List: func(ctx context.Context, org string, q store.Query) (store.Page[store.JSON], error) {
-				q.Desc = false
-				return r.List(ctx, org, q, "", "")
-			}}
-		if len(k.Def.UniqueFields()) > 0 {
-			t.Upsert = upsertWith(w, k.Def)
-			t.Owner = ownerOf(a, k.Def)
-		}
-		out = append(out, t)
+	for _, k := range declaredKinds() {
+		out = append(out, JobTarget(k, a, func(ctx context.Context, org, field, value string) (string, error) {
+			svc, ok := a.d.Resources.Service(k.Def.Name)
+			if !ok {
+				return "", nil
+			}
+			return svc.UniqueOwner(ctx, org, field, value)
+		}))
 	}
 	return out
-}
-
-// ownerOf finds the record of d's kind whose unique field holds a value.
-func ownerOf(a *API, d *resource.Def) func(ctx context.Context, org, field, value string) (string, error) {
-	return func(ctx context.Context, org, field, value string) (string, error) {
-		if d == companyKind().Def {
-			return a.d.Companies.ByExternalID(ctx, org, value)
-		}
-		svc, ok := a.d.Resources.Service(d.Name)
-		if !ok {
-			return "", nil
-		}
-		return svc.UniqueOwner(ctx, org, field, value)
-	}
 }

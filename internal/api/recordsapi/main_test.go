@@ -3,6 +3,7 @@ package recordsapi_test
 import (
 	"testing"
 
+	"github.com/sourcebase/sourcebase/internal/api/companiesapi"
 	"github.com/sourcebase/sourcebase/internal/api/eventsapi"
 	"github.com/sourcebase/sourcebase/internal/api/jobsapi"
 	"github.com/sourcebase/sourcebase/internal/api/keysapi"
@@ -17,11 +18,11 @@ import (
 // those its tests call beside the records: the workflows whose runs and
 // workflows they list and stamp, the lists that hold records, the keys they
 // read, and the events, imports and exports whose requests the request-shape
-// tests send; the bulk jobs move the records' kinds (recordsapi.JobTargets).
+// tests send; the bulk jobs move the records' kinds (jobsapi.Targets).
 // This test binary links neither the MCP server nor the whole service.
 func TestMain(m *testing.M) {
-	s := apitest.Features(recordsapi.Feature, workflowsapi.Feature, listsapi.Feature, keysapi.Feature, eventsapi.Feature, jobsapi.Feature)
-	s.JobTargets = recordsapi.JobTargets
+	s := apitest.Features(companiesapi.Feature, recordsapi.Feature, workflowsapi.Feature, listsapi.Feature, keysapi.Feature, eventsapi.Feature, jobsapi.Feature)
+	s.JobTargets = jobsapi.Targets
 	apitest.Serve(s)
 	apitest.LambdaSubset(apitest.LambdaList)
 	testenv.Main(m)

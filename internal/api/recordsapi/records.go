@@ -9,7 +9,6 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/api/recordsapi/listspec"
 	"github.com/sourcebase/sourcebase/internal/apperr"
-	"github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/operation"
@@ -88,31 +87,6 @@ func declaredKinds() []Kind[store.JSON] {
 			return declaredRecords{svc}
 		})
 		out = append(out, k)
-	}
-	return out
-}
-
-// companyKind is companies: created by users (origin user) and upserted by
-// workflow runs; a write of an enrichable attribute and a delete go
-// through enrichment (companyRecords).
-func companyKind() Kind[store.JSON] {
-	k := Kind[store.JSON]{Def: companies.Def, Bulk: true}
-	k.Reads, k.Writes = Records(func(a Based) interface {
-		Reader[store.JSON]
-		Writer
-	} {
-		return companyRecords{a.(*API)}
-	})
-	return k
-}
-
-// searchableKinds are the kinds with a search operation, companies first.
-func searchableKinds() []Kind[store.JSON] {
-	var out []Kind[store.JSON]
-	for _, k := range append([]Kind[store.JSON]{companyKind()}, declaredKinds()...) {
-		if k.Def.Searchable {
-			out = append(out, k)
-		}
 	}
 	return out
 }

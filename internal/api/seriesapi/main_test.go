@@ -3,6 +3,7 @@ package seriesapi_test
 import (
 	"testing"
 
+	"github.com/sourcebase/sourcebase/internal/api/companiesapi"
 	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
 	"github.com/sourcebase/sourcebase/internal/api/seriesapi"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
@@ -13,7 +14,7 @@ import (
 // those whose records its tests make, so that this test binary links no
 // other feature's handlers.
 func TestMain(m *testing.M) {
-	apitest.Serve(apitest.Features(recordsapi.Feature, seriesapi.Feature))
+	apitest.Serve(apitest.Features(companiesapi.Feature, recordsapi.Feature, seriesapi.Feature))
 	apitest.LambdaSubset(apitest.LambdaList)
 	testenv.Main(m)
 }

@@ -3,6 +3,7 @@ package workflowsapi_test
 import (
 	"testing"
 
+	"github.com/sourcebase/sourcebase/internal/api/companiesapi"
 	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
 	"github.com/sourcebase/sourcebase/internal/api/workflowsapi"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
@@ -13,7 +14,7 @@ import (
 // those whose records its tests make, so that this test binary links no
 // other feature's handlers.
 func TestMain(m *testing.M) {
-	apitest.Serve(apitest.Features(recordsapi.Feature, workflowsapi.Feature))
+	apitest.Serve(apitest.Features(companiesapi.Feature, recordsapi.Feature, workflowsapi.Feature))
 	apitest.LambdaSubset(apitest.LambdaList)
 	testenv.Main(m)
 }

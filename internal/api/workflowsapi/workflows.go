@@ -1,13 +1,16 @@
-// Package workflowsapi serves what workflows and their runs do beyond
-// the generic operations of their records (package recordsapi): rotating
-// a trigger's secret, starting, listing, renaming and retrying runs, and
-// the intake of signed webhook deliveries that start them (package runs).
+// Package workflowsapi serves workflows and their runs: their records
+// through the generic operations of a kind (recordsapi.KindOperations),
+// and what they do beyond them: rotating a trigger's secret, starting,
+// renaming and retrying runs, and the intake of signed webhook deliveries
+// that start them (package runs).
 package workflowsapi
 
 import (
 	"net/http"
+	"reflect"
 	"slices"
 
+	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
 	"github.com/sourcebase/sourcebase/internal/service"
 
 	"github.com/sourcebase/sourcebase/internal/httpapi"
@@ -24,28 +27,39 @@ import (
 // 403 names it ("rotating a webhook secret requires an admin key").
 const RotatingWebhookSecrets = "rotating a webhook secret"
 
-// API serves the workflows' and runs' own routes.
+// API serves the workflows' and runs' routes.
 type API struct {
+	*recordsapi.Base
 	workflows *workflows.Service
 	runs      *runs.Service
 	limits    *ratelimit.Limiter
 }
 
-// New returns the API over the workflows, the runs and the rate limits a
-// webhook delivery counts against (nil: none).
-func New(w *workflows.Service, r *runs.Service, l *ratelimit.Limiter) *API {
-	return &API{workflows: w, runs: r, limits: l}
+// New returns the API over the generic operations' base, the workflows,
+// the runs and the rate limits a webhook delivery counts against (nil:
+// none).
+func New(b *recordsapi.Base, w *workflows.Service, r *runs.Service, l *ratelimit.Limiter) *API {
+	return &API{Base: b, workflows: w, runs: r, limits: l}
 }
 
 // Feature is the workflows' triggers and runs, served over a process's services (the registry of
 // package api collects it; apitest serves it alone).
-var Feature = operation.NewFeature("workflows", Operations, nil, func(d service.Deps) *API { return New(d.Workflows, d.Runs, d.Limits) })
+var Feature = operation.NewFeature("workflows", Operations, Schemas, func(d service.Deps) *API {
+	return New(recordsapi.BaseOf(d), d.Workflows, d.Runs, d.Limits)
+})
 
-// Operations are the workflows' own operations: a trigger's secret, a
+// Schemas adds the workflows' own component schemas to out (their
+// records' are recordsapi.Schemas's, with every kind's).
+func Schemas(out map[string]openapi.Schema) {
+	out["WebhookTrigger"] = openapi.TypeOf(reflect.TypeFor[workflows.WebhookTrigger]())
+}
+
+// Operations are the workflows' and runs' operations: their records'
+// generic ones (recordsapi.KindOperations), then a trigger's secret, a
 // run's start, rename and retry, and the webhook deliveries that start
-// runs (their generic reads and writes are recordsapi's).
+// runs.
 func Operations() []operation.Operation {
-	return slices.Concat(SecretOperations(), RunOperations(), WebhookOperations())
+	return slices.Concat(workflowOperations(), runRecordOperations(), SecretOperations(), RunOperations(), WebhookOperations())
 }
 
 // SecretOperations are the rotation of a trigger's secret.

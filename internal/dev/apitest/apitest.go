@@ -60,7 +60,7 @@ type Service struct {
 	// Handler serves the operations over a process's services:
 	// api.Handler for the whole service, Features for some features.
 	Handler func(d service.Deps) http.Handler
-	// JobTargets are what the bulk jobs move (recordsapi.JobTargets); nil:
+	// JobTargets are what the bulk jobs move (jobsapi.Targets); nil:
 	// none.
 	JobTargets func(d service.Deps) []jobs.Target
 }

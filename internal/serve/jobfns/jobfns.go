@@ -14,7 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
-	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
+	"github.com/sourcebase/sourcebase/internal/api/jobsapi"
 	"github.com/sourcebase/sourcebase/internal/awsenv"
 	"github.com/sourcebase/sourcebase/internal/blob"
 	"github.com/sourcebase/sourcebase/internal/blob/s3blob"
@@ -59,7 +59,7 @@ func FromEnv(ctx context.Context, deps *service.Deps) error {
 
 // Use gives deps bulk jobs over files, started on the state machine of cfg.
 func Use(deps *service.Deps, files blob.Store, awsCfg aws.Config, cfg service.Config) {
-	deps.Jobs = jobs.New(deps.Store, files, recordsapi.JobTargets(*deps))
+	deps.Jobs = jobs.New(deps.Store, files, jobsapi.Targets(*deps))
 	deps.Jobs.RowsPerSecond = cfg.ImportRowsPerSecond
 	if deps.Limits != nil {
 		deps.Jobs.Limits = deps.Limits // an import's rows count against its key's rate limit

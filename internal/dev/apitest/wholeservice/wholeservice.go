@@ -8,10 +8,10 @@ import (
 	"net/http"
 
 	"github.com/sourcebase/sourcebase/internal/api"
-	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
+	"github.com/sourcebase/sourcebase/internal/api/jobsapi"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/service"
 )
 
 // Service is every feature of the service.
-var Service = apitest.Service{Handler: func(d service.Deps) http.Handler { return api.Handler(d) }, JobTargets: recordsapi.JobTargets}
+var Service = apitest.Service{Handler: func(d service.Deps) http.Handler { return api.Handler(d) }, JobTargets: jobsapi.Targets}

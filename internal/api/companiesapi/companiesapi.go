@@ -1,4 +1,8 @@
-package recordsapi
+// Package companiesapi serves companies through the generic operations
+// of a kind of record (recordsapi.KindOperations): created by users
+// (origin user) and upserted by workflow runs and imports, a write of an
+// enrichable attribute and a delete going through enrichment.
+package companiesapi
 
 import (
 	"context"
@@ -6,19 +10,60 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/enrichment"
+	"github.com/sourcebase/sourcebase/internal/jobs"
+	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/resource"
-	"github.com/sourcebase/sourcebase/internal/runs"
+	"github.com/sourcebase/sourcebase/internal/service"
 	"github.com/sourcebase/sourcebase/internal/store"
-	"github.com/sourcebase/sourcebase/internal/workflows"
 )
 
-// The services of the kinds written outside the resource layer, as the
-// generic operations call them (records): each decodes a body by its
-// kind's declaration and calls the domain service, which owns what the
-// write does beyond the record (enrichment, purges, triggers).
+// API serves the companies' routes.
+type API struct {
+	*recordsapi.Base
+	companies  *companies.Service
+	enrichment *enrichment.Service
+}
+
+// New returns the API over the generic operations' base, the companies
+// and the enrichment their writes go through.
+func New(b *recordsapi.Base, cs *companies.Service, es *enrichment.Service) *API {
+	return &API{Base: b, companies: cs, enrichment: es}
+}
+
+// Feature is the companies, served over a process's services (the
+// registry of package api collects it; apitest serves it alone).
+var Feature = operation.NewFeature("companies", Operations, nil, func(d service.Deps) *API {
+	return New(recordsapi.BaseOf(d), d.Companies, d.Enrichment)
+})
+
+// Operations are the generic operations of companies, with their batch
+// writes, upsert by externalId and search.
+func Operations() []operation.Operation { return recordsapi.KindOperations(Kind()) }
+
+// Kind is companies as the generic operations serve them (companyRecords).
+func Kind() recordsapi.Kind[store.JSON] {
+	k := recordsapi.Kind[store.JSON]{Def: companies.Def, Bulk: true}
+	k.Reads, k.Writes = recordsapi.Records(func(a recordsapi.Based) interface {
+		recordsapi.Reader[store.JSON]
+		recordsapi.Writer
+	} {
+		return companyRecords{a.(*API)}
+	})
+	return k
+}
+
+// JobTargets are the companies as bulk jobs move them, over a process's
+// services: an upsert matches them by externalId.
+func JobTargets(d service.Deps) []jobs.Target {
+	a := Feature.API(d).(*API)
+	return []jobs.Target{recordsapi.JobTarget(Kind(), a, func(ctx context.Context, org, _, value string) (string, error) {
+		return a.companies.ByExternalID(ctx, org, value)
+	})}
+}
 
 // companyRecords are companies: a create is a user's (origin user); an
 // update of an enrichable attribute pins the user's value and a delete
@@ -44,7 +89,7 @@ func (c companyRecords) create(ctx context.Context, org string, body []byte, in 
 	if origin == "" {
 		origin = companies.OriginUser
 	}
-	return c.a.d.Enrichment.CreateCompanyWith(ctx, c.a.d.Companies, org, f, origin, in)
+	return c.a.enrichment.CreateCompanyWith(ctx, c.a.companies, org, f, origin, in)
 }
 
 // update applies the update f to company id with the candidate values in;
@@ -59,7 +104,7 @@ func (c companyRecords) update(ctx context.Context, org, id string, f companies.
 			return nil
 		}
 	}
-	return c.a.d.Enrichment.UpdateCompanyWith(ctx, c.a.d.Companies, org, id, f, f.SetNames(), in, check)
+	return c.a.enrichment.UpdateCompanyWith(ctx, c.a.companies, org, id, f, f.SetNames(), in, check)
 }
 
 // importParts splits a company body an import writes (resource.ImportOf)
@@ -93,7 +138,7 @@ func (c companyRecords) importParts(ctx context.Context, body []byte) ([]byte, [
 			}
 		}
 	}
-	in, err := c.a.d.Enrichment.ImportInputs(companies.Name, job, members)
+	in, err := c.a.enrichment.ImportInputs(companies.Name, job, members)
 	if err != nil {
 		return nil, nil, "", err
 	}
@@ -123,17 +168,17 @@ func (c companyRecords) Upsert(ctx context.Context, org, field string, body []by
 		return nil, false, err
 	}
 	return resource.Upsert(ctx, f.Name,
-		func(ctx context.Context) (string, error) { return c.a.d.Companies.ByExternalID(ctx, org, value) },
+		func(ctx context.Context) (string, error) { return c.a.companies.ByExternalID(ctx, org, value) },
 		func(ctx context.Context) (any, error) { return c.create(ctx, org, body, in, origin) },
 		func(ctx context.Context, id string) (any, error) { return c.update(ctx, org, id, up, in, origin) })
 }
 
 func (c companyRecords) List(ctx context.Context, org string, q store.Query, filter, value string) (store.Page[store.JSON], error) {
-	return c.a.d.Companies.ListJSON(ctx, org, q, filter, value)
+	return c.a.companies.ListJSON(ctx, org, q, filter, value)
 }
 
 func (c companyRecords) Get(ctx context.Context, org, id string) (any, error) {
-	return c.a.d.Companies.GetJSON(ctx, org, id)
+	return c.a.companies.GetJSON(ctx, org, id)
 }
 
 func (c companyRecords) Update(ctx context.Context, org, id string, body []byte) (any, error) {
@@ -149,54 +194,9 @@ func (c companyRecords) Update(ctx context.Context, org, id string, body []byte)
 }
 
 func (c companyRecords) Delete(ctx context.Context, org, id string) error {
-	return c.a.d.Enrichment.DeleteCompany(ctx, c.a.d.Companies, org, id)
+	return c.a.enrichment.DeleteCompany(ctx, c.a.companies, org, id)
 }
 
 func (c companyRecords) Present(stored []byte, stamp string) (json.RawMessage, error) {
-	return c.a.d.Companies.Present(stored, stamp)
-}
-
-// workflowRecords are workflows with their webhook triggers
-// (workflows.Service).
-type workflowRecords struct{ svc *workflows.Service }
-
-func (s workflowRecords) Create(ctx context.Context, org string, body []byte) (any, error) {
-	in, err := workflows.DecodeCreate(body)
-	if err != nil {
-		return nil, err
-	}
-	return s.svc.Create(ctx, org, in)
-}
-
-func (s workflowRecords) List(ctx context.Context, org string, q store.Query, _, _ string) (store.Page[workflows.Workflow], error) {
-	return s.svc.List(ctx, org, q) // workflows have no lookup filters: the list parser refused any
-}
-
-func (s workflowRecords) Get(ctx context.Context, org, id string) (any, error) {
-	return s.svc.Get(ctx, org, id)
-}
-
-func (s workflowRecords) Update(ctx context.Context, org, id string, body []byte) (any, error) {
-	in, err := workflows.DecodeUpdate(body)
-	if err != nil {
-		return nil, err
-	}
-	return s.svc.Update(ctx, org, id, in)
-}
-
-func (s workflowRecords) Delete(ctx context.Context, org, id string) error {
-	return s.svc.Delete(ctx, org, id)
-}
-
-// runRecords are workflow runs, only listed and read by the generic
-// operations (runs.Service): runs are started, renamed and retried by
-// operations of their own (RunOperations).
-type runRecords struct{ svc *runs.Service }
-
-func (s runRecords) List(ctx context.Context, org string, q store.Query, filter, value string) (store.Page[runs.Run], error) {
-	return s.svc.ListBy(ctx, org, q, filter, value)
-}
-
-func (s runRecords) Get(ctx context.Context, org, id string) (any, error) {
-	return s.svc.Get(ctx, org, id)
+	return c.a.companies.Present(stored, stamp)
 }
