@@ -14,7 +14,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/api/keysapi"
 	"github.com/sourcebase/sourcebase/internal/api/listsapi"
 	"github.com/sourcebase/sourcebase/internal/api/mcpapi"
-	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
+	"github.com/sourcebase/sourcebase/internal/api/resourcesapi"
 	"github.com/sourcebase/sourcebase/internal/api/seriesapi"
 	"github.com/sourcebase/sourcebase/internal/api/serviceapi"
 	"github.com/sourcebase/sourcebase/internal/api/workflowsapi"
@@ -60,7 +60,7 @@ const mcpFeature = "mcp"
 func features() []operation.Feature[service.Deps] {
 	return []operation.Feature[service.Deps]{
 		operation.NewFeature("service", serviceapi.Operations, nil, func(d service.Deps) *serviceapi.API { return serviceapi.New(d.Store, OpenAPI) }),
-		keysapi.Feature, companiesapi.Feature, workflowsapi.Feature, recordsapi.Feature, listsapi.Feature, seriesapi.Feature,
+		keysapi.Feature, companiesapi.Feature, workflowsapi.Feature, resourcesapi.Feature, listsapi.Feature, seriesapi.Feature,
 		enrichmentapi.Feature, jobsapi.Feature, eventsapi.Feature,
 		{Name: mcpFeature, Operations: mcpapi.Operations},
 	}

@@ -15,7 +15,7 @@ import (
 // serves them), and run by a runner of this process, which it returns
 // (Close it) after resuming the jobs a previous process left unfinished:
 // the dev server's and the tests' bulk jobs. targets are what the jobs
-// move, over deps (recordsapi.JobTargets).
+// move, over deps (jobsapi.Targets).
 func LocalJobs(ctx context.Context, deps *Deps, root, baseURL string, targets func(Deps) []jobs.Target) (*jobs.Runner, *blob.Dir, error) {
 	dir, err := blob.NewDir(root, baseURL)
 	if err != nil {

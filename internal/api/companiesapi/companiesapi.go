@@ -36,7 +36,7 @@ func New(b *recordsapi.Base, cs *companies.Service, es *enrichment.Service) *API
 
 // Feature is the companies, served over a process's services (the
 // registry of package api collects it; apitest serves it alone).
-var Feature = operation.NewFeature("companies", Operations, nil, func(d service.Deps) *API {
+var Feature = operation.NewFeature("companies", Operations, recordsapi.SchemasOf(companies.Def), func(d service.Deps) *API {
 	return New(recordsapi.BaseOf(d), d.Companies, d.Enrichment)
 })
 

@@ -5,7 +5,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/api/companiesapi"
 	"github.com/sourcebase/sourcebase/internal/api/enrichmentapi"
-	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
+	"github.com/sourcebase/sourcebase/internal/api/resourcesapi"
 	"github.com/sourcebase/sourcebase/internal/api/workflowsapi"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
@@ -15,7 +15,7 @@ import (
 // those whose records its tests make, so that this test binary links no
 // other feature's handlers.
 func TestMain(m *testing.M) {
-	apitest.Serve(apitest.Features(companiesapi.Feature, enrichmentapi.Feature, recordsapi.Feature, workflowsapi.Feature))
+	apitest.Serve(apitest.Features(companiesapi.Feature, enrichmentapi.Feature, resourcesapi.Feature, workflowsapi.Feature))
 	apitest.LambdaSubset(apitest.LambdaList)
 	testenv.Main(m)
 }

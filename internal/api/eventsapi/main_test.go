@@ -7,7 +7,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/api/eventsapi"
 	"github.com/sourcebase/sourcebase/internal/api/jobsapi"
 	"github.com/sourcebase/sourcebase/internal/api/keysapi"
-	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
+	"github.com/sourcebase/sourcebase/internal/api/resourcesapi"
 	"github.com/sourcebase/sourcebase/internal/api/workflowsapi"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
@@ -18,7 +18,7 @@ import (
 // other feature's handlers; imports move the records' kinds
 // (jobsapi.Targets).
 func TestMain(m *testing.M) {
-	s := apitest.Features(companiesapi.Feature, eventsapi.Feature, jobsapi.Feature, keysapi.Feature, recordsapi.Feature, workflowsapi.Feature)
+	s := apitest.Features(companiesapi.Feature, eventsapi.Feature, jobsapi.Feature, keysapi.Feature, resourcesapi.Feature, workflowsapi.Feature)
 	s.JobTargets = jobsapi.Targets
 	apitest.Serve(s)
 	apitest.LambdaSubset(apitest.LambdaList)

@@ -11,7 +11,7 @@ import (
 	"strconv"
 
 	"github.com/sourcebase/sourcebase/internal/api/companiesapi"
-	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
+	"github.com/sourcebase/sourcebase/internal/api/resourcesapi"
 	"github.com/sourcebase/sourcebase/internal/kinds"
 	"github.com/sourcebase/sourcebase/internal/service"
 
@@ -161,7 +161,7 @@ var Feature = operation.NewFeature("jobs", Operations, Schemas, func(d service.D
 // Targets are what bulk jobs import and export, over a process's
 // services: the companies, then the declared resources.
 func Targets(d service.Deps) []jobs.Target {
-	return append(companiesapi.JobTargets(d), recordsapi.JobTargets(d)...)
+	return append(companiesapi.JobTargets(d), resourcesapi.JobTargets(d)...)
 }
 
 // Operations are the bulk jobs: imports (created, then fed their file

@@ -6,7 +6,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/api/companiesapi"
 	"github.com/sourcebase/sourcebase/internal/api/enrichmentapi"
 	"github.com/sourcebase/sourcebase/internal/api/jobsapi"
-	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
+	"github.com/sourcebase/sourcebase/internal/api/resourcesapi"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 )
@@ -16,7 +16,7 @@ import (
 // other feature's handlers; the bulk jobs move the records' kinds
 // (jobsapi.Targets).
 func TestMain(m *testing.M) {
-	s := apitest.Features(companiesapi.Feature, enrichmentapi.Feature, jobsapi.Feature, recordsapi.Feature)
+	s := apitest.Features(companiesapi.Feature, enrichmentapi.Feature, jobsapi.Feature, resourcesapi.Feature)
 	s.JobTargets = jobsapi.Targets
 	apitest.Serve(s)
 	apitest.LambdaSubset(apitest.LambdaList)

@@ -6,7 +6,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/api/companiesapi"
 	"github.com/sourcebase/sourcebase/internal/api/keysapi"
 	"github.com/sourcebase/sourcebase/internal/api/listsapi"
-	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
+	"github.com/sourcebase/sourcebase/internal/api/resourcesapi"
 	"github.com/sourcebase/sourcebase/internal/api/workflowsapi"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
@@ -16,7 +16,7 @@ import (
 // those whose records its tests make, so that this test binary links no
 // other feature's handlers.
 func TestMain(m *testing.M) {
-	apitest.Serve(apitest.Features(companiesapi.Feature, keysapi.Feature, listsapi.Feature, recordsapi.Feature, workflowsapi.Feature))
+	apitest.Serve(apitest.Features(companiesapi.Feature, keysapi.Feature, listsapi.Feature, resourcesapi.Feature, workflowsapi.Feature))
 	apitest.LambdaSubset(apitest.LambdaList)
 	testenv.Main(m)
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/ids"
 	"github.com/sourcebase/sourcebase/internal/jsonbody"
-	"github.com/sourcebase/sourcebase/internal/kinds"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/resource"
@@ -464,16 +463,6 @@ func batchVariants(d *resource.Def) []batchVariant {
 				"data": data("`PUT /v1/" + d.Name + "?match=`")}))
 	}
 	return out
-}
-
-// batchComponents adds the batch operations' schemas of every kind with
-// batch writes to the document's components.
-func batchComponents(out map[string]openapi.Schema) {
-	for _, d := range kinds.Bulk() {
-		for _, v := range batchVariants(d) {
-			out[v.name] = v.schema
-		}
-	}
 }
 
 // batchResultSchema is one operation's answer.

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/sourcebase/sourcebase/internal/jobs"
-	"github.com/sourcebase/sourcebase/internal/service"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
@@ -24,21 +23,4 @@ func JobTarget(k Kind[store.JSON], a Based, owner func(ctx context.Context, org,
 		t.Owner = owner
 	}
 	return t
-}
-
-// JobTargets are the declared resources as bulk jobs move them, over a
-// process's services (jobsapi.Targets adds the companies).
-func JobTargets(d service.Deps) []jobs.Target {
-	a := New(DepsOf(d))
-	var out []jobs.Target
-	for _, k := range declaredKinds() {
-		out = append(out, JobTarget(k, a, func(ctx context.Context, org, field, value string) (string, error) {
-			svc, ok := a.d.Resources.Service(k.Def.Name)
-			if !ok {
-				return "", nil
-			}
-			return svc.UniqueOwner(ctx, org, field, value)
-		}))
-	}
-	return out
 }

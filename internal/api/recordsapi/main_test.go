@@ -8,7 +8,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/api/jobsapi"
 	"github.com/sourcebase/sourcebase/internal/api/keysapi"
 	"github.com/sourcebase/sourcebase/internal/api/listsapi"
-	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
+	"github.com/sourcebase/sourcebase/internal/api/resourcesapi"
 	"github.com/sourcebase/sourcebase/internal/api/workflowsapi"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
@@ -21,7 +21,7 @@ import (
 // tests send; the bulk jobs move the records' kinds (jobsapi.Targets).
 // This test binary links neither the MCP server nor the whole service.
 func TestMain(m *testing.M) {
-	s := apitest.Features(companiesapi.Feature, recordsapi.Feature, workflowsapi.Feature, listsapi.Feature, keysapi.Feature, eventsapi.Feature, jobsapi.Feature)
+	s := apitest.Features(companiesapi.Feature, resourcesapi.Feature, workflowsapi.Feature, listsapi.Feature, keysapi.Feature, eventsapi.Feature, jobsapi.Feature)
 	s.JobTargets = jobsapi.Targets
 	apitest.Serve(s)
 	apitest.LambdaSubset(apitest.LambdaList)

@@ -13,7 +13,6 @@ import (
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/resource"
-	"github.com/sourcebase/sourcebase/internal/resources"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
@@ -69,26 +68,6 @@ type searchable interface {
 // multiGetter services read several records at once (resource.Def.MultiGet).
 type multiGetter interface {
 	GetByIDs(ctx context.Context, org, segment string) ([]resource.Record, error)
-}
-
-// declaredKinds are the kinds of every declared resource (package resources).
-func declaredKinds() []Kind[store.JSON] {
-	var out []Kind[store.JSON]
-	for _, d := range resources.All() {
-		k := Kind[store.JSON]{Def: d, Bulk: true}
-		k.Reads, k.Writes = Records(func(a Based) interface {
-			Reader[store.JSON]
-			Writer
-		} {
-			svc, ok := a.(*API).d.Resources.Service(d.Name)
-			if !ok {
-				panic("api: no service for declared resource " + d.Name)
-			}
-			return declaredRecords{svc}
-		})
-		out = append(out, k)
-	}
-	return out
 }
 
 // Operations are the generic operations of k: create (201), list
@@ -233,41 +212,6 @@ func KindOperations[T any](k Kind[T]) []operation.Operation {
 		ops = slices.Insert(ops, i+1, searchOperationOf(k))
 	}
 	return ops
-}
-
-// declaredRecords are a declared resource's service (resource.Service).
-type declaredRecords struct{ svc *resource.Service }
-
-func (s declaredRecords) Create(ctx context.Context, org string, body []byte) (any, error) {
-	return s.svc.Create(ctx, org, body)
-}
-
-func (s declaredRecords) List(ctx context.Context, org string, q store.Query, filter, value string) (store.Page[store.JSON], error) {
-	return s.svc.ListJSON(ctx, org, q, filter, value)
-}
-
-func (s declaredRecords) Get(ctx context.Context, org, id string) (any, error) {
-	return s.svc.GetJSON(ctx, org, id)
-}
-
-func (s declaredRecords) Update(ctx context.Context, org, id string, body []byte) (any, error) {
-	return s.svc.Update(ctx, org, id, body)
-}
-
-func (s declaredRecords) Upsert(ctx context.Context, org, field string, body []byte) (any, bool, error) {
-	return s.svc.Upsert(ctx, org, field, body)
-}
-
-func (s declaredRecords) Delete(ctx context.Context, org, id string) error {
-	return s.svc.Delete(ctx, org, id)
-}
-
-func (s declaredRecords) Present(stored []byte, stamp string) (json.RawMessage, error) {
-	return s.svc.Present(stored, stamp)
-}
-
-func (s declaredRecords) GetByIDs(ctx context.Context, org, segment string) ([]resource.Record, error) {
-	return s.svc.GetByIDs(ctx, org, segment)
 }
 
 // MultiGetPath is the path of the read of several records of d at once,

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/sourcebase/sourcebase/internal/api/companiesapi"
-	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
+	"github.com/sourcebase/sourcebase/internal/api/resourcesapi"
 	"github.com/sourcebase/sourcebase/internal/api/seriesapi"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
@@ -14,7 +14,7 @@ import (
 // those whose records its tests make, so that this test binary links no
 // other feature's handlers.
 func TestMain(m *testing.M) {
-	apitest.Serve(apitest.Features(companiesapi.Feature, recordsapi.Feature, seriesapi.Feature))
+	apitest.Serve(apitest.Features(companiesapi.Feature, resourcesapi.Feature, seriesapi.Feature))
 	apitest.LambdaSubset(apitest.LambdaList)
 	testenv.Main(m)
 }

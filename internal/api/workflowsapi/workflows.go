@@ -48,9 +48,10 @@ var Feature = operation.NewFeature("workflows", Operations, Schemas, func(d serv
 	return New(recordsapi.BaseOf(d), d.Workflows, d.Runs, d.Limits)
 })
 
-// Schemas adds the workflows' own component schemas to out (their
-// records' are recordsapi.Schemas's, with every kind's).
+// Schemas adds the workflows' and runs' component schemas to out: their
+// records' (recordsapi.SchemasOf) and a workflow's webhook trigger.
 func Schemas(out map[string]openapi.Schema) {
+	recordsapi.SchemasOf(workflows.Def, runs.Def)(out)
 	out["WebhookTrigger"] = openapi.TypeOf(reflect.TypeFor[workflows.WebhookTrigger]())
 }
 
