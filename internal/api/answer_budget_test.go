@@ -12,7 +12,7 @@ import (
 	"github.com/sourcebase/sourcebase/docs"
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/api/mcpapi"
-	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
+	"github.com/sourcebase/sourcebase/internal/api/recordsapi/batch"
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
@@ -218,7 +218,7 @@ func TestEveryRouteAndEveryMCPToolAnswersWithinTheBudget(t *testing.T) {
 			if id == "" {
 				id = apitest.CreateTarget(t, c, rt.Resource)
 			}
-			ops := make([]any, recordsapi.MaxBatchOperations)
+			ops := make([]any, batch.MaxOperations)
 			for i := range ops {
 				ops[i] = map[string]any{"op": "update", "id": id, "data": map[string]any{}}
 			}

@@ -545,6 +545,13 @@ func (s *Service) GetJSON(ctx context.Context, org, id string) (*store.JSON, err
 // Present turns a record as stored (its JSON and its item's shape stamp)
 // into the record as Get returns it: for readers of stored records such
 // as search.
+// Presenter presents a stored record (its stored JSON and shape stamp,
+// as a search engine or a batch read holds it) as GET answers it: a
+// declared resource's Service, and the companies' service.
+type Presenter interface {
+	Present(stored []byte, stamp string) (json.RawMessage, error)
+}
+
 func (s *Service) Present(stored []byte, stamp string) (json.RawMessage, error) {
 	return s.coll.Present(stored, stamp)
 }

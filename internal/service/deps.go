@@ -1,7 +1,6 @@
 package service
 
 import (
-	"encoding/json"
 	"net/http"
 
 	"github.com/sourcebase/sourcebase/internal/apikeys"
@@ -63,7 +62,7 @@ type Deps struct {
 	// shape stamp) as GET answers it: companies and the declared
 	// resources; false for another kind. A list's expand= reads related
 	// records of any kind through it.
-	Present func(d *resource.Def) (Presenter, bool)
+	Present func(d *resource.Def) (resource.Presenter, bool)
 	// SearchBaseURL is where the MCP tools of a function without Search
 	// send the search routes: the HTTP API's base URL; "" means the
 	// address the MCP request came to (on Lambda, API Gateway's domain).
@@ -75,9 +74,4 @@ type Deps struct {
 // Idempotency-Key's replays.
 func (d Deps) Guards() (authenticate, idempotency func(http.Handler) http.Handler) {
 	return httpapi.Authenticate(d.Auth, d.Limits), httpapi.Idempotency(d.Store)
-}
-
-// Presenter presents a stored record as GET answers it.
-type Presenter interface {
-	Present(stored []byte, stamp string) (json.RawMessage, error)
 }

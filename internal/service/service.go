@@ -336,8 +336,8 @@ func Build(st *store.Store, cfg Config, engine runs.EngineFactory) Deps {
 
 // presenter presents the stored records of companies and of the
 // declared resources (Deps.Present).
-func presenter(cs *companies.Service, reg *resource.Registry) func(d *resource.Def) (Presenter, bool) {
-	return func(d *resource.Def) (Presenter, bool) {
+func presenter(cs *companies.Service, reg *resource.Registry) func(d *resource.Def) (resource.Presenter, bool) {
+	return func(d *resource.Def) (resource.Presenter, bool) {
 		if d == companies.Def {
 			return cs, true
 		}

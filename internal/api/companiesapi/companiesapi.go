@@ -14,7 +14,6 @@ import (
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/enrichment"
-	"github.com/sourcebase/sourcebase/internal/jobs"
 	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/service"
@@ -36,8 +35,8 @@ func New(b *recordsapi.Base, cs *companies.Service, es *enrichment.Service) *API
 
 // Feature is the companies, served over a process's services (the
 // registry of package api collects it; apitest serves it alone).
-var Feature = operation.NewFeature("companies", Operations, recordsapi.SchemasOf(companies.Def), func(d service.Deps) *API {
-	return New(recordsapi.BaseOf(d), d.Companies, d.Enrichment)
+var Feature = operation.NewFeature("companies", Operations, recordsapi.WrittenSchemasOf(companies.Def), func(d service.Deps) *API {
+	return New(recordsapi.NewBase(d.Store, d.Search, d.Limits, d.Present), d.Companies, d.Enrichment)
 })
 
 // Operations are the generic operations of companies, with their batch
@@ -56,13 +55,13 @@ func Kind() recordsapi.Kind[store.JSON] {
 	return k
 }
 
-// JobTargets are the companies as bulk jobs move them, over a process's
+// JobKinds are the companies as bulk jobs move them, over a process's
 // services: an upsert matches them by externalId.
-func JobTargets(d service.Deps) []jobs.Target {
+func JobKinds(d service.Deps) []recordsapi.JobKind {
 	a := Feature.API(d).(*API)
-	return []jobs.Target{recordsapi.JobTarget(Kind(), a, func(ctx context.Context, org, _, value string) (string, error) {
+	return []recordsapi.JobKind{{Kind: Kind(), API: a, Owner: func(ctx context.Context, org, _, value string) (string, error) {
 		return a.companies.ByExternalID(ctx, org, value)
-	})}
+	}}}
 }
 
 // companyRecords are companies: a create is a user's (origin user); an

@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"github.com/sourcebase/sourcebase/internal/api/companiesapi"
+	"github.com/sourcebase/sourcebase/internal/api/recordsapi/batch"
 	"github.com/sourcebase/sourcebase/internal/api/resourcesapi"
 	"github.com/sourcebase/sourcebase/internal/kinds"
 	"github.com/sourcebase/sourcebase/internal/service"
@@ -159,9 +160,23 @@ func New(jobs *jobs.Service) *API {
 var Feature = operation.NewFeature("jobs", Operations, Schemas, func(d service.Deps) *API { return New(d.Jobs) })
 
 // Targets are what bulk jobs import and export, over a process's
-// services: the companies, then the declared resources.
+// services: the companies, then the declared resources, each written and
+// read through the services its own operations use.
 func Targets(d service.Deps) []jobs.Target {
-	return append(companiesapi.JobTargets(d), resourcesapi.JobTargets(d)...)
+	var out []jobs.Target
+	for _, m := range append(companiesapi.JobKinds(d), resourcesapi.JobKinds(d)...) {
+		w, r := m.Kind.Writes(m.API), m.Kind.Reads(m.API)
+		t := jobs.Target{Def: m.Kind.Def, Create: w.Create, Update: w.Update, Get: r.Get,
+			List: func(ctx context.Context, org string, q store.Query) (store.Page[store.JSON], error) {
+				q.Desc = false
+				return r.List(ctx, org, q, "", "")
+			}}
+		if len(m.Kind.Def.UniqueFields()) > 0 {
+			t.Upsert, t.Owner = batch.UpsertWith(w, m.Kind.Def), m.Owner
+		}
+		out = append(out, t)
+	}
+	return out
 }
 
 // Operations are the bulk jobs: imports (created, then fed their file

@@ -9,12 +9,9 @@ package recordsapi
 
 import (
 	"reflect"
-	"slices"
 
-	"github.com/sourcebase/sourcebase/internal/service"
-
+	"github.com/sourcebase/sourcebase/internal/api/recordsapi/batch"
 	"github.com/sourcebase/sourcebase/internal/api/recordsapi/listspec"
-	"github.com/sourcebase/sourcebase/internal/kinds"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/ratelimit"
 	"github.com/sourcebase/sourcebase/internal/resource"
@@ -25,18 +22,20 @@ import (
 // Base is what every kind's generic operations use, whichever feature
 // serves the kind: the table, the search engine, the rate limits, and how
 // a record of any kind is presented (a list's expand= reads related
-// records of other kinds). A feature's API embeds one (BaseOf).
+// records of other kinds). A feature's API embeds one (NewBase).
 type Base struct {
 	Store  *store.Store
 	Search search.Engine
 	Limits *ratelimit.Limiter
 	// present presents a stored record of a kind as GET answers it.
-	present func(d *resource.Def) (service.Presenter, bool)
+	present func(d *resource.Def) (resource.Presenter, bool)
 }
 
-// BaseOf is the Base of a process's services.
-func BaseOf(d service.Deps) *Base {
-	return &Base{Store: d.Store, Search: d.Search, Limits: d.Limits, present: d.Present}
+// NewBase is the Base over the table, the search engine (nil: none in
+// this process), the rate limits (nil: none) and how a record of any kind
+// is presented (service.Deps.Present).
+func NewBase(st *store.Store, engine search.Engine, limits *ratelimit.Limiter, present func(d *resource.Def) (resource.Presenter, bool)) *Base {
+	return &Base{Store: st, Search: engine, Limits: limits, present: present}
 }
 
 // RecordsBase is b: a feature's API that embeds a Base is a Based.
@@ -48,10 +47,18 @@ func (b *Base) RecordsBase() *Base { return b }
 type Based interface{ RecordsBase() *Base }
 
 // SchemasOf are the component schemas of the kinds ks (a feature's
-// Schemas): each kind's record and listed record, its search body and
-// batch shapes, and the shapes every list and search shares (filters, a
-// search's predicates and metadata).
-func SchemasOf(ks ...*resource.Def) func(out map[string]openapi.Schema) {
+// Schemas): each kind's record and listed record, its search body, and
+// the shapes every list and search shares (filters, a search's
+// predicates and metadata).
+func SchemasOf(ks ...*resource.Def) func(out map[string]openapi.Schema) { return schemasOf(false, ks) }
+
+// WrittenSchemasOf are SchemasOf of kinds with batch writes, with their
+// batch operations' shapes.
+func WrittenSchemasOf(ks ...*resource.Def) func(out map[string]openapi.Schema) {
+	return schemasOf(true, ks)
+}
+
+func schemasOf(written bool, ks []*resource.Def) func(out map[string]openapi.Schema) {
 	return func(out map[string]openapi.Schema) {
 		for _, d := range ks {
 			out[openapi.SchemaName(d)] = openapi.Record(d, openapi.Output)
@@ -59,10 +66,8 @@ func SchemasOf(ks ...*resource.Def) func(out map[string]openapi.Schema) {
 			if d.Searchable {
 				out[openapi.SchemaName(d)+"Search"] = listspec.SearchSchema(search.SchemaOf(d))
 			}
-			if slices.Contains(kinds.Bulk(), d) {
-				for _, v := range batchVariants(d) {
-					out[v.name] = v.schema
-				}
+			if written {
+				batch.Schemas(d, out)
 			}
 		}
 		out["SearchPredicate"] = listspec.PredicateSchema()

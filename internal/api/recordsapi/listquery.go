@@ -115,7 +115,7 @@ func asJSON[T any](p store.Page[T]) store.Page[store.JSON] {
 // searchList serves a search plan: the engine's page, each record as GET
 // answers it, with cursors holding the position in the list.
 func (b *Base) searchList(ctx context.Context, org string, s *search.Schema, reads any, plan listing.Plan) (store.Page[store.JSON], error) {
-	present, ok := reads.(searchable)
+	present, ok := reads.(resource.Presenter)
 	if !ok {
 		panic("api: a search plan for records that cannot be presented from search: " + s.Resource)
 	}
@@ -235,7 +235,7 @@ func expansion(f resource.Field, v any, related map[string]json.RawMessage) json
 // each) into into.
 func (b *Base) readRelated(ctx context.Context, org, target string, ids []string, into map[string]json.RawMessage) error {
 	d := listspec.ExpandTarget(target)
-	var present searchable
+	var present resource.Presenter
 	if d != nil && b.present != nil {
 		present, _ = b.present(d)
 	}

@@ -2,11 +2,11 @@ package recordsapi
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"slices"
 	"strings"
 
+	"github.com/sourcebase/sourcebase/internal/api/recordsapi/batch"
 	"github.com/sourcebase/sourcebase/internal/api/recordsapi/listspec"
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
@@ -51,19 +51,9 @@ type Reader[T any] interface {
 	Get(ctx context.Context, org, id string) (any, error)
 }
 
-// Writer is what the generic create, update and delete call. Bodies are
-// passed as sent; the service decodes them by its kind's declaration.
-type Writer interface {
-	Create(ctx context.Context, org string, body []byte) (any, error)
-	Update(ctx context.Context, org, id string, body []byte) (any, error)
-	Delete(ctx context.Context, org, id string) error
-}
-
-// searchable services present a record as a search engine holds it (its
-// stored JSON and shape stamp) as GET answers it.
-type searchable interface {
-	Present(stored []byte, stamp string) (json.RawMessage, error)
-}
+// Writer is what the generic create, update and delete call (and a
+// batch's operations): a kind's service.
+type Writer = batch.Writer
 
 // multiGetter services read several records at once (resource.Def.MultiGet).
 type multiGetter interface {
@@ -196,7 +186,7 @@ func KindOperations[T any](k Kind[T]) []operation.Operation {
 
 	ops := []operation.Operation{create, list, query, get, update, del}
 	if k.Bulk {
-		ops = append(ops, bulkOperations(k)...)
+		ops = append(ops, batch.Operations(d, k.Writes, batchEnv)...)
 	}
 	if k.Writes == nil {
 		ops = []operation.Operation{list, query, get}
@@ -218,4 +208,10 @@ func KindOperations[T any](k Kind[T]) []operation.Operation {
 // served by the route of GET /v1/<name>/{id}.
 func MultiGetPath(d *resource.Def) string {
 	return "/v1/" + d.Name + "/" + resource.MultiGetPrefix + "{ids}"
+}
+
+// batchEnv is what a kind's batch writes with, from the feature's Base.
+func batchEnv(a Based) batch.Env {
+	b := a.RecordsBase()
+	return batch.Env{Store: b.Store, Limits: b.Limits}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/operation"
+	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/search"
 	"github.com/sourcebase/sourcebase/internal/store"
@@ -22,7 +23,7 @@ import (
 func searchOperationOf[T any](k Kind[T]) operation.Operation {
 	d, s := k.Def, search.SchemaOf(k.Def)
 	op := operation.Declare(lambdas.Search, http.MethodPost, "/v1/"+d.Name+"/search", func(a Based, w http.ResponseWriter, r *http.Request) {
-		present, ok := k.Reads(a).(searchable)
+		present, ok := k.Reads(a).(resource.Presenter)
 		if !ok {
 			panic("api: the records of " + d.Name + " cannot be presented from search")
 		}

@@ -10,7 +10,6 @@ import (
 	"slices"
 
 	"github.com/sourcebase/sourcebase/internal/api/recordsapi"
-	"github.com/sourcebase/sourcebase/internal/jobs"
 	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/resources"
@@ -30,8 +29,8 @@ func New(b *recordsapi.Base, reg *resource.Registry) *API { return &API{Base: b,
 
 // Feature is the declared resources, served over a process's services
 // (the registry of package api collects it; apitest serves it alone).
-var Feature = operation.NewFeature("resources", Operations, recordsapi.SchemasOf(resources.All()...), func(d service.Deps) *API {
-	return New(recordsapi.BaseOf(d), d.Resources)
+var Feature = operation.NewFeature("resources", Operations, recordsapi.WrittenSchemasOf(resources.All()...), func(d service.Deps) *API {
+	return New(recordsapi.NewBase(d.Store, d.Search, d.Limits, d.Present), d.Resources)
 })
 
 // Operations are the operations of every declared resource, each kind's
@@ -99,19 +98,19 @@ func (s declaredRecords) GetByIDs(ctx context.Context, org, segment string) ([]r
 	return s.svc.GetByIDs(ctx, org, segment)
 }
 
-// JobTargets are the declared resources as bulk jobs move them, over a
+// JobKinds are the declared resources as bulk jobs move them, over a
 // process's services (jobsapi.Targets adds the companies).
-func JobTargets(d service.Deps) []jobs.Target {
+func JobKinds(d service.Deps) []recordsapi.JobKind {
 	a := Feature.API(d).(*API)
-	var out []jobs.Target
+	var out []recordsapi.JobKind
 	for _, k := range declaredKinds() {
-		out = append(out, recordsapi.JobTarget(k, a, func(ctx context.Context, org, field, value string) (string, error) {
+		out = append(out, recordsapi.JobKind{Kind: k, API: a, Owner: func(ctx context.Context, org, field, value string) (string, error) {
 			svc, ok := a.resources.Service(k.Def.Name)
 			if !ok {
 				return "", nil
 			}
 			return svc.UniqueOwner(ctx, org, field, value)
-		}))
+		}})
 	}
 	return out
 }

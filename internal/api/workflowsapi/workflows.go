@@ -45,7 +45,7 @@ func New(b *recordsapi.Base, w *workflows.Service, r *runs.Service, l *ratelimit
 // Feature is the workflows' triggers and runs, served over a process's services (the registry of
 // package api collects it; apitest serves it alone).
 var Feature = operation.NewFeature("workflows", Operations, Schemas, func(d service.Deps) *API {
-	return New(recordsapi.BaseOf(d), d.Workflows, d.Runs, d.Limits)
+	return New(recordsapi.NewBase(d.Store, d.Search, d.Limits, d.Present), d.Workflows, d.Runs, d.Limits)
 })
 
 // Schemas adds the workflows' and runs' component schemas to out: their

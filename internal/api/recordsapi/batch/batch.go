@@ -1,4 +1,8 @@
-package recordsapi
+// Package batch is the bulk writes of a kind of record — PUT
+// /v1/<name>?match=<field>, an upsert by a unique field, and POST
+// /v1/<name>/batch — over the writer of the feature that serves the kind
+// (recordsapi.KindOperations adds them to a written kind's operations).
+package batch
 
 import (
 	"context"
@@ -14,13 +18,30 @@ import (
 	"github.com/sourcebase/sourcebase/internal/jsonbody"
 	"github.com/sourcebase/sourcebase/internal/openapi"
 	"github.com/sourcebase/sourcebase/internal/operation"
+	"github.com/sourcebase/sourcebase/internal/ratelimit"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
-// MaxBatchOperations is the most operations one batch holds.
-const MaxBatchOperations = 100
+// MaxOperations is the most operations one batch holds.
+const MaxOperations = 100
+
+// Writer is what a batch's operations call: a kind's service. Bodies are
+// passed as sent; the service decodes them by its kind's declaration.
+type Writer interface {
+	Create(ctx context.Context, org string, body []byte) (any, error)
+	Update(ctx context.Context, org, id string, body []byte) (any, error)
+	Delete(ctx context.Context, org, id string) error
+}
+
+// Env is what a batch writes with: the table (an atomic batch's
+// transaction) and the rate limits each operation counts against (nil:
+// none).
+type Env struct {
+	Store  *store.Store
+	Limits *ratelimit.Limiter
+}
 
 // The operations of a batch.
 const (
@@ -36,11 +57,11 @@ type upserter interface {
 	Upsert(ctx context.Context, org, field string, body []byte) (rec any, created bool, err error)
 }
 
-// bulkOperations are the bulk writes of a written kind: PUT /v1/<name>
+// Operations are the bulk writes of d, a written kind: PUT /v1/<name>
 // ?match=<field> (an upsert by a unique field, for a kind that has one)
-// and POST /v1/<name>/batch.
-func bulkOperations[T any](k Kind[T]) []operation.Operation {
-	d := k.Def
+// and POST /v1/<name>/batch, served over the API of the feature that
+// serves d (A), through writes and with env.
+func Operations[A any](d *resource.Def, writes func(A) Writer, env func(A) Env) []operation.Operation {
 	base := "/v1/" + d.Name
 	ref := openapi.Ref(openapi.SchemaName(d))
 	snake := strings.NewReplacer(" ", "_", "-", "_")
@@ -48,7 +69,7 @@ func bulkOperations[T any](k Kind[T]) []operation.Operation {
 	var ops []operation.Operation
 
 	if len(unique) > 0 {
-		upsert := operation.Declare(d.Function, http.MethodPut, base, func(a Based, w http.ResponseWriter, r *http.Request) {
+		upsert := operation.Declare(d.Function, http.MethodPut, base, func(a A, w http.ResponseWriter, r *http.Request) {
 			body, ok := httpapi.Body(w, r)
 			if !ok {
 				return
@@ -62,7 +83,7 @@ func bulkOperations[T any](k Kind[T]) []operation.Operation {
 				httpapi.Error(w, r, apperr.InvalidQuery("match", "is required: name the unique field the body's value matches a record by (%s)", strings.Join(unique, ", ")))
 				return
 			}
-			rec, created, err := upsertWith(k.Writes(a), d)(r.Context(), httpapi.Caller(r).OrgID, match, body)
+			rec, created, err := UpsertWith(writes(a), d)(r.Context(), httpapi.Caller(r).OrgID, match, body)
 			status := http.StatusOK
 			if created {
 				status = http.StatusCreated
@@ -88,7 +109,7 @@ func bulkOperations[T any](k Kind[T]) []operation.Operation {
 		ops = append(ops, upsert)
 	}
 
-	batch := operation.Declare(d.Function, http.MethodPost, base+"/batch", func(a Based, w http.ResponseWriter, r *http.Request) {
+	batch := operation.Declare(d.Function, http.MethodPost, base+"/batch", func(a A, w http.ResponseWriter, r *http.Request) {
 		body, ok := httpapi.Body(w, r)
 		if !ok {
 			return
@@ -98,7 +119,7 @@ func bulkOperations[T any](k Kind[T]) []operation.Operation {
 			httpapi.Error(w, r, err)
 			return
 		}
-		results, err := a.RecordsBase().runBatch(w, r, k.Writes(a), d, req)
+		results, err := env(a).runBatch(w, r, writes(a), d, req)
 		if err != nil {
 			httpapi.Error(w, r, err)
 			return
@@ -106,7 +127,7 @@ func bulkOperations[T any](k Kind[T]) []operation.Operation {
 		httpapi.Data(w, http.StatusOK, results)
 	}).Answers(routes.AnswerMeasured).Doc(func(op *openapi.Operation) {
 		op.Summary = "Write several " + strings.ReplaceAll(d.Name, "-", " ") + " at once"
-		op.Description = "Up to " + strconv.Itoa(MaxBatchOperations) + " operations — `create`, `update` (with `id`, optionally `ifMatch`), " +
+		op.Description = "Up to " + strconv.Itoa(MaxOperations) + " operations — `create`, `update` (with `id`, optionally `ifMatch`), " +
 			"`upsert` (with `match`) and `delete` (with `id`) — applied in order, each answered with the status and body it would have alone " +
 			"(`data[i]`: `index`, `status`, and `data` or `error`, `code`, `param`). One operation's failure leaves the others written, unless " +
 			"`atomic` is true: then all are written in one transaction or none (a `4xx` naming the operation at fault), and an atomic batch sees " +
@@ -116,14 +137,14 @@ func bulkOperations[T any](k Kind[T]) []operation.Operation {
 		op.Errors = []int{412} // an operation's ifMatch, when the batch is atomic
 	})
 	if d.MCP {
-		batch = batch.Destructive().AsTool("batch_"+snake.Replace(d.Name), "Create, update, upsert or delete up to "+strconv.Itoa(MaxBatchOperations)+" "+
+		batch = batch.Destructive().AsTool("batch_"+snake.Replace(d.Name), "Create, update, upsert or delete up to "+strconv.Itoa(MaxOperations)+" "+
 			strings.ReplaceAll(d.Name, "-", " ")+" in one call; each operation answers its own status. atomic: all or nothing.")
 	}
 	return append(ops, batch)
 }
 
-// upsertWith is the upsert of w's kind, or a 400 for a kind that cannot.
-func upsertWith(w Writer, d *resource.Def) func(ctx context.Context, org, field string, body []byte) (any, bool, error) {
+// UpsertWith is the upsert of w's kind, or a 400 for a kind that cannot.
+func UpsertWith(w Writer, d *resource.Def) func(ctx context.Context, org, field string, body []byte) (any, bool, error) {
 	if u, ok := w.(upserter); ok && len(d.UniqueFields()) > 0 {
 		return u.Upsert
 	}
@@ -160,12 +181,12 @@ func decodeBatch(body []byte, d *resource.Def) (batchRequest, error) {
 		return req, err
 	}
 	req.atomic = atomic.Value
-	list, err := o.Objects("operations", MaxBatchOperations, "op", "id", "ifMatch", "match", "data")
+	list, err := o.Objects("operations", MaxOperations, "op", "id", "ifMatch", "match", "data")
 	if err != nil {
 		return req, err
 	}
 	if !list.Set || len(list.Value) == 0 {
-		return req, apperr.Invalid("operations", "is required: a list of 1 to %d operations", MaxBatchOperations)
+		return req, apperr.Invalid("operations", "is required: a list of 1 to %d operations", MaxOperations)
 	}
 	for _, item := range list.Value {
 		op, err := decodeBatchOp(item, d)
@@ -259,8 +280,8 @@ type batchResult struct {
 // one the limit refuses answers 429 in its place (an atomic batch: the
 // whole batch is refused). An atomic batch collects the writes in a unit
 // and commits them in one transaction.
-func (b *Base) runBatch(w http.ResponseWriter, r *http.Request, wr Writer, d *resource.Def, req batchRequest) ([]batchResult, error) {
-	allowed := b.countOperations(w, r, len(req.ops))
+func (e Env) runBatch(w http.ResponseWriter, r *http.Request, wr Writer, d *resource.Def, req batchRequest) ([]batchResult, error) {
+	allowed := e.countOperations(w, r, len(req.ops))
 	if req.atomic && allowed < len(req.ops) {
 		return nil, apperr.RateLimited("the batch's %d operations exceed what the key's rate limit allows now (%d); retry later or send fewer", len(req.ops), allowed)
 	}
@@ -299,8 +320,8 @@ func (b *Base) runBatch(w http.ResponseWriter, r *http.Request, wr Writer, d *re
 		results[i] = res
 	}
 	if unit != nil {
-		if err := b.Store.Commit(base, unit); err != nil {
-			return nil, b.commitFailure(ctx, req, err)
+		if err := e.Store.Commit(base, unit); err != nil {
+			return nil, e.commitFailure(ctx, req, err)
 		}
 	}
 	withinBudget(r.Context(), results)
@@ -338,7 +359,7 @@ func withinBudget(ctx context.Context, results []batchResult) {
 // commitFailure is the answer of an atomic batch whose commit failed:
 // the operation at fault's error, or the unit's own refusal (too many
 // writes, one item twice).
-func (b *Base) commitFailure(ctx context.Context, req batchRequest, err error) error {
+func (e Env) commitFailure(ctx context.Context, req batchRequest, err error) error {
 	var ue *store.UnitError
 	var inv *apperr.InvalidError
 	if errors.As(err, &ue) && !errors.As(err, &inv) && ue.Operation >= 0 && ue.Operation < len(req.ops) {
@@ -375,7 +396,7 @@ func applyBatchOp(ctx context.Context, wr Writer, d *resource.Def, org string, o
 		v, err := wr.Update(ctx, org, op.id, op.data)
 		return v, http.StatusOK, err
 	case batchUpsert:
-		v, created, err := upsertWith(wr, d)(ctx, org, op.match, op.data)
+		v, created, err := UpsertWith(wr, d)(ctx, org, op.match, op.data)
 		if created {
 			return v, http.StatusCreated, err
 		}
@@ -388,14 +409,14 @@ func applyBatchOp(ctx context.Context, wr Writer, d *resource.Def, org string, o
 // countOperations counts the operations of a batch beyond the first (the
 // request counted it) against the key's rate limit, and says how many the
 // limit allows; the answer carries the headers of the last count.
-func (b *Base) countOperations(w http.ResponseWriter, r *http.Request, n int) int {
-	if b.Limits == nil || n <= 1 {
+func (e Env) countOperations(w http.ResponseWriter, r *http.Request, n int) int {
+	if e.Limits == nil || n <= 1 {
 		return n
 	}
 	p := httpapi.Caller(r)
 	allowed := 1
 	for allowed < n {
-		d := b.Limits.Key(r.Context(), p.OrgID, p.ClientID)
+		d := e.Limits.Key(r.Context(), p.OrgID, p.ClientID)
 		httpapi.RateLimitHeaders(w, d)
 		if !d.Allowed {
 			break
@@ -406,19 +427,19 @@ func (b *Base) countOperations(w http.ResponseWriter, r *http.Request, n int) in
 }
 
 // batchSchema is the body of a batch of d's records: its operations are
-// each one of the named variants of batchVariants, told apart by `op`
-// (a discriminator, so that generators make one type per operation).
+// each one of the named variants of variants, told apart by `op` (a
+// discriminator, so that generators make one type per operation).
 func batchSchema(d *resource.Def) openapi.Schema {
-	var variants []any
+	var oneOf []any
 	mapping := openapi.Schema{}
-	for _, v := range batchVariants(d) {
+	for _, v := range variants(d) {
 		ref := openapi.Ref(v.name)
-		variants = append(variants, ref)
+		oneOf = append(oneOf, ref)
 		mapping[v.op] = ref["$ref"]
 	}
 	return openapi.Schema{"type": "object", "required": []any{"operations"}, "additionalProperties": false, "properties": openapi.Schema{
-		"operations": openapi.Schema{"type": "array", "minItems": 1, "maxItems": MaxBatchOperations, "items": openapi.Schema{
-			"oneOf": variants, "discriminator": openapi.Schema{"propertyName": "op", "mapping": mapping}}},
+		"operations": openapi.Schema{"type": "array", "minItems": 1, "maxItems": MaxOperations, "items": openapi.Schema{
+			"oneOf": oneOf, "discriminator": openapi.Schema{"propertyName": "op", "mapping": mapping}}},
 		"atomic": openapi.Schema{"type": "boolean", "default": false, "description": "all operations in one transaction, or none"},
 	}}
 }
@@ -430,10 +451,10 @@ type batchVariant struct {
 	schema   openapi.Schema
 }
 
-// batchVariants are the operations a batch of d's records takes, each a
+// variants are the operations a batch of d's records takes, each a
 // named schema (<Schema>Batch<Op>: CompanyBatchCreate) whose `op` is its
 // one value, with the fields decodeBatchOp requires and allows.
-func batchVariants(d *resource.Def) []batchVariant {
+func variants(d *resource.Def) []batchVariant {
 	text := func(max int, desc string) openapi.Schema {
 		return openapi.Schema{"type": "string", "minLength": 1, "maxLength": max, "description": desc}
 	}
@@ -492,4 +513,12 @@ func upsertBody(d *resource.Def) openapi.Schema {
 	s := openapi.Record(d, openapi.Create)
 	delete(s, "required")
 	return s
+}
+
+// Schemas adds the batch operations' schemas of d to out (the document's
+// components).
+func Schemas(d *resource.Def, out map[string]openapi.Schema) {
+	for _, v := range variants(d) {
+		out[v.name] = v.schema
+	}
 }

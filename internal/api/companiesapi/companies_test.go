@@ -1,4 +1,4 @@
-package recordsapi_test
+package companiesapi_test
 
 import (
 	"fmt"
