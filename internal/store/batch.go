@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/sourcebase/sourcebase/internal/apperr"
 )
 
 // MaxBatch is the most ids GetMany reads in one call.
@@ -79,6 +80,10 @@ func (s *Store) batchGet(ctx context.Context, op, typ, pk string, ids []string, 
 	return s.batchGetKeys(ctx, typ, keys, take)
 }
 
+// maxUnprocessedRounds bounds the BatchGetItem calls of one batch read
+// that DynamoDB answers with keys left unprocessed.
+const maxUnprocessedRounds = 10
+
 // batchGetKeys reads the items of keys (at most MaxBatch, strongly
 // consistent), passing each found to take: one BatchGetItem, plus retries
 // of the keys DynamoDB leaves unprocessed. what names the items in errors.
@@ -89,8 +94,12 @@ func (s *Store) batchGetKeys(ctx context.Context, what string, keys []map[string
 				return err
 			}
 		}
-		if attempt == 10 {
-			return errors.New("store: DynamoDB left keys of a batch read unprocessed 10 times")
+		if attempt == maxUnprocessedRounds {
+			// DynamoDB leaves keys unprocessed when the table or a
+			// partition is over its throughput: the table cannot serve the
+			// read now (503 with Retry-After), as a throttled call.
+			err := fmt.Errorf("store: DynamoDB left %d keys of a batch read of %s unprocessed %d times", len(keys), what, maxUnprocessedRounds)
+			return apperr.Unavailable(err, "storage unavailable: %v", err)
 		}
 		res, err := s.DB.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
 			s.Table: {Keys: keys, ConsistentRead: aws.Bool(true)},

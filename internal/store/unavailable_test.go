@@ -141,3 +141,33 @@ func cancelled(codes ...string) error {
 	}
 	return &types.TransactionCanceledException{Message: aws.String("Transaction cancelled"), CancellationReasons: reasons}
 }
+
+// TestABatchReadDynamoDBKeepsLeavingUnprocessedIsUnavailable holds a
+// batch read whose keys DynamoDB leaves unprocessed round after round (a
+// table or partition over its throughput) to what a throttle answers:
+// unavailable (503 with Retry-After), after a bounded number of rounds,
+// never a plain error (500).
+func TestABatchReadDynamoDBKeepsLeavingUnprocessedIsUnavailable(t *testing.T) {
+	t.Parallel()
+	base := testenv.StoreOn(t, testenv.Client(t, nil))
+	var rounds atomic.Int32
+	leave := middleware.InitializeMiddlewareFunc("LeaveUnprocessed", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+		out, md, err := next.HandleInitialize(ctx, in)
+		if get, ok := in.Parameters.(*dynamodb.BatchGetItemInput); ok && err == nil {
+			rounds.Add(1)
+			out.Result = &dynamodb.BatchGetItemOutput{Responses: map[string][]map[string]types.AttributeValue{}, UnprocessedKeys: get.RequestItems}
+		}
+		return out, md, err
+	})
+	db := dynamodb.New(base.DB.Options(), func(o *dynamodb.Options) {
+		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error { return s.Initialize.Add(leave, middleware.After) })
+	})
+	st := store.New(db, base.Table)
+	_, err := st.GetRecords(context.Background(), "org1", "THING", []string{"thg_1", "thg_2"})
+	if !errors.Is(err, apperr.ErrUnavailable) {
+		t.Fatalf("a batch read left unprocessed: %v, want unavailable", err)
+	}
+	if n := rounds.Load(); n != 10 {
+		t.Errorf("%d rounds of BatchGetItem, want 10", n)
+	}
+}
