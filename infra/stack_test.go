@@ -698,10 +698,17 @@ func TestTheWebhookFunctionIsPublicOnlyThroughItsURLWithReservedConcurrency(t *t
 			t.Errorf("with -c %s=20000 -c %s=7000: the stage throttles at %s", CtxAPIRateLimit, CtxAPIBurstLimit, js(throttle))
 		}
 	}
+	scaled := 0
 	for id, m := range s.t.ofType("AWS::Lambda::EventSourceMapping") {
-		if sc, ok := m.Properties["ScalingConfig"].(map[string]any); ok && sc["MaximumConcurrency"] != float64(200) {
-			t.Errorf("with -c %s=200: %s scales to %v", CtxDeliverConcurrency, id, sc["MaximumConcurrency"])
+		if sc, ok := m.Properties["ScalingConfig"].(map[string]any); ok {
+			scaled++
+			if sc["MaximumConcurrency"] != float64(200) {
+				t.Errorf("with -c %s=200: %s scales to %v", CtxDeliverConcurrency, id, sc["MaximumConcurrency"])
+			}
 		}
+	}
+	if scaled != 1 {
+		t.Errorf("%d event source mappings with a maximum concurrency, want the delivery queue's", scaled)
 	}
 }
 

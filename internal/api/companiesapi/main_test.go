@@ -7,7 +7,6 @@ import (
 	"github.com/sourcebase/sourcebase/internal/api/resourcesapi"
 	"github.com/sourcebase/sourcebase/internal/api/workflowsapi"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
-	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 )
 
 // TestMain serves the companies alone (apitest.Features), with the
@@ -15,7 +14,5 @@ import (
 // beside them. This test binary links neither the MCP server nor the
 // whole service.
 func TestMain(m *testing.M) {
-	apitest.Serve(apitest.Features(companiesapi.Feature, resourcesapi.Feature, workflowsapi.Feature))
-	apitest.LambdaSubset(apitest.LambdaList)
-	testenv.Main(m)
+	apitest.Main(m, apitest.Features(companiesapi.Feature, resourcesapi.Feature, workflowsapi.Feature))
 }

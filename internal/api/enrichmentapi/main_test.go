@@ -8,14 +8,11 @@ import (
 	"github.com/sourcebase/sourcebase/internal/api/resourcesapi"
 	"github.com/sourcebase/sourcebase/internal/api/workflowsapi"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
-	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 )
 
 // TestMain serves this feature's operations alone (apitest.Features), with
 // those whose records its tests make, so that this test binary links no
 // other feature's handlers.
 func TestMain(m *testing.M) {
-	apitest.Serve(apitest.Features(companiesapi.Feature, enrichmentapi.Feature, resourcesapi.Feature, workflowsapi.Feature))
-	apitest.LambdaSubset(apitest.LambdaList)
-	testenv.Main(m)
+	apitest.Main(m, apitest.Features(companiesapi.Feature, enrichmentapi.Feature, resourcesapi.Feature, workflowsapi.Feature))
 }

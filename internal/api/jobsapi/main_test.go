@@ -8,7 +8,6 @@ import (
 	"github.com/sourcebase/sourcebase/internal/api/jobsapi"
 	"github.com/sourcebase/sourcebase/internal/api/resourcesapi"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
-	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 )
 
 // TestMain serves this feature's operations alone (apitest.Features), with
@@ -18,7 +17,5 @@ import (
 func TestMain(m *testing.M) {
 	s := apitest.Features(companiesapi.Feature, enrichmentapi.Feature, jobsapi.Feature, resourcesapi.Feature)
 	s.JobTargets = jobsapi.Targets
-	apitest.Serve(s)
-	apitest.LambdaSubset(apitest.LambdaList)
-	testenv.Main(m)
+	apitest.Main(m, s)
 }

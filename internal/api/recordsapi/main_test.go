@@ -11,7 +11,6 @@ import (
 	"github.com/sourcebase/sourcebase/internal/api/resourcesapi"
 	"github.com/sourcebase/sourcebase/internal/api/workflowsapi"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
-	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 )
 
 // TestMain serves this feature's operations alone (apitest.Features), with
@@ -23,7 +22,5 @@ import (
 func TestMain(m *testing.M) {
 	s := apitest.Features(companiesapi.Feature, resourcesapi.Feature, workflowsapi.Feature, listsapi.Feature, keysapi.Feature, eventsapi.Feature, jobsapi.Feature)
 	s.JobTargets = jobsapi.Targets
-	apitest.Serve(s)
-	apitest.LambdaSubset(apitest.LambdaList)
-	testenv.Main(m)
+	apitest.Main(m, s)
 }

@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"testing"
 
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
 )
 
@@ -75,4 +77,12 @@ func SubsetNames(file string) ([]string, error) {
 		names = append(names, s)
 	}
 	return names, sc.Err()
+}
+
+// Main is a feature test package's TestMain: its Envs serve s, the Lambda
+// mode runs the tests LambdaList names, and testenv.Main runs the tests.
+func Main(m *testing.M, s Service) {
+	Serve(s)
+	LambdaSubset(LambdaList)
+	testenv.Main(m)
 }
