@@ -32,7 +32,7 @@ package layers
 // Layers lists the packages of internal/ (paths below internal/) by layer,
 // lowest first.
 var Layers = []Layer{
-	{"base", []string{"lambdas", "apperr", "clock", "ids", "jsonbody", "fold", "awsenv", "docspage", "dev/dynamolocal", "dev/lambdaenv", "dev/portowner",
+	{"base", []string{"lambdas", "apperr", "clock", "ids", "jsonbody", "fold", "awsenv", "docspage", "dev/dynamolocal", "dev/partitionsim", "dev/lambdaenv", "dev/portowner",
 		"dev/localsfn", "dev/fasttest", "inbound", "dev/webhooktest", "perfreport", "layers", "outbound", "blob", "dev/testinputs", "deploymodel"}},
 	{"storage", []string{"store", "steps", "streams", "streams/streamsapi", "blob/s3blob"}},
 	{"platform", []string{"resource", "listing", "apikeys", "auth", "ratelimit", "routes", "series", "search", "search/searchtest",

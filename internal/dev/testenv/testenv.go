@@ -163,6 +163,15 @@ func ClientAt(tb testing.TB, endpoint string, transport http.RoundTripper, t sto
 	return newClient(endpoint, key, hc, t)
 }
 
+// ClientThrough is Client for a proxy in front of the package's DynamoDB
+// Local (Endpoint) listening at endpoint, such as a partitionsim.Sim: its
+// access key is a pooled one, so the tables made through the proxy are
+// deleted when the test ends.
+func ClientThrough(tb testing.TB, endpoint string) *dynamodb.Client {
+	tb.Helper()
+	return newClient(endpoint, AccessKey(tb), &http.Client{}, store.TimeoutsFor(StoreTimeout()))
+}
+
 // AccessKey returns an access key of the package's DynamoDB Local
 // (Endpoint) that no running test holds, for a program the test runs
 // against it: when the test ends, every table under the key is deleted and
