@@ -35,6 +35,9 @@ commands:
                                                  keep the organization's change history N days (1 to 3650; default 90)
   set-event-bridge --org ORG_ID --event-bridge true|false
                                                  also publish the organization's events to the deployment's EventBridge bus
+  set-shards --org ORG_ID --shards N             spread the organization's records over N write shards (1 to 64;
+                                                 only grows): for an organization writing more than ~300
+                                                 records a second of one type (docs/performance.md)
   help, -h, --help                               print this message
 
 environment: TABLE_NAME (default sourcebase), AWS_REGION, AWS_ENDPOINT_URL_DYNAMODB
@@ -88,6 +91,7 @@ func parse(args []string) (admin.Request, error) {
 	fs.Int64Var(&req.OrganizationPerMinute, "organization-per-minute", 0, "requests a minute all API keys of the organization may send together")
 	fs.Int64Var(&req.WebhookPerMinute, "webhook-per-minute", 0, "deliveries a minute each webhook trigger of the organization accepts")
 	fs.IntVar(&req.EventRetentionDays, "event-retention-days", 0, "days the organization's change history is kept")
+	fs.IntVar(&req.Shards, "shards", 0, "write shards of the organization's records")
 	fs.Func("event-bridge", "true or false: publish the organization's events to EventBridge", func(s string) error {
 		on, err := strconv.ParseBool(s)
 		if err != nil {

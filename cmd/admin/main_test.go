@@ -224,6 +224,32 @@ func TestSetLimitsSetsTheOrganizationsLimitBesideItsKeys(t *testing.T) {
 	}
 }
 
+func TestSetShardsRaisesAnOrganizationsShardsAndNeverLowersThem(t *testing.T) {
+	localTable(t)
+	ok(t, &map[string]any{}, "create-table")
+	var org struct {
+		ID string `json:"id"`
+	}
+	ok(t, &org, "create-org", "--name", "Acme Capital")
+	var out struct {
+		Shards int `json:"shards"`
+	}
+	ok(t, &out, "set-shards", "--org", org.ID, "--shards", "16")
+	if out.Shards != 16 {
+		t.Errorf("set-shards 16 printed %d", out.Shards)
+	}
+	ok(t, &out, "set-shards", "--org", org.ID, "--shards", "4")
+	if out.Shards != 16 {
+		t.Errorf("set-shards 4 after 16 printed %d; shards only grow", out.Shards)
+	}
+	if code, _, stderr := cli(t, "set-shards", "--org", org.ID, "--shards", "65"); code != 1 || !strings.Contains(stderr, "shards must be from 1 to 64") {
+		t.Errorf("65 shards: exit %d, stderr %q", code, stderr)
+	}
+	if code, _, stderr := cli(t, "set-shards", "--org", "org_missing", "--shards", "2"); code != 1 || !strings.Contains(stderr, "no such organization") {
+		t.Errorf("an unknown organization: exit %d, stderr %q", code, stderr)
+	}
+}
+
 // The CLI's commands are said in two places besides its code: its usage
 // text, and docs/configuration.md's "Making keys" section, whose list and
 // shell block each name every command. Every command line of the block

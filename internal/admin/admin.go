@@ -33,10 +33,13 @@ type Request struct {
 	// EventBridge of set-event-bridge: whether the organization's events
 	// are also published to the deployment's EventBridge bus.
 	EventBridge *bool `json:"eventBridge,omitempty"`
+	// Shards of set-shards: how many write shards the organization's
+	// records are spread over (1 to store.MaxShards; only grows).
+	Shards int `json:"shards,omitempty"`
 }
 
 // Actions lists the operations.
-var Actions = []string{"create-table", "create-org", "create-key", "list-keys", "revoke-key", "set-limits", "get-limits", "set-event-retention", "set-event-bridge"}
+var Actions = []string{"create-table", "create-org", "create-key", "list-keys", "revoke-key", "set-limits", "get-limits", "set-event-retention", "set-event-bridge", "set-shards"}
 
 // Run performs req against the table and returns what to print.
 func Run(ctx context.Context, st *store.Store, req Request) (any, error) {
@@ -110,6 +113,15 @@ func Run(ctx context.Context, st *store.Store, req Request) (any, error) {
 			return nil, err
 		}
 		return map[string]any{"org": req.Org, "eventBridge": *req.EventBridge}, nil
+	case "set-shards":
+		if err := orgExists(ctx, k, req.Org); err != nil {
+			return nil, err
+		}
+		n, err := st.SetShards(ctx, req.Org, req.Shards)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"org": req.Org, "shards": n, "writersFrom": "within " + store.ShardSettle.String()}, nil
 	default:
 		return nil, fmt.Errorf("unknown action %q; actions: %v", req.Action, Actions)
 	}

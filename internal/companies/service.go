@@ -69,12 +69,16 @@ func NewService(st *store.Store) *Service {
 	return &Service{coll: store.NewCollection(st, spec), now: clock.Now}
 }
 
-// New builds a company record from create fields, without storing it.
-func (s *Service) New(ctx context.Context, f Fields, origin string) *Company {
+// New builds a company record of org from create fields, without storing it.
+func (s *Service) New(ctx context.Context, org string, f Fields, origin string) (*Company, error) {
+	id, err := resource.NewID(ctx, s.coll, org, Def.IDPrefix)
+	if err != nil {
+		return nil, err
+	}
 	now := s.now()
-	c := &Company{ID: resource.NewID(ctx, Def.IDPrefix), Origin: origin, CreatedAt: now, UpdatedAt: now}
+	c := &Company{ID: id, Origin: origin, CreatedAt: now, UpdatedAt: now}
 	f.Apply(c)
-	return c
+	return c, nil
 }
 
 // Create stores a new company of org made from f.
@@ -87,7 +91,10 @@ func (s *Service) Create(ctx context.Context, org string, f Fields, origin strin
 // transaction: how a workflow creates a company together with the
 // enrichment candidates of the values it was made with.
 func (s *Service) CreateTx(ctx context.Context, org string, f Fields, origin string, fn func(*Company) ([]store.Op, error)) (*Company, error) {
-	c := s.New(ctx, f, origin)
+	c, err := s.New(ctx, org, f, origin)
+	if err != nil {
+		return nil, err
+	}
 	var ops []store.Op
 	if fn != nil {
 		c.normalize()

@@ -35,7 +35,10 @@ func TestMatchFindsANameIgnoringCaseWhicheverKeyItWasStoredUnder(t *testing.T) {
 	// As the code before folded keys wrote it: keyed "zürich re".
 	old := spec
 	old.Sorts = []store.Sort[Company]{{Field: "canonicalName", Index: store.GSI1, Key: func(c *Company) string { return lowerNameKey(c.CanonicalName) }}}
-	zurich := svc.New(ctx, named("Zürich Re"), OriginUser)
+	zurich, err := svc.New(ctx, org, named("Zürich Re"), OriginUser)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := store.NewCollection(st, old).Create(ctx, org, zurich); err != nil {
 		t.Fatal(err)
 	}

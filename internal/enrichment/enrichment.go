@@ -450,15 +450,20 @@ const MaxSweep = 20
 // the next sweep.
 func (s *Service) SweepPurges(ctx context.Context) (int, error) {
 	var jobs []purgeJob
-	if _, err := s.st.ReadRange(ctx, store.TypePurge, "", "~", func(doc json.RawMessage) (bool, error) {
-		var j purgeJob
-		if err := json.Unmarshal(doc, &j); err != nil {
-			return false, fmt.Errorf("purge job: %w", err)
+	for _, pk := range store.QueuePartitions(store.TypePurge) {
+		if len(jobs) >= MaxSweep {
+			break
 		}
-		jobs = append(jobs, j)
-		return len(jobs) < MaxSweep, nil
-	}); err != nil {
-		return 0, err
+		if _, err := s.st.ReadRange(ctx, pk, "", "~", func(doc json.RawMessage) (bool, error) {
+			var j purgeJob
+			if err := json.Unmarshal(doc, &j); err != nil {
+				return false, fmt.Errorf("purge job: %w", err)
+			}
+			jobs = append(jobs, j)
+			return len(jobs) < MaxSweep, nil
+		}); err != nil {
+			return 0, err
+		}
 	}
 	done := 0
 	for _, j := range jobs {

@@ -92,7 +92,10 @@ func (c *Catalog) Derive(ctx context.Context, r streams.Record, deletedBy Delete
 		}
 	}
 	ev.OccurredAt = clock.Of(at)
-	ev.ID = ids.Derived("evt", ev.OccurredAt.Time, r.ID)
+	// In the shard of its record (store's shards): the log of a sharded
+	// organization is spread like its records, one record's events in one
+	// partition, in order.
+	ev.ID = ids.InShard(ids.Derived("evt", ev.OccurredAt.Time, r.ID), ids.Shard(id))
 	if size(ev) > MaxDataBytes {
 		ev = ev.Truncate()
 	}

@@ -83,12 +83,59 @@ func At(prefix string, t time.Time) string {
 }
 
 // Valid reports whether id is an id of prefix as New and Derived make
-// them: prefix, "_", and a lowercase ULID.
+// them: prefix, "_", and a lowercase ULID, with or without a shard
+// (InShard).
 func Valid(prefix, id string) bool {
 	rest, ok := strings.CutPrefix(id, prefix+"_")
+	if len(rest) == ulid.EncodedSize+shardDigits && Shard(id) > 0 {
+		rest = rest[:ulid.EncodedSize]
+	}
 	if !ok || len(rest) != ulid.EncodedSize || rest != lower(rest) {
 		return false
 	}
 	_, err := ulid.ParseStrict(strings.ToUpper(rest))
 	return err == nil
+}
+
+// Shards: an organization whose records are written faster than one
+// DynamoDB partition takes spreads them over shards (internal/store), and
+// a record's id names its shard, so that reading it by id needs nothing
+// else. An id of shard 0 is an id as New makes it; an id of shard n > 0
+// ends with n in two more base32 digits. Ids of every shard sort by their
+// time as New's do: the digits follow the ULID.
+const (
+	// MaxShards is the most shards an id can name.
+	MaxShards   = 32 * 32
+	shardDigits = 2
+)
+
+// shardAlphabet is the lowercase Crockford base32 of ULIDs.
+const shardAlphabet = "0123456789abcdefghjkmnpqrstvwxyz"
+
+// InShard returns id (as New or Derived make it) naming shard n: id
+// itself for shard 0. It panics for n outside [0, MaxShards).
+func InShard(id string, n int) string {
+	if n < 0 || n >= MaxShards {
+		panic("ids: shard out of range")
+	}
+	if n == 0 {
+		return id
+	}
+	return id + string(shardAlphabet[n/32]) + string(shardAlphabet[n%32])
+}
+
+// Shard is the shard an id names: 0 for an id without one (every id
+// that is not an id of InShard, client-chosen ones included).
+func Shard(id string) int {
+	i := strings.LastIndexByte(id, '_')
+	rest := id[i+1:]
+	if i < 0 || len(rest) != ulid.EncodedSize+shardDigits {
+		return 0
+	}
+	hi := strings.IndexByte(shardAlphabet, rest[ulid.EncodedSize])
+	lo := strings.IndexByte(shardAlphabet, rest[ulid.EncodedSize+1])
+	if hi < 0 || lo < 0 {
+		return 0
+	}
+	return hi*32 + lo
 }

@@ -310,8 +310,9 @@ func (s *Service) save(ctx context.Context, org, id string, fn func(j *Job) erro
 }
 
 // pending is the item marking an unfinished job, so that a runner that
-// starts finds the jobs a crash left (Pending).
-func pendingKey(org, id string) store.Key { return store.Key{PK: typePending, SK: org + "#" + id} }
+// starts finds the jobs a crash left (Pending): an item of a work queue
+// of every organization (store.QueueKey).
+func pendingKey(org, id string) store.Key { return store.QueueKey(typePending, org+"#"+id) }
 
 type pendingDoc struct {
 	Org string `json:"org"`
@@ -322,15 +323,20 @@ type pendingDoc struct {
 // a runner that starts resumes.
 func (s *Service) Pending(ctx context.Context) ([]pendingDoc, error) {
 	var out []pendingDoc
-	_, err := s.st.ReadRange(ctx, typePending, "", "\xff", func(doc json.RawMessage) (bool, error) {
-		var p pendingDoc
-		if err := json.Unmarshal(doc, &p); err != nil {
-			return false, err
+	for _, pk := range store.QueuePartitions(typePending) {
+		_, err := s.st.ReadRange(ctx, pk, "", "\xff", func(doc json.RawMessage) (bool, error) {
+			var p pendingDoc
+			if err := json.Unmarshal(doc, &p); err != nil {
+				return false, err
+			}
+			out = append(out, p)
+			return true, nil
+		})
+		if err != nil {
+			return out, err
 		}
-		out = append(out, p)
-		return true, nil
-	})
-	return out, err
+	}
+	return out, nil
 }
 
 // Fail ends a job as failed with msg (the state machine's catch, a

@@ -447,13 +447,17 @@ type Service struct {
 }
 
 // New builds a record from a create body, without storing it.
-func (s *Service) build(ctx context.Context, body []byte) (*Record, error) {
+func (s *Service) build(ctx context.Context, org string, body []byte) (*Record, error) {
 	set, err := s.Def.decode(body, decodeCreate)
 	if err != nil {
 		return nil, err
 	}
+	id, err := NewID(ctx, s.coll, org, s.Def.IDPrefix)
+	if err != nil {
+		return nil, err
+	}
 	now := s.now().String()
-	r := &Record{Fields: map[string]any{FieldID: NewID(ctx, s.Def.IDPrefix), FieldCreatedAt: now, FieldUpdatedAt: now}}
+	r := &Record{Fields: map[string]any{FieldID: id, FieldCreatedAt: now, FieldUpdatedAt: now}}
 	for _, f := range s.Def.Fields {
 		if v, ok := set[f.Name]; ok {
 			r.Fields[f.Name] = v
@@ -466,7 +470,7 @@ func (s *Service) build(ctx context.Context, body []byte) (*Record, error) {
 
 // Create stores a new record made from a create body.
 func (s *Service) Create(ctx context.Context, org string, body []byte) (*Record, error) {
-	r, err := s.build(ctx, body)
+	r, err := s.build(ctx, org, body)
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
-	"github.com/sourcebase/sourcebase/internal/ids"
 	"github.com/sourcebase/sourcebase/internal/jsonbody"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
@@ -162,13 +161,14 @@ func WithNewID(ctx context.Context, id string) context.Context {
 	return context.WithValue(ctx, newIDKey{}, id)
 }
 
-// NewID is the id of a record created under ctx: the one WithNewID set
-// when it has prefix, else a new one.
-func NewID(ctx context.Context, prefix string) string {
+// NewID is the id of a record of org created under ctx: the one
+// WithNewID set when it has prefix, else a new one in one of the shards
+// org's writers use (store.Collection.NewID).
+func NewID[T any](ctx context.Context, c *store.Collection[T], org, prefix string) (string, error) {
 	if id, ok := ctx.Value(newIDKey{}).(string); ok && strings.HasPrefix(id, prefix+"_") {
-		return id
+		return id, nil
 	}
-	return ids.New(prefix)
+	return c.NewID(ctx, org, prefix)
 }
 
 // UniqueOwner is the id of org's record whose unique field holds value

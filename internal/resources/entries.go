@@ -8,7 +8,6 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/clock"
-	"github.com/sourcebase/sourcebase/internal/ids"
 	"github.com/sourcebase/sourcebase/internal/resource"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
@@ -102,7 +101,11 @@ func (e *Entries) Add(ctx context.Context, org, listID, recordID string) (entry 
 	if !found {
 		return nil, false, apperr.Invalid("recordId", "must be the id of a %s of your organization; %q is not", typ, recordID)
 	}
-	entry = &Entry{ID: ids.New("ent"), ListID: listID, RecordID: recordID, AddedAt: clock.Now()}
+	id, err := e.coll.NewID(ctx, org, "ent")
+	if err != nil {
+		return nil, false, err
+	}
+	entry = &Entry{ID: id, ListID: listID, RecordID: recordID, AddedAt: clock.Now()}
 	created = true
 	err = e.coll.Create(ctx, org, entry)
 	var ue *store.UniqueError

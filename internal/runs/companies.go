@@ -100,7 +100,10 @@ func (w companyWriter) create(ctx context.Context, org string, f companies.Field
 	if dryRun {
 		// The record it would create, under a placeholder id, so that
 		// later steps ($.steps.<id>.company.id) evaluate as for real.
-		c := w.svc.New(ctx, f, companies.OriginWorkflow)
+		c, err := w.svc.New(ctx, org, f, companies.OriginWorkflow)
+		if err != nil {
+			return steps.UpsertResult{}, err
+		}
 		c.ID = DryIDPrefix + c.ID
 		return steps.UpsertResult{Company: c, WouldCreate: plain(c, fields)}, nil
 	}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
-	"github.com/sourcebase/sourcebase/internal/ids"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/workflows"
 )
@@ -39,7 +38,9 @@ func (s *Service) createForDelivery(ctx context.Context, org string, wf *workflo
 	base := n.Extra
 	const attempts = 6
 	for attempt := 1; ; attempt++ {
-		n.ID = ids.New("run")
+		if n.ID, err = s.coll.NewID(ctx, org, "run"); err != nil {
+			return nil, false, err
+		}
 		mark, err := st.CreateExpiringOp(store.Item{PK: key.PK, SK: key.SK, Type: store.TypeDelivery, Doc: delivery{Slug: slug, RunID: n.ID}},
 			s.now().Add(DeliveryWindow))
 		if err != nil {

@@ -23,7 +23,6 @@ import (
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/clock"
 	"github.com/sourcebase/sourcebase/internal/companies"
-	"github.com/sourcebase/sourcebase/internal/ids"
 	"github.com/sourcebase/sourcebase/internal/steps"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/workflows"
@@ -254,7 +253,11 @@ func (s *Service) Create(ctx context.Context, org string, wf *workflows.Workflow
 		StartedBy: n.StartedBy, CreatedAt: now, Title: n.Title,
 	}}
 	if r.ID == "" {
-		r.ID = ids.New("run")
+		id, err := s.coll.NewID(ctx, org, "run")
+		if err != nil {
+			return nil, err
+		}
+		r.ID = id
 	}
 	if r.Input == nil {
 		r.Input = map[string]any{}
@@ -409,7 +412,11 @@ func (s *Service) Retry(ctx context.Context, org, id string) (*Run, error) {
 		if err != nil {
 			return nil, err
 		}
-		n := NewRun{ID: ids.New("run"), Input: src.Input, DryRun: src.DryRun, StartedBy: StartedByRetry, RetryOf: src.ID}
+		id, err := s.coll.NewID(ctx, org, "run")
+		if err != nil {
+			return nil, err
+		}
+		n := NewRun{ID: id, Input: src.Input, DryRun: src.DryRun, StartedBy: StartedByRetry, RetryOf: src.ID}
 		src.RetriedBy = &n.ID
 		mark, err := s.coll.ReplaceOp(org, src, version)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/ids"
 )
 
 // Actor is who makes a write. Every item a write puts carries it
@@ -180,10 +181,11 @@ const TypeDeleted = "DELETED"
 // stream keeps a change (24 hours) plus the events function's retries.
 const DeletionMarkerTTL = 72 * time.Hour
 
-// DeletedKey is {"ORG#<org>#DELETED", "<TYPE>#<id>"}: the deletion marker
-// of the record id of type typ (ids are never reused).
+// DeletedKey is {"ORG#<org>#DELETED[@<shard>]", "<TYPE>#<id>"}: the
+// deletion marker of the record id of type typ (ids are never reused), in
+// the shard of the record.
 func DeletedKey(org, typ, id string) Key {
-	return Key{OrgPartition(org, TypeDeleted), typ + "#" + id}
+	return Key{ShardPartition(org, TypeDeleted, ids.Shard(id)), typ + "#" + id}
 }
 
 // DeleteMarkerOp puts the deletion marker of a record, to be written in

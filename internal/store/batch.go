@@ -21,7 +21,7 @@ const MaxBatch = 100
 // that cannot be decoded (logged once).
 func (c *Collection[T]) GetMany(ctx context.Context, org string, ids []string) ([]T, error) {
 	found := map[string]T{}
-	err := c.store.batchGet(ctx, "GetMany", c.spec.Type, c.Partition(org), ids, func(av map[string]types.AttributeValue) error {
+	err := c.store.batchGet(ctx, "GetMany", org, c.spec.Type, ids, func(av map[string]types.AttributeValue) error {
 		var v T
 		if _, err := decodeItem(av, &v); err != nil {
 			var ue *UndecodableError
@@ -49,7 +49,7 @@ func (c *Collection[T]) GetMany(ctx context.Context, org string, ids []string) (
 // (deleted since) or items without a doc are left out.
 func (s *Store) GetRecords(ctx context.Context, org, typ string, ids []string) ([]RawRecord, error) {
 	found := map[string]RawRecord{}
-	err := s.batchGet(ctx, "GetRecords", typ, OrgPartition(org, typ), ids, func(av map[string]types.AttributeValue) error {
+	err := s.batchGet(ctx, "GetRecords", org, typ, ids, func(av map[string]types.AttributeValue) error {
 		if r, ok := rawRecord(av); ok {
 			found[r.ID] = r
 		}
@@ -61,10 +61,10 @@ func (s *Store) GetRecords(ctx context.Context, org, typ string, ids []string) (
 	return inOrder(ids, found), nil
 }
 
-// batchGet reads the items of partition pk with the given ids (sort keys;
-// at most MaxBatch, strongly consistent), passing each to take: one
-// BatchGetItem, plus retries of the keys DynamoDB leaves unprocessed.
-func (s *Store) batchGet(ctx context.Context, op, typ, pk string, ids []string, take func(map[string]types.AttributeValue) error) error {
+// batchGet reads org's records of typ with the given ids (at most
+// MaxBatch, strongly consistent), passing each to take: one BatchGetItem,
+// plus retries of the keys DynamoDB leaves unprocessed.
+func (s *Store) batchGet(ctx context.Context, op, org, typ string, ids []string, take func(map[string]types.AttributeValue) error) error {
 	if len(ids) > MaxBatch {
 		return fmt.Errorf("store: %s of %d ids; at most %d", op, len(ids), MaxBatch)
 	}
@@ -75,7 +75,8 @@ func (s *Store) batchGet(ctx context.Context, op, typ, pk string, ids []string, 
 			continue
 		}
 		seen[id] = true
-		keys = append(keys, key(pk, id))
+		k := RecordKey(org, typ, id)
+		keys = append(keys, key(k.PK, k.SK))
 	}
 	return s.batchGetKeys(ctx, typ, keys, take)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/ids"
 )
 
 // sortSep separates a sort value from the id in a sort index key. It sorts
@@ -132,6 +133,12 @@ func NewCollection[T any](s *Store, spec Spec[T]) *Collection[T] {
 	return &Collection[T]{store: s, spec: spec}
 }
 
+// NewID returns a new id of prefix for a record of org, in one of the
+// shards org's writers use now (Store.NewID).
+func (c *Collection[T]) NewID(ctx context.Context, org, prefix string) (string, error) {
+	return c.store.NewID(ctx, org, prefix)
+}
+
 // ErrUnchanged, returned by an update function, ends the update without a write.
 var ErrUnchanged = errors.New("unchanged")
 
@@ -148,14 +155,19 @@ func (spec Spec[T]) SortFields() []string {
 	return fields
 }
 
-// Partition is the collection's partition key value for org.
-func (c *Collection[T]) Partition(org string) string { return OrgPartition(org, c.spec.Type) }
-
-func (c *Collection[T]) lookupPK(org string, l Lookup[T], value string) string {
+// lookupPK is the index partition of records of shard n with a lookup
+// value: org's, or for a global lookup that of global shard n.
+func (c *Collection[T]) lookupPK(org string, l Lookup[T], value string, n int) string {
 	if l.Global {
-		return globalLookupPartition(c.spec.Type, l.Name, value)
+		return globalLookupPartition(c.spec.Type, l.Name, value, n)
 	}
-	return lookupPartition(org, c.spec.Type, l.Name, value)
+	return lookupPartition(org, c.spec.Type, n, l.Name, value)
+}
+
+// partitionOf is the partition of org's record id, and the index
+// partition of its sort orders and Home: that of its shard.
+func (c *Collection[T]) partitionOf(org, id string) string {
+	return ShardPartition(org, c.spec.Type, ids.Shard(id))
 }
 
 // Item builds the stored item for v at the given version.
@@ -171,16 +183,21 @@ func (c *Collection[T]) Item(org string, v *T, version int64) Item {
 func (c *Collection[T]) IndexAttrs(org string, v *T) map[string]string {
 	id := c.spec.ID(v)
 	ix := map[string]string{}
+	part, shard := c.partitionOf(org, id), ids.Shard(id)
 	if c.spec.Home.Name != "" {
-		ix[c.spec.Home.PK], ix[c.spec.Home.SK] = c.Partition(org), id
+		ix[c.spec.Home.PK], ix[c.spec.Home.SK] = part, id
 	}
 	for _, s := range c.spec.Sorts {
-		ix[s.Index.PK] = c.Partition(org)
+		ix[s.Index.PK] = part
 		ix[s.Index.SK] = sortIndexKey(s.Key(v), id)
 	}
 	for _, l := range c.spec.Lookups {
 		if k := l.Key(v); k != "" {
-			ix[l.Index.PK] = c.lookupPK(org, l, k)
+			n := shard
+			if l.Global {
+				n = globalShard(id)
+			}
+			ix[l.Index.PK] = c.lookupPK(org, l, k, n)
 			ix[l.Index.SK] = id
 		}
 	}
@@ -220,12 +237,16 @@ func (c *Collection[T]) placeholder(ue *UndecodableError) *T {
 	if c.spec.Home.Name != "" {
 		part, id = str(c.spec.Home.PK), str(c.spec.Home.SK)
 	}
-	org := orgOfPartition(part, c.spec.Type)
+	org := orgOfPartition(part)
 	u := Undecoded{Org: org, ID: id, Lookups: map[string]string{}, Problem: ue.Problem}
 	for _, l := range c.spec.Lookups {
-		prefix := c.lookupPK(org, l, "")
-		if v := str(l.Index.PK); strings.HasPrefix(v, prefix) {
-			u.Lookups[l.Name] = strings.TrimPrefix(v, prefix)
+		n := ids.Shard(id)
+		if l.Global {
+			n = globalShard(id)
+		}
+		prefix, suffix, _ := strings.Cut(c.lookupPK(org, l, "\x00", n), "\x00")
+		if v := str(l.Index.PK); strings.HasPrefix(v, prefix) && strings.HasSuffix(v, suffix) && len(v) >= len(prefix)+len(suffix) {
+			u.Lookups[l.Name] = v[len(prefix) : len(v)-len(suffix)]
 		}
 	}
 	return c.spec.Undecodable(u)
@@ -293,6 +314,17 @@ func (c *Collection[T]) get(ctx context.Context, org, id string) (*T, int64, err
 // transaction when given; apperr.ErrConflict when the id exists or an extra
 // operation's condition fails.
 func (c *Collection[T]) Create(ctx context.Context, org string, v *T, extra ...Op) error {
+	if shard := ids.Shard(c.spec.ID(v)); shard > 0 {
+		// An id in a shard org's lists do not read would be a record
+		// only its id finds (a client's id, in an import that keeps ids).
+		n, err := c.store.ReadShards(ctx, org)
+		if err != nil {
+			return err
+		}
+		if shard >= n {
+			return apperr.Invalid("id", "%q names shard %d, and the organization's records are in %d shards", c.spec.ID(v), shard, n)
+		}
+	}
 	op, err := c.store.CreateOp(c.Item(org, v, 1))
 	if err != nil {
 		return err
@@ -480,7 +512,7 @@ type Where struct{ Lookup, Value string }
 
 // List returns one page of org's records; Next continues it.
 func (c *Collection[T]) List(ctx context.Context, org string, q Query) (Page[T], error) {
-	pq, err := c.pageQuery(org, q)
+	pq, err := c.pageQuery(ctx, org, q)
 	if err != nil {
 		return Page[T]{Items: []T{}}, err
 	}
@@ -518,18 +550,36 @@ func (c *Collection[T]) FindBy(ctx context.Context, org, lookup, value string, l
 func (c *Collection[T]) FindBySortKey(ctx context.Context, org, field, key string, limit int) ([]T, error) {
 	for _, s := range c.spec.Sorts {
 		if s.Field == field {
-			p, err := c.collect(ctx, pageQuery{index: s.Index, pk: c.Partition(org), limit: limit, prefix: sortIndexPrefix(key)})
+			pks, err := c.store.shardPartitions(ctx, org, func(n int) string { return ShardPartition(org, c.spec.Type, n) })
+			if err != nil {
+				return nil, err
+			}
+			p, err := c.collect(ctx, pageQuery{index: s.Index, pks: pks, limit: limit, prefix: sortIndexPrefix(key)})
 			return p.Items, err
 		}
 	}
 	return nil, fmt.Errorf("store: %s has no sort field %q", c.spec.Type, field)
 }
 
-func (c *Collection[T]) pageQuery(org string, q Query) (pageQuery, error) {
+func (c *Collection[T]) pageQuery(ctx context.Context, org string, q Query) (pageQuery, error) {
 	if len(q.Before) > MaxIDLength {
 		return pageQuery{}, apperr.InvalidQuery("lt", "must be an id (at most %d characters)", MaxIDLength)
 	}
-	pq := pageQuery{pk: c.Partition(org), index: c.spec.Home, limit: q.Limit, offset: q.Offset, desc: q.Desc,
+	// Every shard of org's records, or of a global lookup.
+	global := q.Where != nil && slices.ContainsFunc(c.spec.Lookups, func(l Lookup[T]) bool { return l.Name == q.Where.Lookup && l.Global })
+	shards := GlobalShards
+	if !global {
+		n, err := c.store.ReadShards(ctx, org)
+		if err != nil {
+			return pageQuery{}, err
+		}
+		shards = n
+	}
+	pks := make([]string, shards)
+	for n := range pks {
+		pks[n] = ShardPartition(org, c.spec.Type, n)
+	}
+	pq := pageQuery{pks: pks, index: c.spec.Home, limit: q.Limit, offset: q.Offset, desc: q.Desc,
 		before: q.Before, idIsSortKey: true, maxBytes: q.MaxBytes, match: q.Match, order: q.Order}
 	if q.Order != nil && q.Sort != "" {
 		return pq, fmt.Errorf("store: a list ordered in memory is read in id order, not by %q", q.Sort)
@@ -546,7 +596,10 @@ func (c *Collection[T]) pageQuery(org string, q Query) (pageQuery, error) {
 			return pq, fmt.Errorf("store: %s has no lookup %q", c.spec.Type, q.Where.Lookup)
 		}
 		l := c.spec.Lookups[i]
-		pq.index, pq.pk = l.Index, c.lookupPK(org, l, q.Where.Value)
+		pq.index = l.Index
+		for n := range pq.pks {
+			pq.pks[n] = c.lookupPK(org, l, q.Where.Value, n)
+		}
 		if sort != "id" {
 			return pq, fmt.Errorf("store: a lookup partition is in id order, not by %q", q.Sort)
 		}

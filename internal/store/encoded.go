@@ -105,7 +105,7 @@ func (c *Collection[T]) GetJSON(ctx context.Context, org, id string) (*JSON, err
 // ListJSON is List with each record as clients see it, encoded.
 func (c *Collection[T]) ListJSON(ctx context.Context, org string, q Query) (Page[JSON], error) {
 	out := Page[JSON]{Items: []JSON{}}
-	pq, err := c.pageQuery(org, q)
+	pq, err := c.pageQuery(ctx, org, q)
 	if err != nil {
 		return out, err
 	}

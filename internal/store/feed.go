@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -85,33 +87,42 @@ func (s *Store) changeOp(org, typ, id string, deleted bool, version int64) (Op, 
 
 // Changes returns org's feed entries of typ written at or after since
 // (ask from FeedWindow before the last refresh), oldest first, read
-// strongly consistently.
+// strongly consistently: the feeds of every shard, merged.
 func (s *Store) Changes(ctx context.Context, org, typ string, since time.Time) ([]Change, error) {
-	in := &dynamodb.QueryInput{
-		TableName:              aws.String(s.Table),
-		KeyConditionExpression: aws.String("pk = :pk AND sk >= :since"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk":    &types.AttributeValueMemberS{Value: changePartition(org, typ)},
-			":since": &types.AttributeValueMemberS{Value: changeSortKey(since)},
-		},
-		ConsistentRead: aws.Bool(true),
+	pks, err := s.shardPartitions(ctx, org, func(n int) string { return changePartition(org, typ, n) })
+	if err != nil {
+		return nil, err
 	}
 	var out []Change
 	now := time.Now()
-	for p := dynamodb.NewQueryPaginator(s.DB, in); p.HasMorePages(); {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, classify(ctx, fmt.Errorf("read the change feed of %s: %w", typ, err))
+	for _, pk := range pks {
+		in := &dynamodb.QueryInput{
+			TableName:              aws.String(s.Table),
+			KeyConditionExpression: aws.String("pk = :pk AND sk >= :since"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{
+				":pk":    &types.AttributeValueMemberS{Value: pk},
+				":since": &types.AttributeValueMemberS{Value: changeSortKey(since)},
+			},
+			ConsistentRead: aws.Bool(true),
 		}
-		for _, av := range page.Items {
-			c, expiredEntry, err := decodeChange(av, now)
+		for p := dynamodb.NewQueryPaginator(s.DB, in); p.HasMorePages(); {
+			page, err := p.NextPage(ctx)
 			if err != nil {
-				return nil, err
+				return nil, classify(ctx, fmt.Errorf("read the change feed of %s: %w", typ, err))
 			}
-			if !expiredEntry {
-				out = append(out, c)
+			for _, av := range page.Items {
+				c, expiredEntry, err := decodeChange(av, now)
+				if err != nil {
+					return nil, err
+				}
+				if !expiredEntry {
+					out = append(out, c)
+				}
 			}
 		}
+	}
+	if len(pks) > 1 {
+		slices.SortStableFunc(out, func(a, b Change) int { return a.At.Compare(b.At) })
 	}
 	return out, nil
 }
@@ -158,26 +169,36 @@ type RawRecord struct {
 }
 
 // Records returns every record of org's type as stored, read strongly
-// consistently: for a reader that builds its copy of a fed collection
-// (take the time before calling, and read the feed from then on).
+// consistently (every shard's): for a reader that builds its copy of a
+// fed collection (take the time before calling, and read the feed from
+// then on).
 func (s *Store) Records(ctx context.Context, org, typ string) ([]RawRecord, error) {
-	in := &dynamodb.QueryInput{
-		TableName:                 aws.String(s.Table),
-		KeyConditionExpression:    aws.String("pk = :pk"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: OrgPartition(org, typ)}},
-		ConsistentRead:            aws.Bool(true),
+	pks, err := s.shardPartitions(ctx, org, func(n int) string { return ShardPartition(org, typ, n) })
+	if err != nil {
+		return nil, err
 	}
 	var out []RawRecord
-	for p := dynamodb.NewQueryPaginator(s.DB, in); p.HasMorePages(); {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, classify(ctx, fmt.Errorf("read the records of %s: %w", typ, err))
+	for _, pk := range pks {
+		in := &dynamodb.QueryInput{
+			TableName:                 aws.String(s.Table),
+			KeyConditionExpression:    aws.String("pk = :pk"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pk}},
+			ConsistentRead:            aws.Bool(true),
 		}
-		for _, av := range page.Items {
-			if r, ok := rawRecord(av); ok {
-				out = append(out, r)
+		for p := dynamodb.NewQueryPaginator(s.DB, in); p.HasMorePages(); {
+			page, err := p.NextPage(ctx)
+			if err != nil {
+				return nil, classify(ctx, fmt.Errorf("read the records of %s: %w", typ, err))
+			}
+			for _, av := range page.Items {
+				if r, ok := rawRecord(av); ok {
+					out = append(out, r)
+				}
 			}
 		}
+	}
+	if len(pks) > 1 {
+		slices.SortFunc(out, func(a, b RawRecord) int { return strings.Compare(a.ID, b.ID) })
 	}
 	return out, nil
 }

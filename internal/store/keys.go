@@ -4,9 +4,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash/fnv"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sourcebase/sourcebase/internal/ids"
 )
 
 // The table's key design: every partition key (pk), sort key (sk) and
@@ -42,27 +45,35 @@ const (
 // partition of their sort orders and of a Home index.
 func OrgPartition(org, typ string) string { return "ORG#" + org + "#" + typ }
 
-// orgOfPartition is the <org> of an OrgPartition of typ.
-func orgOfPartition(pk, typ string) string {
-	return strings.TrimSuffix(strings.TrimPrefix(pk, "ORG#"), "#"+typ)
+// orgOfPartition is the <org> of an OrgPartition or ShardPartition.
+func orgOfPartition(pk string) string {
+	org, _, _ := strings.Cut(strings.TrimPrefix(pk, "ORG#"), "#")
+	return org
 }
 
 // ParseRecordKey reads the key of an item as a record's key
-// {OrgPartition(org, typ), <id>}: false for every other item (feed
-// entries, uniqueness items, lookups, items outside organizations), whose
-// pk has more parts or whose sk holds a "#". For readers of the table's
-// stream.
+// {ShardPartition(org, typ, shard), <id>}: false for every other item
+// (feed entries, uniqueness items, lookups, items outside organizations),
+// whose pk has more parts or whose sk holds a "#". For readers of the
+// table's stream.
 func ParseRecordKey(pk, sk string) (org, typ, id string, ok bool) {
 	rest, isOrg := strings.CutPrefix(pk, "ORG#")
 	org, typ, found := strings.Cut(rest, "#")
 	if !isOrg || !found || org == "" || typ == "" || strings.Contains(typ, "#") || sk == "" || strings.Contains(sk, "#") {
 		return "", "", "", false
 	}
+	if typ, shard, sharded := strings.Cut(typ, "@"); sharded {
+		if typ == "" || len(shard) != 2 {
+			return "", "", "", false
+		}
+		return org, typ, sk, true
+	}
 	return org, typ, sk, true
 }
 
-// RecordKey is {OrgPartition(org, typ), <id>}: one record of a Collection.
-func RecordKey(org, typ, id string) Key { return Key{OrgPartition(org, typ), id} }
+// RecordKey is {ShardPartition(org, typ, <the id's shard>), <id>}: one
+// record of a Collection (shards.go).
+func RecordKey(org, typ, id string) Key { return Key{recordPartition(org, typ, id), id} }
 
 // sortIndexKey is "<value cut to 512 bytes>\x00<id>": the index sort key
 // of a sortable field, ordered by value and then id.
@@ -71,17 +82,38 @@ func sortIndexKey(value, id string) string { return sortValue(value) + sortSep +
 // sortIndexPrefix is the sort index keys' prefix of one exact value.
 func sortIndexPrefix(value string) string { return sortValue(value) + sortSep }
 
-// lookupPartition is "ORG#<org>#<TYPE>#<lookup>=<value>": the index
-// partition of org's records with one lookup value (index sk: the id).
-// Values over 512 bytes are "sha256:<hex>" (see lookupValue).
-func lookupPartition(org, typ, lookup, value string) string {
-	return OrgPartition(org, typ) + "#" + lookup + "=" + lookupValue(value)
+// lookupPartition is "ORG#<org>#<TYPE>[@<shard>]#<lookup>=<value>": the
+// index partition of org's records of one shard with one lookup value
+// (index sk: the id). Values over 512 bytes are "sha256:<hex>" (see
+// lookupValue).
+func lookupPartition(org, typ string, shard int, lookup, value string) string {
+	return ShardPartition(org, typ, shard) + "#" + lookup + "=" + lookupValue(value)
 }
 
-// globalLookupPartition is "GLOBAL#<TYPE>#<lookup>=<value>": a lookup
-// across organizations (such as unfinished runs), never shown to clients.
-func globalLookupPartition(typ, lookup, value string) string {
-	return "GLOBAL#" + typ + "#" + lookup + "=" + lookupValue(value)
+// globalLookupPartition is "GLOBAL#<TYPE>#<lookup>=<value>[#<shard>]": a
+// lookup across organizations (such as unfinished runs), never shown to
+// clients, spread over GlobalShards by a hash of the record's id
+// (globalShard), so that no one key takes every organization's writes;
+// readers read every shard.
+func globalLookupPartition(typ, lookup, value string, shard int) string {
+	pk := "GLOBAL#" + typ + "#" + lookup + "=" + lookupValue(value)
+	if shard > 0 {
+		pk += "#" + strconv.Itoa(shard)
+	}
+	return pk
+}
+
+// GlobalShards is how many keys a work queue of every organization (a
+// global lookup, the partitions to purge, the pending jobs) is spread
+// over: each takes 1/16 of the writes, and a sweep reads the 16.
+const GlobalShards = 16
+
+// globalShard is the shard of a global work queue that an item of key s
+// (a record's id, a partition) goes to: 0 to GlobalShards-1, by hash.
+func globalShard(s string) int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(s))
+	return int(h.Sum32() % GlobalShards)
 }
 
 // uniqueItemKey is {"ORG#<org>#<TYPE>#UNIQUE#<field>=<value>", "UNIQUE"}:
@@ -90,15 +122,19 @@ func uniqueItemKey(org, typ, field, value string) Key {
 	return Key{OrgPartition(org, typ) + "#UNIQUE#" + field + "=" + lookupValue(value), "UNIQUE"}
 }
 
-// ChangeKey is {"ORG#<org>#<TYPE>#CHANGES", "<unix nanoseconds, 19
-// digits>#<id>#<version>"}: one write of a record of a type with a change
-// feed, ordered by the time it was written.
+// ChangeKey is {"ORG#<org>#<TYPE>[@<shard>]#CHANGES", "<unix
+// nanoseconds, 19 digits>#<id>#<version>"}: one write of a record of a
+// type with a change feed, in the feed of the record's shard, ordered by
+// the time it was written.
 func ChangeKey(org, typ string, at time.Time, id string, version int64) Key {
-	return Key{changePartition(org, typ), changeSortKey(at) + "#" + id + "#" + strconv.FormatInt(version, 10)}
+	return Key{changePartition(org, typ, ids.Shard(id)), changeSortKey(at) + "#" + id + "#" + strconv.FormatInt(version, 10)}
 }
 
-// changePartition is "ORG#<org>#<TYPE>#CHANGES": org's change feed of a type.
-func changePartition(org, typ string) string { return OrgPartition(org, typ) + "#CHANGES" }
+// changePartition is "ORG#<org>#<TYPE>[@<shard>]#CHANGES": org's change
+// feed of a type, of one shard.
+func changePartition(org, typ string, shard int) string {
+	return ShardPartition(org, typ, shard) + "#CHANGES"
+}
 
 // changeSortKey is the feed's sort key position of time t.
 func changeSortKey(t time.Time) string { return fmt.Sprintf("%019d", max(t.UnixNano(), 0)) }
@@ -139,12 +175,35 @@ func EnrichmentKey(org, resourceType, resourceID, valueID string) Key {
 	return Key{EnrichmentPartition(org, resourceType, resourceID), valueID}
 }
 
-// PurgeKey is {"PURGE", <partition>}: a partition whose record was
-// deleted and whose items are yet to be deleted (the record's candidate
-// values), written in the record's delete transaction and deleted once the
-// partition is. One partition for every organization: such items are few
-// and short-lived, and a sweep finds them all in one Query.
-func PurgeKey(partition string) Key { return Key{TypePurge, partition} }
+// PurgeKey is QueueKey(TypePurge, <partition>): a partition whose record
+// was deleted and whose items are yet to be deleted (the record's
+// candidate values), written in the record's delete transaction and
+// deleted once the partition is.
+func PurgeKey(partition string) Key { return QueueKey(TypePurge, partition) }
+
+// QueueKey is {"<queue>[#<shard>]", <item>}: an item of a work queue of
+// every organization (the partitions to purge, the jobs to resume), in
+// the shard of GlobalShards its name hashes to (shard 0: the queue's name
+// alone), so that no one key takes every organization's writes. Such
+// items are few and short-lived; a sweep reads the queue's every shard
+// (QueuePartitions).
+func QueueKey(queue, item string) Key { return Key{queuePartition(queue, globalShard(item)), item} }
+
+// QueuePartitions is the partition of every shard of a work queue.
+func QueuePartitions(queue string) []string {
+	out := make([]string, GlobalShards)
+	for n := range out {
+		out[n] = queuePartition(queue, n)
+	}
+	return out
+}
+
+func queuePartition(queue string, shard int) string {
+	if shard == 0 {
+		return queue
+	}
+	return queue + "#" + strconv.Itoa(shard)
+}
 
 // OrgKey is {"ORG#<org>", "ORG"}: an organization's own item.
 func OrgKey(org string) Key { return Key{"ORG#" + org, TypeOrg} }

@@ -31,6 +31,9 @@ func TestEveryKeyShapeOfTheTableStaysByteForByteTheSame(t *testing.T) {
 			Key{"ORG#org_1#COMPANY#UNIQUE#externalId=e-1", "UNIQUE"}},
 		{"change feed entry", ChangeKey("org_1", TypeCompany, time.Unix(1700000000, 5), "co_1", 3),
 			Key{"ORG#org_1#COMPANY#CHANGES", "1700000000000000005#co_1#3"}},
+		// Work queues of every organization, spread over GlobalShards.
+		{"purge queue item", PurgeKey("ORG#org_1#ENRICH#companies#cmp_1"), Key{"PURGE#15", "ORG#org_1#ENRICH#companies#cmp_1"}},
+		{"work queue item", QueueKey("JOBPENDING", "org_1#job_1"), Key{"JOBPENDING#1", "org_1#job_1"}},
 		{"uniqueness item of a long value", uniqueItemKey("org_1", TypeCompany, "externalId", long),
 			Key{"ORG#org_1#COMPANY#UNIQUE#externalId=sha256:" + longHash, "UNIQUE"}},
 	}
@@ -42,13 +45,21 @@ func TestEveryKeyShapeOfTheTableStaysByteForByteTheSame(t *testing.T) {
 
 	strs := []struct{ name, got, want string }{
 		{"organization partition", OrgPartition("org_1", TypeRun), "ORG#org_1#RUN"},
-		{"lookup partition", lookupPartition("org_1", TypeRun, "workflowId", "wf_1"), "ORG#org_1#RUN#workflowId=wf_1"},
-		{"lookup partition of a long value", lookupPartition("org_1", TypeRun, "externalId", long), "ORG#org_1#RUN#externalId=sha256:" + longHash},
-		{"global lookup partition", globalLookupPartition(TypeRun, "active", "1"), "GLOBAL#RUN#active=1"},
+		{"lookup partition", lookupPartition("org_1", TypeRun, 0, "workflowId", "wf_1"), "ORG#org_1#RUN#workflowId=wf_1"},
+		{"lookup partition of a long value", lookupPartition("org_1", TypeRun, 0, "externalId", long), "ORG#org_1#RUN#externalId=sha256:" + longHash},
+		{"global lookup partition", globalLookupPartition(TypeRun, "active", "1", 0), "GLOBAL#RUN#active=1"},
+		// Shards (shards.go): shard 0 is every shape above; others add "@<shard>".
+		{"shard partition", ShardPartition("org_1", TypeRun, 33), "ORG#org_1#RUN@11"},
+		{"lookup partition of a shard", lookupPartition("org_1", TypeRun, 5, "workflowId", "wf_1"), "ORG#org_1#RUN@05#workflowId=wf_1"},
+		{"global lookup partition of a shard", globalLookupPartition(TypeRun, "active", "1", 7), "GLOBAL#RUN#active=1#7"},
+		{"record partition of a sharded id", RecordKey("org_1", TypeRun, "run_01kb2d7xq5m3n4p6r8s9t0v1wx0z").PK, "ORG#org_1#RUN@0z"},
+		{"change feed of a sharded id", ChangeKey("org_1", TypeRun, time.Unix(1, 0), "run_01kb2d7xq5m3n4p6r8s9t0v1wx10", 1).PK, "ORG#org_1#RUN@10#CHANGES"},
+		{"shards of an organization", ShardsKey("org_1").PK + " " + ShardsKey("org_1").SK, "ORG#org_1 SHARDS"},
 		{"sort index key", sortIndexKey("acme", "co_1"), "acme\x00co_1"},
 		{"sort index key of a long value", sortIndexKey(long, "co_1"), long[:512] + "\x00co_1"},
 		{"sort index prefix", sortIndexPrefix("acme"), "acme\x00"},
-		{"organization of a partition", orgOfPartition("ORG#org_1#RUN", TypeRun), "org_1"},
+		{"organization of a partition", orgOfPartition("ORG#org_1#RUN"), "org_1"},
+		{"organization of a shard's partition", orgOfPartition("ORG#org_1#RUN@05"), "org_1"},
 		{"metric series partition", MetricPartition("org_1", "companies:cmp_1", "metric:revenue"), "ORG#org_1#METRIC#companies:cmp_1#metric:revenue"},
 		{"metric point sort key", MetricSortKey("2025-03-31", "2026-01-02T03:04:05.006Z", "mpt_1"), "2025-03-31#2026-01-02T03:04:05.006Z#mpt_1"},
 		{"metric date range start", first(MetricDateRange("2025-01-01", "2025-12-31")), "2025-01-01"},
@@ -75,9 +86,11 @@ func TestEveryKeyShapeOfTheTableStaysByteForByteTheSame(t *testing.T) {
 }
 
 func TestParseRecordKeyReadsRecordKeysOnlyAndNoOtherItemOfTheTable(t *testing.T) {
-	rec := RecordKey("org_1", TypeCompany, "cmp_1")
-	if org, typ, id, ok := ParseRecordKey(rec.PK, rec.SK); !ok || org != "org_1" || typ != TypeCompany || id != "cmp_1" {
-		t.Errorf("ParseRecordKey(%v) = %s, %s, %s, %v", rec, org, typ, id, ok)
+	for _, id := range []string{"cmp_1", "cmp_01kb2d7xq5m3n4p6r8s9t0v1wx0z"} {
+		rec := RecordKey("org_1", TypeCompany, id)
+		if org, typ, got, ok := ParseRecordKey(rec.PK, rec.SK); !ok || org != "org_1" || typ != TypeCompany || got != id {
+			t.Errorf("ParseRecordKey(%v) = %s, %s, %s, %v", rec, org, typ, got, ok)
+		}
 	}
 	for name, k := range map[string]Key{
 		"organization":     OrgKey("org_1"),
@@ -89,10 +102,11 @@ func TestParseRecordKeyReadsRecordKeysOnlyAndNoOtherItemOfTheTable(t *testing.T)
 		"idempotency":      IdempotencyKey("org_1", "POST", "/v1/companies", "k1"),
 		"uniqueness item":  uniqueItemKey("org_1", TypeCompany, "externalId", "e-1"),
 		"change entry":     ChangeKey("org_1", TypeCompany, time.Unix(1, 0), "cmp_1", 2),
-		"lookup":           {lookupPartition("org_1", TypeCompany, "ext", "e-1"), "cmp_1"},
+		"lookup":           {lookupPartition("org_1", TypeCompany, 0, "ext", "e-1"), "cmp_1"},
+		"sharded lookup":   {lookupPartition("org_1", TypeCompany, 3, "ext", "e-1"), "cmp_1"},
 		"enrichment value": {EnrichmentPartition("org_1", "companies", "cmp_1"), "env_1"},
 		"metric point":     {MetricPartition("org_1", "companies:cmp_1", "metric:revenue"), MetricSortKey("2025-01-01", "2026-01-01T00:00:00.000Z", "mpt_1")},
-		"global lookup":    {globalLookupPartition(TypeRun, "status", "running"), "run_1"},
+		"global lookup":    {globalLookupPartition(TypeRun, "status", "running", 0), "run_1"},
 		"sk with a #":      {OrgPartition("org_1", TypeCompany), "cmp_1#x"},
 		"empty sk":         {OrgPartition("org_1", TypeCompany), ""},
 		"empty org":        {OrgPartition("", TypeCompany), "cmp_1"},

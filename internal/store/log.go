@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
+	"maps"
 	"sort"
 	"strings"
 	"time"
@@ -12,12 +14,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/sourcebase/sourcebase/internal/ids"
 )
 
 // A log is an append-only series of JSON entries of an organization (the
 // change history's events, an endpoint's deliveries): each entry lives in
-// the partition OrgPartition(org, typ) under a time-ordered id (package
-// ids: New or Derived), so that a time range is a key condition, and,
+// the partition ShardPartition(org, typ, <its id's shard>) under a
+// time-ordered id (package ids: New or Derived, in a shard: ids.InShard),
+// so that a time range is a key condition and a sharded organization's
+// log is spread like its records (a read merges the shards), and,
 // when it names a thread (the record an event is about), also in the
 // GSI1 partition of that thread. Entries carry string attributes that a
 // read can filter on, and expire by the table's TTL.
@@ -37,7 +43,7 @@ type LogEntry struct {
 }
 
 func (s *Store) logItem(e LogEntry) Item {
-	it := Item{PK: OrgPartition(e.Org, e.Type), SK: e.ID, Type: e.Type, Doc: e.Doc, Version: max(e.Version, 1), Strings: e.Attrs}
+	it := Item{PK: ShardPartition(e.Org, e.Type, ids.Shard(e.ID)), SK: e.ID, Type: e.Type, Doc: e.Doc, Version: max(e.Version, 1), Strings: e.Attrs}
 	if e.Thread != "" {
 		it.Indexes = map[string]string{GSI1.PK: logThread(e.Org, e.Type, e.Thread), GSI1.SK: e.ID}
 	}
@@ -83,7 +89,7 @@ func (s *Store) ReplaceLog(ctx context.Context, e LogEntry) error {
 // or expired.
 func (s *Store) GetLog(ctx context.Context, org, typ, id string) (json.RawMessage, int64, error) {
 	var doc json.RawMessage
-	it, err := s.GetLive(ctx, OrgPartition(org, typ), id, &doc)
+	it, err := s.GetLive(ctx, ShardPartition(org, typ, ids.Shard(id)), id, &doc)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -117,9 +123,13 @@ type LogQuery struct {
 func (s *Store) ReadLog(ctx context.Context, q LogQuery) (Page[json.RawMessage], error) {
 	out := Page[json.RawMessage]{Items: []json.RawMessage{}}
 	bind := q.binding()
-	pk, skAttr, index := OrgPartition(q.Org, q.Type), AttrSK, ""
+	skAttr, index := AttrSK, ""
+	pks, err := s.shardPartitions(ctx, q.Org, func(n int) string { return ShardPartition(q.Org, q.Type, n) })
+	if err != nil {
+		return out, err
+	}
 	if q.Thread != "" {
-		pk, skAttr, index = logThread(q.Org, q.Type, q.Thread), GSI1.SK, GSI1.Name
+		pks, skAttr, index = []string{logThread(q.Org, q.Type, q.Thread)}, GSI1.SK, GSI1.Name
 	}
 	from, to := q.From, q.To
 	if q.Cursor != "" {
@@ -137,7 +147,7 @@ func (s *Store) ReadLog(ctx context.Context, q LogQuery) (Page[json.RawMessage],
 	if index != "" {
 		names["#pk"] = GSI1.PK
 	}
-	values := map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pk}}
+	values := map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pks[0]}}
 	cond := "#pk = :pk"
 	if from != "" || to != "" {
 		names["#sk"] = skAttr
@@ -183,47 +193,130 @@ func (s *Store) ReadLog(ctx context.Context, q LogQuery) (Page[json.RawMessage],
 	if maxReads <= 0 {
 		maxReads = 10
 	}
+	// Every partition of the log (its shards) is read in order, and the
+	// entries merged by id; a partition whose filters skipped entries for
+	// maxReads calls stands at the position it read to, and the page ends
+	// there when the merge reaches it.
+	var heads []*logHead
+	defer func() {
+		for _, h := range heads {
+			h.stop()
+		}
+	}()
+	for _, pk := range pks {
+		one := *in
+		one.ExpressionAttributeValues = maps.Clone(in.ExpressionAttributeValues)
+		one.ExpressionAttributeValues[":pk"] = &types.AttributeValueMemberS{Value: pk}
+		next, stop := iter.Pull2(s.logPartition(ctx, &one, q.Type, skAttr, to, maxReads))
+		h := &logHead{next: next, stop: stop}
+		if err := h.advance(); err != nil {
+			return out, err
+		}
+		if h.done {
+			stop()
+			continue
+		}
+		heads = append(heads, h)
+	}
 	var pos []string
 	size, more := 0, false
-	for reads := 0; ; reads++ {
-		page, err := s.DB.Query(ctx, in)
-		if err != nil {
-			return out, classify(ctx, fmt.Errorf("read the %s log: %w", q.Type, err))
-		}
-		passedOver(ctx, int(page.ScannedCount))
-		for _, av := range page.Items {
-			doc, ok, err := docText(av)
-			sk, _ := av[AttrSK].(*types.AttributeValueMemberS)
-			if !ok || err != nil || sk == nil || (to != "" && sk.Value >= to) {
-				continue
+	for len(heads) > 0 {
+		i := 0
+		for j, h := range heads {
+			if (q.Asc && h.sk < heads[i].sk) || (!q.Asc && h.sk > heads[i].sk) {
+				i = j
 			}
-			add := WireSize(doc) + 1
-			if len(out.Items) == q.Limit || (q.MaxBytes > 0 && len(out.Items) > 0 && size+add > q.MaxBytes) {
-				more = true
-				break
-			}
-			out.Items = append(out.Items, json.RawMessage(doc))
-			pos = append(pos, sk.Value)
-			size += add
 		}
-		if more || page.LastEvaluatedKey == nil {
+		h := heads[i]
+		if h.frontier {
+			pos, more = append(pos, h.sk), true
 			break
 		}
-		if reads+1 >= maxReads {
-			// The filters skipped many entries: end the page where the
-			// read ended, so that the next page goes on from there (a
-			// position past the page's last entry, which Cut keeps).
-			if k, _ := page.LastEvaluatedKey[skAttr].(*types.AttributeValueMemberS); k != nil {
-				pos = append(pos, k.Value)
-			}
+		add := WireSize(h.doc) + 1
+		if len(out.Items) == q.Limit || (q.MaxBytes > 0 && len(out.Items) > 0 && size+add > q.MaxBytes) {
 			more = true
 			break
 		}
-		in.ExclusiveStartKey = page.LastEvaluatedKey
+		out.Items = append(out.Items, json.RawMessage(h.doc))
+		pos = append(pos, h.sk)
+		size += add
+		if err := h.advance(); err != nil {
+			return out, err
+		}
+		if h.done {
+			h.stop()
+			heads = append(heads[:i], heads[i+1:]...)
+		}
 	}
 	passedOver(ctx, -len(out.Items)) // counted as read above
 	out.finish(pos, bind, more)
 	return out, nil
+}
+
+// logHead is where the merge of a log's partitions stands in one of them:
+// its next entry, or its frontier (the position its reads ended at, with
+// more to read), or done.
+type logHead struct {
+	next     func() (logEntry, error, bool)
+	stop     func()
+	sk, doc  string
+	frontier bool
+	done     bool
+}
+
+func (h *logHead) advance() error {
+	e, err, ok := h.next()
+	if err != nil {
+		return err
+	}
+	if !ok {
+		h.done = true
+		return nil
+	}
+	h.sk, h.doc, h.frontier = e.sk, e.doc, e.frontier
+	return nil
+}
+
+type logEntry struct {
+	sk, doc  string
+	frontier bool
+}
+
+// logPartition yields the entries of one partition of a log that in
+// selects, in its order, reading up to maxReads pages; when its filters
+// left entries unread after those, it yields the position it read to as a
+// frontier and ends.
+func (s *Store) logPartition(ctx context.Context, in *dynamodb.QueryInput, typ, skAttr, to string, maxReads int) iter.Seq2[logEntry, error] {
+	return func(yield func(logEntry, error) bool) {
+		for reads := 0; ; reads++ {
+			page, err := s.DB.Query(ctx, in)
+			if err != nil {
+				yield(logEntry{}, classify(ctx, fmt.Errorf("read the %s log: %w", typ, err)))
+				return
+			}
+			passedOver(ctx, int(page.ScannedCount))
+			for _, av := range page.Items {
+				doc, ok, err := docText(av)
+				sk, _ := av[AttrSK].(*types.AttributeValueMemberS)
+				if !ok || err != nil || sk == nil || (to != "" && sk.Value >= to) {
+					continue
+				}
+				if !yield(logEntry{sk: sk.Value, doc: doc}, nil) {
+					return
+				}
+			}
+			if page.LastEvaluatedKey == nil {
+				return
+			}
+			if reads+1 >= maxReads {
+				if k, _ := page.LastEvaluatedKey[skAttr].(*types.AttributeValueMemberS); k != nil {
+					yield(logEntry{sk: k.Value, frontier: true}, nil)
+				}
+				return
+			}
+			in.ExclusiveStartKey = page.LastEvaluatedKey
+		}
+	}
 }
 
 // inFilters are the conditions "<attribute> IN (<values>)" of each of

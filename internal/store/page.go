@@ -148,10 +148,12 @@ func binding(parts ...string) string {
 	return hex.EncodeToString(h.Sum(nil)[:8])
 }
 
-// pageQuery is one paged read of a partition, of the table or of an index.
+// pageQuery is one paged read of a partition, of the table or of an
+// index, or of the partitions of every shard of a list (shards.go), merged
+// in the order of their sort keys.
 type pageQuery struct {
 	index       Index // zero: the table itself
-	pk          string
+	pks         []string
 	limit       int
 	offset      int
 	desc        bool
@@ -185,7 +187,7 @@ func (q pageQuery) input(table string) (in *dynamodb.QueryInput, exclude map[str
 		pkAttr = q.index.PK
 	}
 	names := map[string]string{"#pk": pkAttr}
-	values := map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: q.pk}}
+	values := map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: q.pks[0]}}
 	cond := "#pk = :pk"
 	str := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 	var filter *string
@@ -256,6 +258,9 @@ func (q pageQuery) input(table string) (in *dynamodb.QueryInput, exclude map[str
 // beyond the page stays small. The caller stops the sequence when it has
 // enough.
 func (s *Store) items(ctx context.Context, q pageQuery, want func() int) iter.Seq2[map[string]types.AttributeValue, error] {
+	if len(q.pks) > 1 {
+		return s.merged(ctx, q, want)
+	}
 	return func(yield func(map[string]types.AttributeValue, error) bool) {
 		in, exclude, empty := q.input(s.Table)
 		if empty {
@@ -291,7 +296,7 @@ func (s *Store) items(ctx context.Context, q pageQuery, want func() int) iter.Se
 			}
 			res, err := s.DB.Query(ctx, &skipIn)
 			if err != nil {
-				yield(nil, fmt.Errorf("query %s: %w", q.pk, err))
+				yield(nil, fmt.Errorf("query %s: %w", q.pks[0], err))
 				return
 			}
 			passedOver(ctx, int(res.ScannedCount))
@@ -310,7 +315,7 @@ func (s *Store) items(ctx context.Context, q pageQuery, want func() int) iter.Se
 			in.Limit = aws.Int32(int32(min(max(want(), 1), 1001)))
 			res, err := s.DB.Query(ctx, in)
 			if err != nil {
-				yield(nil, fmt.Errorf("query %s: %w", q.pk, err))
+				yield(nil, fmt.Errorf("query %s: %w", q.pks[0], err))
 				return
 			}
 			passedOver(ctx, int(res.ScannedCount-res.Count)) // refused by the lt filter
@@ -326,6 +331,80 @@ func (s *Store) items(ctx context.Context, q pageQuery, want func() int) iter.Se
 				return
 			}
 			in.ExclusiveStartKey = res.LastEvaluatedKey
+		}
+	}
+}
+
+// merged yields the items of every partition of q.pks (a list's shards)
+// in the order of their sort keys, as if they were one partition: each
+// partition is read as items reads one, the reads going on as the merge
+// takes their items. The offset is skipped by reading the items it skips
+// (a sharded list's offset reads them whole).
+func (s *Store) merged(ctx context.Context, q pageQuery, want func() int) iter.Seq2[map[string]types.AttributeValue, error] {
+	return func(yield func(map[string]types.AttributeValue, error) bool) {
+		type head struct {
+			next func() (map[string]types.AttributeValue, error, bool)
+			stop func()
+			av   map[string]types.AttributeValue
+			pos  string
+		}
+		var heads []*head
+		defer func() {
+			for _, h := range heads {
+				h.stop()
+			}
+		}()
+		advance := func(h *head) (bool, error) {
+			av, err, ok := h.next()
+			if !ok || err != nil {
+				return false, err
+			}
+			h.av, h.pos = av, q.position(av)
+			return true, nil
+		}
+		for _, pk := range q.pks {
+			one := q
+			one.pks, one.offset = []string{pk}, 0
+			next, stop := iter.Pull2(s.items(ctx, one, want))
+			h := &head{next: next, stop: stop}
+			heads = append(heads, h)
+			ok, err := advance(h)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if !ok {
+				heads = heads[:len(heads)-1]
+				stop()
+			}
+		}
+		skip := q.offset
+		if q.match != nil || q.order != nil {
+			skip = 0
+		}
+		for len(heads) > 0 {
+			i := 0
+			for j, h := range heads {
+				if (!q.desc && h.pos < heads[i].pos) || (q.desc && h.pos > heads[i].pos) {
+					i = j
+				}
+			}
+			h := heads[i]
+			if skip > 0 {
+				skip--
+				passedOver(ctx, 1)
+			} else if !yield(h.av, nil) {
+				return
+			}
+			ok, err := advance(h)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if !ok {
+				h.stop()
+				heads = append(heads[:i], heads[i+1:]...)
+			}
 		}
 	}
 }

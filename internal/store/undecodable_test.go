@@ -53,7 +53,7 @@ func TestAnUndecodableItemIsSkippedInListsAndLoggedOnceByItsKeyWithoutItsContent
 		id := ids.New("thg")
 		broken = append(broken, id)
 		_, err := s.DB.PutItem(t.Context(), &dynamodb.PutItemInput{TableName: aws.String(s.Table), Item: map[string]types.AttributeValue{
-			store.AttrPK:  &types.AttributeValueMemberS{Value: c.Partition("o")},
+			store.AttrPK:  &types.AttributeValueMemberS{Value: store.RecordKey("o", "THING", id).PK},
 			store.AttrSK:  &types.AttributeValueMemberS{Value: id},
 			store.AttrDoc: &types.AttributeValueMemberS{Value: doc},
 		}})

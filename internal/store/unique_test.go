@@ -159,7 +159,7 @@ func TestAValueLeftHeldByARecordThatNoLongerExistsIsFreedByTheNextClaim(t *testi
 		t.Fatal(err)
 	}
 	// Deleted behind the collection's back: its uniqueness item stays.
-	if err := st.Delete(ctx, c.Partition("org1"), gone.ID); err != nil {
+	if err := st.Delete(ctx, store.RecordKey("org1", "THING", gone.ID).PK, gone.ID); err != nil {
 		t.Fatal(err)
 	}
 	next := thing{ID: ids.New("thg"), Ext: "x"}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/clock"
-	"github.com/sourcebase/sourcebase/internal/ids"
 	"github.com/sourcebase/sourcebase/internal/inbound"
 	"github.com/sourcebase/sourcebase/internal/jsonbody"
 	"github.com/sourcebase/sourcebase/internal/steps"
@@ -210,9 +209,13 @@ func (s *Service) Create(ctx context.Context, org string, in Input) (*Workflow, 
 	if err := s.checkSteps(in); err != nil {
 		return nil, err
 	}
+	id, err := s.coll.NewID(ctx, org, "wf")
+	if err != nil {
+		return nil, err
+	}
 	now := s.now()
 	r := &record{Workflow: Workflow{
-		ID: ids.New("wf"), Steps: []steps.Step{}, CreatedAt: now, UpdatedAt: now,
+		ID: id, Steps: []steps.Step{}, CreatedAt: now, UpdatedAt: now,
 		Trigger: WebhookTrigger{Slug: inbound.NewSlug(), Scheme: inbound.SharedSecret},
 	}, TriggerSecret: inbound.NewSecret()}
 	in.apply(r)

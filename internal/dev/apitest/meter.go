@@ -25,11 +25,11 @@ type Usage struct {
 	Calls        int
 	Reads, Write float64
 	// Shared is the part of the above that serves every request of a key
-	// rather than the request that happened to make it: the API key and
-	// rate-limit caches' fills (GetItem of an APIKEY# item or an
-	// organization's LIMITS) and the rate limit's leases (UpdateItem of a
-	// RATE# counter), which fall on whichever request finds a cache stale
-	// or a lease used up.
+	// rather than the request that happened to make it: the API key,
+	// rate-limit and shard-count caches' fills (GetItem of an APIKEY#
+	// item or an organization's LIMITS or SHARDS) and the rate limit's
+	// leases (UpdateItem of a RATE# counter), which fall on whichever
+	// request finds a cache stale or a lease used up.
 	Shared Part
 	// Run is the part made while executing workflow runs (a store.Actor
 	// via a workflowRun): what a run's steps and state cost beside the
@@ -65,7 +65,7 @@ func shared(params any) bool {
 	switch p := params.(type) {
 	case *dynamodb.GetItemInput:
 		pk, sk := pk(p.Key)
-		return strings.HasPrefix(pk, store.TypeAPIKey+"#") || sk == store.TypeLimits
+		return strings.HasPrefix(pk, store.TypeAPIKey+"#") || sk == store.TypeLimits || sk == store.TypeShards
 	case *dynamodb.UpdateItemInput:
 		pk, _ := pk(p.Key)
 		return strings.HasPrefix(pk, store.TypeRate+"#")

@@ -133,7 +133,8 @@ func (s *Service) Publish(ctx context.Context, d history.Derived) error {
 	}
 	for _, ep := range eps {
 		now := s.now()
-		dl := Delivery{ID: ids.Derived("msg", d.Event.OccurredAt.Time, d.Event.ID+"/"+ep.ID), EndpointID: ep.ID,
+		// In the shard of its event (and so of the event's record).
+		dl := Delivery{ID: ids.InShard(ids.Derived("msg", d.Event.OccurredAt.Time, d.Event.ID+"/"+ep.ID), ids.Shard(d.Event.ID)), EndpointID: ep.ID,
 			EventID: d.Event.ID, EventType: d.Event.Type, ResourceID: d.Event.Resource.ID, Status: Pending,
 			NextAttemptAt: &now, CreatedAt: now, UpdatedAt: now, Payload: body}
 		created, err := s.appendDelivery(ctx, d.Org, dl)
