@@ -588,7 +588,7 @@ func TestTheTableIsTheModelsTableWithTheStagesProtection(t *testing.T) {
 			want = append(want, map[string]any{
 				"IndexName":  ix.Name,
 				"KeySchema":  keySchema(ix.KeySchema),
-				"Projection": map[string]string{"ProjectionType": "ALL"},
+				"Projection": map[string]string{"ProjectionType": ix.Projection},
 			})
 		}
 		if !jsonEqual(p["GlobalSecondaryIndexes"], want) || len(want) == 0 {

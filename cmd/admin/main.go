@@ -20,8 +20,13 @@ import (
 const usage = `usage: admin <command> [flags]
 
 commands:
-  create-table                                   create the table (no-op if it exists)
-  create-org  --name N [--key-limit K]           create an organization
+  create-table                                   create the table (no-op if it exists; refused if an earlier
+                                                 release made it: see migrate-layout)
+  migrate-layout                                 bring a table an earlier release made to this release's layout
+                                                 (adds its missing indexes while it serves; run again to resume)
+  create-org  --name N [--key-limit K] [--shards N]
+                                                 create an organization (with N write shards: a tenant
+                                                 known to write fast, see set-shards)
   create-key  --org ORG_ID --name N [--role admin|member]
                                                  create an API key; prints the secret once
   list-keys   --org ORG_ID                       list an organization's keys (metadata only)

@@ -234,6 +234,19 @@ func TestSetShardsRaisesAnOrganizationsShardsAndNeverLowersThem(t *testing.T) {
 	var out struct {
 		Shards int `json:"shards"`
 	}
+	var sharded struct {
+		ID     string `json:"id"`
+		Name   string `json:"name"`
+		Shards int    `json:"shards"`
+	}
+	ok(t, &sharded, "create-org", "--name", "Busy Capital", "--shards", "8")
+	if sharded.ID == "" || sharded.Name != "Busy Capital" || sharded.Shards != 8 {
+		t.Errorf("create-org --shards 8 printed %+v", sharded)
+	}
+	ok(t, &out, "set-shards", "--org", sharded.ID, "--shards", "8")
+	if out.Shards != 8 {
+		t.Errorf("set-shards 8 of an organization made with 8 printed %d", out.Shards)
+	}
 	ok(t, &out, "set-shards", "--org", org.ID, "--shards", "16")
 	if out.Shards != 16 {
 		t.Errorf("set-shards 16 printed %d", out.Shards)

@@ -741,8 +741,14 @@ func TestTheTableHasTheModelsKeysIndexesAndTimeToLiveWithRecovery(t *testing.T) 
 		for _, k := range g.KeySchema {
 			gsis[g.IndexName] = append(gsis[g.IndexName], key{k.AttributeName, k.KeyType})
 		}
-		if g.Projection.ProjectionType == nil || *g.Projection.ProjectionType != "ALL" {
-			t.Errorf("index %s does not project all attributes", g.IndexName)
+		want := "ALL"
+		for _, ix := range def.Indexes {
+			if ix.Name == g.IndexName {
+				want = ix.Projection
+			}
+		}
+		if g.Projection.ProjectionType == nil || *g.Projection.ProjectionType != want {
+			t.Errorf("index %s projects %v, want %s (the store's)", g.IndexName, g.Projection.ProjectionType, want)
 		}
 	}
 	wantGSIs := map[string][]key{}

@@ -4,6 +4,7 @@ package admin
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -33,13 +34,14 @@ type Request struct {
 	// EventBridge of set-event-bridge: whether the organization's events
 	// are also published to the deployment's EventBridge bus.
 	EventBridge *bool `json:"eventBridge,omitempty"`
-	// Shards of set-shards: how many write shards the organization's
-	// records are spread over (1 to store.MaxShards; only grows).
+	// Shards of set-shards and create-org: how many write shards the
+	// organization's records are spread over (1 to store.MaxShards; only
+	// grows).
 	Shards int `json:"shards,omitempty"`
 }
 
 // Actions lists the operations.
-var Actions = []string{"create-table", "create-org", "create-key", "list-keys", "revoke-key", "set-limits", "get-limits", "set-event-retention", "set-event-bridge", "set-shards"}
+var Actions = []string{"create-table", "create-org", "create-key", "list-keys", "revoke-key", "set-limits", "get-limits", "set-event-retention", "set-event-bridge", "set-shards", "migrate-layout"}
 
 // Run performs req against the table and returns what to print.
 func Run(ctx context.Context, st *store.Store, req Request) (any, error) {
@@ -49,8 +51,29 @@ func Run(ctx context.Context, st *store.Store, req Request) (any, error) {
 	case "create-table":
 		created, err := store.CreateTable(ctx, st.DB, st.Table)
 		return map[string]any{"table": st.Table, "created": created}, err
+	case "migrate-layout":
+		added, err := store.MigrateLayout(ctx, st.DB, st.Table)
+		return map[string]any{"table": st.Table, "layout": store.Layout, "addedIndexes": added}, err
 	case "create-org":
-		return k.CreateOrg(ctx, req.Name, req.KeyLimit)
+		o, err := k.CreateOrg(ctx, req.Name, req.KeyLimit)
+		if err != nil || req.Shards <= 1 {
+			return o, err
+		}
+		// Before its first key: its writers use every shard at once.
+		if err := st.InitShards(ctx, o.ID, req.Shards); err != nil {
+			return nil, fmt.Errorf("organization %s was created, but not its %d shards (raise them with set-shards): %w", o.ID, req.Shards, err)
+		}
+		// The organization as create-org prints it, and its shards.
+		b, err := json.Marshal(o)
+		if err != nil {
+			return nil, err
+		}
+		var out map[string]any
+		if err := json.Unmarshal(b, &out); err != nil {
+			return nil, err
+		}
+		out["shards"] = req.Shards
+		return out, nil
 	case "create-key":
 		if err := orgExists(ctx, k, req.Org); err != nil {
 			return nil, err

@@ -129,7 +129,8 @@ var spec = store.Spec[record]{
 		{Name: "workflowId", Index: store.GSI3, Key: func(r *record) string { return r.WorkflowID }},
 		{Name: "status", Index: store.GSI1, Key: func(r *record) string { return r.Status }},
 		// Unfinished runs of every organization, for recovery after a crash.
-		{Name: activeLookup, Index: store.GSI4, Global: true, Key: func(r *record) string {
+		// A sparse marker of the run's keys (GSI5 projects them alone).
+		{Name: activeLookup, Index: store.GSI5, Global: true, Key: func(r *record) string {
 			if r.Done() {
 				return ""
 			}

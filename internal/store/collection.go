@@ -522,6 +522,9 @@ func (c *Collection[T]) List(ctx context.Context, org string, q Query) (Page[T],
 // collect runs a page query and decodes its records. An item that cannot
 // be decoded is logged once and skipped, or shown as its placeholder.
 func (c *Collection[T]) collect(ctx context.Context, pq pageQuery) (Page[T], error) {
+	if pq.index.KeysOnly {
+		return c.collectKeys(ctx, pq)
+	}
 	out := Page[T]{Items: []T{}}
 	pos, more, err := c.store.page(ctx, pq, func(av map[string]types.AttributeValue) bool {
 		v, _, err := c.decoded(av)
@@ -532,6 +535,56 @@ func (c *Collection[T]) collect(ctx context.Context, pq pageQuery) (Page[T], err
 	})
 	out.finish(pos, pq.bind, more)
 	return out, err
+}
+
+// collectKeys runs a page query of a keys-only index and reads the
+// records its entries name (strongly consistent batch reads): a record
+// deleted since its entry was read is left out of the page.
+func (c *Collection[T]) collectKeys(ctx context.Context, pq pageQuery) (Page[T], error) {
+	if pq.match != nil || pq.order != nil {
+		return Page[T]{Items: []T{}}, fmt.Errorf("store: a list of the keys-only index %s is neither filtered nor ordered in memory", pq.index.Name)
+	}
+	var keys []map[string]types.AttributeValue
+	pos, more, err := c.store.page(ctx, pq, func(av map[string]types.AttributeValue) bool {
+		keys = append(keys, map[string]types.AttributeValue{AttrPK: av[AttrPK], AttrSK: av[AttrSK]})
+		return true
+	})
+	out := Page[T]{Items: []T{}}
+	if err != nil {
+		return out, err
+	}
+	found := map[string]T{}
+	for chunk := range slices.Chunk(keys, MaxBatch) {
+		err := c.store.batchGetKeys(ctx, c.spec.Type, chunk, func(av map[string]types.AttributeValue) error {
+			v, _, err := c.decoded(av)
+			if err == nil {
+				found[c.spec.ID(v)] = *v
+			}
+			return nil // an undecodable item without a placeholder is skipped
+		})
+		if err != nil {
+			return out, err
+		}
+	}
+	var kept []string
+	for i, k := range keys {
+		sk, _ := k[AttrSK].(*types.AttributeValueMemberS)
+		if sk == nil {
+			continue
+		}
+		if v, ok := found[sk.Value]; ok {
+			out.Items = append(out.Items, v)
+			kept = append(kept, pos[i])
+		}
+	}
+	if len(kept) == 0 && len(pos) > 0 && more { // every record of the page was deleted: go on after them
+		kept = pos[len(pos)-1:]
+		out.finish(kept, pq.bind, more)
+		out.pos = nil
+		return out, nil
+	}
+	out.finish(kept, pq.bind, more)
+	return out, nil
 }
 
 // FindBy returns up to limit records of org whose lookup equals value, newest first.

@@ -109,6 +109,9 @@ func (c *Collection[T]) ListJSON(ctx context.Context, org string, q Query) (Page
 	if err != nil {
 		return out, err
 	}
+	if pq.index.KeysOnly {
+		return out, fmt.Errorf("store: ListJSON of the keys-only index %s", pq.index.Name)
+	}
 	var failed error
 	pos, more, err := c.store.page(ctx, pq, func(av map[string]types.AttributeValue) bool {
 		j, err := c.encoded(av)

@@ -32,8 +32,8 @@ func TestEveryKeyShapeOfTheTableStaysByteForByteTheSame(t *testing.T) {
 		{"change feed entry", ChangeKey("org_1", TypeCompany, time.Unix(1700000000, 5), "co_1", 3),
 			Key{"ORG#org_1#COMPANY#CHANGES", "1700000000000000005#co_1#3"}},
 		// Work queues of every organization, spread over GlobalShards.
-		{"purge queue item", PurgeKey("ORG#org_1#ENRICH#companies#cmp_1"), Key{"PURGE#15", "ORG#org_1#ENRICH#companies#cmp_1"}},
-		{"work queue item", QueueKey("JOBPENDING", "org_1#job_1"), Key{"JOBPENDING#1", "org_1#job_1"}},
+		{"purge queue item", PurgeKey("ORG#org_1#ENRICH#companies#cmp_1"), Key{"PURGE#63", "ORG#org_1#ENRICH#companies#cmp_1"}},
+		{"work queue item", QueueKey("JOBPENDING", "org_1#job_1"), Key{"JOBPENDING#49", "org_1#job_1"}},
 		{"uniqueness item of a long value", uniqueItemKey("org_1", TypeCompany, "externalId", long),
 			Key{"ORG#org_1#COMPANY#UNIQUE#externalId=sha256:" + longHash, "UNIQUE"}},
 	}

@@ -365,7 +365,7 @@ func (s *Store) merged(ctx context.Context, q pageQuery, want func() int) iter.S
 		for _, pk := range q.pks {
 			one := q
 			one.pks, one.offset = []string{pk}, 0
-			next, stop := iter.Pull2(s.items(ctx, one, want))
+			next, stop := iter.Pull2(s.items(ctx, one, shardWant(want, len(q.pks))))
 			h := &head{next: next, stop: stop}
 			heads = append(heads, h)
 			ok, err := advance(h)
@@ -406,6 +406,24 @@ func (s *Store) merged(ctx context.Context, q pageQuery, want func() int) iter.S
 				heads = append(heads[:i], heads[i+1:]...)
 			}
 		}
+	}
+}
+
+// shardWant is how many items each read of one of n merged partitions
+// asks for: its share of what the merge wants (and one more), doubling
+// at each further read of the partition, up to what the merge wants. A
+// page of a sharded list reads about a page in all, not a page of each
+// shard, and a shard that holds most of the list gets it in a few reads.
+func shardWant(want func() int, n int) func() int {
+	batch := 0
+	return func() int {
+		w := want()
+		if batch == 0 {
+			batch = max(2, (w+n-1)/n+1)
+		} else {
+			batch *= 2
+		}
+		return min(batch, max(w, 2))
 	}
 }
 

@@ -154,6 +154,28 @@ func (s *Store) SetShards(ctx context.Context, org string, n int) (int, error) {
 	return 0, fmt.Errorf("store: the shard count of %s kept changing while it was raised", org)
 }
 
+// InitShards gives a new organization, which has made no request yet
+// (no key exists to make one), n shards that its writers use at once:
+// no process can have read its count. apperr.ErrConflict when it has a
+// count already (raise it with SetShards).
+func (s *Store) InitShards(ctx context.Context, org string, n int) error {
+	if n < 1 || n > MaxShards {
+		return apperr.Invalid("shards", "must be from 1 to %d", MaxShards)
+	}
+	k := ShardsKey(org)
+	op, err := s.CreateOp(Item{PK: k.PK, SK: k.SK, Type: TypeShards, Doc: shardCount{Shards: n, Previous: n, Since: time.Now().UTC()}, Version: 1})
+	if err != nil {
+		return err
+	}
+	if err := s.Transact(ctx, apperr.Conflict("organization %s has a shard count already; raise it with set-shards", org), op); err != nil {
+		return err
+	}
+	shardCache.Lock()
+	delete(shardCache.m, s.Table+"\x00"+org)
+	shardCache.Unlock()
+	return nil
+}
+
 // ShardPartition is the partition of org's items of typ in shard n:
 // OrgPartition(org, typ) for shard 0, "ORG#<org>#<TYPE>@<n>" for others.
 func ShardPartition(org, typ string, n int) string {

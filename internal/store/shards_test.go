@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -181,5 +182,40 @@ func TestIDsOfAShardNameItAndSortByTime(t *testing.T) {
 		if ids.Shard(id) >= ids.MaxShards {
 			t.Errorf("%q names shard %d", id, ids.Shard(id))
 		}
+	}
+}
+
+func TestATableOfTheEarlierLayoutIsRefusedNamingTheMigrationWhichAddsItsIndexesOnline(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := testenv.Client(t, nil)
+	name := "sourcebase-test-" + ids.Random(8)
+	def := store.TableDefinition(name)
+	def.GlobalSecondaryIndexes = def.GlobalSecondaryIndexes[:4] // layout 1: no gsi5
+	def.AttributeDefinitions = def.AttributeDefinitions[:10]
+	if _, err := db.CreateTable(ctx, def); err != nil {
+		t.Fatal(err)
+	}
+	old := store.New(db, name)
+	c := things(old)
+	seed(t, c, "o", "kept")
+
+	_, err := store.CreateTable(ctx, db, name)
+	var le *store.LayoutError
+	if !errors.As(err, &le) || !slices.Equal(le.Missing, []string{"gsi5"}) || !strings.Contains(err.Error(), "admin migrate-layout") {
+		t.Fatalf("CreateTable of a layout 1 table: %v; want a LayoutError naming gsi5 and migrate-layout", err)
+	}
+	added, err := store.MigrateLayout(ctx, db, name)
+	if err != nil || !slices.Equal(added, []string{"gsi5"}) {
+		t.Fatalf("MigrateLayout: added %v, %v", added, err)
+	}
+	if err := store.CheckLayout(ctx, db, name); err != nil {
+		t.Fatalf("after the migration: %v", err)
+	}
+	if added, err := store.MigrateLayout(ctx, db, name); err != nil || len(added) != 0 {
+		t.Fatalf("MigrateLayout again: added %v, %v; want nothing", added, err)
+	}
+	if got := listAll(t, c, "o", store.Query{Limit: 10}); !slices.Equal(got, []string{"kept"}) {
+		t.Errorf("the records of before: %v", got)
 	}
 }

@@ -35,7 +35,8 @@ func (k Key) String() string {
 type KeyStats struct {
 	Key Key
 	// PeakRead and PeakWrite are the most units the key served in one
-	// second; Reads and Writes every unit it served.
+	// window (a second unless Options.Window says otherwise); Reads and
+	// Writes every unit it served.
 	PeakRead, PeakWrite float64
 	Reads, Writes       float64
 	// Throttled counts the requests refused because of this key.
@@ -48,10 +49,10 @@ type KeyStats struct {
 	Appends float64
 }
 
-// keyState is a key's meter: the units of the current second and what
+// keyState is a key's meter: the units of the current window and what
 // splits it.
 type keyState struct {
-	second           int64
+	window           int64
 	read, write      float64
 	stats            KeyStats
 	hotSeconds       int
@@ -61,33 +62,36 @@ type keyState struct {
 
 // meter holds every key's state.
 type meter struct {
-	mu         sync.Mutex
-	scale      float64
-	splitAfter int // seconds of heat before a split
+	mu    sync.Mutex
+	scale float64
+	// window is the length of a metering window: a key may take its
+	// limit per second times the window's seconds in each.
+	window     time.Duration
+	splitAfter int // windows of heat before a split
 	now        func() time.Time
 	keys       map[Key]*keyState
 	throttles  int
 }
 
-func (m *meter) state(k Key, second int64) *keyState {
+func (m *meter) state(k Key, window int64) *keyState {
 	s := m.keys[k]
 	if s == nil {
-		s = &keyState{second: second, stats: KeyStats{Key: k, Partitions: 1}}
+		s = &keyState{window: window, stats: KeyStats{Key: k, Partitions: 1}}
 		m.keys[k] = s
 	}
-	if second != s.second {
-		m.roll(s, second)
+	if window != s.window {
+		m.roll(s, window)
 	}
 	return s
 }
 
-// roll ends a key's second: a key that used more than half of its
+// roll ends a key's window: a key that used more than half of its
 // capacity for splitAfter seconds in a row splits in two, unless its
 // writes only append (DynamoDB cannot spread those by sort key).
-func (m *meter) roll(s *keyState, second int64) {
+func (m *meter) roll(s *keyState, window int64) {
 	hot := s.read > m.readCap(s)/2 || s.write > m.writeCap(s)/2
 	switch {
-	case second != s.second+1:
+	case window != s.window+1:
 		s.hotSeconds = 0
 	case hot:
 		s.hotSeconds++
@@ -98,7 +102,7 @@ func (m *meter) roll(s *keyState, second int64) {
 		s.stats.Partitions *= 2
 		s.hotSeconds = 0
 	}
-	s.second, s.read, s.write = second, 0, 0
+	s.window, s.read, s.write = window, 0, 0
 }
 
 // onlyAppends reports whether at least 9 in 10 of the key's writes landed
@@ -107,27 +111,30 @@ func (s *keyState) onlyAppends() bool {
 	return s.written >= 10 && s.appends*10 >= s.written*9
 }
 
+// windowOf is the index of the window holding t.
+func (m *meter) windowOf(t time.Time) int64 { return t.UnixNano() / int64(m.window) }
+
 func (m *meter) writeCap(s *keyState) float64 {
-	return PartitionWriteUnits / m.scale * float64(s.stats.Partitions)
+	return PartitionWriteUnits / m.scale * m.window.Seconds() * float64(s.stats.Partitions)
 }
 
 func (m *meter) readCap(s *keyState) float64 {
-	return PartitionReadUnits / m.scale * float64(s.stats.Partitions)
+	return PartitionReadUnits / m.scale * m.window.Seconds() * float64(s.stats.Partitions)
 }
 
 // admit takes the capacity of each group of accesses (a batch's or a
 // transaction's items; a plain request is one group) whose every key has
-// it left this second, and reports which groups it refused. A group that
+// it left this window, and reports which groups it refused. A group that
 // asks more than a key's whole capacity is refused even on an idle key
 // (DynamoDB would throttle it too, having no burst to lend on demand).
 func (m *meter) admit(groups [][]access) []bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	second := m.now().Unix()
+	window := m.windowOf(m.now())
 	refused := make([]bool, len(groups))
 	for g, accesses := range groups {
 		for k, n := range needs(accesses) {
-			s := m.state(k, second)
+			s := m.state(k, window)
 			if s.read+n[0] > m.readCap(s) || s.write+n[1] > m.writeCap(s) {
 				s.stats.Throttled++
 				refused[g] = true
@@ -137,19 +144,19 @@ func (m *meter) admit(groups [][]access) []bool {
 			m.throttles++
 			continue
 		}
-		m.charge(accesses, 1, second, false)
+		m.charge(accesses, 1, window, false)
 	}
 	return refused
 }
 
 // over reports whether accesses need more than their keys have left
-// this second.
+// this window.
 func (m *meter) over(accesses []access) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	second := m.now().Unix()
+	window := m.windowOf(m.now())
 	for k, n := range needs(accesses) {
-		s := m.state(k, second)
+		s := m.state(k, window)
 		if s.read+n[0] > m.readCap(s) || s.write+n[1] > m.writeCap(s) {
 			return true
 		}
@@ -174,9 +181,9 @@ func needs(accesses []access) map[Key][2]float64 {
 
 // charge adds (sign 1) or takes back (-1) accesses' units; settled
 // charges also count the writes' sort keys (onlyAppends).
-func (m *meter) charge(accesses []access, sign float64, second int64, settled bool) {
+func (m *meter) charge(accesses []access, sign float64, window int64, settled bool) {
 	for _, a := range accesses {
-		s := m.state(a.key, second)
+		s := m.state(a.key, window)
 		u := sign * a.units
 		if a.write {
 			s.write += u
@@ -203,9 +210,9 @@ func (m *meter) charge(accesses []access, sign float64, second int64, settled bo
 func (m *meter) settle(estimated, actual []access) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	second := m.now().Unix()
-	m.charge(estimated, -1, second, false)
-	m.charge(actual, 1, second, true)
+	window := m.windowOf(m.now())
+	m.charge(estimated, -1, window, false)
+	m.charge(actual, 1, window, true)
 }
 
 func (m *meter) snapshot() ([]KeyStats, int) {

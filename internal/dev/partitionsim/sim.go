@@ -45,6 +45,14 @@ type Options struct {
 	// SplitAfter is how long a key must stay above half its capacity
 	// before it splits; 0 is 5 seconds.
 	SplitAfter time.Duration
+	// Window is the length of the intervals a key's units are counted
+	// in: it may take Window's seconds times its limit per second in
+	// each; 0 is one second, as DynamoDB counts. A scaled run (Scale K)
+	// makes its requests K times slower than the load it stands for, so
+	// the number of requests in a second is more spread out than at full
+	// rate; a Window of K seconds counts what one second of the full
+	// load would hold, as it would spread.
+	Window time.Duration
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
 }
@@ -74,10 +82,13 @@ func New(o Options) *Sim {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.Window <= 0 {
+		o.Window = time.Second
+	}
 	return &Sim{
 		upstream: strings.TrimSuffix(o.Upstream, "/"),
 		client:   &http.Client{Timeout: time.Minute},
-		meter:    &meter{scale: o.Scale, splitAfter: max(1, int(o.SplitAfter/time.Second)), now: o.Now, keys: map[Key]*keyState{}},
+		meter:    &meter{scale: o.Scale, window: o.Window, splitAfter: max(1, int(o.SplitAfter/o.Window)), now: o.Now, keys: map[Key]*keyState{}},
 		tables:   map[string]*table{},
 	}
 }
@@ -114,9 +125,10 @@ func (s *Sim) Throttles() int {
 	return s.meter.throttles
 }
 
-// WriteLimit and ReadLimit are one unsplit partition's units per second.
-func (s *Sim) WriteLimit() float64 { return PartitionWriteUnits / s.meter.scale }
-func (s *Sim) ReadLimit() float64  { return PartitionReadUnits / s.meter.scale }
+// WriteLimit and ReadLimit are one unsplit partition's units per window
+// (Options.Window).
+func (s *Sim) WriteLimit() float64 { return PartitionWriteUnits / s.meter.scale * s.meter.window.Seconds() }
+func (s *Sim) ReadLimit() float64  { return PartitionReadUnits / s.meter.scale * s.meter.window.Seconds() }
 
 // call is one request as it came.
 type call struct {
