@@ -127,8 +127,12 @@ func (s *Sim) Throttles() int {
 
 // WriteLimit and ReadLimit are one unsplit partition's units per window
 // (Options.Window).
-func (s *Sim) WriteLimit() float64 { return PartitionWriteUnits / s.meter.scale * s.meter.window.Seconds() }
-func (s *Sim) ReadLimit() float64  { return PartitionReadUnits / s.meter.scale * s.meter.window.Seconds() }
+func (s *Sim) WriteLimit() float64 {
+	return PartitionWriteUnits / s.meter.scale * s.meter.window.Seconds()
+}
+func (s *Sim) ReadLimit() float64 {
+	return PartitionReadUnits / s.meter.scale * s.meter.window.Seconds()
+}
 
 // call is one request as it came.
 type call struct {
