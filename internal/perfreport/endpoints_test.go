@@ -358,6 +358,7 @@ func measureRoute(t *testing.T, env *apitest.Env, m *apitest.Meter, c, anonymous
 		u.Usage.Shared.Calls += got.Shared.Calls
 		u.Usage.Shared.Reads += got.Shared.Reads
 		u.Usage.Shared.Write += got.Shared.Write
+		u.Usage.Written = append(u.Usage.Written, got.Written...)
 	}
 	slices.Sort(lat)
 	u.Latency = lat[len(lat)/2]

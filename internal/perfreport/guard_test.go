@@ -16,6 +16,8 @@ import (
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/lambdas"
+	"github.com/sourcebase/sourcebase/internal/routes"
+	"github.com/sourcebase/sourcebase/internal/store"
 )
 
 // usagePath holds every route's committed DynamoDB calls and capacity
@@ -177,7 +179,44 @@ func TestEveryRouteKeepsItsCommittedDynamoDBUsage(t *testing.T) {
 	quickRuns(env)
 	worst := worstLists(t, env, m)
 	measure := func() []routeUsage { return append(everyEndpoint(t, env, m), worst()...) }
-	guardUsage(t, measure(), measure)
+	measured := measure()
+	guardKeys(t, measured)
+	guardUsage(t, measured, measure)
+}
+
+// guardKeys fails the test for every route that writes a key of class
+// store.ClassGlobal (one that every organization's requests could write),
+// or appends to a key of an organization that no shard spreads (writes
+// it twice or more, each past the sort key of the one before, as a log
+// or an index in time order does) or to a global one: each caps a
+// deployment or an organization at one partition's 1,000 write units a
+// second (issue 48).
+func guardKeys(t interface {
+	Helper()
+	Errorf(string, ...any)
+}, measured []routeUsage) {
+	t.Helper()
+	for _, u := range measured {
+		bad := map[string]bool{}
+		last := map[string]string{}
+		appends := map[string]int{}
+		for _, w := range u.Usage.Written {
+			class := store.ClassOf(w.PK)
+			if class == store.ClassGlobal && !bad[w.PK] {
+				bad[w.PK] = true
+				t.Errorf("%s writes key %q, which every organization's requests could write (class %q): spread it over shards (store.QueueKey) or key it by organization", u.figureName(), w.PK, class)
+			}
+			if prev, ok := last[w.PK]; ok && w.SK > prev {
+				appends[w.PK]++
+			}
+			last[w.PK] = w.SK
+		}
+		for pk, n := range appends {
+			if class := store.ClassOf(pk); n >= routeRequests-1 && (class == store.ClassOrganization || class == store.ClassGlobal) {
+				t.Errorf("%s appends to key %q (class %q) at each request: no shard spreads it, so it caps the organization at one partition's writes (build it with store.ShardPartition)", u.figureName(), pk, class)
+			}
+		}
+	}
 }
 
 // figureName is the name of u's figures in usagePath: the route's
@@ -195,5 +234,32 @@ func (u routeUsage) figureName() string {
 func quickRuns(env *apitest.Env) {
 	if env.Deps.Runs != nil {
 		env.Deps.Runs.SetRunningAfter(time.Hour)
+	}
+}
+
+// errorsSeen records what a guard reports.
+type errorsSeen struct{ said []string }
+
+func (e *errorsSeen) Helper()                   {}
+func (e *errorsSeen) Errorf(f string, a ...any) { e.said = append(e.said, fmt.Sprintf(f, a...)) }
+
+func TestTheKeyGuardRefusesAGlobalKeyAndAnUnshardedAppendOnlyKeyOfAnOrganization(t *testing.T) {
+	route := func(name string, w ...apitest.Written) routeUsage {
+		return routeUsage{Route: routes.Route{Method: "POST", Path: "/v1/" + name}, Usage: apitest.Usage{Written: w}}
+	}
+	store.NewCollection(nil, store.Spec[struct{}]{Type: store.TypeCompany}) // companies are sharded
+	var seen errorsSeen
+	guardKeys(&seen, []routeUsage{
+		route("everyone", apitest.Written{PK: "EVERYONE", SK: "x"}),
+		route("audit", apitest.Written{PK: "ORG#o1#AUDIT", SK: "01"}, apitest.Written{PK: "ORG#o1#AUDIT", SK: "02"}, apitest.Written{PK: "ORG#o1#AUDIT", SK: "03"}),
+		route("fine",
+			apitest.Written{PK: store.RecordKey("o1", store.TypeCompany, "cmp_1").PK, SK: "cmp_1"},
+			apitest.Written{PK: store.RecordKey("o1", store.TypeCompany, "cmp_2").PK, SK: "cmp_2"},
+			apitest.Written{PK: store.RecordKey("o1", store.TypeCompany, "cmp_3").PK, SK: "cmp_3"},
+			apitest.Written{PK: store.PurgeKey("ORG#o1#ENRICH#companies#cmp_1").PK, SK: "x"},
+			apitest.Written{PK: store.OrgKey("o1").PK, SK: "ORG"}, apitest.Written{PK: store.OrgKey("o1").PK, SK: "ORG"}),
+	})
+	if len(seen.said) != 2 || !strings.Contains(seen.said[0], `"EVERYONE"`) || !strings.Contains(seen.said[1], `"ORG#o1#AUDIT"`) {
+		t.Errorf("the guard said %q; want the global key and the organization's append-only key", seen.said)
 	}
 }

@@ -130,6 +130,7 @@ type Collection[T any] struct {
 
 // NewCollection returns the typed access for spec.
 func NewCollection[T any](s *Store, spec Spec[T]) *Collection[T] {
+	registerSharded(spec.Type)
 	return &Collection[T]{store: s, spec: spec}
 }
 

@@ -189,10 +189,14 @@ func PurgeKey(partition string) Key { return QueueKey(TypePurge, partition) }
 // alone), so that no one key takes every organization's writes. Such
 // items are few and short-lived; a sweep reads the queue's every shard
 // (QueuePartitions).
-func QueueKey(queue, item string) Key { return Key{queuePartition(queue, globalShard(item)), item} }
+func QueueKey(queue, item string) Key {
+	queues.Store(queue, true)
+	return Key{queuePartition(queue, globalShard(item)), item}
+}
 
 // QueuePartitions is the partition of every shard of a work queue.
 func QueuePartitions(queue string) []string {
+	queues.Store(queue, true)
 	out := make([]string, GlobalShards)
 	for n := range out {
 		out[n] = queuePartition(queue, n)

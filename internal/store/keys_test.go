@@ -131,3 +131,40 @@ func BenchmarkDocValue(b *testing.B) {
 		}
 	}
 }
+
+func TestEveryKeyShapeHasTheClassOfWhoWritesIt(t *testing.T) {
+	registerSharded(TypeCompany)
+	registerSharded("EVENT")
+	queues.Store("JOBPENDING", true)
+	for pk, want := range map[string]KeyClass{
+		RecordKey("org_1", TypeCompany, "cmp_1").PK:                            ClassShard,
+		RecordKey("org_1", TypeCompany, "cmp_01kb2d7xq5m3n4p6r8s9t0v1wx0z").PK: ClassShard,
+		ChangeKey("org_1", TypeCompany, time.Unix(1, 0), "cmp_1", 1).PK:        ClassShard,
+		lookupPartition("org_1", TypeCompany, 3, "status", "active"):           ClassShard,
+		ShardPartition("org_1", "EVENT", 0):                                    ClassShard,
+		DeletedKey("org_1", TypeCompany, "cmp_1").PK:                           ClassShard,
+		logThread("org_1", "EVENT", "cmp_1"):                                   ClassRecord,
+		uniqueItemKey("org_1", TypeCompany, "externalId", "e").PK:              ClassRecord,
+		EnrichmentPartition("org_1", "companies", "cmp_1"):                     ClassRecord,
+		MetricPartition("org_1", "companies:cmp_1", "metric:revenue"):          ClassRecord,
+		DeliveryKey("org_1", "slug", "d").PK:                                   ClassRecord,
+		IdempotencyKey("org_1", "POST", "/v1/companies", "k").PK:               ClassRecord,
+		APIKeyKey("ck_1").PK:                                                   ClassRecord,
+		TriggerRouteKey("slug").PK:                                             ClassRecord,
+		RateCounterKey("key", "ck_1", 60).PK:                                   ClassCounter,
+		OrgKey("org_1").PK:                                                     ClassOrganization,
+		ShardsKey("org_1").PK:                                                  ClassOrganization,
+		OrgPartition("org_1", "NOTSHARDED"):                                    ClassOrganization,
+		PurgeKey("ORG#org_1#ENRICH#companies#cmp_1").PK:                        ClassQueue,
+		"PURGE":                                  ClassQueue,
+		QueueKey("JOBPENDING", "org_1#job_1").PK: ClassQueue,
+		globalLookupPartition(TypeRun, "active", "1", 0): ClassQueue,
+		globalLookupPartition(TypeRun, "active", "1", 9): ClassQueue,
+		"EVERYONE": ClassGlobal,
+		"ORG#":     ClassGlobal,
+	} {
+		if got := ClassOf(pk); got != want {
+			t.Errorf("ClassOf(%q) = %q, want %q", pk, got, want)
+		}
+	}
+}

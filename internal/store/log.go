@@ -43,6 +43,7 @@ type LogEntry struct {
 }
 
 func (s *Store) logItem(e LogEntry) Item {
+	registerSharded(e.Type)
 	it := Item{PK: ShardPartition(e.Org, e.Type, ids.Shard(e.ID)), SK: e.ID, Type: e.Type, Doc: e.Doc, Version: max(e.Version, 1), Strings: e.Attrs}
 	if e.Thread != "" {
 		it.Indexes = map[string]string{GSI1.PK: logThread(e.Org, e.Type, e.Thread), GSI1.SK: e.ID}

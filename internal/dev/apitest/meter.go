@@ -35,6 +35,67 @@ type Usage struct {
 	// via a workflowRun): what a run's steps and state cost beside the
 	// request that started it.
 	Run Part
+	// Written are the keys the calls wrote, in the order written: each
+	// item's table key, and the index keys of the items put whole (what
+	// store.ClassOf classifies).
+	Written []Written
+}
+
+// Written is a key a call wrote: a partition key value and the sort key
+// written under it, of the table or of an index.
+type Written struct{ PK, SK string }
+
+// written are the keys a successful write call wrote (ConditionChecks
+// write nothing).
+func written(params any) []Written {
+	str := func(av types.AttributeValue) string {
+		if s, ok := av.(*types.AttributeValueMemberS); ok {
+			return s.Value
+		}
+		return ""
+	}
+	var out []Written
+	key := func(k map[string]types.AttributeValue) {
+		out = append(out, Written{str(k[store.AttrPK]), str(k[store.AttrSK])})
+	}
+	item := func(it map[string]types.AttributeValue) {
+		key(it)
+		for _, ix := range store.Indexes {
+			if pk := str(it[ix.PK]); pk != "" {
+				out = append(out, Written{pk, str(it[ix.SK])})
+			}
+		}
+	}
+	switch p := params.(type) {
+	case *dynamodb.PutItemInput:
+		item(p.Item)
+	case *dynamodb.UpdateItemInput:
+		key(p.Key)
+	case *dynamodb.DeleteItemInput:
+		key(p.Key)
+	case *dynamodb.BatchWriteItemInput:
+		for _, reqs := range p.RequestItems {
+			for _, r := range reqs {
+				if r.PutRequest != nil {
+					item(r.PutRequest.Item)
+				} else if r.DeleteRequest != nil {
+					key(r.DeleteRequest.Key)
+				}
+			}
+		}
+	case *dynamodb.TransactWriteItemsInput:
+		for _, ti := range p.TransactItems {
+			switch {
+			case ti.Put != nil:
+				item(ti.Put.Item)
+			case ti.Update != nil:
+				key(ti.Update.Key)
+			case ti.Delete != nil:
+				key(ti.Delete.Key)
+			}
+		}
+	}
+	return out
 }
 
 // Part is a part of a Usage.
@@ -154,6 +215,9 @@ func (m *Meter) handle(ctx context.Context, in middleware.InitializeInput, next 
 	}
 	m.mu.Lock()
 	m.usage.Calls++
+	if write && err == nil {
+		m.usage.Written = append(m.usage.Written, written(in.Parameters)...)
+	}
 	if write {
 		m.usage.Write += units
 	} else {
