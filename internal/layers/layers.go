@@ -41,7 +41,7 @@ var Layers = []Layer{
 	{"domain", []string{"kinds", "companies", "workflows", "enrichment", "runs", "resources", "search/opensearch/golden", "outbound/endpoints", "outbound/sqsqueue", "jobs"}},
 	{"wiring", []string{"service"}},
 	{"surface", []string{"api/keysapi", "api/serviceapi", "api/recordsapi/listspec", "api/recordsapi/batch", "api/recordsapi", "api/companiesapi", "api/resourcesapi", "api/workflowsapi", "api/jobsapi", "api/mcpapi", "api/eventsapi", "api/enrichmentapi", "api/listsapi", "api/seriesapi", "api", "mcpserver"}},
-	{"assembly", []string{"serve", "dev/apitest/wholeservice", "serve/eventfns", "serve/jobfns", "service/operator", "sizing", "dev/lambdafront", "dev/localdev", "dev/localdev/localdevtest", "dev/apitest", "dev/dynamolocal/shared", "deploymodel/derive", "generate"}},
+	{"assembly", []string{"serve", "dev/apitest/wholeservice", "serve/eventfns", "serve/jobfns", "service/operator", "sizing", "dev/lambdafront", "dev/localdev", "dev/localdev/localdevtest", "dev/apitest", "dev/capacity", "dev/dynamolocal/shared", "deploymodel/derive", "generate"}},
 }
 
 // Layer is one layer: its name and packages.

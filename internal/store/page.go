@@ -7,11 +7,13 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -366,18 +368,35 @@ func (s *Store) merged(ctx context.Context, q pageQuery, want func() int) iter.S
 			one := q
 			one.pks, one.offset = []string{pk}, 0
 			next, stop := iter.Pull2(s.items(ctx, one, shardWant(want, len(q.pks))))
-			h := &head{next: next, stop: stop}
-			heads = append(heads, h)
-			ok, err := advance(h)
-			if err != nil {
-				yield(nil, err)
-				return
-			}
-			if !ok {
-				heads = heads[:len(heads)-1]
-				stop()
+			heads = append(heads, &head{next: next, stop: stop})
+		}
+		// The first read of every shard at once (mergeReads at a time):
+		// a page waits for one round trip, not one per shard.
+		oks, errs := make([]bool, len(heads)), make([]error, len(heads))
+		var wg sync.WaitGroup
+		slots := make(chan struct{}, mergeReads)
+		for i, h := range heads {
+			wg.Add(1)
+			slots <- struct{}{}
+			go func() {
+				defer func() { <-slots; wg.Done() }()
+				oks[i], errs[i] = advance(h)
+			}()
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			yield(nil, err)
+			return
+		}
+		live := heads[:0]
+		for i, h := range heads {
+			if oks[i] {
+				live = append(live, h)
+			} else {
+				h.stop()
 			}
 		}
+		heads = live
 		skip := q.offset
 		if q.match != nil || q.order != nil {
 			skip = 0
@@ -408,6 +427,9 @@ func (s *Store) merged(ctx context.Context, q pageQuery, want func() int) iter.S
 		}
 	}
 }
+
+// mergeReads is how many shards' first reads a merged list makes at once.
+const mergeReads = 16
 
 // shardWant is how many items each read of one of n merged partitions
 // asks for: its share of what the merge wants (and one more), doubling
