@@ -337,3 +337,27 @@ func TestManyOrganizationsShareTheTableWithoutAThrottleOrAHotKey(t *testing.T) {
 		}
 	}
 }
+
+func TestACreateWhoseTransactionDynamoDBCancelsForThrottlingAnswers503WithRetryAfter(t *testing.T) {
+	e := start(t)
+	o := e.newOrg(t, 1, 1, 0)
+	c := o.keys[0]
+	c.Do("GET", "/v1/companies", nil).Want(t, http.StatusOK) // the key and limits cached
+	// A partition now takes 1.5 write units a window: a plain write of
+	// up to a KB passes, an item written in a transaction (two units a
+	// KB) never does. A company with an externalId is created in a
+	// transaction with its uniqueness item.
+	e.sim.SetScale(partitionsim.PartitionWriteUnits * window().Seconds() / 1.5)
+	r := c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Acme", "externalId": "ext-throttled"})
+	if r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("a create whose transaction is throttled: %d (Retry-After %q) %s; want 503 with Retry-After", r.Status, r.Header.Get("Retry-After"), r.Body)
+	}
+	if e.sim.Cancelled() == 0 {
+		t.Fatal("the simulator cancelled no transaction")
+	}
+	e.sim.SetScale(1)
+	if list := c.Do("GET", "/v1/companies", nil).Want(t, http.StatusOK).List(t); len(list) != 0 {
+		t.Errorf("the throttled create left %d companies", len(list))
+	}
+	c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Acme", "externalId": "ext-throttled"}).Want(t, http.StatusCreated)
+}

@@ -544,6 +544,7 @@ func (s *Sim) transactGet(ctx context.Context, rw http.ResponseWriter, c call) e
 // TransactionCanceledException with a reason per item, ThrottlingError
 // for the items whose keys had no capacity left.
 func (s *Sim) cancel(rw http.ResponseWriter, items [][]access) {
+	s.cancelled.Add(1)
 	reasons := make([]map[string]string, len(items))
 	codes := make([]string, len(items))
 	named := false

@@ -33,6 +33,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -65,6 +66,8 @@ type Sim struct {
 
 	mu     sync.Mutex
 	tables map[string]*table // by access key and table name
+
+	cancelled atomic.Int64 // transactions cancelled for throughput
 
 	server *http.Server
 	// URL is the endpoint to give DynamoDB clients (Start).
@@ -118,6 +121,18 @@ func (s *Sim) Close() error {
 // many requests it throttled.
 func (s *Sim) Stats() ([]KeyStats, int) { return s.meter.snapshot() }
 
+// SetScale changes Options.Scale from now on: a test sets up at one
+// scale and loads at another.
+func (s *Sim) SetScale(k float64) {
+	s.meter.mu.Lock()
+	defer s.meter.mu.Unlock()
+	s.meter.scale = max(k, 1)
+}
+
+// Cancelled is how many transactions the Sim cancelled for throughput
+// (TransactionCanceledException with ThrottlingError).
+func (s *Sim) Cancelled() int { return int(s.cancelled.Load()) }
+
 // Throttles is how many requests the Sim throttled.
 func (s *Sim) Throttles() int {
 	s.meter.mu.Lock()
@@ -128,9 +143,14 @@ func (s *Sim) Throttles() int {
 // WriteLimit and ReadLimit are one unsplit partition's units per window
 // (Options.Window).
 func (s *Sim) WriteLimit() float64 {
+	s.meter.mu.Lock()
+	defer s.meter.mu.Unlock()
 	return PartitionWriteUnits / s.meter.scale * s.meter.window.Seconds()
 }
+
 func (s *Sim) ReadLimit() float64 {
+	s.meter.mu.Lock()
+	defer s.meter.mu.Unlock()
 	return PartitionReadUnits / s.meter.scale * s.meter.window.Seconds()
 }
 
