@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
@@ -107,6 +109,14 @@ func (s *Service) CreateExport(ctx context.Context, org string, j *Job) (*Job, e
 	}
 	if s.starter != nil {
 		if err := s.starter.Start(ctx, org, j.ID); err != nil {
+			if errors.Is(err, apperr.ErrUnavailable) {
+				// Step Functions is over its capacity now: take the export
+				// back, so that the request's retry (503, Retry-After)
+				// leaves one export.
+				if undo := errors.Join(s.coll.Delete(ctx, org, j.ID), s.unmarkPending(ctx, org, j.ID)); undo != nil {
+					slog.ErrorContext(ctx, "take back an export that could not be started", "jobId", j.ID, "err", undo)
+				}
+			}
 			return nil, fmt.Errorf("start export %s: %w", j.ID, err)
 		}
 	}

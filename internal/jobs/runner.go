@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
+	"github.com/sourcebase/sourcebase/internal/awsenv"
 )
 
 // StepBudget is how long one step of a job runs before it checkpoints and
@@ -261,7 +262,7 @@ func (e StepFunctions) Start(ctx context.Context, org, id string) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("start the job state machine: %w", err)
+		return awsenv.Classify(fmt.Errorf("start the job state machine: %w", err), "the job could not be started")
 	}
 	return nil
 }

@@ -35,7 +35,7 @@ func (s *Service) createForDelivery(ctx context.Context, org string, wf *workflo
 	}
 	st := s.coll.Store()
 	key := store.DeliveryKey(org, slug, deliveryID)
-	base := n.Extra
+	base, baseUndo := n.Extra, n.Undo
 	const attempts = 6
 	for attempt := 1; ; attempt++ {
 		if n.ID, err = s.coll.NewID(ctx, org, "run"); err != nil {
@@ -47,6 +47,7 @@ func (s *Service) createForDelivery(ctx context.Context, org string, wf *workflo
 			return nil, false, err
 		}
 		n.Extra = append(append([]store.Op{}, base...), mark)
+		n.Undo = append(append([]store.Op{}, baseUndo...), st.DeleteOp(key.PK, key.SK))
 		run, err := s.Create(ctx, org, wf, n)
 		if err == nil || !errors.Is(err, apperr.ErrConflict) {
 			return run, true, err

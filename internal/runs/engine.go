@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
+	"github.com/sourcebase/sourcebase/internal/awsenv"
 	"github.com/sourcebase/sourcebase/internal/steps"
 )
 
@@ -82,7 +83,7 @@ func (e StepFunctions) Start(ctx context.Context, run ExecutionInput) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("start Step Functions execution: %w", err)
+		return awsenv.Classify(fmt.Errorf("start Step Functions execution: %w", err), "the run could not be started")
 	}
 	return nil
 }

@@ -236,6 +236,9 @@ type NewRun struct {
 	// written and Create answers apperr.ErrConflict.
 	ID    string
 	Extra []store.Op
+	// Undo takes Extra back: written with the run's delete when its
+	// execution cannot be started for capacity (Create).
+	Undo []store.Op
 }
 
 // Create stores a queued run of wf and starts it; the run executes wf's
@@ -276,6 +279,16 @@ func (s *Service) Create(ctx context.Context, org string, wf *workflows.Workflow
 	defer cancel()
 	if err := s.start(startCtx, r, wf.Steps); err != nil {
 		slog.ErrorContext(ctx, "start run", "runId", r.ID, "err", err)
+		if errors.Is(err, apperr.ErrUnavailable) {
+			// Step Functions is over its capacity now: take the run back,
+			// with what was written with it, and answer 503 with
+			// Retry-After, so that the request can be made again.
+			undoErr := s.coll.Delete(ctx, org, r.ID, n.Undo...)
+			if undoErr == nil {
+				return nil, err
+			}
+			slog.ErrorContext(ctx, "take back a run that could not be started", "runId", r.ID, "err", undoErr)
+		}
 		return s.finish(ctx, org, r.ID, r, nil, nil, &steps.RunError{Message: "the run could not be started: " + err.Error()})
 	}
 	return &r.Run, nil
@@ -423,7 +436,12 @@ func (s *Service) Retry(ctx context.Context, org, id string) (*Run, error) {
 		if err != nil {
 			return nil, err
 		}
-		n.Extra = []store.Op{mark}
+		src.RetriedBy = nil
+		unmark, err := s.coll.ReplaceOp(org, src, version+1)
+		if err != nil {
+			return nil, err
+		}
+		n.Extra, n.Undo = []store.Op{mark}, []store.Op{unmark}
 		run, err := s.Create(ctx, org, wf, n)
 		if err == nil || !errors.Is(err, apperr.ErrConflict) || attempt == attempts {
 			return run, err

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/sourcebase/sourcebase/internal/awsenv"
 	"github.com/sourcebase/sourcebase/internal/outbound/endpoints"
 )
 
@@ -43,7 +44,7 @@ func (q Queue) Send(ctx context.Context, m endpoints.Message) error {
 	}
 	_, err = q.Client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(q.URL), MessageBody: aws.String(string(body)),
 		MessageGroupId: aws.String(groupID(m.Group)), MessageDeduplicationId: aws.String(dedup)})
-	return err
+	return awsenv.Classify(err, "the delivery could not be queued")
 }
 
 // Release makes the held message m's receipt names visible at once
