@@ -12,6 +12,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
+	"github.com/sourcebase/sourcebase/internal/dev/partitionsim"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/inbound"
 	"github.com/sourcebase/sourcebase/internal/kinds"
@@ -34,6 +35,8 @@ type routeUsage struct {
 	Case    string
 	Usage   apitest.Usage
 	Latency time.Duration
+	// Keys is what a request took of each key (keyMeter), when metered.
+	Keys []keyUse
 }
 
 // call is one request of a route: made ready by prep (unmetered: the
@@ -334,6 +337,10 @@ func measureRoute(t *testing.T, env *apitest.Env, m *apitest.Meter, c, anonymous
 	t.Helper()
 	u := routeUsage{Route: rt}
 	var lat []time.Duration
+	var before []partitionsim.KeyStats
+	if keyMeter != nil {
+		before, _ = keyMeter.Stats()
+	}
 	for i := range routeRequests {
 		cl := rec(t, i)
 		if cl.signed != "" {
@@ -362,6 +369,10 @@ func measureRoute(t *testing.T, env *apitest.Env, m *apitest.Meter, c, anonymous
 	}
 	slices.Sort(lat)
 	u.Latency = lat[len(lat)/2]
+	if keyMeter != nil {
+		after, _ := keyMeter.Stats()
+		u.Keys = keyUses(before, after, routeRequests)
+	}
 	return u
 }
 

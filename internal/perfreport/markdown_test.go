@@ -45,6 +45,7 @@ type report struct {
 	Workers                               int
 	Endpoints                             []*endpoint
 	Routes                                []routeUsage
+	Capacity                              []routeUsage // the routes metered per key (keysOfEveryRoute)
 	Lambda                                lambdaFigures
 	Functions                             []functionFigures
 	Soak                                  load
@@ -174,6 +175,8 @@ func (r report) markdown() string {
 	for _, u := range r.Routes {
 		p("%s", usageRow("`"+u.Route.Pattern()+"`", u.Route.Function, u.Usage, routeRequests, u.Latency))
 	}
+
+	p("%s", r.capacityModel())
 
 	p("\n## Lambda path (in process)\n\n")
 	p("An authenticated GET of one company (and a list of 100), %d times each, one at a time: the companies handler alone (net/http,\n", r.Lambda.Requests)

@@ -553,6 +553,7 @@ func TestPerformanceReport(t *testing.T) {
 	}
 	// Every route's calls and capacity, each request measured alone.
 	everyRoute := everyEndpoint(t, env, m)
+	capacity := keysOfEveryRoute(t)
 
 	// The service logs as deployed: a JSON line per request.
 	accessLog, err := os.Create(filepath.Join(t.TempDir(), "access.log"))
@@ -641,7 +642,7 @@ func TestPerformanceReport(t *testing.T) {
 	}
 	r := report{
 		Suite: suiteTable, Date: time.Now().UTC(), GoVersion: runtime.Version(), CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0),
-		Attack: *attackFor, Workers: *workers, Endpoints: eps, Routes: everyRoute, Lambda: lp, Functions: fns,
+		Attack: *attackFor, Workers: *workers, Endpoints: eps, Routes: everyRoute, Capacity: capacity, Lambda: lp, Functions: fns,
 		Soak: soak, SoakFor: *soakFor, SoakRate: *soakRate, RSSStart: rssStart, RSSBeforeSoak: rssBeforeSoak, RSSAfterSoak: rssAfterSoak,
 		HeapBeforeSoak: heapBeforeSoak, HeapAfterSoak: heapAfterSoak, Events: history, Import: bulk, Lists: lists, Targets: tf,
 	}
