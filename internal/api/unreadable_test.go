@@ -26,6 +26,9 @@ func putRaw(t *testing.T, e *apitest.Env, attrs map[string]string) {
 
 // putUnreadableRun stores a run of the workflow whose record cannot be
 // decoded, unfinished, with the index entries a real run has.
+// putUnreadableRun stores a run that cannot be decoded, as the table's
+// layout 1 indexed an unfinished run (its marker in GSI4): the sweeps of
+// layout 2 still find it.
 func putUnreadableRun(t *testing.T, e *apitest.Env, org, workflowID, doc string) string {
 	t.Helper()
 	id := ids.New("run")

@@ -119,7 +119,15 @@ func (r *record) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-const activeLookup = "active"
+// activeLookup is the sparse marker of an unfinished run, of every
+// organization, in GSI5 (keys only; the table's layout 2). layout1Active
+// is the marker layout 1 wrote (in GSI4, with the whole run): nothing
+// writes it now, and the sweeps read it too, so that a run left
+// unfinished before the upgrade is still found.
+const (
+	activeLookup  = "unfinished"
+	layout1Active = "active"
+)
 
 var spec = store.Spec[record]{
 	Type:    store.TypeRun,
@@ -136,6 +144,7 @@ var spec = store.Spec[record]{
 			}
 			return "1"
 		}},
+		{Name: layout1Active, Index: store.GSI4, Global: true, Key: func(*record) string { return "" }},
 	},
 	Undecodable: unreadable,
 }
@@ -673,7 +682,19 @@ func (s *Service) setOutcome(r *record, output map[string]any, runErr *steps.Run
 // failed placeholder. It returns how many runs it resumed and how many it
 // failed.
 func (s *Service) Recover(ctx context.Context) (resumed, failed int, err error) {
-	q := store.Query{Limit: 100, Desc: true, MaxBytes: recoverBudget, Where: &store.Where{Lookup: activeLookup, Value: "1"}}
+	for _, lookup := range []string{activeLookup, layout1Active} {
+		r, f, err := s.recover(ctx, lookup)
+		resumed, failed = resumed+r, failed+f
+		if err != nil {
+			return resumed, failed, err
+		}
+	}
+	return resumed, failed, nil
+}
+
+// recover is Recover of the runs one marker (lookup) finds.
+func (s *Service) recover(ctx context.Context, lookup string) (resumed, failed int, err error) {
+	q := store.Query{Limit: 100, Desc: true, MaxBytes: recoverBudget, Where: &store.Where{Lookup: lookup, Value: "1"}}
 	for {
 		p, err := s.coll.List(ctx, "", q)
 		if err != nil {

@@ -81,7 +81,20 @@ func (s *Service) failStaleIn(ctx context.Context, org string, rs []Run) {
 // SweepStale fails every stale queued run of every organization and
 // returns how many it failed; the dev server calls it periodically.
 func (s *Service) SweepStale(ctx context.Context) (int, error) {
-	q := store.Query{Limit: 100, Desc: true, Where: &store.Where{Lookup: activeLookup, Value: "1"}}
+	failed := 0
+	for _, lookup := range []string{activeLookup, layout1Active} {
+		n, err := s.sweepStale(ctx, lookup)
+		failed += n
+		if err != nil {
+			return failed, err
+		}
+	}
+	return failed, nil
+}
+
+// sweepStale is SweepStale of the runs one marker (lookup) finds.
+func (s *Service) sweepStale(ctx context.Context, lookup string) (int, error) {
+	q := store.Query{Limit: 100, Desc: true, Where: &store.Where{Lookup: lookup, Value: "1"}}
 	failed := 0
 	for {
 		p, err := s.coll.List(ctx, "", q)

@@ -19,8 +19,9 @@ const (
 	// Describe: reading the table's own description (health checks, and
 	// the operator's create-table on a table that already exists).
 	Describe Access = "describe"
-	// Manage: creating the table and turning on its time to live; only
-	// the operator CLI on a local or self-managed table needs it.
+	// Manage: creating the table, turning on its time to live and adding
+	// the indexes of a newer layout (MigrateLayout); only the operator CLI
+	// on a local or self-managed table needs it.
 	Manage Access = "manage"
 )
 
@@ -30,7 +31,7 @@ var Actions = map[Access][]string{
 	Write:    {"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"},
 	Count:    {"dynamodb:UpdateItem"},
 	Describe: {"dynamodb:DescribeTable", "dynamodb:DescribeTimeToLive"},
-	Manage:   {"dynamodb:CreateTable", "dynamodb:UpdateTimeToLive"},
+	Manage:   {"dynamodb:CreateTable", "dynamodb:UpdateTimeToLive", "dynamodb:UpdateTable"},
 }
 
 // IAMActions returns the IAM actions of the given kinds, in order.

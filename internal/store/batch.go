@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -128,4 +129,33 @@ func inOrder[V any](ids []string, found map[string]V) []V {
 		}
 	}
 	return out
+}
+
+// pageOfKeys runs a page query of a keys-only index and reads the items
+// its entries name (strongly consistent batch reads), passing each to
+// take; it returns the sort keys (ids) of the page's entries in order and
+// their positions.
+func (s *Store) pageOfKeys(ctx context.Context, pq pageQuery, what string, take func(map[string]types.AttributeValue)) (ids, pos []string, more bool, err error) {
+	if pq.match != nil || pq.order != nil {
+		return nil, nil, false, fmt.Errorf("store: a list of the keys-only index %s is neither filtered nor ordered in memory", pq.index.Name)
+	}
+	var keys []map[string]types.AttributeValue
+	pos, more, err = s.page(ctx, pq, func(av map[string]types.AttributeValue) bool {
+		sk, _ := av[AttrSK].(*types.AttributeValueMemberS)
+		if sk == nil {
+			return false
+		}
+		keys = append(keys, map[string]types.AttributeValue{AttrPK: av[AttrPK], AttrSK: sk})
+		ids = append(ids, sk.Value)
+		return true
+	})
+	if err != nil {
+		return nil, nil, false, err
+	}
+	for chunk := range slices.Chunk(keys, MaxBatch) {
+		if err := s.batchGetKeys(ctx, what, chunk, func(av map[string]types.AttributeValue) error { take(av); return nil }); err != nil {
+			return nil, nil, false, err
+		}
+	}
+	return ids, pos, more, nil
 }

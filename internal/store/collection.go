@@ -126,12 +126,13 @@ type Lookup[T any] struct {
 type Collection[T any] struct {
 	store *Store
 	spec  Spec[T]
+	lists listSpec
 }
 
 // NewCollection returns the typed access for spec.
 func NewCollection[T any](s *Store, spec Spec[T]) *Collection[T] {
 	registerSharded(spec.Type)
-	return &Collection[T]{store: s, spec: spec}
+	return &Collection[T]{store: s, spec: spec, lists: spec.lists()}
 }
 
 // NewID returns a new id of prefix for a record of org, in one of the
@@ -154,15 +155,6 @@ func (spec Spec[T]) SortFields() []string {
 		fields = append(fields, s.Field)
 	}
 	return fields
-}
-
-// lookupPK is the index partition of records of shard n with a lookup
-// value: org's, or for a global lookup that of global shard n.
-func (c *Collection[T]) lookupPK(org string, l Lookup[T], value string, n int) string {
-	if l.Global {
-		return globalLookupPartition(c.spec.Type, l.Name, value, n)
-	}
-	return lookupPartition(org, c.spec.Type, n, l.Name, value)
 }
 
 // partitionOf is the partition of org's record id, and the index
@@ -192,13 +184,13 @@ func (c *Collection[T]) IndexAttrs(org string, v *T) map[string]string {
 		ix[s.Index.PK] = part
 		ix[s.Index.SK] = sortIndexKey(s.Key(v), id)
 	}
-	for _, l := range c.spec.Lookups {
+	for i, l := range c.spec.Lookups {
 		if k := l.Key(v); k != "" {
 			n := shard
 			if l.Global {
 				n = globalShard(id)
 			}
-			ix[l.Index.PK] = c.lookupPK(org, l, k, n)
+			ix[l.Index.PK] = lookupPK(org, c.spec.Type, c.lists.lookups[i], k, n)
 			ix[l.Index.SK] = id
 		}
 	}
@@ -240,12 +232,12 @@ func (c *Collection[T]) placeholder(ue *UndecodableError) *T {
 	}
 	org := orgOfPartition(part)
 	u := Undecoded{Org: org, ID: id, Lookups: map[string]string{}, Problem: ue.Problem}
-	for _, l := range c.spec.Lookups {
+	for i, l := range c.spec.Lookups {
 		n := ids.Shard(id)
 		if l.Global {
 			n = globalShard(id)
 		}
-		prefix, suffix, _ := strings.Cut(c.lookupPK(org, l, "\x00", n), "\x00")
+		prefix, suffix, _ := strings.Cut(lookupPK(org, c.spec.Type, c.lists.lookups[i], "\x00", n), "\x00")
 		if v := str(l.Index.PK); strings.HasPrefix(v, prefix) && strings.HasSuffix(v, suffix) && len(v) >= len(prefix)+len(suffix) {
 			u.Lookups[l.Name] = v[len(prefix) : len(v)-len(suffix)]
 		}
@@ -542,45 +534,25 @@ func (c *Collection[T]) collect(ctx context.Context, pq pageQuery) (Page[T], err
 // records its entries name (strongly consistent batch reads): a record
 // deleted since its entry was read is left out of the page.
 func (c *Collection[T]) collectKeys(ctx context.Context, pq pageQuery) (Page[T], error) {
-	if pq.match != nil || pq.order != nil {
-		return Page[T]{Items: []T{}}, fmt.Errorf("store: a list of the keys-only index %s is neither filtered nor ordered in memory", pq.index.Name)
-	}
-	var keys []map[string]types.AttributeValue
-	pos, more, err := c.store.page(ctx, pq, func(av map[string]types.AttributeValue) bool {
-		keys = append(keys, map[string]types.AttributeValue{AttrPK: av[AttrPK], AttrSK: av[AttrSK]})
-		return true
-	})
 	out := Page[T]{Items: []T{}}
+	found := map[string]T{}
+	keys, pos, more, err := c.store.pageOfKeys(ctx, pq, c.spec.Type, func(av map[string]types.AttributeValue) {
+		if v, _, err := c.decoded(av); err == nil { // an undecodable item without a placeholder is skipped
+			found[c.spec.ID(v)] = *v
+		}
+	})
 	if err != nil {
 		return out, err
 	}
-	found := map[string]T{}
-	for chunk := range slices.Chunk(keys, MaxBatch) {
-		err := c.store.batchGetKeys(ctx, c.spec.Type, chunk, func(av map[string]types.AttributeValue) error {
-			v, _, err := c.decoded(av)
-			if err == nil {
-				found[c.spec.ID(v)] = *v
-			}
-			return nil // an undecodable item without a placeholder is skipped
-		})
-		if err != nil {
-			return out, err
-		}
-	}
 	var kept []string
-	for i, k := range keys {
-		sk, _ := k[AttrSK].(*types.AttributeValueMemberS)
-		if sk == nil {
-			continue
-		}
-		if v, ok := found[sk.Value]; ok {
+	for i, id := range keys {
+		if v, ok := found[id]; ok {
 			out.Items = append(out.Items, v)
 			kept = append(kept, pos[i])
 		}
 	}
 	if len(kept) == 0 && len(pos) > 0 && more { // every record of the page was deleted: go on after them
-		kept = pos[len(pos)-1:]
-		out.finish(kept, pq.bind, more)
+		out.finish(pos[len(pos)-1:], pq.bind, more)
 		out.pos = nil
 		return out, nil
 	}
@@ -616,14 +588,67 @@ func (c *Collection[T]) FindBySortKey(ctx context.Context, org, field, key strin
 }
 
 func (c *Collection[T]) pageQuery(ctx context.Context, org string, q Query) (pageQuery, error) {
+	return c.lists.pageQuery(ctx, c.store, org, q)
+}
+
+// listSpec is what a collection's lists need of its Spec, without its
+// type parameter: the code of lists is compiled once, not once per record
+// type (kilobytes of every function's bootstrap each).
+type listSpec struct {
+	typ     string
+	home    Index
+	idOrder []string
+	sorts   []listIndex
+	lookups []listIndex
+	fields  []string // SortFields
+}
+
+// listIndex is a sort (name: its field) or a lookup of a collection.
+type listIndex struct {
+	name   string
+	index  Index
+	global bool
+}
+
+func (spec Spec[T]) lists() listSpec {
+	ls := listSpec{typ: spec.Type, home: spec.Home, idOrder: spec.IDOrder, fields: spec.SortFields()}
+	for _, s := range spec.Sorts {
+		ls.sorts = append(ls.sorts, listIndex{name: s.Field, index: s.Index})
+	}
+	for _, l := range spec.Lookups {
+		ls.lookups = append(ls.lookups, listIndex{name: l.Name, index: l.Index, global: l.Global})
+	}
+	return ls
+}
+
+// lookupPK is the index partition of the records of shard n with a
+// lookup value: org's, or for a global lookup that of global shard n.
+func lookupPK(org, typ string, l listIndex, value string, n int) string {
+	if l.global {
+		return globalLookupPartition(typ, l.name, value, n)
+	}
+	return lookupPartition(org, typ, n, l.name, value)
+}
+
+func (ls *listSpec) pageQuery(ctx context.Context, st *Store, org string, q Query) (pageQuery, error) {
 	if len(q.Before) > MaxIDLength {
 		return pageQuery{}, apperr.InvalidQuery("lt", "must be an id (at most %d characters)", MaxIDLength)
 	}
+	named := func(ixs []listIndex, name string) int {
+		return slices.IndexFunc(ixs, func(l listIndex) bool { return l.name == name })
+	}
+	var lookup *listIndex
+	if q.Where != nil {
+		i := named(ls.lookups, q.Where.Lookup)
+		if i < 0 {
+			return pageQuery{}, fmt.Errorf("store: %s has no lookup %q", ls.typ, q.Where.Lookup)
+		}
+		lookup = &ls.lookups[i]
+	}
 	// Every shard of org's records, or of a global lookup.
-	global := q.Where != nil && slices.ContainsFunc(c.spec.Lookups, func(l Lookup[T]) bool { return l.Name == q.Where.Lookup && l.Global })
 	shards := GlobalShards
-	if !global {
-		n, err := c.store.ReadShards(ctx, org)
+	if lookup == nil || !lookup.global {
+		n, err := st.ReadShards(ctx, org)
 		if err != nil {
 			return pageQuery{}, err
 		}
@@ -631,45 +656,40 @@ func (c *Collection[T]) pageQuery(ctx context.Context, org string, q Query) (pag
 	}
 	pks := make([]string, shards)
 	for n := range pks {
-		pks[n] = ShardPartition(org, c.spec.Type, n)
+		pks[n] = ShardPartition(org, ls.typ, n)
 	}
-	pq := pageQuery{pks: pks, index: c.spec.Home, limit: q.Limit, offset: q.Offset, desc: q.Desc,
+	pq := pageQuery{pks: pks, index: ls.home, limit: q.Limit, offset: q.Offset, desc: q.Desc,
 		before: q.Before, idIsSortKey: true, maxBytes: q.MaxBytes, match: q.Match, order: q.Order}
 	if q.Order != nil && q.Sort != "" {
 		return pq, fmt.Errorf("store: a list ordered in memory is read in id order, not by %q", q.Sort)
 	}
 	sort := "id"
-	if q.Sort != "" && q.Sort != "id" && !slices.Contains(c.spec.IDOrder, q.Sort) {
+	if q.Sort != "" && q.Sort != "id" && !slices.Contains(ls.idOrder, q.Sort) {
 		sort = q.Sort
 	}
 	var where []string
-	if q.Where != nil {
+	if lookup != nil {
 		where = []string{q.Where.Lookup, q.Where.Value}
-		i := slices.IndexFunc(c.spec.Lookups, func(l Lookup[T]) bool { return l.Name == q.Where.Lookup })
-		if i < 0 {
-			return pq, fmt.Errorf("store: %s has no lookup %q", c.spec.Type, q.Where.Lookup)
-		}
-		l := c.spec.Lookups[i]
-		pq.index = l.Index
+		pq.index = lookup.index
 		for n := range pq.pks {
-			pq.pks[n] = c.lookupPK(org, l, q.Where.Value, n)
+			pq.pks[n] = lookupPK(org, ls.typ, *lookup, q.Where.Value, n)
 		}
 		if sort != "id" {
 			return pq, fmt.Errorf("store: a lookup partition is in id order, not by %q", q.Sort)
 		}
 	}
 	if sort != "id" {
-		i := slices.IndexFunc(c.spec.Sorts, func(s Sort[T]) bool { return s.Field == sort })
+		i := named(ls.sorts, sort)
 		if i < 0 {
-			return pq, apperr.InvalidQuery("sort", "%q is not a sortable field; use one of %s", q.Sort, strings.Join(c.SortFields(), ", "))
+			return pq, apperr.InvalidQuery("sort", "%q is not a sortable field; use one of %s", q.Sort, strings.Join(ls.fields, ", "))
 		}
-		pq.index, pq.idIsSortKey = c.spec.Sorts[i].Index, false
+		pq.index, pq.idIsSortKey = ls.sorts[i].index, false
 	}
 	direction := "asc"
 	if q.Desc {
 		direction = "desc"
 	}
-	parts := append([]string{c.spec.Type, org, sort, direction, q.Before}, where...)
+	parts := append([]string{ls.typ, org, sort, direction, q.Before}, where...)
 	if q.Bind != "" {
 		parts = append(parts, "bind", q.Bind)
 	}
