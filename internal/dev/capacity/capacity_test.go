@@ -31,7 +31,7 @@ const (
 
 var (
 	scale   = flag.Float64("capacity-scale", 100, "K: the simulator's partition limits and the load are both divided by it")
-	seconds = flag.Int("capacity-seconds", 6, "how long each load runs (make bench: longer)")
+	seconds = flag.Int("capacity-seconds", 4, "how long each load runs (make bench: longer)")
 	orgs    = flag.Int("capacity-orgs", 200, "organizations of the mixed load")
 )
 

@@ -202,18 +202,9 @@ func (s *Sim) batchWrite(ctx context.Context, rw http.ResponseWriter, c call) er
 		ws = append(ws, e.w)
 		est = append(est, groups[i]...)
 	}
-	if len(sent) == 0 {
-		throttled(rw)
-		return nil
-	}
-	body, err := rewrite(c.body, "RequestItems", sent)
-	if err != nil {
+	a, sentAny, err := s.forwardBatch(ctx, rw, c, len(sent) > 0, sent)
+	if err != nil || !sentAny {
 		return err
-	}
-	a := s.forward(ctx, c, body)
-	if !a.ok() {
-		s.pass(rw, a)
-		return nil
 	}
 	s.settle(ctx, c, ws, est, false)
 	out, err := mergeUnprocessed(a.body, "UnprocessedItems", unprocessed)
@@ -222,6 +213,27 @@ func (s *Sim) batchWrite(ctx context.Context, rw http.ResponseWriter, c call) er
 	}
 	s.passRewritten(rw, a, out)
 	return nil
+}
+
+// forwardBatch forwards a batch with the request items the Sim admitted
+// (sent, when any is): none throttles the whole batch, as DynamoDB does;
+// an upstream error is passed on. It reports whether the caller has a
+// successful answer to complete.
+func (s *Sim) forwardBatch(ctx context.Context, rw http.ResponseWriter, c call, admitted bool, sent any) (answer, bool, error) {
+	if !admitted {
+		throttled(rw)
+		return answer{}, false, nil
+	}
+	body, err := rewrite(c.body, "RequestItems", sent)
+	if err != nil {
+		return answer{}, false, err
+	}
+	a := s.forward(ctx, c, body)
+	if !a.ok() {
+		s.pass(rw, a)
+		return a, false, nil
+	}
+	return a, true, nil
 }
 
 // rewrite sets one field of a JSON object.
@@ -338,19 +350,27 @@ func (s *Sim) getItem(ctx context.Context, rw http.ResponseWriter, c call) error
 		return err
 	}
 	k := Key{Table: t.name, PK: str(in.Key[t.pk])}
-	est := []access{{key: k, units: readUnits(0, in.ConsistentRead)}}
+	s.read(ctx, rw, c, k, in.ConsistentRead, func(body []byte) int {
+		var out struct{ Item item }
+		_ = json.Unmarshal(body, &out)
+		return out.Item.size()
+	})
+	return nil
+}
+
+// read admits a read of key k at its least units, forwards it, and
+// charges what the answer shows it read (size: the bytes it read).
+func (s *Sim) read(ctx context.Context, rw http.ResponseWriter, c call, k Key, consistent bool, size func(answer []byte) int) {
+	est := []access{{key: k, units: readUnits(0, consistent)}}
 	if s.meter.admit([][]access{est})[0] {
 		throttled(rw)
-		return nil
+		return
 	}
 	a := s.forward(ctx, c, c.body)
 	if a.ok() {
-		var out struct{ Item item }
-		_ = json.Unmarshal(a.body, &out)
-		s.meter.settle(est, []access{{key: k, units: readUnits(out.Item.size(), in.ConsistentRead)}})
+		s.meter.settle(est, []access{{key: k, units: readUnits(size(a.body), consistent)}})
 	}
 	s.pass(rw, a)
-	return nil
 }
 
 // equality matches "<name> = <value placeholder>" in a key condition.
@@ -390,18 +410,12 @@ func (s *Sim) query(ctx context.Context, rw http.ResponseWriter, c call) error {
 			k.PK = str(in.ExpressionAttributeValues[m[2]])
 		}
 	}
-	est := []access{{key: k, units: readUnits(0, in.ConsistentRead)}}
-	if s.meter.admit([][]access{est})[0] {
-		throttled(rw)
-		return nil
-	}
-	a := s.forward(ctx, c, c.body)
-	if a.ok() {
+	s.read(ctx, rw, c, k, in.ConsistentRead, func(body []byte) int {
 		var out struct {
 			Items               []item
 			Count, ScannedCount int
 		}
-		_ = json.Unmarshal(a.body, &out)
+		_ = json.Unmarshal(body, &out)
 		size := 0
 		for _, it := range out.Items {
 			size += it.size()
@@ -409,9 +423,8 @@ func (s *Sim) query(ctx context.Context, rw http.ResponseWriter, c call) error {
 		if out.Count > 0 && out.ScannedCount > out.Count { // a filter dropped items it read
 			size = size * out.ScannedCount / out.Count
 		}
-		s.meter.settle(est, []access{{key: k, units: readUnits(size, in.ConsistentRead)}})
-	}
-	s.pass(rw, a)
+		return size
+	})
 	return nil
 }
 
@@ -455,18 +468,9 @@ func (s *Sim) batchGet(ctx context.Context, rw http.ResponseWriter, c call) erro
 		ka.Keys = append(ka.Keys, e.key)
 		target[e.table.name] = ka
 	}
-	if len(sent) == 0 {
-		throttled(rw)
-		return nil
-	}
-	body, err := rewrite(c.body, "RequestItems", sent)
-	if err != nil {
+	a, sentAny, err := s.forwardBatch(ctx, rw, c, len(sent) > 0, sent)
+	if err != nil || !sentAny {
 		return err
-	}
-	a := s.forward(ctx, c, body)
-	if !a.ok() {
-		s.pass(rw, a)
-		return nil
 	}
 	var out struct{ Responses map[string][]item }
 	_ = json.Unmarshal(a.body, &out)
