@@ -90,7 +90,7 @@ stop-dynamodb:
 ## 1,000 writes through the change history to a webhook endpoint, the
 ## functions' sizes and cold starts: internal/perfreport); then the route
 ## guard's committed figures rewritten from its own measurement (testdata/usage.json); then the
-## capacity load tests under the partition simulator for two minutes each, 1,000 organizations in the
+## capacity load tests under the partition simulator for two minutes each, 200 organizations in the
 ## mixed one (internal/dev/capacity; make test runs them for seconds)
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem ./...
@@ -98,7 +98,7 @@ bench: deps
 	$(GO) test -count=1 -timeout 30m -run '^TestOgenGeneratesAClientOfTheWholeDocument$$' ./internal/api -ogen-build
 	$(GO) test -count=1 -timeout 60m -run '^TestPerformanceReport$$' ./internal/perfreport -update -attack 10s -soak 5m -events 1000 -imports 100000 -lists 10000 -steady 45s -functions
 	$(GO) test -count=1 -run '^TestEveryRouteKeepsItsCommittedDynamoDBUsage$$' ./internal/perfreport -usage
-	$(GO) test -count=1 -timeout 30m -v ./internal/dev/capacity -capacity-seconds 120 -capacity-orgs 1000
+	$(GO) test -count=1 -timeout 30m -v ./internal/dev/capacity -capacity-seconds 120 -capacity-orgs 200
 
 ## generate: regenerate every committed file the code generates, in dependency order: docs/openapi.json,
 ## then client/client.gen.go from it (oapi-codegen); docs/resources.md; the generated tables of

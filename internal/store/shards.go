@@ -89,10 +89,21 @@ func (s *Store) shards(ctx context.Context, org string) (shardCount, error) {
 	}
 	count.Shards, count.Previous = max(count.Shards, 1), max(count.Previous, 1)
 	shardCache.Lock()
+	if len(shardCache.m) >= maxCachedShards { // a process serving many organizations keeps the current ones
+		for k, c := range shardCache.m {
+			if now.Sub(c.read) >= ShardSettle {
+				delete(shardCache.m, k)
+			}
+		}
+	}
 	shardCache.m[id] = cachedShards{count, now}
 	shardCache.Unlock()
 	return count, nil
 }
+
+// maxCachedShards is how many organizations' counts a process keeps
+// before it drops those read more than ShardSettle ago.
+const maxCachedShards = 10_000
 
 // ReadShards is how many shards hold org's records: every list reads them all.
 func (s *Store) ReadShards(ctx context.Context, org string) (int, error) {
