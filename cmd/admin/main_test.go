@@ -243,6 +243,11 @@ func TestSetShardsRaisesAnOrganizationsShardsAndNeverLowersThem(t *testing.T) {
 	if sharded.ID == "" || sharded.Name != "Busy Capital" || sharded.Shards != 8 {
 		t.Errorf("create-org --shards 8 printed %+v", sharded)
 	}
+	for _, bad := range []string{"-1", "65"} {
+		if code, _, stderr := cli(t, "create-org", "--name", "Too Busy", "--shards", bad); code != 1 || !strings.Contains(stderr, "shards must be from 1 to 64") {
+			t.Errorf("create-org --shards %s: exit %d, stderr %q", bad, code, stderr)
+		}
+	}
 	ok(t, &out, "set-shards", "--org", sharded.ID, "--shards", "8")
 	if out.Shards != 8 {
 		t.Errorf("set-shards 8 of an organization made with 8 printed %d", out.Shards)

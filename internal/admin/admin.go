@@ -55,6 +55,10 @@ func Run(ctx context.Context, st *store.Store, req Request) (any, error) {
 		added, err := store.MigrateLayout(ctx, st.DB, st.Table)
 		return map[string]any{"table": st.Table, "layout": store.Layout, "addedIndexes": added}, err
 	case "create-org":
+		if req.Shards < 0 || req.Shards > store.MaxShards {
+			// Refused before the organization is made: not half of it.
+			return nil, apperr.Invalid("shards", "must be from 1 to %d (1, the default, spreads nothing)", store.MaxShards)
+		}
 		o, err := k.CreateOrg(ctx, req.Name, req.KeyLimit)
 		if err != nil || req.Shards <= 1 {
 			return o, err

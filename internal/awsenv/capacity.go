@@ -44,6 +44,22 @@ func Unavailable(err error) bool {
 	return throttles.IsErrorThrottle(err) == aws.TrueTernary || retryables.IsErrorRetryable(err) == aws.TrueTernary
 }
 
+// Refused reports whether err, after the SDK's retries, says the service
+// refused the call for capacity: it throttled it or was at a limit, so
+// nothing was done. Unlike a deadline or a 5xx, after which the call may
+// have been carried out, a refused call can be taken back by its caller
+// (a run whose execution was refused is deleted).
+func Refused(err error) bool {
+	if err == nil {
+		return false
+	}
+	var api smithy.APIError
+	if errors.As(err, &api) && capacityCodes[api.ErrorCode()] {
+		return true
+	}
+	return throttles.IsErrorThrottle(err) == aws.TrueTernary
+}
+
 // Classify returns err as apperr.ErrUnavailable (503 with Retry-After)
 // when Unavailable says so, saying what could not be done; other errors
 // as they are.

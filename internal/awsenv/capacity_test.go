@@ -15,6 +15,27 @@ import (
 	"github.com/sourcebase/sourcebase/internal/awsenv"
 )
 
+func TestOnlyAThrottleOrALimitIsACallRefusedWhichDidNothing(t *testing.T) {
+	api := func(code string, fault smithy.ErrorFault) error {
+		return fmt.Errorf("start: %w", &smithy.GenericAPIError{Code: code, Message: "m", Fault: fault})
+	}
+	for name, c := range map[string]struct {
+		err  error
+		want bool
+	}{
+		"Step Functions throttling":       {api("ThrottlingException", smithy.FaultClient), true},
+		"Step Functions' open executions": {api("ExecutionLimitExceeded", smithy.FaultClient), true},
+		"classified as unavailable":       {awsenv.Classify(api("ThrottlingException", smithy.FaultClient), "x"), true},
+		"a server fault (may have run)":   {api("InternalServerError", smithy.FaultServer), false},
+		"a deadline (may have run)":       {context.DeadlineExceeded, false},
+		"a bad request":                   {api("ValidationException", smithy.FaultClient), false},
+	} {
+		if got := awsenv.Refused(c.err); got != c.want {
+			t.Errorf("%s: Refused = %v, want %v", name, got, c.want)
+		}
+	}
+}
+
 func TestCapacityErrorsOfAWSServicesAreUnavailableAndOthersAreNot(t *testing.T) {
 	api := func(code string, fault smithy.ErrorFault) error {
 		return fmt.Errorf("start: %w", &smithy.GenericAPIError{Code: code, Message: "m", Fault: fault})

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/awsenv"
 	"github.com/sourcebase/sourcebase/internal/bulk"
 	"github.com/sourcebase/sourcebase/internal/jsonbody"
 	"github.com/sourcebase/sourcebase/internal/resource"
@@ -109,10 +110,11 @@ func (s *Service) CreateExport(ctx context.Context, org string, j *Job) (*Job, e
 	}
 	if s.starter != nil {
 		if err := s.starter.Start(ctx, org, j.ID); err != nil {
-			if errors.Is(err, apperr.ErrUnavailable) {
-				// Step Functions is over its capacity now: take the export
-				// back, so that the request's retry (503, Retry-After)
-				// leaves one export.
+			if awsenv.Refused(err) {
+				// Step Functions refused the start for capacity: nothing
+				// runs the export, so take it back, and the request's retry
+				// (503, Retry-After) leaves one export. (After a deadline
+				// it may have started: it is kept.)
 				if undo := errors.Join(s.coll.Delete(ctx, org, j.ID), s.unmarkPending(ctx, org, j.ID)); undo != nil {
 					slog.ErrorContext(ctx, "take back an export that could not be started", "jobId", j.ID, "err", undo)
 				}

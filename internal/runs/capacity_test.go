@@ -3,6 +3,7 @@ package runs_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/awsenv"
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
@@ -33,6 +35,8 @@ func (s *switchable) Start(ctx context.Context, in runs.ExecutionInput) error {
 		return failing{}.Start(ctx, in)
 	case "throttled":
 		return s.throttled.Start(ctx, in)
+	case "timed out": // the call may have started the execution
+		return awsenv.Classify(fmt.Errorf("start: %w", context.DeadlineExceeded), "the run could not be started")
 	}
 	return nil
 }
@@ -75,9 +79,17 @@ func TestARunStepFunctionsCannotStartForCapacityIsTakenBackWithWhatWasWrittenWit
 	if n := count(); n != 0 {
 		t.Fatalf("%d runs left by a start that was throttled", n)
 	}
+	// A start whose call timed out may have started the execution: the
+	// run is kept, failed, never taken back.
+	engine.mode.Store("timed out")
+	kept, err := svc.Start(ctx, "org1", wf.ID, runs.NewRun{StartedBy: runs.StartedByAPI})
+	if err != nil || kept.Status != runs.Failed {
+		t.Fatalf("a run whose start timed out: %+v, %v; want it kept, failed", kept, err)
+	}
 
 	// Started by a webhook delivery with an id: the delivery's record is
 	// taken back too, so that the sender's retry starts the run.
+	engine.mode.Store("throttled")
 	h := http.Header{}
 	h.Set("X-Service-Webhook-Secret", wf.Trigger.Secret)
 	h.Set("X-GitHub-Delivery", "d-throttled")
@@ -106,7 +118,7 @@ func TestARunStepFunctionsCannotStartForCapacityIsTakenBackWithWhatWasWrittenWit
 	if err != nil || retried.RetryOf == nil || *retried.RetryOf != src.ID {
 		t.Fatalf("the retry once Step Functions takes it: %+v, %v", retried, err)
 	}
-	if n := count(); n != 3 {
-		t.Errorf("%d runs; want 3 (the delivery's, the failed one, its retry)", n)
+	if n := count(); n != 4 {
+		t.Errorf("%d runs; want 4 (the timed out one, the delivery's, the failed one, its retry)", n)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/awsenv"
 	"github.com/sourcebase/sourcebase/internal/clock"
 	"github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/steps"
@@ -288,10 +289,12 @@ func (s *Service) Create(ctx context.Context, org string, wf *workflows.Workflow
 	defer cancel()
 	if err := s.start(startCtx, r, wf.Steps); err != nil {
 		slog.ErrorContext(ctx, "start run", "runId", r.ID, "err", err)
-		if errors.Is(err, apperr.ErrUnavailable) {
-			// Step Functions is over its capacity now: take the run back,
-			// with what was written with it, and answer 503 with
-			// Retry-After, so that the request can be made again.
+		if awsenv.Refused(err) {
+			// Step Functions refused the start for capacity, so nothing
+			// executes the run: take it back, with what was written with
+			// it, and answer 503 with Retry-After, so that the request can
+			// be made again. (After a deadline the execution may have
+			// started: the run is failed as before, never taken back.)
 			undoErr := s.coll.Delete(ctx, org, r.ID, n.Undo...)
 			if undoErr == nil {
 				return nil, err

@@ -42,7 +42,11 @@ const (
 // and the deletion markers'.
 var shardedTypes sync.Map
 
-func registerSharded(typ string) { shardedTypes.Store(typ, true) }
+func registerSharded(typ string) {
+	if _, ok := shardedTypes.Load(typ); !ok { // a log registers its type at every append: read first
+		shardedTypes.Store(typ, true)
+	}
+}
 
 func init() {
 	registerSharded(TypeDeleted)
@@ -92,6 +96,12 @@ func ClassOf(pk string) KeyClass {
 
 // queues are the work queues of every organization (QueueKey).
 var queues sync.Map
+
+func registerQueue(name string) {
+	if !isQueue(name) {
+		queues.Store(name, true)
+	}
+}
 
 func isQueue(name string) bool {
 	_, ok := queues.Load(name)

@@ -190,13 +190,13 @@ func PurgeKey(partition string) Key { return QueueKey(TypePurge, partition) }
 // items are few and short-lived; a sweep reads the queue's every shard
 // (QueuePartitions).
 func QueueKey(queue, item string) Key {
-	queues.Store(queue, true)
+	registerQueue(queue)
 	return Key{queuePartition(queue, globalShard(item)), item}
 }
 
 // QueuePartitions is the partition of every shard of a work queue.
 func QueuePartitions(queue string) []string {
-	queues.Store(queue, true)
+	registerQueue(queue)
 	out := make([]string, GlobalShards)
 	for n := range out {
 		out[n] = queuePartition(queue, n)
