@@ -26,7 +26,9 @@ const (
 	// limits, shard count): written by operators, read through caches.
 	ClassOrganization KeyClass = "organization"
 	// ClassCounter keys are rate limit counters of one API key, trigger or
-	// organization, written once per lease of requests, not per request.
+	// organization, written once per lease of requests, not per request,
+	// and an organization's daily usage (UsageKey), written once per
+	// flush of an instance's totals (package usage), not per request.
 	ClassCounter KeyClass = "rate counter"
 	// ClassQueue keys are the shards of a work queue of every
 	// organization (QueueKey, global lookups): each takes 1/GlobalShards
@@ -85,6 +87,9 @@ func ClassOf(pk string) KeyClass {
 	}
 	typ, more, _ := strings.Cut(rest, "#")
 	typ, _, _ = strings.Cut(typ, "@")
+	if typ == TypeUsage {
+		return ClassCounter // an organization's daily usage, added to once per flush of an instance
+	}
 	if strings.HasPrefix(more, "UNIQUE#") || perRecordTypes[typ] || strings.HasPrefix(more, "T#") {
 		return ClassRecord // a unique value's item, a record's partition, a log's thread
 	}

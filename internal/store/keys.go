@@ -37,6 +37,7 @@ const (
 	TypeRate         = "RATE"        // a rate limit's request counter of one window
 	TypeLimits       = "LIMITS"      // an organization's rate limits
 	TypePurge        = "PURGE"       // a partition left to delete after its record's deletion
+	TypeUsage        = "USAGE"       // an organization's requests and units of one UTC day (package usage)
 	typeUniqueSuffix = "#UNIQUE"     // <TYPE>#UNIQUE: a uniqueness item
 )
 
@@ -251,3 +252,18 @@ func sha256Hex(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
 }
+
+// UsagePartition is "ORG#<org>#USAGE": org's daily usage totals (package
+// usage), in the organization's own partition, never a key shared by
+// organizations.
+func UsagePartition(org string) string { return OrgPartition(org, TypeUsage) }
+
+// UsageKey is {UsagePartition(org), "D#<YYYY-MM-DD>"}: org's requests and
+// read and write units of one UTC day, added to by each instance at most
+// every few seconds (a counter, ClassCounter).
+func UsageKey(org string, day time.Time) Key {
+	return Key{UsagePartition(org), UsageSortKey(day)}
+}
+
+// UsageSortKey is the sort key of day's usage item (its UTC date).
+func UsageSortKey(day time.Time) string { return "D#" + day.UTC().Format(time.DateOnly) }

@@ -152,6 +152,7 @@ func TestEveryKeyShapeHasTheClassOfWhoWritesIt(t *testing.T) {
 		APIKeyKey("ck_1").PK:                                                   ClassRecord,
 		TriggerRouteKey("slug").PK:                                             ClassRecord,
 		RateCounterKey("key", "ck_1", 60).PK:                                   ClassCounter,
+		UsageKey("org_1", time.Unix(1, 0)).PK:                                  ClassCounter,
 		OrgKey("org_1").PK:                                                     ClassOrganization,
 		ShardsKey("org_1").PK:                                                  ClassOrganization,
 		OrgPartition("org_1", "NOTSHARDED"):                                    ClassOrganization,
