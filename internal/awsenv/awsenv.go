@@ -16,6 +16,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/smithy-go/middleware"
+
+	"github.com/sourcebase/sourcebase/internal/telemetry"
 )
 
 // Load is the configuration of the environment: AWS_REGION (or
@@ -38,6 +41,8 @@ func Load(context.Context) (aws.Config, error) {
 		Region:        region,
 		Credentials:   aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider(id, secret, os.Getenv("AWS_SESSION_TOKEN"))),
 		ConfigSources: []any{endpoints{}},
+		// Every client's calls traced (X-Ray) and the table's metered.
+		APIOptions: []func(*middleware.Stack) error{telemetry.Instrument},
 	}
 	if u := os.Getenv("AWS_ENDPOINT_URL"); u != "" {
 		cfg.BaseEndpoint = aws.String(u)

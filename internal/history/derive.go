@@ -77,6 +77,7 @@ func (c *Catalog) Derive(ctx context.Context, r streams.Record, deletedBy Delete
 	}
 	at := writtenAt(r.New, r.At)
 	ev.Actor = store.ParseActor(str(r.New, store.AttrActor))
+	ev.RequestID = str(r.New, store.AttrRequestID)
 	if r.New == nil {
 		ev.Actor, at = store.Actor{Type: store.ActorSystem, ID: "sourcebase"}, r.At
 		if r.ByTTL {
@@ -87,7 +88,7 @@ func (c *Catalog) Derive(ctx context.Context, r streams.Record, deletedBy Delete
 				return Derived{}, false, err
 			}
 			if found {
-				ev.Actor, at = a, deletedAt
+				ev.Actor, ev.RequestID, at = a, a.RequestID, deletedAt
 			}
 		}
 	}

@@ -22,7 +22,11 @@ type Event struct {
 	Type       string      `json:"type"`       // "<resource type>.<verb>": company.updated
 	OccurredAt clock.Time  `json:"occurredAt"` // when the write was sent, to the millisecond
 	Actor      store.Actor `json:"actor"`
-	Resource   Resource    `json:"resource"`
+	// RequestID is the request that made the change (its X-Request-Id;
+	// a run's steps': the request that started the run); absent when no
+	// request did (an expiry, a sweep).
+	RequestID string   `json:"requestId,omitempty"`
+	Resource  Resource `json:"resource"`
 	// Changes are the fields an update changed, each with its value
 	// before and after (null: absent). Secrets show "[redacted]".
 	Changes map[string]Change `json:"changes,omitempty"`

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strconv"
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
@@ -13,6 +14,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/ids"
 	"github.com/sourcebase/sourcebase/internal/ratelimit"
 	"github.com/sourcebase/sourcebase/internal/store"
+	"github.com/sourcebase/sourcebase/internal/telemetry"
 )
 
 // requestLog collects what the access log line reports; handlers deeper in
@@ -21,6 +23,7 @@ type requestLog struct {
 	id       string
 	org      string
 	clientID string
+	route    string // the route's pattern, set by the router
 }
 
 type logKey struct{}
@@ -102,14 +105,18 @@ func RequestID(ctx context.Context) string {
 	return ""
 }
 
-// Observe logs one structured line per request (method, path, status,
-// duration; never headers, bodies or query strings, which may hold
-// secrets) and turns a panic into a 500.
+// Observe logs one structured line per request (telemetry.Request: the
+// request's ids, caller, route, status, duration, DynamoDB calls and units,
+// rate limit state and EMF metrics; never headers, bodies or query strings,
+// which may hold secrets), traces it (an X-Ray subsegment when the
+// invocation's trace is sampled) and turns a panic into a 500.
 func Observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rl := &requestLog{id: requestID(r)}
-		ctx := context.WithValue(r.Context(), logKey{}, rl)
+		meter := new(telemetry.Meter)
+		ctx := telemetry.WithMeter(telemetry.WithRequestID(context.WithValue(r.Context(), logKey{}, rl), rl.id), meter)
+		ctx, seg := telemetry.Start(ctx, "request")
 		r = r.WithContext(ctx)
 		sw := &statusWriter{ResponseWriter: w}
 		sw.Header().Set("X-Request-Id", rl.id)
@@ -123,12 +130,46 @@ func Observe(next http.Handler) http.Handler {
 					Refuse(sw, apperr.CodeInternal, "", "internal error")
 				}
 			}
-			// Typed attributes: no boxing of each value into an any.
-			slog.LogAttrs(ctx, slog.LevelInfo, "request",
-				slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", sw.status),
-				slog.Int("bytes", sw.bytes), slog.Float64("durationMs", float64(time.Since(start).Microseconds())/1000))
+			line := telemetry.Request{Method: r.Method, Path: r.URL.Path, Route: rl.route, Status: sw.status, Bytes: sw.bytes,
+				Latency: time.Since(start), Meter: meter, Rate: rateState(sw)}
+			if seg != nil {
+				seg.SetName(line.Route)
+				seg.Annotate("request_id", rl.id)
+				seg.Annotate("organization", rl.org)
+				seg.SetHTTP(r.Method, r.URL.Path, sw.status)
+				seg.End()
+			}
+			line.Log(ctx)
 		}()
 		next.ServeHTTP(sw, r)
+	})
+}
+
+// rateState is the rate limit's state as the answer's headers say it.
+func rateState(sw *statusWriter) telemetry.RateState {
+	h := sw.Header()
+	limit, ok := h[rateLimitKey]
+	if !ok || len(limit) == 0 {
+		return telemetry.RateState{}
+	}
+	n := func(v []string) int64 {
+		if len(v) == 0 {
+			return 0
+		}
+		i, _ := strconv.ParseInt(v[0], 10, 64)
+		return i
+	}
+	return telemetry.RateState{Counted: true, Limit: n(limit), Remaining: n(h[rateRemainingKey]), ResetSeconds: n(h[rateResetKey]),
+		Limited: sw.status == http.StatusTooManyRequests}
+}
+
+// routed records the route that serves a request, for its log line.
+func routed(pattern string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rl, ok := r.Context().Value(logKey{}).(*requestLog); ok {
+			rl.route = pattern
+		}
+		h.ServeHTTP(w, r)
 	})
 }
 

@@ -50,7 +50,7 @@ func NewRouter(table []routes.Route, handlers map[string]http.Handler, authn fun
 		if rt.Admin != "" {
 			h = adminOnly(rt.Admin, h)
 		}
-		mux.Handle(rt.Pattern(), boundParams(rt, conditional(rt, h)))
+		mux.Handle(rt.Pattern(), routed(rt.Pattern(), boundParams(rt, conditional(rt, h))))
 	}
 	paths := make([]pathMethods, 0, len(allowed))
 	for p, methods := range allowed {

@@ -339,6 +339,36 @@ func (s *Service) Pending(ctx context.Context) ([]pendingDoc, error) {
 	return out, nil
 }
 
+// StuckAfter is a job's bound: an unfinished job unchanged for longer is
+// stuck (Stuck). A running job checkpoints every chunk (seconds), and a
+// queued one waits for a slot a minute at a time, so half an hour without
+// a change means no runner works on it.
+const StuckAfter = 30 * time.Minute
+
+// Stuck counts the jobs, of every organization, queued or running and
+// unchanged for longer than StuckAfter: what the sweep reports as the
+// JobsStuck metric, which an alarm watches.
+func (s *Service) Stuck(ctx context.Context) (int, error) {
+	pending, err := s.Pending(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, p := range pending {
+		j, err := s.coll.Get(ctx, p.Org, p.ID)
+		if errors.Is(err, apperr.ErrNotFound) {
+			continue // finished meanwhile, its marker left for the runner
+		}
+		if err != nil {
+			return n, err
+		}
+		if !j.Done() && s.now().Sub(j.UpdatedAt.Time) > StuckAfter {
+			n++
+		}
+	}
+	return n, nil
+}
+
 // Fail ends a job as failed with msg (the state machine's catch, a
 // runner out of attempts); a job already ended stays as it is.
 func (s *Service) Fail(ctx context.Context, org, id, msg string) error {

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 	"github.com/sourcebase/sourcebase/internal/awsenv"
+	"github.com/sourcebase/sourcebase/internal/telemetry"
 )
 
 // StepBudget is how long one step of a job runs before it checkpoints and
@@ -256,6 +257,7 @@ func (e StepFunctions) Start(ctx context.Context, org, id string) error {
 		StateMachineArn: aws.String(e.StateMachineARN),
 		Name:            aws.String(id),
 		Input:           aws.String(string(in)),
+		TraceHeader:     telemetry.TraceHeader(ctx), // the trace goes on into the runner
 	})
 	var exists *sfntypes.ExecutionAlreadyExists
 	if errors.As(err, &exists) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/awsenv"
 	"github.com/sourcebase/sourcebase/internal/steps"
+	"github.com/sourcebase/sourcebase/internal/telemetry"
 )
 
 // ExecutionInput is what a run's state machine execution receives, and
@@ -77,6 +78,7 @@ func (e StepFunctions) Start(ctx context.Context, run ExecutionInput) error {
 		StateMachineArn: aws.String(e.StateMachineARN),
 		Name:            aws.String(run.RunID),
 		Input:           aws.String(string(in)),
+		TraceHeader:     telemetry.TraceHeader(ctx), // the trace goes on into the runner
 	})
 	var exists *sfntypes.ExecutionAlreadyExists
 	if errors.As(err, &exists) {

@@ -26,6 +26,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/companies"
 	"github.com/sourcebase/sourcebase/internal/steps"
 	"github.com/sourcebase/sourcebase/internal/store"
+	"github.com/sourcebase/sourcebase/internal/telemetry"
 	"github.com/sourcebase/sourcebase/internal/workflows"
 )
 
@@ -52,20 +53,23 @@ const MaxTitle = 120
 // Run is one execution of a workflow.
 type Run struct {
 	store.Versioned
-	ID          string          `json:"id"`
-	WorkflowID  string          `json:"workflowId"`
-	Status      string          `json:"status"`
-	Title       string          `json:"title,omitempty"` // "" (left out) for a run made before runs had titles
-	Input       map[string]any  `json:"input"`
-	Output      map[string]any  `json:"output"`
-	Error       *steps.RunError `json:"error"`
-	DryRun      bool            `json:"dryRun"`
-	RetryOf     *string         `json:"retryOf"`
-	RetriedBy   *string         `json:"retriedBy"` // the retry of this run; a run is retried once
-	StartedBy   string          `json:"startedBy"` // StartedByAPI, ...
-	CreatedAt   clock.Time      `json:"createdAt"`
-	StartedAt   *clock.Time     `json:"startedAt"`
-	CompletedAt *clock.Time     `json:"completedAt"`
+	ID         string          `json:"id"`
+	WorkflowID string          `json:"workflowId"`
+	Status     string          `json:"status"`
+	Title      string          `json:"title,omitempty"` // "" (left out) for a run made before runs had titles
+	Input      map[string]any  `json:"input"`
+	Output     map[string]any  `json:"output"`
+	Error      *steps.RunError `json:"error"`
+	DryRun     bool            `json:"dryRun"`
+	RetryOf    *string         `json:"retryOf"`
+	RetriedBy  *string         `json:"retriedBy"` // the retry of this run; a run is retried once
+	StartedBy  string          `json:"startedBy"` // StartedByAPI, ...
+	// RequestID is the request that started the run (its X-Request-Id):
+	// the events of the run's writes and their deliveries carry it too.
+	RequestID   string      `json:"requestId,omitempty" doc:"the request that started the run (its X-Request-Id); the events of the run's writes carry it too"`
+	CreatedAt   clock.Time  `json:"createdAt"`
+	StartedAt   *clock.Time `json:"startedAt"`
+	CompletedAt *clock.Time `json:"completedAt"`
 }
 
 // Done reports whether the run has finished.
@@ -85,6 +89,15 @@ type record struct {
 // StarterField is the stored field of a run's starter, which clients do
 // not see.
 const StarterField = "starter"
+
+// writer is ctx making the run's writes: as its actor, for the request
+// that started it.
+func (r *record) writer(ctx context.Context) context.Context {
+	if r.RequestID != "" {
+		ctx = telemetry.WithRequestID(ctx, r.RequestID)
+	}
+	return store.WithActor(ctx, r.actor())
+}
 
 // actor is who the run's writes are made by: its starter (the system
 // when unknown), through the run.
@@ -264,7 +277,7 @@ func (s *Service) Create(ctx context.Context, org string, wf *workflows.Workflow
 	now := s.now()
 	r := &record{OrganizationID: org, Starter: store.ActorOf(ctx).Name(), Run: Run{
 		ID: n.ID, WorkflowID: wf.ID, Status: Queued, Input: n.Input, DryRun: n.DryRun,
-		StartedBy: n.StartedBy, CreatedAt: now, Title: n.Title,
+		StartedBy: n.StartedBy, CreatedAt: now, Title: n.Title, RequestID: telemetry.RequestID(ctx),
 	}}
 	if r.ID == "" {
 		id, err := s.coll.NewID(ctx, org, "run")
@@ -509,7 +522,7 @@ func (s *Service) Execute(ctx context.Context, in ExecutionInput) (*Run, error) 
 	if r.Done() {
 		return &r.Run, nil
 	}
-	ctx = store.WithActor(ctx, r.actor())
+	ctx = r.writer(ctx)
 	switch {
 	case in.Steps != nil && in.WorkflowID == r.WorkflowID:
 		wf = &workflows.Workflow{ID: r.WorkflowID, Steps: *in.Steps}
@@ -631,7 +644,7 @@ func (s *Service) Fail(ctx context.Context, org, id, message string) (*Run, erro
 	if err != nil {
 		return nil, fmt.Errorf("record outcome of run %s: %w", id, err)
 	}
-	return s.finish(store.WithActor(ctx, r.actor()), org, id, r, nil, nil, &steps.RunError{Message: message})
+	return s.finish(r.writer(ctx), org, id, r, nil, nil, &steps.RunError{Message: message})
 }
 
 // finish records the outcome of an unfinished run; a finished run keeps

@@ -19,13 +19,19 @@ import (
 	"github.com/sourcebase/sourcebase/internal/search"
 	"github.com/sourcebase/sourcebase/internal/service"
 	"github.com/sourcebase/sourcebase/internal/store"
+	"github.com/sourcebase/sourcebase/internal/telemetry"
 )
 
 // Handler is the function a resource group's Lambda runs: API Gateway
 // HTTP API (payload v2) or function URL events through the proxy adapter
 // into the group's net/http handlers.
+// The request log line names the event's request id (API Gateway's, or
+// the function URL's).
 func Handler(deps service.Deps, groups ...string) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	return httpadapter.NewV2(api.Handler(deps, groups...)).ProxyWithContext
+	proxy := httpadapter.NewV2(api.Handler(deps, groups...)).ProxyWithContext
+	return func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+		return proxy(telemetry.WithGatewayRequestID(ctx, ev.RequestContext.RequestID), ev)
+	}
 }
 
 // Lambda runs the handlers of a group as a Lambda function, with

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/jobs"
 	"github.com/sourcebase/sourcebase/internal/runs"
+	"github.com/sourcebase/sourcebase/internal/telemetry"
 )
 
 // A scheduled event is what an EventBridge schedule rule sends its target
@@ -26,9 +27,12 @@ const (
 type SweepResult struct {
 	FailedRuns      int `json:"failedRuns"`
 	CompletedPurges int `json:"completedPurges"`
+	// StuckJobs are the jobs past their bound (jobs.StuckAfter).
+	StuckJobs int `json:"stuckJobs"`
 }
 
-// Sweep runs both sweeps, the second even when the first fails, logs
+// Sweep runs both sweeps, the second even when the first fails, counts
+// the stuck jobs (the JobsStuck metric), logs
 // what they did (when they did something, or failed) and returns the
 // errors of both. The runner runs it on its schedule in AWS, the dev
 // server every minute.
@@ -43,7 +47,15 @@ func Sweep(ctx context.Context, deps Deps) (SweepResult, error) {
 	if errPurges != nil {
 		errPurges = fmt.Errorf("sweep purges left over: %w", errPurges)
 	}
-	err := errors.Join(errStale, errPurges)
+	stuck, errStuck := deps.Jobs.Stuck(ctx)
+	if errStuck != nil {
+		errStuck = fmt.Errorf("count stuck jobs: %w", errStuck)
+	} else {
+		res.StuckJobs = stuck
+		// Every sweep, zero included: the alarm on it sees data.
+		telemetry.EmitMetrics(ctx, "jobs", []telemetry.Metric{{Name: telemetry.MetricJobsStuck, Unit: "Count", Value: float64(stuck)}})
+	}
+	err := errors.Join(errStale, errPurges, errStuck)
 	if err != nil {
 		slog.ErrorContext(ctx, "sweep", "failedRuns", res.FailedRuns, "completedPurges", res.CompletedPurges, "err", err)
 	} else if res.FailedRuns+res.CompletedPurges > 0 {

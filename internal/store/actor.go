@@ -10,6 +10,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/ids"
+	"github.com/sourcebase/sourcebase/internal/telemetry"
 )
 
 // Actor is who makes a write. Every item a write puts carries it
@@ -22,6 +23,10 @@ type Actor struct {
 	// Via is what the actor wrote through (an import, a batch, a workflow
 	// run); zero for a write the actor made directly.
 	Via Via `json:"via,omitzero" doc:"what the actor wrote through: an import, a batch request or a workflow run; absent for a direct write"`
+	// RequestID is the request whose write this was (AttrRequestID), as
+	// a deletion marker recorded it (DeletedBy); not part of the actor's
+	// JSON: an event shows it as its own requestId.
+	RequestID string `json:"-"`
 }
 
 // Via is what an actor's write went through: work the actor started that
@@ -68,6 +73,10 @@ const (
 	// id>" (and ":<workflow id>" for a run) when it wrote through one.
 	AttrActor     = "actor"
 	AttrWrittenAt = "wat" // when the write was sent, RFC 3339 with nanoseconds (UTC)
+	// AttrRequestID is the id of the request that made the write (its
+	// X-Request-Id, or the one that started the run that made it:
+	// telemetry.RequestID); absent for writes no request made.
+	AttrRequestID = "rid"
 )
 
 type actorKey struct{}
@@ -133,12 +142,15 @@ func ParseActor(s string) Actor {
 // withActor returns item with ctx's actor added (a copy; item is shared
 // with the Op that holds it).
 func withActor(ctx context.Context, item map[string]types.AttributeValue) map[string]types.AttributeValue {
-	out := make(map[string]types.AttributeValue, len(item)+2)
+	out := make(map[string]types.AttributeValue, len(item)+3)
 	for k, v := range item {
 		out[k] = v
 	}
 	out[AttrActor] = &types.AttributeValueMemberS{Value: ActorOf(ctx).String()}
 	out[AttrWrittenAt] = &types.AttributeValueMemberS{Value: time.Now().UTC().Format(writtenAtLayout)}
+	if id := telemetry.RequestID(ctx); id != "" {
+		out[AttrRequestID] = &types.AttributeValueMemberS{Value: id}
+	}
 	return out
 }
 
@@ -216,7 +228,11 @@ func (s *Store) DeletedBy(ctx context.Context, org, typ, id string) (a Actor, at
 		return Actor{}, time.Time{}, false, nil
 	}
 	at, _ = time.Parse(time.RFC3339Nano, w.Value)
-	return ParseActor(v.Value), at, true, nil
+	a = ParseActor(v.Value)
+	if r, ok := av[AttrRequestID].(*types.AttributeValueMemberS); ok {
+		a.RequestID = r.Value
+	}
+	return a, at, true, nil
 }
 
 // Image is an item as the table's stream shows it (its new or old image),

@@ -12,6 +12,7 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go/middleware"
+	"github.com/sourcebase/sourcebase/internal/telemetry"
 )
 
 // Timeouts bound every DynamoDB call, so a stalled table answers 503 in
@@ -86,7 +87,7 @@ func ClientOptions(t Timeouts) func(*dynamodb.Options) {
 		o.HTTPClient = AttemptTimeout(o.HTTPClient, t.Attempt)
 		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
 			return s.Initialize.Add(CallDeadline(t.Call), middleware.Before)
-		})
+		}, telemetry.Instrument) // a request's calls and units, traced
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
 	"github.com/sourcebase/sourcebase/internal/store"
+	"github.com/sourcebase/sourcebase/internal/telemetry"
 )
 
 // Meter asks DynamoDB for the capacity every call consumes
@@ -126,7 +127,9 @@ func shared(params any) bool {
 	switch p := params.(type) {
 	case *dynamodb.GetItemInput:
 		pk, sk := pk(p.Key)
-		return strings.HasPrefix(pk, store.TypeAPIKey+"#") || sk == store.TypeLimits || sk == store.TypeShards
+		// An organization's own item is read with its key (its status:
+		// suspended or not), cached as long.
+		return strings.HasPrefix(pk, store.TypeAPIKey+"#") || sk == store.TypeLimits || sk == store.TypeShards || sk == store.TypeOrg
 	case *dynamodb.UpdateItemInput:
 		pk, _ := pk(p.Key)
 		return strings.HasPrefix(pk, store.TypeRate+"#")
@@ -151,68 +154,12 @@ func (m *Meter) Reset() Usage {
 }
 
 func (m *Meter) handle(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-	const total = types.ReturnConsumedCapacityTotal
-	write := true
-	switch p := in.Parameters.(type) {
-	case *dynamodb.GetItemInput:
-		p.ReturnConsumedCapacity, write = total, false
-	case *dynamodb.QueryInput:
-		p.ReturnConsumedCapacity, write = total, false
-	case *dynamodb.ScanInput:
-		p.ReturnConsumedCapacity, write = total, false
-	case *dynamodb.BatchGetItemInput:
-		p.ReturnConsumedCapacity, write = total, false
-	case *dynamodb.TransactGetItemsInput:
-		p.ReturnConsumedCapacity, write = total, false
-	case *dynamodb.PutItemInput:
-		p.ReturnConsumedCapacity = total
-	case *dynamodb.UpdateItemInput:
-		p.ReturnConsumedCapacity = total
-	case *dynamodb.DeleteItemInput:
-		p.ReturnConsumedCapacity = total
-	case *dynamodb.BatchWriteItemInput:
-		p.ReturnConsumedCapacity = total
-	case *dynamodb.TransactWriteItemsInput:
-		p.ReturnConsumedCapacity = total
-	default:
+	write, ok := telemetry.AskCapacity(in.Parameters)
+	if !ok {
 		return next.HandleInitialize(ctx, in) // table administration
 	}
 	out, md, err := next.HandleInitialize(ctx, in)
-	var units float64
-	add := func(cs ...types.ConsumedCapacity) {
-		for _, c := range cs {
-			if c.CapacityUnits != nil {
-				units += *c.CapacityUnits
-			}
-		}
-	}
-	one := func(c *types.ConsumedCapacity) {
-		if c != nil {
-			add(*c)
-		}
-	}
-	switch r := out.Result.(type) {
-	case *dynamodb.GetItemOutput:
-		one(r.ConsumedCapacity)
-	case *dynamodb.QueryOutput:
-		one(r.ConsumedCapacity)
-	case *dynamodb.ScanOutput:
-		one(r.ConsumedCapacity)
-	case *dynamodb.PutItemOutput:
-		one(r.ConsumedCapacity)
-	case *dynamodb.UpdateItemOutput:
-		one(r.ConsumedCapacity)
-	case *dynamodb.DeleteItemOutput:
-		one(r.ConsumedCapacity)
-	case *dynamodb.BatchGetItemOutput:
-		add(r.ConsumedCapacity...)
-	case *dynamodb.TransactGetItemsOutput:
-		add(r.ConsumedCapacity...)
-	case *dynamodb.BatchWriteItemOutput:
-		add(r.ConsumedCapacity...)
-	case *dynamodb.TransactWriteItemsOutput:
-		add(r.ConsumedCapacity...)
-	}
+	units := telemetry.ConsumedUnits(out.Result)
 	m.mu.Lock()
 	m.usage.Calls++
 	if write && err == nil {

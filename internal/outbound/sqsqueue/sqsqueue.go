@@ -14,8 +14,10 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/sourcebase/sourcebase/internal/awsenv"
 	"github.com/sourcebase/sourcebase/internal/outbound/endpoints"
+	"github.com/sourcebase/sourcebase/internal/telemetry"
 )
 
 // MaxVisibility is the longest wait SQS can give a message (12 hours):
@@ -42,8 +44,13 @@ func (q Queue) Send(ctx context.Context, m endpoints.Message) error {
 	if m.Manual {
 		dedup += "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	}
-	_, err = q.Client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(q.URL), MessageBody: aws.String(string(body)),
-		MessageGroupId: aws.String(groupID(m.Group)), MessageDeduplicationId: aws.String(dedup)})
+	in := &sqs.SendMessageInput{QueueUrl: aws.String(q.URL), MessageBody: aws.String(string(body)),
+		MessageGroupId: aws.String(groupID(m.Group)), MessageDeduplicationId: aws.String(dedup)}
+	if h := telemetry.TraceHeader(ctx); h != nil { // the trace goes on into the deliver function
+		in.MessageSystemAttributes = map[string]sqstypes.MessageSystemAttributeValue{
+			string(sqstypes.MessageSystemAttributeNameForSendsAWSTraceHeader): {DataType: aws.String("String"), StringValue: h}}
+	}
+	_, err = q.Client.SendMessage(ctx, in)
 	return awsenv.Classify(err, "the delivery could not be queued")
 }
 
@@ -107,6 +114,8 @@ func Handler(s *endpoints.Service, client *sqs.Client, queueURL, dlq string) fun
 				slog.ErrorContext(ctx, "a delivery attempt failed", "delivery", m.Delivery, "error", err)
 				held[group] = true
 				fail(msg)
+			case out.Paused && requeued(ctx, client, queueURL, msg, m):
+				// Its organization is suspended: a fresh copy waits in its place (paused.go).
 			case out.Retry > 0:
 				wait := min(out.Retry, MaxVisibility)
 				if _, err := client.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(queueURL),
