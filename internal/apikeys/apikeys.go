@@ -15,6 +15,7 @@ import (
 	mrand "math/rand/v2"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -197,7 +198,10 @@ func (s *Service) SetEventRetention(ctx context.Context, org string, days int) e
 func (s *Service) GetOrg(ctx context.Context, id string) (Organization, error) {
 	var o Organization
 	ok := store.OrgKey(id)
-	_, err := s.st.Get(ctx, ok.PK, ok.SK, &o)
+	it, err := s.st.GetItem(ctx, ok.PK, ok.SK, &o)
+	if err == nil && it.Strings[attrDeletedAt] != "" {
+		return Organization{}, apperr.ErrNotFound // deleted: its tombstone
+	}
 	return o, err
 }
 
@@ -430,4 +434,182 @@ func parseTime(s string) *clock.Time {
 		return nil
 	}
 	return clock.Of(t).Ptr()
+}
+
+// An organization's status, set by its operator (package admin) on its
+// item: suspended (every key and webhook trigger refused, deliveries
+// paused, data kept) and being deleted (suspended, and what its deletion
+// leaves in the table's stream makes no events). A deleted organization's
+// item is a tombstone: the time of its deletion, expiring after
+// TombstoneTTL, so that the stream's late records make no events either.
+const (
+	attrSuspendedAt = "suspendedAt"
+	attrDeletingAt  = "deletingAt"
+	attrDeletedAt   = "deletedAt"
+)
+
+// TombstoneTTL is how long a deleted organization's tombstone is kept:
+// beyond the 24 hours a DynamoDB stream keeps its records.
+const TombstoneTTL = 48 * time.Hour
+
+// Status is an organization's status.
+type Status struct {
+	// Exists is false for an id of no organization (or a deleted one).
+	Exists bool `json:"exists"`
+	// Suspended: its keys and triggers are refused, its deliveries wait.
+	Suspended bool `json:"suspended"`
+	// Deleting: its deletion began (it is suspended too) or ended.
+	Deleting bool `json:"deleting"`
+	// SuspendedAt is when it was suspended ("" when it is not).
+	SuspendedAt string `json:"suspendedAt,omitempty"`
+	// DeletingAt is when its deletion began ("" when it did not).
+	DeletingAt string `json:"deletingAt,omitempty"`
+}
+
+// Status reads org's status from its item (one strongly consistent
+// GetItem).
+func (s *Service) Status(ctx context.Context, org string) (Status, error) {
+	if org == "" {
+		return Status{}, nil
+	}
+	var o Organization
+	ok := store.OrgKey(org)
+	it, err := s.st.GetItem(ctx, ok.PK, ok.SK, &o)
+	if errors.Is(err, apperr.ErrNotFound) {
+		return Status{}, nil
+	}
+	if err != nil {
+		return Status{}, err
+	}
+	if it.Strings[attrDeletedAt] != "" {
+		return Status{Suspended: true, Deleting: true, SuspendedAt: it.Strings[attrSuspendedAt], DeletingAt: it.Strings[attrDeletedAt]}, nil
+	}
+	deleting := it.Strings[attrDeletingAt] != ""
+	return Status{Exists: true, Suspended: it.Strings[attrSuspendedAt] != "" || deleting, Deleting: deleting,
+		SuspendedAt: it.Strings[attrSuspendedAt], DeletingAt: it.Strings[attrDeletingAt]}, nil
+}
+
+// Suspend suspends org (again: its suspension keeps its first time).
+func (s *Service) Suspend(ctx context.Context, org string) error {
+	st, err := s.Status(ctx, org)
+	if err != nil || st.SuspendedAt != "" {
+		return err
+	}
+	ok := store.OrgKey(org)
+	return s.st.SetStrings(ctx, ok.PK, ok.SK, map[string]string{attrSuspendedAt: s.now().Format(time.RFC3339Nano)})
+}
+
+// Resume ends org's suspension; an organization being deleted stays
+// suspended (a conflict).
+func (s *Service) Resume(ctx context.Context, org string) error {
+	st, err := s.Status(ctx, org)
+	if err != nil {
+		return err
+	}
+	if st.Deleting {
+		return apperr.Conflict("organization %s is being deleted: finish its deletion (delete-org) rather than resume it", org)
+	}
+	ok := store.OrgKey(org)
+	return s.st.SetStrings(ctx, ok.PK, ok.SK, map[string]string{attrSuspendedAt: ""})
+}
+
+// MarkDeleting suspends org and marks its deletion begun.
+func (s *Service) MarkDeleting(ctx context.Context, org string) error {
+	now := s.now().Format(time.RFC3339Nano)
+	attrs := map[string]string{attrDeletingAt: now}
+	st, err := s.Status(ctx, org)
+	if err != nil || st.DeletingAt != "" {
+		return err
+	}
+	if st.SuspendedAt == "" {
+		attrs[attrSuspendedAt] = now
+	}
+	ok := store.OrgKey(org)
+	return s.st.SetStrings(ctx, ok.PK, ok.SK, attrs)
+}
+
+// Tombstone replaces org's item with its tombstone: its id and the time
+// of its deletion, expiring after TombstoneTTL (the last step of its
+// deletion).
+func (s *Service) Tombstone(ctx context.Context, org string) error {
+	ok := store.OrgKey(org)
+	now := s.now()
+	put, err := s.st.OverwriteOp(store.Item{PK: ok.PK, SK: ok.SK, Type: store.TypeOrg, Doc: Organization{ID: org, CreatedAt: now},
+		Strings: map[string]string{attrDeletedAt: now.Format(time.RFC3339Nano)},
+		Numbers: map[string]int64{store.AttrExpires: now.Add(TombstoneTTL).Unix()}})
+	if err != nil {
+		return err
+	}
+	return s.st.Transact(ctx, nil, put)
+}
+
+// IsTombstone reports whether item is a deleted organization's tombstone.
+func IsTombstone(item store.Image) bool {
+	return store.KeyOf(item) == store.OrgKey(store.OwnerOf(item)) && store.ImageString(item, attrDeletedAt) != ""
+}
+
+// StatusCache is org statuses read at most once per TTL by this process:
+// for the paths that check every request (webhook triggers, the events
+// function, deliveries) without a read each.
+type StatusCache struct {
+	keys *Service
+	ttl  time.Duration
+	now  func() time.Time
+
+	mu sync.Mutex
+	m  map[string]cachedStatus
+}
+
+type cachedStatus struct {
+	st      Status
+	expires time.Time
+}
+
+// maxCachedStatuses bounds a StatusCache: past it, expired entries go.
+const maxCachedStatuses = 10_000
+
+// Cached is a StatusCache of s keeping statuses for ttl (0: none kept).
+func (s *Service) Cached(ttl time.Duration) *StatusCache {
+	return &StatusCache{keys: s, ttl: ttl, now: time.Now, m: map[string]cachedStatus{}}
+}
+
+// Status is org's status as read at most the cache's TTL ago.
+func (c *StatusCache) Status(ctx context.Context, org string) (Status, error) {
+	now := c.now()
+	c.mu.Lock()
+	e, ok := c.m[org]
+	c.mu.Unlock()
+	if ok && now.Before(e.expires) {
+		return e.st, nil
+	}
+	st, err := c.keys.Status(ctx, org)
+	if err != nil || c.ttl <= 0 {
+		return st, err
+	}
+	c.mu.Lock()
+	if len(c.m) >= maxCachedStatuses {
+		for k, v := range c.m {
+			if !now.Before(v.expires) {
+				delete(c.m, k)
+			}
+		}
+		if len(c.m) >= maxCachedStatuses {
+			clear(c.m)
+		}
+	}
+	c.m[org] = cachedStatus{st: st, expires: now.Add(c.ttl)}
+	c.mu.Unlock()
+	return st, nil
+}
+
+// Suspended reports whether org is suspended (or being deleted).
+func (c *StatusCache) Suspended(ctx context.Context, org string) (bool, error) {
+	st, err := c.Status(ctx, org)
+	return st.Suspended, err
+}
+
+// SuspendedError is the refusal of a suspended organization's key or
+// trigger.
+func SuspendedError(org string) error {
+	return apperr.OrganizationSuspended("organization %s is suspended by the service's operator: its API keys and webhook triggers are refused until the operator resumes it", org)
 }

@@ -108,6 +108,12 @@ func Forbidden(format string, args ...any) error {
 	return &kindError{kind: ErrForbidden, code: CodeForbidden, msg: fmt.Sprintf(format, args...)}
 }
 
+// OrganizationSuspended returns an error wrapping ErrForbidden, of code
+// CodeOrganizationSuspended: the caller's organization is suspended.
+func OrganizationSuspended(format string, args ...any) error {
+	return &kindError{kind: ErrForbidden, code: CodeOrganizationSuspended, msg: fmt.Sprintf(format, args...)}
+}
+
 // TooLarge returns an error wrapping ErrTooLarge with a message for the
 // caller: a request (its body, or what it would start) over a limit.
 func TooLarge(format string, args ...any) error {

@@ -26,6 +26,9 @@ const (
 	CodeUnauthenticated  Code = "unauthenticated"
 	CodeInvalidSignature Code = "invalid_signature"
 	CodeForbidden        Code = "forbidden"
+	// CodeOrganizationSuspended: the key's (or the trigger's)
+	// organization is suspended by an operator (admin suspend-org).
+	CodeOrganizationSuspended Code = "organization_suspended"
 
 	CodeNotFound         Code = "not_found"
 	CodeNoSuchEndpoint   Code = "no_such_endpoint"
@@ -82,6 +85,8 @@ var Codes = []CodeInfo{
 		"a webhook delivery whose signature check fails, or whose slug leads to no trigger (answered alike)", ""},
 	{CodeForbidden, http.StatusForbidden,
 		"the key's role may not do this: managing API keys, managing webhook endpoints and rotating a webhook secret need an admin key", ""},
+	{CodeOrganizationSuspended, http.StatusForbidden,
+		"the key's organization (for a webhook, the trigger's) is suspended by the service's operator: every key and trigger of it is refused, its data kept, until the operator resumes it; ask them", ""},
 	{CodeNotFound, http.StatusNotFound,
 		"no such record in the key's organization (or a path parameter longer than any id)", ""},
 	{CodeNoSuchEndpoint, http.StatusNotFound,

@@ -114,6 +114,7 @@ func TestEveryErrorOfThePackageCarriesItsCode(t *testing.T) {
 		{apperr.ConcurrentWrite("try again"), apperr.CodeConcurrentWrite, "", apperr.ErrConflict, "try again", ""},
 		{apperr.Referenced("in use"), apperr.CodeReferenced, "", apperr.ErrConflict, "in use", ""},
 		{apperr.Forbidden("admins only"), apperr.CodeForbidden, "", apperr.ErrForbidden, "admins only", ""},
+		{apperr.OrganizationSuspended("suspended"), apperr.CodeOrganizationSuspended, "", apperr.ErrForbidden, "suspended", ""},
 		{apperr.TooLarge("over 1 MiB"), apperr.CodePayloadTooLarge, "", apperr.ErrTooLarge, "over 1 MiB", ""},
 		{apperr.RecordTooLarge("over 400 KB"), apperr.CodeRecordTooLarge, "", apperr.ErrTooLarge, "over 400 KB", ""},
 		{apperr.PreconditionFailed("changed"), apperr.CodePreconditionFailed, "", apperr.ErrPreconditionFailed, "changed", ""},

@@ -1,6 +1,9 @@
 // Package auth verifies API keys. A verified key is cached in memory for a
 // bounded window (at most a minute), so a warm request costs no table read
-// and a revoked key stops working within that window.
+// and a revoked key stops working within that window. A key of a
+// suspended organization is refused (403 organization_suspended); its
+// organization's status is read with the key and cached as long, so a
+// suspension (or its end) takes effect within the same window.
 package auth
 
 import (
@@ -67,6 +70,9 @@ type entry struct {
 	principal Principal
 	hash      [sha256.Size]byte
 	expires   time.Time
+	// suspended: the key's organization was suspended by an operator
+	// when the key was read (apikeys.Status).
+	suspended bool
 }
 
 // ParseCacheTTL reads API_KEY_CACHE_TTL: a Go duration from 0 (no cache)
@@ -102,10 +108,13 @@ func (a *Authenticator) Authenticate(ctx context.Context, clientID, secret strin
 	e, ok := a.cache[clientID]
 	a.mu.Unlock()
 	if ok && now.Before(e.expires) {
-		if subtle.ConstantTimeCompare(presented[:], e.hash[:]) == 1 {
-			return e.principal, nil
+		if subtle.ConstantTimeCompare(presented[:], e.hash[:]) != 1 {
+			return Principal{}, ErrUnauthenticated
 		}
-		return Principal{}, ErrUnauthenticated
+		if e.suspended {
+			return Principal{}, apikeys.SuspendedError(e.principal.OrgID)
+		}
+		return e.principal, nil
 	}
 
 	k, err := a.keys.Lookup(ctx, clientID)
@@ -123,6 +132,22 @@ func (a *Authenticator) Authenticate(ctx context.Context, clientID, secret strin
 		return Principal{}, ErrUnauthenticated
 	}
 	p := Principal{OrgID: k.OrganizationID, ClientID: k.ClientID, Role: k.Role}
+	// A suspended organization's keys are refused (403); its status is
+	// read with the key, and cached as long.
+	org, err := a.keys.Status(ctx, k.OrganizationID)
+	if err != nil {
+		return Principal{}, fmt.Errorf("read the API key's organization: %w", err)
+	}
+	if org.Suspended {
+		if a.ttl > 0 {
+			e := entry{principal: p, expires: now.Add(a.ttl), suspended: true}
+			copy(e.hash[:], stored)
+			a.mu.Lock()
+			a.cache[clientID] = e
+			a.mu.Unlock()
+		}
+		return Principal{}, apikeys.SuspendedError(k.OrganizationID)
+	}
 	if a.ttl > 0 {
 		e := entry{principal: p, expires: now.Add(a.ttl)}
 		copy(e.hash[:], stored)

@@ -40,6 +40,10 @@ type Store interface {
 	Stat(ctx context.Context, key string) (Info, error)
 	// Delete removes key; an absent key is not an error.
 	Delete(ctx context.Context, key string) error
+	// List is every object whose key starts with prefix (a key's first
+	// segments ending in "/", such as "imports/<org>/"), in key order:
+	// the files an operator exports or deletes with their organization.
+	List(ctx context.Context, prefix string) ([]Object, error)
 	// UploadURL is a URL a client PUTs the file to (the body is the
 	// file), valid for ttl.
 	UploadURL(ctx context.Context, key string, ttl time.Duration) (string, error)
@@ -56,6 +60,22 @@ type Info struct {
 	// Version names this object at key: another object written there
 	// has another (S3: its ETag).
 	Version string
+}
+
+// Object is a stored object as List finds it.
+type Object struct {
+	Key  string `json:"key"`
+	Size int64  `json:"size"`
+}
+
+// ValidatePrefix checks a List prefix: a valid key ending in "/" (the
+// objects under a folder).
+func ValidatePrefix(prefix string) error {
+	key, ok := strings.CutSuffix(prefix, "/")
+	if !ok {
+		return fmt.Errorf("%w: list prefix %q does not end in /", ErrInvalidKey, prefix)
+	}
+	return ValidateKey(key)
 }
 
 // ErrNotFound is wrapped by the errors of Open and Stat when the key is

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -255,6 +256,54 @@ func (d *Dir) Delete(ctx context.Context, key string) error {
 		return fmt.Errorf("blob: delete %q: %w", key, err)
 	}
 	return nil
+}
+
+// List walks the directory of prefix; temporary files (names starting
+// with '.') are not objects.
+func (d *Dir) List(ctx context.Context, prefix string) ([]Object, error) {
+	if err := ValidatePrefix(prefix); err != nil {
+		return nil, err
+	}
+	root, err := d.path(strings.TrimSuffix(prefix, "/"))
+	if err != nil {
+		return nil, err
+	}
+	var out []Object
+	err = filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) && path == root {
+			return filepath.SkipDir
+		}
+		if err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if strings.HasPrefix(e.Name(), ".") {
+			if e.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if e.IsDir() || !e.Type().IsRegular() {
+			return nil
+		}
+		fi, err := e.Info()
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(d.Root, path)
+		if err != nil {
+			return err
+		}
+		out = append(out, Object{Key: filepath.ToSlash(rel), Size: fi.Size()})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("blob: list %q: %w", prefix, err)
+	}
+	slices.SortFunc(out, func(a, b Object) int { return strings.Compare(a.Key, b.Key) })
+	return out, nil
 }
 
 // UploadURL returns a URL of Handler that accepts one PUT of key's file

@@ -161,6 +161,10 @@ type Processor struct {
 	// nil: none. It may be called again with an event it had (a batch
 	// retried), and must not deliver it twice as two events.
 	Publish func(ctx context.Context, d Derived) error
+	// Skip, when set, says whether an organization's changes make no
+	// events (one being deleted: what its deletion leaves in the stream
+	// is no one's history).
+	Skip func(ctx context.Context, org string) (bool, error)
 }
 
 // Parallel is how many records' changes Handle works on at once: the
@@ -219,6 +223,15 @@ func (p *Processor) handle(ctx context.Context, r streams.Record) error {
 	}
 	if !ok {
 		return nil
+	}
+	if p.Skip != nil {
+		skip, err := p.Skip(ctx, d.Org)
+		if err != nil {
+			return fmt.Errorf("read the status of organization %s: %w", d.Org, err)
+		}
+		if skip {
+			return nil
+		}
 	}
 	if err := p.History.Append(ctx, d); err != nil {
 		return fmt.Errorf("keep event %s: %w", d.Event.ID, err)

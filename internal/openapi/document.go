@@ -353,7 +353,7 @@ var errorSchema = Schema{
 var errorMeaning = map[int]string{
 	400: "The request is invalid: the message names the parameter or body field and what is wrong.",
 	401: "Missing or invalid credentials: exactly `invalid api key or clientId` (for a webhook, a failed signature check or a slug that leads to no trigger: `invalid signature`).",
-	403: "The key's role may not do this: managing keys and rotating a webhook secret require an admin key.",
+	403: "The key's role may not do this: managing keys and rotating a webhook secret require an admin key; or the key's organization (for a webhook, the trigger's) is suspended by the operator (`organization_suspended`).",
 	404: "No such record in the key's organization (`not found`), or no such endpoint (`no such endpoint: METHOD PATH`).",
 	409: "The write conflicts with the stored data: a unique value taken, a record still referenced, a run already retried, the organization's last admin key.",
 	412: "`If-Match` names another version than the stored one.",
@@ -465,6 +465,7 @@ func (op Operation) errorStatuses() []int {
 	}
 	if !op.Public || strings.HasPrefix(op.Path, "/webhooks/") {
 		set[401] = true
+		set[403] = true // the organization suspended (apperr.CodeOrganizationSuspended)
 		set[429] = true
 	}
 	if !op.Public {

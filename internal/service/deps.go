@@ -26,8 +26,12 @@ import (
 // are served over (each feature's operation.Feature; package api's
 // Handler serves them all).
 type Deps struct {
-	Store     *store.Store
-	Keys      *apikeys.Service
+	Store *store.Store
+	Keys  *apikeys.Service
+	// Orgs are the organizations' statuses (suspended, being deleted:
+	// apikeys.Status), each read at most once per key cache window: what
+	// webhook triggers, the events function and deliveries check.
+	Orgs      *apikeys.StatusCache
 	Auth      *auth.Authenticator
 	Companies *companies.Service
 	Workflows *workflows.Service

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/sourcebase/sourcebase/internal/apikeys"
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/history"
 	"github.com/sourcebase/sourcebase/internal/outbound/endpoints"
@@ -31,5 +32,24 @@ func Processor(deps Deps, also func(context.Context, history.Derived) error) *hi
 			return deps.Endpoints.Publish(ctx, d)
 		}
 	}
-	return &history.Processor{Catalog: deps.History.Catalog, History: deps.History, DeletedBy: deps.Store.DeletedBy, Publish: publish}
+	p := &history.Processor{Catalog: deps.History.Catalog, History: deps.History, DeletedBy: deps.Store.DeletedBy, Publish: publish}
+	if deps.Orgs != nil {
+		// What an organization's deletion (admin delete-org) leaves in
+		// the stream makes no events and no deliveries.
+		p.Skip = func(ctx context.Context, org string) (bool, error) {
+			st, err := deps.Orgs.Status(ctx, org)
+			return st.Deleting, err
+		}
+	}
+	return p
+}
+
+// orgStatus is what deliveries ask of their organization
+// (endpoints.Service.OrgStatus): paused while it is suspended, dropped
+// once its deletion began.
+func orgStatus(orgs *apikeys.StatusCache) func(ctx context.Context, org string) (paused, gone bool, err error) {
+	return func(ctx context.Context, org string) (bool, bool, error) {
+		st, err := orgs.Status(ctx, org)
+		return st.Suspended && !st.Deleting, st.Deleting, err
+	}
 }

@@ -313,12 +313,16 @@ func Build(st *store.Store, cfg Config, engine runs.EngineFactory) Deps {
 	rs.UseEnrichment(es)
 	wf.CheckStepsWith(rs.CheckSteps)
 	catalog := kinds.Events()
+	orgs := k.Cached(cfg.CacheTTL)
+	eps := endpoints.New(st, catalog, &outbound.Client{AllowLoopback: cfg.WebhooksAllowLoopback, Resolver: cfg.WebhooksResolver},
+		unqueued{})
+	eps.OrgStatus = orgStatus(orgs)
 	return Deps{
-		History: &history.History{Store: st, Catalog: catalog, Retention: k.EventRetention},
-		Endpoints: endpoints.New(st, catalog, &outbound.Client{AllowLoopback: cfg.WebhooksAllowLoopback, Resolver: cfg.WebhooksResolver},
-			unqueued{}),
+		History:    &history.History{Store: st, Catalog: catalog, Retention: k.EventRetention},
+		Endpoints:  eps,
 		Store:      st,
 		Keys:       k,
+		Orgs:       orgs,
 		Auth:       auth.New(k, cfg.CacheTTL),
 		Limits:     ratelimit.New(st),
 		Companies:  cs,

@@ -150,11 +150,12 @@ func KeyOf(item Image) Key { return Key{ImageString(item, AttrPK), ImageString(i
 
 // ScanItems reads the whole table with segments Scans at once (a
 // parallel Scan, at least 1), each of its own part of the table, and
-// hands every item to fn, from segments goroutines at once. Strongly
-// consistent: an item written before the scan began is found. It reads
-// every item of every organization: an operator's command, billed for
-// the whole table (docs/operations.md), never a request's.
-func (s *Store) ScanItems(ctx context.Context, segments int, fn func(Image) error) error {
+// hands every item to fn, from segments goroutines at once. Consistent
+// (twice the read units): an item written before the scan began is
+// found. It reads every item of every organization: an operator's
+// command, billed for the whole table (docs/operations.md), never a
+// request's.
+func (s *Store) ScanItems(ctx context.Context, segments int, consistent bool, fn func(Image) error) error {
 	segments = max(segments, 1)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -164,7 +165,7 @@ func (s *Store) ScanItems(ctx context.Context, segments int, fn func(Image) erro
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			in := &dynamodb.ScanInput{TableName: aws.String(s.Table), ConsistentRead: aws.Bool(true),
+			in := &dynamodb.ScanInput{TableName: aws.String(s.Table), ConsistentRead: aws.Bool(consistent),
 				Segment: aws.Int32(int32(seg)), TotalSegments: aws.Int32(int32(segments))}
 			for p := dynamodb.NewScanPaginator(s.DB, in); p.HasMorePages(); {
 				page, err := p.NextPage(ctx)

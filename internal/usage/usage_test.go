@@ -82,7 +82,7 @@ func TestConcurrentAddsAreWrittenOncePerFlushWindowAndReadBackPerOrganizationAnd
 		t.Error("an empty item has an owner")
 	}
 	found := false
-	err := st.ScanItems(ctx, 2, func(it store.Image) error {
+	err := st.ScanItems(ctx, 2, true, func(it store.Image) error {
 		if store.KeyOf(it) == k {
 			found = true
 			if store.OwnerOf(it) != "org_0" || store.ItemType(it) != store.TypeUsage {

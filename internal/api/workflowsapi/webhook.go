@@ -1,10 +1,12 @@
 package workflowsapi
 
 import (
+	"cmp"
 	"errors"
 	"math"
 	"net/http"
 
+	"github.com/sourcebase/sourcebase/internal/apikeys"
 	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/inbound"
@@ -38,7 +40,7 @@ func WebhookOperations() []operation.Operation {
 		op.Data = openapi.Ref("WorkflowRun")
 		op.Security = []map[string][]string{{"webhookSharedSecret": {}}, {"webhookBearer": {}}, {"webhookHmacSha256": {}}, {}}
 		op.Public = false
-		op.Errors = []int{401}
+		op.Errors = []int{401, 403}
 		op.Preconditioned = false
 	})
 	op.MaxParam = math.MaxInt
@@ -64,6 +66,11 @@ func (a *API) receiveWebhook(w http.ResponseWriter, r *http.Request) {
 	run, replayed, err := a.runs.Receive(r.Context(), runs.Delivery{
 		Slug: slug, Header: r.Header, Query: r.URL.Query(), Body: body,
 		Admit: func(org string) error {
+			if a.orgs != nil { // a suspended organization's triggers are refused (403)
+				if suspended, err := a.orgs.Suspended(r.Context(), org); err != nil || suspended {
+					return cmp.Or(err, apikeys.SuspendedError(org))
+				}
+			}
 			if a.limits == nil {
 				return nil
 			}

@@ -6,6 +6,7 @@
 package workflowsapi
 
 import (
+	"github.com/sourcebase/sourcebase/internal/apikeys"
 	"net/http"
 	"reflect"
 	"slices"
@@ -33,6 +34,7 @@ type API struct {
 	workflows *workflows.Service
 	runs      *runs.Service
 	limits    *ratelimit.Limiter
+	orgs      *apikeys.StatusCache // nil: no organization is suspended
 }
 
 // New returns the API over the generic operations' base, the workflows,
@@ -45,7 +47,9 @@ func New(b *recordsapi.Base, w *workflows.Service, r *runs.Service, l *ratelimit
 // Feature is the workflows' triggers and runs, served over a process's services (the registry of
 // package api collects it; apitest serves it alone).
 var Feature = operation.NewFeature("workflows", Operations, Schemas, func(d service.Deps) *API {
-	return New(recordsapi.NewBase(d.Store, d.Search, d.Limits, d.Present), d.Workflows, d.Runs, d.Limits)
+	a := New(recordsapi.NewBase(d.Store, d.Search, d.Limits, d.Present), d.Workflows, d.Runs, d.Limits)
+	a.orgs = d.Orgs
+	return a
 })
 
 // Schemas adds the workflows' and runs' component schemas to out: their

@@ -149,6 +149,26 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 }
 
 // UploadURL presigns a PutObject of key, valid for ttl (at most
+
+// List pages ListObjectsV2 under prefix (1,000 keys a call).
+func (s *Store) List(ctx context.Context, prefix string) ([]blob.Object, error) {
+	if err := blob.ValidatePrefix(prefix); err != nil {
+		return nil, err
+	}
+	var out []blob.Object
+	p := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{Bucket: aws.String(s.bucket), Prefix: aws.String(prefix)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, s.fail("list", prefix, err)
+		}
+		for _, o := range page.Contents {
+			out = append(out, blob.Object{Key: aws.ToString(o.Key), Size: aws.ToInt64(o.Size)})
+		}
+	}
+	return out, nil
+}
+
 // blob.MaxURLTTL, and no longer than the credentials that sign it last).
 func (s *Store) UploadURL(ctx context.Context, key string, ttl time.Duration) (string, error) {
 	if err := blob.ValidateKey(key); err != nil {

@@ -326,6 +326,26 @@ func TestS3Store(t *testing.T) {
 		}
 	})
 
+	t.Run("list", func(t *testing.T) {
+		ctx := context.Background()
+		for key, size := range map[string]int{"imports/org_s3list/job_1/upload": 3, "imports/org_s3list/job_2/upload": 5, "imports/org_s3list2/job_3/upload": 1} {
+			if _, err := st.Write(ctx, key, strings.NewReader(strings.Repeat("x", size))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := st.List(ctx, "imports/org_s3list/")
+		if err != nil || len(got) != 2 || got[0] != (blob.Object{Key: "imports/org_s3list/job_1/upload", Size: 3}) ||
+			got[1] != (blob.Object{Key: "imports/org_s3list/job_2/upload", Size: 5}) {
+			t.Errorf("List: %v %v", got, err)
+		}
+		if got, err := st.List(ctx, "imports/org_s3none/"); err != nil || len(got) != 0 {
+			t.Errorf("List of an empty folder: %v %v", got, err)
+		}
+		if _, err := st.List(ctx, "imports/org_s3list"); !errors.Is(err, blob.ErrInvalidKey) {
+			t.Errorf("List of a prefix that is no folder: %v", err)
+		}
+	})
+
 	t.Run("bad keys", func(t *testing.T) {
 		for _, key := range []string{"", "/a", "a/../b", "a//b", "a b"} {
 			reqs.reset()

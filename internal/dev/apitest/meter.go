@@ -129,7 +129,9 @@ func shared(params any) bool {
 		pk, sk := pk(p.Key)
 		// An organization's own item is read with its key (its status:
 		// suspended or not), cached as long.
-		return strings.HasPrefix(pk, store.TypeAPIKey+"#") || sk == store.TypeLimits || sk == store.TypeShards || sk == store.TypeOrg
+		// An organization's own item is read with its key (its status:
+		// suspended or not), cached as long.
+		return strings.HasPrefix(pk, store.TypeAPIKey+"#") || sk == store.TypeLimits || sk == store.TypeShards || sk == store.TypeOrg || sk == store.TypeOrg
 	case *dynamodb.UpdateItemInput:
 		pk, _ := pk(p.Key)
 		return strings.HasPrefix(pk, store.TypeRate+"#")

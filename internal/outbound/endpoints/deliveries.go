@@ -194,6 +194,9 @@ func (s *Service) saveDelivery(ctx context.Context, org string, d stored, versio
 type Outcome struct {
 	Retry time.Duration
 	Dead  bool
+	// Paused: the delivery's organization is suspended, nothing was
+	// attempted, and Retry is when to look again (the queue keeps it).
+	Paused bool
 }
 
 // Attempt makes one try of a pending delivery: it signs the payload with
@@ -205,6 +208,9 @@ type Outcome struct {
 // deliveries go at once rather than at the retry's time.
 func (s *Service) Attempt(ctx context.Context, m Message) (Outcome, error) {
 	ctx = store.WithActor(ctx, store.Actor{Type: store.ActorSystem, ID: "deliveries"})
+	if paused, out, err := s.paused(ctx, m); paused || err != nil {
+		return out, err
+	}
 	d, version, err := s.delivery(ctx, m.Org, m.Delivery)
 	if errors.Is(err, apperr.ErrNotFound) {
 		return Outcome{}, nil // expired
@@ -450,4 +456,28 @@ func (s *Service) Test(ctx context.Context, org, endpoint string) (*Delivery, er
 	slog.InfoContext(ctx, "webhook test delivery", "endpointId", endpoint, "status", at.Status, "delivered", ok(at))
 	p := d.public()
 	return &p, nil
+}
+
+// paused reports whether m waits (its organization suspended: attempted
+// after PausedWait, neither failed nor dropped) or is dropped (the
+// organization's deletion began: its deliveries are deleted with it).
+func (s *Service) paused(ctx context.Context, m Message) (bool, Outcome, error) {
+	if s.OrgStatus == nil {
+		return false, Outcome{}, nil
+	}
+	paused, gone, err := s.OrgStatus(ctx, m.Org)
+	switch {
+	case err != nil:
+		return true, Outcome{}, err
+	case gone:
+		slog.InfoContext(ctx, "a delivery of a deleted organization is dropped", "org", m.Org, "delivery", m.Delivery)
+		return true, Outcome{}, nil
+	case paused:
+		wait := s.PausedWait
+		if wait <= 0 {
+			wait = PausedWait
+		}
+		return true, Outcome{Retry: wait, Paused: true}, nil
+	}
+	return false, Outcome{}, nil
 }

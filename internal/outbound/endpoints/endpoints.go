@@ -122,7 +122,18 @@ type Service struct {
 	// DisableAfter is how long an endpoint fails before it is disabled;
 	// 0: the constant DisableAfter (tests shorten it).
 	DisableAfter time.Duration
+	// OrgStatus, when set, says whether an organization's deliveries wait
+	// (it is suspended: Attempt postpones them by PausedWait, attempting
+	// nothing) or are dropped (its deletion began); Attempt asks it first.
+	OrgStatus func(ctx context.Context, org string) (paused, gone bool, err error)
+	// PausedWait is how long a suspended organization's delivery waits
+	// before it is looked at again; 0: PausedWait.
+	PausedWait time.Duration
 }
+
+// PausedWait is how long a delivery of a suspended organization waits
+// before the deliver function looks at it again (Outcome.Paused).
+const PausedWait = 5 * time.Minute
 
 // New returns the service over st: catalog names the event types, client
 // sends (its AllowLoopback is the dev server's setting), queue carries
