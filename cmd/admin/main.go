@@ -13,7 +13,11 @@ import (
 	"os"
 	"strconv"
 
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
 	"github.com/sourcebase/sourcebase/internal/admin"
+	"github.com/sourcebase/sourcebase/internal/blob"
+	"github.com/sourcebase/sourcebase/internal/blob/s3blob"
 	"github.com/sourcebase/sourcebase/internal/service/operator"
 )
 
@@ -43,9 +47,27 @@ commands:
   set-shards --org ORG_ID --shards N             spread the organization's records over N write shards (1 to 64;
                                                  only grows): for an organization writing more than ~300
                                                  records a second of one type (docs/performance.md)
+
+tenant lifecycle (docs/operations.md; each Scans the whole table, billed for all of it):
+  list-orgs [--segments N]                       every organization: its records and items per type, storage bytes,
+                                                 files, and requests and units of the last 30 days
+  suspend-org --org ORG_ID                       refuse every key (403 organization_suspended) and webhook trigger
+                                                 of the organization and pause its deliveries, keeping its data
+                                                 (within API_KEY_CACHE_TTL, at most 60s, on every instance)
+  resume-org  --org ORG_ID                       end its suspension; paused deliveries go out
+  export-org  --org ORG_ID (--dir D | --bucket)  every item (NDJSON of DynamoDB JSON) and file of the organization,
+                                                 with a manifest, to a new directory or the bulk bucket
+                                                 (orgs/ORG_ID/export-<time>/)
+  restore-org --org ORG_ID --from D|orgs/ORG_ID/export-<time>/
+                                                 write an export back into the table (and its files), never
+                                                 overwriting another item; run again, it writes what is missing
+  delete-org  --org ORG_ID (--dry-run | --confirm ORG_ID) [--max-pages N]
+                                                 delete every item, file and API key of the organization (suspends
+                                                 it first; run again to finish); --dry-run counts and deletes nothing
   help, -h, --help                               print this message
 
-environment: TABLE_NAME (default sourcebase), AWS_REGION, AWS_ENDPOINT_URL_DYNAMODB
+environment: TABLE_NAME (default sourcebase), AWS_REGION, AWS_ENDPOINT_URL_DYNAMODB;
+BULK_BUCKET (or BULK_DIR) for the organizations' files
 `
 
 func main() {
@@ -64,12 +86,27 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%v\n\n%s", err, usage)
 		return 2
 	}
-	st, _, err := operator.StoreFromEnv(ctx)
+	st, cfg, err := operator.StoreFromEnv(ctx)
 	if err != nil {
 		fmt.Fprintln(stderr, "error:", err)
 		return 1
 	}
-	out, err := admin.Run(ctx, st, req)
+	env := admin.Env{Local: true}
+	switch {
+	case cfg.BulkBucket != "":
+		awsCfg, err := operator.Load(ctx)
+		if err != nil {
+			fmt.Fprintln(stderr, "error:", err)
+			return 1
+		}
+		env.Files = s3blob.New(s3.NewFromConfig(awsCfg), cfg.BulkBucket)
+	case cfg.BulkDir != "":
+		if env.Files, err = blob.NewDir(cfg.BulkDir, "http://127.0.0.1"); err != nil {
+			fmt.Fprintln(stderr, "error:", err)
+			return 1
+		}
+	}
+	out, err := admin.RunIn(ctx, st, env, req)
 	if err != nil {
 		fmt.Fprintln(stderr, "error:", err)
 		return 1
@@ -97,6 +134,13 @@ func parse(args []string) (admin.Request, error) {
 	fs.Int64Var(&req.WebhookPerMinute, "webhook-per-minute", 0, "deliveries a minute each webhook trigger of the organization accepts")
 	fs.IntVar(&req.EventRetentionDays, "event-retention-days", 0, "days the organization's change history is kept")
 	fs.IntVar(&req.Shards, "shards", 0, "write shards of the organization's records")
+	fs.StringVar(&req.Dir, "dir", "", "export-org: the directory to export to")
+	fs.BoolVar(&req.Bucket, "bucket", false, "export-org: export to the bulk bucket (BULK_BUCKET)")
+	fs.StringVar(&req.From, "from", "", "restore-org: the export's directory, or its folder in the bulk bucket (orgs/<org>/export-<time>/)")
+	fs.BoolVar(&req.DryRun, "dry-run", false, "delete-org: count what would be deleted, delete nothing")
+	fs.StringVar(&req.Confirm, "confirm", "", "delete-org: the organization's id again")
+	fs.IntVar(&req.MaxPages, "max-pages", 0, "delete-org: stop after this many pages (run again to go on)")
+	fs.IntVar(&req.Segments, "segments", 0, "parallel Scan segments of list-orgs, export-org and delete-org (default 4)")
 	fs.Func("event-bridge", "true or false: publish the organization's events to EventBridge", func(s string) error {
 		on, err := strconv.ParseBool(s)
 		if err != nil {

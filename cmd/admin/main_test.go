@@ -323,3 +323,79 @@ func shellWords(s string) []string {
 	}
 	return words
 }
+
+func TestTheTenantLifecycleCommands(t *testing.T) {
+	localTable(t)
+	t.Setenv("BULK_DIR", t.TempDir())
+	admin.SettleWait = 0
+	ok(t, &map[string]any{}, "create-table")
+	var org struct {
+		ID string `json:"id"`
+	}
+	ok(t, &org, "create-org", "--name", "Acme Capital")
+	ok(t, &map[string]any{}, "create-key", "--org", org.ID, "--name", "ci", "--role", "admin")
+
+	var status struct {
+		Status struct {
+			Suspended bool `json:"suspended"`
+		} `json:"status"`
+	}
+	ok(t, &status, "suspend-org", "--org", org.ID)
+	if !status.Status.Suspended {
+		t.Errorf("suspend-org printed %+v", status)
+	}
+	ok(t, &status, "resume-org", "--org", org.ID)
+	if status.Status.Suspended {
+		t.Errorf("resume-org printed %+v", status)
+	}
+	var list struct {
+		Organizations []struct {
+			ID        string         `json:"id"`
+			Items     int            `json:"items"`
+			ItemTypes map[string]int `json:"itemTypes"`
+		} `json:"organizations"`
+	}
+	ok(t, &list, "list-orgs", "--segments", "2")
+	if len(list.Organizations) != 1 || list.Organizations[0].ID != org.ID || list.Organizations[0].ItemTypes["APIKEY"] != 1 {
+		t.Fatalf("list-orgs printed %+v", list)
+	}
+	items := list.Organizations[0].Items
+
+	dir := filepath.Join(t.TempDir(), "export")
+	var exported struct {
+		Manifest admin.Manifest `json:"manifest"`
+	}
+	ok(t, &exported, "export-org", "--org", org.ID, "--dir", dir)
+	if exported.Manifest.Items != int64(items) {
+		t.Errorf("export-org exported %d items, list-orgs counted %d", exported.Manifest.Items, items)
+	}
+	if code, _, stderr := cli(t, "export-org", "--org", org.ID); code != 1 || !strings.Contains(stderr, "dir is required") {
+		t.Errorf("export-org without --dir: exit %d, %s", code, stderr)
+	}
+	var dry map[string]any
+	ok(t, &dry, "delete-org", "--org", org.ID, "--dry-run")
+	if dry["items"] != float64(items) {
+		t.Errorf("delete-org --dry-run printed %v, want %d items", dry, items)
+	}
+	if code, _, stderr := cli(t, "delete-org", "--org", org.ID, "--confirm", "org_other"); code != 1 || !strings.Contains(stderr, "confirm must repeat") {
+		t.Errorf("delete-org with a wrong --confirm: exit %d, %s", code, stderr)
+	}
+	var deleted map[string]any
+	ok(t, &deleted, "delete-org", "--org", org.ID, "--confirm", org.ID)
+	if deleted["done"] != true {
+		t.Errorf("delete-org printed %v", deleted)
+	}
+	if code, _, stderr := cli(t, "list-keys", "--org", org.ID); code != 1 || !strings.Contains(stderr, "no such organization") {
+		t.Errorf("list-keys of a deleted organization: exit %d, %s", code, stderr)
+	}
+	var restored map[string]any
+	ok(t, &restored, "restore-org", "--org", org.ID, "--from", dir)
+	if restored["written"] != float64(items) {
+		t.Errorf("restore-org printed %v, want %d items written", restored, items)
+	}
+	var keys []map[string]any
+	ok(t, &keys, "list-keys", "--org", org.ID)
+	if len(keys) != 1 {
+		t.Errorf("the restored organization's keys: %v", keys)
+	}
+}

@@ -16,7 +16,7 @@ import (
 
 // Request is one operation. It is also the admin Lambda's event.
 type Request struct {
-	Action   string `json:"action"` // create-table, create-org, create-key, list-keys, revoke-key, set-limits, get-limits
+	Action   string `json:"action"` // one of Actions
 	Name     string `json:"name,omitempty"`
 	Org      string `json:"org,omitempty"`
 	Role     string `json:"role,omitempty"`
@@ -38,13 +38,40 @@ type Request struct {
 	// organization's records are spread over (1 to store.MaxShards; only
 	// grows).
 	Shards int `json:"shards,omitempty"`
+
+	// The tenant lifecycle (orgs.go). Dir of export-org: the CLI's
+	// directory to export to; Bucket: export to the bulk bucket
+	// (orgs/<org>/export-<time>/; the Lambda always does). From of
+	// restore-org: the export's directory (CLI) or its folder in the bulk
+	// bucket.
+	Dir    string `json:"dir,omitempty"`
+	Bucket bool   `json:"bucket,omitempty"`
+	From   string `json:"from,omitempty"`
+	// DryRun of delete-org counts what it would delete; Confirm repeats
+	// the organization's id to delete it. MaxPages stops it after that
+	// many pages of PageItems items (run it again to go on): a Lambda's
+	// run within its timeout.
+	DryRun    bool   `json:"dryRun,omitempty"`
+	Confirm   string `json:"confirm,omitempty"`
+	MaxPages  int    `json:"maxPages,omitempty"`
+	PageItems int    `json:"pageItems,omitempty"`
+	// Segments is how many parallel Scans read the table (list-orgs,
+	// export-org, delete-org; default DefaultSegments).
+	Segments int `json:"segments,omitempty"`
 }
 
 // Actions lists the operations.
-var Actions = []string{"create-table", "create-org", "create-key", "list-keys", "revoke-key", "set-limits", "get-limits", "set-event-retention", "set-event-bridge", "set-shards", "migrate-layout"}
+var Actions = []string{"create-table", "create-org", "create-key", "list-keys", "revoke-key", "set-limits", "get-limits", "set-event-retention", "set-event-bridge", "set-shards", "migrate-layout",
+	"list-orgs", "suspend-org", "resume-org", "export-org", "restore-org", "delete-org"}
 
-// Run performs req against the table and returns what to print.
+// Run performs req against the table and returns what to print; the
+// organization commands reach no bulk files.
 func Run(ctx context.Context, st *store.Store, req Request) (any, error) {
+	return RunIn(ctx, st, Env{}, req)
+}
+
+// RunIn is Run with the bulk files and directories of env.
+func RunIn(ctx context.Context, st *store.Store, env Env, req Request) (any, error) {
 	ctx = store.WithActor(ctx, store.Actor{Type: store.ActorOperator, ID: req.Action})
 	k := apikeys.New(st)
 	switch req.Action {
@@ -140,6 +167,16 @@ func Run(ctx context.Context, st *store.Store, req Request) (any, error) {
 			return nil, err
 		}
 		return map[string]any{"org": req.Org, "eventBridge": *req.EventBridge}, nil
+	case "list-orgs":
+		return listOrgs(ctx, st, env, req)
+	case "suspend-org", "resume-org":
+		return suspend(ctx, st, req, req.Action == "suspend-org")
+	case "export-org":
+		return exportOrg(ctx, st, env, req)
+	case "restore-org":
+		return restoreOrg(ctx, st, env, req)
+	case "delete-org":
+		return deleteOrg(ctx, st, env, req)
 	case "set-shards":
 		if err := orgExists(ctx, k, req.Org); err != nil {
 			return nil, err
@@ -166,7 +203,13 @@ func orgExists(ctx context.Context, k *apikeys.Service, org string) error {
 	return err
 }
 
-// Handler is the admin Lambda's handler over st.
+// Handler is the admin Lambda's handler over st, without bulk files.
 func Handler(st *store.Store) func(context.Context, Request) (any, error) {
-	return func(ctx context.Context, req Request) (any, error) { return Run(ctx, st, req) }
+	return HandlerIn(st, Env{})
+}
+
+// HandlerIn is the admin Lambda's handler over st and the bulk files of
+// env (its BULK_BUCKET).
+func HandlerIn(st *store.Store, env Env) func(context.Context, Request) (any, error) {
+	return func(ctx context.Context, req Request) (any, error) { return RunIn(ctx, st, env, req) }
 }

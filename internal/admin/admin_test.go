@@ -13,10 +13,14 @@ import (
 	"github.com/sourcebase/sourcebase/internal/admin"
 	"github.com/sourcebase/sourcebase/internal/apikeys"
 	"github.com/sourcebase/sourcebase/internal/apperr"
+	"github.com/sourcebase/sourcebase/internal/dev/apitest"
+	"github.com/sourcebase/sourcebase/internal/dev/apitest/wholeservice"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+// TestMain serves the whole service (apitest), whose HTTP API the
+// tenant lifecycle's tests call as clients would.
+func TestMain(m *testing.M) { apitest.Main(m, wholeservice.Service) }
 
 type handler = func(context.Context, admin.Request) (any, error)
 
