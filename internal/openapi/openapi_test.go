@@ -357,19 +357,19 @@ func TestEachOperationAnswersTheErrorsOfWhatItGoesThrough(t *testing.T) {
 	}{
 		// Public: only what can fail everywhere.
 		{"GET", "/healthz", []int{200, 500}},
-		// Authenticated: credentials, rate limits, query parameters,
-		// unclean paths, the table.
-		{"GET", "/v1/widgets", []int{200, 400, 401, 404, 429, 500, 503}},
+		// Authenticated: credentials (and a suspended organization's
+		// 403), rate limits, query parameters, unclean paths, the table.
+		{"GET", "/v1/widgets", []int{200, 400, 401, 403, 404, 429, 500, 503}},
 		// A JSON body (400, 413, 415), an Idempotency-Key (422), its own 409.
-		{"POST", "/v1/widgets", []int{201, 400, 401, 404, 409, 413, 415, 422, 429, 500, 503}},
-		{"GET", "/v1/widgets/{id}", []int{200, 400, 401, 404, 429, 500, 503}},
+		{"POST", "/v1/widgets", []int{201, 400, 401, 403, 404, 409, 413, 415, 422, 429, 500, 503}},
+		{"GET", "/v1/widgets/{id}", []int{200, 400, 401, 403, 404, 429, 500, 503}},
 		// If-Match (412).
-		{"PATCH", "/v1/widgets/{id}", []int{200, 400, 401, 404, 412, 413, 415, 429, 500, 503}},
-		{"DELETE", "/v1/widgets/{id}", []int{204, 400, 401, 404, 412, 429, 500, 503}},
+		{"PATCH", "/v1/widgets/{id}", []int{200, 400, 401, 403, 404, 412, 413, 415, 429, 500, 503}},
+		{"DELETE", "/v1/widgets/{id}", []int{204, 400, 401, 403, 404, 412, 429, 500, 503}},
 		// A webhook: its signature and its rate limit, never a 404 (an
 		// unknown slug is a 401).
-		{"POST", "/webhooks/workflows/{slug}", []int{202, 400, 401, 413, 429, 500}},
-		{"POST", "/mcp", []int{200, 400, 401, 404, 413, 415, 429, 500, 503}},
+		{"POST", "/webhooks/workflows/{slug}", []int{202, 400, 401, 403, 413, 429, 500}},
+		{"POST", "/mcp", []int{200, 400, 401, 403, 404, 413, 415, 429, 500, 503}},
 	} {
 		op := operation(t, doc, c.method, c.path)
 		if got := statuses(op); !slices.Equal(got, c.want) {
