@@ -10,10 +10,12 @@
 // for one that shows trigger URLs, the HTTP API's URL for one that searches
 // through it, the delivery queue for one that queues deliveries and for
 // the deliver function (and its dead-letter queue for the latter), the
-// bulk jobs' bucket for the functions that create or run jobs and the job
-// state machine for those that create them, the event bus for the events
-// function, and OpenSearch's endpoint for the search function and the
-// indexer where the search engine is OpenSearch. Webhook endpoints on
+// bulk jobs' bucket for the functions that create or run jobs and for the
+// operator function (the tenant lifecycle's exports and deletes) and the
+// job state machine for those that create them, the event bus for the
+// events function, and OpenSearch's endpoint for the search function, the
+// indexer and the operator function (delete-org removes an organization's
+// documents) where the search engine is OpenSearch. Webhook endpoints on
 // loopback addresses are never allowed in a deployment.
 package derive
 
@@ -137,6 +139,7 @@ func function(f routes.Function, table []routes.Route) (deploymodel.Function, er
 		OpenSearchOnly:  f.OpenSearchOnly,
 		Pages:           f.Pages,
 		Fallback:        f.Fallback,
+		ManagesTenants:  managesTenants(f),
 	}
 	if size.Timeout%1e9 != 0 {
 		return out, fmt.Errorf("timeout %s is not a whole number of seconds", size.Timeout)
@@ -146,6 +149,9 @@ func function(f routes.Function, table []routes.Route) (deploymodel.Function, er
 	}
 	if slices.Contains(access, store.Read) {
 		out.IndexActions = store.IAMActions(store.Read)
+	}
+	if out.ManagesTenants {
+		out.TableActions = append(out.TableActions, deploymodel.TenantTableActions...)
 	}
 	if out.Env, err = Env(f, false); err != nil {
 		return out, err
@@ -165,6 +171,10 @@ func function(f routes.Function, table []routes.Route) (deploymodel.Function, er
 // known by name, not by how it is reached.
 func isIndexer(f routes.Function) bool { return f.Name == lambdas.Indexer }
 
+// managesTenants reports whether f runs the tenant lifecycle: the
+// operator function (list-orgs, export-org, delete-org).
+func managesTenants(f routes.Function) bool { return f.Reach == routes.ByOperator }
+
 // placeholder stands for ref in a configuration, so that the variables'
 // names come from service.Config.Env itself.
 func placeholder(ref deploymodel.Ref) string { return "\x00" + string(ref) }
@@ -177,7 +187,7 @@ func Config(f routes.Function, openSearch bool) service.Config {
 	cfg.Table = placeholder(deploymodel.RefTable)
 	deliverer, jobRunner := f.Reach == routes.ByQueue, f.Reach == routes.ByStateMachine
 	eventsConsumer := f.Reach == routes.ByStream && !isIndexer(f)
-	if f.RunsJobs || jobRunner {
+	if f.RunsJobs || jobRunner || managesTenants(f) {
 		cfg.BulkBucket = placeholder(deploymodel.RefBulkBucket)
 	}
 	if f.RunsJobs {
@@ -201,7 +211,7 @@ func Config(f routes.Function, openSearch bool) service.Config {
 	if eventsConsumer {
 		cfg.EventBusName = placeholder(deploymodel.RefEventBus)
 	}
-	if openSearch && (f.HoldsIndexes || isIndexer(f)) {
+	if openSearch && (f.HoldsIndexes || isIndexer(f) || managesTenants(f)) {
 		cfg.SearchEngine, cfg.OpenSearchEndpoint = service.SearchOpenSearch, placeholder(deploymodel.RefOpenSearchEndpoint)
 	}
 	return cfg

@@ -67,12 +67,16 @@ func TestTheModelIsTheDeclarationsInPlainData(t *testing.T) {
 			t.Errorf("%s: description %q, assets %s and %s, schedule %q", f.Name, got.Description, got.Asset, got.OpenSearchAsset, got.Schedule)
 		}
 		access := f.Access(in.Routes)
-		if !slices.Equal(got.TableActions, store.IAMActions(access...)) || slices.Contains(access, store.Read) != (len(got.IndexActions) > 0) {
+		want := store.IAMActions(access...)
+		if f.Reach == routes.ByOperator {
+			want = append(want, deploymodel.TenantTableActions...)
+		}
+		if !slices.Equal(got.TableActions, want) || slices.Contains(access, store.Read) != (len(got.IndexActions) > 0) {
 			t.Errorf("%s: table actions %v, index actions %v; access %v", f.Name, got.TableActions, got.IndexActions, access)
 		}
 		if got.StartsRuns != f.StartsRuns || got.RunsJobs != f.RunsJobs || got.SendsDeliveries != f.SendsDeliveries || got.HoldsIndexes != f.HoldsIndexes ||
 			got.SearchesByAPI != f.SearchesByAPI || got.WebhookURLs != f.WebhookURLs || got.OpenSearchOnly != f.OpenSearchOnly || got.Pages != f.Pages ||
-			got.Fallback != f.Fallback || got.Indexer != (f.Name == lambdas.Indexer) {
+			got.Fallback != f.Fallback || got.Indexer != (f.Name == lambdas.Indexer) || got.ManagesTenants != (f.Reach == routes.ByOperator) {
 			t.Errorf("%s: flags %+v", f.Name, got)
 		}
 	}
@@ -170,13 +174,13 @@ func TestConfigGivesTheQueuesWhereTheyAreUsedAndOpenSearchToTheIndexerOnly(t *te
 			if (cfg.DeliverQueueURL != "") != wantQueue || (cfg.DeliverDLQURL != "") != wantDLQ || cfg.WebhooksAllowLoopback {
 				t.Errorf("%s: queue %q, dead letters %q, loopback %v; want %v, %v, false", f.Name, cfg.DeliverQueueURL, cfg.DeliverDLQURL, cfg.WebhooksAllowLoopback, wantQueue, wantDLQ)
 			}
-			if got, want := cfg.SearchEngine == service.SearchOpenSearch, openSearch && (f.HoldsIndexes || f.Name == lambdas.Indexer); got != want {
+			if got, want := cfg.SearchEngine == service.SearchOpenSearch, openSearch && (f.HoldsIndexes || f.Name == lambdas.Indexer || f.Reach == routes.ByOperator); got != want {
 				t.Errorf("%s (OpenSearch %v): searches with OpenSearch %v, want %v", f.Name, openSearch, got, want)
 			}
 			if got, want := cfg.EventBusName != "", f.Name == lambdas.Events; got != want {
 				t.Errorf("%s: an event bus %v, want %v", f.Name, got, want)
 			}
-			if got, want := cfg.BulkBucket != "", f.RunsJobs || f.Name == lambdas.Runner; got != want {
+			if got, want := cfg.BulkBucket != "", f.RunsJobs || f.Name == lambdas.Runner || f.Reach == routes.ByOperator; got != want {
 				t.Errorf("%s: the bulk bucket %v, want %v", f.Name, got, want)
 			}
 			if got, want := cfg.JobsStateMachineARN != "", f.RunsJobs; got != want {
