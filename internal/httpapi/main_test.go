@@ -76,7 +76,7 @@ func newEnv(t *testing.T) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &server{st: st, org: org.ID, authn: httpapi.Authenticate(auth.New(ks, time.Minute), nil),
+	return &server{st: st, org: org.ID, authn: httpapi.Authenticate(auth.New(ks, time.Minute), nil, nil),
 		admin: key{admin.ClientID, admin.Secret}, member: key{member.ClientID, member.Secret}}
 }
 

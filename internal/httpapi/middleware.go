@@ -15,6 +15,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/ratelimit"
 	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/telemetry"
+	"github.com/sourcebase/sourcebase/internal/usage"
 )
 
 // requestLog collects what the access log line reports; handlers deeper in
@@ -182,8 +183,10 @@ const (
 // Authenticate admits requests with a valid key pair and puts the caller
 // into the context; everything else is 401 with the spec's exact body. A
 // request counts against its key's rate limit and its organization's
-// (ratelimit.Limiter.Key); a 429 names the one that refused.
-func Authenticate(a *auth.Authenticator, limits *ratelimit.Limiter) func(http.Handler) http.Handler {
+// (ratelimit.Limiter.Key); a 429 names the one that refused. The request
+// and the capacity units it spent count toward its organization's usage
+// (rec; nil counts none), what list-orgs reports.
+func Authenticate(a *auth.Authenticator, limits *ratelimit.Limiter, rec *usage.Recorder) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			p, err := a.Authenticate(r.Context(), r.Header.Get(HeaderClientID), r.Header.Get(HeaderAPIKey))
@@ -209,6 +212,14 @@ func Authenticate(a *auth.Authenticator, limits *ratelimit.Limiter) func(http.Ha
 			// the key's next answer.
 			if n := work.Requests(); limits != nil && n > 0 {
 				limits.Charge(context.WithoutCancel(r.Context()), p.OrgID, p.ClientID, n)
+			}
+			if m := telemetry.MeterOf(ctx); rec != nil && m != nil {
+				u := usage.Units{ReadUnits: m.ReadUnits(), WriteUnits: m.WriteUnits()}
+				if !counted(r.Context()) {
+					u.Requests = 1
+				}
+				// A flush it makes is not this request's work: no meter.
+				rec.Add(telemetry.WithMeter(context.WithoutCancel(ctx), nil), p.OrgID, u)
 			}
 		})
 	}

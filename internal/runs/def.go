@@ -34,6 +34,8 @@ var Def = &resource.Def{
 		{Name: "retriedBy", Kind: resource.String, ReadOnly: true, Doc: "the id of the retry of this run (a run is retried once)"},
 		{Name: "startedBy", Kind: resource.Enum, Values: []string{StartedByAPI, StartedByWebhook, StartedByRetry, StartedByUnknown}, ReadOnly: true, Always: true,
 			Doc: "what started the run (`unknown` for a stored run that cannot be read)"},
+		{Name: "requestId", Kind: resource.String, ReadOnly: true, Omitted: true,
+			Doc: "the request that started the run (its `X-Request-Id`): the events of the run's writes, and their webhook deliveries, carry it too; absent for a run started before runs recorded it"},
 		{Name: "startedAt", Kind: resource.DateTime, ReadOnly: true, Doc: "when the run began executing (set with its outcome for a run that finishes within a second)"},
 		{Name: "completedAt", Kind: resource.DateTime, ReadOnly: true, Doc: "when the run completed or failed"},
 	},

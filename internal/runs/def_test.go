@@ -8,7 +8,7 @@ import (
 
 func TestTheDeclarationHasEveryFieldOfTheRunRecord(t *testing.T) {
 	t.Parallel()
-	raw, _ := json.Marshal(Run{Title: "t"}) // a run without a title leaves it out
+	raw, _ := json.Marshal(Run{Title: "t", RequestID: "r"}) // a run without a title or request id leaves them out
 	var shown map[string]any
 	_ = json.Unmarshal(raw, &shown)
 	var want, got []string

@@ -66,7 +66,7 @@ type Run struct {
 	StartedBy  string          `json:"startedBy"` // StartedByAPI, ...
 	// RequestID is the request that started the run (its X-Request-Id):
 	// the events of the run's writes and their deliveries carry it too.
-	RequestID   string      `json:"requestId,omitempty" doc:"the request that started the run (its X-Request-Id); the events of the run's writes carry it too"`
+	RequestID   string      `json:"requestId,omitempty"`
 	CreatedAt   clock.Time  `json:"createdAt"`
 	StartedAt   *clock.Time `json:"startedAt"`
 	CompletedAt *clock.Time `json:"completedAt"`

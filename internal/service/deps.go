@@ -19,6 +19,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/search"
 	"github.com/sourcebase/sourcebase/internal/series"
 	"github.com/sourcebase/sourcebase/internal/store"
+	"github.com/sourcebase/sourcebase/internal/usage"
 	"github.com/sourcebase/sourcebase/internal/workflows"
 )
 
@@ -54,6 +55,9 @@ type Deps struct {
 	// Limits counts the requests of each key and trigger against their
 	// organization's rate limits; nil: no limits.
 	Limits *ratelimit.Limiter
+	// Usage adds up each organization's requests and capacity units per
+	// day (list-orgs reads them); nil: not counted.
+	Usage *usage.Recorder
 	// NewMCP makes the MCP endpoint over the API, its authenticator, its
 	// OpenAPI document and the registry's tools (MCP; package mcpserver);
 	// only the functions serving /mcp have one.
@@ -77,5 +81,5 @@ type Deps struct {
 // authenticate, the credentials and rate limits of /v1, and idempotency,
 // Idempotency-Key's replays.
 func (d Deps) Guards() (authenticate, idempotency func(http.Handler) http.Handler) {
-	return httpapi.Authenticate(d.Auth, d.Limits), httpapi.Idempotency(d.Store)
+	return httpapi.Authenticate(d.Auth, d.Limits, d.Usage), httpapi.Idempotency(d.Store)
 }

@@ -47,7 +47,11 @@ func Sweep(ctx context.Context, deps Deps) (SweepResult, error) {
 	if errPurges != nil {
 		errPurges = fmt.Errorf("sweep purges left over: %w", errPurges)
 	}
-	stuck, errStuck := deps.Jobs.Stuck(ctx)
+	var stuck int
+	var errStuck error
+	if deps.Jobs != nil { // a process without bulk jobs has none stuck
+		stuck, errStuck = deps.Jobs.Stuck(ctx)
+	}
 	if errStuck != nil {
 		errStuck = fmt.Errorf("count stuck jobs: %w", errStuck)
 	} else {

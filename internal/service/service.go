@@ -34,6 +34,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/series"
 	"github.com/sourcebase/sourcebase/internal/store"
+	"github.com/sourcebase/sourcebase/internal/usage"
 	"github.com/sourcebase/sourcebase/internal/workflows"
 )
 
@@ -325,6 +326,7 @@ func Build(st *store.Store, cfg Config, engine runs.EngineFactory) Deps {
 		Orgs:       orgs,
 		Auth:       auth.New(k, cfg.CacheTTL),
 		Limits:     ratelimit.New(st),
+		Usage:      usage.NewRecorder(st),
 		Companies:  cs,
 		Workflows:  wf,
 		Runs:       rs,

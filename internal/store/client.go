@@ -87,7 +87,7 @@ func ClientOptions(t Timeouts) func(*dynamodb.Options) {
 		o.HTTPClient = AttemptTimeout(o.HTTPClient, t.Attempt)
 		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
 			return s.Initialize.Add(CallDeadline(t.Call), middleware.Before)
-		}, telemetry.Instrument) // a request's calls and units, traced
+		}, meter, telemetry.Instrument) // a request's calls and units; traced
 	}
 }
 

@@ -4,13 +4,10 @@ import (
 	"context"
 	"math"
 	"sync/atomic"
-
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // Meter adds up the DynamoDB calls made with a context and the capacity
-// units DynamoDB reports they consumed. Safe for concurrent use (a list
+// units DynamoDB reports they consumed (the store's client adds them). Safe for concurrent use (a list
 // reads its shards at once).
 type Meter struct {
 	calls       atomic.Int64
@@ -40,77 +37,15 @@ func MeterOf(ctx context.Context) *Meter {
 	return m
 }
 
-// AskCapacity sets ReturnConsumedCapacity TOTAL on the input of a DynamoDB
-// data call (params) and reports whether it writes; ok is false for other
-// calls (table administration), which report no capacity.
-func AskCapacity(params any) (write, ok bool) {
-	const total = types.ReturnConsumedCapacityTotal
-	switch p := params.(type) {
-	case *dynamodb.GetItemInput:
-		p.ReturnConsumedCapacity = total
-	case *dynamodb.QueryInput:
-		p.ReturnConsumedCapacity = total
-	case *dynamodb.ScanInput:
-		p.ReturnConsumedCapacity = total
-	case *dynamodb.BatchGetItemInput:
-		p.ReturnConsumedCapacity = total
-	case *dynamodb.TransactGetItemsInput:
-		p.ReturnConsumedCapacity = total
-	case *dynamodb.PutItemInput:
-		p.ReturnConsumedCapacity, write = total, true
-	case *dynamodb.UpdateItemInput:
-		p.ReturnConsumedCapacity, write = total, true
-	case *dynamodb.DeleteItemInput:
-		p.ReturnConsumedCapacity, write = total, true
-	case *dynamodb.BatchWriteItemInput:
-		p.ReturnConsumedCapacity, write = total, true
-	case *dynamodb.TransactWriteItemsInput:
-		p.ReturnConsumedCapacity, write = total, true
-	default:
-		return false, false
+// Add counts one DynamoDB call that consumed units, of writes or of
+// reads (the store's client meters its calls: store.ClientOptions).
+func (m *Meter) Add(write bool, units float64) {
+	m.calls.Add(1)
+	if write {
+		m.write.add(units)
+	} else {
+		m.read.add(units)
 	}
-	return write, true
-}
-
-// ConsumedUnits is the capacity units a DynamoDB call's result (the
-// output of a call AskCapacity asked) reports; 0 for any other value.
-func ConsumedUnits(result any) float64 {
-	var units float64
-	add := func(cs ...types.ConsumedCapacity) {
-		for _, c := range cs {
-			if c.CapacityUnits != nil {
-				units += *c.CapacityUnits
-			}
-		}
-	}
-	one := func(c *types.ConsumedCapacity) {
-		if c != nil {
-			add(*c)
-		}
-	}
-	switch r := result.(type) {
-	case *dynamodb.GetItemOutput:
-		one(r.ConsumedCapacity)
-	case *dynamodb.QueryOutput:
-		one(r.ConsumedCapacity)
-	case *dynamodb.ScanOutput:
-		one(r.ConsumedCapacity)
-	case *dynamodb.PutItemOutput:
-		one(r.ConsumedCapacity)
-	case *dynamodb.UpdateItemOutput:
-		one(r.ConsumedCapacity)
-	case *dynamodb.DeleteItemOutput:
-		one(r.ConsumedCapacity)
-	case *dynamodb.BatchGetItemOutput:
-		add(r.ConsumedCapacity...)
-	case *dynamodb.TransactGetItemsOutput:
-		add(r.ConsumedCapacity...)
-	case *dynamodb.BatchWriteItemOutput:
-		add(r.ConsumedCapacity...)
-	case *dynamodb.TransactWriteItemsOutput:
-		add(r.ConsumedCapacity...)
-	}
-	return units
 }
 
 // atomicFloat is a float64 added to atomically.

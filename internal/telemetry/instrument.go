@@ -15,11 +15,9 @@ const instrumentID = "SourcebaseTelemetry"
 
 // Instrument adds the telemetry middleware to an AWS SDK client's stack
 // (an aws.Config's or a client's APIOptions); adding it twice is a no-op.
-// Around each call (once, however often the SDK retries it) it
-//   - asks DynamoDB for the capacity a data call consumes and adds the
-//     call and its units to the context's Meter, when it has one;
-//   - sends an X-Ray subsegment of the call (service, operation, table,
-//     the AWS request id, the outcome) when the context's trace is sampled.
+// Around each call (once, however often the SDK retries it) it sends an
+// X-Ray subsegment of the call (service, operation, table, the AWS request
+// id, the outcome) when the context's trace is sampled.
 func Instrument(s *middleware.Stack) error {
 	if _, ok := s.Initialize.Get(instrumentID); ok {
 		return nil
@@ -28,22 +26,8 @@ func Instrument(s *middleware.Stack) error {
 }
 
 func instrument(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-	m := MeterOf(ctx)
-	var write, metered bool
-	if m != nil {
-		write, metered = AskCapacity(in.Parameters)
-	}
-	service := awsmiddleware.GetServiceID(ctx)
-	ctx, seg := Start(ctx, service)
+	ctx, seg := Start(ctx, awsmiddleware.GetServiceID(ctx))
 	out, md, err := next.HandleInitialize(ctx, in)
-	if metered {
-		m.calls.Add(1)
-		if u := ConsumedUnits(out.Result); write {
-			m.write.add(u)
-		} else {
-			m.read.add(u)
-		}
-	}
 	if seg != nil {
 		seg.call(ctx, in.Parameters, md, err)
 	}

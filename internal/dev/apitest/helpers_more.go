@@ -333,9 +333,9 @@ func ObjectAt(t testing.TB, v any, keys ...string) map[string]any {
 	return m
 }
 
-// RunFields are the fields of a run record.
+// RunFields are the fields of a run record a request started.
 var RunFields = []string{"id", "workflowId", "status", "title", "input", "output", "error", "dryRun", "retryOf",
-	"retriedBy", "startedBy", "createdAt", "startedAt", "completedAt"}
+	"retriedBy", "startedBy", "requestId", "createdAt", "startedAt", "completedAt"}
 
 // WantKeys fails unless rec has exactly the keys want.
 func WantKeys(t testing.TB, what string, rec map[string]any, want []string) {

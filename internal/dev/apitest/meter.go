@@ -9,7 +9,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
 	"github.com/sourcebase/sourcebase/internal/store"
-	"github.com/sourcebase/sourcebase/internal/telemetry"
 )
 
 // Meter asks DynamoDB for the capacity every call consumes
@@ -28,9 +27,11 @@ type Usage struct {
 	// Shared is the part of the above that serves every request of a key
 	// rather than the request that happened to make it: the API key,
 	// rate-limit and shard-count caches' fills (GetItem of an APIKEY#
-	// item or an organization's LIMITS or SHARDS) and the rate limit's
-	// leases (UpdateItem of a RATE# counter), which fall on whichever
-	// request finds a cache stale or a lease used up.
+	// item or an organization's LIMITS or SHARDS), the rate limit's
+	// leases (UpdateItem of a RATE# counter) and the usage totals' flushes
+	// (UpdateItem of an organization's USAGE item), which fall on
+	// whichever request finds a cache stale, a lease used up or a flush
+	// due.
 	Shared Part
 	// Run is the part made while executing workflow runs (a store.Actor
 	// via a workflowRun): what a run's steps and state cost beside the
@@ -129,12 +130,12 @@ func shared(params any) bool {
 		pk, sk := pk(p.Key)
 		// An organization's own item is read with its key (its status:
 		// suspended or not), cached as long.
-		// An organization's own item is read with its key (its status:
-		// suspended or not), cached as long.
-		return strings.HasPrefix(pk, store.TypeAPIKey+"#") || sk == store.TypeLimits || sk == store.TypeShards || sk == store.TypeOrg || sk == store.TypeOrg
+		return strings.HasPrefix(pk, store.TypeAPIKey+"#") || sk == store.TypeLimits || sk == store.TypeShards || sk == store.TypeOrg
 	case *dynamodb.UpdateItemInput:
 		pk, _ := pk(p.Key)
-		return strings.HasPrefix(pk, store.TypeRate+"#")
+		// The rate limit's leases, and the usage totals an instance
+		// flushes every few seconds (package usage).
+		return store.ClassOf(pk) == store.ClassCounter
 	}
 	return false
 }
@@ -156,12 +157,12 @@ func (m *Meter) Reset() Usage {
 }
 
 func (m *Meter) handle(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-	write, ok := telemetry.AskCapacity(in.Parameters)
+	write, ok := store.AskCapacity(in.Parameters)
 	if !ok {
 		return next.HandleInitialize(ctx, in) // table administration
 	}
 	out, md, err := next.HandleInitialize(ctx, in)
-	units := telemetry.ConsumedUnits(out.Result)
+	units := store.ConsumedUnits(out.Result)
 	m.mu.Lock()
 	m.usage.Calls++
 	if write && err == nil {

@@ -10,6 +10,7 @@ package testenv
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -53,6 +54,39 @@ func OwnServer() { own = true }
 // Main runs the package's tests and stops the server afterwards.
 func Main(m *testing.M) { MainThen(m, nil) }
 
+// keptLog receives every record of the package's tests, and checkLog
+// reads it once they are over (KeepLog).
+var (
+	keptLog  slog.Handler
+	checkLog func() error
+)
+
+// KeepLog has Main send every record logged during the tests to h (the
+// service's own JSON lines, for a check of the whole run's log), besides
+// the warnings and errors it shows on stderr, and call check once the tests
+// are over: an error it returns fails the run. Call it before Main.
+func KeepLog(h slog.Handler, check func() error) { keptLog, checkLog = h, check }
+
+// tee sends every record to all, and warnings and errors to warn too.
+type tee struct{ warn, all slog.Handler }
+
+func (t tee) Enabled(context.Context, slog.Level) bool { return true }
+
+func (t tee) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level >= slog.LevelWarn {
+		t.warn.Handle(ctx, r.Clone())
+	}
+	return t.all.Handle(ctx, r)
+}
+
+func (t tee) WithAttrs(as []slog.Attr) slog.Handler {
+	return tee{t.warn.WithAttrs(as), t.all.WithAttrs(as)}
+}
+
+func (t tee) WithGroup(name string) slog.Handler {
+	return tee{t.warn.WithGroup(name), t.all.WithGroup(name)}
+}
+
 // MainThen is Main, calling after (when non-nil) once the tests are over:
 // for a package that prepares more than tables, such as built binaries to
 // remove.
@@ -60,10 +94,22 @@ func MainThen(m *testing.M, after func()) {
 	inMain = true
 	// One access log line per request would bury failure output and
 	// benchmark results; warnings and errors still show.
-	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	var h slog.Handler = slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})
+	if keptLog != nil {
+		h = tee{warn: h, all: keptLog}
+	}
+	slog.SetDefault(slog.New(h))
 	// No SDK in a test may look for real credentials or instance metadata.
 	os.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 	code := m.Run()
+	if checkLog != nil {
+		if err := checkLog(); err != nil {
+			fmt.Fprintf(os.Stderr, "FAIL: the run's log: %v\n", err)
+			if code == 0 {
+				code = 1
+			}
+		}
+	}
 	if after != nil {
 		after()
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/ids"
 	"github.com/sourcebase/sourcebase/internal/outbound"
 	"github.com/sourcebase/sourcebase/internal/store"
+	"github.com/sourcebase/sourcebase/internal/telemetry"
 )
 
 // TypeDelivery is the item type (and log) of deliveries.
@@ -41,9 +42,12 @@ type Delivery struct {
 	EventType  string `json:"eventType"`
 	// Resource is the record the event is about ("" for a test): its
 	// deliveries to one endpoint are made in order of change.
-	ResourceID string    `json:"resourceId,omitempty"`
-	Status     string    `json:"status"`
-	Attempts   []Attempt `json:"attempts"`
+	ResourceID string `json:"resourceId,omitempty"`
+	// RequestID is the request that made the change (the event's
+	// requestId); absent when no request did.
+	RequestID string    `json:"requestId,omitempty"`
+	Status    string    `json:"status"`
+	Attempts  []Attempt `json:"attempts"`
 	// NextAttemptAt is when a pending delivery is due: when it was made
 	// (or queued again by a manual retry), the time of its retry after a
 	// failed attempt; nil once it succeeded or failed. A due delivery
@@ -135,7 +139,7 @@ func (s *Service) Publish(ctx context.Context, d history.Derived) error {
 		now := s.now()
 		// In the shard of its event (and so of the event's record).
 		dl := Delivery{ID: ids.InShard(ids.Derived("msg", d.Event.OccurredAt.Time, d.Event.ID+"/"+ep.ID), ids.Shard(d.Event.ID)), EndpointID: ep.ID,
-			EventID: d.Event.ID, EventType: d.Event.Type, ResourceID: d.Event.Resource.ID, Status: Pending,
+			EventID: d.Event.ID, EventType: d.Event.Type, ResourceID: d.Event.Resource.ID, RequestID: d.Event.RequestID, Status: Pending,
 			NextAttemptAt: &now, CreatedAt: now, UpdatedAt: now, Payload: body}
 		created, err := s.appendDelivery(ctx, d.Org, dl)
 		if err != nil {
@@ -236,6 +240,14 @@ func (s *Service) Attempt(ctx context.Context, m Message) (Outcome, error) {
 		if !a.Manual && !(a.Status >= 200 && a.Status <= 299) {
 			failures++
 		}
+	}
+	if !ok(at) {
+		// Failures in a row: this delivery's to its endpoint (an alarm
+		// watches their maximum).
+		telemetry.EmitMetrics(ctx, "delivery failed", []telemetry.Metric{
+			{Name: telemetry.MetricDeliveryFailures, Unit: "Count", Value: 1},
+			{Name: telemetry.MetricEndpointConsecutiveFailures, Unit: "Count", Value: float64(failures)},
+		}, slog.String("organizationId", m.Org), slog.String("endpointId", ep.ID), slog.String("deliveryId", d.ID), slog.Int("status", at.Status))
 	}
 	held := d.Hold
 	switch wait, again := outbound.NextRetry(failures, s.Scale); {
