@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/steps"
+	"github.com/sourcebase/sourcebase/internal/telemetry"
 	"github.com/sourcebase/sourcebase/internal/workflows"
 )
 
@@ -185,7 +187,8 @@ func (s *stepFunctionsAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = json.Unmarshal(body, &in)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.calls = append(s.calls, map[string]string{"target": r.Header.Get("X-Amz-Target"), "name": in["name"], "input": in["input"], "arn": in["stateMachineArn"]})
+	s.calls = append(s.calls, map[string]string{"target": r.Header.Get("X-Amz-Target"), "name": in["name"], "input": in["input"], "arn": in["stateMachineArn"],
+		"traceHeader": in["traceHeader"]})
 	w.Header().Set("Content-Type", "application/x-amz-json-1.0")
 	if s.names[in["name"]] {
 		w.WriteHeader(http.StatusBadRequest)
@@ -194,6 +197,47 @@ func (s *stepFunctionsAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.names[in["name"]] = true
 	io.WriteString(w, `{"executionArn":"arn:aws:states:us-east-1:123456789012:execution:runs:`+in["name"]+`","startDate":1.7e9}`)
+}
+
+// TestAnExecutionContinuesTheTraceOfTheRequestThatStartedIt: a run started
+// in a sampled trace (an actively traced function's invocation) hands the
+// trace on to Step Functions (StartExecution's traceHeader, with the
+// current segment as the parent), which traces the execution and the
+// runner's invocations in it; an unsampled one hands on nothing.
+func TestAnExecutionContinuesTheTraceOfTheRequestThatStartedIt(t *testing.T) {
+	api := &stepFunctionsAPI{names: map[string]bool{}}
+	srv := httptest.NewServer(api)
+	defer srv.Close()
+	client := sfn.New(sfn.Options{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL),
+		Credentials: credentials.NewStaticCredentialsProvider("k", "s", ""), RetryMaxAttempts: 1})
+	e := runs.StepFunctions{Client: client, StateMachineARN: "arn:aws:states:us-east-1:123456789012:stateMachine:runs"}
+	d, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	t.Setenv(telemetry.EnvDaemonAddress, d.LocalAddr().String())
+	const root = "1-67891233-abcdef012345678912345678"
+	traced := context.WithValue(context.Background(), "x-amzn-trace-id", "Root="+root+";Parent=53995c3f42cd8ad8;Sampled=1") //nolint:staticcheck // aws-lambda-go's key
+	traced, seg := telemetry.Start(traced, "POST /v1/workflows/{id}/runs")
+	if seg == nil {
+		t.Fatal("no segment in a sampled trace")
+	}
+	if err := e.Start(traced, runs.ExecutionInput{OrganizationID: "org_1", RunID: "run_traced", WorkflowID: "wf_01abc"}); err != nil {
+		t.Fatal(err)
+	}
+	unsampled := context.WithValue(context.Background(), "x-amzn-trace-id", "Root="+root+";Parent=53995c3f42cd8ad8;Sampled=0") //nolint:staticcheck // aws-lambda-go's key
+	if err := e.Start(unsampled, runs.ExecutionInput{OrganizationID: "org_1", RunID: "run_untraced", WorkflowID: "wf_01abc"}); err != nil {
+		t.Fatal(err)
+	}
+	api.mu.Lock()
+	defer api.mu.Unlock()
+	if h := api.calls[0]["traceHeader"]; !strings.HasPrefix(h, "Root="+root+";Parent=") || !strings.HasSuffix(h, ";Sampled=1") || strings.Contains(h, "53995c3f42cd8ad8") {
+		t.Errorf("the traced start's traceHeader is %q, want the trace with the request's segment as parent", h)
+	}
+	if h := api.calls[1]["traceHeader"]; h != "" {
+		t.Errorf("an unsampled start handed on %q", h)
+	}
 }
 
 func TestStepFunctionsEngineStartsOneExecutionNamedAfterTheRun(t *testing.T) {

@@ -29,6 +29,8 @@ const eventsDir = "../../events"
 // lambdaEnv is a fresh table with one organization and an admin key, and
 // the Lambda handlers of the two API groups over it.
 type lambdaEnv struct {
+	deps             service.Deps
+	org              string
 	clientID, secret string
 	companies, keys  func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
 }
@@ -47,6 +49,8 @@ func newLambdaEnv(t *testing.T) *lambdaEnv {
 		t.Fatal(err)
 	}
 	return &lambdaEnv{
+		deps:      deps,
+		org:       org.ID,
 		clientID:  key.ClientID,
 		secret:    key.Secret,
 		companies: serve.Handler(deps, lambdas.Companies),

@@ -14,6 +14,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/service"
 	"github.com/sourcebase/sourcebase/internal/telemetry"
+	"github.com/sourcebase/sourcebase/internal/usage"
 )
 
 // daemon is a stand-in X-Ray daemon on loopback: the segment documents it
@@ -148,6 +149,20 @@ func TestALambdaRequestLogsOneLineWithItsMetricsAndIsTraced(t *testing.T) {
 	}
 	if _, ok := rate["remaining"].(float64); !ok {
 		t.Errorf("rateLimit %v has no remaining", rate)
+	}
+
+	// The request and its units count toward the organization's usage
+	// (what list-orgs reports), once the instance's totals are written.
+	if err := e.deps.Usage.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	u, err := usage.Read(context.Background(), e.deps.Store, e.org, now.Add(-24*time.Hour), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Requests != 1 || u.ReadUnits != line["ReadUnits"] || u.WriteUnits != line["WriteUnits"] {
+		t.Errorf("usage %+v, want the request and its units %v/%v", u, line["ReadUnits"], line["WriteUnits"])
 	}
 
 	// The EMF directive: every metric it names is a number of the line,
