@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -45,6 +46,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/service"
 	"github.com/sourcebase/sourcebase/internal/sizing"
 	"github.com/sourcebase/sourcebase/internal/store"
+	"github.com/sourcebase/sourcebase/internal/telemetry"
 )
 
 var (
@@ -702,6 +704,12 @@ type lambdaFigures struct {
 	// HarnessAllocs are the test's own request and recorder of a handler
 	// row, made without serving them.
 	HarnessAllocs float64
+	// Traced1 is the GET in an invocation Lambda sampled for X-Ray (its
+	// segments sent to a daemon on loopback), at GOMAXPROCS=1; Segments
+	// how many each request sent.
+	Traced1       time.Duration
+	Traced1Allocs float64
+	Segments      float64
 	// A list of 100 companies through the adapter beside the bare Query of
 	// the same 100 items, at the machine's GOMAXPROCS and at 1.
 	ListAdapter, ListBare, ListAdapter1, ListBare1 time.Duration
@@ -807,8 +815,44 @@ func lambdaPath(t *testing.T, env *apitest.Env, c *apitest.Client, id string) la
 	f.WallListAdapter1 = wall
 	f.ListBare1, _ = measure(bareList)
 	f.WallListBare1 = wall
+	f.Traced1, f.Traced1Allocs, f.Segments = tracedCost(t, measure, lh, ev, n)
 	runtime.GOMAXPROCS(prev)
 	return f
+}
+
+// tracedCost measures the adapter's GET in an invocation whose trace
+// Lambda sampled (what an actively traced function's context holds), its
+// X-Ray segments sent to a daemon on loopback that counts them.
+func tracedCost(t *testing.T, measure func(func() error) (time.Duration, float64), lh func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error),
+	ev events.APIGatewayV2HTTPRequest, n int) (time.Duration, float64, float64) {
+	t.Helper()
+	d, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	var got atomic.Int64
+	go func() {
+		buf := make([]byte, 64<<10)
+		for {
+			if _, _, err := d.ReadFrom(buf); err != nil {
+				return
+			}
+			got.Add(1)
+		}
+	}()
+	t.Setenv(telemetry.EnvDaemonAddress, d.LocalAddr().String())
+	ctx := context.WithValue(context.Background(), "x-amzn-trace-id", "Root=1-67891233-abcdef012345678912345678;Parent=53995c3f42cd8ad8;Sampled=1") //nolint:staticcheck // aws-lambda-go's key
+	cpu, allocs := measure(func() error {
+		res, err := lh(ctx, ev)
+		if err == nil && res.StatusCode != http.StatusOK {
+			err = fmt.Errorf("traced: %d %s", res.StatusCode, res.Body)
+		}
+		return err
+	})
+	// UDP on loopback: what was sent has arrived, or is lost, by now.
+	time.Sleep(testenv.Scaled(100 * time.Millisecond))
+	return cpu, allocs, float64(got.Load()) / float64(n)
 }
 
 // functionFigures is one function's deployed size and cold start.
