@@ -94,5 +94,16 @@ func (st *Stack) addJobs(settings stageSettings) {
 				awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{Actions: jsii.Strings(deploy.BulkListActions...), Resources: jsii.Strings(bucket)}),
 			)
 		}
+		if f.ManagesTenants {
+			// The tenant lifecycle: an organization's export under orgs/,
+			// and its deletion of its files under every prefix; listing
+			// only those prefixes.
+			doc.AddStatements(
+				awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{Actions: jsii.Strings(deploy.BulkTenantActions...),
+					Resources: objects(deploy.BulkTenantPrefixes...)}),
+				awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{Actions: jsii.Strings(deploy.BulkListActions...),
+					Resources: jsii.Strings(bucket), Conditions: &map[string]any{"StringLike": deploy.BulkTenantListCondition()["StringLike"]}}),
+			)
+		}
 	}
 }

@@ -101,7 +101,7 @@ func TestTheJobStateMachineIsTheJobsDefinitionAroundTheRunnerStartedByAnUploadOn
 	})
 }
 
-func TestOnlyTheDataFunctionAndTheRunnerTouchTheJobsObjectsEachWithItsActions(t *testing.T) {
+func TestOnlyTheDataFunctionTheRunnerAndTheOperatorTouchTheBulkObjectsEachWithItsActions(t *testing.T) {
 	stages(t, func(t *testing.T, s *synthesized) {
 		bucket := s.logicalID(s.stack.BulkBucket)
 		object := func(prefix string) string {
@@ -121,6 +121,16 @@ func TestOnlyTheDataFunctionAndTheRunnerTouchTheJobsObjectsEachWithItsActions(t 
 					w[a+" on "+object(deploy.BulkExportsPrefix)] = true
 				}
 				w["s3:ListBucket on "+js(getAtt(bucket, "Arn"))] = true
+			case f.ManagesTenants:
+				// The operator function's tenant lifecycle: an
+				// organization's files under the three prefixes, listing
+				// only those.
+				for _, a := range deploy.BulkTenantActions {
+					for _, p := range []string{deploy.BulkImportsPrefix, deploy.BulkExportsPrefix, deploy.BulkOrgsPrefix} {
+						w[a+" on "+object(p)] = true
+					}
+				}
+				w["s3:ListBucket on "+js(getAtt(bucket, "Arn"))+` if {"StringLike":{"s3:prefix":["imports/*","exports/*","orgs/*"]}}`] = true
 			}
 			want[f.Name] = w
 		}

@@ -2,6 +2,8 @@
 // one stack per stage, built from the Go declarations of the service.
 //
 //	cdk synth -c stage=dev|prod [-c assets=../bin/lambda] [-c webhookConcurrency=10]
+//	          [-c alarmEmails=a@example.com,b@example.com] [-c tracing=false]
+//	          [-c traceSampleRate=0.05] [-c traceReservoir=1] [-c logRetentionDays=30]
 package main
 
 import (

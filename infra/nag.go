@@ -64,6 +64,30 @@ func suppressFindings(st *Stack) {
 			},
 		}}, jsii.Bool(true))
 	}
+	// The operator function's tenant lifecycle: an organization's files
+	// under the bucket's three prefixes.
+	for _, f := range st.deployed() {
+		if !f.ManagesTenants {
+			continue
+		}
+		cdknag.NagSuppressions_AddResourceSuppressions(st.Roles[f.Name], &[]*cdknag.NagPackSuppression{{
+			Id: jsii.String("AwsSolutions-IAM5"),
+			Reason: jsii.String("An organization's files are named by organization at run time (imports/<org>/..., exports/<org>/..., orgs/<org>/...): " +
+				"the operator function's tenant lifecycle (export-org, delete-org) may read, write and delete objects under those three prefixes of the bulk bucket only (deploy.BulkTenantActions)."),
+			AppliesTo: &[]interface{}{
+				cdknag.RegexAppliesTo{Regex: jsii.String(`/^Resource::<BulkBucket[0-9A-F]*\.Arn>\/(imports|exports|orgs)\/\*$/`)},
+			},
+		}}, jsii.Bool(true))
+	}
+	// Every function sends its traces to X-Ray (tracing.go).
+	for _, f := range st.deployed() {
+		cdknag.NagSuppressions_AddResourceSuppressions(st.Roles[f.Name], &[]*cdknag.NagPackSuppression{{
+			Id: jsii.String("AwsSolutions-IAM5"),
+			Reason: jsii.String("xray:PutTraceSegments and xray:PutTelemetryRecords (the function's traces, Lambda's active tracing) support no " +
+				"resource-level permissions, so AWS requires Resource \"*\" for them; every other action of the role names its resource."),
+			AppliesTo: &[]interface{}{jsii.String("Resource::*")},
+		}}, jsii.Bool(true))
+	}
 	// The stream consumers: the indexer (OpenSearch deployments) and the
 	// events function (every deployment).
 	failureQueues := map[string]awssqs.Queue{}

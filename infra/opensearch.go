@@ -49,7 +49,9 @@ func (st *Stack) addOpenSearch(settings stageSettings) {
 	for _, f := range st.deployed() {
 		perms := SearchIndexPermissions
 		switch {
-		case deploy.IsIndexer(f):
+		case deploy.IsIndexer(f), f.ManagesTenants:
+			// The operator function deletes an organization's documents
+			// (delete-org) with the indexer's access.
 			perms = IndexerIndexPermissions
 		case !f.HoldsIndexes:
 			continue

@@ -35,6 +35,11 @@ const (
 	CtxAPIRateLimit       = "apiRateLimit"       // the HTTP API stage's steady throttle, requests a second
 	CtxAPIBurstLimit      = "apiBurstLimit"      // the HTTP API stage's burst, requests at once
 	CtxDeliverConcurrency = "deliverConcurrency" // deliveries in flight at once (the queue's event source)
+	CtxAlarmEmails        = "alarmEmails"        // the alarm topic's email subscriptions, comma-separated (default none)
+	CtxTracing            = "tracing"            // X-Ray active tracing of the functions: true (default) or false
+	CtxTraceSampleRate    = "traceSampleRate"    // the share of requests traced beyond the reservoir, 0 to 1 (default 0.05)
+	CtxTraceReservoir     = "traceReservoir"     // requests a second traced before the rate applies (default 1)
+	CtxLogRetentionDays   = "logRetentionDays"   // every log group's retention in days (default 7 in dev, 90 in prod)
 )
 
 // DefaultAssetDir is where `make build` puts bin/lambda/<name>/bootstrap,
@@ -75,6 +80,22 @@ type Options struct {
 	// DeliverConcurrency is the delivery queue's event source's maximum
 	// concurrency (deploy.DeliverMaxConcurrency).
 	DeliverConcurrency int
+	// AlarmEmails are the addresses the alarm topic sends to (an email
+	// subscription each, confirmed by its owner); none by default.
+	AlarmEmails []string
+	// Tracing turns on X-Ray active tracing of every function and the
+	// sampling rule (TraceSampleRate beyond TraceReservoir requests a
+	// second); off, the functions pass traces through. NoTracing is its
+	// negation, so that Options made in code trace by default.
+	NoTracing       bool
+	TraceSampleRate float64
+	TraceReservoir  int
+	// traceSet: TraceSampleRate and TraceReservoir were read from the
+	// context (both 0 then means trace none, not the defaults).
+	traceSet bool
+	// LogRetentionDays is every log group's retention (one of
+	// deploy.LogRetentionDays); 0 is the stage's default.
+	LogRetentionDays int
 	// Search is the search engine: the model's SearchEngines.Embedded, or
 	// SearchEngines.OpenSearch (an OpenSearch Serverless collection fed
 	// from the table's stream by the indexer function).
@@ -96,7 +117,25 @@ func (o Options) withDefaults() Options {
 	def(&o.APIRateLimit, deploy.APIRateLimit)
 	def(&o.APIBurstLimit, deploy.APIBurstLimit)
 	def(&o.DeliverConcurrency, deploy.DeliverMaxConcurrency)
+	if o.LogRetentionDays == 0 {
+		o.LogRetentionDays = DefaultLogRetentionDays(o.Stage)
+	}
+	if o.TraceSampleRate == 0 && o.TraceReservoir == 0 && !o.traceSet {
+		o.TraceSampleRate, o.TraceReservoir = deploy.DefaultTraceSampleRate, deploy.DefaultTraceReservoir
+	}
 	return o
+}
+
+// Tracing reports whether the functions are traced (Options.NoTracing).
+func (o Options) Tracing() bool { return !o.NoTracing }
+
+// DefaultLogRetentionDays is a stage's log retention: a week in dev, three
+// months in prod.
+func DefaultLogRetentionDays(s Stage) int {
+	if s == Prod {
+		return deploy.ProdLogRetentionDays
+	}
+	return deploy.DevLogRetentionDays
 }
 
 // model is o's deployment model.
@@ -171,6 +210,32 @@ func OptionsFromContext(node constructs.Node) (Options, error) {
 	}
 	if o.DeliverConcurrency, err = number(CtxDeliverConcurrency, deploy.DeliverMaxConcurrency, 2, 1000); err != nil {
 		return o, err
+	}
+	if o.AlarmEmails, err = deploy.ParseAlarmEmails(str(CtxAlarmEmails)); err != nil {
+		return o, fmt.Errorf("context %s: %w", CtxAlarmEmails, err)
+	}
+	switch s := str(CtxTracing); s {
+	case "", "true":
+	case "false":
+		o.NoTracing = true
+	default:
+		return o, fmt.Errorf("context %s=%q: want true or false", CtxTracing, s)
+	}
+	o.TraceSampleRate = deploy.DefaultTraceSampleRate
+	if s := str(CtxTraceSampleRate); s != "" {
+		if o.TraceSampleRate, err = deploy.ParseSampleRate(s); err != nil {
+			return o, fmt.Errorf("context %s=%q: %w", CtxTraceSampleRate, s, err)
+		}
+	}
+	if o.TraceReservoir, err = number(CtxTraceReservoir, deploy.DefaultTraceReservoir, 0, deploy.MaxTraceReservoir); err != nil {
+		return o, err
+	}
+	o.traceSet = true
+	o.LogRetentionDays = DefaultLogRetentionDays(o.Stage)
+	if s := str(CtxLogRetentionDays); s != "" {
+		if o.LogRetentionDays, err = deploy.ParseLogRetentionDays(s); err != nil {
+			return o, fmt.Errorf("context %s=%q: %w", CtxLogRetentionDays, s, err)
+		}
 	}
 	switch o.Search = str(CtxSearch); o.Search {
 	case "":

@@ -9,16 +9,20 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsopensearchserverless"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsstepfunctions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsxray"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
@@ -80,6 +84,16 @@ type Stack struct {
 	EventsFailures awssqs.Queue
 	DeliverQueue   awssqs.Queue
 	DeliverDLQ     awssqs.Queue
+
+	// What the ops team watches (alarms.go): the alarms by their stable
+	// name (deploy.Alarms), the topic they notify and its key, the
+	// dashboard; and the X-Ray sampling rule of the functions (tracing.go;
+	// nil when tracing is off).
+	Alarms       map[string]awscloudwatch.Alarm
+	AlarmTopic   awssns.Topic
+	AlarmKey     awskms.Key
+	Dashboard    awscloudwatch.CfnDashboard
+	SamplingRule awsxray.CfnSamplingRule
 }
 
 // deployed are the functions of this stack.
@@ -103,15 +117,23 @@ const (
 
 // settings per stage.
 type stageSettings struct {
-	protect      bool // table deletion protection, retained table and logs
-	logRetention awslogs.RetentionDays
+	protect bool // table deletion protection, retained table and logs
+	// logRetentionDays of every log group: Options.LogRetentionDays, the
+	// stage's by default (DefaultLogRetentionDays).
+	logRetentionDays int
 }
 
-func settingsOf(s Stage) stageSettings {
-	if s == Prod {
-		return stageSettings{protect: true, logRetention: awslogs.RetentionDays_THREE_MONTHS}
-	}
-	return stageSettings{protect: false, logRetention: awslogs.RetentionDays_ONE_WEEK}
+func settingsOf(o Options) stageSettings {
+	return stageSettings{protect: o.Stage == Prod, logRetentionDays: o.LogRetentionDays}
+}
+
+// newLogGroup adds a log group (id) with the stage's retention and removal
+// policy. The retention is set on the resource itself: the construct's
+// takes only the named retentions of its enum.
+func (st *Stack) newLogGroup(id string, settings stageSettings) awslogs.LogGroup {
+	logs := awslogs.NewLogGroup(st.Stack, jsii.String(id), &awslogs.LogGroupProps{RemovalPolicy: settings.removal()})
+	logs.Node().DefaultChild().(awslogs.CfnLogGroup).SetRetentionInDays(jsii.Number(settings.logRetentionDays))
+	return logs
 }
 
 func (s stageSettings) removal() awscdk.RemovalPolicy {
@@ -136,12 +158,12 @@ func constructID(name string) string {
 // history's stream source and delivery queues (events.go).
 func NewStack(scope constructs.Construct, o Options) (*Stack, error) {
 	o = o.withDefaults()
-	settings := settingsOf(o.Stage)
+	settings := settingsOf(o)
 	model := o.model()
 	st := &Stack{
 		Model: model,
 		Stack: awscdk.NewStack(scope, jsii.String(StackName(o.Stage)), &awscdk.StackProps{
-			Description: jsii.String(fmt.Sprintf("Sourcebase (%s): HTTP API, Lambda functions, DynamoDB table and its stream, run and job state machines, bulk jobs' bucket, webhook delivery queues", o.Stage)),
+			Description: jsii.String(fmt.Sprintf("Sourcebase (%s): HTTP API, Lambda functions, DynamoDB table and its stream, run and job state machines, bulk jobs' bucket, webhook delivery queues, alarms and dashboard", o.Stage)),
 		}),
 		Options:      o,
 		Functions:    map[string]awslambda.Function{},
@@ -149,9 +171,13 @@ func NewStack(scope constructs.Construct, o Options) (*Stack, error) {
 		LogGroups:    map[string]awslogs.LogGroup{},
 		Integrations: map[string]awsapigatewayv2integrations.HttpLambdaIntegration{},
 		Schedules:    map[string]awsevents.Rule{},
+		Alarms:       map[string]awscloudwatch.Alarm{},
 	}
-	awscdk.Tags_Of(st.Stack).Add(jsii.String("project"), jsii.String("sourcebase"), nil)
-	awscdk.Tags_Of(st.Stack).Add(jsii.String("stage"), jsii.String(string(o.Stage)), nil)
+	// A dashboard takes no tags (CloudFormation's AWS::CloudWatch::Dashboard
+	// has none, cfn-lint's E3002), though the CDK would add them.
+	untagged := &awscdk.TagProps{ExcludeResourceTypes: jsii.Strings("AWS::CloudWatch::Dashboard")}
+	awscdk.Tags_Of(st.Stack).Add(jsii.String("project"), jsii.String("sourcebase"), untagged)
+	awscdk.Tags_Of(st.Stack).Add(jsii.String("stage"), jsii.String(string(o.Stage)), untagged)
 
 	table, err := newTable(st.Stack, model.Table, settings)
 	if err != nil {
@@ -165,10 +191,7 @@ func NewStack(scope constructs.Construct, o Options) (*Stack, error) {
 	st.Policies = policies
 	for _, f := range st.deployed() {
 		id := constructID(f.Name)
-		logs := awslogs.NewLogGroup(st.Stack, jsii.String(id+"Logs"), &awslogs.LogGroupProps{
-			Retention:     settings.logRetention,
-			RemovalPolicy: settings.removal(),
-		})
+		logs := st.newLogGroup(id+"Logs", settings)
 		doc := awsiam.NewPolicyDocument(nil)
 		role := awsiam.NewRole(st.Stack, jsii.String(id+"Role"), &awsiam.RoleProps{
 			AssumedBy:      awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil),
@@ -198,6 +221,7 @@ func NewStack(scope constructs.Construct, o Options) (*Stack, error) {
 			props.ReservedConcurrentExecutions = jsii.Number(o.WebhookConcurrency)
 		}
 		st.Functions[f.Name] = awslambda.NewFunction(st.Stack, jsii.String(id+"Function"), props)
+		st.traceFunction(st.Functions[f.Name], doc)
 		st.Roles[f.Name], st.LogGroups[f.Name], policies[f.Name] = role, logs, doc
 	}
 
@@ -226,6 +250,8 @@ func NewStack(scope constructs.Construct, o Options) (*Stack, error) {
 	if err := st.addAPI(settings); err != nil {
 		return nil, err
 	}
+	st.addAlarms(settings)
+	st.addSamplingRule()
 	// The environment comes last: the mcp function's names the API's
 	// endpoint (the API itself does not depend on the functions, only its
 	// routes and integrations do, so there is no cycle).
@@ -370,10 +396,7 @@ func (st *Stack) runnerMachine(settings stageSettings, id, what, definition stri
 		Description:    jsii.String(what + ": invokes the runner function only"),
 		InlinePolicies: &map[string]awsiam.PolicyDocument{"invoke-runner": invoke},
 	})
-	logs := awslogs.NewLogGroup(st.Stack, jsii.String(id+"Logs"), &awslogs.LogGroupProps{
-		Retention:     settings.logRetention,
-		RemovalPolicy: settings.removal(),
-	})
+	logs := st.newLogGroup(id+"Logs", settings)
 	machine := awsstepfunctions.NewStateMachine(st.Stack, jsii.String(id), &awsstepfunctions.StateMachineProps{
 		DefinitionBody:   awsstepfunctions.DefinitionBody_FromString(jsii.String(definition)),
 		StateMachineType: awsstepfunctions.StateMachineType_STANDARD,
@@ -465,10 +488,7 @@ func (st *Stack) addAPI(settings stageSettings) error {
 		Description:        jsii.String("Sourcebase API (" + string(st.Options.Stage) + ")"),
 		CreateDefaultStage: jsii.Bool(false),
 	})
-	logs := awslogs.NewLogGroup(st.Stack, jsii.String("ApiAccessLogs"), &awslogs.LogGroupProps{
-		Retention:     settings.logRetention,
-		RemovalPolicy: settings.removal(),
-	})
+	logs := st.newLogGroup("ApiAccessLogs", settings)
 	st.ApiAccessLogs = logs
 	st.ApiStage = st.Api.AddStage(jsii.String("DefaultStage"), &awsapigatewayv2.HttpStageOptions{
 		StageName:  jsii.String("$default"),

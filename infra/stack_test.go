@@ -236,7 +236,7 @@ func TestEveryFunctionHasExactlyTheEnvironmentOfItsConfiguration(t *testing.T) {
 			}
 			// The data function creates bulk jobs (their bucket, and the
 			// job state machine it starts exports on); the runner runs them.
-			if f.RunsJobs || f.Name == lambdas.Runner {
+			if f.RunsJobs || f.Name == lambdas.Runner || f.Name == lambdas.Admin { // the admin: the tenant lifecycle's files
 				cfg.BulkBucket = "<bucket>"
 			}
 			if f.RunsJobs {
@@ -244,7 +244,9 @@ func TestEveryFunctionHasExactlyTheEnvironmentOfItsConfiguration(t *testing.T) {
 			}
 			// With OpenSearch, the search function and the indexer are
 			// told its engine and the collection's endpoint.
-			if s.stack.Options.OpenSearch() && (f.HoldsIndexes || f.Name == lambdas.Indexer) {
+			// (and the operator function, which deletes an organization's
+			// documents).
+			if s.stack.Options.OpenSearch() && (f.HoldsIndexes || f.Name == lambdas.Indexer || f.Name == lambdas.Admin) {
 				cfg.SearchEngine, cfg.OpenSearchEndpoint = service.SearchOpenSearch, "<collection>"
 			}
 			want := map[string]any{}
@@ -300,10 +302,17 @@ func TestEveryFunctionHasExactlyTheEnvironmentOfItsConfiguration(t *testing.T) {
 // grants are the (action, resource) pairs a role allows, resources as JSON.
 type grants map[string]bool
 
-func (g grants) add(actions, resources any) {
+func (g grants) add(actions, resources any) { g.addIf(actions, resources, nil) }
+
+// addIf adds the pairs under condition (none when nil).
+func (g grants) addIf(actions, resources, condition any) {
 	for _, a := range list(actions) {
 		for _, r := range list(resources) {
-			g[fmt.Sprint(a)+" on "+js(r)] = true
+			k := fmt.Sprint(a) + " on " + js(r)
+			if condition != nil {
+				k += " if " + js(condition)
+			}
+			g[k] = true
 		}
 	}
 }
@@ -352,14 +361,14 @@ func (s *synthesized) roleGrants(t *testing.T, roleID string) grants {
 		for _, st := range list(d.(map[string]any)["Statement"]) {
 			st := st.(map[string]any)
 			for k := range st {
-				if k != "Effect" && k != "Action" && k != "Resource" {
+				if k != "Effect" && k != "Action" && k != "Resource" && k != "Condition" {
 					t.Errorf("role %s: statement with %s: %s", roleID, k, js(st))
 				}
 			}
 			if st["Effect"] != "Allow" {
 				t.Errorf("role %s: statement %s", roleID, js(st))
 			}
-			g.add(st["Action"], st["Resource"])
+			g.addIf(st["Action"], st["Resource"], st["Condition"])
 		}
 	}
 	return g
@@ -400,7 +409,15 @@ func TestEveryFunctionRoleAllowsExactlyTheGeneratedActions(t *testing.T) {
 				want.add(deploy.BulkRunActions, objects(deploy.BulkImportsPrefix, deploy.BulkExportsPrefix))
 				want.add(deploy.BulkListActions, bucketARN)
 			}
-			if s.stack.Options.OpenSearch() && (f.HoldsIndexes || f.Name == lambdas.Indexer) {
+			if f.Name == lambdas.Admin {
+				// The tenant lifecycle: an organization's files under the
+				// three prefixes, listing only them.
+				want.add(deploy.BulkTenantActions, objects(deploy.BulkImportsPrefix, deploy.BulkExportsPrefix, deploy.BulkOrgsPrefix))
+				want.addIf(deploy.BulkListActions, bucketARN, map[string]any{"StringLike": map[string]any{"s3:prefix": []any{"imports/*", "exports/*", "orgs/*"}}})
+			}
+			// X-Ray tracing: every function (no resource-level permissions).
+			want.add([]string{"xray:PutTraceSegments", "xray:PutTelemetryRecords"}, "*")
+			if s.stack.Options.OpenSearch() && (f.HoldsIndexes || f.Name == lambdas.Indexer || f.Name == lambdas.Admin) {
 				want.add("aoss:APIAccessAll", getAtt(s.logicalID(s.stack.Collection), "Arn"))
 			}
 			if f.Reach == deploymodel.ByStream {
@@ -821,6 +838,8 @@ func TestTheOutputsAreTheAPIURLWebhookURLTableNameAndStateMachineARN(t *testing.
 			OutDeliverDLQURL:      ref(s.logicalID(s.stack.DeliverDLQ)),
 			OutBulkBucket:         ref(s.logicalID(s.stack.BulkBucket)),
 			OutJobStateMachineARN: ref(s.logicalID(s.stack.JobStateMachine)),
+			OutAlarmTopicARN:      ref(s.logicalID(s.stack.AlarmTopic)),
+			OutDashboardName:      ref(s.logicalID(s.stack.Dashboard)),
 		}
 		if s.stack.Options.OpenSearch() {
 			want[OutSearchEndpoint] = getAtt(s.logicalID(s.stack.Collection), "CollectionEndpoint")

@@ -140,10 +140,8 @@ var reachNote = map[deploymodel.Reach]string{
 	deploymodel.ByQueue:        "Invoked with batches of the delivery queue (its " + QueueEventName + " event, SQS FIFO) at a bounded concurrency.",
 }
 
-// logRetentionDays and disposablePolicy of the template.
+// disposablePolicy of the template.
 const (
-	// logRetentionDays of every log group.
-	logRetentionDays = 30
 	// disposablePolicy is the DeletionPolicy and UpdateReplacePolicy of
 	// the log groups and queues (the stateful resources besides the table,
 	// which is retained): Delete, as in the CDK stack's dev stage
@@ -232,6 +230,13 @@ func Generate(s Spec) ([]byte, error) {
 	add("Executes bulk imports and exports: jobs.StateMachineDefinition, with the runner's ARN substituted. An import's upload starts it "+
 		"(its "+UploadEventName+" event); the functions that create exports start it with {\"organizationId\",\"jobId\"}.", JobStateMachineID, jsm)
 	add("", JobStateMachineID+"Logs", logGroup(sub("/aws/vendedlogs/states/${AWS::StackName}-jobs")))
+	observed, err := observeResources(s)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range observed {
+		add(r.comment, r.id, r.node)
+	}
 
 	urlFn, _ := only(s.Functions, deploymodel.ByURL)
 	adminFn, _ := only(s.Functions, deploymodel.ByOperator)
@@ -245,13 +250,15 @@ func Generate(s Spec) ([]byte, error) {
 		field("DeliverDlqUrl", output("The deliveries that exhausted their retries (SQS FIFO dead-letter queue)", ref(DeliverDLQID))),
 		field("BulkBucketName", output(fmt.Sprintf("The bulk jobs' files: imports' uploads, exports, errors files (objects expire after %d days)", deploy.BulkRetentionDays), ref(BulkBucketID))),
 		field("JobStateMachineArn", output("ARN of the job state machine: bulk imports and exports", ref(JobStateMachineID))),
+		field("AlarmTopicArn", output("The alarm topic: every alarm's ALARM and OK notifications (subscribe with the AlarmEmails parameter or to the topic itself)", ref(AlarmTopicID))),
+		field("DashboardName", output("The CloudWatch dashboard: one row per path (API, webhooks in, runs, events and deliveries, jobs, search, table and operator)", ref(DashboardID))),
 	)
 
 	doc := obj(
 		field("AWSTemplateFormatVersion", "2010-09-09"),
 		field("Transform", "AWS::Serverless-2016-10-31"),
-		field("Description", "Sourcebase: one Lambda per resource group behind an HTTP API, the webhook function URL, the run state machine and its runner, the operator function, the change history's events function on the table's stream, the outbound webhooks' delivery queue and deliver function, the bulk jobs' bucket and job state machine, and the single DynamoDB table."),
-		field("Parameters", obj(
+		field("Description", "Sourcebase: one Lambda per resource group behind an HTTP API, the webhook function URL, the run state machine and its runner, the operator function, the change history's events function on the table's stream, the outbound webhooks' delivery queue and deliver function, the bulk jobs' bucket and job state machine, the single DynamoDB table, and the alarms, their topic and the dashboard."),
+		field("Parameters", obj(append([]kv{
 			field(DynamoDBEndpointParam, obj(
 				field("Type", "String"),
 				field("Default", ""),
@@ -270,11 +277,11 @@ func Generate(s Spec) ([]byte, error) {
 				"The webhook function's reserved concurrency: webhook deliveries handled at once (each well under 100 ms). Taken from the account's pool, which must keep 100 unreserved.")),
 			field(DeliverConcurrencyParam, number(deploy.DeliverMaxConcurrency, 2, 1000,
 				"Outbound webhook deliveries in flight at once, across every endpoint (the delivery queue's event source; SQS allows 2 to 1,000).")),
-		)),
-		field("Conditions", obj(
+		}, observeParameters()...)...)),
+		field("Conditions", obj(append([]kv{
 			field(UseDynamoDBEndpoint, fnNot(fnEquals(ref(DynamoDBEndpointParam), ""))),
 			field(UseSearchBaseURL, fnNot(fnEquals(ref(SearchBaseURLParam), ""))),
-		)),
+		}, observeConditions()...)...)),
 		field("Resources", resources),
 		field("Outputs", outputs),
 	)
@@ -468,7 +475,7 @@ func logGroup(name *yaml.Node) *yaml.Node {
 	if name != nil {
 		props = append(props, field("LogGroupName", name))
 	}
-	props = append(props, field("RetentionInDays", logRetentionDays))
+	props = append(props, note("The LogRetentionDays parameter.", "RetentionInDays", ref(LogRetentionDaysParam)))
 	return disposable("AWS::Logs::LogGroup", obj(props...))
 }
 
@@ -611,6 +618,23 @@ func function(s Spec, f deploymodel.Function) (*yaml.Node, error) {
 			field("Resource", getAtt(BulkBucketID+".Arn")),
 		))
 	}
+	if f.ManagesTenants {
+		// The tenant lifecycle: an organization's export under orgs/, and
+		// its deletion of its files under every prefix; listing only
+		// those prefixes.
+		statements = append(statements, obj(
+			field("Sid", "TenantFiles"),
+			field("Effect", "Allow"),
+			field("Action", strs(deploy.BulkTenantActions)),
+			field("Resource", bulkObjects(deploy.BulkTenantPrefixes...)),
+		), obj(
+			field("Sid", "ListTenantFiles"),
+			field("Effect", "Allow"),
+			field("Action", strs(deploy.BulkListActions)),
+			field("Resource", getAtt(BulkBucketID+".Arn")),
+			field("Condition", deploy.BulkTenantListCondition()),
+		))
+	}
 	if deploy.IsDeliverer(f) {
 		// Receiving and deleting come with the SQS event (SAM's
 		// AWSLambdaSQSQueueExecutionRole); a retry changes its message's
@@ -722,6 +746,8 @@ func function(s Spec, f deploymodel.Function) (*yaml.Node, error) {
 		field("Architectures", flow("arm64")),
 		note(f.Sizing+".", "MemorySize", f.MemoryMB),
 		field("Timeout", f.TimeoutSeconds),
+		note("X-Ray active tracing (SAM adds AWSXrayWriteOnlyAccess to the role); PassThrough when the Tracing parameter is false.",
+			"Tracing", fnIf(TracingOn, deploy.TracingActive, deploy.TracingPassThrough)),
 		note("service.Config.Env(); AWS_ENDPOINT_URL_DYNAMODB only when the DynamoDBEndpoint parameter is set (sam local).", "Environment", obj(field("Variables", obj(vars...)))),
 		note("Least privilege: store.IAMActions(f.Access(api.Routes())...), the table access of its routes (or declared in routes.Functions); StartExecution only where it starts runs; "+
 			"sqs:SendMessage on the delivery queue only where it queues deliveries; the bulk bucket (infra/deploy's Bulk*Actions) only where it creates jobs "+

@@ -393,8 +393,8 @@ func TestTheHttpApiWritesAccessLogsToALogGroupWithRetention(t *testing.T) {
 		t.Fatalf("HttpApi access logs: %+v", a)
 	}
 	for id, lg := range tmpl.GetAllLogsLogGroupResources() {
-		if v(lg.RetentionInDays) != logRetentionDays {
-			t.Errorf("log group %s keeps logs %d days, want %d", id, v(lg.RetentionInDays), logRetentionDays)
+		if v(lg.RetentionInDays) != deploy.SAMLogRetentionDays { // the parameter's default
+			t.Errorf("log group %s keeps logs %d days, want %d", id, v(lg.RetentionInDays), deploy.SAMLogRetentionDays)
 		}
 	}
 	for _, f := range deployed() {
@@ -612,6 +612,19 @@ func policyProblems(tmpl *cloudformation.Template, s Spec) []string {
 				"Sid": "ListJobFiles", "Effect": "Allow",
 				"Action":   []any{"s3:ListBucket"},
 				"Resource": "GetAtt(" + BulkBucketID + ".Arn)",
+			})
+		}
+		if f.ManagesTenants {
+			want = append(want, map[string]any{
+				"Sid": "TenantFiles", "Effect": "Allow",
+				"Action": []any{"s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload"},
+				"Resource": []any{"Sub(arn:${AWS::Partition}:s3:::${BulkBucket}/imports/*)", "Sub(arn:${AWS::Partition}:s3:::${BulkBucket}/exports/*)",
+					"Sub(arn:${AWS::Partition}:s3:::${BulkBucket}/orgs/*)"},
+			}, map[string]any{
+				"Sid": "ListTenantFiles", "Effect": "Allow",
+				"Action":    []any{"s3:ListBucket"},
+				"Resource":  "GetAtt(" + BulkBucketID + ".Arn)",
+				"Condition": map[string]any{"StringLike": map[string]any{"s3:prefix": []any{"imports/*", "exports/*", "orgs/*"}}},
 			})
 		}
 		if deploy.IsDeliverer(f) {
@@ -1049,7 +1062,7 @@ func TestTheLocalEnvironmentBlanksTheBulkJobsBucketAndStateMachine(t *testing.T)
 	for _, f := range deployed() {
 		local := env[LogicalID(f.Name)]
 		for k, want := range map[string]bool{
-			"BULK_BUCKET":            f.RunsJobs || f.Name == lambdas.Runner,
+			"BULK_BUCKET":            f.RunsJobs || f.Name == lambdas.Runner || f.Name == lambdas.Admin,
 			"JOBS_STATE_MACHINE_ARN": f.RunsJobs,
 		} {
 			got, set := local[k]
@@ -1292,7 +1305,7 @@ func TestTheJobStateMachineIsTheJobDefinitionInvokingTheRunnerWithLoggingAndTrac
 		t.Error(p)
 	}
 	lg := tmpl.GetAllLogsLogGroupResources()[JobStateMachineID+"Logs"]
-	if lg == nil || v(lg.LogGroupName) != "Sub(/aws/vendedlogs/states/${AWS::StackName}-jobs)" || v(lg.RetentionInDays) != logRetentionDays {
+	if lg == nil || v(lg.LogGroupName) != "Sub(/aws/vendedlogs/states/${AWS::StackName}-jobs)" || v(lg.RetentionInDays) != deploy.SAMLogRetentionDays {
 		t.Errorf("the job state machine's log group %+v", lg)
 	}
 	var def struct{ TimeoutSeconds int }
@@ -1354,7 +1367,7 @@ func TestOnlyTheFunctionsThatCreateOrRunJobsKnowTheBulkBucketAndOnlyCreatorsTheJ
 	for _, f := range deployed() {
 		vars := fns[LogicalID(f.Name)].Environment.Variables
 		creators += map[bool]int{true: 1}[f.RunsJobs]
-		wantBucket, wantMachine := f.Name == lambdas.Data || f.Name == lambdas.Runner, f.Name == lambdas.Data
+		wantBucket, wantMachine := f.Name == lambdas.Data || f.Name == lambdas.Runner || f.Name == lambdas.Admin, f.Name == lambdas.Data
 		if got, ok := vars["BULK_BUCKET"]; ok != wantBucket || ok && got != "Ref("+BulkBucketID+")" {
 			t.Errorf("%s: %s = %q (set %v), want set %v to the bucket's Ref", f.Name, "BULK_BUCKET", got, ok, wantBucket)
 		}
@@ -1401,6 +1414,14 @@ func TestTheFunctionsThatCreateOrRunJobsMayDoExactlyTheirBulkActions(t *testing.
 		lambdas.Runner: {
 			map[string]any{"Sid": "RunJobs", "Effect": "Allow", "Action": []any{"s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload"}, "Resource": []any{imports, exports}},
 			map[string]any{"Sid": "ListJobFiles", "Effect": "Allow", "Action": []any{"s3:ListBucket"}, "Resource": "GetAtt(BulkBucket.Arn)"},
+		},
+		// The tenant lifecycle (export-org, delete-org): an organization's
+		// files under the three prefixes, listing only them.
+		lambdas.Admin: {
+			map[string]any{"Sid": "TenantFiles", "Effect": "Allow", "Action": []any{"s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload"},
+				"Resource": []any{imports, exports, "Sub(arn:${AWS::Partition}:s3:::${BulkBucket}/orgs/*)"}},
+			map[string]any{"Sid": "ListTenantFiles", "Effect": "Allow", "Action": []any{"s3:ListBucket"}, "Resource": "GetAtt(BulkBucket.Arn)",
+				"Condition": map[string]any{"StringLike": map[string]any{"s3:prefix": []any{"imports/*", "exports/*", "orgs/*"}}}},
 		},
 	}
 	for _, f := range deployed() {

@@ -75,6 +75,11 @@ func node(v any) *yaml.Node {
 		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v}
 	case int:
 		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.Itoa(v)}
+	case float64:
+		if v == float64(int64(v)) {
+			return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.FormatInt(int64(v), 10)}
+		}
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!float", Value: strconv.FormatFloat(v, 'f', -1, 64)}
 	case bool:
 		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: strconv.FormatBool(v)}
 	case []string:
@@ -124,5 +129,26 @@ func fnNot(condition *yaml.Node) *yaml.Node {
 func fnEquals(a, b any) *yaml.Node {
 	s := flow(a, b)
 	s.Tag = "!Equals"
+	return s
+}
+
+// fnSelect is !Select [index, list].
+func fnSelect(index int, from any) *yaml.Node {
+	s := flow(index, from)
+	s.Tag = "!Select"
+	return s
+}
+
+// fnSplit is !Split [separator, value].
+func fnSplit(sep string, value any) *yaml.Node {
+	s := flow(sep, value)
+	s.Tag = "!Split"
+	return s
+}
+
+// fnJoin is !Join [separator, values].
+func fnJoin(sep string, values any) *yaml.Node {
+	s := flow(sep, values)
+	s.Tag = "!Join"
 	return s
 }
