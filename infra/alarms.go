@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
@@ -77,7 +79,7 @@ func (st *Stack) addAlarms(settings stageSettings) {
 				using[m.ID] = st.metric(m, a.Period)
 			}
 			metric = awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
-				Expression:   jsii.String(a.Expression),
+				Expression:   jsii.String(strings.ReplaceAll(a.Expression, deploy.SettingAPIRateLimit, strconv.Itoa(st.Options.APIRateLimit))),
 				UsingMetrics: &using,
 				Period:       awscdk.Duration_Seconds(jsii.Number(a.Period.Seconds())),
 				Label:        jsii.String(a.Name),
@@ -170,6 +172,8 @@ func (st *Stack) targetName(t deploy.Target) (string, error) {
 		if q != nil {
 			return *q.QueueName(), nil
 		}
+	case deploy.TargetAPI:
+		return *st.Api.ApiId(), nil
 	case deploy.TargetStateMachine:
 		sm := map[string]awsstepfunctions.StateMachine{deploy.StateMachineRun: st.StateMachine, deploy.StateMachineJob: st.JobStateMachine}[t.Name]
 		if sm != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -39,6 +40,8 @@ func (s *synthesized) targetExpr(t *testing.T, d deploy.Dimension) any {
 		if id, ok := q[d.Value.Name]; ok {
 			return getAtt(id, "QueueName")
 		}
+	case deploy.TargetAPI:
+		return ref(s.logicalID(st.Api))
 	case deploy.TargetStateMachine:
 		switch d.Value.Name {
 		case deploy.StateMachineRun:
@@ -133,7 +136,9 @@ func TestEveryAlarmIsOnItsMetricWithItsThresholdAndNotifiesTheAlarmTopic(t *test
 				}
 				byID[fmt.Sprint(x["Id"])] = x
 			}
-			if !slices.Equal(exprs, []string{a.Expression}) || len(byID) != len(a.Metrics) {
+			// The stage's steady rate, a setting, is written as its number.
+			want := strings.ReplaceAll(a.Expression, deploy.SettingAPIRateLimit, strconv.Itoa(s.stack.Options.APIRateLimit))
+			if !slices.Equal(exprs, []string{want}) || len(byID) != len(a.Metrics) {
 				t.Errorf("%s: expressions %q over %d metrics, want %q over %d", a.Name, exprs, len(byID), a.Expression, len(a.Metrics))
 			}
 			for _, m := range a.Metrics {
@@ -482,8 +487,10 @@ func TestTheOpsContextRefusesValuesAWSWouldNotTake(t *testing.T) {
 
 // The alarms' metrics are the EMF contract's and AWS's: every API
 // function has its 5xx rate and p99 latency alarms, every function its
-// errors, throttles and duration, every failure queue, stream consumer and
-// state machine its own, the table its three; nothing is left to chance in
+// errors, throttles and duration, every function serving requests its
+// rate-limited alarm, every failure queue, stream consumer and state
+// machine its own, the table its three, the stage its throttle's; nothing
+// is left to chance in
 // deploy.Alarms' loops.
 func TestEveryFunctionQueueStreamAndStateMachineHasItsAlarms(t *testing.T) {
 	stages(t, func(t *testing.T, s *synthesized) {
@@ -494,7 +501,7 @@ func TestEveryFunctionQueueStreamAndStateMachineHasItsAlarms(t *testing.T) {
 		want := []string{deploy.AlarmTableReadThrottles, deploy.AlarmTableWriteThrottles, deploy.AlarmTableSystemErrors,
 			deploy.AlarmEndpointConsecutiveFailures, deploy.AlarmJobsStuck,
 			"run-executions-failed", "run-executions-timed-out", "job-executions-failed", "job-executions-timed-out",
-			"queue-events-failures", "queue-deliver-dlq", "events-iterator-age"}
+			"queue-events-failures", "queue-deliver-dlq", "events-iterator-age", deploy.AlarmStageThrottleNear}
 		if s.stack.Options.OpenSearch() {
 			want = append(want, "queue-indexer-failures", "indexer-iterator-age")
 		}
@@ -502,6 +509,9 @@ func TestEveryFunctionQueueStreamAndStateMachineHasItsAlarms(t *testing.T) {
 			want = append(want, f.Name+"-errors", f.Name+"-throttles", f.Name+"-duration-p99")
 			if f.Reach == deploymodel.ByAPI {
 				want = append(want, f.Name+"-5xx-rate", f.Name+"-latency-p99")
+			}
+			if f.Reach == deploymodel.ByAPI || f.Reach == deploymodel.ByURL {
+				want = append(want, f.Name+"-rate-limited")
 			}
 		}
 		for _, n := range want {

@@ -100,13 +100,25 @@ const (
 	DynamoDBThrottleEvents = 10
 	// DynamoDBSystemErrors: any 5xx of DynamoDB itself alarms.
 	DynamoDBSystemErrors = 0
-	// EndpointConsecutiveFailures is the count of consecutive failed
-	// deliveries to one webhook endpoint (the deliver function's
-	// EndpointConsecutiveFailures, its Maximum) at or above which it
-	// alarms: 20, more than two deliveries' whole retry schedules (8
-	// attempts each) in a row: the endpoint is down or refusing, not
-	// having a blip.
-	EndpointConsecutiveFailures = 20
+	// EndpointConsecutiveFailures is the count of failures in a row of
+	// one delivery to its endpoint (the deliver function's
+	// EndpointConsecutiveFailures, its Maximum: each failed attempt
+	// reports its delivery's count) at or above which it alarms: the
+	// fifth attempt comes about 2.5 hours after the first
+	// (outbound.Schedule), so the endpoint is down or refusing, not
+	// having a blip; a delivery gets 8 attempts in all.
+	EndpointConsecutiveFailures = 5
+	// RateLimitedRequests: this many requests of one function refused by
+	// the per-key, per-organization or per-trigger rate limits
+	// (RateLimited) in 5 minutes alarm: a client is held at its limit,
+	// which set-limits raises when it is the customer's due.
+	RateLimitedRequests = 100
+	// StageThrottleShare of the HTTP API stage's steady rate
+	// (apiRateLimit), averaged over a minute for StageThrottlePeriods
+	// minutes, alarms: the stage's throttle (429 from API Gateway itself,
+	// which the service never sees) is near.
+	StageThrottleShare   = 0.8
+	StageThrottlePeriods = 3
 	// JobsStuck: one job past its bound at a sweep (the runner's
 	// JobsStuck, its Maximum) alarms.
 	JobsStuck = 1
@@ -143,7 +155,13 @@ const (
 	TargetQueue        TargetKind = "queue"        // the queue's name
 	TargetTable        TargetKind = "table"        // the table's name
 	TargetStateMachine TargetKind = "stateMachine" // the state machine's ARN
+	TargetAPI          TargetKind = "api"          // the HTTP API's id
 )
+
+// SettingAPIRateLimit in an alarm's Expression is the stage's steady
+// throttle (the stack's apiRateLimit, the template's ApiRateLimit), which
+// the stack writes as its number and the template substitutes.
+const SettingAPIRateLimit = "{apiRateLimit}"
 
 // The queues and state machines a target names (Target.Name).
 const (
@@ -259,6 +277,7 @@ func AlarmLatencyP99(fn string) string       { return fn + "-latency-p99" }
 func AlarmErrors(fn string) string           { return fn + "-errors" }
 func AlarmThrottles(fn string) string        { return fn + "-throttles" }
 func AlarmDurationP99(fn string) string      { return fn + "-duration-p99" }
+func AlarmRateLimited(fn string) string      { return fn + "-rate-limited" }
 func AlarmIteratorAge(fn string) string      { return fn + "-iterator-age" }
 func AlarmQueue(queue string) string         { return "queue-" + kebab(queue) }
 func AlarmExecutionsFailed(sm string) string { return sm + "-executions-failed" }
@@ -273,6 +292,7 @@ const (
 	AlarmTableSystemErrors           = "table-system-errors"
 	AlarmEndpointConsecutiveFailures = "deliver-endpoint-consecutive-failures"
 	AlarmJobsStuck                   = "runner-jobs-stuck"
+	AlarmStageThrottleNear           = "api-stage-throttle-near"
 	throttleEventsExpressionID       = "throttled"
 	systemErrorsExpressionID         = "errors"
 	rateExpression                   = "FILL(errors5xx, 0) / requests"
@@ -420,7 +440,30 @@ func Alarms(m *deploymodel.Model, openSearch bool) []Alarm {
 		a.Period = JobsStuckPeriod
 		out = append(out, a)
 	}
+	for _, f := range fns {
+		if f.Reach != deploymodel.ByAPI && f.Reach != deploymodel.ByURL {
+			continue
+		}
+		out = append(out, one(AlarmRateLimited(f.Name),
+			fmt.Sprintf("%d or more requests of the %s function were refused by a rate limit (per key, organization or trigger) in 5 minutes (Sourcebase RateLimited).", RateLimitedRequests, f.Name),
+			emf(MetricRateLimited, f.Name, "Sum"), RateLimitedRequests, GreaterThanOrEqual))
+	}
+	out = append(out, Alarm{
+		Name: AlarmStageThrottleNear,
+		Description: fmt.Sprintf("The HTTP API's requests a second stayed above %g%% of the stage's throttle (apiRateLimit) for %d minutes (AWS/ApiGateway Count): its 429s are near.",
+			StageThrottleShare*100, StageThrottlePeriods),
+		Expression: "requests / 60 / " + SettingAPIRateLimit,
+		Metrics:    []Metric{withID("requests", apiMetric("Count", "Sum"))},
+		Period:     time.Minute, EvaluationPeriods: StageThrottlePeriods, DatapointsToAlarm: StageThrottlePeriods,
+		Threshold: StageThrottleShare, Comparison: GreaterThan, TreatMissingData: NotBreaching,
+	})
 	return out
+}
+
+// apiMetric is a metric of AWS/ApiGateway of the HTTP API.
+func apiMetric(name, stat string) Metric {
+	return Metric{Namespace: "AWS/ApiGateway", Name: name, Stat: stat, Label: "HTTP API " + name,
+		Dimensions: []Dimension{{Name: "ApiId", Value: Target{Kind: TargetAPI}}}}
 }
 
 func withID(id string, m Metric) Metric { m.ID = id; return m }
@@ -532,6 +575,8 @@ func Dashboard(m *deploymodel.Model, openSearch bool) []Row {
 			{Title: "API: 5xx answers", Metrics: perFn(api, service(MetricErrors5xx, "Sum"))},
 			{Title: "API: 5xx rate", Hidden: rateHidden, Expressions: rates},
 			{Title: "API: latency p99 (ms)", Metrics: perFn(api, service(MetricLatency, "p99"))},
+			{Title: "API: requests at the stage (API Gateway), and refused by a rate limit", Metrics: append([]Metric{apiMetric("Count", "Sum")},
+				perFn(append(slicesClone(api), webhookFns(fns)...), labelled(service(MetricRateLimited, "Sum"), " rate limited"))...)},
 		}, lambdaGraphs("API", api)...),
 	}}
 	byReach := func(r deploymodel.Reach) []deploymodel.Function {
@@ -654,6 +699,17 @@ func Dashboard(m *deploymodel.Model, openSearch bool) []Row {
 
 func labelled(mk func(string) Metric, suffix string) func(string) Metric {
 	return func(fn string) Metric { x := mk(fn); x.Label = fn + suffix; return x }
+}
+
+// webhookFns are the functions reached by a URL (the webhook function).
+func webhookFns(fns []deploymodel.Function) []deploymodel.Function {
+	var out []deploymodel.Function
+	for _, f := range fns {
+		if f.Reach == deploymodel.ByURL {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 func slicesClone(fs []deploymodel.Function) []deploymodel.Function {

@@ -83,7 +83,10 @@ func TestTheAlarmsAreTheOpsTeamsListOnTheEMFContractsAndAWSsMetrics(t *testing.T
 				checkMetric(t, check(f.Name+"-iterator-age"), "AWS/Lambda", "IteratorAge", lambda, "Maximum", 300000, GreaterThan, 5*time.Minute, 2)
 			}
 			if f.Reach == deploymodel.ByQueue {
-				checkMetric(t, check("deliver-endpoint-consecutive-failures"), "Sourcebase", "EndpointConsecutiveFailures", fnDim(f.Name), "Maximum", 20, GreaterThanOrEqual, 5*time.Minute, 1)
+				checkMetric(t, check("deliver-endpoint-consecutive-failures"), "Sourcebase", "EndpointConsecutiveFailures", fnDim(f.Name), "Maximum", 5, GreaterThanOrEqual, 5*time.Minute, 1)
+			}
+			if f.Reach == deploymodel.ByAPI || f.Reach == deploymodel.ByURL {
+				checkMetric(t, check(f.Name+"-rate-limited"), "Sourcebase", "RateLimited", fnDim(f.Name), "Sum", 100, GreaterThanOrEqual, 5*time.Minute, 1)
 			}
 			if f.Reach == deploymodel.ByStateMachine {
 				checkMetric(t, check("runner-jobs-stuck"), "Sourcebase", "JobsStuck", fnDim(f.Name), "Maximum", 1, GreaterThanOrEqual, 10*time.Minute, 1)
@@ -124,6 +127,15 @@ func TestTheAlarmsAreTheOpsTeamsListOnTheEMFContractsAndAWSsMetrics(t *testing.T
 			if a.Expression != "SUM([FILL("+strings.Join(ids, ", 0), FILL(")+", 0)])" {
 				t.Errorf("%s: expression %q", name, a.Expression)
 			}
+		}
+		// The stage's throttle: requests a second over the minute against
+		// the stage's steady rate, which the stack and template fill in.
+		stage := check("api-stage-throttle-near")
+		if stage.Expression != "requests / 60 / {apiRateLimit}" || len(stage.Metrics) != 1 ||
+			!reflect.DeepEqual(stage.Metrics[0], Metric{ID: "requests", Namespace: "AWS/ApiGateway", Name: "Count", Stat: "Sum", Label: "HTTP API Count",
+				Dimensions: []Dimension{{Name: "ApiId", Value: Target{Kind: TargetAPI}}}}) ||
+			stage.Threshold != 0.8 || stage.Comparison != GreaterThan || stage.Period != time.Minute || stage.EvaluationPeriods != 3 || stage.DatapointsToAlarm != 3 {
+			t.Errorf("api-stage-throttle-near: %+v", stage)
 		}
 		sys := check("table-system-errors")
 		if len(sys.Metrics) != 10 || sys.Threshold != 0 || !strings.HasPrefix(sys.Expression, "SUM([FILL(op1, 0), ") {

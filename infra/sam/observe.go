@@ -71,6 +71,8 @@ func targetExpr(t deploy.Target) (string, error) {
 		if id, ok := queueIDs[t.Name]; ok {
 			return id + ".QueueName", nil
 		}
+	case deploy.TargetAPI:
+		return HttpAPIID, nil // an HttpApi's Ref is its id
 	case deploy.TargetStateMachine:
 		switch t.Name {
 		case deploy.StateMachineRun:
@@ -80,6 +82,15 @@ func targetExpr(t deploy.Target) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("the template has no %s %q for a metric", t.Kind, t.Name)
+}
+
+// expression is an alarm's metric math: as it is, or a !Sub of the
+// parameters its settings name (deploy.SettingAPIRateLimit).
+func expression(e string) any {
+	if !strings.Contains(e, deploy.SettingAPIRateLimit) {
+		return e
+	}
+	return sub(strings.ReplaceAll(e, deploy.SettingAPIRateLimit, "${"+APIRateLimitParam+"}"))
 }
 
 // dimensionValue is d's value as a template expression.
@@ -139,7 +150,7 @@ func alarm(a deploy.Alarm) (*yaml.Node, error) {
 	} else {
 		metrics := []any{obj(
 			field("Id", "alarm"),
-			field("Expression", a.Expression),
+			field("Expression", expression(a.Expression)),
 			field("Label", a.Name),
 			field("ReturnData", true),
 		)}

@@ -111,8 +111,14 @@ func TestEveryAlarmIsOnItsMetricWithItsThresholdAndNotifiesTheAlarmTopic(t *test
 			t.Errorf("%s: %d metrics, want the expression and %d", a.Name, len(metrics), len(a.Metrics))
 			continue
 		}
-		if e := metrics[0].(map[string]any); e["Expression"] != a.Expression || e["ReturnData"] != true {
-			t.Errorf("%s: expression %v, want %s returned", a.Name, e, a.Expression)
+		// A setting in the expression (the stage's steady rate) is the
+		// template's parameter, substituted.
+		wantExpr := a.Expression
+		if strings.Contains(wantExpr, deploy.SettingAPIRateLimit) {
+			wantExpr = "Sub(" + strings.ReplaceAll(wantExpr, deploy.SettingAPIRateLimit, "${"+APIRateLimitParam+"}") + ")"
+		}
+		if e := metrics[0].(map[string]any); e["Expression"] != wantExpr || e["ReturnData"] != true {
+			t.Errorf("%s: expression %v, want %s returned", a.Name, e, wantExpr)
 		}
 		for i, m := range a.Metrics {
 			want := map[string]any{"Id": m.ID, "ReturnData": false, "MetricStat": map[string]any{

@@ -181,6 +181,17 @@ type stepFunctionsAPI struct {
 	calls []map[string]string
 }
 
+// stepFunctionsEngine is the Step Functions engine over a stand-in of
+// the StartExecution API that records its calls.
+func stepFunctionsEngine(t *testing.T) (*stepFunctionsAPI, runs.StepFunctions) {
+	api := &stepFunctionsAPI{names: map[string]bool{}}
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+	client := sfn.New(sfn.Options{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL),
+		Credentials: credentials.NewStaticCredentialsProvider("k", "s", ""), RetryMaxAttempts: 1})
+	return api, runs.StepFunctions{Client: client, StateMachineARN: "arn:aws:states:us-east-1:123456789012:stateMachine:runs"}
+}
+
 func (s *stepFunctionsAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	var in map[string]string
@@ -205,12 +216,7 @@ func (s *stepFunctionsAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // current segment as the parent), which traces the execution and the
 // runner's invocations in it; an unsampled one hands on nothing.
 func TestAnExecutionContinuesTheTraceOfTheRequestThatStartedIt(t *testing.T) {
-	api := &stepFunctionsAPI{names: map[string]bool{}}
-	srv := httptest.NewServer(api)
-	defer srv.Close()
-	client := sfn.New(sfn.Options{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL),
-		Credentials: credentials.NewStaticCredentialsProvider("k", "s", ""), RetryMaxAttempts: 1})
-	e := runs.StepFunctions{Client: client, StateMachineARN: "arn:aws:states:us-east-1:123456789012:stateMachine:runs"}
+	api, e := stepFunctionsEngine(t)
 	d, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -242,12 +248,7 @@ func TestAnExecutionContinuesTheTraceOfTheRequestThatStartedIt(t *testing.T) {
 
 func TestStepFunctionsEngineStartsOneExecutionNamedAfterTheRun(t *testing.T) {
 	t.Parallel()
-	api := &stepFunctionsAPI{names: map[string]bool{}}
-	srv := httptest.NewServer(api)
-	defer srv.Close()
-	client := sfn.New(sfn.Options{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL),
-		Credentials: credentials.NewStaticCredentialsProvider("k", "s", ""), RetryMaxAttempts: 1})
-	e := runs.StepFunctions{Client: client, StateMachineARN: "arn:aws:states:us-east-1:123456789012:stateMachine:runs"}
+	api, e := stepFunctionsEngine(t)
 	for range 2 {
 		if err := e.Start(context.Background(), runs.ExecutionInput{OrganizationID: "org_1", RunID: "run_01abc", WorkflowID: "wf_01abc"}); err != nil {
 			t.Fatalf("Start: %v", err)

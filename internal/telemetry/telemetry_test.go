@@ -114,7 +114,7 @@ func TestEmitMetricsWritesOneEMFLineByFunction(t *testing.T) {
 // udpDaemon is a UDP listener on loopback standing in for X-Ray's daemon.
 type udpDaemon struct{ *net.UDPConn }
 
-func listen(t *testing.T) udpDaemon {
+func listen(t testing.TB) udpDaemon {
 	t.Helper()
 	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
@@ -147,11 +147,7 @@ func (d udpDaemon) read(t *testing.T) map[string]any {
 // three AWS calls when its trace is sampled: four segments built, encoded
 // and sent to a daemon on loopback. docs/performance.md quotes it.
 func BenchmarkTracedRequest(b *testing.B) {
-	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
+	c := listen(b)
 	go func() {
 		buf := make([]byte, 64<<10)
 		for {
