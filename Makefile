@@ -51,6 +51,10 @@ SHARED_DYNAMODB := $(GO) run ./internal/dev/dynamolocal/shared
 ## run: the root module's sources their builds read lie outside the infra module, where go test's
 ## cache does not look.
 TESTFLAGS ?=
+## The HTTP suites keep the service's log (every line it wrote, one file a test binary: internal/dev/logcheck),
+## each checked for secrets when its tests end; after them, all together must hold 10,000 lines and no secret.
+## The directory is fixed, so a suite answered from Go's test cache keeps its last run's file.
+TEST_LOGS := $(CURDIR)/bin/testlogs
 ## The Lambda mode passes its list as -run (what apitest.LambdaSubset reads from the file when run by hand):
 ## the two runs of internal/api would otherwise share a test binary and flags, and Go's cache keeps one
 ## record of what a binary run with given flags read, so each run would push the other's out.
@@ -60,10 +64,11 @@ test: deps
 	@command -v cfn-lint >/dev/null || echo "note: cfn-lint is missing, so the template lint tests are skipped: pip install cfn-lint aws-sam-translator"
 	@command -v moto_server >/dev/null || echo "note: moto_server is missing, so the deployment smoke test into moto (make moto-deploy) is skipped: pip install 'moto[server]'"
 	$(GO) vet ./...
-	$(SHARED_DYNAMODB) $(GO) test $(TESTFLAGS) -timeout $(TEST_TIMEOUT) ./...
+	SOURCEBASE_TEST_LOGS=$(TEST_LOGS) $(SHARED_DYNAMODB) $(GO) test $(TESTFLAGS) -timeout $(TEST_TIMEOUT) ./...
 	cd infra && $(GO) vet ./... && $(CDK_ENV) $(GO) test -count=1 $(TESTFLAGS) -timeout $(TEST_TIMEOUT) ./...
 	@echo "SOURCEBASE_TARGET=lambdas $(GO) test $(TESTFLAGS) -timeout $(TEST_TIMEOUT) -run '<the tests of internal/api/testdata/lambdas.txt>' ./internal/api/..."
-	@SOURCEBASE_TARGET=lambdas $(GO) test $(TESTFLAGS) -timeout $(TEST_TIMEOUT) -run '$(LAMBDA_RUN)' ./internal/api/...
+	@SOURCEBASE_TEST_LOGS=$(TEST_LOGS) SOURCEBASE_TARGET=lambdas $(GO) test $(TESTFLAGS) -timeout $(TEST_TIMEOUT) -run '$(LAMBDA_RUN)' ./internal/api/...
+	$(GO) run ./internal/dev/logcheck/cmd -min 10000 $(TEST_LOGS)
 
 ## test-fast: the edit loop's tests: go test -short, which leaves out what takes seconds of its own
 ## (building the bootstraps, the browser, Prism's proxy, load and soak, waiting out storage timeouts, property tests

@@ -1,25 +1,19 @@
 package api_test
 
 import (
-	"bufio"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"log/slog"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/sourcebase/sourcebase/internal/dev/apitest"
 	"github.com/sourcebase/sourcebase/internal/dev/apitest/wholeservice"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
-	"github.com/sourcebase/sourcebase/internal/httpapi"
 )
 
 // lambdaTests are the tests the Lambda mode runs (apitest.LambdaSubset):
@@ -37,66 +31,8 @@ func TestMain(m *testing.M) {
 	if !testing.Short() {
 		testenv.OwnServer()
 	}
-	log, err := os.CreateTemp("", "sourcebase-api-log-*.jsonl")
-	if err != nil {
-		panic(err)
-	}
-	defer os.Remove(log.Name())
-	testenv.KeepLog(httpapi.LogHandler{Handler: slog.NewJSONHandler(log, nil)}, func() error { return checkLog(log.Name()) })
+	apitest.KeepLog()
 	testenv.Main(m)
-}
-
-// minLogLines is the fewest lines the suite's whole run logs (one a request
-// at least): fewer, and the check of its log proves little.
-const minLogLines = 10_000
-
-// secretLike are what the service's secrets look like: API keys' (sk_…)
-// and webhook signing secrets (whsec_…).
-var secretLike = regexp.MustCompile(`sk_[A-Za-z0-9_-]{20,}|whsec_[A-Za-z0-9+/=_-]{16,}`)
-
-// checkLog reads the log of the suite's run (every line the service
-// logged: the request lines and the rest): every line is JSON, none holds
-// a secret, and a whole run (not -short, no -run, in process) logs at
-// least minLogLines, a request line for each request with its ids.
-func checkLog(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	lines, requests := 0, 0
-	for sc.Scan() {
-		lines++
-		line := sc.Bytes()
-		if loc := secretLike.FindIndex(line); loc != nil {
-			return fmt.Errorf("line %d holds a secret (%s…): %.200s", lines, line[loc[0]:loc[0]+6], line)
-		}
-		var rec struct {
-			Msg       string `json:"msg"`
-			RequestID string `json:"requestId"`
-			Route     string `json:"Route"`
-		}
-		if err := json.Unmarshal(line, &rec); err != nil {
-			return fmt.Errorf("line %d is not JSON: %.200s", lines, line)
-		}
-		if rec.Msg == "request" {
-			requests++
-			if rec.RequestID == "" || rec.Route == "" {
-				return fmt.Errorf("line %d, a request's, lacks its id or route: %.300s", lines, line)
-			}
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return err
-	}
-	whole := !testing.Short() && flag.Lookup("test.run").Value.String() == "" && os.Getenv("SOURCEBASE_TARGET") == ""
-	if whole && lines < minLogLines {
-		return fmt.Errorf("the whole run logged %d lines (%d requests), fewer than %d", lines, requests, minLogLines)
-	}
-	fmt.Fprintf(os.Stderr, "the run's log: %d lines, %d requests, no secret\n", lines, requests)
-	return nil
 }
 
 // overTheItemLimit is a workflow body under the 1 MiB body limit and within

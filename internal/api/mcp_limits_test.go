@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +20,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/mcpserver"
 	"github.com/sourcebase/sourcebase/internal/ratelimit"
 	"github.com/sourcebase/sourcebase/internal/service"
+	"github.com/sourcebase/sourcebase/internal/usage"
 )
 
 // rpc posts JSON-RPC messages (one, or a batch) to c's /mcp as an MCP
@@ -260,5 +262,29 @@ func TestAToolCallWithANumberNoClientReadsIsTheAPIs400NamingTheField(t *testing.
 	}
 	if rs := apitest.RunsOf(t, c, wf); len(rs) != 0 {
 		t.Errorf("the refused call started runs: %s", apitest.JSONOf(rs))
+	}
+}
+
+// TestMCPMessagesCountTowardTheOrganizationsUsageOnce: each message of an
+// MCP request counts as a request of the organization's usage (what
+// list-orgs reports), and the units its tools' REST calls spent with it,
+// not those calls again as requests.
+func TestMCPMessagesCountTowardTheOrganizationsUsageOnce(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	c := e.Org(t)
+	apitest.CreateCompany(t, c, map[string]any{"canonicalName": "Usage Co"})
+	rpc(t, c, []any{listTools(1), callTool(2, "list_companies", map[string]any{})}, oldProtocol...).Want(t, http.StatusOK)
+	if err := e.Deps.Usage.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	u, err := usage.Read(context.Background(), e.Deps.Store, c.Org, now.Add(-24*time.Hour), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The create and the MCP request's two messages.
+	if u.Requests != 3 || u.ReadUnits <= 0 || u.WriteUnits <= 0 {
+		t.Errorf("usage %+v, want 3 requests and the units they spent", u)
 	}
 }

@@ -79,7 +79,7 @@ func Handler(d service.Deps, functions ...string) http.Handler {
 	var all []operation.Bound
 	mcp := mcpapi.New(mcpapi.Deps{Tools: func() http.Handler { return operation.Handler(all, nil, authenticate, idempotency) },
 		OpenAPI: OpenAPI, Offer: MCP(), Routes: Routes(), Remote: RemoteRoutes(d.Search != nil, d.Jobs != nil),
-		NewMCP: d.NewMCP, Auth: d.Auth, Limits: d.Limits, SearchBaseURL: d.SearchBaseURL})
+		NewMCP: d.NewMCP, Auth: d.Auth, Limits: d.Limits, Usage: d.Usage, SearchBaseURL: d.SearchBaseURL})
 	all = operation.Bind(d, map[string]any{mcpFeature: mcp}, features()...)
 	return operation.Handler(all, functions, authenticate, idempotency)
 }

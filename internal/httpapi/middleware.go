@@ -174,6 +174,26 @@ func routed(pattern string, h http.Handler) http.Handler {
 	})
 }
 
+// Identify names r's caller in its log line: what Authenticate does, for
+// a handler that authenticates its requests itself (the MCP endpoint).
+func Identify(r *http.Request, p auth.Principal) {
+	if rl, ok := r.Context().Value(logKey{}).(*requestLog); ok {
+		rl.org, rl.clientID = p.OrgID, p.ClientID
+	}
+}
+
+// CountUsage adds requests, and the capacity units ctx's request spent so
+// far, to org's usage (rec; nil counts nothing): what list-orgs reports.
+func CountUsage(ctx context.Context, rec *usage.Recorder, org string, requests int64) {
+	m := telemetry.MeterOf(ctx)
+	if rec == nil || m == nil {
+		return
+	}
+	// A flush the recorder makes is not this request's work: no meter.
+	rec.Add(telemetry.WithMeter(context.WithoutCancel(ctx), nil), org,
+		usage.Units{Requests: requests, ReadUnits: m.ReadUnits(), WriteUnits: m.WriteUnits()})
+}
+
 // Client id and secret headers of every /v1 request.
 const (
 	HeaderClientID = "X-Service-Client-Id"
@@ -194,9 +214,7 @@ func Authenticate(a *auth.Authenticator, limits *ratelimit.Limiter, rec *usage.R
 				Error(w, r, err)
 				return
 			}
-			if rl, ok := r.Context().Value(logKey{}).(*requestLog); ok {
-				rl.org, rl.clientID = p.OrgID, p.ClientID
-			}
+			Identify(r, p)
 			// A request marked counted (an MCP tool's REST call, whose
 			// JSON-RPC message was counted) is not counted twice.
 			if limits != nil && !counted(r.Context()) {
@@ -213,14 +231,11 @@ func Authenticate(a *auth.Authenticator, limits *ratelimit.Limiter, rec *usage.R
 			if n := work.Requests(); limits != nil && n > 0 {
 				limits.Charge(context.WithoutCancel(r.Context()), p.OrgID, p.ClientID, n)
 			}
-			if m := telemetry.MeterOf(ctx); rec != nil && m != nil {
-				u := usage.Units{ReadUnits: m.ReadUnits(), WriteUnits: m.WriteUnits()}
-				if !counted(r.Context()) {
-					u.Requests = 1
-				}
-				// A flush it makes is not this request's work: no meter.
-				rec.Add(telemetry.WithMeter(context.WithoutCancel(ctx), nil), p.OrgID, u)
+			requests := int64(1)
+			if counted(r.Context()) {
+				requests = 0 // an MCP tool's REST call: its message counted
 			}
+			CountUsage(ctx, rec, p.OrgID, requests)
 		})
 	}
 }

@@ -33,7 +33,7 @@ package layers
 // lowest first.
 var Layers = []Layer{
 	{"base", []string{"lambdas", "apperr", "clock", "ids", "jsonbody", "fold", "awsenv", "docspage", "dev/dynamolocal", "dev/partitionsim", "dev/lambdaenv", "dev/portowner",
-		"dev/localsfn", "dev/fasttest", "inbound", "dev/webhooktest", "perfreport", "layers", "outbound", "blob", "dev/testinputs", "deploymodel", "telemetry"}},
+		"dev/localsfn", "dev/fasttest", "inbound", "dev/webhooktest", "perfreport", "layers", "outbound", "blob", "dev/testinputs", "deploymodel", "telemetry", "dev/logcheck"}},
 	{"storage", []string{"store", "steps", "streams", "streams/streamsapi", "blob/s3blob"}},
 	{"platform", []string{"resource", "listing", "apikeys", "auth", "ratelimit", "routes", "series", "search", "search/searchtest",
 		"search/embedded", "search/opensearch", "openapi", "admin", "dev/testenv", "history", "history/bus", "bulk"}},
@@ -41,7 +41,7 @@ var Layers = []Layer{
 	{"domain", []string{"kinds", "companies", "workflows", "enrichment", "runs", "resources", "search/opensearch/golden", "outbound/endpoints", "outbound/sqsqueue", "jobs"}},
 	{"wiring", []string{"service"}},
 	{"surface", []string{"api/keysapi", "api/serviceapi", "api/recordsapi/listspec", "api/recordsapi/batch", "api/recordsapi", "api/companiesapi", "api/resourcesapi", "api/workflowsapi", "api/jobsapi", "api/mcpapi", "api/eventsapi", "api/enrichmentapi", "api/listsapi", "api/seriesapi", "api", "mcpserver"}},
-	{"assembly", []string{"serve", "dev/apitest/wholeservice", "serve/eventfns", "serve/jobfns", "service/operator", "sizing", "dev/lambdafront", "dev/localdev", "dev/localdev/localdevtest", "dev/apitest", "dev/capacity", "dev/dynamolocal/shared", "deploymodel/derive", "generate"}},
+	{"assembly", []string{"serve", "dev/apitest/wholeservice", "serve/eventfns", "serve/jobfns", "service/operator", "sizing", "dev/lambdafront", "dev/localdev", "dev/localdev/localdevtest", "dev/apitest", "dev/capacity", "dev/dynamolocal/shared", "deploymodel/derive", "generate", "dev/logcheck/cmd"}},
 }
 
 // Layer is one layer: its name and packages.

@@ -25,6 +25,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/ratelimit"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/store"
+	"github.com/sourcebase/sourcebase/internal/usage"
 )
 
 // Deps are what the MCP endpoint is served over.
@@ -49,6 +50,9 @@ type Deps struct {
 	Auth   *auth.Authenticator
 	// Limits counts each message against the key; nil: no limits.
 	Limits *ratelimit.Limiter
+	// Usage counts each message and what it spent toward the
+	// organization's usage; nil counts nothing.
+	Usage *usage.Recorder
 	// SearchBaseURL is where the remote routes go: the HTTP API's base
 	// URL; "" means the address the MCP request came to.
 	SearchBaseURL string
@@ -154,6 +158,7 @@ func (a *API) serveMCP(w http.ResponseWriter, r *http.Request) {
 		httpapi.Error(w, r, err)
 		return
 	}
+	httpapi.Identify(r, p)
 	body, err := httpapi.ReadBody(w, r)
 	if err != nil {
 		// Counted once, as a REST request refused for its body is.
@@ -197,6 +202,9 @@ func (a *API) serveMCP(w http.ResponseWriter, r *http.Request) {
 		jw.before = sink.copyTo
 	}
 	a.mcp.ServeHTTP(jw, r)
+	// The messages counted here, and this request's own calls (its
+	// tools' REST calls count theirs).
+	httpapi.CountUsage(r.Context(), a.d.Usage, p.OrgID, int64(n))
 	if n == 0 && jw.code >= 400 && a.d.Limits != nil {
 		// Refused whole, its tool calls never reached the function that
 		// counts them: the request counts once here.

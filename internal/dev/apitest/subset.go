@@ -84,5 +84,6 @@ func SubsetNames(file string) ([]string, error) {
 func Main(m *testing.M, s Service) {
 	Serve(s)
 	LambdaSubset(LambdaList)
+	KeepLog()
 	testenv.Main(m)
 }
