@@ -99,12 +99,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "error:", err)
 			return 1
 		}
-		env.Files = s3blob.New(s3.NewFromConfig(awsCfg), cfg.BulkBucket)
+		env.Files = s3blob.Listing(s3blob.New(s3.NewFromConfig(awsCfg), cfg.BulkBucket))
 	case cfg.BulkDir != "":
-		if env.Files, err = blob.NewDir(cfg.BulkDir, "http://127.0.0.1"); err != nil {
+		dir, err := blob.NewDir(cfg.BulkDir, "http://127.0.0.1")
+		if err != nil {
 			fmt.Fprintln(stderr, "error:", err)
 			return 1
 		}
+		env.Files = blob.ListDir(dir)
 	}
 	out, err := admin.RunIn(ctx, st, env, req)
 	if err != nil {

@@ -29,11 +29,11 @@ func main() {
 	case cfg.BulkBucket != "":
 		awsCfg, err := awsenv.Load(ctx)
 		service.Must(err)
-		env.Files = s3blob.New(s3.NewFromConfig(awsCfg), cfg.BulkBucket)
+		env.Files = s3blob.Listing(s3blob.New(s3.NewFromConfig(awsCfg), cfg.BulkBucket))
 	case cfg.BulkDir != "":
 		dir, err := blob.NewDir(cfg.BulkDir, "http://127.0.0.1")
 		service.Must(err)
-		env.Files = dir
+		env.Files = blob.ListDir(dir)
 	}
 	lambda.Start(admin.HandlerIn(st, env))
 }

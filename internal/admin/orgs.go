@@ -36,7 +36,7 @@ type Env struct {
 	// Files are the bulk jobs' files (BULK_BUCKET, or BULK_DIR locally):
 	// an organization's are exported, restored and deleted with it. nil:
 	// none are reachable, and the commands that need them say so.
-	Files blob.Store
+	Files blob.Lister
 	// Local is the operator's CLI: export-org --dir and restore-org
 	// --from <directory> read and write its directories. The Lambda has
 	// none: it exports to, and restores from, the bulk bucket.
@@ -188,7 +188,7 @@ func listOrgs(ctx context.Context, st *store.Store, env Env, req Request) (any, 
 }
 
 // orgFiles lists org's files.
-func orgFiles(ctx context.Context, files blob.Store, org string) ([]blob.Object, error) {
+func orgFiles(ctx context.Context, files blob.Lister, org string) ([]blob.Object, error) {
 	var out []blob.Object
 	for _, p := range filePrefixes(org) {
 		objs, err := files.List(ctx, p)

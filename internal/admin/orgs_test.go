@@ -36,7 +36,11 @@ func lifecycleEnv(t *testing.T) (*apitest.Env, admin.Env) {
 	evs := e.StartEvents(t)
 	caught[e] = func() { apitest.Caught(t, evs) }
 	e.Deps.Endpoints.PausedWait = 50 * time.Millisecond
-	return e, admin.Env{Files: e.Deps.Jobs.Files(), Local: true}
+	dir, ok := e.Deps.Jobs.Files().(*blob.Dir)
+	if !ok {
+		t.Fatalf("the bulk files (%T) are not a directory", e.Deps.Jobs.Files())
+	}
+	return e, admin.Env{Files: blob.ListDir(dir), Local: true}
 }
 
 // caught waits, for an Env of lifecycleEnv, until the change history has
@@ -77,7 +81,7 @@ func orgItems(t *testing.T, st *store.Store, org string) map[store.Key]string {
 }
 
 // files is every file of org in files, by key.
-func files(t *testing.T, fs blob.Store, org string) map[string]string {
+func files(t *testing.T, fs blob.Lister, org string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	for _, p := range []string{"imports/" + org + "/", "exports/" + org + "/"} {
@@ -207,7 +211,7 @@ func TestExportDeleteRestoreIntoAFreshTableGivesBackEveryItemAndFile(t *testing.
 	if err != nil {
 		t.Fatal(err)
 	}
-	fenv := admin.Env{Files: freshFiles, Local: true}
+	fenv := admin.Env{Files: blob.ListDir(freshFiles), Local: true}
 	restored := run(t, fresh, fenv, admin.Request{Action: "restore-org", Org: c.Org, From: dir})
 	if int(restored["written"].(float64)) != len(before) {
 		t.Errorf("restore-org: %v, want %d items written", restored, len(before))
@@ -221,7 +225,7 @@ func TestExportDeleteRestoreIntoAFreshTableGivesBackEveryItemAndFile(t *testing.
 			t.Errorf("item %v:\n restored %s\n exported %s", k, after[k], v)
 		}
 	}
-	if got := files(t, freshFiles, c.Org); !equalMaps(got, beforeFiles) {
+	if got := files(t, blob.ListDir(freshFiles), c.Org); !equalMaps(got, beforeFiles) {
 		t.Errorf("restored files %v, want %v", keysOf(got), keysOf(beforeFiles))
 	}
 	// Run again: nothing to write, nothing overwritten.

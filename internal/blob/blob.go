@@ -40,10 +40,6 @@ type Store interface {
 	Stat(ctx context.Context, key string) (Info, error)
 	// Delete removes key; an absent key is not an error.
 	Delete(ctx context.Context, key string) error
-	// List is every object whose key starts with prefix (a key's first
-	// segments ending in "/", such as "imports/<org>/"), in key order:
-	// the files an operator exports or deletes with their organization.
-	List(ctx context.Context, prefix string) ([]Object, error)
 	// UploadURL is a URL a client PUTs the file to (the body is the
 	// file), valid for ttl.
 	UploadURL(ctx context.Context, key string, ttl time.Duration) (string, error)
@@ -60,6 +56,19 @@ type Info struct {
 	// Version names this object at key: another object written there
 	// has another (S3: its ETag).
 	Version string
+}
+
+// Lister is a Store that lists its objects (Dir and s3blob's both do):
+// what the operator's commands, which export and delete an organization's
+// files, need. It is not part of Store, so that a function that never
+// lists (the data function) links no listing: a method an interface
+// declares is linked into every binary that holds a value of it.
+type Lister interface {
+	Store
+	// List is every object whose key starts with prefix (a key's first
+	// segments ending in "/", such as "imports/<org>/"), in key order:
+	// the files an operator exports or deletes with their organization.
+	List(ctx context.Context, prefix string) ([]Object, error)
 }
 
 // Object is a stored object as List finds it.

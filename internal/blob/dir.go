@@ -258,9 +258,19 @@ func (d *Dir) Delete(ctx context.Context, key string) error {
 	return nil
 }
 
+// ListDir is d as a Lister (the operator's commands list a directory's
+// files through it).
+func ListDir(d *Dir) Lister { return dirLister{d} }
+
+// dirLister lists a Dir. Listing is its method, not Dir's: an exported
+// method of a type held in an interface is linked into every binary that
+// reflects on methods, which every function does.
+type dirLister struct{ *Dir }
+
 // List walks the directory of prefix; temporary files (names starting
 // with '.') are not objects.
-func (d *Dir) List(ctx context.Context, prefix string) ([]Object, error) {
+func (l dirLister) List(ctx context.Context, prefix string) ([]Object, error) {
+	d := l.Dir
 	if err := ValidatePrefix(prefix); err != nil {
 		return nil, err
 	}

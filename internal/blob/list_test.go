@@ -15,7 +15,7 @@ import (
 // folder prefix, with its size, in key order, none of another folder
 // (one whose name the prefix starts), none for an empty folder, and a
 // prefix that is no folder refused.
-func CheckList(t *testing.T, st blob.Store) {
+func CheckList(t *testing.T, st blob.Lister) {
 	ctx := context.Background()
 	for key, body := range map[string]string{
 		"imports/org_list1/job_2/upload":            "a,b\n",
@@ -57,12 +57,12 @@ func TestDirList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	CheckList(t, d)
+	CheckList(t, blob.ListDir(d))
 	// A temporary file of a write under way is no object.
 	if err := os.WriteFile(filepath.Join(d.Root, "imports", "org_list1", "job_2", ".tmp-123"), []byte("partial"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := d.List(context.Background(), "imports/org_list1/job_2/"); len(got) != 1 || got[0].Key != "imports/org_list1/job_2/upload" {
+	if got, _ := blob.ListDir(d).List(context.Background(), "imports/org_list1/job_2/"); len(got) != 1 || got[0].Key != "imports/org_list1/job_2/upload" {
 		t.Errorf("List with a temporary file beside: %v", got)
 	}
 }

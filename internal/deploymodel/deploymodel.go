@@ -159,18 +159,12 @@ type Function struct {
 	// files under orgs/<org>/ in the bulk bucket, delete-org deletes its
 	// items, its files under imports/<org>/, exports/<org>/ and
 	// orgs/<org>/, and its OpenSearch documents): its TableActions
-	// include TenantTableActions, its environment the bulk bucket (and
+	// include the store's Tenants access (Scan, BatchWriteItem), its environment the bulk bucket (and
 	// OpenSearch's endpoint in a deployment searching with it), and the
 	// stacks grant it the bucket's three prefixes and the indexer's data
 	// access to the indexes.
 	ManagesTenants bool `json:"managesTenants,omitempty"`
 }
-
-// TenantTableActions are the table actions of the tenant lifecycle beyond
-// the store's kinds of access: scanning the table for its organizations
-// (list-orgs) and writing and deleting items in batches (export-org's
-// restore, delete-org), on the table only.
-var TenantTableActions = []string{"dynamodb:Scan", "dynamodb:BatchWriteItem"}
 
 // EnvValue is the value of an environment variable: Value, or when Ref is
 // set, the deployment's value of that reference (a resource's name, URL or

@@ -36,7 +36,7 @@ var Layers = []Layer{
 		"dev/localsfn", "dev/fasttest", "inbound", "dev/webhooktest", "perfreport", "layers", "outbound", "blob", "dev/testinputs", "deploymodel", "telemetry", "dev/logcheck"}},
 	{"storage", []string{"store", "steps", "streams", "streams/streamsapi", "blob/s3blob"}},
 	{"platform", []string{"resource", "listing", "apikeys", "auth", "ratelimit", "routes", "series", "search", "search/searchtest",
-		"search/embedded", "search/opensearch", "openapi", "admin", "dev/testenv", "history", "history/bus", "bulk"}},
+		"search/embedded", "search/opensearch", "openapi", "admin", "usage", "dev/testenv", "history", "history/bus", "bulk"}},
 	{"http", []string{"httpapi", "operation"}},
 	{"domain", []string{"kinds", "companies", "workflows", "enrichment", "runs", "resources", "search/opensearch/golden", "outbound/endpoints", "outbound/sqsqueue", "jobs"}},
 	{"wiring", []string{"service"}},

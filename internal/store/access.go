@@ -23,6 +23,10 @@ const (
 	// the indexes of a newer layout (MigrateLayout); only the operator CLI
 	// on a local or self-managed table needs it.
 	Manage Access = "manage"
+	// Tenants: scanning the table for its organizations (list-orgs,
+	// export-org) and writing and deleting items in batches (restore-org,
+	// delete-org): the operator's tenant lifecycle, on the table only.
+	Tenants Access = "tenants"
 )
 
 // Actions are the IAM actions of each kind of access.
@@ -32,6 +36,7 @@ var Actions = map[Access][]string{
 	Count:    {"dynamodb:UpdateItem"},
 	Describe: {"dynamodb:DescribeTable", "dynamodb:DescribeTimeToLive"},
 	Manage:   {"dynamodb:CreateTable", "dynamodb:UpdateTimeToLive", "dynamodb:UpdateTable"},
+	Tenants:  {"dynamodb:Scan", "dynamodb:BatchWriteItem"},
 }
 
 // IAMActions returns the IAM actions of the given kinds, in order.

@@ -148,7 +148,9 @@ func withActor(ctx context.Context, item map[string]types.AttributeValue) map[st
 	}
 	out[AttrActor] = &types.AttributeValueMemberS{Value: ActorOf(ctx).String()}
 	out[AttrWrittenAt] = &types.AttributeValueMemberS{Value: time.Now().UTC().Format(writtenAtLayout)}
-	if id := telemetry.RequestID(ctx); id != "" {
+	// Not on a metric series' points: they make no events, and are many
+	// and small (a five-year daily series is 5,478 of them).
+	if id := telemetry.RequestID(ctx); id != "" && ImageString(item, AttrType) != TypeMetric {
 		out[AttrRequestID] = &types.AttributeValueMemberS{Value: id}
 	}
 	return out

@@ -333,15 +333,15 @@ func TestS3Store(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		got, err := st.List(ctx, "imports/org_s3list/")
+		got, err := s3blob.Listing(st).List(ctx, "imports/org_s3list/")
 		if err != nil || len(got) != 2 || got[0] != (blob.Object{Key: "imports/org_s3list/job_1/upload", Size: 3}) ||
 			got[1] != (blob.Object{Key: "imports/org_s3list/job_2/upload", Size: 5}) {
 			t.Errorf("List: %v %v", got, err)
 		}
-		if got, err := st.List(ctx, "imports/org_s3none/"); err != nil || len(got) != 0 {
+		if got, err := s3blob.Listing(st).List(ctx, "imports/org_s3none/"); err != nil || len(got) != 0 {
 			t.Errorf("List of an empty folder: %v %v", got, err)
 		}
-		if _, err := st.List(ctx, "imports/org_s3list"); !errors.Is(err, blob.ErrInvalidKey) {
+		if _, err := s3blob.Listing(st).List(ctx, "imports/org_s3list"); !errors.Is(err, blob.ErrInvalidKey) {
 			t.Errorf("List of a prefix that is no folder: %v", err)
 		}
 	})

@@ -151,7 +151,7 @@ func function(f routes.Function, table []routes.Route) (deploymodel.Function, er
 		out.IndexActions = store.IAMActions(store.Read)
 	}
 	if out.ManagesTenants {
-		out.TableActions = append(out.TableActions, deploymodel.TenantTableActions...)
+		out.TableActions = append(out.TableActions, store.IAMActions(store.Tenants)...)
 	}
 	if out.Env, err = Env(f, false); err != nil {
 		return out, err

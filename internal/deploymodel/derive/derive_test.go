@@ -69,7 +69,7 @@ func TestTheModelIsTheDeclarationsInPlainData(t *testing.T) {
 		access := f.Access(in.Routes)
 		want := store.IAMActions(access...)
 		if f.Reach == routes.ByOperator {
-			want = append(want, deploymodel.TenantTableActions...)
+			want = append(want, store.IAMActions(store.Tenants)...)
 		}
 		if !slices.Equal(got.TableActions, want) || slices.Contains(access, store.Read) != (len(got.IndexActions) > 0) {
 			t.Errorf("%s: table actions %v, index actions %v; access %v", f.Name, got.TableActions, got.IndexActions, access)
