@@ -111,44 +111,30 @@ func sub(s string) *yaml.Node {
 	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!Sub", Value: s}
 }
 
+// intrinsic is the short form of a function of a list of arguments:
+// !<name> [args...].
+func intrinsic(name string, args ...any) *yaml.Node {
+	s := flow(args...)
+	s.Tag = "!" + name
+	return s
+}
+
 // fnIf is !If [condition, whenTrue, whenFalse].
 func fnIf(condition string, whenTrue, whenFalse any) *yaml.Node {
-	s := flow(condition, whenTrue, whenFalse)
-	s.Tag = "!If"
-	return s
+	return intrinsic("If", condition, whenTrue, whenFalse)
 }
 
 // fnNot is !Not [condition].
-func fnNot(condition *yaml.Node) *yaml.Node {
-	s := flow(condition)
-	s.Tag = "!Not"
-	return s
-}
+func fnNot(condition *yaml.Node) *yaml.Node { return intrinsic("Not", condition) }
 
 // fnEquals is !Equals [a, b].
-func fnEquals(a, b any) *yaml.Node {
-	s := flow(a, b)
-	s.Tag = "!Equals"
-	return s
-}
+func fnEquals(a, b any) *yaml.Node { return intrinsic("Equals", a, b) }
 
 // fnSelect is !Select [index, list].
-func fnSelect(index int, from any) *yaml.Node {
-	s := flow(index, from)
-	s.Tag = "!Select"
-	return s
-}
+func fnSelect(index int, from any) *yaml.Node { return intrinsic("Select", index, from) }
 
 // fnSplit is !Split [separator, value].
-func fnSplit(sep string, value any) *yaml.Node {
-	s := flow(sep, value)
-	s.Tag = "!Split"
-	return s
-}
+func fnSplit(sep string, value any) *yaml.Node { return intrinsic("Split", sep, value) }
 
 // fnJoin is !Join [separator, values].
-func fnJoin(sep string, values any) *yaml.Node {
-	s := flow(sep, values)
-	s.Tag = "!Join"
-	return s
-}
+func fnJoin(sep string, values any) *yaml.Node { return intrinsic("Join", sep, values) }
