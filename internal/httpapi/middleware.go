@@ -134,7 +134,11 @@ func Observe(next http.Handler) http.Handler {
 			line := telemetry.Request{Method: r.Method, Path: r.URL.Path, Route: rl.route, Status: sw.status, Bytes: sw.bytes,
 				Latency: time.Since(start), Meter: meter, Rate: rateState(sw)}
 			if seg != nil {
-				seg.SetName(line.Route)
+				name := line.Route
+				if name == "" {
+					name = telemetry.NoRoute // a segment must have a name
+				}
+				seg.SetName(name)
 				seg.Annotate("request_id", rl.id)
 				seg.Annotate("organization", rl.org)
 				seg.SetHTTP(r.Method, r.URL.Path, sw.status)
