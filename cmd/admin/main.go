@@ -142,7 +142,7 @@ func parse(args []string) (admin.Request, error) {
 	fs.BoolVar(&req.DryRun, "dry-run", false, "delete-org: count what would be deleted, delete nothing")
 	fs.StringVar(&req.Confirm, "confirm", "", "delete-org: the organization's id again")
 	fs.IntVar(&req.MaxPages, "max-pages", 0, "delete-org: stop after this many pages (run again to go on)")
-	fs.IntVar(&req.Segments, "segments", 0, "parallel Scan segments of list-orgs, export-org and delete-org (default 4)")
+	fs.IntVar(&req.Segments, "segments", 0, "parallel Scan segments of list-orgs, export-org and delete-org (1 to 256, default 4)")
 	fs.Func("event-bridge", "true or false: publish the organization's events to EventBridge", func(s string) error {
 		on, err := strconv.ParseBool(s)
 		if err != nil {

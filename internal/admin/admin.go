@@ -73,6 +73,14 @@ func Run(ctx context.Context, st *store.Store, req Request) (any, error) {
 // RunIn is Run with the bulk files and directories of env.
 func RunIn(ctx context.Context, st *store.Store, env Env, req Request) (any, error) {
 	ctx = store.WithActor(ctx, store.Actor{Type: store.ActorOperator, ID: req.Action})
+	// Refused, not clamped or ignored: a Scan of a million segments is a
+	// million goroutines, and a negative page count is no bound.
+	if req.Segments < 0 || req.Segments > MaxSegments {
+		return nil, apperr.Invalid("segments", "must be from 1 to %d (default %d)", MaxSegments, DefaultSegments)
+	}
+	if req.MaxPages < 0 {
+		return nil, apperr.Invalid("maxPages", "must be 0 (no bound) or more")
+	}
 	k := apikeys.New(st)
 	switch req.Action {
 	case "create-table":

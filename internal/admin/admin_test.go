@@ -178,6 +178,9 @@ func TestBadRequestsAreRefusedNamingTheProblem(t *testing.T) {
 		{"set-limits for a missing org", admin.Request{Action: "set-limits", Org: "org_missing", KeyPerMinute: 5}, "", "no such organization: org_missing"},
 		{"set-limits out of range", admin.Request{Action: "set-limits", Org: orgID, KeyPerMinute: -1}, "keyPerMinute", "must be from 1 to"},
 		{"set-limits organization out of range", admin.Request{Action: "set-limits", Org: orgID, OrganizationPerMinute: -1}, "organizationPerMinute", "must be from 1 to"},
+		{"list-orgs with too many segments", admin.Request{Action: "list-orgs", Segments: admin.MaxSegments + 1}, "segments", "must be from 1 to 256"},
+		{"list-orgs with negative segments", admin.Request{Action: "list-orgs", Segments: -1}, "segments", "must be from 1 to 256"},
+		{"delete-org with negative pages", admin.Request{Action: "delete-org", Org: orgID, Confirm: orgID, MaxPages: -1}, "maxPages", "must be 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -43,8 +43,13 @@ type Env struct {
 	Local bool
 }
 
-// DefaultSegments is how many parallel Scans read the table.
-const DefaultSegments = 4
+// DefaultSegments is how many parallel Scans read the table; MaxSegments
+// the most an operator may ask for (each is a goroutine and a Scan at
+// once).
+const (
+	DefaultSegments = 4
+	MaxSegments     = 256
+)
 
 // DefaultPageItems is how many items delete-org deletes per page.
 const DefaultPageItems = 500
