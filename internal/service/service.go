@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/sourcebase/sourcebase/internal/embed"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
@@ -58,6 +60,18 @@ type Config struct {
 	OpenSearchService     string // OPENSEARCH_SERVICE: "aoss" (Serverless, default) or "es" (managed domain)
 	OpenSearchIndexPrefix string // OPENSEARCH_INDEX_PREFIX: indexes are <prefix>-<resource> (default "sourcebase")
 
+	// Embeddings (EMBEDDINGS) is the embedding provider of hybrid search
+	// and similar records: EmbeddingsLocal (default), EmbeddingsBedrock or
+	// EmbeddingsOff.
+	Embeddings string
+	// EmbeddingsModel (EMBEDDINGS_MODEL) is Bedrock's model id (default
+	// embed.TitanV2).
+	EmbeddingsModel string
+	// EmbeddingsModelFile (EMBEDDINGS_MODEL_FILE) is the local model's
+	// file (default embed.DefaultLocalModelFile, relative to the working
+	// directory).
+	EmbeddingsModelFile string
+
 	DeliverQueueURL string // DELIVER_QUEUE_URL: the outbound webhooks' delivery queue (SQS FIFO) in AWS
 	DeliverDLQURL   string // DELIVER_DLQ_URL: its dead-letter queue, where the deliver function moves what exhausts its retries
 	// WEBHOOKS_ALLOW_LOOPBACK=true lets webhook endpoints be on this
@@ -91,6 +105,13 @@ type Config struct {
 const (
 	SearchEmbedded   = "embedded"   // bleve in the search function's process
 	SearchOpenSearch = "opensearch" // OpenSearch, fed by the indexer function
+)
+
+// The embedding providers EMBEDDINGS names.
+const (
+	EmbeddingsLocal   = "local"   // word vectors from an npm package, in process (make run, tests)
+	EmbeddingsBedrock = "bedrock" // Amazon Bedrock's Titan Text Embeddings V2 (deployments)
+	EmbeddingsOff     = "off"     // none: hybrid ranks by keywords, similar answers 501
 )
 
 // Defaults of the OpenSearch settings.
@@ -146,12 +167,17 @@ const (
 	EnvOpenSearchEndpoint    = "OPENSEARCH_ENDPOINT"
 	EnvOpenSearchService     = "OPENSEARCH_SERVICE"
 	EnvOpenSearchIndexPrefix = "OPENSEARCH_INDEX_PREFIX"
+
+	EnvEmbeddings          = "EMBEDDINGS"
+	EnvEmbeddingsModel     = "EMBEDDINGS_MODEL"
+	EnvEmbeddingsModelFile = "EMBEDDINGS_MODEL_FILE"
 )
 
 // DefaultConfig is the configuration of an empty environment.
 func DefaultConfig() Config {
 	return Config{Table: DefaultTable, CacheTTL: auth.MaxCacheTTL, StoreTimeout: store.DefaultCallTimeout,
-		SearchEngine: SearchEmbedded, OpenSearchService: DefaultOpenSearchService, OpenSearchIndexPrefix: DefaultOpenSearchIndexPrefix}
+		SearchEngine: SearchEmbedded, OpenSearchService: DefaultOpenSearchService, OpenSearchIndexPrefix: DefaultOpenSearchIndexPrefix,
+		Embeddings: EmbeddingsLocal, EmbeddingsModel: embed.TitanV2, EmbeddingsModelFile: embed.DefaultLocalModelFile}
 }
 
 // ConfigFromEnv reads the configuration, rejecting invalid values.
@@ -231,6 +257,29 @@ func (c *Config) readSearch() error {
 	if c.SearchEngine == SearchOpenSearch && c.OpenSearchEndpoint == "" {
 		return fmt.Errorf("%s: %s=%s needs the endpoint of the collection or domain", EnvOpenSearchEndpoint, EnvSearchEngine, SearchOpenSearch)
 	}
+	return c.readEmbeddings()
+}
+
+// readEmbeddings reads the embedding provider's settings.
+func (c *Config) readEmbeddings() error {
+	c.Embeddings = os.Getenv(EnvEmbeddings)
+	c.EmbeddingsModel = os.Getenv(EnvEmbeddingsModel)
+	c.EmbeddingsModelFile = os.Getenv(EnvEmbeddingsModelFile)
+	switch c.Embeddings {
+	case "":
+		c.Embeddings = EmbeddingsLocal
+	case EmbeddingsLocal, EmbeddingsBedrock, EmbeddingsOff:
+	default:
+		return fmt.Errorf("%s: %q is none of %s, %s and %s", EnvEmbeddings, c.Embeddings, EmbeddingsLocal, EmbeddingsBedrock, EmbeddingsOff)
+	}
+	if c.EmbeddingsModel == "" {
+		c.EmbeddingsModel = embed.TitanV2
+	} else if !embed.ValidModelID(c.EmbeddingsModel) {
+		return fmt.Errorf("%s: %q is not a Bedrock model id such as %s", EnvEmbeddingsModel, c.EmbeddingsModel, embed.TitanV2)
+	}
+	if c.EmbeddingsModelFile == "" {
+		c.EmbeddingsModelFile = embed.DefaultLocalModelFile
+	}
 	return nil
 }
 
@@ -264,6 +313,15 @@ func (c Config) Env() map[string]string {
 	}
 	if c.OpenSearchIndexPrefix != "" && c.OpenSearchIndexPrefix != DefaultOpenSearchIndexPrefix {
 		env[EnvOpenSearchIndexPrefix] = c.OpenSearchIndexPrefix
+	}
+	if c.Embeddings != "" && c.Embeddings != EmbeddingsLocal {
+		env[EnvEmbeddings] = c.Embeddings
+	}
+	if c.EmbeddingsModel != "" && c.EmbeddingsModel != embed.TitanV2 {
+		env[EnvEmbeddingsModel] = c.EmbeddingsModel
+	}
+	if c.EmbeddingsModelFile != "" && c.EmbeddingsModelFile != embed.DefaultLocalModelFile {
+		env[EnvEmbeddingsModelFile] = c.EmbeddingsModelFile
 	}
 	if c.DeliverQueueURL != "" {
 		env[EnvDeliverQueueURL] = c.DeliverQueueURL

@@ -27,6 +27,9 @@ const (
 	// export-org) and writing and deleting items in batches (restore-org,
 	// delete-org): the operator's tenant lifecycle, on the table only.
 	Tenants Access = "tenants"
+	// Vectors: putting the embedding vectors of searchable records
+	// (PutVectors), what the functions that keep them current write.
+	Vectors Access = "vectors"
 )
 
 // Actions are the IAM actions of each kind of access.
@@ -37,6 +40,7 @@ var Actions = map[Access][]string{
 	Describe: {"dynamodb:DescribeTable", "dynamodb:DescribeTimeToLive"},
 	Manage:   {"dynamodb:CreateTable", "dynamodb:UpdateTimeToLive", "dynamodb:UpdateTable"},
 	Tenants:  {"dynamodb:Scan", "dynamodb:BatchWriteItem"},
+	Vectors:  {"dynamodb:PutItem"},
 }
 
 // IAMActions returns the IAM actions of the given kinds, in order.
