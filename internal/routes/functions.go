@@ -100,6 +100,10 @@ type Function struct {
 	// functions' tests and the performance report fail past it). The
 	// search function's embedded-engine build is not held to it.
 	BootstrapMB int
+	// Embeds: the function calls the embedding provider (EMBEDDINGS):
+	// the infrastructure grants it bedrock:InvokeModel on the model and
+	// sets EMBEDDINGS and EMBEDDINGS_MODEL.
+	Embeds bool
 }
 
 // DefaultBootstrapMB is the size a function's bootstrap is kept to.
@@ -131,7 +135,10 @@ var Functions = []Function{
 	// code) took it 64 KB past 12 MB (a stripped arm64 binary grows by
 	// segments of 64 KB): 13 MB, as the mcp function's.
 	{Name: lambdas.Data, Doc: "enrichment values, metric series, and bulk imports and exports", Reach: ByAPI, RunsJobs: true, BootstrapMB: 13},
-	{Name: lambdas.Search, Doc: "search of %s (the only function with the search engine)", Reach: ByAPI, HoldsIndexes: true, EngineBuilds: true},
+	// The search function embeds the records its engine holds and every
+	// hybrid search's text, and puts the records' vectors (Vectors).
+	{Name: lambdas.Search, Doc: "search of %s (the only function with the search engine)", Reach: ByAPI, HoldsIndexes: true, EngineBuilds: true,
+		Embeds: true, Table: []store.Access{store.Vectors}},
 	// The mcp function's tools are every group's operations, so it links
 	// what the others link between them: 13 MB (12.1 since every kind of
 	// record has a tool for each of its routes).
@@ -146,7 +153,10 @@ var Functions = []Function{
 		Table: []store.Access{store.Read, store.Write}, Schedule: SweepSchedule},
 	{Name: lambdas.Admin, Doc: "operator actions: organizations and API keys", Reach: ByOperator, Table: []store.Access{store.Read, store.Write, store.Describe}},
 	{Name: lambdas.Hooks, Doc: "the change history and the outbound webhook endpoints with their deliveries", Reach: ByAPI, SendsDeliveries: true},
-	{Name: lambdas.Indexer, Doc: "keeps the OpenSearch indexes up to date from the table's stream", Reach: ByStream, OpenSearchOnly: true},
+	// The indexer embeds the records it indexes, reading their vectors
+	// (BatchGetItem) and putting new ones.
+	{Name: lambdas.Indexer, Doc: "keeps the OpenSearch indexes up to date from the table's stream", Reach: ByStream, OpenSearchOnly: true,
+		Embeds: true, Table: []store.Access{store.Read, store.Vectors}},
 	// The events function reads deletion markers and endpoints, writes
 	// events and deliveries: Read and Write.
 	{Name: lambdas.Events, Doc: "turns the table's stream into the change history and queues the outbound webhooks' deliveries", Reach: ByStream,
@@ -241,11 +251,12 @@ func (f Function) Access(rs []Route) []store.Access {
 			need[store.Count] = true // rate limits
 		}
 	}
-	if need[store.Write] {
-		delete(need, store.Count) // writing includes it
+	if need[store.Write] { // writing includes counting and putting vectors
+		delete(need, store.Count)
+		delete(need, store.Vectors)
 	}
 	var out []store.Access
-	for _, a := range []store.Access{store.Read, store.Write, store.Count, store.Describe, store.Manage} {
+	for _, a := range []store.Access{store.Read, store.Write, store.Count, store.Vectors, store.Describe, store.Manage} {
 		if need[a] {
 			out = append(out, a)
 		}
