@@ -22,9 +22,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/sourcebase/sourcebase/docs"
 	"github.com/sourcebase/sourcebase/internal/api"
 	"github.com/sourcebase/sourcebase/internal/api/jobsapi"
+	"github.com/sourcebase/sourcebase/internal/awsenv"
 	"github.com/sourcebase/sourcebase/internal/dev/localdev"
 	"github.com/sourcebase/sourcebase/internal/docspage"
 	"github.com/sourcebase/sourcebase/internal/mcpserver"
@@ -68,7 +70,17 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 		cfg.WebhookBaseURL = base
 	}
 	deps := service.Build(st, cfg, service.InProcessRuns())
-	deps.Search = embedded.NewEngine(st)
+	var awsCfg aws.Config // Bedrock's credentials and region, when EMBEDDINGS=bedrock
+	if cfg.Embeddings == service.EmbeddingsBedrock {
+		if awsCfg, err = awsenv.Load(ctx); err != nil {
+			return err
+		}
+	}
+	keeper, err := service.Keeper(awsCfg, st, cfg)
+	if err != nil {
+		return err
+	}
+	deps.Search = embedded.NewEngine(st, keeper)
 	deps.NewMCP = mcpserver.Handler(docs.Pages)
 	engine := service.InProcess(deps)
 	defer engine.Close(10 * time.Second)

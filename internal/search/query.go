@@ -572,17 +572,23 @@ type Result struct {
 	// stamped record is answered as it is.
 	Stamps  []string
 	Total   int    // matching records in all
-	Ranking string // how text was ranked: RankingKeyword
+	Ranking string // how text was ranked: RankingKeyword, RankingHybrid or RankingSemantic
+	// Semantic is SemanticPending when a record of the page (or the
+	// record whose similar records were asked) has no embedding yet.
+	Semantic string
 }
 
-// RankingKeyword: text ranked by BM25 over the weighted fields. Hybrid
-// ranking (semantic plus keyword) needs an embedding model, which no
-// engine here has; a hybrid search says it was ranked by keywords.
+// RankingKeyword: text ranked by BM25 over the weighted fields (a hybrid
+// search too when the deployment has no embedding model).
 const RankingKeyword = "keyword"
 
 // Engine answers searches of one organization's records.
 type Engine interface {
 	Search(ctx context.Context, org string, s *Schema, r *Request) (*Result, error)
+	// Similar answers the records of org nearest by meaning to record id
+	// of s (never itself): apperr.ErrNotFound when there is no such
+	// record, ErrSemanticOff without an embedding model.
+	Similarer
 	// Name names the engine ("embedded", "opensearch"): a list it serves
 	// says so in X-Query-Plan.
 	Name() string

@@ -16,9 +16,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/awsenv"
 	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/routes"
-	"github.com/sourcebase/sourcebase/internal/search"
 	"github.com/sourcebase/sourcebase/internal/service"
-	"github.com/sourcebase/sourcebase/internal/store"
 	"github.com/sourcebase/sourcebase/internal/telemetry"
 )
 
@@ -63,7 +61,7 @@ func Deps(function string, deps service.Deps) {
 // engine SEARCH_ENGINE names: embedded (package search/embedded) or
 // openSearch (search/opensearch), whichever its build has; the other is
 // nil (routes.Function.EngineBuilds).
-func Search(embedded func(*store.Store) search.Engine, openSearch service.OpenSearchEngine) {
+func Search(embedded service.EmbeddedEngine, openSearch service.OpenSearchEngine) {
 	service.SizeToCPU()
 	service.Logger(os.Stdout)
 	ctx := context.Background()

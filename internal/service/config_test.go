@@ -15,9 +15,12 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/dev/lambdaenv"
 	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
+	"github.com/sourcebase/sourcebase/internal/embed"
+	"github.com/sourcebase/sourcebase/internal/embed/embedtest"
 	"github.com/sourcebase/sourcebase/internal/kinds"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/search"
+	"github.com/sourcebase/sourcebase/internal/search/vectors"
 	"github.com/sourcebase/sourcebase/internal/service"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
@@ -53,7 +56,8 @@ func TestConfigFromEnvReadsStoreTimeout(t *testing.T) {
 // clearEnv unsets (as empty) every variable the configuration reads.
 func clearEnv(t *testing.T) {
 	for _, k := range []string{service.EnvTable, service.EnvCacheTTL, service.EnvStateMachineARN, service.EnvWebhookBaseURL, service.EnvStoreTimeout, service.EnvSearchBaseURL,
-		service.EnvSearchEngine, service.EnvOpenSearchEndpoint, service.EnvOpenSearchService, service.EnvOpenSearchIndexPrefix} {
+		service.EnvSearchEngine, service.EnvOpenSearchEndpoint, service.EnvOpenSearchService, service.EnvOpenSearchIndexPrefix,
+		service.EnvEmbeddings, service.EnvEmbeddingsModel, service.EnvEmbeddingsModelFile} {
 		t.Setenv(k, "")
 	}
 }
@@ -62,11 +66,14 @@ func TestEnvIsReadBackAsTheSameConfig(t *testing.T) {
 	for _, c := range []service.Config{
 		service.DefaultConfig(),
 		{Table: "t1", CacheTTL: 0, StoreTimeout: 3 * time.Second, StateMachineARN: "arn:aws:states:eu-west-1:123456789012:stateMachine:runs", WebhookBaseURL: "https://hooks.example.com",
-			SearchEngine: service.SearchOpenSearch, OpenSearchEndpoint: "https://abc123.eu-west-1.aoss.amazonaws.com", OpenSearchService: "aoss", OpenSearchIndexPrefix: "sourcebase"},
+			SearchEngine: service.SearchOpenSearch, OpenSearchEndpoint: "https://abc123.eu-west-1.aoss.amazonaws.com", OpenSearchService: "aoss", OpenSearchIndexPrefix: "sourcebase",
+			Embeddings: service.EmbeddingsBedrock, EmbeddingsModel: "amazon.titan-embed-text-v2:0", EmbeddingsModelFile: "bin/embed/wink-sg-100d.vec"},
 		{Table: "t2", CacheTTL: time.Second, StoreTimeout: 5 * time.Second, SearchBaseURL: "https://abc123.execute-api.eu-west-1.amazonaws.com",
-			SearchEngine: service.SearchOpenSearch, OpenSearchEndpoint: "https://search-x.eu-west-1.es.amazonaws.com", OpenSearchService: "es", OpenSearchIndexPrefix: "stage-2.sb"},
+			SearchEngine: service.SearchOpenSearch, OpenSearchEndpoint: "https://search-x.eu-west-1.es.amazonaws.com", OpenSearchService: "es", OpenSearchIndexPrefix: "stage-2.sb",
+			Embeddings: service.EmbeddingsOff, EmbeddingsModel: "cohere.embed-english-v3", EmbeddingsModelFile: "bin/embed/wink-sg-100d.vec"},
 		{Table: "t3", CacheTTL: time.Second, StoreTimeout: 5 * time.Second,
-			SearchEngine: service.SearchEmbedded, OpenSearchEndpoint: "https://abc.eu-west-1.aoss.amazonaws.com", OpenSearchService: "aoss", OpenSearchIndexPrefix: "idx"},
+			SearchEngine: service.SearchEmbedded, OpenSearchEndpoint: "https://abc.eu-west-1.aoss.amazonaws.com", OpenSearchService: "aoss", OpenSearchIndexPrefix: "idx",
+			Embeddings: service.EmbeddingsLocal, EmbeddingsModel: "amazon.titan-embed-text-v2:0", EmbeddingsModelFile: "/opt/model.vec"},
 	} {
 		clearEnv(t)
 		for k, v := range c.Env() {
@@ -126,7 +133,7 @@ func TestTheOpenSearchEngineWithoutAnEndpointFailsAtStartNamingOPENSEARCH_ENDPOI
 	// A configuration built in code is checked again where the engine is made.
 	cfg := service.DefaultConfig()
 	cfg.SearchEngine = service.SearchOpenSearch
-	never := func(context.Context, aws.Config, *store.Store, string, string, string) (search.Engine, error) {
+	never := func(context.Context, aws.Config, *store.Store, *vectors.Keeper, string, string, string) (search.Engine, error) {
 		t.Fatal("the OpenSearch engine was made without an endpoint")
 		return nil, nil
 	}
@@ -146,20 +153,66 @@ func (namedEngine) Search(context.Context, string, *search.Schema, *search.Reque
 	return nil, nil
 }
 
+func (namedEngine) Similar(context.Context, string, *search.Schema, string, *search.Request) (*search.Result, error) {
+	return nil, nil
+}
+
 func TestTheSearchFunctionRunsTheEngineTheConfigurationNames(t *testing.T) {
-	embedded := func(*store.Store) search.Engine { return namedEngine("embedded") }
+	var keepers []string
+	keeper := func(k *vectors.Keeper) {
+		if k == nil {
+			keepers = append(keepers, "none")
+		} else {
+			keepers = append(keepers, k.Model())
+		}
+	}
+	embedded := func(_ *store.Store, k *vectors.Keeper) search.Engine { keeper(k); return namedEngine("embedded") }
 	var got []string
-	openSearch := func(_ context.Context, _ aws.Config, _ *store.Store, endpoint, service, prefix string) (search.Engine, error) {
+	openSearch := func(_ context.Context, _ aws.Config, _ *store.Store, k *vectors.Keeper, endpoint, service, prefix string) (search.Engine, error) {
+		keeper(k)
 		got = []string{endpoint, service, prefix}
 		return namedEngine("opensearch"), nil
 	}
 	cfg := service.DefaultConfig()
+	cfg.Embeddings = service.EmbeddingsOff
 	if e, err := service.SearchEngine(context.Background(), aws.Config{}, nil, cfg, embedded, openSearch); err != nil || e != namedEngine("embedded") {
 		t.Errorf("default: %v, %v; want the embedded engine", e, err)
 	}
 	cfg.SearchEngine, cfg.OpenSearchEndpoint, cfg.OpenSearchService, cfg.OpenSearchIndexPrefix = service.SearchOpenSearch, "https://x.es.amazonaws.com", "es", "p"
 	if e, err := service.SearchEngine(context.Background(), aws.Config{}, nil, cfg, embedded, openSearch); err != nil || e != namedEngine("opensearch") || strings.Join(got, " ") != "https://x.es.amazonaws.com es p" {
 		t.Errorf("opensearch: %v, %v, made with %v", e, err, got)
+	}
+	cfg.Embeddings, cfg.EmbeddingsModel = service.EmbeddingsBedrock, "amazon.titan-embed-text-v2:0"
+	if _, err := service.SearchEngine(context.Background(), aws.Config{Region: "eu-west-1"}, nil, cfg, embedded, openSearch); err != nil {
+		t.Fatal(err)
+	}
+	if want := "none none bedrock:amazon.titan-embed-text-v2:0"; strings.Join(keepers, " ") != want {
+		t.Errorf("the engines were given the keepers %v, want %s", keepers, want)
+	}
+}
+
+func TestTheKeeperIsTheProviderTheConfigurationNames(t *testing.T) {
+	cfg := service.DefaultConfig()
+	cfg.EmbeddingsModelFile = filepath.Join(t.TempDir(), "missing.vec")
+	if _, err := service.Keeper(aws.Config{}, nil, cfg); err == nil || !strings.Contains(err.Error(), "EMBEDDINGS=local") || !strings.Contains(err.Error(), "missing.vec") {
+		t.Errorf("a missing local model: %v, want an error naming EMBEDDINGS=local and the file", err)
+	}
+	root, err := embedtest.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.EmbeddingsModelFile = filepath.Join(root, embed.DefaultLocalModelFile)
+	k, err := service.Keeper(aws.Config{}, nil, cfg)
+	if err != nil || k.Model() != embed.LocalName || k.Persist {
+		t.Errorf("local: %+v, %v; want the local model, its vectors not kept in the table", k, err)
+	}
+	cfg.Embeddings, cfg.EmbeddingsModel = service.EmbeddingsBedrock, "amazon.titan-embed-text-v2:0"
+	if k, err := service.Keeper(aws.Config{Region: "us-east-1"}, nil, cfg); err != nil || k.Model() != "bedrock:amazon.titan-embed-text-v2:0" || !k.Persist {
+		t.Errorf("bedrock: %+v, %v; want Titan V2, its vectors kept", k, err)
+	}
+	cfg.Embeddings = service.EmbeddingsOff
+	if k, err := service.Keeper(aws.Config{}, nil, cfg); err != nil || k != nil {
+		t.Errorf("off: %+v, %v; want none", k, err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -10,12 +11,15 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 
 	"github.com/sourcebase/sourcebase/internal/awsenv"
+	"github.com/sourcebase/sourcebase/internal/embed"
 	"github.com/sourcebase/sourcebase/internal/kinds"
 	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/routes"
 	"github.com/sourcebase/sourcebase/internal/search"
+	"github.com/sourcebase/sourcebase/internal/search/vectors"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
@@ -48,17 +52,43 @@ func SizeToCPU() {
 // OpenSearchEngine makes the OpenSearch engine over st from the
 // configuration's endpoint, service and index prefix, signing with
 // awsCfg's credentials (package search/opensearch's NewEngine).
-type OpenSearchEngine func(ctx context.Context, awsCfg aws.Config, st *store.Store, endpoint, service, indexPrefix string) (search.Engine, error)
+type OpenSearchEngine func(ctx context.Context, awsCfg aws.Config, st *store.Store, keeper *vectors.Keeper, endpoint, service, indexPrefix string) (search.Engine, error)
+
+// EmbeddedEngine makes the embedded engine over st (package
+// search/embedded's NewEngine), with the records' vectors when keeper is
+// not nil.
+type EmbeddedEngine func(st *store.Store, keeper *vectors.Keeper) search.Engine
+
+// Keeper is the keeper of the records' vectors that cfg.Embeddings names:
+// nil when it is off; the local model from cfg.EmbeddingsModelFile;
+// Bedrock's model cfg.EmbeddingsModel through awsCfg, its vectors kept in
+// the table (an embedding costs a call).
+func Keeper(awsCfg aws.Config, st *store.Store, cfg Config) (*vectors.Keeper, error) {
+	switch cfg.Embeddings {
+	case EmbeddingsOff:
+		return nil, nil
+	case EmbeddingsBedrock:
+		model := cmp.Or(cfg.EmbeddingsModel, embed.TitanV2)
+		p := &embed.Bedrock{Client: bedrockruntime.NewFromConfig(awsCfg), ModelID: model}
+		return vectors.New(p, st, true), nil
+	case EmbeddingsLocal, "":
+		p, err := embed.LoadLocal(cmp.Or(cfg.EmbeddingsModelFile, embed.DefaultLocalModelFile))
+		if err != nil {
+			return nil, fmt.Errorf("%s=%s: %w (or set %s=%s)", EnvEmbeddings, EmbeddingsLocal, err, EnvEmbeddings, EmbeddingsOff)
+		}
+		return vectors.New(p, st, false), nil
+	}
+	return nil, fmt.Errorf("%s: %q is none of %s, %s and %s", EnvEmbeddings, cfg.Embeddings, EmbeddingsLocal, EmbeddingsBedrock, EmbeddingsOff)
+}
 
 // SearchEngine is the engine cfg.SearchEngine names: embedded's over st,
 // or openSearch's; a nil one is not in this build of the function.
-func SearchEngine(ctx context.Context, awsCfg aws.Config, st *store.Store, cfg Config, embedded func(*store.Store) search.Engine, openSearch OpenSearchEngine) (search.Engine, error) {
+func SearchEngine(ctx context.Context, awsCfg aws.Config, st *store.Store, cfg Config, embedded EmbeddedEngine, openSearch OpenSearchEngine) (search.Engine, error) {
 	switch cfg.SearchEngine {
 	case SearchEmbedded, "":
 		if embedded == nil {
 			return nil, fmt.Errorf("%s=%s: this is the OpenSearch build of the search function (-tags %s), without the embedded engine; deploy its default build", EnvSearchEngine, SearchEmbedded, routes.OpenSearchTag)
 		}
-		return embedded(st), nil
 	case SearchOpenSearch:
 		if cfg.OpenSearchEndpoint == "" {
 			return nil, fmt.Errorf("%s: %s=%s needs the endpoint of the collection or domain", EnvOpenSearchEndpoint, EnvSearchEngine, SearchOpenSearch)
@@ -66,9 +96,17 @@ func SearchEngine(ctx context.Context, awsCfg aws.Config, st *store.Store, cfg C
 		if openSearch == nil {
 			return nil, fmt.Errorf("%s=%s: this build of the search function has the embedded engine only; deploy its OpenSearch build (go build -tags %s; make build puts it in bin/lambda/%s)", EnvSearchEngine, SearchOpenSearch, routes.OpenSearchTag, searchFunction().Asset(true))
 		}
-		return openSearch(ctx, awsCfg, st, cfg.OpenSearchEndpoint, cfg.OpenSearchService, cfg.OpenSearchIndexPrefix)
+	default:
+		return nil, fmt.Errorf("%s: %q is neither %s nor %s", EnvSearchEngine, cfg.SearchEngine, SearchEmbedded, SearchOpenSearch)
 	}
-	return nil, fmt.Errorf("%s: %q is neither %s nor %s", EnvSearchEngine, cfg.SearchEngine, SearchEmbedded, SearchOpenSearch)
+	keeper, err := Keeper(awsCfg, st, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.SearchEngine == SearchOpenSearch {
+		return openSearch(ctx, awsCfg, st, keeper, cfg.OpenSearchEndpoint, cfg.OpenSearchService, cfg.OpenSearchIndexPrefix)
+	}
+	return embedded(st, keeper), nil
 }
 
 // StreamHandler handles a batch of the table's stream records.

@@ -286,7 +286,11 @@ func (c *Collection[T]) withChange(org, id string, v *T, version int64, ops []Op
 	if err != nil {
 		return nil, err
 	}
-	return append(ops[:len(ops):len(ops)], op), nil
+	ops = append(ops[:len(ops):len(ops)], op)
+	if v == nil { // a searchable record's embedding goes with it (vectors.go)
+		ops = append(ops, c.store.deleteVectorOp(org, c.spec.Type, id))
+	}
+	return ops, nil
 }
 
 func (c *Collection[T]) get(ctx context.Context, org, id string) (*T, int64, error) {

@@ -57,7 +57,7 @@ func init() {
 
 // perRecordTypes are the item types whose partitions are one record's,
 // one value's or one request's (after the type: "#<record or hash>").
-var perRecordTypes = map[string]bool{TypeEnrichment: true, TypeMetric: true, TypeDelivery: true, TypeIdempotency: true}
+var perRecordTypes = map[string]bool{TypeEnrichment: true, TypeMetric: true, TypeDelivery: true, TypeIdempotency: true, TypeVector: true}
 
 // ClassOf is the class of a partition key value (of the table or of an
 // index) that the store's key builders make.

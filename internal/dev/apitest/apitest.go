@@ -18,11 +18,13 @@ import (
 	"github.com/sourcebase/sourcebase/docs"
 	"github.com/sourcebase/sourcebase/internal/auth"
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
+	"github.com/sourcebase/sourcebase/internal/embed/embedtest"
 	"github.com/sourcebase/sourcebase/internal/jobs"
 	"github.com/sourcebase/sourcebase/internal/mcpserver"
 	"github.com/sourcebase/sourcebase/internal/operation"
 	"github.com/sourcebase/sourcebase/internal/runs"
 	"github.com/sourcebase/sourcebase/internal/search/embedded"
+	"github.com/sourcebase/sourcebase/internal/search/vectors"
 	"github.com/sourcebase/sourcebase/internal/serve/eventfns"
 	"github.com/sourcebase/sourcebase/internal/service"
 	"github.com/sourcebase/sourcebase/internal/store"
@@ -117,7 +119,8 @@ func NewWith(t testing.TB, o Options) *Env {
 	t.Cleanup(srv.Close)
 	deps := service.Build(st, service.Config{Table: st.Table, CacheTTL: ttl, WebhookBaseURL: srv.URL, WebhooksAllowLoopback: true,
 		WebhooksResolver: o.Resolver}, service.InProcessRuns())
-	deps.Search = embedded.NewEngine(st)
+	// The local model (make model installs it) embeds, as make run's.
+	deps.Search = embedded.NewEngine(st, vectors.New(embedtest.Local(t), st, false))
 	deps.NewMCP = mcpserver.Handler(docs.Pages)
 	engine := service.InProcess(deps)
 	t.Cleanup(func() { engine.Close(testenv.Scaled(5 * time.Second)) })

@@ -100,7 +100,7 @@ func runSearch(b *testing.B, e *embedded.Embedded) {
 // read and the query.
 func BenchmarkSearchWarm(b *testing.B) {
 	st := workspaces10k(b)
-	e := embedded.New(st, 0)
+	e := embedded.New(st, 0, nil)
 	runSearch(b, e)
 	calls, bytes := corpusM.calls.Load(), corpusM.bytes.Load()
 	b.ResetTimer()
@@ -118,7 +118,7 @@ func BenchmarkSearchCold(b *testing.B) {
 	calls, bytes := corpusM.calls.Load(), corpusM.bytes.Load()
 	b.ResetTimer()
 	for b.Loop() {
-		runSearch(b, embedded.New(st, 0))
+		runSearch(b, embedded.New(st, 0, nil))
 	}
 	b.ReportMetric(float64(corpusM.calls.Load()-calls)/float64(b.N), "dynamodb-calls/op")
 	b.ReportMetric(float64(corpusM.bytes.Load()-bytes)/float64(b.N), "dynamodb-bytes/op")

@@ -18,6 +18,7 @@ import (
 	"github.com/blevesearch/bleve/v2/mapping"
 
 	"github.com/sourcebase/sourcebase/internal/search"
+	"github.com/sourcebase/sourcebase/internal/search/vectors"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
@@ -36,6 +37,7 @@ const DefaultMaxDocs = 60_000
 type Embedded struct {
 	st      *store.Store
 	maxDocs int
+	keeper  *vectors.Keeper // nil: no embedding model, hybrid ranks by keywords
 
 	mu      sync.Mutex
 	indexes map[string]*list.Element // org + "\x00" + resource -> *orgIndex in lru
@@ -43,12 +45,14 @@ type Embedded struct {
 }
 
 // New returns an engine over st keeping about maxDocs records indexed
-// (DefaultMaxDocs when 0); the index a search uses is always kept.
-func New(st *store.Store, maxDocs int) *Embedded {
+// (DefaultMaxDocs when 0); the index a search uses is always kept. With
+// a keeper, it holds the records' vectors too and ranks hybrid searches
+// and similar records by meaning.
+func New(st *store.Store, maxDocs int, keeper *vectors.Keeper) *Embedded {
 	if maxDocs <= 0 {
 		maxDocs = DefaultMaxDocs
 	}
-	return &Embedded{st: st, maxDocs: maxDocs, indexes: map[string]*list.Element{}, lru: list.New()}
+	return &Embedded{st: st, maxDocs: maxDocs, keeper: keeper, indexes: map[string]*list.Element{}, lru: list.New()}
 }
 
 // newIndex is an index kept in memory only, of bleve's scorch type (whose
@@ -70,6 +74,11 @@ type orgIndex struct {
 	pending map[string]pendingRead // records read older than their entry (or missing): read again
 	size    atomic.Int64           // len(docs), for the engine's budget
 	closed  bool                   // dropped by the engine: search a new one
+
+	keeper     *vectors.Keeper        // nil: no vectors
+	vecs       map[string]vectors.Vec // the records' vectors, by id
+	toEmbed    map[string]string      // records put since the last embed whose text has no vector: their text
+	unembedded map[string]string      // records the provider could not embed yet (pending): their text
 }
 
 // pendingRead is a record whose feed entry names a version its read did
@@ -91,6 +100,25 @@ func (e *Embedded) Name() string { return "embedded" }
 
 // Search runs r over org's records of s.
 func (e *Embedded) Search(ctx context.Context, org string, s *search.Schema, r *search.Request) (*search.Result, error) {
+	qv := e.queryVector(ctx, r)
+	return e.locked(ctx, org, s, func(x *orgIndex) (*search.Result, error) {
+		if qv != nil {
+			return x.hybrid(r, qv)
+		}
+		return x.search(r)
+	})
+}
+
+// Similar answers the records of org nearest by meaning to record id.
+func (e *Embedded) Similar(ctx context.Context, org string, s *search.Schema, id string, r *search.Request) (*search.Result, error) {
+	if e.keeper == nil {
+		return nil, search.ErrSemanticOff
+	}
+	return e.locked(ctx, org, s, func(x *orgIndex) (*search.Result, error) { return x.similar(id, r) })
+}
+
+// locked runs do on org's index of s, brought up to date, under its lock.
+func (e *Embedded) locked(ctx context.Context, org string, s *search.Schema, do func(*orgIndex) (*search.Result, error)) (*search.Result, error) {
 	var x *orgIndex
 	for {
 		var err error
@@ -106,7 +134,8 @@ func (e *Embedded) Search(ctx context.Context, org string, s *search.Schema, r *
 	err := x.refresh(ctx, e.st, org)
 	var res *search.Result
 	if err == nil {
-		res, err = x.search(r)
+		x.embed(ctx, org)
+		res, err = do(x)
 	}
 	x.size.Store(int64(len(x.docs)))
 	x.mu.Unlock()
@@ -157,7 +186,7 @@ func (e *Embedded) index(org string, s *search.Schema) (*orgIndex, error) {
 	if err != nil {
 		return nil, fmt.Errorf("search: new index: %w", err)
 	}
-	x := &orgIndex{key: key, schema: s, mapping: m, idx: idx}
+	x := &orgIndex{key: key, schema: s, mapping: m, idx: idx, keeper: e.keeper}
 	e.indexes[key] = e.lru.PushFront(x)
 	return x, nil
 }
@@ -190,6 +219,7 @@ func (x *orgIndex) refresh(ctx context.Context, st *store.Store, org string) err
 				delete(x.docs, c.ID)
 				batch.Delete(c.ID)
 			}
+			x.forget(c.ID)
 			delete(want, c.ID)
 			x.gone[c.ID] = c.At
 		case x.gone[c.ID].IsZero() && c.Version > x.docs[c.ID].version && c.Version > want[c.ID].version:
@@ -284,6 +314,16 @@ func (x *orgIndex) rebuild(ctx context.Context, st *store.Store, org string, sin
 	if err := idx.Batch(batch); err != nil {
 		return fmt.Errorf("search: index records: %w", err)
 	}
+	for id := range x.vecs {
+		if _, ok := x.docs[id]; !ok {
+			x.forget(id)
+		}
+	}
+	for id := range x.unembedded {
+		if _, ok := x.docs[id]; !ok {
+			x.forget(id)
+		}
+	}
 	x.synced = since
 	return nil
 }
@@ -302,6 +342,7 @@ func (x *orgIndex) put(b *bleve.Batch, id string, e entry) error {
 		return fmt.Errorf("search: index %s: %w", id, err)
 	}
 	x.docs[id] = e
+	x.noteText(id, rec)
 	return nil
 }
 
@@ -338,4 +379,4 @@ func (x *orgIndex) search(r *search.Request) (*search.Result, error) {
 }
 
 // NewEngine is New with the default number of indexes, as a search.Engine.
-func NewEngine(st *store.Store) search.Engine { return New(st, 0) }
+func NewEngine(st *store.Store, keeper *vectors.Keeper) search.Engine { return New(st, 0, keeper) }

@@ -38,7 +38,7 @@ func newEnv(t *testing.T, st *store.Store) *env {
 	}
 	reg := resource.NewRegistry(st, []*resource.Def{notes}, nil)
 	svc, _ := reg.Service("notes")
-	return &env{t: t, st: st, svc: svc, engine: embedded.New(st, 0), schema: search.SchemaOf(notes), org: "org1"}
+	return &env{t: t, st: st, svc: svc, engine: embedded.New(st, 0, nil), schema: search.SchemaOf(notes), org: "org1"}
 }
 
 func (e *env) create(body string) string {
@@ -311,7 +311,7 @@ func TestIndexesBeyondTheRecordBudgetAreDroppedAndRebuiltWhenSearchedAgain(t *te
 	// callsPerSearch alternates searches of the two organizations and
 	// returns the DynamoDB calls of the last one.
 	callsPerSearch := func(maxDocs int) int {
-		e.engine = embedded.New(e.st, maxDocs)
+		e.engine = embedded.New(e.st, maxDocs, nil)
 		n := 0
 		for range 3 {
 			for _, org := range []string{"org1", "org2"} {

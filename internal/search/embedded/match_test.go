@@ -303,7 +303,7 @@ func TestTheEngineFiltersAndOrdersAsMatchAndCompareDo(t *testing.T) {
 	if t.Failed() {
 		t.FailNow()
 	}
-	engine, schema := embedded.New(st, 0), search.SchemaOf(props)
+	engine, schema := embedded.New(st, 0, nil), search.SchemaOf(props)
 	run := func(req *search.Request) ([]string, []json.RawMessage, int) {
 		t.Helper()
 		req.Page, req.Limit = 1, search.MaxLimit
@@ -422,7 +422,7 @@ func TestContainsFindsTheValueAcrossLinesAndSortsEmptyStringsAsMissing(t *testin
 			t.Fatal(err)
 		}
 	}
-	engine, schema := embedded.New(st, 0), search.SchemaOf(props)
+	engine, schema := embedded.New(st, 0, nil), search.SchemaOf(props)
 	names := func(p *search.Predicate, keys ...search.SortKey) []string {
 		t.Helper()
 		res, err := engine.Search(context.Background(), "org1", schema, &search.Request{Filter: p, Sort: keys, Page: 1, Limit: 10})

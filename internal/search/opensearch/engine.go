@@ -17,6 +17,7 @@ import (
 	"github.com/opensearch-project/opensearch-go/v4/signer/awsv2"
 
 	"github.com/sourcebase/sourcebase/internal/search"
+	"github.com/sourcebase/sourcebase/internal/search/vectors"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
@@ -122,12 +123,18 @@ func New(st *store.Store, cfg Config) (*Engine, error) {
 
 // NewEngine is New signing with awsCfg's region and credentials: the
 // search function's engine (app.OpenSearchEngine).
-func NewEngine(_ context.Context, awsCfg aws.Config, st *store.Store, endpoint, service, indexPrefix string) (search.Engine, error) {
+func NewEngine(_ context.Context, awsCfg aws.Config, st *store.Store, _ *vectors.Keeper, endpoint, service, indexPrefix string) (search.Engine, error) {
 	return New(st, Config{Endpoint: endpoint, Service: service, IndexPrefix: indexPrefix, AWS: awsCfg})
 }
 
 // Name names the engine in a list's X-Query-Plan.
 func (e *Engine) Name() string { return "opensearch" }
+
+// Similar answers the records nearest by meaning to record id: not yet
+// served by this engine (issue 50 in progress).
+func (e *Engine) Similar(context.Context, string, *search.Schema, string, *search.Request) (*search.Result, error) {
+	return nil, search.ErrSemanticOff
+}
 
 // Search runs r over org's records of s.
 func (e *Engine) Search(ctx context.Context, org string, s *search.Schema, r *search.Request) (*search.Result, error) {
