@@ -47,7 +47,9 @@ const (
 	CodeIdempotencyKeyReused Code = "idempotency_key_reused"
 	CodeRateLimited          Code = "rate_limited"
 
-	CodeInternal       Code = "internal"
+	CodeInternal Code = "internal"
+	// CodeSemanticOff: the deployment has no embedding model (EMBEDDINGS=off).
+	CodeSemanticOff    Code = "semantic_off"
 	CodeUpstreamFailed Code = "upstream_failed"
 	CodeUnavailable    Code = "unavailable"
 )
@@ -117,6 +119,8 @@ var Codes = []CodeInfo{
 		"over the rate limit of the key, its organization or the webhook trigger (the message says which); wait `Retry-After` seconds", ""},
 	{CodeInternal, http.StatusInternalServerError,
 		"an unexpected failure, logged with the request id", ""},
+	{CodeSemanticOff, http.StatusNotImplemented,
+		"similar records need an embedding model, and the deployment runs without one (`EMBEDDINGS=off`)", ""},
 	{CodeUpstreamFailed, http.StatusBadGateway,
 		"the REST call of an MCP tool's search could not reach the search function (the tool's result says so; `/mcp` itself answers `200`)", ""},
 	{CodeUnavailable, http.StatusServiceUnavailable,

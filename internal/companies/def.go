@@ -23,6 +23,7 @@ var Def = &resource.Def{
 	MCP:           true,
 	Series:        true,
 	Searchable:    true,
+	Similar:       true,
 	Fields: []resource.Field{
 		{Name: "canonicalName", Kind: resource.String, MaxLen: maxName, Required: true, Sort: true, Search: 3, Doc: "the company's name"},
 		{Name: "alternativeNames", Kind: resource.Strings, MaxLen: maxName, MaxItems: maxListItems, Search: 2, Doc: "other names it is known by"},

@@ -396,8 +396,7 @@ func resultSize(text []byte) int {
 // message's budget (a record larger than a batch's share, say).
 func tooLarge(op operation, status, n, budget int) string {
 	what := "ask for fewer records (limit), or send the call alone rather than in a batch"
-	read := op.method == http.MethodGet || op.method == http.MethodPost && (strings.HasSuffix(op.path, "/search") || strings.HasSuffix(op.path, "/query") || op.path == "/v1/data/metric-series")
-	if !read {
+	if !op.reads() {
 		what = fmt.Sprintf("the API did answer %d (the call was made); read its result with a get tool, alone rather than in a batch", status)
 	}
 	return fmt.Sprintf("The answer takes %d bytes, more than the %d this call may take of the MCP response (%d bytes in all, shared by the messages of a batch): %s.",
@@ -517,6 +516,16 @@ type operation struct {
 	// ifMatch: the operation takes If-Match (a write of one record),
 	// offered as the argument ifMatch.
 	ifMatch bool
+	// idempotent: the operation takes Idempotency-Key (a POST that keeps
+	// its answer), offered as the argument idempotencyKey; a POST without
+	// it changes nothing (a search, similar records, a series' read).
+	idempotent bool
+}
+
+// reads says whether op changes nothing: a GET, or a POST that takes no
+// Idempotency-Key (a search, similar records, a read of a series).
+func (op operation) reads() bool {
+	return op.method == http.MethodGet || op.method == http.MethodPost && !op.idempotent
 }
 
 // ifMatchParam is the document's If-Match parameter, which the writes of
@@ -604,6 +613,7 @@ func (d *openAPI) operations() map[string]operation {
 				case ifMatchParam, idempotencyKeyParam:
 					// Offered as ifMatch and idempotencyKey.
 					op.ifMatch = op.ifMatch || pr.Ref == ifMatchParam
+					op.idempotent = op.idempotent || pr.Ref == idempotencyKeyParam
 					continue
 				default:
 					// A parameter many operations share (limit, id).
@@ -690,7 +700,7 @@ func (d *openAPI) inputSchema(op operation, spec ToolSpec) map[string]any {
 			required = append(required, "body")
 		}
 	}
-	if op.method == http.MethodPost && strings.HasPrefix(op.path, "/v1/") && !strings.HasSuffix(op.path, "/search") && !strings.HasSuffix(op.path, "/query") && op.path != "/v1/data/metric-series" {
+	if op.idempotent {
 		props["idempotencyKey"] = map[string]any{"type": "string", "minLength": 1, "maxLength": 255,
 			"description": "makes a retried call safe: the same key and arguments within 24 hours answer the first result again"}
 	}

@@ -55,6 +55,10 @@ type Def struct {
 	// their records keep a change feed that search indexes follow, and
 	// fields with a Search weight are matched by a search's text.
 	Searchable bool
+	// Similar (of a Searchable resource) adds POST /v1/<name>/{id}/similar:
+	// the records nearest by meaning to one (docs/search.md), and its MCP
+	// tool similar_<name>.
+	Similar bool
 	// MCP gives the resource tools on the MCP server (package mcpserver),
 	// one for each of its generic operations: create_<singular>,
 	// list_<name>, search_<name> (when Searchable), get_<singular>,

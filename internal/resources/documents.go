@@ -16,6 +16,7 @@ var Documents = declare(&resource.Def{
 	Doc:        "A file about a company or a deal: its metadata and where the file is kept. GET /v1/documents/ids=<id>,<id>,... reads up to 100 at once.",
 	MultiGet:   true,
 	Searchable: true,
+	Similar:    true,
 	MCP:        true,
 	OnLists:    true,
 	Fields: []resource.Field{

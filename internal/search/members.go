@@ -28,7 +28,7 @@ var Members = []Member{
 	{"fuzzy", "boolean",
 		"words also match near spellings: none for words of 1-2 characters, one edit for 3-5, two from 6 on"},
 	{"hybrid", "boolean",
-		"semantic plus keyword ranking where an embedding model is configured; none is, so ranking stays keyword and `metadata.ranking` says `" + RankingKeyword + "`"},
+		"with `text`, ranks by meaning as well as by words: the keyword matches and the " + fmt.Sprint(SemanticCandidates) + " records nearest to the text by meaning (among those the filters admit), fused by reciprocal rank; `metadata.ranking` says `" + RankingHybrid + "` (`" + RankingKeyword + "` where the deployment has no embedding model)"},
 }
 
 // Meaning is what the body member name means (Members); it panics for a

@@ -177,24 +177,46 @@ func Decode(s *Schema, body []byte, page, limit int) (*Request, error) {
 		}
 		*dst = b.Value
 	}
-	count := 0
-	filters, err := o.Object("filters", "and", "or")
-	if err != nil {
+	if req.Filter, err = decodeFilters(s, o); err != nil {
 		return nil, err
-	}
-	if filters.Set && !filters.Null {
-		p := &Predicate{}
-		if err := decodeGroups(s, filters.Value, p, 1, &count); err != nil {
-			return nil, err
-		}
-		if len(p.And)+len(p.Or) > 0 {
-			req.Filter = p
-		}
 	}
 	if req.Sort, err = decodeSort(s, o); err != nil {
 		return nil, err
 	}
 	return req, nil
+}
+
+// DecodeSimilar reads the body of a similar records request (an empty
+// body asks for every record): only "filters", as a search's.
+func DecodeSimilar(s *Schema, body []byte, page, limit int) (*Request, error) {
+	req := &Request{Page: page, Limit: limit}
+	if len(strings.TrimSpace(string(body))) == 0 {
+		return req, nil
+	}
+	o, err := jsonbody.ParseObject(body, "filters")
+	if err != nil {
+		return nil, err
+	}
+	if req.Filter, err = decodeFilters(s, o); err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
+// decodeFilters reads a body's "filters": nil when absent, null or empty.
+func decodeFilters(s *Schema, o *jsonbody.Object) (*Predicate, error) {
+	filters, err := o.Object("filters", "and", "or")
+	if err != nil || !filters.Set || filters.Null {
+		return nil, err
+	}
+	p, count := &Predicate{}, 0
+	if err := decodeGroups(s, filters.Value, p, 1, &count); err != nil {
+		return nil, err
+	}
+	if len(p.And)+len(p.Or) == 0 {
+		return nil, nil
+	}
+	return p, nil
 }
 
 // decodeGroups reads the and and or arrays of o into p.

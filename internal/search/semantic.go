@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 )
@@ -38,8 +37,8 @@ const SemanticCandidates = 100
 // take too).
 const RRFK = 60
 
-// MaxSimilar bounds (page-1)*limit+limit of a similar records request,
-// as MaxOffset bounds a search's.
+// MaxSimilar is the deepest (page-1)*limit+limit a similar records
+// request reaches (ParsePaging's bounds, as a search's).
 const MaxSimilar = MaxOffset + MaxLimit
 
 // ErrSemanticOff: the deployment has no embedding model (EMBEDDINGS=off),
@@ -131,12 +130,4 @@ func Nearest(sims []Similarity, n int) []Similarity {
 // Filter and paging apply (Text, Sort, Fuzzy, FullText, Hybrid do not).
 type Similarer interface {
 	Similar(ctx context.Context, org string, s *Schema, id string, r *Request) (*Result, error)
-}
-
-// CheckSimilarPaging refuses a page of similar records past MaxSimilar.
-func CheckSimilarPaging(r *Request) error {
-	if r.Offset()+r.Limit > MaxSimilar {
-		return fmt.Errorf("search: similar records past %d", MaxSimilar)
-	}
-	return nil
 }

@@ -72,6 +72,12 @@ func schemasOf(written bool, ks []*resource.Def) func(out map[string]openapi.Sch
 		}
 		out["SearchPredicate"] = listspec.PredicateSchema()
 		listspec.FilterComponents(out)
-		out["SearchMetadata"] = openapi.TypeOf(reflect.TypeFor[SearchMetadata]())
+		meta := openapi.TypeOf(reflect.TypeFor[SearchMetadata]())
+		props := meta["properties"].(openapi.Schema)
+		props["ranking"] = openapi.Schema{"type": "string", "enum": []any{search.RankingKeyword, search.RankingHybrid, search.RankingSemantic},
+			"description": "how the results are ranked: `keyword` (BM25, or no text), `hybrid` (keyword and meaning fused), `semantic` (similar records, by meaning)"}
+		props["semantic"] = openapi.Schema{"type": "string", "enum": []any{search.SemanticPending},
+			"description": "`pending` when a record of the page (or the record whose similar records were asked) has no embedding yet: found by keyword now, by meaning once it is embedded"}
+		out["SearchMetadata"] = meta
 	}
 }

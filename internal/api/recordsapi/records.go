@@ -200,6 +200,9 @@ func KindOperations[T any](k Kind[T]) []operation.Operation {
 		// then get.
 		i := slices.IndexFunc(ops, func(op operation.Operation) bool { return op.Pattern() == list.Pattern() })
 		ops = slices.Insert(ops, i+1, searchOperationOf(k))
+		if d.Similar {
+			ops = slices.Insert(ops, i+2, similarOperationOf(k))
+		}
 	}
 	return ops
 }

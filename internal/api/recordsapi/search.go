@@ -3,10 +3,12 @@ package recordsapi
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 
 	"github.com/sourcebase/sourcebase/internal/api/recordsapi/listspec"
+	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/openapi"
@@ -36,10 +38,50 @@ func searchOperationOf[T any](k Kind[T]) operation.Operation {
 	return op
 }
 
+// similarOperationOf is POST /v1/<name>/{id}/similar of the kind k
+// (declared Similar): the records nearest by meaning to one, served by the
+// search function; with MCP set, it is the kind's similar_<name> tool.
+func similarOperationOf[T any](k Kind[T]) operation.Operation {
+	d, s := k.Def, search.SchemaOf(k.Def)
+	op := operation.Declare(lambdas.Search, http.MethodPost, "/v1/"+d.Name+"/{id}/similar", func(a Based, w http.ResponseWriter, r *http.Request) {
+		present, ok := k.Reads(a).(resource.Presenter)
+		if !ok {
+			panic("api: the records of " + d.Name + " cannot be presented from search")
+		}
+		a.RecordsBase().similar(w, r, s, present.Present)
+	}).Safe().Answers(routes.AnswerSearch).Of(d.Name).Doc(func(op *openapi.Operation) { listspec.SimilarOperation(op, d) })
+	if d.MCP {
+		op = op.AsTool("similar_"+d.Name, "Find the organization's "+d.Name+" nearest in meaning to one "+d.Singular+" (by the embeddings of their text), "+
+			"with structured filters and pages; never the "+d.Singular+" itself. Answers them as GET answers them.")
+	}
+	return op
+}
+
 // search answers a search of s: page and limit in the query, the search
 // in the body; present turns each found record (its stored JSON and shape
 // stamp, as search holds it) into what GET returns.
 func (b *Base) search(w http.ResponseWriter, r *http.Request, s *search.Schema, present func(stored []byte, stamp string) (json.RawMessage, error)) {
+	b.answerSearch(w, r, s, search.Decode, present, func(req *search.Request) (*search.Result, error) {
+		return b.Search.Search(r.Context(), httpapi.Caller(r).OrgID, s, req)
+	})
+}
+
+// similar answers the records of s nearest by meaning to the one of the
+// path's id: page and limit in the query, filters in the body.
+func (b *Base) similar(w http.ResponseWriter, r *http.Request, s *search.Schema, present func(stored []byte, stamp string) (json.RawMessage, error)) {
+	b.answerSearch(w, r, s, search.DecodeSimilar, present, func(req *search.Request) (*search.Result, error) {
+		res, err := b.Search.Similar(r.Context(), httpapi.Caller(r).OrgID, s, r.PathValue("id"), req)
+		if errors.Is(err, search.ErrSemanticOff) {
+			return nil, apperr.Coded(apperr.CodeSemanticOff, "", "this deployment has no embedding model (EMBEDDINGS=off), so it cannot find records by meaning; search by text instead")
+		}
+		return res, err
+	})
+}
+
+// answerSearch answers a search-shaped request of s: page and limit from
+// the query, the body decoded by decode, the result of run presented.
+func (b *Base) answerSearch(w http.ResponseWriter, r *http.Request, s *search.Schema, decode func(*search.Schema, []byte, int, int) (*search.Request, error),
+	present func(stored []byte, stamp string) (json.RawMessage, error), run func(*search.Request) (*search.Result, error)) {
 	if b.Search == nil {
 		panic("api: a search route is served without a search engine")
 	}
@@ -53,12 +95,12 @@ func (b *Base) search(w http.ResponseWriter, r *http.Request, s *search.Schema, 
 		httpapi.Error(w, r, err)
 		return
 	}
-	req, err := search.Decode(s, body, page, limit)
+	req, err := decode(s, body, page, limit)
 	if err != nil {
 		httpapi.Error(w, r, err)
 		return
 	}
-	res, err := b.Search.Search(r.Context(), httpapi.Caller(r).OrgID, s, req)
+	res, err := run(req)
 	if err != nil {
 		httpapi.Error(w, r, err)
 		return
@@ -83,6 +125,9 @@ type SearchMetadata struct {
 	TotalCount int    `json:"totalCount"`
 	TotalPages int    `json:"totalPages"`
 	Ranking    string `json:"ranking"`
+	// Semantic is search.SemanticPending when a record lacks its
+	// embedding yet.
+	Semantic string `json:"semantic,omitempty"`
 	// Truncated: the page's records did not all fit the response budget
 	// (httpapi.ListBudget, or an MCP tool call's lower one); ask again with
 	// a smaller limit.
@@ -93,7 +138,7 @@ type SearchMetadata struct {
 // (httpapi.Budget): a page whose records do not all fit ends early and says
 // so.
 func writeSearch(w http.ResponseWriter, req *search.Request, res *search.Result, budget int) {
-	meta := SearchMetadata{Page: req.Page, Limit: req.Limit, TotalCount: res.Total, Ranking: res.Ranking}
+	meta := SearchMetadata{Page: req.Page, Limit: req.Limit, TotalCount: res.Total, Ranking: res.Ranking, Semantic: res.Semantic}
 	meta.TotalPages = (res.Total + req.Limit - 1) / req.Limit
 	WriteSearchPage(w, meta, res.Records, budget)
 }

@@ -29,9 +29,10 @@ func TestWorkspaceSearchRanksNamesAboveOtherFieldsAndRareWordsAboveCommonOnes(t 
 	if got, _ := apitest.Searched(t, c, "workspaces", "", map[string]any{"text": "diligence harbor"}, "name"); len(got) != 7 || got[0] != "Harbor diligence" {
 		t.Errorf("diligence harbor: %v, want the record with the rare word first", got)
 	}
-	// Hybrid without an embedding model ranks by keywords and says so.
-	if _, meta := apitest.Searched(t, c, "workspaces", "", map[string]any{"text": "robotics", "hybrid": true}, "name"); meta["ranking"] != "keyword" {
-		t.Errorf("hybrid ranking %v", meta["ranking"])
+	// Hybrid ranks by meaning too (the local model) and says so: the
+	// keyword matches first, then the records nearest by meaning.
+	if got, meta := apitest.Searched(t, c, "workspaces", "", map[string]any{"text": "robotics", "hybrid": true}, "name"); meta["ranking"] != "hybrid" || len(got) != 8 || got[0] != "Robotics coverage" || meta["semantic"] != nil {
+		t.Errorf("hybrid: %v, %v", got, meta)
 	}
 }
 

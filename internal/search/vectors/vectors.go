@@ -174,13 +174,20 @@ func (k *Keeper) put(ctx context.Context, org, typ string, docs []Doc, vecs map[
 	}
 }
 
-// Query embeds the text of a search.
+// Query embeds the text of a search: nil when the model knows none of
+// its words (a zero vector, as close to every record as to none), so
+// that the search ranks by keywords alone.
 func (k *Keeper) Query(ctx context.Context, text string) ([]float32, error) {
 	vecs, err := k.Provider.Embed(ctx, []string{text})
 	if err != nil {
 		return nil, err
 	}
-	return vecs[0], nil
+	for _, x := range vecs[0] {
+		if x != 0 {
+			return vecs[0], nil
+		}
+	}
+	return nil, nil
 }
 
 func appendIDs(ids []string, docs []Doc) []string {

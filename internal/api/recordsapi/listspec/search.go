@@ -24,6 +24,24 @@ func SearchOperation(op *openapi.Operation, d *resource.Def) {
 		"properties": openapi.Schema{"data": operation.ArrayOf(openapi.SchemaName(d)), "metadata": openapi.Ref("SearchMetadata")}}
 }
 
+// SimilarOperation describes POST /v1/<name>/{id}/similar of d.
+func SimilarOperation(op *openapi.Operation, d *resource.Def) {
+	op.Summary = "Find " + d.Name + " similar to one"
+	op.Description = "The organization's " + d.Name + " nearest in meaning to the " + d.Singular + " of the path (the cosine of the embeddings of their text fields), " +
+		"most similar first, never the " + d.Singular + " itself; the body's optional `filters` apply first (as a search's). See docs/search.md. " +
+		"Answers `metadata.semantic: pending` and no records while the " + d.Singular + " has no embedding yet, and `501 semantic_off` in a deployment without an embedding model."
+	op.Query = []openapi.Param{
+		{Name: "page", Description: "the page, from 1; (page-1)*limit at most " + strconv.Itoa(search.MaxOffset), Schema: openapi.Schema{"type": "integer", "minimum": 1, "default": 1}},
+		{Name: "limit", Description: "results per page", Schema: openapi.Schema{"type": "integer", "minimum": 1, "maximum": search.MaxLimit, "default": search.DefaultLimit}},
+	}
+	group := openapi.Schema{"type": "array", "items": openapi.Ref("SearchPredicate")}
+	op.Body, op.BodyOptional, op.Raw = openapi.Schema{"type": "object", "additionalProperties": false,
+		"description": "which " + d.Name + " may be answered",
+		"properties": openapi.Schema{"filters": openapi.Schema{"type": "object", "additionalProperties": false, "description": search.Meaning("filters"), "properties": openapi.Schema{"and": group, "or": group}}}}, true, true
+	op.Data = openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"data", "metadata"},
+		"properties": openapi.Schema{"data": operation.ArrayOf(openapi.SchemaName(d)), "metadata": openapi.Ref("SearchMetadata")}}
+}
+
 // SearchSchema is the search body of s: its fields and operators.
 func SearchSchema(s *search.Schema) openapi.Schema {
 	var sortable []any
