@@ -37,7 +37,7 @@ func SimilarOperation(op *openapi.Operation, d *resource.Def) {
 	group := openapi.Schema{"type": "array", "items": openapi.Ref("SearchPredicate")}
 	op.Body, op.BodyOptional, op.Raw = openapi.Schema{"type": "object", "additionalProperties": false,
 		"description": "which " + d.Name + " may be answered",
-		"properties": openapi.Schema{"filters": openapi.Schema{"type": "object", "additionalProperties": false, "description": search.Meaning("filters"), "properties": openapi.Schema{"and": group, "or": group}}}}, true, true
+		"properties":  openapi.Schema{"filters": openapi.Schema{"type": "object", "additionalProperties": false, "description": search.Meaning("filters"), "properties": openapi.Schema{"and": group, "or": group}}}}, true, true
 	op.Data = openapi.Schema{"type": "object", "additionalProperties": false, "required": []any{"data", "metadata"},
 		"properties": openapi.Schema{"data": operation.ArrayOf(openapi.SchemaName(d)), "metadata": openapi.Ref("SearchMetadata")}}
 }
