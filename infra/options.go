@@ -40,6 +40,8 @@ const (
 	CtxTraceSampleRate    = "traceSampleRate"    // the share of requests traced beyond the reservoir, 0 to 1 (default 0.05)
 	CtxTraceReservoir     = "traceReservoir"     // requests a second traced before the rate applies (default 1)
 	CtxLogRetentionDays   = "logRetentionDays"   // every log group's retention in days (default 7 in dev, 90 in prod)
+	CtxEmbeddings         = "embeddings"         // the embedding provider of the functions that embed: bedrock (default) or off
+	CtxEmbeddingModel     = "embeddingModel"     // the Bedrock model id they invoke (default amazon.titan-embed-text-v2:0)
 )
 
 // DefaultAssetDir is where `make build` puts bin/lambda/<name>/bootstrap,
@@ -96,6 +98,13 @@ type Options struct {
 	// LogRetentionDays is every log group's retention (one of
 	// deploy.LogRetentionDays); 0 is the stage's default.
 	LogRetentionDays int
+	// Embeddings is the embedding provider of the functions that embed
+	// (deploymodel.Function.Embeds): the model's Embeddings.Bedrock, which
+	// lets them invoke EmbeddingModel, or Embeddings.Off; EmbeddingModel
+	// is the Bedrock model id. Empty is the default (Bedrock, Titan Text
+	// Embeddings V2: the model's Embeddings.DefaultModel).
+	Embeddings     string
+	EmbeddingModel string
 	// Search is the search engine: the model's SearchEngines.Embedded, or
 	// SearchEngines.OpenSearch (an OpenSearch Serverless collection fed
 	// from the table's stream by the indexer function).
@@ -119,6 +128,12 @@ func (o Options) withDefaults() Options {
 	def(&o.DeliverConcurrency, deploy.DeliverMaxConcurrency)
 	if o.LogRetentionDays == 0 {
 		o.LogRetentionDays = DefaultLogRetentionDays(o.Stage)
+	}
+	if o.Embeddings == "" {
+		o.Embeddings = o.model().Embeddings.Bedrock
+	}
+	if o.EmbeddingModel == "" {
+		o.EmbeddingModel = o.model().Embeddings.DefaultModel
 	}
 	if o.TraceSampleRate == 0 && o.TraceReservoir == 0 && !o.traceSet {
 		o.TraceSampleRate, o.TraceReservoir = deploy.DefaultTraceSampleRate, deploy.DefaultTraceReservoir
@@ -236,6 +251,12 @@ func OptionsFromContext(node constructs.Node) (Options, error) {
 		if o.LogRetentionDays, err = deploy.ParseLogRetentionDays(s); err != nil {
 			return o, fmt.Errorf("context %s=%q: %w", CtxLogRetentionDays, s, err)
 		}
+	}
+	if o.Embeddings, err = deploy.ParseEmbeddings(o.Model, str(CtxEmbeddings)); err != nil {
+		return o, fmt.Errorf("context %s=%q: %w", CtxEmbeddings, str(CtxEmbeddings), err)
+	}
+	if o.EmbeddingModel, err = deploy.ParseEmbeddingModel(o.Model, str(CtxEmbeddingModel)); err != nil {
+		return o, fmt.Errorf("context %s=%q: %w", CtxEmbeddingModel, str(CtxEmbeddingModel), err)
 	}
 	switch o.Search = str(CtxSearch); o.Search {
 	case "":

@@ -206,6 +206,13 @@ func NewStack(scope constructs.Construct, o Options) (*Stack, error) {
 			Resources: jsii.Strings(*logs.LogGroupArn()),
 		}))
 		doc.AddStatements(tableStatements(table, model.Table, f)...)
+		if deploy.InvokesBedrock(model, f, o.Embeddings) {
+			// The embedding model, and nothing else of Bedrock.
+			doc.AddStatements(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Actions:   jsii.Strings(deploy.EmbedActions...),
+				Resources: jsii.Strings(deploy.FoundationModelARN(*st.Stack.Partition(), *st.Stack.Region(), o.EmbeddingModel)),
+			}))
+		}
 		props := &awslambda.FunctionProps{
 			Description:  jsii.String(f.Description),
 			Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
@@ -289,8 +296,9 @@ func NewStack(scope constructs.Construct, o Options) (*Stack, error) {
 // Env is the environment function f runs with: the model's (deploy.Env),
 // with the table's name, the state machines' ARNs, the webhook function's
 // URL, the HTTP API's endpoint, the delivery queue's and its dead-letter
-// queue's URLs, the bulk bucket's name, the event bus and the OpenSearch
-// collection's endpoint where f's environment refers to them.
+// queue's URLs, the bulk bucket's name, the event bus, the OpenSearch
+// collection's endpoint, and the embedding provider and model (the
+// options') where f's environment refers to them.
 func (st *Stack) Env(f deploymodel.Function) (map[string]string, error) {
 	return deploy.Env(f, st.Options.OpenSearch(), func(v string) string { return v }, func(r deploymodel.Ref) (string, error) {
 		switch r {
@@ -316,6 +324,10 @@ func (st *Stack) Env(f deploymodel.Function) (map[string]string, error) {
 			if st.Collection != nil {
 				return *st.Collection.AttrCollectionEndpoint(), nil
 			}
+		case deploymodel.RefEmbeddings:
+			return st.Options.Embeddings, nil
+		case deploymodel.RefEmbeddingsModel:
+			return st.Options.EmbeddingModel, nil
 		}
 		return "", fmt.Errorf("function %s: the stack has no %s for its environment", f.Name, r)
 	})

@@ -274,6 +274,12 @@ func TestEveryFunctionHasExactlyTheEnvironmentOfItsConfiguration(t *testing.T) {
 					want[k] = v
 				}
 			}
+			// The functions that embed are told the deployment's provider
+			// and model, the model's even when it is the default
+			// (embed_test.go checks them closely).
+			if f.Embeds {
+				want[service.EnvEmbeddings], want[service.EnvEmbeddingsModel] = s.stack.Options.Embeddings, s.stack.Options.EmbeddingModel
+			}
 			env, _ := s.fn(t, f.Name).Properties["Environment"].(map[string]any)
 			if got := env["Variables"]; !jsonEqual(got, want) {
 				t.Errorf("%s: environment %s, want %s", f.Name, js(got), js(want))
@@ -414,6 +420,11 @@ func TestEveryFunctionRoleAllowsExactlyTheGeneratedActions(t *testing.T) {
 				// three prefixes, listing only them.
 				want.add(deploy.BulkTenantActions, objects(deploy.BulkImportsPrefix, deploy.BulkExportsPrefix, deploy.BulkOrgsPrefix))
 				want.addIf(deploy.BulkListActions, bucketARN, map[string]any{"StringLike": map[string]any{"s3:prefix": []any{"imports/*", "exports/*", "orgs/*"}}})
+			}
+			// The embedding model, where the function embeds
+			// (embed_test.go checks the statement itself).
+			if f.Embeds && s.stack.Options.Embeddings == "bedrock" {
+				want.add("bedrock:InvokeModel", modelARN(s.stack.Options.EmbeddingModel))
 			}
 			// X-Ray tracing: every function (no resource-level permissions).
 			want.add([]string{"xray:PutTraceSegments", "xray:PutTelemetryRecords"}, "*")

@@ -94,6 +94,12 @@ func LocalEnv(s Spec) ([]byte, error) {
 				// whatever sam local makes of !Ref BulkBucket. make run and
 				// make run-lambdas run jobs over a local directory.
 				local[k] = ""
+			case deploymodel.RefEmbeddings:
+				// No Bedrock under sam local (its credentials are dummies,
+				// and the local word-vector model is not in the
+				// container): the functions that embed embed nothing, and
+				// hybrid search ranks by keywords.
+				local[k] = s.Model.Embeddings.Off
 			}
 		}
 		if len(local) > 0 {

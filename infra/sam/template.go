@@ -70,6 +70,17 @@ const (
 	DeliverConcurrencyParam = "DeliverConcurrency"
 	// UseSearchBaseURL is the condition "SearchBaseUrl is set".
 	UseSearchBaseURL = "UseSearchBaseUrl"
+	// The embedding settings, as the CDK stack's context sets them
+	// (embeddings, embeddingModel): the provider of the functions that
+	// embed (bedrock or off) and the Bedrock model id they invoke.
+	// EmbeddingsOn is the condition "Embeddings is bedrock", under which
+	// they may invoke the model.
+	EmbeddingsParam       = "Embeddings"
+	EmbeddingModelIDParam = "EmbeddingModelId"
+	EmbeddingsOn          = "EmbeddingsOn"
+	// InvokeEmbeddingModelSid is the Sid of a function's statement
+	// allowing bedrock:InvokeModel on the model.
+	InvokeEmbeddingModelSid = "InvokeEmbeddingModel"
 	// EnvDynamoDBEndpoint is the SDK's standard endpoint variable for
 	// DynamoDB (read by store.NewClient through the SDK configuration).
 	EnvDynamoDBEndpoint = "AWS_ENDPOINT_URL_DYNAMODB"
@@ -277,10 +288,11 @@ func Generate(s Spec) ([]byte, error) {
 				"The webhook function's reserved concurrency: webhook deliveries handled at once (each well under 100 ms). Taken from the account's pool, which must keep 100 unreserved.")),
 			field(DeliverConcurrencyParam, number(deploy.DeliverMaxConcurrency, 2, 1000,
 				"Outbound webhook deliveries in flight at once, across every endpoint (the delivery queue's event source; SQS allows 2 to 1,000).")),
-		}, observeParameters()...)...)),
+		}, append(embeddingParameters(s.Model), observeParameters()...)...)...)),
 		field("Conditions", obj(append([]kv{
 			field(UseDynamoDBEndpoint, fnNot(fnEquals(ref(DynamoDBEndpointParam), ""))),
 			field(UseSearchBaseURL, fnNot(fnEquals(ref(SearchBaseURLParam), ""))),
+			field(EmbeddingsOn, fnEquals(ref(EmbeddingsParam), s.Model.Embeddings.Bedrock)),
 		}, observeConditions()...)...)),
 		field("Resources", resources),
 		field("Outputs", outputs),
@@ -297,6 +309,27 @@ func Generate(s Spec) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// embeddingParameters are the parameters of the embedding provider and
+// its model (infra/deploy's Embeddings), with the CDK context's defaults.
+func embeddingParameters(m *deploymodel.Model) []kv {
+	e := m.Embeddings
+	return []kv{
+		field(EmbeddingsParam, obj(
+			field("Type", "String"),
+			field("Default", e.Bedrock),
+			field("AllowedValues", flow(e.Bedrock, e.Off)),
+			field("Description", fmt.Sprintf("The embedding provider of the functions that embed (hybrid search): %s lets them invoke the EmbeddingModelId model on Amazon Bedrock (enable access to it in the account and region first); %s embeds nothing (searches rank by keywords) and grants nothing of Bedrock.", e.Bedrock, e.Off)),
+		)),
+		field(EmbeddingModelIDParam, obj(
+			field("Type", "String"),
+			field("Default", e.DefaultModel),
+			field("AllowedPattern", e.ModelIDPattern),
+			field("ConstraintDescription", "a Bedrock model id such as "+e.DefaultModel+": letters, digits, '.', '-', ':' and '_', at most 200"),
+			field("Description", "The Bedrock model id the functions that embed invoke (EMBEDDINGS_MODEL); they may invoke this foundation model only."),
+		)),
+	}
 }
 
 // validate checks what the generator relies on.
@@ -524,6 +557,10 @@ func Env(s Spec, f deploymodel.Function) (map[string]*yaml.Node, error) {
 			return fnIf(UseSearchBaseURL, ref(SearchBaseURLParam), ref("AWS::NoValue")), nil
 		case deploymodel.RefEventBus:
 			return node(deploy.EventBus), nil
+		case deploymodel.RefEmbeddings:
+			return ref(EmbeddingsParam), nil
+		case deploymodel.RefEmbeddingsModel:
+			return ref(EmbeddingModelIDParam), nil
 		}
 		return nil, fmt.Errorf("function %s: the template has no %s for its environment", f.Name, r)
 	})
@@ -634,6 +671,19 @@ func function(s Spec, f deploymodel.Function) (*yaml.Node, error) {
 			field("Resource", getAtt(BulkBucketID+".Arn")),
 			field("Condition", deploy.BulkTenantListCondition()),
 		))
+	}
+	if f.Embeds {
+		// The embedding model, and nothing else of Bedrock; only when the
+		// Embeddings parameter is bedrock.
+		grant := list(EmbeddingsOn, obj(
+			field("Sid", InvokeEmbeddingModelSid),
+			field("Effect", "Allow"),
+			field("Action", strs(deploy.EmbedActions)),
+			field("Resource", sub(deploy.FoundationModelARN("${AWS::Partition}", "${AWS::Region}", "${"+EmbeddingModelIDParam+"}"))),
+		), ref("AWS::NoValue"))
+		grant.Tag = "!If" // a block sequence: the statement reads as the others
+		grant.HeadComment = "Only when the Embeddings parameter is bedrock: invoking the EmbeddingModelId foundation model, nothing else of Bedrock."
+		statements = append(statements, grant)
 	}
 	if deploy.IsDeliverer(f) {
 		// Receiving and deleting come with the SQS event (SAM's

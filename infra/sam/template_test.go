@@ -475,6 +475,8 @@ var refExpr = map[deploymodel.Ref]string{
 	deploymodel.RefBulkBucket:       "Ref(" + BulkBucketID + ")",
 	deploymodel.RefJobsStateMachine: "Ref(" + JobStateMachineID + ")",
 	deploymodel.RefEventBus:         deploy.EventBus,
+	deploymodel.RefEmbeddings:       "Ref(" + EmbeddingsParam + ")",
+	deploymodel.RefEmbeddingsModel:  "Ref(" + EmbeddingModelIDParam + ")",
 }
 
 // envProblems: every function's variables are the model's (the app's
@@ -637,6 +639,11 @@ func policyProblems(tmpl *cloudformation.Template, s Spec) []string {
 				"Action":   []any{"sqs:SendMessage"},
 				"Resource": "GetAtt(" + DeliverDLQID + ".Arn)",
 			})
+		}
+		if f.Embeds {
+			// Invoking the embedding model, only when the Embeddings
+			// parameter is bedrock (embed_test.go checks it closely).
+			want = append(want, invokeEmbeddingModel)
 		}
 		if got := (*fn.Policies.IAMPolicyDocumentArray)[0].Statement; !reflect.DeepEqual(got, want) {
 			p = append(p, fmt.Sprintf("%s: statements %v, want %v", f.Name, got, want))

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 )
@@ -72,7 +73,13 @@ func node(v any) *yaml.Node {
 	case *yaml.Node:
 		return v
 	case string:
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v}
+		n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v}
+		if yaml11Bools[strings.ToLower(v)] || v == "y" || v == "Y" || v == "n" || v == "N" {
+			// A string that YAML 1.1 reads as a boolean (PyYAML, and so
+			// the SAM CLI and its translator, read "off" as false): quoted.
+			n.Style = yaml.DoubleQuotedStyle
+		}
+		return n
 	case int:
 		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.Itoa(v)}
 	case float64:
@@ -95,6 +102,10 @@ func node(v any) *yaml.Node {
 	}
 	panic(fmt.Sprintf("sam: no YAML node for %T", v))
 }
+
+// yaml11Bools are the words YAML 1.1 reads as booleans (besides y and n),
+// lowercased.
+var yaml11Bools = map[string]bool{"yes": true, "no": true, "on": true, "off": true, "true": true, "false": true}
 
 // ref is !Ref name.
 func ref(name string) *yaml.Node {

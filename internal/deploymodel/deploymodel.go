@@ -18,6 +18,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -66,6 +67,37 @@ type Model struct {
 	// and OpenSearchIndexPrefix starts the name of every OpenSearch index.
 	SearchEngines         SearchEngines `json:"searchEngines"`
 	OpenSearchIndexPrefix string        `json:"openSearchIndexPrefix"`
+	// Embeddings are the embedding provider's settings of a deployment:
+	// what the functions that embed (Function.Embeds) are told, and the
+	// model ids a deployment may name.
+	Embeddings Embeddings `json:"embeddings"`
+}
+
+// Embeddings are the names and defaults of the embedding settings
+// (EMBEDDINGS, EMBEDDINGS_MODEL) that a deployment chooses: CDK context
+// embeddings and embeddingModel, SAM parameters Embeddings and
+// EmbeddingModelId.
+type Embeddings struct {
+	// Bedrock and Off are the providers a deployment may name: Amazon
+	// Bedrock (the default: the functions that embed may invoke the model)
+	// or none (hybrid search ranks by keywords only).
+	Bedrock string `json:"bedrock"`
+	Off     string `json:"off"`
+	// DefaultModel is Bedrock's model id by default (Titan Text
+	// Embeddings V2).
+	DefaultModel string `json:"defaultModel"`
+	// ModelIDPattern is what a model id matches (an anchored regular
+	// expression, also the SAM parameter's AllowedPattern): the
+	// service's own check of EMBEDDINGS_MODEL (embed.ValidModelID), which
+	// internal/deploymodel/derive's tests hold it to.
+	ModelIDPattern string `json:"modelIdPattern"`
+}
+
+// ValidModelID reports whether id is a model id a deployment may name
+// (ModelIDPattern).
+func (e Embeddings) ValidModelID(id string) bool {
+	re, err := regexp.Compile(e.ModelIDPattern)
+	return err == nil && e.ModelIDPattern != "" && re.MatchString(id)
 }
 
 // SearchEngines names the search engines.
@@ -164,6 +196,12 @@ type Function struct {
 	// stacks grant it the bucket's three prefixes and the indexer's data
 	// access to the indexes.
 	ManagesTenants bool `json:"managesTenants,omitempty"`
+	// Embeds: calls the embedding provider (the search function and the
+	// indexer embed records and search texts): its environment refers to
+	// RefEmbeddings and RefEmbeddingsModel, and where the deployment
+	// embeds with Bedrock the stacks grant it bedrock:InvokeModel on that
+	// model only.
+	Embeds bool `json:"embeds,omitempty"`
 }
 
 // EnvValue is the value of an environment variable: Value, or when Ref is
@@ -189,11 +227,13 @@ const (
 	RefJobsStateMachine   Ref = "jobsStateMachine"   // the job state machine's ARN
 	RefEventBus           Ref = "eventBus"           // the EventBridge bus events go to
 	RefOpenSearchEndpoint Ref = "openSearchEndpoint" // the OpenSearch collection's endpoint
+	RefEmbeddings         Ref = "embeddings"         // the deployment's embedding provider (Embeddings.Bedrock or .Off)
+	RefEmbeddingsModel    Ref = "embeddingsModel"    // the deployment's Bedrock model id
 )
 
 // Refs are every Ref.
 var Refs = []Ref{RefTable, RefStateMachine, RefWebhookURL, RefAPIURL, RefDeliverQueue, RefDeliverDLQ,
-	RefBulkBucket, RefJobsStateMachine, RefEventBus, RefOpenSearchEndpoint}
+	RefBulkBucket, RefJobsStateMachine, RefEventBus, RefOpenSearchEndpoint, RefEmbeddings, RefEmbeddingsModel}
 
 // EnvIn is f's environment in a deployment searching with OpenSearch
 // (openSearch) or with the embedded engine.
@@ -337,8 +377,9 @@ func (m *Model) Variable(ref Ref) string {
 
 // Parse reads a model file, checking what the infrastructure relies on:
 // known reaches and references, unique function names, routes of declared
-// functions, and state machine definitions that are JSON objects naming
-// the runner.
+// functions, state machine definitions that are JSON objects naming the
+// runner, the embedding settings, and the embedding references in the
+// environments of exactly the functions that embed.
 func Parse(b []byte) (*Model, error) {
 	var m Model
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -374,7 +415,24 @@ func (m *Model) check() error {
 					return fmt.Errorf("function %s: variable %s: unknown reference %q or a reference with a value", f.Name, k, v.Ref)
 				}
 			}
+			if env == nil {
+				continue
+			}
+			// What the stacks grant follows Embeds, what the function
+			// does follows its environment: the two must agree.
+			for _, r := range []Ref{RefEmbeddings, RefEmbeddingsModel} {
+				if refers(env, r) != f.Embeds {
+					return fmt.Errorf("function %s: embeds %v, but its environment refers to %s: %v", f.Name, f.Embeds, r, refers(env, r))
+				}
+			}
 		}
+	}
+	e := m.Embeddings
+	if _, err := regexp.Compile(e.ModelIDPattern); err != nil || !strings.HasPrefix(e.ModelIDPattern, "^") || !strings.HasSuffix(e.ModelIDPattern, "$") {
+		return fmt.Errorf("embeddings: the model id pattern %q is not an anchored regular expression (%v)", e.ModelIDPattern, err)
+	}
+	if e.Bedrock == "" || e.Off == "" || e.Bedrock == e.Off || !e.ValidModelID(e.DefaultModel) {
+		return fmt.Errorf("embeddings: providers %q and %q, default model %q", e.Bedrock, e.Off, e.DefaultModel)
 	}
 	for _, r := range m.Routes {
 		if !names[r.Function] {
@@ -388,6 +446,16 @@ func (m *Model) check() error {
 		}
 	}
 	return nil
+}
+
+// refers reports whether a variable of env refers to r.
+func refers(env map[string]EnvValue, r Ref) bool {
+	for _, v := range env {
+		if v.Ref == r {
+			return true
+		}
+	}
+	return false
 }
 
 // Encode is m as the model file: indented JSON ending in a newline.

@@ -101,6 +101,24 @@ func TestParseRefusesWhatTheInfrastructureCannotRelyOn(t *testing.T) {
 		"a function with no memory":       func(m map[string]any) { delete(fn(m, 0), "memoryMB") },
 		"a definition without the runner": func(m map[string]any) { m["jobStateMachine"] = `{"StartAt":"X","States":{}}` },
 		"a definition that is not JSON":   func(m map[string]any) { m["runStateMachine"] = "${RunnerArn}" },
+		"a function that embeds, told no provider": func(m map[string]any) {
+			delete(embedder(t, m)["env"].(map[string]any), "EMBEDDINGS")
+		},
+		"a function that embeds, told no model": func(m map[string]any) {
+			delete(embedder(t, m)["env"].(map[string]any), "EMBEDDINGS_MODEL")
+		},
+		"the provider told to a function that does not embed": func(m map[string]any) {
+			fn(m, 0)["env"].(map[string]any)["EMBEDDINGS"] = map[string]any{"ref": "embeddings"}
+		},
+		"a function that embeds, not said to": func(m map[string]any) { delete(embedder(t, m), "embeds") },
+		"no embedding settings":               func(m map[string]any) { delete(m, "embeddings") },
+		"an unanchored model id pattern": func(m map[string]any) {
+			m["embeddings"].(map[string]any)["modelIdPattern"] = "[a-z.:-]+"
+		},
+		"a default model the pattern refuses": func(m map[string]any) {
+			m["embeddings"].(map[string]any)["defaultModel"] = "amazon titan"
+		},
+		"one name for both providers": func(m map[string]any) { m["embeddings"].(map[string]any)["off"] = "bedrock" },
 	} {
 		var m map[string]any
 		if err := json.Unmarshal(b, &m); err != nil {
@@ -115,6 +133,54 @@ func TestParseRefusesWhatTheInfrastructureCannotRelyOn(t *testing.T) {
 }
 
 func fn(m map[string]any, i int) map[string]any { return m["functions"].([]any)[i].(map[string]any) }
+
+// embedder is the first function of m that embeds.
+func embedder(t *testing.T, m map[string]any) map[string]any {
+	t.Helper()
+	for _, f := range m["functions"].([]any) {
+		if f := f.(map[string]any); f["embeds"] == true {
+			return f
+		}
+	}
+	t.Fatal("no function embeds")
+	return nil
+}
+
+// The functions that embed (the search function, and the OpenSearch
+// indexer) are told the deployment's provider and model, and no other
+// function is; a model id is valid as the model's pattern says.
+func TestTheFunctionsThatEmbedAreToldTheProviderAndModel(t *testing.T) {
+	m := deploymodel.Default()
+	var embedders []string
+	for _, f := range m.Functions {
+		if f.Embeds {
+			embedders = append(embedders, f.Name)
+		}
+		for _, env := range []map[string]deploymodel.EnvValue{f.Env, f.OpenSearchEnv} {
+			if env == nil {
+				continue
+			}
+			if got := env["EMBEDDINGS"].Ref == deploymodel.RefEmbeddings && env["EMBEDDINGS_MODEL"].Ref == deploymodel.RefEmbeddingsModel; got != f.Embeds {
+				t.Errorf("%s: embeds %v, told the provider and model %v", f.Name, f.Embeds, got)
+			}
+		}
+	}
+	if !slices.Equal(embedders, []string{"search", "indexer"}) {
+		t.Errorf("the functions that embed: %v", embedders)
+	}
+	e := m.Embeddings
+	if e.Bedrock != "bedrock" || e.Off != "off" || e.DefaultModel != "amazon.titan-embed-text-v2:0" {
+		t.Errorf("embeddings %+v", e)
+	}
+	for id, want := range map[string]bool{
+		"amazon.titan-embed-text-v2:0": true, "cohere.embed-english-v3": true, "a_b": true, "": false, "a b": false,
+		"arn:aws:bedrock:us-east-1::foundation-model/x": false, "amazon.*": false, strings.Repeat("a", 200): true, strings.Repeat("a", 201): false,
+	} {
+		if got := e.ValidModelID(id); got != want {
+			t.Errorf("ValidModelID(%q) = %v, want %v", id, got, want)
+		}
+	}
+}
 
 func TestCloneIsDeep(t *testing.T) {
 	m := deploymodel.Default()

@@ -15,8 +15,10 @@
 // job state machine for those that create them, the event bus for the
 // events function, and OpenSearch's endpoint for the search function, the
 // indexer and the operator function (delete-org removes an organization's
-// documents) where the search engine is OpenSearch. Webhook endpoints on
-// loopback addresses are never allowed in a deployment.
+// documents) where the search engine is OpenSearch, and the deployment's
+// embedding provider and Bedrock model for the functions that embed
+// (routes.Function.Embeds). Webhook endpoints on loopback addresses are
+// never allowed in a deployment.
 package derive
 
 import (
@@ -29,6 +31,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/sourcebase/sourcebase/internal/deploymodel"
+	"github.com/sourcebase/sourcebase/internal/embed"
 	"github.com/sourcebase/sourcebase/internal/history"
 	"github.com/sourcebase/sourcebase/internal/jobs"
 	"github.com/sourcebase/sourcebase/internal/lambdas"
@@ -81,6 +84,8 @@ func model(functions []routes.Function, in Inputs) (*deploymodel.Model, error) {
 		DefaultTable:          service.DefaultTable,
 		SearchEngines:         deploymodel.SearchEngines{Embedded: service.SearchEmbedded, OpenSearch: service.SearchOpenSearch},
 		OpenSearchIndexPrefix: service.DefaultOpenSearchIndexPrefix,
+		Embeddings: deploymodel.Embeddings{Bedrock: service.EmbeddingsBedrock, Off: service.EmbeddingsOff,
+			DefaultModel: embed.TitanV2, ModelIDPattern: ModelIDPattern},
 	}
 	for _, k := range in.Events.Kinds() {
 		m.EventItemTypes = append(m.EventItemTypes, k.StoreType)
@@ -97,6 +102,11 @@ func model(functions []routes.Function, in Inputs) (*deploymodel.Model, error) {
 	}
 	return m, nil
 }
+
+// ModelIDPattern is embed.ValidModelID as a regular expression (the
+// model's Embeddings.ModelIDPattern, which the stacks check a model id
+// with): from 1 to 200 letters, digits, '.', '-', ':' and '_'.
+const ModelIDPattern = `^[A-Za-z0-9._:-]{1,200}$`
 
 // reaches are the model's names of the routes.Reach values.
 var reaches = map[routes.Reach]deploymodel.Reach{
@@ -140,6 +150,7 @@ func function(f routes.Function, table []routes.Route) (deploymodel.Function, er
 		Pages:           f.Pages,
 		Fallback:        f.Fallback,
 		ManagesTenants:  managesTenants(f),
+		Embeds:          f.Embeds,
 	}
 	if size.Timeout%1e9 != 0 {
 		return out, fmt.Errorf("timeout %s is not a whole number of seconds", size.Timeout)
@@ -213,6 +224,9 @@ func Config(f routes.Function, openSearch bool) service.Config {
 	}
 	if openSearch && (f.HoldsIndexes || isIndexer(f) || managesTenants(f)) {
 		cfg.SearchEngine, cfg.OpenSearchEndpoint = service.SearchOpenSearch, placeholder(deploymodel.RefOpenSearchEndpoint)
+	}
+	if f.Embeds {
+		cfg.Embeddings, cfg.EmbeddingsModel = placeholder(deploymodel.RefEmbeddings), placeholder(deploymodel.RefEmbeddingsModel)
 	}
 	return cfg
 }

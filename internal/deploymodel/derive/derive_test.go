@@ -13,6 +13,7 @@ import (
 
 	"github.com/sourcebase/sourcebase/internal/deploymodel"
 	"github.com/sourcebase/sourcebase/internal/deploymodel/derive"
+	"github.com/sourcebase/sourcebase/internal/embed"
 	"github.com/sourcebase/sourcebase/internal/history"
 	"github.com/sourcebase/sourcebase/internal/jobs"
 	"github.com/sourcebase/sourcebase/internal/lambdas"
@@ -76,7 +77,7 @@ func TestTheModelIsTheDeclarationsInPlainData(t *testing.T) {
 		}
 		if got.StartsRuns != f.StartsRuns || got.RunsJobs != f.RunsJobs || got.SendsDeliveries != f.SendsDeliveries || got.HoldsIndexes != f.HoldsIndexes ||
 			got.SearchesByAPI != f.SearchesByAPI || got.WebhookURLs != f.WebhookURLs || got.OpenSearchOnly != f.OpenSearchOnly || got.Pages != f.Pages ||
-			got.Fallback != f.Fallback || got.Indexer != (f.Name == lambdas.Indexer) || got.ManagesTenants != (f.Reach == routes.ByOperator) {
+			got.Fallback != f.Fallback || got.Indexer != (f.Name == lambdas.Indexer) || got.ManagesTenants != (f.Reach == routes.ByOperator) || got.Embeds != f.Embeds {
 			t.Errorf("%s: flags %+v", f.Name, got)
 		}
 	}
@@ -94,6 +95,9 @@ func TestTheModelIsTheDeclarationsInPlainData(t *testing.T) {
 	const arn = "arn:aws:lambda:us-east-1:123456789012:function:runner"
 	if m.RunDefinition(arn) != runs.StateMachineDefinition(arn) || m.JobDefinition(arn) != jobs.StateMachineDefinition(arn) {
 		t.Error("the state machines' definitions are not the service's")
+	}
+	if e := m.Embeddings; e.Bedrock != service.EmbeddingsBedrock || e.Off != service.EmbeddingsOff || e.DefaultModel != embed.TitanV2 || e.ModelIDPattern != derive.ModelIDPattern {
+		t.Errorf("embeddings %+v", e)
 	}
 	if m.DeliverBatchSize != sizing.DeliverBatchSize || m.DefaultTable != service.DefaultTable || m.SearchEngines.OpenSearch != service.SearchOpenSearch ||
 		m.SearchEngines.Embedded != service.SearchEmbedded || m.OpenSearchIndexPrefix != service.DefaultOpenSearchIndexPrefix || m.PagesDir != routes.PagesDir {
@@ -192,6 +196,16 @@ func TestConfigGivesTheQueuesWhereTheyAreUsedAndOpenSearchToTheIndexerOnly(t *te
 			if cfg.BulkDir != "" || cfg.BulkFilesURL != "" || cfg.BulkFilesSecret != "" {
 				t.Errorf("%s: the local directory of the jobs' files", f.Name)
 			}
+			// The functions that embed are told the deployment's provider
+			// and model (both its choice); the others keep the default
+			// (local), which their environment leaves out.
+			wantProvider, wantModel := service.EmbeddingsLocal, embed.TitanV2
+			if f.Embeds {
+				wantProvider, wantModel = "\x00"+string(deploymodel.RefEmbeddings), "\x00"+string(deploymodel.RefEmbeddingsModel)
+			}
+			if cfg.Embeddings != wantProvider || cfg.EmbeddingsModel != wantModel || cfg.EmbeddingsModelFile != embed.DefaultLocalModelFile {
+				t.Errorf("%s: embeddings %q, model %q, file %q; want %q, %q", f.Name, cfg.Embeddings, cfg.EmbeddingsModel, cfg.EmbeddingsModelFile, wantProvider, wantModel)
+			}
 		}
 	}
 }
@@ -209,6 +223,8 @@ var values = map[deploymodel.Ref]string{
 	deploymodel.RefJobsStateMachine:   "arn:aws:states:us-east-1:123456789012:stateMachine:jobs",
 	deploymodel.RefEventBus:           "default",
 	deploymodel.RefOpenSearchEndpoint: "https://abc.us-east-1.aoss.amazonaws.com",
+	deploymodel.RefEmbeddings:         service.EmbeddingsBedrock,
+	deploymodel.RefEmbeddingsModel:    "amazon.titan-embed-text-v2:0",
 }
 
 // Each function's environment, its references given deployment values,
@@ -234,7 +250,7 @@ func TestEveryFunctionsEnvironmentReadsBackAsItsConfiguration(t *testing.T) {
 				}
 				want := derive.Config(f, openSearch)
 				for _, s := range []*string{&want.Table, &want.StateMachineARN, &want.WebhookBaseURL, &want.SearchBaseURL, &want.DeliverQueueURL,
-					&want.DeliverDLQURL, &want.BulkBucket, &want.JobsStateMachineARN, &want.EventBusName, &want.OpenSearchEndpoint} {
+					&want.DeliverDLQURL, &want.BulkBucket, &want.JobsStateMachineARN, &want.EventBusName, &want.OpenSearchEndpoint, &want.Embeddings, &want.EmbeddingsModel} {
 					if ref, ok := strings.CutPrefix(*s, "\x00"); ok {
 						*s = values[deploymodel.Ref(ref)]
 					}
@@ -243,6 +259,29 @@ func TestEveryFunctionsEnvironmentReadsBackAsItsConfiguration(t *testing.T) {
 					t.Errorf("ConfigFromEnv = %+v, want %+v", got, want)
 				}
 			})
+		}
+	}
+}
+
+// The model's ModelIDPattern, which the stacks check a model id with (CDK
+// context embeddingModel, SAM parameter EmbeddingModelId), accepts
+// exactly what the service's embed.ValidModelID accepts: every ASCII
+// character alone and inside a model id, lengths around the bound, and
+// ids that look like Bedrock's.
+func TestTheModelIDPatternIsTheServicesCheckOfAModelID(t *testing.T) {
+	m, err := derive.Model(sample())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{"", embed.TitanV2, "amazon.titan-embed-text-v1", "cohere.embed-english-v3", "cohere.embed-multilingual-v3:0",
+		"us.amazon.titan-embed-text-v2:0", "my_model", "a b", "arn:aws:bedrock:us-east-1::foundation-model/x", "x*", "é",
+		strings.Repeat("a", 199), strings.Repeat("a", 200), strings.Repeat("a", 201), "a\n", "\na"}
+	for c := rune(0); c < 128; c++ {
+		ids = append(ids, string(c), "amazon.titan"+string(c)+"v2:0")
+	}
+	for _, id := range ids {
+		if got, want := m.Embeddings.ValidModelID(id), embed.ValidModelID(id); got != want {
+			t.Errorf("%q: the model's pattern says %v, embed.ValidModelID %v", id, got, want)
 		}
 	}
 }
