@@ -69,7 +69,7 @@ func TestTheIAMActionsOfEachAccessAreExactlyTheOperationsTheStoreCalls(t *testin
 	if len(ops) == 0 {
 		t.Fatal("found no DynamoDB operations in the store")
 	}
-	granted := store.IAMActions(store.Read, store.Write, store.Describe, store.Manage, store.Tenants)
+	granted := store.IAMActions(store.Read, store.Write, store.Describe, store.Manage, store.Tenants, store.Vectors)
 	needed := map[string]bool{}
 	for _, op := range ops {
 		for _, a := range iamActionsOf(op) {
