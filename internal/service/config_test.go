@@ -216,20 +216,41 @@ func TestTheKeeperIsTheProviderTheConfigurationNames(t *testing.T) {
 	}
 }
 
-func TestTheIndexerIsMadeForEverySearchableResource(t *testing.T) {
+func TestTheIndexerIsMadeForEverySearchableResourceWithTheKeeperTheConfigurationNames(t *testing.T) {
+	root, err := embedtest.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
 	cfg := service.DefaultConfig()
-	cfg.OpenSearchEndpoint = "https://abc.eu-west-1.aoss.amazonaws.com"
-	var resources []string
-	h, err := service.Indexer(context.Background(), func(context.Context) (aws.Config, error) { return aws.Config{}, nil }, cfg, func(_ context.Context, _ aws.Config, endpoint, service, prefix string, schemas []*search.Schema) (func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error), error) {
+	cfg.OpenSearchEndpoint, cfg.OpenSearchService, cfg.OpenSearchIndexPrefix = "https://search-x.eu-west-1.es.amazonaws.com", "es", "p"
+	cfg.EmbeddingsModelFile = filepath.Join(root, embed.DefaultLocalModelFile)
+	load := func(context.Context) (aws.Config, error) { return aws.Config{Region: "eu-west-1"}, nil }
+	var resources, keepers []string
+	var made []string
+	newIndexer := func(_ context.Context, _ aws.Config, k *vectors.Keeper, endpoint, service, prefix string, schemas []*search.Schema) (func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error), error) {
+		resources = resources[:0]
 		for _, s := range schemas {
 			resources = append(resources, s.Resource)
 		}
+		switch {
+		case k == nil:
+			keepers = append(keepers, "none")
+		case k.Persist && k.Store == nil:
+			keepers = append(keepers, k.Model()+" without a store")
+		default:
+			keepers = append(keepers, k.Model())
+		}
+		made = []string{endpoint, service, prefix}
 		return func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 			return events.DynamoDBEventResponse{}, nil
 		}, nil
-	})
-	if err != nil || h == nil {
-		t.Fatal(err)
+	}
+	for _, e := range []string{service.EmbeddingsLocal, service.EmbeddingsBedrock, service.EmbeddingsOff} {
+		cfg.Embeddings = e
+		h, err := service.Indexer(context.Background(), load, cfg, newIndexer)
+		if err != nil || h == nil {
+			t.Fatalf("EMBEDDINGS=%s: %v", e, err)
+		}
 	}
 	var want []string
 	for _, d := range kinds.Searchable() {
@@ -237,6 +258,17 @@ func TestTheIndexerIsMadeForEverySearchableResource(t *testing.T) {
 	}
 	if strings.Join(resources, ",") != strings.Join(want, ",") {
 		t.Errorf("indexer schemas %v, want %v", resources, want)
+	}
+	if strings.Join(made, " ") != "https://search-x.eu-west-1.es.amazonaws.com es p" {
+		t.Errorf("indexer made with %v", made)
+	}
+	// Bedrock's vectors are kept in the table: its keeper has the store.
+	if got, want := strings.Join(keepers, ", "), embed.LocalName+", bedrock:"+embed.TitanV2+", none"; got != want {
+		t.Errorf("the indexer was given the keepers %s, want %s", got, want)
+	}
+	cfg.Embeddings, cfg.EmbeddingsModelFile = service.EmbeddingsLocal, filepath.Join(t.TempDir(), "missing.vec")
+	if _, err := service.Indexer(context.Background(), load, cfg, newIndexer); err == nil || !strings.Contains(err.Error(), "EMBEDDINGS=local") {
+		t.Errorf("a missing local model: %v, want the indexer to fail at start naming EMBEDDINGS=local", err)
 	}
 }
 

@@ -114,12 +114,15 @@ type StreamHandler func(context.Context, events.DynamoDBEvent) (events.DynamoDBE
 
 // NewIndexer makes the indexer of the searchable schemas from the
 // configuration's endpoint, service and index prefix, signing with
-// awsCfg's credentials (package search/opensearch's NewStreamHandler).
-type NewIndexer func(ctx context.Context, awsCfg aws.Config, endpoint, service, indexPrefix string, schemas []*search.Schema) (func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error), error)
+// awsCfg's credentials, embedding the records' texts with keeper (nil
+// when EMBEDDINGS=off) (package search/opensearch's NewStreamHandler).
+type NewIndexer func(ctx context.Context, awsCfg aws.Config, keeper *vectors.Keeper, endpoint, service, indexPrefix string, schemas []*search.Schema) (func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error), error)
 
 // Indexer is the indexer function's handler for cfg, reaching AWS with
 // the configuration load loads: it needs OPENSEARCH_ENDPOINT whatever
-// SEARCH_ENGINE says.
+// SEARCH_ENGINE says. Its keeper of the records' vectors is the one
+// cfg.Embeddings names (Keeper), over the table cfg.Table (where
+// Bedrock's vectors are kept).
 func Indexer(ctx context.Context, load AWSLoader, cfg Config, newIndexer NewIndexer) (StreamHandler, error) {
 	if cfg.OpenSearchEndpoint == "" {
 		return nil, fmt.Errorf("%s: the indexer needs the endpoint of the collection or domain", EnvOpenSearchEndpoint)
@@ -128,11 +131,16 @@ func Indexer(ctx context.Context, load AWSLoader, cfg Config, newIndexer NewInde
 	if err != nil {
 		return nil, err
 	}
+	st := store.New(store.NewClient(awsCfg, store.TimeoutsFor(cfg.StoreTimeout)), cfg.Table)
+	keeper, err := Keeper(awsCfg, st, cfg)
+	if err != nil {
+		return nil, err
+	}
 	var schemas []*search.Schema
 	for _, d := range kinds.Searchable() {
 		schemas = append(schemas, search.SchemaOf(d))
 	}
-	h, err := newIndexer(ctx, awsCfg, cfg.OpenSearchEndpoint, cfg.OpenSearchService, cfg.OpenSearchIndexPrefix, schemas)
+	h, err := newIndexer(ctx, awsCfg, keeper, cfg.OpenSearchEndpoint, cfg.OpenSearchService, cfg.OpenSearchIndexPrefix, schemas)
 	return StreamHandler(h), err
 }
 

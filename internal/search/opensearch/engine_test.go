@@ -29,9 +29,9 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 
 // recorded is one request the fake OpenSearch received.
 type recorded struct {
-	Method, Path string
-	Header       http.Header
-	Body         []byte
+	Method, Path, Query string
+	Header              http.Header
+	Body                []byte
 }
 
 // fakeOpenSearch records requests and answers each with the next canned
@@ -52,7 +52,7 @@ func newFake(t *testing.T, answers ...canned) (*fakeOpenSearch, *httptest.Server
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		f.mu.Lock()
-		f.got = append(f.got, recorded{r.Method, r.URL.Path, r.Header.Clone(), body})
+		f.got = append(f.got, recorded{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body})
 		a := f.answers[min(len(f.got), len(f.answers))-1]
 		f.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
@@ -201,16 +201,21 @@ func TestEnsureIndexesPutsEachMappingAndAcceptsAnIndexThatExists(t *testing.T) {
 		t.Fatal(err)
 	}
 	companies := schemaAs("companies")
-	if err := c.EnsureIndexes(context.Background(), []*search.Schema{search.SchemaOf(notes), companies}); err != nil {
+	if err := c.EnsureIndexes(context.Background(), []*search.Schema{search.SchemaOf(notes), companies}, golden.Dimensions); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.EnsureIndexes(context.Background(), []*search.Schema{search.SchemaOf(notes)}, 0); err != nil {
 		t.Fatal(err)
 	}
 	reqs := fake.requests()
-	if len(reqs) != 2 || reqs[0].Method != http.MethodPut || reqs[0].Path != "/sb-notes" || reqs[1].Path != "/sb-companies" {
-		t.Fatalf("requests %+v, want PUT /sb-notes and /sb-companies", reqs)
+	if len(reqs) != 3 || reqs[0].Method != http.MethodPut || reqs[0].Path != "/sb-notes" || reqs[1].Path != "/sb-companies" || reqs[2].Path != "/sb-notes" {
+		t.Fatalf("requests %+v, want PUT /sb-notes and /sb-companies, then /sb-notes", reqs)
 	}
-	want, _ := os.ReadFile("testdata/mapping-notes.json")
-	if strings.TrimSpace(string(reqs[0].Body)) != strings.TrimSpace(string(want)) {
-		t.Errorf("index body differs from testdata/mapping-notes.json:\n%s", reqs[0].Body)
+	for i, name := range map[int]string{0: "mapping-notes.json", 2: golden.KeywordOnlyMapping} {
+		want, _ := os.ReadFile("testdata/" + name)
+		if strings.TrimSpace(string(reqs[i].Body)) != strings.TrimSpace(string(want)) {
+			t.Errorf("index body differs from testdata/%s:\n%s", name, reqs[i].Body)
+		}
 	}
 	checkSigned(t, reqs[0], "aoss")
 }

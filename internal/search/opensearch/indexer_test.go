@@ -92,11 +92,12 @@ func TestTheSampleStreamEventBecomesTheGoldenBulkBody(t *testing.T) {
 // bulkFake answers index creation with acknowledged and _bulk with the
 // given items, recording the requests.
 type bulkFake struct {
-	mu       sync.Mutex
-	creates  []string
-	bulks    []recorded
-	status   int
-	response string
+	mu           sync.Mutex
+	creates      []string
+	createBodies [][]byte
+	bulks        []recorded
+	status       int
+	response     string
 }
 
 func (f *bulkFake) start(t *testing.T) string {
@@ -108,9 +109,10 @@ func (f *bulkFake) start(t *testing.T) string {
 		switch {
 		case r.Method == http.MethodPut:
 			f.creates = append(f.creates, r.URL.Path)
+			f.createBodies = append(f.createBodies, body)
 			fmt.Fprintf(w, `{"acknowledged":true,"shards_acknowledged":true,"index":%q}`, strings.TrimPrefix(r.URL.Path, "/"))
 		case r.Method == http.MethodPost && r.URL.Path == "/_bulk":
-			f.bulks = append(f.bulks, recorded{r.Method, r.URL.Path, r.Header.Clone(), body})
+			f.bulks = append(f.bulks, recorded{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
 			w.WriteHeader(f.status)
 			io.WriteString(w, f.response)
 		default:
@@ -135,7 +137,7 @@ func TestTheIndexerCreatesTheIndexesOnceSendsOneSignedBulkAndReportsTheFailedIte
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix := opensearch.NewIndexer(c, searchable())
+	ix := opensearch.NewIndexer(c, searchable(), nil)
 	ev := sampleEvent(t)
 	for range 2 {
 		res, err := ix.Handle(context.Background(), ev)
@@ -170,7 +172,7 @@ func TestTheIndexerRetriesTheWholeBatchWhenTheBulkIsRefusedAndSendsNothingForABa
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix := opensearch.NewIndexer(c, searchable())
+	ix := opensearch.NewIndexer(c, searchable(), nil)
 	if _, err := ix.Handle(context.Background(), sampleEvent(t)); err == nil {
 		t.Error("a refused bulk was not an error")
 	}

@@ -16,6 +16,11 @@
 //	other string fields (and arrays of strings): keyword, with "lower";
 //	numbers: double; integers: long; booleans: boolean;
 //	dates: date (strict_date); date-times: date (strict_date_optional_time).
+//
+// With embeddings on (a managed domain: see Semantic), a document also
+// holds VectorField, the embedding of its text (knn_vector), or
+// PendingField when its text could not be embedded yet; hybrid search and
+// similar records query it with the k-NN plugin (semantic.go).
 package opensearch
 
 import (
@@ -32,6 +37,17 @@ import (
 // OrgField is the keyword field every document carries: the id of the
 // organization the record belongs to. Every search filters on it.
 const OrgField = "_org"
+
+// Fields of hybrid search and similar records (embeddings on):
+const (
+	// VectorField is the record's embedding vector (knn_vector), of its
+	// search.SemanticText, when it has one.
+	VectorField = "_vec"
+	// PendingField is true in a document indexed without its vector
+	// because the provider could not embed its text yet: the record is
+	// found by keyword meanwhile (not mapped; read from _source).
+	PendingField = "_pending"
+)
 
 // Sub-fields of string fields, and the names the mapping defines.
 const (
@@ -59,6 +75,36 @@ type obj = map[string]any
 // type; a value of another type is an error all the same. r.Before keeps
 // the ids below it, and r.From shifts the offset (a list's position).
 func Query(org string, s *search.Schema, r *search.Request) ([]byte, error) {
+	body, err := keywordBody(org, s, r)
+	if err != nil {
+		return nil, err
+	}
+	return json.MarshalIndent(body, "", "  ")
+}
+
+// keywordBody is Query's body before it is encoded.
+func keywordBody(org string, s *search.Schema, r *search.Request) (obj, error) {
+	filter, err := filters(org, s, r)
+	if err != nil {
+		return nil, err
+	}
+	b := obj{"filter": filter}
+	if tq := textQuery(s, r); tq != nil {
+		b["must"] = []any{tq}
+	}
+	return obj{
+		"query":            obj{"bool": b},
+		"from":             r.Offset(),
+		"size":             r.Limit,
+		"track_total_hits": true,
+		"_source":          false,
+		"sort":             sortOrder(s, r),
+	}, nil
+}
+
+// filters are the conditions every record of a search of r must meet:
+// org's records (the OrgField term), r's filter tree and r's cursor.
+func filters(org string, s *search.Schema, r *search.Request) ([]any, error) {
 	filter := []any{obj{"term": obj{OrgField: org}}}
 	if r.Filter != nil {
 		q, err := filterQuery(s, r.Filter)
@@ -70,19 +116,7 @@ func Query(org string, s *search.Schema, r *search.Request) ([]byte, error) {
 	if r.Before != "" {
 		filter = append(filter, obj{"range": obj{"id": obj{"lt": r.Before}}})
 	}
-	b := obj{"filter": filter}
-	if tq := textQuery(s, r); tq != nil {
-		b["must"] = []any{tq}
-	}
-	body := obj{
-		"query":            obj{"bool": b},
-		"from":             r.Offset(),
-		"size":             r.Limit,
-		"track_total_hits": true,
-		"_source":          false,
-		"sort":             sortOrder(s, r),
-	}
-	return json.MarshalIndent(body, "", "  ")
+	return filter, nil
 }
 
 // words splits text as the standard tokenizer does, near enough: runs of
@@ -339,9 +373,20 @@ func sortOrder(s *search.Schema, r *search.Request) []any {
 	return append(out, obj{"id": obj{"order": "desc"}})
 }
 
-// Mapping is the index body (settings and mappings) of s's index.
-func Mapping(s *search.Schema) ([]byte, error) {
+// Mapping is the index body (settings and mappings) of s's index, with
+// the VectorField of dims dimensions when dims > 0 (embeddings on; 0:
+// none, for EMBEDDINGS=off and for OpenSearch Serverless, see Semantic).
+func Mapping(s *search.Schema, dims int) ([]byte, error) {
 	props := obj{OrgField: obj{"type": "keyword"}}
+	index := obj{"max_result_window": search.MaxOffset + search.MaxLimit}
+	if dims > 0 {
+		// The k-NN plugin's approximate search (HNSW by faiss, which
+		// filters while it searches from OpenSearch 2.9 on) over unit
+		// vectors, so that the inner product is the cosine.
+		props[VectorField] = obj{"type": "knn_vector", "dimension": dims,
+			"method": obj{"name": "hnsw", "engine": "faiss", "space_type": "innerproduct"}}
+		index["knn"] = true
+	}
 	for _, f := range s.Fields {
 		parts := strings.Split(f.Name, ".")
 		at := props
@@ -358,7 +403,7 @@ func Mapping(s *search.Schema) ([]byte, error) {
 	body := obj{
 		"settings": obj{
 			// Deep pages: from+size reaches search.MaxOffset+search.MaxLimit.
-			"index": obj{"max_result_window": search.MaxOffset + search.MaxLimit},
+			"index": index,
 			// Text, and the "lower" sub-fields, are folded: lower case and
 			// asciifolding (Lucene's ASCIIFoldingFilter), as fold.Text does
 			// for the embedded engine and the lists.

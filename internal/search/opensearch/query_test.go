@@ -40,13 +40,79 @@ func TestEachGoldenRequestTranslatesToItsGoldenQueryBody(t *testing.T) {
 	}
 }
 
+func TestEachSemanticGoldenRequestTranslatesToItsGoldenQueryBody(t *testing.T) {
+	for _, c := range golden.SemanticCases {
+		t.Run(c.Name, func(t *testing.T) {
+			got, err := c.QueryBody()
+			if err != nil {
+				t.Fatal(err)
+			}
+			goldenFile(t, "query-"+c.Name+".json", got)
+		})
+	}
+}
+
 func TestEachSearchableResourceHasItsGoldenIndexMapping(t *testing.T) {
 	for _, s := range golden.Schemas(searchable()) {
-		got, err := opensearch.Mapping(s)
+		got, err := opensearch.Mapping(s, golden.Dimensions)
 		if err != nil {
 			t.Fatal(err)
 		}
 		goldenFile(t, "mapping-"+s.Resource+".json", got)
+	}
+	got, err := opensearch.Mapping(search.SchemaOf(notes), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	goldenFile(t, golden.KeywordOnlyMapping, got)
+}
+
+// TestTheMappingHasTheVectorFieldOnlyWithEmbeddings holds the vector
+// field to what hybrid search and similar records query: a knn_vector of
+// the model's dimension, HNSW by faiss (efficient filtering) over the
+// inner product (the vectors are of unit length), in an index with knn on.
+func TestTheMappingHasTheVectorFieldOnlyWithEmbeddings(t *testing.T) {
+	type vectorField struct {
+		Type      string
+		Dimension int
+		Method    struct {
+			Name, Engine string
+			SpaceType    string `json:"space_type"`
+		}
+	}
+	var m struct {
+		Settings struct {
+			Index struct {
+				KNN             *bool `json:"knn"`
+				MaxResultWindow int   `json:"max_result_window"`
+			}
+		}
+		Mappings struct{ Properties map[string]json.RawMessage }
+	}
+	for _, dims := range []int{0, 100, 512} {
+		b, err := opensearch.Mapping(search.SchemaOf(notes), dims)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Settings.Index.KNN, m.Mappings.Properties = nil, nil
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		raw, has := m.Mappings.Properties[opensearch.VectorField]
+		if dims == 0 {
+			if has || m.Settings.Index.KNN != nil {
+				t.Errorf("without embeddings: %s %s, knn %v; want neither", opensearch.VectorField, raw, m.Settings.Index.KNN)
+			}
+			continue
+		}
+		var f vectorField
+		json.Unmarshal(raw, &f)
+		if f.Type != "knn_vector" || f.Dimension != dims || f.Method.Name != "hnsw" || f.Method.Engine != "faiss" || f.Method.SpaceType != "innerproduct" {
+			t.Errorf("%d dimensions: %s is %s", dims, opensearch.VectorField, raw)
+		}
+		if m.Settings.Index.KNN == nil || !*m.Settings.Index.KNN || m.Settings.Index.MaxResultWindow != search.MaxOffset+search.MaxLimit {
+			t.Errorf("%d dimensions: index settings knn %v, max_result_window %d", dims, m.Settings.Index.KNN, m.Settings.Index.MaxResultWindow)
+		}
 	}
 }
 
@@ -55,7 +121,7 @@ func TestEachSearchableResourceHasItsGoldenIndexMapping(t *testing.T) {
 // field's analyzer and every "lower" sub-field's normalizer lower-case and
 // asciifold, so that "zurich" finds "Zürich" in both engines.
 func TestTheIndexFoldsCaseAndDiacriticsOfTextAndOfLowerSubFields(t *testing.T) {
-	b, err := opensearch.Mapping(search.SchemaOf(notes))
+	b, err := opensearch.Mapping(search.SchemaOf(notes), golden.Dimensions)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,8 @@
 // Package golden makes the golden files of the OpenSearch translation, in
 // internal/search/opensearch/testdata: the query body of each golden request
-// (Cases), the index mapping of every searchable resource and the bulk body of
-// the sample stream event. The tests of package opensearch compare the
+// (Cases, and SemanticCases for hybrid search and similar records), the index
+// mapping of every searchable resource (with the vector field, and notes'
+// without it) and the bulk body of the sample stream event. The tests of package opensearch compare the
 // committed files with what Files makes, and `make generate`
 // (internal/generate) rewrites them, so the cases are declared once, here.
 package golden
@@ -16,6 +17,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/sourcebase/sourcebase/internal/embed"
 	"github.com/sourcebase/sourcebase/internal/search"
 	"github.com/sourcebase/sourcebase/internal/search/opensearch"
 	"github.com/sourcebase/sourcebase/internal/search/searchtest"
@@ -115,6 +117,110 @@ var Cases = []Case{
 	}},
 }
 
+// The golden requests of hybrid search and similar records: each
+// SemanticCase is the body of one of the queries the engine sends for it,
+// made of the search (or similar records request) Body with the query
+// string Query, by org1, and the stand-ins below.
+var (
+	// QueryVector stands for the embedding of a hybrid search's text or of
+	// a record (three dimensions, for the bodies' shape; a model's have
+	// 100 or 512).
+	QueryVector = []float32{0.6, 0, -0.8}
+	// NearIDs stand for the document ids a hybrid search's k-NN query
+	// found: the sorted union's ids clause and the count's.
+	NearIDs = []string{"org1:nte_01J00000000000000000000002", "org1:nte_01J00000000000000000000001"}
+)
+
+// SimilarID is the record whose similar records the golden requests ask.
+const SimilarID = "nte_01J00000000000000000000003"
+
+// Kinds of SemanticCase: which query of the engine's a body is.
+const (
+	HybridKeyword = "hybrid keyword" // opensearch.HybridKeywordQuery
+	HybridKNN     = "hybrid knn"     // opensearch.KNNQuery with QueryVector
+	HybridCount   = "hybrid count"   // opensearch.HybridCountQuery of NearIDs
+	HybridSorted  = "hybrid sorted"  // opensearch.HybridSortedQuery with NearIDs
+	SimilarKNN    = "similar knn"    // opensearch.SimilarQuery of SimilarID with QueryVector
+	SimilarCount  = "similar count"  // opensearch.SimilarCountQuery of SimilarID
+)
+
+// A SemanticCase is a golden body of hybrid search or similar records:
+// query-<Name>.json, a query of Kind for the request (Query, Body) on
+// searchtest.Notes.
+type SemanticCase struct {
+	Name, Kind, Query, Body string
+}
+
+// hybridBody and similarBody are the golden semantic requests.
+const (
+	hybridBody  = `{"text":"acme rockets","hybrid":true,"filters":{"and":[{"field":"stage","operator":"eq","value":"won"}]}}`
+	sortedBody  = `{"text":"acme rockets","hybrid":true,"filters":{"and":[{"field":"stage","operator":"eq","value":"won"}]},"sort":[{"field":"name"}]}`
+	similarBody = `{"filters":{"and":[{"field":"stage","operator":"eq","value":"won"}]}}`
+)
+
+// SemanticCases are the golden semantic bodies: a hybrid search without
+// sort sends HybridKNN and HybridKeyword (and HybridCount when the
+// keyword window does not hold every match); with a sort, HybridKNN and
+// HybridSorted; similar records, SimilarCount and SimilarKNN.
+var SemanticCases = []SemanticCase{
+	{"hybrid-knn", HybridKNN, "page=2&limit=20", hybridBody},
+	{"hybrid-keyword", HybridKeyword, "page=2&limit=20", hybridBody},
+	{"hybrid-count", HybridCount, "page=2&limit=20", hybridBody},
+	{"hybrid-sorted", HybridSorted, "page=2&limit=20", sortedBody},
+	{"similar-knn", SimilarKNN, "page=2&limit=20", similarBody},
+	{"similar-count", SimilarCount, "page=2&limit=20", similarBody},
+}
+
+// Request is the search c's bodies are made of.
+func (c SemanticCase) Request() (*search.Request, error) {
+	page, limit, err := paging(c.Query)
+	if err != nil {
+		return nil, fmt.Errorf("case %s: %w", c.Name, err)
+	}
+	req, err := search.Decode(search.SchemaOf(searchtest.Notes), []byte(c.Body), page, limit)
+	if err != nil {
+		return nil, fmt.Errorf("case %s: decode %s: %w", c.Name, c.Body, err)
+	}
+	return req, nil
+}
+
+// QueryBody is the OpenSearch request body c stands for.
+func (c SemanticCase) QueryBody() ([]byte, error) {
+	req, err := c.Request()
+	if err != nil {
+		return nil, err
+	}
+	s := search.SchemaOf(searchtest.Notes)
+	switch c.Kind {
+	case HybridKeyword:
+		return opensearch.HybridKeywordQuery("org1", s, req)
+	case HybridKNN:
+		return opensearch.KNNQuery("org1", s, req, QueryVector)
+	case HybridCount:
+		return opensearch.HybridCountQuery("org1", s, req, NearIDs)
+	case HybridSorted:
+		return opensearch.HybridSortedQuery("org1", s, req, NearIDs)
+	case SimilarKNN:
+		return opensearch.SimilarQuery("org1", s, SimilarID, req, QueryVector)
+	case SimilarCount:
+		return opensearch.SimilarCountQuery("org1", s, SimilarID, req)
+	}
+	return nil, fmt.Errorf("case %s: unknown kind %q", c.Name, c.Kind)
+}
+
+// paging reads page and limit from a query string as search does.
+func paging(query string) (page, limit int, err error) {
+	if query == "" {
+		return 1, search.DefaultLimit, nil
+	}
+	q := url.Values{}
+	for _, kv := range strings.Split(query, "&") {
+		k, v, _ := strings.Cut(kv, "=")
+		q[k] = []string{v}
+	}
+	return search.ParsePaging(q)
+}
+
 // Schema is the schema c searches: searchtest.Notes under c's resource name,
 // for the rules that depend on the resource.
 func (c Case) Schema() *search.Schema {
@@ -125,17 +231,9 @@ func (c Case) Schema() *search.Schema {
 
 // QueryBody is the OpenSearch request body c translates to.
 func (c Case) QueryBody() ([]byte, error) {
-	page, limit := 1, search.DefaultLimit
-	if c.Query != "" {
-		q := url.Values{}
-		for _, kv := range strings.Split(c.Query, "&") {
-			k, v, _ := strings.Cut(kv, "=")
-			q[k] = []string{v}
-		}
-		var err error
-		if page, limit, err = search.ParsePaging(q); err != nil {
-			return nil, fmt.Errorf("case %s: %w", c.Name, err)
-		}
+	page, limit, err := paging(c.Query)
+	if err != nil {
+		return nil, fmt.Errorf("case %s: %w", c.Name, err)
 	}
 	req, err := search.Decode(c.Schema(), []byte(c.Body), page, limit)
 	if err != nil {
@@ -146,6 +244,15 @@ func (c Case) QueryBody() ([]byte, error) {
 	}
 	return opensearch.Query("org1", c.Schema(), req)
 }
+
+// Dimensions is the vector field's dimension in the golden mappings: the
+// deployments' model's (Bedrock's Titan Text Embeddings V2 as configured,
+// embed.TitanDimensions).
+const Dimensions = embed.TitanDimensions
+
+// KeywordOnlyMapping is the golden mapping of searchtest.Notes without
+// the vector field (EMBEDDINGS=off, or OpenSearch Serverless).
+const KeywordOnlyMapping = "mapping-notes-keyword-only.json"
 
 // Schemas are the schemas with a golden mapping: searchtest.Notes and the
 // service's searchable resources (searchable: the schemas of
@@ -166,13 +273,25 @@ func Files(searchable []*search.Schema, stream []byte) (map[string][]byte, error
 		}
 		files["query-"+c.Name+".json"] = line(b)
 	}
+	for _, c := range SemanticCases {
+		b, err := c.QueryBody()
+		if err != nil {
+			return nil, err
+		}
+		files["query-"+c.Name+".json"] = line(b)
+	}
 	for _, s := range Schemas(searchable) {
-		b, err := opensearch.Mapping(s)
+		b, err := opensearch.Mapping(s, Dimensions)
 		if err != nil {
 			return nil, fmt.Errorf("mapping of %s: %w", s.Resource, err)
 		}
 		files["mapping-"+s.Resource+".json"] = line(b)
 	}
+	b, err := opensearch.Mapping(search.SchemaOf(searchtest.Notes), 0)
+	if err != nil {
+		return nil, err
+	}
+	files[KeywordOnlyMapping] = line(b)
 	var ev events.DynamoDBEvent
 	if err := json.Unmarshal(stream, &ev); err != nil {
 		return nil, fmt.Errorf("%s: %w", StreamEvent, err)
