@@ -21,6 +21,7 @@ var notWalked = map[apperr.Code]string{
 	apperr.CodeIdempotencyInProgress: "a second request must find the first still running after waiting 10 s for it",
 	apperr.CodeUpstreamFailed:        "only the REST call of an MCP tool's search answers it, in process, when the search function is down",
 	apperr.CodeOrganizationSuspended: "only an operator's suspend-org makes it: internal/admin's tests walk it over HTTP (a key's and a trigger's)",
+	apperr.CodeSemanticOff:           "only a deployment without an embedding model answers it: recordsapi's TestSimilarRecordsAnswer501WithoutAnEmbeddingModel walks it over HTTP",
 }
 
 // codeWalk collects the codes a walk saw.

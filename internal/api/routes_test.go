@@ -220,8 +220,8 @@ func TestTableAccessFollowsTheRoutes(t *testing.T) {
 	if !slices.Contains(keys.Access(rs), store.Describe) {
 		t.Errorf("the keys function serves the health check but cannot describe the table")
 	}
-	if got, _ := routes.FunctionNamed(lambdas.Search); !slices.Equal(got.Access(rs), []store.Access{store.Read, store.Count}) {
-		t.Errorf("the search function needs only to read the table and count requests, has %v", got.Access(rs))
+	if got, _ := routes.FunctionNamed(lambdas.Search); !slices.Equal(got.Access(rs), []store.Access{store.Read, store.Count, store.Vectors}) {
+		t.Errorf("the search function needs only to read the table, count requests and put the records' vectors, has %v", got.Access(rs))
 	}
 	companies, _ := routes.FunctionNamed(lambdas.Companies)
 	if slices.Contains(companies.Access(rs), store.Describe) {

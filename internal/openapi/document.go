@@ -362,6 +362,7 @@ var errorMeaning = map[int]string{
 	422: "An `Idempotency-Key` reused with another body.",
 	429: "Over a rate limit: of the API key or of its organization (all its keys together), or for a webhook of the trigger; the message says which. Wait `Retry-After` seconds.",
 	500: "An unexpected failure: `internal error`, nothing more.",
+	501: "The deployment runs without what the request needs: similar records without an embedding model (`semantic_off`).",
 	503: "The storage is temporarily unavailable: try again after `Retry-After` seconds.",
 }
 

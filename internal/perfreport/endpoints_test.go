@@ -270,6 +270,15 @@ func everyEndpoint(t *testing.T, env *apitest.Env, m *apitest.Meter) []routeUsag
 		recipes["POST /v1/"+d.Name+"/search"] = func(*testing.T, int) call {
 			return call{method: "POST", path: "/v1/" + d.Name + "/search", body: map[string]any{"text": "usage"}}
 		}
+		if d.Similar {
+			id := companyID
+			if d.Name != "companies" {
+				id = create("/v1/"+d.Name, apitest.Sample(t, c, d, true))
+			}
+			recipes["POST /v1/"+d.Name+"/{id}/similar"] = func(*testing.T, int) call {
+				return call{method: "POST", path: "/v1/" + d.Name + "/" + id + "/similar"}
+			}
+		}
 	}
 
 	// The change history and the outbound webhooks: the events of every

@@ -109,3 +109,18 @@ func TestSimilarRefusesWhatIsNotThereOrNotAsked(t *testing.T) {
 		map[string]any{"field": "size", "operator": "gt", "value": "ten"}}}}).Want(t, 400), "filters.and[0].field")
 	c.Do("GET", "/v1/companies/"+id+"/similar", nil).Want(t, 405)
 }
+
+func TestSimilarRecordsAnswer501WithoutAnEmbeddingModel(t *testing.T) {
+	t.Parallel()
+	e := apitest.NewWith(t, apitest.Options{NoEmbeddings: true})
+	c := e.Org(t)
+	id := c.Do("POST", "/v1/companies", map[string]any{"canonicalName": "Voltride", "description": "electric cars"}).Want(t, 201).Object(t)["id"].(string)
+	r := c.Do("POST", "/v1/companies/"+id+"/similar", nil).Want(t, 501)
+	if code := r.Header.Get("X-Error-Code"); code != "semantic_off" {
+		t.Errorf("X-Error-Code %q, want semantic_off", code)
+	}
+	// Hybrid search ranks by keywords and says so.
+	if got, meta := apitest.Searched(t, c, "companies", "", map[string]any{"text": "electric", "hybrid": true}, "canonicalName"); len(got) != 1 || meta["ranking"] != "keyword" {
+		t.Errorf("hybrid without a model: %v %v", got, meta)
+	}
+}

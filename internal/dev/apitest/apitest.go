@@ -55,6 +55,9 @@ type Options struct {
 	Store *store.Store
 	// Resolver, when set, resolves webhook endpoints' hosts.
 	Resolver *net.Resolver
+	// NoEmbeddings serves search without an embedding model
+	// (EMBEDDINGS=off).
+	NoEmbeddings bool
 }
 
 // Service is what the Envs of a test binary serve (Serve).
@@ -120,7 +123,11 @@ func NewWith(t testing.TB, o Options) *Env {
 	deps := service.Build(st, service.Config{Table: st.Table, CacheTTL: ttl, WebhookBaseURL: srv.URL, WebhooksAllowLoopback: true,
 		WebhooksResolver: o.Resolver}, service.InProcessRuns())
 	// The local model (make model installs it) embeds, as make run's.
-	deps.Search = embedded.NewEngine(st, vectors.New(embedtest.Local(t), st, false))
+	var keeper *vectors.Keeper
+	if !o.NoEmbeddings {
+		keeper = vectors.New(embedtest.Local(t), st, false)
+	}
+	deps.Search = embedded.NewEngine(st, keeper)
 	deps.NewMCP = mcpserver.Handler(docs.Pages)
 	engine := service.InProcess(deps)
 	t.Cleanup(func() { engine.Close(testenv.Scaled(5 * time.Second)) })

@@ -1,6 +1,7 @@
 package listspec
 
 import (
+	"net/http"
 	"strconv"
 	"strings"
 
@@ -34,6 +35,7 @@ func SimilarOperation(op *openapi.Operation, d *resource.Def) {
 		{Name: "page", Description: "the page, from 1; (page-1)*limit at most " + strconv.Itoa(search.MaxOffset), Schema: openapi.Schema{"type": "integer", "minimum": 1, "default": 1}},
 		{Name: "limit", Description: "results per page", Schema: openapi.Schema{"type": "integer", "minimum": 1, "maximum": search.MaxLimit, "default": search.DefaultLimit}},
 	}
+	op.Errors = append(op.Errors, http.StatusNotFound, http.StatusNotImplemented)
 	group := openapi.Schema{"type": "array", "items": openapi.Ref("SearchPredicate")}
 	op.Body, op.BodyOptional, op.Raw = openapi.Schema{"type": "object", "additionalProperties": false,
 		"description": "which " + d.Name + " may be answered",
