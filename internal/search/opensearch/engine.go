@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -142,7 +143,12 @@ func (e *Engine) Name() string { return "opensearch" }
 // keywords and meaning (hybrid), any other by keywords.
 func (e *Engine) Search(ctx context.Context, org string, s *search.Schema, r *search.Request) (*search.Result, error) {
 	if qv := e.queryVector(ctx, r); qv != nil {
-		return e.hybrid(ctx, org, s, r, qv)
+		res, err := e.hybrid(ctx, org, s, r, qv)
+		var refused *knnRefused
+		if !errors.As(err, &refused) {
+			return res, err
+		}
+		slog.Warn("search: the k-NN query was refused (an index made without the vector field, or of another dimension, needs a new one: docs/search.md); ranking by keywords", "index", e.c.Index(s.Resource), "err", refused.err.Error())
 	}
 	body, err := Query(org, s, r)
 	if err != nil {

@@ -3,10 +3,12 @@ package opensearch
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 
+	osgo "github.com/opensearch-project/opensearch-go/v4"
 	"github.com/opensearch-project/opensearch-go/v4/opensearchapi"
 
 	"github.com/sourcebase/sourcebase/internal/apperr"
@@ -204,6 +206,9 @@ func (e *Engine) hybrid(ctx context.Context, org string, s *search.Schema, r *se
 	}
 	res, err := e.search(ctx, s, body)
 	if err != nil {
+		if status := errorStatus(err); status >= 400 && status < 500 {
+			return nil, &knnRefused{err}
+		}
 		return nil, err
 	}
 	if res == nil {
@@ -242,6 +247,24 @@ func (e *Engine) hybrid(ctx context.Context, org string, s *search.Schema, r *se
 		page = fused[off:min(off+r.Limit, len(fused))]
 	}
 	return e.result(ctx, org, s, page, total, search.RankingHybrid, words.pending)
+}
+
+// knnRefused is a k-NN query OpenSearch refused (a 4xx answer): the
+// index has no vector field (made with EMBEDDINGS=off, or before it), or
+// one of another dimension. A hybrid search then ranks by keywords.
+type knnRefused struct{ err error }
+
+func (e *knnRefused) Error() string { return "opensearch: k-NN query refused: " + e.err.Error() }
+func (e *knnRefused) Unwrap() error { return e.err }
+
+// errorStatus is the HTTP status of an OpenSearch error answer (0 when
+// err is none: a transport error, say).
+func errorStatus(err error) int {
+	var se *osgo.StructError
+	if errors.As(err, &se) {
+		return se.Status
+	}
+	return 0
 }
 
 // hybridTotal is the size of the union of a hybrid search's keyword

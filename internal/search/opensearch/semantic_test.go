@@ -398,3 +398,28 @@ func TestSimilarRecordsPastTheLastSendNoKNNQuery(t *testing.T) {
 		t.Errorf("%+v, %v, %d requests; want 15 in all, page 3 empty, no k-NN query", res, err, len(fake.requests()))
 	}
 }
+
+func TestAHybridSearchRanksByKeywordsWhenTheIndexRefusesTheKNNQuery(t *testing.T) {
+	t.Parallel()
+	st := testenv.Store(t)
+	ids := createNotes(t, st, "org1", "A")
+	// An index made without _vec (EMBEDDINGS=off when it was created).
+	fake, srv := newFake(t,
+		canned{400, `{"error":{"root_cause":[{"type":"query_shard_exception","reason":"failed to create query: Field '_vec' is not knn_vector type."}],"type":"search_phase_execution_exception","reason":"all shards failed"},"status":400}`},
+		canned{200, searchResponse(1, hit{id: "org1:" + ids[0]})})
+	s := search.SchemaOf(notes)
+	req := &search.Request{Text: "acme", Hybrid: true, Page: 1, Limit: 10}
+	res, err := managed(t, st, srv.URL, fixedKeeper()).Search(context.Background(), "org1", s, req)
+	if err != nil || names(res) != "A" || res.Ranking != search.RankingKeyword || res.Total != 1 {
+		t.Fatalf("%+v, %v; want A by keywords", res, err)
+	}
+	want, _ := opensearch.Query("org1", s, req)
+	if reqs := fake.requests(); len(reqs) != 2 || string(reqs[1].Body) != string(want) {
+		t.Errorf("%d requests; want the refused k-NN query, then the keyword query", len(reqs))
+	}
+	// An error of OpenSearch itself is the search's error.
+	_, srv = newFake(t, canned{503, `{"error":{"root_cause":[],"type":"unavailable","reason":"try later"},"status":503}`})
+	if _, err := managed(t, st, srv.URL, fixedKeeper()).Search(context.Background(), "org1", s, req); err == nil {
+		t.Error("a 503 was no error")
+	}
+}
