@@ -273,7 +273,7 @@ func everyEndpoint(t *testing.T, env *apitest.Env, m *apitest.Meter) []routeUsag
 		if d.Similar {
 			id := companyID
 			if d.Name != "companies" {
-				id = create("/v1/"+d.Name, apitest.Sample(t, c, d, true))
+				id = records[d.Name] // the record the resource's GET reads
 			}
 			recipes["POST /v1/"+d.Name+"/{id}/similar"] = func(*testing.T, int) call {
 				return call{method: "POST", path: "/v1/" + d.Name + "/" + id + "/similar"}

@@ -374,6 +374,9 @@ func (x *orgIndex) search(r *search.Request) (*search.Result, error) {
 			out.Records = append(out.Records, d.raw)
 			out.Stamps = append(out.Stamps, d.stamp)
 		}
+		if _, waiting := x.unembedded[h.ID]; waiting && r.Hybrid {
+			out.Semantic = search.SemanticPending // a hybrid search the model could not serve
+		}
 	}
 	return out, nil
 }
