@@ -118,8 +118,13 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 	go func() { errc <- srv.Serve(ln) }()
 	go sweepPeriodically(ctx, sweeps(deps), sweepEvery)
 
+	embeddings := "off (EMBEDDINGS=off): hybrid search ranks by keywords"
+	if keeper != nil {
+		embeddings = keeper.Model() + " (EMBEDDINGS=" + cfg.Embeddings + "; docs/search.md says how to switch)"
+	}
 	localdev.Banner{Base: base, DynamoDB: ddb.Endpoint, Table: st.Table, Demo: demo, Details: []string{
-		"API reference: " + base + "/docs (the OpenAPI document: " + base + api.OpenAPIPath + ")"}}.Write(out)
+		"API reference: " + base + "/docs (the OpenAPI document: " + base + api.OpenAPIPath + ")",
+		"Embeddings: " + embeddings}}.Write(out)
 	if ready != nil {
 		ready <- base
 	}
