@@ -56,6 +56,7 @@ type report struct {
 	Events                                eventFigures
 	Import                                importFigures
 	Lists                                 listFigures
+	Hybrid                                hybridFigures
 	Targets                               targetFigures
 	Suite                                 string // the suite's targets (suite)
 }
@@ -237,6 +238,7 @@ func (r report) markdown() string {
 
 	bulkMarkdown(p, r.Import)
 	listMarkdown(p, r.Lists)
+	hybridMarkdown(p, r.Hybrid)
 
 	p("\n## Lambda functions\n\n")
 	if len(r.Functions) == 0 {

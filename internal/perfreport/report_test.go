@@ -628,6 +628,7 @@ func TestPerformanceReport(t *testing.T) {
 	history := changeHistory(t, env, c, *burst, *workers)
 	bulk := bulkImport(t, env, m, *imports)
 	lists := listQueries(t, env, m, *listRows, max(*listRows/100, 10))
+	hybrid := hybridSearch(t)
 	var fns []functionFigures
 	if *functions {
 		fns = functionSizesAndColdStarts(t)
@@ -647,6 +648,7 @@ func TestPerformanceReport(t *testing.T) {
 		Attack: *attackFor, Workers: *workers, Endpoints: eps, Routes: everyRoute, Capacity: capacity, Lambda: lp, Functions: fns,
 		Soak: soak, SoakFor: *soakFor, SoakRate: *soakRate, RSSStart: rssStart, RSSBeforeSoak: rssBeforeSoak, RSSAfterSoak: rssAfterSoak,
 		HeapBeforeSoak: heapBeforeSoak, HeapAfterSoak: heapAfterSoak, Events: history, Import: bulk, Lists: lists, Targets: tf,
+		Hybrid: hybrid,
 	}
 	out := reportPath
 	if !*update {
