@@ -66,7 +66,7 @@ func TestMakeRunInstallsEveryNpmPackageTheLocalServersRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, rule := range []string{"\nrun: run-deps\n", "\nrun-lambdas: run-deps\n", "\nrun-deps: node_modules/.run-installed java\n"} {
+	for _, rule := range []string{"\nrun: run-deps\n", "\nrun-lambdas: run-deps\n", "\nrun-deps: node_modules/.run-installed java $(MODEL)\n"} {
 		if !strings.Contains(string(makefile), rule) {
 			t.Errorf("the Makefile has no rule %q", strings.TrimSpace(rule))
 		}

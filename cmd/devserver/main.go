@@ -9,6 +9,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -29,6 +30,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/awsenv"
 	"github.com/sourcebase/sourcebase/internal/dev/localdev"
 	"github.com/sourcebase/sourcebase/internal/docspage"
+	"github.com/sourcebase/sourcebase/internal/embed/bedrock"
 	"github.com/sourcebase/sourcebase/internal/mcpserver"
 	"github.com/sourcebase/sourcebase/internal/search/embedded"
 	"github.com/sourcebase/sourcebase/internal/serve/eventfns"
@@ -76,7 +78,7 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 			return err
 		}
 	}
-	keeper, err := service.Keeper(awsCfg, st, cfg)
+	keeper, err := service.Keeper(awsCfg, st, cfg, bedrock.New)
 	if err != nil {
 		return err
 	}
@@ -118,9 +120,9 @@ func run(ctx context.Context, out io.Writer, ready chan<- string) error {
 	go func() { errc <- srv.Serve(ln) }()
 	go sweepPeriodically(ctx, sweeps(deps), sweepEvery)
 
-	embeddings := "off (EMBEDDINGS=off): hybrid search ranks by keywords"
+	embeddings := "none (EMBEDDINGS=off, or the local model is not installed: make model): hybrid search ranks by keywords"
 	if keeper != nil {
-		embeddings = keeper.Model() + " (EMBEDDINGS=" + cfg.Embeddings + "; docs/search.md says how to switch)"
+		embeddings = keeper.Model() + " (EMBEDDINGS=" + cmp.Or(cfg.Embeddings, service.EmbeddingsLocal) + "; docs/search.md says how to switch)"
 	}
 	localdev.Banner{Base: base, DynamoDB: ddb.Endpoint, Table: st.Table, Demo: demo, Details: []string{
 		"API reference: " + base + "/docs (the OpenAPI document: " + base + api.OpenAPIPath + ")",

@@ -3,8 +3,9 @@
 package main
 
 import (
+	"github.com/sourcebase/sourcebase/internal/embed/bedrock"
 	"github.com/sourcebase/sourcebase/internal/search/opensearch"
 	"github.com/sourcebase/sourcebase/internal/service"
 )
 
-func main() { service.ServeIndexer(opensearch.NewStreamHandler) }
+func main() { service.ServeIndexer(opensearch.NewStreamHandler, bedrock.New) }

@@ -5,6 +5,9 @@
 // engine only, so that neither carries the other's libraries.
 package main
 
-import "github.com/sourcebase/sourcebase/internal/serve"
+import (
+	"github.com/sourcebase/sourcebase/internal/embed/bedrock"
+	"github.com/sourcebase/sourcebase/internal/serve"
+)
 
-func main() { serve.Search(embeddedEngine, openSearchEngine) }
+func main() { serve.Search(embeddedEngine, openSearchEngine, bedrock.New) }

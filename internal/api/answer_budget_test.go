@@ -144,6 +144,11 @@ func TestEveryRouteAndEveryMCPToolAnswersWithinTheBudget(t *testing.T) {
 	if !strings.Contains(string(r.Body), `"truncated":true`) {
 		t.Errorf("a search of 6 MB of companies is not truncated")
 	}
+	r = c.Do("POST", "/v1/companies/"+bigCompany+"/similar?limit=400", nil).Want(t, http.StatusOK)
+	apitest.WithinBudget(t, "the companies similar to a big one", r)
+	if !strings.Contains(string(r.Body), `"truncated":true`) {
+		t.Errorf("6 MB of companies similar to one are not truncated")
+	}
 	apitest.WithinBudget(t, "a big company", c.Do("GET", "/v1/companies/"+enriched, nil).Want(t, http.StatusOK))
 	apitest.WithinBudget(t, "100 documents", c.Do("GET", "/v1/documents/ids="+strings.Join(docs, ","), nil).Want(t, http.StatusOK))
 	apitest.WantError(t, c.Do("POST", "/v1/data/metric-series", series), http.StatusBadRequest, "period", "bytes of points")
@@ -153,6 +158,8 @@ func TestEveryRouteAndEveryMCPToolAnswersWithinTheBudget(t *testing.T) {
 	// Every MCP tool with its largest call, alone.
 	args := map[string]map[string]any{
 		"search_companies":          {"limit": 400},
+		"similar_companies":         {"id": bigCompany, "limit": 400},
+		"similar_documents":         {"id": docs[0], "limit": 400},
 		"get_company":               {"id": bigCompany},
 		"list_deals":                {"limit": 1000},
 		"get_deal":                  {"id": bigDeal},

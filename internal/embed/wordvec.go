@@ -162,3 +162,14 @@ func readWordVectors(r io.Reader, size int64) (dims int, words []string, vecs []
 	}
 	return dims, words, vecs, nil
 }
+
+// truncate cuts s to at most n bytes at a rune boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}

@@ -33,7 +33,7 @@ package layers
 // lowest first.
 var Layers = []Layer{
 	{"base", []string{"lambdas", "apperr", "clock", "ids", "jsonbody", "fold", "awsenv", "docspage", "dev/dynamolocal", "dev/partitionsim", "dev/lambdaenv", "dev/portowner",
-		"dev/localsfn", "dev/fasttest", "inbound", "dev/webhooktest", "perfreport", "layers", "outbound", "blob", "dev/testinputs", "deploymodel", "telemetry", "dev/logcheck", "embed", "embed/embedtest"}},
+		"dev/localsfn", "dev/fasttest", "inbound", "dev/webhooktest", "perfreport", "layers", "outbound", "blob", "dev/testinputs", "deploymodel", "telemetry", "dev/logcheck", "embed", "embed/embedtest", "embed/bedrock"}},
 	{"storage", []string{"store", "steps", "streams", "streams/streamsapi", "blob/s3blob"}},
 	{"platform", []string{"resource", "listing", "apikeys", "auth", "ratelimit", "routes", "series", "search", "search/searchtest", "search/vectors",
 		"search/embedded", "search/opensearch", "openapi", "admin", "usage", "dev/testenv", "history", "history/bus", "bulk"}},

@@ -61,13 +61,13 @@ func Deps(function string, deps service.Deps) {
 // engine SEARCH_ENGINE names: embedded (package search/embedded) or
 // openSearch (search/opensearch), whichever its build has; the other is
 // nil (routes.Function.EngineBuilds).
-func Search(embedded service.EmbeddedEngine, openSearch service.OpenSearchEngine) {
+func Search(embedded service.EmbeddedEngine, openSearch service.OpenSearchEngine, newBedrock service.NewBedrock) {
 	service.SizeToCPU()
 	service.Logger(os.Stdout)
 	ctx := context.Background()
 	deps, cfg, awsCfg, err := service.FromEnv(ctx, awsenv.Load)
 	service.Must(err)
-	deps.Search, err = service.SearchEngine(ctx, awsCfg, deps.Store, cfg, embedded, openSearch)
+	deps.Search, err = service.SearchEngine(ctx, awsCfg, deps.Store, cfg, embedded, openSearch, newBedrock)
 	service.Must(err)
 	lambda.Start(Handler(deps, lambdas.Search))
 }

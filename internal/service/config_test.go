@@ -16,6 +16,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/dev/lambdaenv"
 	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
 	"github.com/sourcebase/sourcebase/internal/embed"
+	"github.com/sourcebase/sourcebase/internal/embed/bedrock"
 	"github.com/sourcebase/sourcebase/internal/embed/embedtest"
 	"github.com/sourcebase/sourcebase/internal/kinds"
 	"github.com/sourcebase/sourcebase/internal/routes"
@@ -137,10 +138,10 @@ func TestTheOpenSearchEngineWithoutAnEndpointFailsAtStartNamingOPENSEARCH_ENDPOI
 		t.Fatal("the OpenSearch engine was made without an endpoint")
 		return nil, nil
 	}
-	if _, err := service.SearchEngine(context.Background(), aws.Config{}, nil, cfg, nil, never); err == nil || !strings.Contains(err.Error(), "OPENSEARCH_ENDPOINT") {
+	if _, err := service.SearchEngine(context.Background(), aws.Config{}, nil, cfg, nil, never, bedrock.New); err == nil || !strings.Contains(err.Error(), "OPENSEARCH_ENDPOINT") {
 		t.Fatalf("SearchEngine: %v, want an error naming OPENSEARCH_ENDPOINT", err)
 	}
-	if _, err := service.Indexer(context.Background(), nil, service.DefaultConfig(), nil); err == nil || !strings.Contains(err.Error(), "OPENSEARCH_ENDPOINT") {
+	if _, err := service.Indexer(context.Background(), nil, service.DefaultConfig(), nil, nil); err == nil || !strings.Contains(err.Error(), "OPENSEARCH_ENDPOINT") {
 		t.Fatalf("Indexer: %v, want an error naming OPENSEARCH_ENDPOINT", err)
 	}
 }
@@ -175,15 +176,15 @@ func TestTheSearchFunctionRunsTheEngineTheConfigurationNames(t *testing.T) {
 	}
 	cfg := service.DefaultConfig()
 	cfg.Embeddings = service.EmbeddingsOff
-	if e, err := service.SearchEngine(context.Background(), aws.Config{}, nil, cfg, embedded, openSearch); err != nil || e != namedEngine("embedded") {
+	if e, err := service.SearchEngine(context.Background(), aws.Config{}, nil, cfg, embedded, openSearch, bedrock.New); err != nil || e != namedEngine("embedded") {
 		t.Errorf("default: %v, %v; want the embedded engine", e, err)
 	}
 	cfg.SearchEngine, cfg.OpenSearchEndpoint, cfg.OpenSearchService, cfg.OpenSearchIndexPrefix = service.SearchOpenSearch, "https://x.es.amazonaws.com", "es", "p"
-	if e, err := service.SearchEngine(context.Background(), aws.Config{}, nil, cfg, embedded, openSearch); err != nil || e != namedEngine("opensearch") || strings.Join(got, " ") != "https://x.es.amazonaws.com es p" {
+	if e, err := service.SearchEngine(context.Background(), aws.Config{}, nil, cfg, embedded, openSearch, bedrock.New); err != nil || e != namedEngine("opensearch") || strings.Join(got, " ") != "https://x.es.amazonaws.com es p" {
 		t.Errorf("opensearch: %v, %v, made with %v", e, err, got)
 	}
 	cfg.Embeddings, cfg.EmbeddingsModel = service.EmbeddingsBedrock, "amazon.titan-embed-text-v2:0"
-	if _, err := service.SearchEngine(context.Background(), aws.Config{Region: "eu-west-1"}, nil, cfg, embedded, openSearch); err != nil {
+	if _, err := service.SearchEngine(context.Background(), aws.Config{Region: "eu-west-1"}, nil, cfg, embedded, openSearch, bedrock.New); err != nil {
 		t.Fatal(err)
 	}
 	if want := "none none bedrock:amazon.titan-embed-text-v2:0"; strings.Join(keepers, " ") != want {
@@ -194,24 +195,39 @@ func TestTheSearchFunctionRunsTheEngineTheConfigurationNames(t *testing.T) {
 func TestTheKeeperIsTheProviderTheConfigurationNames(t *testing.T) {
 	cfg := service.DefaultConfig()
 	cfg.EmbeddingsModelFile = filepath.Join(t.TempDir(), "missing.vec")
-	if _, err := service.Keeper(aws.Config{}, nil, cfg); err == nil || !strings.Contains(err.Error(), "EMBEDDINGS=local") || !strings.Contains(err.Error(), "missing.vec") {
+	// Unset, a missing local model means none (a deployment names its
+	// provider); named, it stops the program at start.
+	if k, err := service.Keeper(aws.Config{}, nil, cfg, bedrock.New); err != nil || k != nil {
+		t.Errorf("unset, no local model: %+v, %v; want none", k, err)
+	}
+	cfg.Embeddings = service.EmbeddingsLocal
+	if _, err := service.Keeper(aws.Config{}, nil, cfg, bedrock.New); err == nil || !strings.Contains(err.Error(), "EMBEDDINGS=local") || !strings.Contains(err.Error(), "missing.vec") {
 		t.Errorf("a missing local model: %v, want an error naming EMBEDDINGS=local and the file", err)
+	}
+	// A relative file is found under an ancestor of the working directory
+	// (a package's tests, a command run from a subdirectory).
+	cfg.EmbeddingsModelFile = embed.DefaultLocalModelFile
+	if k, err := service.Keeper(aws.Config{}, nil, cfg, bedrock.New); err != nil || k == nil {
+		t.Errorf("the default file from internal/service: %+v, %v", k, err)
+	}
+	if _, err := service.Keeper(aws.Config{}, nil, service.Config{Embeddings: service.EmbeddingsBedrock}, nil); err == nil {
+		t.Errorf("bedrock without Bedrock's client linked: no error")
 	}
 	root, err := embedtest.Root()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.EmbeddingsModelFile = filepath.Join(root, embed.DefaultLocalModelFile)
-	k, err := service.Keeper(aws.Config{}, nil, cfg)
+	k, err := service.Keeper(aws.Config{}, nil, cfg, bedrock.New)
 	if err != nil || k.Model() != embed.LocalName || k.Persist {
 		t.Errorf("local: %+v, %v; want the local model, its vectors not kept in the table", k, err)
 	}
 	cfg.Embeddings, cfg.EmbeddingsModel = service.EmbeddingsBedrock, "amazon.titan-embed-text-v2:0"
-	if k, err := service.Keeper(aws.Config{Region: "us-east-1"}, nil, cfg); err != nil || k.Model() != "bedrock:amazon.titan-embed-text-v2:0" || !k.Persist {
+	if k, err := service.Keeper(aws.Config{Region: "us-east-1"}, nil, cfg, bedrock.New); err != nil || k.Model() != "bedrock:amazon.titan-embed-text-v2:0" || !k.Persist {
 		t.Errorf("bedrock: %+v, %v; want Titan V2, its vectors kept", k, err)
 	}
 	cfg.Embeddings = service.EmbeddingsOff
-	if k, err := service.Keeper(aws.Config{}, nil, cfg); err != nil || k != nil {
+	if k, err := service.Keeper(aws.Config{}, nil, cfg, bedrock.New); err != nil || k != nil {
 		t.Errorf("off: %+v, %v; want none", k, err)
 	}
 }
@@ -247,7 +263,7 @@ func TestTheIndexerIsMadeForEverySearchableResourceWithTheKeeperTheConfiguration
 	}
 	for _, e := range []string{service.EmbeddingsLocal, service.EmbeddingsBedrock, service.EmbeddingsOff} {
 		cfg.Embeddings = e
-		h, err := service.Indexer(context.Background(), load, cfg, newIndexer)
+		h, err := service.Indexer(context.Background(), load, cfg, newIndexer, bedrock.New)
 		if err != nil || h == nil {
 			t.Fatalf("EMBEDDINGS=%s: %v", e, err)
 		}
@@ -267,7 +283,7 @@ func TestTheIndexerIsMadeForEverySearchableResourceWithTheKeeperTheConfiguration
 		t.Errorf("the indexer was given the keepers %s, want %s", got, want)
 	}
 	cfg.Embeddings, cfg.EmbeddingsModelFile = service.EmbeddingsLocal, filepath.Join(t.TempDir(), "missing.vec")
-	if _, err := service.Indexer(context.Background(), load, cfg, newIndexer); err == nil || !strings.Contains(err.Error(), "EMBEDDINGS=local") {
+	if _, err := service.Indexer(context.Background(), load, cfg, newIndexer, bedrock.New); err == nil || !strings.Contains(err.Error(), "EMBEDDINGS=local") {
 		t.Errorf("a missing local model: %v, want the indexer to fail at start naming EMBEDDINGS=local", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"runtime"
 	"strconv"
@@ -11,7 +12,6 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 
 	"github.com/sourcebase/sourcebase/internal/awsenv"
 	"github.com/sourcebase/sourcebase/internal/embed"
@@ -59,20 +59,35 @@ type OpenSearchEngine func(ctx context.Context, awsCfg aws.Config, st *store.Sto
 // not nil.
 type EmbeddedEngine func(st *store.Store, keeper *vectors.Keeper) search.Engine
 
+// NewBedrock makes Bedrock's embedding provider of a model through a
+// client of awsCfg (package embed/bedrock's New): given by the functions
+// that embed, so that the others do not link Bedrock's client.
+type NewBedrock func(awsCfg aws.Config, model string) embed.Provider
+
 // Keeper is the keeper of the records' vectors that cfg.Embeddings names:
-// nil when it is off; the local model from cfg.EmbeddingsModelFile;
-// Bedrock's model cfg.EmbeddingsModel through awsCfg, its vectors kept in
-// the table (an embedding costs a call).
-func Keeper(awsCfg aws.Config, st *store.Store, cfg Config) (*vectors.Keeper, error) {
+// nil when it is off; Bedrock's model cfg.EmbeddingsModel through
+// newBedrock and awsCfg, its vectors kept in the table (an embedding costs
+// a call); the local model from cfg.EmbeddingsModelFile (found under the
+// working directory or an ancestor of it, embed.FindFile). Unset, it is
+// the local model where make installed it, and off (logged) where it did
+// not: a deployment names its provider.
+func Keeper(awsCfg aws.Config, st *store.Store, cfg Config, newBedrock NewBedrock) (*vectors.Keeper, error) {
 	switch cfg.Embeddings {
 	case EmbeddingsOff:
 		return nil, nil
 	case EmbeddingsBedrock:
-		model := cmp.Or(cfg.EmbeddingsModel, embed.TitanV2)
-		p := &embed.Bedrock{Client: bedrockruntime.NewFromConfig(awsCfg), ModelID: model}
-		return vectors.New(p, st, true), nil
+		if newBedrock == nil {
+			return nil, fmt.Errorf("%s=%s: this program does not link Bedrock's client", EnvEmbeddings, EmbeddingsBedrock)
+		}
+		return vectors.New(newBedrock(awsCfg, cmp.Or(cfg.EmbeddingsModel, embed.TitanV2)), st, true), nil
 	case EmbeddingsLocal, "":
-		p, err := embed.LoadLocal(cmp.Or(cfg.EmbeddingsModelFile, embed.DefaultLocalModelFile))
+		file, found := embed.FindFile(cmp.Or(cfg.EmbeddingsModelFile, embed.DefaultLocalModelFile))
+		if !found && cfg.Embeddings == "" {
+			slog.Warn("embeddings: no provider: EMBEDDINGS is unset and the local model is not installed (make model); hybrid searches rank by keywords and similar records answer 501",
+				"file", file)
+			return nil, nil
+		}
+		p, err := embed.LoadLocal(file)
 		if err != nil {
 			return nil, fmt.Errorf("%s=%s: %w (or set %s=%s)", EnvEmbeddings, EmbeddingsLocal, err, EnvEmbeddings, EmbeddingsOff)
 		}
@@ -83,7 +98,7 @@ func Keeper(awsCfg aws.Config, st *store.Store, cfg Config) (*vectors.Keeper, er
 
 // SearchEngine is the engine cfg.SearchEngine names: embedded's over st,
 // or openSearch's; a nil one is not in this build of the function.
-func SearchEngine(ctx context.Context, awsCfg aws.Config, st *store.Store, cfg Config, embedded EmbeddedEngine, openSearch OpenSearchEngine) (search.Engine, error) {
+func SearchEngine(ctx context.Context, awsCfg aws.Config, st *store.Store, cfg Config, embedded EmbeddedEngine, openSearch OpenSearchEngine, newBedrock NewBedrock) (search.Engine, error) {
 	switch cfg.SearchEngine {
 	case SearchEmbedded, "":
 		if embedded == nil {
@@ -99,7 +114,7 @@ func SearchEngine(ctx context.Context, awsCfg aws.Config, st *store.Store, cfg C
 	default:
 		return nil, fmt.Errorf("%s: %q is neither %s nor %s", EnvSearchEngine, cfg.SearchEngine, SearchEmbedded, SearchOpenSearch)
 	}
-	keeper, err := Keeper(awsCfg, st, cfg)
+	keeper, err := Keeper(awsCfg, st, cfg, newBedrock)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +138,7 @@ type NewIndexer func(ctx context.Context, awsCfg aws.Config, keeper *vectors.Kee
 // SEARCH_ENGINE says. Its keeper of the records' vectors is the one
 // cfg.Embeddings names (Keeper), over the table cfg.Table (where
 // Bedrock's vectors are kept).
-func Indexer(ctx context.Context, load AWSLoader, cfg Config, newIndexer NewIndexer) (StreamHandler, error) {
+func Indexer(ctx context.Context, load AWSLoader, cfg Config, newIndexer NewIndexer, newBedrock NewBedrock) (StreamHandler, error) {
 	if cfg.OpenSearchEndpoint == "" {
 		return nil, fmt.Errorf("%s: the indexer needs the endpoint of the collection or domain", EnvOpenSearchEndpoint)
 	}
@@ -132,7 +147,7 @@ func Indexer(ctx context.Context, load AWSLoader, cfg Config, newIndexer NewInde
 		return nil, err
 	}
 	st := store.New(store.NewClient(awsCfg, store.TimeoutsFor(cfg.StoreTimeout)), cfg.Table)
-	keeper, err := Keeper(awsCfg, st, cfg)
+	keeper, err := Keeper(awsCfg, st, cfg, newBedrock)
 	if err != nil {
 		return nil, err
 	}
@@ -147,12 +162,12 @@ func Indexer(ctx context.Context, load AWSLoader, cfg Config, newIndexer NewInde
 // ServeIndexer runs the indexer function: the table's DynamoDB stream
 // (NEW_AND_OLD_IMAGES, with ReportBatchItemFailures) into the OpenSearch
 // indexes of the searchable resources.
-func ServeIndexer(newIndexer NewIndexer) {
+func ServeIndexer(newIndexer NewIndexer, newBedrock NewBedrock) {
 	SizeToCPU()
 	Logger(os.Stdout)
 	cfg, err := ConfigFromEnv()
 	Must(err)
-	h, err := Indexer(context.Background(), awsenv.Load, cfg, newIndexer)
+	h, err := Indexer(context.Background(), awsenv.Load, cfg, newIndexer, newBedrock)
 	Must(err)
 	lambda.Start(h)
 }

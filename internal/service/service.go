@@ -61,8 +61,9 @@ type Config struct {
 	OpenSearchIndexPrefix string // OPENSEARCH_INDEX_PREFIX: indexes are <prefix>-<resource> (default "sourcebase")
 
 	// Embeddings (EMBEDDINGS) is the embedding provider of hybrid search
-	// and similar records: EmbeddingsLocal (default), EmbeddingsBedrock or
-	// EmbeddingsOff.
+	// and similar records: EmbeddingsLocal, EmbeddingsBedrock or
+	// EmbeddingsOff; "" (unset): the local model where it is installed,
+	// else none (Keeper).
 	Embeddings string
 	// EmbeddingsModel (EMBEDDINGS_MODEL) is Bedrock's model id (default
 	// embed.TitanV2).
@@ -177,7 +178,7 @@ const (
 func DefaultConfig() Config {
 	return Config{Table: DefaultTable, CacheTTL: auth.MaxCacheTTL, StoreTimeout: store.DefaultCallTimeout,
 		SearchEngine: SearchEmbedded, OpenSearchService: DefaultOpenSearchService, OpenSearchIndexPrefix: DefaultOpenSearchIndexPrefix,
-		Embeddings: EmbeddingsLocal, EmbeddingsModel: embed.TitanV2, EmbeddingsModelFile: embed.DefaultLocalModelFile}
+		EmbeddingsModel: embed.TitanV2, EmbeddingsModelFile: embed.DefaultLocalModelFile}
 }
 
 // ConfigFromEnv reads the configuration, rejecting invalid values.
@@ -266,9 +267,7 @@ func (c *Config) readEmbeddings() error {
 	c.EmbeddingsModel = os.Getenv(EnvEmbeddingsModel)
 	c.EmbeddingsModelFile = os.Getenv(EnvEmbeddingsModelFile)
 	switch c.Embeddings {
-	case "":
-		c.Embeddings = EmbeddingsLocal
-	case EmbeddingsLocal, EmbeddingsBedrock, EmbeddingsOff:
+	case "", EmbeddingsLocal, EmbeddingsBedrock, EmbeddingsOff:
 	default:
 		return fmt.Errorf("%s: %q is none of %s, %s and %s", EnvEmbeddings, c.Embeddings, EmbeddingsLocal, EmbeddingsBedrock, EmbeddingsOff)
 	}
@@ -314,7 +313,7 @@ func (c Config) Env() map[string]string {
 	if c.OpenSearchIndexPrefix != "" && c.OpenSearchIndexPrefix != DefaultOpenSearchIndexPrefix {
 		env[EnvOpenSearchIndexPrefix] = c.OpenSearchIndexPrefix
 	}
-	if c.Embeddings != "" && c.Embeddings != EmbeddingsLocal {
+	if c.Embeddings != "" {
 		env[EnvEmbeddings] = c.Embeddings
 	}
 	if c.EmbeddingsModel != "" && c.EmbeddingsModel != embed.TitanV2 {

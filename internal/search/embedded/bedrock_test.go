@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 
 	"github.com/sourcebase/sourcebase/internal/embed"
+	"github.com/sourcebase/sourcebase/internal/embed/bedrock"
 	"github.com/sourcebase/sourcebase/internal/embed/embedtest"
 	"github.com/sourcebase/sourcebase/internal/search"
 	"github.com/sourcebase/sourcebase/internal/search/embedded"
@@ -48,7 +49,7 @@ func (s *titanStandIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v, _ := s.local.Embed(r.Context(), []string{in.InputText})
-	out := make([]float32, embed.TitanDimensions)
+	out := make([]float32, bedrock.Dimensions)
 	copy(out, v[0])
 	json.NewEncoder(w).Encode(map[string]any{"embedding": out, "inputTextTokenCount": 3})
 }
@@ -68,7 +69,7 @@ func TestWithBedrockARecordIsFoundByKeywordUntilItsEmbeddingLandsAndIsEmbeddedOn
 	client := bedrockruntime.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("AKID", "SECRET", "")},
 		func(o *bedrockruntime.Options) { o.BaseEndpoint = aws.String(srv.URL) })
 	e := newEnv(t, nil)
-	keeper := func() *vectors.Keeper { return vectors.New(&embed.Bedrock{Client: client}, e.st, true) }
+	keeper := func() *vectors.Keeper { return vectors.New(&bedrock.Provider{Client: client}, e.st, true) }
 	e.engine = embedded.New(e.st, 0, keeper())
 	cars := e.create(`{"name": "Voltride", "body": "builds electric cars and delivery vans"}`)
 	bakery := e.create(`{"name": "Crumb", "body": "a chain of bakeries selling bread"}`)
@@ -101,7 +102,7 @@ func TestWithBedrockARecordIsFoundByKeywordUntilItsEmbeddingLandsAndIsEmbeddedOn
 		t.Errorf("%d InvokeModel calls, want 3: two records and the text", calls)
 	}
 	stored, err := e.st.Vectors(context.Background(), e.org, notes.Type, []string{cars, bakery})
-	if err != nil || len(stored) != 2 || len(stored[cars].Values) != embed.TitanDimensions || stored[cars].Model != "bedrock:"+embed.TitanV2 {
+	if err != nil || len(stored) != 2 || len(stored[cars].Values) != bedrock.Dimensions || stored[cars].Model != "bedrock:"+embed.TitanV2 {
 		t.Fatalf("vectors kept: %d, %v", len(stored), err)
 	}
 	// A new process reads the vectors instead of embedding again.

@@ -17,7 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 
 	"github.com/sourcebase/sourcebase/internal/dev/testenv"
-	"github.com/sourcebase/sourcebase/internal/embed"
+	"github.com/sourcebase/sourcebase/internal/embed/bedrock"
 	"github.com/sourcebase/sourcebase/internal/embed/embedtest"
 	"github.com/sourcebase/sourcebase/internal/search"
 	"github.com/sourcebase/sourcebase/internal/search/opensearch"
@@ -170,13 +170,13 @@ func (s *failingInvokeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, `{"message":"the stand-in fails"}`)
 }
 
-func failingBedrock(t *testing.T, status int) (*embed.Bedrock, *failingInvokeModel) {
+func failingBedrock(t *testing.T, status int) (*bedrock.Provider, *failingInvokeModel) {
 	s := &failingInvokeModel{status: status}
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 	client := bedrockruntime.New(bedrockruntime.Options{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL),
 		Credentials: credentials.NewStaticCredentialsProvider("AKID", "SECRET", ""), RetryMaxAttempts: 2})
-	return &embed.Bedrock{Client: client}, s
+	return &bedrock.Provider{Client: client}, s
 }
 
 func TestARecordWhoseTextCannotBeEmbeddedIsIndexedPendingForKeywordSearchAndRetried(t *testing.T) {

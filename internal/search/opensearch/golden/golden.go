@@ -17,7 +17,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/sourcebase/sourcebase/internal/embed"
+	"github.com/sourcebase/sourcebase/internal/embed/bedrock"
 	"github.com/sourcebase/sourcebase/internal/search"
 	"github.com/sourcebase/sourcebase/internal/search/opensearch"
 	"github.com/sourcebase/sourcebase/internal/search/searchtest"
@@ -247,8 +247,8 @@ func (c Case) QueryBody() ([]byte, error) {
 
 // Dimensions is the vector field's dimension in the golden mappings: the
 // deployments' model's (Bedrock's Titan Text Embeddings V2 as configured,
-// embed.TitanDimensions).
-const Dimensions = embed.TitanDimensions
+// bedrock.Dimensions).
+const Dimensions = bedrock.Dimensions
 
 // KeywordOnlyMapping is the golden mapping of searchtest.Notes without
 // the vector field (EMBEDDINGS=off, or OpenSearch Serverless).

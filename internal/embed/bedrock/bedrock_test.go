@@ -1,4 +1,4 @@
-package embed_test
+package bedrock_test
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 
 	"github.com/sourcebase/sourcebase/internal/embed"
+	"github.com/sourcebase/sourcebase/internal/embed/bedrock"
 )
 
 // invokeModel is a stand-in of Bedrock's InvokeModel on loopback: it
@@ -53,7 +54,7 @@ func (s *invokeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Normalize  bool   `json:"normalize"`
 	}
 	body, _ := io.ReadAll(r.Body)
-	if err := json.Unmarshal(body, &in); err != nil || in.Dimensions != embed.TitanDimensions || !in.Normalize {
+	if err := json.Unmarshal(body, &in); err != nil || in.Dimensions != bedrock.Dimensions || !in.Normalize {
 		s.t.Errorf("body %s: %v", body, err)
 	}
 	if s.throttle.Add(-1) >= 0 {
@@ -71,17 +72,17 @@ func (s *invokeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.texts = append(s.texts, in.InputText)
 	s.mu.Unlock()
-	v := make([]float32, embed.TitanDimensions)
-	v[len(in.InputText)%embed.TitanDimensions] = 3 // not unit length: the provider scales it
+	v := make([]float32, bedrock.Dimensions)
+	v[len(in.InputText)%bedrock.Dimensions] = 3 // not unit length: the provider scales it
 	json.NewEncoder(w).Encode(map[string]any{"embedding": v, "inputTextTokenCount": len(strings.Fields(in.InputText))})
 }
 
-func provider(t *testing.T, s *invokeModel, concurrent int) *embed.Bedrock {
+func provider(t *testing.T, s *invokeModel, concurrent int) *bedrock.Provider {
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 	client := bedrockruntime.New(bedrockruntime.Options{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL),
 		Credentials: credentials.NewStaticCredentialsProvider("AKID", "SECRET", "")})
-	return &embed.Bedrock{Client: client, Concurrent: concurrent}
+	return &bedrock.Provider{Client: client, Concurrent: concurrent}
 }
 
 func TestBedrockEmbedsEachTextInOrderAtMostConcurrentCallsAtOnce(t *testing.T) {
@@ -99,7 +100,7 @@ func TestBedrockEmbedsEachTextInOrderAtMostConcurrentCallsAtOnce(t *testing.T) {
 		t.Fatalf("%d vectors in %d calls, want 20 in 20", len(got), s.calls.Load())
 	}
 	for i, v := range got {
-		if len(v) != embed.TitanDimensions || v[(i+1)%embed.TitanDimensions] != 1 {
+		if len(v) != bedrock.Dimensions || v[(i+1)%bedrock.Dimensions] != 1 {
 			t.Errorf("vector %d is not its text's, of unit length", i)
 		}
 	}
@@ -133,16 +134,16 @@ func TestBedrockRetriesThrottlingAndFailsWholeOnAnError(t *testing.T) {
 func TestBedrockCutsATextToTheModelsLimitAtARuneBoundary(t *testing.T) {
 	s := &invokeModel{t: t}
 	b := provider(t, s, 1)
-	long := strings.Repeat("é", embed.TitanMaxChars) // two bytes each
+	long := strings.Repeat("é", bedrock.MaxChars) // two bytes each
 	if _, err := b.Embed(context.Background(), []string{long}); err != nil {
 		t.Fatal(err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if got := s.texts[0]; len(got) > embed.TitanMaxChars || !strings.HasPrefix(long, got) || len(got)%2 != 0 {
+	if got := s.texts[0]; len(got) > bedrock.MaxChars || !strings.HasPrefix(long, got) || len(got)%2 != 0 {
 		t.Errorf("sent %d bytes of it", len(got))
 	}
-	if math.Abs(float64(len(s.texts[0]))-float64(embed.TitanMaxChars)) > 1 {
-		t.Errorf("sent %d bytes, want the first %d", len(s.texts[0]), embed.TitanMaxChars)
+	if math.Abs(float64(len(s.texts[0]))-float64(bedrock.MaxChars)) > 1 {
+		t.Errorf("sent %d bytes, want the first %d", len(s.texts[0]), bedrock.MaxChars)
 	}
 }

@@ -1,4 +1,8 @@
-package embed
+// Package bedrock is the embedding provider of deployments: Amazon
+// Bedrock's Titan Text Embeddings V2 through InvokeModel. It is a package
+// of its own so that only the functions that embed (search, indexer) link
+// Bedrock's runtime client.
+package bedrock
 
 import (
 	"context"
@@ -11,16 +15,15 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
-)
 
-// TitanV2 is the model id of Amazon Titan Text Embeddings V2.
-const TitanV2 = "amazon.titan-embed-text-v2:0"
+	"github.com/sourcebase/sourcebase/internal/embed"
+)
 
 // Titan Text Embeddings V2's limits: the dimensions it makes, and the
 // most characters of one input (8,192 tokens; about 50,000 characters).
 const (
-	TitanDimensions   = 512 // of 256, 512 or 1024: the middle, as AWS recommends for retrieval
-	TitanMaxChars     = 50_000
+	Dimensions        = 512 // of 256, 512 or 1024: the middle, as AWS recommends for retrieval
+	MaxChars          = 50_000
 	DefaultConcurrent = 8 // InvokeModel calls in flight for one Embed
 )
 
@@ -29,13 +32,13 @@ type InvokeModelAPI interface {
 	InvokeModel(ctx context.Context, in *bedrockruntime.InvokeModelInput, optFns ...func(*bedrockruntime.Options)) (*bedrockruntime.InvokeModelOutput, error)
 }
 
-// Bedrock embeds with Titan Text Embeddings V2 through Bedrock's
+// Provider embeds with Titan Text Embeddings V2 through Bedrock's
 // InvokeModel: one text a call (the model takes one), at most Concurrent
 // calls at once. The client's retryer retries throttling
 // (ThrottlingException) and 5xx answers with backoff; an error that
 // remains embeds nothing, and the caller keeps the record searchable by
 // keyword until a later attempt.
-type Bedrock struct {
+type Provider struct {
 	Client InvokeModelAPI
 	// ModelID is TitanV2 unless set.
 	ModelID string
@@ -56,22 +59,22 @@ type titanResponse struct {
 	InputTextTokenCount int       `json:"inputTextTokenCount"`
 }
 
-func (b *Bedrock) model() string {
+func (b *Provider) model() string {
 	if b.ModelID != "" {
 		return b.ModelID
 	}
-	return TitanV2
+	return embed.TitanV2
 }
 
 // Name is "bedrock:<model id>".
-func (b *Bedrock) Name() string { return "bedrock:" + b.model() }
+func (b *Provider) Name() string { return "bedrock:" + b.model() }
 
-// Dimensions is TitanDimensions.
-func (b *Bedrock) Dimensions() int { return TitanDimensions }
+// Dimensions is Dimensions.
+func (b *Provider) Dimensions() int { return Dimensions }
 
 // Embed embeds each text with its own InvokeModel call, Concurrent at a
 // time; the first error cancels the rest.
-func (b *Bedrock) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+func (b *Provider) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))
 	n := b.Concurrent
 	if n <= 0 {
@@ -113,8 +116,8 @@ func (b *Bedrock) Embed(ctx context.Context, texts []string) ([][]float32, error
 }
 
 // one embeds one text.
-func (b *Bedrock) one(ctx context.Context, text string) ([]float32, error) {
-	body, err := json.Marshal(titanRequest{InputText: truncate(text, TitanMaxChars), Dimensions: TitanDimensions, Normalize: true})
+func (b *Provider) one(ctx context.Context, text string) ([]float32, error) {
+	body, err := json.Marshal(titanRequest{InputText: truncate(text, MaxChars), Dimensions: Dimensions, Normalize: true})
 	if err != nil {
 		return nil, err
 	}
@@ -131,8 +134,8 @@ func (b *Bedrock) one(ctx context.Context, text string) ([]float32, error) {
 	if err := json.Unmarshal(res.Body, &r); err != nil {
 		return nil, fmt.Errorf("%s answered no embedding: %w", b.model(), err)
 	}
-	if len(r.Embedding) != TitanDimensions {
-		return nil, fmt.Errorf("%s answered %d dimensions, want %d", b.model(), len(r.Embedding), TitanDimensions)
+	if len(r.Embedding) != Dimensions {
+		return nil, fmt.Errorf("%s answered %d dimensions, want %d", b.model(), len(r.Embedding), Dimensions)
 	}
 	return unit(r.Embedding)
 }
@@ -166,4 +169,10 @@ func truncate(s string, n int) string {
 		n--
 	}
 	return s[:n]
+}
+
+// New is the provider of model (embed.TitanV2 when empty) through a
+// client of awsCfg: service.NewBedrock.
+func New(awsCfg aws.Config, model string) embed.Provider {
+	return &Provider{Client: bedrockruntime.NewFromConfig(awsCfg), ModelID: model}
 }
