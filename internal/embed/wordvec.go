@@ -50,7 +50,7 @@ func WriteWordVectors(w io.Writer, dims int, words []string, vecs []float32) err
 	for _, word := range words {
 		switch {
 		case word == "" || len(word) > math.MaxUint16 || !utf8.ValidString(word):
-			return fmt.Errorf("word vectors: the word %q is empty, longer than %d bytes or not UTF-8", truncate(word, 40), math.MaxUint16)
+			return fmt.Errorf("word vectors: the word %q is empty, longer than %d bytes or not UTF-8", Truncate(word, 40), math.MaxUint16)
 		case seen[word]:
 			return fmt.Errorf("word vectors: the word %q twice", word)
 		}
@@ -163,8 +163,8 @@ func readWordVectors(r io.Reader, size int64) (dims int, words []string, vecs []
 	return dims, words, vecs, nil
 }
 
-// truncate cuts s to at most n bytes at a rune boundary.
-func truncate(s string, n int) string {
+// Truncate cuts s to at most n bytes at a rune boundary.
+func Truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

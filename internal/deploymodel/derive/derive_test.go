@@ -198,8 +198,8 @@ func TestConfigGivesTheQueuesWhereTheyAreUsedAndOpenSearchToTheIndexerOnly(t *te
 			}
 			// The functions that embed are told the deployment's provider
 			// and model (both its choice); the others keep the default
-			// (local), which their environment leaves out.
-			wantProvider, wantModel := service.EmbeddingsLocal, embed.TitanV2
+			// (unset), which their environment leaves out.
+			wantProvider, wantModel := "", embed.TitanV2
 			if f.Embeds {
 				wantProvider, wantModel = "\x00"+string(deploymodel.RefEmbeddings), "\x00"+string(deploymodel.RefEmbeddingsModel)
 			}

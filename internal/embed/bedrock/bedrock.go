@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"math"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
@@ -117,7 +116,7 @@ func (b *Provider) Embed(ctx context.Context, texts []string) ([][]float32, erro
 
 // one embeds one text.
 func (b *Provider) one(ctx context.Context, text string) ([]float32, error) {
-	body, err := json.Marshal(titanRequest{InputText: truncate(text, MaxChars), Dimensions: Dimensions, Normalize: true})
+	body, err := json.Marshal(titanRequest{InputText: embed.Truncate(text, MaxChars), Dimensions: Dimensions, Normalize: true})
 	if err != nil {
 		return nil, err
 	}
@@ -158,17 +157,6 @@ func unit(v []float32) ([]float32, error) {
 		v[i] *= n
 	}
 	return v, nil
-}
-
-// truncate cuts s to at most n bytes at a rune boundary.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
 
 // New is the provider of model (embed.TitanV2 when empty) through a

@@ -100,7 +100,7 @@ func (e *Embedded) Name() string { return "embedded" }
 
 // Search runs r over org's records of s.
 func (e *Embedded) Search(ctx context.Context, org string, s *search.Schema, r *search.Request) (*search.Result, error) {
-	qv := e.queryVector(ctx, r)
+	qv := e.keeper.SearchVector(ctx, r)
 	return e.locked(ctx, org, s, func(x *orgIndex) (*search.Result, error) {
 		if qv != nil {
 			return x.hybrid(r, qv)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search/query"
@@ -321,18 +320,4 @@ func (x *orgIndex) similar(id string, r *search.Request) (*search.Result, error)
 		}
 	}
 	return x.result(page, total, search.RankingSemantic), nil
-}
-
-// queryVector embeds r's text for a hybrid search: nil (rank by keywords)
-// when r is not hybrid, has no text, or the provider fails (logged).
-func (e *Embedded) queryVector(ctx context.Context, r *search.Request) []float32 {
-	if e.keeper == nil || !r.Hybrid || r.Text == "" {
-		return nil
-	}
-	v, err := e.keeper.Query(ctx, r.Text)
-	if err != nil {
-		slog.Warn("search: the hybrid search's text could not be embedded; ranking by keywords", "model", e.keeper.Model(), "err", err.Error())
-		return nil
-	}
-	return v
 }

@@ -142,7 +142,7 @@ func (e *Engine) Name() string { return "opensearch" }
 // Search runs r over org's records of s: a hybrid search with text by
 // keywords and meaning (hybrid), any other by keywords.
 func (e *Engine) Search(ctx context.Context, org string, s *search.Schema, r *search.Request) (*search.Result, error) {
-	if qv := e.queryVector(ctx, r); qv != nil {
+	if qv := e.keeper.SearchVector(ctx, r); qv != nil {
 		res, err := e.hybrid(ctx, org, s, r, qv)
 		var refused *knnRefused
 		if !errors.As(err, &refused) {

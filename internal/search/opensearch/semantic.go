@@ -180,21 +180,6 @@ func SimilarCountQuery(org string, s *search.Schema, id string, r *search.Reques
 	return json.MarshalIndent(obj{"query": filter, "size": 0, "track_total_hits": true}, "", "  ")
 }
 
-// queryVector embeds r's text for a hybrid search: nil (rank by keywords)
-// without a keeper, when r is not hybrid or has no text, or when the
-// provider fails (logged).
-func (e *Engine) queryVector(ctx context.Context, r *search.Request) []float32 {
-	if e.keeper == nil || !r.Hybrid || r.Text == "" {
-		return nil
-	}
-	v, err := e.keeper.Query(ctx, r.Text)
-	if err != nil {
-		slog.Warn("search: the hybrid search's text could not be embedded; ranking by keywords", "model", e.keeper.Model(), "err", err.Error())
-		return nil
-	}
-	return v
-}
-
 // hybrid runs r, which has text, ranking by keywords and by the inner
 // product with qv: the records matching the text and the
 // search.SemanticCandidates nearest by meaning, among those the filters

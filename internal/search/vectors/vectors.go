@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/embed"
+	"github.com/sourcebase/sourcebase/internal/search"
 	"github.com/sourcebase/sourcebase/internal/store"
 )
 
@@ -188,6 +189,22 @@ func (k *Keeper) Query(ctx context.Context, text string) ([]float32, error) {
 		}
 	}
 	return nil, nil
+}
+
+// SearchVector is the vector of r's text for a hybrid search: nil, so
+// that the search ranks by keywords, when there is no keeper, r is not
+// hybrid or has no text, the model knows none of its words, or the
+// provider fails (logged).
+func (k *Keeper) SearchVector(ctx context.Context, r *search.Request) []float32 {
+	if k == nil || !r.Hybrid || r.Text == "" {
+		return nil
+	}
+	v, err := k.Query(ctx, r.Text)
+	if err != nil {
+		slog.Warn("search: the hybrid search's text could not be embedded; ranking by keywords", "model", k.Model(), "err", err.Error())
+		return nil
+	}
+	return v
 }
 
 func appendIDs(ids []string, docs []Doc) []string {
