@@ -4,7 +4,7 @@
 //	cdk synth -c stage=dev|prod [-c assets=../bin/lambda] [-c webhookConcurrency=10]
 //	          [-c alarmEmails=a@example.com,b@example.com] [-c tracing=false]
 //	          [-c traceSampleRate=0.05] [-c traceReservoir=1] [-c logRetentionDays=30]
-//	          [-c search=opensearch] [-c embeddings=bedrock|off] [-c embeddingModel=amazon.titan-embed-text-v2:0]
+//	          [-c search=opensearch [-c openSearchKind=serverless|domain]] [-c embeddings=bedrock|off] [-c embeddingModel=amazon.titan-embed-text-v2:0]
 package main
 
 import (

@@ -114,4 +114,38 @@ func suppressFindings(st *Stack) {
 			AppliesTo: &[]interface{}{jsii.String("Resource::*")},
 		}}, jsii.Bool(true))
 	}
+	if st.Domain != nil {
+		suppressDomainFindings(st)
+	}
+}
+
+// suppressDomainFindings records the findings of the OpenSearch Service
+// domain (-c openSearchKind=domain) that are by design.
+func suppressDomainFindings(st *Stack) {
+	public := "The functions reaching the domain run outside any VPC (as every function of the stack), so the domain has a public endpoint; " +
+		"it is reached only by requests signed with the search, indexer or operator function's role: its access policy allows those roles and no one else " +
+		"(no anonymous access, no IP-based rule), with HTTPS enforced (TLS 1.2), encryption at rest and between nodes."
+	domain := []*cdknag.NagPackSuppression{
+		{Id: jsii.String("AwsSolutions-OS1"), Reason: jsii.String(public)},
+		{Id: jsii.String("AwsSolutions-OS3"), Reason: jsii.String(public + " An IP allowlist would not fit Lambda's changing addresses; IAM signing restricts access instead.")},
+	}
+	if st.Options.Stage != Prod {
+		dev := "The dev stage's domain is one small data node (DomainSizes): its indexes are rebuilt from the table by the indexer, so it trades " +
+			"availability for cost; prod has three dedicated master nodes and zone awareness over two availability zones."
+		domain = append(domain,
+			&cdknag.NagPackSuppression{Id: jsii.String("AwsSolutions-OS4"), Reason: jsii.String(dev)},
+			&cdknag.NagPackSuppression{Id: jsii.String("AwsSolutions-OS7"), Reason: jsii.String(dev)})
+	}
+	cdknag.NagSuppressions_AddResourceSuppressions(st.Domain, &domain, jsii.Bool(true))
+	for _, f := range st.deployed() {
+		if DomainActions(f) == nil {
+			continue
+		}
+		cdknag.NagSuppressions_AddResourceSuppressions(st.Roles[f.Name], &[]*cdknag.NagPackSuppression{{
+			Id: jsii.String("AwsSolutions-IAM5"),
+			Reason: jsii.String("The OpenSearch Service domain's indexes (and their documents) are named at run time (<prefix>-<resource>): the grant is to " +
+				"the paths of the stage's own domain only (<domain ARN>/*), with the HTTP methods the function calls (DomainSearchActions, DomainIndexerActions)."),
+			AppliesTo: &[]interface{}{jsii.String("Resource::arn:<AWS::Partition>:es:<AWS::Region>:<AWS::AccountId>:domain/" + DomainName(st.Options.Stage) + "/*")},
+		}}, jsii.Bool(true))
+	}
 }

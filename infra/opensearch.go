@@ -9,6 +9,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/sourcebase/sourcebase/infra/deploy"
+	"github.com/sourcebase/sourcebase/internal/deploymodel"
 )
 
 // CollectionName is the OpenSearch Serverless collection of a stage (3 to
@@ -26,6 +27,10 @@ var (
 // signed requests only) and data access policies; the indexer reading the
 // table's stream; and the search and indexer functions' access to it.
 func (st *Stack) addOpenSearch(settings stageSettings) {
+	if st.Options.OpenSearchDomain() {
+		st.addOpenSearchDomain(settings)
+		return
+	}
 	name := CollectionName(st.Options.Stage)
 	collection := []any{"collection/" + name}
 	policy := func(v any) *string { b, _ := json.Marshal(v); return jsii.String(string(b)) }
@@ -67,9 +72,7 @@ func (st *Stack) addOpenSearch(settings stageSettings) {
 			Actions:   jsii.Strings("aoss:APIAccessAll"),
 			Resources: jsii.Strings(*st.Collection.AttrArn()),
 		}))
-		if deploy.IsIndexer(f) {
-			st.IndexerFailures = st.addStreamSource(f, "IndexerFailures", deploy.IndexerBatchSize, nil, settings)
-		}
+		st.addIndexerSource(f, settings)
 	}
 	awsopensearchserverless.NewCfnAccessPolicy(st.Stack, jsii.String("SearchDataAccessPolicy"), &awsopensearchserverless.CfnAccessPolicyProps{
 		Name: jsii.String(name + "-data"), Type: jsii.String("data"), Policy: policy(rules),
@@ -79,5 +82,14 @@ func (st *Stack) addOpenSearch(settings stageSettings) {
 	})
 }
 
-// OutSearchEndpoint is the output naming the collection's endpoint.
+// addIndexerSource feeds the indexer (and only it, of the functions
+// reaching OpenSearch) from the table's stream.
+func (st *Stack) addIndexerSource(f deploymodel.Function, settings stageSettings) {
+	if deploy.IsIndexer(f) {
+		st.IndexerFailures = st.addStreamSource(f, "IndexerFailures", deploy.IndexerBatchSize, nil, settings)
+	}
+}
+
+// OutSearchEndpoint is the output naming the collection's (or the
+// domain's) endpoint.
 const OutSearchEndpoint = "SearchEndpoint"

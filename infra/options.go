@@ -32,6 +32,7 @@ const (
 	CtxAssets             = "assets"             // directory of <name>/bootstrap, default DefaultAssetDir
 	CtxWebhookConcurrency = "webhookConcurrency" // reserved concurrency of the webhook function
 	CtxSearch             = "search"             // the search engine: embedded (default) or opensearch
+	CtxOpenSearchKind     = "openSearchKind"     // with search=opensearch: serverless (default, a collection) or domain (a managed domain)
 	CtxAPIRateLimit       = "apiRateLimit"       // the HTTP API stage's steady throttle, requests a second
 	CtxAPIBurstLimit      = "apiBurstLimit"      // the HTTP API stage's burst, requests at once
 	CtxDeliverConcurrency = "deliverConcurrency" // deliveries in flight at once (the queue's event source)
@@ -42,6 +43,16 @@ const (
 	CtxLogRetentionDays   = "logRetentionDays"   // every log group's retention in days (default 7 in dev, 90 in prod)
 	CtxEmbeddings         = "embeddings"         // the embedding provider of the functions that embed: bedrock (default) or off
 	CtxEmbeddingModel     = "embeddingModel"     // the Bedrock model id they invoke (default amazon.titan-embed-text-v2:0)
+)
+
+// The kinds of OpenSearch a deployment searching with it gets (context
+// openSearchKind): a Serverless collection of type SEARCH (the default),
+// or an OpenSearch Service managed domain, which hybrid search needs (a
+// SEARCH collection refuses the knn_vector field, a VECTORSEARCH one
+// refuses documents indexed by id).
+const (
+	OpenSearchServerless = "serverless"
+	OpenSearchDomain     = "domain"
 )
 
 // DefaultAssetDir is where `make build` puts bin/lambda/<name>/bootstrap,
@@ -109,6 +120,9 @@ type Options struct {
 	// SearchEngines.OpenSearch (an OpenSearch Serverless collection fed
 	// from the table's stream by the indexer function).
 	Search string
+	// OpenSearchKind is the kind of OpenSearch with Search OpenSearch:
+	// OpenSearchServerless (or empty) or OpenSearchDomain.
+	OpenSearchKind string
 	// Model is the deployment model (internal/deploymodel) the stack is
 	// built from: deploymodel.Default() when nil.
 	Model *deploymodel.Model
@@ -163,6 +177,13 @@ func (o Options) model() *deploymodel.Model {
 
 // OpenSearch reports whether the stack searches with OpenSearch.
 func (o Options) OpenSearch() bool { return o.Search == o.model().SearchEngines.OpenSearch }
+
+// OpenSearchDomain reports whether the stack searches with an OpenSearch
+// Service managed domain (domain.go's addOpenSearchDomain) rather than
+// a Serverless collection.
+func (o Options) OpenSearchDomain() bool {
+	return o.OpenSearch() && o.OpenSearchKind == OpenSearchDomain
+}
 
 // ParseStage reads a stage name; empty is dev.
 func ParseStage(s string) (Stage, error) {
@@ -264,6 +285,19 @@ func OptionsFromContext(node constructs.Node) (Options, error) {
 	case engines.Embedded, engines.OpenSearch:
 	default:
 		return o, fmt.Errorf("context %s=%q: the search engine must be %s or %s", CtxSearch, o.Search, engines.Embedded, engines.OpenSearch)
+	}
+	switch o.OpenSearchKind = str(CtxOpenSearchKind); o.OpenSearchKind {
+	case "":
+		if o.OpenSearch() {
+			o.OpenSearchKind = OpenSearchServerless
+		}
+	case OpenSearchServerless, OpenSearchDomain:
+		if !o.OpenSearch() {
+			return o, fmt.Errorf("context %s=%q: applies only with -c %s=%s", CtxOpenSearchKind, o.OpenSearchKind, CtxSearch, engines.OpenSearch)
+		}
+	default:
+		return o, fmt.Errorf("context %s=%q: the kind of OpenSearch must be %s (a Serverless collection) or %s (a managed domain)",
+			CtxOpenSearchKind, o.OpenSearchKind, OpenSearchServerless, OpenSearchDomain)
 	}
 	return o, CheckAssets(o.Model, o.AssetDir)
 }

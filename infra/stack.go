@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsopensearchserverless"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsopensearchservice"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
@@ -77,6 +78,9 @@ type Stack struct {
 	// queue of stream batches the indexer gave up on.
 	Collection      awsopensearchserverless.CfnCollection
 	IndexerFailures awssqs.Queue
+	// Domain is the OpenSearch Service managed domain instead of the
+	// collection (Options.OpenSearchDomain; domain.go).
+	Domain awsopensearchservice.Domain
 
 	// The change history and outbound webhooks: the queue of stream
 	// batches the events function gave up on, the deliveries' FIFO queue
@@ -297,9 +301,26 @@ func NewStack(scope constructs.Construct, o Options) (*Stack, error) {
 // with the table's name, the state machines' ARNs, the webhook function's
 // URL, the HTTP API's endpoint, the delivery queue's and its dead-letter
 // queue's URLs, the bulk bucket's name, the event bus, the OpenSearch
-// collection's endpoint, and the embedding provider and model (the
-// options') where f's environment refers to them.
+// collection's (or domain's, with OPENSEARCH_SERVICE=es) endpoint, and
+// the embedding provider and model (the options') where f's environment
+// refers to them.
 func (st *Stack) Env(f deploymodel.Function) (map[string]string, error) {
+	env, err := st.modelEnv(f)
+	if err != nil || st.Domain == nil {
+		return env, err
+	}
+	// A domain's endpoint comes with the service its requests are signed
+	// for (the functions' default is OpenSearch Serverless's).
+	for _, v := range f.EnvIn(true) {
+		if v.Ref == deploymodel.RefOpenSearchEndpoint {
+			env[EnvOpenSearchService] = OpenSearchServiceDomain
+		}
+	}
+	return env, nil
+}
+
+// modelEnv is f's environment as the model gives it (Env).
+func (st *Stack) modelEnv(f deploymodel.Function) (map[string]string, error) {
 	return deploy.Env(f, st.Options.OpenSearch(), func(v string) string { return v }, func(r deploymodel.Ref) (string, error) {
 		switch r {
 		case deploymodel.RefTable:
@@ -323,6 +344,9 @@ func (st *Stack) Env(f deploymodel.Function) (map[string]string, error) {
 		case deploymodel.RefOpenSearchEndpoint:
 			if st.Collection != nil {
 				return *st.Collection.AttrCollectionEndpoint(), nil
+			}
+			if st.Domain != nil {
+				return st.domainURL(), nil
 			}
 		case deploymodel.RefEmbeddings:
 			return st.Options.Embeddings, nil
