@@ -1,6 +1,7 @@
 package lambdafront
 
 import (
+	"cmp"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -27,6 +28,7 @@ import (
 	"github.com/sourcebase/sourcebase/internal/dev/lambdaenv"
 	"github.com/sourcebase/sourcebase/internal/dev/localsfn"
 	"github.com/sourcebase/sourcebase/internal/dev/testinputs"
+	"github.com/sourcebase/sourcebase/internal/embed"
 	"github.com/sourcebase/sourcebase/internal/jobs"
 	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/routes"
@@ -242,6 +244,14 @@ func StartLocal(o LocalOptions) (_ *Local, err error) {
 		}
 		if f.RunsJobs {
 			cfg.JobsStateMachineARN = l.JobsStateMachineARN
+		}
+		if f.Embeds && (cfg.Embeddings == "" || cfg.Embeddings == service.EmbeddingsLocal) {
+			// The local model as make run's (make model installed it at
+			// the module's root), named by its absolute path: a bootstrap
+			// runs in a directory of its own.
+			if file, ok := embed.FindFile(cmp.Or(cfg.EmbeddingsModelFile, filepath.Join(o.Root, embed.DefaultLocalModelFile))); ok {
+				cfg.EmbeddingsModelFile, _ = filepath.Abs(file)
+			}
 		}
 		if (f.Reach == routes.ByStream || f.Reach == routes.ByQueue) && !f.OpenSearchOnly {
 			// They refuse to start without their queues (ServeEvents,
