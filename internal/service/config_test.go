@@ -253,6 +253,8 @@ func TestTheIndexerIsMadeForEverySearchableResourceWithTheKeeperTheConfiguration
 			keepers = append(keepers, "none")
 		case k.Persist && k.Store == nil:
 			keepers = append(keepers, k.Model()+" without a store")
+		case k.Cooldown >= 0:
+			keepers = append(keepers, k.Model()+" resting after a failure (Lambda's retries would find it resting)")
 		default:
 			keepers = append(keepers, k.Model())
 		}

@@ -151,6 +151,12 @@ func Indexer(ctx context.Context, load AWSLoader, cfg Config, newIndexer NewInde
 	if err != nil {
 		return nil, err
 	}
+	if keeper != nil {
+		// Every batch tries the model: a record it cannot embed is
+		// retried by Lambda within seconds, and a cooldown would spend
+		// its retries before the model is asked again.
+		keeper.Cooldown = -1
+	}
 	var schemas []*search.Schema
 	for _, d := range kinds.Searchable() {
 		schemas = append(schemas, search.SchemaOf(d))

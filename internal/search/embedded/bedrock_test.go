@@ -9,11 +9,13 @@ import (
 	"slices"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 
+	"github.com/sourcebase/sourcebase/internal/dev/testenv"
 	"github.com/sourcebase/sourcebase/internal/embed"
 	"github.com/sourcebase/sourcebase/internal/embed/bedrock"
 	"github.com/sourcebase/sourcebase/internal/embed/embedtest"
@@ -31,6 +33,7 @@ type titanStandIn struct {
 	local *embed.Local
 	calls atomic.Int64
 	down  atomic.Bool
+	stall atomic.Bool // answer nothing until the caller gives up
 }
 
 func (s *titanStandIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -41,6 +44,10 @@ func (s *titanStandIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	if r.URL.Path != "/model/"+embed.TitanV2+"/invoke" || json.Unmarshal(body, &in) != nil {
 		s.t.Errorf("InvokeModel %s %s", r.URL.Path, body)
+	}
+	if s.stall.Load() {
+		<-r.Context().Done()
+		return
 	}
 	if s.down.Load() {
 		w.Header().Set("X-Amzn-Errortype", "ValidationException")
@@ -69,8 +76,12 @@ func TestWithBedrockARecordIsFoundByKeywordUntilItsEmbeddingLandsAndIsEmbeddedOn
 	client := bedrockruntime.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("AKID", "SECRET", "")},
 		func(o *bedrockruntime.Options) { o.BaseEndpoint = aws.String(srv.URL) })
 	e := newEnv(t, nil)
-	keeper := func() *vectors.Keeper { return vectors.New(&bedrock.Provider{Client: client}, e.st, true) }
-	e.engine = embedded.New(e.st, 0, keeper())
+	keeper := func(cooldown time.Duration) *vectors.Keeper {
+		k := vectors.New(&bedrock.Provider{Client: client}, e.st, true)
+		k.Cooldown = cooldown
+		return k
+	}
+	e.engine = embedded.New(e.st, 0, keeper(time.Hour))
 	cars := e.create(`{"name": "Voltride", "body": "builds electric cars and delivery vans"}`)
 	bakery := e.create(`{"name": "Crumb", "body": "a chain of bakeries selling bread"}`)
 	hybrid := func(text string) *search.Result {
@@ -91,9 +102,16 @@ func TestWithBedrockARecordIsFoundByKeywordUntilItsEmbeddingLandsAndIsEmbeddedOn
 	if res := hybrid("cars"); res.Total != 1 || res.Ranking != search.RankingKeyword || res.Semantic != search.SemanticPending {
 		t.Errorf("model down: total %d, ranking %q, semantic %q; want the keyword match, pending", res.Total, res.Ranking, res.Semantic)
 	}
-	// It answers again: the next search embeds both records and the text.
-	stand.down.Store(false)
+	// Failed a moment ago, the model is left alone: no call.
 	before := stand.calls.Load()
+	if res := hybrid("cars"); res.Semantic != search.SemanticPending || stand.calls.Load() != before {
+		t.Errorf("within the cooldown: semantic %q, %d calls; want pending and none", res.Semantic, stand.calls.Load()-before)
+	}
+	// It answers again (a process past its cooldown): the next search
+	// embeds both records and the text.
+	stand.down.Store(false)
+	e.engine = embedded.New(e.st, 0, keeper(time.Nanosecond))
+	before = stand.calls.Load()
 	res := hybrid("automobile")
 	if res.Ranking != search.RankingHybrid || res.Semantic != "" || res.Total != 2 || !slices.Equal(noteIDs(t, res), []string{cars, bakery}) {
 		t.Errorf("model up: %v ranking %q semantic %q, want the car maker first, nothing pending", noteIDs(t, res), res.Ranking, res.Semantic)
@@ -106,7 +124,7 @@ func TestWithBedrockARecordIsFoundByKeywordUntilItsEmbeddingLandsAndIsEmbeddedOn
 		t.Fatalf("vectors kept: %d, %v", len(stored), err)
 	}
 	// A new process reads the vectors instead of embedding again.
-	e.engine = embedded.New(e.st, 0, keeper())
+	e.engine = embedded.New(e.st, 0, keeper(time.Nanosecond))
 	before = stand.calls.Load()
 	if res := hybrid("automobile"); !slices.Equal(noteIDs(t, res), []string{cars, bakery}) {
 		t.Errorf("a new process: %v", noteIDs(t, res))
@@ -138,6 +156,32 @@ func TestWithBedrockARecordIsFoundByKeywordUntilItsEmbeddingLandsAndIsEmbeddedOn
 	}
 	if stored, err := e.st.Vectors(ctx, e.org, notes.Type, []string{cars, bakery}); err != nil || len(stored) != 1 {
 		t.Errorf("after the deletion: %d vectors kept, %v; want the other record's only", len(stored), err)
+	}
+}
+
+// TestAModelThatStallsHoldsNoSearchPastTheBudget: a Bedrock that never
+// answers leaves a hybrid search to rank by keywords, its records pending,
+// once the keeper's budget has run out.
+func TestAModelThatStallsHoldsNoSearchPastTheBudget(t *testing.T) {
+	t.Parallel()
+	stand := &titanStandIn{t: t, local: embedtest.Local(t)}
+	stand.stall.Store(true)
+	srv := httptest.NewServer(stand)
+	t.Cleanup(srv.Close)
+	client := bedrockruntime.NewFromConfig(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("AKID", "SECRET", ""),
+		RetryMaxAttempts: 1}, func(o *bedrockruntime.Options) { o.BaseEndpoint = aws.String(srv.URL) })
+	e := newEnv(t, nil)
+	k := vectors.New(&bedrock.Provider{Client: client}, e.st, true)
+	k.Budget = testenv.Scaled(200 * time.Millisecond)
+	e.engine = embedded.New(e.st, 0, k)
+	e.create(`{"name": "Voltride", "body": "builds electric cars"}`)
+	req, err := search.Decode(e.schema, []byte(`{"hybrid": true, "text": "cars"}`), 1, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.engine.Search(context.Background(), e.org, e.schema, req)
+	if err != nil || res.Total != 1 || res.Ranking != search.RankingKeyword || res.Semantic != search.SemanticPending {
+		t.Fatalf("a stalled model: %+v, %v; want the keyword match, pending", res, err)
 	}
 }
 

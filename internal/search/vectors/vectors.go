@@ -9,11 +9,14 @@
 package vectors
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sourcebase/sourcebase/internal/embed"
@@ -29,6 +32,11 @@ const (
 	// minutes. Titan's calls (about 50 ms, 8 at once) embed about 300
 	// texts in it; the local model, all.
 	DefaultBudget = 2 * time.Second
+	// DefaultCooldown is how long a Keeper leaves the provider alone after
+	// it failed: the records wait (pending, found by keyword) and hybrid
+	// searches rank by keywords, instead of every search paying for a
+	// model that is down or throttled.
+	DefaultCooldown = 30 * time.Second
 	// BatchSize is how many texts one Provider.Embed call gets.
 	BatchSize = 64
 	// putsInFlight bounds the PutVector calls at once.
@@ -44,8 +52,15 @@ type Keeper struct {
 	// embedding a text again: for a provider whose calls cost money and
 	// time (Bedrock). The local model embeds faster than a read.
 	Persist bool
-	// Budget bounds the embedding of one Ensure (DefaultBudget when 0).
+	// Budget bounds the embedding of one Ensure (DefaultBudget when 0),
+	// calls in flight included: a model that stalls holds no search
+	// longer.
 	Budget time.Duration
+	// Cooldown is DefaultCooldown unless set; negative: none (every
+	// Ensure asks the provider).
+	Cooldown time.Duration
+
+	downUntil atomic.Int64 // unix nanoseconds: the provider failed, leave it alone until then
 }
 
 // New is a Keeper of p's vectors (persisted in st when persist).
@@ -113,18 +128,17 @@ func (k *Keeper) Ensure(ctx context.Context, org, typ string, docs []Doc) (map[s
 		}
 		need = rest
 	}
-	budget := k.Budget
-	if budget <= 0 {
-		budget = DefaultBudget
-	}
+	budget := cmp.Or(k.Budget, DefaultBudget)
 	deadline := time.Now().Add(budget)
+	ectx, cancel := context.WithDeadline(ctx, deadline) // the calls in flight too
+	defer cancel()
 	var pending []string
 	var fresh []Doc
 	for len(need) > 0 {
 		n := min(len(need), BatchSize)
 		batch := need[:n]
 		need = need[n:]
-		if time.Now().After(deadline) || ctx.Err() != nil {
+		if ectx.Err() != nil || k.resting() {
 			pending = appendIDs(pending, batch)
 			continue
 		}
@@ -132,8 +146,13 @@ func (k *Keeper) Ensure(ctx context.Context, org, typ string, docs []Doc) (map[s
 		for i, d := range batch {
 			texts[i] = d.Text
 		}
-		vecs, err := k.Provider.Embed(ctx, texts)
+		vecs, err := k.Provider.Embed(ectx, texts)
 		if err != nil {
+			if ectx.Err() == nil || len(fresh) == 0 {
+				// The provider failed, or stalled from the first call: not
+				// a backlog that outlasted the budget.
+				k.rest()
+			}
 			slog.Warn("vectors: embedding failed; the records stay searchable by keyword and are embedded again later", "model", k.Model(), "records", n, "err", err.Error())
 			pending = appendIDs(pending, batch)
 			continue
@@ -179,8 +198,15 @@ func (k *Keeper) put(ctx context.Context, org, typ string, docs []Doc, vecs map[
 // its words (a zero vector, as close to every record as to none), so
 // that the search ranks by keywords alone.
 func (k *Keeper) Query(ctx context.Context, text string) ([]float32, error) {
+	if k.resting() {
+		return nil, errResting
+	}
+	budget := cmp.Or(k.Budget, DefaultBudget)
+	ctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
 	vecs, err := k.Provider.Embed(ctx, []string{text})
 	if err != nil {
+		k.rest()
 		return nil, err
 	}
 	for _, x := range vecs[0] {
@@ -206,6 +232,17 @@ func (k *Keeper) SearchVector(ctx context.Context, r *search.Request) []float32 
 	}
 	return v
 }
+
+// errResting: the provider failed a moment ago (Cooldown).
+var errResting = errors.New("the embedding provider failed recently; left alone for its cooldown")
+
+// rest leaves the provider alone for the cooldown.
+func (k *Keeper) rest() {
+	k.downUntil.Store(time.Now().Add(cmp.Or(k.Cooldown, DefaultCooldown)).UnixNano())
+}
+
+// resting reports whether the provider failed within the cooldown.
+func (k *Keeper) resting() bool { return time.Now().UnixNano() < k.downUntil.Load() }
 
 func appendIDs(ids []string, docs []Doc) []string {
 	for _, d := range docs {
