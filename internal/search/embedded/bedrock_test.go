@@ -145,7 +145,11 @@ func TestWithBedrockARecordIsFoundByKeywordUntilItsEmbeddingLandsAndIsEmbeddedOn
 	if _, err := e.svc.Update(ctx, e.org, bakery, []byte(`{"body": "sells electric scooters"}`)); err != nil {
 		t.Fatal(err)
 	}
+	// A keyword search does not wait for the model.
 	before = stand.calls.Load()
+	if _, total := e.names(`{"text": "scooters"}`); total != 1 || stand.calls.Load() != before {
+		t.Errorf("a keyword search after a text change: %d found, %d InvokeModel calls; want 1, none", total, stand.calls.Load()-before)
+	}
 	hybrid("automobile")
 	if calls := stand.calls.Load() - before; calls != 2 {
 		t.Errorf("after a change of the text: %d calls, want 2 (the record and the text)", calls)

@@ -101,7 +101,7 @@ func (e *Embedded) Name() string { return "embedded" }
 // Search runs r over org's records of s.
 func (e *Embedded) Search(ctx context.Context, org string, s *search.Schema, r *search.Request) (*search.Result, error) {
 	qv := e.keeper.SearchVector(ctx, r)
-	return e.locked(ctx, org, s, func(x *orgIndex) (*search.Result, error) {
+	return e.locked(ctx, org, s, qv != nil, func(x *orgIndex) (*search.Result, error) {
 		if qv != nil {
 			return x.hybrid(r, qv)
 		}
@@ -114,11 +114,14 @@ func (e *Embedded) Similar(ctx context.Context, org string, s *search.Schema, id
 	if e.keeper == nil {
 		return nil, search.ErrSemanticOff
 	}
-	return e.locked(ctx, org, s, func(x *orgIndex) (*search.Result, error) { return x.similar(id, r) })
+	return e.locked(ctx, org, s, true, func(x *orgIndex) (*search.Result, error) { return x.similar(id, r) })
 }
 
-// locked runs do on org's index of s, brought up to date, under its lock.
-func (e *Embedded) locked(ctx context.Context, org string, s *search.Schema, do func(*orgIndex) (*search.Result, error)) (*search.Result, error) {
+// locked runs do on org's index of s, brought up to date, under its lock;
+// with vectors, the records' vectors are brought up to date too (a
+// keyword search does not wait for the model: the records whose text
+// changed wait for the next search that ranks by meaning).
+func (e *Embedded) locked(ctx context.Context, org string, s *search.Schema, vectors bool, do func(*orgIndex) (*search.Result, error)) (*search.Result, error) {
 	var x *orgIndex
 	for {
 		var err error
@@ -134,7 +137,9 @@ func (e *Embedded) locked(ctx context.Context, org string, s *search.Schema, do 
 	err := x.refresh(ctx, e.st, org)
 	var res *search.Result
 	if err == nil {
-		x.embed(ctx, org)
+		if vectors {
+			x.embed(ctx, org)
+		}
 		res, err = do(x)
 	}
 	x.size.Store(int64(len(x.docs)))
@@ -374,7 +379,7 @@ func (x *orgIndex) search(r *search.Request) (*search.Result, error) {
 			out.Records = append(out.Records, d.raw)
 			out.Stamps = append(out.Stamps, d.stamp)
 		}
-		if _, waiting := x.unembedded[h.ID]; waiting && r.Hybrid {
+		if x.waiting(h.ID) && r.Hybrid {
 			out.Semantic = search.SemanticPending // a hybrid search the model could not serve
 		}
 	}

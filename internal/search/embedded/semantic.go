@@ -46,6 +46,15 @@ func (x *orgIndex) noteText(id string, rec map[string]any) {
 	x.toEmbed[id] = text
 }
 
+// waiting reports whether record id has text but no vector for it yet:
+// the provider could not embed it, or no search has asked for vectors
+// since its text changed.
+func (x *orgIndex) waiting(id string) bool {
+	_, failed := x.unembedded[id]
+	_, changed := x.toEmbed[id]
+	return failed || changed
+}
+
 // forget drops the vector of a deleted record.
 func (x *orgIndex) forget(id string) {
 	delete(x.vecs, id)
@@ -288,7 +297,7 @@ func (x *orgIndex) result(ids []string, total int, ranking string) *search.Resul
 		}
 		out.Records = append(out.Records, d.raw)
 		out.Stamps = append(out.Stamps, d.stamp)
-		if _, waiting := x.unembedded[id]; waiting {
+		if x.waiting(id) {
 			out.Semantic = search.SemanticPending
 		}
 	}
@@ -304,7 +313,7 @@ func (x *orgIndex) similar(id string, r *search.Request) (*search.Result, error)
 	v, ok := x.vecs[id]
 	if !ok {
 		res := x.result(nil, 0, search.RankingSemantic)
-		if _, waiting := x.unembedded[id]; waiting {
+		if x.waiting(id) {
 			res.Semantic = search.SemanticPending
 		}
 		return res, nil
