@@ -12,20 +12,7 @@ import (
 // values of field and the metadata.
 func similar(t *testing.T, c *apitest.Client, resource, id, query string, body any, field string) ([]string, map[string]any) {
 	t.Helper()
-	path := "/v1/" + resource + "/" + id + "/similar"
-	if query != "" {
-		path += "?" + query
-	}
-	r := c.Do("POST", path, body).Want(t, 200)
-	var out []string
-	for _, rec := range r.List(t) {
-		out = append(out, fmt.Sprint(rec[field]))
-	}
-	var env struct {
-		Metadata map[string]any `json:"metadata"`
-	}
-	r.Decode(t, &env)
-	return out, env.Metadata
+	return apitest.SearchPage(t, c, "/v1/"+resource+"/"+id+"/similar", query, body, field)
 }
 
 func TestSimilarCompaniesAreTheNearestByMeaningFilteredPagedAndNeverTheCompanyItself(t *testing.T) {

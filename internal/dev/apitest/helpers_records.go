@@ -80,7 +80,14 @@ func WantStatuses(t testing.TB, results []map[string]any, want ...int) {
 // field in order, and the metadata.
 func Searched(t testing.TB, c *Client, resource, query string, body any, field string) ([]string, map[string]any) {
 	t.Helper()
-	path := "/v1/" + resource + "/search"
+	return SearchPage(t, c, "/v1/"+resource+"/search", query, body, field)
+}
+
+// SearchPage POSTs body to path (a search, similar records: query as its
+// query string when not empty), wants 200, and returns the values of field
+// of the page's records in order, and the metadata.
+func SearchPage(t testing.TB, c *Client, path, query string, body any, field string) ([]string, map[string]any) {
+	t.Helper()
 	if query != "" {
 		path += "?" + query
 	}
