@@ -3,9 +3,10 @@ package search
 import (
 	"cmp"
 	"context"
-	"errors"
 	"slices"
 	"strings"
+
+	"github.com/sourcebase/sourcebase/internal/apperr"
 )
 
 // Hybrid search and similar records rank by meaning as well as by words:
@@ -42,8 +43,9 @@ const RRFK = 60
 const MaxSimilar = MaxOffset + MaxLimit
 
 // ErrSemanticOff: the deployment has no embedding model (EMBEDDINGS=off),
-// so similar records cannot be found.
-var ErrSemanticOff = errors.New("search: this deployment has no embedding model (EMBEDDINGS=off)")
+// so similar records cannot be found: 501 semantic_off.
+var ErrSemanticOff = apperr.Coded(apperr.CodeSemanticOff, "",
+	"this deployment has no embedding model (EMBEDDINGS=off, or OpenSearch Serverless), so it cannot find records by meaning; search by text instead")
 
 // SemanticText is the text of rec that its embedding is made of: the
 // values of s's text-weighted fields, heaviest first (then in schema

@@ -3,12 +3,10 @@ package recordsapi
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 
 	"github.com/sourcebase/sourcebase/internal/api/recordsapi/listspec"
-	"github.com/sourcebase/sourcebase/internal/apperr"
 	"github.com/sourcebase/sourcebase/internal/httpapi"
 	"github.com/sourcebase/sourcebase/internal/lambdas"
 	"github.com/sourcebase/sourcebase/internal/openapi"
@@ -70,11 +68,7 @@ func (b *Base) search(w http.ResponseWriter, r *http.Request, s *search.Schema, 
 // path's id: page and limit in the query, filters in the body.
 func (b *Base) similar(w http.ResponseWriter, r *http.Request, s *search.Schema, present func(stored []byte, stamp string) (json.RawMessage, error)) {
 	b.answerSearch(w, r, s, search.DecodeSimilar, present, func(req *search.Request) (*search.Result, error) {
-		res, err := b.Search.Similar(r.Context(), httpapi.Caller(r).OrgID, s, r.PathValue("id"), req)
-		if errors.Is(err, search.ErrSemanticOff) {
-			return nil, apperr.Coded(apperr.CodeSemanticOff, "", "this deployment has no embedding model (EMBEDDINGS=off), so it cannot find records by meaning; search by text instead")
-		}
-		return res, err
+		return b.Search.Similar(r.Context(), httpapi.Caller(r).OrgID, s, r.PathValue("id"), req)
 	})
 }
 
